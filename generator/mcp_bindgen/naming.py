@@ -1,0 +1,69 @@
+"""Names: snake_case attributes for wire keys, and stable type names for anonymous nested schemas.
+
+Every rule here is a pure function of the schema location, so a name only changes when the schema
+does; the per-version name table is a golden file, so such a change shows up in review.
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from .errors import BindgenError
+from .paths import policy_dir
+
+# Attributes of pydantic's BaseModel a field must not shadow.
+_RESERVED_ATTRIBUTES = frozenset(
+    {"copy", "dict", "json", "schema", "schema_json", "construct", "validate", "fields", "parse_obj", "parse_raw",
+     "parse_file", "from_orm", "update_forward_refs"}
+)
+
+
+@lru_cache(maxsize=None)
+def field_renames(path: Path | None = None) -> dict[str, str]:
+    raw = json.loads((path or policy_dir() / "field_names.json").read_text(encoding="utf-8"))
+    out = {}
+    for wire, entry in raw["renames"].items():
+        if not entry.get("reason"):
+            raise BindgenError(f"field rename for {wire!r} has no reason")
+        out[wire] = entry["py_name"]
+    return out
+
+
+@lru_cache(maxsize=None)
+def type_renames(path: Path | None = None) -> dict[str, str]:
+    raw = json.loads((path or policy_dir() / "type_names.json").read_text(encoding="utf-8"))
+    out = {}
+    for name, entry in raw["renames"].items():
+        if not entry.get("reason"):
+            raise BindgenError(f"type rename for {name!r} has no reason")
+        out[name] = entry["py_name"]
+    return out
+
+
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def snake_case(wire_name: str) -> str:
+    """`_meta` -> `meta`, `isError` -> `is_error`, `io.modelcontextprotocol/clientInfo` -> `client_info`."""
+    renames = field_renames()
+    if wire_name in renames:
+        return renames[wire_name]
+    local = wire_name.rsplit("/", 1)[-1].lstrip("_")
+    words = _CAMEL_BOUNDARY.sub("_", local)
+    name = re.sub(r"[^0-9a-zA-Z_]+", "_", words).strip("_").lower()
+    if not name or not name.isidentifier():
+        raise BindgenError(f"wire key {wire_name!r} has no Python name: add it to policy/field_names.json")
+    if keyword.iskeyword(name) or name in _RESERVED_ATTRIBUTES:
+        name += "_"
+    return name
+
+
+def pascal_case(wire_name: str) -> str:
+    """`clientCapabilities` -> `ClientCapabilities`, `_meta` -> `Meta`, `oneOf` -> `OneOf`."""
+    local = wire_name.rsplit("/", 1)[-1]
+    parts = [p for p in re.split(r"[^0-9a-zA-Z]+", local) if p]
+    return "".join(p[0].upper() + p[1:] for p in parts)

@@ -1,0 +1,117 @@
+"""The pin manifest and `schema sync`: put each pinned schema.json in place, verified by sha256."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import BindgenError
+from .paths import manifest_path, project_root
+
+RAW_URL = "https://raw.githubusercontent.com/{repository}/{commit}/{path}"
+
+
+@dataclass(frozen=True)
+class Pin:
+    version: str
+    repository: str
+    commit: str
+    path: str
+    sha256: str
+
+    @property
+    def local_path(self) -> Path:
+        return project_root() / "schema" / self.version / "schema.json"
+
+    @property
+    def url(self) -> str:
+        return RAW_URL.format(repository=self.repository, commit=self.commit, path=self.path)
+
+
+def load_pins(path: Path | None = None) -> dict[str, Pin]:
+    raw = json.loads((path or manifest_path()).read_text(encoding="utf-8"))
+    return {
+        version: Pin(version=version, **{k: entry[k] for k in ("repository", "commit", "path", "sha256")})
+        for version, entry in sorted(raw["versions"].items())
+    }
+
+
+def sha256_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def verify(pin: Pin, data: bytes, source: str) -> None:
+    actual = sha256_of(data)
+    if actual != pin.sha256:
+        raise BindgenError(
+            f"sha256 mismatch for {source} (protocol version {pin.version}): "
+            f"expected {pin.sha256}, got {actual}"
+        )
+
+
+def _write(pin: Pin, data: bytes) -> Path:
+    pin.local_path.parent.mkdir(parents=True, exist_ok=True)
+    pin.local_path.write_bytes(data)
+    return pin.local_path
+
+
+def sync_from_dir(source_dir: Path, versions: list[str] | None = None) -> list[Path]:
+    """Copy `<source_dir>/<version>/schema.json` for every pin; verify all before writing any."""
+    pins = _select(versions)
+    blobs: dict[str, bytes] = {}
+    for pin in pins:
+        src = source_dir / pin.version / "schema.json"
+        if not src.is_file():
+            raise BindgenError(f"{src} not found (needed for pinned protocol version {pin.version})")
+        data = src.read_bytes()
+        verify(pin, data, str(src))
+        blobs[pin.version] = data
+    return [_write(pin, blobs[pin.version]) for pin in pins]
+
+
+def sync_from_upstream(versions: list[str] | None = None, timeout: float = 30.0) -> list[Path]:
+    pins = _select(versions)
+    blobs: dict[str, bytes] = {}
+    for pin in pins:
+        try:
+            with urllib.request.urlopen(pin.url, timeout=timeout) as response:  # noqa: S310 - pinned https URL
+                data = response.read()
+        except (urllib.error.URLError, OSError) as exc:
+            raise BindgenError(
+                f"could not download {pin.url} ({exc}); offline? Use `mcp-bindgen schema sync --from DIR` "
+                "with a folder laid out as <version>/schema.json"
+            ) from exc
+        verify(pin, data, pin.url)
+        blobs[pin.version] = data
+    return [_write(pin, blobs[pin.version]) for pin in pins]
+
+
+def _select(versions: list[str] | None) -> list[Pin]:
+    pins = load_pins()
+    if not versions:
+        return list(pins.values())
+    unknown = [v for v in versions if v not in pins]
+    if unknown:
+        raise BindgenError(f"not pinned: {', '.join(unknown)} (pinned: {', '.join(pins)})")
+    return [pins[v] for v in versions]
+
+
+def read_pinned(version: str) -> tuple[bytes, Pin]:
+    """The synced schema of a pinned version, verified again so a hand edit is caught."""
+    pins = load_pins()
+    if version not in pins:
+        raise BindgenError(f"protocol version {version!r} is not pinned (pinned: {', '.join(pins)})")
+    pin = pins[version]
+    if not pin.local_path.is_file():
+        raise BindgenError(
+            f"{pin.local_path} is missing: run `mcp-bindgen schema sync --from DIR` or `--upstream` first"
+        )
+    data = pin.local_path.read_bytes()
+    verify(pin, data, str(pin.local_path))
+    return data, pin
+
+

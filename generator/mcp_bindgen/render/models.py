@@ -1,0 +1,63 @@
+"""Render one version's models: IR -> JSON Schema -> datamodel-code-generator -> libcst passes."""
+
+from __future__ import annotations
+
+from datamodel_code_generator import DataModelType, InputFileType, PythonVersion, generate
+
+from ..errors import BindgenError
+from ..ir import SchemaIR
+from . import passes
+from .dcg_schema import dcg_document, field_aliases
+
+# The tool names the (schema-less) document root; this name marks it for removal.
+_ROOT_PLACEHOLDER = "DocumentRootPlaceholder"
+BASE_CLASS = "MCPModel"
+
+
+def render_models(ir: SchemaIR, package: str) -> str:
+    """Source of `models.py` (unformatted) with exactly one top-level name per IR definition.
+
+    `package` is the dotted name of the version package, where `_base.MCPModel` lives.
+    """
+    source = generate(
+        dcg_document(ir),
+        input_file_type=InputFileType.JsonSchema,
+        output_model_type=DataModelType.PydanticV2BaseModel,
+        target_python_version=PythonVersion.PY_311,
+        class_name=_ROOT_PLACEHOLDER,
+        base_class=f"{package}._base.{BASE_CLASS}",
+        snake_case_field=True,
+        aliases=field_aliases(ir),
+        use_annotated=True,
+        field_constraints=True,
+        use_union_operator=True,
+        use_standard_collections=True,
+        enum_field_as_literal="all",
+        use_type_alias_type=True,
+        use_schema_description=True,
+        use_field_description=True,
+        use_double_quotes=True,
+        disable_timestamp=True,
+        formatters=[],
+    )
+    if not isinstance(source, str):
+        raise BindgenError("datamodel-code-generator returned several modules; expected one")
+    module = passes.apply(
+        source,
+        passes.DropTopLevel({_ROOT_PLACEHOLDER}),
+        passes.StripHeaderComments(),
+        passes.TypedExtras(),
+    )
+    _check_names(ir, passes.top_level_names(module))
+    return module.code
+
+
+def _check_names(ir: SchemaIR, rendered: list[str]) -> None:
+    expected = {ir.py_name(name) for name in ir.definitions}
+    public = {n for n in rendered if not n.startswith("_")}
+    missing = sorted(expected - public)
+    invented = sorted(public - expected)
+    if missing or invented:
+        raise BindgenError(
+            f"{ir.version}: rendered models do not match the IR: missing {missing}, invented by the tool {invented}"
+        )
