@@ -47,6 +47,7 @@ def render_models(ir: SchemaIR, package: str) -> str:
         passes.DropTopLevel({_ROOT_PLACEHOLDER}),
         passes.StripHeaderComments(),
         passes.TypedExtras(),
+        passes.RebuildEveryModel(),
     )
     _check_names(ir, passes.top_level_names(module))
     return module.code

@@ -54,6 +54,36 @@ class TypedExtras(cst.CSTTransformer):
         return updated.with_changes(body=[annotated])
 
 
+class RebuildEveryModel(cst.CSTTransformer):
+    """Replace the tool's partial `X.model_rebuild()` list with one rebuild of every model, in order.
+
+    A model that refers to a later one is left incomplete by pydantic until rebuilt, and would then
+    be built on first use; rebuilding all of them at import (a no-op for the complete ones) means
+    none is.
+    """
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        body = [stmt for stmt in updated.body if not _is_rebuild_call(stmt)]
+        models = [stmt.name.value for stmt in body if isinstance(stmt, cst.ClassDef)]
+        if not models:
+            return updated.with_changes(body=body)
+        names = ", ".join(models)
+        loop = cst.parse_statement(f"for _model in ({names},):\n    _model.model_rebuild()\n")
+        return updated.with_changes(body=[*body, loop])
+
+
+def _is_rebuild_call(stmt: cst.CSTNode) -> bool:
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+        return False
+    expr = stmt.body[0]
+    return (
+        isinstance(expr, cst.Expr)
+        and isinstance(expr.value, cst.Call)
+        and isinstance(expr.value.func, cst.Attribute)
+        and expr.value.func.attr.value == "model_rebuild"
+    )
+
+
 def _modern_dict(expr: cst.BaseExpression) -> cst.BaseExpression:
     if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) and expr.value.value == "Dict":
         return expr.with_changes(value=cst.Name("dict"))

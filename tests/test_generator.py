@@ -1,0 +1,211 @@
+"""The generator's own guarantees: pins, patches, names, determinism, `check`, the CLI."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcp_bindgen import pins
+from mcp_bindgen.cli import build_parser, main
+from mcp_bindgen.errors import BindgenError
+from mcp_bindgen.ir import ObjectDef
+from mcp_bindgen.normalise import Patch, apply_patches, load_patches, normalise
+from mcp_bindgen.pipeline import build_ir, package_name, pinned_source, render_version
+
+from .conftest import PINNED_VERSIONS, REPO_ROOT, shared_schema_dir
+
+GOLDEN = REPO_ROOT / "tests" / "golden" / "names"
+
+
+def name_table(version: str) -> str:
+    ir = build_ir(pinned_source(version))
+    lines = []
+    for name, definition in ir.definitions.items():
+        kind = "object" if isinstance(definition, ObjectDef) else "alias"
+        origin = f"hoisted from {definition.origin}" if definition.hoisted else "schema"
+        py = ir.py_name(name)
+        lines.append(f"{name}\t{kind}\t{origin}" + (f"\tclass {py}" if py != name else ""))
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("version", PINNED_VERSIONS)
+def test_name_table_matches_golden(version: str) -> None:
+    golden = GOLDEN / f"{version}.tsv"
+    table = name_table(version)
+    if os.environ.get("UPDATE_GOLDEN"):
+        golden.write_text(table, encoding="utf-8")
+    assert golden.read_text(encoding="utf-8") == table, "name table changed: review, then UPDATE_GOLDEN=1"
+
+
+@pytest.mark.parametrize("version", PINNED_VERSIONS)
+def test_no_counter_names(version: str) -> None:
+    ir = build_ir(pinned_source(version))
+    counters = [name for name in ir.definitions if name[-1].isdigit()]
+    assert counters == []
+
+
+def test_nested_names_come_from_their_location() -> None:
+    ir = build_ir(pinned_source("2024-11-05"))
+    roots = ir.definitions["ClientCapabilitiesRoots"]
+    assert roots.hoisted and roots.origin == "/$defs/ClientCapabilities/properties/roots"
+    assert "CreateMessageRequestParams" in ir.definitions
+
+
+def test_both_dialects_normalise_to_defs() -> None:
+    for version in ("2024-11-05", "2026-07-28"):
+        src = pinned_source(version)
+        doc = normalise(src.raw, version, src.sha256).document
+        assert set(doc) == {"$defs"}
+        assert "#/definitions/" not in json.dumps(doc)
+
+
+def test_patches_are_applied() -> None:
+    ir = build_ir(pinned_source("2026-07-28"))
+    json_value = json.dumps(ir.definitions["JSONValue"].type, default=lambda o: o.__dict__)
+    assert '"null"' in json_value and '"number"' in json_value
+
+
+def test_stale_patch_fails_loudly() -> None:
+    doc = {"$defs": {"X": {"type": "integer"}}}
+    stale = Patch(("v",), "/$defs/X/type", "number", "string", "test")
+    with pytest.raises(BindgenError, match=r"stale schema patch for v at /\$defs/X/type: expected \"number\""):
+        apply_patches(doc, "v", [stale])
+    gone = Patch(("v",), "/$defs/Missing/type", "number", "string", "test")
+    with pytest.raises(BindgenError, match="does not exist"):
+        apply_patches(doc, "v", [gone])
+
+
+def test_every_patch_entry_still_applies_somewhere() -> None:
+    # A patch that no pinned version needs any more is stale; generation would fail, but say it here too.
+    for patch in load_patches():
+        for version in patch.versions:
+            src = pinned_source(version)
+            doc = json.loads(src.raw)
+            assert apply_patches(doc, version, [patch]) == [patch]
+
+
+def test_policy_renames_name_real_things() -> None:
+    from mcp_bindgen.naming import field_renames, type_renames
+
+    wire_keys: set[str] = set()
+    names: set[str] = set()
+    for version in PINNED_VERSIONS:
+        ir = build_ir(pinned_source(version))
+        names |= set(ir.upstream_names)
+        for d in ir.definitions.values():
+            if isinstance(d, ObjectDef):
+                wire_keys |= {f.wire_name for f in d.fields}
+    assert set(field_renames()) <= wire_keys
+    assert set(type_renames()) <= names
+
+
+def test_output_is_deterministic_across_hash_seeds(tmp_path: Path) -> None:
+    script = (
+        "import hashlib,sys\n"
+        "from mcp_bindgen.pipeline import render_version, pinned_source\n"
+        "files = render_version(pinned_source('2025-06-18'))\n"
+        "print(hashlib.sha256(repr(sorted(files.items())).encode()).hexdigest())\n"
+    )
+    digests = set()
+    for seed in ("0", "1", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+        digests.add(out.stdout.strip())
+    assert len(digests) == 1
+
+
+def test_generated_files_carry_the_header() -> None:
+    src = pinned_source("2025-03-26")
+    for rel, text in render_version(src).items():
+        first = text.splitlines()[0]
+        assert "2025-03-26" in first and src.sha256 in first, rel
+        assert "Do not edit" in text.splitlines()[1]
+        assert "20" + "26-11" not in text.split("\n", 2)[0].replace("2025-03-26", "")  # no timestamp
+
+
+def test_check_is_clean_then_catches_a_hand_edit(tmp_path: Path) -> None:
+    out = tmp_path / "generated"
+    shutil.copytree(REPO_ROOT / "generated", out)
+    assert main(["check", "--out", str(out)]) == 0
+    models = out / "mcp_bindings" / "v2025_11_25" / "models.py"
+    models.write_text(models.read_text(encoding="utf-8").replace("class Tool(", "class Tool2(", 1), encoding="utf-8")
+    (out / "mcp_bindings" / "v2024_11_05" / "extra.py").write_text("x = 1\n", encoding="utf-8")
+    assert main(["check", "--out", str(out)]) == 1
+
+
+def test_check_prints_a_readable_diff(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "generated"
+    shutil.copytree(REPO_ROOT / "generated", out)
+    init = out / "mcp_bindings" / "v2026_07_28" / "__init__.py"
+    init.write_text(init.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    assert main(["check", "--out", str(out)]) == 1
+    printed = capsys.readouterr().out
+    assert "mcp_bindings/v2026_07_28/__init__.py differs" in printed
+    assert "-# edited" in printed
+
+
+def test_unpinned_schema_generates_a_new_importable_version(tmp_path: Path) -> None:
+    out = tmp_path / "gen"
+    schema = shared_schema_dir() / "2026-07-28" / "schema.json"
+    assert main(["generate", "--schema", str(schema), "--version", "draft", "--out", str(out)]) == 0
+    package = out / "mcp_bindings" / package_name("draft")
+    assert (package / "models.py").is_file()
+    code = "import mcp_bindings.v_draft as d; print(d.PROTOCOL_VERSION, d.CallToolRequest.__name__)"
+    env = {**os.environ, "PYTHONPATH": str(out)}
+    # The temporary src root first, so `mcp_bindings` resolves there (it has no __init__ of the main package).
+    (out / "mcp_bindings" / "__init__.py").write_text("", encoding="utf-8")
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["draft", "CallToolRequest"]
+
+
+def test_sync_verifies_sha256(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_BINDGEN_ROOT", str(tmp_path))
+    (tmp_path / "schema").mkdir()
+    shutil.copy(REPO_ROOT / "schema" / "manifest.json", tmp_path / "schema" / "manifest.json")
+    source = tmp_path / "src"
+    shutil.copytree(shared_schema_dir(), source, ignore=shutil.ignore_patterns("examples"))
+    written = pins.sync_from_dir(source)
+    assert len(written) == 5 and all(p.is_relative_to(tmp_path / "schema") for p in written)
+    tampered = source / "2025-06-18" / "schema.json"
+    tampered.write_bytes(tampered.read_bytes() + b"\n")
+    expected = pins.load_pins()["2025-06-18"].sha256
+    actual = hashlib.sha256(tampered.read_bytes()).hexdigest()
+    with pytest.raises(BindgenError) as info:
+        pins.sync_from_dir(source)
+    message = str(info.value)
+    assert str(tampered) in message and expected in message and actual in message
+
+
+def test_generate_refuses_an_unsynced_schema(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_BINDGEN_ROOT", str(tmp_path))
+    (tmp_path / "schema").mkdir()
+    shutil.copy(REPO_ROOT / "schema" / "manifest.json", tmp_path / "schema" / "manifest.json")
+    with pytest.raises(BindgenError, match="schema sync"):
+        pinned_source("2025-11-25")
+
+
+def test_upstream_sync_offline_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError("network is unreachable")
+
+    monkeypatch.setattr(pins.urllib.request, "urlopen", refuse)
+    with pytest.raises(BindgenError, match="offline"):
+        pins.sync_from_upstream(["2025-11-25"])
+
+
+@pytest.mark.parametrize(
+    "argv", [["--help"], ["schema", "--help"], ["schema", "sync", "--help"], ["generate", "--help"], ["check", "--help"]]
+)
+def test_every_subcommand_has_help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        build_parser().parse_args(argv)
+    assert info.value.code == 0
+    assert "usage: mcp-bindgen" in capsys.readouterr().out
