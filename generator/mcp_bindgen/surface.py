@@ -1,0 +1,345 @@
+"""The protocol surface of one version, derived from the IR and the policy files.
+
+Roles come from the schema's role unions (`ClientRequest`, `ServerRequest`, `ClientNotification`,
+`ServerNotification`), never from scanning every `method` constant; a one-member role is a bare
+`$ref` or even an inline copy of its member, and 2026-07-28 has no `ServerRequest` at all (its
+server-to-client asks are `InputRequest`s inside an `InputRequiredResult`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from .errors import BindgenError
+from .ir import AliasDef, Const, ObjectDef, Ref, SchemaIR, UnionOf
+from .naming import snake_case
+from .paths import policy_dir
+
+Direction = Literal["client_to_server", "server_to_client"]
+Kind = Literal["request", "notification"]
+
+ROLE_UNIONS: dict[tuple[Direction, Kind], str] = {
+    ("client_to_server", "request"): "ClientRequest",
+    ("server_to_client", "request"): "ServerRequest",
+    ("client_to_server", "notification"): "ClientNotification",
+    ("server_to_client", "notification"): "ServerNotification",
+}
+CAPABILITY_OBJECTS = {"server": "ServerCapabilities", "client": "ClientCapabilities"}
+
+
+@dataclass(frozen=True)
+class Gate:
+    side: Literal["server", "client"]
+    path: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> Gate:
+        side, _, dotted = text.partition(":")
+        if side not in ("server", "client") or not dotted:
+            raise BindgenError(f"capability gate {text!r} must read `server:<path>` or `client:<path>`")
+        return cls(side, tuple(dotted.split(".")))  # type: ignore[arg-type]
+
+    def __str__(self) -> str:
+        return f"{self.side}:{'.'.join(self.path)}"
+
+
+@dataclass(frozen=True)
+class ParamGate:
+    param: str
+    gate: Gate
+    equals: Any = None
+    present: bool = False
+
+
+@dataclass(frozen=True)
+class MethodSurface:
+    method: str
+    kind: Kind
+    direction: Direction
+    message_type: str
+    params_type: str | None  # name of the params model, None when params is untyped or absent
+    params_required: bool
+    result_type: str | None  # requests only
+    input_required: bool  # 2026-07-28: may be answered with InputRequiredResult
+    gate: Gate | None
+    gate_reason: str
+    param_gates: tuple[ParamGate, ...]
+    handler: str
+    optional_handler: bool
+
+
+@dataclass(frozen=True)
+class InputRequestSurface:
+    method: str
+    message_type: str
+    params_type: str | None
+    result_type: str
+    handler: str
+    gate: Gate | None
+    param_gates: tuple[ParamGate, ...]
+
+
+@dataclass(frozen=True)
+class ProtocolSurface:
+    version: str
+    methods: tuple[MethodSurface, ...]
+    input_requests: tuple[InputRequestSurface, ...]
+    error_codes: tuple[tuple[str, int], ...]
+    stateless: bool  # no initialize handshake (2026-07-28 on)
+    batches: bool  # JSON-RPC batches (2025-03-26 only)
+    capability_paths: dict[str, tuple[str, ...]]  # side -> every dotted path in its capabilities object
+
+    def table(self, direction: Direction, kind: Kind) -> list[MethodSurface]:
+        return [m for m in self.methods if m.direction == direction and m.kind == kind]
+
+
+# -- policy ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GateRule:
+    method: str
+    direction: str | None
+    versions: tuple[str, ...] | None
+    gate: Gate | None
+    param_gates: tuple[tuple[ParamGate, tuple[str, ...] | None], ...]
+    optional_handler: bool
+    reason: str
+
+    def matches(self, method: str, direction: str, version: str) -> bool:
+        return (
+            self.method == method
+            and (self.direction is None or self.direction == direction)
+            and (self.versions is None or version in self.versions)
+        )
+
+
+def _load(name: str) -> Any:
+    return json.loads((policy_dir() / name).read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=None)
+def gate_rules(path: Path | None = None) -> tuple[GateRule, ...]:
+    raw = json.loads(path.read_text(encoding="utf-8")) if path else _load("capabilities.json")
+    rules = []
+    for entry in raw["rules"]:
+        if not entry.get("reason"):
+            raise BindgenError(f"capability rule for {entry.get('method')!r} has no reason")
+        param_gates = tuple(
+            (
+                ParamGate(pg["param"], Gate.parse(pg["gate"]), pg.get("equals"), bool(pg.get("present", False))),
+                tuple(pg["versions"]) if "versions" in pg else None,
+            )
+            for pg in entry.get("param_gates", [])
+        )
+        rules.append(
+            GateRule(
+                method=entry["method"],
+                direction=entry.get("direction"),
+                versions=tuple(entry["versions"]) if "versions" in entry else None,
+                gate=Gate.parse(entry["gate"]) if entry["gate"] else None,
+                param_gates=param_gates,
+                optional_handler=bool(entry.get("optional_handler", False)),
+                reason=entry["reason"],
+            )
+        )
+    return tuple(rules)
+
+
+def rule_for(method: str, direction: str, version: str) -> GateRule:
+    for rule in gate_rules():
+        if rule.matches(method, direction, version):
+            return rule
+    raise BindgenError(
+        f"{version}: {method} ({direction}) is neither gated nor explicitly ungated in policy/capabilities.json"
+    )
+
+
+@lru_cache(maxsize=None)
+def empty_result_methods() -> dict[str, str]:
+    return dict(_load("results.json")["empty_result"])
+
+
+@lru_cache(maxsize=None)
+def handler_renames() -> dict[str, str]:
+    raw = _load("handler_names.json")["renames"]
+    return {name: entry["py_name"] for name, entry in raw.items()}
+
+
+@lru_cache(maxsize=None)
+def policy_error_codes() -> tuple[tuple[str, int, tuple[str, ...], str], ...]:
+    return tuple((e["name"], e["code"], tuple(e["versions"]), e["reason"]) for e in _load("error_codes.json")["codes"])
+
+
+# -- derivation ------------------------------------------------------------------------------
+
+
+def handler_name(message_type: str, kind: Kind) -> str:
+    renamed = handler_renames().get(message_type)
+    if renamed:
+        return renamed
+    stem = re.sub(r"(Request|Notification)$", "", message_type)
+    return snake_case(stem) if kind == "request" else f"on_{snake_case(stem)}"
+
+
+def _method_of(ir: SchemaIR, name: str) -> str:
+    definition = ir.definitions[name]
+    field = definition.field("method") if isinstance(definition, ObjectDef) else None
+    if field is None or not isinstance(field.type, Const) or not isinstance(field.type.value, str):
+        raise BindgenError(f"{ir.version}: {name} has no constant `method`")
+    return field.type.value
+
+
+def role_members(ir: SchemaIR, role: str) -> list[str] | None:
+    """Member type names of a role union; None when the version has no such role."""
+    if role not in ir.definitions:
+        return None
+    definition = ir.definitions[role]
+    if isinstance(definition, AliasDef):
+        if isinstance(definition.type, UnionOf):
+            members = definition.type.members
+        else:
+            members = (definition.type,)  # a one-member union rendered as a bare $ref
+        names = []
+        for member in members:
+            if not isinstance(member, Ref):
+                raise BindgenError(f"{ir.version}: {role} has a member that is not a reference")
+            names.append(member.name)
+        return names
+    # A one-member union rendered as an inline copy: find the definition it copies, by its method.
+    method = _method_of(ir, role)
+    copies = [
+        name
+        for name, d in ir.definitions.items()
+        if name != role and name in ir.upstream_names and name not in ROLE_UNIONS.values()
+        and isinstance(d, ObjectDef) and isinstance(getattr(d.field("method"), "type", None), Const)
+        and _method_of(ir, name) == method and d.fields == definition.fields
+    ]
+    if len(copies) != 1:
+        raise BindgenError(f"{ir.version}: {role} is an inline copy of {copies or 'nothing'}; expected exactly one")
+    return copies
+
+
+def _params(ir: SchemaIR, message_type: str) -> tuple[str | None, bool]:
+    message = ir.object(message_type)
+    field = message.field("params")
+    if field is None:
+        return None, False
+    return (field.type.name if isinstance(field.type, Ref) else None), field.required
+
+
+def _result_type(ir: SchemaIR, message_type: str, method: str) -> str:
+    stem = re.sub(r"Request$", "", message_type)
+    if f"{stem}Result" in ir.definitions:
+        return f"{stem}Result"
+    if method in empty_result_methods():
+        return "EmptyResult" if "EmptyResult" in ir.definitions else "Result"
+    raise BindgenError(f"{ir.version}: no result type for {method} ({message_type}); add it to policy/results.json")
+
+
+def _param_gates(rule: GateRule, version: str) -> tuple[ParamGate, ...]:
+    return tuple(pg for pg, versions in rule.param_gates if versions is None or version in versions)
+
+
+def _capability_paths(ir: SchemaIR, name: str) -> tuple[str, ...]:
+    paths: list[str] = []
+
+    def walk(obj_name: str, prefix: str) -> None:
+        for field in ir.object(obj_name).fields:
+            path = prefix + field.wire_name
+            paths.append(path)
+            target = field.type
+            if isinstance(target, Ref) and isinstance(ir.definitions[target.name], ObjectDef):
+                walk(target.name, path + ".")
+
+    if name in ir.definitions:
+        walk(name, "")
+    return tuple(paths)
+
+
+def _error_codes(ir: SchemaIR) -> tuple[tuple[str, int], ...]:
+    codes: dict[str, int] = {}
+    for name in ir.upstream_names:
+        definition = ir.definitions[name]
+        if not isinstance(definition, ObjectDef):
+            continue
+        code = _const_code(ir, definition)
+        if code is not None:
+            codes[snake_case(re.sub(r"Error$", "", name)).upper()] = code
+    for name, code, versions, _reason in policy_error_codes():
+        if ir.version in versions:
+            if code in codes.values():
+                raise BindgenError(f"{ir.version}: error code {code} ({name}) is now in the schema; drop it from policy/error_codes.json")
+            codes[name] = code
+    return tuple(sorted(codes.items(), key=lambda item: item[1]))
+
+
+def _const_code(ir: SchemaIR, definition: ObjectDef) -> int | None:
+    field = definition.field("code")
+    if field is None:
+        error = definition.field("error")
+        if error is not None and isinstance(error.type, Ref) and isinstance(ir.definitions[error.type.name], ObjectDef):
+            field = ir.object(error.type.name).field("code")
+    if field is not None and isinstance(field.type, Const) and isinstance(field.type.value, int):
+        return field.type.value
+    return None
+
+
+def derive_surface(ir: SchemaIR) -> ProtocolSurface:
+    methods: list[MethodSurface] = []
+    for (direction, kind), role in ROLE_UNIONS.items():
+        for message_type in role_members(ir, role) or []:
+            method = _method_of(ir, message_type)
+            rule = rule_for(method, direction, ir.version)
+            params_type, params_required = _params(ir, message_type)
+            input_required = bool(
+                kind == "request"
+                and params_type is not None
+                and isinstance(ir.definitions[params_type], ObjectDef)
+                and ir.object(params_type).field("inputResponses") is not None
+            )
+            methods.append(
+                MethodSurface(
+                    method=method,
+                    kind=kind,
+                    direction=direction,
+                    message_type=message_type,
+                    params_type=params_type,
+                    params_required=params_required,
+                    result_type=_result_type(ir, message_type, method) if kind == "request" else None,
+                    input_required=input_required,
+                    gate=rule.gate,
+                    gate_reason=rule.reason,
+                    param_gates=_param_gates(rule, ir.version),
+                    handler=handler_name(message_type, kind),
+                    optional_handler=rule.optional_handler,
+                )
+            )
+    input_requests = []
+    for message_type in role_members(ir, "InputRequest") or []:
+        method = _method_of(ir, message_type)
+        rule = rule_for(method, "server_to_client", ir.version)
+        params_type, _ = _params(ir, message_type)
+        input_requests.append(
+            InputRequestSurface(
+                method, message_type, params_type, _result_type(ir, message_type, method),
+                handler_name(message_type, "request"), rule.gate, _param_gates(rule, ir.version),
+            )
+        )
+    methods.sort(key=lambda m: (m.direction, m.kind, m.method))
+    input_requests.sort(key=lambda m: m.method)
+    client_methods = {m.method for m in methods if m.direction == "client_to_server"}
+    return ProtocolSurface(
+        version=ir.version,
+        methods=tuple(methods),
+        input_requests=tuple(input_requests),
+        error_codes=_error_codes(ir),
+        stateless="initialize" not in client_methods,
+        batches="JSONRPCBatchRequest" in ir.definitions,
+        capability_paths={side: _capability_paths(ir, name) for side, name in CAPABILITY_OBJECTS.items()},
+    )
