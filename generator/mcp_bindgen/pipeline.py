@@ -18,6 +18,8 @@ from .lower import lower
 from .normalise import normalise
 from .pins import Pin, load_pins, read_pinned, sha256_of
 from .render.models import render_models
+from .render.surface_modules import render_client, render_methods, render_server
+from .surface import derive_surface
 from .render.templates import render
 
 PACKAGE = "mcp_bindings"
@@ -62,7 +64,11 @@ def render_version(source: VersionSource) -> dict[str, str]:
     ir = build_ir(source)
     package = f"{PACKAGE}/{package_name(source.version)}"
     header = _header(f"the MCP schema {source.version} (schema.json sha256 {source.sha256})")
+    surface = derive_surface(ir)
     files = {
+        f"{package}/methods.py": render_methods(ir, surface, header),
+        f"{package}/server.py": render_server(ir, surface, header),
+        f"{package}/client.py": render_client(ir, surface, header),
         f"{package}/_base.py": render("base.py.j2", header=header, version=source.version),
         f"{package}/models.py": header + "\n\n" + render_models(ir, package.replace("/", ".")),
         f"{package}/__init__.py": render(

@@ -1,0 +1,45 @@
+"""Errors the runtime raises and turns into JSON-RPC error responses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+
+class McpError(Exception):
+    """An error with a JSON-RPC code: raised by a handler, it becomes the error response; received
+    from the peer, it is what the awaiting caller gets."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{message} (code {code})")
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_error(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+class CapabilityError(McpError):
+    """The peer did not advertise the capability a method needs; nothing was sent."""
+
+    def __init__(self, method: str, capability: str) -> None:
+        super().__init__(METHOD_NOT_FOUND, f"{method} needs the {capability}, which the peer did not advertise")
+        self.method = method
+        self.capability = capability
+
+
+class StubDefinitionError(TypeError):
+    """A server or client class whose overridden handlers and declared capabilities disagree."""
+
+
+class ConnectionClosed(Exception):
+    """The transport ended while a request was waiting for its response."""

@@ -1,0 +1,154 @@
+"""Bases of the generated stubs: capability derivation from overridden handlers, generically.
+
+A stub class carries `protocol`, its version's generated `methods` module; everything here reads
+the method tables, never a method name.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Mapping
+from typing import Any, ClassVar
+
+from .errors import StubDefinitionError
+from .spec import Capability, MethodSpec
+
+
+def _handler_specs(protocol: Any, tables: tuple[str, ...]) -> Iterator[MethodSpec]:
+    for table in tables:
+        for spec in getattr(protocol, table).values():
+            if not spec.builtin:
+                yield spec
+
+
+def _stub_class(cls: type) -> type:
+    """The generated class in the MRO (the one that defines `protocol` in its own body)."""
+    for klass in cls.__mro__:
+        if "protocol" in vars(klass):
+            return klass
+    raise StubDefinitionError(f"{cls.__name__} does not derive from a generated stub")
+
+
+def _overridden(obj: object, name: str, stub: type) -> bool:
+    return getattr(type(obj), name, None) is not getattr(stub, name, None)
+
+
+def _set_path(target: dict[str, Any], path: tuple[str, ...]) -> None:
+    node = target
+    for key in path[:-1]:
+        node = node.setdefault(key, {})
+    node.setdefault(path[-1], {} if len(path) == 1 or path[-1] not in ("listChanged", "subscribe") else True)
+
+
+def _paths(capabilities: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    for key, value in capabilities.items():
+        if value is None or value is False:
+            continue
+        yield (*prefix, key)
+        if isinstance(value, Mapping):
+            yield from _paths(value, (*prefix, key))
+
+
+class _CapabilityDeriving:
+    """Derive `side`'s capabilities from overridden handlers plus declared sub-capabilities."""
+
+    protocol: ClassVar[Any]
+    _side: ClassVar[str]
+    _handler_tables: ClassVar[tuple[str, ...]]
+    # Sub-capabilities only the author can vouch for, e.g. {"tools": {"listChanged": True}}.
+    declared_capabilities: ClassVar[Mapping[str, Any]] = {}
+
+    def derive_capabilities(self) -> dict[str, Any]:
+        stub = _stub_class(type(self))
+        capabilities: dict[str, Any] = copy.deepcopy(dict(self.declared_capabilities))
+        by_capability: dict[tuple[str, ...], list[MethodSpec]] = {}
+        for spec in _handler_specs(self.protocol, self._handler_tables):
+            if spec.gate is None or spec.gate.side != self._side or spec.kind != "request":
+                continue
+            by_capability.setdefault(spec.gate.path, []).append(spec)
+        for path, specs in sorted(by_capability.items()):
+            implemented = [s for s in specs if _overridden(self, s.handler, stub)]
+            declared = Capability(self._side, path).present_in(capabilities)  # type: ignore[arg-type]
+            if not implemented and not declared:
+                continue
+            missing = [s.handler for s in specs if not s.optional_handler and s not in implemented]
+            if missing:
+                what = f"declares `{'.'.join(path)}`" if declared else f"overrides {', '.join(s.handler for s in implemented)}"
+                raise StubDefinitionError(
+                    f"{type(self).__name__} {what} but does not implement {', '.join(missing)} "
+                    f"({' / '.join(s.method for s in specs if s.handler in missing)})"
+                )
+            if not declared:
+                if len(path) > 1:
+                    raise StubDefinitionError(
+                        f"{type(self).__name__} overrides {', '.join(s.handler for s in implemented)} but does not "
+                        f"declare {self._side} capability `{'.'.join(path)}` in declared_capabilities"
+                    )
+                _set_path(capabilities, path)
+        self._check_declared(capabilities)
+        return capabilities
+
+    def _check_declared(self, capabilities: Mapping[str, Any]) -> None:
+        known = set(getattr(self.protocol, f"{self._side.upper()}_CAPABILITY_PATHS"))
+        for path in _paths(capabilities):
+            dotted = ".".join(path)
+            if path[0] in ("experimental", "extensions"):
+                continue
+            if dotted not in known:
+                raise StubDefinitionError(
+                    f"{type(self).__name__} declares {self._side} capability `{dotted}`, which MCP "
+                    f"{self.protocol.PROTOCOL_VERSION} does not define"
+                )
+
+
+class ServerStub(_CapabilityDeriving):
+    """Base of every generated `Server`. Subclass the generated class, not this one."""
+
+    _side: ClassVar[str] = "server"
+    _handler_tables: ClassVar[tuple[str, ...]] = ("CLIENT_REQUESTS", "CLIENT_NOTIFICATIONS")
+    # Identity sent in `initialize` / `server/discover` results.
+    name: ClassVar[str] = "mcp-bindgen-server"
+    version: ClassVar[str] = "0.0.0"
+    instructions: ClassVar[str | None] = None
+
+    def __init__(self) -> None:
+        self.capabilities = self.derive_capabilities()
+
+    def implements(self, spec: MethodSpec) -> bool:
+        return _overridden(self, spec.handler, _stub_class(type(self))) or spec.optional_handler
+
+
+class ClientHandlerStub(_CapabilityDeriving):
+    """Base of every generated `ClientHandlers`."""
+
+    _side: ClassVar[str] = "client"
+    _handler_tables: ClassVar[tuple[str, ...]] = ("SERVER_REQUESTS", "INPUT_REQUESTS", "SERVER_NOTIFICATIONS")
+
+    def __init__(self) -> None:
+        self.capabilities = self.derive_capabilities()
+
+    def implements(self, spec: MethodSpec) -> bool:
+        return _overridden(self, spec.handler, _stub_class(type(self)))
+
+
+class ClientStub:
+    """Base of every generated `Client`: forwards typed calls to the connected session."""
+
+    protocol: ClassVar[Any]
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+
+    @property
+    def session(self) -> Any:
+        return self._session
+
+    @property
+    def server_capabilities(self) -> Mapping[str, Any]:
+        return self._session.peer_capabilities
+
+    async def _request(self, spec: MethodSpec, params: Any) -> Any:
+        return await self._session.call(spec, params)
+
+    async def _notify(self, spec: MethodSpec, params: Any) -> None:
+        await self._session.notify(spec, params)

@@ -1,0 +1,269 @@
+"""Render `methods.py`, `server.py` and `client.py` of one version from the protocol surface.
+
+All decisions (annotations, signatures, default bodies) are made here in Python; the templates
+only loop over what this module hands them.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any
+
+from ..errors import BindgenError
+from ..ir import ArrayOf, Const, Enum, MapOf, ObjectDef, Ref, Scalar, SchemaIR, TypeExpr, UnionOf
+from ..paths import policy_dir
+from ..surface import Gate, MethodSurface, ParamGate, ProtocolSurface
+from .templates import render
+
+TABLES = (
+    ("CLIENT_REQUESTS", "client_to_server", "request"),
+    ("CLIENT_NOTIFICATIONS", "client_to_server", "notification"),
+    ("SERVER_REQUESTS", "server_to_client", "request"),
+    ("SERVER_NOTIFICATIONS", "server_to_client", "notification"),
+)
+
+
+@lru_cache(maxsize=1)
+def builtin_methods() -> frozenset[str]:
+    raw = json.loads((policy_dir() / "runtime_methods.json").read_text(encoding="utf-8"))
+    return frozenset(raw["builtin"])
+
+
+def annotation(ir: SchemaIR, expr: TypeExpr) -> str:
+    """A Python annotation for a type expression, naming generated types as `m.<Name>`."""
+    if isinstance(expr, Ref):
+        return f"m.{ir.py_name(expr.name)}"
+    if isinstance(expr, Scalar):
+        return {"string": "str", "integer": "int", "number": "int | float", "boolean": "bool", "null": "None"}.get(
+            expr.kind, "Any"
+        )
+    if isinstance(expr, Const):
+        return f"Literal[{json.dumps(expr.value)}]"
+    if isinstance(expr, Enum):
+        return "Literal[" + ", ".join(json.dumps(v) for v in expr.values) + "]"
+    if isinstance(expr, ArrayOf):
+        return f"list[{annotation(ir, expr.items)}]"
+    if isinstance(expr, MapOf):
+        return f"dict[str, {annotation(ir, expr.values)}]"
+    if isinstance(expr, UnionOf):
+        return " | ".join(dict.fromkeys(annotation(ir, m) for m in expr.members))
+    raise TypeError(expr)
+
+
+def _gate(gate: Gate | None) -> str:
+    return "None" if gate is None else f'Capability("{gate.side}", {tuple(gate.path)!r})'
+
+
+def _param_gate(pg: ParamGate) -> str:
+    return (
+        f'ParamCapability(param="{pg.param}", capability={_gate(pg.gate)}, '
+        f"equals={json.dumps(pg.equals) if pg.equals is not None else 'None'}, present={pg.present})"
+    )
+
+
+def _spec_view(ir: SchemaIR, spec: MethodSurface) -> dict[str, Any]:
+    return {
+        "method": spec.method,
+        "kind": spec.kind,
+        "direction": spec.direction,
+        "handler": spec.handler,
+        "message": ir.py_name(spec.message_type),
+        "params": f"m.{ir.py_name(spec.params_type)}" if spec.params_type else "None",
+        "params_required": spec.params_required,
+        "result": f"m.{ir.py_name(spec.result_type)}" if spec.result_type else "None",
+        "input_required": spec.input_required,
+        "gate": _gate(spec.gate),
+        "param_gates": [_param_gate(pg) for pg in spec.param_gates],
+        "optional_handler": spec.optional_handler,
+        "builtin": spec.method in builtin_methods(),
+    }
+
+
+def render_methods(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
+    tables = [
+        {"name": name, "specs": [_spec_view(ir, s) for s in surface.table(direction, kind)]}  # type: ignore[arg-type]
+        for name, direction, kind in TABLES
+    ]
+    input_specs = [
+        _spec_view(
+            ir,
+            MethodSurface(
+                method=i.method, kind="request", direction="server_to_client", message_type=i.message_type,
+                params_type=i.params_type, params_required=True, result_type=i.result_type, input_required=False,
+                gate=i.gate, gate_reason="", param_gates=i.param_gates, handler=i.handler, optional_handler=False,
+            ),
+        )
+        for i in surface.input_requests
+    ]
+    tables.append({"name": "INPUT_REQUESTS", "specs": input_specs})
+    parsers = []
+    for direction, label, doc in (
+        ("client_to_server", "ClientMessage", "Parse a request or notification a client sent"),
+        ("server_to_client", "ServerMessage", "Parse a request or notification a server sent"),
+    ):
+        members = [ir.py_name(m.message_type) for m in surface.methods if m.direction == direction]
+        if len(members) >= 2:
+            parsers.append(
+                {
+                    "name": label,
+                    "union": " | ".join(f"m.{name}" for name in members),
+                    "function": f"{label[:6].lower()}_message_adapter",
+                    "doc": doc,
+                }
+            )
+    return render(
+        "methods.py.j2",
+        header=header,
+        version=surface.version,
+        stateless=surface.stateless,
+        batches=surface.batches,
+        error_codes=[{"name": n, "value": v} for n, v in surface.error_codes],
+        server_capability_paths=surface.capability_paths["server"],
+        client_capability_paths=surface.capability_paths["client"],
+        tables=tables,
+        parsers=parsers,
+    )
+
+
+# -- stubs ------------------------------------------------------------------------------------
+
+
+def _doc(spec: MethodSurface) -> str:
+    gate = f"needs {spec.gate.side} capability `{'.'.join(spec.gate.path)}`" if spec.gate else "ungated"
+    return f"`{spec.method}` ({gate})."
+
+
+def _default_body(ir: SchemaIR, spec: MethodSurface) -> str:
+    """The body of a stub handler: optional handlers answer an empty result, the rest are abstract."""
+    if not spec.optional_handler:
+        return f'raise NotImplementedError("{spec.method}")'
+    assert spec.result_type
+    result = ir.object(spec.result_type)
+    args = []
+    for f in result.fields:
+        if not f.required:
+            continue
+        target = ir.resolve(f.type)
+        if isinstance(target, ArrayOf):
+            args.append(f"{f.py_name}=[]")
+        elif f.wire_name == "resultType":
+            args.append(f'{f.py_name}="complete"')
+        elif isinstance(target, Enum):  # e.g. cacheScope: the first (most conservative) value, "private"
+            args.append(f"{f.py_name}={json.dumps(sorted(map(str, target.values))[0])}")
+        elif isinstance(target, Scalar) and target.kind == "integer":  # e.g. ttlMs: no caching
+            args.append(f"{f.py_name}=0")
+        else:
+            raise BindgenError(f"{ir.version}: no empty value for {spec.result_type}.{f.wire_name} of optional {spec.method}")
+    return f"return m.{ir.py_name(spec.result_type)}({', '.join(args)})"
+
+
+def _params_annotation(ir: SchemaIR, spec: MethodSurface) -> str:
+    if spec.params_type is None:
+        return "dict[str, Any] | None"
+    base = f"m.{ir.py_name(spec.params_type)}"
+    return base if spec.params_required else f"{base} | None"
+
+
+def _result_annotation(ir: SchemaIR, spec: MethodSurface) -> str:
+    assert spec.result_type
+    result = f"m.{ir.py_name(spec.result_type)}"
+    return f"{result} | m.InputRequiredResult" if spec.input_required else result
+
+
+def _handler_views(ir: SchemaIR, specs: list[MethodSurface]) -> list[dict[str, str]]:
+    views = []
+    for spec in specs:
+        if spec.method in builtin_methods():
+            continue
+        views.append(
+            {
+                "name": spec.handler,
+                "params": _params_annotation(ir, spec),
+                "result": _result_annotation(ir, spec) if spec.kind == "request" else "None",
+                "doc": _doc(spec),
+                "body": _default_body(ir, spec) if spec.kind == "request" else "return None",
+                "context": "RequestContext" if spec.kind == "request" else "NotificationContext",
+            }
+        )
+    return views
+
+
+# Params keys the runtime fills in itself; callers may still pass them through `meta`.
+_RUNTIME_FILLED = ("_meta",)
+
+
+def _call_view(ir: SchemaIR, spec: MethodSurface, table: str) -> dict[str, str]:
+    """A client method: keyword arguments mirroring the params, typed from the IR."""
+    params: ObjectDef | None = None
+    if spec.params_type and isinstance(ir.definitions[spec.params_type], ObjectDef):
+        params = ir.object(spec.params_type)
+    required: list[str] = []
+    optional: list[str] = []
+    entries: list[str] = []
+    if params is not None:
+        for f in params.fields:
+            ann = annotation(ir, f.type)
+            if f.required and f.wire_name not in _RUNTIME_FILLED:
+                required.append(f"{f.py_name}: {ann}")
+            else:
+                optional.append(f"{f.py_name}: {ann} | None = None")
+            entries.append(f'"{f.wire_name}": {f.py_name}')
+        signature = ", *, " + ", ".join(required + optional) if (required or optional) else ""
+        params_expr = "{" + ", ".join(entries) + "}"
+    elif spec.params_type:  # a union of params shapes (e.g. elicitation form | url)
+        ann = f"m.{ir.py_name(spec.params_type)}"
+        signature = f", params: {ann}" if spec.params_required else f", params: {ann} | None = None"
+        params_expr = "params"
+    else:
+        signature, params_expr = ", params: dict[str, Any] | None = None", "params"
+    result = f"m.{ir.py_name(spec.result_type)}" if spec.result_type else "None"
+    return {
+        "name": spec.handler if spec.kind == "request" else "notify_" + spec.handler.removeprefix("on_"),
+        "signature": signature,
+        "result": result,
+        "doc": _doc(spec),
+        "table": table,
+        "method": spec.method,
+        "params": params_expr,
+        "call": "_request" if spec.kind == "request" else "_notify",
+    }
+
+
+def render_server(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
+    return render(
+        "server.py.j2",
+        header=header,
+        version=surface.version,
+        requests=_handler_views(ir, surface.table("client_to_server", "request")),
+        notifications=_handler_views(ir, surface.table("client_to_server", "notification")),
+    )
+
+
+def render_client(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
+    server_asks = surface.table("server_to_client", "request")
+    input_asks = [
+        MethodSurface(
+            method=i.method, kind="request", direction="server_to_client", message_type=i.message_type,
+            params_type=i.params_type, params_required=True, result_type=i.result_type, input_required=False,
+            gate=i.gate, gate_reason="", param_gates=i.param_gates, handler=i.handler, optional_handler=False,
+        )
+        for i in surface.input_requests
+    ]
+    calls = [
+        _call_view(ir, s, "CLIENT_REQUESTS")
+        for s in surface.table("client_to_server", "request")
+        if s.method not in builtin_methods()
+    ] + [
+        _call_view(ir, s, "CLIENT_NOTIFICATIONS")
+        for s in surface.table("client_to_server", "notification")
+        if s.method not in builtin_methods()
+    ]
+    return render(
+        "client.py.j2",
+        header=header,
+        version=surface.version,
+        calls=calls,
+        requests=_handler_views(ir, server_asks + input_asks),
+        notifications=_handler_views(ir, surface.table("server_to_client", "notification")),
+    )
