@@ -18,6 +18,9 @@ VERSIONS: dict[str, str] = {
     "2026-07-28": "v2026_07_28",
 }
 
+# Versions without the initialize handshake (every request carries its own protocol metadata).
+STATELESS_VERSIONS: tuple[str, ...] = ("2026-07-28",)
+
 
 def load_version(version: str) -> ModuleType:
     """Import the package of one protocol version, e.g. `load_version("2025-11-25")`."""

@@ -8,7 +8,7 @@ JSON pointer they came from, so errors and golden files can point back at the sc
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Union
+from typing import Any, Literal, Union
 
 JSONScalar = Union[str, int, float, bool, None]
 ScalarKind = Literal["string", "integer", "number", "boolean", "null", "any"]
@@ -63,6 +63,14 @@ TypeExpr = Union[Ref, Scalar, Const, Enum, ArrayOf, MapOf, UnionOf]
 Extra = Union[Literal["allow", "forbid"], TypeExpr]
 
 
+class _NoDefault:
+    def __repr__(self) -> str:
+        return "NO_DEFAULT"
+
+
+NO_DEFAULT: Any = _NoDefault()
+
+
 @dataclass(frozen=True)
 class Field:
     wire_name: str
@@ -70,6 +78,8 @@ class Field:
     type: TypeExpr
     required: bool
     description: str | None = None
+    # A Python-side default for a field the schema requires (policy/field_defaults.json).
+    default: Any = NO_DEFAULT
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from .ir import (
     Definition,
     Enum,
     Extra,
+    NO_DEFAULT,
     Field,
     MapOf,
     ObjectDef,
@@ -27,7 +28,7 @@ from .ir import (
     TypeExpr,
     UnionOf,
 )
-from .naming import pascal_case, snake_case, type_renames
+from .naming import field_default, pascal_case, snake_case, type_renames
 from .normalise import NormalisedSchema
 
 _SCALAR_KINDS = ("string", "integer", "number", "boolean", "null")
@@ -90,13 +91,15 @@ class _Lowerer:
         fields = []
         for wire in properties:
             prop = properties[wire]
+            default = field_default(name, wire) if wire in required else NO_DEFAULT
             fields.append(
                 Field(
                     wire_name=wire,
                     py_name=snake_case(wire),
                     type=self._expr(prop, name + pascal_case(wire), f"{origin}/properties/{_escape(wire)}"),
-                    required=wire in required,
+                    required=wire in required and default is NO_DEFAULT,
                     description=prop.get("description"),
+                    default=default,
                 )
             )
         for wire in sorted(required - set(properties)):

@@ -11,6 +11,7 @@ import keyword
 import re
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from .errors import BindgenError
 from .paths import policy_dir
@@ -67,3 +68,22 @@ def pascal_case(wire_name: str) -> str:
     local = wire_name.rsplit("/", 1)[-1]
     parts = [p for p in re.split(r"[^0-9a-zA-Z]+", local) if p]
     return "".join(p[0].upper() + p[1:] for p in parts)
+
+
+@lru_cache(maxsize=None)
+def _field_defaults() -> dict[str, Any]:
+    raw = json.loads((policy_dir() / "field_defaults.json").read_text(encoding="utf-8"))["defaults"]
+    for wire, entry in raw.items():
+        if not entry.get("reason"):
+            raise BindgenError(f"field default for {wire!r} has no reason")
+    return raw
+
+
+def field_default(definition: str, wire_name: str) -> Any:
+    """The policy default of a required field, or NO_DEFAULT."""
+    from .ir import NO_DEFAULT
+
+    entry = _field_defaults().get(wire_name)
+    if entry is None:
+        return NO_DEFAULT
+    return entry.get("per_definition", {}).get(definition, entry["value"])

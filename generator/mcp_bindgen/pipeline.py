@@ -19,7 +19,7 @@ from .normalise import normalise
 from .pins import Pin, load_pins, read_pinned, sha256_of
 from .render.models import render_models
 from .render.surface_modules import render_client, render_methods, render_server
-from .surface import derive_surface
+from .surface import ProtocolSurface, derive_surface
 from .render.templates import render
 
 PACKAGE = "mcp_bindings"
@@ -61,6 +61,10 @@ def _header(source: str) -> str:
 
 
 def render_version(source: VersionSource) -> dict[str, str]:
+    return render_version_surface(source)[0]
+
+
+def render_version_surface(source: VersionSource) -> tuple[dict[str, str], ProtocolSurface]:
     ir = build_ir(source)
     package = f"{PACKAGE}/{package_name(source.version)}"
     header = _header(f"the MCP schema {source.version} (schema.json sha256 {source.sha256})")
@@ -75,15 +79,16 @@ def render_version(source: VersionSource) -> dict[str, str]:
             "version_init.py.j2", header=header, version=source.version, sha256=source.sha256, names=[{"schema": n, "py": ir.py_name(n)} for n in ir.definitions]
         ),
     }
-    return {path: format_python(text, path) for path, text in files.items()}
+    return {path: format_python(text, path) for path, text in files.items()}, surface
 
 
-def render_package_init(pins: dict[str, Pin]) -> dict[str, str]:
+def render_package_init(pins: dict[str, Pin], stateless_versions: list[str]) -> dict[str, str]:
     listed = ", ".join(f"{v} (sha256 {p.sha256[:12]})" for v, p in pins.items())
     text = render(
         "package_init.py.j2",
         header=_header(f"the pinned MCP schemas {listed}"),
         versions=[{"version": v, "package": package_name(v)} for v in pins],
+        stateless_versions=stateless_versions,
     )
     return {f"{PACKAGE}/__init__.py": format_python(text, f"{PACKAGE}/__init__.py")}
 
@@ -93,10 +98,14 @@ def render_pinned(versions: list[str] | None = None) -> dict[str, str]:
     pins = load_pins()
     selected = versions or list(pins)
     out: dict[str, str] = {}
+    stateless: list[str] = []
     for version in selected:
-        out.update(render_version(pinned_source(version)))
+        files, surface = render_version_surface(pinned_source(version))
+        out.update(files)
+        if surface.stateless:
+            stateless.append(version)
     if versions is None:
-        out.update(render_package_init(pins))
+        out.update(render_package_init(pins, stateless))
     return dict(sorted(out.items()))
 
 

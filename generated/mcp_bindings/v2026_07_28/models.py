@@ -1010,7 +1010,7 @@ class CacheableResult(MCPModel):
     """
 
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")]
+    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")] = "private"
     """
     Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
@@ -1023,7 +1023,7 @@ class CacheableResult(MCPModel):
       authorization contexts (e.g., a different access token requires a
       different cache).
     """
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1033,7 +1033,7 @@ class CacheableResult(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)]
+    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)] = 0
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -1059,7 +1059,7 @@ class CompleteResult(MCPModel):
 
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
     completion: CompleteResultCompletion
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1186,7 +1186,7 @@ class PaginatedResult(MCPModel):
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1276,7 +1276,7 @@ class ReadResourceResult(MCPModel):
     """
 
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")]
+    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")] = "private"
     """
     Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
@@ -1290,7 +1290,7 @@ class ReadResourceResult(MCPModel):
       different cache).
     """
     contents: list[TextResourceContents | BlobResourceContents]
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1300,7 +1300,7 @@ class ReadResourceResult(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)]
+    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)] = 0
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -1500,7 +1500,7 @@ class Result(MCPModel):
     """
 
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1531,7 +1531,7 @@ class SubscriptionsListenResult(MCPModel):
     """
 
     meta: Annotated[SubscriptionsListenResultMetaObject, Field(alias="_meta")]
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1753,7 +1753,7 @@ class ListPromptsResult(MCPModel):
     """
 
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")]
+    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")] = "private"
     """
     Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
@@ -1772,7 +1772,7 @@ class ListPromptsResult(MCPModel):
     If present, there may be more results available.
     """
     prompts: list[Prompt]
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1782,7 +1782,7 @@ class ListPromptsResult(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)]
+    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)] = 0
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -1811,7 +1811,7 @@ class ListResourceTemplatesResult(MCPModel):
     """
 
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")]
+    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")] = "private"
     """
     Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
@@ -1830,7 +1830,7 @@ class ListResourceTemplatesResult(MCPModel):
     If present, there may be more results available.
     """
     resource_templates: Annotated[list[ResourceTemplate], Field(alias="resourceTemplates")]
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1840,7 +1840,7 @@ class ListResourceTemplatesResult(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)]
+    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)] = 0
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -1869,7 +1869,7 @@ class ListResourcesResult(MCPModel):
     """
 
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")]
+    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")] = "private"
     """
     Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
@@ -1888,7 +1888,7 @@ class ListResourcesResult(MCPModel):
     If present, there may be more results available.
     """
     resources: list[Resource]
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1898,7 +1898,7 @@ class ListResourcesResult(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)]
+    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)] = 0
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -1942,7 +1942,7 @@ class ListToolsResult(MCPModel):
     """
 
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")]
+    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")] = "private"
     """
     Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
@@ -1960,7 +1960,7 @@ class ListToolsResult(MCPModel):
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1971,7 +1971,7 @@ class ListToolsResult(MCPModel):
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
     tools: list[Tool]
-    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)]
+    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)] = 0
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -2170,7 +2170,7 @@ class CallToolResult(MCPModel):
     server does not support tool calls, or any other exceptional conditions,
     should be reported as an MCP error response.
     """
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -2226,7 +2226,7 @@ class GetPromptResult(MCPModel):
     An optional description for the prompt.
     """
     messages: list[PromptMessage]
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -2613,7 +2613,7 @@ class DiscoverResult(MCPModel):
     """
 
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")]
+    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")] = "private"
     """
     Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
@@ -2636,7 +2636,7 @@ class DiscoverResult(MCPModel):
     focus on information that helps the model use the server effectively
     and should not duplicate information already in tool descriptions.
     """
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -2651,7 +2651,7 @@ class DiscoverResult(MCPModel):
     MCP Protocol Versions this server supports. The client should choose a
     version from this list for use in subsequent requests.
     """
-    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)]
+    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)] = 0
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -2739,7 +2739,7 @@ class InputRequiredResult(MCPModel):
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
     input_requests: Annotated[InputRequests | None, Field(alias="inputRequests")] = None
     request_state: Annotated[str | None, Field(alias="requestState")] = None
-    result_type: Annotated[str, Field(alias="resultType")]
+    result_type: Annotated[str, Field(alias="resultType")] = "input_required"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.

@@ -57,9 +57,7 @@ class Server(ServerStub):
         self, params: m.PaginatedRequestParams, ctx: RequestContext
     ) -> m.ListResourceTemplatesResult:
         """`resources/templates/list` (needs server capability `resources`)."""
-        return m.ListResourceTemplatesResult(
-            cache_scope="private", resource_templates=[], result_type="complete", ttl_ms=0
-        )
+        return m.ListResourceTemplatesResult(resource_templates=[])
 
     async def call_tool(
         self, params: m.CallToolRequestParams, ctx: RequestContext

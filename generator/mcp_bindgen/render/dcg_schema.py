@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ir import AliasDef, ArrayOf, Const, Enum, MapOf, ObjectDef, Ref, Scalar, SchemaIR, TypeExpr, UnionOf
+from ..ir import NO_DEFAULT, AliasDef, Field, ArrayOf, Const, Enum, MapOf, ObjectDef, Ref, Scalar, SchemaIR, TypeExpr, UnionOf
 
 
 def type_schema(expr: TypeExpr, py_names: dict[str, str]) -> dict[str, Any]:
@@ -43,7 +43,7 @@ def definition_schema(definition: ObjectDef | AliasDef, py_names: dict[str, str]
     else:
         out = {
             "type": "object",
-            "properties": {f.wire_name: _described(type_schema(f.type, py_names), f.description) for f in definition.fields},
+            "properties": {f.wire_name: _field_schema(f, py_names) for f in definition.fields},
         }
         required = [f.wire_name for f in definition.fields if f.required]
         if required:
@@ -54,6 +54,13 @@ def definition_schema(definition: ObjectDef | AliasDef, py_names: dict[str, str]
         elif definition.extra != "allow":
             out["additionalProperties"] = type_schema(definition.extra, py_names)
     return _described(out, definition.description)
+
+
+def _field_schema(field: Field, py_names: dict[str, str]) -> dict[str, Any]:
+    schema = _described(type_schema(field.type, py_names), field.description)
+    if field.default is not NO_DEFAULT:
+        schema = {**schema, "default": field.default}
+    return schema
 
 
 def _described(schema: dict[str, Any], description: str | None) -> dict[str, Any]:

@@ -34,6 +34,7 @@ def render_models(ir: SchemaIR, package: str) -> str:
         use_standard_collections=True,
         enum_field_as_literal="all",
         use_type_alias_type=True,
+        strict_nullable=True,  # a field with a policy default is still never null
         use_schema_description=True,
         use_field_description=True,
         use_double_quotes=True,

@@ -1,0 +1,236 @@
+"""The client side: `initialize`, typed calls gated by the server's capabilities, and answering
+what the server asks for through the client's handlers."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import anyio
+from pydantic import BaseModel, ValidationError
+
+from . import versions
+from .errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, CapabilityError, McpError
+from .jsonrpc import Notification, Request, validation_error
+from .session import Session
+from .spec import MethodSpec
+from .stubs import ClientHandlerStub, ClientStub
+from .transport import Transport
+
+log = logging.getLogger("mcp_bindings.runtime.client")
+
+C = TypeVar("C", bound=ClientStub)
+
+
+class ProtocolVersionError(McpError):
+    """The server answered `initialize` with a version this client does not speak."""
+
+    def __init__(self, offered: Any, supported: list[str]) -> None:
+        super().__init__(
+            INVALID_PARAMS, f"the server chose protocol version {offered!r}, which this client does not support "
+            f"(supported: {', '.join(supported)})",
+        )
+
+
+class ClientRuntime:
+    """The dispatcher of one client connection."""
+
+    batches_allowed = False
+
+    def __init__(
+        self,
+        client_cls: type[ClientStub],
+        handlers: ClientHandlerStub | None = None,
+        *,
+        protocol_version: str | None = None,
+        client_info: dict[str, Any] | None = None,
+        request_timeout: float | None = None,
+    ) -> None:
+        self.stub = client_cls.protocol
+        self.stub_version: str = self.stub.PROTOCOL_VERSION
+        self.handlers = handlers
+        self.supported = versions.handshake_versions()
+        self.requested = protocol_version or (self.stub_version if not self.stub.STATELESS else self.supported[-1])
+        if self.requested not in self.supported:
+            raise ValueError(f"cannot open a handshake session at {self.requested!r}; supported: {', '.join(self.supported)}")
+        self.client_info = client_info or {"name": "mcp-bindgen-client", "version": "0.1.0"}
+        self.request_timeout = request_timeout
+        self.protocol: Any = None
+        self.version: str | None = None
+        self.peer_capabilities: dict[str, Any] = {}
+        self.server_info: dict[str, Any] = {}
+        self.instructions: str | None = None
+        self.session: Session | None = None
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        return self.handlers.capabilities if self.handlers is not None else {}
+
+    async def initialize(self, session: Session) -> None:
+        self.session = session
+        params = {"protocolVersion": self.requested, "capabilities": self.capabilities, "clientInfo": self.client_info}
+        raw = await session.request("initialize", params, timeout=self.request_timeout)
+        offered = raw.get("protocolVersion") if isinstance(raw, dict) else None
+        if offered not in self.supported:
+            raise ProtocolVersionError(offered, self.supported)
+        protocol = versions.methods_of(offered)
+        try:
+            result = versions.validate(protocol.CLIENT_REQUESTS["initialize"].result, raw)
+        except ValidationError as exc:
+            raise McpError(INTERNAL_ERROR, f"invalid initialize result from the server: {exc.errors()[0]['msg']}") from None
+        self.protocol, self.version = protocol, offered
+        self.peer_capabilities = raw.get("capabilities") or {}
+        self.server_info = raw.get("serverInfo") or {}
+        self.instructions = getattr(result, "instructions", None)
+        await session.notify("notifications/initialized")
+
+    # -- calls made by the typed client ------------------------------------------------------
+
+    def _negotiated_spec(self, stub_spec: MethodSpec, table: str) -> MethodSpec:
+        if self.protocol is None:
+            raise McpError(METHOD_NOT_FOUND, f"{stub_spec.method}: not connected")
+        spec = getattr(self.protocol, table).get(stub_spec.method)
+        if spec is None:
+            raise CapabilityError(stub_spec.method, f"protocol version {self.stub_version} (the session speaks {self.version})")
+        return spec
+
+    def _prepare(self, stub_spec: MethodSpec, spec: MethodSpec, params: Any) -> Any:
+        if isinstance(params, dict):
+            params = {key: value for key, value in params.items() if value is not None}
+        data = versions.dump(params) if params is not None else None
+        if data == {} and not spec.params_required:
+            data = None
+        for capability in spec.needed_capabilities(data):
+            if capability.side == "server" and not capability.present_in(self.peer_capabilities):
+                raise CapabilityError(spec.method, str(capability))
+        if data is not None and stub_spec.params is not None and self.protocol is self.stub:
+            try:
+                versions.validate(spec.params, data)  # catch a bad argument here, with its path
+            except ValidationError as exc:
+                raise validation_error(exc) from None
+        return data
+
+    async def call(self, stub_spec: MethodSpec, params: Any) -> Any:
+        spec = self._negotiated_spec(stub_spec, "CLIENT_REQUESTS")
+        data = self._prepare(stub_spec, spec, params)
+        assert self.session is not None
+        raw = await self.session.request(spec.method, data, timeout=self.request_timeout)
+        try:
+            result = versions.validate(spec.result, raw)
+        except ValidationError as exc:
+            raise McpError(INTERNAL_ERROR, f"invalid {spec.method} result from the server: {_first(exc)}") from None
+        if self.protocol is self.stub:
+            return result
+        return versions.convert(
+            versions.dump(result), stub_spec.result, what=f"the {spec.method} result",
+            source=self.version or "?", destination=self.stub_version,
+        )
+
+    async def notify(self, stub_spec: MethodSpec, params: Any) -> None:
+        spec = self._negotiated_spec(stub_spec, "CLIENT_NOTIFICATIONS")
+        data = self._prepare(stub_spec, spec, params)
+        for capability in spec.needed_capabilities(data):
+            if capability.side == "client" and not capability.present_in(self.capabilities):
+                raise CapabilityError(spec.method, str(capability))
+        assert self.session is not None
+        await self.session.notify(spec.method, data)
+
+    # -- what the server sends ---------------------------------------------------------------
+
+    async def on_request(self, request: Request, session: Session) -> bytes:
+        if request.method == "ping":
+            return b"{}"
+        spec: MethodSpec | None = self.protocol.SERVER_REQUESTS.get(request.method) if self.protocol else None
+        stub_spec = _stub_spec(self.stub, request.method)
+        if spec is None or stub_spec is None or self.handlers is None or not self.handlers.implements(stub_spec):
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
+        try:
+            params = versions.validate(spec.params, request.params) if spec.params is not None and request.params is not None else request.params
+        except ValidationError as exc:
+            raise validation_error(exc) from None
+        if self.protocol is not self.stub and stub_spec.params is not None and request.params is not None:
+            params = versions.convert(
+                request.params, stub_spec.params, what=request.method, source=self.version or "?", destination=self.stub_version
+            )
+        result = await getattr(self.handlers, stub_spec.handler)(params, _ClientContext(self, request.id))
+        if isinstance(result, dict):
+            result = versions.validate(stub_spec.result, result)
+        if self.protocol is self.stub:
+            return versions.to_json(result)
+        import orjson
+
+        converted = versions.convert(
+            versions.dump(result), spec.result, what=f"the {spec.method} result", source=self.stub_version, destination=self.version or "?"
+        )
+        return orjson.dumps(versions.project(converted))
+
+    async def on_notification(self, notification: Notification, session: Session) -> None:
+        if self.protocol is None or self.handlers is None:
+            return
+        spec = self.protocol.SERVER_NOTIFICATIONS.get(notification.method)
+        stub_spec = self.stub.SERVER_NOTIFICATIONS.get(notification.method)
+        if spec is None or stub_spec is None or stub_spec.builtin:
+            return
+        params: Any = notification.params
+        target = stub_spec.params if self.protocol is self.stub else stub_spec.params
+        if target is not None and params is not None:
+            params = versions.validate(target, params)
+        await getattr(self.handlers, stub_spec.handler)(params, _ClientContext(self, None))
+
+
+def _stub_spec(stub: Any, method: str) -> MethodSpec | None:
+    return stub.SERVER_REQUESTS.get(method) or getattr(stub, "INPUT_REQUESTS", {}).get(method)
+
+
+def _first(exc: ValidationError) -> str:
+    err = exc.errors(include_url=False)[0]
+    return f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+
+
+class _ClientContext:
+    __slots__ = ("_runtime", "request_id")
+
+    def __init__(self, runtime: ClientRuntime, request_id: Any) -> None:
+        self._runtime = runtime
+        self.request_id = request_id
+
+    @property
+    def protocol_version(self) -> str:
+        return self._runtime.version or ""
+
+    @property
+    def peer_capabilities(self) -> dict[str, Any]:
+        return self._runtime.peer_capabilities
+
+
+@asynccontextmanager
+async def connect(
+    transport: Transport,
+    client: type[C],
+    *,
+    handlers: ClientHandlerStub | None = None,
+    protocol_version: str | None = None,
+    client_info: dict[str, Any] | None = None,
+    request_timeout: float | None = None,
+) -> AsyncIterator[C]:
+    """Run a client session over any transport: initialize, yield the typed client, then close."""
+    runtime = ClientRuntime(
+        client, handlers, protocol_version=protocol_version, client_info=client_info, request_timeout=request_timeout
+    )
+    session = Session(transport, runtime)
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(session.run)
+        try:
+            with anyio.fail_after(request_timeout or 60):
+                await runtime.initialize(session)
+            yield client(runtime)
+        finally:
+            task_group.cancel_scope.cancel()
+            with anyio.CancelScope(shield=True):
+                await transport.aclose()
+
+
+def _is_model(value: Any) -> bool:
+    return isinstance(value, BaseModel)

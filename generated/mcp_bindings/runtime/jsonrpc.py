@@ -1,0 +1,124 @@
+"""JSON-RPC 2.0 framing: classify raw messages and build responses, with orjson on the hot path."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from .errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, McpError
+
+RequestId = str | int
+
+
+@dataclass(slots=True)
+class Request:
+    id: RequestId
+    method: str
+    params: Any  # dict, or None when absent
+    raw: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Notification:
+    method: str
+    params: Any
+    raw: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Response:
+    id: RequestId
+    result: Any  # dict when ok
+    error: dict[str, Any] | None
+
+
+Message = Request | Notification | Response
+
+
+class InvalidMessage(McpError):
+    """A frame that is not a JSON-RPC message; `id` is the request id when one could be read."""
+
+    def __init__(self, code: int, message: str, id: RequestId | None = None) -> None:
+        super().__init__(code, message)
+        self.id = id
+
+
+def decode(frame: bytes) -> Any:
+    try:
+        return orjson.loads(frame)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidMessage(PARSE_ERROR, f"Parse error: {exc}") from None
+
+
+def classify(data: Any) -> Message:
+    """One decoded JSON value -> a typed envelope, or InvalidMessage (-32600) saying what is wrong."""
+    if not isinstance(data, dict):
+        raise InvalidMessage(INVALID_REQUEST, f"Invalid Request: expected a JSON object, got {type(data).__name__}")
+    msg_id = data.get("id")
+    id_ok = isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool)
+    if data.get("jsonrpc") != "2.0":
+        raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"', msg_id if id_ok else None)
+    method = data.get("method")
+    if method is not None:
+        if not isinstance(method, str):
+            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "method" must be a string', msg_id if id_ok else None)
+        params = data.get("params")
+        if params is not None and not isinstance(params, dict):
+            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "params" must be an object', msg_id if id_ok else None)
+        if "id" not in data:
+            return Notification(method, params, data)
+        if not id_ok:
+            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer')
+        return Request(msg_id, method, params, data)  # type: ignore[arg-type]
+    if "result" in data or "error" in data:
+        if not id_ok:
+            if "error" in data and msg_id is None:  # an error about a message the peer could not read
+                return Response(-1, None, data.get("error") if isinstance(data.get("error"), dict) else {})
+            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: response "id" must be a string or an integer')
+        error = data.get("error")
+        if error is not None and not isinstance(error, dict):
+            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "error" must be an object', msg_id)
+        return Response(msg_id, data.get("result"), error)  # type: ignore[arg-type]
+    raise InvalidMessage(
+        INVALID_REQUEST, 'Invalid Request: neither a request ("method") nor a response ("result"/"error")',
+        msg_id if id_ok else None,
+    )
+
+
+def encode_request(id: RequestId, method: str, params: Any) -> bytes:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return orjson.dumps(message)
+
+
+def encode_notification(method: str, params: Any) -> bytes:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return orjson.dumps(message)
+
+
+def encode_result(id: RequestId, result_json: bytes) -> bytes:
+    """A result response around already-serialised result JSON (no re-encoding of the body)."""
+    return b'{"jsonrpc":"2.0","id":' + orjson.dumps(id) + b',"result":' + result_json + b"}"
+
+
+def encode_error(id: RequestId | None, code: int, message: str, data: Any = None) -> bytes:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return orjson.dumps({"jsonrpc": "2.0", "id": id, "error": error})
+
+
+def validation_error(exc: ValidationError, prefix: str = "params") -> McpError:
+    """-32602 with every failing field path, e.g. `params.arguments.count: Input should be ...`."""
+    problems = [
+        {"path": ".".join([prefix, *(str(part) for part in err["loc"])]), "message": err["msg"], "type": err["type"]}
+        for err in exc.errors(include_url=False, include_input=False)
+    ]
+    summary = "; ".join(f"{p['path']}: {p['message']}" for p in problems[:5])
+    return McpError(INVALID_PARAMS, f"Invalid params: {summary}", {"errors": problems})

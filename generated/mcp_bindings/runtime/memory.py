@@ -1,0 +1,40 @@
+"""An in-memory connection between a server object and a typed client, for tests and embedding."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import anyio
+
+from .client import connect
+from .server import ServerRuntime
+from .session import Session
+from .stubs import ClientHandlerStub, ClientStub, ServerStub
+from .transport import memory_pair
+
+C = TypeVar("C", bound=ClientStub)
+
+
+@asynccontextmanager
+async def connect_in_memory(
+    server: ServerStub,
+    client: type[C],
+    *,
+    handlers: ClientHandlerStub | None = None,
+    protocol_version: str | None = None,
+    request_timeout: float | None = None,
+    **runtime_options: Any,
+) -> AsyncIterator[C]:
+    client_end, server_end = memory_pair()
+    server_session = Session(server_end, ServerRuntime(server, **runtime_options))
+    async with anyio.create_task_group() as task_group:
+        task_group.start_soon(server_session.run)
+        try:
+            async with connect(
+                client_end, client, handlers=handlers, protocol_version=protocol_version, request_timeout=request_timeout
+            ) as typed:
+                yield typed
+        finally:
+            task_group.cancel_scope.cancel()

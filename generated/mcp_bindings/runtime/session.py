@@ -1,0 +1,283 @@
+"""The session engine: one JSON-RPC peer over one transport, for either role.
+
+It correlates responses by id (ids are never reused), runs incoming requests concurrently (one
+task each), cancels them on `notifications/cancelled` (no response is sent then), routes progress
+to the caller that asked for it, and turns bad input into the right error without ever ending the
+session. What a method means is the dispatcher's business (`ServerRuntime`, `ClientRuntime`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+import anyio
+import orjson
+from anyio.abc import TaskGroup
+
+from . import jsonrpc
+from .errors import INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosed, McpError
+from .jsonrpc import InvalidMessage, Notification, Request, RequestId, Response
+from .transport import OversizedMessage, Transport
+
+log = logging.getLogger("mcp_bindings.runtime")
+
+CANCELLED = "notifications/cancelled"
+PROGRESS = "notifications/progress"
+REQUEST_TIMEOUT = -32001  # what a caller sees when its own timeout expires (nothing is received)
+
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+class Dispatcher(Protocol):
+    batches_allowed: bool
+
+    async def on_request(self, request: Request, session: Session) -> bytes:
+        """The serialised result JSON, or raise McpError."""
+        ...
+
+    async def on_notification(self, notification: Notification, session: Session) -> None: ...
+
+
+class _Waiter:
+    __slots__ = ("event", "response")
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+        self.response: Response | None = None
+
+
+class Session:
+    def __init__(self, transport: Transport, dispatcher: Dispatcher, *, default_timeout: float | None = None) -> None:
+        self.transport = transport
+        self.dispatcher = dispatcher
+        self.default_timeout = default_timeout
+        self._ids = itertools.count(1)
+        self._pending: dict[RequestId, _Waiter] = {}
+        self._in_flight: dict[RequestId, anyio.CancelScope] = {}
+        self._cancelled_by_peer: set[RequestId] = set()
+        self._progress: dict[str | int, ProgressCallback] = {}
+        self._task_group: TaskGroup | None = None
+        self._closed = False
+        self.closed_event = anyio.Event()
+
+    # -- the receive loop ---------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Read and dispatch until the transport ends; then cancel handlers and fail waiters."""
+        try:
+            async with anyio.create_task_group() as task_group:
+                self._task_group = task_group
+                await self._receive_loop()
+                task_group.cancel_scope.cancel()
+        finally:
+            self._closed = True
+            for waiter in self._pending.values():
+                waiter.event.set()
+            self.closed_event.set()
+
+    async def _receive_loop(self) -> None:
+        while True:
+            try:
+                frame = await self.transport.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return
+            except OversizedMessage as exc:
+                log.warning("%s", exc)
+                await self._send_quietly(jsonrpc.encode_error(None, INVALID_REQUEST, f"Invalid Request: {exc}"))
+                continue
+            await self._dispatch_frame(frame)
+
+    async def _dispatch_frame(self, frame: bytes) -> None:
+        try:
+            data = jsonrpc.decode(frame)
+        except InvalidMessage as exc:
+            await self._send_quietly(jsonrpc.encode_error(None, exc.code, exc.message))
+            return
+        if isinstance(data, list):
+            await self._dispatch_batch(data)
+            return
+        try:
+            message = jsonrpc.classify(data)
+        except InvalidMessage as exc:
+            await self._send_quietly(jsonrpc.encode_error(exc.id, exc.code, exc.message))
+            return
+        self._route(message)
+
+    def _route(self, message: jsonrpc.Message) -> None:
+        assert self._task_group is not None
+        if isinstance(message, Request):
+            if message.id in self._in_flight:
+                self._task_group.start_soon(
+                    self._send_quietly,
+                    jsonrpc.encode_error(message.id, INVALID_REQUEST, f"Invalid Request: id {message.id!r} is already in use"),
+                )
+                return
+            scope = anyio.CancelScope()
+            self._in_flight[message.id] = scope
+            self._task_group.start_soon(self._serve_request, message, scope)
+        elif isinstance(message, Response):
+            self._resolve(message)
+        elif message.method == CANCELLED:
+            self._peer_cancelled(message.params)
+        elif message.method == PROGRESS:
+            self._task_group.start_soon(self._progress_arrived, message.params)
+        else:
+            self._task_group.start_soon(self._serve_notification, message)
+
+    async def _dispatch_batch(self, items: list[Any]) -> None:
+        if not self.dispatcher.batches_allowed:
+            await self._send_quietly(
+                jsonrpc.encode_error(None, INVALID_REQUEST, "Invalid Request: JSON-RPC batches are not part of the negotiated protocol version")
+            )
+            return
+        if not items:
+            await self._send_quietly(jsonrpc.encode_error(None, INVALID_REQUEST, "Invalid Request: empty batch"))
+            return
+        assert self._task_group is not None
+        self._task_group.start_soon(self._serve_batch, items)
+
+    async def _serve_batch(self, items: list[Any]) -> None:
+        responses: list[bytes] = []
+        for item in items:
+            try:
+                message = jsonrpc.classify(item)
+            except InvalidMessage as exc:
+                responses.append(jsonrpc.encode_error(exc.id, exc.code, exc.message))
+                continue
+            if isinstance(message, Request):
+                frame = await self._answer(message)
+                if frame is not None:
+                    responses.append(frame)
+            else:
+                self._route(message)
+        if responses:
+            await self._send_quietly(b"[" + b",".join(responses) + b"]")
+
+    # -- incoming requests and notifications --------------------------------------------------
+
+    async def _serve_request(self, request: Request, scope: anyio.CancelScope) -> None:
+        frame = await self._answer(request, scope)
+        if frame is not None:
+            await self._send_quietly(frame)
+
+    async def _answer(self, request: Request, scope: anyio.CancelScope | None = None) -> bytes | None:
+        scope = scope or anyio.CancelScope()
+        self._in_flight[request.id] = scope
+        frame: bytes | None = None
+        try:
+            with scope:
+                try:
+                    result = await self.dispatcher.on_request(request, self)
+                    frame = jsonrpc.encode_result(request.id, result)
+                except McpError as exc:
+                    frame = jsonrpc.encode_error(request.id, exc.code, exc.message, exc.data)
+                except Exception:  # a handler bug: log it here, never leak a traceback to the peer
+                    log.exception("handler for %s (id %r) failed", request.method, request.id)
+                    frame = jsonrpc.encode_error(request.id, INTERNAL_ERROR, "Internal error")
+        finally:
+            self._in_flight.pop(request.id, None)
+        if request.id in self._cancelled_by_peer:
+            self._cancelled_by_peer.discard(request.id)
+            return None  # the peer cancelled it: no response at all
+        return frame
+
+    async def _serve_notification(self, notification: Notification) -> None:
+        try:
+            await self.dispatcher.on_notification(notification, self)
+        except McpError as exc:
+            log.warning("notification %s rejected: %s", notification.method, exc.message)
+        except Exception:
+            log.exception("notification handler for %s failed", notification.method)
+
+    def _peer_cancelled(self, params: Any) -> None:
+        request_id = params.get("requestId") if isinstance(params, dict) else None
+        scope = self._in_flight.get(request_id) if isinstance(request_id, (str, int)) else None
+        if scope is None:
+            return  # late or unknown: ignored, as the spec says
+        self._cancelled_by_peer.add(request_id)  # type: ignore[arg-type]
+        scope.cancel()
+
+    async def _progress_arrived(self, params: Any) -> None:
+        if not isinstance(params, dict):
+            return
+        callback = self._progress.get(params.get("progressToken"))  # type: ignore[arg-type]
+        progress = params.get("progress")
+        if callback is None or not isinstance(progress, (int, float)) or isinstance(progress, bool):
+            return
+        try:
+            await callback(progress, params.get("total"), params.get("message"))
+        except Exception:
+            log.exception("progress callback failed")
+
+    # -- outgoing -----------------------------------------------------------------------------
+
+    def _resolve(self, response: Response) -> None:
+        waiter = self._pending.get(response.id)
+        if waiter is None:
+            log.warning("dropping a response with unknown id %r", response.id)
+            return
+        waiter.response = response
+        waiter.event.set()
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> Any:
+        """Send a request and wait for its result (a decoded JSON value); errors raise McpError."""
+        if self._closed:
+            raise ConnectionClosed(f"cannot send {method}: the session is closed")
+        request_id = next(self._ids)
+        if on_progress is not None:
+            params = dict(params or {})
+            params["_meta"] = {**(params.get("_meta") or {}), "progressToken": request_id}
+            self._progress[request_id] = on_progress
+        waiter = _Waiter()
+        self._pending[request_id] = waiter
+        limit = timeout if timeout is not None else self.default_timeout
+        try:
+            await self.transport.send(jsonrpc.encode_request(request_id, method, params))
+            with anyio.fail_after(limit):
+                await waiter.event.wait()
+        except TimeoutError:
+            await self._send_cancel(request_id, f"timed out after {limit} s")
+            raise McpError(REQUEST_TIMEOUT, f"{method} timed out after {limit} s") from None
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await self._send_cancel(request_id, "cancelled by the caller")
+            raise
+        finally:
+            self._pending.pop(request_id, None)
+            self._progress.pop(request_id, None)
+        response = waiter.response
+        if response is None:
+            raise ConnectionClosed(f"the connection closed before {method} was answered")
+        if response.error is not None:
+            error = response.error
+            raise McpError(int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "")), error.get("data"))
+        return response.result
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        await self.transport.send(jsonrpc.encode_notification(method, params))
+
+    async def send_frame(self, frame: bytes) -> None:
+        await self.transport.send(frame)
+
+    async def _send_cancel(self, request_id: RequestId, reason: str) -> None:
+        await self._send_quietly(jsonrpc.encode_notification(CANCELLED, {"requestId": request_id, "reason": reason}))
+
+    async def _send_quietly(self, frame: bytes) -> None:
+        try:
+            await self.transport.send(frame)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            log.debug("could not send (%s): %s", exc, orjson.loads(frame) if len(frame) < 200 else frame[:200])
+
+    def start_soon(self, func: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        assert self._task_group is not None
+        self._task_group.start_soon(func, *args)

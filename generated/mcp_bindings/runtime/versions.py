@@ -1,0 +1,89 @@
+"""Version plumbing: which versions exist, loading one on demand, and moving values between them.
+
+A server or client is written against one version's stub; its peer may speak another. Values
+cross by wire JSON: validated with the sending side's models, then re-validated with the other
+version's generated models and projected onto the fields that version defines (unknown fields of
+models are dropped, open maps such as `_meta` keep their keys). A value the target version cannot
+express fails validation there and becomes an internal error naming the type and version.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+import mcp_bindings
+
+from .errors import INTERNAL_ERROR, McpError
+
+def all_versions() -> list[str]:
+    return list(mcp_bindings.VERSIONS)
+
+
+def handshake_versions() -> list[str]:
+    return [v for v in mcp_bindings.VERSIONS if v not in mcp_bindings.STATELESS_VERSIONS]
+
+
+@cache
+def methods_of(version: str) -> Any:
+    """The generated `methods` module of a version, imported on first use."""
+    return importlib.import_module(f"mcp_bindings.{mcp_bindings.VERSIONS[version]}.methods")
+
+
+@cache
+def adapter(target: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(target)
+
+
+def validate(target: Any, data: Any) -> Any:
+    """Validate decoded JSON against a model class or a type alias (strict, like the schema)."""
+    if isinstance(target, type) and issubclass(target, BaseModel):
+        return target.model_validate(data)
+    return adapter(target).validate_python(data)
+
+
+def dump(value: Any) -> Any:
+    """A model (or anything holding models) -> decoded wire JSON."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if isinstance(value, (list, dict)):
+        return adapter(type(value)).dump_python(value, mode="json", by_alias=True, exclude_none=True)
+    return value
+
+
+def to_json(value: Any, target: Any = None) -> bytes:
+    """Serialise a model (the hot path: pydantic writes the bytes, nothing is re-encoded)."""
+    if isinstance(value, BaseModel):
+        return value.__pydantic_serializer__.to_json(value, by_alias=True, exclude_none=True)
+    return adapter(target if target is not None else type(value)).dump_json(value, by_alias=True, exclude_none=True)
+
+
+def project(value: Any) -> Any:
+    """Wire JSON of a validated value with only the fields its models define (unknown ones dropped)."""
+    if isinstance(value, BaseModel):
+        out: dict[str, Any] = {}
+        for name, field in type(value).model_fields.items():
+            item = getattr(value, name)
+            if item is not None:
+                out[field.alias or name] = project(item)
+        return out
+    if isinstance(value, list):
+        return [project(item) for item in value]
+    if isinstance(value, dict):
+        return {key: project(item) for key, item in value.items()}
+    return value
+
+
+def convert(data: Any, target: Any, *, what: str, source: str, destination: str) -> Any:
+    """Decoded wire JSON of version `source` -> a validated value of `destination`'s type."""
+    try:
+        return validate(target, data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(root)"
+        raise McpError(
+            INTERNAL_ERROR, f"cannot express {what} of MCP {source} in MCP {destination}: {where}: {first['msg']}"
+        ) from None
