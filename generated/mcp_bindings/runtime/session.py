@@ -50,8 +50,16 @@ class _Waiter:
 
 
 class Session:
-    def __init__(self, transport: Transport, dispatcher: Dispatcher, *, default_timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        transport: Transport,
+        dispatcher: Dispatcher,
+        *,
+        default_timeout: float | None = None,
+        drain_timeout: float = 5.0,
+    ) -> None:
         self.transport = transport
+        self.drain_timeout = drain_timeout
         self.dispatcher = dispatcher
         self.default_timeout = default_timeout
         self._ids = itertools.count(1)
@@ -60,6 +68,7 @@ class Session:
         self._cancelled_by_peer: set[RequestId] = set()
         self._progress: dict[str | int, ProgressCallback] = {}
         self._task_group: TaskGroup | None = None
+        self._active = 0  # requests being handled or answered
         self._closed = False
         self.closed_event = anyio.Event()
 
@@ -71,6 +80,10 @@ class Session:
             async with anyio.create_task_group() as task_group:
                 self._task_group = task_group
                 await self._receive_loop()
+                # The peer stopped sending: let requests already received finish (bounded), then stop.
+                with anyio.move_on_after(self.drain_timeout):
+                    while self._active:
+                        await anyio.sleep(0.01)
                 task_group.cancel_scope.cancel()
         finally:
             self._closed = True
@@ -140,6 +153,13 @@ class Session:
         self._task_group.start_soon(self._serve_batch, items)
 
     async def _serve_batch(self, items: list[Any]) -> None:
+        self._active += 1
+        try:
+            await self._serve_batch_items(items)
+        finally:
+            self._active -= 1
+
+    async def _serve_batch_items(self, items: list[Any]) -> None:
         responses: list[bytes] = []
         for item in items:
             try:
@@ -159,9 +179,13 @@ class Session:
     # -- incoming requests and notifications --------------------------------------------------
 
     async def _serve_request(self, request: Request, scope: anyio.CancelScope) -> None:
-        frame = await self._answer(request, scope)
-        if frame is not None:
-            await self._send_quietly(frame)
+        self._active += 1
+        try:
+            frame = await self._answer(request, scope)
+            if frame is not None:
+                await self._send_quietly(frame)
+        finally:
+            self._active -= 1
 
     async def _answer(self, request: Request, scope: anyio.CancelScope | None = None) -> bytes | None:
         scope = scope or anyio.CancelScope()

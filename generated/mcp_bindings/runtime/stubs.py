@@ -110,9 +110,19 @@ class ServerStub(_CapabilityDeriving):
     name: ClassVar[str] = "mcp-bindgen-server"
     version: ClassVar[str] = "0.0.0"
     instructions: ClassVar[str | None] = None
+    # Caching hints stamped on cacheable results (2026-07-28) unless a handler sets its own.
+    cache_ttl_ms: ClassVar[int] = 0
+    cache_scope: ClassVar[str] = "private"
 
     def __init__(self) -> None:
         self.capabilities = self.derive_capabilities()
+
+    async def broadcast(self, method: str, params: Any = None) -> int:
+        """Send a server notification (e.g. `notifications/tools/list_changed`) to every connected
+        client allowed to receive it; returns how many got it."""
+        from .server import broadcast
+
+        return await broadcast(self, method, params)
 
     def implements(self, spec: MethodSpec) -> bool:
         return _overridden(self, spec.handler, _stub_class(type(self))) or spec.optional_handler
