@@ -102,7 +102,14 @@ def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment every spawned interpreter gets: the caller's, minus anything that
     would let one side's packages or bytecode leak into another's process."""
     env = dict(os.environ)
-    for key in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONPYCACHEPREFIX", "PYTHONSTARTUP", "PYTHONINSPECT"):
+    for key in (
+        "PYTHONPATH",
+        "PYTHONHOME",
+        "VIRTUAL_ENV",
+        "PYTHONPYCACHEPREFIX",
+        "PYTHONSTARTUP",
+        "PYTHONINSPECT",
+    ):
         env.pop(key, None)
     if extra:
         env.update(extra)

@@ -11,16 +11,21 @@ notification gets ``202``. One ``json.loads`` and one ``json.dumps`` per request
 from __future__ import annotations
 
 import json
+from typing import Any
 import sys
 
 import uvicorn
 
-_INIT = {
+_INIT: dict[str, Any] = {
     "protocolVersion": "2025-11-25",
     "capabilities": {"tools": {"listChanged": False}},
     "serverInfo": {"name": "bench-floor", "version": "0"},
 }
-_DISCOVER = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "resultType": "complete"}
+_DISCOVER: dict[str, Any] = {
+    "supportedVersions": ["2026-07-28"],
+    "capabilities": {"tools": {}},
+    "resultType": "complete",
+}
 _JSON_HEADERS = [(b"content-type", b"application/json")]
 
 
@@ -47,6 +52,7 @@ async def app(scope, receive, send):  # noqa: ANN001 - raw ASGI
         await send({"type": "http.response.body", "body": b""})
         return
     method = msg.get("method")
+    result: dict[str, Any]
     if method == "initialize":
         result = _INIT
     elif method == "server/discover":
@@ -54,10 +60,19 @@ async def app(scope, receive, send):  # noqa: ANN001 - raw ASGI
     else:
         text = ((msg.get("params") or {}).get("arguments") or {}).get("text", "")
         result = {"content": [{"type": "text", "text": text}]}
-    out = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}, separators=(",", ":")).encode()
+    out = json.dumps(
+        {"jsonrpc": "2.0", "id": msg["id"], "result": result}, separators=(",", ":")
+    ).encode()
     await send({"type": "http.response.start", "status": 200, "headers": _JSON_HEADERS})
     await send({"type": "http.response.body", "body": out})
 
 
 if __name__ == "__main__":
-    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False, lifespan="on")
+    uvicorn.run(
+        app,
+        host="127.0.0.1",
+        port=int(sys.argv[1]),
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+    )

@@ -10,14 +10,19 @@ Notifications get nothing. It does exactly one ``json.loads`` and one
 from __future__ import annotations
 
 import json
+from typing import Any
 import sys
 
-_INIT = {
+_INIT: dict[str, Any] = {
     "protocolVersion": "2025-11-25",
     "capabilities": {"tools": {"listChanged": False}},
     "serverInfo": {"name": "bench-floor", "version": "0"},
 }
-_DISCOVER = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "resultType": "complete"}
+_DISCOVER: dict[str, Any] = {
+    "supportedVersions": ["2026-07-28"],
+    "capabilities": {"tools": {}},
+    "resultType": "complete",
+}
 
 
 def main() -> None:
@@ -33,6 +38,7 @@ def main() -> None:
         if "id" not in msg:
             continue
         method = msg.get("method")
+        result: dict[str, Any]
         if method == "initialize":
             result = _INIT
         elif method == "server/discover":
@@ -40,7 +46,12 @@ def main() -> None:
         else:
             text = ((msg.get("params") or {}).get("arguments") or {}).get("text", "")
             result = {"content": [{"type": "text", "text": text}]}
-        out.write(dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}, separators=(",", ":")).encode() + b"\n")
+        out.write(
+            dumps(
+                {"jsonrpc": "2.0", "id": msg["id"], "result": result}, separators=(",", ":")
+            ).encode()
+            + b"\n"
+        )
         out.flush()
 
 

@@ -22,11 +22,15 @@ from official_common import build_server  # noqa: E402
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("port", type=int)
-    parser.add_argument("--sse", action="store_true", help="SDK default SSE responses instead of JSON")
+    parser.add_argument(
+        "--sse", action="store_true", help="SDK default SSE responses instead of JSON"
+    )
     args = parser.parse_args()
     server = build_server()
     app = server.streamable_http_app(json_response=not args.sse, host="127.0.0.1")
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False, lifespan="on")
+    uvicorn.run(
+        app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False, lifespan="on"
+    )
 
 
 if __name__ == "__main__":

@@ -176,6 +176,32 @@ class Session:
         if responses:
             await self._send_quietly(b"[" + b",".join(responses) + b"]")
 
+    # -- entry points for transports that deliver messages themselves (HTTP) -------------------
+
+    async def answer(self, request: Request) -> bytes | None:
+        """Run one request to completion here; None when the peer cancelled it."""
+        if request.id in self._in_flight:
+            return jsonrpc.encode_error(request.id, INVALID_REQUEST, f"Invalid Request: id {request.id!r} is already in use")
+        return await self._answer(request)
+
+    async def accept(self, message: Notification | Response) -> None:
+        """Take a response or notification that arrived outside the receive loop."""
+        if isinstance(message, Response):
+            self._resolve(message)
+        elif message.method == CANCELLED:
+            self._peer_cancelled(message.params)
+        elif message.method == PROGRESS:
+            await self._progress_arrived(message.params)
+        else:
+            await self._serve_notification(message)
+
+    def cancel_all(self) -> None:
+        for scope in list(self._in_flight.values()):
+            scope.cancel()
+        self._closed = True
+        for waiter in self._pending.values():
+            waiter.event.set()
+
     # -- incoming requests and notifications --------------------------------------------------
 
     async def _serve_request(self, request: Request, scope: anyio.CancelScope) -> None:

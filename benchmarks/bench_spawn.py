@@ -1,0 +1,105 @@
+"""1b. Start-up: spawn-to-first-response of a stdio server.
+
+Timer starts just before the process is spawned; the first request is written
+to its stdin at once (it waits in the pipe), and the timer stops when the
+response line is read. 2025-11-25: ``initialize``; 2026-07-28 (no handshake):
+``server/discover`` with the per-request ``_meta`` envelope. One untimed
+warm-up spawn per server first (fills its bytecode tree).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+from benchmarks import ours
+from benchmarks.config import PEERS_DIR, PROTOCOL_LEGACY, PROTOCOL_VERSIONS, Budget
+from benchmarks.driver import DriverError, StdioClient, discover_request, initialize_request
+from benchmarks.procs import spawn, stop
+from benchmarks.report import Row, Section, ratio_at_most
+from benchmarks.setup_env import Environment
+from benchmarks.stats import stat_or_none
+
+
+def stdio_commands(env: Environment, version: str) -> dict[str, tuple[list[str], str]]:
+    """{peer: (argv, side)} of the stdio servers that serve ``version``."""
+    cmds: dict[str, tuple[list[str], str]] = {
+        "official": (
+            [env.official_python, str(PEERS_DIR / "official_stdio_server.py")],
+            "official",
+        ),
+        "floor": ([env.official_python, str(PEERS_DIR / "floor_stdio_echo.py")], "floor"),
+    }
+    if env.ours_python:
+        argv = ours.ours_stdio_server_command(version)
+        if argv:
+            cmds["ours"] = (list(argv), "ours")
+    return cmds
+
+
+def _first_response_ms(
+    argv: list[str], side_env: dict[str, str], version: str, timeout: float, log: str
+) -> float:
+    first = (
+        initialize_request(0, version)
+        if version == PROTOCOL_LEGACY
+        else discover_request(0, version)
+    )
+    start = time.perf_counter()
+    proc = spawn(argv, env=side_env, log_name=log, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        client = StdioClient(proc, timeout)
+        response = client.request(first, 0)
+        elapsed = time.perf_counter() - start
+        if "result" not in response:
+            raise DriverError(f"first request failed: {str(response)[:300]}")
+        return elapsed * 1e3
+    finally:
+        stop(proc)
+
+
+def run(env: Environment, budget: Budget) -> Section:
+    section = Section()
+    title = "1. Start-up (bytecode precompiled for both sides)"
+    for version in PROTOCOL_VERSIONS:
+        cmds = stdio_commands(env, version)
+        samples: dict[str, list[float]] = {peer: [] for peer in cmds}
+        broken: set[str] = set()
+        for peer, (argv, side) in cmds.items():
+            try:
+                _first_response_ms(
+                    argv,
+                    env.side_env(side, write=True),
+                    version,
+                    budget.server_start_timeout,
+                    f"spawn-{peer}",
+                )
+            except (DriverError, OSError) as exc:
+                broken.add(peer)
+                section.notes.append(f"spawn {peer} @ {version}: {exc}")
+        peers = [p for p in cmds if p not in broken]
+        for rep in range(budget.spawn_reps):
+            for peer in peers[rep % max(1, len(peers)) :] + peers[: rep % max(1, len(peers))]:
+                argv, side = cmds[peer]
+                samples[peer].append(
+                    _first_response_ms(
+                        argv,
+                        env.side_env(side),
+                        version,
+                        budget.server_start_timeout,
+                        f"spawn-{peer}",
+                    )
+                )
+        print(f"  spawn-to-first-response @ {version} done", file=sys.stderr, flush=True)
+        first = "initialize" if version == PROTOCOL_LEGACY else "server/discover"
+        section.rows.append(
+            Row(
+                title,
+                f"stdio spawn -> first response ({first}, {version})",
+                "ms",
+                {p: stat_or_none(samples.get(p, []), "ms") for p in ("ours", "official", "floor")},
+                target=ratio_at_most(0.5),
+            )
+        )
+    return section

@@ -1,0 +1,546 @@
+"""Streamable HTTP (and the legacy HTTP+SSE transport) for a server object, as an ASGI app.
+
+One endpoint (`/mcp` by default) serves both wire eras. Handshake versions: `initialize` opens a
+session (`Mcp-Session-Id`, cryptographically random), later POSTs carry it, GET opens the
+server-to-client stream, DELETE ends the session. 2026-07-28: every POST stands alone, described by
+its `_meta` and the `MCP-Protocol-Version` / `Mcp-Method` / `Mcp-Name` headers, which must agree.
+
+A request's response is plain JSON unless the handler sends something first (progress, a log, a
+server-to-client request): then the response becomes an SSE stream that carries those messages and
+ends with the response. Errors found before that get a plain JSON body and, in the stateless era,
+the HTTP status the spec assigns.
+
+Security is on by default: Host and Origin must name this machine (DNS-rebinding protection),
+bodies are size-limited, sessions are bounded in number and expire when idle.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import secrets
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+import orjson
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from starlette.requests import Request as HttpRequest
+from starlette.responses import Response, StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from . import jsonrpc
+from .errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
+from .jsonrpc import InvalidMessage, Request
+from .server import PROTOCOL_VERSION_KEY, ServerRuntime, current_request
+from .session import Session
+from .stubs import ServerStub
+
+log = logging.getLogger("mcp_bindings.runtime.http")
+
+SESSION_HEADER = "mcp-session-id"
+VERSION_HEADER = "mcp-protocol-version"
+METHOD_HEADER = "mcp-method"
+NAME_HEADER = "mcp-name"
+HEADER_MISMATCH = -32020
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
+# Stateless era: the HTTP status that goes with a JSON-RPC error code (spec, transports page).
+STATELESS_STATUS = {METHOD_NOT_FOUND: 404, INVALID_PARAMS: 400, INVALID_REQUEST: 400, PARSE_ERROR: 400,
+                    HEADER_MISMATCH: 400, -32021: 400, -32022: 400, INTERNAL_ERROR: 500}
+# Which params key `Mcp-Name` mirrors, per method.
+NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+@dataclass
+class HttpOptions:
+    path: str = "/mcp"
+    allowed_hosts: tuple[str, ...] = LOCAL_HOSTS  # host names (any port); "*" allows all
+    allowed_origins: tuple[str, ...] | None = None  # None: origins on an allowed host
+    max_body_bytes: int = 4 * 1024 * 1024
+    max_sessions: int = 1000
+    session_idle_seconds: float = 30 * 60
+    legacy_sse: bool = True  # also serve the 2024-11-05 HTTP+SSE transport at /sse and /messages
+    json_only: bool = False  # never upgrade a response to SSE
+
+
+class _Routes:
+    """Where a server-sent frame goes: the stream of the POST whose request is running, else GET."""
+
+    def __init__(self) -> None:
+        self.by_request: dict[Any, MemoryObjectSendStream[bytes]] = {}
+        self.standalone: MemoryObjectSendStream[bytes] | None = None
+
+
+class HttpTransport:
+    """The `send` side of a session whose messages arrive as HTTP requests."""
+
+    def __init__(self) -> None:
+        self.routes = _Routes()
+
+    async def send(self, frame: bytes) -> None:
+        request_id = current_request.get()
+        stream = self.routes.by_request.get(request_id) if request_id is not None else None
+        stream = stream or self.routes.standalone
+        if stream is None:
+            log.debug("no open stream for a server message; dropped")
+            return
+        try:
+            await stream.send(frame)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            log.debug("stream closed; server message dropped")
+
+    async def receive(self) -> bytes:  # pragma: no cover - HTTP delivers messages itself
+        raise anyio.EndOfStream
+
+    async def aclose(self) -> None:
+        if self.routes.standalone is not None:
+            self.routes.standalone.close()
+
+
+@dataclass(eq=False)
+class _HttpSession:
+    id: str
+    runtime: ServerRuntime
+    session: Session
+    transport: HttpTransport
+    last_seen: float = field(default_factory=time.monotonic)
+
+
+def _sse(frame: bytes) -> bytes:
+    return b"event: message\ndata: " + frame + b"\n\n"
+
+
+class StreamableHTTPApp:
+    """ASGI app serving one server object to any number of clients."""
+
+    def __init__(self, server: ServerStub, options: HttpOptions | None = None) -> None:
+        self.server = server
+        self.options = options or HttpOptions()
+        self.sessions: dict[str, _HttpSession] = {}
+        stateless_transport = HttpTransport()
+        self._stateless_runtime = ServerRuntime(server)
+        self._stateless = Session(stateless_transport, self._stateless_runtime)
+        self._stateless_transport = stateless_transport
+        self._legacy: dict[str, tuple[Session, MemoryObjectSendStream[bytes]]] = {}
+
+    # -- ASGI --------------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        request = HttpRequest(scope, receive)
+        response = await self._handle(request)
+        await response(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                for http_session in list(self.sessions.values()):
+                    http_session.session.cancel_all()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _handle(self, request: HttpRequest) -> Any:
+        refusal = self._check_origin(request)
+        if refusal is not None:
+            return refusal
+        path = request.url.path.rstrip("/") or "/"
+        if path == self.options.path.rstrip("/"):
+            if request.method == "POST":
+                return await self._post(request)
+            if request.method == "GET":
+                return self._get(request)
+            if request.method == "DELETE":
+                return self._delete(request)
+            return Response(status_code=405, headers={"Allow": "GET, POST, DELETE"})
+        if self.options.legacy_sse and path == "/sse" and request.method == "GET":
+            return self._legacy_stream(request)
+        if self.options.legacy_sse and path == "/messages" and request.method == "POST":
+            return await self._legacy_post(request)
+        return Response(status_code=404)
+
+    # -- security ----------------------------------------------------------------------------
+
+    def _host_allowed(self, host: str) -> bool:
+        allowed = self.options.allowed_hosts
+        if "*" in allowed:
+            return True
+        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        if host.startswith("[") and "]" in host:
+            name = host[: host.index("]") + 1]
+        return name.lower() in allowed
+
+    def _check_origin(self, request: HttpRequest) -> Response | None:
+        host = request.headers.get("host", "")
+        if not self._host_allowed(host):
+            return _error_response(None, INVALID_REQUEST, f"Forbidden: Host {host!r} is not allowed", 403)
+        origin = request.headers.get("origin")
+        if origin is not None:
+            if self.options.allowed_origins is not None:
+                ok = origin in self.options.allowed_origins or "*" in self.options.allowed_origins
+            else:
+                parts = urlsplit(origin)
+                ok = parts.scheme in ("http", "https") and self._host_allowed(parts.netloc)
+            if not ok:
+                return _error_response(None, INVALID_REQUEST, f"Forbidden: Origin {origin!r} is not allowed", 403)
+        return None
+
+    async def _body(self, request: HttpRequest) -> bytes | Response:
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.options.max_body_bytes:
+            return _error_response(None, INVALID_REQUEST, f"Request body exceeds {self.options.max_body_bytes} bytes", 413)
+        chunks = bytearray()
+        async for chunk in request.stream():
+            chunks += chunk
+            if len(chunks) > self.options.max_body_bytes:
+                return _error_response(None, INVALID_REQUEST, f"Request body exceeds {self.options.max_body_bytes} bytes", 413)
+        return bytes(chunks)
+
+    # -- POST --------------------------------------------------------------------------------
+
+    async def _post(self, request: HttpRequest) -> Any:
+        content_type = request.headers.get("content-type", "")
+        if "application/json" not in content_type.lower():
+            return _error_response(None, INVALID_REQUEST, "Unsupported Media Type: POST a JSON-RPC message as application/json", 415)
+        body = await self._body(request)
+        if isinstance(body, Response):
+            return body
+        try:
+            data = jsonrpc.decode(body)
+        except InvalidMessage as exc:
+            return _error_response(None, exc.code, exc.message, 400)
+        items = data if isinstance(data, list) else [data]
+        if not items:
+            return _error_response(None, INVALID_REQUEST, "Invalid Request: empty batch", 400)
+        messages: list[jsonrpc.Message] = []
+        for item in items:
+            try:
+                messages.append(jsonrpc.classify(item))
+            except InvalidMessage as exc:
+                return _error_response(exc.id, exc.code, exc.message, 400)
+        self._expire_idle()
+        requests = [m for m in messages if isinstance(m, Request)]
+        session_id = request.headers.get(SESSION_HEADER)
+        if any(r.method == "initialize" for r in requests) and not session_id:
+            return await self._initialize(request, requests, data)
+        if session_id:
+            http_session = self.sessions.get(session_id)
+            if http_session is None:
+                return _error_response(None, INVALID_REQUEST, "Not Found: unknown or expired Mcp-Session-Id", 404)
+            http_session.last_seen = time.monotonic()
+            mismatch = self._check_session_version(request, http_session)
+            if mismatch is not None:
+                return mismatch
+            if isinstance(data, list) and not http_session.runtime.batches_allowed:
+                return _error_response(None, INVALID_REQUEST, "Invalid Request: batches are not part of the negotiated version", 400)
+            return await self._dispatch(request, http_session.session, messages, stateless=False, batch=isinstance(data, list))
+        if isinstance(data, list):
+            return _error_response(None, INVALID_REQUEST, "Invalid Request: batches need a session", 400)
+        stateless_request = requests[0] if requests else None
+        if stateless_request is None:
+            # A notification or response without a session: nothing to attach it to.
+            return Response(status_code=202)
+        problem = self._check_stateless_headers(request, stateless_request)
+        if problem is not None:
+            return problem
+        return await self._dispatch(request, self._stateless, messages, stateless=True, batch=False)
+
+    def _check_session_version(self, request: HttpRequest, http_session: _HttpSession) -> Response | None:
+        header = request.headers.get(VERSION_HEADER)
+        view = http_session.runtime.view
+        if header is not None and view is not None and header != view.version:
+            return _error_response(
+                None, INVALID_REQUEST,
+                f"Bad Request: MCP-Protocol-Version {header!r} does not match the session's {view.version!r}", 400,
+            )
+        return None
+
+    def _check_stateless_headers(self, request: HttpRequest, rpc: Request) -> Response | None:
+        params = rpc.params if isinstance(rpc.params, dict) else {}
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        header_version = request.headers.get(VERSION_HEADER)
+        meta_version = meta.get(PROTOCOL_VERSION_KEY)
+        if header_version is not None and meta_version is not None and header_version != meta_version:
+            return _error_response(
+                rpc.id, HEADER_MISMATCH,
+                f"Header mismatch: MCP-Protocol-Version {header_version!r} but _meta protocolVersion {meta_version!r}", 400,
+            )
+        method_header = request.headers.get(METHOD_HEADER)
+        if method_header is not None and method_header.strip() != rpc.method:
+            return _error_response(rpc.id, HEADER_MISMATCH, f"Header mismatch: Mcp-Method {method_header!r} but the body says {rpc.method!r}", 400)
+        if meta_version is not None and method_header is None:
+            return _error_response(rpc.id, HEADER_MISMATCH, "Header mismatch: the Mcp-Method header is required", 400)
+        key = NAME_PARAM.get(rpc.method)
+        if key is not None and meta_version is not None:
+            name_header = request.headers.get(NAME_HEADER)
+            value = params.get(key)
+            if name_header is None or name_header.strip() != value:
+                return _error_response(
+                    rpc.id, HEADER_MISMATCH, f"Header mismatch: Mcp-Name must equal params.{key} ({value!r})", 400
+                )
+        return None
+
+    async def _initialize(self, request: HttpRequest, requests: list[Request], data: Any) -> Any:
+        if len(self.sessions) >= self.options.max_sessions:
+            return _error_response(None, INTERNAL_ERROR, "Service Unavailable: too many sessions", 503)
+        transport = HttpTransport()
+        runtime = ServerRuntime(self.server)
+        session = Session(transport, runtime)
+        http_session = _HttpSession(secrets.token_urlsafe(24), runtime, session, transport)
+
+        def session_header() -> dict[str, str]:
+            # Evaluated when the response starts, i.e. after initialize has been answered.
+            if runtime.view is None:
+                return {}
+            self.sessions[http_session.id] = http_session
+            return {SESSION_HEADER: http_session.id}
+
+        return await self._dispatch(
+            request, session, list(requests), stateless=False, batch=isinstance(data, list), headers=session_header
+        )
+
+    async def _dispatch(
+        self, request: HttpRequest, session: Session, messages: list[jsonrpc.Message], *, stateless: bool, batch: bool,
+        headers: Callable[[], dict[str, str]] = dict,
+    ) -> Any:
+        for message in messages:
+            if not isinstance(message, Request):
+                await session.accept(message)
+        requests = [m for m in messages if isinstance(m, Request)]
+        if not requests:
+            return Response(status_code=202)
+        accept = request.headers.get("accept", "*/*").lower()
+        sse_ok = not self.options.json_only and ("text/event-stream" in accept or "*/*" in accept)
+        return _RequestsResponse(session, requests, sse_ok=sse_ok, stateless=stateless, batch=batch, headers=headers)
+
+    # -- GET and DELETE ----------------------------------------------------------------------
+
+    def _get(self, request: HttpRequest) -> Response:
+        if "text/event-stream" not in request.headers.get("accept", "").lower():
+            return Response(status_code=406, content="GET needs Accept: text/event-stream")
+        session_id = request.headers.get(SESSION_HEADER)
+        http_session = self.sessions.get(session_id or "")
+        if http_session is None:
+            return Response(status_code=405 if not session_id else 404, headers={"Allow": "POST, DELETE"})
+        if http_session.transport.routes.standalone is not None:
+            return Response(status_code=409, content="a GET stream is already open for this session")
+        send_stream, receive_stream = anyio.create_memory_object_stream[bytes](math.inf)
+        http_session.transport.routes.standalone = send_stream
+
+        async def events() -> AsyncIterator[bytes]:
+            try:
+                yield b": stream open\n\n"
+                async for frame in receive_stream:
+                    yield _sse(frame)
+            finally:
+                if http_session.transport.routes.standalone is send_stream:
+                    http_session.transport.routes.standalone = None
+
+        return StreamingResponse(events(), media_type="text/event-stream", headers=_no_cache())
+
+    def _delete(self, request: HttpRequest) -> Response:
+        session_id = request.headers.get(SESSION_HEADER)
+        http_session = self.sessions.pop(session_id or "", None)
+        if http_session is None:
+            return Response(status_code=404 if session_id else 400)
+        http_session.session.cancel_all()
+        if http_session.transport.routes.standalone is not None:
+            http_session.transport.routes.standalone.close()
+        return Response(status_code=200)
+
+    def _expire_idle(self) -> None:
+        cutoff = time.monotonic() - self.options.session_idle_seconds
+        for session_id, http_session in list(self.sessions.items()):
+            if http_session.last_seen < cutoff:
+                del self.sessions[session_id]
+                http_session.session.cancel_all()
+
+    # -- legacy HTTP+SSE (2024-11-05) --------------------------------------------------------
+
+    def _legacy_stream(self, request: HttpRequest) -> Response:
+        if len(self._legacy) >= self.options.max_sessions:
+            return Response(status_code=503)
+        session_id = secrets.token_hex(16)
+        inbound_send, inbound_receive = anyio.create_memory_object_stream[bytes](math.inf)
+        outbound_send, outbound_receive = anyio.create_memory_object_stream[bytes](math.inf)
+        transport = _QueueTransport(inbound_receive, outbound_send)
+        session = Session(transport, ServerRuntime(self.server))
+        self._legacy[session_id] = (session, inbound_send)
+        endpoint = f"/messages?session_id={session_id}"
+
+        async def events() -> AsyncIterator[bytes]:
+            try:
+                async with anyio.create_task_group() as task_group:
+                    task_group.start_soon(session.run)
+                    yield b"event: endpoint\ndata: " + endpoint.encode() + b"\n\n"
+                    async for frame in outbound_receive:
+                        yield _sse(frame)
+            finally:
+                self._legacy.pop(session_id, None)
+                inbound_send.close()
+
+        return StreamingResponse(events(), media_type="text/event-stream", headers=_no_cache())
+
+    async def _legacy_post(self, request: HttpRequest) -> Response:
+        entry = self._legacy.get(request.query_params.get("session_id", ""))
+        if entry is None:
+            return Response(status_code=404, content="unknown session_id")
+        body = await self._body(request)
+        if isinstance(body, Response):
+            return body
+        await entry[1].send(body.strip())
+        return Response(status_code=202, content="Accepted")
+
+
+class _QueueTransport:
+    def __init__(self, inbound: MemoryObjectReceiveStream[bytes], outbound: MemoryObjectSendStream[bytes]) -> None:
+        self._inbound = inbound
+        self._outbound = outbound
+
+    async def receive(self) -> bytes:
+        try:
+            return await self._inbound.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise anyio.EndOfStream from None
+
+    async def send(self, frame: bytes) -> None:
+        await self._outbound.send(frame)
+
+    async def aclose(self) -> None:
+        self._outbound.close()
+
+
+class _RequestsResponse:
+    """An ASGI response that runs the requests in the same task and answers JSON or SSE.
+
+    JSON when the first thing produced is the (only) response, or the client takes JSON only;
+    SSE as soon as a handler sends something before its response (progress, logs, requests).
+    """
+
+    def __init__(
+        self, session: Session, requests: list[Request], *, sse_ok: bool, stateless: bool, batch: bool,
+        headers: Callable[[], dict[str, str]] = dict,
+    ) -> None:
+        self.session = session
+        self.requests = requests
+        self.sse_ok = sse_ok
+        self.stateless = stateless
+        self.batch = batch
+        self.headers = headers
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        transport = self.session.transport
+        assert isinstance(transport, HttpTransport)
+        send_stream, receive_stream = anyio.create_memory_object_stream[bytes](math.inf)
+        for rpc in self.requests:
+            transport.routes.by_request[rpc.id] = send_stream
+        responses: dict[Any, bytes] = {}
+        remaining = len(self.requests)
+
+        async def run(rpc: Request) -> None:
+            nonlocal remaining
+            token = current_request.set(rpc.id)
+            try:
+                frame = await self.session.answer(rpc)
+                if frame is not None:
+                    responses[rpc.id] = frame
+                    await send_stream.send(frame)
+            finally:
+                current_request.reset(token)
+                transport.routes.by_request.pop(rpc.id, None)
+                remaining -= 1
+                if remaining == 0:
+                    send_stream.close()
+
+        async with anyio.create_task_group() as task_group:
+            task_group.start_soon(_cancel_on_disconnect, receive, task_group.cancel_scope)
+            for rpc in self.requests:
+                task_group.start_soon(run, rpc)
+            first = await _next_frame(receive_stream)
+            single_answer = first is not None and len(self.requests) == 1 and first in responses.values()
+            if first is None or single_answer or self.batch or not self.sse_ok:
+                async for _ in receive_stream:  # JSON: wait for every response; other frames cannot be sent
+                    pass
+                frames = [responses[r.id] for r in self.requests if r.id in responses]
+                await self._send_json(send, frames)
+            else:
+                await send({"type": "http.response.start", "status": 200, "headers": _raw_headers(
+                    {"content-type": "text/event-stream", **_no_cache(), **self.headers()})})
+                await send({"type": "http.response.body", "body": _sse(first), "more_body": True})
+                async for frame in receive_stream:
+                    await send({"type": "http.response.body", "body": _sse(frame), "more_body": True})
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+            task_group.cancel_scope.cancel()
+
+    async def _send_json(self, send: Send, frames: list[bytes]) -> None:
+        if not frames:
+            status, body = 202, b""
+        elif self.batch:
+            status, body = 200, b"[" + b",".join(frames) + b"]"
+        else:
+            status, body = _status_of(frames[0], self.stateless), frames[0]
+        headers = {"content-type": "application/json", **self.headers()} if body else dict(self.headers())
+        await send({"type": "http.response.start", "status": status, "headers": _raw_headers(headers)})
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+async def _next_frame(stream: MemoryObjectReceiveStream[bytes]) -> bytes | None:
+    try:
+        return await stream.receive()
+    except anyio.EndOfStream:
+        return None
+
+
+async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            scope.cancel()
+            return
+
+
+def _raw_headers(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+    return [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+
+
+def _status_of(frame: bytes, stateless: bool) -> int:
+    if not stateless or b'"error":' not in frame:
+        return 200
+    message = orjson.loads(frame)
+    error = message.get("error") if isinstance(message, dict) else None
+    return STATELESS_STATUS.get(error.get("code"), 200) if isinstance(error, dict) else 200
+
+
+def _error_response(request_id: Any, code: int, message: str, status: int) -> Response:
+    return Response(jsonrpc.encode_error(request_id, code, message), status_code=status, media_type="application/json")
+
+
+def _no_cache() -> dict[str, str]:
+    return {"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"}
+
+
+def create_app(server: ServerStub, **options: Any) -> StreamableHTTPApp:
+    """The ASGI app; mount it in any ASGI application (Starlette, FastAPI, ...)."""
+    return StreamableHTTPApp(server, HttpOptions(**options))
+
+
+def serve_http(
+    server: ServerStub, host: str = "127.0.0.1", port: int = 3001, path: str = "/mcp", *, log_level: str = "warning",
+    **options: Any,
+) -> None:
+    """`serve_http(MyServer(), port=3001)`: run the server on uvicorn until interrupted."""
+    import uvicorn
+
+    if host not in LOCAL_HOSTS and "allowed_hosts" not in options:
+        log.warning("binding %s: DNS-rebinding protection still only admits Host headers of %s", host, ", ".join(LOCAL_HOSTS))
+    app = create_app(server, path=path, **options)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, lifespan="on")
