@@ -26,9 +26,12 @@ so `jsonschema` accepts it; the models are strict (no lossy coercion, and `1.0` 
 `1`), so pydantic rejects it.
 
 Disagreements the agreement check finds are sorted into named, precisely defined categories below
-(`KNOWN_DISAGREEMENTS`). Each has an `xfail(strict=True)` test that asserts it no longer occurs:
+(`KNOWN_DISAGREEMENTS`; one instance may combine several). Each has an `xfail(strict=True)` test that asserts it no longer occurs:
 fixing the generator turns it into XPASS, which fails the run until the entry is removed. Any
-disagreement outside those categories fails `test_models_agree_with_jsonschema` directly.
+disagreement outside those categories fails `test_models_agree_with_jsonschema` directly. Two more
+strict xfails probe what the random instances do not make: keys spelled as a field's Python name
+(`test_snake_case_keys_on_the_wire_agree`) and integral floats for integer constants
+(`test_integral_float_for_integer_const_is_rejected_too`).
 """
 
 from __future__ import annotations
@@ -49,14 +52,14 @@ from jsonschema import Draft7Validator, Draft202012Validator
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 import mcp_bindings
-from mcp_bindgen.normalise import normalise
+from mcp_bindgen.normalise import DRAFT_07, detect_dialect, normalise
 from mcp_bindgen.pipeline import build_ir, pinned_source
 
 from .conftest import PINNED_VERSIONS, shared_schema_dir
 
 SEED = os.environ.get("MCP_BINDGEN_DIFF_SEED", "0")
 EXAMPLES_VERSION = "2026-07-28"
-RANDOM_MUTATIONS_PER_SEED = 10
+RANDOM_MUTATIONS_PER_SEED = 6
 MAX_DEPTH = 6  # beyond this the builder only makes minimal instances (JSONValue is recursive)
 
 Path_ = tuple[str | int, ...]
@@ -131,7 +134,19 @@ def context(version: str) -> VersionContext:
 STRINGS = ["x", "hello world", "ünïcödé ✓", "😀 emoji 🧪", "nul\u0000char", "line\nbreak\ttab", "\u202eRTL", "a" * 200]
 MAP_KEYS = ["alpha", "com.example/key", "ключ", "with space", "😀"]
 # Any JSON value (for `{}` schemas and untyped required keys); no integral floats, see module doc.
-ANY_JSON: list[Any] = [None, True, 0, -7, 2.5, "", "text", [], [1, "two", None], {}, {"nested": {"list": [1.25, False]}}]
+ANY_JSON: list[Any] = [
+    None,
+    True,
+    0,
+    -7,
+    2.5,
+    "",
+    "text",
+    [],
+    [1, "two", None],
+    {},
+    {"nested": {"list": [1.25, False]}},
+]
 
 
 def _ref_name(ref: str) -> str:
@@ -293,17 +308,25 @@ def _wrong_types(value: Any) -> list[tuple[str, Any]]:
     if isinstance(value, str):
         return [("int-for-string", 123), ("bool-for-string", False), ("list-for-string", [value]), ("null", None)]
     if isinstance(value, dict):
-        return [("list-for-object", [value]), ("empty-list-for-object", []), ("string-for-object", "{}"), ("null", None)]
+        return [
+            ("list-for-object", [value]),
+            ("empty-list-for-object", []),
+            ("string-for-object", "{}"),
+            ("null", None),
+        ]
     if isinstance(value, list):
         return [("object-for-list", {"0": value[0]} if value else {}), ("string-for-list", "[]"), ("null", None)]
     return [("string-for-null", "null"), ("int-for-null", 0), ("object-for-null", {})]
 
 
 def _wrong_const(value: Any) -> list[tuple[str, Any]]:
+    """Other values of the same type: a wrong constant or enum member, or a value out of bounds."""
     if isinstance(value, bool):
         return [("flipped-bool", not value)]
     if isinstance(value, int):
         return [("int-plus-one", value + 1), ("int-negated", -value - 1)]
+    if isinstance(value, float):  # non-integral here, so these stay non-integral
+        return [("float-plus-one", value + 1), ("float-negated", -value)]
     if isinstance(value, str):
         return [("string-suffixed", value + "-x"), ("string-upper", value.upper() + "X"), ("string-empty", "")]
     return []
@@ -313,7 +336,13 @@ def _huge(value: Any, floats: bool) -> list[tuple[str, Any]]:
     if isinstance(value, bool):
         return []
     if isinstance(value, int):
-        return [("1e30-int", 10**30), ("minus-1e30-int", -(10**30)), ("2^63", 2**63), ("2^64", 2**64), ("minus-2^63-1", -(2**63) - 1)]
+        return [
+            ("1e30-int", 10**30),
+            ("minus-1e30-int", -(10**30)),
+            ("2^63", 2**63),
+            ("2^64", 2**64),
+            ("minus-2^63-1", -(2**63) - 1),
+        ]
     if isinstance(value, float) and floats:
         # 1e308 is an integral float. In a seed or example a float only sits where the schema allows
         # `number` (or anything), so replacing it is fair; after another mutation the float may be
@@ -324,7 +353,18 @@ def _huge(value: Any, floats: bool) -> list[tuple[str, Any]]:
 
 def _unicode(value: Any) -> list[tuple[str, Any]]:
     if isinstance(value, str):
-        return [("emoji", value + "😀👩‍👩‍👧"), ("nul", "\u0000" + value), ("bom-rtl", "\ufeff\u202e" + value), ("astral", "𝔘𝔫𝔦")]
+        return [
+            ("emoji", value + "😀👩‍👩‍👧"),
+            ("nul", "\u0000" + value),
+            ("bom-rtl", "\ufeff\u202e" + value),
+            ("astral", "𝔘𝔫𝔦"),
+        ]
+    return []
+
+
+def _grow(value: Any) -> list[tuple[str, Any]]:
+    if isinstance(value, list) and value:  # past maxItems, where there is one (100 in 2026-07-28)
+        return [("list-grown", [*value, copy.deepcopy(value[-1])]), ("list-101", [*value, *[value[-1]] * 101][:101])]
     return []
 
 
@@ -359,10 +399,17 @@ MUTATORS: dict[str, Mutator] = {
     "huge": lambda v, r: _huge(v, floats=True),
     "unicode": lambda v, r: _unicode(v),
     "empty": lambda v, r: _empty(v),
+    "grow": lambda v, r: _grow(v),
     "extra-key": _extra_key,
     "drop-key": _drop_key,
 }
-ROOT_REPLACEMENTS: list[tuple[str, Any]] = [("root-null", None), ("root-list", []), ("root-string", "x"), ("root-empty-object", {}), ("root-int", 1)]
+ROOT_REPLACEMENTS: list[tuple[str, Any]] = [
+    ("root-null", None),
+    ("root-list", []),
+    ("root-string", "x"),
+    ("root-empty-object", {}),
+    ("root-int", 1),
+]
 
 
 def _pointer(path: Path_) -> str:
@@ -400,7 +447,7 @@ def mutations(instance: Any, rng: random.Random, systematic: bool) -> Iterator[t
         if step is not None:
             yield step
     # Chains of mutations (mutations of mutations, at any depth).
-    for _ in range(3):
+    for _ in range(2):
         labels, current = [], instance
         for _ in range(rng.randint(2, 4)):
             step = mutate_once(current, rng, chained=bool(labels))
@@ -449,7 +496,9 @@ class Outcome:
         ctx = context(self.case.version)
         schema_says = "valid"
         if not self.schema_ok:
-            errors = sorted(ctx.validator(self.case.definition).iter_errors(json.loads(self.case.text)), key=lambda e: e.path)
+            errors = sorted(
+                ctx.validator(self.case.definition).iter_errors(json.loads(self.case.text)), key=lambda e: e.path
+            )
             schema_says = f"invalid ({errors[0].json_path}: {errors[0].message[:160]})"
         model_says = "valid" if self.model_ok else f"invalid ({self.model_error})"
         lines = [self.case.describe(), f"    jsonschema: {schema_says}", f"    pydantic:   {model_says}"]
@@ -495,9 +544,10 @@ def cases_for(ctx: VersionContext, name: str) -> list[Case]:
             bases.append((f"example:{path.name}", json.loads(path.read_text(encoding="utf-8"))))
     bases.extend(seeds(ctx, name, rng))
     out: dict[str, Case] = {}
-    for base_label, base in bases:
+    for base_label, base in bases:  # all bases first: an example may equal a mutation of another
         text = json.dumps(base)
         out.setdefault(text, Case(ctx.version, name, base_label, text))
+    for base_label, base in bases:
         systematic = not base_label.endswith("max2")
         for label, mutated in mutations(base, rng, systematic):
             text = json.dumps(mutated)
@@ -539,43 +589,143 @@ def _rejected_null_members(validator: Draft202012Validator, instance: Any) -> li
     return sorted(found, key=lambda p: (len(p), [str(s) for s in p]))
 
 
-def null_for_optional_field(outcome: Outcome) -> bool:
-    """jsonschema rejects only because optional, non-nullable members are `null`; the models accept.
+def repair_nulls(ctx: VersionContext, case: Case) -> Any | None:
+    """The instance without its `null` object members that fail a `type` check (in any branch)."""
+    instance = json.loads(case.text)
+    nulls = _rejected_null_members(ctx.validator(case.definition), instance)
+    return _delete(instance, nulls) if nulls else None
 
-    Precisely: the schema rejects the instance, the model accepts it, and deleting every object
-    member that is `null` and fails a `type` check makes an instance both sides accept.
+
+def _missing_required(validator: Draft202012Validator, instance: Any) -> list[tuple[Path_, str]]:
+    """(object path, key) of every `required` failure, in any branch."""
+    found: set[tuple[Path_, str]] = set()
+    pending = list(validator.iter_errors(instance))
+    while pending:
+        error = pending.pop()
+        pending.extend(error.context or ())
+        if error.validator == "required" and isinstance(error.instance, dict):
+            for key in error.validator_value:
+                if key not in error.instance:
+                    found.add((tuple(error.absolute_path), key))
+    return sorted(found, key=lambda item: (len(item[0]), [str(s) for s in item[0]], item[1]))
+
+
+def _lookup(value: Any, path: Path_) -> Any:
+    for step in path:
+        value = value[step]
+    return value
+
+
+def repair_defaults(ctx: VersionContext, case: Case) -> Any | None:
+    """The instance with each missing required key added, valued as the model filled it in.
+
+    The filled-in value is read from the model's dump without `exclude_unset`; None there is how the
+    model says "absent" for an optional field, so it is never a default it filled in.
     """
-    if outcome.schema_ok or not outcome.model_ok:
-        return False
-    ctx = context(outcome.case.version)
-    instance = json.loads(outcome.case.text)
-    nulls = _rejected_null_members(ctx.validator(outcome.case.definition), instance)
-    if not nulls:
-        return False
-    case = outcome.case
-    without = run(ctx, Case(case.version, case.definition, case.label + " (nulls deleted)", json.dumps(_delete(instance, nulls))))
-    return without.schema_ok and without.model_ok
+    instance = json.loads(case.text)
+    missing = _missing_required(ctx.validator(case.definition), instance)
+    target = ctx.target(case.definition)
+    try:
+        value = target.validate_json(case.text)
+    except ValidationError:
+        return None
+    if target.model is not None:
+        full = value.model_dump(mode="json", by_alias=True)
+    else:
+        assert target.adapter is not None
+        full = target.adapter.dump_python(value, mode="json", by_alias=True)
+    completed = copy.deepcopy(instance)
+    added = 0
+    for path, key in missing:
+        try:
+            filled = _lookup(full, path)
+            holder = _lookup(completed, path)
+        except (KeyError, IndexError, TypeError):
+            continue  # a union branch the model did not take
+        if isinstance(filled, dict) and filled.get(key) is not None and isinstance(holder, dict):
+            holder[key] = filled[key]
+            added += 1
+    return completed if added else None
 
 
-KNOWN_DISAGREEMENTS: dict[str, tuple[str, Callable[[Outcome], bool]]] = {
+def lax_top_level_alias(outcome: Outcome) -> bool:
+    """A `TypeAliasType` validated on its own is lax; validated strictly it would agree.
+
+    Precisely: the definition is an alias (validated through `TypeAdapter`, as the package
+    documents), the verdicts differ, and `validate_json(text, strict=True)` gives jsonschema's verdict.
+    """
+    target = context(outcome.case.version).target(outcome.case.definition)
+    if target.adapter is None or outcome.schema_ok == outcome.model_ok or outcome.crash:
+        return False
+    try:
+        target.adapter.validate_json(outcome.case.text, strict=True)
+    except ValidationError:
+        return not outcome.schema_ok
+    return outcome.schema_ok
+
+
+Repair = Callable[[VersionContext, Case], Any]
+
+# name -> (reason, repair). A repair undoes one known cause in an instance the model accepts and the
+# schema rejects; the disagreement is explained when repairing (one cause, or several in sequence)
+# gives an instance both sides accept. `lax-top-level-alias` is a different validation, not a repair.
+KNOWN_DISAGREEMENTS: dict[str, tuple[str, Repair | None]] = {
     "null-for-optional-field": (
         "Optional fields are rendered as `X | None = None`, so the models accept an explicit JSON null "
-        "where the schema declares a non-nullable type (`\"type\": \"string\"` etc.) and merely leaves "
+        'where the schema declares a non-nullable type (`"type": "string"` etc.) and merely leaves '
         "the key out of `required`. jsonschema rejects null there. Seen in every pinned version, e.g. "
         '2025-11-25 Root {"uri": "x", "name": null}. Fix in the generator: optional non-nullable fields '
         "should not admit None on validation (e.g. a plain `X` annotation with a sentinel default, or a "
         "`field_validator`/`WrapValidator` that rejects an explicit null), keeping `None` only where the "
         "schema's type includes `null` (e.g. 2025-11-25 Task.ttl).",
-        null_for_optional_field,
+        repair_nulls,
+    ),
+    "default-for-required-field": (
+        "policy/field_defaults.json gives Python defaults to fields the schema requires (2026-07-28: "
+        '`resultType` -> "complete" / "input_required", `ttlMs` -> 0, `cacheScope` -> "private"), and the '
+        "generator renders them as optional with that default, so the models accept a message without them, "
+        'e.g. 2026-07-28 CacheableResult {"cacheScope": "private", "ttlMs": 0} (no resultType), and '
+        "ServerResult/ClientResult/every *Result through them; jsonschema rejects (required property). The policy "
+        'file says this is deliberate (spec: treat an absent resultType as "complete"). If it stays, turn this '
+        "entry into a pinned, documented deviation like the integral float one; if not, only the Python "
+        "constructor should default these fields, not wire validation.",
+        repair_defaults,
+    ),
+    "lax-top-level-alias": (
+        "`strict=True` lives in MCPModel's model_config, which a bare `TypeAliasType` does not have, so "
+        "`TypeAdapter(<alias>).validate_json` runs in lax mode: `TypeAdapter(RequestId).validate_json('true')` "
+        "returns 1 (and `1.0` becomes 1) in every version; jsonschema rejects `true`. Affects the top-level "
+        "scalar unions ProgressToken and RequestId (str | int). Inside models the same aliases are strict. "
+        "Fix in the generator: make aliases strict on their own, e.g. `Annotated[str, Strict()] | "
+        "Annotated[int, Strict()]` member by member (`Strict()` cannot annotate the union itself: pydantic raises "
+        "\"Unable to apply constraint 'strict' to schema of type 'union'\"), or export strict adapters "
+        "(`TypeAdapter(RequestId, config=ConfigDict(strict=True))`).",
+        None,
     ),
 }
 
 
-def classify(outcome: Outcome) -> str | None:
-    """The known category of a disagreement, or None when it is new (and fails the suite)."""
-    for name, (_, predicate) in KNOWN_DISAGREEMENTS.items():
-        if predicate(outcome):
-            return name
+@functools.cache
+def classify(outcome: Outcome) -> frozenset[str] | None:
+    """The known categories that explain a disagreement, or None when it is new (and fails the suite)."""
+    if lax_top_level_alias(outcome):
+        return frozenset({"lax-top-level-alias"})
+    if outcome.schema_ok or not outcome.model_ok or outcome.crash:
+        return None
+    ctx = context(outcome.case.version)
+    repairs = [(name, repair) for name, (_, repair) in KNOWN_DISAGREEMENTS.items() if repair is not None]
+    orders = [[r] for r in repairs] + [repairs, repairs[::-1]]
+    for order in orders:
+        case, used = outcome.case, []
+        for name, repair in order:
+            repaired = repair(ctx, case)
+            if repaired is None:
+                continue
+            used.append(name)
+            case = Case(case.version, case.definition, f"{case.label} (repaired: {name})", json.dumps(repaired))
+            again = run(ctx, case)
+            if again.schema_ok and again.model_ok:
+                return frozenset(used)
     return None
 
 
@@ -598,7 +748,11 @@ def _summary(items: list[Outcome], limit: int = 12) -> str:
 def test_seeds_are_valid_instances(version: str) -> None:
     """The builder is part of the test, so check it: every seed is valid per the schema."""
     ctx = context(version)
-    bad = [o for o in outcomes(version) if o.case.label.startswith("seed:") and "->" not in o.case.label and not o.schema_ok]
+    bad = [
+        o
+        for o in outcomes(version)
+        if o.case.label.startswith("seed:") and "->" not in o.case.label and not o.schema_ok
+    ]
     assert not bad, "builder made invalid seeds:\n" + _summary(bad)
     seeded = {o.case.definition for o in outcomes(version) if o.case.label.startswith("seed:")}
     assert seeded == set(ctx.names)
@@ -614,7 +768,9 @@ def test_models_agree_with_jsonschema(version: str) -> None:
     assert accepted >= len(all_outcomes) // 5
     assert len(all_outcomes) - accepted >= len(all_outcomes) // 5
     unexplained = [o for o in disagreements(version) if classify(o) is None]
-    assert not unexplained, f"{len(unexplained)} new disagreements (version definition [how made] instance):\n" + _summary(unexplained)
+    assert (
+        not unexplained
+    ), f"{len(unexplained)} new disagreements (version definition [how made] instance):\n" + _summary(unexplained)
 
 
 @pytest.mark.parametrize("version", PINNED_VERSIONS)
@@ -628,13 +784,17 @@ def test_official_examples_agree_and_round_trip() -> None:
     examples = example_files()
     assert sum(len(paths) for paths in examples.values()) == 129
     assert set(examples) <= set(context(EXAMPLES_VERSION).names)
-    checked = [o for o in outcomes(EXAMPLES_VERSION) if o.case.label.startswith("example:") and "->" not in o.case.label]
+    checked = [
+        o for o in outcomes(EXAMPLES_VERSION) if o.case.label.startswith("example:") and "->" not in o.case.label
+    ]
     assert len(checked) == 129
     bad = [o for o in checked if not (o.schema_ok and o.model_ok and o.round_trips)]
     assert not bad, _summary(bad)
 
 
-@pytest.mark.parametrize("version", [v for v in PINNED_VERSIONS if context(v).dialect == "draft-07"])
+@pytest.mark.parametrize(
+    "version", [v for v in PINNED_VERSIONS if detect_dialect(json.loads(pinned_source(v).raw)) == DRAFT_07]
+)
 def test_draft07_and_2020_12_agree_on_draft07_schemas(version: str) -> None:
     """Validating the rewritten draft-07 schemas as 2020-12 changes no verdict (every third instance)."""
     ctx = context(version)
@@ -648,10 +808,138 @@ def test_draft07_and_2020_12_agree_on_draft07_schemas(version: str) -> None:
 
 @pytest.mark.parametrize(
     "category",
-    [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=reason)) for name, (reason, _) in sorted(KNOWN_DISAGREEMENTS.items())],
+    [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=reason))
+        for name, (reason, _) in sorted(KNOWN_DISAGREEMENTS.items())
+    ],
 )
 def test_known_disagreement_is_gone(category: str) -> None:
     """Strict xfail per known category: passes (and so fails the run) once the generator is fixed."""
-    reason, predicate = KNOWN_DISAGREEMENTS[category]
-    found = [o for v in PINNED_VERSIONS for o in disagreements(v) if predicate(o)]
+    reason = KNOWN_DISAGREEMENTS[category][0]
+    found = [o for v in PINNED_VERSIONS for o in disagreements(v) if category in (classify(o) or ())]
     assert not found, f"{category}: {reason}\n{len(found)} instances, e.g.:\n" + _summary(found, 6)
+
+
+# An integral float where the schema says `integer`: JSON Schema counts 1.0 as an integer (jsonschema
+# accepts), the strict models do not (pydantic rejects). Intentional: accepting it would mean a lossy
+# coercion the rest of the models refuse, and `1.0` would not round-trip (it would be written as `1`).
+# (A bare alias such as ProgressToken validated through TypeAdapter is lax and takes 7.0 as 7: that
+# is the lax-top-level-alias category, so the cases here are fields of models, where it is strict.)
+_ERROR_RESPONSE = '{"jsonrpc": "2.0", "id": 1, "error": {"code": -32600.0, "message": "m"}}'
+INTEGRAL_FLOAT_CASES = [
+    *[(v, "JSONRPCError", _ERROR_RESPONSE) for v in ("2024-11-05", "2025-03-26", "2025-06-18")],
+    *[(v, "Error", '{"code": -32600.0, "message": "m"}') for v in ("2025-11-25", "2026-07-28")],
+    ("2025-11-25", "TaskMetadata", '{"ttl": 60000.0}'),
+    (
+        "2026-07-28",
+        "ListResourcesRequest",
+        '{"jsonrpc": "2.0", "id": 1, "method": "resources/list", "params": {"_meta": {'
+        '"io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/protocolVersion": "2026-07-28", '
+        '"progressToken": 7.0}}}',
+    ),
+]
+
+
+@pytest.mark.parametrize(("version", "name", "text"), INTEGRAL_FLOAT_CASES)
+def test_integral_float_for_integer_is_the_documented_deviation(version: str, name: str, text: str) -> None:
+    ctx = context(version)
+    instance = json.loads(text)
+    assert ctx.validator(name).is_valid(instance), "jsonschema: an integral float is an integer"
+    target = ctx.target(name)
+    as_int = json.dumps(_floats_to_ints(instance))
+    assert ctx.validator(name).is_valid(json.loads(as_int))
+    target.validate_json(as_int)  # the same instance with a real integer: both accept
+    with pytest.raises(ValidationError) as info:
+        target.validate_json(text)
+    assert "int_type" in {e["type"] for e in info.value.errors()}
+
+
+INTEGER_CONST_CASES = [
+    (
+        "2025-11-25",
+        "URLElicitationRequiredError",
+        '{"jsonrpc": "2.0", "id": 1, "error": {"code": -32042.0, "message": "m", "data": {"elicitations": []}}}',
+    ),
+    ("2026-07-28", "ParseError", '{"code": -32700.0, "message": "m"}'),
+]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "Integer constants are rendered as `Literal[-32042]` etc. (2025-11-25: -32042; 2026-07-28: the error "
+        "codes -32700...-32020). pydantic's literal validator matches by value even in strict mode, so "
+        "`-32042.0` is accepted, unlike `int` fields, and is written back as `-32042`, so an accepted instance "
+        "does not round-trip. The documented deviation says integral floats are rejected where the schema "
+        "wants an integer; consts break that. (Also: strict `Literal[1]` accepts JSON `true`; no MCP integer "
+        "const is 0 or 1, so that is unreachable today.) `Strict()` cannot annotate a Literal (pydantic raises "
+        "\"Unable to apply constraint 'strict' to schema of type 'literal'\"); a `BeforeValidator` that rejects "
+        "any input whose type is not exactly `int`, in front of the Literal, works."
+    ),
+)
+@pytest.mark.parametrize(("version", "name", "text"), INTEGER_CONST_CASES)
+def test_integral_float_for_integer_const_is_rejected_too(version: str, name: str, text: str) -> None:
+    ctx = context(version)
+    assert ctx.validator(name).is_valid(json.loads(text))
+    outcome = run(ctx, Case(version, name, "integer const as integral float", text))
+    assert not outcome.model_ok or outcome.round_trips, outcome.report()
+    assert not outcome.model_ok, "accepted, unlike `int` fields"
+
+
+def _floats_to_ints(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _floats_to_ints(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_floats_to_ints(v) for v in value]
+    return value
+
+
+def snake_case_key_cases(version: str) -> list[Case]:
+    """Instances that use a field's Python name (not its wire name) as a JSON key."""
+    ctx = context(version)
+    cases = []
+    for name in ctx.names:
+        model = ctx.target(name).model
+        if model is None:
+            continue
+        rng = random.Random(f"{SEED}:{version}:{name}:snake")
+        base = InstanceBuilder(ctx.defs, rng).build(ctx.defs[name], maximal=True)
+        for py_name, info in model.model_fields.items():
+            wire = info.alias
+            if not wire or wire == py_name or wire not in base:
+                continue
+            renamed = {(py_name if k == wire else k): v for k, v in base.items()}
+            cases.append(Case(version, name, f"snake-case-key {wire!r} -> {py_name!r}", json.dumps(renamed)))
+            wrong = {**base, py_name: _wrong_types(base[wire])[0][1]}
+            cases.append(
+                Case(version, name, f"snake-case-key {py_name!r} with a wrong type beside {wire!r}", json.dumps(wrong))
+            )
+            alone = {k: v for k, v in wrong.items() if k != wire}
+            cases.append(
+                Case(version, name, f"snake-case-key {py_name!r} with a wrong type, no {wire!r}", json.dumps(alone))
+            )
+    return cases
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "MCPModel sets validate_by_name=True, and model_validate_json honours it, so on the wire a key "
+        "spelled like a field's Python name (`mime_type`, `is_error`, `_meta`'s `meta`...) is read as "
+        "that field. The schema treats such a key as an unknown, allowed key. So jsonschema accepts "
+        '{"uri": "u", "text": "t", "mime_type": 5} where the model rejects it; a required field sent '
+        "under its Python name passes the model but fails the schema (missing required key); and an "
+        "optional one round-trips under the wire name instead. Fix: validate wire input with "
+        "`by_name=False` (model_validate_json(text, by_name=False) exists in pydantic >= 2.11), keeping "
+        "snake_case for Python-side construction only."
+    ),
+)
+@pytest.mark.parametrize("version", PINNED_VERSIONS)
+def test_snake_case_keys_on_the_wire_agree(version: str) -> None:
+    ctx = context(version)
+    outs = [run(ctx, case) for case in snake_case_key_cases(version)]
+    assert len(outs) > 20
+    bad = [o for o in outs if o.crash or o.schema_ok != o.model_ok or (o.schema_ok and not o.round_trips)]
+    assert not bad, f"{len(bad)} of {len(outs)} disagree:\n" + _summary(bad, 6)

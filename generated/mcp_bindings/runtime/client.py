@@ -9,7 +9,8 @@ from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 import anyio
-from pydantic import BaseModel, ValidationError
+import orjson
+from pydantic import ValidationError
 
 from . import versions
 from .errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, CapabilityError, McpError
@@ -20,6 +21,15 @@ from .stubs import ClientHandlerStub, ClientStub
 from .transport import Transport
 
 log = logging.getLogger("mcp_bindings.runtime.client")
+
+META = "io.modelcontextprotocol/"
+PROTOCOL_VERSION_KEY = META + "protocolVersion"
+CLIENT_CAPABILITIES_KEY = META + "clientCapabilities"
+CLIENT_INFO_KEY = META + "clientInfo"
+LOG_LEVEL_KEY = META + "logLevel"
+SERVER_INFO_KEY = META + "serverInfo"
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+MAX_INPUT_ROUNDS = 8
 
 C = TypeVar("C", bound=ClientStub)
 
@@ -52,9 +62,13 @@ class ClientRuntime:
         self.stub_version: str = self.stub.PROTOCOL_VERSION
         self.handlers = handlers
         self.supported = versions.handshake_versions()
-        self.requested = protocol_version or (self.stub_version if not self.stub.STATELESS else self.supported[-1])
-        if self.requested not in self.supported:
-            raise ValueError(f"cannot open a handshake session at {self.requested!r}; supported: {', '.join(self.supported)}")
+        self.stateless_supported = [v for v in versions.all_versions() if v not in self.supported]
+        self.requested = protocol_version or self.stub_version
+        if self.requested != "auto" and self.requested not in self.supported + self.stateless_supported:
+            raise ValueError(
+                f"unknown protocol version {self.requested!r}; known: {', '.join(self.supported + self.stateless_supported)}"
+            )
+        self.stateless = False
         self.client_info = client_info or {"name": "mcp-bindgen-client", "version": "0.1.0"}
         self.request_timeout = request_timeout
         self.protocol: Any = None
@@ -63,10 +77,48 @@ class ClientRuntime:
         self.server_info: dict[str, Any] = {}
         self.instructions: str | None = None
         self.session: Session | None = None
+        # False in a pinned stateless session (no discover probe): the server alone enforces gates.
+        self.capabilities_known = False
+        self.log_level: str | None = None  # stateless: asks the server for notifications/message
+        self.tool_schemas: dict[str, Any] = {}  # from tools/list, for x-mcp-header mirroring
 
     @property
     def capabilities(self) -> dict[str, Any]:
         return self.handlers.capabilities if self.handlers is not None else {}
+
+    async def start(self, session: Session) -> None:
+        """Open the conversation: `initialize` for handshake versions; for the stateless version a
+        `server/discover` probe (in "auto" mode, falling back to `initialize` if the server lacks it)."""
+        self.session = session
+        if self.requested in self.stateless_supported:
+            await self._start_stateless(session, self.requested, probe=False)
+            return
+        if self.requested == "auto" and self.stateless_supported:
+            try:
+                await self._start_stateless(session, self.stateless_supported[-1], probe=True)
+                return
+            except McpError as exc:
+                log.debug("server/discover failed (%s); falling back to initialize", exc.message)
+            self.requested = self.supported[-1]
+        await self.initialize(session)
+
+    async def _start_stateless(self, session: Session, version: str, *, probe: bool) -> None:
+        self.protocol, self.version, self.stateless = versions.methods_of(version), version, True
+        _notify_transport(session, version, self)
+        if not probe:
+            return
+        spec = self.protocol.CLIENT_REQUESTS["server/discover"]
+        try:
+            raw = await self._stateless_request(spec, None)
+        except McpError:
+            self.protocol, self.version, self.stateless = None, None, False
+            _notify_transport(session, None, self)
+            raise
+        if isinstance(raw, dict):
+            self.capabilities_known = True
+            self.peer_capabilities = raw.get("capabilities") or {}
+            self.server_info = raw.get("serverInfo") or (raw.get("_meta") or {}).get(SERVER_INFO_KEY) or {}
+            self.instructions = raw.get("instructions")
 
     async def initialize(self, session: Session) -> None:
         self.session = session
@@ -82,8 +134,10 @@ class ClientRuntime:
             raise McpError(INTERNAL_ERROR, f"invalid initialize result from the server: {exc.errors()[0]['msg']}") from None
         self.protocol, self.version = protocol, offered
         self.peer_capabilities = raw.get("capabilities") or {}
+        self.capabilities_known = True
         self.server_info = raw.get("serverInfo") or {}
         self.instructions = getattr(result, "instructions", None)
+        _notify_transport(session, offered, self)
         await session.notify("notifications/initialized")
 
     # -- calls made by the typed client ------------------------------------------------------
@@ -100,9 +154,12 @@ class ClientRuntime:
         if isinstance(params, dict):
             params = {key: value for key, value in params.items() if value is not None}
         data = versions.dump(params) if params is not None else None
-        if data == {} and not spec.params_required:
+        if self.stateless:
+            data = dict(data or {})
+            data["_meta"] = {**self._request_meta(), **(data.get("_meta") or {})}
+        elif data == {} and not spec.params_required:
             data = None
-        for capability in spec.needed_capabilities(data):
+        for capability in spec.needed_capabilities(data) if self.capabilities_known else ():
             if capability.side == "server" and not capability.present_in(self.peer_capabilities):
                 raise CapabilityError(spec.method, str(capability))
         if data is not None and stub_spec.params is not None and self.protocol is self.stub:
@@ -116,7 +173,12 @@ class ClientRuntime:
         spec = self._negotiated_spec(stub_spec, "CLIENT_REQUESTS")
         data = self._prepare(stub_spec, spec, params)
         assert self.session is not None
-        raw = await self.session.request(spec.method, data, timeout=self.request_timeout)
+        if self.stateless:
+            raw = await self._stateless_request(spec, data)
+        else:
+            raw = await self.session.request(spec.method, data, timeout=self.request_timeout)
+        if spec.method == "tools/list" and isinstance(raw, dict):
+            self._remember_tools(raw.get("tools"))
         try:
             result = versions.validate(spec.result, raw)
         except ValidationError as exc:
@@ -127,6 +189,74 @@ class ClientRuntime:
             versions.dump(result), stub_spec.result, what=f"the {spec.method} result",
             source=self.version or "?", destination=self.stub_version,
         )
+
+    def _request_meta(self) -> dict[str, Any]:
+        meta: dict[str, Any] = {
+            PROTOCOL_VERSION_KEY: self.version,
+            CLIENT_CAPABILITIES_KEY: self.capabilities,
+            CLIENT_INFO_KEY: self.client_info,
+        }
+        if self.log_level is not None:
+            meta[LOG_LEVEL_KEY] = self.log_level
+        return meta
+
+    async def _stateless_request(self, spec: MethodSpec, data: Any) -> Any:
+        """One stateless request, with its `_meta`, answering `InputRequiredResult` rounds through the
+        handlers and retrying (new id, same requestState), and moving to a version the server
+        supports when it answers -32022."""
+        assert self.session is not None
+        params = dict(data or {})
+        params["_meta"] = {**self._request_meta(), **(params.get("_meta") or {})}
+        switched = False
+        for _ in range(MAX_INPUT_ROUNDS + 1):
+            try:
+                raw = await self.session.request(spec.method, params, timeout=self.request_timeout)
+            except McpError as exc:
+                supported = exc.data.get("supported") if isinstance(exc.data, dict) else None
+                choice = next((v for v in reversed(self.stateless_supported) if supported and v in supported), None)
+                if exc.code != UNSUPPORTED_PROTOCOL_VERSION or switched or choice is None:
+                    raise
+                switched = True
+                self.protocol, self.version = versions.methods_of(choice), choice
+                _notify_transport(self.session, choice, self)
+                params["_meta"] = {**params["_meta"], PROTOCOL_VERSION_KEY: choice}
+                continue
+            if not (isinstance(raw, dict) and raw.get("resultType") == "input_required"):
+                return raw
+            params = {key: value for key, value in params.items() if key not in ("inputResponses", "requestState")}
+            params["inputResponses"] = await self._answer_input_requests(raw.get("inputRequests") or {})
+            if isinstance(raw.get("requestState"), str):
+                params["requestState"] = raw["requestState"]
+        raise McpError(INTERNAL_ERROR, f"{spec.method}: more than {MAX_INPUT_ROUNDS} rounds of input requests")
+
+    async def _answer_input_requests(self, requests: dict[str, Any]) -> dict[str, Any]:
+        responses: dict[str, Any] = {}
+        table = getattr(self.protocol, "INPUT_REQUESTS", {})
+        for key, ask in requests.items():
+            method = ask.get("method") if isinstance(ask, dict) else None
+            spec = table.get(method)
+            stub_spec = _stub_spec(self.stub, method or "")
+            if spec is None or stub_spec is None or self.handlers is None or not self.handlers.implements(stub_spec):
+                raise McpError(METHOD_NOT_FOUND, f"the server asked for {method!r}, which this client does not handle")
+            raw_params = ask.get("params")
+            try:
+                params = versions.validate(stub_spec.params, raw_params) if stub_spec.params is not None and raw_params is not None else raw_params
+            except ValidationError as exc:
+                raise validation_error(exc) from None
+            result = await getattr(self.handlers, stub_spec.handler)(params, _ClientContext(self, None))
+            responses[key] = versions.dump(result)
+        return responses
+
+    def _remember_tools(self, tools: Any) -> None:
+        for tool in tools or []:
+            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                self.tool_schemas[tool["name"]] = tool.get("inputSchema") or {}
+
+    def http_headers(self, message: dict[str, Any]) -> dict[str, str]:
+        """Per-message headers of the stateless HTTP wire: Mcp-Method, Mcp-Name, Mcp-Param-*."""
+        from .headers import request_headers
+
+        return request_headers(message, self.tool_schemas) if self.stateless else {}
 
     async def notify(self, stub_spec: MethodSpec, params: Any) -> None:
         spec = self._negotiated_spec(stub_spec, "CLIENT_NOTIFICATIONS")
@@ -159,8 +289,6 @@ class ClientRuntime:
             result = versions.validate(stub_spec.result, result)
         if self.protocol is self.stub:
             return versions.to_json(result)
-        import orjson
-
         converted = versions.convert(
             versions.dump(result), spec.result, what=f"the {spec.method} result", source=self.stub_version, destination=self.version or "?"
         )
@@ -178,6 +306,15 @@ class ClientRuntime:
         if target is not None and params is not None:
             params = versions.validate(target, params)
         await getattr(self.handlers, stub_spec.handler)(params, _ClientContext(self, None))
+
+
+def _notify_transport(session: Session, version: str | None, runtime: ClientRuntime) -> None:
+    """Tell an HTTP transport the version to put in MCP-Protocol-Version and how to add headers."""
+    transport = session.transport
+    if hasattr(transport, "protocol_version"):
+        transport.protocol_version = version  # type: ignore[attr-defined]
+    if hasattr(transport, "header_hook"):
+        transport.header_hook = runtime.http_headers  # type: ignore[attr-defined]
 
 
 def _stub_spec(stub: Any, method: str) -> MethodSpec | None:
@@ -224,13 +361,9 @@ async def connect(
         task_group.start_soon(session.run)
         try:
             with anyio.fail_after(request_timeout or 60):
-                await runtime.initialize(session)
+                await runtime.start(session)
             yield client(runtime)
         finally:
             task_group.cancel_scope.cancel()
             with anyio.CancelScope(shield=True):
                 await transport.aclose()
-
-
-def _is_model(value: Any) -> bool:
-    return isinstance(value, BaseModel)

@@ -1,0 +1,343 @@
+"""Client transports over HTTP (httpx): Streamable HTTP for both wire eras, and legacy HTTP+SSE.
+
+Each POST's answer (JSON or an SSE stream) is fed into the session's inbound queue, so the session
+engine sees one ordered stream of messages whatever the transport. A response stream that breaks
+before its response arrived is resumed with `Last-Event-ID` when the server numbered its events;
+otherwise (the 2026-07-28 rule) the request is re-issued under a new id.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+from urllib.parse import urljoin
+
+import anyio
+import httpx
+import orjson
+from anyio.abc import TaskGroup
+
+from . import jsonrpc
+from .client import connect
+from .errors import INTERNAL_ERROR
+from .stubs import ClientHandlerStub, ClientStub
+
+log = logging.getLogger("mcp_bindings.runtime.http_client")
+
+C = TypeVar("C", bound=ClientStub)
+SESSION_HEADER = "Mcp-Session-Id"
+MAX_RESUME_ATTEMPTS = 3
+HeaderHook = Callable[[dict[str, Any]], Mapping[str, str]]
+
+
+class _SseEvent:
+    __slots__ = ("event", "data", "id", "retry")
+
+    def __init__(self) -> None:
+        self.event = "message"
+        self.data: list[str] = []
+        self.id: str | None = None
+        self.retry: int | None = None
+
+
+async def _sse_events(response: httpx.Response) -> AsyncIterator[_SseEvent]:
+    event = _SseEvent()
+    async for line in response.aiter_lines():
+        if line == "":
+            if event.data or event.id is not None or event.retry is not None:
+                yield event
+            event = _SseEvent()
+            continue
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if name == "event":
+            event.event = value
+        elif name == "data":
+            event.data.append(value)
+        elif name == "id":
+            event.id = value
+        elif name == "retry" and value.isdigit():
+            event.retry = int(value)
+    if event.data:
+        yield event
+
+
+class StreamableHttpTransport:
+    """Streamable HTTP client transport (handshake sessions and stateless 2026-07-28 requests)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        client: httpx.AsyncClient | None = None,
+        timeout: float = 60.0,
+    ) -> None:
+        self.url = url
+        self.headers = dict(headers or {})
+        self._client = client or httpx.AsyncClient(timeout=httpx.Timeout(timeout, read=None))
+        self._owns_client = client is None
+        self._inbound_send, self._inbound = anyio.create_memory_object_stream[bytes](math.inf)
+        self._task_group: TaskGroup | None = None
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None  # sent as MCP-Protocol-Version once known
+        self.header_hook: HeaderHook | None = None  # per-message headers (Mcp-Method, Mcp-Name, Mcp-Param-*)
+        self._get_stream_open = False
+
+    async def __aenter__(self) -> StreamableHttpTransport:
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+        assert self._task_group is not None
+        self._task_group.cancel_scope.cancel()
+        await self._task_group.__aexit__(None, None, None)
+        if self._owns_client:
+            await self._client.aclose()
+
+    async def receive(self) -> bytes:
+        try:
+            return await self._inbound.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise anyio.EndOfStream from None
+
+    async def send(self, frame: bytes) -> None:
+        assert self._task_group is not None, "use the transport as an async context manager"
+        message = orjson.loads(frame)
+        self._task_group.start_soon(self._post, frame, message)
+
+    def _request_headers(self, message: Any) -> dict[str, str]:
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            **self.headers,
+        }
+        if self.session_id:
+            headers[SESSION_HEADER] = self.session_id
+        if self.protocol_version:
+            headers["MCP-Protocol-Version"] = self.protocol_version
+        if self.header_hook is not None and isinstance(message, dict):
+            headers.update(self.header_hook(message))
+        return headers
+
+    async def _post(self, frame: bytes, message: Any) -> None:
+        request_id = message.get("id") if isinstance(message, dict) and "method" in message else None
+        try:
+            async with self._client.stream("POST", self.url, content=frame, headers=self._request_headers(message)) as response:
+                session_id = response.headers.get(SESSION_HEADER)
+                if session_id:
+                    self.session_id = session_id
+                await self._consume(response, request_id, message)
+        except httpx.HTTPError as exc:
+            if request_id is not None:
+                await self._fail(request_id, f"HTTP request failed: {exc}")
+
+    async def _consume(self, response: httpx.Response, request_id: Any, message: Any) -> None:
+        content_type = response.headers.get("content-type", "")
+        if response.status_code == 202 or (not content_type and response.status_code < 300):
+            return
+        if "text/event-stream" in content_type:
+            answered = await self._pump_sse(response, request_id)
+            if request_id is not None and not answered:
+                await self._resume(request_id, message)
+            return
+        body = await response.aread()
+        if "application/json" in content_type and body:
+            await self._inbound_send.send(body)
+            return
+        if request_id is not None:
+            await self._fail(request_id, f"HTTP {response.status_code}: {body[:200].decode('utf-8', 'replace')}")
+
+    async def _pump_sse(self, response: httpx.Response, request_id: Any) -> bool:
+        """Feed SSE messages in; True once the response to `request_id` arrived."""
+        self._last_event_id: str | None = None
+        self._retry_ms: int | None = None
+        answered = False
+        try:
+            async for event in _sse_events(response):
+                if event.id is not None:
+                    self._last_event_id = event.id
+                if event.retry is not None:
+                    self._retry_ms = event.retry
+                if event.event != "message" or not event.data:
+                    continue
+                data = "\n".join(event.data).encode()
+                await self._inbound_send.send(data)
+                if request_id is not None and _answers(data, request_id):
+                    answered = True
+        except httpx.HTTPError as exc:
+            log.debug("response stream broke: %s", exc)
+        return answered
+
+    async def _resume(self, request_id: Any, message: Any) -> None:
+        """The stream closed before the response: resume by Last-Event-ID, else re-issue (new id)."""
+        for _ in range(MAX_RESUME_ATTEMPTS):
+            last_id = getattr(self, "_last_event_id", None)
+            if last_id is None:
+                break
+            await anyio.sleep((getattr(self, "_retry_ms", None) or 1000) / 1000)
+            headers = self._request_headers(None)
+            headers["Accept"] = "text/event-stream"
+            headers["Last-Event-ID"] = last_id
+            headers.pop("Content-Type", None)
+            try:
+                async with self._client.stream("GET", self.url, headers=headers) as response:
+                    if response.status_code >= 400:
+                        break
+                    if await self._pump_sse(response, request_id):
+                        return
+            except httpx.HTTPError:
+                continue
+        await self._fail(request_id, "the response stream closed before the response arrived", retryable=True)
+
+    async def _fail(self, request_id: Any, reason: str, retryable: bool = False) -> None:
+        data = {"retryable": True} if retryable else None
+        await self._inbound_send.send(jsonrpc.encode_error(request_id, INTERNAL_ERROR, reason, data))
+
+    async def open_get_stream(self) -> None:
+        """The optional server-to-client stream of a handshake session (405 means none)."""
+        if self._get_stream_open or self._task_group is None:
+            return
+        self._get_stream_open = True
+        self._task_group.start_soon(self._get_loop)
+
+    async def _get_loop(self) -> None:
+        headers = self._request_headers(None)
+        headers["Accept"] = "text/event-stream"
+        headers.pop("Content-Type", None)
+        try:
+            async with self._client.stream("GET", self.url, headers=headers) as response:
+                if response.status_code >= 400:
+                    return
+                await self._pump_sse(response, None)
+        except httpx.HTTPError:
+            return
+
+    async def aclose(self) -> None:
+        if self.session_id:
+            try:
+                with anyio.move_on_after(2):
+                    await self._client.delete(self.url, headers=self._request_headers(None))
+            except httpx.HTTPError:
+                pass
+            self.session_id = None
+        self._inbound_send.close()
+
+
+def _answers(data: bytes, request_id: Any) -> bool:
+    try:
+        message = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(message, dict) and "method" not in message and message.get("id") == request_id
+
+
+class LegacySseTransport:
+    """Client side of the 2024-11-05 HTTP+SSE transport: GET an event stream, POST to its endpoint."""
+
+    def __init__(self, url: str, *, headers: Mapping[str, str] | None = None, client: httpx.AsyncClient | None = None) -> None:
+        self.url = url
+        self.headers = dict(headers or {})
+        self._client = client or httpx.AsyncClient(timeout=httpx.Timeout(60.0, read=None))
+        self._owns_client = client is None
+        self._inbound_send, self._inbound = anyio.create_memory_object_stream[bytes](math.inf)
+        self._endpoint: str | None = None
+        self._ready = anyio.Event()
+        self._task_group: TaskGroup | None = None
+
+    async def __aenter__(self) -> LegacySseTransport:
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        self._task_group.start_soon(self._listen)
+        with anyio.fail_after(30):
+            await self._ready.wait()
+        if self._endpoint is None:
+            raise ConnectionError(f"{self.url} sent no `endpoint` event")
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        assert self._task_group is not None
+        self._task_group.cancel_scope.cancel()
+        await self._task_group.__aexit__(None, None, None)
+        if self._owns_client:
+            await self._client.aclose()
+
+    async def _listen(self) -> None:
+        try:
+            async with self._client.stream("GET", self.url, headers={"Accept": "text/event-stream", **self.headers}) as response:
+                async for event in _sse_events(response):
+                    data = "\n".join(event.data)
+                    if event.event == "endpoint":
+                        self._endpoint = urljoin(self.url, data.strip())
+                        self._ready.set()
+                    elif event.event == "message" and data:
+                        await self._inbound_send.send(data.encode())
+        except httpx.HTTPError as exc:
+            log.debug("legacy SSE stream ended: %s", exc)
+        finally:
+            self._ready.set()
+            self._inbound_send.close()
+
+    async def receive(self) -> bytes:
+        try:
+            return await self._inbound.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise anyio.EndOfStream from None
+
+    async def send(self, frame: bytes) -> None:
+        assert self._endpoint is not None
+        response = await self._client.post(
+            self._endpoint, content=frame, headers={"Content-Type": "application/json", **self.headers}
+        )
+        if response.status_code >= 400:
+            raise anyio.BrokenResourceError(f"POST {self._endpoint}: HTTP {response.status_code}")
+
+    async def aclose(self) -> None:
+        return None
+
+
+@asynccontextmanager
+async def connect_http(
+    url: str,
+    client: type[C],
+    *,
+    handlers: ClientHandlerStub | None = None,
+    protocol_version: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    request_timeout: float | None = None,
+    client_info: dict[str, Any] | None = None,
+) -> AsyncIterator[C]:
+    """Connect over Streamable HTTP. `protocol_version=None` picks the client stub's version;
+    "auto" probes with `server/discover` and falls back to `initialize`."""
+    async with StreamableHttpTransport(url, headers=headers) as transport:
+        async with connect(
+            transport, client, handlers=handlers, protocol_version=protocol_version,
+            request_timeout=request_timeout, client_info=client_info,
+        ) as typed:
+            yield typed
+
+
+@asynccontextmanager
+async def connect_sse(
+    url: str,
+    client: type[C],
+    *,
+    handlers: ClientHandlerStub | None = None,
+    protocol_version: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    request_timeout: float | None = None,
+) -> AsyncIterator[C]:
+    """Connect to a legacy (2024-11-05) HTTP+SSE server at its SSE URL (e.g. http://host/sse)."""
+    async with LegacySseTransport(url, headers=headers) as transport:
+        async with connect(
+            transport, client, handlers=handlers, protocol_version=protocol_version or "2024-11-05",
+            request_timeout=request_timeout,
+        ) as typed:
+            yield typed
