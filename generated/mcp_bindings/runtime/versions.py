@@ -39,10 +39,11 @@ def adapter(target: Any) -> TypeAdapter[Any]:
 
 
 def validate(target: Any, data: Any) -> Any:
-    """Validate decoded JSON against a model class or a type alias (strict, like the schema)."""
+    """Validate decoded wire JSON against a model class or a type alias: strict like the schema,
+    and by wire names only (snake_case attribute names are for Python code, not for peers)."""
     if isinstance(target, type) and issubclass(target, BaseModel):
-        return target.model_validate(data)
-    return adapter(target).validate_python(data)
+        return target.model_validate(data, by_name=False)
+    return adapter(target).validate_python(data, by_name=False)
 
 
 def dump(value: Any) -> Any:

@@ -5,19 +5,19 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 from mcp_bindings.v2024_11_05._base import MCPModel
 from typing_extensions import TypeAliasType
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
 
 class BlobResourceContents(MCPModel):
-    blob: str
+    blob: StrictStr
     """
     A base64-encoded string representing the binary data of the item.
     """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     The MIME type of this resource, if known.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -25,7 +25,7 @@ class BlobResourceContents(MCPModel):
 
 class CallToolRequestParams(MCPModel):
     arguments: dict[str, Any] | None = None
-    name: str
+    name: StrictStr
 
 
 class ClientCapabilitiesRoots(MCPModel):
@@ -33,7 +33,7 @@ class ClientCapabilitiesRoots(MCPModel):
     Present if the client supports listing roots.
     """
 
-    list_changed: Annotated[bool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
     Whether the client supports notifications for changes to the roots list.
     """
@@ -44,43 +44,43 @@ class CompleteRequestParamsArgument(MCPModel):
     The argument's information
     """
 
-    name: str
+    name: StrictStr
     """
     The name of the argument
     """
-    value: str
+    value: StrictStr
     """
     The value of the argument to use for completion matching.
     """
 
 
 class CompleteResultCompletion(MCPModel):
-    has_more: Annotated[bool | None, Field(alias="hasMore")] = None
+    has_more: Annotated[StrictBool | None, Field(alias="hasMore")] = None
     """
     Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     """
-    total: int | None = None
+    total: StrictInt | None = None
     """
     The total number of completion options available. This can exceed the number of values actually sent in the response.
     """
-    values: list[str]
+    values: list[StrictStr]
     """
     An array of completion values. Must not exceed 100 items.
     """
 
 
-Cursor = TypeAliasType("Cursor", str)
+Cursor = TypeAliasType("Cursor", StrictStr)
 """
 An opaque token used to represent a cursor for pagination.
 """
 
 
 class GetPromptRequestParams(MCPModel):
-    arguments: dict[str, str] | None = None
+    arguments: dict[str, StrictStr] | None = None
     """
     Arguments to use for templating the prompt.
     """
-    name: str
+    name: StrictStr
     """
     The name of the prompt or prompt template.
     """
@@ -91,8 +91,8 @@ class Implementation(MCPModel):
     Describes the name and version of an MCP implementation.
     """
 
-    name: str
-    version: str
+    name: StrictStr
+    version: StrictStr
 
 
 class InitializedNotificationParams(MCPModel):
@@ -103,7 +103,7 @@ class InitializedNotificationParams(MCPModel):
 
 
 class JSONRPCErrorError(MCPModel):
-    code: int
+    code: StrictInt
     """
     The error type that occurred.
     """
@@ -111,7 +111,7 @@ class JSONRPCErrorError(MCPModel):
     """
     Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
     """
-    message: str
+    message: StrictStr
     """
     A short description of the error. The message SHOULD be limited to a concise single sentence.
     """
@@ -125,7 +125,7 @@ class JSONRPCNotificationParams(MCPModel):
 
 
 class ListPromptsRequestParams(MCPModel):
-    cursor: str | None = None
+    cursor: StrictStr | None = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -133,7 +133,7 @@ class ListPromptsRequestParams(MCPModel):
 
 
 class ListResourceTemplatesRequestParams(MCPModel):
-    cursor: str | None = None
+    cursor: StrictStr | None = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -141,7 +141,7 @@ class ListResourceTemplatesRequestParams(MCPModel):
 
 
 class ListResourcesRequestParams(MCPModel):
-    cursor: str | None = None
+    cursor: StrictStr | None = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -149,7 +149,7 @@ class ListResourcesRequestParams(MCPModel):
 
 
 class ListToolsRequestParams(MCPModel):
-    cursor: str | None = None
+    cursor: StrictStr | None = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -174,7 +174,7 @@ class LoggingMessageNotificationParams(MCPModel):
     The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
     """
     level: LoggingLevel
-    logger: str | None = None
+    logger: StrictStr | None = None
     """
     An optional name of the logger issuing this message.
     """
@@ -188,7 +188,7 @@ class ModelHint(MCPModel):
     to the client to interpret.
     """
 
-    name: str | None = None
+    name: StrictStr | None = None
     """
     A hint for a model name.
 
@@ -217,7 +217,9 @@ class ModelPreferences(MCPModel):
     balance them against other considerations.
     """
 
-    cost_priority: Annotated[int | float | None, Field(alias="costPriority", ge=0.0, le=1.0)] = None
+    cost_priority: Annotated[
+        StrictInt | StrictFloat | None, Field(alias="costPriority", ge=0.0, le=1.0)
+    ] = None
     """
     How much to prioritize cost when selecting a model. A value of 0 means cost
     is not important, while a value of 1 means cost is the most important
@@ -234,16 +236,16 @@ class ModelPreferences(MCPModel):
     MAY still use the priorities to select from ambiguous matches.
     """
     intelligence_priority: Annotated[
-        int | float | None, Field(alias="intelligencePriority", ge=0.0, le=1.0)
+        StrictInt | StrictFloat | None, Field(alias="intelligencePriority", ge=0.0, le=1.0)
     ] = None
     """
     How much to prioritize intelligence and capabilities when selecting a
     model. A value of 0 means intelligence is not important, while a value of 1
     means intelligence is the most important factor.
     """
-    speed_priority: Annotated[int | float | None, Field(alias="speedPriority", ge=0.0, le=1.0)] = (
-        None
-    )
+    speed_priority: Annotated[
+        StrictInt | StrictFloat | None, Field(alias="speedPriority", ge=0.0, le=1.0)
+    ] = None
     """
     How much to prioritize sampling speed (latency) when selecting a model. A
     value of 0 means speed is not important, while a value of 1 means speed is
@@ -259,7 +261,7 @@ class NotificationParams(MCPModel):
 
 
 class PaginatedRequestParams(MCPModel):
-    cursor: str | None = None
+    cursor: StrictStr | None = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -271,14 +273,14 @@ class PaginatedResult(MCPModel):
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
 
 
-ProgressToken = TypeAliasType("ProgressToken", str | int)
+ProgressToken = TypeAliasType("ProgressToken", StrictStr | StrictInt)
 """
 A progress token, used to associate progress notifications with the original request.
 """
@@ -289,15 +291,15 @@ class PromptArgument(MCPModel):
     Describes an argument that a prompt can accept.
     """
 
-    description: str | None = None
+    description: StrictStr | None = None
     """
     A human-readable description of the argument.
     """
-    name: str
+    name: StrictStr
     """
     The name of the argument.
     """
-    required: bool | None = None
+    required: StrictBool | None = None
     """
     Whether this argument must be provided.
     """
@@ -315,7 +317,7 @@ class PromptReference(MCPModel):
     Identifies a prompt.
     """
 
-    name: str
+    name: StrictStr
     """
     The name of the prompt or prompt template
     """
@@ -323,13 +325,13 @@ class PromptReference(MCPModel):
 
 
 class ReadResourceRequestParams(MCPModel):
-    uri: str
+    uri: StrictStr
     """
     The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it.
     """
 
 
-RequestId = TypeAliasType("RequestId", str | int)
+RequestId = TypeAliasType("RequestId", StrictStr | StrictInt)
 """
 A uniquely identifying ID for a request in JSON-RPC.
 """
@@ -344,11 +346,11 @@ class ResourceContents(MCPModel):
     The contents of a specific resource or sub-resource.
     """
 
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     The MIME type of this resource, if known.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -367,14 +369,14 @@ class ResourceReference(MCPModel):
     """
 
     type: Literal["ref/resource"]
-    uri: str
+    uri: StrictStr
     """
     The URI or URI template of the resource.
     """
 
 
 class ResourceUpdatedNotificationParams(MCPModel):
-    uri: str
+    uri: StrictStr
     """
     The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
     """
@@ -398,13 +400,13 @@ class Root(MCPModel):
     Represents a root directory or file that the server can operate on.
     """
 
-    name: str | None = None
+    name: StrictStr | None = None
     """
     An optional name for the root. This can be used to provide a human-readable
     identifier for the root, which may be useful for display purposes or for
     referencing the root in other parts of the application.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI identifying the root. This *must* start with file:// for now.
     This restriction may be relaxed in future versions of the protocol to allow
@@ -424,7 +426,7 @@ class ServerCapabilitiesPrompts(MCPModel):
     Present if the server offers any prompt templates.
     """
 
-    list_changed: Annotated[bool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
     Whether this server supports notifications for changes to the prompt list.
     """
@@ -435,11 +437,11 @@ class ServerCapabilitiesResources(MCPModel):
     Present if the server offers any resources to read.
     """
 
-    list_changed: Annotated[bool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
     Whether this server supports notifications for changes to the resource list.
     """
-    subscribe: bool | None = None
+    subscribe: StrictBool | None = None
     """
     Whether this server supports subscribing to resource updates.
     """
@@ -450,7 +452,7 @@ class ServerCapabilitiesTools(MCPModel):
     Present if the server offers any tools to call.
     """
 
-    list_changed: Annotated[bool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
     Whether this server supports notifications for changes to the tool list.
     """
@@ -461,7 +463,7 @@ class SetLevelRequestParams(MCPModel):
 
 
 class SubscribeRequestParams(MCPModel):
-    uri: str
+    uri: StrictStr
     """
     The URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it.
     """
@@ -474,7 +476,7 @@ class TextContentAnnotations(MCPModel):
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -485,15 +487,15 @@ class TextContentAnnotations(MCPModel):
 
 
 class TextResourceContents(MCPModel):
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     The MIME type of this resource, if known.
     """
-    text: str
+    text: StrictStr
     """
     The text of the item. This must only be set if the item can actually be represented as text (not binary data).
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -505,7 +507,7 @@ class ToolInputSchema(MCPModel):
     """
 
     properties: dict[str, dict[str, Any]] | None = None
-    required: list[str] | None = None
+    required: list[StrictStr] | None = None
     type: Literal["object"]
 
 
@@ -517,7 +519,7 @@ class ToolListChangedNotificationParams(MCPModel):
 
 
 class UnsubscribeRequestParams(MCPModel):
-    uri: str
+    uri: StrictStr
     """
     The URI of the resource to unsubscribe from.
     """
@@ -530,7 +532,7 @@ class AnnotatedAnnotations(MCPModel):
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -550,7 +552,7 @@ class CallToolRequest(MCPModel):
 
 
 class CancelledNotificationParams(MCPModel):
-    reason: str | None = None
+    reason: StrictStr | None = None
     """
     An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
     """
@@ -598,7 +600,7 @@ class EmbeddedResourceAnnotations(MCPModel):
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -627,7 +629,7 @@ class ImageContentAnnotations(MCPModel):
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -640,7 +642,7 @@ class ImageContentAnnotations(MCPModel):
 class InitializeRequestParams(MCPModel):
     capabilities: ClientCapabilities
     client_info: Annotated[Implementation, Field(alias="clientInfo")]
-    protocol_version: Annotated[str, Field(alias="protocolVersion")]
+    protocol_version: Annotated[StrictStr, Field(alias="protocolVersion")]
     """
     The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well.
     """
@@ -671,7 +673,7 @@ class JSONRPCNotification(MCPModel):
     """
 
     jsonrpc: Literal["2.0"]
-    method: str
+    method: StrictStr
     params: JSONRPCNotificationParams | None = None
 
 
@@ -753,12 +755,12 @@ class LoggingMessageNotification(MCPModel):
 
 
 class Notification(MCPModel):
-    method: str
+    method: StrictStr
     params: NotificationParams | None = None
 
 
 class PaginatedRequest(MCPModel):
-    method: str
+    method: StrictStr
     params: PaginatedRequestParams | None = None
 
 
@@ -767,12 +769,12 @@ class PingRequestParamsMeta(MCPModel):
 
 
 class ProgressNotificationParams(MCPModel):
-    progress: int | float
+    progress: StrictInt | StrictFloat
     """
     The progress thus far. This should increase every time progress is made, even if the total is unknown.
     """
     progress_token: Annotated[ProgressToken, Field(alias="progressToken")]
-    total: int | float | None = None
+    total: StrictInt | StrictFloat | None = None
     """
     Total number of items to process (or total progress required), if known.
     """
@@ -787,11 +789,11 @@ class Prompt(MCPModel):
     """
     A list of arguments to use for templating the prompt.
     """
-    description: str | None = None
+    description: StrictStr | None = None
     """
     An optional description of what this prompt provides
     """
-    name: str
+    name: StrictStr
     """
     The name of the prompt or prompt template.
     """
@@ -838,7 +840,7 @@ class ResourceAnnotations(MCPModel):
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -864,7 +866,7 @@ class ResourceTemplateAnnotations(MCPModel):
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -936,7 +938,7 @@ class TextContent(MCPModel):
     """
 
     annotations: TextContentAnnotations | None = None
-    text: str
+    text: StrictStr
     """
     The text content of the message.
     """
@@ -948,12 +950,12 @@ class Tool(MCPModel):
     Definition for a tool the client can call.
     """
 
-    description: str | None = None
+    description: StrictStr | None = None
     """
     A human-readable description of the tool.
     """
     input_schema: Annotated[ToolInputSchema, Field(alias="inputSchema")]
-    name: str
+    name: StrictStr
     """
     The name of the tool.
     """
@@ -1024,11 +1026,11 @@ class ImageContent(MCPModel):
     """
 
     annotations: ImageContentAnnotations | None = None
-    data: str
+    data: StrictStr
     """
     The base64-encoded image data.
     """
-    mime_type: Annotated[str, Field(alias="mimeType")]
+    mime_type: Annotated[StrictStr, Field(alias="mimeType")]
     """
     The MIME type of the image. Different providers may support different image types.
     """
@@ -1054,13 +1056,13 @@ class InitializeResult(MCPModel):
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
     capabilities: ServerCapabilities
-    instructions: str | None = None
+    instructions: StrictStr | None = None
     """
     Instructions describing how to use the server and its features.
 
     This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.
     """
-    protocol_version: Annotated[str, Field(alias="protocolVersion")]
+    protocol_version: Annotated[StrictStr, Field(alias="protocolVersion")]
     """
     The version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
     """
@@ -1080,7 +1082,7 @@ class ListPromptsResult(MCPModel):
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1101,7 +1103,7 @@ class ListToolsResult(MCPModel):
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1129,7 +1131,7 @@ PromptMessageContent = TypeAliasType(
 
 
 class Request(MCPModel):
-    method: str
+    method: StrictStr
     params: RequestParams | None = None
 
 
@@ -1139,29 +1141,29 @@ class Resource(MCPModel):
     """
 
     annotations: ResourceAnnotations | None = None
-    description: str | None = None
+    description: StrictStr | None = None
     """
     A description of what this resource represents.
 
     This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
     """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     The MIME type of this resource, if known.
     """
-    name: str
+    name: StrictStr
     """
     A human-readable name for this resource.
 
     This can be used by clients to populate UI elements.
     """
-    size: int | None = None
+    size: StrictInt | None = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
     This can be used by Hosts to display file sizes and estimate context window usage.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -1173,23 +1175,23 @@ class ResourceTemplate(MCPModel):
     """
 
     annotations: ResourceTemplateAnnotations | None = None
-    description: str | None = None
+    description: StrictStr | None = None
     """
     A description of what this template is for.
 
     This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
     """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
     """
-    name: str
+    name: StrictStr
     """
     A human-readable name for the type of resource this template refers to.
 
     This can be used by clients to populate UI elements.
     """
-    uri_template: Annotated[str, Field(alias="uriTemplate")]
+    uri_template: Annotated[StrictStr, Field(alias="uriTemplate")]
     """
     A URI template (according to RFC 6570) that can be used to construct resource URIs.
     """
@@ -1254,7 +1256,7 @@ class JSONRPCRequest(MCPModel):
 
     id: RequestId
     jsonrpc: Literal["2.0"]
-    method: str
+    method: StrictStr
     params: JSONRPCRequestParams | None = None
 
 
@@ -1267,7 +1269,7 @@ class ListResourceTemplatesResult(MCPModel):
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1284,7 +1286,7 @@ class ListResourcesResult(MCPModel):
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1356,7 +1358,7 @@ class CallToolResult(MCPModel):
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
     content: list[CallToolResultContentItem]
-    is_error: Annotated[bool | None, Field(alias="isError")] = None
+    is_error: Annotated[StrictBool | None, Field(alias="isError")] = None
     """
     Whether the tool call ended in an error.
 
@@ -1392,7 +1394,7 @@ class CreateMessageRequestParams(MCPModel):
     """
     A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
     """
-    max_tokens: Annotated[int, Field(alias="maxTokens")]
+    max_tokens: Annotated[StrictInt, Field(alias="maxTokens")]
     """
     The maximum number of tokens to sample, as requested by the server. The client MAY choose to sample fewer tokens than requested.
     """
@@ -1402,12 +1404,12 @@ class CreateMessageRequestParams(MCPModel):
     Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     """
     model_preferences: Annotated[ModelPreferences | None, Field(alias="modelPreferences")] = None
-    stop_sequences: Annotated[list[str] | None, Field(alias="stopSequences")] = None
-    system_prompt: Annotated[str | None, Field(alias="systemPrompt")] = None
+    stop_sequences: Annotated[list[StrictStr] | None, Field(alias="stopSequences")] = None
+    system_prompt: Annotated[StrictStr | None, Field(alias="systemPrompt")] = None
     """
     An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
     """
-    temperature: int | float | None = None
+    temperature: StrictInt | StrictFloat | None = None
 
 
 class CreateMessageResult(MCPModel):
@@ -1420,12 +1422,12 @@ class CreateMessageResult(MCPModel):
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
     content: CreateMessageResultContent
-    model: str
+    model: StrictStr
     """
     The name of the model that generated the message.
     """
     role: Role
-    stop_reason: Annotated[str | None, Field(alias="stopReason")] = None
+    stop_reason: Annotated[StrictStr | None, Field(alias="stopReason")] = None
     """
     The reason why sampling stopped, if known.
     """
@@ -1440,7 +1442,7 @@ class GetPromptResult(MCPModel):
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
-    description: str | None = None
+    description: StrictStr | None = None
     """
     An optional description for the prompt.
     """

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from pydantic import Field, TypeAdapter
 from typing_extensions import TypeAliasType
 
-from mcp_bindings.runtime.spec import Capability, MethodSpec, ParamCapability
+from mcp_bindings.runtime.spec import Capability, MethodSpec
 
 from . import models as m
 

@@ -10,7 +10,7 @@ params and the typed result; calling a method the server did not advertise raise
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from mcp_bindings.runtime.context import NotificationContext, RequestContext
 from mcp_bindings.runtime.stubs import ClientHandlerStub, ClientStub

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 from mcp_bindings.v2025_06_18._base import MCPModel
 from typing_extensions import TypeAliasType
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
 
 class BaseMetadata(MCPModel):
@@ -13,11 +13,11 @@ class BaseMetadata(MCPModel):
     Base interface for metadata with name (identifier) and title (display name) properties.
     """
 
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -33,30 +33,30 @@ class BlobResourceContents(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    blob: str
+    blob: StrictStr
     """
     A base64-encoded string representing the binary data of the item.
     """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     The MIME type of this resource, if known.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
 
 
 class BooleanSchema(MCPModel):
-    default: bool | None = None
-    description: str | None = None
-    title: str | None = None
+    default: StrictBool | None = None
+    description: StrictStr | None = None
+    title: StrictStr | None = None
     type: Literal["boolean"]
 
 
 class CallToolRequestParams(MCPModel):
     arguments: dict[str, Any] | None = None
-    name: str
+    name: StrictStr
 
 
 class ClientCapabilitiesRoots(MCPModel):
@@ -64,7 +64,7 @@ class ClientCapabilitiesRoots(MCPModel):
     Present if the client supports listing roots.
     """
 
-    list_changed: Annotated[bool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
     Whether the client supports notifications for changes to the roots list.
     """
@@ -75,11 +75,11 @@ class CompleteRequestParamsArgument(MCPModel):
     The argument's information
     """
 
-    name: str
+    name: StrictStr
     """
     The name of the argument
     """
-    value: str
+    value: StrictStr
     """
     The value of the argument to use for completion matching.
     """
@@ -90,28 +90,28 @@ class CompleteRequestParamsContext(MCPModel):
     Additional, optional context for completions
     """
 
-    arguments: dict[str, str] | None = None
+    arguments: dict[str, StrictStr] | None = None
     """
     Previously-resolved variables in a URI template or prompt.
     """
 
 
 class CompleteResultCompletion(MCPModel):
-    has_more: Annotated[bool | None, Field(alias="hasMore")] = None
+    has_more: Annotated[StrictBool | None, Field(alias="hasMore")] = None
     """
     Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     """
-    total: int | None = None
+    total: StrictInt | None = None
     """
     The total number of completion options available. This can exceed the number of values actually sent in the response.
     """
-    values: list[str]
+    values: list[StrictStr]
     """
     An array of completion values. Must not exceed 100 items.
     """
 
 
-Cursor = TypeAliasType("Cursor", str)
+Cursor = TypeAliasType("Cursor", StrictStr)
 """
 An opaque token used to represent a cursor for pagination.
 """
@@ -133,7 +133,7 @@ class ElicitResult(MCPModel):
     - "decline": User explicitly declined the action
     - "cancel": User dismissed without making an explicit choice
     """
-    content: dict[str, str | int | float | bool] | None = None
+    content: dict[str, StrictStr | StrictInt | StrictFloat | StrictBool] | None = None
     """
     The submitted form data, only present when action is "accept".
     Contains values matching the requested schema.
@@ -141,19 +141,19 @@ class ElicitResult(MCPModel):
 
 
 class EnumSchema(MCPModel):
-    description: str | None = None
-    enum: list[str]
-    enum_names: Annotated[list[str] | None, Field(alias="enumNames")] = None
-    title: str | None = None
+    description: StrictStr | None = None
+    enum: list[StrictStr]
+    enum_names: Annotated[list[StrictStr] | None, Field(alias="enumNames")] = None
+    title: StrictStr | None = None
     type: Literal["string"]
 
 
 class GetPromptRequestParams(MCPModel):
-    arguments: dict[str, str] | None = None
+    arguments: dict[str, StrictStr] | None = None
     """
     Arguments to use for templating the prompt.
     """
-    name: str
+    name: StrictStr
     """
     The name of the prompt or prompt template.
     """
@@ -164,11 +164,11 @@ class Implementation(MCPModel):
     Describes the name and version of an MCP implementation, with an optional title for UI representation.
     """
 
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -177,7 +177,7 @@ class Implementation(MCPModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    version: str
+    version: StrictStr
 
 
 class InitializedNotificationParams(MCPModel):
@@ -188,7 +188,7 @@ class InitializedNotificationParams(MCPModel):
 
 
 class JSONRPCErrorError(MCPModel):
-    code: int
+    code: StrictInt
     """
     The error type that occurred.
     """
@@ -196,7 +196,7 @@ class JSONRPCErrorError(MCPModel):
     """
     Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
     """
-    message: str
+    message: StrictStr
     """
     A short description of the error. The message SHOULD be limited to a concise single sentence.
     """
@@ -210,7 +210,7 @@ class JSONRPCNotificationParams(MCPModel):
 
 
 class ListPromptsRequestParams(MCPModel):
-    cursor: str | None = None
+    cursor: StrictStr | None = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -218,7 +218,7 @@ class ListPromptsRequestParams(MCPModel):
 
 
 class ListResourceTemplatesRequestParams(MCPModel):
-    cursor: str | None = None
+    cursor: StrictStr | None = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -226,7 +226,7 @@ class ListResourceTemplatesRequestParams(MCPModel):
 
 
 class ListResourcesRequestParams(MCPModel):
-    cursor: str | None = None
+    cursor: StrictStr | None = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -234,7 +234,7 @@ class ListResourcesRequestParams(MCPModel):
 
 
 class ListToolsRequestParams(MCPModel):
-    cursor: str | None = None
+    cursor: StrictStr | None = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -259,7 +259,7 @@ class LoggingMessageNotificationParams(MCPModel):
     The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
     """
     level: LoggingLevel
-    logger: str | None = None
+    logger: StrictStr | None = None
     """
     An optional name of the logger issuing this message.
     """
@@ -273,7 +273,7 @@ class ModelHint(MCPModel):
     to the client to interpret.
     """
 
-    name: str | None = None
+    name: StrictStr | None = None
     """
     A hint for a model name.
 
@@ -302,7 +302,9 @@ class ModelPreferences(MCPModel):
     balance them against other considerations.
     """
 
-    cost_priority: Annotated[int | float | None, Field(alias="costPriority", ge=0.0, le=1.0)] = None
+    cost_priority: Annotated[
+        StrictInt | StrictFloat | None, Field(alias="costPriority", ge=0.0, le=1.0)
+    ] = None
     """
     How much to prioritize cost when selecting a model. A value of 0 means cost
     is not important, while a value of 1 means cost is the most important
@@ -319,16 +321,16 @@ class ModelPreferences(MCPModel):
     MAY still use the priorities to select from ambiguous matches.
     """
     intelligence_priority: Annotated[
-        int | float | None, Field(alias="intelligencePriority", ge=0.0, le=1.0)
+        StrictInt | StrictFloat | None, Field(alias="intelligencePriority", ge=0.0, le=1.0)
     ] = None
     """
     How much to prioritize intelligence and capabilities when selecting a
     model. A value of 0 means intelligence is not important, while a value of 1
     means intelligence is the most important factor.
     """
-    speed_priority: Annotated[int | float | None, Field(alias="speedPriority", ge=0.0, le=1.0)] = (
-        None
-    )
+    speed_priority: Annotated[
+        StrictInt | StrictFloat | None, Field(alias="speedPriority", ge=0.0, le=1.0)
+    ] = None
     """
     How much to prioritize sampling speed (latency) when selecting a model. A
     value of 0 means speed is not important, while a value of 1 means speed is
@@ -344,15 +346,15 @@ class NotificationParams(MCPModel):
 
 
 class NumberSchema(MCPModel):
-    description: str | None = None
-    maximum: int | float | None = None
-    minimum: int | float | None = None
-    title: str | None = None
+    description: StrictStr | None = None
+    maximum: StrictInt | StrictFloat | None = None
+    minimum: StrictInt | StrictFloat | None = None
+    title: StrictStr | None = None
     type: Literal["integer", "number"]
 
 
 class PaginatedRequestParams(MCPModel):
-    cursor: str | None = None
+    cursor: StrictStr | None = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -364,14 +366,14 @@ class PaginatedResult(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
 
 
-ProgressToken = TypeAliasType("ProgressToken", str | int)
+ProgressToken = TypeAliasType("ProgressToken", StrictStr | StrictInt)
 """
 A progress token, used to associate progress notifications with the original request.
 """
@@ -382,19 +384,19 @@ class PromptArgument(MCPModel):
     Describes an argument that a prompt can accept.
     """
 
-    description: str | None = None
+    description: StrictStr | None = None
     """
     A human-readable description of the argument.
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    required: bool | None = None
+    required: StrictBool | None = None
     """
     Whether this argument must be provided.
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -417,11 +419,11 @@ class PromptReference(MCPModel):
     Identifies a prompt.
     """
 
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -434,13 +436,13 @@ class PromptReference(MCPModel):
 
 
 class ReadResourceRequestParams(MCPModel):
-    uri: str
+    uri: StrictStr
     """
     The URI of the resource to read. The URI can use any protocol; it is up to the server how to interpret it.
     """
 
 
-RequestId = TypeAliasType("RequestId", str | int)
+RequestId = TypeAliasType("RequestId", StrictStr | StrictInt)
 """
 A uniquely identifying ID for a request in JSON-RPC.
 """
@@ -463,11 +465,11 @@ class ResourceContents(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     The MIME type of this resource, if known.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -486,14 +488,14 @@ class ResourceTemplateReference(MCPModel):
     """
 
     type: Literal["ref/resource"]
-    uri: str
+    uri: StrictStr
     """
     The URI or URI template of the resource.
     """
 
 
 class ResourceUpdatedNotificationParams(MCPModel):
-    uri: str
+    uri: StrictStr
     """
     The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
     """
@@ -521,13 +523,13 @@ class Root(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    name: str | None = None
+    name: StrictStr | None = None
     """
     An optional name for the root. This can be used to provide a human-readable
     identifier for the root, which may be useful for display purposes or for
     referencing the root in other parts of the application.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI identifying the root. This *must* start with file:// for now.
     This restriction may be relaxed in future versions of the protocol to allow
@@ -547,7 +549,7 @@ class ServerCapabilitiesPrompts(MCPModel):
     Present if the server offers any prompt templates.
     """
 
-    list_changed: Annotated[bool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
     Whether this server supports notifications for changes to the prompt list.
     """
@@ -558,11 +560,11 @@ class ServerCapabilitiesResources(MCPModel):
     Present if the server offers any resources to read.
     """
 
-    list_changed: Annotated[bool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
     Whether this server supports notifications for changes to the resource list.
     """
-    subscribe: bool | None = None
+    subscribe: StrictBool | None = None
     """
     Whether this server supports subscribing to resource updates.
     """
@@ -573,7 +575,7 @@ class ServerCapabilitiesTools(MCPModel):
     Present if the server offers any tools to call.
     """
 
-    list_changed: Annotated[bool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
     Whether this server supports notifications for changes to the tool list.
     """
@@ -584,16 +586,16 @@ class SetLevelRequestParams(MCPModel):
 
 
 class StringSchema(MCPModel):
-    description: str | None = None
+    description: StrictStr | None = None
     format: Literal["date", "date-time", "email", "uri"] | None = None
-    max_length: Annotated[int | None, Field(alias="maxLength")] = None
-    min_length: Annotated[int | None, Field(alias="minLength")] = None
-    title: str | None = None
+    max_length: Annotated[StrictInt | None, Field(alias="maxLength")] = None
+    min_length: Annotated[StrictInt | None, Field(alias="minLength")] = None
+    title: StrictStr | None = None
     type: Literal["string"]
 
 
 class SubscribeRequestParams(MCPModel):
-    uri: str
+    uri: StrictStr
     """
     The URI of the resource to subscribe to. The URI can use any protocol; it is up to the server how to interpret it.
     """
@@ -604,15 +606,15 @@ class TextResourceContents(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     The MIME type of this resource, if known.
     """
-    text: str
+    text: StrictStr
     """
     The text of the item. This must only be set if the item can actually be represented as text (not binary data).
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -630,7 +632,7 @@ class ToolAnnotations(MCPModel):
     received from untrusted servers.
     """
 
-    destructive_hint: Annotated[bool | None, Field(alias="destructiveHint")] = None
+    destructive_hint: Annotated[StrictBool | None, Field(alias="destructiveHint")] = None
     """
     If true, the tool may perform destructive updates to its environment.
     If false, the tool performs only additive updates.
@@ -639,7 +641,7 @@ class ToolAnnotations(MCPModel):
 
     Default: true
     """
-    idempotent_hint: Annotated[bool | None, Field(alias="idempotentHint")] = None
+    idempotent_hint: Annotated[StrictBool | None, Field(alias="idempotentHint")] = None
     """
     If true, calling the tool repeatedly with the same arguments
     will have no additional effect on the its environment.
@@ -648,7 +650,7 @@ class ToolAnnotations(MCPModel):
 
     Default: false
     """
-    open_world_hint: Annotated[bool | None, Field(alias="openWorldHint")] = None
+    open_world_hint: Annotated[StrictBool | None, Field(alias="openWorldHint")] = None
     """
     If true, this tool may interact with an "open world" of external
     entities. If false, the tool's domain of interaction is closed.
@@ -657,13 +659,13 @@ class ToolAnnotations(MCPModel):
 
     Default: true
     """
-    read_only_hint: Annotated[bool | None, Field(alias="readOnlyHint")] = None
+    read_only_hint: Annotated[StrictBool | None, Field(alias="readOnlyHint")] = None
     """
     If true, the tool does not modify its environment.
 
     Default: false
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     A human-readable title for the tool.
     """
@@ -675,7 +677,7 @@ class ToolInputSchema(MCPModel):
     """
 
     properties: dict[str, dict[str, Any]] | None = None
-    required: list[str] | None = None
+    required: list[StrictStr] | None = None
     type: Literal["object"]
 
 
@@ -693,12 +695,12 @@ class ToolOutputSchema(MCPModel):
     """
 
     properties: dict[str, dict[str, Any]] | None = None
-    required: list[str] | None = None
+    required: list[StrictStr] | None = None
     type: Literal["object"]
 
 
 class UnsubscribeRequestParams(MCPModel):
-    uri: str
+    uri: StrictStr
     """
     The URI of the resource to unsubscribe from.
     """
@@ -715,7 +717,7 @@ class Annotations(MCPModel):
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    last_modified: Annotated[str | None, Field(alias="lastModified")] = None
+    last_modified: Annotated[StrictStr | None, Field(alias="lastModified")] = None
     """
     The moment the resource was last modified, as an ISO 8601 formatted string.
 
@@ -724,7 +726,7 @@ class Annotations(MCPModel):
     Examples: last activity timestamp in an open file, timestamp when the resource
     was attached, etc.
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -744,11 +746,11 @@ class AudioContent(MCPModel):
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
     annotations: Annotations | None = None
-    data: str
+    data: StrictStr
     """
     The base64-encoded audio data.
     """
-    mime_type: Annotated[str, Field(alias="mimeType")]
+    mime_type: Annotated[StrictStr, Field(alias="mimeType")]
     """
     The MIME type of the audio. Different providers may support different audio types.
     """
@@ -765,7 +767,7 @@ class CallToolRequest(MCPModel):
 
 
 class CancelledNotificationParams(MCPModel):
-    reason: str | None = None
+    reason: StrictStr | None = None
     """
     An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
     """
@@ -849,11 +851,11 @@ class ImageContent(MCPModel):
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
     annotations: Annotations | None = None
-    data: str
+    data: StrictStr
     """
     The base64-encoded image data.
     """
-    mime_type: Annotated[str, Field(alias="mimeType")]
+    mime_type: Annotated[StrictStr, Field(alias="mimeType")]
     """
     The MIME type of the image. Different providers may support different image types.
     """
@@ -863,7 +865,7 @@ class ImageContent(MCPModel):
 class InitializeRequestParams(MCPModel):
     capabilities: ClientCapabilities
     client_info: Annotated[Implementation, Field(alias="clientInfo")]
-    protocol_version: Annotated[str, Field(alias="protocolVersion")]
+    protocol_version: Annotated[StrictStr, Field(alias="protocolVersion")]
     """
     The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well.
     """
@@ -894,7 +896,7 @@ class JSONRPCNotification(MCPModel):
     """
 
     jsonrpc: Literal["2.0"]
-    method: str
+    method: StrictStr
     params: JSONRPCNotificationParams | None = None
 
 
@@ -984,12 +986,12 @@ class LoggingMessageNotification(MCPModel):
 
 
 class Notification(MCPModel):
-    method: str
+    method: StrictStr
     params: NotificationParams | None = None
 
 
 class PaginatedRequest(MCPModel):
-    method: str
+    method: StrictStr
     params: PaginatedRequestParams | None = None
 
 
@@ -1011,16 +1013,16 @@ without nested objects or arrays.
 
 
 class ProgressNotificationParams(MCPModel):
-    message: str | None = None
+    message: StrictStr | None = None
     """
     An optional message describing the current progress.
     """
-    progress: int | float
+    progress: StrictInt | StrictFloat
     """
     The progress thus far. This should increase every time progress is made, even if the total is unknown.
     """
     progress_token: Annotated[ProgressToken, Field(alias="progressToken")]
-    total: int | float | None = None
+    total: StrictInt | StrictFloat | None = None
     """
     Total number of items to process (or total progress required), if known.
     """
@@ -1039,15 +1041,15 @@ class Prompt(MCPModel):
     """
     A list of arguments to use for templating the prompt.
     """
-    description: str | None = None
+    description: StrictStr | None = None
     """
     An optional description of what this prompt provides
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1102,27 +1104,27 @@ class Resource(MCPModel):
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
     annotations: Annotations | None = None
-    description: str | None = None
+    description: StrictStr | None = None
     """
     A description of what this resource represents.
 
     This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
     """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     The MIME type of this resource, if known.
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: int | None = None
+    size: StrictInt | None = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
     This can be used by Hosts to display file sizes and estimate context window usage.
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1131,7 +1133,7 @@ class Resource(MCPModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -1149,27 +1151,27 @@ class ResourceLink(MCPModel):
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
     annotations: Annotations | None = None
-    description: str | None = None
+    description: StrictStr | None = None
     """
     A description of what this resource represents.
 
     This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
     """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     The MIME type of this resource, if known.
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: int | None = None
+    size: StrictInt | None = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
     This can be used by Hosts to display file sizes and estimate context window usage.
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1179,7 +1181,7 @@ class ResourceLink(MCPModel):
     if present).
     """
     type: Literal["resource_link"]
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -1204,21 +1206,21 @@ class ResourceTemplate(MCPModel):
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
     annotations: Annotations | None = None
-    description: str | None = None
+    description: StrictStr | None = None
     """
     A description of what this template is for.
 
     This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
     """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1227,7 +1229,7 @@ class ResourceTemplate(MCPModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    uri_template: Annotated[str, Field(alias="uriTemplate")]
+    uri_template: Annotated[StrictStr, Field(alias="uriTemplate")]
     """
     A URI template (according to RFC 6570) that can be used to construct resource URIs.
     """
@@ -1303,7 +1305,7 @@ class TextContent(MCPModel):
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
     annotations: Annotations | None = None
-    text: str
+    text: StrictStr
     """
     The text content of the message.
     """
@@ -1320,19 +1322,19 @@ class Tool(MCPModel):
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
     annotations: ToolAnnotations | None = None
-    description: str | None = None
+    description: StrictStr | None = None
     """
     A human-readable description of the tool.
 
     This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
     """
     input_schema: Annotated[ToolInputSchema, Field(alias="inputSchema")]
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
     output_schema: Annotated[ToolOutputSchema | None, Field(alias="outputSchema")] = None
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1404,7 +1406,7 @@ class ElicitRequestParamsRequestedSchema(MCPModel):
     """
 
     properties: dict[str, PrimitiveSchemaDefinition]
-    required: list[str] | None = None
+    required: list[StrictStr] | None = None
     type: Literal["object"]
 
 
@@ -1427,13 +1429,13 @@ class InitializeResult(MCPModel):
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
     capabilities: ServerCapabilities
-    instructions: str | None = None
+    instructions: StrictStr | None = None
     """
     Instructions describing how to use the server and its features.
 
     This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.
     """
-    protocol_version: Annotated[str, Field(alias="protocolVersion")]
+    protocol_version: Annotated[StrictStr, Field(alias="protocolVersion")]
     """
     The version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
     """
@@ -1453,7 +1455,7 @@ class ListPromptsResult(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1470,7 +1472,7 @@ class ListResourceTemplatesResult(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1487,7 +1489,7 @@ class ListResourcesResult(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1508,7 +1510,7 @@ class ListToolsResult(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1542,7 +1544,7 @@ class PromptMessage(MCPModel):
 
 
 class Request(MCPModel):
-    method: str
+    method: StrictStr
     params: RequestParams | None = None
 
 
@@ -1580,7 +1582,7 @@ class CallToolResult(MCPModel):
     """
     A list of content objects that represent the unstructured result of the tool call.
     """
-    is_error: Annotated[bool | None, Field(alias="isError")] = None
+    is_error: Annotated[StrictBool | None, Field(alias="isError")] = None
     """
     Whether the tool call ended in an error.
 
@@ -1632,19 +1634,19 @@ class CreateMessageResult(MCPModel):
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
     content: CreateMessageResultContent
-    model: str
+    model: StrictStr
     """
     The name of the model that generated the message.
     """
     role: Role
-    stop_reason: Annotated[str | None, Field(alias="stopReason")] = None
+    stop_reason: Annotated[StrictStr | None, Field(alias="stopReason")] = None
     """
     The reason why sampling stopped, if known.
     """
 
 
 class ElicitRequestParams(MCPModel):
-    message: str
+    message: StrictStr
     """
     The message to present to the user.
     """
@@ -1660,7 +1662,7 @@ class GetPromptResult(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    description: str | None = None
+    description: StrictStr | None = None
     """
     An optional description for the prompt.
     """
@@ -1674,7 +1676,7 @@ class JSONRPCRequest(MCPModel):
 
     id: RequestId
     jsonrpc: Literal["2.0"]
-    method: str
+    method: StrictStr
     params: JSONRPCRequestParams | None = None
 
 
@@ -1759,7 +1761,7 @@ class CreateMessageRequestParams(MCPModel):
     """
     A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
     """
-    max_tokens: Annotated[int, Field(alias="maxTokens")]
+    max_tokens: Annotated[StrictInt, Field(alias="maxTokens")]
     """
     The requested maximum number of tokens to sample (to prevent runaway completions).
 
@@ -1771,12 +1773,12 @@ class CreateMessageRequestParams(MCPModel):
     Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     """
     model_preferences: Annotated[ModelPreferences | None, Field(alias="modelPreferences")] = None
-    stop_sequences: Annotated[list[str] | None, Field(alias="stopSequences")] = None
-    system_prompt: Annotated[str | None, Field(alias="systemPrompt")] = None
+    stop_sequences: Annotated[list[StrictStr] | None, Field(alias="stopSequences")] = None
+    system_prompt: Annotated[StrictStr | None, Field(alias="systemPrompt")] = None
     """
     An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
     """
-    temperature: int | float | None = None
+    temperature: StrictInt | StrictFloat | None = None
 
 
 class ElicitRequest(MCPModel):

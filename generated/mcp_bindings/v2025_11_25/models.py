@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 from mcp_bindings.v2025_11_25._base import MCPModel
 from typing_extensions import TypeAliasType
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
 
 class BaseMetadata(MCPModel):
@@ -13,11 +13,11 @@ class BaseMetadata(MCPModel):
     Base interface for metadata with name (identifier) and title (display name) properties.
     """
 
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -33,29 +33,29 @@ class BlobResourceContents(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    blob: str
+    blob: StrictStr
     """
     A base64-encoded string representing the binary data of the item.
     """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     The MIME type of this resource, if known.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
 
 
 class BooleanSchema(MCPModel):
-    default: bool | None = None
-    description: str | None = None
-    title: str | None = None
+    default: StrictBool | None = None
+    description: StrictStr | None = None
+    title: StrictStr | None = None
     type: Literal["boolean"]
 
 
 class CancelTaskRequestParams(MCPModel):
-    task_id: Annotated[str, Field(alias="taskId")]
+    task_id: Annotated[StrictStr, Field(alias="taskId")]
     """
     The task identifier to cancel.
     """
@@ -75,7 +75,7 @@ class ClientCapabilitiesRoots(MCPModel):
     Present if the client supports listing roots.
     """
 
-    list_changed: Annotated[bool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
     Whether the client supports notifications for changes to the roots list.
     """
@@ -124,11 +124,11 @@ class CompleteRequestParamsArgument(MCPModel):
     The argument's information
     """
 
-    name: str
+    name: StrictStr
     """
     The name of the argument
     """
-    value: str
+    value: StrictStr
     """
     The value of the argument to use for completion matching.
     """
@@ -139,28 +139,28 @@ class CompleteRequestParamsContext(MCPModel):
     Additional, optional context for completions
     """
 
-    arguments: dict[str, str] | None = None
+    arguments: dict[str, StrictStr] | None = None
     """
     Previously-resolved variables in a URI template or prompt.
     """
 
 
 class CompleteResultCompletion(MCPModel):
-    has_more: Annotated[bool | None, Field(alias="hasMore")] = None
+    has_more: Annotated[StrictBool | None, Field(alias="hasMore")] = None
     """
     Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     """
-    total: int | None = None
+    total: StrictInt | None = None
     """
     The total number of completion options available. This can exceed the number of values actually sent in the response.
     """
-    values: list[str]
+    values: list[StrictStr]
     """
     An array of completion values. Must not exceed 100 items.
     """
 
 
-Cursor = TypeAliasType("Cursor", str)
+Cursor = TypeAliasType("Cursor", StrictStr)
 """
 An opaque token used to represent a cursor for pagination.
 """
@@ -182,7 +182,9 @@ class ElicitResult(MCPModel):
     - "decline": User explicitly decline the action
     - "cancel": User dismissed without making an explicit choice
     """
-    content: dict[str, list[str] | str | int | float | bool] | None = None
+    content: (
+        dict[str, list[StrictStr] | StrictStr | StrictInt | StrictFloat | StrictBool] | None
+    ) = None
     """
     The submitted form data, only present when action is "accept" and mode was "form".
     Contains values matching the requested schema.
@@ -191,14 +193,14 @@ class ElicitResult(MCPModel):
 
 
 class ElicitationCompleteNotificationParams(MCPModel):
-    elicitation_id: Annotated[str, Field(alias="elicitationId")]
+    elicitation_id: Annotated[StrictStr, Field(alias="elicitationId")]
     """
     The ID of the elicitation that completed.
     """
 
 
 class Error(MCPModel):
-    code: int
+    code: StrictInt
     """
     The error type that occurred.
     """
@@ -206,14 +208,14 @@ class Error(MCPModel):
     """
     Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
     """
-    message: str
+    message: StrictStr
     """
     A short description of the error. The message SHOULD be limited to a concise single sentence.
     """
 
 
 class GetTaskPayloadRequestParams(MCPModel):
-    task_id: Annotated[str, Field(alias="taskId")]
+    task_id: Annotated[StrictStr, Field(alias="taskId")]
     """
     The task identifier to retrieve results for.
     """
@@ -233,7 +235,7 @@ class GetTaskPayloadResult(MCPModel):
 
 
 class GetTaskRequestParams(MCPModel):
-    task_id: Annotated[str, Field(alias="taskId")]
+    task_id: Annotated[StrictStr, Field(alias="taskId")]
     """
     The task identifier to query.
     """
@@ -244,19 +246,19 @@ class Icon(MCPModel):
     An optionally-sized icon that can be displayed in a user interface.
     """
 
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     Optional MIME type override if the source MIME type is missing or generic.
     For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`.
     """
-    sizes: list[str] | None = None
+    sizes: list[StrictStr] | None = None
     """
     Optional array of strings that specify sizes at which the icon can be used.
     Each string should be in WxH format (e.g., `"48x48"`, `"96x96"`) or `"any"` for scalable formats like SVG.
 
     If not provided, the client should assume that the icon can be used at any size.
     """
-    src: str
+    src: StrictStr
     """
     A standard URI pointing to an icon resource. May be an HTTP/HTTPS URL or a
     `data:` URI with Base64-encoded image data.
@@ -301,7 +303,7 @@ class Implementation(MCPModel):
     Describes the MCP implementation.
     """
 
-    description: str | None = None
+    description: StrictStr | None = None
     """
     An optional human-readable description of what this implementation does.
 
@@ -321,11 +323,11 @@ class Implementation(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -334,8 +336,8 @@ class Implementation(MCPModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    version: str
-    website_url: Annotated[str | None, Field(alias="websiteUrl")] = None
+    version: StrictStr
+    website_url: Annotated[StrictStr | None, Field(alias="websiteUrl")] = None
     """
     An optional URL of the website for this implementation.
     """
@@ -347,7 +349,7 @@ class JSONRPCNotification(MCPModel):
     """
 
     jsonrpc: Literal["2.0"]
-    method: str
+    method: StrictStr
     params: dict[str, Any] | None = None
 
 
@@ -357,15 +359,15 @@ class LegacyTitledEnumSchema(MCPModel):
     This interface will be removed in a future version.
     """
 
-    default: str | None = None
-    description: str | None = None
-    enum: list[str]
-    enum_names: Annotated[list[str] | None, Field(alias="enumNames")] = None
+    default: StrictStr | None = None
+    description: StrictStr | None = None
+    enum: list[StrictStr]
+    enum_names: Annotated[list[StrictStr] | None, Field(alias="enumNames")] = None
     """
     (Legacy) Display names for enum values.
     Non-standard according to JSON schema 2020-12.
     """
-    title: str | None = None
+    title: StrictStr | None = None
     type: Literal["string"]
 
 
@@ -395,7 +397,7 @@ class LoggingMessageNotificationParams(MCPModel):
     The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
     """
     level: LoggingLevel
-    logger: str | None = None
+    logger: StrictStr | None = None
     """
     An optional name of the logger issuing this message.
     """
@@ -409,7 +411,7 @@ class ModelHint(MCPModel):
     to the client to interpret.
     """
 
-    name: str | None = None
+    name: StrictStr | None = None
     """
     A hint for a model name.
 
@@ -438,7 +440,9 @@ class ModelPreferences(MCPModel):
     balance them against other considerations.
     """
 
-    cost_priority: Annotated[int | float | None, Field(alias="costPriority", ge=0.0, le=1.0)] = None
+    cost_priority: Annotated[
+        StrictInt | StrictFloat | None, Field(alias="costPriority", ge=0.0, le=1.0)
+    ] = None
     """
     How much to prioritize cost when selecting a model. A value of 0 means cost
     is not important, while a value of 1 means cost is the most important
@@ -455,16 +459,16 @@ class ModelPreferences(MCPModel):
     MAY still use the priorities to select from ambiguous matches.
     """
     intelligence_priority: Annotated[
-        int | float | None, Field(alias="intelligencePriority", ge=0.0, le=1.0)
+        StrictInt | StrictFloat | None, Field(alias="intelligencePriority", ge=0.0, le=1.0)
     ] = None
     """
     How much to prioritize intelligence and capabilities when selecting a
     model. A value of 0 means intelligence is not important, while a value of 1
     means intelligence is the most important factor.
     """
-    speed_priority: Annotated[int | float | None, Field(alias="speedPriority", ge=0.0, le=1.0)] = (
-        None
-    )
+    speed_priority: Annotated[
+        StrictInt | StrictFloat | None, Field(alias="speedPriority", ge=0.0, le=1.0)
+    ] = None
     """
     How much to prioritize sampling speed (latency) when selecting a model. A
     value of 0 means speed is not important, while a value of 1 means speed is
@@ -473,7 +477,7 @@ class ModelPreferences(MCPModel):
 
 
 class Notification(MCPModel):
-    method: str
+    method: StrictStr
     params: dict[str, Any] | None = None
 
 
@@ -485,11 +489,11 @@ class NotificationParams(MCPModel):
 
 
 class NumberSchema(MCPModel):
-    default: int | float | None = None
-    description: str | None = None
-    maximum: int | float | None = None
-    minimum: int | float | None = None
-    title: str | None = None
+    default: StrictInt | StrictFloat | None = None
+    description: StrictStr | None = None
+    maximum: StrictInt | StrictFloat | None = None
+    minimum: StrictInt | StrictFloat | None = None
+    title: StrictStr | None = None
     type: Literal["integer", "number"]
 
 
@@ -498,14 +502,14 @@ class PaginatedResult(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
 
 
-ProgressToken = TypeAliasType("ProgressToken", str | int)
+ProgressToken = TypeAliasType("ProgressToken", StrictStr | StrictInt)
 """
 A progress token, used to associate progress notifications with the original request.
 """
@@ -516,19 +520,19 @@ class PromptArgument(MCPModel):
     Describes an argument that a prompt can accept.
     """
 
-    description: str | None = None
+    description: StrictStr | None = None
     """
     A human-readable description of the argument.
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    required: bool | None = None
+    required: StrictBool | None = None
     """
     Whether this argument must be provided.
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -554,11 +558,11 @@ class PromptReference(MCPModel):
     Identifies a prompt.
     """
 
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -584,18 +588,18 @@ class RelatedTaskMetadata(MCPModel):
     Include this in the `_meta` field under the key `io.modelcontextprotocol/related-task`.
     """
 
-    task_id: Annotated[str, Field(alias="taskId")]
+    task_id: Annotated[StrictStr, Field(alias="taskId")]
     """
     The task identifier this message is associated with.
     """
 
 
 class Request(MCPModel):
-    method: str
+    method: StrictStr
     params: dict[str, Any] | None = None
 
 
-RequestId = TypeAliasType("RequestId", str | int)
+RequestId = TypeAliasType("RequestId", StrictStr | StrictInt)
 """
 A uniquely identifying ID for a request in JSON-RPC.
 """
@@ -618,11 +622,11 @@ class ResourceContents(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     The MIME type of this resource, if known.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -652,7 +656,7 @@ class ResourceTemplateReference(MCPModel):
     """
 
     type: Literal["ref/resource"]
-    uri: str
+    uri: StrictStr
     """
     The URI or URI template of the resource.
     """
@@ -667,7 +671,7 @@ class ResourceUpdatedNotificationParams(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
     """
@@ -695,13 +699,13 @@ class Root(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    name: str | None = None
+    name: StrictStr | None = None
     """
     An optional name for the root. This can be used to provide a human-readable
     identifier for the root, which may be useful for display purposes or for
     referencing the root in other parts of the application.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI identifying the root. This *must* start with file:// for now.
     This restriction may be relaxed in future versions of the protocol to allow
@@ -726,7 +730,7 @@ class ServerCapabilitiesPrompts(MCPModel):
     Present if the server offers any prompt templates.
     """
 
-    list_changed: Annotated[bool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
     Whether this server supports notifications for changes to the prompt list.
     """
@@ -737,11 +741,11 @@ class ServerCapabilitiesResources(MCPModel):
     Present if the server offers any resources to read.
     """
 
-    list_changed: Annotated[bool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
     Whether this server supports notifications for changes to the resource list.
     """
-    subscribe: bool | None = None
+    subscribe: StrictBool | None = None
     """
     Whether this server supports subscribing to resource updates.
     """
@@ -763,7 +767,7 @@ class ServerCapabilitiesTools(MCPModel):
     Present if the server offers any tools to call.
     """
 
-    list_changed: Annotated[bool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
     Whether this server supports notifications for changes to the tool list.
     """
@@ -778,12 +782,12 @@ class SetLevelRequestParamsMeta(MCPModel):
 
 
 class StringSchema(MCPModel):
-    default: str | None = None
-    description: str | None = None
+    default: StrictStr | None = None
+    description: StrictStr | None = None
     format: Literal["date", "date-time", "email", "uri"] | None = None
-    max_length: Annotated[int | None, Field(alias="maxLength")] = None
-    min_length: Annotated[int | None, Field(alias="minLength")] = None
-    title: str | None = None
+    max_length: Annotated[StrictInt | None, Field(alias="maxLength")] = None
+    min_length: Annotated[StrictInt | None, Field(alias="minLength")] = None
+    title: StrictStr | None = None
     type: Literal["string"]
 
 
@@ -809,7 +813,7 @@ class TaskMetadata(MCPModel):
     Include this in the `task` field of the request parameters.
     """
 
-    ttl: int | None = None
+    ttl: StrictInt | None = None
     """
     Requested duration in milliseconds to retain task from creation.
     """
@@ -832,20 +836,20 @@ class TaskStatusNotificationParams(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    created_at: Annotated[str, Field(alias="createdAt")]
+    created_at: Annotated[StrictStr, Field(alias="createdAt")]
     """
     ISO 8601 timestamp when the task was created.
     """
-    last_updated_at: Annotated[str, Field(alias="lastUpdatedAt")]
+    last_updated_at: Annotated[StrictStr, Field(alias="lastUpdatedAt")]
     """
     ISO 8601 timestamp when the task was last updated.
     """
-    poll_interval: Annotated[int | None, Field(alias="pollInterval")] = None
+    poll_interval: Annotated[StrictInt | None, Field(alias="pollInterval")] = None
     """
     Suggested polling interval in milliseconds.
     """
     status: TaskStatus
-    status_message: Annotated[str | None, Field(alias="statusMessage")] = None
+    status_message: Annotated[StrictStr | None, Field(alias="statusMessage")] = None
     """
     Optional human-readable message describing the current task state.
     This can provide context for any status, including:
@@ -853,11 +857,11 @@ class TaskStatusNotificationParams(MCPModel):
     - Summaries for "completed" status
     - Diagnostic information for "failed" status (e.g., error details, what went wrong)
     """
-    task_id: Annotated[str, Field(alias="taskId")]
+    task_id: Annotated[StrictStr, Field(alias="taskId")]
     """
     The task identifier.
     """
-    ttl: int | None
+    ttl: StrictInt | None
     """
     Actual retention duration from creation in milliseconds, null for unlimited.
     """
@@ -868,37 +872,37 @@ class TextResourceContents(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     The MIME type of this resource, if known.
     """
-    text: str
+    text: StrictStr
     """
     The text of the item. This must only be set if the item can actually be represented as text (not binary data).
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
 
 
 class TitledMultiSelectEnumSchemaItemsAnyOfItem(MCPModel):
-    const: str
+    const: StrictStr
     """
     The constant enum value.
     """
-    title: str
+    title: StrictStr
     """
     Display title for this option.
     """
 
 
 class TitledSingleSelectEnumSchemaOneOfItem(MCPModel):
-    const: str
+    const: StrictStr
     """
     The enum value.
     """
-    title: str
+    title: StrictStr
     """
     Display label for this option.
     """
@@ -916,7 +920,7 @@ class ToolAnnotations(MCPModel):
     received from untrusted servers.
     """
 
-    destructive_hint: Annotated[bool | None, Field(alias="destructiveHint")] = None
+    destructive_hint: Annotated[StrictBool | None, Field(alias="destructiveHint")] = None
     """
     If true, the tool may perform destructive updates to its environment.
     If false, the tool performs only additive updates.
@@ -925,7 +929,7 @@ class ToolAnnotations(MCPModel):
 
     Default: true
     """
-    idempotent_hint: Annotated[bool | None, Field(alias="idempotentHint")] = None
+    idempotent_hint: Annotated[StrictBool | None, Field(alias="idempotentHint")] = None
     """
     If true, calling the tool repeatedly with the same arguments
     will have no additional effect on its environment.
@@ -934,7 +938,7 @@ class ToolAnnotations(MCPModel):
 
     Default: false
     """
-    open_world_hint: Annotated[bool | None, Field(alias="openWorldHint")] = None
+    open_world_hint: Annotated[StrictBool | None, Field(alias="openWorldHint")] = None
     """
     If true, this tool may interact with an "open world" of external
     entities. If false, the tool's domain of interaction is closed.
@@ -943,13 +947,13 @@ class ToolAnnotations(MCPModel):
 
     Default: true
     """
-    read_only_hint: Annotated[bool | None, Field(alias="readOnlyHint")] = None
+    read_only_hint: Annotated[StrictBool | None, Field(alias="readOnlyHint")] = None
     """
     If true, the tool does not modify its environment.
 
     Default: false
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     A human-readable title for the tool.
     """
@@ -995,9 +999,9 @@ class ToolInputSchema(MCPModel):
     A JSON Schema object defining the expected parameters for the tool.
     """
 
-    json_schema_dialect: Annotated[str | None, Field(alias="$schema")] = None
+    json_schema_dialect: Annotated[StrictStr | None, Field(alias="$schema")] = None
     properties: dict[str, dict[str, Any]] | None = None
-    required: list[str] | None = None
+    required: list[StrictStr] | None = None
     type: Literal["object"]
 
 
@@ -1020,9 +1024,9 @@ class ToolOutputSchema(MCPModel):
     Currently restricted to type: "object" at the root level.
     """
 
-    json_schema_dialect: Annotated[str | None, Field(alias="$schema")] = None
+    json_schema_dialect: Annotated[StrictStr | None, Field(alias="$schema")] = None
     properties: dict[str, dict[str, Any]] | None = None
-    required: list[str] | None = None
+    required: list[StrictStr] | None = None
     type: Literal["object"]
 
 
@@ -1038,7 +1042,7 @@ class ToolUseContent(MCPModel):
 
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    id: str
+    id: StrictStr
     """
     A unique identifier for this tool use.
 
@@ -1048,7 +1052,7 @@ class ToolUseContent(MCPModel):
     """
     The arguments to pass to the tool, conforming to the tool's input schema.
     """
-    name: str
+    name: StrictStr
     """
     The name of the tool to call.
     """
@@ -1068,7 +1072,7 @@ class UntitledMultiSelectEnumSchemaItems(MCPModel):
     Schema for the array items.
     """
 
-    enum: list[str]
+    enum: list[StrictStr]
     """
     Array of enum values to choose from.
     """
@@ -1080,19 +1084,19 @@ class UntitledSingleSelectEnumSchema(MCPModel):
     Schema for single-selection enumeration without display titles for options.
     """
 
-    default: str | None = None
+    default: StrictStr | None = None
     """
     Optional default value.
     """
-    description: str | None = None
+    description: StrictStr | None = None
     """
     Optional description for the enum field.
     """
-    enum: list[str]
+    enum: list[StrictStr]
     """
     Array of enum values to choose from.
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Optional title for the enum field.
     """
@@ -1110,7 +1114,7 @@ class Annotations(MCPModel):
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    last_modified: Annotated[str | None, Field(alias="lastModified")] = None
+    last_modified: Annotated[StrictStr | None, Field(alias="lastModified")] = None
     """
     The moment the resource was last modified, as an ISO 8601 formatted string.
 
@@ -1119,7 +1123,7 @@ class Annotations(MCPModel):
     Examples: last activity timestamp in an open file, timestamp when the resource
     was attached, etc.
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -1139,11 +1143,11 @@ class AudioContent(MCPModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
     annotations: Annotations | None = None
-    data: str
+    data: StrictStr
     """
     The base64-encoded audio data.
     """
-    mime_type: Annotated[str, Field(alias="mimeType")]
+    mime_type: Annotated[StrictStr, Field(alias="mimeType")]
     """
     The MIME type of the audio. Different providers may support different audio types.
     """
@@ -1178,20 +1182,20 @@ class CancelTaskResult(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    created_at: Annotated[str, Field(alias="createdAt")]
+    created_at: Annotated[StrictStr, Field(alias="createdAt")]
     """
     ISO 8601 timestamp when the task was created.
     """
-    last_updated_at: Annotated[str, Field(alias="lastUpdatedAt")]
+    last_updated_at: Annotated[StrictStr, Field(alias="lastUpdatedAt")]
     """
     ISO 8601 timestamp when the task was last updated.
     """
-    poll_interval: Annotated[int | None, Field(alias="pollInterval")] = None
+    poll_interval: Annotated[StrictInt | None, Field(alias="pollInterval")] = None
     """
     Suggested polling interval in milliseconds.
     """
     status: TaskStatus
-    status_message: Annotated[str | None, Field(alias="statusMessage")] = None
+    status_message: Annotated[StrictStr | None, Field(alias="statusMessage")] = None
     """
     Optional human-readable message describing the current task state.
     This can provide context for any status, including:
@@ -1199,11 +1203,11 @@ class CancelTaskResult(MCPModel):
     - Summaries for "completed" status
     - Diagnostic information for "failed" status (e.g., error details, what went wrong)
     """
-    task_id: Annotated[str, Field(alias="taskId")]
+    task_id: Annotated[StrictStr, Field(alias="taskId")]
     """
     The task identifier.
     """
-    ttl: int | None
+    ttl: StrictInt | None
     """
     Actual retention duration from creation in milliseconds, null for unlimited.
     """
@@ -1218,7 +1222,7 @@ class CancelledNotificationParams(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    reason: str | None = None
+    reason: StrictStr | None = None
     """
     An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
     """
@@ -1353,20 +1357,20 @@ class GetTaskResult(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    created_at: Annotated[str, Field(alias="createdAt")]
+    created_at: Annotated[StrictStr, Field(alias="createdAt")]
     """
     ISO 8601 timestamp when the task was created.
     """
-    last_updated_at: Annotated[str, Field(alias="lastUpdatedAt")]
+    last_updated_at: Annotated[StrictStr, Field(alias="lastUpdatedAt")]
     """
     ISO 8601 timestamp when the task was last updated.
     """
-    poll_interval: Annotated[int | None, Field(alias="pollInterval")] = None
+    poll_interval: Annotated[StrictInt | None, Field(alias="pollInterval")] = None
     """
     Suggested polling interval in milliseconds.
     """
     status: TaskStatus
-    status_message: Annotated[str | None, Field(alias="statusMessage")] = None
+    status_message: Annotated[StrictStr | None, Field(alias="statusMessage")] = None
     """
     Optional human-readable message describing the current task state.
     This can provide context for any status, including:
@@ -1374,11 +1378,11 @@ class GetTaskResult(MCPModel):
     - Summaries for "completed" status
     - Diagnostic information for "failed" status (e.g., error details, what went wrong)
     """
-    task_id: Annotated[str, Field(alias="taskId")]
+    task_id: Annotated[StrictStr, Field(alias="taskId")]
     """
     The task identifier.
     """
-    ttl: int | None
+    ttl: StrictInt | None
     """
     Actual retention duration from creation in milliseconds, null for unlimited.
     """
@@ -1394,11 +1398,11 @@ class ImageContent(MCPModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
     annotations: Annotations | None = None
-    data: str
+    data: StrictStr
     """
     The base64-encoded image data.
     """
-    mime_type: Annotated[str, Field(alias="mimeType")]
+    mime_type: Annotated[StrictStr, Field(alias="mimeType")]
     """
     The MIME type of the image. Different providers may support different image types.
     """
@@ -1440,7 +1444,7 @@ class JSONRPCRequest(MCPModel):
 
     id: RequestId
     jsonrpc: Literal["2.0"]
-    method: str
+    method: StrictStr
     params: dict[str, Any] | None = None
 
 
@@ -1495,16 +1499,16 @@ class ProgressNotificationParams(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    message: str | None = None
+    message: StrictStr | None = None
     """
     An optional message describing the current progress.
     """
-    progress: int | float
+    progress: StrictInt | StrictFloat
     """
     The progress thus far. This should increase every time progress is made, even if the total is unknown.
     """
     progress_token: Annotated[ProgressToken, Field(alias="progressToken")]
-    total: int | float | None = None
+    total: StrictInt | StrictFloat | None = None
     """
     Total number of items to process (or total progress required), if known.
     """
@@ -1523,7 +1527,7 @@ class Prompt(MCPModel):
     """
     A list of arguments to use for templating the prompt.
     """
-    description: str | None = None
+    description: StrictStr | None = None
     """
     An optional description of what this prompt provides
     """
@@ -1539,11 +1543,11 @@ class Prompt(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1560,7 +1564,7 @@ class ReadResourceRequestParams(MCPModel):
     """
 
     meta: Annotated[ReadResourceRequestParamsMeta | None, Field(alias="_meta")] = None
-    uri: str
+    uri: StrictStr
     """
     The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     """
@@ -1596,7 +1600,7 @@ class Resource(MCPModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
     annotations: Annotations | None = None
-    description: str | None = None
+    description: StrictStr | None = None
     """
     A description of what this resource represents.
 
@@ -1614,21 +1618,21 @@ class Resource(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     The MIME type of this resource, if known.
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: int | None = None
+    size: StrictInt | None = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
     This can be used by Hosts to display file sizes and estimate context window usage.
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1637,7 +1641,7 @@ class Resource(MCPModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -1655,7 +1659,7 @@ class ResourceLink(MCPModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
     annotations: Annotations | None = None
-    description: str | None = None
+    description: StrictStr | None = None
     """
     A description of what this resource represents.
 
@@ -1673,21 +1677,21 @@ class ResourceLink(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     The MIME type of this resource, if known.
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: int | None = None
+    size: StrictInt | None = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
     This can be used by Hosts to display file sizes and estimate context window usage.
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1697,7 +1701,7 @@ class ResourceLink(MCPModel):
     if present).
     """
     type: Literal["resource_link"]
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -1709,7 +1713,7 @@ class ResourceRequestParams(MCPModel):
     """
 
     meta: Annotated[ResourceRequestParamsMeta | None, Field(alias="_meta")] = None
-    uri: str
+    uri: StrictStr
     """
     The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     """
@@ -1725,7 +1729,7 @@ class ResourceTemplate(MCPModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
     annotations: Annotations | None = None
-    description: str | None = None
+    description: StrictStr | None = None
     """
     A description of what this template is for.
 
@@ -1743,15 +1747,15 @@ class ResourceTemplate(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1760,7 +1764,7 @@ class ResourceTemplate(MCPModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    uri_template: Annotated[str, Field(alias="uriTemplate")]
+    uri_template: Annotated[StrictStr, Field(alias="uriTemplate")]
     """
     A URI template (according to RFC 6570) that can be used to construct resource URIs.
     """
@@ -1799,7 +1803,7 @@ class SubscribeRequestParams(MCPModel):
     """
 
     meta: Annotated[SubscribeRequestParamsMeta | None, Field(alias="_meta")] = None
-    uri: str
+    uri: StrictStr
     """
     The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     """
@@ -1810,20 +1814,20 @@ class Task(MCPModel):
     Data associated with a task.
     """
 
-    created_at: Annotated[str, Field(alias="createdAt")]
+    created_at: Annotated[StrictStr, Field(alias="createdAt")]
     """
     ISO 8601 timestamp when the task was created.
     """
-    last_updated_at: Annotated[str, Field(alias="lastUpdatedAt")]
+    last_updated_at: Annotated[StrictStr, Field(alias="lastUpdatedAt")]
     """
     ISO 8601 timestamp when the task was last updated.
     """
-    poll_interval: Annotated[int | None, Field(alias="pollInterval")] = None
+    poll_interval: Annotated[StrictInt | None, Field(alias="pollInterval")] = None
     """
     Suggested polling interval in milliseconds.
     """
     status: TaskStatus
-    status_message: Annotated[str | None, Field(alias="statusMessage")] = None
+    status_message: Annotated[StrictStr | None, Field(alias="statusMessage")] = None
     """
     Optional human-readable message describing the current task state.
     This can provide context for any status, including:
@@ -1831,11 +1835,11 @@ class Task(MCPModel):
     - Summaries for "completed" status
     - Diagnostic information for "failed" status (e.g., error details, what went wrong)
     """
-    task_id: Annotated[str, Field(alias="taskId")]
+    task_id: Annotated[StrictStr, Field(alias="taskId")]
     """
     The task identifier.
     """
-    ttl: int | None
+    ttl: StrictInt | None
     """
     Actual retention duration from creation in milliseconds, null for unlimited.
     """
@@ -1870,7 +1874,7 @@ class TextContent(MCPModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
     annotations: Annotations | None = None
-    text: str
+    text: StrictStr
     """
     The text content of the message.
     """
@@ -1893,11 +1897,11 @@ class TitledSingleSelectEnumSchema(MCPModel):
     Schema for single-selection enumeration with display titles for each option.
     """
 
-    default: str | None = None
+    default: StrictStr | None = None
     """
     Optional default value.
     """
-    description: str | None = None
+    description: StrictStr | None = None
     """
     Optional description for the enum field.
     """
@@ -1905,7 +1909,7 @@ class TitledSingleSelectEnumSchema(MCPModel):
     """
     Array of enum options with values and display labels.
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Optional title for the enum field.
     """
@@ -1922,7 +1926,7 @@ class Tool(MCPModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
     annotations: ToolAnnotations | None = None
-    description: str | None = None
+    description: StrictStr | None = None
     """
     A human-readable description of the tool.
 
@@ -1942,12 +1946,12 @@ class Tool(MCPModel):
     - `image/webp` - WebP images (modern, efficient format)
     """
     input_schema: Annotated[ToolInputSchema, Field(alias="inputSchema")]
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
     output_schema: Annotated[ToolOutputSchema | None, Field(alias="outputSchema")] = None
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1964,7 +1968,7 @@ class UnsubscribeRequestParams(MCPModel):
     """
 
     meta: Annotated[UnsubscribeRequestParamsMeta | None, Field(alias="_meta")] = None
-    uri: str
+    uri: StrictStr
     """
     The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     """
@@ -1975,24 +1979,24 @@ class UntitledMultiSelectEnumSchema(MCPModel):
     Schema for multiple-selection enumeration without display titles for options.
     """
 
-    default: list[str] | None = None
+    default: list[StrictStr] | None = None
     """
     Optional default value.
     """
-    description: str | None = None
+    description: StrictStr | None = None
     """
     Optional description for the enum field.
     """
     items: UntitledMultiSelectEnumSchemaItems
-    max_items: Annotated[int | None, Field(alias="maxItems")] = None
+    max_items: Annotated[StrictInt | None, Field(alias="maxItems")] = None
     """
     Maximum number of items to select.
     """
-    min_items: Annotated[int | None, Field(alias="minItems")] = None
+    min_items: Annotated[StrictInt | None, Field(alias="minItems")] = None
     """
     Minimum number of items to select.
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Optional title for the enum field.
     """
@@ -2009,7 +2013,7 @@ class CallToolRequestParams(MCPModel):
     """
     Arguments to use for the tool call.
     """
-    name: str
+    name: StrictStr
     """
     The name of the tool.
     """
@@ -2088,12 +2092,12 @@ class ElicitRequestURLParams(MCPModel):
     """
 
     meta: Annotated[ElicitRequestURLParamsMeta | None, Field(alias="_meta")] = None
-    elicitation_id: Annotated[str, Field(alias="elicitationId")]
+    elicitation_id: Annotated[StrictStr, Field(alias="elicitationId")]
     """
     The ID of the elicitation, which must be unique within the context of the server.
     The client MUST treat this ID as an opaque value.
     """
-    message: str
+    message: StrictStr
     """
     The message to present to the user explaining why the interaction is needed.
     """
@@ -2102,7 +2106,7 @@ class ElicitRequestURLParams(MCPModel):
     The elicitation mode.
     """
     task: TaskMetadata | None = None
-    url: str
+    url: StrictStr
     """
     The URL that the user should navigate to.
     """
@@ -2114,11 +2118,11 @@ class GetPromptRequestParams(MCPModel):
     """
 
     meta: Annotated[GetPromptRequestParamsMeta | None, Field(alias="_meta")] = None
-    arguments: dict[str, str] | None = None
+    arguments: dict[str, StrictStr] | None = None
     """
     Arguments to use for templating the prompt.
     """
-    name: str
+    name: StrictStr
     """
     The name of the prompt or prompt template.
     """
@@ -2148,7 +2152,7 @@ class ListPromptsResult(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -2165,7 +2169,7 @@ class ListResourceTemplatesResult(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -2182,7 +2186,7 @@ class ListResourcesResult(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -2216,7 +2220,7 @@ class ListTasksResult(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -2233,7 +2237,7 @@ class ListToolsResult(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -2247,7 +2251,7 @@ class PaginatedRequestParams(MCPModel):
     """
 
     meta: Annotated[PaginatedRequestParamsMeta | None, Field(alias="_meta")] = None
-    cursor: str | None = None
+    cursor: StrictStr | None = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -2363,24 +2367,24 @@ class TitledMultiSelectEnumSchema(MCPModel):
     Schema for multiple-selection enumeration with display titles for each option.
     """
 
-    default: list[str] | None = None
+    default: list[StrictStr] | None = None
     """
     Optional default value.
     """
-    description: str | None = None
+    description: StrictStr | None = None
     """
     Optional description for the enum field.
     """
     items: TitledMultiSelectEnumSchemaItems
-    max_items: Annotated[int | None, Field(alias="maxItems")] = None
+    max_items: Annotated[StrictInt | None, Field(alias="maxItems")] = None
     """
     Maximum number of items to select.
     """
-    min_items: Annotated[int | None, Field(alias="minItems")] = None
+    min_items: Annotated[StrictInt | None, Field(alias="minItems")] = None
     """
     Minimum number of items to select.
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Optional title for the enum field.
     """
@@ -2406,7 +2410,7 @@ class ToolResultContent(MCPModel):
     This has the same format as CallToolResult.content and can include text, images,
     audio, resource links, and embedded resources.
     """
-    is_error: Annotated[bool | None, Field(alias="isError")] = None
+    is_error: Annotated[StrictBool | None, Field(alias="isError")] = None
     """
     Whether the tool use resulted in an error.
 
@@ -2419,7 +2423,7 @@ class ToolResultContent(MCPModel):
 
     If the tool defined an outputSchema, this SHOULD conform to that schema.
     """
-    tool_use_id: Annotated[str, Field(alias="toolUseId")]
+    tool_use_id: Annotated[StrictStr, Field(alias="toolUseId")]
     """
     The ID of the tool use this result corresponds to.
 
@@ -2467,7 +2471,7 @@ class CallToolResult(MCPModel):
     """
     A list of content objects that represent the unstructured result of the tool call.
     """
-    is_error: Annotated[bool | None, Field(alias="isError")] = None
+    is_error: Annotated[StrictBool | None, Field(alias="isError")] = None
     """
     Whether the tool call ended in an error.
 
@@ -2557,7 +2561,7 @@ class GetPromptResult(MCPModel):
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    description: str | None = None
+    description: StrictStr | None = None
     """
     An optional description for the prompt.
     """
@@ -2572,7 +2576,7 @@ class InitializeRequestParams(MCPModel):
     meta: Annotated[InitializeRequestParamsMeta | None, Field(alias="_meta")] = None
     capabilities: ClientCapabilities
     client_info: Annotated[Implementation, Field(alias="clientInfo")]
-    protocol_version: Annotated[str, Field(alias="protocolVersion")]
+    protocol_version: Annotated[StrictStr, Field(alias="protocolVersion")]
     """
     The latest version of the Model Context Protocol that the client supports. The client MAY decide to support older versions as well.
     """
@@ -2641,7 +2645,7 @@ MultiSelectEnumSchema = TypeAliasType(
 class PaginatedRequest(MCPModel):
     id: RequestId
     jsonrpc: Literal["2.0"]
-    method: str
+    method: StrictStr
     params: PaginatedRequestParams | None = None
 
 
@@ -2697,7 +2701,7 @@ class ServerCapabilities(MCPModel):
 class URLElicitationRequiredErrorError(MCPModel):
     code: Literal[-32042]
     data: URLElicitationRequiredErrorErrorData
-    message: str
+    message: StrictStr
     """
     A short description of the error. The message SHOULD be limited to a concise single sentence.
     """
@@ -2722,12 +2726,12 @@ class CreateMessageResult(MCPModel):
         | ToolResultContent
         | list[SamplingMessageContentBlock]
     )
-    model: str
+    model: StrictStr
     """
     The name of the model that generated the message.
     """
     role: Role
-    stop_reason: Annotated[str | None, Field(alias="stopReason")] = None
+    stop_reason: Annotated[StrictStr | None, Field(alias="stopReason")] = None
     """
     The reason why sampling stopped, if known.
 
@@ -2747,9 +2751,9 @@ class ElicitRequestFormParamsRequestedSchema(MCPModel):
     Only top-level properties are allowed, without nesting.
     """
 
-    json_schema_dialect: Annotated[str | None, Field(alias="$schema")] = None
+    json_schema_dialect: Annotated[StrictStr | None, Field(alias="$schema")] = None
     properties: dict[str, PrimitiveSchemaDefinition]
-    required: list[str] | None = None
+    required: list[StrictStr] | None = None
     type: Literal["object"]
 
 
@@ -2774,13 +2778,13 @@ class InitializeResult(MCPModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
     capabilities: ServerCapabilities
-    instructions: str | None = None
+    instructions: StrictStr | None = None
     """
     Instructions describing how to use the server and its features.
 
     This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.
     """
-    protocol_version: Annotated[str, Field(alias="protocolVersion")]
+    protocol_version: Annotated[StrictStr, Field(alias="protocolVersion")]
     """
     The version of the Model Context Protocol that the server wants to use. This may not match the version that the client requested. If the client cannot support this version, it MUST disconnect.
     """
@@ -2890,7 +2894,7 @@ class CreateMessageRequestParams(MCPModel):
     Default is "none". Values "thisServer" and "allServers" are soft-deprecated. Servers SHOULD only use these values if the client
     declares ClientCapabilities.sampling.context. These values may be removed in future spec releases.
     """
-    max_tokens: Annotated[int, Field(alias="maxTokens")]
+    max_tokens: Annotated[StrictInt, Field(alias="maxTokens")]
     """
     The requested maximum number of tokens to sample (to prevent runaway completions).
 
@@ -2902,13 +2906,13 @@ class CreateMessageRequestParams(MCPModel):
     Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     """
     model_preferences: Annotated[ModelPreferences | None, Field(alias="modelPreferences")] = None
-    stop_sequences: Annotated[list[str] | None, Field(alias="stopSequences")] = None
-    system_prompt: Annotated[str | None, Field(alias="systemPrompt")] = None
+    stop_sequences: Annotated[list[StrictStr] | None, Field(alias="stopSequences")] = None
+    system_prompt: Annotated[StrictStr | None, Field(alias="systemPrompt")] = None
     """
     An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
     """
     task: TaskMetadata | None = None
-    temperature: int | float | None = None
+    temperature: StrictInt | StrictFloat | None = None
     tool_choice: Annotated[ToolChoice | None, Field(alias="toolChoice")] = None
     tools: list[Tool] | None = None
     """
@@ -2923,7 +2927,7 @@ class ElicitRequestFormParams(MCPModel):
     """
 
     meta: Annotated[ElicitRequestFormParamsMeta | None, Field(alias="_meta")] = None
-    message: str
+    message: StrictStr
     """
     The message to present to the user describing what information is being requested.
     """

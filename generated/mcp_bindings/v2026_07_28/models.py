@@ -5,7 +5,25 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal, Optional, Union
 from mcp_bindings.v2026_07_28._base import MCPModel
 from typing_extensions import TypeAliasType
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
+
+# Pyright reports this self-reference as a variable when another module of the package is
+# checked first (order-dependent; checked alone the file is clean), so this file opts out:
+# pyright: reportInvalidTypeForm=false
+JSONValue = TypeAliasType(
+    "JSONValue",
+    Optional[
+        Union[
+            dict[str, "JSONValue"], "list[JSONValue]", StrictStr, StrictInt, StrictFloat, StrictBool
+        ]
+    ],
+)
+
+
+JSONArray = TypeAliasType("JSONArray", list[JSONValue])
+
+
+JSONObject = TypeAliasType("JSONObject", dict[str, JSONValue])
 
 
 class BaseMetadata(MCPModel):
@@ -13,11 +31,11 @@ class BaseMetadata(MCPModel):
     Base interface for metadata with name (identifier) and title (display name) properties.
     """
 
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -29,9 +47,9 @@ class BaseMetadata(MCPModel):
 
 
 class BooleanSchema(MCPModel):
-    default: bool | None = None
-    description: str | None = None
-    title: str | None = None
+    default: StrictBool | None = None
+    description: StrictStr | None = None
+    title: StrictStr | None = None
     type: Literal["boolean"]
 
 
@@ -40,11 +58,11 @@ class CompleteRequestParamsArgument(MCPModel):
     The argument's information
     """
 
-    name: str
+    name: StrictStr
     """
     The name of the argument
     """
-    value: str
+    value: StrictStr
     """
     The value of the argument to use for completion matching.
     """
@@ -55,28 +73,28 @@ class CompleteRequestParamsContext(MCPModel):
     Additional, optional context for completions
     """
 
-    arguments: dict[str, str] | None = None
+    arguments: dict[str, StrictStr] | None = None
     """
     Previously-resolved variables in a URI template or prompt.
     """
 
 
 class CompleteResultCompletion(MCPModel):
-    has_more: Annotated[bool | None, Field(alias="hasMore")] = None
+    has_more: Annotated[StrictBool | None, Field(alias="hasMore")] = None
     """
     Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     """
-    total: int | None = None
+    total: StrictInt | None = None
     """
     The total number of completion options available. This can exceed the number of values actually sent in the response.
     """
-    values: Annotated[list[str], Field(max_length=100)]
+    values: Annotated[list[StrictStr], Field(max_length=100)]
     """
     An array of completion values. Must not exceed 100 items.
     """
 
 
-Cursor = TypeAliasType("Cursor", str)
+Cursor = TypeAliasType("Cursor", StrictStr)
 """
 An opaque token used to represent a cursor for pagination.
 """
@@ -87,7 +105,7 @@ class ElicitRequestURLParams(MCPModel):
     The parameters for a request to elicit information from the user via a URL in the client.
     """
 
-    message: str
+    message: StrictStr
     """
     The message to present to the user explaining why the interaction is needed.
     """
@@ -95,7 +113,7 @@ class ElicitRequestURLParams(MCPModel):
     """
     The elicitation mode.
     """
-    url: str
+    url: StrictStr
     """
     The URL that the user should navigate to.
     """
@@ -113,7 +131,9 @@ class ElicitResult(MCPModel):
     - `"decline"`: User explicitly declined the action
     - `"cancel"`: User dismissed without making an explicit choice
     """
-    content: dict[str, list[str] | str | int | float | bool] | None = None
+    content: (
+        dict[str, list[StrictStr] | StrictStr | StrictInt | StrictFloat | StrictBool] | None
+    ) = None
     """
     The submitted form data, only present when action is `"accept"` and mode was `"form"`.
     Contains values matching the requested schema.
@@ -122,7 +142,7 @@ class ElicitResult(MCPModel):
 
 
 class Error(MCPModel):
-    code: int
+    code: StrictInt
     """
     The error type that occurred.
     """
@@ -130,7 +150,7 @@ class Error(MCPModel):
     """
     Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
     """
-    message: str
+    message: StrictStr
     """
     A short description of the error. The message SHOULD be limited to a concise single sentence.
     """
@@ -142,7 +162,7 @@ class HeaderMismatchErrorError(MCPModel):
     """
     Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
     """
-    message: str
+    message: StrictStr
     """
     A short description of the error. The message SHOULD be limited to a concise single sentence.
     """
@@ -153,19 +173,19 @@ class Icon(MCPModel):
     An optionally-sized icon that can be displayed in a user interface.
     """
 
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     Optional MIME type override if the source MIME type is missing or generic.
     For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`.
     """
-    sizes: list[str] | None = None
+    sizes: list[StrictStr] | None = None
     """
     Optional array of strings that specify sizes at which the icon can be used.
     Each string should be in WxH format (e.g., `"48x48"`, `"96x96"`) or `"any"` for scalable formats like SVG.
 
     If not provided, the client should assume that the icon can be used at any size.
     """
-    src: str
+    src: StrictStr
     """
     A standard URI pointing to an icon resource. May be an HTTP/HTTPS URL or a
     `data:` URI with Base64-encoded image data.
@@ -210,7 +230,7 @@ class Implementation(MCPModel):
     Describes the MCP implementation.
     """
 
-    description: str | None = None
+    description: StrictStr | None = None
     """
     An optional human-readable description of what this implementation does.
 
@@ -230,11 +250,11 @@ class Implementation(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -243,11 +263,11 @@ class Implementation(MCPModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    version: str
+    version: StrictStr
     """
     The version of this implementation.
     """
-    website_url: Annotated[str | None, Field(alias="websiteUrl")] = None
+    website_url: Annotated[StrictStr | None, Field(alias="websiteUrl")] = None
     """
     An optional URL of the website for this implementation.
     """
@@ -266,7 +286,7 @@ class InternalError(MCPModel):
     """
     Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
     """
-    message: str
+    message: StrictStr
     """
     A short description of the error. The message SHOULD be limited to a concise single sentence.
     """
@@ -294,7 +314,7 @@ class InvalidParamsError(MCPModel):
     """
     Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
     """
-    message: str
+    message: StrictStr
     """
     A short description of the error. The message SHOULD be limited to a concise single sentence.
     """
@@ -313,7 +333,7 @@ class InvalidRequestError(MCPModel):
     """
     Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
     """
-    message: str
+    message: StrictStr
     """
     A short description of the error. The message SHOULD be limited to a concise single sentence.
     """
@@ -325,7 +345,7 @@ class JSONRPCNotification(MCPModel):
     """
 
     jsonrpc: Literal["2.0"]
-    method: str
+    method: StrictStr
     params: dict[str, Any] | None = None
 
 
@@ -335,15 +355,15 @@ class LegacyTitledEnumSchema(MCPModel):
     This interface will be removed in a future version.
     """
 
-    default: str | None = None
-    description: str | None = None
-    enum: list[str]
-    enum_names: Annotated[list[str] | None, Field(alias="enumNames")] = None
+    default: StrictStr | None = None
+    description: StrictStr | None = None
+    enum: list[StrictStr]
+    enum_names: Annotated[list[StrictStr] | None, Field(alias="enumNames")] = None
     """
     (Legacy) Display names for enum values.
     Non-standard according to JSON schema 2020-12.
     """
-    title: str | None = None
+    title: StrictStr | None = None
     type: Literal["string"]
 
 
@@ -396,7 +416,7 @@ class MethodNotFoundError(MCPModel):
     """
     Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
     """
-    message: str
+    message: StrictStr
     """
     A short description of the error. The message SHOULD be limited to a concise single sentence.
     """
@@ -410,7 +430,7 @@ class ModelHint(MCPModel):
     to the client to interpret.
     """
 
-    name: str | None = None
+    name: StrictStr | None = None
     """
     A hint for a model name.
 
@@ -439,7 +459,9 @@ class ModelPreferences(MCPModel):
     balance them against other considerations.
     """
 
-    cost_priority: Annotated[int | float | None, Field(alias="costPriority", ge=0.0, le=1.0)] = None
+    cost_priority: Annotated[
+        StrictInt | StrictFloat | None, Field(alias="costPriority", ge=0.0, le=1.0)
+    ] = None
     """
     How much to prioritize cost when selecting a model. A value of 0 means cost
     is not important, while a value of 1 means cost is the most important
@@ -456,16 +478,16 @@ class ModelPreferences(MCPModel):
     MAY still use the priorities to select from ambiguous matches.
     """
     intelligence_priority: Annotated[
-        int | float | None, Field(alias="intelligencePriority", ge=0.0, le=1.0)
+        StrictInt | StrictFloat | None, Field(alias="intelligencePriority", ge=0.0, le=1.0)
     ] = None
     """
     How much to prioritize intelligence and capabilities when selecting a
     model. A value of 0 means intelligence is not important, while a value of 1
     means intelligence is the most important factor.
     """
-    speed_priority: Annotated[int | float | None, Field(alias="speedPriority", ge=0.0, le=1.0)] = (
-        None
-    )
+    speed_priority: Annotated[
+        StrictInt | StrictFloat | None, Field(alias="speedPriority", ge=0.0, le=1.0)
+    ] = None
     """
     How much to prioritize sampling speed (latency) when selecting a model. A
     value of 0 means speed is not important, while a value of 1 means speed is
@@ -474,16 +496,16 @@ class ModelPreferences(MCPModel):
 
 
 class Notification(MCPModel):
-    method: str
+    method: StrictStr
     params: dict[str, Any] | None = None
 
 
 class NumberSchema(MCPModel):
-    default: int | float | None = None
-    description: str | None = None
-    maximum: int | float | None = None
-    minimum: int | float | None = None
-    title: str | None = None
+    default: StrictInt | StrictFloat | None = None
+    description: StrictStr | None = None
+    maximum: StrictInt | StrictFloat | None = None
+    minimum: StrictInt | StrictFloat | None = None
+    title: StrictStr | None = None
     type: Literal["integer", "number"]
 
 
@@ -500,13 +522,13 @@ class ParseError(MCPModel):
     """
     Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
     """
-    message: str
+    message: StrictStr
     """
     A short description of the error. The message SHOULD be limited to a concise single sentence.
     """
 
 
-ProgressToken = TypeAliasType("ProgressToken", str | int)
+ProgressToken = TypeAliasType("ProgressToken", StrictStr | StrictInt)
 """
 A progress token, used to associate progress notifications with the original request.
 """
@@ -517,19 +539,19 @@ class PromptArgument(MCPModel):
     Describes an argument that a prompt can accept.
     """
 
-    description: str | None = None
+    description: StrictStr | None = None
     """
     A human-readable description of the argument.
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    required: bool | None = None
+    required: StrictBool | None = None
     """
     Whether this argument must be provided.
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -545,11 +567,11 @@ class PromptReference(MCPModel):
     Identifies a prompt.
     """
 
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -562,11 +584,11 @@ class PromptReference(MCPModel):
 
 
 class Request(MCPModel):
-    method: str
+    method: StrictStr
     params: dict[str, Any] | None = None
 
 
-RequestId = TypeAliasType("RequestId", str | int)
+RequestId = TypeAliasType("RequestId", StrictStr | StrictInt)
 """
 A uniquely identifying ID for a request in JSON-RPC.
 """
@@ -578,11 +600,11 @@ class ResourceContents(MCPModel):
     """
 
     meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     The MIME type of this resource, if known.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -594,7 +616,7 @@ class ResourceTemplateReference(MCPModel):
     """
 
     type: Literal["ref/resource"]
-    uri: str
+    uri: StrictStr
     """
     The URI or URI template of the resource.
     """
@@ -610,7 +632,7 @@ class ResultMetaObject(MCPModel):
     ] = None
 
 
-ResultType = TypeAliasType("ResultType", str)
+ResultType = TypeAliasType("ResultType", StrictStr)
 """
 Indicates the type of a {@link Result} object, allowing the client to
 determine how to parse the response.
@@ -632,13 +654,13 @@ class Root(MCPModel):
     """
 
     meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    name: str | None = None
+    name: StrictStr | None = None
     """
     An optional name for the root. This can be used to provide a human-readable
     identifier for the root, which may be useful for display purposes or for
     referencing the root in other parts of the application.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI identifying the root. This *must* start with `file://` for now.
     This restriction may be relaxed in future versions of the protocol to allow
@@ -651,7 +673,7 @@ class ServerCapabilitiesPrompts(MCPModel):
     Present if the server offers any prompt templates.
     """
 
-    list_changed: Annotated[bool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
     Whether this server supports notifications for changes to the prompt list.
     """
@@ -662,11 +684,11 @@ class ServerCapabilitiesResources(MCPModel):
     Present if the server offers any resources to read.
     """
 
-    list_changed: Annotated[bool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
     Whether this server supports notifications for changes to the resource list.
     """
-    subscribe: bool | None = None
+    subscribe: StrictBool | None = None
     """
     Whether this server supports subscribing to resource updates.
     """
@@ -677,19 +699,19 @@ class ServerCapabilitiesTools(MCPModel):
     Present if the server offers any tools to call.
     """
 
-    list_changed: Annotated[bool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
     """
     Whether this server supports notifications for changes to the tool list.
     """
 
 
 class StringSchema(MCPModel):
-    default: str | None = None
-    description: str | None = None
+    default: StrictStr | None = None
+    description: StrictStr | None = None
     format: Literal["date", "date-time", "email", "uri"] | None = None
-    max_length: Annotated[int | None, Field(alias="maxLength")] = None
-    min_length: Annotated[int | None, Field(alias="minLength")] = None
-    title: str | None = None
+    max_length: Annotated[StrictInt | None, Field(alias="maxLength")] = None
+    min_length: Annotated[StrictInt | None, Field(alias="minLength")] = None
+    title: StrictStr | None = None
     type: Literal["string"]
 
 
@@ -702,20 +724,22 @@ class SubscriptionFilter(MCPModel):
     notification types the client has not explicitly requested here.
     """
 
-    prompts_list_changed: Annotated[bool | None, Field(alias="promptsListChanged")] = None
+    prompts_list_changed: Annotated[StrictBool | None, Field(alias="promptsListChanged")] = None
     """
     If true, receive {@link PromptListChangedNotificationnotifications/prompts/list_changed}.
     """
-    resource_subscriptions: Annotated[list[str] | None, Field(alias="resourceSubscriptions")] = None
+    resource_subscriptions: Annotated[
+        list[StrictStr] | None, Field(alias="resourceSubscriptions")
+    ] = None
     """
     Subscribe to {@link ResourceUpdatedNotificationnotifications/resources/updated} for these resource URIs.
     Replaces the former `resources/subscribe` RPC.
     """
-    resources_list_changed: Annotated[bool | None, Field(alias="resourcesListChanged")] = None
+    resources_list_changed: Annotated[StrictBool | None, Field(alias="resourcesListChanged")] = None
     """
     If true, receive {@link ResourceListChangedNotificationnotifications/resources/list_changed}.
     """
-    tools_list_changed: Annotated[bool | None, Field(alias="toolsListChanged")] = None
+    tools_list_changed: Annotated[StrictBool | None, Field(alias="toolsListChanged")] = None
     """
     If true, receive {@link ToolListChangedNotificationnotifications/tools/list_changed}.
     """
@@ -735,37 +759,37 @@ class SubscriptionsListenResultMetaObject(MCPModel):
 
 class TextResourceContents(MCPModel):
     meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     The MIME type of this resource, if known.
     """
-    text: str
+    text: StrictStr
     """
     The text of the item. This must only be set if the item can actually be represented as text (not binary data).
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
 
 
 class TitledMultiSelectEnumSchemaItemsAnyOfItem(MCPModel):
-    const: str
+    const: StrictStr
     """
     The constant enum value.
     """
-    title: str
+    title: StrictStr
     """
     Display title for this option.
     """
 
 
 class TitledSingleSelectEnumSchemaOneOfItem(MCPModel):
-    const: str
+    const: StrictStr
     """
     The enum value.
     """
-    title: str
+    title: StrictStr
     """
     Display label for this option.
     """
@@ -783,7 +807,7 @@ class ToolAnnotations(MCPModel):
     received from untrusted servers.
     """
 
-    destructive_hint: Annotated[bool | None, Field(alias="destructiveHint")] = None
+    destructive_hint: Annotated[StrictBool | None, Field(alias="destructiveHint")] = None
     """
     If true, the tool may perform destructive updates to its environment.
     If false, the tool performs only additive updates.
@@ -792,7 +816,7 @@ class ToolAnnotations(MCPModel):
 
     Default: true
     """
-    idempotent_hint: Annotated[bool | None, Field(alias="idempotentHint")] = None
+    idempotent_hint: Annotated[StrictBool | None, Field(alias="idempotentHint")] = None
     """
     If true, calling the tool repeatedly with the same arguments
     will have no additional effect on its environment.
@@ -801,7 +825,7 @@ class ToolAnnotations(MCPModel):
 
     Default: false
     """
-    open_world_hint: Annotated[bool | None, Field(alias="openWorldHint")] = None
+    open_world_hint: Annotated[StrictBool | None, Field(alias="openWorldHint")] = None
     """
     If true, this tool may interact with an "open world" of external
     entities. If false, the tool's domain of interaction is closed.
@@ -810,13 +834,13 @@ class ToolAnnotations(MCPModel):
 
     Default: true
     """
-    read_only_hint: Annotated[bool | None, Field(alias="readOnlyHint")] = None
+    read_only_hint: Annotated[StrictBool | None, Field(alias="readOnlyHint")] = None
     """
     If true, the tool does not modify its environment.
 
     Default: false
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     A human-readable title for the tool.
     """
@@ -854,7 +878,7 @@ class ToolInputSchema(MCPModel):
     Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
     """
 
-    json_schema_dialect: Annotated[str | None, Field(alias="$schema")] = None
+    json_schema_dialect: Annotated[StrictStr | None, Field(alias="$schema")] = None
     type: Literal["object"]
 
 
@@ -866,7 +890,7 @@ class ToolOutputSchema(MCPModel):
     Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
     """
 
-    json_schema_dialect: Annotated[str | None, Field(alias="$schema")] = None
+    json_schema_dialect: Annotated[StrictStr | None, Field(alias="$schema")] = None
 
 
 class ToolUseContent(MCPModel):
@@ -875,7 +899,7 @@ class ToolUseContent(MCPModel):
     """
 
     meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    id: str
+    id: StrictStr
     """
     A unique identifier for this tool use.
 
@@ -885,7 +909,7 @@ class ToolUseContent(MCPModel):
     """
     The arguments to pass to the tool, conforming to the tool's input schema.
     """
-    name: str
+    name: StrictStr
     """
     The name of the tool to call.
     """
@@ -893,11 +917,11 @@ class ToolUseContent(MCPModel):
 
 
 class UnsupportedProtocolVersionErrorErrorData(MCPModel):
-    requested: str
+    requested: StrictStr
     """
     The protocol version that was requested by the client.
     """
-    supported: list[str]
+    supported: list[StrictStr]
     """
     Protocol versions the server supports. The client should choose a
     mutually supported version from this list and retry.
@@ -909,7 +933,7 @@ class UntitledMultiSelectEnumSchemaItems(MCPModel):
     Schema for the array items.
     """
 
-    enum: list[str]
+    enum: list[StrictStr]
     """
     Array of enum values to choose from.
     """
@@ -921,19 +945,19 @@ class UntitledSingleSelectEnumSchema(MCPModel):
     Schema for single-selection enumeration without display titles for options.
     """
 
-    default: str | None = None
+    default: StrictStr | None = None
     """
     Optional default value.
     """
-    description: str | None = None
+    description: StrictStr | None = None
     """
     Optional description for the enum field.
     """
-    enum: list[str]
+    enum: list[StrictStr]
     """
     Array of enum values to choose from.
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Optional title for the enum field.
     """
@@ -951,7 +975,7 @@ class Annotations(MCPModel):
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    last_modified: Annotated[str | None, Field(alias="lastModified")] = None
+    last_modified: Annotated[StrictStr | None, Field(alias="lastModified")] = None
     """
     The moment the resource was last modified, as an ISO 8601 formatted string.
 
@@ -960,7 +984,7 @@ class Annotations(MCPModel):
     Examples: last activity timestamp in an open file, timestamp when the resource
     was attached, etc.
     """
-    priority: Annotated[int | float | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
     """
     Describes how important this data is for operating the server.
 
@@ -977,11 +1001,11 @@ class AudioContent(MCPModel):
 
     meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
     annotations: Annotations | None = None
-    data: str
+    data: StrictStr
     """
     The base64-encoded audio data.
     """
-    mime_type: Annotated[str, Field(alias="mimeType")]
+    mime_type: Annotated[StrictStr, Field(alias="mimeType")]
     """
     The MIME type of the audio. Different providers may support different audio types.
     """
@@ -990,15 +1014,15 @@ class AudioContent(MCPModel):
 
 class BlobResourceContents(MCPModel):
     meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    blob: str
+    blob: StrictStr
     """
     A base64-encoded string representing the binary data of the item.
     """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     The MIME type of this resource, if known.
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -1023,7 +1047,7 @@ class CacheableResult(MCPModel):
       authorization contexts (e.g., a different access token requires a
       different cache).
     """
-    result_type: Annotated[str, Field(alias="resultType")] = "complete"
+    result_type: Annotated[StrictStr, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1033,7 +1057,7 @@ class CacheableResult(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)] = 0
+    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)] = 0
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -1059,7 +1083,7 @@ class CompleteResult(MCPModel):
 
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
     completion: CompleteResultCompletion
-    result_type: Annotated[str, Field(alias="resultType")] = "complete"
+    result_type: Annotated[StrictStr, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1115,11 +1139,11 @@ class ImageContent(MCPModel):
 
     meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
     annotations: Annotations | None = None
-    data: str
+    data: StrictStr
     """
     The base64-encoded image data.
     """
-    mime_type: Annotated[str, Field(alias="mimeType")]
+    mime_type: Annotated[StrictStr, Field(alias="mimeType")]
     """
     The MIME type of the image. Different providers may support different image types.
     """
@@ -1143,7 +1167,7 @@ class JSONRPCRequest(MCPModel):
 
     id: RequestId
     jsonrpc: Literal["2.0"]
-    method: str
+    method: StrictStr
     params: dict[str, Any] | None = None
 
 
@@ -1181,12 +1205,12 @@ class NotificationParams(MCPModel):
 
 class PaginatedResult(MCPModel):
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
-    result_type: Annotated[str, Field(alias="resultType")] = "complete"
+    result_type: Annotated[StrictStr, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1204,16 +1228,16 @@ class ProgressNotificationParams(MCPModel):
     """
 
     meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
-    message: str | None = None
+    message: StrictStr | None = None
     """
     An optional message describing the current progress.
     """
-    progress: int | float
+    progress: StrictInt | StrictFloat
     """
     The progress thus far. This should increase every time progress is made, even if the total is unknown.
     """
     progress_token: Annotated[ProgressToken, Field(alias="progressToken")]
-    total: int | float | None = None
+    total: StrictInt | StrictFloat | None = None
     """
     Total number of items to process (or total progress required), if known.
     """
@@ -1229,7 +1253,7 @@ class Prompt(MCPModel):
     """
     A list of arguments to use for templating the prompt.
     """
-    description: str | None = None
+    description: StrictStr | None = None
     """
     An optional description of what this prompt provides
     """
@@ -1245,11 +1269,11 @@ class Prompt(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1290,7 +1314,7 @@ class ReadResourceResult(MCPModel):
       different cache).
     """
     contents: list[TextResourceContents | BlobResourceContents]
-    result_type: Annotated[str, Field(alias="resultType")] = "complete"
+    result_type: Annotated[StrictStr, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1300,7 +1324,7 @@ class ReadResourceResult(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)] = 0
+    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)] = 0
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -1320,7 +1344,7 @@ class Resource(MCPModel):
 
     meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
     annotations: Annotations | None = None
-    description: str | None = None
+    description: StrictStr | None = None
     """
     A description of what this resource represents.
 
@@ -1338,21 +1362,21 @@ class Resource(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     The MIME type of this resource, if known.
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: int | None = None
+    size: StrictInt | None = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
     This can be used by Hosts to display file sizes and estimate context window usage.
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1361,7 +1385,7 @@ class Resource(MCPModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -1376,7 +1400,7 @@ class ResourceLink(MCPModel):
 
     meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
     annotations: Annotations | None = None
-    description: str | None = None
+    description: StrictStr | None = None
     """
     A description of what this resource represents.
 
@@ -1394,21 +1418,21 @@ class ResourceLink(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     The MIME type of this resource, if known.
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: int | None = None
+    size: StrictInt | None = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
     This can be used by Hosts to display file sizes and estimate context window usage.
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1418,7 +1442,7 @@ class ResourceLink(MCPModel):
     if present).
     """
     type: Literal["resource_link"]
-    uri: str
+    uri: StrictStr
     """
     The URI of this resource.
     """
@@ -1441,7 +1465,7 @@ class ResourceTemplate(MCPModel):
 
     meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
     annotations: Annotations | None = None
-    description: str | None = None
+    description: StrictStr | None = None
     """
     A description of what this template is for.
 
@@ -1459,15 +1483,15 @@ class ResourceTemplate(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    mime_type: Annotated[str | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
     """
     The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
     """
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1476,7 +1500,7 @@ class ResourceTemplate(MCPModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    uri_template: Annotated[str, Field(alias="uriTemplate")]
+    uri_template: Annotated[StrictStr, Field(alias="uriTemplate")]
     """
     A URI template (according to RFC 6570) that can be used to construct resource URIs.
     """
@@ -1488,7 +1512,7 @@ class ResourceUpdatedNotificationParams(MCPModel):
     """
 
     meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
-    uri: str
+    uri: StrictStr
     """
     The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
     """
@@ -1500,7 +1524,7 @@ class Result(MCPModel):
     """
 
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    result_type: Annotated[str, Field(alias="resultType")] = "complete"
+    result_type: Annotated[StrictStr, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1531,7 +1555,7 @@ class SubscriptionsListenResult(MCPModel):
     """
 
     meta: Annotated[SubscriptionsListenResultMetaObject, Field(alias="_meta")]
-    result_type: Annotated[str, Field(alias="resultType")] = "complete"
+    result_type: Annotated[StrictStr, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1561,7 +1585,7 @@ class TextContent(MCPModel):
 
     meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
     annotations: Annotations | None = None
-    text: str
+    text: StrictStr
     """
     The text content of the message.
     """
@@ -1584,11 +1608,11 @@ class TitledSingleSelectEnumSchema(MCPModel):
     Schema for single-selection enumeration with display titles for each option.
     """
 
-    default: str | None = None
+    default: StrictStr | None = None
     """
     Optional default value.
     """
-    description: str | None = None
+    description: StrictStr | None = None
     """
     Optional description for the enum field.
     """
@@ -1596,7 +1620,7 @@ class TitledSingleSelectEnumSchema(MCPModel):
     """
     Array of enum options with values and display labels.
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Optional title for the enum field.
     """
@@ -1610,7 +1634,7 @@ class Tool(MCPModel):
 
     meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
     annotations: ToolAnnotations | None = None
-    description: str | None = None
+    description: StrictStr | None = None
     """
     A human-readable description of the tool.
 
@@ -1629,12 +1653,12 @@ class Tool(MCPModel):
     - `image/webp` - WebP images (modern, efficient format)
     """
     input_schema: Annotated[ToolInputSchema, Field(alias="inputSchema")]
-    name: str
+    name: StrictStr
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
     output_schema: Annotated[ToolOutputSchema | None, Field(alias="outputSchema")] = None
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1658,7 +1682,7 @@ class ToolListChangedNotification(MCPModel):
 class UnsupportedProtocolVersionErrorError(MCPModel):
     code: Literal[-32022]
     data: UnsupportedProtocolVersionErrorErrorData
-    message: str
+    message: StrictStr
     """
     A short description of the error. The message SHOULD be limited to a concise single sentence.
     """
@@ -1669,24 +1693,24 @@ class UntitledMultiSelectEnumSchema(MCPModel):
     Schema for multiple-selection enumeration without display titles for options.
     """
 
-    default: list[str] | None = None
+    default: list[StrictStr] | None = None
     """
     Optional default value.
     """
-    description: str | None = None
+    description: StrictStr | None = None
     """
     Optional description for the enum field.
     """
     items: UntitledMultiSelectEnumSchemaItems
-    max_items: Annotated[int | None, Field(alias="maxItems")] = None
+    max_items: Annotated[StrictInt | None, Field(alias="maxItems")] = None
     """
     Maximum number of items to select.
     """
-    min_items: Annotated[int | None, Field(alias="minItems")] = None
+    min_items: Annotated[StrictInt | None, Field(alias="minItems")] = None
     """
     Minimum number of items to select.
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Optional title for the enum field.
     """
@@ -1699,7 +1723,7 @@ class CancelledNotificationParams(MCPModel):
     """
 
     meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
-    reason: str | None = None
+    reason: StrictStr | None = None
     """
     An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
     """
@@ -1766,13 +1790,13 @@ class ListPromptsResult(MCPModel):
       authorization contexts (e.g., a different access token requires a
       different cache).
     """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
     prompts: list[Prompt]
-    result_type: Annotated[str, Field(alias="resultType")] = "complete"
+    result_type: Annotated[StrictStr, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1782,7 +1806,7 @@ class ListPromptsResult(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)] = 0
+    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)] = 0
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -1824,13 +1848,13 @@ class ListResourceTemplatesResult(MCPModel):
       authorization contexts (e.g., a different access token requires a
       different cache).
     """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
     resource_templates: Annotated[list[ResourceTemplate], Field(alias="resourceTemplates")]
-    result_type: Annotated[str, Field(alias="resultType")] = "complete"
+    result_type: Annotated[StrictStr, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1840,7 +1864,7 @@ class ListResourceTemplatesResult(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)] = 0
+    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)] = 0
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -1882,13 +1906,13 @@ class ListResourcesResult(MCPModel):
       authorization contexts (e.g., a different access token requires a
       different cache).
     """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
     resources: list[Resource]
-    result_type: Annotated[str, Field(alias="resultType")] = "complete"
+    result_type: Annotated[StrictStr, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1898,7 +1922,7 @@ class ListResourcesResult(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)] = 0
+    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)] = 0
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -1955,12 +1979,12 @@ class ListToolsResult(MCPModel):
       authorization contexts (e.g., a different access token requires a
       different cache).
     """
-    next_cursor: Annotated[str | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
     """
-    result_type: Annotated[str, Field(alias="resultType")] = "complete"
+    result_type: Annotated[StrictStr, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -1971,7 +1995,7 @@ class ListToolsResult(MCPModel):
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
     tools: list[Tool]
-    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)] = 0
+    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)] = 0
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -2005,7 +2029,7 @@ class LoggingMessageNotificationParams(MCPModel):
     The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
     """
     level: LoggingLevel
-    logger: str | None = None
+    logger: StrictStr | None = None
     """
     An optional name of the logger issuing this message.
     """
@@ -2072,24 +2096,24 @@ class TitledMultiSelectEnumSchema(MCPModel):
     Schema for multiple-selection enumeration with display titles for each option.
     """
 
-    default: list[str] | None = None
+    default: list[StrictStr] | None = None
     """
     Optional default value.
     """
-    description: str | None = None
+    description: StrictStr | None = None
     """
     Optional description for the enum field.
     """
     items: TitledMultiSelectEnumSchemaItems
-    max_items: Annotated[int | None, Field(alias="maxItems")] = None
+    max_items: Annotated[StrictInt | None, Field(alias="maxItems")] = None
     """
     Maximum number of items to select.
     """
-    min_items: Annotated[int | None, Field(alias="minItems")] = None
+    min_items: Annotated[StrictInt | None, Field(alias="minItems")] = None
     """
     Minimum number of items to select.
     """
-    title: str | None = None
+    title: StrictStr | None = None
     """
     Optional title for the enum field.
     """
@@ -2109,7 +2133,7 @@ class ToolResultContent(MCPModel):
     This has the same format as {@link CallToolResult.content} and can include text, images,
     audio, resource links, and embedded resources.
     """
-    is_error: Annotated[bool | None, Field(alias="isError")] = None
+    is_error: Annotated[StrictBool | None, Field(alias="isError")] = None
     """
     Whether the tool use resulted in an error.
 
@@ -2123,7 +2147,7 @@ class ToolResultContent(MCPModel):
     This can be any JSON value (object, array, string, number, boolean, or null).
     If the tool defined an {@link Tool.outputSchema}, this SHOULD conform to that schema.
     """
-    tool_use_id: Annotated[str, Field(alias="toolUseId")]
+    tool_use_id: Annotated[StrictStr, Field(alias="toolUseId")]
     """
     The ID of the tool use this result corresponds to.
 
@@ -2155,7 +2179,7 @@ class CallToolResult(MCPModel):
     """
     A list of content objects that represent the unstructured result of the tool call.
     """
-    is_error: Annotated[bool | None, Field(alias="isError")] = None
+    is_error: Annotated[StrictBool | None, Field(alias="isError")] = None
     """
     Whether the tool call ended in an error.
 
@@ -2170,7 +2194,7 @@ class CallToolResult(MCPModel):
     server does not support tool calls, or any other exceptional conditions,
     should be reported as an MCP error response.
     """
-    result_type: Annotated[str, Field(alias="resultType")] = "complete"
+    result_type: Annotated[StrictStr, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -2221,12 +2245,12 @@ class GetPromptResult(MCPModel):
     """
 
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    description: str | None = None
+    description: StrictStr | None = None
     """
     An optional description for the prompt.
     """
     messages: list[PromptMessage]
-    result_type: Annotated[str, Field(alias="resultType")] = "complete"
+    result_type: Annotated[StrictStr, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -2326,12 +2350,12 @@ class CreateMessageResult(MCPModel):
         | ToolResultContent
         | list[SamplingMessageContentBlock]
     )
-    model: str
+    model: StrictStr
     """
     The name of the model that generated the message.
     """
     role: Role
-    stop_reason: Annotated[str | None, Field(alias="stopReason")] = None
+    stop_reason: Annotated[StrictStr | None, Field(alias="stopReason")] = None
     """
     The reason why sampling stopped, if known.
 
@@ -2351,9 +2375,9 @@ class ElicitRequestFormParamsRequestedSchema(MCPModel):
     Only top-level properties are allowed, without nesting.
     """
 
-    json_schema_dialect: Annotated[str | None, Field(alias="$schema")] = None
+    json_schema_dialect: Annotated[StrictStr | None, Field(alias="$schema")] = None
     properties: dict[str, PrimitiveSchemaDefinition]
-    required: list[str] | None = None
+    required: list[StrictStr] | None = None
     type: Literal["object"]
 
 
@@ -2390,7 +2414,7 @@ class ElicitRequestFormParams(MCPModel):
     The parameters for a request to elicit non-sensitive information from the user via a form in the client.
     """
 
-    message: str
+    message: StrictStr
     """
     The message to present to the user describing what information is being requested.
     """
@@ -2442,11 +2466,11 @@ class CallToolRequestParams(MCPModel):
     Arguments to use for the tool call.
     """
     input_responses: Annotated[InputResponses | None, Field(alias="inputResponses")] = None
-    name: str
+    name: StrictStr
     """
     The name of the tool.
     """
-    request_state: Annotated[str | None, Field(alias="requestState")] = None
+    request_state: Annotated[StrictStr | None, Field(alias="requestState")] = None
 
 
 class CallToolResultResponse(MCPModel):
@@ -2570,7 +2594,7 @@ class CreateMessageRequestParams(MCPModel):
     omit this field or use `"none"`, and SHOULD only use the deprecated values if the client declares
     {@link ClientCapabilities.sampling.context}.
     """
-    max_tokens: Annotated[int, Field(alias="maxTokens")]
+    max_tokens: Annotated[StrictInt, Field(alias="maxTokens")]
     """
     The requested maximum number of tokens to sample (to prevent runaway completions).
 
@@ -2579,12 +2603,12 @@ class CreateMessageRequestParams(MCPModel):
     messages: list[SamplingMessage]
     metadata: JSONObject | None = None
     model_preferences: Annotated[ModelPreferences | None, Field(alias="modelPreferences")] = None
-    stop_sequences: Annotated[list[str] | None, Field(alias="stopSequences")] = None
-    system_prompt: Annotated[str | None, Field(alias="systemPrompt")] = None
+    stop_sequences: Annotated[list[StrictStr] | None, Field(alias="stopSequences")] = None
+    system_prompt: Annotated[StrictStr | None, Field(alias="systemPrompt")] = None
     """
     An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
     """
-    temperature: int | float | None = None
+    temperature: StrictInt | StrictFloat | None = None
     tool_choice: Annotated[ToolChoice | None, Field(alias="toolChoice")] = None
     tools: list[Tool] | None = None
     """
@@ -2627,7 +2651,7 @@ class DiscoverResult(MCPModel):
       different cache).
     """
     capabilities: ServerCapabilities
-    instructions: str | None = None
+    instructions: StrictStr | None = None
     """
     Natural-language guidance describing the server and its features.
 
@@ -2636,7 +2660,7 @@ class DiscoverResult(MCPModel):
     focus on information that helps the model use the server effectively
     and should not duplicate information already in tool descriptions.
     """
-    result_type: Annotated[str, Field(alias="resultType")] = "complete"
+    result_type: Annotated[StrictStr, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -2646,12 +2670,12 @@ class DiscoverResult(MCPModel):
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
-    supported_versions: Annotated[list[str], Field(alias="supportedVersions")]
+    supported_versions: Annotated[list[StrictStr], Field(alias="supportedVersions")]
     """
     MCP Protocol Versions this server supports. The client should choose a
     version from this list for use in subsequent requests.
     """
-    ttl_ms: Annotated[int, Field(alias="ttlMs", ge=0)] = 0
+    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)] = 0
     """
     A hint from the server indicating how long (in milliseconds) the
     client MAY cache this response before re-fetching. Semantics are
@@ -2691,16 +2715,16 @@ class GetPromptRequestParams(MCPModel):
     """
 
     meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-    arguments: dict[str, str] | None = None
+    arguments: dict[str, StrictStr] | None = None
     """
     Arguments to use for templating the prompt.
     """
     input_responses: Annotated[InputResponses | None, Field(alias="inputResponses")] = None
-    name: str
+    name: StrictStr
     """
     The name of the prompt or prompt template.
     """
-    request_state: Annotated[str | None, Field(alias="requestState")] = None
+    request_state: Annotated[StrictStr | None, Field(alias="requestState")] = None
 
 
 class GetPromptResultResponse(MCPModel):
@@ -2738,8 +2762,8 @@ class InputRequiredResult(MCPModel):
 
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
     input_requests: Annotated[InputRequests | None, Field(alias="inputRequests")] = None
-    request_state: Annotated[str | None, Field(alias="requestState")] = None
-    result_type: Annotated[str, Field(alias="resultType")] = "input_required"
+    request_state: Annotated[StrictStr | None, Field(alias="requestState")] = None
+    result_type: Annotated[StrictStr, Field(alias="resultType")] = "input_required"
     """
     Indicates the type of the result, which allows the client to determine
     how to parse the result object.
@@ -2754,18 +2778,7 @@ class InputRequiredResult(MCPModel):
 class InputResponseRequestParams(MCPModel):
     meta: Annotated[RequestMetaObject, Field(alias="_meta")]
     input_responses: Annotated[InputResponses | None, Field(alias="inputResponses")] = None
-    request_state: Annotated[str | None, Field(alias="requestState")] = None
-
-
-JSONArray = TypeAliasType("JSONArray", list["JSONValue"])
-
-
-JSONObject = TypeAliasType("JSONObject", dict[str, "JSONValue"])
-
-
-JSONValue = TypeAliasType(
-    "JSONValue", Optional[Union[JSONObject, "list[JSONValue]", str, int, float, bool]]
-)
+    request_state: Annotated[StrictStr | None, Field(alias="requestState")] = None
 
 
 class ListPromptsRequest(MCPModel):
@@ -2827,7 +2840,7 @@ class MissingRequiredClientCapabilityError(MCPModel):
 class MissingRequiredClientCapabilityErrorError(MCPModel):
     code: Literal[-32021]
     data: MissingRequiredClientCapabilityErrorErrorData
-    message: str
+    message: StrictStr
     """
     A short description of the error. The message SHOULD be limited to a concise single sentence.
     """
@@ -2840,7 +2853,7 @@ class MissingRequiredClientCapabilityErrorErrorData(MCPModel):
 class PaginatedRequest(MCPModel):
     id: RequestId
     jsonrpc: Literal["2.0"]
-    method: str
+    method: StrictStr
     params: PaginatedRequestParams
 
 
@@ -2850,7 +2863,7 @@ class PaginatedRequestParams(MCPModel):
     """
 
     meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-    cursor: str | None = None
+    cursor: StrictStr | None = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -2875,8 +2888,8 @@ class ReadResourceRequestParams(MCPModel):
 
     meta: Annotated[RequestMetaObject, Field(alias="_meta")]
     input_responses: Annotated[InputResponses | None, Field(alias="inputResponses")] = None
-    request_state: Annotated[str | None, Field(alias="requestState")] = None
-    uri: str
+    request_state: Annotated[StrictStr | None, Field(alias="requestState")] = None
+    uri: StrictStr
     """
     The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     """
@@ -2906,7 +2919,7 @@ class RequestMetaObject(MCPModel):
     log_level: Annotated[LoggingLevel | None, Field(alias="io.modelcontextprotocol/logLevel")] = (
         None
     )
-    protocol_version: Annotated[str, Field(alias="io.modelcontextprotocol/protocolVersion")]
+    protocol_version: Annotated[StrictStr, Field(alias="io.modelcontextprotocol/protocolVersion")]
     """
     The MCP Protocol Version being used for this request. Required.
 
@@ -2932,7 +2945,7 @@ class ResourceRequestParams(MCPModel):
     """
 
     meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-    uri: str
+    uri: StrictStr
     """
     The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     """

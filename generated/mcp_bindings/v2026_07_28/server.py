@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from mcp_bindings.runtime.context import NotificationContext, RequestContext
+from mcp_bindings.runtime.context import RequestContext
 from mcp_bindings.runtime.stubs import ServerStub
 
 from . import methods

@@ -34,7 +34,9 @@ def render_models(ir: SchemaIR, package: str) -> str:
         use_standard_collections=True,
         enum_field_as_literal="all",
         use_type_alias_type=True,
-        strict_nullable=True,  # a field with a policy default is still never null
+        strict_nullable=True,
+        # Strict scalars everywhere, so an alias validated on its own (RequestId) is as strict as a model.
+        strict_types=["str", "int", "float", "bool"],  # a field with a policy default is still never null
         use_schema_description=True,
         use_field_description=True,
         use_double_quotes=True,
@@ -48,6 +50,7 @@ def render_models(ir: SchemaIR, package: str) -> str:
         passes.DropTopLevel({_ROOT_PLACEHOLDER}),
         passes.StripHeaderComments(),
         passes.TypedExtras(),
+        passes.RecursiveAliasesFirst(),
         passes.RebuildEveryModel(),
     )
     _check_names(ir, passes.top_level_names(module))

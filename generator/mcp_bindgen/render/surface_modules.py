@@ -112,9 +112,13 @@ def render_methods(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
                     "doc": doc,
                 }
             )
+    spec_imports = ["Capability", "MethodSpec"]
+    if any(spec["param_gates"] for table in tables for spec in table["specs"]):
+        spec_imports.append("ParamCapability")
     return render(
         "methods.py.j2",
         header=header,
+        spec_imports=", ".join(spec_imports),
         version=surface.version,
         stateless=surface.stateless,
         batches=surface.batches,
@@ -230,13 +234,20 @@ def _call_view(ir: SchemaIR, spec: MethodSurface, table: str) -> dict[str, str]:
     }
 
 
+def _context_imports(*views: list[dict[str, str]]) -> str:
+    return ", ".join(sorted({view["context"] for group in views for view in group}))
+
+
 def render_server(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
+    requests = _handler_views(ir, surface.table("client_to_server", "request"))
+    notifications = _handler_views(ir, surface.table("client_to_server", "notification"))
     return render(
         "server.py.j2",
         header=header,
         version=surface.version,
-        requests=_handler_views(ir, surface.table("client_to_server", "request")),
-        notifications=_handler_views(ir, surface.table("client_to_server", "notification")),
+        context_imports=_context_imports(requests, notifications),
+        requests=requests,
+        notifications=notifications,
     )
 
 
@@ -259,11 +270,18 @@ def render_client(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
         for s in surface.table("client_to_server", "notification")
         if s.method not in builtin_methods()
     ]
+    requests = _handler_views(ir, server_asks + input_asks)
+    notifications = _handler_views(ir, surface.table("server_to_client", "notification"))
+    typing_names = ["Any", "ClassVar"]
+    if any("Literal[" in call["signature"] for call in calls):
+        typing_names.append("Literal")
     return render(
         "client.py.j2",
         header=header,
         version=surface.version,
+        typing_imports=", ".join(typing_names),
+        context_imports=_context_imports(requests, notifications),
         calls=calls,
-        requests=_handler_views(ir, server_asks + input_asks),
-        notifications=_handler_views(ir, surface.table("server_to_client", "notification")),
+        requests=requests,
+        notifications=notifications,
     )
