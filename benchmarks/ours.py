@@ -68,7 +68,9 @@ def ours_message_path(corpus: Sequence[CorpusItem]) -> Mapping[str, Callable[[],
     """
     if importlib.util.find_spec("mcp_bindings") is None:
         return None
-    return None  # TODO(mcp-bindgen): build and return the callables.
+    from benchmarks.ours_message_path import build
+
+    return build(corpus)
 
 
 # 3/4/6. Servers -------------------------------------------------------------------------------
@@ -88,7 +90,8 @@ def ours_stdio_server_command(protocol_version: str) -> list[str] | None:
     started is the one measured (RSS, CPU), so exec the server directly, no shell.
     Example: ``[ours_python(), "-m", "mcp_bindings.examples.echo_stdio"]``.
     """
-    return None
+    # The echo server written against the stub of the version the driver speaks (no conversion).
+    return [ours_python(), str(REPO_ROOT / "examples" / "echo_server.py"), "--stub", protocol_version]
 
 
 def ours_http_server_command(port: int, protocol_version: str) -> list[str] | None:
@@ -97,7 +100,10 @@ def ours_http_server_command(port: int, protocol_version: str) -> list[str] | No
     Same ``echo`` tool. One server process serves one benchmark (1 client,
     then 16 concurrent clients). Bind 127.0.0.1 only. Return ``None`` to skip.
     """
-    return None
+    return [
+        ours_python(), str(REPO_ROOT / "examples" / "echo_server.py"),
+        "--transport", "http", "--port", str(port), "--stub", protocol_version,
+    ]
 
 
 # 5. Generator ---------------------------------------------------------------------------------

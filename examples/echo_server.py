@@ -1,27 +1,59 @@
-"""A minimal stdio MCP server on the newest stub: one `echo` tool. Run: python examples/echo_server.py"""
+"""A minimal MCP server with one `echo` tool, over stdio or Streamable HTTP.
+
+    python examples/echo_server.py                                   # stdio, newest stub
+    python examples/echo_server.py --transport http --port 3001      # http://127.0.0.1:3001/mcp
+    python examples/echo_server.py --stub 2025-11-25                 # written against another version
+
+Whatever stub it is written against, it serves clients of every protocol version.
+"""
 
 from __future__ import annotations
 
+import argparse
+from typing import Any
+
+import mcp_bindings
 from mcp_bindings.runtime.context import RequestContext
-from mcp_bindings.runtime.stdio import serve_stdio
-from mcp_bindings.v2026_07_28 import models as m
-from mcp_bindings.v2026_07_28.server import Server
 
 
-class EchoServer(Server):
-    name = "echo"
-    version = "1.0.0"
+def make_server(stub_version: str) -> Any:
+    package = mcp_bindings.load_version(stub_version)
+    from importlib import import_module
 
-    async def list_tools(self, params: m.PaginatedRequestParams, ctx: RequestContext) -> m.ListToolsResult:
-        schema = m.ToolInputSchema(type="object", properties={"text": {"type": "string"}}, required=["text"])
-        return m.ListToolsResult(tools=[m.Tool(name="echo", description="Echo the text back", input_schema=schema)])
+    m = package
+    Server = import_module(f"{package.__name__}.server").Server
 
-    async def call_tool(
-        self, params: m.CallToolRequestParams, ctx: RequestContext
-    ) -> m.CallToolResult | m.InputRequiredResult:
-        text = str((params.arguments or {}).get("text", ""))
-        return m.CallToolResult(content=[m.TextContent(type="text", text=text)])
+    class EchoServer(Server):  # type: ignore[misc, valid-type]
+        name = "echo"
+        version = "1.0.0"
+
+        async def list_tools(self, params: Any, ctx: RequestContext) -> Any:
+            schema = m.ToolInputSchema(type="object", properties={"text": {"type": "string"}}, required=["text"])
+            return m.ListToolsResult(tools=[m.Tool(name="echo", description="Echo the text back", input_schema=schema)])
+
+        async def call_tool(self, params: Any, ctx: RequestContext) -> Any:
+            text = str((params.arguments or {}).get("text", ""))
+            return m.CallToolResult(content=[m.TextContent(type="text", text=text)])
+
+    return EchoServer()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    parser.add_argument("--port", type=int, default=3001)
+    parser.add_argument("--stub", default=list(mcp_bindings.VERSIONS)[-1], choices=list(mcp_bindings.VERSIONS))
+    args = parser.parse_args()
+    server = make_server(args.stub)
+    if args.transport == "stdio":
+        from mcp_bindings.runtime.stdio import serve_stdio
+
+        serve_stdio(server)
+    else:
+        from mcp_bindings.runtime.http_server import serve_http
+
+        serve_http(server, host="127.0.0.1", port=args.port)
 
 
 if __name__ == "__main__":
-    serve_stdio(EchoServer())
+    main()
