@@ -38,12 +38,17 @@ def adapter(target: Any) -> TypeAdapter[Any]:
     return TypeAdapter(target)
 
 
+@cache
+def _validator(target: Any) -> Any:
+    if isinstance(target, type) and issubclass(target, BaseModel):
+        return target.__pydantic_validator__.validate_python
+    return adapter(target).validator.validate_python
+
+
 def validate(target: Any, data: Any) -> Any:
     """Validate decoded wire JSON against a model class or a type alias: strict like the schema,
     and by wire names only (snake_case attribute names are for Python code, not for peers)."""
-    if isinstance(target, type) and issubclass(target, BaseModel):
-        return target.model_validate(data, by_name=False)
-    return adapter(target).validate_python(data, by_name=False)
+    return _validator(target)(data, by_name=False)
 
 
 def dump(value: Any) -> Any:

@@ -16,4 +16,7 @@ class MCPModel(BaseModel):
         serialize_by_alias=True,
         extra="allow",
         protected_namespaces=(),
+        # Built once, in dependency order, by the rebuild loop at the end of models.py (so every
+        # model is complete at import without first failing on its forward references).
+        defer_build=True,
     )
