@@ -77,10 +77,12 @@ class StreamableHttpTransport:
         headers: Mapping[str, str] | None = None,
         client: httpx.AsyncClient | None = None,
         timeout: float = 60.0,
+        auth: httpx.Auth | None = None,
     ) -> None:
         self.url = url
         self.headers = dict(headers or {})
-        self._client = client or httpx.AsyncClient(timeout=httpx.Timeout(timeout, read=None))
+        # `auth` (e.g. an OAuth flow) sees every request and its 401/403 answers.
+        self._client = client or httpx.AsyncClient(timeout=httpx.Timeout(timeout, read=None), auth=auth)
         self._owns_client = client is None
         self._inbound_send, self._inbound = anyio.create_memory_object_stream[bytes](math.inf)
         self._task_group: TaskGroup | None = None
@@ -242,10 +244,17 @@ def _answers(data: bytes, request_id: Any) -> bool:
 class LegacySseTransport:
     """Client side of the 2024-11-05 HTTP+SSE transport: GET an event stream, POST to its endpoint."""
 
-    def __init__(self, url: str, *, headers: Mapping[str, str] | None = None, client: httpx.AsyncClient | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        client: httpx.AsyncClient | None = None,
+        auth: httpx.Auth | None = None,
+    ) -> None:
         self.url = url
         self.headers = dict(headers or {})
-        self._client = client or httpx.AsyncClient(timeout=httpx.Timeout(60.0, read=None))
+        self._client = client or httpx.AsyncClient(timeout=httpx.Timeout(60.0, read=None), auth=auth)
         self._owns_client = client is None
         self._inbound_send, self._inbound = anyio.create_memory_object_stream[bytes](math.inf)
         self._endpoint: str | None = None
@@ -313,10 +322,11 @@ async def connect_http(
     headers: Mapping[str, str] | None = None,
     request_timeout: float | None = None,
     client_info: dict[str, Any] | None = None,
+    auth: httpx.Auth | None = None,
 ) -> AsyncIterator[C]:
     """Connect over Streamable HTTP. `protocol_version=None` picks the client stub's version;
     "auto" probes with `server/discover` and falls back to `initialize`."""
-    async with StreamableHttpTransport(url, headers=headers) as transport:
+    async with StreamableHttpTransport(url, headers=headers, auth=auth) as transport:
         async with connect(
             transport, client, handlers=handlers, protocol_version=protocol_version,
             request_timeout=request_timeout, client_info=client_info,
@@ -333,9 +343,10 @@ async def connect_sse(
     protocol_version: str | None = None,
     headers: Mapping[str, str] | None = None,
     request_timeout: float | None = None,
+    auth: httpx.Auth | None = None,
 ) -> AsyncIterator[C]:
     """Connect to a legacy (2024-11-05) HTTP+SSE server at its SSE URL (e.g. http://host/sse)."""
-    async with LegacySseTransport(url, headers=headers) as transport:
+    async with LegacySseTransport(url, headers=headers, auth=auth) as transport:
         async with connect(
             transport, client, handlers=handlers, protocol_version=protocol_version or "2024-11-05",
             request_timeout=request_timeout,
