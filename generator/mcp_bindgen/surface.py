@@ -238,7 +238,12 @@ def _result_type(ir: SchemaIR, message_type: str, method: str) -> str:
     if f"{stem}Result" in ir.definitions:
         return f"{stem}Result"
     if method in empty_result_methods():
-        return "EmptyResult" if "EmptyResult" in ir.definitions else "Result"
+        # EmptyResult is an alias of Result: name the model itself, so it can be built and checked.
+        name = "EmptyResult" if "EmptyResult" in ir.definitions else "Result"
+        target = ir.definitions[name]
+        if isinstance(target, AliasDef) and isinstance(target.type, Ref):
+            name = target.type.name
+        return name
     raise BindgenError(f"{ir.version}: no result type for {method} ({message_type}); add it to policy/results.json")
 
 

@@ -3,9 +3,10 @@ what the server asks for through the client's handlers."""
 
 from __future__ import annotations
 
+import contextvars
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any, TypeVar
 
 import anyio
@@ -15,7 +16,7 @@ from pydantic import ValidationError
 from . import versions
 from .errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, CapabilityError, McpError
 from .jsonrpc import Notification, Request, validation_error
-from .session import Session
+from .session import ProgressCallback, Session
 from .spec import MethodSpec
 from .stubs import ClientHandlerStub, ClientStub
 from .transport import Transport
@@ -32,6 +33,9 @@ UNSUPPORTED_PROTOCOL_VERSION = -32022
 MAX_INPUT_ROUNDS = 8
 
 C = TypeVar("C", bound=ClientStub)
+
+# The progress callback for requests sent by the current task (see `ClientRuntime.progress`).
+_on_progress: contextvars.ContextVar[ProgressCallback | None] = contextvars.ContextVar("mcp_on_progress", default=None)
 
 
 class ProtocolVersionError(McpError):
@@ -81,10 +85,29 @@ class ClientRuntime:
         self.capabilities_known = False
         self.log_level: str | None = None  # stateless: asks the server for notifications/message
         self.tool_schemas: dict[str, Any] = {}  # from tools/list, for x-mcp-header mirroring
+        # Tools whose x-mcp-header annotations are invalid: dropped from tools/list results and
+        # never called while the wire mirrors arguments into headers (stateless HTTP).
+        self.rejected_tools: set[str] = set()
+        self._header_wire = False  # set when an HTTP transport takes the per-message headers
 
     @property
     def capabilities(self) -> dict[str, Any]:
         return self.handlers.capabilities if self.handlers is not None else {}
+
+    @contextmanager
+    def progress(self, callback: ProgressCallback) -> Iterator[None]:
+        """Requests the typed client sends inside this block (from this task) carry a progress
+        token; the server's `notifications/progress` for them reach `await callback(progress,
+        total, message)`:
+
+            with client.session.progress(on_progress):
+                await client.call_tool(name="build")
+        """
+        token = _on_progress.set(callback)
+        try:
+            yield
+        finally:
+            _on_progress.reset(token)
 
     async def start(self, session: Session) -> None:
         """Open the conversation: `initialize` for handshake versions; for the stateless version a
@@ -139,6 +162,11 @@ class ClientRuntime:
         self.instructions = getattr(result, "instructions", None)
         _notify_transport(session, offered, self)
         await session.notify("notifications/initialized")
+        # Streamable HTTP: listen for what the server sends outside any response (requests and
+        # notifications not tied to one of ours arrive on the GET stream only).
+        open_get_stream = getattr(session.transport, "open_get_stream", None)
+        if open_get_stream is not None:
+            await open_get_stream()
 
     # -- calls made by the typed client ------------------------------------------------------
 
@@ -173,12 +201,19 @@ class ClientRuntime:
         spec = self._negotiated_spec(stub_spec, "CLIENT_REQUESTS")
         data = self._prepare(stub_spec, spec, params)
         assert self.session is not None
+        if spec.method == "tools/call" and self.mirrors_headers and isinstance(data, dict):
+            if data.get("name") in self.rejected_tools:
+                raise McpError(
+                    INVALID_PARAMS, f"tool {data['name']!r} has invalid x-mcp-header annotations; it must not be called"
+                )
         if self.stateless:
             raw = await self._stateless_request(spec, data)
         else:
-            raw = await self.session.request(spec.method, data, timeout=self.request_timeout)
+            raw = await self.session.request(
+                spec.method, data, timeout=self.request_timeout, on_progress=_on_progress.get()
+            )
         if spec.method == "tools/list" and isinstance(raw, dict):
-            self._remember_tools(raw.get("tools"))
+            raw = self._remember_tools(raw)
         try:
             result = versions.validate(spec.result, raw)
         except ValidationError as exc:
@@ -210,7 +245,9 @@ class ClientRuntime:
         switched = False
         for _ in range(MAX_INPUT_ROUNDS + 1):
             try:
-                raw = await self.session.request(spec.method, params, timeout=self.request_timeout)
+                raw = await self.session.request(
+                    spec.method, params, timeout=self.request_timeout, on_progress=_on_progress.get()
+                )
             except McpError as exc:
                 supported = exc.data.get("supported") if isinstance(exc.data, dict) else None
                 choice = next((v for v in reversed(self.stateless_supported) if supported and v in supported), None)
@@ -247,10 +284,31 @@ class ClientRuntime:
             responses[key] = versions.dump(result)
         return responses
 
-    def _remember_tools(self, tools: Any) -> None:
-        for tool in tools or []:
+    @property
+    def mirrors_headers(self) -> bool:
+        """Whether requests mirror parts of their body into HTTP headers (the stateless HTTP wire)."""
+        return self.stateless and self._header_wire
+
+    def _remember_tools(self, raw: dict[str, Any]) -> dict[str, Any]:
+        """Keep each listed tool's input schema (for Mcp-Param-* headers); on a header-mirroring
+        wire, drop the tools whose x-mcp-header annotations are invalid, as the spec requires."""
+        tools = raw.get("tools")
+        if not isinstance(tools, list):
+            return raw
+        for tool in tools:
             if isinstance(tool, dict) and isinstance(tool.get("name"), str):
                 self.tool_schemas[tool["name"]] = tool.get("inputSchema") or {}
+        if not self.mirrors_headers:
+            return raw
+        from .headers import invalid_header_tools
+
+        invalid = invalid_header_tools(tools)
+        listed = {t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)}
+        self.rejected_tools = (self.rejected_tools - listed) | invalid
+        if not invalid:
+            return raw
+        log.warning("ignoring tools with invalid x-mcp-header annotations: %s", ", ".join(sorted(invalid)))
+        return {**raw, "tools": [t for t in tools if not (isinstance(t, dict) and t.get("name") in invalid)]}
 
     def http_headers(self, message: dict[str, Any]) -> dict[str, str]:
         """Per-message headers of the stateless HTTP wire: Mcp-Method, Mcp-Name, Mcp-Param-*."""
@@ -315,6 +373,7 @@ def _notify_transport(session: Session, version: str | None, runtime: ClientRunt
         transport.protocol_version = version  # type: ignore[attr-defined]
     if hasattr(transport, "header_hook"):
         transport.header_hook = runtime.http_headers  # type: ignore[attr-defined]
+        runtime._header_wire = True
 
 
 def _stub_spec(stub: Any, method: str) -> MethodSpec | None:

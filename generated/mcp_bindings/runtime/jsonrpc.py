@@ -39,11 +39,16 @@ Message = Request | Notification | Response
 
 
 class InvalidMessage(McpError):
-    """A frame that is not a JSON-RPC message; `id` is the request id when one could be read."""
+    """A frame that is not a JSON-RPC message; `id` is the request id when one could be read.
+    `reply` is False for a malformed *response*: a response is never answered (an error carrying
+    its id would read as the answer to one of the peer's own requests), only logged and dropped."""
 
-    def __init__(self, code: int, message: str, id: RequestId | None = None) -> None:
-        super().__init__(code, message)
+    def __init__(
+        self, code: int, message: str, id: RequestId | None = None, *, data: Any = None, reply: bool = True
+    ) -> None:
+        super().__init__(code, message, data)
         self.id = id
+        self.reply = reply
 
 
 def decode(frame: bytes) -> Any:
@@ -54,33 +59,50 @@ def decode(frame: bytes) -> Any:
 
 
 def classify(data: Any) -> Message:
-    """One decoded JSON value -> a typed envelope, or InvalidMessage (-32600) saying what is wrong."""
+    """One decoded JSON value -> a typed envelope, or InvalidMessage (-32600) saying what is wrong.
+
+    A request whose params are not an object gets -32602 (the envelope is fine, MCP params are
+    objects); a notification's params are left to the dispatcher, since a notification is never
+    answered."""
     if not isinstance(data, dict):
         raise InvalidMessage(INVALID_REQUEST, f"Invalid Request: expected a JSON object, got {type(data).__name__}")
     msg_id = data.get("id")
     id_ok = isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool)
-    if data.get("jsonrpc") != "2.0":
-        raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"', msg_id if id_ok else None)
     method = data.get("method")
+    response_shaped = method is None and ("result" in data or "error" in data)
+    if data.get("jsonrpc") != "2.0":
+        raise InvalidMessage(
+            INVALID_REQUEST,
+            'Invalid Request: "jsonrpc" must be "2.0"',
+            msg_id if id_ok else None,
+            reply=not response_shaped,
+        )
     if method is not None:
         if not isinstance(method, str):
             raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "method" must be a string', msg_id if id_ok else None)
         params = data.get("params")
-        if params is not None and not isinstance(params, dict):
-            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "params" must be an object', msg_id if id_ok else None)
         if "id" not in data:
             return Notification(method, params, data)
         if not id_ok:
             raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer')
+        if params is not None and not isinstance(params, dict):
+            raise InvalidMessage(
+                INVALID_PARAMS,
+                'Invalid params: "params" must be an object',
+                msg_id,  # type: ignore[arg-type]
+                data={"errors": [{"path": "params", "message": "Input should be an object", "type": "dict_type"}]},
+            )
         return Request(msg_id, method, params, data)  # type: ignore[arg-type]
-    if "result" in data or "error" in data:
+    if response_shaped:
         if not id_ok:
             if "error" in data and msg_id is None:  # an error about a message the peer could not read
                 return Response(-1, None, data.get("error") if isinstance(data.get("error"), dict) else {})
-            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: response "id" must be a string or an integer')
+            raise InvalidMessage(
+                INVALID_REQUEST, 'Invalid Request: response "id" must be a string or an integer', reply=False
+            )
         error = data.get("error")
         if error is not None and not isinstance(error, dict):
-            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "error" must be an object', msg_id)
+            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "error" must be an object', msg_id, reply=False)
         return Response(msg_id, data.get("result"), error)  # type: ignore[arg-type]
     raise InvalidMessage(
         INVALID_REQUEST, 'Invalid Request: neither a request ("method") nor a response ("result"/"error")',

@@ -115,7 +115,10 @@ class Session:
         try:
             message = jsonrpc.classify(data)
         except InvalidMessage as exc:
-            await self._send_quietly(jsonrpc.encode_error(exc.id, exc.code, exc.message))
+            if exc.reply:
+                await self._send_quietly(jsonrpc.encode_error(exc.id, exc.code, exc.message, exc.data))
+            else:
+                log.warning("dropping an invalid response: %s", exc.message)
             return
         self._route(message)
 
@@ -136,7 +139,11 @@ class Session:
         elif message.method == CANCELLED:
             self._peer_cancelled(message.params)
         elif message.method == PROGRESS:
-            self._task_group.start_soon(self._progress_arrived, message.params)
+            # Look the callback up now, in wire order: the response may follow at once, and its
+            # waiter drops the callback as soon as it runs.
+            progress = self._progress_for(message.params)
+            if progress is not None:
+                self._task_group.start_soon(self._report_progress, *progress)
         else:
             self._task_group.start_soon(self._serve_notification, message)
 
@@ -165,10 +172,13 @@ class Session:
             try:
                 message = jsonrpc.classify(item)
             except InvalidMessage as exc:
-                responses.append(jsonrpc.encode_error(exc.id, exc.code, exc.message))
+                if exc.reply:
+                    responses.append(jsonrpc.encode_error(exc.id, exc.code, exc.message, exc.data))
+                else:
+                    log.warning("dropping an invalid response: %s", exc.message)
                 continue
             if isinstance(message, Request):
-                frame = await self._answer(message)
+                frame = await self.answer(message)  # refuses an id that is already in flight
                 if frame is not None:
                     responses.append(frame)
             else:
@@ -191,7 +201,9 @@ class Session:
         elif message.method == CANCELLED:
             self._peer_cancelled(message.params)
         elif message.method == PROGRESS:
-            await self._progress_arrived(message.params)
+            progress = self._progress_for(message.params)
+            if progress is not None:
+                await self._report_progress(*progress)
         else:
             await self._serve_notification(message)
 
@@ -244,21 +256,26 @@ class Session:
 
     def _peer_cancelled(self, params: Any) -> None:
         request_id = params.get("requestId") if isinstance(params, dict) else None
-        scope = self._in_flight.get(request_id) if isinstance(request_id, (str, int)) else None
+        scope = self._in_flight.get(request_id) if _is_id(request_id) else None
         if scope is None:
             return  # late or unknown: ignored, as the spec says
         self._cancelled_by_peer.add(request_id)  # type: ignore[arg-type]
         scope.cancel()
 
-    async def _progress_arrived(self, params: Any) -> None:
+    def _progress_for(self, params: Any) -> tuple[ProgressCallback, float, Any, Any] | None:
+        """The callback a `notifications/progress` is for, with its values; None to ignore it."""
         if not isinstance(params, dict):
-            return
-        callback = self._progress.get(params.get("progressToken"))  # type: ignore[arg-type]
+            return None
+        token = params.get("progressToken")
+        callback = self._progress.get(token) if _is_id(token) else None  # an unhashable token must not crash
         progress = params.get("progress")
         if callback is None or not isinstance(progress, (int, float)) or isinstance(progress, bool):
-            return
+            return None
+        return callback, progress, params.get("total"), params.get("message")
+
+    async def _report_progress(self, callback: ProgressCallback, progress: float, total: Any, message: Any) -> None:
         try:
-            await callback(progress, params.get("total"), params.get("message"))
+            await callback(progress, total, message)
         except Exception:
             log.exception("progress callback failed")
 
@@ -331,3 +348,8 @@ class Session:
     def start_soon(self, func: Callable[..., Awaitable[Any]], *args: Any) -> None:
         assert self._task_group is not None
         self._task_group.start_soon(func, *args)
+
+
+def _is_id(value: Any) -> bool:
+    """A request id or progress token (str or int; not bool, which would equal 0 or 1)."""
+    return isinstance(value, (str, int)) and not isinstance(value, bool)

@@ -70,12 +70,15 @@ async def _stdio_transport(max_message_bytes: int) -> LineTransport:
     return LineTransport(_PipeReceive(reader), _PipeSend(writer), max_message_bytes)  # type: ignore[arg-type]
 
 
-async def serve_stdio_async(server: ServerStub, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
-    """Serve one client on stdin/stdout until stdin ends or SIGTERM/SIGINT arrives."""
+async def serve_stdio_async(
+    server: ServerStub, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, **runtime_options: Any
+) -> None:
+    """Serve one client on stdin/stdout until stdin ends or SIGTERM/SIGINT arrives. `runtime_options`
+    go to `ServerRuntime` (e.g. `supported_versions=[...]`)."""
     if not logging.getLogger().handlers:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     transport = await _stdio_transport(max_message_bytes)
-    session = Session(transport, ServerRuntime(server))
+    session = Session(transport, ServerRuntime(server, **runtime_options))
     async with anyio.create_task_group() as task_group:
 
         async def stop_on_signal() -> None:
@@ -89,9 +92,11 @@ async def serve_stdio_async(server: ServerStub, *, max_message_bytes: int = DEFA
         task_group.cancel_scope.cancel()
 
 
-def serve_stdio(server: ServerStub, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+def serve_stdio(
+    server: ServerStub, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, **runtime_options: Any
+) -> None:
     """`serve_stdio(MyServer())`: the whole main() of a stdio MCP server."""
-    anyio.run(lambda: serve_stdio_async(server, max_message_bytes=max_message_bytes))
+    anyio.run(lambda: serve_stdio_async(server, max_message_bytes=max_message_bytes, **runtime_options))
 
 
 async def _shutdown(process: Process) -> None:

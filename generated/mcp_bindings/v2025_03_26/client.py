@@ -52,7 +52,7 @@ class Client(ClientStub):
         """`resources/read` (needs server capability `resources`)."""
         return await self._request(methods.CLIENT_REQUESTS["resources/read"], {"uri": uri})
 
-    async def subscribe_resource(self, *, uri: str) -> m.EmptyResult:
+    async def subscribe_resource(self, *, uri: str) -> m.Result:
         """`resources/subscribe` (needs server capability `resources.subscribe`)."""
         return await self._request(methods.CLIENT_REQUESTS["resources/subscribe"], {"uri": uri})
 
@@ -64,7 +64,7 @@ class Client(ClientStub):
             methods.CLIENT_REQUESTS["resources/templates/list"], {"cursor": cursor}
         )
 
-    async def unsubscribe_resource(self, *, uri: str) -> m.EmptyResult:
+    async def unsubscribe_resource(self, *, uri: str) -> m.Result:
         """`resources/unsubscribe` (needs server capability `resources.subscribe`)."""
         return await self._request(methods.CLIENT_REQUESTS["resources/unsubscribe"], {"uri": uri})
 

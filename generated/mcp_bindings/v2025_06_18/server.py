@@ -55,7 +55,7 @@ class Server(ServerStub):
 
     async def subscribe_resource(
         self, params: m.SubscribeRequestParams, ctx: RequestContext
-    ) -> m.EmptyResult:
+    ) -> m.Result:
         """`resources/subscribe` (needs server capability `resources.subscribe`)."""
         raise NotImplementedError("resources/subscribe")
 
@@ -67,7 +67,7 @@ class Server(ServerStub):
 
     async def unsubscribe_resource(
         self, params: m.UnsubscribeRequestParams, ctx: RequestContext
-    ) -> m.EmptyResult:
+    ) -> m.Result:
         """`resources/unsubscribe` (needs server capability `resources.subscribe`)."""
         raise NotImplementedError("resources/unsubscribe")
 

@@ -77,7 +77,7 @@ class Client(ClientStub):
 
     async def subscribe_resource(
         self, *, uri: str, meta: m.SubscribeRequestParamsMeta | None = None
-    ) -> m.EmptyResult:
+    ) -> m.Result:
         """`resources/subscribe` (needs server capability `resources.subscribe`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["resources/subscribe"], {"_meta": meta, "uri": uri}
@@ -93,7 +93,7 @@ class Client(ClientStub):
 
     async def unsubscribe_resource(
         self, *, uri: str, meta: m.UnsubscribeRequestParamsMeta | None = None
-    ) -> m.EmptyResult:
+    ) -> m.Result:
         """`resources/unsubscribe` (needs server capability `resources.subscribe`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["resources/unsubscribe"], {"_meta": meta, "uri": uri}
