@@ -91,7 +91,7 @@ class _Lowerer:
         fields = []
         for wire in properties:
             prop = properties[wire]
-            default = field_default(name, wire) if wire in required else NO_DEFAULT
+            default = field_default(name, wire, prop) if wire in required else NO_DEFAULT
             fields.append(
                 Field(
                     wire_name=wire,

@@ -79,11 +79,13 @@ def _field_defaults() -> dict[str, Any]:
     return raw
 
 
-def field_default(definition: str, wire_name: str) -> Any:
-    """The policy default of a required field, or NO_DEFAULT."""
+def field_default(definition: str, wire_name: str, schema: dict[str, Any]) -> Any:
+    """The policy default of a required field (given its schema), or NO_DEFAULT."""
     from .ir import NO_DEFAULT
 
     entry = _field_defaults().get(wire_name)
     if entry is None:
         return NO_DEFAULT
+    if entry.get("value_from_const"):
+        return schema["const"] if "const" in schema else NO_DEFAULT
     return entry.get("per_definition", {}).get(definition, entry["value"])

@@ -321,7 +321,7 @@ class PromptReference(MCPModel):
     """
     The name of the prompt or prompt template
     """
-    type: Literal["ref/prompt"]
+    type: Literal["ref/prompt"] = "ref/prompt"
 
 
 class ReadResourceRequestParams(MCPModel):
@@ -368,7 +368,7 @@ class ResourceReference(MCPModel):
     A reference to a resource or resource template definition.
     """
 
-    type: Literal["ref/resource"]
+    type: Literal["ref/resource"] = "ref/resource"
     uri: StrictStr
     """
     The URI or URI template of the resource.
@@ -508,7 +508,7 @@ class ToolInputSchema(MCPModel):
 
     properties: dict[str, dict[str, Any]] | None = None
     required: list[StrictStr] | None = None
-    type: Literal["object"]
+    type: Literal["object"] = "object"
 
 
 class ToolListChangedNotificationParams(MCPModel):
@@ -664,7 +664,7 @@ class JSONRPCError(MCPModel):
 
     error: JSONRPCErrorError
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
 
 
 class JSONRPCNotification(MCPModel):
@@ -672,7 +672,7 @@ class JSONRPCNotification(MCPModel):
     A notification which does not expect a response.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: StrictStr
     params: JSONRPCNotificationParams | None = None
 
@@ -687,7 +687,7 @@ class JSONRPCResponse(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     result: Result
 
 
@@ -942,7 +942,7 @@ class TextContent(MCPModel):
     """
     The text content of the message.
     """
-    type: Literal["text"]
+    type: Literal["text"] = "text"
 
 
 class Tool(MCPModel):
@@ -1017,7 +1017,7 @@ class EmbeddedResource(MCPModel):
 
     annotations: EmbeddedResourceAnnotations | None = None
     resource: TextResourceContents | BlobResourceContents
-    type: Literal["resource"]
+    type: Literal["resource"] = "resource"
 
 
 class ImageContent(MCPModel):
@@ -1034,7 +1034,7 @@ class ImageContent(MCPModel):
     """
     The MIME type of the image. Different providers may support different image types.
     """
-    type: Literal["image"]
+    type: Literal["image"] = "image"
 
 
 class InitializeRequest(MCPModel):
@@ -1255,7 +1255,7 @@ class JSONRPCRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: StrictStr
     params: JSONRPCRequestParams | None = None
 

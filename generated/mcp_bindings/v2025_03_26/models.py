@@ -321,7 +321,7 @@ class PromptReference(MCPModel):
     """
     The name of the prompt or prompt template
     """
-    type: Literal["ref/prompt"]
+    type: Literal["ref/prompt"] = "ref/prompt"
 
 
 class ReadResourceRequestParams(MCPModel):
@@ -368,7 +368,7 @@ class ResourceReference(MCPModel):
     A reference to a resource or resource template definition.
     """
 
-    type: Literal["ref/resource"]
+    type: Literal["ref/resource"] = "ref/resource"
     uri: StrictStr
     """
     The URI or URI template of the resource.
@@ -542,7 +542,7 @@ class ToolInputSchema(MCPModel):
 
     properties: dict[str, dict[str, Any]] | None = None
     required: list[StrictStr] | None = None
-    type: Literal["object"]
+    type: Literal["object"] = "object"
 
 
 class ToolListChangedNotificationParams(MCPModel):
@@ -594,7 +594,7 @@ class AudioContent(MCPModel):
     """
     The MIME type of the audio. Different providers may support different audio types.
     """
-    type: Literal["audio"]
+    type: Literal["audio"] = "audio"
 
 
 class CallToolRequest(MCPModel):
@@ -658,7 +658,7 @@ class EmbeddedResource(MCPModel):
 
     annotations: Annotations | None = None
     resource: TextResourceContents | BlobResourceContents
-    type: Literal["resource"]
+    type: Literal["resource"] = "resource"
 
 
 EmptyResult = TypeAliasType("EmptyResult", Result)
@@ -687,7 +687,7 @@ class ImageContent(MCPModel):
     """
     The MIME type of the image. Different providers may support different image types.
     """
-    type: Literal["image"]
+    type: Literal["image"] = "image"
 
 
 class InitializeRequestParams(MCPModel):
@@ -715,7 +715,7 @@ class JSONRPCError(MCPModel):
 
     error: JSONRPCErrorError
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
 
 
 class JSONRPCNotification(MCPModel):
@@ -723,7 +723,7 @@ class JSONRPCNotification(MCPModel):
     A notification which does not expect a response.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: StrictStr
     params: JSONRPCNotificationParams | None = None
 
@@ -738,7 +738,7 @@ class JSONRPCResponse(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     result: Result
 
 
@@ -1029,7 +1029,7 @@ class TextContent(MCPModel):
     """
     The text content of the message.
     """
-    type: Literal["text"]
+    type: Literal["text"] = "text"
 
 
 class Tool(MCPModel):
@@ -1339,7 +1339,7 @@ class JSONRPCRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: StrictStr
     params: JSONRPCRequestParams | None = None
 

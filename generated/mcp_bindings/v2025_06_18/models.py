@@ -51,7 +51,7 @@ class BooleanSchema(MCPModel):
     default: StrictBool | None = None
     description: StrictStr | None = None
     title: StrictStr | None = None
-    type: Literal["boolean"]
+    type: Literal["boolean"] = "boolean"
 
 
 class CallToolRequestParams(MCPModel):
@@ -145,7 +145,7 @@ class EnumSchema(MCPModel):
     enum: list[StrictStr]
     enum_names: Annotated[list[StrictStr] | None, Field(alias="enumNames")] = None
     title: StrictStr | None = None
-    type: Literal["string"]
+    type: Literal["string"] = "string"
 
 
 class GetPromptRequestParams(MCPModel):
@@ -432,7 +432,7 @@ class PromptReference(MCPModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    type: Literal["ref/prompt"]
+    type: Literal["ref/prompt"] = "ref/prompt"
 
 
 class ReadResourceRequestParams(MCPModel):
@@ -487,7 +487,7 @@ class ResourceTemplateReference(MCPModel):
     A reference to a resource or resource template definition.
     """
 
-    type: Literal["ref/resource"]
+    type: Literal["ref/resource"] = "ref/resource"
     uri: StrictStr
     """
     The URI or URI template of the resource.
@@ -591,7 +591,7 @@ class StringSchema(MCPModel):
     max_length: Annotated[StrictInt | None, Field(alias="maxLength")] = None
     min_length: Annotated[StrictInt | None, Field(alias="minLength")] = None
     title: StrictStr | None = None
-    type: Literal["string"]
+    type: Literal["string"] = "string"
 
 
 class SubscribeRequestParams(MCPModel):
@@ -678,7 +678,7 @@ class ToolInputSchema(MCPModel):
 
     properties: dict[str, dict[str, Any]] | None = None
     required: list[StrictStr] | None = None
-    type: Literal["object"]
+    type: Literal["object"] = "object"
 
 
 class ToolListChangedNotificationParams(MCPModel):
@@ -696,7 +696,7 @@ class ToolOutputSchema(MCPModel):
 
     properties: dict[str, dict[str, Any]] | None = None
     required: list[StrictStr] | None = None
-    type: Literal["object"]
+    type: Literal["object"] = "object"
 
 
 class UnsubscribeRequestParams(MCPModel):
@@ -754,7 +754,7 @@ class AudioContent(MCPModel):
     """
     The MIME type of the audio. Different providers may support different audio types.
     """
-    type: Literal["audio"]
+    type: Literal["audio"] = "audio"
 
 
 class CallToolRequest(MCPModel):
@@ -826,7 +826,7 @@ class EmbeddedResource(MCPModel):
     """
     annotations: Annotations | None = None
     resource: TextResourceContents | BlobResourceContents
-    type: Literal["resource"]
+    type: Literal["resource"] = "resource"
 
 
 EmptyResult = TypeAliasType("EmptyResult", Result)
@@ -859,7 +859,7 @@ class ImageContent(MCPModel):
     """
     The MIME type of the image. Different providers may support different image types.
     """
-    type: Literal["image"]
+    type: Literal["image"] = "image"
 
 
 class InitializeRequestParams(MCPModel):
@@ -887,7 +887,7 @@ class JSONRPCError(MCPModel):
 
     error: JSONRPCErrorError
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
 
 
 class JSONRPCNotification(MCPModel):
@@ -895,7 +895,7 @@ class JSONRPCNotification(MCPModel):
     A notification which does not expect a response.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: StrictStr
     params: JSONRPCNotificationParams | None = None
 
@@ -914,7 +914,7 @@ class JSONRPCResponse(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     result: Result
 
 
@@ -1180,7 +1180,7 @@ class ResourceLink(MCPModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    type: Literal["resource_link"]
+    type: Literal["resource_link"] = "resource_link"
     uri: StrictStr
     """
     The URI of this resource.
@@ -1309,7 +1309,7 @@ class TextContent(MCPModel):
     """
     The text content of the message.
     """
-    type: Literal["text"]
+    type: Literal["text"] = "text"
 
 
 class Tool(MCPModel):
@@ -1407,7 +1407,7 @@ class ElicitRequestParamsRequestedSchema(MCPModel):
 
     properties: dict[str, PrimitiveSchemaDefinition]
     required: list[StrictStr] | None = None
-    type: Literal["object"]
+    type: Literal["object"] = "object"
 
 
 class InitializeRequest(MCPModel):
@@ -1675,7 +1675,7 @@ class JSONRPCRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: StrictStr
     params: JSONRPCRequestParams | None = None
 

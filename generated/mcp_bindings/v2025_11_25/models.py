@@ -51,7 +51,7 @@ class BooleanSchema(MCPModel):
     default: StrictBool | None = None
     description: StrictStr | None = None
     title: StrictStr | None = None
-    type: Literal["boolean"]
+    type: Literal["boolean"] = "boolean"
 
 
 class CancelTaskRequestParams(MCPModel):
@@ -348,7 +348,7 @@ class JSONRPCNotification(MCPModel):
     A notification which does not expect a response.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: StrictStr
     params: dict[str, Any] | None = None
 
@@ -368,7 +368,7 @@ class LegacyTitledEnumSchema(MCPModel):
     Non-standard according to JSON schema 2020-12.
     """
     title: StrictStr | None = None
-    type: Literal["string"]
+    type: Literal["string"] = "string"
 
 
 LoggingLevel = TypeAliasType(
@@ -548,7 +548,7 @@ class PromptListChangedNotification(MCPModel):
     An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/prompts/list_changed"]
     params: NotificationParams | None = None
 
@@ -571,7 +571,7 @@ class PromptReference(MCPModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    type: Literal["ref/prompt"]
+    type: Literal["ref/prompt"] = "ref/prompt"
 
 
 class ReadResourceRequestParamsMeta(MCPModel):
@@ -637,7 +637,7 @@ class ResourceListChangedNotification(MCPModel):
     An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/resources/list_changed"]
     params: NotificationParams | None = None
 
@@ -655,7 +655,7 @@ class ResourceTemplateReference(MCPModel):
     A reference to a resource or resource template definition.
     """
 
-    type: Literal["ref/resource"]
+    type: Literal["ref/resource"] = "ref/resource"
     uri: StrictStr
     """
     The URI or URI template of the resource.
@@ -720,7 +720,7 @@ class RootsListChangedNotification(MCPModel):
     The server should then request an updated list of roots using the ListRootsRequest.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/roots/list_changed"]
     params: NotificationParams | None = None
 
@@ -788,7 +788,7 @@ class StringSchema(MCPModel):
     max_length: Annotated[StrictInt | None, Field(alias="maxLength")] = None
     min_length: Annotated[StrictInt | None, Field(alias="minLength")] = None
     title: StrictStr | None = None
-    type: Literal["string"]
+    type: Literal["string"] = "string"
 
 
 class SubscribeRequestParamsMeta(MCPModel):
@@ -1002,7 +1002,7 @@ class ToolInputSchema(MCPModel):
     json_schema_dialect: Annotated[StrictStr | None, Field(alias="$schema")] = None
     properties: dict[str, dict[str, Any]] | None = None
     required: list[StrictStr] | None = None
-    type: Literal["object"]
+    type: Literal["object"] = "object"
 
 
 class ToolListChangedNotification(MCPModel):
@@ -1010,7 +1010,7 @@ class ToolListChangedNotification(MCPModel):
     An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/tools/list_changed"]
     params: NotificationParams | None = None
 
@@ -1027,7 +1027,7 @@ class ToolOutputSchema(MCPModel):
     json_schema_dialect: Annotated[StrictStr | None, Field(alias="$schema")] = None
     properties: dict[str, dict[str, Any]] | None = None
     required: list[StrictStr] | None = None
-    type: Literal["object"]
+    type: Literal["object"] = "object"
 
 
 class ToolUseContent(MCPModel):
@@ -1056,7 +1056,7 @@ class ToolUseContent(MCPModel):
     """
     The name of the tool to call.
     """
-    type: Literal["tool_use"]
+    type: Literal["tool_use"] = "tool_use"
 
 
 class UnsubscribeRequestParamsMeta(MCPModel):
@@ -1076,7 +1076,7 @@ class UntitledMultiSelectEnumSchemaItems(MCPModel):
     """
     Array of enum values to choose from.
     """
-    type: Literal["string"]
+    type: Literal["string"] = "string"
 
 
 class UntitledSingleSelectEnumSchema(MCPModel):
@@ -1100,7 +1100,7 @@ class UntitledSingleSelectEnumSchema(MCPModel):
     """
     Optional title for the enum field.
     """
-    type: Literal["string"]
+    type: Literal["string"] = "string"
 
 
 class Annotations(MCPModel):
@@ -1151,7 +1151,7 @@ class AudioContent(MCPModel):
     """
     The MIME type of the audio. Different providers may support different audio types.
     """
-    type: Literal["audio"]
+    type: Literal["audio"] = "audio"
 
 
 class CallToolRequestParamsMeta(MCPModel):
@@ -1168,7 +1168,7 @@ class CancelTaskRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["tasks/cancel"]
     params: CancelTaskRequestParams
 
@@ -1293,7 +1293,7 @@ class ElicitationCompleteNotification(MCPModel):
     An optional notification from the server to the client, informing it of a completion of a out-of-band elicitation request.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/elicitation/complete"]
     params: ElicitationCompleteNotificationParams
 
@@ -1312,7 +1312,7 @@ class EmbeddedResource(MCPModel):
     """
     annotations: Annotations | None = None
     resource: TextResourceContents | BlobResourceContents
-    type: Literal["resource"]
+    type: Literal["resource"] = "resource"
 
 
 EmptyResult = TypeAliasType("EmptyResult", Result)
@@ -1332,7 +1332,7 @@ class GetTaskPayloadRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["tasks/result"]
     params: GetTaskPayloadRequestParams
 
@@ -1343,7 +1343,7 @@ class GetTaskRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["tasks/get"]
     params: GetTaskRequestParams
 
@@ -1406,7 +1406,7 @@ class ImageContent(MCPModel):
     """
     The MIME type of the image. Different providers may support different image types.
     """
-    type: Literal["image"]
+    type: Literal["image"] = "image"
 
 
 class InitializeRequestParamsMeta(MCPModel):
@@ -1422,7 +1422,7 @@ class InitializedNotification(MCPModel):
     This notification is sent from the client to the server after initialization has finished.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/initialized"]
     params: NotificationParams | None = None
 
@@ -1434,7 +1434,7 @@ class JSONRPCErrorResponse(MCPModel):
 
     error: Error
     id: RequestId | None = None
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
 
 
 class JSONRPCRequest(MCPModel):
@@ -1443,7 +1443,7 @@ class JSONRPCRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: StrictStr
     params: dict[str, Any] | None = None
 
@@ -1454,7 +1454,7 @@ class JSONRPCResultResponse(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     result: Result
 
 
@@ -1477,7 +1477,7 @@ class LoggingMessageNotification(MCPModel):
     JSONRPCNotification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/message"]
     params: LoggingMessageNotificationParams
 
@@ -1700,7 +1700,7 @@ class ResourceLink(MCPModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    type: Literal["resource_link"]
+    type: Literal["resource_link"] = "resource_link"
     uri: StrictStr
     """
     The URI of this resource.
@@ -1775,7 +1775,7 @@ class ResourceUpdatedNotification(MCPModel):
     A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/resources/updated"]
     params: ResourceUpdatedNotificationParams
 
@@ -1859,7 +1859,7 @@ class TaskStatusNotification(MCPModel):
     An optional notification from the receiver to the requestor, informing them that a task's status has changed. Receivers are not required to send these notifications.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/tasks/status"]
     params: TaskStatusNotificationParams
 
@@ -1878,7 +1878,7 @@ class TextContent(MCPModel):
     """
     The text content of the message.
     """
-    type: Literal["text"]
+    type: Literal["text"] = "text"
 
 
 class TitledMultiSelectEnumSchemaItems(MCPModel):
@@ -1913,7 +1913,7 @@ class TitledSingleSelectEnumSchema(MCPModel):
     """
     Optional title for the enum field.
     """
-    type: Literal["string"]
+    type: Literal["string"] = "string"
 
 
 class Tool(MCPModel):
@@ -2000,7 +2000,7 @@ class UntitledMultiSelectEnumSchema(MCPModel):
     """
     Optional title for the enum field.
     """
-    type: Literal["array"]
+    type: Literal["array"] = "array"
 
 
 class CallToolRequestParams(MCPModel):
@@ -2033,7 +2033,7 @@ class CancelledNotification(MCPModel):
     For task cancellation, use the `tasks/cancel` request instead of this notification.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/cancelled"]
     params: CancelledNotificationParams
 
@@ -2206,7 +2206,7 @@ class ListRootsRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["roots/list"]
     params: RequestParams | None = None
 
@@ -2264,7 +2264,7 @@ class PingRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["ping"]
     params: RequestParams | None = None
 
@@ -2274,7 +2274,7 @@ class ProgressNotification(MCPModel):
     An out-of-band notification used to inform the receiver of a progress update for a long-running request.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/progress"]
     params: ProgressNotificationParams
 
@@ -2297,7 +2297,7 @@ class ReadResourceRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["resources/read"]
     params: ReadResourceRequestParams
 
@@ -2341,7 +2341,7 @@ class SetLevelRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["logging/setLevel"]
     params: SetLevelRequestParams
 
@@ -2357,7 +2357,7 @@ class SubscribeRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["resources/subscribe"]
     params: SubscribeRequestParams
 
@@ -2388,7 +2388,7 @@ class TitledMultiSelectEnumSchema(MCPModel):
     """
     Optional title for the enum field.
     """
-    type: Literal["array"]
+    type: Literal["array"] = "array"
 
 
 class ToolResultContent(MCPModel):
@@ -2429,7 +2429,7 @@ class ToolResultContent(MCPModel):
 
     This MUST match the ID from a previous ToolUseContent.
     """
-    type: Literal["tool_result"]
+    type: Literal["tool_result"] = "tool_result"
 
 
 class URLElicitationRequiredErrorErrorData(MCPModel):
@@ -2442,7 +2442,7 @@ class UnsubscribeRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["resources/unsubscribe"]
     params: UnsubscribeRequestParams
 
@@ -2453,7 +2453,7 @@ class CallToolRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["tools/call"]
     params: CallToolRequestParams
 
@@ -2526,7 +2526,7 @@ class CompleteRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["completion/complete"]
     params: CompleteRequestParams
 
@@ -2547,7 +2547,7 @@ class GetPromptRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["prompts/get"]
     params: GetPromptRequestParams
 
@@ -2588,7 +2588,7 @@ class ListPromptsRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["prompts/list"]
     params: PaginatedRequestParams | None = None
 
@@ -2599,7 +2599,7 @@ class ListResourceTemplatesRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["resources/templates/list"]
     params: PaginatedRequestParams | None = None
 
@@ -2610,7 +2610,7 @@ class ListResourcesRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["resources/list"]
     params: PaginatedRequestParams | None = None
 
@@ -2621,7 +2621,7 @@ class ListTasksRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["tasks/list"]
     params: PaginatedRequestParams | None = None
 
@@ -2632,7 +2632,7 @@ class ListToolsRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["tools/list"]
     params: PaginatedRequestParams | None = None
 
@@ -2644,7 +2644,7 @@ MultiSelectEnumSchema = TypeAliasType(
 
 class PaginatedRequest(MCPModel):
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: StrictStr
     params: PaginatedRequestParams | None = None
 
@@ -2754,7 +2754,7 @@ class ElicitRequestFormParamsRequestedSchema(MCPModel):
     json_schema_dialect: Annotated[StrictStr | None, Field(alias="$schema")] = None
     properties: dict[str, PrimitiveSchemaDefinition]
     required: list[StrictStr] | None = None
-    type: Literal["object"]
+    type: Literal["object"] = "object"
 
 
 class InitializeRequest(MCPModel):
@@ -2763,7 +2763,7 @@ class InitializeRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["initialize"]
     params: InitializeRequestParams
 
@@ -2837,7 +2837,7 @@ class URLElicitationRequiredError(MCPModel):
 
     error: URLElicitationRequiredErrorError
     id: RequestId | None = None
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
 
 
 ClientRequest = TypeAliasType(
@@ -2955,7 +2955,7 @@ class CreateMessageRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["sampling/createMessage"]
     params: CreateMessageRequestParams
 
@@ -2966,7 +2966,7 @@ class ElicitRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["elicitation/create"]
     params: ElicitRequestParams
 

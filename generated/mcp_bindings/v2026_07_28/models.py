@@ -50,7 +50,7 @@ class BooleanSchema(MCPModel):
     default: StrictBool | None = None
     description: StrictStr | None = None
     title: StrictStr | None = None
-    type: Literal["boolean"]
+    type: Literal["boolean"] = "boolean"
 
 
 class CompleteRequestParamsArgument(MCPModel):
@@ -344,7 +344,7 @@ class JSONRPCNotification(MCPModel):
     A notification which does not expect a response.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: StrictStr
     params: dict[str, Any] | None = None
 
@@ -364,7 +364,7 @@ class LegacyTitledEnumSchema(MCPModel):
     Non-standard according to JSON schema 2020-12.
     """
     title: StrictStr | None = None
-    type: Literal["string"]
+    type: Literal["string"] = "string"
 
 
 LoggingLevel = TypeAliasType(
@@ -580,7 +580,7 @@ class PromptReference(MCPModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    type: Literal["ref/prompt"]
+    type: Literal["ref/prompt"] = "ref/prompt"
 
 
 class Request(MCPModel):
@@ -615,7 +615,7 @@ class ResourceTemplateReference(MCPModel):
     A reference to a resource or resource template definition.
     """
 
-    type: Literal["ref/resource"]
+    type: Literal["ref/resource"] = "ref/resource"
     uri: StrictStr
     """
     The URI or URI template of the resource.
@@ -712,7 +712,7 @@ class StringSchema(MCPModel):
     max_length: Annotated[StrictInt | None, Field(alias="maxLength")] = None
     min_length: Annotated[StrictInt | None, Field(alias="minLength")] = None
     title: StrictStr | None = None
-    type: Literal["string"]
+    type: Literal["string"] = "string"
 
 
 class SubscriptionFilter(MCPModel):
@@ -879,7 +879,7 @@ class ToolInputSchema(MCPModel):
     """
 
     json_schema_dialect: Annotated[StrictStr | None, Field(alias="$schema")] = None
-    type: Literal["object"]
+    type: Literal["object"] = "object"
 
 
 class ToolOutputSchema(MCPModel):
@@ -913,7 +913,7 @@ class ToolUseContent(MCPModel):
     """
     The name of the tool to call.
     """
-    type: Literal["tool_use"]
+    type: Literal["tool_use"] = "tool_use"
 
 
 class UnsupportedProtocolVersionErrorErrorData(MCPModel):
@@ -937,7 +937,7 @@ class UntitledMultiSelectEnumSchemaItems(MCPModel):
     """
     Array of enum values to choose from.
     """
-    type: Literal["string"]
+    type: Literal["string"] = "string"
 
 
 class UntitledSingleSelectEnumSchema(MCPModel):
@@ -961,7 +961,7 @@ class UntitledSingleSelectEnumSchema(MCPModel):
     """
     Optional title for the enum field.
     """
-    type: Literal["string"]
+    type: Literal["string"] = "string"
 
 
 class Annotations(MCPModel):
@@ -1009,7 +1009,7 @@ class AudioContent(MCPModel):
     """
     The MIME type of the audio. Different providers may support different audio types.
     """
-    type: Literal["audio"]
+    type: Literal["audio"] = "audio"
 
 
 class BlobResourceContents(MCPModel):
@@ -1101,7 +1101,7 @@ class CompleteResultResponse(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     result: CompleteResult
 
 
@@ -1116,7 +1116,7 @@ class EmbeddedResource(MCPModel):
     meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
     annotations: Annotations | None = None
     resource: TextResourceContents | BlobResourceContents
-    type: Literal["resource"]
+    type: Literal["resource"] = "resource"
 
 
 class HeaderMismatchError(MCPModel):
@@ -1129,7 +1129,7 @@ class HeaderMismatchError(MCPModel):
 
     error: HeaderMismatchErrorError
     id: RequestId | None = None
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
 
 
 class ImageContent(MCPModel):
@@ -1147,7 +1147,7 @@ class ImageContent(MCPModel):
     """
     The MIME type of the image. Different providers may support different image types.
     """
-    type: Literal["image"]
+    type: Literal["image"] = "image"
 
 
 class JSONRPCErrorResponse(MCPModel):
@@ -1157,7 +1157,7 @@ class JSONRPCErrorResponse(MCPModel):
 
     error: Error
     id: RequestId | None = None
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
 
 
 class JSONRPCRequest(MCPModel):
@@ -1166,7 +1166,7 @@ class JSONRPCRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: StrictStr
     params: dict[str, Any] | None = None
 
@@ -1289,7 +1289,7 @@ class PromptListChangedNotification(MCPModel):
     An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `promptsListChanged` filter field.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/prompts/list_changed"]
     params: NotificationParams | None = None
 
@@ -1441,7 +1441,7 @@ class ResourceLink(MCPModel):
     where `annotations.title` should be given precedence over using `name`,
     if present).
     """
-    type: Literal["resource_link"]
+    type: Literal["resource_link"] = "resource_link"
     uri: StrictStr
     """
     The URI of this resource.
@@ -1453,7 +1453,7 @@ class ResourceListChangedNotification(MCPModel):
     An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `resourcesListChanged` filter field.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/resources/list_changed"]
     params: NotificationParams | None = None
 
@@ -1574,7 +1574,7 @@ class SubscriptionsListenResultResponse(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     result: SubscriptionsListenResult
 
 
@@ -1589,7 +1589,7 @@ class TextContent(MCPModel):
     """
     The text content of the message.
     """
-    type: Literal["text"]
+    type: Literal["text"] = "text"
 
 
 class TitledMultiSelectEnumSchemaItems(MCPModel):
@@ -1624,7 +1624,7 @@ class TitledSingleSelectEnumSchema(MCPModel):
     """
     Optional title for the enum field.
     """
-    type: Literal["string"]
+    type: Literal["string"] = "string"
 
 
 class Tool(MCPModel):
@@ -1674,7 +1674,7 @@ class ToolListChangedNotification(MCPModel):
     An optional notification from the server to the client, informing it that the list of tools it offers has changed. This is only delivered on a {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client requested it via the `toolsListChanged` filter field.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/tools/list_changed"]
     params: NotificationParams | None = None
 
@@ -1714,7 +1714,7 @@ class UntitledMultiSelectEnumSchema(MCPModel):
     """
     Optional title for the enum field.
     """
-    type: Literal["array"]
+    type: Literal["array"] = "array"
 
 
 class CancelledNotificationParams(MCPModel):
@@ -1741,7 +1741,7 @@ class ClientNotification(MCPModel):
     This notification indicates that the result will be unused, so any associated processing SHOULD cease.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/cancelled"]
     params: CancelledNotificationParams
 
@@ -1767,7 +1767,7 @@ class JSONRPCResultResponse(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     result: Result
 
 
@@ -1825,7 +1825,7 @@ class ListPromptsResultResponse(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     result: ListPromptsResult
 
 
@@ -1883,7 +1883,7 @@ class ListResourceTemplatesResultResponse(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     result: ListResourceTemplatesResult
 
 
@@ -1941,7 +1941,7 @@ class ListResourcesResultResponse(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     result: ListResourcesResult
 
 
@@ -2014,7 +2014,7 @@ class ListToolsResultResponse(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     result: ListToolsResult
 
 
@@ -2040,7 +2040,7 @@ class ProgressNotification(MCPModel):
     An out-of-band notification used to inform the receiver of a progress update for a long-running request.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/progress"]
     params: ProgressNotificationParams
 
@@ -2062,7 +2062,7 @@ class ResourceUpdatedNotification(MCPModel):
     A notification from the server to the client, informing it that a resource has changed and may need to be read again. This is only sent for resources the client opted in to via the `resourceSubscriptions` field of a {@link SubscriptionsListenRequestsubscriptions/listen} request.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/resources/updated"]
     params: ResourceUpdatedNotificationParams
 
@@ -2086,7 +2086,7 @@ class SubscriptionsAcknowledgedNotification(MCPModel):
     subscriptions MAY be interleaved before it.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/subscriptions/acknowledged"]
     params: SubscriptionsAcknowledgedNotificationParams
 
@@ -2117,7 +2117,7 @@ class TitledMultiSelectEnumSchema(MCPModel):
     """
     Optional title for the enum field.
     """
-    type: Literal["array"]
+    type: Literal["array"] = "array"
 
 
 class ToolResultContent(MCPModel):
@@ -2153,7 +2153,7 @@ class ToolResultContent(MCPModel):
 
     This MUST match the ID from a previous {@link ToolUseContent}.
     """
-    type: Literal["tool_result"]
+    type: Literal["tool_result"] = "tool_result"
 
 
 class UnsupportedProtocolVersionError(MCPModel):
@@ -2166,7 +2166,7 @@ class UnsupportedProtocolVersionError(MCPModel):
 
     error: UnsupportedProtocolVersionErrorError
     id: RequestId | None = None
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
 
 
 class CallToolResult(MCPModel):
@@ -2224,7 +2224,7 @@ class CancelledNotification(MCPModel):
     This notification indicates that the result will be unused, so any associated processing SHOULD cease.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/cancelled"]
     params: CancelledNotificationParams
 
@@ -2282,7 +2282,7 @@ class LoggingMessageNotification(MCPModel):
     JSONRPCNotification of a log message passed from server to client. The client opts in by setting `"io.modelcontextprotocol/logLevel"` in a request's `_meta`.
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/message"]
     params: LoggingMessageNotificationParams
 
@@ -2378,7 +2378,7 @@ class ElicitRequestFormParamsRequestedSchema(MCPModel):
     json_schema_dialect: Annotated[StrictStr | None, Field(alias="$schema")] = None
     properties: dict[str, PrimitiveSchemaDefinition]
     required: list[StrictStr] | None = None
-    type: Literal["object"]
+    type: Literal["object"] = "object"
 
 
 InputResponse = TypeAliasType("InputResponse", CreateMessageResult | ListRootsResult | ElicitResult)
@@ -2450,7 +2450,7 @@ class CallToolRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["tools/call"]
     params: CallToolRequestParams
 
@@ -2479,7 +2479,7 @@ class CallToolResultResponse(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     result: InputRequiredResult | CallToolResult
 
 
@@ -2553,7 +2553,7 @@ class CompleteRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["completion/complete"]
     params: CompleteRequestParams
 
@@ -2626,7 +2626,7 @@ class DiscoverRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["server/discover"]
     params: RequestParams
 
@@ -2694,7 +2694,7 @@ class DiscoverResultResponse(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     result: DiscoverResult
 
 
@@ -2704,7 +2704,7 @@ class GetPromptRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["prompts/get"]
     params: GetPromptRequestParams
 
@@ -2733,7 +2733,7 @@ class GetPromptResultResponse(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     result: InputRequiredResult | GetPromptResult
 
 
@@ -2787,7 +2787,7 @@ class ListPromptsRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["prompts/list"]
     params: PaginatedRequestParams
 
@@ -2798,7 +2798,7 @@ class ListResourceTemplatesRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["resources/templates/list"]
     params: PaginatedRequestParams
 
@@ -2809,7 +2809,7 @@ class ListResourcesRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["resources/list"]
     params: PaginatedRequestParams
 
@@ -2820,7 +2820,7 @@ class ListToolsRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["tools/list"]
     params: PaginatedRequestParams
 
@@ -2834,7 +2834,7 @@ class MissingRequiredClientCapabilityError(MCPModel):
 
     error: MissingRequiredClientCapabilityErrorError
     id: RequestId | None = None
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
 
 
 class MissingRequiredClientCapabilityErrorError(MCPModel):
@@ -2852,7 +2852,7 @@ class MissingRequiredClientCapabilityErrorErrorData(MCPModel):
 
 class PaginatedRequest(MCPModel):
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: StrictStr
     params: PaginatedRequestParams
 
@@ -2876,7 +2876,7 @@ class ReadResourceRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["resources/read"]
     params: ReadResourceRequestParams
 
@@ -2901,7 +2901,7 @@ class ReadResourceResultResponse(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     result: InputRequiredResult | ReadResourceResult
 
 
@@ -3001,7 +3001,7 @@ class SubscriptionsListenRequest(MCPModel):
     """
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["subscriptions/listen"]
     params: SubscriptionsListenRequestParams
 
