@@ -1,0 +1,194 @@
+"""OAuth 2.1 for the MCP HTTP transports (MCP authorization, 2025-11-25 and 2026-07-28).
+
+Client: `OAuthClientAuth` is an `httpx.Auth`; pass it to `connect_http(url, Client, auth=...)` or
+`connect_sse(...)`. The user-facing step is an `AuthorizationHandler` (`HeadlessAuthorizationHandler`,
+`LoopbackAuthorizationHandler`, `CallbackAuthorizationHandler`); registrations and tokens live in a
+`TokenStorage` (`InMemoryTokenStorage`, `JsonFileTokenStorage`).
+
+Server: `require_bearer(app, verifier, resource=..., authorization_servers=[...])` wraps an ASGI app;
+verifiers: `JWTVerifier` (needs PyJWT[crypto]), `IntrospectionVerifier`.
+
+Names load on first use, so importing this package costs next to nothing.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    # client
+    "OAuthClientAuth": "client",
+    "pkce_pair": "client",
+    "check_authorization_response": "client",
+    # user-facing step
+    "AuthorizationHandler": "handlers",
+    "AuthorizationResponse": "handlers",
+    "HeadlessAuthorizationHandler": "handlers",
+    "LoopbackAuthorizationHandler": "handlers",
+    "CallbackAuthorizationHandler": "handlers",
+    # storage
+    "TokenStorage": "storage",
+    "InMemoryTokenStorage": "storage",
+    "JsonFileTokenStorage": "storage",
+    "ClientCredentials": "storage",
+    "OAuthTokens": "storage",
+    # discovery
+    "discover": "discovery",
+    "Discovery": "discovery",
+    "ProtectedResourceMetadata": "discovery",
+    "AuthorizationServerMetadata": "discovery",
+    "protected_resource_metadata_urls": "discovery",
+    "authorization_server_metadata_urls": "discovery",
+    "canonical_server_url": "discovery",
+    "resource_matches": "discovery",
+    # challenges
+    "Challenge": "challenge",
+    "parse_challenges": "challenge",
+    "bearer_challenge": "challenge",
+    "format_challenge": "challenge",
+    # resource server
+    "require_bearer": "resource_server",
+    "BearerAuthMiddleware": "resource_server",
+    "TokenVerifier": "resource_server",
+    "JWTVerifier": "resource_server",
+    "IntrospectionVerifier": "resource_server",
+    "AccessToken": "resource_server",
+    "RequestInfo": "resource_server",
+    "InvalidTokenError": "resource_server",
+    "VerifierUnavailableError": "resource_server",
+    "protected_resource_metadata": "resource_server",
+    "protected_resource_metadata_url": "resource_server",
+    # errors
+    "OAuthError": "errors",
+    "DiscoveryError": "errors",
+    "ResourceMismatchError": "errors",
+    "IssuerMismatchError": "errors",
+    "InsecureEndpointError": "errors",
+    "PkceNotSupportedError": "errors",
+    "RegistrationError": "errors",
+    "AuthorizationError": "errors",
+    "StateMismatchError": "errors",
+    "IssuerParameterError": "errors",
+    "AuthorizationDeniedError": "errors",
+    "TokenRequestError": "errors",
+    "AuthorizationLimitError": "errors",
+    "InsufficientScopeError": "errors",
+}
+
+__all__ = [
+    "AccessToken",
+    "AuthorizationDeniedError",
+    "AuthorizationError",
+    "AuthorizationHandler",
+    "AuthorizationLimitError",
+    "AuthorizationResponse",
+    "AuthorizationServerMetadata",
+    "BearerAuthMiddleware",
+    "CallbackAuthorizationHandler",
+    "Challenge",
+    "ClientCredentials",
+    "Discovery",
+    "DiscoveryError",
+    "HeadlessAuthorizationHandler",
+    "InMemoryTokenStorage",
+    "InsecureEndpointError",
+    "InsufficientScopeError",
+    "IntrospectionVerifier",
+    "InvalidTokenError",
+    "IssuerMismatchError",
+    "IssuerParameterError",
+    "JWTVerifier",
+    "JsonFileTokenStorage",
+    "LoopbackAuthorizationHandler",
+    "OAuthClientAuth",
+    "OAuthError",
+    "OAuthTokens",
+    "PkceNotSupportedError",
+    "ProtectedResourceMetadata",
+    "RegistrationError",
+    "RequestInfo",
+    "ResourceMismatchError",
+    "StateMismatchError",
+    "TokenRequestError",
+    "TokenStorage",
+    "TokenVerifier",
+    "VerifierUnavailableError",
+    "authorization_server_metadata_urls",
+    "bearer_challenge",
+    "canonical_server_url",
+    "check_authorization_response",
+    "discover",
+    "format_challenge",
+    "parse_challenges",
+    "pkce_pair",
+    "protected_resource_metadata",
+    "protected_resource_metadata_url",
+    "protected_resource_metadata_urls",
+    "require_bearer",
+    "resource_matches",
+]
+
+if TYPE_CHECKING:
+    from .challenge import Challenge, bearer_challenge, format_challenge, parse_challenges
+    from .client import OAuthClientAuth, check_authorization_response, pkce_pair
+    from .discovery import (
+        AuthorizationServerMetadata,
+        Discovery,
+        ProtectedResourceMetadata,
+        authorization_server_metadata_urls,
+        canonical_server_url,
+        discover,
+        protected_resource_metadata_urls,
+        resource_matches,
+    )
+    from .errors import (
+        AuthorizationDeniedError,
+        AuthorizationError,
+        AuthorizationLimitError,
+        DiscoveryError,
+        InsecureEndpointError,
+        InsufficientScopeError,
+        IssuerMismatchError,
+        IssuerParameterError,
+        OAuthError,
+        PkceNotSupportedError,
+        RegistrationError,
+        ResourceMismatchError,
+        StateMismatchError,
+        TokenRequestError,
+    )
+    from .handlers import (
+        AuthorizationHandler,
+        AuthorizationResponse,
+        CallbackAuthorizationHandler,
+        HeadlessAuthorizationHandler,
+        LoopbackAuthorizationHandler,
+    )
+    from .resource_server import (
+        AccessToken,
+        BearerAuthMiddleware,
+        IntrospectionVerifier,
+        InvalidTokenError,
+        JWTVerifier,
+        RequestInfo,
+        TokenVerifier,
+        VerifierUnavailableError,
+        protected_resource_metadata,
+        protected_resource_metadata_url,
+        require_bearer,
+    )
+    from .storage import ClientCredentials, InMemoryTokenStorage, JsonFileTokenStorage, OAuthTokens, TokenStorage
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

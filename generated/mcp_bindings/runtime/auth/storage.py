@@ -1,0 +1,213 @@
+"""Where the OAuth client keeps client registrations and tokens.
+
+Client credentials are keyed by the authorization server's `issuer` (they are only ever used with the
+issuer that issued them: SEP-2352 "Authorization Server Binding"); tokens are keyed by the MCP server
+(the canonical server URL) and record the issuer that issued them, so tokens of an authorization server
+the resource no longer names are dropped instead of sent.
+
+`InMemoryTokenStorage` (the default) forgets everything with the process; `JsonFileTokenStorage` keeps
+one JSON file, written atomically with mode 0600. Anything with the six methods of `TokenStorage` works
+(a keyring, a database, ...).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class ClientCredentials:
+    """An OAuth client: pre-registered, from Dynamic Client Registration, or a CIMD URL client_id.
+
+    `issuer`: the authorization server these credentials belong to. Pre-registered credentials without
+    one are bound to the first issuer they are used with. `token_endpoint_auth_method`: None picks one
+    from the server's metadata (`client_secret_basic` / `client_secret_post` with a secret, else `none`).
+    """
+
+    client_id: str
+    client_secret: str | None = None
+    token_endpoint_auth_method: str | None = None
+    issuer: str | None = None
+    redirect_uris: tuple[str, ...] = ()
+    client_secret_expires_at: float | None = None  # 0 or None: never
+    registration: Mapping[str, Any] = field(default_factory=dict)  # the registration response, as sent
+
+    def expired(self, now: float | None = None) -> bool:
+        expires = self.client_secret_expires_at
+        return bool(expires) and (now or time.time()) >= float(expires or 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["redirect_uris"] = list(self.redirect_uris)
+        data["registration"] = dict(self.registration)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ClientCredentials:
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["redirect_uris"] = tuple(values.get("redirect_uris") or ())
+        values["registration"] = dict(values.get("registration") or {})
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class OAuthTokens:
+    """What a token endpoint issued, for one MCP server (`resource`) from one issuer."""
+
+    access_token: str
+    issuer: str
+    resource: str
+    token_type: str = "Bearer"
+    expires_at: float | None = None  # wall clock (time.time()); None: unknown
+    refresh_token: str | None = None
+    scope: str | None = None  # granted (the response's `scope`, else what was requested)
+    requested_scope: str | None = None  # what the client asked for (kept for step-up unions)
+
+    def expired(self, skew: float = 30.0, now: float | None = None) -> bool:
+        return self.expires_at is not None and (now or time.time()) >= self.expires_at - skew
+
+    def with_(self, **changes: Any) -> OAuthTokens:
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> OAuthTokens:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@runtime_checkable
+class TokenStorage(Protocol):
+    async def get_client(self, issuer: str) -> ClientCredentials | None: ...
+
+    async def set_client(self, issuer: str, client: ClientCredentials) -> None: ...
+
+    async def delete_client(self, issuer: str) -> None: ...
+
+    async def get_tokens(self, resource: str) -> OAuthTokens | None: ...
+
+    async def set_tokens(self, resource: str, tokens: OAuthTokens) -> None: ...
+
+    async def delete_tokens(self, resource: str) -> None: ...
+
+
+class InMemoryTokenStorage:
+    """Process-lifetime storage (the default)."""
+
+    def __init__(self) -> None:
+        self.clients: dict[str, ClientCredentials] = {}
+        self.tokens: dict[str, OAuthTokens] = {}
+
+    async def get_client(self, issuer: str) -> ClientCredentials | None:
+        return self.clients.get(issuer)
+
+    async def set_client(self, issuer: str, client: ClientCredentials) -> None:
+        self.clients[issuer] = client
+
+    async def delete_client(self, issuer: str) -> None:
+        self.clients.pop(issuer, None)
+
+    async def get_tokens(self, resource: str) -> OAuthTokens | None:
+        return self.tokens.get(resource)
+
+    async def set_tokens(self, resource: str, tokens: OAuthTokens) -> None:
+        self.tokens[resource] = tokens
+
+    async def delete_tokens(self, resource: str) -> None:
+        self.tokens.pop(resource, None)
+
+
+class JsonFileTokenStorage:
+    """One JSON file: `{"version": 1, "clients": {issuer: ...}, "tokens": {resource: ...}}`.
+
+    Rewritten whole on every change (temporary file + rename, mode 0600); read on every lookup, so
+    several processes sharing the file see each other's writes (the last writer wins).
+    """
+
+    VERSION = 1
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            data = {}
+        except (OSError, ValueError):
+            data = {}  # unreadable or corrupt: start afresh rather than fail every request
+        if not isinstance(data, dict) or data.get("version") != self.VERSION:
+            data = {}
+        data.setdefault("version", self.VERSION)
+        data.setdefault("clients", {})
+        data.setdefault("tokens", {})
+        return data
+
+    def _write(self, data: dict[str, Any]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".oauth-", suffix=".json", dir=self.path.parent)
+        try:
+            os.fchmod(fd, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(data, handle, indent=2, sort_keys=True)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+    def _update(self, section: str, key: str, value: dict[str, Any] | None) -> None:
+        with self._lock:
+            data = self._read()
+            if value is None:
+                data[section].pop(key, None)
+            else:
+                data[section][key] = value
+            self._write(data)
+
+    def _get(self, section: str, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            value = self._read()[section].get(key)
+        return value if isinstance(value, dict) else None
+
+    async def get_client(self, issuer: str) -> ClientCredentials | None:
+        value = self._get("clients", issuer)
+        try:
+            return ClientCredentials.from_dict(value) if value is not None else None
+        except TypeError:
+            return None
+
+    async def set_client(self, issuer: str, client: ClientCredentials) -> None:
+        self._update("clients", issuer, client.to_dict())
+
+    async def delete_client(self, issuer: str) -> None:
+        self._update("clients", issuer, None)
+
+    async def get_tokens(self, resource: str) -> OAuthTokens | None:
+        value = self._get("tokens", resource)
+        try:
+            return OAuthTokens.from_dict(value) if value is not None else None
+        except TypeError:
+            return None
+
+    async def set_tokens(self, resource: str, tokens: OAuthTokens) -> None:
+        self._update("tokens", resource, tokens.to_dict())
+
+    async def delete_tokens(self, resource: str) -> None:
+        self._update("tokens", resource, None)
