@@ -4,7 +4,12 @@
 parameter whose input schema carries `x-mcp-header: <Name>` is sent as `Mcp-Param-<Name>`: strings
 verbatim when they are printable ASCII without surrounding whitespace, otherwise
 `=?base64?<base64 of UTF-8>?=`; integers in decimal; booleans as true/false; null or absent -> no
-header. Tools whose header annotations are invalid are not called (see `invalid_header_tools`).
+header. (`Mcp-Name` values that cannot travel verbatim use the same Base64 form.)
+
+An annotation is valid only on a property reachable through the root's `properties` alone, whose
+`type` is `string`, `integer` or `boolean`, with a non-empty HTTP token as its name, unique
+case-insensitively within the tool. A tool with any invalid annotation must not be used: the
+client runtime drops it from `tools/list` results and refuses to call it (`invalid_header_tools`).
 """
 
 from __future__ import annotations
@@ -14,7 +19,23 @@ import re
 from typing import Any
 
 NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+ANNOTATION = "x-mcp-header"
+HEADER_TYPES = ("string", "integer", "boolean")
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # an HTTP header field-name token
+# Keywords whose values are subschemas (one, a list, or a name -> schema map). An annotation found
+# through any of them is not statically reachable through `properties`, which makes it invalid.
+_SUBSCHEMA = ("additionalProperties", "items", "contains", "not", "if", "then", "else", "propertyNames",
+              "unevaluatedProperties", "unevaluatedItems", "contentSchema")
+_SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+
+
+def _header_safe(text: str) -> bool:
+    return all(0x20 <= ord(ch) <= 0x7E for ch in text) and text == text.strip()
+
+
+def _base64(text: str) -> str:
+    return "=?base64?" + base64.b64encode(text.encode("utf-8")).decode("ascii") + "?="
 
 
 def encode_value(value: Any) -> str | None:
@@ -25,25 +46,55 @@ def encode_value(value: Any) -> str | None:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return repr(value)
+        return str(int(value)) if value.is_integer() else repr(value)
     text = str(value)
-    if all(0x20 <= ord(ch) <= 0x7E for ch in text) and text == text.strip():
-        return text
-    return "=?base64?" + base64.b64encode(text.encode("utf-8")).decode("ascii") + "?="
+    return text if _header_safe(text) else _base64(text)
+
+
+def _annotated_anywhere(schema: Any) -> bool:
+    """Whether `schema` or any subschema of it carries an x-mcp-header annotation."""
+    if not isinstance(schema, dict):
+        return False
+    if ANNOTATION in schema:
+        return True
+    for key in _SUBSCHEMA:
+        if _annotated_anywhere(schema.get(key)):
+            return True
+    for key in _SUBSCHEMA_LISTS:
+        items = schema.get(key)
+        if isinstance(items, list) and any(_annotated_anywhere(item) for item in items):
+            return True
+    for key in _SUBSCHEMA_MAPS:
+        members = schema.get(key)
+        if isinstance(members, dict) and any(_annotated_anywhere(item) for item in members.values()):
+            return True
+    return False
 
 
 def header_params(schema: Any) -> dict[str, str] | None:
     """Parameter -> header name of a tool's input schema; None if an annotation is invalid."""
-    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(schema, dict):
+        return {}
+    if ANNOTATION in schema:
+        return None  # on the root object itself
+    properties = schema.get("properties")
+    rest = {key: value for key, value in schema.items() if key != "properties"}
+    if _annotated_anywhere(rest):
+        return None  # under $defs, a composition, a conditional, ...: not statically reachable
     out: dict[str, str] = {}
     seen: set[str] = set()
-    for param, prop in (properties or {}).items():
-        if not isinstance(prop, dict) or "x-mcp-header" not in prop:
+    for param, prop in (properties if isinstance(properties, dict) else {}).items():
+        if not isinstance(prop, dict):
             continue
-        name = prop["x-mcp-header"]
-        if not isinstance(name, str) or not name or not _TOKEN.match(name) or name.lower() in seen:
+        nested = {key: value for key, value in prop.items() if key != ANNOTATION}
+        if _annotated_anywhere(nested):
+            return None  # inside a nested object or array
+        if ANNOTATION not in prop:
+            continue
+        name = prop[ANNOTATION]
+        if not isinstance(name, str) or not _TOKEN.match(name) or name.lower() in seen:
             return None
-        if prop.get("type") not in ("string", "integer", "boolean", "number"):
+        if prop.get("type") not in HEADER_TYPES:
             return None
         seen.add(name.lower())
         out[param] = name
@@ -55,20 +106,27 @@ def request_headers(message: dict[str, Any], tool_schemas: dict[str, Any]) -> di
     if not isinstance(method, str) or "id" not in message and not method.startswith("notifications/"):
         return {}
     headers = {"Mcp-Method": method}
-    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    raw_params = message.get("params")
+    params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
     key = NAME_PARAM.get(method)
-    if key is not None and isinstance(params.get(key), str):
-        headers["Mcp-Name"] = params[key]
+    value = params.get(key) if key is not None else None
+    if isinstance(value, str):
+        headers["Mcp-Name"] = value if _header_safe(value) else _base64(value)
     if method == "tools/call":
-        mapping = header_params(tool_schemas.get(params.get("name"), {})) or {}
-        arguments = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}
+        tool = params.get("name")
+        mapping = header_params(tool_schemas.get(tool, {}) if isinstance(tool, str) else {}) or {}
+        raw_arguments = params.get("arguments")
+        arguments: dict[str, Any] = raw_arguments if isinstance(raw_arguments, dict) else {}
         for param, name in mapping.items():
-            value = encode_value(arguments.get(param))
-            if value is not None:
-                headers[f"Mcp-Param-{name}"] = value
+            encoded = encode_value(arguments.get(param))
+            if encoded is not None:
+                headers[f"Mcp-Param-{name}"] = encoded
     return headers
 
 
 def invalid_header_tools(tools: list[dict[str, Any]]) -> set[str]:
     """Names of tools whose x-mcp-header annotations are invalid (clients must not call them)."""
-    return {t["name"] for t in tools if isinstance(t, dict) and header_params(t.get("inputSchema")) is None}
+    return {
+        t["name"] for t in tools
+        if isinstance(t, dict) and isinstance(t.get("name"), str) and header_params(t.get("inputSchema")) is None
+    }

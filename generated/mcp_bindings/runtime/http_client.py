@@ -2,8 +2,9 @@
 
 Each POST's answer (JSON or an SSE stream) is fed into the session's inbound queue, so the session
 engine sees one ordered stream of messages whatever the transport. A response stream that breaks
-before its response arrived is resumed with `Last-Event-ID` when the server numbered its events;
-otherwise (the 2026-07-28 rule) the request is re-issued under a new id.
+before its response arrived is resumed, after the server's `retry:` delay, with a GET carrying
+`Last-Event-ID` when the server numbered its events; otherwise the caller gets an error whose data
+says `retryable` (re-issuing under a new id is the 2026-07-28 rule, and the caller's decision).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ log = logging.getLogger("mcp_bindings.runtime.http_client")
 C = TypeVar("C", bound=ClientStub)
 SESSION_HEADER = "Mcp-Session-Id"
 MAX_RESUME_ATTEMPTS = 3
+DEFAULT_RETRY_MS = 1000  # reconnection delay when the server sent no `retry:` field
 HeaderHook = Callable[[dict[str, Any]], Mapping[str, str]]
 
 
@@ -65,6 +67,16 @@ async def _sse_events(response: httpx.Response) -> AsyncIterator[_SseEvent]:
             event.retry = int(value)
     if event.data:
         yield event
+
+
+class _StreamState:
+    """What resuming one SSE stream needs: the last event id and the server's `retry` delay."""
+
+    __slots__ = ("last_event_id", "retry_ms")
+
+    def __init__(self) -> None:
+        self.last_event_id: str | None = None
+        self.retry_ms: int | None = None
 
 
 class StreamableHttpTransport:
@@ -137,63 +149,70 @@ class StreamableHttpTransport:
                 if session_id:
                     self.session_id = session_id
                 await self._consume(response, request_id, message)
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, UnicodeError, ValueError) as exc:
+            # UnicodeError / ValueError: a header value httpx cannot send. Fail this request only;
+            # an exception escaping here would end the whole connection.
             if request_id is not None:
                 await self._fail(request_id, f"HTTP request failed: {exc}")
+            else:
+                log.warning("could not POST a message: %s", exc)
 
     async def _consume(self, response: httpx.Response, request_id: Any, message: Any) -> None:
         content_type = response.headers.get("content-type", "")
         if response.status_code == 202 or (not content_type and response.status_code < 300):
             return
         if "text/event-stream" in content_type:
-            answered = await self._pump_sse(response, request_id)
+            stream = _StreamState()
+            answered = await self._pump_sse(response, request_id, stream)
             if request_id is not None and not answered:
-                await self._resume(request_id, message)
+                await self._resume(request_id, stream)
             return
         body = await response.aread()
-        if "application/json" in content_type and body:
-            await self._inbound_send.send(body)
-            return
-        if request_id is not None:
+        frame = _jsonrpc_answer(body, request_id) if "application/json" in content_type else None
+        if frame is not None:
+            await self._deliver(frame)
+        elif request_id is not None:
             await self._fail(request_id, f"HTTP {response.status_code}: {body[:200].decode('utf-8', 'replace')}")
+        elif response.status_code >= 400:
+            log.warning("POST of a %s answered HTTP %s", _kind(message), response.status_code)
 
-    async def _pump_sse(self, response: httpx.Response, request_id: Any) -> bool:
-        """Feed SSE messages in; True once the response to `request_id` arrived."""
-        self._last_event_id: str | None = None
-        self._retry_ms: int | None = None
-        answered = False
+    async def _pump_sse(self, response: httpx.Response, request_id: Any, stream: _StreamState | None = None) -> bool:
+        """Feed SSE messages in; True once the response to `request_id` arrived (reading stops
+        there: the server is done with that stream, and a resumed GET stream may never close).
+        The last event id and `retry` delay seen go to `stream`, for resuming."""
+        stream = stream or _StreamState()
         try:
             async for event in _sse_events(response):
                 if event.id is not None:
-                    self._last_event_id = event.id
+                    stream.last_event_id = event.id
                 if event.retry is not None:
-                    self._retry_ms = event.retry
-                if event.event != "message" or not event.data:
-                    continue
+                    stream.retry_ms = event.retry
                 data = "\n".join(event.data).encode()
-                await self._inbound_send.send(data)
+                if event.event != "message" or not data.strip():
+                    continue  # e.g. a priming event: an id (and retry), empty data
+                await self._deliver(data)
                 if request_id is not None and _answers(data, request_id):
-                    answered = True
+                    return True
         except httpx.HTTPError as exc:
             log.debug("response stream broke: %s", exc)
-        return answered
+        return False
 
-    async def _resume(self, request_id: Any, message: Any) -> None:
-        """The stream closed before the response: resume by Last-Event-ID, else re-issue (new id)."""
+    async def _resume(self, request_id: Any, stream: _StreamState) -> None:
+        """The stream closed before the response: wait the server's `retry` delay, then resume it
+        with a GET carrying `Last-Event-ID` (possible only if the server numbered its events)."""
         for _ in range(MAX_RESUME_ATTEMPTS):
-            last_id = getattr(self, "_last_event_id", None)
-            if last_id is None:
+            if stream.last_event_id is None:
                 break
-            await anyio.sleep((getattr(self, "_retry_ms", None) or 1000) / 1000)
+            await anyio.sleep((stream.retry_ms if stream.retry_ms is not None else DEFAULT_RETRY_MS) / 1000)
             headers = self._request_headers(None)
             headers["Accept"] = "text/event-stream"
-            headers["Last-Event-ID"] = last_id
+            headers["Last-Event-ID"] = stream.last_event_id
             headers.pop("Content-Type", None)
             try:
                 async with self._client.stream("GET", self.url, headers=headers) as response:
                     if response.status_code >= 400:
                         break
-                    if await self._pump_sse(response, request_id):
+                    if await self._pump_sse(response, request_id, stream):
                         return
             except httpx.HTTPError:
                 continue
@@ -201,7 +220,14 @@ class StreamableHttpTransport:
 
     async def _fail(self, request_id: Any, reason: str, retryable: bool = False) -> None:
         data = {"retryable": True} if retryable else None
-        await self._inbound_send.send(jsonrpc.encode_error(request_id, INTERNAL_ERROR, reason, data))
+        await self._deliver(jsonrpc.encode_error(request_id, INTERNAL_ERROR, reason, data))
+
+    async def _deliver(self, frame: bytes) -> None:
+        """Hand a message to the session; after `aclose` (streams still draining) it is dropped."""
+        try:
+            await self._inbound_send.send(frame)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            log.debug("dropping a message that arrived after close: %.200r", frame)
 
     async def open_get_stream(self) -> None:
         """The optional server-to-client stream of a handshake session (405 means none)."""
@@ -231,6 +257,31 @@ class StreamableHttpTransport:
                 pass
             self.session_id = None
         self._inbound_send.close()
+
+
+def _jsonrpc_answer(body: bytes, request_id: Any) -> bytes | None:
+    """A JSON body as a frame for the session; None if it is not JSON-RPC (e.g. an HTTP error
+    document), which the caller turns into an error for the request rather than let it wait.
+    An error carrying `id: null` (a server rejecting the request before reading its id) answers
+    the request it was posted with, so it gets that id."""
+    try:
+        message = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    if isinstance(message, list):
+        return body  # a batch
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return None
+    if request_id is not None and "error" in message and message.get("id") is None:
+        message["id"] = request_id
+        return orjson.dumps(message)
+    return body
+
+
+def _kind(message: Any) -> str:
+    if isinstance(message, dict) and isinstance(message.get("method"), str):
+        return message["method"]
+    return "response" if isinstance(message, dict) else "message"
 
 
 def _answers(data: bytes, request_id: Any) -> bool:
