@@ -16,10 +16,15 @@ bodies are size-limited, sessions are bounded in number and expire when idle.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import itertools
 import logging
 import math
+import re
 import secrets
 import time
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,10 +37,19 @@ from starlette.requests import Request as HttpRequest
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
+from . import headers as header_codec
 from . import jsonrpc
-from .errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
+from .errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, McpError
 from .jsonrpc import InvalidMessage, Request
-from .server import PROTOCOL_VERSION_KEY, ServerRuntime, current_request
+from .server import (
+    CLIENT_CAPABILITIES_KEY,
+    CLIENT_INFO_KEY,
+    PROTOCOL_VERSION_KEY,
+    ServerRuntime,
+    current_request,
+    list_generation,
+    stateless_meta,
+)
 from .session import Session
 from .stubs import ServerStub
 
@@ -52,6 +66,10 @@ STATELESS_STATUS = {METHOD_NOT_FOUND: 404, INVALID_PARAMS: 400, INVALID_REQUEST:
                     HEADER_MISMATCH: 400, -32021: 400, -32022: 400, INTERNAL_ERROR: 500}
 # Which params key `Mcp-Name` mirrors, per method.
 NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+PARAM_HEADER = "mcp-param-"  # + the x-mcp-header name of a tool's parameter (SEP-2243)
+BASE64_OPEN, BASE64_CLOSE = "=?base64?", "?="
+_BASE64_BODY = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
+MAX_TOOL_PAGES = 100  # bound on tools/list pages read to learn the x-mcp-header annotations
 
 
 @dataclass
@@ -64,6 +82,11 @@ class HttpOptions:
     session_idle_seconds: float = 30 * 60
     legacy_sse: bool = True  # also serve the 2024-11-05 HTTP+SSE transport at /sse and /messages
     json_only: bool = False  # never upgrade a response to SSE
+    # Handshake sessions: number SSE events, open each POST stream with a priming event carrying
+    # `retry:`, and replay a stream to a GET with `Last-Event-ID` (resumption and polling, SEP-1699).
+    resumable: bool = True
+    sse_retry_ms: int = 1000
+    max_replay_events: int = 1000  # per session
 
 
 class _Routes:
@@ -79,6 +102,16 @@ class HttpTransport:
 
     def __init__(self) -> None:
         self.routes = _Routes()
+
+    async def close_stream(self, request_id: Any) -> None:
+        """End the SSE stream of the POST carrying `request_id` before its response (the request
+        goes on; the client resumes with GET + Last-Event-ID). Ignored where streams are not resumable."""
+        stream = self.routes.by_request.get(request_id)
+        if stream is not None:
+            try:
+                await stream.send(CLOSE_STREAM)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
 
     async def send(self, frame: bytes) -> None:
         request_id = current_request.get()
@@ -100,17 +133,78 @@ class HttpTransport:
             self.routes.standalone.close()
 
 
+CLOSE_STREAM = b""  # in a response's frame queue: end the HTTP stream now (never a real frame)
+
+
+@dataclass(eq=False)
+class _StreamRecord:
+    finished: bool = False
+    live: MemoryObjectSendStream[tuple[int, bytes]] | None = None  # a resuming GET, if attached
+
+
+class _EventLog:
+    """The numbered SSE events of one session's POST streams, kept (bounded) for resumption."""
+
+    def __init__(self, limit: int) -> None:
+        self._ids = itertools.count(1)
+        self._stream_ids = itertools.count(1)
+        self._events: deque[tuple[int, str, bytes | None]] = deque(maxlen=limit)
+        self._streams: OrderedDict[str, _StreamRecord] = OrderedDict()
+        self._limit = limit
+
+    def open_stream(self) -> str:
+        key = f"s{next(self._stream_ids)}"
+        self._streams[key] = _StreamRecord()
+        while len(self._streams) > self._limit:
+            self._streams.popitem(last=False)
+        return key
+
+    def add(self, stream: str, frame: bytes | None) -> int:
+        """Record an event (None: the priming event) and forward it to a resuming GET."""
+        event_id = next(self._ids)
+        self._events.append((event_id, stream, frame))
+        record = self._streams.get(stream)
+        if record is not None and record.live is not None and frame is not None:
+            try:
+                record.live.send_nowait((event_id, frame))
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.WouldBlock):
+                record.live = None
+        return event_id
+
+    def finish(self, stream: str) -> None:
+        record = self._streams.get(stream)
+        if record is not None:
+            record.finished = True
+            if record.live is not None:
+                record.live.close()
+                record.live = None
+
+    def resume(self, last_event_id: str) -> tuple[str, list[tuple[int, bytes]], _StreamRecord] | None:
+        """The stream `last_event_id` belongs to, its later events, and its record; None if unknown."""
+        if not last_event_id.isdigit():
+            return None
+        wanted = int(last_event_id)
+        stream = next((key for event_id, key, _ in self._events if event_id == wanted), None)
+        record = self._streams.get(stream) if stream is not None else None
+        if stream is None or record is None:
+            return None
+        later = [(event_id, frame) for event_id, key, frame in self._events if key == stream and event_id > wanted and frame is not None]
+        return stream, later, record
+
+
 @dataclass(eq=False)
 class _HttpSession:
     id: str
     runtime: ServerRuntime
     session: Session
     transport: HttpTransport
+    events: _EventLog | None = None
     last_seen: float = field(default_factory=time.monotonic)
 
 
-def _sse(frame: bytes) -> bytes:
-    return b"event: message\ndata: " + frame + b"\n\n"
+def _sse(frame: bytes, event_id: int | None = None) -> bytes:
+    head = b"id: %d\n" % event_id if event_id is not None else b""
+    return head + b"event: message\ndata: " + frame + b"\n\n"
 
 
 class StreamableHTTPApp:
@@ -125,6 +219,9 @@ class StreamableHTTPApp:
         self._stateless = Session(stateless_transport, self._stateless_runtime)
         self._stateless_transport = stateless_transport
         self._legacy: dict[str, tuple[Session, MemoryObjectSendStream[bytes]]] = {}
+        # protocol version -> (list generation, tool name -> inputSchema), for Mcp-Param-* checks
+        self._tool_schemas: dict[str, tuple[int, dict[str, Any]]] = {}
+        self._probe_ids = itertools.count(1)
 
     # -- ASGI --------------------------------------------------------------------------------
 
@@ -230,7 +327,8 @@ class StreamableHTTPApp:
         self._expire_idle()
         requests = [m for m in messages if isinstance(m, Request)]
         session_id = request.headers.get(SESSION_HEADER)
-        if any(r.method == "initialize" for r in requests) and not session_id:
+        # An initialize that carries stateless `_meta` is a stateless-era request (answered -32601/404).
+        if any(r.method == "initialize" and stateless_meta(r) is None for r in requests) and not session_id:
             return await self._initialize(request, requests, data)
         if session_id:
             http_session = self.sessions.get(session_id)
@@ -242,7 +340,9 @@ class StreamableHTTPApp:
                 return mismatch
             if isinstance(data, list) and not http_session.runtime.batches_allowed:
                 return _error_response(None, INVALID_REQUEST, "Invalid Request: batches are not part of the negotiated version", 400)
-            return await self._dispatch(request, http_session.session, messages, stateless=False, batch=isinstance(data, list))
+            return await self._dispatch(
+                request, http_session.session, messages, stateless=False, batch=isinstance(data, list), events=http_session.events
+            )
         if isinstance(data, list):
             return _error_response(None, INVALID_REQUEST, "Invalid Request: batches need a session", 400)
         stateless_request = requests[0] if requests else None
@@ -250,6 +350,8 @@ class StreamableHTTPApp:
             # A notification or response without a session: nothing to attach it to.
             return Response(status_code=202)
         problem = self._check_stateless_headers(request, stateless_request)
+        if problem is None and stateless_request.method == "tools/call":
+            problem = await self._check_param_headers(request, stateless_request)
         if problem is not None:
             return problem
         return await self._dispatch(request, self._stateless, messages, stateless=True, batch=False)
@@ -283,11 +385,74 @@ class StreamableHTTPApp:
         if key is not None and meta_version is not None:
             name_header = request.headers.get(NAME_HEADER)
             value = params.get(key)
-            if name_header is None or name_header.strip() != value:
+            if name_header is None or decode_header_value(name_header) != value:
                 return _error_response(
                     rpc.id, HEADER_MISMATCH, f"Header mismatch: Mcp-Name must equal params.{key} ({value!r})", 400
                 )
         return None
+
+    async def _check_param_headers(self, request: HttpRequest, rpc: Request) -> Response | None:
+        """SEP-2243: every `x-mcp-header` parameter of the called tool must be mirrored, exactly, in
+        its `Mcp-Param-<Name>` header (plain, or `=?base64?...?=`); absent or null ones must not be."""
+        params = rpc.params if isinstance(rpc.params, dict) else {}
+        meta = stateless_meta(rpc)
+        if meta is None or not isinstance(params.get("name"), str):
+            return None  # not a stateless-era request, or malformed: the runtime answers it
+        schema = (await self._tool_schemas_for(meta)).get(params["name"])
+        mapping = header_codec.header_params(schema) if schema is not None else None
+        if not mapping:
+            return None
+        given = params.get("arguments")
+        arguments: dict[str, Any] = given if isinstance(given, dict) else {}
+        for param, header_name in mapping.items():
+            raw = request.headers.get(PARAM_HEADER + header_name.lower())
+            value = arguments.get(param)
+            header = f"Mcp-Param-{header_name}"
+            if value is None:
+                if raw is not None:
+                    return _error_response(rpc.id, HEADER_MISMATCH, f"Header mismatch: {header} is set but arguments.{param} is absent", 400)
+                continue
+            if raw is None:
+                return _error_response(rpc.id, HEADER_MISMATCH, f"Header mismatch: {header} is required (arguments.{param} is set)", 400)
+            decoded = decode_header_value(raw)
+            if decoded is None:
+                return _error_response(rpc.id, HEADER_MISMATCH, f"Header mismatch: {header} is not valid =?base64?...?= encoding", 400)
+            if not _header_matches(decoded, value):
+                return _error_response(rpc.id, HEADER_MISMATCH, f"Header mismatch: {header} does not equal arguments.{param}", 400)
+        return None
+
+    async def _tool_schemas_for(self, meta: dict[str, Any]) -> dict[str, Any]:
+        """Tool name -> inputSchema, as the server lists them to this protocol version (read through
+        the runtime, all pages; cached until the server broadcasts a list change)."""
+        version = str(meta.get(PROTOCOL_VERSION_KEY))
+        generation = list_generation(self.server)
+        cached = self._tool_schemas.get(version)
+        if cached is not None and cached[0] == generation:
+            return cached[1]
+        probe_meta = {k: meta[k] for k in (PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY) if k in meta}
+        schemas: dict[str, Any] = {}
+        cursor: Any = None
+        token = current_request.set(None)
+        try:
+            for _ in range(MAX_TOOL_PAGES):
+                params: dict[str, Any] = {"_meta": probe_meta}
+                if cursor is not None:
+                    params["cursor"] = cursor
+                probe = Request(id=f"mcp-param-probe-{next(self._probe_ids)}", method="tools/list", params=params, raw={})
+                try:
+                    page = orjson.loads(await self._stateless_runtime.on_request(probe, self._stateless))
+                except McpError:
+                    return {}  # no tools/list (or a client the server refuses): nothing to check against
+                for tool in page.get("tools") or []:
+                    if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                        schemas[tool["name"]] = tool.get("inputSchema")
+                cursor = page.get("nextCursor")
+                if not cursor:
+                    break
+        finally:
+            current_request.reset(token)
+        self._tool_schemas[version] = (generation, schemas)
+        return schemas
 
     async def _initialize(self, request: HttpRequest, requests: list[Request], data: Any) -> Any:
         if len(self.sessions) >= self.options.max_sessions:
@@ -295,7 +460,8 @@ class StreamableHTTPApp:
         transport = HttpTransport()
         runtime = ServerRuntime(self.server)
         session = Session(transport, runtime)
-        http_session = _HttpSession(secrets.token_urlsafe(24), runtime, session, transport)
+        events = _EventLog(self.options.max_replay_events) if self.options.resumable else None
+        http_session = _HttpSession(secrets.token_urlsafe(24), runtime, session, transport, events)
 
         def session_header() -> dict[str, str]:
             # Evaluated when the response starts, i.e. after initialize has been answered.
@@ -305,12 +471,13 @@ class StreamableHTTPApp:
             return {SESSION_HEADER: http_session.id}
 
         return await self._dispatch(
-            request, session, list(requests), stateless=False, batch=isinstance(data, list), headers=session_header
+            request, session, list(requests), stateless=False, batch=isinstance(data, list), headers=session_header,
+            events=events,
         )
 
     async def _dispatch(
         self, request: HttpRequest, session: Session, messages: list[jsonrpc.Message], *, stateless: bool, batch: bool,
-        headers: Callable[[], dict[str, str]] = dict,
+        headers: Callable[[], dict[str, str]] = dict, events: _EventLog | None = None,
     ) -> Any:
         for message in messages:
             if not isinstance(message, Request):
@@ -320,7 +487,10 @@ class StreamableHTTPApp:
             return Response(status_code=202)
         accept = request.headers.get("accept", "*/*").lower()
         sse_ok = not self.options.json_only and ("text/event-stream" in accept or "*/*" in accept)
-        return _RequestsResponse(session, requests, sse_ok=sse_ok, stateless=stateless, batch=batch, headers=headers)
+        return _RequestsResponse(
+            session, requests, sse_ok=sse_ok, stateless=stateless, batch=batch, headers=headers, events=events,
+            retry_ms=self.options.sse_retry_ms,
+        )
 
     # -- GET and DELETE ----------------------------------------------------------------------
 
@@ -331,6 +501,11 @@ class StreamableHTTPApp:
         http_session = self.sessions.get(session_id or "")
         if http_session is None:
             return Response(status_code=405 if not session_id else 404, headers={"Allow": "POST, DELETE"})
+        last_event_id = request.headers.get("last-event-id")
+        if last_event_id is not None and http_session.events is not None:
+            found = http_session.events.resume(last_event_id.strip())
+            if found is not None:
+                return self._resume(*found)
         if http_session.transport.routes.standalone is not None:
             return Response(status_code=409, content="a GET stream is already open for this session")
         send_stream, receive_stream = anyio.create_memory_object_stream[bytes](math.inf)
@@ -344,6 +519,29 @@ class StreamableHTTPApp:
             finally:
                 if http_session.transport.routes.standalone is send_stream:
                     http_session.transport.routes.standalone = None
+
+        return StreamingResponse(events(), media_type="text/event-stream", headers=_no_cache())
+
+    def _resume(self, stream: str, later: list[tuple[int, bytes]], record: _StreamRecord) -> Response:
+        """A GET with Last-Event-ID: replay the rest of that POST stream, then follow it until its
+        requests are answered."""
+        send_stream, receive_stream = anyio.create_memory_object_stream[tuple[int, bytes]](math.inf)
+        for item in later:
+            send_stream.send_nowait(item)
+        if record.finished:
+            send_stream.close()
+        else:
+            if record.live is not None:
+                record.live.close()  # a newer reconnection replaces the older one
+            record.live = send_stream
+
+        async def events() -> AsyncIterator[bytes]:
+            try:
+                async for event_id, frame in receive_stream:
+                    yield _sse(frame, event_id)
+            finally:
+                if record.live is send_stream:
+                    record.live = None
 
         return StreamingResponse(events(), media_type="text/event-stream", headers=_no_cache())
 
@@ -424,11 +622,15 @@ class _RequestsResponse:
 
     JSON when the first thing produced is the (only) response, or the client takes JSON only;
     SSE as soon as a handler sends something before its response (progress, logs, requests).
+    With an event log (resumable handshake sessions) the SSE stream opens with a priming event
+    (id, `retry:`, empty data), numbers every event, and may be ended early by the handler
+    (`close_stream`): the requests go on, and their later events wait in the log for a GET with
+    `Last-Event-ID`.
     """
 
     def __init__(
         self, session: Session, requests: list[Request], *, sse_ok: bool, stateless: bool, batch: bool,
-        headers: Callable[[], dict[str, str]] = dict,
+        headers: Callable[[], dict[str, str]] = dict, events: _EventLog | None = None, retry_ms: int = 1000,
     ) -> None:
         self.session = session
         self.requests = requests
@@ -436,6 +638,8 @@ class _RequestsResponse:
         self.stateless = stateless
         self.batch = batch
         self.headers = headers
+        self.events = events
+        self.retry_ms = retry_ms
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         transport = self.session.transport
@@ -462,7 +666,13 @@ class _RequestsResponse:
                     send_stream.close()
 
         async with anyio.create_task_group() as task_group:
-            task_group.start_soon(_cancel_on_disconnect, receive, task_group.cancel_scope)
+            watcher = anyio.CancelScope()
+
+            async def watch_disconnect() -> None:
+                with watcher:
+                    await _cancel_on_disconnect(receive, task_group.cancel_scope)
+
+            task_group.start_soon(watch_disconnect)
             for rpc in self.requests:
                 task_group.start_soon(run, rpc)
             first = await _next_frame(receive_stream)
@@ -473,13 +683,42 @@ class _RequestsResponse:
                 frames = [responses[r.id] for r in self.requests if r.id in responses]
                 await self._send_json(send, frames)
             else:
-                await send({"type": "http.response.start", "status": 200, "headers": _raw_headers(
-                    {"content-type": "text/event-stream", **_no_cache(), **self.headers()})})
-                await send({"type": "http.response.body", "body": _sse(first), "more_body": True})
-                async for frame in receive_stream:
-                    await send({"type": "http.response.body", "body": _sse(frame), "more_body": True})
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                await self._stream(send, first, receive_stream, watcher)
             task_group.cancel_scope.cancel()
+
+    async def _stream(
+        self, send: Send, first: bytes, frames: MemoryObjectReceiveStream[bytes], watcher: anyio.CancelScope
+    ) -> None:
+        log_ = self.events
+        stream = log_.open_stream() if log_ is not None else None
+        http_open = True
+        await send({"type": "http.response.start", "status": 200, "headers": _raw_headers(
+            {"content-type": "text/event-stream", **_no_cache(), **self.headers()})})
+        if log_ is not None and stream is not None:
+            priming = b"id: %d\nretry: %d\ndata: \n\n" % (log_.add(stream, None), self.retry_ms)
+            await send({"type": "http.response.body", "body": priming, "more_body": True})
+
+        async def emit(frame: bytes) -> None:
+            nonlocal http_open
+            if frame == CLOSE_STREAM:
+                if http_open and stream is not None:
+                    watcher.cancel()  # the client leaving now is expected, not a cancellation
+                    http_open = False
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                return
+            event_id = log_.add(stream, frame) if log_ is not None and stream is not None else None
+            if http_open:
+                await send({"type": "http.response.body", "body": _sse(frame, event_id), "more_body": True})
+
+        try:
+            await emit(first)
+            async for frame in frames:
+                await emit(frame)
+        finally:
+            if log_ is not None and stream is not None:
+                log_.finish(stream)
+        if http_open:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _send_json(self, send: Send, frames: list[bytes]) -> None:
         if not frames:
@@ -518,6 +757,34 @@ def _status_of(frame: bytes, stateless: bool) -> int:
     message = orjson.loads(frame)
     error = message.get("error") if isinstance(message, dict) else None
     return STATELESS_STATUS.get(error.get("code"), 200) if isinstance(error, dict) else 200
+
+
+def decode_header_value(raw: str) -> str | None:
+    """An `Mcp-Name` / `Mcp-Param-*` value: `=?base64?<base64 of UTF-8>?=` decoded (None when the
+    Base64 is malformed), anything else literally (SEP-2243)."""
+    value = raw.strip()
+    if len(value) < len(BASE64_OPEN) + len(BASE64_CLOSE) or not (value.startswith(BASE64_OPEN) and value.endswith(BASE64_CLOSE)):
+        return value
+    body = value[len(BASE64_OPEN) : -len(BASE64_CLOSE)]
+    if len(body) % 4 or not _BASE64_BODY.match(body):
+        return None
+    try:
+        return base64.b64decode(body, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def _header_matches(decoded: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return decoded == ("true" if value else "false")
+    if isinstance(value, (int, float)):
+        try:
+            return float(decoded) == float(value)
+        except ValueError:
+            return False
+    if isinstance(value, str):
+        return decoded == value
+    return True  # objects and arrays are never mirrored (such annotations are invalid)
 
 
 def _error_response(request_id: Any, code: int, message: str, status: int) -> Response:

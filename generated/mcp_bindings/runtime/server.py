@@ -53,6 +53,11 @@ LISTEN_FILTERS = {
     "resourcesListChanged": ("notifications/resources/list_changed", ("resources", "listChanged")),
     "resourceSubscriptions": ("notifications/resources/updated", ("resources", "subscribe")),
 }
+RESOURCE_UPDATED = "notifications/resources/updated"
+# Handshake-era subscription RPCs (method -> subscribe?). A server written against a stateless-era
+# stub has no handler for them (that era folds them into subscriptions/listen), so the runtime keeps
+# the subscribed URIs of such a session itself and filters resource updates by them.
+SUBSCRIPTION_RPCS = {"resources/subscribe": True, "resources/unsubscribe": False}
 
 
 @dataclass
@@ -92,13 +97,21 @@ def _registry(server: ServerStub) -> tuple[weakref.WeakSet[ServerRuntime], set[_
     return state["_mcp_runtimes"], state["_mcp_listeners"]
 
 
+def list_generation(server: ServerStub) -> int:
+    """How many list_changed notifications the server has broadcast (for caches of its lists)."""
+    return int(vars(server).get("_mcp_list_generation", 0))
+
+
 async def broadcast(server: ServerStub, method: str, params: Any = None) -> int:
     """Send a server notification to every connected client allowed to get it; returns how many."""
     runtimes, listeners = _registry(server)
     data = versions.dump(params) if params is not None else None
+    if method.endswith("/list_changed"):
+        state = vars(server)
+        state["_mcp_list_generation"] = state.get("_mcp_list_generation", 0) + 1
     sent = 0
     for runtime in list(runtimes):
-        if runtime.view is not None and runtime.may_send(method):
+        if runtime.view is not None and runtime.may_send(method) and runtime.wants(method, data):
             try:
                 await runtime.notify(method, data)
                 sent += 1
@@ -140,6 +153,8 @@ class ServerRuntime:
         self.initialized = False
         self.batches_allowed = False
         self.session: Session | None = None
+        # URIs a handshake-era client subscribed to, when the runtime serves resources/subscribe itself.
+        self.resource_subscriptions: set[str] = set()
         _registry(server)[0].add(self)
 
     # -- requests ----------------------------------------------------------------------------
@@ -149,9 +164,9 @@ class ServerRuntime:
         current_request.set(request.id)
         view = self.view
         if view is None:
-            if request.method == "initialize" and self.handshake_supported:
+            if request.method == "initialize" and self.handshake_supported and not stateless_meta(request):
                 return self._initialize(request)
-            if request.method == "ping" and self.handshake_supported and not _stateless_meta(request):
+            if request.method == "ping" and self.handshake_supported and not stateless_meta(request):
                 return EMPTY_RESULT
             view = self._stateless_view(request)
         return await self.serve(request, view, session)
@@ -163,6 +178,8 @@ class ServerRuntime:
         if spec.builtin:
             return await self._builtin(spec, request, view, session)
         self._check_offered(spec, view)
+        if spec.method in SUBSCRIPTION_RPCS and self._serves_subscriptions():
+            return self._subscription_rpc(spec, request)
         params = self._validate_params(spec, request.params)
         stub_spec, stub_params, round_number = self._params_to_stub(spec, request.params, params, view)
         context = ServerRequestContext(self, session, request, view)
@@ -243,7 +260,7 @@ class ServerRuntime:
         converted = versions.convert(
             versions.dump(result), target, what=f"the {spec.method} result", source=self.stub_version, destination=view.version
         )
-        return orjson.dumps(versions.project(converted))
+        return orjson.dumps(_project(converted, result))
 
     def _validate_result(self, spec: MethodSpec, data: dict[str, Any]) -> Any:
         target = spec.result if data.get("resultType") != "input_required" else _input_required_type_of(self.stub)
@@ -315,6 +332,30 @@ class ServerRuntime:
         params = versions.convert(data, stub_spec.params, what=f"{spec.method} params", source=view.version, destination=self.stub_version)
         return await getattr(self.server, stub_spec.handler)(params, context)
 
+    # -- handshake-era subscriptions served by the runtime -----------------------------------
+
+    def _serves_subscriptions(self) -> bool:
+        """The server's stub has no resources/subscribe handler (a stateless-era stub)."""
+        return "resources/subscribe" not in self.stub.CLIENT_REQUESTS
+
+    def _subscription_rpc(self, spec: MethodSpec, request: Request) -> bytes:
+        params = versions.dump(self._validate_params(spec, request.params))
+        uri = params.get("uri") if isinstance(params, dict) else None
+        if not isinstance(uri, str):
+            raise McpError(INVALID_PARAMS, f"Invalid params: {spec.method} needs params.uri")
+        if SUBSCRIPTION_RPCS[spec.method]:
+            self.resource_subscriptions.add(uri)
+        else:
+            self.resource_subscriptions.discard(uri)
+        return EMPTY_RESULT
+
+    def wants(self, method: str, params: Any) -> bool:
+        """Whether this connection's client asked for `method` (only resource updates are opt-in)."""
+        if method != RESOURCE_UPDATED or not self._serves_subscriptions():
+            return True
+        uri = params.get("uri") if isinstance(params, dict) else None
+        return uri in self.resource_subscriptions
+
     # -- lifecycle ---------------------------------------------------------------------------
 
     def _initialize(self, request: Request) -> bytes:
@@ -351,7 +392,7 @@ class ServerRuntime:
         return orjson.dumps(result)
 
     def _stateless_view(self, request: Request) -> PeerView:
-        meta = _stateless_meta(request)
+        meta = stateless_meta(request)
         if meta is None:
             if self.stateless_supported and not self.handshake_supported:
                 raise McpError(INVALID_PARAMS, f"Invalid params: params._meta[{PROTOCOL_VERSION_KEY!r}] is required")
@@ -542,12 +583,58 @@ def _default_sealer(server: ServerStub) -> RequestStateSealer:
     return state["_mcp_sealer"]
 
 
-def _stateless_meta(request: Request) -> dict[str, Any] | None:
+def stateless_meta(request: Request) -> dict[str, Any] | None:
+    """The request's `_meta` if it carries a stateless-era protocol version, else None."""
     params = request.params
     meta = params.get("_meta") if isinstance(params, dict) else None
     if isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta:
         return meta
     return None
+
+
+def _project(value: Any, source: Any) -> Any:
+    """Wire JSON of a converted value with only what the target version can carry.
+
+    Keys of the target's models are kept; a key the target model does not define (an "extra") is
+    kept only if it was open content in the source too (an extra of the source model, or inside a
+    plain JSON value such as a tool's `inputSchema` keywords or `_meta`), and dropped if the source
+    version defined it as a field (e.g. `resultType`, `ttlMs` going to a handshake-era client).
+    """
+    if isinstance(value, BaseModel):
+        out: dict[str, Any] = {}
+        for name, field in type(value).model_fields.items():
+            item = getattr(value, name)
+            if item is not None:
+                key = field.alias or name
+                out[key] = _project(item, _source_child(source, key))
+        for key, item in (value.__pydantic_extra__ or {}).items():
+            if _open_in(source, key):
+                out[key] = item  # extras are kept as the decoded JSON they arrived as
+        return out
+    if isinstance(value, list):
+        items = source if isinstance(source, list) and len(source) == len(value) else [None] * len(value)
+        return [_project(item, src) for item, src in zip(value, items)]
+    if isinstance(value, dict):
+        return {key: _project(item, _source_child(source, key)) for key, item in value.items()}
+    return value
+
+
+def _source_child(source: Any, key: str) -> Any:
+    if isinstance(source, BaseModel):
+        for name, field in type(source).model_fields.items():
+            if (field.alias or name) == key:
+                return getattr(source, name)
+        return (source.__pydantic_extra__ or {}).get(key)
+    if isinstance(source, dict):
+        return source.get(key)
+    return None
+
+
+def _open_in(source: Any, key: str) -> bool:
+    """`key` was open content of the source value (not a field its version defines)."""
+    if isinstance(source, BaseModel):
+        return key in (source.__pydantic_extra__ or {})
+    return isinstance(source, dict)
 
 
 def _is_input_required(result: Any) -> bool:
@@ -625,6 +712,15 @@ class ServerRequestContext:
         if logger is not None:
             params["logger"] = logger
         await self._session.notify("notifications/message", params)
+
+    async def close_sse_stream(self) -> None:
+        """End the HTTP response stream this request is answered on, now, without ending the request
+        (SSE polling, SEP-1699): what the handler sends afterwards, its result included, waits for the
+        client to reconnect with `Last-Event-ID`. A no-op where the transport cannot resume streams
+        (stdio, stateless requests, JSON responses)."""
+        close = getattr(self._session.transport, "close_stream", None)
+        if close is not None:
+            await close(self._request.id)
 
     async def notify(self, method: str, params: Any = None) -> None:
         """A notification to every connected client allowed to get it (list changes, resource updates)."""
