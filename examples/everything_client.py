@@ -288,11 +288,12 @@ async def run_client(url: str, scenario: str, version: str, context: dict[str, A
     models = importlib.import_module(f"{package}.models")
     handlers = make_handlers(client_module, models)
     action = SCENARIOS.get(scenario, Run.exercise)
+    auth = make_auth(context) if scenario.startswith("auth/") else None
     try:
         with anyio.fail_after(OVERALL_TIMEOUT):
             async with connect_http(
                 url, client_module.Client, handlers=handlers, protocol_version=version,
-                request_timeout=REQUEST_TIMEOUT, client_info=CLIENT_INFO,
+                request_timeout=REQUEST_TIMEOUT, client_info=CLIENT_INFO, auth=auth,
             ) as client:
                 session = client.session
                 log(f"connected: {session.version}, server {session.server_info or '(unknown)'}")
@@ -311,6 +312,25 @@ async def run_client(url: str, scenario: str, version: str, context: dict[str, A
         log(f"{len(run.failures)} step(s) failed: {', '.join(run.failures)}")
         return 1
     return 0
+
+
+def make_auth(context: dict[str, Any]) -> Any:
+    """OAuth for the auth/* scenarios: pre-registered credentials from the harness's context when it
+    gives them, else Client ID Metadata Documents or Dynamic Client Registration; the authorization
+    step is headless (the test authorization server redirects at once)."""
+    from mcp_bindings.runtime.auth import ClientCredentials, HeadlessAuthorizationHandler, OAuthClientAuth
+
+    pre_registered = None
+    if context.get("client_id"):
+        pre_registered = ClientCredentials(
+            client_id=context["client_id"], client_secret=context.get("client_secret"), issuer=context.get("issuer")
+        )
+    return OAuthClientAuth(
+        HeadlessAuthorizationHandler(),
+        client=pre_registered,
+        client_metadata_url="https://conformance-test.local/client-metadata.json",
+        client_name="mcp-bindgen everything-client",
+    )
 
 
 def _find(exc: BaseException, kind: type[Any]) -> Any:

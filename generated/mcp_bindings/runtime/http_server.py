@@ -323,7 +323,10 @@ class StreamableHTTPApp:
             try:
                 messages.append(jsonrpc.classify(item))
             except InvalidMessage as exc:
-                return _error_response(exc.id, exc.code, exc.message, 400)
+                if not exc.reply:  # a malformed response is dropped, never answered
+                    log.warning("dropping a malformed response: %s", exc.message)
+                    continue
+                return _error_response(exc.id, exc.code, exc.message, 400, exc.data)
         self._expire_idle()
         requests = [m for m in messages if isinstance(m, Request)]
         session_id = request.headers.get(SESSION_HEADER)
@@ -787,8 +790,10 @@ def _header_matches(decoded: str, value: Any) -> bool:
     return True  # objects and arrays are never mirrored (such annotations are invalid)
 
 
-def _error_response(request_id: Any, code: int, message: str, status: int) -> Response:
-    return Response(jsonrpc.encode_error(request_id, code, message), status_code=status, media_type="application/json")
+def _error_response(request_id: Any, code: int, message: str, status: int, data: Any = None) -> Response:
+    return Response(
+        jsonrpc.encode_error(request_id, code, message, data), status_code=status, media_type="application/json"
+    )
 
 
 def _no_cache() -> dict[str, str]:

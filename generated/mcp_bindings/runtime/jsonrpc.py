@@ -144,3 +144,11 @@ def validation_error(exc: ValidationError, prefix: str = "params") -> McpError:
     ]
     summary = "; ".join(f"{p['path']}: {p['message']}" for p in problems[:5])
     return McpError(INVALID_PARAMS, f"Invalid params: {summary}", {"errors": problems})
+
+
+def invalid_field(path: str, message: str, error_type: str = "invalid") -> McpError:
+    """-32602 for one field the runtime checks itself, shaped like `validation_error`'s data."""
+    return McpError(
+        INVALID_PARAMS, f"Invalid params: {path}: {message}",
+        {"errors": [{"path": path, "message": message, "type": error_type}]},
+    )

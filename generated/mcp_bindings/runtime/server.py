@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from . import versions
 from .errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, McpError
-from .jsonrpc import Notification, Request, validation_error
+from .jsonrpc import Notification, Request, invalid_field, validation_error
 from .request_state import RequestStateSealer
 from .session import Session
 from .spec import MethodSpec
@@ -200,7 +200,7 @@ class ServerRuntime:
     def _validate_params(self, spec: MethodSpec, params: Any) -> Any:
         if params is None:
             if spec.params_required:
-                raise McpError(INVALID_PARAMS, f"Invalid params: {spec.method} requires params")
+                raise invalid_field("params", f"{spec.method} requires params", "missing")
             return None
         if spec.params is None:
             return params
@@ -364,7 +364,7 @@ class ServerRuntime:
         params = request.params or {}
         requested = params.get("protocolVersion")
         if not isinstance(requested, str):
-            raise McpError(INVALID_PARAMS, "Invalid params: params.protocolVersion must be a string")
+            raise invalid_field("params.protocolVersion", "must be a string", "string_type")
         version = requested if requested in self.handshake_supported else self.handshake_supported[-1]
         protocol = versions.methods_of(version)
         try:
@@ -453,7 +453,7 @@ class ServerRuntime:
             self._check_offered(spec, view)
             level = (request.params or {}).get("level")
             if level not in LOG_LEVELS:
-                raise McpError(INVALID_PARAMS, f"Invalid params: params.level must be one of {', '.join(LOG_LEVELS)}")
+                raise invalid_field("params.level", f"must be one of {', '.join(LOG_LEVELS)}", "enum")
             view.log_level = level
             return EMPTY_RESULT
         if method == "server/discover":
