@@ -630,6 +630,7 @@ class EverythingServer(Server):
         "tools": {"listChanged": True},
         "prompts": {"listChanged": True},
         "resources": {"subscribe": True, "listChanged": True},
+        "logging": {},  # the runtime answers logging/setLevel and filters ctx.log by it
     }
     cache_ttl_ms = 0  # default caching hint; the fixed lists below say more
     cache_scope = "private"

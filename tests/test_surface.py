@@ -226,3 +226,34 @@ def test_other_surface_policies_name_real_things() -> None:
     for name, code, versions, _ in policy_error_codes():
         for version in versions:
             assert getattr(methods_module(version), name) == code
+
+
+def test_tools_only_server_advertises_exactly_tools_and_refuses_prompts() -> None:
+    """On the wire: initialize advertises {"tools": {}}; prompts/list gets -32601 from the server; the
+    typed client refuses prompts/list before sending anything."""
+    import anyio
+
+    from mcp_bindings.runtime.errors import CapabilityError, McpError
+    from mcp_bindings.runtime.memory import connect_in_memory
+    from mcp_bindings.v2025_11_25 import client, server
+    from mcp_bindings.v2025_11_25 import models as m
+
+    class Tools(server.Server):
+        async def list_tools(self, params: Any, ctx: Any) -> Any:
+            return m.ListToolsResult(tools=[])
+
+        async def call_tool(self, params: Any, ctx: Any) -> Any:
+            return m.CallToolResult(content=[])
+
+    async def scenario() -> None:
+        with anyio.fail_after(10):
+            async with connect_in_memory(Tools(), client.Client) as typed:
+                assert typed.server_capabilities == {"tools": {}}
+                with pytest.raises(CapabilityError, match="prompts"):
+                    await typed.list_prompts()
+                runtime = typed.session
+                with pytest.raises(McpError) as info:
+                    await runtime.session.request("prompts/list", None)
+                assert info.value.code == -32601
+
+    anyio.run(scenario)

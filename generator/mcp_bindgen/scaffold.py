@@ -577,6 +577,11 @@ def _logging(opts: ScaffoldOptions, facts: VersionFacts, parts: _Parts, common: 
         f"from mcp_bindings.{facts.package}.client import ClientHandlers",
         "from mcp_bindings.runtime.context import NotificationContext",
     }
+    parts.attributes += [
+        "    # Log messages (ctx.log) reach clients only from servers that declare logging; the runtime",
+        "    # answers logging/setLevel and filters by the level.",
+        '    declared_capabilities = {"logging": {}}',
+    ]
     parts.feature_notes.append(f"logging: the `{first}` example sends the client a log message (`ctx.log`)")
 
 

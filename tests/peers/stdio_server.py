@@ -73,6 +73,7 @@ class TestServer(Server):
         "tools": {"listChanged": True},
         "prompts": {"listChanged": True},
         "resources": {"subscribe": True, "listChanged": True},
+        "logging": {},
     }
 
     def __init__(self) -> None:

@@ -439,8 +439,6 @@ class ServerRuntime:
                 out[key] = {k: v for k, v in value.items() if f"{key}.{k}" in known or key in ("experimental", "extensions")}
             else:
                 out[key] = value
-        if "logging" in known and "logging" not in out:
-            out["logging"] = {}  # the runtime implements log delivery for every server
         return out
 
     async def _builtin(self, spec: MethodSpec, request: Request, view: PeerView, session: Session) -> bytes:
