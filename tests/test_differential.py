@@ -577,26 +577,6 @@ def _delete(instance: Any, paths: list[Path_]) -> Any:
     return out
 
 
-def _rejected_null_members(validator: Draft202012Validator, instance: Any) -> list[Path_]:
-    """Object members whose value is null and that the schema rejects by `type` (in any branch)."""
-    found: set[Path_] = set()
-    pending = list(validator.iter_errors(instance))
-    while pending:
-        error = pending.pop()
-        pending.extend(error.context or ())
-        path = tuple(error.absolute_path)
-        if error.validator == "type" and error.instance is None and path and isinstance(path[-1], str):
-            found.add(path)
-    return sorted(found, key=lambda p: (len(p), [str(s) for s in p]))
-
-
-def repair_nulls(ctx: VersionContext, case: Case) -> Any | None:
-    """The instance without its `null` object members that fail a `type` check (in any branch)."""
-    instance = json.loads(case.text)
-    nulls = _rejected_null_members(ctx.validator(case.definition), instance)
-    return _delete(instance, nulls) if nulls else None
-
-
 def _missing_required(validator: Draft202012Validator, instance: Any) -> list[tuple[Path_, str]]:
     """(object path, key) of every `required` failure, in any branch."""
     found: set[tuple[Path_, str]] = set()
@@ -655,16 +635,6 @@ Repair = Callable[[VersionContext, Case], Any]
 # schema rejects; the disagreement is explained when repairing (one cause, or several in sequence)
 # gives an instance both sides accept.
 KNOWN_DISAGREEMENTS: dict[str, tuple[str, Repair | None]] = {
-    "null-for-optional-field": (
-        "Optional fields are rendered as `X | None = None`, so the models accept an explicit JSON null "
-        'where the schema declares a non-nullable type (`"type": "string"` etc.) and merely leaves '
-        "the key out of `required`. jsonschema rejects null there. Seen in every pinned version, e.g. "
-        '2025-11-25 Root {"uri": "x", "name": null}. Fix in the generator: optional non-nullable fields '
-        "should not admit None on validation (e.g. a plain `X` annotation with a sentinel default, or a "
-        "`field_validator`/`WrapValidator` that rejects an explicit null), keeping `None` only where the "
-        "schema's type includes `null` (e.g. 2025-11-25 Task.ttl).",
-        repair_nulls,
-    ),
     "default-for-required-field": (
         "policy/field_defaults.json gives Python defaults to fields the schema requires (2026-07-28: "
         '`resultType` -> "complete" / "input_required", `ttlMs` -> 0, `cacheScope` -> "private"), and the '

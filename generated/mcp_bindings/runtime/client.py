@@ -201,11 +201,11 @@ class ClientRuntime:
         spec = self._negotiated_spec(stub_spec, "CLIENT_REQUESTS")
         data = self._prepare(stub_spec, spec, params)
         assert self.session is not None
-        if spec.method == "tools/call" and self.mirrors_headers and isinstance(data, dict):
-            if data.get("name") in self.rejected_tools:
-                raise McpError(
-                    INVALID_PARAMS, f"tool {data['name']!r} has invalid x-mcp-header annotations; it must not be called"
-                )
+        rejected = spec.method == "tools/call" and isinstance(data, dict) and data.get("name") in self.rejected_tools
+        if rejected and self.mirrors_headers:
+            raise McpError(
+                INVALID_PARAMS, f"tool {data['name']!r} has invalid x-mcp-header annotations; it must not be called"
+            )
         if self.stateless:
             raw = await self._stateless_request(spec, data)
         else:

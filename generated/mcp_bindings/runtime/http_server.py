@@ -357,7 +357,10 @@ class StreamableHTTPApp:
             problem = await self._check_param_headers(request, stateless_request)
         if problem is not None:
             return problem
-        return await self._dispatch(request, self._stateless, messages, stateless=True, batch=False)
+        # Each stateless POST stands alone: its own session and routes, so two clients' requests
+        # that happen to share a JSON-RPC id never meet.
+        session = Session(HttpTransport(), self._stateless_runtime)
+        return await self._dispatch(request, session, messages, stateless=True, batch=False)
 
     def _check_session_version(self, request: HttpRequest, http_session: _HttpSession) -> Response | None:
         header = request.headers.get(VERSION_HEADER)

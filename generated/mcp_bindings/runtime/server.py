@@ -112,11 +112,15 @@ async def broadcast(server: ServerStub, method: str, params: Any = None) -> int:
     sent = 0
     for runtime in list(runtimes):
         if runtime.view is not None and runtime.may_send(method) and runtime.wants(method, data):
+            # Not part of the request that triggered it: no request route (HTTP: the GET stream).
+            token = current_request.set(None)
             try:
                 await runtime.notify(method, data)
                 sent += 1
             except (McpError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 pass
+            finally:
+                current_request.reset(token)
     for listener in list(listeners):
         if listener.wants(method, data):
             tagged = dict(data or {})

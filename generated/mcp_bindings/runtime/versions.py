@@ -38,6 +38,10 @@ def adapter(target: Any) -> TypeAdapter[Any]:
     return TypeAdapter(target)
 
 
+# Marks decoded peer input, so the models refuse an explicit null where the schema does (`_base.not_null`).
+_WIRE_CONTEXT = {"mcp_wire": True}
+
+
 @cache
 def _validator(target: Any) -> Any:
     if isinstance(target, type) and issubclass(target, BaseModel):
@@ -48,7 +52,7 @@ def _validator(target: Any) -> Any:
 def validate(target: Any, data: Any) -> Any:
     """Validate decoded wire JSON against a model class or a type alias: strict like the schema,
     and by wire names only (snake_case attribute names are for Python code, not for peers)."""
-    return _validator(target)(data, by_name=False)
+    return _validator(target)(data, by_name=False, context=_WIRE_CONTEXT)
 
 
 def dump(value: Any) -> Any:

@@ -2,7 +2,23 @@
 # Do not edit: change the generator, its templates or policy files, then run `mcp-bindgen generate`.
 """The base every model of MCP 2024-11-05 derives from."""
 
-from pydantic import BaseModel, ConfigDict
+from typing import TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationInfo
+
+T = TypeVar("T")
+# Validation context key that marks input as received from a peer (see `not_null`).
+WIRE = "mcp_wire"
+
+
+def not_null(value: T, info: ValidationInfo) -> T:
+    """An optional field the schema does not let be null: on the wire (JSON input, or the runtime's
+    validation of decoded messages) an explicit null is refused; in Python code None means absent.
+    """
+    context: object = info.context
+    if value is None and (info.mode == "json" or (isinstance(context, dict) and WIRE in context)):
+        raise ValueError("may be omitted but not null")
+    return value
 
 
 class MCPModel(BaseModel):

@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal
 from mcp_bindings.v2025_03_26._base import MCPModel
 from typing_extensions import TypeAliasType
 from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import AfterValidator
+from ._base import not_null
 
 
 class BlobResourceContents(MCPModel):
@@ -13,7 +15,7 @@ class BlobResourceContents(MCPModel):
     """
     A base64-encoded string representing the binary data of the item.
     """
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     The MIME type of this resource, if known.
     """
@@ -24,7 +26,7 @@ class BlobResourceContents(MCPModel):
 
 
 class CallToolRequestParams(MCPModel):
-    arguments: dict[str, Any] | None = None
+    arguments: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     name: StrictStr
 
 
@@ -33,7 +35,9 @@ class ClientCapabilitiesRoots(MCPModel):
     Present if the client supports listing roots.
     """
 
-    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[
+        StrictBool | None, Field(alias="listChanged"), AfterValidator(not_null)
+    ] = None
     """
     Whether the client supports notifications for changes to the roots list.
     """
@@ -55,11 +59,11 @@ class CompleteRequestParamsArgument(MCPModel):
 
 
 class CompleteResultCompletion(MCPModel):
-    has_more: Annotated[StrictBool | None, Field(alias="hasMore")] = None
+    has_more: Annotated[StrictBool | None, Field(alias="hasMore"), AfterValidator(not_null)] = None
     """
     Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     """
-    total: StrictInt | None = None
+    total: Annotated[StrictInt | None, AfterValidator(not_null)] = None
     """
     The total number of completion options available. This can exceed the number of values actually sent in the response.
     """
@@ -76,7 +80,7 @@ An opaque token used to represent a cursor for pagination.
 
 
 class GetPromptRequestParams(MCPModel):
-    arguments: dict[str, StrictStr] | None = None
+    arguments: Annotated[dict[str, StrictStr] | None, AfterValidator(not_null)] = None
     """
     Arguments to use for templating the prompt.
     """
@@ -96,7 +100,7 @@ class Implementation(MCPModel):
 
 
 class InitializedNotificationParams(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     """
@@ -118,14 +122,14 @@ class JSONRPCErrorError(MCPModel):
 
 
 class JSONRPCNotificationParams(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     """
 
 
 class ListPromptsRequestParams(MCPModel):
-    cursor: StrictStr | None = None
+    cursor: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -133,7 +137,7 @@ class ListPromptsRequestParams(MCPModel):
 
 
 class ListResourceTemplatesRequestParams(MCPModel):
-    cursor: StrictStr | None = None
+    cursor: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -141,7 +145,7 @@ class ListResourceTemplatesRequestParams(MCPModel):
 
 
 class ListResourcesRequestParams(MCPModel):
-    cursor: StrictStr | None = None
+    cursor: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -149,7 +153,7 @@ class ListResourcesRequestParams(MCPModel):
 
 
 class ListToolsRequestParams(MCPModel):
-    cursor: StrictStr | None = None
+    cursor: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -174,7 +178,7 @@ class LoggingMessageNotificationParams(MCPModel):
     The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
     """
     level: LoggingLevel
-    logger: StrictStr | None = None
+    logger: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional name of the logger issuing this message.
     """
@@ -188,7 +192,7 @@ class ModelHint(MCPModel):
     to the client to interpret.
     """
 
-    name: StrictStr | None = None
+    name: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A hint for a model name.
 
@@ -218,14 +222,16 @@ class ModelPreferences(MCPModel):
     """
 
     cost_priority: Annotated[
-        StrictInt | StrictFloat | None, Field(alias="costPriority", ge=0.0, le=1.0)
+        StrictInt | StrictFloat | None,
+        Field(alias="costPriority", ge=0.0, le=1.0),
+        AfterValidator(not_null),
     ] = None
     """
     How much to prioritize cost when selecting a model. A value of 0 means cost
     is not important, while a value of 1 means cost is the most important
     factor.
     """
-    hints: list[ModelHint] | None = None
+    hints: Annotated[list[ModelHint] | None, AfterValidator(not_null)] = None
     """
     Optional hints to use for model selection.
 
@@ -236,7 +242,9 @@ class ModelPreferences(MCPModel):
     MAY still use the priorities to select from ambiguous matches.
     """
     intelligence_priority: Annotated[
-        StrictInt | StrictFloat | None, Field(alias="intelligencePriority", ge=0.0, le=1.0)
+        StrictInt | StrictFloat | None,
+        Field(alias="intelligencePriority", ge=0.0, le=1.0),
+        AfterValidator(not_null),
     ] = None
     """
     How much to prioritize intelligence and capabilities when selecting a
@@ -244,7 +252,9 @@ class ModelPreferences(MCPModel):
     means intelligence is the most important factor.
     """
     speed_priority: Annotated[
-        StrictInt | StrictFloat | None, Field(alias="speedPriority", ge=0.0, le=1.0)
+        StrictInt | StrictFloat | None,
+        Field(alias="speedPriority", ge=0.0, le=1.0),
+        AfterValidator(not_null),
     ] = None
     """
     How much to prioritize sampling speed (latency) when selecting a model. A
@@ -254,14 +264,14 @@ class ModelPreferences(MCPModel):
 
 
 class NotificationParams(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     """
 
 
 class PaginatedRequestParams(MCPModel):
-    cursor: StrictStr | None = None
+    cursor: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -269,11 +279,13 @@ class PaginatedRequestParams(MCPModel):
 
 
 class PaginatedResult(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
-    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[
+        StrictStr | None, Field(alias="nextCursor"), AfterValidator(not_null)
+    ] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -291,7 +303,7 @@ class PromptArgument(MCPModel):
     Describes an argument that a prompt can accept.
     """
 
-    description: StrictStr | None = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A human-readable description of the argument.
     """
@@ -299,14 +311,14 @@ class PromptArgument(MCPModel):
     """
     The name of the argument.
     """
-    required: StrictBool | None = None
+    required: Annotated[StrictBool | None, AfterValidator(not_null)] = None
     """
     Whether this argument must be provided.
     """
 
 
 class PromptListChangedNotificationParams(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     """
@@ -338,7 +350,9 @@ A uniquely identifying ID for a request in JSON-RPC.
 
 
 class RequestParamsMeta(MCPModel):
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    progress_token: Annotated[
+        ProgressToken | None, Field(alias="progressToken"), AfterValidator(not_null)
+    ] = None
 
 
 class ResourceContents(MCPModel):
@@ -346,7 +360,7 @@ class ResourceContents(MCPModel):
     The contents of a specific resource or sub-resource.
     """
 
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     The MIME type of this resource, if known.
     """
@@ -357,7 +371,7 @@ class ResourceContents(MCPModel):
 
 
 class ResourceListChangedNotificationParams(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     """
@@ -383,7 +397,7 @@ class ResourceUpdatedNotificationParams(MCPModel):
 
 
 class Result(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
@@ -400,7 +414,7 @@ class Root(MCPModel):
     Represents a root directory or file that the server can operate on.
     """
 
-    name: StrictStr | None = None
+    name: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional name for the root. This can be used to provide a human-readable
     identifier for the root, which may be useful for display purposes or for
@@ -415,7 +429,7 @@ class Root(MCPModel):
 
 
 class RootsListChangedNotificationParams(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     """
@@ -426,7 +440,9 @@ class ServerCapabilitiesPrompts(MCPModel):
     Present if the server offers any prompt templates.
     """
 
-    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[
+        StrictBool | None, Field(alias="listChanged"), AfterValidator(not_null)
+    ] = None
     """
     Whether this server supports notifications for changes to the prompt list.
     """
@@ -437,11 +453,13 @@ class ServerCapabilitiesResources(MCPModel):
     Present if the server offers any resources to read.
     """
 
-    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[
+        StrictBool | None, Field(alias="listChanged"), AfterValidator(not_null)
+    ] = None
     """
     Whether this server supports notifications for changes to the resource list.
     """
-    subscribe: StrictBool | None = None
+    subscribe: Annotated[StrictBool | None, AfterValidator(not_null)] = None
     """
     Whether this server supports subscribing to resource updates.
     """
@@ -452,7 +470,9 @@ class ServerCapabilitiesTools(MCPModel):
     Present if the server offers any tools to call.
     """
 
-    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[
+        StrictBool | None, Field(alias="listChanged"), AfterValidator(not_null)
+    ] = None
     """
     Whether this server supports notifications for changes to the tool list.
     """
@@ -470,7 +490,7 @@ class SubscribeRequestParams(MCPModel):
 
 
 class TextResourceContents(MCPModel):
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     The MIME type of this resource, if known.
     """
@@ -496,7 +516,9 @@ class ToolAnnotations(MCPModel):
     received from untrusted servers.
     """
 
-    destructive_hint: Annotated[StrictBool | None, Field(alias="destructiveHint")] = None
+    destructive_hint: Annotated[
+        StrictBool | None, Field(alias="destructiveHint"), AfterValidator(not_null)
+    ] = None
     """
     If true, the tool may perform destructive updates to its environment.
     If false, the tool performs only additive updates.
@@ -505,7 +527,9 @@ class ToolAnnotations(MCPModel):
 
     Default: true
     """
-    idempotent_hint: Annotated[StrictBool | None, Field(alias="idempotentHint")] = None
+    idempotent_hint: Annotated[
+        StrictBool | None, Field(alias="idempotentHint"), AfterValidator(not_null)
+    ] = None
     """
     If true, calling the tool repeatedly with the same arguments
     will have no additional effect on the its environment.
@@ -514,7 +538,9 @@ class ToolAnnotations(MCPModel):
 
     Default: false
     """
-    open_world_hint: Annotated[StrictBool | None, Field(alias="openWorldHint")] = None
+    open_world_hint: Annotated[
+        StrictBool | None, Field(alias="openWorldHint"), AfterValidator(not_null)
+    ] = None
     """
     If true, this tool may interact with an "open world" of external
     entities. If false, the tool's domain of interaction is closed.
@@ -523,13 +549,15 @@ class ToolAnnotations(MCPModel):
 
     Default: true
     """
-    read_only_hint: Annotated[StrictBool | None, Field(alias="readOnlyHint")] = None
+    read_only_hint: Annotated[
+        StrictBool | None, Field(alias="readOnlyHint"), AfterValidator(not_null)
+    ] = None
     """
     If true, the tool does not modify its environment.
 
     Default: false
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A human-readable title for the tool.
     """
@@ -540,13 +568,13 @@ class ToolInputSchema(MCPModel):
     A JSON Schema object defining the expected parameters for the tool.
     """
 
-    properties: dict[str, dict[str, Any]] | None = None
-    required: list[StrictStr] | None = None
+    properties: Annotated[dict[str, dict[str, Any]] | None, AfterValidator(not_null)] = None
+    required: Annotated[list[StrictStr] | None, AfterValidator(not_null)] = None
     type: Literal["object"] = "object"
 
 
 class ToolListChangedNotificationParams(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     This parameter name is reserved by MCP to allow clients and servers to attach additional metadata to their notifications.
     """
@@ -564,13 +592,15 @@ class Annotations(MCPModel):
     Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
     """
 
-    audience: list[Role] | None = None
+    audience: Annotated[list[Role] | None, AfterValidator(not_null)] = None
     """
     Describes who the intended customer of this object or data is.
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[
+        StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0), AfterValidator(not_null)
+    ] = None
     """
     Describes how important this data is for operating the server.
 
@@ -585,7 +615,7 @@ class AudioContent(MCPModel):
     Audio provided to or from an LLM.
     """
 
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
     data: StrictStr
     """
     The base64-encoded audio data.
@@ -607,7 +637,7 @@ class CallToolRequest(MCPModel):
 
 
 class CancelledNotificationParams(MCPModel):
-    reason: StrictStr | None = None
+    reason: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
     """
@@ -619,12 +649,12 @@ class ClientCapabilities(MCPModel):
     Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
     """
 
-    experimental: dict[str, dict[str, Any]] | None = None
+    experimental: Annotated[dict[str, dict[str, Any]] | None, AfterValidator(not_null)] = None
     """
     Experimental, non-standard capabilities that the client supports.
     """
-    roots: ClientCapabilitiesRoots | None = None
-    sampling: dict[str, Any] | None = None
+    roots: Annotated[ClientCapabilitiesRoots | None, AfterValidator(not_null)] = None
+    sampling: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     """
     Present if the client supports sampling from an LLM.
     """
@@ -641,7 +671,7 @@ class CompleteResult(MCPModel):
     The server's response to a completion/complete request
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
@@ -656,7 +686,7 @@ class EmbeddedResource(MCPModel):
     of the LLM and/or the user.
     """
 
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
     resource: TextResourceContents | BlobResourceContents
     type: Literal["resource"] = "resource"
 
@@ -678,7 +708,7 @@ class ImageContent(MCPModel):
     An image provided to or from an LLM.
     """
 
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
     data: StrictStr
     """
     The base64-encoded image data.
@@ -705,7 +735,7 @@ class InitializedNotification(MCPModel):
     """
 
     method: Literal["notifications/initialized"]
-    params: InitializedNotificationParams | None = None
+    params: Annotated[InitializedNotificationParams | None, AfterValidator(not_null)] = None
 
 
 class JSONRPCError(MCPModel):
@@ -725,11 +755,13 @@ class JSONRPCNotification(MCPModel):
 
     jsonrpc: Literal["2.0"] = "2.0"
     method: StrictStr
-    params: JSONRPCNotificationParams | None = None
+    params: Annotated[JSONRPCNotificationParams | None, AfterValidator(not_null)] = None
 
 
 class JSONRPCRequestParamsMeta(MCPModel):
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    progress_token: Annotated[
+        ProgressToken | None, Field(alias="progressToken"), AfterValidator(not_null)
+    ] = None
 
 
 class JSONRPCResponse(MCPModel):
@@ -748,7 +780,7 @@ class ListPromptsRequest(MCPModel):
     """
 
     method: Literal["prompts/list"]
-    params: ListPromptsRequestParams | None = None
+    params: Annotated[ListPromptsRequestParams | None, AfterValidator(not_null)] = None
 
 
 class ListResourceTemplatesRequest(MCPModel):
@@ -757,7 +789,7 @@ class ListResourceTemplatesRequest(MCPModel):
     """
 
     method: Literal["resources/templates/list"]
-    params: ListResourceTemplatesRequestParams | None = None
+    params: Annotated[ListResourceTemplatesRequestParams | None, AfterValidator(not_null)] = None
 
 
 class ListResourcesRequest(MCPModel):
@@ -766,11 +798,13 @@ class ListResourcesRequest(MCPModel):
     """
 
     method: Literal["resources/list"]
-    params: ListResourcesRequestParams | None = None
+    params: Annotated[ListResourcesRequestParams | None, AfterValidator(not_null)] = None
 
 
 class ListRootsRequestParamsMeta(MCPModel):
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    progress_token: Annotated[
+        ProgressToken | None, Field(alias="progressToken"), AfterValidator(not_null)
+    ] = None
 
 
 class ListRootsResult(MCPModel):
@@ -780,7 +814,7 @@ class ListRootsResult(MCPModel):
     or file that the server can operate on.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
@@ -793,7 +827,7 @@ class ListToolsRequest(MCPModel):
     """
 
     method: Literal["tools/list"]
-    params: ListToolsRequestParams | None = None
+    params: Annotated[ListToolsRequestParams | None, AfterValidator(not_null)] = None
 
 
 class LoggingMessageNotification(MCPModel):
@@ -807,20 +841,22 @@ class LoggingMessageNotification(MCPModel):
 
 class Notification(MCPModel):
     method: StrictStr
-    params: NotificationParams | None = None
+    params: Annotated[NotificationParams | None, AfterValidator(not_null)] = None
 
 
 class PaginatedRequest(MCPModel):
     method: StrictStr
-    params: PaginatedRequestParams | None = None
+    params: Annotated[PaginatedRequestParams | None, AfterValidator(not_null)] = None
 
 
 class PingRequestParamsMeta(MCPModel):
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    progress_token: Annotated[
+        ProgressToken | None, Field(alias="progressToken"), AfterValidator(not_null)
+    ] = None
 
 
 class ProgressNotificationParams(MCPModel):
-    message: StrictStr | None = None
+    message: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional message describing the current progress.
     """
@@ -829,7 +865,7 @@ class ProgressNotificationParams(MCPModel):
     The progress thus far. This should increase every time progress is made, even if the total is unknown.
     """
     progress_token: Annotated[ProgressToken, Field(alias="progressToken")]
-    total: StrictInt | StrictFloat | None = None
+    total: Annotated[StrictInt | StrictFloat | None, AfterValidator(not_null)] = None
     """
     Total number of items to process (or total progress required), if known.
     """
@@ -840,11 +876,11 @@ class Prompt(MCPModel):
     A prompt or prompt template that the server offers.
     """
 
-    arguments: list[PromptArgument] | None = None
+    arguments: Annotated[list[PromptArgument] | None, AfterValidator(not_null)] = None
     """
     A list of arguments to use for templating the prompt.
     """
-    description: StrictStr | None = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional description of what this prompt provides
     """
@@ -860,7 +896,7 @@ class PromptListChangedNotification(MCPModel):
     """
 
     method: Literal["notifications/prompts/list_changed"]
-    params: PromptListChangedNotificationParams | None = None
+    params: Annotated[PromptListChangedNotificationParams | None, AfterValidator(not_null)] = None
 
 
 class ReadResourceRequest(MCPModel):
@@ -877,7 +913,7 @@ class ReadResourceResult(MCPModel):
     The server's response to a resources/read request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
@@ -885,7 +921,7 @@ class ReadResourceResult(MCPModel):
 
 
 class RequestParams(MCPModel):
-    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta"), AfterValidator(not_null)] = None
 
 
 class Resource(MCPModel):
@@ -893,14 +929,14 @@ class Resource(MCPModel):
     A known resource that the server is capable of reading.
     """
 
-    annotations: Annotations | None = None
-    description: StrictStr | None = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A description of what this resource represents.
 
     This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
     """
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     The MIME type of this resource, if known.
     """
@@ -910,7 +946,7 @@ class Resource(MCPModel):
 
     This can be used by clients to populate UI elements.
     """
-    size: StrictInt | None = None
+    size: Annotated[StrictInt | None, AfterValidator(not_null)] = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
@@ -928,7 +964,7 @@ class ResourceListChangedNotification(MCPModel):
     """
 
     method: Literal["notifications/resources/list_changed"]
-    params: ResourceListChangedNotificationParams | None = None
+    params: Annotated[ResourceListChangedNotificationParams | None, AfterValidator(not_null)] = None
 
 
 class ResourceTemplate(MCPModel):
@@ -936,14 +972,14 @@ class ResourceTemplate(MCPModel):
     A template description for resources available on the server.
     """
 
-    annotations: Annotations | None = None
-    description: StrictStr | None = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A description of what this template is for.
 
     This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
     """
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
     """
@@ -976,7 +1012,7 @@ class RootsListChangedNotification(MCPModel):
     """
 
     method: Literal["notifications/roots/list_changed"]
-    params: RootsListChangedNotificationParams | None = None
+    params: Annotated[RootsListChangedNotificationParams | None, AfterValidator(not_null)] = None
 
 
 class ServerCapabilities(MCPModel):
@@ -984,21 +1020,21 @@ class ServerCapabilities(MCPModel):
     Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
     """
 
-    completions: dict[str, Any] | None = None
+    completions: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     """
     Present if the server supports argument autocompletion suggestions.
     """
-    experimental: dict[str, dict[str, Any]] | None = None
+    experimental: Annotated[dict[str, dict[str, Any]] | None, AfterValidator(not_null)] = None
     """
     Experimental, non-standard capabilities that the server supports.
     """
-    logging: dict[str, Any] | None = None
+    logging: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     """
     Present if the server supports sending log messages to the client.
     """
-    prompts: ServerCapabilitiesPrompts | None = None
-    resources: ServerCapabilitiesResources | None = None
-    tools: ServerCapabilitiesTools | None = None
+    prompts: Annotated[ServerCapabilitiesPrompts | None, AfterValidator(not_null)] = None
+    resources: Annotated[ServerCapabilitiesResources | None, AfterValidator(not_null)] = None
+    tools: Annotated[ServerCapabilitiesTools | None, AfterValidator(not_null)] = None
 
 
 class SetLevelRequest(MCPModel):
@@ -1024,7 +1060,7 @@ class TextContent(MCPModel):
     Text provided to or from an LLM.
     """
 
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
     text: StrictStr
     """
     The text content of the message.
@@ -1037,8 +1073,8 @@ class Tool(MCPModel):
     Definition for a tool the client can call.
     """
 
-    annotations: ToolAnnotations | None = None
-    description: StrictStr | None = None
+    annotations: Annotated[ToolAnnotations | None, AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A human-readable description of the tool.
 
@@ -1057,7 +1093,7 @@ class ToolListChangedNotification(MCPModel):
     """
 
     method: Literal["notifications/tools/list_changed"]
-    params: ToolListChangedNotificationParams | None = None
+    params: Annotated[ToolListChangedNotificationParams | None, AfterValidator(not_null)] = None
 
 
 class UnsubscribeRequest(MCPModel):
@@ -1117,12 +1153,12 @@ class InitializeResult(MCPModel):
     After receiving an initialize request from the client, the server sends this response.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
     capabilities: ServerCapabilities
-    instructions: StrictStr | None = None
+    instructions: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Instructions describing how to use the server and its features.
 
@@ -1142,7 +1178,9 @@ A JSON-RPC batch response, as described in https://www.jsonrpc.org/specification
 
 
 class JSONRPCRequestParams(MCPModel):
-    meta: Annotated[JSONRPCRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[
+        JSONRPCRequestParamsMeta | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
 
 
 class ListPromptsResult(MCPModel):
@@ -1150,11 +1188,13 @@ class ListPromptsResult(MCPModel):
     The server's response to a prompts/list request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
-    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[
+        StrictStr | None, Field(alias="nextCursor"), AfterValidator(not_null)
+    ] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1167,11 +1207,13 @@ class ListResourceTemplatesResult(MCPModel):
     The server's response to a resources/templates/list request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
-    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[
+        StrictStr | None, Field(alias="nextCursor"), AfterValidator(not_null)
+    ] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1184,11 +1226,13 @@ class ListResourcesResult(MCPModel):
     The server's response to a resources/list request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
-    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[
+        StrictStr | None, Field(alias="nextCursor"), AfterValidator(not_null)
+    ] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1197,7 +1241,9 @@ class ListResourcesResult(MCPModel):
 
 
 class ListRootsRequestParams(MCPModel):
-    meta: Annotated[ListRootsRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[
+        ListRootsRequestParamsMeta | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
 
 
 class ListToolsResult(MCPModel):
@@ -1205,11 +1251,13 @@ class ListToolsResult(MCPModel):
     The server's response to a tools/list request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
-    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[
+        StrictStr | None, Field(alias="nextCursor"), AfterValidator(not_null)
+    ] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1218,7 +1266,9 @@ class ListToolsResult(MCPModel):
 
 
 class PingRequestParams(MCPModel):
-    meta: Annotated[PingRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[
+        PingRequestParamsMeta | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
 
 
 class ProgressNotification(MCPModel):
@@ -1240,7 +1290,7 @@ PromptMessageContent = TypeAliasType(
 
 class Request(MCPModel):
     method: StrictStr
-    params: RequestParams | None = None
+    params: Annotated[RequestParams | None, AfterValidator(not_null)] = None
 
 
 SamplingMessageContent = TypeAliasType(
@@ -1278,12 +1328,12 @@ class CallToolResult(MCPModel):
     should be reported as an MCP error response.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
     content: list[CallToolResultContentItem]
-    is_error: Annotated[StrictBool | None, Field(alias="isError")] = None
+    is_error: Annotated[StrictBool | None, Field(alias="isError"), AfterValidator(not_null)] = None
     """
     Whether the tool call ended in an error.
 
@@ -1317,7 +1367,7 @@ class CreateMessageResult(MCPModel):
     The client's response to a sampling/create_message request from the server. The client should inform the user before returning the sampled message, to allow them to inspect the response (human in the loop) and decide whether to allow the server to see it.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
@@ -1327,7 +1377,9 @@ class CreateMessageResult(MCPModel):
     The name of the model that generated the message.
     """
     role: Role
-    stop_reason: Annotated[StrictStr | None, Field(alias="stopReason")] = None
+    stop_reason: Annotated[
+        StrictStr | None, Field(alias="stopReason"), AfterValidator(not_null)
+    ] = None
     """
     The reason why sampling stopped, if known.
     """
@@ -1341,7 +1393,7 @@ class JSONRPCRequest(MCPModel):
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     method: StrictStr
-    params: JSONRPCRequestParams | None = None
+    params: Annotated[JSONRPCRequestParams | None, AfterValidator(not_null)] = None
 
 
 class ListRootsRequest(MCPModel):
@@ -1356,7 +1408,7 @@ class ListRootsRequest(MCPModel):
     """
 
     method: Literal["roots/list"]
-    params: ListRootsRequestParams | None = None
+    params: Annotated[ListRootsRequestParams | None, AfterValidator(not_null)] = None
 
 
 class PingRequest(MCPModel):
@@ -1365,7 +1417,7 @@ class PingRequest(MCPModel):
     """
 
     method: Literal["ping"]
-    params: PingRequestParams | None = None
+    params: Annotated[PingRequestParams | None, AfterValidator(not_null)] = None
 
 
 class PromptMessage(MCPModel):
@@ -1415,7 +1467,9 @@ ClientResult = TypeAliasType("ClientResult", Result | CreateMessageResult | List
 
 class CreateMessageRequestParams(MCPModel):
     include_context: Annotated[
-        Literal["allServers", "none", "thisServer"] | None, Field(alias="includeContext")
+        Literal["allServers", "none", "thisServer"] | None,
+        Field(alias="includeContext"),
+        AfterValidator(not_null),
     ] = None
     """
     A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
@@ -1425,17 +1479,23 @@ class CreateMessageRequestParams(MCPModel):
     The maximum number of tokens to sample, as requested by the server. The client MAY choose to sample fewer tokens than requested.
     """
     messages: list[SamplingMessage]
-    metadata: dict[str, Any] | None = None
+    metadata: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     """
     Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     """
-    model_preferences: Annotated[ModelPreferences | None, Field(alias="modelPreferences")] = None
-    stop_sequences: Annotated[list[StrictStr] | None, Field(alias="stopSequences")] = None
-    system_prompt: Annotated[StrictStr | None, Field(alias="systemPrompt")] = None
+    model_preferences: Annotated[
+        ModelPreferences | None, Field(alias="modelPreferences"), AfterValidator(not_null)
+    ] = None
+    stop_sequences: Annotated[
+        list[StrictStr] | None, Field(alias="stopSequences"), AfterValidator(not_null)
+    ] = None
+    system_prompt: Annotated[
+        StrictStr | None, Field(alias="systemPrompt"), AfterValidator(not_null)
+    ] = None
     """
     An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
     """
-    temperature: StrictInt | StrictFloat | None = None
+    temperature: Annotated[StrictInt | StrictFloat | None, AfterValidator(not_null)] = None
 
 
 class GetPromptResult(MCPModel):
@@ -1443,11 +1503,11 @@ class GetPromptResult(MCPModel):
     The server's response to a prompts/get request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     This result property is reserved by the protocol to allow clients and servers to attach additional metadata to their responses.
     """
-    description: StrictStr | None = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional description for the prompt.
     """

@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal
 from mcp_bindings.v2025_06_18._base import MCPModel
 from typing_extensions import TypeAliasType
 from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import AfterValidator
+from ._base import not_null
 
 
 class BaseMetadata(MCPModel):
@@ -17,7 +19,7 @@ class BaseMetadata(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -29,7 +31,7 @@ class BaseMetadata(MCPModel):
 
 
 class BlobResourceContents(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
@@ -37,7 +39,7 @@ class BlobResourceContents(MCPModel):
     """
     A base64-encoded string representing the binary data of the item.
     """
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     The MIME type of this resource, if known.
     """
@@ -48,14 +50,14 @@ class BlobResourceContents(MCPModel):
 
 
 class BooleanSchema(MCPModel):
-    default: StrictBool | None = None
-    description: StrictStr | None = None
-    title: StrictStr | None = None
+    default: Annotated[StrictBool | None, AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     type: Literal["boolean"] = "boolean"
 
 
 class CallToolRequestParams(MCPModel):
-    arguments: dict[str, Any] | None = None
+    arguments: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     name: StrictStr
 
 
@@ -64,7 +66,9 @@ class ClientCapabilitiesRoots(MCPModel):
     Present if the client supports listing roots.
     """
 
-    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[
+        StrictBool | None, Field(alias="listChanged"), AfterValidator(not_null)
+    ] = None
     """
     Whether the client supports notifications for changes to the roots list.
     """
@@ -90,18 +94,18 @@ class CompleteRequestParamsContext(MCPModel):
     Additional, optional context for completions
     """
 
-    arguments: dict[str, StrictStr] | None = None
+    arguments: Annotated[dict[str, StrictStr] | None, AfterValidator(not_null)] = None
     """
     Previously-resolved variables in a URI template or prompt.
     """
 
 
 class CompleteResultCompletion(MCPModel):
-    has_more: Annotated[StrictBool | None, Field(alias="hasMore")] = None
+    has_more: Annotated[StrictBool | None, Field(alias="hasMore"), AfterValidator(not_null)] = None
     """
     Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     """
-    total: StrictInt | None = None
+    total: Annotated[StrictInt | None, AfterValidator(not_null)] = None
     """
     The total number of completion options available. This can exceed the number of values actually sent in the response.
     """
@@ -122,7 +126,7 @@ class ElicitResult(MCPModel):
     The client's response to an elicitation request.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
@@ -133,7 +137,9 @@ class ElicitResult(MCPModel):
     - "decline": User explicitly declined the action
     - "cancel": User dismissed without making an explicit choice
     """
-    content: dict[str, StrictStr | StrictInt | StrictFloat | StrictBool] | None = None
+    content: Annotated[
+        dict[str, StrictStr | StrictInt | StrictFloat | StrictBool] | None, AfterValidator(not_null)
+    ] = None
     """
     The submitted form data, only present when action is "accept".
     Contains values matching the requested schema.
@@ -141,15 +147,17 @@ class ElicitResult(MCPModel):
 
 
 class EnumSchema(MCPModel):
-    description: StrictStr | None = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     enum: list[StrictStr]
-    enum_names: Annotated[list[StrictStr] | None, Field(alias="enumNames")] = None
-    title: StrictStr | None = None
+    enum_names: Annotated[
+        list[StrictStr] | None, Field(alias="enumNames"), AfterValidator(not_null)
+    ] = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     type: Literal["string"] = "string"
 
 
 class GetPromptRequestParams(MCPModel):
-    arguments: dict[str, StrictStr] | None = None
+    arguments: Annotated[dict[str, StrictStr] | None, AfterValidator(not_null)] = None
     """
     Arguments to use for templating the prompt.
     """
@@ -168,7 +176,7 @@ class Implementation(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -181,7 +189,7 @@ class Implementation(MCPModel):
 
 
 class InitializedNotificationParams(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
@@ -203,14 +211,14 @@ class JSONRPCErrorError(MCPModel):
 
 
 class JSONRPCNotificationParams(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
 
 
 class ListPromptsRequestParams(MCPModel):
-    cursor: StrictStr | None = None
+    cursor: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -218,7 +226,7 @@ class ListPromptsRequestParams(MCPModel):
 
 
 class ListResourceTemplatesRequestParams(MCPModel):
-    cursor: StrictStr | None = None
+    cursor: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -226,7 +234,7 @@ class ListResourceTemplatesRequestParams(MCPModel):
 
 
 class ListResourcesRequestParams(MCPModel):
-    cursor: StrictStr | None = None
+    cursor: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -234,7 +242,7 @@ class ListResourcesRequestParams(MCPModel):
 
 
 class ListToolsRequestParams(MCPModel):
-    cursor: StrictStr | None = None
+    cursor: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -259,7 +267,7 @@ class LoggingMessageNotificationParams(MCPModel):
     The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
     """
     level: LoggingLevel
-    logger: StrictStr | None = None
+    logger: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional name of the logger issuing this message.
     """
@@ -273,7 +281,7 @@ class ModelHint(MCPModel):
     to the client to interpret.
     """
 
-    name: StrictStr | None = None
+    name: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A hint for a model name.
 
@@ -303,14 +311,16 @@ class ModelPreferences(MCPModel):
     """
 
     cost_priority: Annotated[
-        StrictInt | StrictFloat | None, Field(alias="costPriority", ge=0.0, le=1.0)
+        StrictInt | StrictFloat | None,
+        Field(alias="costPriority", ge=0.0, le=1.0),
+        AfterValidator(not_null),
     ] = None
     """
     How much to prioritize cost when selecting a model. A value of 0 means cost
     is not important, while a value of 1 means cost is the most important
     factor.
     """
-    hints: list[ModelHint] | None = None
+    hints: Annotated[list[ModelHint] | None, AfterValidator(not_null)] = None
     """
     Optional hints to use for model selection.
 
@@ -321,7 +331,9 @@ class ModelPreferences(MCPModel):
     MAY still use the priorities to select from ambiguous matches.
     """
     intelligence_priority: Annotated[
-        StrictInt | StrictFloat | None, Field(alias="intelligencePriority", ge=0.0, le=1.0)
+        StrictInt | StrictFloat | None,
+        Field(alias="intelligencePriority", ge=0.0, le=1.0),
+        AfterValidator(not_null),
     ] = None
     """
     How much to prioritize intelligence and capabilities when selecting a
@@ -329,7 +341,9 @@ class ModelPreferences(MCPModel):
     means intelligence is the most important factor.
     """
     speed_priority: Annotated[
-        StrictInt | StrictFloat | None, Field(alias="speedPriority", ge=0.0, le=1.0)
+        StrictInt | StrictFloat | None,
+        Field(alias="speedPriority", ge=0.0, le=1.0),
+        AfterValidator(not_null),
     ] = None
     """
     How much to prioritize sampling speed (latency) when selecting a model. A
@@ -339,22 +353,22 @@ class ModelPreferences(MCPModel):
 
 
 class NotificationParams(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
 
 
 class NumberSchema(MCPModel):
-    description: StrictStr | None = None
-    maximum: StrictInt | StrictFloat | None = None
-    minimum: StrictInt | StrictFloat | None = None
-    title: StrictStr | None = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
+    maximum: Annotated[StrictInt | StrictFloat | None, AfterValidator(not_null)] = None
+    minimum: Annotated[StrictInt | StrictFloat | None, AfterValidator(not_null)] = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     type: Literal["integer", "number"]
 
 
 class PaginatedRequestParams(MCPModel):
-    cursor: StrictStr | None = None
+    cursor: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -362,11 +376,13 @@ class PaginatedRequestParams(MCPModel):
 
 
 class PaginatedResult(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[
+        StrictStr | None, Field(alias="nextCursor"), AfterValidator(not_null)
+    ] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -384,7 +400,7 @@ class PromptArgument(MCPModel):
     Describes an argument that a prompt can accept.
     """
 
-    description: StrictStr | None = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A human-readable description of the argument.
     """
@@ -392,11 +408,11 @@ class PromptArgument(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    required: StrictBool | None = None
+    required: Annotated[StrictBool | None, AfterValidator(not_null)] = None
     """
     Whether this argument must be provided.
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -408,7 +424,7 @@ class PromptArgument(MCPModel):
 
 
 class PromptListChangedNotificationParams(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
@@ -423,7 +439,7 @@ class PromptReference(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -453,7 +469,9 @@ class RequestParamsMeta(MCPModel):
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
 
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    progress_token: Annotated[
+        ProgressToken | None, Field(alias="progressToken"), AfterValidator(not_null)
+    ] = None
 
 
 class ResourceContents(MCPModel):
@@ -461,11 +479,11 @@ class ResourceContents(MCPModel):
     The contents of a specific resource or sub-resource.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     The MIME type of this resource, if known.
     """
@@ -476,7 +494,7 @@ class ResourceContents(MCPModel):
 
 
 class ResourceListChangedNotificationParams(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
@@ -502,7 +520,7 @@ class ResourceUpdatedNotificationParams(MCPModel):
 
 
 class Result(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
@@ -519,11 +537,11 @@ class Root(MCPModel):
     Represents a root directory or file that the server can operate on.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    name: StrictStr | None = None
+    name: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional name for the root. This can be used to provide a human-readable
     identifier for the root, which may be useful for display purposes or for
@@ -538,7 +556,7 @@ class Root(MCPModel):
 
 
 class RootsListChangedNotificationParams(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
@@ -549,7 +567,9 @@ class ServerCapabilitiesPrompts(MCPModel):
     Present if the server offers any prompt templates.
     """
 
-    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[
+        StrictBool | None, Field(alias="listChanged"), AfterValidator(not_null)
+    ] = None
     """
     Whether this server supports notifications for changes to the prompt list.
     """
@@ -560,11 +580,13 @@ class ServerCapabilitiesResources(MCPModel):
     Present if the server offers any resources to read.
     """
 
-    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[
+        StrictBool | None, Field(alias="listChanged"), AfterValidator(not_null)
+    ] = None
     """
     Whether this server supports notifications for changes to the resource list.
     """
-    subscribe: StrictBool | None = None
+    subscribe: Annotated[StrictBool | None, AfterValidator(not_null)] = None
     """
     Whether this server supports subscribing to resource updates.
     """
@@ -575,7 +597,9 @@ class ServerCapabilitiesTools(MCPModel):
     Present if the server offers any tools to call.
     """
 
-    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[
+        StrictBool | None, Field(alias="listChanged"), AfterValidator(not_null)
+    ] = None
     """
     Whether this server supports notifications for changes to the tool list.
     """
@@ -586,11 +610,17 @@ class SetLevelRequestParams(MCPModel):
 
 
 class StringSchema(MCPModel):
-    description: StrictStr | None = None
-    format: Literal["date", "date-time", "email", "uri"] | None = None
-    max_length: Annotated[StrictInt | None, Field(alias="maxLength")] = None
-    min_length: Annotated[StrictInt | None, Field(alias="minLength")] = None
-    title: StrictStr | None = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
+    format: Annotated[
+        Literal["date", "date-time", "email", "uri"] | None, AfterValidator(not_null)
+    ] = None
+    max_length: Annotated[StrictInt | None, Field(alias="maxLength"), AfterValidator(not_null)] = (
+        None
+    )
+    min_length: Annotated[StrictInt | None, Field(alias="minLength"), AfterValidator(not_null)] = (
+        None
+    )
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     type: Literal["string"] = "string"
 
 
@@ -602,11 +632,11 @@ class SubscribeRequestParams(MCPModel):
 
 
 class TextResourceContents(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     The MIME type of this resource, if known.
     """
@@ -632,7 +662,9 @@ class ToolAnnotations(MCPModel):
     received from untrusted servers.
     """
 
-    destructive_hint: Annotated[StrictBool | None, Field(alias="destructiveHint")] = None
+    destructive_hint: Annotated[
+        StrictBool | None, Field(alias="destructiveHint"), AfterValidator(not_null)
+    ] = None
     """
     If true, the tool may perform destructive updates to its environment.
     If false, the tool performs only additive updates.
@@ -641,7 +673,9 @@ class ToolAnnotations(MCPModel):
 
     Default: true
     """
-    idempotent_hint: Annotated[StrictBool | None, Field(alias="idempotentHint")] = None
+    idempotent_hint: Annotated[
+        StrictBool | None, Field(alias="idempotentHint"), AfterValidator(not_null)
+    ] = None
     """
     If true, calling the tool repeatedly with the same arguments
     will have no additional effect on the its environment.
@@ -650,7 +684,9 @@ class ToolAnnotations(MCPModel):
 
     Default: false
     """
-    open_world_hint: Annotated[StrictBool | None, Field(alias="openWorldHint")] = None
+    open_world_hint: Annotated[
+        StrictBool | None, Field(alias="openWorldHint"), AfterValidator(not_null)
+    ] = None
     """
     If true, this tool may interact with an "open world" of external
     entities. If false, the tool's domain of interaction is closed.
@@ -659,13 +695,15 @@ class ToolAnnotations(MCPModel):
 
     Default: true
     """
-    read_only_hint: Annotated[StrictBool | None, Field(alias="readOnlyHint")] = None
+    read_only_hint: Annotated[
+        StrictBool | None, Field(alias="readOnlyHint"), AfterValidator(not_null)
+    ] = None
     """
     If true, the tool does not modify its environment.
 
     Default: false
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A human-readable title for the tool.
     """
@@ -676,13 +714,13 @@ class ToolInputSchema(MCPModel):
     A JSON Schema object defining the expected parameters for the tool.
     """
 
-    properties: dict[str, dict[str, Any]] | None = None
-    required: list[StrictStr] | None = None
+    properties: Annotated[dict[str, dict[str, Any]] | None, AfterValidator(not_null)] = None
+    required: Annotated[list[StrictStr] | None, AfterValidator(not_null)] = None
     type: Literal["object"] = "object"
 
 
 class ToolListChangedNotificationParams(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
@@ -694,8 +732,8 @@ class ToolOutputSchema(MCPModel):
     the structuredContent field of a CallToolResult.
     """
 
-    properties: dict[str, dict[str, Any]] | None = None
-    required: list[StrictStr] | None = None
+    properties: Annotated[dict[str, dict[str, Any]] | None, AfterValidator(not_null)] = None
+    required: Annotated[list[StrictStr] | None, AfterValidator(not_null)] = None
     type: Literal["object"] = "object"
 
 
@@ -711,13 +749,15 @@ class Annotations(MCPModel):
     Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
     """
 
-    audience: list[Role] | None = None
+    audience: Annotated[list[Role] | None, AfterValidator(not_null)] = None
     """
     Describes who the intended customer of this object or data is.
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    last_modified: Annotated[StrictStr | None, Field(alias="lastModified")] = None
+    last_modified: Annotated[
+        StrictStr | None, Field(alias="lastModified"), AfterValidator(not_null)
+    ] = None
     """
     The moment the resource was last modified, as an ISO 8601 formatted string.
 
@@ -726,7 +766,9 @@ class Annotations(MCPModel):
     Examples: last activity timestamp in an open file, timestamp when the resource
     was attached, etc.
     """
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[
+        StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0), AfterValidator(not_null)
+    ] = None
     """
     Describes how important this data is for operating the server.
 
@@ -741,11 +783,11 @@ class AudioContent(MCPModel):
     Audio provided to or from an LLM.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
     data: StrictStr
     """
     The base64-encoded audio data.
@@ -767,7 +809,7 @@ class CallToolRequest(MCPModel):
 
 
 class CancelledNotificationParams(MCPModel):
-    reason: StrictStr | None = None
+    reason: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
     """
@@ -779,16 +821,16 @@ class ClientCapabilities(MCPModel):
     Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
     """
 
-    elicitation: dict[str, Any] | None = None
+    elicitation: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     """
     Present if the client supports elicitation from the server.
     """
-    experimental: dict[str, dict[str, Any]] | None = None
+    experimental: Annotated[dict[str, dict[str, Any]] | None, AfterValidator(not_null)] = None
     """
     Experimental, non-standard capabilities that the client supports.
     """
-    roots: ClientCapabilitiesRoots | None = None
-    sampling: dict[str, Any] | None = None
+    roots: Annotated[ClientCapabilitiesRoots | None, AfterValidator(not_null)] = None
+    sampling: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     """
     Present if the client supports sampling from an LLM.
     """
@@ -805,7 +847,7 @@ class CompleteResult(MCPModel):
     The server's response to a completion/complete request
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
@@ -820,11 +862,11 @@ class EmbeddedResource(MCPModel):
     of the LLM and/or the user.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
     resource: TextResourceContents | BlobResourceContents
     type: Literal["resource"] = "resource"
 
@@ -846,11 +888,11 @@ class ImageContent(MCPModel):
     An image provided to or from an LLM.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
     data: StrictStr
     """
     The base64-encoded image data.
@@ -877,7 +919,7 @@ class InitializedNotification(MCPModel):
     """
 
     method: Literal["notifications/initialized"]
-    params: InitializedNotificationParams | None = None
+    params: Annotated[InitializedNotificationParams | None, AfterValidator(not_null)] = None
 
 
 class JSONRPCError(MCPModel):
@@ -897,7 +939,7 @@ class JSONRPCNotification(MCPModel):
 
     jsonrpc: Literal["2.0"] = "2.0"
     method: StrictStr
-    params: JSONRPCNotificationParams | None = None
+    params: Annotated[JSONRPCNotificationParams | None, AfterValidator(not_null)] = None
 
 
 class JSONRPCRequestParamsMeta(MCPModel):
@@ -905,7 +947,9 @@ class JSONRPCRequestParamsMeta(MCPModel):
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
 
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    progress_token: Annotated[
+        ProgressToken | None, Field(alias="progressToken"), AfterValidator(not_null)
+    ] = None
 
 
 class JSONRPCResponse(MCPModel):
@@ -924,7 +968,7 @@ class ListPromptsRequest(MCPModel):
     """
 
     method: Literal["prompts/list"]
-    params: ListPromptsRequestParams | None = None
+    params: Annotated[ListPromptsRequestParams | None, AfterValidator(not_null)] = None
 
 
 class ListResourceTemplatesRequest(MCPModel):
@@ -933,7 +977,7 @@ class ListResourceTemplatesRequest(MCPModel):
     """
 
     method: Literal["resources/templates/list"]
-    params: ListResourceTemplatesRequestParams | None = None
+    params: Annotated[ListResourceTemplatesRequestParams | None, AfterValidator(not_null)] = None
 
 
 class ListResourcesRequest(MCPModel):
@@ -942,7 +986,7 @@ class ListResourcesRequest(MCPModel):
     """
 
     method: Literal["resources/list"]
-    params: ListResourcesRequestParams | None = None
+    params: Annotated[ListResourcesRequestParams | None, AfterValidator(not_null)] = None
 
 
 class ListRootsRequestParamsMeta(MCPModel):
@@ -950,7 +994,9 @@ class ListRootsRequestParamsMeta(MCPModel):
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
 
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    progress_token: Annotated[
+        ProgressToken | None, Field(alias="progressToken"), AfterValidator(not_null)
+    ] = None
 
 
 class ListRootsResult(MCPModel):
@@ -960,7 +1006,7 @@ class ListRootsResult(MCPModel):
     or file that the server can operate on.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
@@ -973,7 +1019,7 @@ class ListToolsRequest(MCPModel):
     """
 
     method: Literal["tools/list"]
-    params: ListToolsRequestParams | None = None
+    params: Annotated[ListToolsRequestParams | None, AfterValidator(not_null)] = None
 
 
 class LoggingMessageNotification(MCPModel):
@@ -987,12 +1033,12 @@ class LoggingMessageNotification(MCPModel):
 
 class Notification(MCPModel):
     method: StrictStr
-    params: NotificationParams | None = None
+    params: Annotated[NotificationParams | None, AfterValidator(not_null)] = None
 
 
 class PaginatedRequest(MCPModel):
     method: StrictStr
-    params: PaginatedRequestParams | None = None
+    params: Annotated[PaginatedRequestParams | None, AfterValidator(not_null)] = None
 
 
 class PingRequestParamsMeta(MCPModel):
@@ -1000,7 +1046,9 @@ class PingRequestParamsMeta(MCPModel):
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
 
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    progress_token: Annotated[
+        ProgressToken | None, Field(alias="progressToken"), AfterValidator(not_null)
+    ] = None
 
 
 PrimitiveSchemaDefinition = TypeAliasType(
@@ -1013,7 +1061,7 @@ without nested objects or arrays.
 
 
 class ProgressNotificationParams(MCPModel):
-    message: StrictStr | None = None
+    message: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional message describing the current progress.
     """
@@ -1022,7 +1070,7 @@ class ProgressNotificationParams(MCPModel):
     The progress thus far. This should increase every time progress is made, even if the total is unknown.
     """
     progress_token: Annotated[ProgressToken, Field(alias="progressToken")]
-    total: StrictInt | StrictFloat | None = None
+    total: Annotated[StrictInt | StrictFloat | None, AfterValidator(not_null)] = None
     """
     Total number of items to process (or total progress required), if known.
     """
@@ -1033,15 +1081,15 @@ class Prompt(MCPModel):
     A prompt or prompt template that the server offers.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    arguments: list[PromptArgument] | None = None
+    arguments: Annotated[list[PromptArgument] | None, AfterValidator(not_null)] = None
     """
     A list of arguments to use for templating the prompt.
     """
-    description: StrictStr | None = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional description of what this prompt provides
     """
@@ -1049,7 +1097,7 @@ class Prompt(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1066,7 +1114,7 @@ class PromptListChangedNotification(MCPModel):
     """
 
     method: Literal["notifications/prompts/list_changed"]
-    params: PromptListChangedNotificationParams | None = None
+    params: Annotated[PromptListChangedNotificationParams | None, AfterValidator(not_null)] = None
 
 
 class ReadResourceRequest(MCPModel):
@@ -1083,7 +1131,7 @@ class ReadResourceResult(MCPModel):
     The server's response to a resources/read request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
@@ -1091,7 +1139,7 @@ class ReadResourceResult(MCPModel):
 
 
 class RequestParams(MCPModel):
-    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta"), AfterValidator(not_null)] = None
 
 
 class Resource(MCPModel):
@@ -1099,18 +1147,18 @@ class Resource(MCPModel):
     A known resource that the server is capable of reading.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: Annotations | None = None
-    description: StrictStr | None = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A description of what this resource represents.
 
     This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
     """
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     The MIME type of this resource, if known.
     """
@@ -1118,13 +1166,13 @@ class Resource(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: StrictInt | None = None
+    size: Annotated[StrictInt | None, AfterValidator(not_null)] = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
     This can be used by Hosts to display file sizes and estimate context window usage.
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1146,18 +1194,18 @@ class ResourceLink(MCPModel):
     Note: resource links returned by tools are not guaranteed to appear in the results of `resources/list` requests.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: Annotations | None = None
-    description: StrictStr | None = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A description of what this resource represents.
 
     This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
     """
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     The MIME type of this resource, if known.
     """
@@ -1165,13 +1213,13 @@ class ResourceLink(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: StrictInt | None = None
+    size: Annotated[StrictInt | None, AfterValidator(not_null)] = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
     This can be used by Hosts to display file sizes and estimate context window usage.
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1193,7 +1241,7 @@ class ResourceListChangedNotification(MCPModel):
     """
 
     method: Literal["notifications/resources/list_changed"]
-    params: ResourceListChangedNotificationParams | None = None
+    params: Annotated[ResourceListChangedNotificationParams | None, AfterValidator(not_null)] = None
 
 
 class ResourceTemplate(MCPModel):
@@ -1201,18 +1249,18 @@ class ResourceTemplate(MCPModel):
     A template description for resources available on the server.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: Annotations | None = None
-    description: StrictStr | None = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A description of what this template is for.
 
     This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
     """
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
     """
@@ -1220,7 +1268,7 @@ class ResourceTemplate(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1252,7 +1300,7 @@ class RootsListChangedNotification(MCPModel):
     """
 
     method: Literal["notifications/roots/list_changed"]
-    params: RootsListChangedNotificationParams | None = None
+    params: Annotated[RootsListChangedNotificationParams | None, AfterValidator(not_null)] = None
 
 
 class ServerCapabilities(MCPModel):
@@ -1260,21 +1308,21 @@ class ServerCapabilities(MCPModel):
     Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
     """
 
-    completions: dict[str, Any] | None = None
+    completions: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     """
     Present if the server supports argument autocompletion suggestions.
     """
-    experimental: dict[str, dict[str, Any]] | None = None
+    experimental: Annotated[dict[str, dict[str, Any]] | None, AfterValidator(not_null)] = None
     """
     Experimental, non-standard capabilities that the server supports.
     """
-    logging: dict[str, Any] | None = None
+    logging: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     """
     Present if the server supports sending log messages to the client.
     """
-    prompts: ServerCapabilitiesPrompts | None = None
-    resources: ServerCapabilitiesResources | None = None
-    tools: ServerCapabilitiesTools | None = None
+    prompts: Annotated[ServerCapabilitiesPrompts | None, AfterValidator(not_null)] = None
+    resources: Annotated[ServerCapabilitiesResources | None, AfterValidator(not_null)] = None
+    tools: Annotated[ServerCapabilitiesTools | None, AfterValidator(not_null)] = None
 
 
 class SetLevelRequest(MCPModel):
@@ -1300,11 +1348,11 @@ class TextContent(MCPModel):
     Text provided to or from an LLM.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
     text: StrictStr
     """
     The text content of the message.
@@ -1317,12 +1365,12 @@ class Tool(MCPModel):
     Definition for a tool the client can call.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: ToolAnnotations | None = None
-    description: StrictStr | None = None
+    annotations: Annotated[ToolAnnotations | None, AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A human-readable description of the tool.
 
@@ -1333,8 +1381,10 @@ class Tool(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    output_schema: Annotated[ToolOutputSchema | None, Field(alias="outputSchema")] = None
-    title: StrictStr | None = None
+    output_schema: Annotated[
+        ToolOutputSchema | None, Field(alias="outputSchema"), AfterValidator(not_null)
+    ] = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1351,7 +1401,7 @@ class ToolListChangedNotification(MCPModel):
     """
 
     method: Literal["notifications/tools/list_changed"]
-    params: ToolListChangedNotificationParams | None = None
+    params: Annotated[ToolListChangedNotificationParams | None, AfterValidator(not_null)] = None
 
 
 class UnsubscribeRequest(MCPModel):
@@ -1380,7 +1430,7 @@ class CancelledNotification(MCPModel):
 
 class CompleteRequestParams(MCPModel):
     argument: CompleteRequestParamsArgument
-    context: CompleteRequestParamsContext | None = None
+    context: Annotated[CompleteRequestParamsContext | None, AfterValidator(not_null)] = None
     ref: CompleteRequestParamsRef
 
 
@@ -1406,7 +1456,7 @@ class ElicitRequestParamsRequestedSchema(MCPModel):
     """
 
     properties: dict[str, PrimitiveSchemaDefinition]
-    required: list[StrictStr] | None = None
+    required: Annotated[list[StrictStr] | None, AfterValidator(not_null)] = None
     type: Literal["object"] = "object"
 
 
@@ -1424,12 +1474,12 @@ class InitializeResult(MCPModel):
     After receiving an initialize request from the client, the server sends this response.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
     capabilities: ServerCapabilities
-    instructions: StrictStr | None = None
+    instructions: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Instructions describing how to use the server and its features.
 
@@ -1443,7 +1493,9 @@ class InitializeResult(MCPModel):
 
 
 class JSONRPCRequestParams(MCPModel):
-    meta: Annotated[JSONRPCRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[
+        JSONRPCRequestParamsMeta | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
 
 
 class ListPromptsResult(MCPModel):
@@ -1451,11 +1503,13 @@ class ListPromptsResult(MCPModel):
     The server's response to a prompts/list request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[
+        StrictStr | None, Field(alias="nextCursor"), AfterValidator(not_null)
+    ] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1468,11 +1522,13 @@ class ListResourceTemplatesResult(MCPModel):
     The server's response to a resources/templates/list request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[
+        StrictStr | None, Field(alias="nextCursor"), AfterValidator(not_null)
+    ] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1485,11 +1541,13 @@ class ListResourcesResult(MCPModel):
     The server's response to a resources/list request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[
+        StrictStr | None, Field(alias="nextCursor"), AfterValidator(not_null)
+    ] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1498,7 +1556,9 @@ class ListResourcesResult(MCPModel):
 
 
 class ListRootsRequestParams(MCPModel):
-    meta: Annotated[ListRootsRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[
+        ListRootsRequestParamsMeta | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
 
 
 class ListToolsResult(MCPModel):
@@ -1506,11 +1566,13 @@ class ListToolsResult(MCPModel):
     The server's response to a tools/list request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[
+        StrictStr | None, Field(alias="nextCursor"), AfterValidator(not_null)
+    ] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1519,7 +1581,9 @@ class ListToolsResult(MCPModel):
 
 
 class PingRequestParams(MCPModel):
-    meta: Annotated[PingRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[
+        PingRequestParamsMeta | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
 
 
 class ProgressNotification(MCPModel):
@@ -1545,7 +1609,7 @@ class PromptMessage(MCPModel):
 
 class Request(MCPModel):
     method: StrictStr
-    params: RequestParams | None = None
+    params: Annotated[RequestParams | None, AfterValidator(not_null)] = None
 
 
 SamplingMessageContent = TypeAliasType(
@@ -1574,7 +1638,7 @@ class CallToolResult(MCPModel):
     The server's response to a tool call.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
@@ -1582,7 +1646,7 @@ class CallToolResult(MCPModel):
     """
     A list of content objects that represent the unstructured result of the tool call.
     """
-    is_error: Annotated[StrictBool | None, Field(alias="isError")] = None
+    is_error: Annotated[StrictBool | None, Field(alias="isError"), AfterValidator(not_null)] = None
     """
     Whether the tool call ended in an error.
 
@@ -1597,7 +1661,9 @@ class CallToolResult(MCPModel):
     server does not support tool calls, or any other exceptional conditions,
     should be reported as an MCP error response.
     """
-    structured_content: Annotated[dict[str, Any] | None, Field(alias="structuredContent")] = None
+    structured_content: Annotated[
+        dict[str, Any] | None, Field(alias="structuredContent"), AfterValidator(not_null)
+    ] = None
     """
     An optional JSON object that represents the structured result of the tool call.
     """
@@ -1629,7 +1695,7 @@ class CreateMessageResult(MCPModel):
     The client's response to a sampling/create_message request from the server. The client should inform the user before returning the sampled message, to allow them to inspect the response (human in the loop) and decide whether to allow the server to see it.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
@@ -1639,7 +1705,9 @@ class CreateMessageResult(MCPModel):
     The name of the model that generated the message.
     """
     role: Role
-    stop_reason: Annotated[StrictStr | None, Field(alias="stopReason")] = None
+    stop_reason: Annotated[
+        StrictStr | None, Field(alias="stopReason"), AfterValidator(not_null)
+    ] = None
     """
     The reason why sampling stopped, if known.
     """
@@ -1658,11 +1726,11 @@ class GetPromptResult(MCPModel):
     The server's response to a prompts/get request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for notes on `_meta` usage.
     """
-    description: StrictStr | None = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional description for the prompt.
     """
@@ -1677,7 +1745,7 @@ class JSONRPCRequest(MCPModel):
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     method: StrictStr
-    params: JSONRPCRequestParams | None = None
+    params: Annotated[JSONRPCRequestParams | None, AfterValidator(not_null)] = None
 
 
 class ListRootsRequest(MCPModel):
@@ -1692,7 +1760,7 @@ class ListRootsRequest(MCPModel):
     """
 
     method: Literal["roots/list"]
-    params: ListRootsRequestParams | None = None
+    params: Annotated[ListRootsRequestParams | None, AfterValidator(not_null)] = None
 
 
 class PingRequest(MCPModel):
@@ -1701,7 +1769,7 @@ class PingRequest(MCPModel):
     """
 
     method: Literal["ping"]
-    params: PingRequestParams | None = None
+    params: Annotated[PingRequestParams | None, AfterValidator(not_null)] = None
 
 
 class SamplingMessage(MCPModel):
@@ -1756,7 +1824,9 @@ ClientResult = TypeAliasType(
 
 class CreateMessageRequestParams(MCPModel):
     include_context: Annotated[
-        Literal["allServers", "none", "thisServer"] | None, Field(alias="includeContext")
+        Literal["allServers", "none", "thisServer"] | None,
+        Field(alias="includeContext"),
+        AfterValidator(not_null),
     ] = None
     """
     A request to include context from one or more MCP servers (including the caller), to be attached to the prompt. The client MAY ignore this request.
@@ -1768,17 +1838,23 @@ class CreateMessageRequestParams(MCPModel):
     The client MAY choose to sample fewer tokens than the requested maximum.
     """
     messages: list[SamplingMessage]
-    metadata: dict[str, Any] | None = None
+    metadata: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     """
     Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     """
-    model_preferences: Annotated[ModelPreferences | None, Field(alias="modelPreferences")] = None
-    stop_sequences: Annotated[list[StrictStr] | None, Field(alias="stopSequences")] = None
-    system_prompt: Annotated[StrictStr | None, Field(alias="systemPrompt")] = None
+    model_preferences: Annotated[
+        ModelPreferences | None, Field(alias="modelPreferences"), AfterValidator(not_null)
+    ] = None
+    stop_sequences: Annotated[
+        list[StrictStr] | None, Field(alias="stopSequences"), AfterValidator(not_null)
+    ] = None
+    system_prompt: Annotated[
+        StrictStr | None, Field(alias="systemPrompt"), AfterValidator(not_null)
+    ] = None
     """
     An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
     """
-    temperature: StrictInt | StrictFloat | None = None
+    temperature: Annotated[StrictInt | StrictFloat | None, AfterValidator(not_null)] = None
 
 
 class ElicitRequest(MCPModel):

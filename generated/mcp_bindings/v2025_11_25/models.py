@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal
 from mcp_bindings.v2025_11_25._base import MCPModel
 from typing_extensions import TypeAliasType
 from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import AfterValidator
+from ._base import not_null
 
 
 class BaseMetadata(MCPModel):
@@ -17,7 +19,7 @@ class BaseMetadata(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -29,7 +31,7 @@ class BaseMetadata(MCPModel):
 
 
 class BlobResourceContents(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -37,7 +39,7 @@ class BlobResourceContents(MCPModel):
     """
     A base64-encoded string representing the binary data of the item.
     """
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     The MIME type of this resource, if known.
     """
@@ -48,9 +50,9 @@ class BlobResourceContents(MCPModel):
 
 
 class BooleanSchema(MCPModel):
-    default: StrictBool | None = None
-    description: StrictStr | None = None
-    title: StrictStr | None = None
+    default: Annotated[StrictBool | None, AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     type: Literal["boolean"] = "boolean"
 
 
@@ -66,8 +68,8 @@ class ClientCapabilitiesElicitation(MCPModel):
     Present if the client supports elicitation from the server.
     """
 
-    form: dict[str, Any] | None = None
-    url: dict[str, Any] | None = None
+    form: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
+    url: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
 
 
 class ClientCapabilitiesRoots(MCPModel):
@@ -75,7 +77,9 @@ class ClientCapabilitiesRoots(MCPModel):
     Present if the client supports listing roots.
     """
 
-    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[
+        StrictBool | None, Field(alias="listChanged"), AfterValidator(not_null)
+    ] = None
     """
     Whether the client supports notifications for changes to the roots list.
     """
@@ -86,12 +90,12 @@ class ClientCapabilitiesSampling(MCPModel):
     Present if the client supports sampling from an LLM.
     """
 
-    context: dict[str, Any] | None = None
+    context: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     """
     Whether the client supports context inclusion via includeContext parameter.
     If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
     """
-    tools: dict[str, Any] | None = None
+    tools: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     """
     Whether the client supports tool use via tools and toolChoice parameters.
     """
@@ -102,7 +106,7 @@ class ClientCapabilitiesTasksRequestsElicitation(MCPModel):
     Task support for elicitation-related requests.
     """
 
-    create: dict[str, Any] | None = None
+    create: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     """
     Whether the client supports task-augmented elicitation/create requests.
     """
@@ -113,7 +117,9 @@ class ClientCapabilitiesTasksRequestsSampling(MCPModel):
     Task support for sampling-related requests.
     """
 
-    create_message: Annotated[dict[str, Any] | None, Field(alias="createMessage")] = None
+    create_message: Annotated[
+        dict[str, Any] | None, Field(alias="createMessage"), AfterValidator(not_null)
+    ] = None
     """
     Whether the client supports task-augmented sampling/createMessage requests.
     """
@@ -139,18 +145,18 @@ class CompleteRequestParamsContext(MCPModel):
     Additional, optional context for completions
     """
 
-    arguments: dict[str, StrictStr] | None = None
+    arguments: Annotated[dict[str, StrictStr] | None, AfterValidator(not_null)] = None
     """
     Previously-resolved variables in a URI template or prompt.
     """
 
 
 class CompleteResultCompletion(MCPModel):
-    has_more: Annotated[StrictBool | None, Field(alias="hasMore")] = None
+    has_more: Annotated[StrictBool | None, Field(alias="hasMore"), AfterValidator(not_null)] = None
     """
     Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     """
-    total: StrictInt | None = None
+    total: Annotated[StrictInt | None, AfterValidator(not_null)] = None
     """
     The total number of completion options available. This can exceed the number of values actually sent in the response.
     """
@@ -171,7 +177,7 @@ class ElicitResult(MCPModel):
     The client's response to an elicitation request.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -182,9 +188,10 @@ class ElicitResult(MCPModel):
     - "decline": User explicitly decline the action
     - "cancel": User dismissed without making an explicit choice
     """
-    content: (
-        dict[str, list[StrictStr] | StrictStr | StrictInt | StrictFloat | StrictBool] | None
-    ) = None
+    content: Annotated[
+        dict[str, list[StrictStr] | StrictStr | StrictInt | StrictFloat | StrictBool] | None,
+        AfterValidator(not_null),
+    ] = None
     """
     The submitted form data, only present when action is "accept" and mode was "form".
     Contains values matching the requested schema.
@@ -228,7 +235,7 @@ class GetTaskPayloadResult(MCPModel):
     For example, a tools/call task would return the CallToolResult structure.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -246,12 +253,12 @@ class Icon(MCPModel):
     An optionally-sized icon that can be displayed in a user interface.
     """
 
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     Optional MIME type override if the source MIME type is missing or generic.
     For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`.
     """
-    sizes: list[StrictStr] | None = None
+    sizes: Annotated[list[StrictStr] | None, AfterValidator(not_null)] = None
     """
     Optional array of strings that specify sizes at which the icon can be used.
     Each string should be in WxH format (e.g., `"48x48"`, `"96x96"`) or `"any"` for scalable formats like SVG.
@@ -269,7 +276,7 @@ class Icon(MCPModel):
     Consumers SHOULD take appropriate precautions when consuming SVGs as they can contain
     executable JavaScript.
     """
-    theme: Literal["dark", "light"] | None = None
+    theme: Annotated[Literal["dark", "light"] | None, AfterValidator(not_null)] = None
     """
     Optional specifier for the theme this icon is designed for. `light` indicates
     the icon is designed to be used with a light background, and `dark` indicates
@@ -284,7 +291,7 @@ class Icons(MCPModel):
     Base interface to add `icons` property.
     """
 
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, AfterValidator(not_null)] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -303,7 +310,7 @@ class Implementation(MCPModel):
     Describes the MCP implementation.
     """
 
-    description: StrictStr | None = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional human-readable description of what this implementation does.
 
@@ -311,7 +318,7 @@ class Implementation(MCPModel):
     and capabilities. For example, a server might describe the types of resources
     or tools it provides, while a client might describe its intended use case.
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, AfterValidator(not_null)] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -327,7 +334,7 @@ class Implementation(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -337,7 +344,9 @@ class Implementation(MCPModel):
     if present).
     """
     version: StrictStr
-    website_url: Annotated[StrictStr | None, Field(alias="websiteUrl")] = None
+    website_url: Annotated[
+        StrictStr | None, Field(alias="websiteUrl"), AfterValidator(not_null)
+    ] = None
     """
     An optional URL of the website for this implementation.
     """
@@ -350,7 +359,7 @@ class JSONRPCNotification(MCPModel):
 
     jsonrpc: Literal["2.0"] = "2.0"
     method: StrictStr
-    params: dict[str, Any] | None = None
+    params: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
 
 
 class LegacyTitledEnumSchema(MCPModel):
@@ -359,15 +368,17 @@ class LegacyTitledEnumSchema(MCPModel):
     This interface will be removed in a future version.
     """
 
-    default: StrictStr | None = None
-    description: StrictStr | None = None
+    default: Annotated[StrictStr | None, AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     enum: list[StrictStr]
-    enum_names: Annotated[list[StrictStr] | None, Field(alias="enumNames")] = None
+    enum_names: Annotated[
+        list[StrictStr] | None, Field(alias="enumNames"), AfterValidator(not_null)
+    ] = None
     """
     (Legacy) Display names for enum values.
     Non-standard according to JSON schema 2020-12.
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     type: Literal["string"] = "string"
 
 
@@ -388,7 +399,7 @@ class LoggingMessageNotificationParams(MCPModel):
     Parameters for a `notifications/message` notification.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -397,7 +408,7 @@ class LoggingMessageNotificationParams(MCPModel):
     The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
     """
     level: LoggingLevel
-    logger: StrictStr | None = None
+    logger: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional name of the logger issuing this message.
     """
@@ -411,7 +422,7 @@ class ModelHint(MCPModel):
     to the client to interpret.
     """
 
-    name: StrictStr | None = None
+    name: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A hint for a model name.
 
@@ -441,14 +452,16 @@ class ModelPreferences(MCPModel):
     """
 
     cost_priority: Annotated[
-        StrictInt | StrictFloat | None, Field(alias="costPriority", ge=0.0, le=1.0)
+        StrictInt | StrictFloat | None,
+        Field(alias="costPriority", ge=0.0, le=1.0),
+        AfterValidator(not_null),
     ] = None
     """
     How much to prioritize cost when selecting a model. A value of 0 means cost
     is not important, while a value of 1 means cost is the most important
     factor.
     """
-    hints: list[ModelHint] | None = None
+    hints: Annotated[list[ModelHint] | None, AfterValidator(not_null)] = None
     """
     Optional hints to use for model selection.
 
@@ -459,7 +472,9 @@ class ModelPreferences(MCPModel):
     MAY still use the priorities to select from ambiguous matches.
     """
     intelligence_priority: Annotated[
-        StrictInt | StrictFloat | None, Field(alias="intelligencePriority", ge=0.0, le=1.0)
+        StrictInt | StrictFloat | None,
+        Field(alias="intelligencePriority", ge=0.0, le=1.0),
+        AfterValidator(not_null),
     ] = None
     """
     How much to prioritize intelligence and capabilities when selecting a
@@ -467,7 +482,9 @@ class ModelPreferences(MCPModel):
     means intelligence is the most important factor.
     """
     speed_priority: Annotated[
-        StrictInt | StrictFloat | None, Field(alias="speedPriority", ge=0.0, le=1.0)
+        StrictInt | StrictFloat | None,
+        Field(alias="speedPriority", ge=0.0, le=1.0),
+        AfterValidator(not_null),
     ] = None
     """
     How much to prioritize sampling speed (latency) when selecting a model. A
@@ -478,31 +495,33 @@ class ModelPreferences(MCPModel):
 
 class Notification(MCPModel):
     method: StrictStr
-    params: dict[str, Any] | None = None
+    params: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
 
 
 class NotificationParams(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
 
 class NumberSchema(MCPModel):
-    default: StrictInt | StrictFloat | None = None
-    description: StrictStr | None = None
-    maximum: StrictInt | StrictFloat | None = None
-    minimum: StrictInt | StrictFloat | None = None
-    title: StrictStr | None = None
+    default: Annotated[StrictInt | StrictFloat | None, AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
+    maximum: Annotated[StrictInt | StrictFloat | None, AfterValidator(not_null)] = None
+    minimum: Annotated[StrictInt | StrictFloat | None, AfterValidator(not_null)] = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     type: Literal["integer", "number"]
 
 
 class PaginatedResult(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[
+        StrictStr | None, Field(alias="nextCursor"), AfterValidator(not_null)
+    ] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -520,7 +539,7 @@ class PromptArgument(MCPModel):
     Describes an argument that a prompt can accept.
     """
 
-    description: StrictStr | None = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A human-readable description of the argument.
     """
@@ -528,11 +547,11 @@ class PromptArgument(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    required: StrictBool | None = None
+    required: Annotated[StrictBool | None, AfterValidator(not_null)] = None
     """
     Whether this argument must be provided.
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -550,7 +569,7 @@ class PromptListChangedNotification(MCPModel):
 
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/prompts/list_changed"]
-    params: NotificationParams | None = None
+    params: Annotated[NotificationParams | None, AfterValidator(not_null)] = None
 
 
 class PromptReference(MCPModel):
@@ -562,7 +581,7 @@ class PromptReference(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -579,7 +598,9 @@ class ReadResourceRequestParamsMeta(MCPModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    progress_token: Annotated[
+        ProgressToken | None, Field(alias="progressToken"), AfterValidator(not_null)
+    ] = None
 
 
 class RelatedTaskMetadata(MCPModel):
@@ -596,7 +617,7 @@ class RelatedTaskMetadata(MCPModel):
 
 class Request(MCPModel):
     method: StrictStr
-    params: dict[str, Any] | None = None
+    params: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
 
 
 RequestId = TypeAliasType("RequestId", StrictStr | StrictInt)
@@ -610,7 +631,9 @@ class RequestParamsMeta(MCPModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    progress_token: Annotated[
+        ProgressToken | None, Field(alias="progressToken"), AfterValidator(not_null)
+    ] = None
 
 
 class ResourceContents(MCPModel):
@@ -618,11 +641,11 @@ class ResourceContents(MCPModel):
     The contents of a specific resource or sub-resource.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     The MIME type of this resource, if known.
     """
@@ -639,7 +662,7 @@ class ResourceListChangedNotification(MCPModel):
 
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/resources/list_changed"]
-    params: NotificationParams | None = None
+    params: Annotated[NotificationParams | None, AfterValidator(not_null)] = None
 
 
 class ResourceRequestParamsMeta(MCPModel):
@@ -647,7 +670,9 @@ class ResourceRequestParamsMeta(MCPModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    progress_token: Annotated[
+        ProgressToken | None, Field(alias="progressToken"), AfterValidator(not_null)
+    ] = None
 
 
 class ResourceTemplateReference(MCPModel):
@@ -667,7 +692,7 @@ class ResourceUpdatedNotificationParams(MCPModel):
     Parameters for a `notifications/resources/updated` notification.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -678,7 +703,7 @@ class ResourceUpdatedNotificationParams(MCPModel):
 
 
 class Result(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -695,11 +720,11 @@ class Root(MCPModel):
     Represents a root directory or file that the server can operate on.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    name: StrictStr | None = None
+    name: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional name for the root. This can be used to provide a human-readable
     identifier for the root, which may be useful for display purposes or for
@@ -722,7 +747,7 @@ class RootsListChangedNotification(MCPModel):
 
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/roots/list_changed"]
-    params: NotificationParams | None = None
+    params: Annotated[NotificationParams | None, AfterValidator(not_null)] = None
 
 
 class ServerCapabilitiesPrompts(MCPModel):
@@ -730,7 +755,9 @@ class ServerCapabilitiesPrompts(MCPModel):
     Present if the server offers any prompt templates.
     """
 
-    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[
+        StrictBool | None, Field(alias="listChanged"), AfterValidator(not_null)
+    ] = None
     """
     Whether this server supports notifications for changes to the prompt list.
     """
@@ -741,11 +768,13 @@ class ServerCapabilitiesResources(MCPModel):
     Present if the server offers any resources to read.
     """
 
-    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[
+        StrictBool | None, Field(alias="listChanged"), AfterValidator(not_null)
+    ] = None
     """
     Whether this server supports notifications for changes to the resource list.
     """
-    subscribe: StrictBool | None = None
+    subscribe: Annotated[StrictBool | None, AfterValidator(not_null)] = None
     """
     Whether this server supports subscribing to resource updates.
     """
@@ -756,7 +785,7 @@ class ServerCapabilitiesTasksRequestsTools(MCPModel):
     Task support for tool-related requests.
     """
 
-    call: dict[str, Any] | None = None
+    call: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     """
     Whether the server supports task-augmented tools/call requests.
     """
@@ -767,7 +796,9 @@ class ServerCapabilitiesTools(MCPModel):
     Present if the server offers any tools to call.
     """
 
-    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[
+        StrictBool | None, Field(alias="listChanged"), AfterValidator(not_null)
+    ] = None
     """
     Whether this server supports notifications for changes to the tool list.
     """
@@ -778,16 +809,24 @@ class SetLevelRequestParamsMeta(MCPModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    progress_token: Annotated[
+        ProgressToken | None, Field(alias="progressToken"), AfterValidator(not_null)
+    ] = None
 
 
 class StringSchema(MCPModel):
-    default: StrictStr | None = None
-    description: StrictStr | None = None
-    format: Literal["date", "date-time", "email", "uri"] | None = None
-    max_length: Annotated[StrictInt | None, Field(alias="maxLength")] = None
-    min_length: Annotated[StrictInt | None, Field(alias="minLength")] = None
-    title: StrictStr | None = None
+    default: Annotated[StrictStr | None, AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
+    format: Annotated[
+        Literal["date", "date-time", "email", "uri"] | None, AfterValidator(not_null)
+    ] = None
+    max_length: Annotated[StrictInt | None, Field(alias="maxLength"), AfterValidator(not_null)] = (
+        None
+    )
+    min_length: Annotated[StrictInt | None, Field(alias="minLength"), AfterValidator(not_null)] = (
+        None
+    )
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     type: Literal["string"] = "string"
 
 
@@ -796,7 +835,9 @@ class SubscribeRequestParamsMeta(MCPModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    progress_token: Annotated[
+        ProgressToken | None, Field(alias="progressToken"), AfterValidator(not_null)
+    ] = None
 
 
 class TaskAugmentedRequestParamsMeta(MCPModel):
@@ -804,7 +845,9 @@ class TaskAugmentedRequestParamsMeta(MCPModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    progress_token: Annotated[
+        ProgressToken | None, Field(alias="progressToken"), AfterValidator(not_null)
+    ] = None
 
 
 class TaskMetadata(MCPModel):
@@ -813,7 +856,7 @@ class TaskMetadata(MCPModel):
     Include this in the `task` field of the request parameters.
     """
 
-    ttl: StrictInt | None = None
+    ttl: Annotated[StrictInt | None, AfterValidator(not_null)] = None
     """
     Requested duration in milliseconds to retain task from creation.
     """
@@ -832,7 +875,7 @@ class TaskStatusNotificationParams(MCPModel):
     Parameters for a `notifications/tasks/status` notification.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -844,12 +887,16 @@ class TaskStatusNotificationParams(MCPModel):
     """
     ISO 8601 timestamp when the task was last updated.
     """
-    poll_interval: Annotated[StrictInt | None, Field(alias="pollInterval")] = None
+    poll_interval: Annotated[
+        StrictInt | None, Field(alias="pollInterval"), AfterValidator(not_null)
+    ] = None
     """
     Suggested polling interval in milliseconds.
     """
     status: TaskStatus
-    status_message: Annotated[StrictStr | None, Field(alias="statusMessage")] = None
+    status_message: Annotated[
+        StrictStr | None, Field(alias="statusMessage"), AfterValidator(not_null)
+    ] = None
     """
     Optional human-readable message describing the current task state.
     This can provide context for any status, including:
@@ -868,11 +915,11 @@ class TaskStatusNotificationParams(MCPModel):
 
 
 class TextResourceContents(MCPModel):
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     The MIME type of this resource, if known.
     """
@@ -920,7 +967,9 @@ class ToolAnnotations(MCPModel):
     received from untrusted servers.
     """
 
-    destructive_hint: Annotated[StrictBool | None, Field(alias="destructiveHint")] = None
+    destructive_hint: Annotated[
+        StrictBool | None, Field(alias="destructiveHint"), AfterValidator(not_null)
+    ] = None
     """
     If true, the tool may perform destructive updates to its environment.
     If false, the tool performs only additive updates.
@@ -929,7 +978,9 @@ class ToolAnnotations(MCPModel):
 
     Default: true
     """
-    idempotent_hint: Annotated[StrictBool | None, Field(alias="idempotentHint")] = None
+    idempotent_hint: Annotated[
+        StrictBool | None, Field(alias="idempotentHint"), AfterValidator(not_null)
+    ] = None
     """
     If true, calling the tool repeatedly with the same arguments
     will have no additional effect on its environment.
@@ -938,7 +989,9 @@ class ToolAnnotations(MCPModel):
 
     Default: false
     """
-    open_world_hint: Annotated[StrictBool | None, Field(alias="openWorldHint")] = None
+    open_world_hint: Annotated[
+        StrictBool | None, Field(alias="openWorldHint"), AfterValidator(not_null)
+    ] = None
     """
     If true, this tool may interact with an "open world" of external
     entities. If false, the tool's domain of interaction is closed.
@@ -947,13 +1000,15 @@ class ToolAnnotations(MCPModel):
 
     Default: true
     """
-    read_only_hint: Annotated[StrictBool | None, Field(alias="readOnlyHint")] = None
+    read_only_hint: Annotated[
+        StrictBool | None, Field(alias="readOnlyHint"), AfterValidator(not_null)
+    ] = None
     """
     If true, the tool does not modify its environment.
 
     Default: false
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A human-readable title for the tool.
     """
@@ -964,7 +1019,7 @@ class ToolChoice(MCPModel):
     Controls tool selection behavior for sampling requests.
     """
 
-    mode: Literal["auto", "none", "required"] | None = None
+    mode: Annotated[Literal["auto", "none", "required"] | None, AfterValidator(not_null)] = None
     """
     Controls the tool use ability of the model:
     - "auto": Model decides whether to use tools (default)
@@ -979,7 +1034,9 @@ class ToolExecution(MCPModel):
     """
 
     task_support: Annotated[
-        Literal["forbidden", "optional", "required"] | None, Field(alias="taskSupport")
+        Literal["forbidden", "optional", "required"] | None,
+        Field(alias="taskSupport"),
+        AfterValidator(not_null),
     ] = None
     """
     Indicates whether this tool supports task-augmented execution.
@@ -999,9 +1056,11 @@ class ToolInputSchema(MCPModel):
     A JSON Schema object defining the expected parameters for the tool.
     """
 
-    json_schema_dialect: Annotated[StrictStr | None, Field(alias="$schema")] = None
-    properties: dict[str, dict[str, Any]] | None = None
-    required: list[StrictStr] | None = None
+    json_schema_dialect: Annotated[
+        StrictStr | None, Field(alias="$schema"), AfterValidator(not_null)
+    ] = None
+    properties: Annotated[dict[str, dict[str, Any]] | None, AfterValidator(not_null)] = None
+    required: Annotated[list[StrictStr] | None, AfterValidator(not_null)] = None
     type: Literal["object"] = "object"
 
 
@@ -1012,7 +1071,7 @@ class ToolListChangedNotification(MCPModel):
 
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/tools/list_changed"]
-    params: NotificationParams | None = None
+    params: Annotated[NotificationParams | None, AfterValidator(not_null)] = None
 
 
 class ToolOutputSchema(MCPModel):
@@ -1024,9 +1083,11 @@ class ToolOutputSchema(MCPModel):
     Currently restricted to type: "object" at the root level.
     """
 
-    json_schema_dialect: Annotated[StrictStr | None, Field(alias="$schema")] = None
-    properties: dict[str, dict[str, Any]] | None = None
-    required: list[StrictStr] | None = None
+    json_schema_dialect: Annotated[
+        StrictStr | None, Field(alias="$schema"), AfterValidator(not_null)
+    ] = None
+    properties: Annotated[dict[str, dict[str, Any]] | None, AfterValidator(not_null)] = None
+    required: Annotated[list[StrictStr] | None, AfterValidator(not_null)] = None
     type: Literal["object"] = "object"
 
 
@@ -1035,7 +1096,7 @@ class ToolUseContent(MCPModel):
     A request from the assistant to call a tool.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     Optional metadata about the tool use. Clients SHOULD preserve this field when
     including tool uses in subsequent sampling requests to enable caching optimizations.
@@ -1064,7 +1125,9 @@ class UnsubscribeRequestParamsMeta(MCPModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    progress_token: Annotated[
+        ProgressToken | None, Field(alias="progressToken"), AfterValidator(not_null)
+    ] = None
 
 
 class UntitledMultiSelectEnumSchemaItems(MCPModel):
@@ -1084,11 +1147,11 @@ class UntitledSingleSelectEnumSchema(MCPModel):
     Schema for single-selection enumeration without display titles for options.
     """
 
-    default: StrictStr | None = None
+    default: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Optional default value.
     """
-    description: StrictStr | None = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Optional description for the enum field.
     """
@@ -1096,7 +1159,7 @@ class UntitledSingleSelectEnumSchema(MCPModel):
     """
     Array of enum values to choose from.
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Optional title for the enum field.
     """
@@ -1108,13 +1171,15 @@ class Annotations(MCPModel):
     Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
     """
 
-    audience: list[Role] | None = None
+    audience: Annotated[list[Role] | None, AfterValidator(not_null)] = None
     """
     Describes who the intended audience of this object or data is.
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    last_modified: Annotated[StrictStr | None, Field(alias="lastModified")] = None
+    last_modified: Annotated[
+        StrictStr | None, Field(alias="lastModified"), AfterValidator(not_null)
+    ] = None
     """
     The moment the resource was last modified, as an ISO 8601 formatted string.
 
@@ -1123,7 +1188,9 @@ class Annotations(MCPModel):
     Examples: last activity timestamp in an open file, timestamp when the resource
     was attached, etc.
     """
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[
+        StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0), AfterValidator(not_null)
+    ] = None
     """
     Describes how important this data is for operating the server.
 
@@ -1138,11 +1205,11 @@ class AudioContent(MCPModel):
     Audio provided to or from an LLM.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
     data: StrictStr
     """
     The base64-encoded audio data.
@@ -1159,7 +1226,9 @@ class CallToolRequestParamsMeta(MCPModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    progress_token: Annotated[
+        ProgressToken | None, Field(alias="progressToken"), AfterValidator(not_null)
+    ] = None
 
 
 class CancelTaskRequest(MCPModel):
@@ -1178,7 +1247,7 @@ class CancelTaskResult(MCPModel):
     The response to a tasks/cancel request.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -1190,12 +1259,16 @@ class CancelTaskResult(MCPModel):
     """
     ISO 8601 timestamp when the task was last updated.
     """
-    poll_interval: Annotated[StrictInt | None, Field(alias="pollInterval")] = None
+    poll_interval: Annotated[
+        StrictInt | None, Field(alias="pollInterval"), AfterValidator(not_null)
+    ] = None
     """
     Suggested polling interval in milliseconds.
     """
     status: TaskStatus
-    status_message: Annotated[StrictStr | None, Field(alias="statusMessage")] = None
+    status_message: Annotated[
+        StrictStr | None, Field(alias="statusMessage"), AfterValidator(not_null)
+    ] = None
     """
     Optional human-readable message describing the current task state.
     This can provide context for any status, including:
@@ -1218,15 +1291,17 @@ class CancelledNotificationParams(MCPModel):
     Parameters for a `notifications/cancelled` notification.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    reason: StrictStr | None = None
+    reason: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
     """
-    request_id: Annotated[RequestId | None, Field(alias="requestId")] = None
+    request_id: Annotated[RequestId | None, Field(alias="requestId"), AfterValidator(not_null)] = (
+        None
+    )
 
 
 class ClientCapabilitiesTasksRequests(MCPModel):
@@ -1234,8 +1309,12 @@ class ClientCapabilitiesTasksRequests(MCPModel):
     Specifies which request types can be augmented with tasks.
     """
 
-    elicitation: ClientCapabilitiesTasksRequestsElicitation | None = None
-    sampling: ClientCapabilitiesTasksRequestsSampling | None = None
+    elicitation: Annotated[
+        ClientCapabilitiesTasksRequestsElicitation | None, AfterValidator(not_null)
+    ] = None
+    sampling: Annotated[
+        ClientCapabilitiesTasksRequestsSampling | None, AfterValidator(not_null)
+    ] = None
 
 
 class CompleteRequestParamsMeta(MCPModel):
@@ -1243,7 +1322,9 @@ class CompleteRequestParamsMeta(MCPModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    progress_token: Annotated[
+        ProgressToken | None, Field(alias="progressToken"), AfterValidator(not_null)
+    ] = None
 
 
 CompleteRequestParamsRef = TypeAliasType(
@@ -1257,7 +1338,7 @@ class CompleteResult(MCPModel):
     The server's response to a completion/complete request
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -1269,7 +1350,9 @@ class CreateMessageRequestParamsMeta(MCPModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    progress_token: Annotated[
+        ProgressToken | None, Field(alias="progressToken"), AfterValidator(not_null)
+    ] = None
 
 
 class ElicitRequestFormParamsMeta(MCPModel):
@@ -1277,7 +1360,9 @@ class ElicitRequestFormParamsMeta(MCPModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    progress_token: Annotated[
+        ProgressToken | None, Field(alias="progressToken"), AfterValidator(not_null)
+    ] = None
 
 
 class ElicitRequestURLParamsMeta(MCPModel):
@@ -1285,7 +1370,9 @@ class ElicitRequestURLParamsMeta(MCPModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    progress_token: Annotated[
+        ProgressToken | None, Field(alias="progressToken"), AfterValidator(not_null)
+    ] = None
 
 
 class ElicitationCompleteNotification(MCPModel):
@@ -1306,11 +1393,11 @@ class EmbeddedResource(MCPModel):
     of the LLM and/or the user.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
     resource: TextResourceContents | BlobResourceContents
     type: Literal["resource"] = "resource"
 
@@ -1323,7 +1410,9 @@ class GetPromptRequestParamsMeta(MCPModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    progress_token: Annotated[
+        ProgressToken | None, Field(alias="progressToken"), AfterValidator(not_null)
+    ] = None
 
 
 class GetTaskPayloadRequest(MCPModel):
@@ -1353,7 +1442,7 @@ class GetTaskResult(MCPModel):
     The response to a tasks/get request.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -1365,12 +1454,16 @@ class GetTaskResult(MCPModel):
     """
     ISO 8601 timestamp when the task was last updated.
     """
-    poll_interval: Annotated[StrictInt | None, Field(alias="pollInterval")] = None
+    poll_interval: Annotated[
+        StrictInt | None, Field(alias="pollInterval"), AfterValidator(not_null)
+    ] = None
     """
     Suggested polling interval in milliseconds.
     """
     status: TaskStatus
-    status_message: Annotated[StrictStr | None, Field(alias="statusMessage")] = None
+    status_message: Annotated[
+        StrictStr | None, Field(alias="statusMessage"), AfterValidator(not_null)
+    ] = None
     """
     Optional human-readable message describing the current task state.
     This can provide context for any status, including:
@@ -1393,11 +1486,11 @@ class ImageContent(MCPModel):
     An image provided to or from an LLM.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
     data: StrictStr
     """
     The base64-encoded image data.
@@ -1414,7 +1507,9 @@ class InitializeRequestParamsMeta(MCPModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    progress_token: Annotated[
+        ProgressToken | None, Field(alias="progressToken"), AfterValidator(not_null)
+    ] = None
 
 
 class InitializedNotification(MCPModel):
@@ -1424,7 +1519,7 @@ class InitializedNotification(MCPModel):
 
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/initialized"]
-    params: NotificationParams | None = None
+    params: Annotated[NotificationParams | None, AfterValidator(not_null)] = None
 
 
 class JSONRPCErrorResponse(MCPModel):
@@ -1433,7 +1528,7 @@ class JSONRPCErrorResponse(MCPModel):
     """
 
     error: Error
-    id: RequestId | None = None
+    id: Annotated[RequestId | None, AfterValidator(not_null)] = None
     jsonrpc: Literal["2.0"] = "2.0"
 
 
@@ -1445,7 +1540,7 @@ class JSONRPCRequest(MCPModel):
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     method: StrictStr
-    params: dict[str, Any] | None = None
+    params: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
 
 
 class JSONRPCResultResponse(MCPModel):
@@ -1465,7 +1560,7 @@ class ListRootsResult(MCPModel):
     or file that the server can operate on.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -1487,7 +1582,9 @@ class PaginatedRequestParamsMeta(MCPModel):
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
 
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    progress_token: Annotated[
+        ProgressToken | None, Field(alias="progressToken"), AfterValidator(not_null)
+    ] = None
 
 
 class ProgressNotificationParams(MCPModel):
@@ -1495,11 +1592,11 @@ class ProgressNotificationParams(MCPModel):
     Parameters for a `notifications/progress` notification.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    message: StrictStr | None = None
+    message: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional message describing the current progress.
     """
@@ -1508,7 +1605,7 @@ class ProgressNotificationParams(MCPModel):
     The progress thus far. This should increase every time progress is made, even if the total is unknown.
     """
     progress_token: Annotated[ProgressToken, Field(alias="progressToken")]
-    total: StrictInt | StrictFloat | None = None
+    total: Annotated[StrictInt | StrictFloat | None, AfterValidator(not_null)] = None
     """
     Total number of items to process (or total progress required), if known.
     """
@@ -1519,19 +1616,19 @@ class Prompt(MCPModel):
     A prompt or prompt template that the server offers.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    arguments: list[PromptArgument] | None = None
+    arguments: Annotated[list[PromptArgument] | None, AfterValidator(not_null)] = None
     """
     A list of arguments to use for templating the prompt.
     """
-    description: StrictStr | None = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional description of what this prompt provides
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, AfterValidator(not_null)] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -1547,7 +1644,7 @@ class Prompt(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1563,7 +1660,9 @@ class ReadResourceRequestParams(MCPModel):
     Parameters for a `resources/read` request.
     """
 
-    meta: Annotated[ReadResourceRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[
+        ReadResourceRequestParamsMeta | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
     uri: StrictStr
     """
     The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
@@ -1575,7 +1674,7 @@ class ReadResourceResult(MCPModel):
     The server's response to a resources/read request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -1587,7 +1686,7 @@ class RequestParams(MCPModel):
     Common params for any request.
     """
 
-    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[RequestParamsMeta | None, Field(alias="_meta"), AfterValidator(not_null)] = None
 
 
 class Resource(MCPModel):
@@ -1595,18 +1694,18 @@ class Resource(MCPModel):
     A known resource that the server is capable of reading.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: Annotations | None = None
-    description: StrictStr | None = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A description of what this resource represents.
 
     This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, AfterValidator(not_null)] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -1618,7 +1717,7 @@ class Resource(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     The MIME type of this resource, if known.
     """
@@ -1626,13 +1725,13 @@ class Resource(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: StrictInt | None = None
+    size: Annotated[StrictInt | None, AfterValidator(not_null)] = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
     This can be used by Hosts to display file sizes and estimate context window usage.
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1654,18 +1753,18 @@ class ResourceLink(MCPModel):
     Note: resource links returned by tools are not guaranteed to appear in the results of `resources/list` requests.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: Annotations | None = None
-    description: StrictStr | None = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A description of what this resource represents.
 
     This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, AfterValidator(not_null)] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -1677,7 +1776,7 @@ class ResourceLink(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     The MIME type of this resource, if known.
     """
@@ -1685,13 +1784,13 @@ class ResourceLink(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: StrictInt | None = None
+    size: Annotated[StrictInt | None, AfterValidator(not_null)] = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
     This can be used by Hosts to display file sizes and estimate context window usage.
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1712,7 +1811,9 @@ class ResourceRequestParams(MCPModel):
     Common parameters when working with resources.
     """
 
-    meta: Annotated[ResourceRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[
+        ResourceRequestParamsMeta | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
     uri: StrictStr
     """
     The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
@@ -1724,18 +1825,18 @@ class ResourceTemplate(MCPModel):
     A template description for resources available on the server.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: Annotations | None = None
-    description: StrictStr | None = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A description of what this template is for.
 
     This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, AfterValidator(not_null)] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -1747,7 +1848,7 @@ class ResourceTemplate(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
     """
@@ -1755,7 +1856,7 @@ class ResourceTemplate(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1785,7 +1886,7 @@ class ServerCapabilitiesTasksRequests(MCPModel):
     Specifies which request types can be augmented with tasks.
     """
 
-    tools: ServerCapabilitiesTasksRequestsTools | None = None
+    tools: Annotated[ServerCapabilitiesTasksRequestsTools | None, AfterValidator(not_null)] = None
 
 
 class SetLevelRequestParams(MCPModel):
@@ -1793,7 +1894,9 @@ class SetLevelRequestParams(MCPModel):
     Parameters for a `logging/setLevel` request.
     """
 
-    meta: Annotated[SetLevelRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[
+        SetLevelRequestParamsMeta | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
     level: LoggingLevel
 
 
@@ -1802,7 +1905,9 @@ class SubscribeRequestParams(MCPModel):
     Parameters for a `resources/subscribe` request.
     """
 
-    meta: Annotated[SubscribeRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[
+        SubscribeRequestParamsMeta | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
     uri: StrictStr
     """
     The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
@@ -1822,12 +1927,16 @@ class Task(MCPModel):
     """
     ISO 8601 timestamp when the task was last updated.
     """
-    poll_interval: Annotated[StrictInt | None, Field(alias="pollInterval")] = None
+    poll_interval: Annotated[
+        StrictInt | None, Field(alias="pollInterval"), AfterValidator(not_null)
+    ] = None
     """
     Suggested polling interval in milliseconds.
     """
     status: TaskStatus
-    status_message: Annotated[StrictStr | None, Field(alias="statusMessage")] = None
+    status_message: Annotated[
+        StrictStr | None, Field(alias="statusMessage"), AfterValidator(not_null)
+    ] = None
     """
     Optional human-readable message describing the current task state.
     This can provide context for any status, including:
@@ -1850,8 +1959,10 @@ class TaskAugmentedRequestParams(MCPModel):
     Common params for any task-augmented request.
     """
 
-    meta: Annotated[TaskAugmentedRequestParamsMeta | None, Field(alias="_meta")] = None
-    task: TaskMetadata | None = None
+    meta: Annotated[
+        TaskAugmentedRequestParamsMeta | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
+    task: Annotated[TaskMetadata | None, AfterValidator(not_null)] = None
 
 
 class TaskStatusNotification(MCPModel):
@@ -1869,11 +1980,11 @@ class TextContent(MCPModel):
     Text provided to or from an LLM.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: Annotations | None = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
     text: StrictStr
     """
     The text content of the message.
@@ -1897,11 +2008,11 @@ class TitledSingleSelectEnumSchema(MCPModel):
     Schema for single-selection enumeration with display titles for each option.
     """
 
-    default: StrictStr | None = None
+    default: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Optional default value.
     """
-    description: StrictStr | None = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Optional description for the enum field.
     """
@@ -1909,7 +2020,7 @@ class TitledSingleSelectEnumSchema(MCPModel):
     """
     Array of enum options with values and display labels.
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Optional title for the enum field.
     """
@@ -1921,19 +2032,19 @@ class Tool(MCPModel):
     Definition for a tool the client can call.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    annotations: ToolAnnotations | None = None
-    description: StrictStr | None = None
+    annotations: Annotated[ToolAnnotations | None, AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A human-readable description of the tool.
 
     This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
     """
-    execution: ToolExecution | None = None
-    icons: list[Icon] | None = None
+    execution: Annotated[ToolExecution | None, AfterValidator(not_null)] = None
+    icons: Annotated[list[Icon] | None, AfterValidator(not_null)] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -1950,8 +2061,10 @@ class Tool(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    output_schema: Annotated[ToolOutputSchema | None, Field(alias="outputSchema")] = None
-    title: StrictStr | None = None
+    output_schema: Annotated[
+        ToolOutputSchema | None, Field(alias="outputSchema"), AfterValidator(not_null)
+    ] = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1967,7 +2080,9 @@ class UnsubscribeRequestParams(MCPModel):
     Parameters for a `resources/unsubscribe` request.
     """
 
-    meta: Annotated[UnsubscribeRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[
+        UnsubscribeRequestParamsMeta | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
     uri: StrictStr
     """
     The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
@@ -1979,24 +2094,24 @@ class UntitledMultiSelectEnumSchema(MCPModel):
     Schema for multiple-selection enumeration without display titles for options.
     """
 
-    default: list[StrictStr] | None = None
+    default: Annotated[list[StrictStr] | None, AfterValidator(not_null)] = None
     """
     Optional default value.
     """
-    description: StrictStr | None = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Optional description for the enum field.
     """
     items: UntitledMultiSelectEnumSchemaItems
-    max_items: Annotated[StrictInt | None, Field(alias="maxItems")] = None
+    max_items: Annotated[StrictInt | None, Field(alias="maxItems"), AfterValidator(not_null)] = None
     """
     Maximum number of items to select.
     """
-    min_items: Annotated[StrictInt | None, Field(alias="minItems")] = None
+    min_items: Annotated[StrictInt | None, Field(alias="minItems"), AfterValidator(not_null)] = None
     """
     Minimum number of items to select.
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Optional title for the enum field.
     """
@@ -2008,8 +2123,10 @@ class CallToolRequestParams(MCPModel):
     Parameters for a `tools/call` request.
     """
 
-    meta: Annotated[CallToolRequestParamsMeta | None, Field(alias="_meta")] = None
-    arguments: dict[str, Any] | None = None
+    meta: Annotated[
+        CallToolRequestParamsMeta | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
+    arguments: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     """
     Arguments to use for the tool call.
     """
@@ -2017,7 +2134,7 @@ class CallToolRequestParams(MCPModel):
     """
     The name of the tool.
     """
-    task: TaskMetadata | None = None
+    task: Annotated[TaskMetadata | None, AfterValidator(not_null)] = None
 
 
 class CancelledNotification(MCPModel):
@@ -2043,15 +2160,15 @@ class ClientCapabilitiesTasks(MCPModel):
     Present if the client supports task-augmented requests.
     """
 
-    cancel: dict[str, Any] | None = None
+    cancel: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     """
     Whether this client supports tasks/cancel.
     """
-    list: dict[str, Any] | None = None
+    list: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     """
     Whether this client supports tasks/list.
     """
-    requests: ClientCapabilitiesTasksRequests | None = None
+    requests: Annotated[ClientCapabilitiesTasksRequests | None, AfterValidator(not_null)] = None
 
 
 class CompleteRequestParams(MCPModel):
@@ -2059,9 +2176,11 @@ class CompleteRequestParams(MCPModel):
     Parameters for a `completion/complete` request.
     """
 
-    meta: Annotated[CompleteRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[
+        CompleteRequestParamsMeta | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
     argument: CompleteRequestParamsArgument
-    context: CompleteRequestParamsContext | None = None
+    context: Annotated[CompleteRequestParamsContext | None, AfterValidator(not_null)] = None
     ref: CompleteRequestParamsRef
 
 
@@ -2079,7 +2198,7 @@ class CreateTaskResult(MCPModel):
     A response to a task-augmented request.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -2091,7 +2210,9 @@ class ElicitRequestURLParams(MCPModel):
     The parameters for a request to elicit information from the user via a URL in the client.
     """
 
-    meta: Annotated[ElicitRequestURLParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[
+        ElicitRequestURLParamsMeta | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
     elicitation_id: Annotated[StrictStr, Field(alias="elicitationId")]
     """
     The ID of the elicitation, which must be unique within the context of the server.
@@ -2105,7 +2226,7 @@ class ElicitRequestURLParams(MCPModel):
     """
     The elicitation mode.
     """
-    task: TaskMetadata | None = None
+    task: Annotated[TaskMetadata | None, AfterValidator(not_null)] = None
     url: StrictStr
     """
     The URL that the user should navigate to.
@@ -2117,8 +2238,10 @@ class GetPromptRequestParams(MCPModel):
     Parameters for a `prompts/get` request.
     """
 
-    meta: Annotated[GetPromptRequestParamsMeta | None, Field(alias="_meta")] = None
-    arguments: dict[str, StrictStr] | None = None
+    meta: Annotated[
+        GetPromptRequestParamsMeta | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
+    arguments: Annotated[dict[str, StrictStr] | None, AfterValidator(not_null)] = None
     """
     Arguments to use for templating the prompt.
     """
@@ -2148,11 +2271,13 @@ class ListPromptsResult(MCPModel):
     The server's response to a prompts/list request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[
+        StrictStr | None, Field(alias="nextCursor"), AfterValidator(not_null)
+    ] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -2165,11 +2290,13 @@ class ListResourceTemplatesResult(MCPModel):
     The server's response to a resources/templates/list request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[
+        StrictStr | None, Field(alias="nextCursor"), AfterValidator(not_null)
+    ] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -2182,11 +2309,13 @@ class ListResourcesResult(MCPModel):
     The server's response to a resources/list request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[
+        StrictStr | None, Field(alias="nextCursor"), AfterValidator(not_null)
+    ] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -2208,7 +2337,7 @@ class ListRootsRequest(MCPModel):
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["roots/list"]
-    params: RequestParams | None = None
+    params: Annotated[RequestParams | None, AfterValidator(not_null)] = None
 
 
 class ListTasksResult(MCPModel):
@@ -2216,11 +2345,13 @@ class ListTasksResult(MCPModel):
     The response to a tasks/list request.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[
+        StrictStr | None, Field(alias="nextCursor"), AfterValidator(not_null)
+    ] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -2233,11 +2364,13 @@ class ListToolsResult(MCPModel):
     The server's response to a tools/list request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[
+        StrictStr | None, Field(alias="nextCursor"), AfterValidator(not_null)
+    ] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -2250,8 +2383,10 @@ class PaginatedRequestParams(MCPModel):
     Common parameters for paginated requests.
     """
 
-    meta: Annotated[PaginatedRequestParamsMeta | None, Field(alias="_meta")] = None
-    cursor: StrictStr | None = None
+    meta: Annotated[
+        PaginatedRequestParamsMeta | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
+    cursor: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -2266,7 +2401,7 @@ class PingRequest(MCPModel):
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["ping"]
-    params: RequestParams | None = None
+    params: Annotated[RequestParams | None, AfterValidator(not_null)] = None
 
 
 class ProgressNotification(MCPModel):
@@ -2307,15 +2442,15 @@ class ServerCapabilitiesTasks(MCPModel):
     Present if the server supports task-augmented requests.
     """
 
-    cancel: dict[str, Any] | None = None
+    cancel: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     """
     Whether this server supports tasks/cancel.
     """
-    list: dict[str, Any] | None = None
+    list: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     """
     Whether this server supports tasks/list.
     """
-    requests: ServerCapabilitiesTasksRequests | None = None
+    requests: Annotated[ServerCapabilitiesTasksRequests | None, AfterValidator(not_null)] = None
 
 
 ServerNotification = TypeAliasType(
@@ -2367,24 +2502,24 @@ class TitledMultiSelectEnumSchema(MCPModel):
     Schema for multiple-selection enumeration with display titles for each option.
     """
 
-    default: list[StrictStr] | None = None
+    default: Annotated[list[StrictStr] | None, AfterValidator(not_null)] = None
     """
     Optional default value.
     """
-    description: StrictStr | None = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Optional description for the enum field.
     """
     items: TitledMultiSelectEnumSchemaItems
-    max_items: Annotated[StrictInt | None, Field(alias="maxItems")] = None
+    max_items: Annotated[StrictInt | None, Field(alias="maxItems"), AfterValidator(not_null)] = None
     """
     Maximum number of items to select.
     """
-    min_items: Annotated[StrictInt | None, Field(alias="minItems")] = None
+    min_items: Annotated[StrictInt | None, Field(alias="minItems"), AfterValidator(not_null)] = None
     """
     Minimum number of items to select.
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Optional title for the enum field.
     """
@@ -2396,7 +2531,7 @@ class ToolResultContent(MCPModel):
     The result of a tool use, provided by the user back to the assistant.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     Optional metadata about the tool result. Clients SHOULD preserve this field when
     including tool results in subsequent sampling requests to enable caching optimizations.
@@ -2410,14 +2545,16 @@ class ToolResultContent(MCPModel):
     This has the same format as CallToolResult.content and can include text, images,
     audio, resource links, and embedded resources.
     """
-    is_error: Annotated[StrictBool | None, Field(alias="isError")] = None
+    is_error: Annotated[StrictBool | None, Field(alias="isError"), AfterValidator(not_null)] = None
     """
     Whether the tool use resulted in an error.
 
     If true, the content typically describes the error that occurred.
     Default: false
     """
-    structured_content: Annotated[dict[str, Any] | None, Field(alias="structuredContent")] = None
+    structured_content: Annotated[
+        dict[str, Any] | None, Field(alias="structuredContent"), AfterValidator(not_null)
+    ] = None
     """
     An optional structured result object.
 
@@ -2463,7 +2600,7 @@ class CallToolResult(MCPModel):
     The server's response to a tool call.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -2471,7 +2608,7 @@ class CallToolResult(MCPModel):
     """
     A list of content objects that represent the unstructured result of the tool call.
     """
-    is_error: Annotated[StrictBool | None, Field(alias="isError")] = None
+    is_error: Annotated[StrictBool | None, Field(alias="isError"), AfterValidator(not_null)] = None
     """
     Whether the tool call ended in an error.
 
@@ -2486,7 +2623,9 @@ class CallToolResult(MCPModel):
     server does not support tool calls, or any other exceptional conditions,
     should be reported as an MCP error response.
     """
-    structured_content: Annotated[dict[str, Any] | None, Field(alias="structuredContent")] = None
+    structured_content: Annotated[
+        dict[str, Any] | None, Field(alias="structuredContent"), AfterValidator(not_null)
+    ] = None
     """
     An optional JSON object that represents the structured result of the tool call.
     """
@@ -2497,14 +2636,14 @@ class ClientCapabilities(MCPModel):
     Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
     """
 
-    elicitation: ClientCapabilitiesElicitation | None = None
-    experimental: dict[str, dict[str, Any]] | None = None
+    elicitation: Annotated[ClientCapabilitiesElicitation | None, AfterValidator(not_null)] = None
+    experimental: Annotated[dict[str, dict[str, Any]] | None, AfterValidator(not_null)] = None
     """
     Experimental, non-standard capabilities that the client supports.
     """
-    roots: ClientCapabilitiesRoots | None = None
-    sampling: ClientCapabilitiesSampling | None = None
-    tasks: ClientCapabilitiesTasks | None = None
+    roots: Annotated[ClientCapabilitiesRoots | None, AfterValidator(not_null)] = None
+    sampling: Annotated[ClientCapabilitiesSampling | None, AfterValidator(not_null)] = None
+    tasks: Annotated[ClientCapabilitiesTasks | None, AfterValidator(not_null)] = None
 
 
 ClientNotification = TypeAliasType(
@@ -2557,11 +2696,11 @@ class GetPromptResult(MCPModel):
     The server's response to a prompts/get request from the client.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
-    description: StrictStr | None = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional description for the prompt.
     """
@@ -2573,7 +2712,9 @@ class InitializeRequestParams(MCPModel):
     Parameters for an `initialize` request.
     """
 
-    meta: Annotated[InitializeRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[
+        InitializeRequestParamsMeta | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
     capabilities: ClientCapabilities
     client_info: Annotated[Implementation, Field(alias="clientInfo")]
     protocol_version: Annotated[StrictStr, Field(alias="protocolVersion")]
@@ -2590,7 +2731,7 @@ class ListPromptsRequest(MCPModel):
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["prompts/list"]
-    params: PaginatedRequestParams | None = None
+    params: Annotated[PaginatedRequestParams | None, AfterValidator(not_null)] = None
 
 
 class ListResourceTemplatesRequest(MCPModel):
@@ -2601,7 +2742,7 @@ class ListResourceTemplatesRequest(MCPModel):
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["resources/templates/list"]
-    params: PaginatedRequestParams | None = None
+    params: Annotated[PaginatedRequestParams | None, AfterValidator(not_null)] = None
 
 
 class ListResourcesRequest(MCPModel):
@@ -2612,7 +2753,7 @@ class ListResourcesRequest(MCPModel):
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["resources/list"]
-    params: PaginatedRequestParams | None = None
+    params: Annotated[PaginatedRequestParams | None, AfterValidator(not_null)] = None
 
 
 class ListTasksRequest(MCPModel):
@@ -2623,7 +2764,7 @@ class ListTasksRequest(MCPModel):
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["tasks/list"]
-    params: PaginatedRequestParams | None = None
+    params: Annotated[PaginatedRequestParams | None, AfterValidator(not_null)] = None
 
 
 class ListToolsRequest(MCPModel):
@@ -2634,7 +2775,7 @@ class ListToolsRequest(MCPModel):
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["tools/list"]
-    params: PaginatedRequestParams | None = None
+    params: Annotated[PaginatedRequestParams | None, AfterValidator(not_null)] = None
 
 
 MultiSelectEnumSchema = TypeAliasType(
@@ -2646,7 +2787,7 @@ class PaginatedRequest(MCPModel):
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     method: StrictStr
-    params: PaginatedRequestParams | None = None
+    params: Annotated[PaginatedRequestParams | None, AfterValidator(not_null)] = None
 
 
 PrimitiveSchemaDefinition = TypeAliasType(
@@ -2680,22 +2821,22 @@ class ServerCapabilities(MCPModel):
     Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
     """
 
-    completions: dict[str, Any] | None = None
+    completions: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     """
     Present if the server supports argument autocompletion suggestions.
     """
-    experimental: dict[str, dict[str, Any]] | None = None
+    experimental: Annotated[dict[str, dict[str, Any]] | None, AfterValidator(not_null)] = None
     """
     Experimental, non-standard capabilities that the server supports.
     """
-    logging: dict[str, Any] | None = None
+    logging: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     """
     Present if the server supports sending log messages to the client.
     """
-    prompts: ServerCapabilitiesPrompts | None = None
-    resources: ServerCapabilitiesResources | None = None
-    tasks: ServerCapabilitiesTasks | None = None
-    tools: ServerCapabilitiesTools | None = None
+    prompts: Annotated[ServerCapabilitiesPrompts | None, AfterValidator(not_null)] = None
+    resources: Annotated[ServerCapabilitiesResources | None, AfterValidator(not_null)] = None
+    tasks: Annotated[ServerCapabilitiesTasks | None, AfterValidator(not_null)] = None
+    tools: Annotated[ServerCapabilitiesTools | None, AfterValidator(not_null)] = None
 
 
 class URLElicitationRequiredErrorError(MCPModel):
@@ -2714,7 +2855,7 @@ class CreateMessageResult(MCPModel):
     to inspect the response (human in the loop) and decide whether to allow the server to see it.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -2731,7 +2872,9 @@ class CreateMessageResult(MCPModel):
     The name of the model that generated the message.
     """
     role: Role
-    stop_reason: Annotated[StrictStr | None, Field(alias="stopReason")] = None
+    stop_reason: Annotated[
+        StrictStr | None, Field(alias="stopReason"), AfterValidator(not_null)
+    ] = None
     """
     The reason why sampling stopped, if known.
 
@@ -2751,9 +2894,11 @@ class ElicitRequestFormParamsRequestedSchema(MCPModel):
     Only top-level properties are allowed, without nesting.
     """
 
-    json_schema_dialect: Annotated[StrictStr | None, Field(alias="$schema")] = None
+    json_schema_dialect: Annotated[
+        StrictStr | None, Field(alias="$schema"), AfterValidator(not_null)
+    ] = None
     properties: dict[str, PrimitiveSchemaDefinition]
-    required: list[StrictStr] | None = None
+    required: Annotated[list[StrictStr] | None, AfterValidator(not_null)] = None
     type: Literal["object"] = "object"
 
 
@@ -2773,12 +2918,12 @@ class InitializeResult(MCPModel):
     After receiving an initialize request from the client, the server sends this response.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
     capabilities: ServerCapabilities
-    instructions: StrictStr | None = None
+    instructions: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Instructions describing how to use the server and its features.
 
@@ -2796,7 +2941,7 @@ class SamplingMessage(MCPModel):
     Describes a message issued to or received from an LLM API.
     """
 
-    meta: Annotated[dict[str, Any] | None, Field(alias="_meta")] = None
+    meta: Annotated[dict[str, Any] | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     """
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     """
@@ -2836,7 +2981,7 @@ class URLElicitationRequiredError(MCPModel):
     """
 
     error: URLElicitationRequiredErrorError
-    id: RequestId | None = None
+    id: Annotated[RequestId | None, AfterValidator(not_null)] = None
     jsonrpc: Literal["2.0"] = "2.0"
 
 
@@ -2883,9 +3028,13 @@ class CreateMessageRequestParams(MCPModel):
     Parameters for a `sampling/createMessage` request.
     """
 
-    meta: Annotated[CreateMessageRequestParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[
+        CreateMessageRequestParamsMeta | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
     include_context: Annotated[
-        Literal["allServers", "none", "thisServer"] | None, Field(alias="includeContext")
+        Literal["allServers", "none", "thisServer"] | None,
+        Field(alias="includeContext"),
+        AfterValidator(not_null),
     ] = None
     """
     A request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
@@ -2901,20 +3050,28 @@ class CreateMessageRequestParams(MCPModel):
     The client MAY choose to sample fewer tokens than the requested maximum.
     """
     messages: list[SamplingMessage]
-    metadata: dict[str, Any] | None = None
+    metadata: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     """
     Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
     """
-    model_preferences: Annotated[ModelPreferences | None, Field(alias="modelPreferences")] = None
-    stop_sequences: Annotated[list[StrictStr] | None, Field(alias="stopSequences")] = None
-    system_prompt: Annotated[StrictStr | None, Field(alias="systemPrompt")] = None
+    model_preferences: Annotated[
+        ModelPreferences | None, Field(alias="modelPreferences"), AfterValidator(not_null)
+    ] = None
+    stop_sequences: Annotated[
+        list[StrictStr] | None, Field(alias="stopSequences"), AfterValidator(not_null)
+    ] = None
+    system_prompt: Annotated[
+        StrictStr | None, Field(alias="systemPrompt"), AfterValidator(not_null)
+    ] = None
     """
     An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
     """
-    task: TaskMetadata | None = None
-    temperature: StrictInt | StrictFloat | None = None
-    tool_choice: Annotated[ToolChoice | None, Field(alias="toolChoice")] = None
-    tools: list[Tool] | None = None
+    task: Annotated[TaskMetadata | None, AfterValidator(not_null)] = None
+    temperature: Annotated[StrictInt | StrictFloat | None, AfterValidator(not_null)] = None
+    tool_choice: Annotated[
+        ToolChoice | None, Field(alias="toolChoice"), AfterValidator(not_null)
+    ] = None
+    tools: Annotated[list[Tool] | None, AfterValidator(not_null)] = None
     """
     Tools that the model may use during generation.
     The client MUST return an error if this field is provided but ClientCapabilities.sampling.tools is not declared.
@@ -2926,19 +3083,21 @@ class ElicitRequestFormParams(MCPModel):
     The parameters for a request to elicit non-sensitive information from the user via a form in the client.
     """
 
-    meta: Annotated[ElicitRequestFormParamsMeta | None, Field(alias="_meta")] = None
+    meta: Annotated[
+        ElicitRequestFormParamsMeta | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
     message: StrictStr
     """
     The message to present to the user describing what information is being requested.
     """
-    mode: Literal["form"] | None = None
+    mode: Annotated[Literal["form"] | None, AfterValidator(not_null)] = None
     """
     The elicitation mode.
     """
     requested_schema: Annotated[
         ElicitRequestFormParamsRequestedSchema, Field(alias="requestedSchema")
     ]
-    task: TaskMetadata | None = None
+    task: Annotated[TaskMetadata | None, AfterValidator(not_null)] = None
 
 
 ElicitRequestParams = TypeAliasType(

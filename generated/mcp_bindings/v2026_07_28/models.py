@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal, Optional, Union
 from mcp_bindings.v2026_07_28._base import MCPModel
 from typing_extensions import TypeAliasType
 from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import AfterValidator
+from ._base import not_null
 
 # Pyright reports this self-reference as a variable when another module of the package is
 # checked first (order-dependent; checked alone the file is clean), so this file opts out:
@@ -35,7 +37,7 @@ class BaseMetadata(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -47,9 +49,9 @@ class BaseMetadata(MCPModel):
 
 
 class BooleanSchema(MCPModel):
-    default: StrictBool | None = None
-    description: StrictStr | None = None
-    title: StrictStr | None = None
+    default: Annotated[StrictBool | None, AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     type: Literal["boolean"] = "boolean"
 
 
@@ -73,18 +75,18 @@ class CompleteRequestParamsContext(MCPModel):
     Additional, optional context for completions
     """
 
-    arguments: dict[str, StrictStr] | None = None
+    arguments: Annotated[dict[str, StrictStr] | None, AfterValidator(not_null)] = None
     """
     Previously-resolved variables in a URI template or prompt.
     """
 
 
 class CompleteResultCompletion(MCPModel):
-    has_more: Annotated[StrictBool | None, Field(alias="hasMore")] = None
+    has_more: Annotated[StrictBool | None, Field(alias="hasMore"), AfterValidator(not_null)] = None
     """
     Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     """
-    total: StrictInt | None = None
+    total: Annotated[StrictInt | None, AfterValidator(not_null)] = None
     """
     The total number of completion options available. This can exceed the number of values actually sent in the response.
     """
@@ -131,9 +133,10 @@ class ElicitResult(MCPModel):
     - `"decline"`: User explicitly declined the action
     - `"cancel"`: User dismissed without making an explicit choice
     """
-    content: (
-        dict[str, list[StrictStr] | StrictStr | StrictInt | StrictFloat | StrictBool] | None
-    ) = None
+    content: Annotated[
+        dict[str, list[StrictStr] | StrictStr | StrictInt | StrictFloat | StrictBool] | None,
+        AfterValidator(not_null),
+    ] = None
     """
     The submitted form data, only present when action is `"accept"` and mode was `"form"`.
     Contains values matching the requested schema.
@@ -173,12 +176,12 @@ class Icon(MCPModel):
     An optionally-sized icon that can be displayed in a user interface.
     """
 
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     Optional MIME type override if the source MIME type is missing or generic.
     For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`.
     """
-    sizes: list[StrictStr] | None = None
+    sizes: Annotated[list[StrictStr] | None, AfterValidator(not_null)] = None
     """
     Optional array of strings that specify sizes at which the icon can be used.
     Each string should be in WxH format (e.g., `"48x48"`, `"96x96"`) or `"any"` for scalable formats like SVG.
@@ -196,7 +199,7 @@ class Icon(MCPModel):
     Consumers SHOULD take appropriate precautions when consuming SVGs as they can contain
     executable JavaScript.
     """
-    theme: Literal["dark", "light"] | None = None
+    theme: Annotated[Literal["dark", "light"] | None, AfterValidator(not_null)] = None
     """
     Optional specifier for the theme this icon is designed for. `"light"` indicates
     the icon is designed to be used with a light background, and `"dark"` indicates
@@ -211,7 +214,7 @@ class Icons(MCPModel):
     Base interface to add `icons` property.
     """
 
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, AfterValidator(not_null)] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -230,7 +233,7 @@ class Implementation(MCPModel):
     Describes the MCP implementation.
     """
 
-    description: StrictStr | None = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional human-readable description of what this implementation does.
 
@@ -238,7 +241,7 @@ class Implementation(MCPModel):
     and capabilities. For example, a server might describe the types of resources
     or tools it provides, while a client might describe its intended use case.
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, AfterValidator(not_null)] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -254,7 +257,7 @@ class Implementation(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -267,7 +270,9 @@ class Implementation(MCPModel):
     """
     The version of this implementation.
     """
-    website_url: Annotated[StrictStr | None, Field(alias="websiteUrl")] = None
+    website_url: Annotated[
+        StrictStr | None, Field(alias="websiteUrl"), AfterValidator(not_null)
+    ] = None
     """
     An optional URL of the website for this implementation.
     """
@@ -346,7 +351,7 @@ class JSONRPCNotification(MCPModel):
 
     jsonrpc: Literal["2.0"] = "2.0"
     method: StrictStr
-    params: dict[str, Any] | None = None
+    params: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
 
 
 class LegacyTitledEnumSchema(MCPModel):
@@ -355,15 +360,17 @@ class LegacyTitledEnumSchema(MCPModel):
     This interface will be removed in a future version.
     """
 
-    default: StrictStr | None = None
-    description: StrictStr | None = None
+    default: Annotated[StrictStr | None, AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     enum: list[StrictStr]
-    enum_names: Annotated[list[StrictStr] | None, Field(alias="enumNames")] = None
+    enum_names: Annotated[
+        list[StrictStr] | None, Field(alias="enumNames"), AfterValidator(not_null)
+    ] = None
     """
     (Legacy) Display names for enum values.
     Non-standard according to JSON schema 2020-12.
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     type: Literal["string"] = "string"
 
 
@@ -430,7 +437,7 @@ class ModelHint(MCPModel):
     to the client to interpret.
     """
 
-    name: StrictStr | None = None
+    name: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A hint for a model name.
 
@@ -460,14 +467,16 @@ class ModelPreferences(MCPModel):
     """
 
     cost_priority: Annotated[
-        StrictInt | StrictFloat | None, Field(alias="costPriority", ge=0.0, le=1.0)
+        StrictInt | StrictFloat | None,
+        Field(alias="costPriority", ge=0.0, le=1.0),
+        AfterValidator(not_null),
     ] = None
     """
     How much to prioritize cost when selecting a model. A value of 0 means cost
     is not important, while a value of 1 means cost is the most important
     factor.
     """
-    hints: list[ModelHint] | None = None
+    hints: Annotated[list[ModelHint] | None, AfterValidator(not_null)] = None
     """
     Optional hints to use for model selection.
 
@@ -478,7 +487,9 @@ class ModelPreferences(MCPModel):
     MAY still use the priorities to select from ambiguous matches.
     """
     intelligence_priority: Annotated[
-        StrictInt | StrictFloat | None, Field(alias="intelligencePriority", ge=0.0, le=1.0)
+        StrictInt | StrictFloat | None,
+        Field(alias="intelligencePriority", ge=0.0, le=1.0),
+        AfterValidator(not_null),
     ] = None
     """
     How much to prioritize intelligence and capabilities when selecting a
@@ -486,7 +497,9 @@ class ModelPreferences(MCPModel):
     means intelligence is the most important factor.
     """
     speed_priority: Annotated[
-        StrictInt | StrictFloat | None, Field(alias="speedPriority", ge=0.0, le=1.0)
+        StrictInt | StrictFloat | None,
+        Field(alias="speedPriority", ge=0.0, le=1.0),
+        AfterValidator(not_null),
     ] = None
     """
     How much to prioritize sampling speed (latency) when selecting a model. A
@@ -497,15 +510,15 @@ class ModelPreferences(MCPModel):
 
 class Notification(MCPModel):
     method: StrictStr
-    params: dict[str, Any] | None = None
+    params: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
 
 
 class NumberSchema(MCPModel):
-    default: StrictInt | StrictFloat | None = None
-    description: StrictStr | None = None
-    maximum: StrictInt | StrictFloat | None = None
-    minimum: StrictInt | StrictFloat | None = None
-    title: StrictStr | None = None
+    default: Annotated[StrictInt | StrictFloat | None, AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
+    maximum: Annotated[StrictInt | StrictFloat | None, AfterValidator(not_null)] = None
+    minimum: Annotated[StrictInt | StrictFloat | None, AfterValidator(not_null)] = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     type: Literal["integer", "number"]
 
 
@@ -539,7 +552,7 @@ class PromptArgument(MCPModel):
     Describes an argument that a prompt can accept.
     """
 
-    description: StrictStr | None = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A human-readable description of the argument.
     """
@@ -547,11 +560,11 @@ class PromptArgument(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    required: StrictBool | None = None
+    required: Annotated[StrictBool | None, AfterValidator(not_null)] = None
     """
     Whether this argument must be provided.
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -571,7 +584,7 @@ class PromptReference(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -585,7 +598,7 @@ class PromptReference(MCPModel):
 
 class Request(MCPModel):
     method: StrictStr
-    params: dict[str, Any] | None = None
+    params: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
 
 
 RequestId = TypeAliasType("RequestId", StrictStr | StrictInt)
@@ -599,8 +612,8 @@ class ResourceContents(MCPModel):
     The contents of a specific resource or sub-resource.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     The MIME type of this resource, if known.
     """
@@ -628,7 +641,9 @@ class ResultMetaObject(MCPModel):
     """
 
     server_info: Annotated[
-        Implementation | None, Field(alias="io.modelcontextprotocol/serverInfo")
+        Implementation | None,
+        Field(alias="io.modelcontextprotocol/serverInfo"),
+        AfterValidator(not_null),
     ] = None
 
 
@@ -653,8 +668,8 @@ class Root(MCPModel):
     Represents a root directory or file that the server can operate on.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    name: StrictStr | None = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
+    name: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional name for the root. This can be used to provide a human-readable
     identifier for the root, which may be useful for display purposes or for
@@ -673,7 +688,9 @@ class ServerCapabilitiesPrompts(MCPModel):
     Present if the server offers any prompt templates.
     """
 
-    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[
+        StrictBool | None, Field(alias="listChanged"), AfterValidator(not_null)
+    ] = None
     """
     Whether this server supports notifications for changes to the prompt list.
     """
@@ -684,11 +701,13 @@ class ServerCapabilitiesResources(MCPModel):
     Present if the server offers any resources to read.
     """
 
-    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[
+        StrictBool | None, Field(alias="listChanged"), AfterValidator(not_null)
+    ] = None
     """
     Whether this server supports notifications for changes to the resource list.
     """
-    subscribe: StrictBool | None = None
+    subscribe: Annotated[StrictBool | None, AfterValidator(not_null)] = None
     """
     Whether this server supports subscribing to resource updates.
     """
@@ -699,19 +718,27 @@ class ServerCapabilitiesTools(MCPModel):
     Present if the server offers any tools to call.
     """
 
-    list_changed: Annotated[StrictBool | None, Field(alias="listChanged")] = None
+    list_changed: Annotated[
+        StrictBool | None, Field(alias="listChanged"), AfterValidator(not_null)
+    ] = None
     """
     Whether this server supports notifications for changes to the tool list.
     """
 
 
 class StringSchema(MCPModel):
-    default: StrictStr | None = None
-    description: StrictStr | None = None
-    format: Literal["date", "date-time", "email", "uri"] | None = None
-    max_length: Annotated[StrictInt | None, Field(alias="maxLength")] = None
-    min_length: Annotated[StrictInt | None, Field(alias="minLength")] = None
-    title: StrictStr | None = None
+    default: Annotated[StrictStr | None, AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
+    format: Annotated[
+        Literal["date", "date-time", "email", "uri"] | None, AfterValidator(not_null)
+    ] = None
+    max_length: Annotated[StrictInt | None, Field(alias="maxLength"), AfterValidator(not_null)] = (
+        None
+    )
+    min_length: Annotated[StrictInt | None, Field(alias="minLength"), AfterValidator(not_null)] = (
+        None
+    )
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     type: Literal["string"] = "string"
 
 
@@ -724,22 +751,28 @@ class SubscriptionFilter(MCPModel):
     notification types the client has not explicitly requested here.
     """
 
-    prompts_list_changed: Annotated[StrictBool | None, Field(alias="promptsListChanged")] = None
+    prompts_list_changed: Annotated[
+        StrictBool | None, Field(alias="promptsListChanged"), AfterValidator(not_null)
+    ] = None
     """
     If true, receive {@link PromptListChangedNotificationnotifications/prompts/list_changed}.
     """
     resource_subscriptions: Annotated[
-        list[StrictStr] | None, Field(alias="resourceSubscriptions")
+        list[StrictStr] | None, Field(alias="resourceSubscriptions"), AfterValidator(not_null)
     ] = None
     """
     Subscribe to {@link ResourceUpdatedNotificationnotifications/resources/updated} for these resource URIs.
     Replaces the former `resources/subscribe` RPC.
     """
-    resources_list_changed: Annotated[StrictBool | None, Field(alias="resourcesListChanged")] = None
+    resources_list_changed: Annotated[
+        StrictBool | None, Field(alias="resourcesListChanged"), AfterValidator(not_null)
+    ] = None
     """
     If true, receive {@link ResourceListChangedNotificationnotifications/resources/list_changed}.
     """
-    tools_list_changed: Annotated[StrictBool | None, Field(alias="toolsListChanged")] = None
+    tools_list_changed: Annotated[
+        StrictBool | None, Field(alias="toolsListChanged"), AfterValidator(not_null)
+    ] = None
     """
     If true, receive {@link ToolListChangedNotificationnotifications/tools/list_changed}.
     """
@@ -752,14 +785,16 @@ class SubscriptionsListenResultMetaObject(MCPModel):
     """
 
     server_info: Annotated[
-        Implementation | None, Field(alias="io.modelcontextprotocol/serverInfo")
+        Implementation | None,
+        Field(alias="io.modelcontextprotocol/serverInfo"),
+        AfterValidator(not_null),
     ] = None
     subscription_id: Annotated[RequestId, Field(alias="io.modelcontextprotocol/subscriptionId")]
 
 
 class TextResourceContents(MCPModel):
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     The MIME type of this resource, if known.
     """
@@ -807,7 +842,9 @@ class ToolAnnotations(MCPModel):
     received from untrusted servers.
     """
 
-    destructive_hint: Annotated[StrictBool | None, Field(alias="destructiveHint")] = None
+    destructive_hint: Annotated[
+        StrictBool | None, Field(alias="destructiveHint"), AfterValidator(not_null)
+    ] = None
     """
     If true, the tool may perform destructive updates to its environment.
     If false, the tool performs only additive updates.
@@ -816,7 +853,9 @@ class ToolAnnotations(MCPModel):
 
     Default: true
     """
-    idempotent_hint: Annotated[StrictBool | None, Field(alias="idempotentHint")] = None
+    idempotent_hint: Annotated[
+        StrictBool | None, Field(alias="idempotentHint"), AfterValidator(not_null)
+    ] = None
     """
     If true, calling the tool repeatedly with the same arguments
     will have no additional effect on its environment.
@@ -825,7 +864,9 @@ class ToolAnnotations(MCPModel):
 
     Default: false
     """
-    open_world_hint: Annotated[StrictBool | None, Field(alias="openWorldHint")] = None
+    open_world_hint: Annotated[
+        StrictBool | None, Field(alias="openWorldHint"), AfterValidator(not_null)
+    ] = None
     """
     If true, this tool may interact with an "open world" of external
     entities. If false, the tool's domain of interaction is closed.
@@ -834,13 +875,15 @@ class ToolAnnotations(MCPModel):
 
     Default: true
     """
-    read_only_hint: Annotated[StrictBool | None, Field(alias="readOnlyHint")] = None
+    read_only_hint: Annotated[
+        StrictBool | None, Field(alias="readOnlyHint"), AfterValidator(not_null)
+    ] = None
     """
     If true, the tool does not modify its environment.
 
     Default: false
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A human-readable title for the tool.
     """
@@ -851,7 +894,7 @@ class ToolChoice(MCPModel):
     Controls tool selection behavior for sampling requests.
     """
 
-    mode: Literal["auto", "none", "required"] | None = None
+    mode: Annotated[Literal["auto", "none", "required"] | None, AfterValidator(not_null)] = None
     """
     Controls the tool use ability of the model:
     - `"auto"`: Model decides whether to use tools (default)
@@ -878,7 +921,9 @@ class ToolInputSchema(MCPModel):
     Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
     """
 
-    json_schema_dialect: Annotated[StrictStr | None, Field(alias="$schema")] = None
+    json_schema_dialect: Annotated[
+        StrictStr | None, Field(alias="$schema"), AfterValidator(not_null)
+    ] = None
     type: Literal["object"] = "object"
 
 
@@ -890,7 +935,9 @@ class ToolOutputSchema(MCPModel):
     Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
     """
 
-    json_schema_dialect: Annotated[StrictStr | None, Field(alias="$schema")] = None
+    json_schema_dialect: Annotated[
+        StrictStr | None, Field(alias="$schema"), AfterValidator(not_null)
+    ] = None
 
 
 class ToolUseContent(MCPModel):
@@ -898,7 +945,7 @@ class ToolUseContent(MCPModel):
     A request from the assistant to call a tool.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     id: StrictStr
     """
     A unique identifier for this tool use.
@@ -945,11 +992,11 @@ class UntitledSingleSelectEnumSchema(MCPModel):
     Schema for single-selection enumeration without display titles for options.
     """
 
-    default: StrictStr | None = None
+    default: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Optional default value.
     """
-    description: StrictStr | None = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Optional description for the enum field.
     """
@@ -957,7 +1004,7 @@ class UntitledSingleSelectEnumSchema(MCPModel):
     """
     Array of enum values to choose from.
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Optional title for the enum field.
     """
@@ -969,13 +1016,15 @@ class Annotations(MCPModel):
     Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
     """
 
-    audience: list[Role] | None = None
+    audience: Annotated[list[Role] | None, AfterValidator(not_null)] = None
     """
     Describes who the intended audience of this object or data is.
 
     It can include multiple entries to indicate content useful for multiple audiences (e.g., `["user", "assistant"]`).
     """
-    last_modified: Annotated[StrictStr | None, Field(alias="lastModified")] = None
+    last_modified: Annotated[
+        StrictStr | None, Field(alias="lastModified"), AfterValidator(not_null)
+    ] = None
     """
     The moment the resource was last modified, as an ISO 8601 formatted string.
 
@@ -984,7 +1033,9 @@ class Annotations(MCPModel):
     Examples: last activity timestamp in an open file, timestamp when the resource
     was attached, etc.
     """
-    priority: Annotated[StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0)] = None
+    priority: Annotated[
+        StrictInt | StrictFloat | None, Field(ge=0.0, le=1.0), AfterValidator(not_null)
+    ] = None
     """
     Describes how important this data is for operating the server.
 
@@ -999,8 +1050,8 @@ class AudioContent(MCPModel):
     Audio provided to or from an LLM.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    annotations: Annotations | None = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
     data: StrictStr
     """
     The base64-encoded audio data.
@@ -1013,12 +1064,12 @@ class AudioContent(MCPModel):
 
 
 class BlobResourceContents(MCPModel):
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     blob: StrictStr
     """
     A base64-encoded string representing the binary data of the item.
     """
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     The MIME type of this resource, if known.
     """
@@ -1033,7 +1084,7 @@ class CacheableResult(MCPModel):
     A result that supports a time-to-live (TTL) hint for client-side caching.
     """
 
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")] = "private"
     """
     Indicates the intended scope of the cached response, analogous to HTTP
@@ -1081,7 +1132,7 @@ class CompleteResult(MCPModel):
     The result returned by the server for a {@link CompleteRequestcompletion/complete} request.
     """
 
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     completion: CompleteResultCompletion
     result_type: Annotated[StrictStr, Field(alias="resultType")] = "complete"
     """
@@ -1113,8 +1164,8 @@ class EmbeddedResource(MCPModel):
     of the LLM and/or the user.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    annotations: Annotations | None = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
     resource: TextResourceContents | BlobResourceContents
     type: Literal["resource"] = "resource"
 
@@ -1128,7 +1179,7 @@ class HeaderMismatchError(MCPModel):
     """
 
     error: HeaderMismatchErrorError
-    id: RequestId | None = None
+    id: Annotated[RequestId | None, AfterValidator(not_null)] = None
     jsonrpc: Literal["2.0"] = "2.0"
 
 
@@ -1137,8 +1188,8 @@ class ImageContent(MCPModel):
     An image provided to or from an LLM.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    annotations: Annotations | None = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
     data: StrictStr
     """
     The base64-encoded image data.
@@ -1156,7 +1207,7 @@ class JSONRPCErrorResponse(MCPModel):
     """
 
     error: Error
-    id: RequestId | None = None
+    id: Annotated[RequestId | None, AfterValidator(not_null)] = None
     jsonrpc: Literal["2.0"] = "2.0"
 
 
@@ -1168,11 +1219,11 @@ class JSONRPCRequest(MCPModel):
     id: RequestId
     jsonrpc: Literal["2.0"] = "2.0"
     method: StrictStr
-    params: dict[str, Any] | None = None
+    params: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
 
 
 class ListRootsRequestParams(MCPModel):
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
 
 
 class ListRootsResult(MCPModel):
@@ -1191,7 +1242,9 @@ class NotificationMetaObject(MCPModel):
     """
 
     subscription_id: Annotated[
-        RequestId | None, Field(alias="io.modelcontextprotocol/subscriptionId")
+        RequestId | None,
+        Field(alias="io.modelcontextprotocol/subscriptionId"),
+        AfterValidator(not_null),
     ] = None
 
 
@@ -1200,12 +1253,16 @@ class NotificationParams(MCPModel):
     Common params for any notification.
     """
 
-    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[
+        NotificationMetaObject | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
 
 
 class PaginatedResult(MCPModel):
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
+    next_cursor: Annotated[
+        StrictStr | None, Field(alias="nextCursor"), AfterValidator(not_null)
+    ] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1227,8 +1284,10 @@ class ProgressNotificationParams(MCPModel):
     Parameters for a {@link ProgressNotificationnotifications/progress} notification.
     """
 
-    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
-    message: StrictStr | None = None
+    meta: Annotated[
+        NotificationMetaObject | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
+    message: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional message describing the current progress.
     """
@@ -1237,7 +1296,7 @@ class ProgressNotificationParams(MCPModel):
     The progress thus far. This should increase every time progress is made, even if the total is unknown.
     """
     progress_token: Annotated[ProgressToken, Field(alias="progressToken")]
-    total: StrictInt | StrictFloat | None = None
+    total: Annotated[StrictInt | StrictFloat | None, AfterValidator(not_null)] = None
     """
     Total number of items to process (or total progress required), if known.
     """
@@ -1248,16 +1307,16 @@ class Prompt(MCPModel):
     A prompt or prompt template that the server offers.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    arguments: list[PromptArgument] | None = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
+    arguments: Annotated[list[PromptArgument] | None, AfterValidator(not_null)] = None
     """
     A list of arguments to use for templating the prompt.
     """
-    description: StrictStr | None = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional description of what this prompt provides
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, AfterValidator(not_null)] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -1273,7 +1332,7 @@ class Prompt(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1291,7 +1350,7 @@ class PromptListChangedNotification(MCPModel):
 
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/prompts/list_changed"]
-    params: NotificationParams | None = None
+    params: Annotated[NotificationParams | None, AfterValidator(not_null)] = None
 
 
 class ReadResourceResult(MCPModel):
@@ -1299,7 +1358,7 @@ class ReadResourceResult(MCPModel):
     The result returned by the server for a {@link ReadResourceRequestresources/read} request.
     """
 
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")] = "private"
     """
     Indicates the intended scope of the cached response, analogous to HTTP
@@ -1342,15 +1401,15 @@ class Resource(MCPModel):
     A known resource that the server is capable of reading.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    annotations: Annotations | None = None
-    description: StrictStr | None = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A description of what this resource represents.
 
     This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, AfterValidator(not_null)] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -1362,7 +1421,7 @@ class Resource(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     The MIME type of this resource, if known.
     """
@@ -1370,13 +1429,13 @@ class Resource(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: StrictInt | None = None
+    size: Annotated[StrictInt | None, AfterValidator(not_null)] = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
     This can be used by Hosts to display file sizes and estimate context window usage.
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1398,15 +1457,15 @@ class ResourceLink(MCPModel):
     Note: resource links returned by tools are not guaranteed to appear in the results of {@link ListResourcesRequestresources/list} requests.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    annotations: Annotations | None = None
-    description: StrictStr | None = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A description of what this resource represents.
 
     This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, AfterValidator(not_null)] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -1418,7 +1477,7 @@ class ResourceLink(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     The MIME type of this resource, if known.
     """
@@ -1426,13 +1485,13 @@ class ResourceLink(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    size: StrictInt | None = None
+    size: Annotated[StrictInt | None, AfterValidator(not_null)] = None
     """
     The size of the raw resource content, in bytes (i.e., before base64 encoding or any tokenization), if known.
 
     This can be used by Hosts to display file sizes and estimate context window usage.
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1455,7 +1514,7 @@ class ResourceListChangedNotification(MCPModel):
 
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/resources/list_changed"]
-    params: NotificationParams | None = None
+    params: Annotated[NotificationParams | None, AfterValidator(not_null)] = None
 
 
 class ResourceTemplate(MCPModel):
@@ -1463,15 +1522,15 @@ class ResourceTemplate(MCPModel):
     A template description for resources available on the server.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    annotations: Annotations | None = None
-    description: StrictStr | None = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A description of what this template is for.
 
     This can be used by clients to improve the LLM's understanding of available resources. It can be thought of like a "hint" to the model.
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, AfterValidator(not_null)] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -1483,7 +1542,7 @@ class ResourceTemplate(MCPModel):
     - `image/svg+xml` - SVG images (scalable but requires security precautions)
     - `image/webp` - WebP images (modern, efficient format)
     """
-    mime_type: Annotated[StrictStr | None, Field(alias="mimeType")] = None
+    mime_type: Annotated[StrictStr | None, Field(alias="mimeType"), AfterValidator(not_null)] = None
     """
     The MIME type for all resources that match this template. This should only be included if all resources matching this template have the same type.
     """
@@ -1491,7 +1550,7 @@ class ResourceTemplate(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1511,7 +1570,9 @@ class ResourceUpdatedNotificationParams(MCPModel):
     Parameters for a `notifications/resources/updated` notification.
     """
 
-    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[
+        NotificationMetaObject | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
     uri: StrictStr
     """
     The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
@@ -1523,7 +1584,7 @@ class Result(MCPModel):
     Common result fields.
     """
 
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     result_type: Annotated[StrictStr, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
@@ -1541,7 +1602,9 @@ class SubscriptionsAcknowledgedNotificationParams(MCPModel):
     Parameters for a {@link SubscriptionsAcknowledgedNotificationnotifications/subscriptions/acknowledged} notification.
     """
 
-    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[
+        NotificationMetaObject | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
     notifications: SubscriptionFilter
 
 
@@ -1583,8 +1646,8 @@ class TextContent(MCPModel):
     Text provided to or from an LLM.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    annotations: Annotations | None = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
+    annotations: Annotated[Annotations | None, AfterValidator(not_null)] = None
     text: StrictStr
     """
     The text content of the message.
@@ -1608,11 +1671,11 @@ class TitledSingleSelectEnumSchema(MCPModel):
     Schema for single-selection enumeration with display titles for each option.
     """
 
-    default: StrictStr | None = None
+    default: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Optional default value.
     """
-    description: StrictStr | None = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Optional description for the enum field.
     """
@@ -1620,7 +1683,7 @@ class TitledSingleSelectEnumSchema(MCPModel):
     """
     Array of enum options with values and display labels.
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Optional title for the enum field.
     """
@@ -1632,15 +1695,15 @@ class Tool(MCPModel):
     Definition for a tool the client can call.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
-    annotations: ToolAnnotations | None = None
-    description: StrictStr | None = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
+    annotations: Annotated[ToolAnnotations | None, AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     A human-readable description of the tool.
 
     This can be used by clients to improve the LLM's understanding of available tools. It can be thought of like a "hint" to the model.
     """
-    icons: list[Icon] | None = None
+    icons: Annotated[list[Icon] | None, AfterValidator(not_null)] = None
     """
     Optional set of sized icons that the client can display in a user interface.
 
@@ -1657,8 +1720,10 @@ class Tool(MCPModel):
     """
     Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     """
-    output_schema: Annotated[ToolOutputSchema | None, Field(alias="outputSchema")] = None
-    title: StrictStr | None = None
+    output_schema: Annotated[
+        ToolOutputSchema | None, Field(alias="outputSchema"), AfterValidator(not_null)
+    ] = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
     even by those unfamiliar with domain-specific terminology.
@@ -1676,7 +1741,7 @@ class ToolListChangedNotification(MCPModel):
 
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/tools/list_changed"]
-    params: NotificationParams | None = None
+    params: Annotated[NotificationParams | None, AfterValidator(not_null)] = None
 
 
 class UnsupportedProtocolVersionErrorError(MCPModel):
@@ -1693,24 +1758,24 @@ class UntitledMultiSelectEnumSchema(MCPModel):
     Schema for multiple-selection enumeration without display titles for options.
     """
 
-    default: list[StrictStr] | None = None
+    default: Annotated[list[StrictStr] | None, AfterValidator(not_null)] = None
     """
     Optional default value.
     """
-    description: StrictStr | None = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Optional description for the enum field.
     """
     items: UntitledMultiSelectEnumSchemaItems
-    max_items: Annotated[StrictInt | None, Field(alias="maxItems")] = None
+    max_items: Annotated[StrictInt | None, Field(alias="maxItems"), AfterValidator(not_null)] = None
     """
     Maximum number of items to select.
     """
-    min_items: Annotated[StrictInt | None, Field(alias="minItems")] = None
+    min_items: Annotated[StrictInt | None, Field(alias="minItems"), AfterValidator(not_null)] = None
     """
     Minimum number of items to select.
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Optional title for the enum field.
     """
@@ -1722,8 +1787,10 @@ class CancelledNotificationParams(MCPModel):
     Parameters for a `notifications/cancelled` notification.
     """
 
-    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
-    reason: StrictStr | None = None
+    meta: Annotated[
+        NotificationMetaObject | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
+    reason: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
     """
@@ -1776,7 +1843,7 @@ class ListPromptsResult(MCPModel):
     The result returned by the server for a {@link ListPromptsRequestprompts/list} request.
     """
 
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")] = "private"
     """
     Indicates the intended scope of the cached response, analogous to HTTP
@@ -1790,7 +1857,9 @@ class ListPromptsResult(MCPModel):
       authorization contexts (e.g., a different access token requires a
       different cache).
     """
-    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[
+        StrictStr | None, Field(alias="nextCursor"), AfterValidator(not_null)
+    ] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1834,7 +1903,7 @@ class ListResourceTemplatesResult(MCPModel):
     The result returned by the server for a {@link ListResourceTemplatesRequestresources/templates/list} request.
     """
 
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")] = "private"
     """
     Indicates the intended scope of the cached response, analogous to HTTP
@@ -1848,7 +1917,9 @@ class ListResourceTemplatesResult(MCPModel):
       authorization contexts (e.g., a different access token requires a
       different cache).
     """
-    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[
+        StrictStr | None, Field(alias="nextCursor"), AfterValidator(not_null)
+    ] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1892,7 +1963,7 @@ class ListResourcesResult(MCPModel):
     The result returned by the server for a {@link ListResourcesRequestresources/list} request.
     """
 
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")] = "private"
     """
     Indicates the intended scope of the cached response, analogous to HTTP
@@ -1906,7 +1977,9 @@ class ListResourcesResult(MCPModel):
       authorization contexts (e.g., a different access token requires a
       different cache).
     """
-    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[
+        StrictStr | None, Field(alias="nextCursor"), AfterValidator(not_null)
+    ] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -1957,7 +2030,7 @@ class ListRootsRequest(MCPModel):
     """
 
     method: Literal["roots/list"]
-    params: ListRootsRequestParams | None = None
+    params: Annotated[ListRootsRequestParams | None, AfterValidator(not_null)] = None
 
 
 class ListToolsResult(MCPModel):
@@ -1965,7 +2038,7 @@ class ListToolsResult(MCPModel):
     The result returned by the server for a {@link ListToolsRequesttools/list} request.
     """
 
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")] = "private"
     """
     Indicates the intended scope of the cached response, analogous to HTTP
@@ -1979,7 +2052,9 @@ class ListToolsResult(MCPModel):
       authorization contexts (e.g., a different access token requires a
       different cache).
     """
-    next_cursor: Annotated[StrictStr | None, Field(alias="nextCursor")] = None
+    next_cursor: Annotated[
+        StrictStr | None, Field(alias="nextCursor"), AfterValidator(not_null)
+    ] = None
     """
     An opaque token representing the pagination position after the last returned result.
     If present, there may be more results available.
@@ -2023,13 +2098,15 @@ class LoggingMessageNotificationParams(MCPModel):
     Parameters for a `notifications/message` notification.
     """
 
-    meta: Annotated[NotificationMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[
+        NotificationMetaObject | None, Field(alias="_meta"), AfterValidator(not_null)
+    ] = None
     data: Any
     """
     The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
     """
     level: LoggingLevel
-    logger: StrictStr | None = None
+    logger: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional name of the logger issuing this message.
     """
@@ -2096,24 +2173,24 @@ class TitledMultiSelectEnumSchema(MCPModel):
     Schema for multiple-selection enumeration with display titles for each option.
     """
 
-    default: list[StrictStr] | None = None
+    default: Annotated[list[StrictStr] | None, AfterValidator(not_null)] = None
     """
     Optional default value.
     """
-    description: StrictStr | None = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Optional description for the enum field.
     """
     items: TitledMultiSelectEnumSchemaItems
-    max_items: Annotated[StrictInt | None, Field(alias="maxItems")] = None
+    max_items: Annotated[StrictInt | None, Field(alias="maxItems"), AfterValidator(not_null)] = None
     """
     Maximum number of items to select.
     """
-    min_items: Annotated[StrictInt | None, Field(alias="minItems")] = None
+    min_items: Annotated[StrictInt | None, Field(alias="minItems"), AfterValidator(not_null)] = None
     """
     Minimum number of items to select.
     """
-    title: StrictStr | None = None
+    title: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Optional title for the enum field.
     """
@@ -2125,7 +2202,7 @@ class ToolResultContent(MCPModel):
     The result of a tool use, provided by the user back to the assistant.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     content: list[ContentBlock]
     """
     The unstructured result content of the tool use.
@@ -2133,7 +2210,7 @@ class ToolResultContent(MCPModel):
     This has the same format as {@link CallToolResult.content} and can include text, images,
     audio, resource links, and embedded resources.
     """
-    is_error: Annotated[StrictBool | None, Field(alias="isError")] = None
+    is_error: Annotated[StrictBool | None, Field(alias="isError"), AfterValidator(not_null)] = None
     """
     Whether the tool use resulted in an error.
 
@@ -2165,7 +2242,7 @@ class UnsupportedProtocolVersionError(MCPModel):
     """
 
     error: UnsupportedProtocolVersionErrorError
-    id: RequestId | None = None
+    id: Annotated[RequestId | None, AfterValidator(not_null)] = None
     jsonrpc: Literal["2.0"] = "2.0"
 
 
@@ -2174,12 +2251,12 @@ class CallToolResult(MCPModel):
     The result returned by the server for a {@link CallToolRequesttools/call} request.
     """
 
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     content: list[ContentBlock]
     """
     A list of content objects that represent the unstructured result of the tool call.
     """
-    is_error: Annotated[StrictBool | None, Field(alias="isError")] = None
+    is_error: Annotated[StrictBool | None, Field(alias="isError"), AfterValidator(not_null)] = None
     """
     Whether the tool call ended in an error.
 
@@ -2244,8 +2321,8 @@ class GetPromptResult(MCPModel):
     The result returned by the server for a {@link GetPromptRequestprompts/get} request.
     """
 
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    description: StrictStr | None = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
+    description: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An optional description for the prompt.
     """
@@ -2341,7 +2418,7 @@ class CreateMessageResult(MCPModel):
     to inspect the response (human in the loop) and decide whether to allow the server to see it.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     content: (
         TextContent
         | ImageContent
@@ -2355,7 +2432,9 @@ class CreateMessageResult(MCPModel):
     The name of the model that generated the message.
     """
     role: Role
-    stop_reason: Annotated[StrictStr | None, Field(alias="stopReason")] = None
+    stop_reason: Annotated[
+        StrictStr | None, Field(alias="stopReason"), AfterValidator(not_null)
+    ] = None
     """
     The reason why sampling stopped, if known.
 
@@ -2375,9 +2454,11 @@ class ElicitRequestFormParamsRequestedSchema(MCPModel):
     Only top-level properties are allowed, without nesting.
     """
 
-    json_schema_dialect: Annotated[StrictStr | None, Field(alias="$schema")] = None
+    json_schema_dialect: Annotated[
+        StrictStr | None, Field(alias="$schema"), AfterValidator(not_null)
+    ] = None
     properties: dict[str, PrimitiveSchemaDefinition]
-    required: list[StrictStr] | None = None
+    required: Annotated[list[StrictStr] | None, AfterValidator(not_null)] = None
     type: Literal["object"] = "object"
 
 
@@ -2397,7 +2478,7 @@ class SamplingMessage(MCPModel):
     Describes a message issued to or received from an LLM API.
     """
 
-    meta: Annotated[MetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[MetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     content: (
         TextContent
         | ImageContent
@@ -2418,7 +2499,7 @@ class ElicitRequestFormParams(MCPModel):
     """
     The message to present to the user describing what information is being requested.
     """
-    mode: Literal["form"] | None = None
+    mode: Annotated[Literal["form"] | None, AfterValidator(not_null)] = None
     """
     The elicitation mode.
     """
@@ -2461,16 +2542,20 @@ class CallToolRequestParams(MCPModel):
     """
 
     meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-    arguments: dict[str, Any] | None = None
+    arguments: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     """
     Arguments to use for the tool call.
     """
-    input_responses: Annotated[InputResponses | None, Field(alias="inputResponses")] = None
+    input_responses: Annotated[
+        InputResponses | None, Field(alias="inputResponses"), AfterValidator(not_null)
+    ] = None
     name: StrictStr
     """
     The name of the tool.
     """
-    request_state: Annotated[StrictStr | None, Field(alias="requestState")] = None
+    request_state: Annotated[
+        StrictStr | None, Field(alias="requestState"), AfterValidator(not_null)
+    ] = None
 
 
 class CallToolResultResponse(MCPModel):
@@ -2488,12 +2573,12 @@ class ClientCapabilities(MCPModel):
     Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
     """
 
-    elicitation: ClientCapabilitiesElicitation | None = None
-    experimental: dict[str, JSONObject] | None = None
+    elicitation: Annotated[ClientCapabilitiesElicitation | None, AfterValidator(not_null)] = None
+    experimental: Annotated[dict[str, JSONObject] | None, AfterValidator(not_null)] = None
     """
     Experimental, non-standard capabilities that the client supports.
     """
-    extensions: dict[str, JSONObject] | None = None
+    extensions: Annotated[dict[str, JSONObject] | None, AfterValidator(not_null)] = None
     """
     Optional MCP extensions that the client supports. Keys are extension identifiers
     (e.g., "io.modelcontextprotocol/oauth-client-credentials"), and values are
@@ -2502,11 +2587,11 @@ class ClientCapabilities(MCPModel):
     Keys MUST follow the {@link MetaObject`_meta` key naming rules}, with a
     mandatory prefix.
     """
-    roots: dict[str, Any] | None = None
+    roots: Annotated[dict[str, Any] | None, AfterValidator(not_null)] = None
     """
     Present if the client supports listing roots.
     """
-    sampling: ClientCapabilitiesSampling | None = None
+    sampling: Annotated[ClientCapabilitiesSampling | None, AfterValidator(not_null)] = None
 
 
 class ClientCapabilitiesElicitation(MCPModel):
@@ -2514,8 +2599,8 @@ class ClientCapabilitiesElicitation(MCPModel):
     Present if the client supports elicitation from the server.
     """
 
-    form: JSONObject | None = None
-    url: JSONObject | None = None
+    form: Annotated[JSONObject | None, AfterValidator(not_null)] = None
+    url: Annotated[JSONObject | None, AfterValidator(not_null)] = None
 
 
 class ClientCapabilitiesSampling(MCPModel):
@@ -2523,8 +2608,8 @@ class ClientCapabilitiesSampling(MCPModel):
     Present if the client supports sampling from an LLM.
     """
 
-    context: JSONObject | None = None
-    tools: JSONObject | None = None
+    context: Annotated[JSONObject | None, AfterValidator(not_null)] = None
+    tools: Annotated[JSONObject | None, AfterValidator(not_null)] = None
 
 
 ClientRequest = TypeAliasType(
@@ -2565,7 +2650,7 @@ class CompleteRequestParams(MCPModel):
 
     meta: Annotated[RequestMetaObject, Field(alias="_meta")]
     argument: CompleteRequestParamsArgument
-    context: CompleteRequestParamsContext | None = None
+    context: Annotated[CompleteRequestParamsContext | None, AfterValidator(not_null)] = None
     ref: CompleteRequestParamsRef
 
 
@@ -2584,7 +2669,9 @@ class CreateMessageRequestParams(MCPModel):
     """
 
     include_context: Annotated[
-        Literal["allServers", "none", "thisServer"] | None, Field(alias="includeContext")
+        Literal["allServers", "none", "thisServer"] | None,
+        Field(alias="includeContext"),
+        AfterValidator(not_null),
     ] = None
     """
     A request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
@@ -2601,16 +2688,24 @@ class CreateMessageRequestParams(MCPModel):
     The client MAY choose to sample fewer tokens than the requested maximum.
     """
     messages: list[SamplingMessage]
-    metadata: JSONObject | None = None
-    model_preferences: Annotated[ModelPreferences | None, Field(alias="modelPreferences")] = None
-    stop_sequences: Annotated[list[StrictStr] | None, Field(alias="stopSequences")] = None
-    system_prompt: Annotated[StrictStr | None, Field(alias="systemPrompt")] = None
+    metadata: Annotated[JSONObject | None, AfterValidator(not_null)] = None
+    model_preferences: Annotated[
+        ModelPreferences | None, Field(alias="modelPreferences"), AfterValidator(not_null)
+    ] = None
+    stop_sequences: Annotated[
+        list[StrictStr] | None, Field(alias="stopSequences"), AfterValidator(not_null)
+    ] = None
+    system_prompt: Annotated[
+        StrictStr | None, Field(alias="systemPrompt"), AfterValidator(not_null)
+    ] = None
     """
     An optional system prompt the server wants to use for sampling. The client MAY modify or omit this prompt.
     """
-    temperature: StrictInt | StrictFloat | None = None
-    tool_choice: Annotated[ToolChoice | None, Field(alias="toolChoice")] = None
-    tools: list[Tool] | None = None
+    temperature: Annotated[StrictInt | StrictFloat | None, AfterValidator(not_null)] = None
+    tool_choice: Annotated[
+        ToolChoice | None, Field(alias="toolChoice"), AfterValidator(not_null)
+    ] = None
+    tools: Annotated[list[Tool] | None, AfterValidator(not_null)] = None
     """
     Tools that the model may use during generation.
     The client MUST return an error if this field is provided but {@link ClientCapabilities.sampling.tools} is not declared.
@@ -2636,7 +2731,7 @@ class DiscoverResult(MCPModel):
     The result returned by the server for a {@link DiscoverRequestserver/discover} request.
     """
 
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
     cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")] = "private"
     """
     Indicates the intended scope of the cached response, analogous to HTTP
@@ -2651,7 +2746,7 @@ class DiscoverResult(MCPModel):
       different cache).
     """
     capabilities: ServerCapabilities
-    instructions: StrictStr | None = None
+    instructions: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     Natural-language guidance describing the server and its features.
 
@@ -2715,16 +2810,20 @@ class GetPromptRequestParams(MCPModel):
     """
 
     meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-    arguments: dict[str, StrictStr] | None = None
+    arguments: Annotated[dict[str, StrictStr] | None, AfterValidator(not_null)] = None
     """
     Arguments to use for templating the prompt.
     """
-    input_responses: Annotated[InputResponses | None, Field(alias="inputResponses")] = None
+    input_responses: Annotated[
+        InputResponses | None, Field(alias="inputResponses"), AfterValidator(not_null)
+    ] = None
     name: StrictStr
     """
     The name of the prompt or prompt template.
     """
-    request_state: Annotated[StrictStr | None, Field(alias="requestState")] = None
+    request_state: Annotated[
+        StrictStr | None, Field(alias="requestState"), AfterValidator(not_null)
+    ] = None
 
 
 class GetPromptResultResponse(MCPModel):
@@ -2760,9 +2859,13 @@ class InputRequiredResult(MCPModel):
     At least one of `inputRequests` or `requestState` MUST be present.
     """
 
-    meta: Annotated[ResultMetaObject | None, Field(alias="_meta")] = None
-    input_requests: Annotated[InputRequests | None, Field(alias="inputRequests")] = None
-    request_state: Annotated[StrictStr | None, Field(alias="requestState")] = None
+    meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
+    input_requests: Annotated[
+        InputRequests | None, Field(alias="inputRequests"), AfterValidator(not_null)
+    ] = None
+    request_state: Annotated[
+        StrictStr | None, Field(alias="requestState"), AfterValidator(not_null)
+    ] = None
     result_type: Annotated[StrictStr, Field(alias="resultType")] = "input_required"
     """
     Indicates the type of the result, which allows the client to determine
@@ -2777,8 +2880,12 @@ class InputRequiredResult(MCPModel):
 
 class InputResponseRequestParams(MCPModel):
     meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-    input_responses: Annotated[InputResponses | None, Field(alias="inputResponses")] = None
-    request_state: Annotated[StrictStr | None, Field(alias="requestState")] = None
+    input_responses: Annotated[
+        InputResponses | None, Field(alias="inputResponses"), AfterValidator(not_null)
+    ] = None
+    request_state: Annotated[
+        StrictStr | None, Field(alias="requestState"), AfterValidator(not_null)
+    ] = None
 
 
 class ListPromptsRequest(MCPModel):
@@ -2833,7 +2940,7 @@ class MissingRequiredClientCapabilityError(MCPModel):
     """
 
     error: MissingRequiredClientCapabilityErrorError
-    id: RequestId | None = None
+    id: Annotated[RequestId | None, AfterValidator(not_null)] = None
     jsonrpc: Literal["2.0"] = "2.0"
 
 
@@ -2863,7 +2970,7 @@ class PaginatedRequestParams(MCPModel):
     """
 
     meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-    cursor: StrictStr | None = None
+    cursor: Annotated[StrictStr | None, AfterValidator(not_null)] = None
     """
     An opaque token representing the current pagination position.
     If provided, the server should return results starting after this cursor.
@@ -2887,8 +2994,12 @@ class ReadResourceRequestParams(MCPModel):
     """
 
     meta: Annotated[RequestMetaObject, Field(alias="_meta")]
-    input_responses: Annotated[InputResponses | None, Field(alias="inputResponses")] = None
-    request_state: Annotated[StrictStr | None, Field(alias="requestState")] = None
+    input_responses: Annotated[
+        InputResponses | None, Field(alias="inputResponses"), AfterValidator(not_null)
+    ] = None
+    request_state: Annotated[
+        StrictStr | None, Field(alias="requestState"), AfterValidator(not_null)
+    ] = None
     uri: StrictStr
     """
     The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
@@ -2914,11 +3025,15 @@ class RequestMetaObject(MCPModel):
         ClientCapabilities, Field(alias="io.modelcontextprotocol/clientCapabilities")
     ]
     client_info: Annotated[
-        Implementation | None, Field(alias="io.modelcontextprotocol/clientInfo")
+        Implementation | None,
+        Field(alias="io.modelcontextprotocol/clientInfo"),
+        AfterValidator(not_null),
     ] = None
-    log_level: Annotated[LoggingLevel | None, Field(alias="io.modelcontextprotocol/logLevel")] = (
-        None
-    )
+    log_level: Annotated[
+        LoggingLevel | None,
+        Field(alias="io.modelcontextprotocol/logLevel"),
+        AfterValidator(not_null),
+    ] = None
     protocol_version: Annotated[StrictStr, Field(alias="io.modelcontextprotocol/protocolVersion")]
     """
     The MCP Protocol Version being used for this request. Required.
@@ -2928,7 +3043,9 @@ class RequestMetaObject(MCPModel):
     server does not support the requested version, it MUST return an
     {@link UnsupportedProtocolVersionError}.
     """
-    progress_token: Annotated[ProgressToken | None, Field(alias="progressToken")] = None
+    progress_token: Annotated[
+        ProgressToken | None, Field(alias="progressToken"), AfterValidator(not_null)
+    ] = None
 
 
 class RequestParams(MCPModel):
@@ -2956,12 +3073,12 @@ class ServerCapabilities(MCPModel):
     Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
     """
 
-    completions: JSONObject | None = None
-    experimental: dict[str, JSONObject] | None = None
+    completions: Annotated[JSONObject | None, AfterValidator(not_null)] = None
+    experimental: Annotated[dict[str, JSONObject] | None, AfterValidator(not_null)] = None
     """
     Experimental, non-standard capabilities that the server supports.
     """
-    extensions: dict[str, JSONObject] | None = None
+    extensions: Annotated[dict[str, JSONObject] | None, AfterValidator(not_null)] = None
     """
     Optional MCP extensions that the server supports. Keys are extension identifiers
     (e.g., "io.modelcontextprotocol/tasks"), and values are per-extension settings
@@ -2970,10 +3087,10 @@ class ServerCapabilities(MCPModel):
     Keys MUST follow the {@link MetaObject`_meta` key naming rules}, with a
     mandatory prefix.
     """
-    logging: JSONObject | None = None
-    prompts: ServerCapabilitiesPrompts | None = None
-    resources: ServerCapabilitiesResources | None = None
-    tools: ServerCapabilitiesTools | None = None
+    logging: Annotated[JSONObject | None, AfterValidator(not_null)] = None
+    prompts: Annotated[ServerCapabilitiesPrompts | None, AfterValidator(not_null)] = None
+    resources: Annotated[ServerCapabilitiesResources | None, AfterValidator(not_null)] = None
+    tools: Annotated[ServerCapabilitiesTools | None, AfterValidator(not_null)] = None
 
 
 ServerResult = TypeAliasType(

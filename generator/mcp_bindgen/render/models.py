@@ -5,7 +5,7 @@ from __future__ import annotations
 from datamodel_code_generator import DataModelType, InputFileType, PythonVersion, generate
 
 from ..errors import BindgenError
-from ..ir import SchemaIR
+from ..ir import NO_DEFAULT, ObjectDef, Scalar, SchemaIR, TypeExpr, UnionOf
 from . import passes
 from .dcg_schema import dcg_document, field_aliases
 
@@ -51,10 +51,34 @@ def render_models(ir: SchemaIR, package: str) -> str:
         passes.StripHeaderComments(),
         passes.TypedExtras(),
         passes.RecursiveAliasesFirst(),
+        passes.RejectNullForOptional(_optional_non_nullable(ir)),
         passes.RebuildEveryModel(),
     )
     _check_names(ir, passes.top_level_names(module))
     return module.code
+
+
+def _admits_null(ir: SchemaIR, expr: TypeExpr) -> bool:
+    target = ir.resolve(expr)
+    if isinstance(target, Scalar):
+        return target.kind in ("null", "any")
+    if isinstance(target, UnionOf):
+        return any(_admits_null(ir, member) for member in target.members)
+    return False
+
+
+def _optional_non_nullable(ir: SchemaIR) -> dict[str, set[str]]:
+    """Class name -> Python names of its fields that may be absent but never null."""
+    out: dict[str, set[str]] = {}
+    for name, definition in ir.definitions.items():
+        if isinstance(definition, ObjectDef):
+            names = {
+                f.py_name for f in definition.fields
+                if not f.required and f.default is NO_DEFAULT and not _admits_null(ir, f.type)
+            }
+            if names:
+                out[ir.py_name(name)] = names
+    return out
 
 
 def _check_names(ir: SchemaIR, rendered: list[str]) -> None:

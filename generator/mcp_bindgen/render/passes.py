@@ -194,6 +194,52 @@ def _is_rebuild_call(stmt: cst.CSTNode) -> bool:
     )
 
 
+class RejectNullForOptional(cst.CSTTransformer):
+    """An optional field whose schema type has no `null` must not accept an explicit null.
+
+    The tool renders such fields `X | None = None` (None stands for "absent" in Python); this adds
+    `AfterValidator(not_null)` so a JSON `null` is refused with the field's path, like the schema.
+    `fields` maps a class name to the Python names of its optional, non-nullable fields (from the IR).
+    """
+
+    def __init__(self, fields: dict[str, set[str]]) -> None:
+        self.fields = fields
+        self._class: list[str] = []
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._class.append(node.name.value)
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        self._class.pop()
+        return updated
+
+    def leave_AnnAssign(self, original: cst.AnnAssign, updated: cst.AnnAssign) -> cst.AnnAssign:
+        if not self._class or not isinstance(updated.target, cst.Name):
+            return updated
+        if updated.target.value not in self.fields.get(self._class[-1], ()):
+            return updated
+        validator = cst.SubscriptElement(cst.Index(cst.parse_expression("AfterValidator(not_null)")))
+        annotation = updated.annotation.annotation
+        if isinstance(annotation, cst.Subscript) and isinstance(annotation.value, cst.Name) and annotation.value.value == "Annotated":
+            elements = [*annotation.slice[:-1], annotation.slice[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT), validator]
+            new = annotation.with_changes(slice=[e.with_changes(comma=cst.MaybeSentinel.DEFAULT) for e in elements])
+        else:
+            new = cst.Subscript(
+                value=cst.Name("Annotated"),
+                slice=[cst.SubscriptElement(cst.Index(annotation)), validator],
+            )
+        return updated.with_changes(annotation=updated.annotation.with_changes(annotation=new))
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        imports = cst.parse_statement("from pydantic import AfterValidator")
+        helper = cst.parse_statement("from ._base import not_null")
+        body = list(updated.body)
+        first_import = next((i for i, b in enumerate(body) if _is_import(b)), 0)
+        last_import = max((i for i, b in enumerate(body) if _is_import(b)), default=first_import)
+        body[last_import + 1 : last_import + 1] = [imports, helper]
+        return updated.with_changes(body=body)
+
+
 def _modern_dict(expr: cst.BaseExpression) -> cst.BaseExpression:
     if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) and expr.value.value == "Dict":
         return expr.with_changes(value=cst.Name("dict"))
