@@ -273,6 +273,26 @@ async def test_unknown_session_and_delete(everything: str) -> None:
             assert (await client.delete(everything, headers=ACCEPT)).status_code == 400
 
 
+async def test_session_bound_and_idle_expiry() -> None:
+    """At most `max_sessions` sessions (503 past it); an idle session expires (then 404)."""
+    module = _load_example("echo_server")
+    app = create_app(module.make_server(STATELESS), max_sessions=2, session_idle_seconds=0.5)
+    with serve_in_thread(app) as base:
+        url = base + "/mcp"
+        with anyio.fail_after(DEADLINE):
+            async with httpx.AsyncClient(timeout=10) as client:
+                first = await open_session(client, url)
+                await open_session(client, url)
+                init = rpc(1, "initialize", {"protocolVersion": HANDSHAKE, "capabilities": {},
+                                             "clientInfo": {"name": "pytest", "version": "0"}})
+                refused = await client.post(url, json=init, headers=ACCEPT)
+                assert refused.status_code == 503
+                await anyio.sleep(0.8)  # both sessions idle past the limit
+                expired = await client.post(url, json=rpc(2, "tools/list"), headers=first)
+                assert expired.status_code == 404
+                await open_session(client, url)  # room again
+
+
 async def test_wrong_protocol_version_header_for_session(everything: str) -> None:
     with anyio.fail_after(DEADLINE):
         async with httpx.AsyncClient(timeout=10) as client:
