@@ -21,6 +21,14 @@ class RequestContext(Protocol):
         """Send `notifications/progress` if the request carried a progress token (else a no-op)."""
         ...
 
+    def allows_log(self, level: str) -> bool:
+        """Whether `log(level, ...)` would reach the client (capability and requested level)."""
+        ...
+
+    async def close_sse_stream(self) -> None:
+        """HTTP: end this request's SSE stream now; the client resumes it with Last-Event-ID (no-op elsewhere)."""
+        ...
+
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """Send `notifications/message` if the session's log level lets `level` through."""
         ...
