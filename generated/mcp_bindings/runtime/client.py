@@ -350,7 +350,7 @@ class ClientRuntime:
         converted = versions.convert(
             versions.dump(result), spec.result, what=f"the {spec.method} result", source=self.stub_version, destination=self.version or "?"
         )
-        return orjson.dumps(versions.project(converted))
+        return orjson.dumps(versions.project(converted, result))
 
     async def on_notification(self, notification: Notification, session: Session) -> None:
         if self.protocol is None or self.handlers is None:

@@ -264,7 +264,7 @@ class ServerRuntime:
         converted = versions.convert(
             versions.dump(result), target, what=f"the {spec.method} result", source=self.stub_version, destination=view.version
         )
-        return orjson.dumps(_project(converted, result))
+        return orjson.dumps(versions.project(converted, result))
 
     def _validate_result(self, spec: MethodSpec, data: dict[str, Any]) -> Any:
         target = spec.result if data.get("resultType") != "input_required" else _input_required_type_of(self.stub)
@@ -592,51 +592,6 @@ def stateless_meta(request: Request) -> dict[str, Any] | None:
     if isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta:
         return meta
     return None
-
-
-def _project(value: Any, source: Any) -> Any:
-    """Wire JSON of a converted value with only what the target version can carry.
-
-    Keys of the target's models are kept; a key the target model does not define (an "extra") is
-    kept only if it was open content in the source too (an extra of the source model, or inside a
-    plain JSON value such as a tool's `inputSchema` keywords or `_meta`), and dropped if the source
-    version defined it as a field (e.g. `resultType`, `ttlMs` going to a handshake-era client).
-    """
-    if isinstance(value, BaseModel):
-        out: dict[str, Any] = {}
-        for name, field in type(value).model_fields.items():
-            item = getattr(value, name)
-            if item is not None:
-                key = field.alias or name
-                out[key] = _project(item, _source_child(source, key))
-        for key, item in (value.__pydantic_extra__ or {}).items():
-            if _open_in(source, key):
-                out[key] = item  # extras are kept as the decoded JSON they arrived as
-        return out
-    if isinstance(value, list):
-        items = source if isinstance(source, list) and len(source) == len(value) else [None] * len(value)
-        return [_project(item, src) for item, src in zip(value, items)]
-    if isinstance(value, dict):
-        return {key: _project(item, _source_child(source, key)) for key, item in value.items()}
-    return value
-
-
-def _source_child(source: Any, key: str) -> Any:
-    if isinstance(source, BaseModel):
-        for name, field in type(source).model_fields.items():
-            if (field.alias or name) == key:
-                return getattr(source, name)
-        return (source.__pydantic_extra__ or {}).get(key)
-    if isinstance(source, dict):
-        return source.get(key)
-    return None
-
-
-def _open_in(source: Any, key: str) -> bool:
-    """`key` was open content of the source value (not a field its version defines)."""
-    if isinstance(source, BaseModel):
-        return key in (source.__pydantic_extra__ or {})
-    return isinstance(source, dict)
 
 
 def _is_input_required(result: Any) -> bool:

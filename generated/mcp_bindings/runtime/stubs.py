@@ -33,13 +33,6 @@ def _overridden(obj: object, name: str, stub: type) -> bool:
     return getattr(type(obj), name, None) is not getattr(stub, name, None)
 
 
-def _set_path(target: dict[str, Any], path: tuple[str, ...]) -> None:
-    node = target
-    for key in path[:-1]:
-        node = node.setdefault(key, {})
-    node.setdefault(path[-1], {} if len(path) == 1 or path[-1] not in ("listChanged", "subscribe") else True)
-
-
 def _paths(capabilities: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
     for key, value in capabilities.items():
         if value is None or value is False:
@@ -84,7 +77,7 @@ class _CapabilityDeriving:
                         f"{type(self).__name__} overrides {', '.join(s.handler for s in implemented)} but does not "
                         f"declare {self._side} capability `{'.'.join(path)}` in declared_capabilities"
                     )
-                _set_path(capabilities, path)
+                capabilities.setdefault(path[0], {})  # sub-capabilities were refused above unless declared
         self._check_declared(capabilities)
         return capabilities
 

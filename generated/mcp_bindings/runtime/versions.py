@@ -71,20 +71,49 @@ def to_json(value: Any, target: Any = None) -> bytes:
     return adapter(target if target is not None else type(value)).dump_json(value, by_alias=True, exclude_none=True)
 
 
-def project(value: Any) -> Any:
-    """Wire JSON of a validated value with only the fields its models define (unknown ones dropped)."""
+def project(value: Any, source: Any = None) -> Any:
+    """Wire JSON of a converted value with only what the target version can carry.
+
+    Keys of the target's models are kept; a key the target model does not define (an "extra") is
+    kept only if it was open content in the source too (an extra of the source model, or inside a
+    plain JSON value such as a tool's `inputSchema` keywords or `_meta`), and dropped if the source
+    version defined it as a field (e.g. `resultType`, `ttlMs` going to a handshake-era client).
+    """
     if isinstance(value, BaseModel):
         out: dict[str, Any] = {}
         for name, field in type(value).model_fields.items():
             item = getattr(value, name)
             if item is not None:
-                out[field.alias or name] = project(item)
+                key = field.alias or name
+                out[key] = project(item, _source_child(source, key))
+        for key, item in (value.__pydantic_extra__ or {}).items():
+            if _open_in(source, key):
+                out[key] = item  # extras are kept as the decoded JSON they arrived as
         return out
     if isinstance(value, list):
-        return [project(item) for item in value]
+        items = source if isinstance(source, list) and len(source) == len(value) else [None] * len(value)
+        return [project(item, src) for item, src in zip(value, items)]
     if isinstance(value, dict):
-        return {key: project(item) for key, item in value.items()}
+        return {key: project(item, _source_child(source, key)) for key, item in value.items()}
     return value
+
+
+def _source_child(source: Any, key: str) -> Any:
+    if isinstance(source, BaseModel):
+        for name, field in type(source).model_fields.items():
+            if (field.alias or name) == key:
+                return getattr(source, name)
+        return (source.__pydantic_extra__ or {}).get(key)
+    if isinstance(source, dict):
+        return source.get(key)
+    return None
+
+
+def _open_in(source: Any, key: str) -> bool:
+    """`key` was open content of the source value (not a field its version defines)."""
+    if isinstance(source, BaseModel):
+        return key in (source.__pydantic_extra__ or {})
+    return isinstance(source, dict)
 
 
 def convert(data: Any, target: Any, *, what: str, source: str, destination: str) -> Any:
