@@ -16,6 +16,7 @@ bodies are size-limited, sessions are bounded in number and expire when idle.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import itertools
@@ -27,19 +28,25 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import urlsplit
+from typing import Any, Protocol
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import orjson
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from starlette.requests import Request as HttpRequest
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from . import headers as header_codec
 from . import jsonrpc
-from .errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, McpError
+from .errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    McpError,
+)
 from .jsonrpc import InvalidMessage, Request
 from .server import (
     CLIENT_CAPABILITIES_KEY,
@@ -89,11 +96,33 @@ class HttpOptions:
     max_replay_events: int = 1000  # per session
 
 
+class HttpExchange:
+    """One HTTP request as the app reads it: scope, receive, and the headers decoded once.
+
+    (Header names are lower-case in ASGI; for a repeated header the first value counts.)"""
+
+    __slots__ = ("headers", "receive", "scope")
+
+    def __init__(self, scope: Scope, receive: Receive) -> None:
+        self.scope = scope
+        self.receive = receive
+        headers: dict[str, str] = {}
+        for name, value in scope["headers"]:
+            key = name.decode("latin-1")
+            if key not in headers:
+                headers[key] = value.decode("latin-1")
+        self.headers = headers
+
+    def query_param(self, name: str) -> str:
+        values = parse_qs(self.scope.get("query_string", b"").decode("latin-1")).get(name)
+        return values[0] if values else ""
+
+
 class _Routes:
     """Where a server-sent frame goes: the stream of the POST whose request is running, else GET."""
 
     def __init__(self) -> None:
-        self.by_request: dict[Any, MemoryObjectSendStream[bytes]] = {}
+        self.by_request: dict[Any, _FrameSink] = {}
         self.standalone: MemoryObjectSendStream[bytes] | None = None
 
 
@@ -219,9 +248,11 @@ class StreamableHTTPApp:
         self._stateless = Session(stateless_transport, self._stateless_runtime)
         self._stateless_transport = stateless_transport
         self._legacy: dict[str, tuple[Session, MemoryObjectSendStream[bytes]]] = {}
-        # protocol version -> (list generation, tool name -> inputSchema), for Mcp-Param-* checks
-        self._tool_schemas: dict[str, tuple[int, dict[str, Any]]] = {}
+        # protocol version -> (list generation, tool name -> x-mcp-header params), for Mcp-Param-* checks
+        self._tool_headers: dict[str, tuple[int, dict[str, dict[str, str] | None]]] = {}
         self._probe_ids = itertools.count(1)
+        self._endpoint = self.options.path.rstrip("/") or "/"
+        self._next_expiry_sweep = 0.0
 
     # -- ASGI --------------------------------------------------------------------------------
 
@@ -231,7 +262,7 @@ class StreamableHTTPApp:
             return
         if scope["type"] != "http":
             return
-        request = HttpRequest(scope, receive)
+        request = HttpExchange(scope, receive)
         response = await self._handle(request)
         await response(scope, receive, send)
 
@@ -246,22 +277,23 @@ class StreamableHTTPApp:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    async def _handle(self, request: HttpRequest) -> Any:
+    async def _handle(self, request: HttpExchange) -> Any:
         refusal = self._check_origin(request)
         if refusal is not None:
             return refusal
-        path = request.url.path.rstrip("/") or "/"
-        if path == self.options.path.rstrip("/"):
-            if request.method == "POST":
+        path = request.scope["path"].rstrip("/") or "/"
+        method = request.scope["method"]
+        if path == self._endpoint:
+            if method == "POST":
                 return await self._post(request)
-            if request.method == "GET":
+            if method == "GET":
                 return self._get(request)
-            if request.method == "DELETE":
+            if method == "DELETE":
                 return self._delete(request)
             return Response(status_code=405, headers={"Allow": "GET, POST, DELETE"})
-        if self.options.legacy_sse and path == "/sse" and request.method == "GET":
+        if self.options.legacy_sse and path == "/sse" and method == "GET":
             return self._legacy_stream(request)
-        if self.options.legacy_sse and path == "/messages" and request.method == "POST":
+        if self.options.legacy_sse and path == "/messages" and method == "POST":
             return await self._legacy_post(request)
         return Response(status_code=404)
 
@@ -276,7 +308,7 @@ class StreamableHTTPApp:
             name = host[: host.index("]") + 1]
         return name.lower() in allowed
 
-    def _check_origin(self, request: HttpRequest) -> Response | None:
+    def _check_origin(self, request: HttpExchange) -> Response | None:
         host = request.headers.get("host", "")
         if not self._host_allowed(host):
             return _error_response(None, INVALID_REQUEST, f"Forbidden: Host {host!r} is not allowed", 403)
@@ -291,20 +323,30 @@ class StreamableHTTPApp:
                 return _error_response(None, INVALID_REQUEST, f"Forbidden: Origin {origin!r} is not allowed", 403)
         return None
 
-    async def _body(self, request: HttpRequest) -> bytes | Response:
+    async def _body(self, request: HttpExchange) -> bytes | Response:
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.options.max_body_bytes:
             return _error_response(None, INVALID_REQUEST, f"Request body exceeds {self.options.max_body_bytes} bytes", 413)
-        chunks = bytearray()
-        async for chunk in request.stream():
-            chunks += chunk
+        receive = request.receive
+        message = await receive()
+        body: bytes = message.get("body", b"")
+        if not message.get("more_body", False) and message["type"] == "http.request":
+            if len(body) > self.options.max_body_bytes:
+                return _error_response(None, INVALID_REQUEST, f"Request body exceeds {self.options.max_body_bytes} bytes", 413)
+            return body  # the usual case: one chunk
+        chunks = bytearray(body)
+        while message["type"] == "http.request" and message.get("more_body", False):
+            message = await receive()
+            chunks += message.get("body", b"")
             if len(chunks) > self.options.max_body_bytes:
                 return _error_response(None, INVALID_REQUEST, f"Request body exceeds {self.options.max_body_bytes} bytes", 413)
+        if message["type"] == "http.disconnect":
+            return Response(status_code=400)  # the client left mid-body; nobody reads this
         return bytes(chunks)
 
     # -- POST --------------------------------------------------------------------------------
 
-    async def _post(self, request: HttpRequest) -> Any:
+    async def _post(self, request: HttpExchange) -> Any:
         content_type = request.headers.get("content-type", "")
         if "application/json" not in content_type.lower():
             return _error_response(None, INVALID_REQUEST, "Unsupported Media Type: POST a JSON-RPC message as application/json", 415)
@@ -362,7 +404,7 @@ class StreamableHTTPApp:
         session = Session(HttpTransport(), self._stateless_runtime)
         return await self._dispatch(request, session, messages, stateless=True, batch=False)
 
-    def _check_session_version(self, request: HttpRequest, http_session: _HttpSession) -> Response | None:
+    def _check_session_version(self, request: HttpExchange, http_session: _HttpSession) -> Response | None:
         header = request.headers.get(VERSION_HEADER)
         view = http_session.runtime.view
         if header is not None and view is not None and header != view.version:
@@ -372,9 +414,10 @@ class StreamableHTTPApp:
             )
         return None
 
-    def _check_stateless_headers(self, request: HttpRequest, rpc: Request) -> Response | None:
+    def _check_stateless_headers(self, request: HttpExchange, rpc: Request) -> Response | None:
         params = rpc.params if isinstance(rpc.params, dict) else {}
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        given_meta = params.get("_meta")
+        meta: dict[str, Any] = given_meta if isinstance(given_meta, dict) else {}
         header_version = request.headers.get(VERSION_HEADER)
         meta_version = meta.get(PROTOCOL_VERSION_KEY)
         if header_version is not None and meta_version is not None and header_version != meta_version:
@@ -397,15 +440,14 @@ class StreamableHTTPApp:
                 )
         return None
 
-    async def _check_param_headers(self, request: HttpRequest, rpc: Request) -> Response | None:
+    async def _check_param_headers(self, request: HttpExchange, rpc: Request) -> Response | None:
         """SEP-2243: every `x-mcp-header` parameter of the called tool must be mirrored, exactly, in
         its `Mcp-Param-<Name>` header (plain, or `=?base64?...?=`); absent or null ones must not be."""
         params = rpc.params if isinstance(rpc.params, dict) else {}
         meta = stateless_meta(rpc)
         if meta is None or not isinstance(params.get("name"), str):
             return None  # not a stateless-era request, or malformed: the runtime answers it
-        schema = (await self._tool_schemas_for(meta)).get(params["name"])
-        mapping = header_codec.header_params(schema) if schema is not None else None
+        mapping = (await self._tool_header_params(meta)).get(params["name"])
         if not mapping:
             return None
         given = params.get("arguments")
@@ -427,16 +469,17 @@ class StreamableHTTPApp:
                 return _error_response(rpc.id, HEADER_MISMATCH, f"Header mismatch: {header} does not equal arguments.{param}", 400)
         return None
 
-    async def _tool_schemas_for(self, meta: dict[str, Any]) -> dict[str, Any]:
-        """Tool name -> inputSchema, as the server lists them to this protocol version (read through
-        the runtime, all pages; cached until the server broadcasts a list change)."""
+    async def _tool_header_params(self, meta: dict[str, Any]) -> dict[str, dict[str, str] | None]:
+        """Tool name -> its `x-mcp-header` parameters (parameter -> header name), from the tools as
+        the server lists them to this protocol version (read through the runtime, all pages; cached
+        until the server broadcasts a list change)."""
         version = str(meta.get(PROTOCOL_VERSION_KEY))
         generation = list_generation(self.server)
-        cached = self._tool_schemas.get(version)
+        cached = self._tool_headers.get(version)
         if cached is not None and cached[0] == generation:
             return cached[1]
         probe_meta = {k: meta[k] for k in (PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY) if k in meta}
-        schemas: dict[str, Any] = {}
+        mappings: dict[str, dict[str, str] | None] = {}
         cursor: Any = None
         token = current_request.set(None)
         try:
@@ -451,16 +494,17 @@ class StreamableHTTPApp:
                     return {}  # no tools/list (or a client the server refuses): nothing to check against
                 for tool in page.get("tools") or []:
                     if isinstance(tool, dict) and isinstance(tool.get("name"), str):
-                        schemas[tool["name"]] = tool.get("inputSchema")
+                        schema = tool.get("inputSchema")
+                        mappings[tool["name"]] = header_codec.header_params(schema) if schema is not None else None
                 cursor = page.get("nextCursor")
                 if not cursor:
                     break
         finally:
             current_request.reset(token)
-        self._tool_schemas[version] = (generation, schemas)
-        return schemas
+        self._tool_headers[version] = (generation, mappings)
+        return mappings
 
-    async def _initialize(self, request: HttpRequest, requests: list[Request], data: Any) -> Any:
+    async def _initialize(self, request: HttpExchange, requests: list[Request], data: Any) -> Any:
         if len(self.sessions) >= self.options.max_sessions:
             return _error_response(None, INTERNAL_ERROR, "Service Unavailable: too many sessions", 503)
         transport = HttpTransport()
@@ -482,7 +526,7 @@ class StreamableHTTPApp:
         )
 
     async def _dispatch(
-        self, request: HttpRequest, session: Session, messages: list[jsonrpc.Message], *, stateless: bool, batch: bool,
+        self, request: HttpExchange, session: Session, messages: list[jsonrpc.Message], *, stateless: bool, batch: bool,
         headers: Callable[[], dict[str, str]] = dict, events: _EventLog | None = None,
     ) -> Any:
         for message in messages:
@@ -500,7 +544,7 @@ class StreamableHTTPApp:
 
     # -- GET and DELETE ----------------------------------------------------------------------
 
-    def _get(self, request: HttpRequest) -> Response:
+    def _get(self, request: HttpExchange) -> Response:
         if "text/event-stream" not in request.headers.get("accept", "").lower():
             return Response(status_code=406, content="GET needs Accept: text/event-stream")
         session_id = request.headers.get(SESSION_HEADER)
@@ -551,7 +595,7 @@ class StreamableHTTPApp:
 
         return StreamingResponse(events(), media_type="text/event-stream", headers=_no_cache())
 
-    def _delete(self, request: HttpRequest) -> Response:
+    def _delete(self, request: HttpExchange) -> Response:
         session_id = request.headers.get(SESSION_HEADER)
         http_session = self.sessions.pop(session_id or "", None)
         if http_session is None:
@@ -562,7 +606,11 @@ class StreamableHTTPApp:
         return Response(status_code=200)
 
     def _expire_idle(self) -> None:
-        cutoff = time.monotonic() - self.options.session_idle_seconds
+        now = time.monotonic()
+        if now < self._next_expiry_sweep:
+            return  # one sweep a second at most: it walks every session
+        self._next_expiry_sweep = now + min(1.0, self.options.session_idle_seconds / 10)
+        cutoff = now - self.options.session_idle_seconds
         for session_id, http_session in list(self.sessions.items()):
             if http_session.last_seen < cutoff:
                 del self.sessions[session_id]
@@ -570,7 +618,7 @@ class StreamableHTTPApp:
 
     # -- legacy HTTP+SSE (2024-11-05) --------------------------------------------------------
 
-    def _legacy_stream(self, request: HttpRequest) -> Response:
+    def _legacy_stream(self, request: HttpExchange) -> Response:
         if len(self._legacy) >= self.options.max_sessions:
             return Response(status_code=503)
         session_id = secrets.token_hex(16)
@@ -594,8 +642,8 @@ class StreamableHTTPApp:
 
         return StreamingResponse(events(), media_type="text/event-stream", headers=_no_cache())
 
-    async def _legacy_post(self, request: HttpRequest) -> Response:
-        entry = self._legacy.get(request.query_params.get("session_id", ""))
+    async def _legacy_post(self, request: HttpExchange) -> Response:
+        entry = self._legacy.get(request.query_param("session_id"))
         if entry is None:
             return Response(status_code=404, content="unknown session_id")
         body = await self._body(request)
@@ -623,15 +671,120 @@ class _QueueTransport:
         self._outbound.close()
 
 
-class _RequestsResponse:
-    """An ASGI response that runs the requests in the same task and answers JSON or SSE.
+class _FrameSink(Protocol):
+    async def send(self, frame: bytes) -> None: ...
 
-    JSON when the first thing produced is the (only) response, or the client takes JSON only;
-    SSE as soon as a handler sends something before its response (progress, logs, requests).
-    With an event log (resumable handshake sessions) the SSE stream opens with a priming event
-    (id, `retry:`, empty data), numbers every event, and may be ended early by the handler
-    (`close_stream`): the requests go on, and their later events wait in the log for a GET with
+
+class _DropFrames:
+    """Where a batch's server messages go: a batch is answered with one JSON array, so messages sent
+    before the responses cannot reach the client."""
+
+    async def send(self, frame: bytes) -> None:
+        log.debug("a server message during a batch cannot be delivered (JSON answer); dropped")
+
+
+_DROP = _DropFrames()
+
+
+class _ResponseWriter:
+    """The answer to one POST: a JSON body, unless a handler sends something before its response
+    (progress, a log, a server-to-client request) — then an SSE stream that carries those messages
+    and ends with the response.
+
+    With an event log (resumable handshake sessions) the SSE stream opens with a priming event (id,
+    `retry:`, empty data), numbers every event, and may be ended early by the handler
+    (`close_stream`): the request goes on, and its later events wait in the log for a GET with
     `Last-Event-ID`.
+    """
+
+    def __init__(
+        self, send: Send, *, sse_ok: bool, stateless: bool, headers: Callable[[], dict[str, str]],
+        events: _EventLog | None, retry_ms: int,
+    ) -> None:
+        self._send = send
+        self._sse_ok = sse_ok
+        self._stateless = stateless
+        self._headers = headers
+        self._events = events
+        self._retry_ms = retry_ms
+        self._stream: str | None = None  # this POST's stream in the event log
+        self._lock: anyio.Lock | None = None  # created on the first server message (rare path)
+        self.streaming = False  # the SSE head has been sent
+        self._http_open = True
+
+    async def send(self, frame: bytes) -> None:
+        """A server message for the client while the request runs (or CLOSE_STREAM)."""
+        if not self._sse_ok:
+            log.debug("the client takes JSON only; a server message before the response was dropped")
+            return
+        if self._lock is None:
+            self._lock = anyio.Lock()  # handlers may send from several tasks at once
+        async with self._lock:
+            if not self.streaming:
+                await self._open_stream()
+            await self._emit(frame)
+
+    async def finish(self, frames: list[bytes], *, batch: bool = False) -> None:
+        """Send the response(s): the last SSE event(s), or the whole JSON answer."""
+        if self.streaming:
+            assert self._lock is not None
+            async with self._lock:
+                for frame in frames:
+                    await self._emit(frame)
+                if self._events is not None and self._stream is not None:
+                    self._events.finish(self._stream)
+                if self._http_open:
+                    self._http_open = False
+                    await self._send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
+        if not frames:
+            status, body = 202, b""
+        elif batch:
+            status, body = 200, b"[" + b",".join(frames) + b"]"
+        else:
+            status, body = _status_of(frames[0], self._stateless), frames[0]
+        extra = self._headers()
+        if body:
+            head = _JSON_HEAD + _raw_headers(extra) if extra else _JSON_HEAD
+        else:
+            head = _raw_headers(extra)
+        await self._send({"type": "http.response.start", "status": status, "headers": head})
+        await self._send({"type": "http.response.body", "body": body, "more_body": False})
+
+    def abandon(self) -> None:
+        """The request ended without a response (cancelled): close its stream in the event log."""
+        if self._events is not None and self._stream is not None:
+            self._events.finish(self._stream)
+
+    async def _open_stream(self) -> None:
+        self.streaming = True
+        await self._send({"type": "http.response.start", "status": 200, "headers": _raw_headers(
+            {"content-type": "text/event-stream", **_no_cache(), **self._headers()})})
+        if self._events is not None:
+            self._stream = self._events.open_stream()
+            priming = b"id: %d\nretry: %d\ndata: \n\n" % (self._events.add(self._stream, None), self._retry_ms)
+            await self._send({"type": "http.response.body", "body": priming, "more_body": True})
+
+    async def _emit(self, frame: bytes) -> None:
+        if frame == CLOSE_STREAM:
+            if self._http_open and self._stream is not None:
+                self._http_open = False
+                await self._send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
+        event_id = self._events.add(self._stream, frame) if self._events is not None and self._stream is not None else None
+        if self._http_open:
+            await self._send({"type": "http.response.body", "body": _sse(frame, event_id), "more_body": True})
+
+
+class _RequestsResponse:
+    """An ASGI response that runs the POST's request(s) and answers them (see `_ResponseWriter`).
+
+    One request runs inline in the ASGI task: no extra task, queue or task group, which is most of
+    the cost of a small call. In the stateless era a client that closes the connection cancels its
+    request (2026-07-28 transports: closing the response stream is the cancellation signal), so
+    there a watcher task runs beside it. In handshake sessions disconnection is not cancellation
+    (the client sends `notifications/cancelled`), so nothing watches. A batch (handshake era only)
+    runs its requests concurrently and is answered with one JSON array.
     """
 
     def __init__(
@@ -648,109 +801,79 @@ class _RequestsResponse:
         self.retry_ms = retry_ms
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        transport = self.session.transport
-        assert isinstance(transport, HttpTransport)
-        send_stream, receive_stream = anyio.create_memory_object_stream[bytes](math.inf)
-        for rpc in self.requests:
-            transport.routes.by_request[rpc.id] = send_stream
+        writer = _ResponseWriter(
+            send, sse_ok=self.sse_ok and not self.batch, stateless=self.stateless, headers=self.headers,
+            events=self.events, retry_ms=self.retry_ms,
+        )
+        if self.batch:
+            await writer.finish(await self._answer_batch(), batch=True)
+            return
+        rpc = self.requests[0]
+        routes = self.session.transport.routes  # type: ignore[attr-defined]
+        routes.by_request[rpc.id] = writer
+        token = current_request.set(rpc.id)
+        try:
+            if self.stateless:
+                await self._answer_unless_disconnected(rpc, writer, receive)
+            else:
+                frame = await self.session.answer(rpc)
+                await writer.finish([frame] if frame is not None else [])
+        finally:
+            current_request.reset(token)
+            routes.by_request.pop(rpc.id, None)
+
+    async def _answer_unless_disconnected(self, rpc: Request, writer: _ResponseWriter, receive: Receive) -> None:
+        # Each stateless POST has a session of its own, so cancelling all of it cancels just this request.
+        disconnected = False
+
+        async def watch() -> None:
+            nonlocal disconnected
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            disconnected = True
+            self.session.cancel_all()
+
+        frame: bytes | None = None
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # not asyncio (e.g. trio under hypercorn): a task group
+            async with anyio.create_task_group() as task_group:
+                task_group.start_soon(watch)
+                frame = await self.session.answer(rpc)
+                task_group.cancel_scope.cancel()
+        else:  # asyncio (uvicorn): a bare task, far cheaper than a task group on every call
+            watcher = asyncio.get_running_loop().create_task(watch())
+            try:
+                frame = await self.session.answer(rpc)
+            finally:
+                watcher.cancel()
+        if disconnected:
+            writer.abandon()
+        else:
+            await writer.finish([frame] if frame is not None else [])
+
+    async def _answer_batch(self) -> list[bytes]:
+        routes = self.session.transport.routes  # type: ignore[attr-defined]
         responses: dict[Any, bytes] = {}
-        remaining = len(self.requests)
 
         async def run(rpc: Request) -> None:
-            nonlocal remaining
             token = current_request.set(rpc.id)
             try:
                 frame = await self.session.answer(rpc)
                 if frame is not None:
                     responses[rpc.id] = frame
-                    await send_stream.send(frame)
             finally:
                 current_request.reset(token)
-                transport.routes.by_request.pop(rpc.id, None)
-                remaining -= 1
-                if remaining == 0:
-                    send_stream.close()
+                routes.by_request.pop(rpc.id, None)
 
         async with anyio.create_task_group() as task_group:
-            watcher = anyio.CancelScope()
-
-            async def watch_disconnect() -> None:
-                with watcher:
-                    await _cancel_on_disconnect(receive, task_group.cancel_scope)
-
-            task_group.start_soon(watch_disconnect)
             for rpc in self.requests:
+                routes.by_request[rpc.id] = _DROP
                 task_group.start_soon(run, rpc)
-            first = await _next_frame(receive_stream)
-            single_answer = first is not None and len(self.requests) == 1 and first in responses.values()
-            if first is None or single_answer or self.batch or not self.sse_ok:
-                async for _ in receive_stream:  # JSON: wait for every response; other frames cannot be sent
-                    pass
-                frames = [responses[r.id] for r in self.requests if r.id in responses]
-                await self._send_json(send, frames)
-            else:
-                await self._stream(send, first, receive_stream, watcher)
-            task_group.cancel_scope.cancel()
-
-    async def _stream(
-        self, send: Send, first: bytes, frames: MemoryObjectReceiveStream[bytes], watcher: anyio.CancelScope
-    ) -> None:
-        log_ = self.events
-        stream = log_.open_stream() if log_ is not None else None
-        http_open = True
-        await send({"type": "http.response.start", "status": 200, "headers": _raw_headers(
-            {"content-type": "text/event-stream", **_no_cache(), **self.headers()})})
-        if log_ is not None and stream is not None:
-            priming = b"id: %d\nretry: %d\ndata: \n\n" % (log_.add(stream, None), self.retry_ms)
-            await send({"type": "http.response.body", "body": priming, "more_body": True})
-
-        async def emit(frame: bytes) -> None:
-            nonlocal http_open
-            if frame == CLOSE_STREAM:
-                if http_open and stream is not None:
-                    watcher.cancel()  # the client leaving now is expected, not a cancellation
-                    http_open = False
-                    await send({"type": "http.response.body", "body": b"", "more_body": False})
-                return
-            event_id = log_.add(stream, frame) if log_ is not None and stream is not None else None
-            if http_open:
-                await send({"type": "http.response.body", "body": _sse(frame, event_id), "more_body": True})
-
-        try:
-            await emit(first)
-            async for frame in frames:
-                await emit(frame)
-        finally:
-            if log_ is not None and stream is not None:
-                log_.finish(stream)
-        if http_open:
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-    async def _send_json(self, send: Send, frames: list[bytes]) -> None:
-        if not frames:
-            status, body = 202, b""
-        elif self.batch:
-            status, body = 200, b"[" + b",".join(frames) + b"]"
-        else:
-            status, body = _status_of(frames[0], self.stateless), frames[0]
-        headers = {"content-type": "application/json", **self.headers()} if body else dict(self.headers())
-        await send({"type": "http.response.start", "status": status, "headers": _raw_headers(headers)})
-        await send({"type": "http.response.body", "body": body, "more_body": False})
+        return [responses[r.id] for r in self.requests if r.id in responses]
 
 
-async def _next_frame(stream: MemoryObjectReceiveStream[bytes]) -> bytes | None:
-    try:
-        return await stream.receive()
-    except anyio.EndOfStream:
-        return None
-
-
-async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            scope.cancel()
-            return
+_JSON_HEAD = [(b"content-type", b"application/json")]
 
 
 def _raw_headers(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
@@ -762,7 +885,8 @@ def _status_of(frame: bytes, stateless: bool) -> int:
         return 200
     message = orjson.loads(frame)
     error = message.get("error") if isinstance(message, dict) else None
-    return STATELESS_STATUS.get(error.get("code"), 200) if isinstance(error, dict) else 200
+    code = error.get("code") if isinstance(error, dict) else None
+    return STATELESS_STATUS.get(code, 200) if isinstance(code, int) else 200
 
 
 def decode_header_value(raw: str) -> str | None:
