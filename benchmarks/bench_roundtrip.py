@@ -43,6 +43,10 @@ from benchmarks.report import Row, Section, Target, ratio_at_least
 from benchmarks.setup_env import Environment
 from benchmarks.stats import percentile, stat_or_none
 
+# HTTP peers besides ours / official / floor: ours forced onto uvicorn's pure-Python stack (h11 +
+# asyncio, what the official server runs on), and the floor on ours' stack (httptools + uvloop).
+OURS_PURE = "ours-h11"
+FLOOR_OURS_STACK = "floor-ours-stack"
 STDIO_BLOCK = 100  # calls per peer before switching to the next peer
 HTTP_BLOCK = 50
 HTTP_BURST = 10  # calls per client per concurrent burst
@@ -176,6 +180,15 @@ def http_commands(
         argv = ours.ours_http_server_command(port, version)
         if argv:
             cmds["ours"] = (list(argv), "ours", ours.OURS_HTTP_PATH)
+        argv = ours.ours_http_server_command(port, version, pure_python_http=True)
+        if argv:
+            cmds[OURS_PURE] = (list(argv), "ours", ours.OURS_HTTP_PATH)
+        # The same bare-ASGI echo on ours' interpreter, i.e. on the uvicorn stack ours runs on.
+        cmds[FLOOR_OURS_STACK] = (
+            [env.ours_python, str(PEERS_DIR / "floor_http_echo.py"), str(port)],
+            "ours",
+            HTTP_PATH,
+        )
     return cmds
 
 
@@ -304,11 +317,20 @@ def _http_rep_sync(
 # --- section ----------------------------------------------------------------------------------
 
 
-def _rows(title: str, label: str, series: dict[str, Series], note: str = "") -> list[Row]:
+def _rows(
+    title: str,
+    label: str,
+    series: dict[str, Series],
+    note: str = "",
+    columns: dict[str, str] | None = None,
+) -> list[Row]:
+    """Rows for one measurement; ``columns`` maps a table column (ours/official/floor) to a peer."""
+    columns = columns or {"ours": "ours", "official": "official", "floor": "floor"}
+
     def vals(attr: str, unit: str) -> dict:  # noqa: ANN202
         return {
-            p: stat_or_none(getattr(series[p], attr), unit) if p in series else None
-            for p in ("ours", "official", "floor")
+            col: stat_or_none(getattr(series[p], attr), unit) if p in series else None
+            for col, p in columns.items()
         }
 
     return [
@@ -385,19 +407,28 @@ def run(
                     file=sys.stderr,
                     flush=True,
                 )
-            got1 = _rows(
-                title,
-                f"HTTP {version}, 1 client",
-                one,
-                note=f"{budget.http_calls} sequential calls per rep",
-            )
-            gotn = _rows(
-                title,
-                f"HTTP {version}, {budget.http_clients} clients",
-                many,
-                note=f"{budget.http_clients} clients x {budget.http_calls_per_client} calls per rep, bursts of {HTTP_BURST}",
-            )
-            rows += got1[:3] + gotn[:3]
-            cpu_rows += [got1[3], gotn[3]]
+            shipped = {"ours": "ours", "official": "official", "floor": FLOOR_OURS_STACK}
+            pure = {"ours": OURS_PURE, "official": "official", "floor": "floor"}
+            n = budget.http_clients
+            for stack_label, columns, stack_note in (
+                ("", shipped, "ours as shipped (uvicorn with httptools + uvloop); floor on the same stack"),
+                (", all on h11+asyncio", pure, "ours forced onto h11 + asyncio, the official server's stack; floor likewise"),
+            ):
+                got1 = _rows(
+                    title,
+                    f"HTTP {version}{stack_label}, 1 client",
+                    one,
+                    note=f"{budget.http_calls} sequential calls per rep; {stack_note}",
+                    columns=columns,
+                )
+                gotn = _rows(
+                    title,
+                    f"HTTP {version}{stack_label}, {n} clients",
+                    many,
+                    note=f"{n} clients x {budget.http_calls_per_client} calls per rep, bursts of {HTTP_BURST}; {stack_note}",
+                    columns=columns,
+                )
+                rows += got1[:3] + gotn[:3]
+                cpu_rows += [got1[3], gotn[3]]
     section.rows = rows + cpu_rows
     return section

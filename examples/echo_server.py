@@ -42,6 +42,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     parser.add_argument("--port", type=int, default=3001)
+    parser.add_argument("--http-stack", choices=["auto", "h11"], default="auto",
+                        help="uvicorn's parser and loop: auto (httptools + uvloop when installed) or h11 + asyncio")
     parser.add_argument("--stub", default=list(mcp_bindings.VERSIONS)[-1], choices=list(mcp_bindings.VERSIONS))
     args = parser.parse_args()
     server = make_server(args.stub)
@@ -52,7 +54,8 @@ def main() -> None:
     else:
         from mcp_bindings.runtime.http_server import serve_http
 
-        serve_http(server, host="127.0.0.1", port=args.port)
+        pure = args.http_stack == "h11"
+        serve_http(server, host="127.0.0.1", port=args.port, http="h11" if pure else "auto", loop="asyncio" if pure else "auto")
 
 
 if __name__ == "__main__":

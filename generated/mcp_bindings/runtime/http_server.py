@@ -28,7 +28,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
@@ -934,12 +934,16 @@ def create_app(server: ServerStub, **options: Any) -> StreamableHTTPApp:
 
 def serve_http(
     server: ServerStub, host: str = "127.0.0.1", port: int = 3001, path: str = "/mcp", *, log_level: str = "warning",
+    http: Literal["auto", "h11", "httptools"] = "auto", loop: Literal["auto", "asyncio", "uvloop"] = "auto",
     **options: Any,
 ) -> None:
-    """`serve_http(MyServer(), port=3001)`: run the server on uvicorn until interrupted."""
+    """`serve_http(MyServer(), port=3001)`: run the server on uvicorn until interrupted.
+
+    `http` and `loop` choose uvicorn's HTTP parser and event loop; "auto" takes httptools and uvloop
+    (both in the `http` extra) where installed, "h11" / "asyncio" the pure-Python ones."""
     import uvicorn
 
     if host not in LOCAL_HOSTS and "allowed_hosts" not in options:
         log.warning("binding %s: DNS-rebinding protection still only admits Host headers of %s", host, ", ".join(LOCAL_HOSTS))
     app = create_app(server, path=path, **options)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, lifespan="on")
+    uvicorn.run(app, host=host, port=port, log_level=log_level, lifespan="on", http=http, loop=loop)
