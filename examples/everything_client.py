@@ -302,10 +302,7 @@ async def run_client(url: str, scenario: str, version: str, context: dict[str, A
     except TimeoutError:
         log(f"gave up after {OVERALL_TIMEOUT} s")
         return 1
-    except Exception as exc:  # connect_http raises start-up failures inside an ExceptionGroup
-        error = _find(exc, McpError)
-        if error is None:
-            raise
+    except McpError as error:
         log(f"connection failed: error {error.code}: {error.message}")
         return 1
     if run.failures:
@@ -318,7 +315,11 @@ def make_auth(context: dict[str, Any]) -> Any:
     """OAuth for the auth/* scenarios: pre-registered credentials from the harness's context when it
     gives them, else Client ID Metadata Documents or Dynamic Client Registration; the authorization
     step is headless (the test authorization server redirects at once)."""
-    from mcp_bindings.runtime.auth import ClientCredentials, HeadlessAuthorizationHandler, OAuthClientAuth
+    from mcp_bindings.runtime.auth import (
+        ClientCredentials,
+        HeadlessAuthorizationHandler,
+        OAuthClientAuth,
+    )
 
     pre_registered = None
     if context.get("client_id"):
@@ -331,17 +332,6 @@ def make_auth(context: dict[str, Any]) -> Any:
         client_metadata_url="https://conformance-test.local/client-metadata.json",
         client_name="mcp-bindgen everything-client",
     )
-
-
-def _find(exc: BaseException, kind: type[Any]) -> Any:
-    """`exc` itself, or the first exception of type `kind` inside (nested) exception groups."""
-    if isinstance(exc, kind):
-        return exc
-    for inner in getattr(exc, "exceptions", ()):
-        found = _find(inner, kind)
-        if found is not None:
-            return found
-    return None
 
 
 def main(argv: list[str] | None = None) -> int:

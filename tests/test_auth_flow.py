@@ -75,9 +75,7 @@ async def call_echo(stack: Stack, auth: OAuthClientAuth, version: str = "2026-07
 
 
 def mcp_failure(exc: BaseException) -> McpError:
-    """The McpError inside what `connect_http` raised (possibly wrapped in exception groups)."""
-    while isinstance(exc, BaseExceptionGroup):
-        exc = exc.exceptions[0]
+    """What `connect_http` raised, which must be the McpError itself (never an exception group)."""
     assert isinstance(exc, McpError), repr(exc)
     return exc
 

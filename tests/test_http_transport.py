@@ -764,3 +764,20 @@ async def test_broadcast_to_other_session_uses_its_get_stream_despite_equal_ids(
                     group.cancel_scope.cancel()
     assert on_post[-1] == 7 and "notifications/tools/list_changed" not in on_post, on_post
     assert on_get == ["notifications/tools/list_changed"], on_get
+
+
+async def test_connect_failures_and_caller_errors_come_out_unwrapped(everything: str) -> None:
+    """No ExceptionGroup leaks from connect_http: a refused connection is an McpError, and an error
+    raised in the caller's block is that very error."""
+    from mcp_bindings.runtime.errors import McpError
+
+    with anyio.fail_after(DEADLINE):
+        with pytest.raises(McpError, match="HTTP request failed"):
+            async with connect_http(f"http://127.0.0.1:{_free_port()}/mcp", client_module(HANDSHAKE).Client,
+                                    protocol_version=HANDSHAKE, request_timeout=5):
+                pass
+        mine = LookupError("raised by the caller")
+        with pytest.raises(LookupError) as caught:
+            async with connect_http(everything, client_module(HANDSHAKE).Client, protocol_version=HANDSHAKE):
+                raise mine
+        assert caught.value is mine

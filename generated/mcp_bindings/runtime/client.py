@@ -416,13 +416,34 @@ async def connect(
         client, handlers, protocol_version=protocol_version, client_info=client_info, request_timeout=request_timeout
     )
     session = Session(transport, runtime)
-    async with anyio.create_task_group() as task_group:
-        task_group.start_soon(session.run)
-        try:
-            with anyio.fail_after(request_timeout or 60):
-                await runtime.start(session)
-            yield client(runtime)
-        finally:
-            task_group.cancel_scope.cancel()
-            with anyio.CancelScope(shield=True):
-                await transport.aclose()
+    try:
+        async with anyio.create_task_group() as task_group:
+            task_group.start_soon(session.run)
+            try:
+                with anyio.fail_after(request_timeout or 60):
+                    await runtime.start(session)
+                yield client(runtime)
+            finally:
+                task_group.cancel_scope.cancel()
+                with anyio.CancelScope(shield=True):
+                    await transport.aclose()
+    except BaseExceptionGroup as group:
+        # The task group is an implementation detail: a failed handshake (McpError, TimeoutError,
+        # ConnectionError) or an error in the caller's block comes out as itself, not in a group.
+        sole = _sole_exception(group)
+        if sole is None:
+            raise
+        raise sole from None
+
+
+def _sole_exception(group: BaseExceptionGroup[BaseException]) -> Exception | None:
+    """The one ordinary exception a (possibly nested) group holds; None when it holds several."""
+    leaves: list[BaseException] = []
+    pending: list[BaseException] = [group]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, BaseExceptionGroup):
+            pending.extend(item.exceptions)
+        else:
+            leaves.append(item)
+    return leaves[0] if len(leaves) == 1 and isinstance(leaves[0], Exception) else None
