@@ -8,9 +8,7 @@ client cannot forge or alter it, and so the number of rounds is bounded.
 from __future__ import annotations
 
 import base64
-import hashlib
-import hmac
-import secrets
+import os
 
 import orjson
 
@@ -29,10 +27,15 @@ def _unb64(text: str) -> bytes:
 
 class RequestStateSealer:
     def __init__(self, secret: bytes | None = None, max_rounds: int = MAX_ROUNDS) -> None:
-        self._secret = secret or secrets.token_bytes(32)
+        self._secret = secret or os.urandom(32)  # what secrets.token_bytes uses
         self.max_rounds = max_rounds
 
     def _mac(self, payload: bytes) -> bytes:
+        # Imported on first use: hmac pulls in OpenSSL's hashlib (~3.5 MB of RSS), which a server
+        # that never issues requestState (every handshake-era session) has no need for.
+        import hashlib
+        import hmac
+
         return hmac.new(self._secret, payload, hashlib.sha256).digest()
 
     def seal(self, method: str, state: str, round_number: int) -> str:
@@ -46,6 +49,8 @@ class RequestStateSealer:
         try:
             payload_text, mac_text = sealed.split(".", 1)
             payload = _unb64(payload_text)
+            import hmac
+
             valid = hmac.compare_digest(self._mac(payload), _unb64(mac_text))
             data = orjson.loads(payload) if valid else None
         except (ValueError, orjson.JSONDecodeError):

@@ -386,6 +386,7 @@ class ServerRuntime:
         view.advertised = self.capabilities_for(protocol)
         self.view = view
         self.batches_allowed = bool(protocol.BATCHES)
+        self._prepare(protocol)
         result: dict[str, Any] = {
             "protocolVersion": version,
             "capabilities": view.advertised,
@@ -430,7 +431,24 @@ class ServerRuntime:
             stateless=True,
         )
         view.advertised = self.capabilities_for(protocol)
+        self._prepare(protocol)
         return view
+
+    def _prepare(self, protocol: Any) -> None:
+        """Build, once per process and version, the validators and serializers of the methods this
+        server implements. Models are built on first use (import stays cheap and a process never
+        pays for methods it does not serve); doing these at negotiation keeps the build off the
+        first call of each method and out of the steady state's memory profile."""
+        key = (type(self.server), protocol.PROTOCOL_VERSION)
+        if key in _PREPARED:
+            return
+        _PREPARED.add(key)
+        for spec in protocol.CLIENT_REQUESTS.values():
+            stub_spec = self.stub.CLIENT_REQUESTS.get(spec.method)
+            if spec.builtin or stub_spec is None or stub_spec.builtin or not self.server.implements(stub_spec):
+                continue
+            for target in {spec.params, spec.result, stub_spec.params, stub_spec.result}:
+                versions.prepare(target)
 
     def capabilities_for(self, protocol: Any) -> dict[str, Any]:
         """The server's capabilities limited to what a version defines and the server implements."""
@@ -576,6 +594,9 @@ class ServerRuntime:
             return versions.validate(spec.result, raw)
         except ValidationError as exc:
             raise McpError(INTERNAL_ERROR, f"the client's {method} result is invalid: {exc.errors()[0]['msg']}") from None
+
+
+_PREPARED: set[tuple[type[ServerStub], str]] = set()  # (server class, version) pairs already prepared
 
 
 def _default_sealer(server: ServerStub) -> RequestStateSealer:

@@ -15,7 +15,6 @@ from typing import Any, TypeVar
 import anyio
 from anyio.abc import Process
 
-from .client import connect
 from .server import ServerRuntime
 from .session import Session
 from .stubs import ClientHandlerStub, ClientStub, ServerStub
@@ -138,6 +137,10 @@ async def connect_stdio(
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
 ) -> AsyncIterator[C]:
     """Spawn a stdio server, initialize, and yield the typed client; shut the server down after."""
+    from .client import (
+        connect,  # here, not at the top: a stdio *server* never loads the client side
+    )
+
     process = await anyio.open_process(
         list(command),
         stdin=subprocess.PIPE,

@@ -49,6 +49,15 @@ def _validator(target: Any) -> Any:
     return adapter(target).validator.validate_python
 
 
+def prepare(target: Any) -> None:
+    """Build the validator and serializer of a model class or type alias now (None: nothing)."""
+    if target is None:
+        return
+    if isinstance(target, type) and issubclass(target, BaseModel):
+        target.model_rebuild()
+    _validator(target)
+
+
 def validate(target: Any, data: Any) -> Any:
     """Validate decoded wire JSON against a model class or a type alias: strict like the schema,
     and by wire names only (snake_case attribute names are for Python code, not for peers)."""

@@ -32,7 +32,7 @@ class MCPModel(BaseModel):
         serialize_by_alias=True,
         extra="allow",
         protected_namespaces=(),
-        # Built once, in dependency order, by the rebuild loop at the end of models.py (so every
-        # model is complete at import without first failing on its forward references).
+        # Each model is built on first use, not at import: a process pays only for the types its
+        # traffic needs (import time, memory).
         defer_build=True,
     )

@@ -52,7 +52,7 @@ def render_models(ir: SchemaIR, package: str) -> str:
         passes.TypedExtras(),
         passes.RecursiveAliasesFirst(),
         passes.RejectNullForOptional(_optional_non_nullable(ir)),
-        passes.RebuildEveryModel(),
+        passes.DropRebuildCalls(),
     )
     _check_names(ir, passes.top_level_names(module))
     return module.code

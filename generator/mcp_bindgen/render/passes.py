@@ -164,22 +164,17 @@ def _string_refs(stmt: cst.CSTNode) -> set[str]:
     return found
 
 
-class RebuildEveryModel(cst.CSTTransformer):
-    """Replace the tool's partial `X.model_rebuild()` list with one rebuild of every model, in order.
+class DropRebuildCalls(cst.CSTTransformer):
+    """Remove the tool's `X.model_rebuild()` calls: models are built lazily, each on first use.
 
-    A model that refers to a later one is left incomplete by pydantic until rebuilt, and would then
-    be built on first use; rebuilding all of them at import (a no-op for the complete ones) means
-    none is.
+    `_base.py` sets `defer_build`, so importing models.py builds no validator at all; pydantic
+    builds a model's validator and serializer the first time it validates or dumps one. A process
+    pays (in import time and memory) only for the types its traffic uses, and the rebuild calls the
+    tool emits for forward references would only force that work up front.
     """
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-        body = [stmt for stmt in updated.body if not _is_rebuild_call(stmt)]
-        models = [stmt.name.value for stmt in body if isinstance(stmt, cst.ClassDef)]
-        if not models:
-            return updated.with_changes(body=body)
-        names = ", ".join(models)
-        loop = cst.parse_statement(f"for _model in ({names},):\n    _model.model_rebuild()\n")
-        return updated.with_changes(body=[*body, loop])
+        return updated.with_changes(body=[stmt for stmt in updated.body if not _is_rebuild_call(stmt)])
 
 
 def _is_rebuild_call(stmt: cst.CSTNode) -> bool:
