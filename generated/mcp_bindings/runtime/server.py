@@ -313,8 +313,17 @@ class ServerRuntime:
             updates["cache_scope"] = self.server.cache_scope
         if not updates:
             return result
+        key = (type(self.server), type(result))
+        if key in _STAMPS_CHECKED:  # values already checked for this server and type: validate just `_meta`
+            if "meta" in updates:
+                updates["meta"] = versions.validate(fields["meta"].annotation, updates["meta"])
+            return result.model_copy(update=updates)
+        # First time for this server and result type: validate, which checks the server's
+        # cache settings (`cache_ttl_ms`, `cache_scope`) against the schema once.
         data = {**versions.dump(result), **{fields[k].alias or k: v for k, v in updates.items()}}
-        return versions.validate(type(result), data)
+        stamped = versions.validate(type(result), data)
+        _STAMPS_CHECKED.add(key)
+        return stamped
 
     async def _bridge_input_round(
         self, spec: MethodSpec, stub_spec: MethodSpec, request: Request, result: Any, context: ServerRequestContext,
@@ -596,6 +605,7 @@ class ServerRuntime:
             raise McpError(INTERNAL_ERROR, f"the client's {method} result is invalid: {exc.errors()[0]['msg']}") from None
 
 
+_STAMPS_CHECKED: set[tuple[type[ServerStub], type[BaseModel]]] = set()  # see ServerRuntime._stamped
 _PREPARED: set[tuple[type[ServerStub], str]] = set()  # (server class, version) pairs already prepared
 
 

@@ -70,7 +70,6 @@ class Session:
         self._task_group: TaskGroup | None = None
         self._active = 0  # requests being handled or answered
         self._closed = False
-        self.closed_event = anyio.Event()
 
     # -- the receive loop ---------------------------------------------------------------------
 
@@ -89,7 +88,6 @@ class Session:
             self._closed = True
             for waiter in self._pending.values():
                 waiter.event.set()
-            self.closed_event.set()
 
     async def _receive_loop(self) -> None:
         while True:
