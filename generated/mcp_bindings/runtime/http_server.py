@@ -711,9 +711,13 @@ class _ResponseWriter:
         self._lock: anyio.Lock | None = None  # created on the first server message (rare path)
         self.streaming = False  # the SSE head has been sent
         self._http_open = True
+        self._finished = False  # the response is on its way: later server messages have nowhere to go
 
     async def send(self, frame: bytes) -> None:
         """A server message for the client while the request runs (or CLOSE_STREAM)."""
+        if self._finished:
+            log.debug("a server message after the response was dropped")
+            return
         if not self._sse_ok:
             log.debug("the client takes JSON only; a server message before the response was dropped")
             return
@@ -726,6 +730,7 @@ class _ResponseWriter:
 
     async def finish(self, frames: list[bytes], *, batch: bool = False) -> None:
         """Send the response(s): the last SSE event(s), or the whole JSON answer."""
+        self._finished = True
         if self.streaming:
             assert self._lock is not None
             async with self._lock:
