@@ -273,6 +273,27 @@ async def test_unknown_session_and_delete(everything: str) -> None:
             assert (await client.delete(everything, headers=ACCEPT)).status_code == 400
 
 
+async def test_batches_in_a_2025_03_26_session_only(everything: str) -> None:
+    """A batch POST runs its requests concurrently and answers one JSON array (notifications get no
+    entry); a session at a version without batches refuses one with 400."""
+    with anyio.fail_after(DEADLINE):
+        async with httpx.AsyncClient(timeout=10) as client:
+            session = await open_session(client, everything, "2025-03-26")
+            batch = [rpc("a", "tools/list"), {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+                     rpc(7, "ping"), rpc(8, "no/such/method")]
+            reply = await client.post(everything, json=batch, headers=session)
+            assert reply.status_code == 200 and reply.headers["content-type"].startswith("application/json")
+            answers = {item["id"]: item for item in reply.json()}
+            assert set(answers) == {"a", 7, 8}
+            assert any(tool["name"] == "test_simple_text" for tool in answers["a"]["result"]["tools"])
+            assert answers[7]["result"] == {}
+            assert answers[8]["error"]["code"] == -32601
+
+            newer = await open_session(client, everything, HANDSHAKE)
+            refused = await client.post(everything, json=[rpc(1, "ping")], headers=newer)
+            assert refused.status_code == 400 and "batch" in refused.json()["error"]["message"]
+
+
 async def test_session_bound_and_idle_expiry() -> None:
     """At most `max_sessions` sessions (503 past it); an idle session expires (then 404)."""
     module = _load_example("echo_server")
