@@ -1,19 +1,64 @@
 """Ours' per-message path for the message-path benchmark: the same calls the runtime makes.
 
-Request: decode + classify (runtime.jsonrpc), look up the method in the generated table, validate the
-params with the version's model, run the echo handler, serialise the result model with pydantic,
-frame the response. Result: classify + validate with the typed result of the method (the client's
-receive side), then serialise and frame it (the server's send side). Notification: decode + validate
-the params, then encode.
+Request (server side): the calls `Session` makes for one frame, around the real dispatcher — decode +
+classify (`Session._dispatch_frame`), `ServerRuntime.on_request` of a runtime serving the `echo`
+server of ``examples/echo_server.py`` after an `initialize` handshake (route lookup, gate, params
+validation with the negotiated version's model, the handler, the result's serialisation), then
+`jsonrpc.encode_result` (`Session._answer`) and the newline (`LineTransport.send`). The coroutine is
+driven by hand (it never suspends: the echo handler does no I/O); the async plumbing around it
+(task spawn, cancel scope, stream writes) is left out, as in the official replay.
+Result: classify + validate with the typed result of the method (the client's receive side), then
+serialise and frame it (the server's send side). Notification: decode + validate the params, then
+encode.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import importlib.util
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from benchmarks.corpus import CorpusItem
+
+ECHO_SERVER = Path(__file__).resolve().parent.parent / "examples" / "echo_server.py"
+
+
+def _complete(coro: Coroutine[Any, Any, Any]) -> Any:
+    """Run a coroutine that does not suspend, as the event loop would, and return its value."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value
+    coro.close()
+    raise RuntimeError("the request path suspended; the message benchmark needs one that does not")
+
+
+def _echo_runtime(protocol_version: str) -> tuple[Any, Any]:
+    """A ServerRuntime + Session for the example echo server (stub = `protocol_version`), initialized."""
+    from mcp_bindings.runtime import jsonrpc
+    from mcp_bindings.runtime.server import ServerRuntime
+    from mcp_bindings.runtime.session import Session
+
+    spec = importlib.util.spec_from_file_location("_bench_echo_server", ECHO_SERVER)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    runtime = ServerRuntime(module.make_server(protocol_version))
+    session = Session(None, runtime)  # type: ignore[arg-type]  # no transport: frames are returned, not sent
+    initialize = jsonrpc.encode_request(
+        0,
+        "initialize",
+        {
+            "protocolVersion": protocol_version,
+            "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "0"},
+        },
+    )
+    _complete(runtime.on_request(jsonrpc.classify(jsonrpc.decode(initialize)), session))
+    _complete(runtime.on_notification(jsonrpc.classify({"jsonrpc": "2.0", "method": "notifications/initialized"}), session))
+    return runtime, session
 
 
 def build(corpus: Sequence[CorpusItem]) -> Mapping[str, Callable[[], bytes]]:
@@ -22,16 +67,13 @@ def build(corpus: Sequence[CorpusItem]) -> Mapping[str, Callable[[], bytes]]:
     out: dict[str, Callable[[], bytes]] = {}
     for item in corpus:
         protocol = versions.methods_of(item.protocol_version)
-        models = protocol.m
         if item.kind == "request":
-            spec = protocol.CLIENT_REQUESTS[item.method]
+            runtime, session = _echo_runtime(item.protocol_version)
 
-            def request_path(wire: bytes = item.wire, spec: Any = spec, models: Any = models) -> bytes:
+            def request_path(wire: bytes = item.wire, runtime: Any = runtime, session: Any = session) -> bytes:
                 message = jsonrpc.classify(jsonrpc.decode(wire))
-                params = versions.validate(spec.params, message.params)
-                text = str((params.arguments or {}).get("text", ""))
-                result = models.CallToolResult(content=[models.TextContent(type="text", text=text)])
-                return jsonrpc.encode_result(message.id, versions.to_json(result)) + b"\n"
+                result = _complete(runtime.on_request(message, session))
+                return jsonrpc.encode_result(message.id, result) + b"\n"
 
             out[item.name] = request_path
         elif item.kind == "result":

@@ -64,6 +64,27 @@ def classify(data: Any) -> Message:
     A request whose params are not an object gets -32602 (the envelope is fine, MCP params are
     objects); a notification's params are left to the dispatcher, since a notification is never
     answered."""
+    # The usual shapes first, with exact-type checks only (what orjson produces); anything else,
+    # valid or not, takes the full checks below, which decide and word the error.
+    if type(data) is dict:
+        method = data.get("method")
+        if type(method) is str:
+            if data.get("jsonrpc") == "2.0":
+                params = data.get("params")
+                if params is None or type(params) is dict:
+                    msg_id = data.get("id")
+                    if type(msg_id) is int or type(msg_id) is str:
+                        return Request(msg_id, method, params, data)
+                    if msg_id is None and "id" not in data:
+                        return Notification(method, params, data)
+        elif method is None and data.get("jsonrpc") == "2.0" and data.get("error") is None and "result" in data:
+            msg_id = data.get("id")
+            if type(msg_id) is int or type(msg_id) is str:
+                return Response(msg_id, data["result"], None)
+    return _classify(data)
+
+
+def _classify(data: Any) -> Message:
     if not isinstance(data, dict):
         raise InvalidMessage(INVALID_REQUEST, f"Invalid Request: expected a JSON object, got {type(data).__name__}")
     msg_id = data.get("id")
@@ -126,7 +147,8 @@ def encode_notification(method: str, params: Any) -> bytes:
 
 def encode_result(id: RequestId, result_json: bytes) -> bytes:
     """A result response around already-serialised result JSON (no re-encoding of the body)."""
-    return b'{"jsonrpc":"2.0","id":' + orjson.dumps(id) + b',"result":' + result_json + b"}"
+    # One join, one copy of the body (chained `+` copies a large body once per step).
+    return b"".join((b'{"jsonrpc":"2.0","id":', orjson.dumps(id), b',"result":', result_json, b"}"))
 
 
 def encode_error(id: RequestId | None, code: int, message: str, data: Any = None) -> bytes:

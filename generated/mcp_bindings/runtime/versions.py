@@ -39,11 +39,14 @@ def adapter(target: Any) -> TypeAdapter[Any]:
 
 
 # Marks decoded peer input, so the models refuse an explicit null where the schema does (`_base.not_null`).
-_WIRE_CONTEXT = {"mcp_wire": True}
+# Pass it as `context=` of every validation of wire data (never mutated).
+WIRE_CONTEXT = {"mcp_wire": True}
 
 
 @cache
-def _validator(target: Any) -> Any:
+def validator(target: Any) -> Any:
+    """The `validate_python` of a model class or a type alias (built now if it was deferred). Call it
+    as `validate` does: `(data, by_name=False, context=WIRE_CONTEXT)`."""
     if isinstance(target, type) and issubclass(target, BaseModel):
         return target.__pydantic_validator__.validate_python
     return adapter(target).validator.validate_python
@@ -55,21 +58,23 @@ def prepare(target: Any) -> None:
         return
     if isinstance(target, type) and issubclass(target, BaseModel):
         target.model_rebuild()
-    _validator(target)
+    validator(target)
 
 
 def validate(target: Any, data: Any) -> Any:
     """Validate decoded wire JSON against a model class or a type alias: strict like the schema,
     and by wire names only (snake_case attribute names are for Python code, not for peers)."""
-    return _validator(target)(data, by_name=False, context=_WIRE_CONTEXT)
+    return validator(target)(data, by_name=False, context=WIRE_CONTEXT)
 
 
 def dump(value: Any) -> Any:
     """A model (or anything holding models) -> decoded wire JSON."""
+    # The serializers directly: `model_dump` / `TypeAdapter.dump_python` are Python wrappers around
+    # the same call and cost about as much again as the serialization of a small model.
     if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return value.__pydantic_serializer__.to_python(value, mode="json", by_alias=True, exclude_none=True)
     if isinstance(value, (list, dict)):
-        return adapter(type(value)).dump_python(value, mode="json", by_alias=True, exclude_none=True)
+        return adapter(type(value)).serializer.to_python(value, mode="json", by_alias=True, exclude_none=True)
     return value
 
 
