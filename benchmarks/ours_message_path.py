@@ -62,11 +62,11 @@ def _echo_runtime(protocol_version: str) -> tuple[Any, Any]:
 
 
 def build(corpus: Sequence[CorpusItem]) -> Mapping[str, Callable[[], bytes]]:
-    from mcp_bindings.runtime import jsonrpc, versions
+    from mcp_bindings.runtime import jsonrpc, registry, versions
 
     out: dict[str, Callable[[], bytes]] = {}
     for item in corpus:
-        protocol = versions.methods_of(item.protocol_version)
+        protocol = registry.protocol(item.protocol_version)
         if item.kind == "request":
             runtime, session = _echo_runtime(item.protocol_version)
 
@@ -77,7 +77,7 @@ def build(corpus: Sequence[CorpusItem]) -> Mapping[str, Callable[[], bytes]]:
 
             out[item.name] = request_path
         elif item.kind == "result":
-            spec = protocol.CLIENT_REQUESTS[item.method]
+            spec = protocol.client_requests[item.method]
 
             def result_path(wire: bytes = item.wire, spec: Any = spec) -> bytes:
                 message = jsonrpc.classify(jsonrpc.decode(wire))
@@ -86,7 +86,7 @@ def build(corpus: Sequence[CorpusItem]) -> Mapping[str, Callable[[], bytes]]:
 
             out[item.name] = result_path
         else:
-            spec = protocol.SERVER_NOTIFICATIONS[item.method]
+            spec = protocol.server_notifications[item.method]
 
             def notification_path(wire: bytes = item.wire, spec: Any = spec) -> bytes:
                 message = jsonrpc.classify(jsonrpc.decode(wire))

@@ -12,12 +12,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import mcp_bindings
+from mcp_bindings.runtime import registry
 from mcp_bindings.runtime.context import RequestContext
 
 
 def make_server(stub_version: str) -> Any:
-    package = mcp_bindings.load_version(stub_version)
+    package = registry.load_version(stub_version)
     from importlib import import_module
 
     m = package
@@ -44,7 +44,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=3001)
     parser.add_argument("--http-stack", choices=["auto", "h11"], default="auto",
                         help="uvicorn's parser and loop: auto (httptools + uvloop when installed) or h11 + asyncio")
-    parser.add_argument("--stub", default=list(mcp_bindings.VERSIONS)[-1], choices=list(mcp_bindings.VERSIONS))
+    parser.add_argument("--stub", default=list(registry.versions())[-1], choices=list(registry.versions()))
     args = parser.parse_args()
     server = make_server(args.stub)
     if args.transport == "stdio":

@@ -279,11 +279,11 @@ async def run_client(url: str, scenario: str, version: str, context: dict[str, A
     import importlib
 
     import anyio
-    import mcp_bindings
+    from mcp_bindings.runtime import registry
     from mcp_bindings.runtime.errors import McpError
     from mcp_bindings.runtime.http_client import connect_http
 
-    package = f"mcp_bindings.{mcp_bindings.VERSIONS[version]}"
+    package = f"mcp_bindings.{registry.info(version).package}"
     client_module = importlib.import_module(f"{package}.client")
     models = importlib.import_module(f"{package}.models")
     handlers = make_handlers(client_module, models)
@@ -343,10 +343,10 @@ def main(argv: list[str] | None = None) -> int:
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or DEFAULT_VERSION
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
-    import mcp_bindings
+    from mcp_bindings.runtime import registry
 
-    if version not in mcp_bindings.VERSIONS:
-        log(f"unknown protocol version {version!r}; known: {', '.join(mcp_bindings.VERSIONS)}")
+    if version not in registry.versions():
+        log(f"unknown protocol version {version!r}; known: {', '.join(registry.versions())}")
         return 2
     if os.environ.get("MCP_CLIENT_DEBUG"):
         import logging

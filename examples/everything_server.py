@@ -20,10 +20,9 @@ from typing import Any
 
 import anyio
 
-from mcp_bindings.runtime import versions
+from mcp_bindings.runtime import registry
 from mcp_bindings.runtime.context import RequestContext
 from mcp_bindings.runtime.errors import INVALID_PARAMS, McpError
-from mcp_bindings.runtime.server import ServerRequestContext
 from mcp_bindings.v2026_07_28 import models as m
 from mcp_bindings.v2026_07_28.server import Server
 
@@ -348,8 +347,7 @@ async def _x_mcp_header(server: EverythingServer, params: m.CallToolRequestParam
 @tool("test_reconnection", "Ends its SSE stream mid-call; the result follows once the client resumes (SEP-1699)")
 async def _reconnection(server: EverythingServer, params: m.CallToolRequestParams, ctx: RequestContext) -> m.CallToolResult:
     await ctx.log("info", "Before disconnect")
-    if isinstance(ctx, ServerRequestContext):  # `close_sse_stream` is not (yet) part of the RequestContext protocol
-        await ctx.close_sse_stream()  # a no-op on stdio and on the stateless wire
+    await ctx.close_sse_stream()  # a no-op on stdio and on the stateless wire
     await anyio.sleep(0.2)  # the client reconnects with GET + Last-Event-ID meanwhile
     await ctx.log("info", "After reconnect")
     return done(text("Reconnection test completed"))
@@ -744,8 +742,7 @@ class EverythingServer(Server):
 
 def resource_not_found(uri: str, protocol_version: str) -> McpError:
     """-32002 (RESOURCE_NOT_FOUND) where the client's version defines it, else -32602 (SEP-2164)."""
-    codes = versions.methods_of(protocol_version).ERROR_CODES
-    code = codes.get("RESOURCE_NOT_FOUND", codes["INVALID_PARAMS"])
+    code = registry.protocol(protocol_version).error_codes.resource_not_found or INVALID_PARAMS
     return McpError(code, f"Resource not found: {uri}", {"uri": uri})
 
 

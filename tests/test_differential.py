@@ -51,7 +51,7 @@ import pytest
 from jsonschema import Draft7Validator, Draft202012Validator
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-import mcp_bindings
+from mcp_bindings.runtime import registry
 from mcp_bindgen.normalise import DRAFT_07, detect_dialect, normalise
 from mcp_bindgen.pipeline import build_ir, pinned_source
 
@@ -125,7 +125,7 @@ def context(version: str) -> VersionContext:
     schema = normalise(source.raw, source.version, source.sha256)
     ir = build_ir(source)
     assert set(ir.upstream_names) == set(schema.defs)
-    return VersionContext(version, schema.dialect, schema.defs, ir.upstream_names, mcp_bindings.load_version(version))
+    return VersionContext(version, schema.dialect, schema.defs, ir.upstream_names, registry.load_version(version))
 
 
 # --------------------------------------------------------------------------------------------------

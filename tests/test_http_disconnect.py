@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 import httpx
-import mcp_bindings
+from mcp_bindings.runtime import registry
 import pytest
 from mcp_bindings.runtime.http_server import create_app
 
@@ -40,7 +40,7 @@ class Flags:
 
 
 def _slow_server(flags: Flags) -> Any:
-    m = mcp_bindings.load_version(STATELESS)
+    m = registry.load_version(STATELESS)
     from mcp_bindings.v2026_07_28.server import Server
 
     class SlowServer(Server):

@@ -1,6 +1,7 @@
 """The per-message path of a server (`ServerRuntime.on_request` and the `jsonrpc` framing around it),
-driven in-process without an event loop: the direct route for a request of the stub's own version
-must answer exactly as the general path does, validate once, and refuse what the wire must not carry.
+driven in-process without an event loop: the cached plan of a request of the stub's own version
+(its result written as is) must answer exactly as the bridge does, validate once, and refuse what
+the wire must not carry.
 """
 
 from __future__ import annotations
@@ -9,10 +10,9 @@ import importlib
 from collections.abc import Coroutine
 from typing import Any
 
-import mcp_bindings
 import orjson
 import pytest
-from mcp_bindings.runtime import jsonrpc, versions
+from mcp_bindings.runtime import jsonrpc, registry, versions
 from mcp_bindings.runtime.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -38,8 +38,8 @@ def complete(coro: Coroutine[Any, Any, Any]) -> Any:
 
 def make_server(stub: str, *, result: Any = None, seen: list[Any] | None = None) -> Any:
     """An echo server written against `stub`; `result` replaces the handler's result when given."""
-    package = importlib.import_module(f"mcp_bindings.{mcp_bindings.VERSIONS[stub]}.server")
-    m = versions.methods_of(stub).m
+    package = importlib.import_module(f"mcp_bindings.{registry.info(stub).package}.server")
+    m = importlib.import_module(f"mcp_bindings.{registry.info(stub).package}.models")
 
     class Echo(package.Server):  # type: ignore[misc, name-defined]
         name = "echo"
@@ -98,7 +98,7 @@ def error_paths(reply: dict[str, Any]) -> list[str]:
     return [problem["path"] for problem in reply["error"]["data"]["errors"]]
 
 
-# -- the direct route ---------------------------------------------------------------------------------
+# -- the plan ---------------------------------------------------------------------------------
 
 
 def test_tools_call_answers_and_caches_its_route() -> None:
@@ -106,36 +106,36 @@ def test_tools_call_answers_and_caches_its_route() -> None:
     reply = serve(runtime, session, call({"name": "echo", "arguments": {"text": "hi"}}, 42))
     assert reply == {"jsonrpc": "2.0", "id": 42, "result": {"content": [{"type": "text", "text": "hi"}]}}
     assert runtime.view is not None
-    route = runtime.view.routes["tools/call"]
-    assert route.direct
+    plan = runtime.view.plans["tools/call"]
+    assert plan.fast_result is not None and not plan.converts
     serve(runtime, session, call({"name": "echo", "arguments": {"text": "again"}}, "s-1"))
-    assert runtime.view.routes["tools/call"] is route
+    assert runtime.view.plans["tools/call"] is plan
 
 
-def test_direct_route_validates_once_and_skips_the_general_path(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plan_validates_once_and_skips_the_bridge(monkeypatch: pytest.MonkeyPatch) -> None:
     runtime, session = connect()
     serve(runtime, session, call({"name": "echo"}))
     assert runtime.view is not None
-    route = runtime.view.routes["tools/call"]
+    plan = runtime.view.plans["tools/call"]
     calls: list[Any] = []
-    validate = route.validate
+    validate = plan.validate
 
     def counting(data: Any, **kwargs: Any) -> Any:
         calls.append(data)
         return validate(data, **kwargs)
 
-    route.validate = counting
+    plan.validate = counting
 
-    async def general(*args: Any) -> bytes:
-        raise AssertionError("the general path ran")
+    async def bridged(*args: Any) -> bytes:
+        raise AssertionError("the bridge ran")
 
-    monkeypatch.setattr(runtime, "_serve_general", general)
+    monkeypatch.setattr(runtime.bridge, "settle", bridged)
     reply = serve(runtime, session, call({"name": "echo", "arguments": {"text": "x"}}))
     assert reply["result"]["content"][0]["text"] == "x"
     assert len(calls) == 1
 
 
-def test_direct_and_general_paths_answer_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_written_as_is_and_bridged_answer_alike() -> None:
     frames = [
         call({"name": "echo", "arguments": {"text": "é ✓ \"q\""}}, 7),
         call({"name": "echo", "_meta": {"progressToken": "p"}, "extra": [1, 2]}, "id-✓"),
@@ -147,16 +147,11 @@ def test_direct_and_general_paths_answer_alike(monkeypatch: pytest.MonkeyPatch) 
     direct = [serve(runtime, session, frame) for frame in frames]
     general_runtime, general_session = connect()
     assert general_runtime.view is not None
-
-    def general_route(method: str, view: Any) -> Any:
-        route = ServerRuntime._route(general_runtime, method, view)
-        route.direct = False
-        return route
-
-    monkeypatch.setattr(general_runtime, "_route", general_route)
+    plan = general_runtime.plan("tools/call", general_runtime.view)
+    plan.fast_result = None  # every result through `VersionBridge.settle`
     general = [serve(general_runtime, general_session, frame) for frame in frames]
     assert direct == general
-    assert general_runtime.view.routes["tools/call"].direct is False
+    assert general_runtime.view.plans["tools/call"].fast_result is None
 
 
 @pytest.mark.parametrize(
@@ -202,7 +197,7 @@ def test_unknown_and_unoffered_methods_are_not_found_every_time_and_not_cached()
     for _ in range(2):
         assert serve(runtime, session, call({}, 5, "foo/bar"))["error"]["code"] == METHOD_NOT_FOUND
         assert serve(runtime, session, call({"name": "p"}, 6, "prompts/get"))["error"]["code"] == METHOD_NOT_FOUND
-    assert "foo/bar" not in runtime.view.routes and "prompts/get" not in runtime.view.routes
+    assert "foo/bar" not in runtime.view.plans and "prompts/get" not in runtime.view.plans
 
 
 def test_a_dict_result_is_validated_and_a_wrong_type_is_an_internal_error() -> None:
@@ -231,12 +226,12 @@ def test_progress_token_is_read_from_the_request() -> None:
     sent: list[tuple[str, Any]] = []
 
     class Recorder(Session):
-        async def notify(self, method: str, params: Any = None) -> None:
+        async def notify(self, method: str, params: Any = None, related: Any = None) -> None:
             sent.append((method, params))
 
     async def report(self: Any, params: Any, ctx: Any) -> Any:
         await ctx.report_progress(1, 2, "half")
-        m = versions.methods_of(LEGACY).m
+        m = importlib.import_module(f"mcp_bindings.{registry.info(LEGACY).package}.models")
         return m.CallToolResult(content=[])
 
     server = make_server(LEGACY)
@@ -263,8 +258,8 @@ def test_stateless_requests_are_stamped_and_share_the_route_table() -> None:
     assert result["content"] == [{"type": "text", "text": "s"}]
     assert result["resultType"] == "complete"
     assert result["_meta"]["io.modelcontextprotocol/serverInfo"] == {"name": "echo", "version": "1.0.0"}
-    protocol = versions.methods_of(STATELESS)
-    assert runtime._routes[protocol]["tools/call"].direct
+    plan = runtime._plans[registry.protocol(STATELESS)]["tools/call"]  # one plan for every stateless request
+    assert not plan.converts and plan.fast_result is not None
     bad = serve(runtime, session, call({"name": "echo", "arguments": None, "_meta": stateless_meta()}, 12))
     assert bad["error"]["code"] == INVALID_PARAMS and "params.arguments" in error_paths(bad)
 
@@ -274,7 +269,7 @@ def test_a_client_of_another_version_is_converted() -> None:
     assert runtime.view is not None
     reply = serve(runtime, session, call({"name": "echo", "arguments": {"text": "old"}}, 13))
     assert reply["result"] == {"content": [{"type": "text", "text": "old"}]}  # no stateless-era fields
-    assert runtime.view.routes["tools/call"].direct is False
+    assert runtime.view.plans["tools/call"].converts
     bad = serve(runtime, session, call({"name": "echo", "arguments": None}, 14))
     assert bad["error"]["code"] == INVALID_PARAMS and "params.arguments" in error_paths(bad)
 
@@ -340,7 +335,7 @@ def test_encode_result_frames_the_body_once(id: Any, body: Any) -> None:
 
 
 def test_dump_matches_model_dump() -> None:
-    m = versions.methods_of(LEGACY).m
+    m = importlib.import_module(f"mcp_bindings.{registry.info(LEGACY).package}.models")
     values = [
         m.CallToolResult(content=[m.TextContent(text="a", meta={"k": None})], is_error=False),
         m.ProgressNotificationParams(progress_token="t", progress=1.5, total=None, message="m"),

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from typing import Any
 
-import mcp_bindings
+from mcp_bindings.runtime import registry
 import mcp_bindings.v2024_11_05 as v2024
 import mcp_bindings.v2025_11_25 as v2025
 import mcp_bindings.v2026_07_28 as v2026
@@ -20,10 +20,10 @@ from .conftest import PINNED_VERSIONS
 
 
 def test_versions_table_lists_every_pin() -> None:
-    assert list(mcp_bindings.VERSIONS) == PINNED_VERSIONS
-    assert mcp_bindings.load_version("2025-11-25") is v2025
+    assert list(registry.versions()) == PINNED_VERSIONS
+    assert registry.load_version("2025-11-25") is v2025
     with pytest.raises(LookupError, match="1999-01-01"):
-        mcp_bindings.load_version("1999-01-01")
+        registry.load_version("1999-01-01")
 
 
 def _models_of(package: Any) -> list[type[BaseModel]]:
@@ -51,7 +51,7 @@ def test_importing_a_version_builds_no_validator() -> None:
 def test_every_model_builds(version: str) -> None:
     """Every model's validator and serializer can be built (what first use does), forward
     references included."""
-    models = _models_of(mcp_bindings.load_version(version))
+    models = _models_of(registry.load_version(version))
     assert models
     for model in models:
         model.model_rebuild()
@@ -131,6 +131,6 @@ def test_every_upstream_definition_is_exported(version: str) -> None:
     from mcp_bindgen.pipeline import build_ir, pinned_source
 
     ir = build_ir(pinned_source(version))
-    package = importlib.import_module(f"mcp_bindings.{mcp_bindings.VERSIONS[version]}")
+    package = importlib.import_module(f"mcp_bindings.{registry.info(version).package}")
     missing = [name for name in ir.upstream_names if not hasattr(package, name)]
     assert missing == []

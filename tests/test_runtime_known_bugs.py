@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-import mcp_bindings
+from mcp_bindings.runtime import registry
 from mcp_bindings.runtime.errors import McpError
 from mcp_bindings.runtime.memory import connect_in_memory
 from tests.peers.harness import HANDSHAKE_VERSIONS
@@ -23,7 +23,7 @@ def anyio_backend() -> str:
 
 
 def _package(version: str) -> str:
-    return f"mcp_bindings.{mcp_bindings.VERSIONS[version]}"
+    return f"mcp_bindings.{registry.info(version).package}"
 
 
 def subscribing_server(version: str) -> Any:

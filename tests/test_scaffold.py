@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-import mcp_bindings
+from mcp_bindings.runtime import registry
 from mcp_bindgen.cli import main
 from mcp_bindgen.errors import BindgenError
 from mcp_bindgen.scaffold import (
@@ -173,7 +173,7 @@ def test_examples_follow_the_version(projects: dict[str, Path]) -> None:
 @pytest.mark.parametrize("version", PINNED_VERSIONS)
 def test_handler_annotations_are_the_stubs(version: str) -> None:
     """The scaffold's override signatures are exactly the generated stub's (so pyright accepts them)."""
-    package = mcp_bindings.VERSIONS[version]
+    package = registry.info(version).package
     methods = importlib.import_module(f"mcp_bindings.{package}.methods")
     server = importlib.import_module(f"mcp_bindings.{package}.server").Server
     for spec in methods.CLIENT_REQUESTS.values():

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-import mcp_bindings
-from mcp_bindgen.pipeline import build_ir, pinned_source, render_version
+from mcp_bindings.runtime import registry
+from mcp_bindgen.pipeline import build_ir, pinned_source
 from mcp_bindgen.surface import ROLE_UNIONS, derive_surface, gate_rules
 from mcp_bindings.runtime.errors import StubDefinitionError
 
@@ -40,7 +40,7 @@ def oracle_methods(version: str, role: str) -> set[str]:
 
 
 def methods_module(version: str) -> Any:
-    return importlib.import_module(f"mcp_bindings.{mcp_bindings.VERSIONS[version]}.methods")
+    return importlib.import_module(f"mcp_bindings.{registry.info(version).package}.methods")
 
 
 @pytest.mark.parametrize("version", PINNED_VERSIONS)
@@ -53,13 +53,13 @@ def test_tables_equal_the_schema_role_unions(version: str, role: str) -> None:
 def test_version_specific_landmarks() -> None:
     v2024 = methods_module("2024-11-05")
     assert "elicitation/create" not in v2024.SERVER_REQUESTS
-    assert [v for v in PINNED_VERSIONS if methods_module(v).BATCHES] == ["2025-03-26"]
+    assert [v for v in PINNED_VERSIONS if registry.protocol(v).info.batches] == ["2025-03-26"]
     v2026 = methods_module("2026-07-28")
     assert {"server/discover", "subscriptions/listen"} <= set(v2026.CLIENT_REQUESTS)
     assert not {"initialize", "ping", "logging/setLevel"} & set(v2026.CLIENT_REQUESTS)
     assert v2026.SERVER_REQUESTS == {}
     assert set(v2026.INPUT_REQUESTS) == {"sampling/createMessage", "elicitation/create", "roots/list"}
-    assert v2026.STATELESS and not methods_module("2025-11-25").STATELESS
+    assert v2026.PROTOCOL.stateless and not methods_module("2025-11-25").PROTOCOL.stateless
 
 
 def test_specs_carry_types_and_gates() -> None:
@@ -82,12 +82,35 @@ def test_specs_carry_types_and_gates() -> None:
 
 
 def test_error_codes_per_version() -> None:
-    assert methods_module("2024-11-05").RESOURCE_NOT_FOUND == -32002
-    v2026 = methods_module("2026-07-28")
-    assert (v2026.HEADER_MISMATCH, v2026.MISSING_REQUIRED_CLIENT_CAPABILITY, v2026.UNSUPPORTED_PROTOCOL_VERSION) == (
+    assert registry.protocol("2024-11-05").error_codes.resource_not_found == -32002
+    v2026 = registry.protocol("2026-07-28").error_codes
+    assert (v2026.header_mismatch, v2026.missing_required_client_capability, v2026.unsupported_protocol_version) == (
         -32020, -32021, -32022)
-    assert not hasattr(v2026, "RESOURCE_NOT_FOUND")
-    assert methods_module("2025-11-25").ERROR_CODES["METHOD_NOT_FOUND"] == -32601
+    assert v2026.resource_not_found is None
+    assert registry.protocol("2025-11-25").error_codes.codes["METHOD_NOT_FOUND"] == -32601
+
+
+def test_every_named_error_code_and_meta_key_exists_in_some_version() -> None:
+    # The runtime names a few codes and `_meta` keys (spec.ErrorCodes / spec.MetaKeys properties);
+    # each must resolve in at least one pinned version, or the name has gone stale.
+    from mcp_bindings.runtime.spec import ErrorCodes, MetaKeys
+
+    tables = [registry.protocol(v) for v in PINNED_VERSIONS]
+    for cls, of in ((ErrorCodes, lambda t: t.error_codes), (MetaKeys, lambda t: t.meta)):
+        names = [n for n, v in vars(cls).items() if isinstance(v, property)]
+        assert names, cls
+        for name in names:
+            assert any(getattr(of(t), name) is not None for t in tables), f"{cls.__name__}.{name} is in no version"
+
+
+def test_protocol_object_per_version() -> None:
+    for version in PINNED_VERSIONS:
+        tables = registry.protocol(version)
+        assert tables is methods_module(version).PROTOCOL and tables.version == version
+        assert tables.stateless == (version == "2026-07-28")
+        assert (tables.input_required_result is not None) == tables.stateless
+    assert registry.protocol("2026-07-28").meta.protocol_version == "io.modelcontextprotocol/protocolVersion"
+    assert registry.protocol("2025-11-25").meta.keys == {}
 
 
 def test_fast_parser_is_keyed_on_method() -> None:
@@ -196,20 +219,20 @@ def test_client_handlers_decide_client_capabilities() -> None:
     assert Handlers().capabilities == {"roots": {"listChanged": True}, "sampling": {}}
 
 
-GOLDEN_STUBS = REPO_ROOT / "tests" / "golden" / "stubs"
 
 
-@pytest.mark.parametrize("module", ["methods.py", "server.py", "client.py"])
-def test_rendered_stubs_match_golden(module: str) -> None:
-    import os
+def test_runtime_serves_exactly_the_builtin_requests() -> None:
+    # policy/runtime_methods.json says which methods have no stub handler; the server runtime's own
+    # table must serve every such request of every version, and nothing the policy does not list.
+    from mcp_bindgen.render.surface_modules import builtin_methods
 
-    files = render_version(pinned_source("2025-06-18"))
-    text = files[f"mcp_bindings/v2025_06_18/{module}"]
-    golden = GOLDEN_STUBS / f"2025-06-18.{module}.txt"
-    if os.environ.get("UPDATE_GOLDEN"):
-        golden.parent.mkdir(parents=True, exist_ok=True)
-        golden.write_text(text, encoding="utf-8")
-    assert golden.read_text(encoding="utf-8") == text
+    from mcp_bindings.runtime.server import BUILTINS
+
+    builtin_requests = {
+        method for v in PINNED_VERSIONS for method, spec in registry.protocol(v).client_requests.items() if spec.builtin
+    }
+    assert set(BUILTINS) == builtin_requests
+    assert builtin_requests <= builtin_methods()
 
 
 def test_other_surface_policies_name_real_things() -> None:
@@ -225,7 +248,7 @@ def test_other_surface_policies_name_real_things() -> None:
     assert set(handler_renames()) <= names
     for name, code, versions, _ in policy_error_codes():
         for version in versions:
-            assert getattr(methods_module(version), name) == code
+            assert registry.protocol(version).error_codes.codes[name] == code
 
 
 def test_tools_only_server_advertises_exactly_tools_and_refuses_prompts() -> None:

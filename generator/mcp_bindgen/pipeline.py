@@ -16,9 +16,9 @@ from .format import format_python
 from .ir import SchemaIR
 from .lower import lower
 from .normalise import normalise
-from .pins import Pin, load_pins, read_pinned, sha256_of
+from .pins import load_pins, read_pinned, sha256_of
 from .render.models import render_models
-from .render.surface_modules import render_client, render_methods, render_server
+from .render.surface_modules import render_about, render_client, render_methods, render_server
 from .surface import ProtocolSurface, derive_surface
 from .render.templates import render
 
@@ -69,28 +69,20 @@ def render_version_surface(source: VersionSource) -> tuple[dict[str, str], Proto
     package = f"{PACKAGE}/{package_name(source.version)}"
     header = _header(f"the MCP schema {source.version} (schema.json sha256 {source.sha256})")
     surface = derive_surface(ir)
-    files = {
+    python_files = {
+        f"{package}/about.py": render_about(surface, package_name(source.version), source.sha256, header),
         f"{package}/methods.py": render_methods(ir, surface, header),
         f"{package}/server.py": render_server(ir, surface, header),
         f"{package}/client.py": render_client(ir, surface, header),
         f"{package}/_base.py": render("base.py.j2", header=header, version=source.version),
         f"{package}/models.py": header + "\n\n" + render_models(ir, package.replace("/", ".")),
         f"{package}/__init__.py": render(
-            "version_init.py.j2", header=header, version=source.version, sha256=source.sha256, names=[{"schema": n, "py": ir.py_name(n)} for n in ir.definitions]
+            "version_init.py.j2", header=header, version=source.version, names=[{"schema": n, "py": ir.py_name(n)} for n in ir.definitions]
         ),
     }
-    return {path: format_python(text, path) for path, text in files.items()}, surface
-
-
-def render_package_init(pins: dict[str, Pin], stateless_versions: list[str]) -> dict[str, str]:
-    listed = ", ".join(f"{v} (sha256 {p.sha256[:12]})" for v, p in pins.items())
-    text = render(
-        "package_init.py.j2",
-        header=_header(f"the pinned MCP schemas {listed}"),
-        versions=[{"version": v, "package": package_name(v)} for v in pins],
-        stateless_versions=stateless_versions,
-    )
-    return {f"{PACKAGE}/__init__.py": format_python(text, f"{PACKAGE}/__init__.py")}
+    files = {path: format_python(text, path) for path, text in python_files.items()}
+    files[f"{package}/py.typed"] = ""  # PEP 561, per subpackage of the `mcp_bindings` namespace
+    return files, surface
 
 
 def render_pinned(versions: list[str] | None = None) -> dict[str, str]:
@@ -98,14 +90,8 @@ def render_pinned(versions: list[str] | None = None) -> dict[str, str]:
     pins = load_pins()
     selected = versions or list(pins)
     out: dict[str, str] = {}
-    stateless: list[str] = []
     for version in selected:
-        files, surface = render_version_surface(pinned_source(version))
-        out.update(files)
-        if surface.stateless:
-            stateless.append(version)
-    if versions is None:
-        out.update(render_package_init(pins, stateless))
+        out.update(render_version(pinned_source(version)))
     return dict(sorted(out.items()))
 
 

@@ -115,9 +115,9 @@ def validate_name(name: str, *, from_path: bool = False) -> tuple[str, str]:
 
 def available_versions() -> dict[str, str]:
     """Protocol version -> generated package, as the installed `mcp_bindings` lists them."""
-    import mcp_bindings
+    from mcp_bindings.runtime import registry
 
-    return dict(mcp_bindings.VERSIONS)
+    return {v: i.package for v, i in registry.versions().items()}
 
 
 def choose_protocol(protocol: str | None) -> str:
@@ -283,7 +283,7 @@ def version_facts(version: str) -> VersionFacts:
     return VersionFacts(
         version=version,
         package=package,
-        stateless=bool(methods.STATELESS),
+        stateless=bool(methods.PROTOCOL.stateless),
         handlers=handlers,
         log_handler=log_handler,
         tool_fields=_fields(getattr(models, "Tool", None)),
@@ -446,7 +446,7 @@ def _tools(opts: ScaffoldOptions, facts: VersionFacts, parts: _Parts, common: di
 def _resources(opts: ScaffoldOptions, facts: VersionFacts, parts: _Parts, common: dict[str, Any]) -> None:
     parts.stdlib |= {"import re", "from urllib.parse import unquote"}
     parts.third_party |= {
-        "from mcp_bindings.runtime import versions",
+        "from mcp_bindings.runtime import registry",
         "from mcp_bindings.runtime.errors import INVALID_PARAMS, McpError",
     }
     resource_kwargs = _kw(

@@ -93,6 +93,8 @@ class ProtocolSurface:
     stateless: bool  # no initialize handshake (2026-07-28 on)
     batches: bool  # JSON-RPC batches (2025-03-26 only)
     capability_paths: dict[str, tuple[str, ...]]  # side -> every dotted path in its capabilities object
+    input_required_result: str | None  # the result type that asks the client for input (2026-07-28 on)
+    meta_keys: tuple[tuple[str, str], ...]  # reserved `_meta` keys the schema defines: (name, full key)
 
     def table(self, direction: Direction, kind: Kind) -> list[MethodSurface]:
         return [m for m in self.methods if m.direction == direction and m.kind == kind]
@@ -295,6 +297,40 @@ def _const_code(ir: SchemaIR, definition: ObjectDef) -> int | None:
     return None
 
 
+def _input_required_result(ir: SchemaIR) -> str | None:
+    """The result an input-required request may be answered with: the schema's object that carries
+    `inputRequests` (2026-07-28: InputRequiredResult); None in versions without multi-round requests."""
+    found = [
+        name for name in ir.upstream_names
+        if isinstance(ir.definitions[name], ObjectDef) and ir.object(name).field("inputRequests") is not None
+    ]
+    if len(found) > 1:
+        raise BindgenError(f"{ir.version}: several results carry inputRequests ({', '.join(found)}); expected one")
+    return found[0] if found else None
+
+
+def _reserved_meta_key(key: str) -> str | None:
+    """The name part of a `_meta` key whose prefix MCP reserves (second label `modelcontextprotocol`
+    or `mcp`, as the schema's MetaObject describes), e.g. `io.modelcontextprotocol/clientInfo`."""
+    prefix, slash, name = key.rpartition("/")
+    labels = prefix.split(".")
+    return name if slash and len(labels) >= 2 and labels[1] in ("modelcontextprotocol", "mcp") and name else None
+
+
+def _meta_keys(ir: SchemaIR) -> tuple[tuple[str, str], ...]:
+    keys: dict[str, str] = {}
+    for definition in ir.definitions.values():
+        if not isinstance(definition, ObjectDef):
+            continue
+        for field in definition.fields:
+            name = _reserved_meta_key(field.wire_name)
+            if name is None:
+                continue
+            if keys.setdefault(name, field.wire_name) != field.wire_name:
+                raise BindgenError(f"{ir.version}: `_meta` keys {keys[name]!r} and {field.wire_name!r} share the name {name!r}")
+    return tuple(sorted(keys.items()))
+
+
 def derive_surface(ir: SchemaIR) -> ProtocolSurface:
     methods: list[MethodSurface] = []
     for (direction, kind), role in ROLE_UNIONS.items():
@@ -347,4 +383,6 @@ def derive_surface(ir: SchemaIR) -> ProtocolSurface:
         stateless="initialize" not in client_methods,
         batches="JSONRPCBatchRequest" in ir.definitions,
         capability_paths={side: _capability_paths(ir, name) for side, name in CAPABILITY_OBJECTS.items()},
+        input_required_result=_input_required_result(ir),
+        meta_keys=_meta_keys(ir),
     )

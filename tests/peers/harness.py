@@ -40,9 +40,9 @@ def client_module(version: str) -> ModuleType:
     """The generated `client` module of a protocol version, e.g. `client_module("2024-11-05")`."""
     import importlib
 
-    import mcp_bindings
+    from mcp_bindings.runtime import registry
 
-    return importlib.import_module(f"mcp_bindings.{mcp_bindings.VERSIONS[version]}.client")
+    return importlib.import_module(f"mcp_bindings.{registry.info(version).package}.client")
 
 
 class Recorder:

@@ -2,8 +2,11 @@
 # Do not edit: change the generator, its templates or policy files, then run `mcp-bindgen generate`.
 """Typed models of MCP protocol version 2024-11-05, one per schema definition.
 
-Submodules: `models` (every definition, re-exported here).
+Submodules: `models` (every definition, re-exported here), `about` (version facts), `methods`
+(the protocol tables), `server` / `client` (typed stubs).
 """
+
+from .about import INFO
 
 from .models import (
     AnnotatedBase as Annotated,
@@ -139,8 +142,8 @@ from .models import (
     UnsubscribeRequestParams as UnsubscribeRequestParams,
 )
 
-PROTOCOL_VERSION = "2024-11-05"
-SCHEMA_SHA256 = "61cea2392d4f284092d09bc84b9ac488c0d5618ac2b38a56942fc5b99fd960ce"
+PROTOCOL_VERSION = INFO.version
+SCHEMA_SHA256 = INFO.schema_sha256
 
 __all__ = [
     "PROTOCOL_VERSION",

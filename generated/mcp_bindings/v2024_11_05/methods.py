@@ -2,9 +2,10 @@
 # Do not edit: change the generator, its templates or policy files, then run `mcp-bindgen generate`.
 """Method tables of MCP 2024-11-05, derived from the schema's role unions and the capability policy.
 
-`CLIENT_REQUESTS` / `CLIENT_NOTIFICATIONS` are what a client sends (a server handles them),
-`SERVER_REQUESTS` / `SERVER_NOTIFICATIONS` what a server sends. `INPUT_REQUESTS` (2026-07-28 on)
-are the asks a server may embed in an `InputRequiredResult`; they are never sent as wire requests.
+`PROTOCOL` holds all of it for the runtime. `CLIENT_REQUESTS` / `CLIENT_NOTIFICATIONS` are what a
+client sends (a server handles them), `SERVER_REQUESTS` / `SERVER_NOTIFICATIONS` what a server sends.
+`INPUT_REQUESTS` (2026-07-28 on) are the asks a server may embed in an `InputRequiredResult`; they
+are never sent as wire requests.
 """
 
 from collections.abc import Mapping
@@ -15,49 +16,44 @@ from typing import Annotated, Any
 from pydantic import Field, TypeAdapter
 from typing_extensions import TypeAliasType
 
-from mcp_bindings.runtime.spec import Capability, MethodSpec
+from mcp_bindings.runtime.spec import Capability, ErrorCodes, MethodSpec, ProtocolTables
 
 from . import models as m
+from .about import INFO
 
-PROTOCOL_VERSION = "2024-11-05"
-# No initialize handshake: every request carries its own protocol metadata (2026-07-28 on).
-STATELESS = False
-# JSON-RPC batches are part of this version (2025-03-26 only).
-BATCHES = False
-
-PARSE = -32700
-INTERNAL = -32603
-INVALID_PARAMS = -32602
-METHOD_NOT_FOUND = -32601
-INVALID_REQUEST = -32600
-RESOURCE_NOT_FOUND = -32002
-ERROR_CODES: Mapping[str, int] = MappingProxyType(
-    {
-        "PARSE": -32700,
-        "INTERNAL": -32603,
-        "INVALID_PARAMS": -32602,
-        "METHOD_NOT_FOUND": -32601,
-        "INVALID_REQUEST": -32600,
-        "RESOURCE_NOT_FOUND": -32002,
-    }
+ERROR_CODES = ErrorCodes(
+    MappingProxyType(
+        {
+            "PARSE": -32700,
+            "INTERNAL": -32603,
+            "INVALID_PARAMS": -32602,
+            "METHOD_NOT_FOUND": -32601,
+            "INVALID_REQUEST": -32600,
+            "RESOURCE_NOT_FOUND": -32002,
+        }
+    )
 )
 
-SERVER_CAPABILITY_PATHS: tuple[str, ...] = (
-    "experimental",
-    "logging",
-    "prompts",
-    "prompts.listChanged",
-    "resources",
-    "resources.listChanged",
-    "resources.subscribe",
-    "tools",
-    "tools.listChanged",
+SERVER_CAPABILITY_PATHS: frozenset[str] = frozenset(
+    (
+        "experimental",
+        "logging",
+        "prompts",
+        "prompts.listChanged",
+        "resources",
+        "resources.listChanged",
+        "resources.subscribe",
+        "tools",
+        "tools.listChanged",
+    )
 )
-CLIENT_CAPABILITY_PATHS: tuple[str, ...] = (
-    "experimental",
-    "roots",
-    "roots.listChanged",
-    "sampling",
+CLIENT_CAPABILITY_PATHS: frozenset[str] = frozenset(
+    (
+        "experimental",
+        "roots",
+        "roots.listChanged",
+        "sampling",
+    )
 )
 
 CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
@@ -540,3 +536,17 @@ ServerMessage = TypeAliasType(
 def server_message_adapter() -> TypeAdapter[Any]:
     """Parse a request or notification a server sent: one pass from JSON bytes to the typed message, keyed on `method`."""
     return TypeAdapter(ServerMessage)
+
+
+PROTOCOL = ProtocolTables(
+    info=INFO,
+    client_requests=CLIENT_REQUESTS,
+    client_notifications=CLIENT_NOTIFICATIONS,
+    server_requests=SERVER_REQUESTS,
+    server_notifications=SERVER_NOTIFICATIONS,
+    input_requests=INPUT_REQUESTS,
+    error_codes=ERROR_CODES,
+    server_capability_paths=SERVER_CAPABILITY_PATHS,
+    client_capability_paths=CLIENT_CAPABILITY_PATHS,
+    input_required_result=None,
+)

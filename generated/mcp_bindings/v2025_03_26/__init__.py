@@ -2,8 +2,11 @@
 # Do not edit: change the generator, its templates or policy files, then run `mcp-bindgen generate`.
 """Typed models of MCP protocol version 2025-03-26, one per schema definition.
 
-Submodules: `models` (every definition, re-exported here).
+Submodules: `models` (every definition, re-exported here), `about` (version facts), `methods`
+(the protocol tables), `server` / `client` (typed stubs).
 """
+
+from .about import INFO
 
 from .models import (
     Annotations as Annotations,
@@ -137,8 +140,8 @@ from .models import (
     UnsubscribeRequestParams as UnsubscribeRequestParams,
 )
 
-PROTOCOL_VERSION = "2025-03-26"
-SCHEMA_SHA256 = "e720669548c8100a4282c49e580efd6ddf7f28899ea786fc8db251dbdb356131"
+PROTOCOL_VERSION = INFO.version
+SCHEMA_SHA256 = INFO.schema_sha256
 
 __all__ = [
     "PROTOCOL_VERSION",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from mcp_bindings.runtime.context import NotificationContext, RequestContext
+from mcp_bindings.runtime.spec import ProtocolTables
 from mcp_bindings.runtime.stubs import ClientHandlerStub, ClientStub
 
 from . import methods
@@ -22,7 +23,7 @@ from . import models as m
 class Client(ClientStub):
     """Requests and notifications an MCP 2025-03-26 client sends."""
 
-    protocol: ClassVar[Any] = methods
+    protocol: ClassVar[ProtocolTables] = methods.PROTOCOL
 
     async def complete(
         self, *, argument: m.CompleteRequestParamsArgument, ref: m.CompleteRequestParamsRef
@@ -90,7 +91,7 @@ class Client(ClientStub):
 class ClientHandlers(ClientHandlerStub):
     """Handlers for what an MCP 2025-03-26 server asks of or tells the client."""
 
-    protocol: ClassVar[Any] = methods
+    protocol: ClassVar[ProtocolTables] = methods.PROTOCOL
 
     async def list_roots(
         self, params: m.ListRootsRequestParams | None, ctx: RequestContext

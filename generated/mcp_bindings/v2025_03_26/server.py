@@ -9,9 +9,10 @@ request whose capability is not advertised is answered "method not found" before
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from mcp_bindings.runtime.context import NotificationContext, RequestContext
+from mcp_bindings.runtime.spec import ProtocolTables
 from mcp_bindings.runtime.stubs import ServerStub
 
 from . import methods
@@ -21,7 +22,7 @@ from . import models as m
 class Server(ServerStub):
     """Handlers for the requests and notifications an MCP 2025-03-26 client sends."""
 
-    protocol: ClassVar[Any] = methods
+    protocol: ClassVar[ProtocolTables] = methods.PROTOCOL
 
     async def complete(
         self, params: m.CompleteRequestParams, ctx: RequestContext

@@ -2,8 +2,11 @@
 # Do not edit: change the generator, its templates or policy files, then run `mcp-bindgen generate`.
 """Typed models of MCP protocol version 2025-06-18, one per schema definition.
 
-Submodules: `models` (every definition, re-exported here).
+Submodules: `models` (every definition, re-exported here), `about` (version facts), `methods`
+(the protocol tables), `server` / `client` (typed stubs).
 """
+
+from .about import INFO
 
 from .models import (
     Annotations as Annotations,
@@ -147,8 +150,8 @@ from .models import (
     UnsubscribeRequestParams as UnsubscribeRequestParams,
 )
 
-PROTOCOL_VERSION = "2025-06-18"
-SCHEMA_SHA256 = "af845e7e5b9d27107d1690f0936022546177a1403e63ffb11470135b296a2e01"
+PROTOCOL_VERSION = INFO.version
+SCHEMA_SHA256 = INFO.schema_sha256
 
 __all__ = [
     "PROTOCOL_VERSION",

@@ -2,8 +2,11 @@
 # Do not edit: change the generator, its templates or policy files, then run `mcp-bindgen generate`.
 """Typed models of MCP protocol version 2025-11-25, one per schema definition.
 
-Submodules: `models` (every definition, re-exported here).
+Submodules: `models` (every definition, re-exported here), `about` (version facts), `methods`
+(the protocol tables), `server` / `client` (typed stubs).
 """
+
+from .about import INFO
 
 from .models import (
     Annotations as Annotations,
@@ -198,8 +201,8 @@ from .models import (
     UntitledSingleSelectEnumSchema as UntitledSingleSelectEnumSchema,
 )
 
-PROTOCOL_VERSION = "2025-11-25"
-SCHEMA_SHA256 = "268a5f82ba70fd7e4b6dc4aa1e64f116f74b4d0edcb69dc046829c79dd4e97e7"
+PROTOCOL_VERSION = INFO.version
+SCHEMA_SHA256 = INFO.schema_sha256
 
 __all__ = [
     "PROTOCOL_VERSION",

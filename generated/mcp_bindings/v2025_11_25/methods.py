@@ -2,9 +2,10 @@
 # Do not edit: change the generator, its templates or policy files, then run `mcp-bindgen generate`.
 """Method tables of MCP 2025-11-25, derived from the schema's role unions and the capability policy.
 
-`CLIENT_REQUESTS` / `CLIENT_NOTIFICATIONS` are what a client sends (a server handles them),
-`SERVER_REQUESTS` / `SERVER_NOTIFICATIONS` what a server sends. `INPUT_REQUESTS` (2026-07-28 on)
-are the asks a server may embed in an `InputRequiredResult`; they are never sent as wire requests.
+`PROTOCOL` holds all of it for the runtime. `CLIENT_REQUESTS` / `CLIENT_NOTIFICATIONS` are what a
+client sends (a server handles them), `SERVER_REQUESTS` / `SERVER_NOTIFICATIONS` what a server sends.
+`INPUT_REQUESTS` (2026-07-28 on) are the asks a server may embed in an `InputRequiredResult`; they
+are never sent as wire requests.
 """
 
 from collections.abc import Mapping
@@ -15,71 +16,71 @@ from typing import Annotated, Any
 from pydantic import Field, TypeAdapter
 from typing_extensions import TypeAliasType
 
-from mcp_bindings.runtime.spec import Capability, MethodSpec, ParamCapability
+from mcp_bindings.runtime.spec import (
+    Capability,
+    ErrorCodes,
+    MethodSpec,
+    ParamCapability,
+    ProtocolTables,
+)
 
 from . import models as m
+from .about import INFO
 
-PROTOCOL_VERSION = "2025-11-25"
-# No initialize handshake: every request carries its own protocol metadata (2026-07-28 on).
-STATELESS = False
-# JSON-RPC batches are part of this version (2025-03-26 only).
-BATCHES = False
-
-PARSE = -32700
-INTERNAL = -32603
-INVALID_PARAMS = -32602
-METHOD_NOT_FOUND = -32601
-INVALID_REQUEST = -32600
-URL_ELICITATION_REQUIRED = -32042
-RESOURCE_NOT_FOUND = -32002
-ERROR_CODES: Mapping[str, int] = MappingProxyType(
-    {
-        "PARSE": -32700,
-        "INTERNAL": -32603,
-        "INVALID_PARAMS": -32602,
-        "METHOD_NOT_FOUND": -32601,
-        "INVALID_REQUEST": -32600,
-        "URL_ELICITATION_REQUIRED": -32042,
-        "RESOURCE_NOT_FOUND": -32002,
-    }
+ERROR_CODES = ErrorCodes(
+    MappingProxyType(
+        {
+            "PARSE": -32700,
+            "INTERNAL": -32603,
+            "INVALID_PARAMS": -32602,
+            "METHOD_NOT_FOUND": -32601,
+            "INVALID_REQUEST": -32600,
+            "URL_ELICITATION_REQUIRED": -32042,
+            "RESOURCE_NOT_FOUND": -32002,
+        }
+    )
 )
 
-SERVER_CAPABILITY_PATHS: tuple[str, ...] = (
-    "completions",
-    "experimental",
-    "logging",
-    "prompts",
-    "prompts.listChanged",
-    "resources",
-    "resources.listChanged",
-    "resources.subscribe",
-    "tasks",
-    "tasks.cancel",
-    "tasks.list",
-    "tasks.requests",
-    "tasks.requests.tools",
-    "tasks.requests.tools.call",
-    "tools",
-    "tools.listChanged",
+SERVER_CAPABILITY_PATHS: frozenset[str] = frozenset(
+    (
+        "completions",
+        "experimental",
+        "logging",
+        "prompts",
+        "prompts.listChanged",
+        "resources",
+        "resources.listChanged",
+        "resources.subscribe",
+        "tasks",
+        "tasks.cancel",
+        "tasks.list",
+        "tasks.requests",
+        "tasks.requests.tools",
+        "tasks.requests.tools.call",
+        "tools",
+        "tools.listChanged",
+    )
 )
-CLIENT_CAPABILITY_PATHS: tuple[str, ...] = (
-    "elicitation",
-    "elicitation.form",
-    "elicitation.url",
-    "experimental",
-    "roots",
-    "roots.listChanged",
-    "sampling",
-    "sampling.context",
-    "sampling.tools",
-    "tasks",
-    "tasks.cancel",
-    "tasks.list",
-    "tasks.requests",
-    "tasks.requests.elicitation",
-    "tasks.requests.elicitation.create",
-    "tasks.requests.sampling",
-    "tasks.requests.sampling.createMessage",
+CLIENT_CAPABILITY_PATHS: frozenset[str] = frozenset(
+    (
+        "elicitation",
+        "elicitation.form",
+        "elicitation.url",
+        "experimental",
+        "roots",
+        "roots.listChanged",
+        "sampling",
+        "sampling.context",
+        "sampling.tools",
+        "tasks",
+        "tasks.cancel",
+        "tasks.list",
+        "tasks.requests",
+        "tasks.requests.elicitation",
+        "tasks.requests.elicitation.create",
+        "tasks.requests.sampling",
+        "tasks.requests.sampling.createMessage",
+    )
 )
 
 CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
@@ -768,3 +769,17 @@ ServerMessage = TypeAliasType(
 def server_message_adapter() -> TypeAdapter[Any]:
     """Parse a request or notification a server sent: one pass from JSON bytes to the typed message, keyed on `method`."""
     return TypeAdapter(ServerMessage)
+
+
+PROTOCOL = ProtocolTables(
+    info=INFO,
+    client_requests=CLIENT_REQUESTS,
+    client_notifications=CLIENT_NOTIFICATIONS,
+    server_requests=SERVER_REQUESTS,
+    server_notifications=SERVER_NOTIFICATIONS,
+    input_requests=INPUT_REQUESTS,
+    error_codes=ERROR_CODES,
+    server_capability_paths=SERVER_CAPABILITY_PATHS,
+    client_capability_paths=CLIENT_CAPABILITY_PATHS,
+    input_required_result=None,
+)

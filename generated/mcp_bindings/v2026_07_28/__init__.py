@@ -2,8 +2,11 @@
 # Do not edit: change the generator, its templates or policy files, then run `mcp-bindgen generate`.
 """Typed models of MCP protocol version 2026-07-28, one per schema definition.
 
-Submodules: `models` (every definition, re-exported here).
+Submodules: `models` (every definition, re-exported here), `about` (version facts), `methods`
+(the protocol tables), `server` / `client` (typed stubs).
 """
+
+from .about import INFO
 
 from .models import (
     Annotations as Annotations,
@@ -185,8 +188,8 @@ from .models import (
     UntitledSingleSelectEnumSchema as UntitledSingleSelectEnumSchema,
 )
 
-PROTOCOL_VERSION = "2026-07-28"
-SCHEMA_SHA256 = "ef70b61f99b6d2e5e3b46863822eab08dff6a45bedc7a08914e0e5b133f40203"
+PROTOCOL_VERSION = INFO.version
+SCHEMA_SHA256 = INFO.schema_sha256
 
 __all__ = [
     "PROTOCOL_VERSION",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from mcp_bindings.runtime.context import NotificationContext, RequestContext
+from mcp_bindings.runtime.spec import ProtocolTables
 from mcp_bindings.runtime.stubs import ClientHandlerStub, ClientStub
 
 from . import methods
@@ -22,7 +23,7 @@ from . import models as m
 class Client(ClientStub):
     """Requests and notifications an MCP 2026-07-28 client sends."""
 
-    protocol: ClassVar[Any] = methods
+    protocol: ClassVar[ProtocolTables] = methods.PROTOCOL
 
     async def complete(
         self,
@@ -135,7 +136,7 @@ class Client(ClientStub):
 class ClientHandlers(ClientHandlerStub):
     """Handlers for what an MCP 2026-07-28 server asks of or tells the client."""
 
-    protocol: ClassVar[Any] = methods
+    protocol: ClassVar[ProtocolTables] = methods.PROTOCOL
 
     async def elicit(self, params: m.ElicitRequestParams, ctx: RequestContext) -> m.ElicitResult:
         """`elicitation/create` (needs client capability `elicitation`)."""

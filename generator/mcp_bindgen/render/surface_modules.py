@@ -112,21 +112,34 @@ def render_methods(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
                     "doc": doc,
                 }
             )
-    spec_imports = ["Capability", "MethodSpec"]
+    spec_imports = ["Capability", "ErrorCodes", "MethodSpec", "ProtocolTables"]
     if any(spec["param_gates"] for table in tables for spec in table["specs"]):
         spec_imports.append("ParamCapability")
+    spec_imports.sort()
     return render(
         "methods.py.j2",
         header=header,
         spec_imports=", ".join(spec_imports),
         version=surface.version,
-        stateless=surface.stateless,
-        batches=surface.batches,
         error_codes=[{"name": n, "value": v} for n, v in surface.error_codes],
         server_capability_paths=surface.capability_paths["server"],
         client_capability_paths=surface.capability_paths["client"],
         tables=tables,
         parsers=parsers,
+        input_required_result=f"m.{ir.py_name(surface.input_required_result)}" if surface.input_required_result else "None",
+    )
+
+
+def render_about(surface: ProtocolSurface, package: str, sha256: str, header: str) -> str:
+    return render(
+        "about.py.j2",
+        header=header,
+        version=surface.version,
+        package=package,
+        stateless=surface.stateless,
+        batches=surface.batches,
+        sha256=sha256,
+        meta_keys=[{"name": name, "key": key} for name, key in surface.meta_keys],
     )
 
 
@@ -241,10 +254,12 @@ def _context_imports(*views: list[dict[str, str]]) -> str:
 def render_server(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
     requests = _handler_views(ir, surface.table("client_to_server", "request"))
     notifications = _handler_views(ir, surface.table("client_to_server", "notification"))
+    uses_any = any("Any" in view["params"] for view in requests + notifications)
     return render(
         "server.py.j2",
         header=header,
         version=surface.version,
+        typing_imports="Any, ClassVar" if uses_any else "ClassVar",
         context_imports=_context_imports(requests, notifications),
         requests=requests,
         notifications=notifications,

@@ -1,6 +1,6 @@
 """Bases of the generated stubs: capability derivation from overridden handlers, generically.
 
-A stub class carries `protocol`, its version's generated `methods` module; everything here reads
+A stub class carries `protocol`, its version's generated `ProtocolTables`; everything here reads
 the method tables, never a method name.
 """
 
@@ -11,12 +11,12 @@ from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 from .errors import StubDefinitionError
-from .spec import Capability, MethodSpec
+from .spec import Capability, MethodSpec, ProtocolTables, Side
 
 
-def _handler_specs(protocol: Any, tables: tuple[str, ...]) -> Iterator[MethodSpec]:
-    for table in tables:
-        for spec in getattr(protocol, table).values():
+def _handler_specs(protocol: ProtocolTables, side: Side) -> Iterator[MethodSpec]:
+    for table in protocol.handled_by(side):
+        for spec in table.values():
             if not spec.builtin:
                 yield spec
 
@@ -45,9 +45,8 @@ def _paths(capabilities: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> Ite
 class _CapabilityDeriving:
     """Derive `side`'s capabilities from overridden handlers plus declared sub-capabilities."""
 
-    protocol: ClassVar[Any]
-    _side: ClassVar[str]
-    _handler_tables: ClassVar[tuple[str, ...]]
+    protocol: ClassVar[ProtocolTables]
+    _side: ClassVar[Side]
     # Sub-capabilities only the author can vouch for, e.g. {"tools": {"listChanged": True}}.
     declared_capabilities: ClassVar[Mapping[str, Any]] = {}
 
@@ -55,13 +54,13 @@ class _CapabilityDeriving:
         stub = _stub_class(type(self))
         capabilities: dict[str, Any] = copy.deepcopy(dict(self.declared_capabilities))
         by_capability: dict[tuple[str, ...], list[MethodSpec]] = {}
-        for spec in _handler_specs(self.protocol, self._handler_tables):
+        for spec in _handler_specs(self.protocol, self._side):
             if spec.gate is None or spec.gate.side != self._side or spec.kind != "request":
                 continue
             by_capability.setdefault(spec.gate.path, []).append(spec)
         for path, specs in sorted(by_capability.items()):
             implemented = [s for s in specs if _overridden(self, s.handler, stub)]
-            declared = Capability(self._side, path).present_in(capabilities)  # type: ignore[arg-type]
+            declared = Capability(self._side, path).present_in(capabilities)
             if not implemented and not declared:
                 continue
             missing = [s.handler for s in specs if not s.optional_handler and s not in implemented]
@@ -82,7 +81,7 @@ class _CapabilityDeriving:
         return capabilities
 
     def _check_declared(self, capabilities: Mapping[str, Any]) -> None:
-        known = set(getattr(self.protocol, f"{self._side.upper()}_CAPABILITY_PATHS"))
+        known = self.protocol.capability_paths(self._side)
         for path in _paths(capabilities):
             dotted = ".".join(path)
             if path[0] in ("experimental", "extensions"):
@@ -90,15 +89,14 @@ class _CapabilityDeriving:
             if dotted not in known:
                 raise StubDefinitionError(
                     f"{type(self).__name__} declares {self._side} capability `{dotted}`, which MCP "
-                    f"{self.protocol.PROTOCOL_VERSION} does not define"
+                    f"{self.protocol.version} does not define"
                 )
 
 
 class ServerStub(_CapabilityDeriving):
     """Base of every generated `Server`. Subclass the generated class, not this one."""
 
-    _side: ClassVar[str] = "server"
-    _handler_tables: ClassVar[tuple[str, ...]] = ("CLIENT_REQUESTS", "CLIENT_NOTIFICATIONS")
+    _side: ClassVar[Side] = "server"
     # Identity sent in `initialize` / `server/discover` results.
     name: ClassVar[str] = "mcp-bindgen-server"
     version: ClassVar[str] = "0.0.0"
@@ -113,9 +111,9 @@ class ServerStub(_CapabilityDeriving):
     async def broadcast(self, method: str, params: Any = None) -> int:
         """Send a server notification (e.g. `notifications/tools/list_changed`) to every connected
         client allowed to receive it; returns how many got it."""
-        from .server import broadcast
+        from .notifications import host_for
 
-        return await broadcast(self, method, params)
+        return await host_for(self).broadcast(method, params)
 
     def implements(self, spec: MethodSpec) -> bool:
         return _overridden(self, spec.handler, _stub_class(type(self))) or spec.optional_handler
@@ -124,8 +122,7 @@ class ServerStub(_CapabilityDeriving):
 class ClientHandlerStub(_CapabilityDeriving):
     """Base of every generated `ClientHandlers`."""
 
-    _side: ClassVar[str] = "client"
-    _handler_tables: ClassVar[tuple[str, ...]] = ("SERVER_REQUESTS", "INPUT_REQUESTS", "SERVER_NOTIFICATIONS")
+    _side: ClassVar[Side] = "client"
 
     def __init__(self) -> None:
         self.capabilities = self.derive_capabilities()
@@ -137,7 +134,7 @@ class ClientHandlerStub(_CapabilityDeriving):
 class ClientStub:
     """Base of every generated `Client`: forwards typed calls to the connected session."""
 
-    protocol: ClassVar[Any]
+    protocol: ClassVar[ProtocolTables]
 
     def __init__(self, session: Any) -> None:
         self._session = session

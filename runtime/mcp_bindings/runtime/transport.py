@@ -1,27 +1,80 @@
 """Message transports: a frame is one JSON-RPC message (or batch) as bytes.
 
-A transport is anything with `receive() -> bytes` (raising `anyio.EndOfStream` at the end),
-`send(bytes)` and `aclose()`. Here: newline-delimited streams (stdio, subprocess pipes) and an
-in-memory pair for tests.
+A transport has `receive() -> bytes` (raising `anyio.EndOfStream` at the end), `send(frame,
+related)` and `aclose()`. `related` is the id of the peer's request a message belongs to (progress,
+logs and server requests sent while handling it), None for messages of the connection as a whole:
+a transport with one channel ignores it, Streamable HTTP routes by it (the request's response
+stream, else the GET stream). What else a transport can do it declares in `features`, and the
+runtime asks nothing it did not declare. Here: newline-delimited streams (stdio, subprocess pipes)
+and an in-memory pair for tests.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Protocol
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
+from .jsonrpc import RequestId
+
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+
+# Per-message HTTP headers of a stateless request (Mcp-Method, Mcp-Name, Mcp-Param-*), from the message.
+HeaderHook = Callable[[dict[str, Any]], Mapping[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Features:
+    """Optional abilities of a transport; each names the method that provides it."""
+
+    # `close_stream(related)`: end the response stream of one request early (resumable HTTP, SEP-1699).
+    closes_streams: bool = False
+    # `use_version(version, header_hook)`: the wire carries the protocol version and per-message
+    # headers outside the body (client side of Streamable HTTP).
+    message_headers: bool = False
+    # `open_server_stream()`: a channel for what the server sends outside any response (the GET
+    # stream of a Streamable HTTP session).
+    server_stream: bool = False
+
+
+PLAIN = Features()
 
 
 class Transport(Protocol):
+    @property
+    def features(self) -> Features: ...
+
     async def receive(self) -> bytes: ...
 
-    async def send(self, frame: bytes) -> None: ...
+    async def send(self, frame: bytes, related: RequestId | None = None) -> None: ...
 
     async def aclose(self) -> None: ...
+
+    # Optional (see `Features`); `TransportBase` has do-nothing versions.
+    async def close_stream(self, related: RequestId) -> None: ...
+
+    def use_version(self, version: str | None, header_hook: HeaderHook | None) -> None: ...
+
+    async def open_server_stream(self) -> None: ...
+
+
+class TransportBase:
+    """No optional features; the methods behind them do nothing (subclasses override what they declare)."""
+
+    features: Features = PLAIN
+
+    async def close_stream(self, related: RequestId) -> None:
+        return None
+
+    def use_version(self, version: str | None, header_hook: HeaderHook | None) -> None:
+        return None
+
+    async def open_server_stream(self) -> None:
+        return None
 
 
 class OversizedMessage(Exception):
@@ -32,7 +85,7 @@ class OversizedMessage(Exception):
         self.limit = limit
 
 
-class LineTransport:
+class LineTransport(TransportBase):
     """Newline-delimited JSON over a byte stream pair (stdio, a child's pipes)."""
 
     def __init__(
@@ -79,7 +132,7 @@ class LineTransport:
                 raise anyio.EndOfStream from None
             self._buffer += chunk
 
-    async def send(self, frame: bytes) -> None:
+    async def send(self, frame: bytes, related: RequestId | None = None) -> None:
         async with self._send_lock:
             await self._send_stream.send(frame + b"\n")
 
@@ -91,7 +144,7 @@ class LineTransport:
                 pass
 
 
-class MemoryTransport:
+class MemoryTransport(TransportBase):
     """One end of an in-memory pair."""
 
     def __init__(
@@ -108,7 +161,7 @@ class MemoryTransport:
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             raise anyio.EndOfStream from None
 
-    async def send(self, frame: bytes) -> None:
+    async def send(self, frame: bytes, related: RequestId | None = None) -> None:
         try:
             await self._send_stream.send(frame)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):

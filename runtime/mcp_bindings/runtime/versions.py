@@ -1,4 +1,4 @@
-"""Version plumbing: which versions exist, loading one on demand, and moving values between them.
+"""Values on the wire: validating decoded JSON with a version's models, and moving values between versions.
 
 A server or client is written against one version's stub; its peer may speak another. Values
 cross by wire JSON: validated with the sending side's models, then re-validated with the other
@@ -9,28 +9,14 @@ express fails validation there and becomes an internal error naming the type and
 
 from __future__ import annotations
 
-import importlib
 from functools import cache
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-import mcp_bindings
-
 from .errors import INTERNAL_ERROR, McpError
-
-def all_versions() -> list[str]:
-    return list(mcp_bindings.VERSIONS)
-
-
-def handshake_versions() -> list[str]:
-    return [v for v in mcp_bindings.VERSIONS if v not in mcp_bindings.STATELESS_VERSIONS]
-
-
-@cache
-def methods_of(version: str) -> Any:
-    """The generated `methods` module of a version, imported on first use."""
-    return importlib.import_module(f"mcp_bindings.{mcp_bindings.VERSIONS[version]}.methods")
+from .jsonrpc import invalid_field, validation_error
+from .spec import MethodSpec
 
 
 @cache
@@ -65,6 +51,20 @@ def validate(target: Any, data: Any) -> Any:
     """Validate decoded wire JSON against a model class or a type alias: strict like the schema,
     and by wire names only (snake_case attribute names are for Python code, not for peers)."""
     return validator(target)(data, by_name=False, context=WIRE_CONTEXT)
+
+
+def validate_params(spec: MethodSpec, params: Any) -> Any:
+    """A request's or notification's params, typed by its version's model (-32602 naming each bad field)."""
+    if params is None:
+        if spec.params_required:
+            raise invalid_field("params", f"{spec.method} requires params", "missing")
+        return None
+    if spec.params is None:
+        return params
+    try:
+        return validate(spec.params, params)
+    except ValidationError as exc:
+        raise validation_error(exc) from None
 
 
 def dump(value: Any) -> Any:

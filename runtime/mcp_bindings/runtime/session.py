@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import anyio
 import orjson
@@ -39,6 +39,13 @@ class Dispatcher(Protocol):
         ...
 
     async def on_notification(self, notification: Notification, session: Session) -> None: ...
+
+
+class Answer(NamedTuple):
+    """The response to one request, and its error code (None for a result)."""
+
+    frame: bytes
+    error_code: int | None
 
 
 class _Waiter:
@@ -69,6 +76,7 @@ class Session:
         self._progress: dict[str | int, ProgressCallback] = {}
         self._task_group: TaskGroup | None = None
         self._active = 0  # requests being handled or answered
+        self._idle: anyio.Event | None = None  # set when _active drops to 0 while draining
         self._closed = False
 
     # -- the receive loop ---------------------------------------------------------------------
@@ -80,9 +88,10 @@ class Session:
                 self._task_group = task_group
                 await self._receive_loop()
                 # The peer stopped sending: let requests already received finish (bounded), then stop.
-                with anyio.move_on_after(self.drain_timeout):
-                    while self._active:
-                        await anyio.sleep(0.01)
+                if self._active:
+                    self._idle = anyio.Event()
+                    with anyio.move_on_after(self.drain_timeout):
+                        await self._idle.wait()
                 task_group.cancel_scope.cancel()
         finally:
             self._closed = True
@@ -162,7 +171,12 @@ class Session:
         try:
             await self._serve_batch_items(items)
         finally:
-            self._active -= 1
+            self._done()
+
+    def _done(self) -> None:
+        self._active -= 1
+        if not self._active and self._idle is not None:
+            self._idle.set()
 
     async def _serve_batch_items(self, items: list[Any]) -> None:
         responses: list[bytes] = []
@@ -176,9 +190,9 @@ class Session:
                     log.warning("dropping an invalid response: %s", exc.message)
                 continue
             if isinstance(message, Request):
-                frame = await self.answer(message)  # refuses an id that is already in flight
-                if frame is not None:
-                    responses.append(frame)
+                answer = await self.answer(message)  # refuses an id that is already in flight
+                if answer is not None:
+                    responses.append(answer.frame)
             else:
                 self._route(message)
         if responses:
@@ -186,10 +200,11 @@ class Session:
 
     # -- entry points for transports that deliver messages themselves (HTTP) -------------------
 
-    async def answer(self, request: Request) -> bytes | None:
+    async def answer(self, request: Request) -> Answer | None:
         """Run one request to completion here; None when the peer cancelled it."""
         if request.id in self._in_flight:
-            return jsonrpc.encode_error(request.id, INVALID_REQUEST, f"Invalid Request: id {request.id!r} is already in use")
+            message = f"Invalid Request: id {request.id!r} is already in use"
+            return Answer(jsonrpc.encode_error(request.id, INVALID_REQUEST, message), INVALID_REQUEST)
         return await self._answer(request)
 
     async def accept(self, message: Notification | Response) -> None:
@@ -217,32 +232,32 @@ class Session:
     async def _serve_request(self, request: Request, scope: anyio.CancelScope) -> None:
         self._active += 1
         try:
-            frame = await self._answer(request, scope)
-            if frame is not None:
-                await self._send_quietly(frame)
+            answer = await self._answer(request, scope)
+            if answer is not None:
+                await self._send_quietly(answer.frame, request.id)
         finally:
-            self._active -= 1
+            self._done()
 
-    async def _answer(self, request: Request, scope: anyio.CancelScope | None = None) -> bytes | None:
+    async def _answer(self, request: Request, scope: anyio.CancelScope | None = None) -> Answer | None:
         scope = scope or anyio.CancelScope()
         self._in_flight[request.id] = scope
-        frame: bytes | None = None
+        answer: Answer | None = None
         try:
             with scope:
                 try:
                     result = await self.dispatcher.on_request(request, self)
-                    frame = jsonrpc.encode_result(request.id, result)
+                    answer = Answer(jsonrpc.encode_result(request.id, result), None)
                 except McpError as exc:
-                    frame = jsonrpc.encode_error(request.id, exc.code, exc.message, exc.data)
+                    answer = Answer(jsonrpc.encode_error(request.id, exc.code, exc.message, exc.data), exc.code)
                 except Exception:  # a handler bug: log it here, never leak a traceback to the peer
                     log.exception("handler for %s (id %r) failed", request.method, request.id)
-                    frame = jsonrpc.encode_error(request.id, INTERNAL_ERROR, "Internal error")
+                    answer = Answer(jsonrpc.encode_error(request.id, INTERNAL_ERROR, "Internal error"), INTERNAL_ERROR)
         finally:
             self._in_flight.pop(request.id, None)
         if request.id in self._cancelled_by_peer:
             self._cancelled_by_peer.discard(request.id)
             return None  # the peer cancelled it: no response at all
-        return frame
+        return answer
 
     async def _serve_notification(self, notification: Notification) -> None:
         try:
@@ -294,6 +309,7 @@ class Session:
         *,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
+        related: RequestId | None = None,
     ) -> Any:
         """Send a request and wait for its result (a decoded JSON value); errors raise McpError."""
         if self._closed:
@@ -307,7 +323,7 @@ class Session:
         self._pending[request_id] = waiter
         limit = timeout if timeout is not None else self.default_timeout
         try:
-            await self.transport.send(jsonrpc.encode_request(request_id, method, params))
+            await self.transport.send(jsonrpc.encode_request(request_id, method, params), related)
             with anyio.fail_after(limit):
                 await waiter.event.wait()
         except TimeoutError:
@@ -328,24 +344,18 @@ class Session:
             raise McpError(int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "")), error.get("data"))
         return response.result
 
-    async def notify(self, method: str, params: Any = None) -> None:
-        await self.transport.send(jsonrpc.encode_notification(method, params))
-
-    async def send_frame(self, frame: bytes) -> None:
-        await self.transport.send(frame)
+    async def notify(self, method: str, params: Any = None, related: RequestId | None = None) -> None:
+        """Send a notification; `related`: the peer's request it belongs to (see `transport`)."""
+        await self.transport.send(jsonrpc.encode_notification(method, params), related)
 
     async def _send_cancel(self, request_id: RequestId, reason: str) -> None:
         await self._send_quietly(jsonrpc.encode_notification(CANCELLED, {"requestId": request_id, "reason": reason}))
 
-    async def _send_quietly(self, frame: bytes) -> None:
+    async def _send_quietly(self, frame: bytes, related: RequestId | None = None) -> None:
         try:
-            await self.transport.send(frame)
+            await self.transport.send(frame, related)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
             log.debug("could not send (%s): %s", exc, orjson.loads(frame) if len(frame) < 200 else frame[:200])
-
-    def start_soon(self, func: Callable[..., Awaitable[Any]], *args: Any) -> None:
-        assert self._task_group is not None
-        self._task_group.start_soon(func, *args)
 
 
 def _is_id(value: Any) -> bool:

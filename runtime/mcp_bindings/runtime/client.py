@@ -13,24 +13,16 @@ import anyio
 import orjson
 from pydantic import ValidationError
 
-from . import versions
+from . import registry, versions
 from .errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, CapabilityError, McpError
 from .jsonrpc import Notification, Request, validation_error
+from .request_state import MAX_INPUT_ROUNDS
 from .session import ProgressCallback, Session
-from .spec import MethodSpec
+from .spec import MethodSpec, ProtocolTables
 from .stubs import ClientHandlerStub, ClientStub
 from .transport import Transport
 
 log = logging.getLogger("mcp_bindings.runtime.client")
-
-META = "io.modelcontextprotocol/"
-PROTOCOL_VERSION_KEY = META + "protocolVersion"
-CLIENT_CAPABILITIES_KEY = META + "clientCapabilities"
-CLIENT_INFO_KEY = META + "clientInfo"
-LOG_LEVEL_KEY = META + "logLevel"
-SERVER_INFO_KEY = META + "serverInfo"
-UNSUPPORTED_PROTOCOL_VERSION = -32022
-MAX_INPUT_ROUNDS = 8
 
 C = TypeVar("C", bound=ClientStub)
 
@@ -62,11 +54,11 @@ class ClientRuntime:
         client_info: dict[str, Any] | None = None,
         request_timeout: float | None = None,
     ) -> None:
-        self.stub = client_cls.protocol
-        self.stub_version: str = self.stub.PROTOCOL_VERSION
+        self.stub: ProtocolTables = client_cls.protocol
+        self.stub_version: str = self.stub.version
         self.handlers = handlers
-        self.supported = versions.handshake_versions()
-        self.stateless_supported = [v for v in versions.all_versions() if v not in self.supported]
+        self.supported = registry.handshake_versions()
+        self.stateless_supported = registry.stateless_versions()
         self.requested = protocol_version or self.stub_version
         if self.requested != "auto" and self.requested not in self.supported + self.stateless_supported:
             raise ValueError(
@@ -75,7 +67,7 @@ class ClientRuntime:
         self.stateless = False
         self.client_info = client_info or {"name": "mcp-bindgen-client", "version": "0.1.0"}
         self.request_timeout = request_timeout
-        self.protocol: Any = None
+        self.protocol: ProtocolTables | None = None
         self.version: str | None = None
         self.peer_capabilities: dict[str, Any] = {}
         self.server_info: dict[str, Any] = {}
@@ -126,21 +118,22 @@ class ClientRuntime:
         await self.initialize(session)
 
     async def _start_stateless(self, session: Session, version: str, *, probe: bool) -> None:
-        self.protocol, self.version, self.stateless = versions.methods_of(version), version, True
-        _notify_transport(session, version, self)
+        self.protocol, self.version, self.stateless = registry.protocol(version), version, True
+        self._use_version(session, version)
         if not probe:
             return
-        spec = self.protocol.CLIENT_REQUESTS["server/discover"]
+        spec = self.protocol.client_requests["server/discover"]
         try:
             raw = await self._stateless_request(spec, None)
         except McpError:
             self.protocol, self.version, self.stateless = None, None, False
-            _notify_transport(session, None, self)
+            self._use_version(session, None)
             raise
         if isinstance(raw, dict):
             self.capabilities_known = True
             self.peer_capabilities = raw.get("capabilities") or {}
-            self.server_info = raw.get("serverInfo") or (raw.get("_meta") or {}).get(SERVER_INFO_KEY) or {}
+            meta = raw.get("_meta") if isinstance(raw.get("_meta"), dict) else {}
+            self.server_info = raw.get("serverInfo") or meta.get(_server_info_key(self.protocol)) or {}
             self.instructions = raw.get("instructions")
 
     async def initialize(self, session: Session) -> None:
@@ -150,9 +143,9 @@ class ClientRuntime:
         offered = raw.get("protocolVersion") if isinstance(raw, dict) else None
         if offered not in self.supported:
             raise ProtocolVersionError(offered, self.supported)
-        protocol = versions.methods_of(offered)
+        protocol = registry.protocol(offered)
         try:
-            result = versions.validate(protocol.CLIENT_REQUESTS["initialize"].result, raw)
+            result = versions.validate(protocol.client_requests["initialize"].result, raw)
         except ValidationError as exc:
             raise McpError(INTERNAL_ERROR, f"invalid initialize result from the server: {exc.errors()[0]['msg']}") from None
         self.protocol, self.version = protocol, offered
@@ -160,20 +153,28 @@ class ClientRuntime:
         self.capabilities_known = True
         self.server_info = raw.get("serverInfo") or {}
         self.instructions = getattr(result, "instructions", None)
-        _notify_transport(session, offered, self)
+        self._use_version(session, offered)
         await session.notify("notifications/initialized")
         # Streamable HTTP: listen for what the server sends outside any response (requests and
         # notifications not tied to one of ours arrive on the GET stream only).
-        open_get_stream = getattr(session.transport, "open_get_stream", None)
-        if open_get_stream is not None:
-            await open_get_stream()
+        if session.transport.features.server_stream:
+            await session.transport.open_server_stream()
+
+    def _use_version(self, session: Session, version: str | None) -> None:
+        """Tell a transport that carries the version and per-message headers outside the body (HTTP)."""
+        transport = session.transport
+        if transport.features.message_headers:
+            transport.use_version(version, self.http_headers)
+            self._header_wire = True
 
     # -- calls made by the typed client ------------------------------------------------------
 
-    def _negotiated_spec(self, stub_spec: MethodSpec, table: str) -> MethodSpec:
+    def _negotiated_spec(self, stub_spec: MethodSpec) -> MethodSpec:
+        """The negotiated version's spec of a method the typed client sends."""
         if self.protocol is None:
             raise McpError(METHOD_NOT_FOUND, f"{stub_spec.method}: not connected")
-        spec = getattr(self.protocol, table).get(stub_spec.method)
+        table = self.protocol.client_requests if stub_spec.kind == "request" else self.protocol.client_notifications
+        spec = table.get(stub_spec.method)
         if spec is None:
             raise CapabilityError(stub_spec.method, f"protocol version {self.stub_version} (the session speaks {self.version})")
         return spec
@@ -198,7 +199,7 @@ class ClientRuntime:
         return data
 
     async def call(self, stub_spec: MethodSpec, params: Any) -> Any:
-        spec = self._negotiated_spec(stub_spec, "CLIENT_REQUESTS")
+        spec = self._negotiated_spec(stub_spec)
         data = self._prepare(stub_spec, spec, params)
         assert self.session is not None
         rejected = spec.method == "tools/call" and isinstance(data, dict) and data.get("name") in self.rejected_tools
@@ -226,14 +227,16 @@ class ClientRuntime:
         )
 
     def _request_meta(self) -> dict[str, Any]:
-        meta: dict[str, Any] = {
-            PROTOCOL_VERSION_KEY: self.version,
-            CLIENT_CAPABILITIES_KEY: self.capabilities,
-            CLIENT_INFO_KEY: self.client_info,
-        }
-        if self.log_level is not None:
-            meta[LOG_LEVEL_KEY] = self.log_level
-        return meta
+        """The `_meta` a stateless-era request carries, under the negotiated version's keys."""
+        assert self.protocol is not None
+        keys = self.protocol.meta
+        pairs = (
+            (keys.protocol_version, self.version),
+            (keys.client_capabilities, self.capabilities),
+            (keys.client_info, self.client_info),
+            (keys.log_level, self.log_level),
+        )
+        return {key: value for key, value in pairs if key is not None and value is not None}
 
     async def _stateless_request(self, spec: MethodSpec, data: Any) -> Any:
         """One stateless request, with its `_meta`, answering `InputRequiredResult` rounds through the
@@ -251,12 +254,13 @@ class ClientRuntime:
             except McpError as exc:
                 supported = exc.data.get("supported") if isinstance(exc.data, dict) else None
                 choice = next((v for v in reversed(self.stateless_supported) if supported and v in supported), None)
-                if exc.code != UNSUPPORTED_PROTOCOL_VERSION or switched or choice is None:
+                assert self.protocol is not None
+                if exc.code != self.protocol.error_codes.unsupported_protocol_version or switched or choice is None:
                     raise
                 switched = True
-                self.protocol, self.version = versions.methods_of(choice), choice
-                _notify_transport(self.session, choice, self)
-                params["_meta"] = {**params["_meta"], PROTOCOL_VERSION_KEY: choice}
+                self.protocol, self.version = registry.protocol(choice), choice
+                self._use_version(self.session, choice)
+                params["_meta"] = {**params["_meta"], **self._request_meta()}
                 continue
             if not (isinstance(raw, dict) and raw.get("resultType") == "input_required"):
                 return raw
@@ -268,7 +272,8 @@ class ClientRuntime:
 
     async def _answer_input_requests(self, requests: dict[str, Any]) -> dict[str, Any]:
         responses: dict[str, Any] = {}
-        table = getattr(self.protocol, "INPUT_REQUESTS", {})
+        assert self.protocol is not None
+        table = self.protocol.input_requests
         for key, ask in requests.items():
             method = ask.get("method") if isinstance(ask, dict) else None
             spec = table.get(method)
@@ -317,7 +322,7 @@ class ClientRuntime:
         return request_headers(message, self.tool_schemas) if self.stateless else {}
 
     async def notify(self, stub_spec: MethodSpec, params: Any) -> None:
-        spec = self._negotiated_spec(stub_spec, "CLIENT_NOTIFICATIONS")
+        spec = self._negotiated_spec(stub_spec)
         data = self._prepare(stub_spec, spec, params)
         for capability in spec.needed_capabilities(data):
             if capability.side == "client" and not capability.present_in(self.capabilities):
@@ -330,7 +335,7 @@ class ClientRuntime:
     async def on_request(self, request: Request, session: Session) -> bytes:
         if request.method == "ping":
             return b"{}"
-        spec: MethodSpec | None = self.protocol.SERVER_REQUESTS.get(request.method) if self.protocol else None
+        spec: MethodSpec | None = self.protocol.server_requests.get(request.method) if self.protocol else None
         stub_spec = _stub_spec(self.stub, request.method)
         if spec is None or stub_spec is None or self.handlers is None or not self.handlers.implements(stub_spec):
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
@@ -355,8 +360,8 @@ class ClientRuntime:
     async def on_notification(self, notification: Notification, session: Session) -> None:
         if self.protocol is None or self.handlers is None:
             return
-        spec = self.protocol.SERVER_NOTIFICATIONS.get(notification.method)
-        stub_spec = self.stub.SERVER_NOTIFICATIONS.get(notification.method)
+        spec = self.protocol.server_notifications.get(notification.method)
+        stub_spec = self.stub.server_notifications.get(notification.method)
         if spec is None or stub_spec is None or stub_spec.builtin:
             return
         params: Any = notification.params
@@ -366,18 +371,13 @@ class ClientRuntime:
         await getattr(self.handlers, stub_spec.handler)(params, _ClientContext(self, None))
 
 
-def _notify_transport(session: Session, version: str | None, runtime: ClientRuntime) -> None:
-    """Tell an HTTP transport the version to put in MCP-Protocol-Version and how to add headers."""
-    transport = session.transport
-    if hasattr(transport, "protocol_version"):
-        transport.protocol_version = version  # type: ignore[attr-defined]
-    if hasattr(transport, "header_hook"):
-        transport.header_hook = runtime.http_headers  # type: ignore[attr-defined]
-        runtime._header_wire = True
+def _server_info_key(protocol: ProtocolTables) -> str:
+    """Where a stateless-era result names the server (`_meta` key), or "" in versions without one."""
+    return protocol.meta.server_info or ""
 
 
-def _stub_spec(stub: Any, method: str) -> MethodSpec | None:
-    return stub.SERVER_REQUESTS.get(method) or getattr(stub, "INPUT_REQUESTS", {}).get(method)
+def _stub_spec(stub: ProtocolTables, method: str) -> MethodSpec | None:
+    return stub.server_requests.get(method) or stub.input_requests.get(method)
 
 
 def _first(exc: ValidationError) -> str:

@@ -15,12 +15,15 @@ client runtime drops it from `tools/list` results and refuses to call it (`inval
 from __future__ import annotations
 
 import base64
+import binascii
 import re
 from typing import Any
 
 NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 ANNOTATION = "x-mcp-header"
 HEADER_TYPES = ("string", "integer", "boolean")
+BASE64_OPEN, BASE64_CLOSE = "=?base64?", "?="
+_BASE64_BODY = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # an HTTP header field-name token
 # Keywords whose values are subschemas (one, a list, or a name -> schema map). An annotation found
 # through any of them is not statically reachable through `properties`, which makes it invalid.
@@ -35,7 +38,7 @@ def _header_safe(text: str) -> bool:
 
 
 def _base64(text: str) -> str:
-    return "=?base64?" + base64.b64encode(text.encode("utf-8")).decode("ascii") + "?="
+    return BASE64_OPEN + base64.b64encode(text.encode("utf-8")).decode("ascii") + BASE64_CLOSE
 
 
 def encode_value(value: Any) -> str | None:
@@ -130,3 +133,31 @@ def invalid_header_tools(tools: list[dict[str, Any]]) -> set[str]:
         t["name"] for t in tools
         if isinstance(t, dict) and isinstance(t.get("name"), str) and header_params(t.get("inputSchema")) is None
     }
+
+
+def decode_header_value(raw: str) -> str | None:
+    """An `Mcp-Name` / `Mcp-Param-*` value: `=?base64?<base64 of UTF-8>?=` decoded (None when the
+    Base64 is malformed), anything else literally (SEP-2243)."""
+    value = raw.strip()
+    if len(value) < len(BASE64_OPEN) + len(BASE64_CLOSE) or not (value.startswith(BASE64_OPEN) and value.endswith(BASE64_CLOSE)):
+        return value
+    body = value[len(BASE64_OPEN) : -len(BASE64_CLOSE)]
+    if len(body) % 4 or not _BASE64_BODY.match(body):
+        return None
+    try:
+        return base64.b64decode(body, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def header_matches(decoded: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return decoded == ("true" if value else "false")
+    if isinstance(value, (int, float)):
+        try:
+            return float(decoded) == float(value)
+        except ValueError:
+            return False
+    if isinstance(value, str):
+        return decoded == value
+    return True  # objects and arrays are never mirrored (such annotations are invalid)

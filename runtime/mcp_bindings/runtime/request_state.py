@@ -14,7 +14,8 @@ import orjson
 
 from .errors import INVALID_PARAMS, McpError
 
-MAX_ROUNDS = 16
+# Rounds of input requests one request may take, in either direction (server, bridge, client).
+MAX_INPUT_ROUNDS = 16
 
 
 def _b64(data: bytes) -> str:
@@ -26,7 +27,7 @@ def _unb64(text: str) -> bytes:
 
 
 class RequestStateSealer:
-    def __init__(self, secret: bytes | None = None, max_rounds: int = MAX_ROUNDS) -> None:
+    def __init__(self, secret: bytes | None = None, max_rounds: int = MAX_INPUT_ROUNDS) -> None:
         self._secret = secret or os.urandom(32)  # what secrets.token_bytes uses
         self.max_rounds = max_rounds
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 from urllib.parse import urljoin
@@ -24,7 +24,9 @@ from anyio.abc import TaskGroup
 from . import jsonrpc
 from .client import connect
 from .errors import INTERNAL_ERROR
+from .jsonrpc import RequestId
 from .stubs import ClientHandlerStub, ClientStub
+from .transport import Features, HeaderHook, TransportBase
 
 log = logging.getLogger("mcp_bindings.runtime.http_client")
 
@@ -32,7 +34,6 @@ C = TypeVar("C", bound=ClientStub)
 SESSION_HEADER = "Mcp-Session-Id"
 MAX_RESUME_ATTEMPTS = 3
 DEFAULT_RETRY_MS = 1000  # reconnection delay when the server sent no `retry:` field
-HeaderHook = Callable[[dict[str, Any]], Mapping[str, str]]
 
 
 class _SseEvent:
@@ -79,8 +80,10 @@ class _StreamState:
         self.retry_ms: int | None = None
 
 
-class StreamableHttpTransport:
+class StreamableHttpTransport(TransportBase):
     """Streamable HTTP client transport (handshake sessions and stateless 2026-07-28 requests)."""
+
+    features = Features(message_headers=True, server_stream=True)
 
     def __init__(
         self,
@@ -122,7 +125,12 @@ class StreamableHttpTransport:
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             raise anyio.EndOfStream from None
 
-    async def send(self, frame: bytes) -> None:
+    def use_version(self, version: str | None, header_hook: HeaderHook | None) -> None:
+        """The negotiated version (sent as MCP-Protocol-Version) and the per-message headers."""
+        self.protocol_version = version
+        self.header_hook = header_hook
+
+    async def send(self, frame: bytes, related: RequestId | None = None) -> None:
         assert self._task_group is not None, "use the transport as an async context manager"
         message = orjson.loads(frame)
         self._task_group.start_soon(self._post, frame, message)
@@ -229,7 +237,7 @@ class StreamableHttpTransport:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             log.debug("dropping a message that arrived after close: %.200r", frame)
 
-    async def open_get_stream(self) -> None:
+    async def open_server_stream(self) -> None:
         """The optional server-to-client stream of a handshake session (405 means none)."""
         if self._get_stream_open or self._task_group is None:
             return
@@ -292,7 +300,7 @@ def _answers(data: bytes, request_id: Any) -> bool:
     return isinstance(message, dict) and "method" not in message and message.get("id") == request_id
 
 
-class LegacySseTransport:
+class LegacySseTransport(TransportBase):
     """Client side of the 2024-11-05 HTTP+SSE transport: GET an event stream, POST to its endpoint."""
 
     def __init__(
@@ -351,7 +359,7 @@ class LegacySseTransport:
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             raise anyio.EndOfStream from None
 
-    async def send(self, frame: bytes) -> None:
+    async def send(self, frame: bytes, related: RequestId | None = None) -> None:
         assert self._endpoint is not None
         response = await self._client.post(
             self._endpoint, content=frame, headers={"Content-Type": "application/json", **self.headers}

@@ -1,0 +1,188 @@
+"""The version bridge of a server: between the version a client speaks and the version the server's
+stub was written against.
+
+Params cross into the stub's version (a sealed `requestState` opened on the way); results cross back
+into the client's version, stamped with the server's identity and caching policy where the client's
+version has them. A stateless-era handler that asks for input (`InputRequiredResult`) is answered,
+for a stateless client, by sealing its state into the result; for a handshake-era client, by sending
+the input requests as real requests and calling the handler again.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from pydantic import BaseModel, ValidationError
+
+from . import versions
+from .errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
+from .jsonrpc import Request
+from .peer import PeerView
+from .request_state import MAX_INPUT_ROUNDS, RequestStateSealer
+from .spec import MethodSpec
+from .stubs import ServerStub
+
+if TYPE_CHECKING:
+    from .server_context import ServerRequestContext
+
+log = logging.getLogger("mcp_bindings.runtime.bridge")
+
+
+class VersionBridge:
+    def __init__(self, server: ServerStub, sealer: RequestStateSealer) -> None:
+        self.server = server
+        self.stub = server.protocol
+        self.sealer = sealer
+
+    # -- into the stub's version -------------------------------------------------------------
+
+    def params_to_stub(self, spec: MethodSpec, raw: Any, params: Any, view: PeerView) -> tuple[MethodSpec, Any, int]:
+        """The params as the server's stub version types them, with a sealed requestState opened,
+        and the round number that state was sealed in (0 for a first request)."""
+        round_number = 0
+        sealed = raw.get("requestState") if isinstance(raw, dict) else None
+        if isinstance(sealed, str) and spec.input_required:
+            state, round_number = self.sealer.open(spec.method, sealed)
+            raw = {**raw, "requestState": state}
+            if params is not None:
+                params = versions.validate_params(spec, raw)
+        if view.protocol is self.stub:
+            return spec, params, round_number
+        stub_spec = self.stub.client_requests.get(spec.method)
+        if stub_spec is None or stub_spec.builtin or not self.server.implements(stub_spec):
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {spec.method}")
+        return stub_spec, self._convert_params(spec, stub_spec, dict(raw or {}), view), round_number
+
+    def _convert_params(self, spec: MethodSpec, stub_spec: MethodSpec, data: dict[str, Any], view: PeerView) -> Any:
+        if self.stub.stateless:
+            # A server written for the stateless era reads protocol metadata from every request;
+            # for a handshake-era client that metadata is the session's.
+            data["_meta"] = {**view.session_meta(self.stub.meta), **(data.get("_meta") or {})}
+        if stub_spec.params is None:
+            return data
+        return versions.convert(
+            data, stub_spec.params, what=f"{spec.method} params", source=view.version, destination=self.stub.version
+        )
+
+    # -- back to the client's version --------------------------------------------------------
+
+    async def settle(
+        self, spec: MethodSpec, stub_spec: MethodSpec, request: Request, result: Any, context: ServerRequestContext,
+        view: PeerView, round_number: int,
+    ) -> bytes:
+        """A handler's result -> the result JSON (input rounds bridged for handshake-era clients)."""
+        rounds = 0
+        while self.stub.is_input_required(result) and not view.stateless:
+            # A stateless-era handler asked for input; a handshake-era client answers real requests.
+            rounds += 1
+            if rounds > MAX_INPUT_ROUNDS:
+                raise McpError(INTERNAL_ERROR, f"{spec.method}: more than {MAX_INPUT_ROUNDS} rounds of input requests")
+            result = await self._input_round(spec, stub_spec, request, result, context, view)
+        return self._result_bytes(spec, result, view, round_number)
+
+    def _result_bytes(self, spec: MethodSpec, result: Any, view: PeerView, round_number: int) -> bytes:
+        if isinstance(result, dict):
+            result = self._validate_result(spec, result)
+        asks = self.stub.is_input_required(result)
+        if asks:
+            if not spec.input_required:
+                raise McpError(INTERNAL_ERROR, f"Internal error: {spec.method} cannot ask for input")
+            result = self._checked_input_required(spec, result, view, round_number)
+        elif view.protocol is self.stub and not isinstance(result, spec.result):
+            log.error("%s handler returned %s, expected %s", spec.method, type(result).__name__, spec.result.__name__)
+            raise McpError(INTERNAL_ERROR, f"Internal error: the {spec.method} handler returned the wrong type")
+        if view.stateless:
+            result = self._stamped(result, view)
+        if view.protocol is self.stub:
+            return versions.to_json(result)
+        target = view.protocol.input_required_result if asks else spec.result
+        converted = versions.convert(
+            versions.dump(result), target, what=f"the {spec.method} result", source=self.stub.version, destination=view.version
+        )
+        return orjson.dumps(versions.project(converted, result))
+
+    def _validate_result(self, spec: MethodSpec, data: dict[str, Any]) -> Any:
+        asks = data.get("resultType") == "input_required" and self.stub.input_required_result is not None
+        target = self.stub.input_required_result if asks else spec.result
+        try:
+            return versions.validate(target, data)
+        except ValidationError as exc:
+            log.error("%s handler returned an invalid result: %s", spec.method, exc)
+            raise McpError(INTERNAL_ERROR, f"Internal error: invalid result from the {spec.method} handler") from None
+
+    def _checked_input_required(self, spec: MethodSpec, result: Any, view: PeerView, round_number: int) -> Any:
+        """Refuse input requests the client cannot answer (-32021) and seal the handler's state."""
+        missing: dict[str, Any] = {}
+        for ask in (result.input_requests or {}).values():
+            data = versions.dump(ask)
+            ask_spec = view.protocol.input_requests.get(data.get("method"))
+            if ask_spec is None:
+                continue
+            for capability in ask_spec.needed_capabilities(data.get("params")):
+                if not capability.present_in(view.client_capabilities):
+                    node = missing
+                    for key in capability.path[:-1]:
+                        node = node.setdefault(key, {})
+                    node.setdefault(capability.path[-1], {})
+        if missing:
+            code = view.protocol.error_codes.missing_required_client_capability or INTERNAL_ERROR
+            raise McpError(
+                code,
+                f"{spec.method} needs client capabilities the request did not declare: {', '.join(missing)}",
+                {"requiredCapabilities": missing},
+            )
+        state = result.request_state
+        if state is not None and view.stateless:
+            sealed = self.sealer.seal(spec.method, state, round_number + 1)
+            result = result.model_copy(update={"request_state": sealed})
+        return result
+
+    def _stamped(self, result: Any, view: PeerView) -> Any:
+        """Stateless-era results carry the server's identity and its caching policy."""
+        updates: dict[str, Any] = {}
+        fields = type(result).model_fields if isinstance(result, BaseModel) else {}
+        key = view.protocol.meta.server_info
+        if "meta" in fields and key is not None:
+            meta = dict(versions.dump(result.meta) if result.meta is not None else {})
+            meta.setdefault(key, {"name": self.server.name, "version": self.server.version})
+            updates["meta"] = meta
+        if "ttl_ms" in fields and "ttl_ms" not in result.model_fields_set:
+            updates["ttl_ms"] = self.server.cache_ttl_ms
+        if "cache_scope" in fields and "cache_scope" not in result.model_fields_set:
+            updates["cache_scope"] = self.server.cache_scope
+        if not updates:
+            return result
+        checked = (type(self.server), type(result))
+        if checked in _STAMPS_CHECKED:  # values already checked for this server and type: validate just `_meta`
+            if "meta" in updates:
+                updates["meta"] = versions.validate(fields["meta"].annotation, updates["meta"])
+            return result.model_copy(update=updates)
+        # First time for this server and result type: validate, which checks the server's
+        # cache settings (`cache_ttl_ms`, `cache_scope`) against the schema once.
+        data = {**versions.dump(result), **{fields[k].alias or k: v for k, v in updates.items()}}
+        stamped = versions.validate(type(result), data)
+        _STAMPS_CHECKED.add(checked)
+        return stamped
+
+    async def _input_round(
+        self, spec: MethodSpec, stub_spec: MethodSpec, request: Request, result: Any, context: ServerRequestContext,
+        view: PeerView,
+    ) -> Any:
+        """Send the handler's input requests to a handshake-era client, then call the handler again
+        with the answers (as a stateless client would retry)."""
+        responses: dict[str, Any] = {}
+        for key, ask in (result.input_requests or {}).items():
+            ask_data = versions.dump(ask)
+            responses[key] = await context.request(ask_data["method"], ask_data.get("params"), raw=True)
+        data = {k: v for k, v in (request.params or {}).items() if k != "requestState"}
+        data["inputResponses"] = responses
+        if result.request_state is not None:
+            data["requestState"] = result.request_state
+        params = self._convert_params(spec, stub_spec, data, view)
+        handler = getattr(self.server, stub_spec.handler)
+        return await handler(params, context)
+
+
+_STAMPS_CHECKED: set[tuple[type[ServerStub], type[BaseModel]]] = set()  # see VersionBridge._stamped

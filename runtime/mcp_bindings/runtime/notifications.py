@@ -1,0 +1,162 @@
+"""What a server sends outside a request's answer: broadcasts, `subscriptions/listen` streams, and
+the resource subscriptions of handshake-era clients.
+
+All connections of one server object share a `ServerHost`, which the runtime keeps in a registry of
+its own (nothing is written into the user's server object). A broadcast goes to every handshake
+connection whose negotiated version has the notification and whose advertised capabilities allow
+it, and to every stateless `subscriptions/listen` stream that opted in.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from . import versions
+from .errors import McpError
+from .request_state import RequestStateSealer
+from .session import Session
+from .stubs import ServerStub
+
+if TYPE_CHECKING:
+    from .peer import PeerView
+    from .server import ServerRuntime
+
+log = logging.getLogger("mcp_bindings.runtime.notifications")
+
+RESOURCE_UPDATED = "notifications/resources/updated"
+# Handshake-era subscription requests (method -> subscribe?). A server written against a stateless-era
+# stub has no handlers for them (that era folds them into subscriptions/listen), so the runtime
+# keeps the subscribed URIs of such a connection itself and filters resource updates by them.
+SUBSCRIPTION_REQUESTS = {"resources/subscribe": True, "resources/unsubscribe": False}
+# subscriptions/listen filter key -> the notification it opts in to, and the server capability it needs.
+LISTEN_FILTERS = {
+    "toolsListChanged": ("notifications/tools/list_changed", ("tools", "listChanged")),
+    "promptsListChanged": ("notifications/prompts/list_changed", ("prompts", "listChanged")),
+    "resourcesListChanged": ("notifications/resources/list_changed", ("resources", "listChanged")),
+    "resourceSubscriptions": (RESOURCE_UPDATED, ("resources", "subscribe")),
+}
+LIST_CHANGED = frozenset(method for method, _ in LISTEN_FILTERS.values() if method != RESOURCE_UPDATED)
+
+
+@dataclass(eq=False)
+class Listener:
+    """One open `subscriptions/listen` stream."""
+
+    session: Session
+    subscription_id: Any  # the listen request's id
+    methods: dict[str, Any]  # notification method -> filter value (True, or the subscribed URIs)
+    meta_key: str | None  # where the subscription id goes in each notification's `_meta`
+
+    def wants(self, method: str, params: Any) -> bool:
+        wanted = self.methods.get(method)
+        if wanted is None:
+            return False
+        if isinstance(wanted, list):
+            uri = params.get("uri") if isinstance(params, dict) else None
+            return uri in wanted
+        return True
+
+
+@dataclass(eq=False)
+class ServerHost:
+    """The state one server object's connections share."""
+
+    secret: bytes | None = None
+    connections: weakref.WeakSet[ServerRuntime] = field(default_factory=weakref.WeakSet)
+    listeners: set[Listener] = field(default_factory=set)
+    list_generation: int = 0  # list_changed broadcasts so far (for caches of the server's lists)
+    _sealer: RequestStateSealer | None = None
+
+    @property
+    def sealer(self) -> RequestStateSealer:
+        """Seals `requestState`; one key per server object, so every connection can open it."""
+        if self._sealer is None:
+            self._sealer = RequestStateSealer(self.secret)
+        return self._sealer
+
+    async def broadcast(self, method: str, params: Any = None) -> int:
+        """Send a server notification to every client allowed to get it; returns how many got it."""
+        data = versions.dump(params) if params is not None else None
+        if method in LIST_CHANGED:
+            self.list_generation += 1
+        sent = 0
+        for runtime in list(self.connections):
+            view, session = runtime.view, runtime.session
+            if view is None or session is None or not may_send(view, method) or not wants(runtime.subscriptions, method, data):
+                continue
+            try:
+                await session.notify(method, data)  # not part of a request: no related id (HTTP: the GET stream)
+                sent += 1
+            except (McpError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+        for listener in list(self.listeners):
+            if not listener.wants(method, data):
+                continue
+            tagged = dict(data or {})
+            if listener.meta_key is not None:
+                tagged["_meta"] = {**(tagged.get("_meta") or {}), listener.meta_key: listener.subscription_id}
+            try:
+                await listener.session.notify(method, tagged, related=listener.subscription_id)
+                sent += 1
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self.listeners.discard(listener)
+        return sent
+
+    async def listen(self, params: Any, request_id: Any, view: PeerView, session: Session) -> None:
+        """Hold a `subscriptions/listen` stream open: acknowledge what was agreed, then feed it
+        the opted-in notifications until the client goes away (the request is cancelled)."""
+        wanted = versions.dump(params).get("notifications") or {}
+        agreed: dict[str, Any] = {}
+        methods: dict[str, Any] = {}
+        for key, value in wanted.items():
+            if key not in LISTEN_FILTERS or value in (False, None, []):
+                continue
+            method, (capability, sub) = LISTEN_FILTERS[key]
+            if isinstance(view.advertised.get(capability), dict) and view.advertised[capability].get(sub):
+                agreed[key] = value
+                methods[method] = list(value) if isinstance(value, list) else True
+        meta_key = view.protocol.meta.subscription_id
+        listener = Listener(session, request_id, methods, meta_key)
+        self.listeners.add(listener)
+        try:
+            ack: dict[str, Any] = {"notifications": agreed}
+            if meta_key is not None:
+                ack["_meta"] = {meta_key: request_id}
+            await session.notify("notifications/subscriptions/acknowledged", ack, related=request_id)
+            await anyio.sleep_forever()
+        finally:
+            self.listeners.discard(listener)
+
+
+def may_send(view: PeerView, method: str) -> bool:
+    """Whether a server notification exists in the view's version and its capability is advertised."""
+    spec = view.protocol.server_notifications.get(method)
+    if spec is None:
+        return False
+    return spec.gate is None or spec.gate.side != "server" or spec.gate.present_in(view.advertised)
+
+
+def wants(subscriptions: set[str] | None, method: str, params: Any) -> bool:
+    """Whether a connection asked for `method`: only resource updates are opt-in, and only where
+    the runtime keeps the subscriptions (`subscriptions` is None where the server's handlers do)."""
+    if method != RESOURCE_UPDATED or subscriptions is None:
+        return True
+    uri = params.get("uri") if isinstance(params, dict) else None
+    return uri in subscriptions
+
+
+_HOSTS: dict[int, ServerHost] = {}
+
+
+def host_for(server: ServerStub) -> ServerHost:
+    """The host of a server object, made on first use and dropped with the object."""
+    host = _HOSTS.get(id(server))
+    if host is None:
+        host = _HOSTS[id(server)] = ServerHost(getattr(server, "request_state_secret", None))
+        weakref.finalize(server, _HOSTS.pop, id(server), None)
+    return host

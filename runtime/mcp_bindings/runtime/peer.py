@@ -1,0 +1,206 @@
+"""The server's lifecycle: which version and capabilities a request is served under (a `PeerView`).
+
+Handshake versions (2024-11-05 .. 2025-11-25) negotiate once with `initialize`, and the view lasts
+for the connection. The stateless version (2026-07-28) carries protocol version, client
+capabilities and client identity in every request's `_meta`, so each request gets its own view.
+Versions, `_meta` keys and error codes come from the generated tables (`registry`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from pydantic import ValidationError
+
+from . import registry, versions
+from .errors import INVALID_PARAMS, INVALID_REQUEST, McpError
+from .jsonrpc import Request, invalid_field, validation_error
+from .spec import MetaKeys, ProtocolTables
+from .stubs import ServerStub
+
+if TYPE_CHECKING:
+    from .server import Plan
+
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+@dataclass
+class PeerView:
+    """What one request is served under: its version and what the client declared."""
+
+    protocol: ProtocolTables
+    client_capabilities: dict[str, Any]
+    client_info: dict[str, Any]
+    log_level: str | None
+    advertised: dict[str, Any] = field(default_factory=dict)
+    # method -> how it is served under this view (`ServerRuntime.plan`); `advertised` is fixed once
+    # the view is set up, so what depends on it is decided once per view.
+    plans: dict[str, Plan] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def version(self) -> str:
+        return self.protocol.version
+
+    @property
+    def stateless(self) -> bool:
+        return self.protocol.stateless
+
+    def session_meta(self, keys: MetaKeys) -> dict[str, Any]:
+        """This view as the `_meta` of a stateless-era request, under that era's `keys` (for a server
+        written against a stateless-era stub that serves a handshake-era client)."""
+        pairs = ((keys.protocol_version, self.version), (keys.client_capabilities, self.client_capabilities),
+                 (keys.client_info, self.client_info))
+        return {key: value for key, value in pairs if key is not None}
+
+
+def stateless_meta(request: Request) -> dict[str, Any] | None:
+    """The request's `_meta` if it names a stateless-era protocol version, else None."""
+    params = request.params
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if isinstance(meta, dict) and not registry.protocol_version_keys().isdisjoint(meta):
+        return meta
+    return None
+
+
+def _newest_stateless() -> ProtocolTables | None:
+    stateless = registry.stateless_versions()
+    return registry.protocol(stateless[-1]) if stateless else None
+
+
+class Lifecycle:
+    """Builds the views of one server: limits its capabilities to each version, answers
+    `initialize` and `server/discover`, and reads the `_meta` of stateless requests."""
+
+    def __init__(self, server: ServerStub, supported_versions: list[str] | None = None) -> None:
+        self.server = server
+        supported = supported_versions or list(registry.versions())
+        for version in supported:
+            registry.info(version)  # an unknown version is the caller's mistake: say so now
+        handshake = registry.handshake_versions()
+        self.handshake_supported = [v for v in supported if v in handshake]
+        self.stateless_supported = [v for v in supported if v not in handshake]
+
+    # -- handshake era -----------------------------------------------------------------------
+
+    def initialize(self, request: Request) -> tuple[PeerView, bytes]:
+        """The view `initialize` negotiates, and its result JSON."""
+        params = request.params or {}
+        requested = params.get("protocolVersion")
+        if not isinstance(requested, str):
+            raise invalid_field("params.protocolVersion", "must be a string", "string_type")
+        version = requested if requested in self.handshake_supported else self.handshake_supported[-1]
+        protocol = registry.protocol(version)
+        try:
+            versions.validate(protocol.client_requests["initialize"].params, params)
+        except ValidationError as exc:
+            raise validation_error(exc) from None
+        view = self._view(protocol, params.get("capabilities") or {}, params.get("clientInfo") or {}, None)
+        result: dict[str, Any] = {
+            "protocolVersion": version,
+            "capabilities": view.advertised,
+            "serverInfo": self.server_info(),
+        }
+        if self.server.instructions:
+            result["instructions"] = self.server.instructions
+        return view, orjson.dumps(result)
+
+    # -- stateless era -----------------------------------------------------------------------
+
+    def stateless_view(self, request: Request) -> PeerView:
+        meta = stateless_meta(request)
+        newest = _newest_stateless()
+        key = newest.meta.protocol_version if newest is not None else None
+        if meta is None or newest is None:
+            if self.stateless_supported and not self.handshake_supported:
+                raise McpError(INVALID_PARAMS, f"Invalid params: params._meta[{key!r}] is required")
+            if not self.stateless_supported:
+                raise McpError(INVALID_REQUEST, f"Invalid Request: {request.method} before initialize")
+            raise McpError(
+                INVALID_PARAMS,
+                f"Invalid params: {request.method} needs params._meta[{key!r}] (stateless) "
+                "or an initialize handshake first",
+            )
+        version = meta.get(key) if key else None
+        if not isinstance(version, str):
+            raise McpError(INVALID_PARAMS, f"Invalid params: params._meta[{key!r}] is required")
+        if version not in self.stateless_supported:
+            code = newest.error_codes.unsupported_protocol_version or INVALID_PARAMS
+            raise McpError(
+                code, f"Unsupported protocol version {version!r}",
+                {"supported": self.stateless_supported, "requested": version},
+            )
+        protocol = registry.protocol(version)
+        keys = protocol.meta
+        capabilities = meta.get(keys.client_capabilities) if keys.client_capabilities else None
+        if not isinstance(capabilities, dict):
+            raise McpError(INVALID_PARAMS, f"Invalid params: params._meta[{keys.client_capabilities!r}] must be an object")
+        info = meta.get(keys.client_info) if keys.client_info else None
+        level = meta.get(keys.log_level) if keys.log_level else None
+        return self._view(protocol, capabilities, info if isinstance(info, dict) else {}, level if level in LOG_LEVELS else None)
+
+    def discover(self, view: PeerView) -> bytes:
+        """The `server/discover` result for a view."""
+        spec = view.protocol.client_requests["server/discover"]
+        data: dict[str, Any] = {
+            "supportedVersions": self.stateless_supported + list(reversed(self.handshake_supported)),
+            "capabilities": view.advertised,
+            "serverInfo": self.server_info(),
+            "resultType": "complete",
+            "ttlMs": self.server.cache_ttl_ms,
+            "cacheScope": self.server.cache_scope,
+        }
+        if view.protocol.meta.server_info:
+            data["_meta"] = {view.protocol.meta.server_info: self.server_info()}
+        if self.server.instructions:
+            data["instructions"] = self.server.instructions
+        try:
+            return versions.to_json(versions.validate(spec.result, data))
+        except ValidationError:
+            data.pop("serverInfo")  # only in versions whose DiscoverResult has it
+            return versions.to_json(versions.validate(spec.result, data))
+
+    # -- both --------------------------------------------------------------------------------
+
+    def server_info(self) -> dict[str, Any]:
+        return {"name": self.server.name, "version": self.server.version}
+
+    def _view(self, protocol: ProtocolTables, capabilities: dict[str, Any], info: dict[str, Any], level: str | None) -> PeerView:
+        view = PeerView(protocol, capabilities, info, level)
+        view.advertised = self.capabilities_for(protocol)
+        self._prepare(protocol)
+        return view
+
+    def capabilities_for(self, protocol: ProtocolTables) -> dict[str, Any]:
+        """The server's capabilities limited to what a version defines and the server implements."""
+        known = protocol.server_capability_paths
+        out: dict[str, Any] = {}
+        for key, value in self.server.capabilities.items():
+            if key not in known:
+                continue
+            if isinstance(value, dict):
+                out[key] = {k: v for k, v in value.items() if f"{key}.{k}" in known or key in ("experimental", "extensions")}
+            else:
+                out[key] = value
+        return out
+
+    def _prepare(self, protocol: ProtocolTables) -> None:
+        """Build, once per process and version, the validators and serializers of the methods this
+        server implements. Models are built on first use (import stays cheap and a process never
+        pays for methods it does not serve); doing these at negotiation keeps the build off the
+        first call of each method and out of the steady state's memory profile."""
+        key = (type(self.server), protocol.version)
+        if key in _PREPARED:
+            return
+        _PREPARED.add(key)
+        stub = self.server.protocol
+        for spec in protocol.client_requests.values():
+            stub_spec = stub.client_requests.get(spec.method)
+            if spec.builtin or stub_spec is None or stub_spec.builtin or not self.server.implements(stub_spec):
+                continue
+            for target in {spec.params, spec.result, stub_spec.params, stub_spec.result}:
+                versions.prepare(target)
+
+
+_PREPARED: set[tuple[type[ServerStub], str]] = set()  # (server class, version) pairs already prepared

@@ -1,0 +1,82 @@
+"""Which protocol versions exist: discovered, not listed.
+
+A version is a subpackage of the `mcp_bindings` namespace with an `about.INFO` (what the generator
+writes for each schema). Every root that contributes to the namespace counts: the pinned versions
+of this distribution and any generated later into another folder on `sys.path`. Discovery reads
+only the small `about` modules; a version's models and tables load when it is first used.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import cache
+from types import ModuleType
+
+from .spec import ProtocolTables, VersionInfo
+
+NAMESPACE = "mcp_bindings"
+
+
+@cache
+def _discovered() -> dict[str, VersionInfo]:
+    namespace = importlib.import_module(NAMESPACE)
+    found: list[VersionInfo] = []
+    for module in pkgutil.iter_modules(namespace.__path__):
+        if not module.ispkg or not module.name.startswith("v"):
+            continue
+        try:
+            about = importlib.import_module(f"{NAMESPACE}.{module.name}.about")
+        except ModuleNotFoundError:
+            continue  # not a generated version package
+        info = about.INFO
+        if isinstance(info, VersionInfo):
+            found.append(info)
+    return {info.version: info for info in sorted(found, key=lambda info: info.version)}
+
+
+def refresh() -> None:
+    """Forget what was discovered (after generating a version into a running process's path)."""
+    _discovered.cache_clear()
+
+
+def versions() -> dict[str, VersionInfo]:
+    """Every known protocol version, oldest first."""
+    return dict(_discovered())
+
+
+def info(version: str) -> VersionInfo:
+    try:
+        return _discovered()[version]
+    except KeyError:
+        known = ", ".join(_discovered()) or "none (run `mcp-bindgen generate`)"
+        raise LookupError(f"unknown MCP protocol version {version!r}; known: {known}") from None
+
+
+def handshake_versions() -> list[str]:
+    """Versions negotiated with `initialize`, oldest first."""
+    return [v for v, i in _discovered().items() if not i.stateless]
+
+
+def stateless_versions() -> list[str]:
+    """Versions without a handshake (every request carries its `_meta`), oldest first."""
+    return [v for v, i in _discovered().items() if i.stateless]
+
+
+def load_version(version: str) -> ModuleType:
+    """The package of one protocol version, imported on first use: `load_version("2025-11-25")`."""
+    return importlib.import_module(f"{NAMESPACE}.{info(version).package}")
+
+
+@cache
+def protocol(version: str) -> ProtocolTables:
+    """The generated tables of one protocol version (`methods.PROTOCOL`), imported on first use."""
+    methods = importlib.import_module(f"{NAMESPACE}.{info(version).package}.methods")
+    tables = methods.PROTOCOL
+    assert isinstance(tables, ProtocolTables)
+    return tables
+
+
+def protocol_version_keys() -> frozenset[str]:
+    """The `_meta` keys that mark a request as stateless-era (its protocol version), across versions."""
+    return frozenset(key for i in _discovered().values() if i.stateless and (key := i.meta.protocol_version))

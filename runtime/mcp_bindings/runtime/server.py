@@ -1,0 +1,226 @@
+"""Serving: one `ServerRuntime` per connection binds a server object to a session.
+
+Every request takes one path: the view it is served under (`peer`: negotiated by `initialize`, or
+read from a stateless request's `_meta`), the plan of its method under that view (built once per
+version and method, gate-checked once per view), params validated once with the client's version's
+models, crossed into the stub's version where they differ (`bridge`), the handler, and the result
+crossed back. Methods the runtime serves itself (lifecycle, logging level, discovery, listen
+streams) are a table here; everything else about methods comes from the generated tables.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic import ValidationError
+
+from . import versions
+from .bridge import VersionBridge
+from .errors import INVALID_REQUEST, METHOD_NOT_FOUND, McpError
+from .jsonrpc import Notification, Request, invalid_field, validation_error
+from .notifications import SUBSCRIPTION_REQUESTS, ServerHost, host_for
+from .peer import LOG_LEVELS, Lifecycle, PeerView, stateless_meta
+from .request_state import RequestStateSealer
+from .server_context import ServerNotificationContext, ServerRequestContext
+from .session import Session
+from .spec import MethodSpec, ProtocolTables
+from .stubs import ServerStub
+
+__all__ = ["LOG_LEVELS", "Plan", "ServerRuntime"]
+
+log = logging.getLogger("mcp_bindings.runtime.server")
+
+EMPTY_RESULT = b"{}"
+INITIALIZED = "notifications/initialized"
+
+
+class Plan:
+    """How one method is served at one version: decided once, then read on every request.
+
+    `validate` types the params (None: untyped); `converts` says the params and result cross
+    between the client's version and the stub's; `fast_result` is the result type that can be
+    written as is (a result of exactly the stub's type for a handshake client of the stub's own
+    version); `builtin` names what the runtime serves itself instead of a handler."""
+
+    __slots__ = ("spec", "stub_spec", "validate", "converts", "input_required", "fast_result", "builtin")
+
+    def __init__(self, spec: MethodSpec, stub_spec: MethodSpec, converts: bool, builtin: Builtin | None) -> None:
+        self.spec = spec
+        self.stub_spec = stub_spec
+        self.builtin = builtin
+        self.converts = converts
+        self.input_required = spec.input_required
+        self.validate: Any = versions.validator(spec.params) if builtin is None and spec.params is not None else None
+        self.fast_result: Any = spec.result if builtin is None and not converts and isinstance(spec.result, type) else None
+
+
+Builtin = Callable[["ServerRuntime", Request, PeerView, Session], Awaitable[bytes]]
+
+
+class ServerRuntime:
+    """The dispatcher of one server connection (stdio process, HTTP session, in-memory pair)."""
+
+    def __init__(
+        self,
+        server: ServerStub,
+        *,
+        supported_versions: list[str] | None = None,
+        request_state: RequestStateSealer | None = None,
+        host: ServerHost | None = None,
+    ) -> None:
+        self.server = server
+        self.stub: ProtocolTables = server.protocol  # the tables of the version the server was written against
+        self.host = host or host_for(server)
+        self.lifecycle = Lifecycle(server, supported_versions)
+        self.bridge = VersionBridge(server, request_state or self.host.sealer)
+        self.view: PeerView | None = None  # set by initialize (handshake lifecycle)
+        self.initialized = False
+        self.session: Session | None = None
+        # URIs a handshake-era client subscribed to, where the runtime keeps them (a stateless-era stub).
+        self.subscriptions: set[str] | None = None if "resources/subscribe" in self.stub.client_requests else set()
+        self._plans: dict[ProtocolTables, dict[str, Plan]] = {}
+        self.host.connections.add(self)
+
+    @property
+    def batches_allowed(self) -> bool:
+        return self.view is not None and self.view.protocol.info.batches
+
+    # -- requests ----------------------------------------------------------------------------
+
+    async def on_request(self, request: Request, session: Session) -> bytes:
+        self.session = session
+        view = self.view
+        if view is None:
+            if self.lifecycle.handshake_supported and stateless_meta(request) is None:
+                if request.method == "initialize":
+                    return self._initialize(request)
+                if request.method == "ping":
+                    return EMPTY_RESULT
+            view = self.lifecycle.stateless_view(request)
+        plan = view.plans.get(request.method) or self.plan(request.method, view)
+        if plan.builtin is not None:
+            return await plan.builtin(self, request, view, session)
+        params = request.params
+        if params is None or plan.validate is None:
+            typed = versions.validate_params(plan.spec, params)
+        else:
+            try:
+                typed = plan.validate(params, by_name=False, context=versions.WIRE_CONTEXT)
+            except ValidationError as exc:
+                raise validation_error(exc) from None
+        stub_spec, round_number = plan.stub_spec, 0
+        if plan.converts or (plan.input_required and params is not None and "requestState" in params):
+            stub_spec, typed, round_number = self.bridge.params_to_stub(plan.spec, params, typed, view)
+        context = ServerRequestContext(self.server, self.host, session, request, view)
+        result = await getattr(self.server, stub_spec.handler)(typed, context)
+        if type(result) is plan.fast_result and not view.stateless:
+            return result.__pydantic_serializer__.to_json(result, by_alias=True, exclude_none=True)  # type: ignore[no-any-return]
+        return await self.bridge.settle(plan.spec, stub_spec, request, result, context, view, round_number)
+
+    def plan(self, method: str, view: PeerView) -> Plan:
+        """How `method` is served under `view`: built once per version and method, gate-checked
+        once per view, then cached on the view. Unknown or unoffered methods raise -32601 (uncached)."""
+        plans = self._plans.setdefault(view.protocol, {})
+        plan = plans.get(method)
+        if plan is None:
+            spec = view.protocol.client_requests.get(method)
+            if spec is None:
+                raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+            builtin = BUILTINS.get(method) if spec.builtin else None
+            if self.subscriptions is not None and method in SUBSCRIPTION_REQUESTS:
+                builtin = _subscription
+            if spec.builtin and builtin is None:
+                raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+            converts = view.protocol is not self.stub
+            plan = plans[method] = Plan(spec, spec, converts, builtin)
+            if builtin is None and not converts:
+                versions.prepare(spec.params)
+                versions.prepare(spec.result)
+        gate = plan.spec.gate
+        if gate is not None and gate.side == "server" and not gate.present_in(view.advertised):
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {method} (the server does not offer {gate})")
+        view.plans[method] = plan
+        return plan
+
+    def _initialize(self, request: Request) -> bytes:
+        view, result = self.lifecycle.initialize(request)
+        self.view = view
+        return result
+
+    # -- notifications -----------------------------------------------------------------------
+
+    async def on_notification(self, notification: Notification, session: Session) -> None:
+        view = self.view
+        if view is None:
+            return
+        if notification.method == INITIALIZED:
+            self.initialized = True
+            return
+        spec = view.protocol.client_notifications.get(notification.method)
+        if spec is None or spec.builtin:
+            log.debug("ignoring notification %s", notification.method)
+            return
+        params = versions.validate_params(spec, notification.params)
+        stub_spec = self.stub.client_notifications.get(spec.method)
+        if stub_spec is None or not self.server.implements(stub_spec):
+            return
+        if view.protocol is not self.stub and stub_spec.params is not None and notification.params is not None:
+            params = versions.convert(
+                notification.params, stub_spec.params, what=spec.method, source=view.version, destination=self.stub.version
+            )
+        await getattr(self.server, stub_spec.handler)(params, ServerNotificationContext(view))
+
+
+# -- what the runtime serves itself (policy/runtime_methods.json lists these methods) -------------
+
+
+async def _ping(runtime: ServerRuntime, request: Request, view: PeerView, session: Session) -> bytes:
+    return EMPTY_RESULT
+
+
+async def _initialize_again(runtime: ServerRuntime, request: Request, view: PeerView, session: Session) -> bytes:
+    raise McpError(INVALID_REQUEST, "Invalid Request: the session is already initialized")
+
+
+async def _set_level(runtime: ServerRuntime, request: Request, view: PeerView, session: Session) -> bytes:
+    level = (request.params or {}).get("level")
+    if level not in LOG_LEVELS:
+        raise invalid_field("params.level", f"must be one of {', '.join(LOG_LEVELS)}", "enum")
+    view.log_level = level
+    return EMPTY_RESULT
+
+
+async def _discover(runtime: ServerRuntime, request: Request, view: PeerView, session: Session) -> bytes:
+    versions.validate_params(view.protocol.client_requests[request.method], request.params)
+    return runtime.lifecycle.discover(view)
+
+
+async def _listen(runtime: ServerRuntime, request: Request, view: PeerView, session: Session) -> bytes:
+    params = versions.validate_params(view.protocol.client_requests[request.method], request.params)
+    await runtime.host.listen(params, request.id, view, session)
+    return EMPTY_RESULT  # pragma: no cover - a listen stream ends by cancellation
+
+
+async def _subscription(runtime: ServerRuntime, request: Request, view: PeerView, session: Session) -> bytes:
+    spec = view.protocol.client_requests[request.method]
+    params = versions.dump(versions.validate_params(spec, request.params))
+    uri = params.get("uri") if isinstance(params, dict) else None
+    if not isinstance(uri, str):
+        raise invalid_field("params.uri", f"{spec.method} needs params.uri", "missing")
+    assert runtime.subscriptions is not None
+    if SUBSCRIPTION_REQUESTS[spec.method]:
+        runtime.subscriptions.add(uri)
+    else:
+        runtime.subscriptions.discard(uri)
+    return EMPTY_RESULT
+
+
+BUILTINS: dict[str, Builtin] = {
+    "ping": _ping,
+    "initialize": _initialize_again,
+    "logging/setLevel": _set_level,
+    "server/discover": _discover,
+    "subscriptions/listen": _listen,
+}

@@ -1,0 +1,142 @@
+"""What a server's handlers get besides their params (the implementations of `context.RequestContext`
+and `context.NotificationContext`). Everything a request handler sends carries the request's id
+as its `related` id, so a transport with several channels sends it where the client expects it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from . import versions
+from .errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
+from .jsonrpc import Request
+from .peer import LOG_LEVELS, PeerView
+from .session import Session
+from .stubs import ServerStub
+
+if TYPE_CHECKING:
+    from .notifications import ServerHost
+
+PROGRESS = "notifications/progress"
+LOG_MESSAGE = "notifications/message"
+
+
+class ServerRequestContext:
+    """The context of one request handler (see `context.RequestContext`)."""
+
+    __slots__ = ("_server", "_host", "_session", "_request", "_view", "_last_progress")
+
+    def __init__(self, server: ServerStub, host: ServerHost, session: Session, request: Request, view: PeerView) -> None:
+        self._server = server
+        self._host = host
+        self._session = session
+        self._request = request
+        self._view = view
+        self._last_progress: float | None = None
+
+    @property
+    def _progress_token(self) -> Any:
+        """The request's `_meta.progressToken`, read when a handler reports progress."""
+        params = self._request.params
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        return meta.get("progressToken") if isinstance(meta, dict) else None
+
+    @property
+    def request_id(self) -> str | int:
+        return self._request.id
+
+    @property
+    def protocol_version(self) -> str:
+        return self._view.version
+
+    @property
+    def peer_capabilities(self) -> dict[str, Any]:
+        return self._view.client_capabilities
+
+    @property
+    def server(self) -> ServerStub:
+        return self._server
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        token = self._progress_token
+        if token is None:
+            return
+        if self._last_progress is not None and progress <= self._last_progress:
+            raise ValueError(f"progress must increase: {progress} after {self._last_progress}")
+        self._last_progress = progress
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self._session.notify(PROGRESS, params, related=self._request.id)
+
+    def allows_log(self, level: str) -> bool:
+        view = self._view
+        if "logging" not in view.advertised:
+            return False
+        if view.log_level is None:
+            return not view.stateless  # stateless: only when the request asked for a level
+        return LOG_LEVELS.index(level) >= LOG_LEVELS.index(view.log_level)
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r}")
+        if not self.allows_log(level):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        await self._session.notify(LOG_MESSAGE, params, related=self._request.id)
+
+    async def close_sse_stream(self) -> None:
+        """End the HTTP response stream this request is answered on, now, without ending the request
+        (SSE polling, SEP-1699): what the handler sends afterwards, its result included, waits for the
+        client to reconnect with `Last-Event-ID`. A no-op where the transport cannot resume streams
+        (stdio, stateless requests, JSON responses)."""
+        transport = self._session.transport
+        if transport.features.closes_streams:
+            await transport.close_stream(self._request.id)
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        """A notification to every connected client allowed to get it (list changes, resource updates)."""
+        await self._host.broadcast(method, params)
+
+    async def request(self, method: str, params: Any = None, *, timeout: float | None = None, raw: bool = False) -> Any:
+        """Ask the client (sampling, elicitation, roots); returns the negotiated version's result model."""
+        view = self._view
+        if view.stateless:
+            raise McpError(
+                INTERNAL_ERROR,
+                f"{method}: a stateless ({view.version}) request cannot send requests to the client; "
+                "return an InputRequiredResult instead",
+            )
+        spec = view.protocol.server_requests.get(method)
+        if spec is None:
+            raise McpError(METHOD_NOT_FOUND, f"{method} is not a server request of MCP {view.version}")
+        data = versions.dump(params) if params is not None else None
+        for capability in spec.needed_capabilities(data):
+            if capability.side == "client" and not capability.present_in(view.client_capabilities):
+                raise McpError(METHOD_NOT_FOUND, f"{method} needs the {capability}, which the client did not declare")
+        answer = await self._session.request(method, data, timeout=timeout, related=self._request.id)
+        try:
+            result = versions.validate(spec.result, answer)
+        except ValidationError as exc:
+            raise McpError(INTERNAL_ERROR, f"the client's {method} result is invalid: {exc.errors()[0]['msg']}") from None
+        return versions.dump(result) if raw else result
+
+
+class ServerNotificationContext:
+    __slots__ = ("_view",)
+
+    def __init__(self, view: PeerView) -> None:
+        self._view = view
+
+    @property
+    def protocol_version(self) -> str:
+        return self._view.version
+
+    @property
+    def peer_capabilities(self) -> dict[str, Any]:
+        return self._view.client_capabilities

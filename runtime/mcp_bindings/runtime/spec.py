@@ -1,0 +1,187 @@
+"""Descriptors the generated code is made of; the runtime reads nothing else about a protocol version.
+
+Each generated version package holds one `VersionInfo` (`about.INFO`: what the runtime needs to know
+before loading the version) and one `ProtocolTables` (`methods.PROTOCOL`: its methods, capabilities,
+error codes and result types). Kept free of I/O and of anyio so that importing a version stays cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Side = Literal["server", "client"]
+Direction = Literal["client_to_server", "server_to_client"]
+Kind = Literal["request", "notification"]
+
+
+@dataclass(frozen=True, slots=True)
+class Capability:
+    """A dotted path into one side's capabilities object, e.g. server `resources.subscribe`."""
+
+    side: Side
+    path: tuple[str, ...]
+
+    def present_in(self, capabilities: Mapping[str, Any] | None) -> bool:
+        node: Any = capabilities
+        for key in self.path:
+            if not isinstance(node, Mapping) or node.get(key) in (None, False):
+                return False
+            node = node[key]
+        return True
+
+    def __str__(self) -> str:
+        return f"{self.side} capability `{'.'.join(self.path)}`"
+
+
+@dataclass(frozen=True, slots=True)
+class ParamCapability:
+    """A further capability a request needs when one of its params is used (e.g. sampling with tools)."""
+
+    param: str
+    capability: Capability
+    equals: Any = None
+    present: bool = False
+
+    def applies(self, params: Mapping[str, Any] | None) -> bool:
+        if not params or self.param not in params:
+            return False
+        return self.present or params[self.param] == self.equals
+
+
+@dataclass(frozen=True, slots=True)
+class MethodSpec:
+    method: str
+    kind: Kind
+    direction: Direction
+    handler: str  # snake_case name of the handler / client method
+    message: type[Any]  # the whole message model (e.g. CallToolRequest)
+    params: Any  # params model or type alias; None when untyped
+    params_required: bool
+    result: Any  # result model (requests), None for notifications
+    input_required: bool  # may be answered with InputRequiredResult (2026-07-28)
+    gate: Capability | None
+    param_gates: tuple[ParamCapability, ...]
+    optional_handler: bool  # a server may leave it unimplemented; it then answers an empty result
+    builtin: bool  # implemented by the runtime itself (lifecycle, ping, ...): no stub handler
+
+    def needed_capabilities(self, params: Mapping[str, Any] | None) -> list[Capability]:
+        needed = [self.gate] if self.gate else []
+        needed += [pg.capability for pg in self.param_gates if pg.applies(params)]
+        return needed
+
+
+@dataclass(frozen=True, slots=True)
+class MetaKeys:
+    """The reserved `_meta` keys a version's schema defines (2026-07-28 on; none before), by the
+    part after the prefix: `{"protocolVersion": "io.modelcontextprotocol/protocolVersion", ...}`."""
+
+    keys: Mapping[str, str]
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self.keys.get("protocolVersion")
+
+    @property
+    def client_capabilities(self) -> str | None:
+        return self.keys.get("clientCapabilities")
+
+    @property
+    def client_info(self) -> str | None:
+        return self.keys.get("clientInfo")
+
+    @property
+    def log_level(self) -> str | None:
+        return self.keys.get("logLevel")
+
+    @property
+    def server_info(self) -> str | None:
+        return self.keys.get("serverInfo")
+
+    @property
+    def subscription_id(self) -> str | None:
+        return self.keys.get("subscriptionId")
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorCodes:
+    """The error codes of a version (its schema's error constants plus policy/error_codes.json), by
+    generated name: `{"METHOD_NOT_FOUND": -32601, "RESOURCE_NOT_FOUND": -32002, ...}`. The properties
+    name the MCP-specific codes the runtime acts on; None where the version has no such code."""
+
+    codes: Mapping[str, int]
+
+    @property
+    def resource_not_found(self) -> int | None:
+        return self.codes.get("RESOURCE_NOT_FOUND")
+
+    @property
+    def header_mismatch(self) -> int | None:
+        return self.codes.get("HEADER_MISMATCH")
+
+    @property
+    def missing_required_client_capability(self) -> int | None:
+        return self.codes.get("MISSING_REQUIRED_CLIENT_CAPABILITY")
+
+    @property
+    def unsupported_protocol_version(self) -> int | None:
+        return self.codes.get("UNSUPPORTED_PROTOCOL_VERSION")
+
+    @property
+    def url_elicitation_required(self) -> int | None:
+        return self.codes.get("URL_ELICITATION_REQUIRED")
+
+
+@dataclass(frozen=True, slots=True)
+class VersionInfo:
+    """What the runtime knows of a generated version without loading its models."""
+
+    version: str  # the wire protocol version, e.g. "2025-11-25"
+    package: str  # the subpackage of `mcp_bindings`, e.g. "v2025_11_25"
+    stateless: bool  # no initialize handshake: every request carries its own `_meta` (2026-07-28 on)
+    batches: bool  # JSON-RPC batches are part of the version (2025-03-26 only)
+    schema_sha256: str
+    meta: MetaKeys
+
+
+@dataclass(frozen=True, slots=True, eq=False)  # one object per version: compared and hashed by identity
+class ProtocolTables:
+    """Everything about one protocol version that the runtime acts on, generated from its schema."""
+
+    info: VersionInfo
+    client_requests: Mapping[str, MethodSpec]  # what a client sends (a server handles them)
+    client_notifications: Mapping[str, MethodSpec]
+    server_requests: Mapping[str, MethodSpec]  # what a server sends on the wire (handshake era)
+    server_notifications: Mapping[str, MethodSpec]
+    input_requests: Mapping[str, MethodSpec]  # asks embedded in an InputRequiredResult (2026-07-28 on)
+    error_codes: ErrorCodes
+    server_capability_paths: frozenset[str]  # every dotted path of the capabilities object
+    client_capability_paths: frozenset[str]
+    input_required_result: type[Any] | None  # the InputRequiredResult model, where the version has one
+
+    @property
+    def version(self) -> str:
+        return self.info.version
+
+    @property
+    def stateless(self) -> bool:
+        return self.info.stateless
+
+    @property
+    def meta(self) -> MetaKeys:
+        return self.info.meta
+
+    def handled_by(self, side: Side) -> tuple[Mapping[str, MethodSpec], ...]:
+        """The tables whose methods `side` handles: a server the client's, a client the server's."""
+        if side == "server":
+            return (self.client_requests, self.client_notifications)
+        return (self.server_requests, self.input_requests, self.server_notifications)
+
+    def capability_paths(self, side: Side) -> frozenset[str]:
+        return self.server_capability_paths if side == "server" else self.client_capability_paths
+
+    def is_input_required(self, result: object) -> bool:
+        """Whether a handler's result asks the client for input (an InputRequiredResult)."""
+        kind = self.input_required_result
+        return kind is not None and type(result) is kind
