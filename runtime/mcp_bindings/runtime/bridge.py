@@ -69,8 +69,14 @@ class VersionBridge:
     # -- back to the client's version --------------------------------------------------------
 
     async def settle(
-        self, spec: MethodSpec, stub_spec: MethodSpec, request: Request, result: Any, context: ServerRequestContext,
-        view: PeerView, round_number: int,
+        self,
+        spec: MethodSpec,
+        stub_spec: MethodSpec,
+        request: Request,
+        result: Any,
+        context: ServerRequestContext,
+        view: PeerView,
+        round_number: int,
     ) -> bytes:
         """A handler's result -> the result JSON (input rounds bridged for handshake-era clients)."""
         rounds = 0
@@ -99,7 +105,11 @@ class VersionBridge:
             return versions.to_json(result)
         target = view.protocol.input_required_result if asks else spec.result
         converted = versions.convert(
-            versions.dump(result), target, what=f"the {spec.method} result", source=self.stub.version, destination=view.version
+            versions.dump(result),
+            target,
+            what=f"the {spec.method} result",
+            source=self.stub.version,
+            destination=view.version,
         )
         return orjson.dumps(versions.project(converted, result))
 
@@ -142,10 +152,13 @@ class VersionBridge:
     def _stamped(self, result: Any, view: PeerView) -> Any:
         """Stateless-era results carry the server's identity and its caching policy."""
         updates: dict[str, Any] = {}
-        fields = type(result).model_fields if isinstance(result, BaseModel) else {}
+        if not isinstance(result, BaseModel):
+            return result
+        model: Any = result
+        fields = type(result).model_fields
         key = view.protocol.meta.server_info
         if "meta" in fields and key is not None:
-            meta = dict(versions.dump(result.meta) if result.meta is not None else {})
+            meta = dict(versions.dump(model.meta) if model.meta is not None else {})
             meta.setdefault(key, {"name": self.server.name, "version": self.server.version})
             updates["meta"] = meta
         if "ttl_ms" in fields and "ttl_ms" not in result.model_fields_set:
@@ -167,7 +180,12 @@ class VersionBridge:
         return stamped
 
     async def _input_round(
-        self, spec: MethodSpec, stub_spec: MethodSpec, request: Request, result: Any, context: ServerRequestContext,
+        self,
+        spec: MethodSpec,
+        stub_spec: MethodSpec,
+        request: Request,
+        result: Any,
+        context: ServerRequestContext,
         view: PeerView,
     ) -> Any:
         """Send the handler's input requests to a handshake-era client, then call the handler again

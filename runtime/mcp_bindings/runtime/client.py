@@ -35,7 +35,8 @@ class ProtocolVersionError(McpError):
 
     def __init__(self, offered: Any, supported: list[str]) -> None:
         super().__init__(
-            INVALID_PARAMS, f"the server chose protocol version {offered!r}, which this client does not support "
+            INVALID_PARAMS,
+            f"the server chose protocol version {offered!r}, which this client does not support "
             f"(supported: {', '.join(supported)})",
         )
 
@@ -61,9 +62,8 @@ class ClientRuntime:
         self.stateless_supported = registry.stateless_versions()
         self.requested = protocol_version or self.stub_version
         if self.requested != "auto" and self.requested not in self.supported + self.stateless_supported:
-            raise ValueError(
-                f"unknown protocol version {self.requested!r}; known: {', '.join(self.supported + self.stateless_supported)}"
-            )
+            known = ", ".join(self.supported + self.stateless_supported)
+            raise ValueError(f"unknown protocol version {self.requested!r}; known: {known}")
         self.stateless = False
         self.client_info = client_info or {"name": "mcp-bindgen-client", "version": "0.1.0"}
         self.request_timeout = request_timeout
@@ -132,7 +132,8 @@ class ClientRuntime:
         if isinstance(raw, dict):
             self.capabilities_known = True
             self.peer_capabilities = raw.get("capabilities") or {}
-            meta = raw.get("_meta") if isinstance(raw.get("_meta"), dict) else {}
+            given = raw.get("_meta")
+            meta: dict[str, Any] = given if isinstance(given, dict) else {}
             self.server_info = raw.get("serverInfo") or meta.get(_server_info_key(self.protocol)) or {}
             self.instructions = raw.get("instructions")
 
@@ -147,7 +148,9 @@ class ClientRuntime:
         try:
             result = versions.validate(protocol.client_requests["initialize"].result, raw)
         except ValidationError as exc:
-            raise McpError(INTERNAL_ERROR, f"invalid initialize result from the server: {exc.errors()[0]['msg']}") from None
+            raise McpError(
+                INTERNAL_ERROR, f"invalid initialize result from the server: {exc.errors()[0]['msg']}"
+            ) from None
         self.protocol, self.version = protocol, offered
         self.peer_capabilities = raw.get("capabilities") or {}
         self.capabilities_known = True
@@ -176,7 +179,9 @@ class ClientRuntime:
         table = self.protocol.client_requests if stub_spec.kind == "request" else self.protocol.client_notifications
         spec = table.get(stub_spec.method)
         if spec is None:
-            raise CapabilityError(stub_spec.method, f"protocol version {self.stub_version} (the session speaks {self.version})")
+            raise CapabilityError(
+                stub_spec.method, f"protocol version {self.stub_version} (the session speaks {self.version})"
+            )
         return spec
 
     def _prepare(self, stub_spec: MethodSpec, spec: MethodSpec, params: Any) -> Any:
@@ -222,8 +227,11 @@ class ClientRuntime:
         if self.protocol is self.stub:
             return result
         return versions.convert(
-            versions.dump(result), stub_spec.result, what=f"the {spec.method} result",
-            source=self.version or "?", destination=self.stub_version,
+            versions.dump(result),
+            stub_spec.result,
+            what=f"the {spec.method} result",
+            source=self.version or "?",
+            destination=self.stub_version,
         )
 
     def _request_meta(self) -> dict[str, Any]:
@@ -276,13 +284,17 @@ class ClientRuntime:
         table = self.protocol.input_requests
         for key, ask in requests.items():
             method = ask.get("method") if isinstance(ask, dict) else None
-            spec = table.get(method)
+            spec = table.get(method) if isinstance(method, str) else None
             stub_spec = _stub_spec(self.stub, method or "")
             if spec is None or stub_spec is None or self.handlers is None or not self.handlers.implements(stub_spec):
                 raise McpError(METHOD_NOT_FOUND, f"the server asked for {method!r}, which this client does not handle")
             raw_params = ask.get("params")
             try:
-                params = versions.validate(stub_spec.params, raw_params) if stub_spec.params is not None and raw_params is not None else raw_params
+                params = (
+                    versions.validate(stub_spec.params, raw_params)
+                    if stub_spec.params is not None and raw_params is not None
+                    else raw_params
+                )
             except ValidationError as exc:
                 raise validation_error(exc) from None
             result = await getattr(self.handlers, stub_spec.handler)(params, _ClientContext(self, None))
@@ -340,12 +352,20 @@ class ClientRuntime:
         if spec is None or stub_spec is None or self.handlers is None or not self.handlers.implements(stub_spec):
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
         try:
-            params = versions.validate(spec.params, request.params) if spec.params is not None and request.params is not None else request.params
+            params = (
+                versions.validate(spec.params, request.params)
+                if spec.params is not None and request.params is not None
+                else request.params
+            )
         except ValidationError as exc:
             raise validation_error(exc) from None
         if self.protocol is not self.stub and stub_spec.params is not None and request.params is not None:
             params = versions.convert(
-                request.params, stub_spec.params, what=request.method, source=self.version or "?", destination=self.stub_version
+                request.params,
+                stub_spec.params,
+                what=request.method,
+                source=self.version or "?",
+                destination=self.stub_version,
             )
         result = await getattr(self.handlers, stub_spec.handler)(params, _ClientContext(self, request.id))
         if isinstance(result, dict):
@@ -353,7 +373,11 @@ class ClientRuntime:
         if self.protocol is self.stub:
             return versions.to_json(result)
         converted = versions.convert(
-            versions.dump(result), spec.result, what=f"the {spec.method} result", source=self.stub_version, destination=self.version or "?"
+            versions.dump(result),
+            spec.result,
+            what=f"the {spec.method} result",
+            source=self.stub_version,
+            destination=self.version or "?",
         )
         return orjson.dumps(versions.project(converted, result))
 
@@ -365,7 +389,7 @@ class ClientRuntime:
         if spec is None or stub_spec is None or stub_spec.builtin:
             return
         params: Any = notification.params
-        target = stub_spec.params if self.protocol is self.stub else stub_spec.params
+        target = stub_spec.params
         if target is not None and params is not None:
             params = versions.validate(target, params)
         await getattr(self.handlers, stub_spec.handler)(params, _ClientContext(self, None))

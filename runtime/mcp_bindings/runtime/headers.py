@@ -27,8 +27,19 @@ _BASE64_BODY = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # an HTTP header field-name token
 # Keywords whose values are subschemas (one, a list, or a name -> schema map). An annotation found
 # through any of them is not statically reachable through `properties`, which makes it invalid.
-_SUBSCHEMA = ("additionalProperties", "items", "contains", "not", "if", "then", "else", "propertyNames",
-              "unevaluatedProperties", "unevaluatedItems", "contentSchema")
+_SUBSCHEMA = (
+    "additionalProperties",
+    "items",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "contentSchema",
+)
 _SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 
@@ -106,7 +117,7 @@ def header_params(schema: Any) -> dict[str, str] | None:
 
 def request_headers(message: dict[str, Any], tool_schemas: dict[str, Any]) -> dict[str, str]:
     method = message.get("method")
-    if not isinstance(method, str) or "id" not in message and not method.startswith("notifications/"):
+    if not isinstance(method, str) or ("id" not in message and not method.startswith("notifications/")):
         return {}
     headers = {"Mcp-Method": method}
     raw_params = message.get("params")
@@ -130,7 +141,8 @@ def request_headers(message: dict[str, Any], tool_schemas: dict[str, Any]) -> di
 def invalid_header_tools(tools: list[dict[str, Any]]) -> set[str]:
     """Names of tools whose x-mcp-header annotations are invalid (clients must not call them)."""
     return {
-        t["name"] for t in tools
+        t["name"]
+        for t in tools
         if isinstance(t, dict) and isinstance(t.get("name"), str) and header_params(t.get("inputSchema")) is None
     }
 
@@ -139,7 +151,9 @@ def decode_header_value(raw: str) -> str | None:
     """An `Mcp-Name` / `Mcp-Param-*` value: `=?base64?<base64 of UTF-8>?=` decoded (None when the
     Base64 is malformed), anything else literally (SEP-2243)."""
     value = raw.strip()
-    if len(value) < len(BASE64_OPEN) + len(BASE64_CLOSE) or not (value.startswith(BASE64_OPEN) and value.endswith(BASE64_CLOSE)):
+    if len(value) < len(BASE64_OPEN) + len(BASE64_CLOSE) or not (
+        value.startswith(BASE64_OPEN) and value.endswith(BASE64_CLOSE)
+    ):
         return value
     body = value[len(BASE64_OPEN) : -len(BASE64_CLOSE)]
     if len(body) % 4 or not _BASE64_BODY.match(body):

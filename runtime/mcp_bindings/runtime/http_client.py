@@ -37,7 +37,7 @@ DEFAULT_RETRY_MS = 1000  # reconnection delay when the server sent no `retry:` f
 
 
 class _SseEvent:
-    __slots__ = ("event", "data", "id", "retry")
+    __slots__ = ("data", "event", "id", "retry")
 
     def __init__(self) -> None:
         self.event = "message"
@@ -152,7 +152,9 @@ class StreamableHttpTransport(TransportBase):
     async def _post(self, frame: bytes, message: Any) -> None:
         request_id = message.get("id") if isinstance(message, dict) and "method" in message else None
         try:
-            async with self._client.stream("POST", self.url, content=frame, headers=self._request_headers(message)) as response:
+            async with self._client.stream(
+                "POST", self.url, content=frame, headers=self._request_headers(message)
+            ) as response:
                 session_id = response.headers.get(SESSION_HEADER)
                 if session_id:
                     self.session_id = session_id
@@ -339,7 +341,9 @@ class LegacySseTransport(TransportBase):
 
     async def _listen(self) -> None:
         try:
-            async with self._client.stream("GET", self.url, headers={"Accept": "text/event-stream", **self.headers}) as response:
+            async with self._client.stream(
+                "GET", self.url, headers={"Accept": "text/event-stream", **self.headers}
+            ) as response:
                 async for event in _sse_events(response):
                     data = "\n".join(event.data)
                     if event.event == "endpoint":
@@ -387,8 +391,12 @@ async def connect_http(
     "auto" probes with `server/discover` and falls back to `initialize`."""
     async with StreamableHttpTransport(url, headers=headers, auth=auth) as transport:
         async with connect(
-            transport, client, handlers=handlers, protocol_version=protocol_version,
-            request_timeout=request_timeout, client_info=client_info,
+            transport,
+            client,
+            handlers=handlers,
+            protocol_version=protocol_version,
+            request_timeout=request_timeout,
+            client_info=client_info,
         ) as typed:
             yield typed
 
@@ -407,7 +415,10 @@ async def connect_sse(
     """Connect to a legacy (2024-11-05) HTTP+SSE server at its SSE URL (e.g. http://host/sse)."""
     async with LegacySseTransport(url, headers=headers, auth=auth) as transport:
         async with connect(
-            transport, client, handlers=handlers, protocol_version=protocol_version or "2024-11-05",
+            transport,
+            client,
+            handlers=handlers,
+            protocol_version=protocol_version or "2024-11-05",
             request_timeout=request_timeout,
         ) as typed:
             yield typed

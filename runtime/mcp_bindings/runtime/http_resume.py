@@ -97,9 +97,12 @@ class EventLog:
         record = self._streams.get(stream) if stream is not None else None
         if stream is None or record is None:
             return None
-        later = [(event_id, frame) for event_id, key, frame in self._events if key == stream and event_id > wanted and frame is not None]
+        later = [
+            (event_id, frame)
+            for event_id, key, frame in self._events
+            if key == stream and event_id > wanted and frame is not None
+        ]
         return stream, later, record
-
 
 
 def sse_event(frame: bytes, event_id: int | None = None) -> bytes:
@@ -134,8 +137,14 @@ class ResponseWriter:
     """
 
     def __init__(
-        self, send: Send, *, sse_ok: bool, status: Callable[[int | None], int], headers: Callable[[], dict[str, str]],
-        events: EventLog | None, retry_ms: int,
+        self,
+        send: Send,
+        *,
+        sse_ok: bool,
+        status: Callable[[int | None], int],
+        headers: Callable[[], dict[str, str]],
+        events: EventLog | None,
+        retry_ms: int,
     ) -> None:
         self._send = send
         self._sse_ok = sse_ok
@@ -200,8 +209,13 @@ class ResponseWriter:
 
     async def _open_stream(self) -> None:
         self.streaming = True
-        await self._send({"type": "http.response.start", "status": 200, "headers": raw_headers(
-            {"content-type": "text/event-stream", **no_cache(), **self._headers()})})
+        await self._send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": raw_headers({"content-type": "text/event-stream", **no_cache(), **self._headers()}),
+            }
+        )
         if self._events is not None:
             self._stream = self._events.open_stream()
             priming = b"id: %d\nretry: %d\ndata: \n\n" % (self._events.add(self._stream, None), self._retry_ms)
@@ -213,6 +227,8 @@ class ResponseWriter:
                 self._http_open = False
                 await self._send({"type": "http.response.body", "body": b"", "more_body": False})
             return
-        event_id = self._events.add(self._stream, frame) if self._events is not None and self._stream is not None else None
+        event_id = (
+            self._events.add(self._stream, frame) if self._events is not None and self._stream is not None else None
+        )
         if self._http_open:
             await self._send({"type": "http.response.body", "body": sse_event(frame, event_id), "more_body": True})

@@ -81,8 +81,11 @@ class StreamableHTTPApp:
         host = host_for(server)
         o = self.options
         self.streamable = StreamableHttp(
-            server, host,
-            StreamableOptions(o.max_sessions, o.session_idle_seconds, o.json_only, o.resumable, o.sse_retry_ms, o.max_replay_events),
+            server,
+            host,
+            StreamableOptions(
+                o.max_sessions, o.session_idle_seconds, o.json_only, o.resumable, o.sse_retry_ms, o.max_replay_events
+            ),
         )
         self.legacy = LegacySse(server, host, o.max_sessions)
         self._endpoint = o.path.rstrip("/") or "/"
@@ -136,7 +139,9 @@ class StreamableHTTPApp:
         if method == "POST":
             content_type = request.headers.get("content-type", "")
             if "application/json" not in content_type.lower():
-                return error_response(None, INVALID_REQUEST, "Unsupported Media Type: POST a JSON-RPC message as application/json", 415)
+                return error_response(
+                    None, INVALID_REQUEST, "Unsupported Media Type: POST a JSON-RPC message as application/json", 415
+                )
             body = await self._body(request)
             return body if isinstance(body, Response) else await self.streamable.post(request.headers, body)
         if method == "GET":
@@ -174,20 +179,26 @@ class StreamableHTTPApp:
     async def _body(self, request: HttpExchange) -> bytes | Response:
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.options.max_body_bytes:
-            return error_response(None, INVALID_REQUEST, f"Request body exceeds {self.options.max_body_bytes} bytes", 413)
+            return error_response(
+                None, INVALID_REQUEST, f"Request body exceeds {self.options.max_body_bytes} bytes", 413
+            )
         receive = request.receive
         message = await receive()
         body: bytes = message.get("body", b"")
         if not message.get("more_body", False) and message["type"] == "http.request":
             if len(body) > self.options.max_body_bytes:
-                return error_response(None, INVALID_REQUEST, f"Request body exceeds {self.options.max_body_bytes} bytes", 413)
+                return error_response(
+                    None, INVALID_REQUEST, f"Request body exceeds {self.options.max_body_bytes} bytes", 413
+                )
             return body  # the usual case: one chunk
         chunks = bytearray(body)
         while message["type"] == "http.request" and message.get("more_body", False):
             message = await receive()
             chunks += message.get("body", b"")
             if len(chunks) > self.options.max_body_bytes:
-                return error_response(None, INVALID_REQUEST, f"Request body exceeds {self.options.max_body_bytes} bytes", 413)
+                return error_response(
+                    None, INVALID_REQUEST, f"Request body exceeds {self.options.max_body_bytes} bytes", 413
+                )
         if message["type"] == "http.disconnect":
             return Response(status_code=400)  # the client left mid-body; nobody reads this
         return bytes(chunks)
@@ -199,8 +210,14 @@ def create_app(server: ServerStub, **options: Any) -> StreamableHTTPApp:
 
 
 def serve_http(
-    server: ServerStub, host: str = "127.0.0.1", port: int = 3001, path: str = "/mcp", *, log_level: str = "warning",
-    http: Literal["auto", "h11", "httptools"] = "auto", loop: Literal["auto", "asyncio", "uvloop"] = "auto",
+    server: ServerStub,
+    host: str = "127.0.0.1",
+    port: int = 3001,
+    path: str = "/mcp",
+    *,
+    log_level: str = "warning",
+    http: Literal["auto", "h11", "httptools"] = "auto",
+    loop: Literal["auto", "asyncio", "uvloop"] = "auto",
     **options: Any,
 ) -> None:
     """`serve_http(MyServer(), port=3001)`: run the server on uvicorn until interrupted.
@@ -210,6 +227,8 @@ def serve_http(
     import uvicorn
 
     if host not in LOCAL_HOSTS and "allowed_hosts" not in options:
-        log.warning("binding %s: DNS-rebinding protection still only admits Host headers of %s", host, ", ".join(LOCAL_HOSTS))
+        log.warning(
+            "binding %s: DNS-rebinding protection still only admits Host headers of %s", host, ", ".join(LOCAL_HOSTS)
+        )
     app = create_app(server, path=path, **options)
     uvicorn.run(app, host=host, port=port, log_level=log_level, lifespan="on", http=http, loop=loop)

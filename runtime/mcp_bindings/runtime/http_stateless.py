@@ -60,7 +60,11 @@ def stateless_status(code: int | None) -> int:
     newest = _newest()
     if newest is not None:
         errors = newest.error_codes
-        if code in (errors.header_mismatch, errors.missing_required_client_capability, errors.unsupported_protocol_version):
+        if code in (
+            errors.header_mismatch,
+            errors.missing_required_client_capability,
+            errors.unsupported_protocol_version,
+        ):
             return 400
     return 200
 
@@ -76,7 +80,8 @@ def check_headers(headers: dict[str, str], rpc: Request) -> None:
     mismatch = _mismatch_code()
     if header_version is not None and meta_version is not None and header_version != meta_version:
         raise Refusal(
-            mismatch, f"Header mismatch: MCP-Protocol-Version {header_version!r} but _meta protocolVersion {meta_version!r}"
+            mismatch,
+            f"Header mismatch: MCP-Protocol-Version {header_version!r} but _meta protocolVersion {meta_version!r}",
         )
     method_header = headers.get(METHOD_HEADER)
     if method_header is not None and method_header.strip() != rpc.method:

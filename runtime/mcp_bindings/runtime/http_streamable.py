@@ -14,7 +14,7 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -151,7 +151,9 @@ class StreamableHttp:
             return await self._post_in_session(headers, session_id, messages, batch)
         return await self._post_stateless(headers, messages, batch)
 
-    async def _post_in_session(self, headers: dict[str, str], session_id: str, messages: list[jsonrpc.Message], batch: bool) -> Any:
+    async def _post_in_session(
+        self, headers: dict[str, str], session_id: str, messages: list[jsonrpc.Message], batch: bool
+    ) -> Any:
         http_session = self.sessions.get(session_id)
         if http_session is None:
             return error_response(None, INVALID_REQUEST, "Not Found: unknown or expired Mcp-Session-Id", 404)
@@ -162,8 +164,12 @@ class StreamableHttp:
             message = f"Bad Request: MCP-Protocol-Version {header!r} does not match the session's {view.version!r}"
             return error_response(None, INVALID_REQUEST, message, 400)
         if batch and not http_session.runtime.batches_allowed:
-            return error_response(None, INVALID_REQUEST, "Invalid Request: batches are not part of the negotiated version", 400)
-        return await self._dispatch(headers, http_session.session, messages, stateless=False, batch=batch, events=http_session.events)
+            return error_response(
+                None, INVALID_REQUEST, "Invalid Request: batches are not part of the negotiated version", 400
+            )
+        return await self._dispatch(
+            headers, http_session.session, messages, stateless=False, batch=batch, events=http_session.events
+        )
 
     async def _post_stateless(self, headers: dict[str, str], messages: list[jsonrpc.Message], batch: bool) -> Any:
         if batch:
@@ -197,11 +203,20 @@ class StreamableHttp:
             return {SESSION_HEADER: http_session.id}
 
         requests = [m for m in messages if isinstance(m, Request)]
-        return await self._dispatch(headers, session, requests, stateless=False, batch=batch, extra=session_header, events=events)
+        return await self._dispatch(
+            headers, session, requests, stateless=False, batch=batch, extra=session_header, events=events
+        )
 
     async def _dispatch(
-        self, headers: dict[str, str], session: Session, messages: list[jsonrpc.Message], *, stateless: bool, batch: bool,
-        extra: Callable[[], dict[str, str]] = dict, events: EventLog | None = None,
+        self,
+        headers: dict[str, str],
+        session: Session,
+        messages: Sequence[jsonrpc.Message],
+        *,
+        stateless: bool,
+        batch: bool,
+        extra: Callable[[], dict[str, str]] = dict,
+        events: EventLog | None = None,
     ) -> Any:
         for message in messages:
             if not isinstance(message, Request):
@@ -212,7 +227,13 @@ class StreamableHttp:
         accept = headers.get("accept", "*/*").lower()
         sse_ok = not self.options.json_only and ("text/event-stream" in accept or "*/*" in accept)
         return RequestsResponse(
-            session, requests, sse_ok=sse_ok, stateless=stateless, batch=batch, headers=extra, events=events,
+            session,
+            requests,
+            sse_ok=sse_ok,
+            stateless=stateless,
+            batch=batch,
+            headers=extra,
+            events=events,
             retry_ms=self.options.sse_retry_ms,
         )
 
@@ -309,8 +330,16 @@ class RequestsResponse:
     """
 
     def __init__(
-        self, session: Session, requests: list[Request], *, sse_ok: bool, stateless: bool, batch: bool,
-        headers: Callable[[], dict[str, str]] = dict, events: EventLog | None = None, retry_ms: int = 1000,
+        self,
+        session: Session,
+        requests: list[Request],
+        *,
+        sse_ok: bool,
+        stateless: bool,
+        batch: bool,
+        headers: Callable[[], dict[str, str]] = dict,
+        events: EventLog | None = None,
+        retry_ms: int = 1000,
     ) -> None:
         self.session = session
         transport = session.transport
@@ -327,8 +356,12 @@ class RequestsResponse:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         status: Callable[[int | None], int] = stateless_status if self.stateless else _always_ok
         writer = ResponseWriter(
-            send, sse_ok=self.sse_ok and not self.batch, status=status, headers=self.headers,
-            events=self.events, retry_ms=self.retry_ms,
+            send,
+            sse_ok=self.sse_ok and not self.batch,
+            status=status,
+            headers=self.headers,
+            events=self.events,
+            retry_ms=self.retry_ms,
         )
         if self.batch:
             await writer.finish(await self._answer_batch(), batch=True)

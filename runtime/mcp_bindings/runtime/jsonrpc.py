@@ -100,7 +100,9 @@ def _classify(data: Any) -> Message:
         )
     if method is not None:
         if not isinstance(method, str):
-            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "method" must be a string', msg_id if id_ok else None)
+            raise InvalidMessage(
+                INVALID_REQUEST, 'Invalid Request: "method" must be a string', msg_id if id_ok else None
+            )
         params = data.get("params")
         if "id" not in data:
             return Notification(method, params, data)
@@ -126,7 +128,8 @@ def _classify(data: Any) -> Message:
             raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "error" must be an object', msg_id, reply=False)
         return Response(msg_id, data.get("result"), error)  # type: ignore[arg-type]
     raise InvalidMessage(
-        INVALID_REQUEST, 'Invalid Request: neither a request ("method") nor a response ("result"/"error")',
+        INVALID_REQUEST,
+        'Invalid Request: neither a request ("method") nor a response ("result"/"error")',
         msg_id if id_ok else None,
     )
 
@@ -171,6 +174,7 @@ def validation_error(exc: ValidationError, prefix: str = "params") -> McpError:
 def invalid_field(path: str, message: str, error_type: str = "invalid") -> McpError:
     """-32602 for one field the runtime checks itself, shaped like `validation_error`'s data."""
     return McpError(
-        INVALID_PARAMS, f"Invalid params: {path}: {message}",
+        INVALID_PARAMS,
+        f"Invalid params: {path}: {message}",
         {"errors": [{"path": path, "message": message, "type": error_type}]},
     )

@@ -33,7 +33,11 @@ async def connect_in_memory(
         task_group.start_soon(server_session.run)
         try:
             async with connect(
-                client_end, client, handlers=handlers, protocol_version=protocol_version, request_timeout=request_timeout
+                client_end,
+                client,
+                handlers=handlers,
+                protocol_version=protocol_version,
+                request_timeout=request_timeout,
             ) as typed:
                 yield typed
         finally:

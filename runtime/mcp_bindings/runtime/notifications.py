@@ -87,7 +87,12 @@ class ServerHost:
         sent = 0
         for runtime in list(self.connections):
             view, session = runtime.view, runtime.session
-            if view is None or session is None or not may_send(view, method) or not wants(runtime.subscriptions, method, data):
+            if (
+                view is None
+                or session is None
+                or not may_send(view, method)
+                or not wants(runtime.subscriptions, method, data)
+            ):
                 continue
             try:
                 await session.notify(method, data)  # not part of a request: no related id (HTTP: the GET stream)

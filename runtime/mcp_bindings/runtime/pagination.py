@@ -51,13 +51,14 @@ def invalid_cursor(cursor: object) -> McpError:
     return McpError(
         INVALID_PARAMS,
         "Invalid params: params.cursor is not a cursor this server issued",
-        {"errors": [{"path": "params.cursor", "message": "invalid cursor", "type": "invalid_cursor"}], "cursor": cursor},
+        {
+            "errors": [{"path": "params.cursor", "message": "invalid cursor", "type": "invalid_cursor"}],
+            "cursor": cursor,
+        },
     )
 
 
-def paginate(
-    items: Sequence[T], cursor: str | None, page_size: int, *, scope: str = ""
-) -> tuple[list[T], str | None]:
+def paginate(items: Sequence[T], cursor: str | None, page_size: int, *, scope: str = "") -> tuple[list[T], str | None]:
     """One page of `items` starting at `cursor` (None: the first page) and the cursor of the next
     page (None on the last one). An offset past the end (the list shrank) yields an empty last page."""
     if page_size < 1:

@@ -50,8 +50,11 @@ class PeerView:
     def session_meta(self, keys: MetaKeys) -> dict[str, Any]:
         """This view as the `_meta` of a stateless-era request, under that era's `keys` (for a server
         written against a stateless-era stub that serves a handshake-era client)."""
-        pairs = ((keys.protocol_version, self.version), (keys.client_capabilities, self.client_capabilities),
-                 (keys.client_info, self.client_info))
+        pairs = (
+            (keys.protocol_version, self.version),
+            (keys.client_capabilities, self.client_capabilities),
+            (keys.client_info, self.client_info),
+        )
         return {key: value for key, value in pairs if key is not None}
 
 
@@ -128,17 +131,22 @@ class Lifecycle:
         if version not in self.stateless_supported:
             code = newest.error_codes.unsupported_protocol_version or INVALID_PARAMS
             raise McpError(
-                code, f"Unsupported protocol version {version!r}",
+                code,
+                f"Unsupported protocol version {version!r}",
                 {"supported": self.stateless_supported, "requested": version},
             )
         protocol = registry.protocol(version)
         keys = protocol.meta
         capabilities = meta.get(keys.client_capabilities) if keys.client_capabilities else None
         if not isinstance(capabilities, dict):
-            raise McpError(INVALID_PARAMS, f"Invalid params: params._meta[{keys.client_capabilities!r}] must be an object")
+            raise McpError(
+                INVALID_PARAMS, f"Invalid params: params._meta[{keys.client_capabilities!r}] must be an object"
+            )
         info = meta.get(keys.client_info) if keys.client_info else None
         level = meta.get(keys.log_level) if keys.log_level else None
-        return self._view(protocol, capabilities, info if isinstance(info, dict) else {}, level if level in LOG_LEVELS else None)
+        return self._view(
+            protocol, capabilities, info if isinstance(info, dict) else {}, level if level in LOG_LEVELS else None
+        )
 
     def discover(self, view: PeerView) -> bytes:
         """The `server/discover` result for a view."""
@@ -166,7 +174,9 @@ class Lifecycle:
     def server_info(self) -> dict[str, Any]:
         return {"name": self.server.name, "version": self.server.version}
 
-    def _view(self, protocol: ProtocolTables, capabilities: dict[str, Any], info: dict[str, Any], level: str | None) -> PeerView:
+    def _view(
+        self, protocol: ProtocolTables, capabilities: dict[str, Any], info: dict[str, Any], level: str | None
+    ) -> PeerView:
         view = PeerView(protocol, capabilities, info, level)
         view.advertised = self.capabilities_for(protocol)
         self._prepare(protocol)
@@ -180,7 +190,9 @@ class Lifecycle:
             if key not in known:
                 continue
             if isinstance(value, dict):
-                out[key] = {k: v for k, v in value.items() if f"{key}.{k}" in known or key in ("experimental", "extensions")}
+                out[key] = {
+                    k: v for k, v in value.items() if f"{key}.{k}" in known or key in ("experimental", "extensions")
+                }
             else:
                 out[key] = value
         return out

@@ -57,5 +57,8 @@ class RequestStateSealer:
         except (ValueError, orjson.JSONDecodeError):
             data = None
         if not isinstance(data, dict) or data.get("m") != method:
-            raise McpError(INVALID_PARAMS, "Invalid params: requestState failed its integrity check (altered or not issued by this server)")
+            raise McpError(
+                INVALID_PARAMS,
+                "Invalid params: requestState failed its integrity check (altered or not issued by this server)",
+            )
         return str(data["s"]), int(data["r"])

@@ -44,7 +44,7 @@ class Plan:
     written as is (a result of exactly the stub's type for a handshake client of the stub's own
     version); `builtin` names what the runtime serves itself instead of a handler."""
 
-    __slots__ = ("spec", "stub_spec", "validate", "converts", "input_required", "fast_result", "builtin")
+    __slots__ = ("builtin", "converts", "fast_result", "input_required", "spec", "stub_spec", "validate")
 
     def __init__(self, spec: MethodSpec, stub_spec: MethodSpec, converts: bool, builtin: Builtin | None) -> None:
         self.spec = spec
@@ -53,7 +53,9 @@ class Plan:
         self.converts = converts
         self.input_required = spec.input_required
         self.validate: Any = versions.validator(spec.params) if builtin is None and spec.params is not None else None
-        self.fast_result: Any = spec.result if builtin is None and not converts and isinstance(spec.result, type) else None
+        self.fast_result: Any = (
+            spec.result if builtin is None and not converts and isinstance(spec.result, type) else None
+        )
 
 
 Builtin = Callable[["ServerRuntime", Request, PeerView, Session], Awaitable[bytes]]
@@ -168,7 +170,11 @@ class ServerRuntime:
             return
         if view.protocol is not self.stub and stub_spec.params is not None and notification.params is not None:
             params = versions.convert(
-                notification.params, stub_spec.params, what=spec.method, source=view.version, destination=self.stub.version
+                notification.params,
+                stub_spec.params,
+                what=spec.method,
+                source=view.version,
+                destination=self.stub.version,
             )
         await getattr(self.server, stub_spec.handler)(params, ServerNotificationContext(view))
 

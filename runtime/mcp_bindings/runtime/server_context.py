@@ -25,9 +25,11 @@ LOG_MESSAGE = "notifications/message"
 class ServerRequestContext:
     """The context of one request handler (see `context.RequestContext`)."""
 
-    __slots__ = ("_server", "_host", "_session", "_request", "_view", "_last_progress")
+    __slots__ = ("_host", "_last_progress", "_request", "_server", "_session", "_view")
 
-    def __init__(self, server: ServerStub, host: ServerHost, session: Session, request: Request, view: PeerView) -> None:
+    def __init__(
+        self, server: ServerStub, host: ServerHost, session: Session, request: Request, view: PeerView
+    ) -> None:
         self._server = server
         self._host = host
         self._session = session
@@ -123,7 +125,9 @@ class ServerRequestContext:
         try:
             result = versions.validate(spec.result, answer)
         except ValidationError as exc:
-            raise McpError(INTERNAL_ERROR, f"the client's {method} result is invalid: {exc.errors()[0]['msg']}") from None
+            raise McpError(
+                INTERNAL_ERROR, f"the client's {method} result is invalid: {exc.errors()[0]['msg']}"
+            ) from None
         return versions.dump(result) if raw else result
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypeGuard
 
 import anyio
 import orjson
@@ -32,7 +32,8 @@ ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 class Dispatcher(Protocol):
-    batches_allowed: bool
+    @property
+    def batches_allowed(self) -> bool: ...
 
     async def on_request(self, request: Request, session: Session) -> bytes:
         """The serialised result JSON, or raise McpError."""
@@ -135,7 +136,9 @@ class Session:
             if message.id in self._in_flight:
                 self._task_group.start_soon(
                     self._send_quietly,
-                    jsonrpc.encode_error(message.id, INVALID_REQUEST, f"Invalid Request: id {message.id!r} is already in use"),
+                    jsonrpc.encode_error(
+                        message.id, INVALID_REQUEST, f"Invalid Request: id {message.id!r} is already in use"
+                    ),
                 )
                 return
             scope = anyio.CancelScope()
@@ -157,7 +160,11 @@ class Session:
     async def _dispatch_batch(self, items: list[Any]) -> None:
         if not self.dispatcher.batches_allowed:
             await self._send_quietly(
-                jsonrpc.encode_error(None, INVALID_REQUEST, "Invalid Request: JSON-RPC batches are not part of the negotiated protocol version")
+                jsonrpc.encode_error(
+                    None,
+                    INVALID_REQUEST,
+                    "Invalid Request: JSON-RPC batches are not part of the negotiated protocol version",
+                )
             )
             return
         if not items:
@@ -358,6 +365,6 @@ class Session:
             log.debug("could not send (%s): %s", exc, orjson.loads(frame) if len(frame) < 200 else frame[:200])
 
 
-def _is_id(value: Any) -> bool:
+def _is_id(value: Any) -> TypeGuard[RequestId]:
     """A request id or progress token (str or int; not bool, which would equal 0 or 1)."""
     return isinstance(value, (str, int)) and not isinstance(value, bool)

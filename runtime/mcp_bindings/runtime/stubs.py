@@ -65,7 +65,11 @@ class _CapabilityDeriving:
                 continue
             missing = [s.handler for s in specs if not s.optional_handler and s not in implemented]
             if missing:
-                what = f"declares `{'.'.join(path)}`" if declared else f"overrides {', '.join(s.handler for s in implemented)}"
+                what = (
+                    f"declares `{'.'.join(path)}`"
+                    if declared
+                    else f"overrides {', '.join(s.handler for s in implemented)}"
+                )
                 raise StubDefinitionError(
                     f"{type(self).__name__} {what} but does not implement {', '.join(missing)} "
                     f"({' / '.join(s.method for s in specs if s.handler in missing)})"
@@ -76,7 +80,7 @@ class _CapabilityDeriving:
                         f"{type(self).__name__} overrides {', '.join(s.handler for s in implemented)} but does not "
                         f"declare {self._side} capability `{'.'.join(path)}` in declared_capabilities"
                     )
-                capabilities.setdefault(path[0], {})  # sub-capabilities were refused above unless declared
+                capabilities.setdefault(next(iter(path)), {})  # sub-capabilities were refused above unless declared
         self._check_declared(capabilities)
         return capabilities
 

@@ -106,7 +106,7 @@ def project(value: Any, source: Any = None) -> Any:
         return out
     if isinstance(value, list):
         items = source if isinstance(source, list) and len(source) == len(value) else [None] * len(value)
-        return [project(item, src) for item, src in zip(value, items)]
+        return [project(item, src) for item, src in zip(value, items, strict=False)]
     if isinstance(value, dict):
         return {key: project(item, _source_child(source, key)) for key, item in value.items()}
     return value

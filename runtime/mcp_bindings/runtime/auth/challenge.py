@@ -1,7 +1,7 @@
 """`WWW-Authenticate` challenges (RFC 9110 §11.6.1, RFC 6750 §3): parsing and formatting.
 
-    parse_challenges('Bearer resource_metadata="https://h/.well-known/x", scope="a b"')
-    -> [Challenge(scheme="bearer", params={"resource_metadata": "https://h/.well-known/x", "scope": "a b"})]
+parse_challenges('Bearer resource_metadata="https://h/.well-known/x", scope="a b"')
+-> [Challenge(scheme="bearer", params={"resource_metadata": "https://h/.well-known/x", "scope": "a b"})]
 """
 
 from __future__ import annotations

@@ -229,15 +229,22 @@ class OAuthClientAuth(httpx.Auth):
                 refreshed = await self._on_unauthorized(challenge, generation, sent_token, refresh_allowed)
                 refresh_allowed = refresh_allowed and not refreshed
             elif status == 403:
-                challenge = next((c for c in parse_challenges(response.headers.get_list("www-authenticate"))
-                                  if c.scheme == "bearer"), None)
+                challenge = next(
+                    (
+                        c
+                        for c in parse_challenges(response.headers.get_list("www-authenticate"))
+                        if c.scheme == "bearer"
+                    ),
+                    None,
+                )
                 if challenge is None or challenge.error != "insufficient_scope":
                     return
                 if not await self._on_insufficient_scope(challenge, generation):
                     raise InsufficientScopeError(
                         f"the server still answers 403 insufficient_scope (needs {challenge.scope!r}) after "
                         f"{self.max_authorizations} authorizations; giving up",
-                        scope=challenge.scope, description=challenge.error_description,
+                        scope=challenge.scope,
+                        description=challenge.error_description,
                     )
             else:
                 if sent_token:
@@ -323,7 +330,9 @@ class OAuthClientAuth(httpx.Auth):
                 found = await self._discover(http, challenge)
                 tokens = self._tokens
                 if tokens is not None and tokens.issuer != found.issuer:
-                    log.info("authorization server changed from %s to %s: dropping its tokens", tokens.issuer, found.issuer)
+                    log.info(
+                        "authorization server changed from %s to %s: dropping its tokens", tokens.issuer, found.issuer
+                    )
                     await self._drop_tokens()
                     tokens = None
                 can_refresh = refresh_allowed and sent_token and tokens is not None and tokens.refresh_token
@@ -396,7 +405,9 @@ class OAuthClientAuth(httpx.Auth):
         native = parts.scheme not in ("http", "https") or is_loopback_host(parts.hostname)
         return "native" if native else "web"
 
-    async def _client_for(self, http: httpx.AsyncClient, found: Discovery, *, register: bool = True) -> ClientCredentials | None:
+    async def _client_for(
+        self, http: httpx.AsyncClient, found: Discovery, *, register: bool = True
+    ) -> ClientCredentials | None:
         issuer = found.issuer
         pre = self.preregistered
         if pre is not None:
@@ -410,7 +421,9 @@ class OAuthClientAuth(httpx.Auth):
         if usable and stored is not None and (not stored.redirect_uris or redirect_uri in stored.redirect_uris):
             return stored
         if self.client_metadata_url and found.metadata.client_id_metadata_document_supported:
-            return ClientCredentials(client_id=self.client_metadata_url, token_endpoint_auth_method="none", issuer=issuer)
+            return ClientCredentials(
+                client_id=self.client_metadata_url, token_endpoint_auth_method="none", issuer=issuer
+            )
         if not register:
             return None
         if found.metadata.registration_endpoint:
@@ -451,16 +464,21 @@ class OAuthClientAuth(httpx.Auth):
             body["client_uri"] = self.client_uri
         body.update(self.extra_client_metadata)
         try:
-            response = await http.post(metadata.registration_endpoint, json=body, headers={"Accept": "application/json"})
+            response = await http.post(
+                metadata.registration_endpoint, json=body, headers={"Accept": "application/json"}
+            )
         except httpx.TransportError as exc:
-            raise RegistrationError(f"dynamic client registration at {metadata.registration_endpoint} failed: {exc}") from exc
+            raise RegistrationError(
+                f"dynamic client registration at {metadata.registration_endpoint} failed: {exc}"
+            ) from exc
         data = _json_object(response)
         if response.status_code not in (200, 201):
             error = data.get("error") if data else None
             description = data.get("error_description") if data else None
             raise RegistrationError(
                 f"dynamic client registration refused: HTTP {response.status_code}"
-                + (f" {error}" if error else "") + (f": {description}" if description else "")
+                + (f" {error}" if error else "")
+                + (f": {description}" if description else "")
             )
         client_id = data.get("client_id") if data else None
         if not isinstance(client_id, str) or not client_id:
@@ -475,7 +493,8 @@ class OAuthClientAuth(httpx.Auth):
             client_secret=secret if isinstance(secret, str) and secret else None,
             token_endpoint_auth_method=granted_method if isinstance(granted_method, str) else method,
             issuer=metadata.issuer,
-            redirect_uris=tuple(u for u in redirect_uris if isinstance(u, str)) if isinstance(redirect_uris, list)
+            redirect_uris=tuple(u for u in redirect_uris if isinstance(u, str))
+            if isinstance(redirect_uris, list)
             else (self.handler.redirect_uri,),
             client_secret_expires_at=float(expires) if isinstance(expires, (int, float)) else None,
             registration=data,
@@ -521,7 +540,11 @@ class OAuthClientAuth(httpx.Auth):
         try:
             tokens = await self._token_request(http, found, client, data, requested_scope=scope)
         except TokenRequestError as exc:
-            if exc.error == "invalid_client" and client is not self.preregistered and client.client_id != self.client_metadata_url:
+            if (
+                exc.error == "invalid_client"
+                and client is not self.preregistered
+                and client.client_id != self.client_metadata_url
+            ):
                 await self.storage.delete_client(found.issuer)  # stale registration: register again next time
             raise
         await self._set_tokens(tokens)
@@ -563,8 +586,13 @@ class OAuthClientAuth(httpx.Auth):
         return "client_secret_basic"
 
     async def _token_request(
-        self, http: httpx.AsyncClient, found: Discovery, client: ClientCredentials, data: dict[str, str],
-        *, requested_scope: str | None,
+        self,
+        http: httpx.AsyncClient,
+        found: Discovery,
+        client: ClientCredentials,
+        data: dict[str, str],
+        *,
+        requested_scope: str | None,
     ) -> OAuthTokens:
         metadata = found.metadata
         method = self._token_auth_method(client, metadata)
@@ -589,12 +617,15 @@ class OAuthClientAuth(httpx.Auth):
             description = body.get("error_description") if body else None
             raise TokenRequestError(
                 f"token endpoint refused the {data['grant_type']} grant: HTTP {response.status_code}"
-                + (f" {error}" if error else "") + (f": {description}" if description else ""),
+                + (f" {error}" if error else "")
+                + (f": {description}" if description else ""),
                 error=error if isinstance(error, str) else None,
                 description=description if isinstance(description, str) else None,
                 status_code=response.status_code,
             )
-        return parse_token_response(body, issuer=metadata.issuer, resource=found.resource, requested_scope=requested_scope)
+        return parse_token_response(
+            body, issuer=metadata.issuer, resource=found.resource, requested_scope=requested_scope
+        )
 
 
 def _with_query(url: str, params: Mapping[str, str]) -> str:

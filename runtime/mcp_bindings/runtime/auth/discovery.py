@@ -246,8 +246,11 @@ def parse_authorization_server_metadata(
         raise DiscoveryError(f"authorization server metadata at {url} lacks authorization_endpoint/token_endpoint")
     if registration_endpoint is not None and not isinstance(registration_endpoint, str):
         registration_endpoint = None
-    for what, endpoint in (("authorization_endpoint", authorization_endpoint), ("token_endpoint", token_endpoint),
-                           ("registration_endpoint", registration_endpoint)):
+    for what, endpoint in (
+        ("authorization_endpoint", authorization_endpoint),
+        ("token_endpoint", token_endpoint),
+        ("registration_endpoint", registration_endpoint),
+    ):
         if endpoint is not None:
             require_secure(endpoint, what, allow_insecure_http=allow_insecure_http)
     return AuthorizationServerMetadata(
@@ -260,7 +263,8 @@ def parse_authorization_server_metadata(
         token_endpoint_auth_methods_supported=_str_tuple(doc.get("token_endpoint_auth_methods_supported")),
         code_challenge_methods_supported=_str_tuple(doc.get("code_challenge_methods_supported")),
         client_id_metadata_document_supported=doc.get("client_id_metadata_document_supported") is True,
-        authorization_response_iss_parameter_supported=doc.get("authorization_response_iss_parameter_supported") is True,
+        authorization_response_iss_parameter_supported=doc.get("authorization_response_iss_parameter_supported")
+        is True,
         url=url,
         raw=doc,
     )
@@ -274,7 +278,9 @@ async def fetch_protected_resource_metadata(
     if resource_metadata_url:
         status, data = await _get_json(http, resource_metadata_url)
         if data is None:
-            raise DiscoveryError(f"Protected Resource Metadata at {resource_metadata_url}: HTTP {status}, no JSON document")
+            raise DiscoveryError(
+                f"Protected Resource Metadata at {resource_metadata_url}: HTTP {status}, no JSON document"
+            )
         return parse_protected_resource_metadata(data, resource_metadata_url)
     for url in protected_resource_metadata_urls(server_url):
         _, data = await _get_json(http, url)

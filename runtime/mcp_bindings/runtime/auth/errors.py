@@ -62,8 +62,9 @@ class AuthorizationDeniedError(AuthorizationError):
 class TokenRequestError(OAuthError):
     """The token endpoint refused a request (RFC 6749 §5.2), or answered something unusable."""
 
-    def __init__(self, message: str, *, error: str | None = None, description: str | None = None,
-                 status_code: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, error: str | None = None, description: str | None = None, status_code: int | None = None
+    ) -> None:
         self.error = error
         self.description = description
         self.status_code = status_code

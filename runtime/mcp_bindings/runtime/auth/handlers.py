@@ -150,10 +150,7 @@ def _free_port(host: str) -> int:
         return int(sock.getsockname()[1])
 
 
-_PAGE = (
-    b"<!doctype html><meta charset=utf-8><title>Authorization</title>"
-    b"<p>%s You can close this window.</p>"
-)
+_PAGE = b"<!doctype html><meta charset=utf-8><title>Authorization</title><p>%s You can close this window.</p>"
 
 
 class LoopbackAuthorizationHandler:
@@ -211,7 +208,9 @@ class LoopbackAuthorizationHandler:
                 body = _PAGE % message
                 head_out = (
                     b"HTTP/1.1 " + status + b"\r\nContent-Type: text/html; charset=utf-8\r\n"
-                    b"Cache-Control: no-store\r\nConnection: close\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n"
+                    b"Cache-Control: no-store\r\nConnection: close\r\nContent-Length: "
+                    + str(len(body)).encode()
+                    + b"\r\n\r\n"
                 )
                 try:
                     await stream.send(head_out + body)

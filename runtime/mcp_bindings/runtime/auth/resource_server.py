@@ -121,7 +121,18 @@ class JWTVerifier:
         jwks: Mapping[str, Any] | None = None,
         jwks_uri: str | None = None,
         audience: str | Sequence[str] | None = None,
-        algorithms: Sequence[str] = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"),
+        algorithms: Sequence[str] = (
+            "RS256",
+            "RS384",
+            "RS512",
+            "PS256",
+            "PS384",
+            "PS512",
+            "ES256",
+            "ES384",
+            "ES512",
+            "EdDSA",
+        ),
         leeway: float = 30.0,
         require_typ: str | None = None,
         http_client: httpx.AsyncClient | None = None,
@@ -222,7 +233,12 @@ class JWTVerifier:
         audience = self.audience if self.audience is not None else resource
         try:
             claims: dict[str, Any] = jwt.decode(
-                token, key, algorithms=[alg], audience=audience, issuer=self.issuer, leeway=self.leeway,
+                token,
+                key,
+                algorithms=[alg],
+                audience=audience,
+                issuer=self.issuer,
+                leeway=self.leeway,
                 options={"require": ["exp", "iss", "aud"]},
             )
         except jwt.ExpiredSignatureError as exc:
@@ -426,7 +442,10 @@ class BearerAuthMiddleware:
         if serve_root_metadata:
             self.metadata_paths.add(WELL_KNOWN_PRM)
         self.metadata = protected_resource_metadata(
-            resource, authorization_servers, scopes_supported=scopes_supported, resource_name=resource_name,
+            resource,
+            authorization_servers,
+            scopes_supported=scopes_supported,
+            resource_name=resource_name,
             extra=extra_metadata,
         )
         self._metadata_body = json.dumps(self.metadata).encode()
@@ -501,7 +520,9 @@ class BearerAuthMiddleware:
             return
         granted = self._effective(info.scopes)
         if any(s not in granted for s in required):
-            await self._deny(kind, send, 403, "insufficient_scope", "the token lacks a scope this request needs", scope_param)
+            await self._deny(
+                kind, send, 403, "insufficient_scope", "the token lacks a scope this request needs", scope_param
+            )
             return
 
         inner = dict(scope)
@@ -530,8 +551,11 @@ class BearerAuthMiddleware:
         return granted
 
     async def _serve_metadata(self, method: str, send: Send) -> None:
-        cors = [(b"access-control-allow-origin", b"*"), (b"access-control-allow-methods", b"GET, OPTIONS"),
-                (b"access-control-allow-headers", b"mcp-protocol-version")]
+        cors = [
+            (b"access-control-allow-origin", b"*"),
+            (b"access-control-allow-methods", b"GET, OPTIONS"),
+            (b"access-control-allow-headers", b"mcp-protocol-version"),
+        ]
         if method == "OPTIONS":
             await send({"type": "http.response.start", "status": 204, "headers": cors})
             await send({"type": "http.response.body", "body": b""})
@@ -541,18 +565,30 @@ class BearerAuthMiddleware:
             await send({"type": "http.response.body", "body": b""})
             return
         body = self._metadata_body
-        await send({
-            "type": "http.response.start",
-            "status": 200,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                        (b"cache-control", b"max-age=300"), *cors],
-        })
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"cache-control", b"max-age=300"),
+                    *cors,
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body if method == "GET" else b""})
 
     def challenge(self, error: str | None = None, description: str | None = None, scope: str | None = None) -> str:
-        return format_challenge("Bearer", {
-            "error": error, "error_description": description, "scope": scope, "resource_metadata": self.metadata_url,
-        })
+        return format_challenge(
+            "Bearer",
+            {
+                "error": error,
+                "error_description": description,
+                "scope": scope,
+                "resource_metadata": self.metadata_url,
+            },
+        )
 
     async def _deny(
         self, kind: str, send: Send, status: int, error: str | None, description: str | None, scope: str | None
@@ -561,7 +597,10 @@ class BearerAuthMiddleware:
             await _close(send)
             return
         challenge = self.challenge(error, description, scope)
-        body: dict[str, Any] = {"error": error or "invalid_token", "error_description": description or "authorization required"}
+        body: dict[str, Any] = {
+            "error": error or "invalid_token",
+            "error_description": description or "authorization required",
+        }
         await _plain(send, status, body, [(b"www-authenticate", challenge.encode("latin-1", "replace"))])
 
 
@@ -577,8 +616,13 @@ def require_bearer(
 ) -> BearerAuthMiddleware:
     """Wrap an ASGI app (e.g. `create_app(server)`) so it needs OAuth bearer tokens for `resource`."""
     return BearerAuthMiddleware(
-        app, verifier, resource=resource, authorization_servers=authorization_servers,
-        scopes_supported=scopes_supported, required_scopes=required_scopes, **options,
+        app,
+        verifier,
+        resource=resource,
+        authorization_servers=authorization_servers,
+        scopes_supported=scopes_supported,
+        required_scopes=required_scopes,
+        **options,
     )
 
 
@@ -618,12 +662,18 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 
 async def _plain(send: Send, status: int, body: Mapping[str, Any], headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
     payload = json.dumps(body).encode()
-    await send({
-        "type": "http.response.start",
-        "status": status,
-        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode()),
-                    (b"cache-control", b"no-store"), *headers],
-    })
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+                (b"cache-control", b"no-store"),
+                *headers,
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": payload})
 
 
