@@ -37,7 +37,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
     problems = check_files(out=args.out)
     if problems:
         print("\n".join(problems))
-        print(f"\nmcp-bindgen check: {len(problems)} generated file(s) differ; run `mcp-bindgen generate`", file=sys.stderr)
+        print(
+            f"\nmcp-bindgen check: {len(problems)} generated file(s) differ; run `mcp-bindgen generate`",
+            file=sys.stderr,
+        )
         return 1
     print("mcp-bindgen check: generated files are up to date")
     return 0
@@ -59,8 +62,13 @@ def _cmd_new(args: argparse.Namespace) -> int:
     from .scaffold import ScaffoldOptions, scaffold
 
     options = ScaffoldOptions.from_cli(
-        path=Path(args.path), name=args.name, protocol=args.protocol, transport=args.transport,
-        features=args.features, bindgen=args.bindgen, force=args.force,
+        path=Path(args.path),
+        name=args.name,
+        protocol=args.protocol,
+        transport=args.transport,
+        features=args.features,
+        bindgen=args.bindgen,
+        force=args.force,
     )
     written = scaffold(options)
     print(f"wrote {len(written)} files to {options.path}")
@@ -86,8 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
     sync.set_defaults(func=_cmd_sync)
 
     gen = sub.add_parser("generate", help="regenerate the bindings of every pinned version (or one)")
-    gen.add_argument("--version", action="append", metavar="V", help="only this version (repeatable); with --schema, its name")
-    gen.add_argument("--schema", metavar="PATH", help="generate an unpinned version from this schema.json (needs --version NAME)")
+    gen.add_argument(
+        "--version", action="append", metavar="V", help="only this version (repeatable); with --schema, its name"
+    )
+    gen.add_argument(
+        "--schema", metavar="PATH", help="generate an unpinned version from this schema.json (needs --version NAME)"
+    )
     gen.add_argument("--out", metavar="DIR", help="src root to write into (default: the checkout's generated/)")
     gen.set_defaults(func=_cmd_generate)
 
@@ -98,25 +110,49 @@ def build_parser() -> argparse.ArgumentParser:
     diff = sub.add_parser(
         "diff", help="what changed between two protocol versions (methods, capabilities, error codes, types, fields)"
     )
-    diff.add_argument("old", metavar="OLD", help="a pinned version (e.g. 2025-11-25) or a schema.json file / its folder")
-    diff.add_argument("new", metavar="NEW", help="a pinned version or a schema.json file / its folder (e.g. an upstream draft)")
-    diff.add_argument("--format", choices=("markdown", "json"), default="markdown", help="output format (default: markdown)")
-    diff.add_argument("--old-name", metavar="NAME", help="version name for a schema file given as OLD (default: its folder name)")
-    diff.add_argument("--new-name", metavar="NAME", help="version name for a schema file given as NEW (default: its folder name)")
+    diff.add_argument(
+        "old", metavar="OLD", help="a pinned version (e.g. 2025-11-25) or a schema.json file / its folder"
+    )
+    diff.add_argument(
+        "new", metavar="NEW", help="a pinned version or a schema.json file / its folder (e.g. an upstream draft)"
+    )
+    diff.add_argument(
+        "--format", choices=("markdown", "json"), default="markdown", help="output format (default: markdown)"
+    )
+    diff.add_argument(
+        "--old-name", metavar="NAME", help="version name for a schema file given as OLD (default: its folder name)"
+    )
+    diff.add_argument(
+        "--new-name", metavar="NAME", help="version name for a schema file given as NEW (default: its folder name)"
+    )
     diff.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     diff.set_defaults(func=_cmd_diff)
 
     new = sub.add_parser("new", help="scaffold a runnable MCP server project built on the generated bindings")
     new.add_argument("path", metavar="PATH", help="directory to create (must be absent or empty unless --force)")
-    new.add_argument("--name", metavar="NAME", help="distribution name (default: the directory name); the package is its snake_case form")
-    new.add_argument("--protocol", metavar="VERSION", help="protocol version whose server stub to subclass (default: the newest)")
-    new.add_argument("--transport", choices=("stdio", "http", "both"), default="stdio", help="how the server is served (default: stdio)")
     new.add_argument(
-        "--features", metavar="LIST", default="tools,resources,prompts,completion,logging",
+        "--name",
+        metavar="NAME",
+        help="distribution name (default: the directory name); the package is its snake_case form",
+    )
+    new.add_argument(
+        "--protocol", metavar="VERSION", help="protocol version whose server stub to subclass (default: the newest)"
+    )
+    new.add_argument(
+        "--transport",
+        choices=("stdio", "http", "both"),
+        default="stdio",
+        help="how the server is served (default: stdio)",
+    )
+    new.add_argument(
+        "--features",
+        metavar="LIST",
+        default="tools,resources,prompts,completion,logging",
         help="comma-separated subset of tools,resources,prompts,completion,logging (default: all)",
     )
     new.add_argument(
-        "--bindgen", metavar="SPEC",
+        "--bindgen",
+        metavar="SPEC",
         help="where the project gets mcp-bindgen: a path (file:// requirement), a version (==X) or a full requirement "
         "(default: this checkout when run from one, else the installed version)",
     )

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from . import surface as surface_mod
 from .errors import BindgenError
 from .ir import (
     NO_DEFAULT,
@@ -34,7 +35,6 @@ from .ir import (
     TypeExpr,
     UnionOf,
 )
-from . import surface as surface_mod
 from .normalise import load_patches
 from .pins import load_pins
 from .pipeline import VersionSource, build_ir, file_source, pinned_source
@@ -94,9 +94,7 @@ def resolve_source(spec: str, name: str | None = None) -> VersionSource:
         path = path / "schema.json"
     if path.is_file():
         return file_source(path, name or default_name(path))
-    raise BindgenError(
-        f"{spec!r} is neither a pinned protocol version ({', '.join(pins)}) nor a schema.json file"
-    )
+    raise BindgenError(f"{spec!r} is neither a pinned protocol version ({', '.join(pins)}) nor a schema.json file")
 
 
 def default_name(path: Path) -> str:
@@ -122,7 +120,9 @@ def load_side(source: VersionSource, shown: str) -> Side:
     else:
         methods, more = _methods_leniently(ir)
         notes = more or notes
-        capability_paths = {side: surface_mod._capability_paths(ir, obj) for side, obj in surface_mod.CAPABILITY_OBJECTS.items()}
+        capability_paths = {
+            side: surface_mod._capability_paths(ir, obj) for side, obj in surface_mod.CAPABILITY_OBJECTS.items()
+        }
         error_codes = dict(surface_mod._error_codes(ir))
         client = {m for m, roles in methods.items() if ("client_to_server", "request") in roles}
         stateless, batches = "initialize" not in client, "JSONRPCBatchRequest" in ir.definitions
@@ -137,13 +137,24 @@ def _methods_from_surface(surface: ProtocolSurface) -> dict[str, dict[tuple[str,
     for m in surface.methods:
         role = (m.direction, m.kind)
         out.setdefault(m.method, {})[role] = MethodFacts(
-            m.method, role, m.params_type, m.params_required, m.result_type, m.input_required,
+            m.method,
+            role,
+            m.params_type,
+            m.params_required,
+            m.result_type,
+            m.input_required,
             str(m.gate) if m.gate else None,
         )
     for r in surface.input_requests:
         role = ("input", "request")
         out.setdefault(r.method, {})[role] = MethodFacts(
-            r.method, role, r.params_type, r.params_type is not None, r.result_type, False, str(r.gate) if r.gate else None
+            r.method,
+            role,
+            r.params_type,
+            r.params_type is not None,
+            r.result_type,
+            False,
+            str(r.gate) if r.gate else None,
         )
     return out
 
@@ -163,7 +174,9 @@ def _methods_leniently(ir: SchemaIR) -> tuple[dict[str, dict[tuple[str, str], Me
                 gate_text: str | None = str(gate) if gate else None
             except BindgenError:
                 gate_text = "?"
-                notes.append(f"{ir.version}: {method} has no rule in policy/capabilities.json (its capability gate is unknown)")
+                notes.append(
+                    f"{ir.version}: {method} has no rule in policy/capabilities.json (its capability gate is unknown)"
+                )
             result_type: str | None = None
             if kind == "request":
                 try:
@@ -172,7 +185,9 @@ def _methods_leniently(ir: SchemaIR) -> tuple[dict[str, dict[tuple[str, str], Me
                     notes.append(str(exc))
                     result_type = "?"
             input_required = bool(
-                kind == "request" and direction != "input" and params_type is not None
+                kind == "request"
+                and direction != "input"
+                and params_type is not None
                 and isinstance(ir.definitions[params_type], ObjectDef)
                 and ir.object(params_type).field("inputResponses") is not None
             )
@@ -335,7 +350,9 @@ def _compare_capabilities(old: Side, new: Side, out: Diff) -> None:
 
 
 def _compare_error_codes(old: Side, new: Side, out: Diff) -> None:
-    for name in sorted(set(old.error_codes) | set(new.error_codes), key=lambda n: (new.error_codes.get(n, old.error_codes.get(n)), n)):
+    for name in sorted(
+        set(old.error_codes) | set(new.error_codes), key=lambda n: (new.error_codes.get(n, old.error_codes.get(n)), n)
+    ):
         a, b = old.error_codes.get(name), new.error_codes.get(name)
         if a is None:
             out.error_codes_added.append({"name": name, "code": b})
@@ -383,7 +400,9 @@ def _compare_types(old: Side, new: Side, out: Diff) -> None:
 
 
 def _compare_alias(name: str, a: AliasDef, b: AliasDef, out: Diff) -> None:
-    if type_key(a.type) == type_key(b.type) and getattr(a.type, "discriminator", None) == getattr(b.type, "discriminator", None):
+    if type_key(a.type) == type_key(b.type) and getattr(a.type, "discriminator", None) == getattr(
+        b.type, "discriminator", None
+    ):
         return
     if isinstance(a.type, UnionOf) and isinstance(b.type, UnionOf):
         before = [render_type(m) for m in a.type.members]
@@ -403,19 +422,27 @@ def _compare_alias(name: str, a: AliasDef, b: AliasDef, out: Diff) -> None:
 
 def _compare_object(name: str, a: ObjectDef, b: ObjectDef, out: Diff) -> None:
     if _extra_key(a.extra) != _extra_key(b.extra):
-        out.types_changed.append({"name": name, "what": "extra keys", "old": _render_extra(a.extra), "new": _render_extra(b.extra)})
+        out.types_changed.append(
+            {"name": name, "what": "extra keys", "old": _render_extra(a.extra), "new": _render_extra(b.extra)}
+        )
     before = {f.wire_name: f for f in a.fields}
     after = {f.wire_name: f for f in b.fields}
     for wire in sorted(set(after) - set(before)):
         f = after[wire]
-        out.fields_added.append({"type": name, "field": wire, "field_type": render_type(f.type), "required": _requirement(f)})
+        out.fields_added.append(
+            {"type": name, "field": wire, "field_type": render_type(f.type), "required": _requirement(f)}
+        )
     for wire in sorted(set(before) - set(after)):
         f = before[wire]
-        out.fields_removed.append({"type": name, "field": wire, "field_type": render_type(f.type), "required": _requirement(f)})
+        out.fields_removed.append(
+            {"type": name, "field": wire, "field_type": render_type(f.type), "required": _requirement(f)}
+        )
     for wire in sorted(set(before) & set(after)):
         x, y = before[wire], after[wire]
         if type_key(x.type) != type_key(y.type):
-            out.fields_retyped.append({"type": name, "field": wire, "old": render_type(x.type), "new": render_type(y.type)})
+            out.fields_retyped.append(
+                {"type": name, "field": wire, "old": render_type(x.type), "new": render_type(y.type)}
+            )
         if schema_required(x) != schema_required(y):
             out.fields_requirement.append({"type": name, "field": wire, "old": _requirement(x), "new": _requirement(y)})
 
@@ -435,7 +462,9 @@ def _patch_notes(old: Side, new: Side) -> list[str]:
             f"if {new.name} still has that defect, add it to the patch's versions ({reason})"
         )
     for pointer, reason in sorted(p for p in set(new.patches) - set(old.patches) if on_both(p[0])):
-        notes.append(f"schema patch {pointer} (policy/schema_patches.json) applies to {new.name}, not to {old.name} ({reason})")
+        notes.append(
+            f"schema patch {pointer} (policy/schema_patches.json) applies to {new.name}, not to {old.name} ({reason})"
+        )
     return notes
 
 
@@ -449,7 +478,9 @@ def compare(old: Side, new: Side) -> Diff:
     return out
 
 
-def diff_sources(old: VersionSource, new: VersionSource, *, old_shown: str | None = None, new_shown: str | None = None) -> Diff:
+def diff_sources(
+    old: VersionSource, new: VersionSource, *, old_shown: str | None = None, new_shown: str | None = None
+) -> Diff:
     return compare(load_side(old, old_shown or old.version), load_side(new, new_shown or new.version))
 
 
@@ -457,8 +488,7 @@ def diff_specs(old: str, new: str, *, old_name: str | None = None, new_name: str
     """`diff_specs("2025-11-25", "path/to/draft/schema.json")`."""
     sources = [resolve_source(old, old_name), resolve_source(new, new_name)]
     shown = [
-        s.version if spec == s.version else f"{s.version} ({spec})"
-        for spec, s in zip((old, new), sources, strict=True)
+        s.version if spec == s.version else f"{s.version} ({spec})" for spec, s in zip((old, new), sources, strict=True)
     ]
     return diff_sources(sources[0], sources[1], old_shown=shown[0], new_shown=shown[1])
 
@@ -511,7 +541,11 @@ def _method_line(e: Mapping[str, Any]) -> str:
 def _change_text(c: Mapping[str, Any]) -> str:
     what, old, new = c["what"], c["old"], c["new"]
     if what == "input_required":
-        return "may now answer `InputRequiredResult` (multi round-trip)" if new else "no longer answers `InputRequiredResult`"
+        return (
+            "may now answer `InputRequiredResult` (multi round-trip)"
+            if new
+            else "no longer answers `InputRequiredResult`"
+        )
     if what == "params_required":
         return "params now required" if new else "params now optional"
     if what == "gate":
@@ -543,14 +577,16 @@ def render_markdown(diff: Diff) -> str:
         (len(diff.capabilities_added) + len(diff.capabilities_removed), "capability change", "capability changes"),
         (
             len(diff.error_codes_added) + len(diff.error_codes_removed) + len(diff.error_codes_changed),
-            "error-code change", "error-code changes",
+            "error-code change",
+            "error-code changes",
         ),
         (len(diff.types_added), "type added", "types added"),
         (len(diff.types_removed), "type removed", "types removed"),
         (len(diff.types_changed), "type changed", "types changed"),
         (
             len(diff.fields_added) + len(diff.fields_removed) + len(diff.fields_retyped) + len(diff.fields_requirement),
-            "field change", "field changes",
+            "field change",
+            "field changes",
         ),
     ]
     if diff.is_empty():
@@ -576,7 +612,10 @@ def render_markdown(diff: Diff) -> str:
         )
         + sub(
             "Changed",
-            [f"- {_code(e['method'])} ({e['role']}): " + "; ".join(_change_text(c) for c in e["changes"]) for e in diff.methods_changed],
+            [
+                f"- {_code(e['method'])} ({e['role']}): " + "; ".join(_change_text(c) for c in e["changes"])
+                for e in diff.methods_changed
+            ],
         )
     )
     section("Methods", methods[:-1] if methods else [])
@@ -630,7 +669,12 @@ def render_markdown(diff: Diff) -> str:
         f"- {_code(wire)}: {old} -> {new} {_on(ts)}"
         for (wire, old, new), ts in _group(diff.fields_requirement, ("field", "old", "new"))
     ]
-    fields = sub("Added", added) + sub("Removed", removed) + sub("Type changed", retyped) + sub("Required-ness changed", requirement)
+    fields = (
+        sub("Added", added)
+        + sub("Removed", removed)
+        + sub("Type changed", retyped)
+        + sub("Required-ness changed", requirement)
+    )
     section("Fields", fields[:-1] if fields else [])
     while lines and lines[-1] == "":
         lines.pop()

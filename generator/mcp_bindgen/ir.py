@@ -8,9 +8,9 @@ JSON pointer they came from, so errors and golden files can point back at the sc
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
-JSONScalar = Union[str, int, float, bool, None]
+JSONScalar = str | int | float | bool | None
 ScalarKind = Literal["string", "integer", "number", "boolean", "null", "any"]
 
 
@@ -39,7 +39,7 @@ class Enum:
 
 @dataclass(frozen=True)
 class ArrayOf:
-    items: "TypeExpr"
+    items: TypeExpr
     constraints: tuple[tuple[str, JSONScalar], ...] = ()
 
 
@@ -47,20 +47,20 @@ class ArrayOf:
 class MapOf:
     """An object with no named properties whose values all have one type."""
 
-    values: "TypeExpr"
+    values: TypeExpr
 
 
 @dataclass(frozen=True)
 class UnionOf:
-    members: tuple["TypeExpr", ...]
+    members: tuple[TypeExpr, ...]
     # Wire name of a required property that holds a distinct constant in every member.
     discriminator: str | None = None
 
 
-TypeExpr = Union[Ref, Scalar, Const, Enum, ArrayOf, MapOf, UnionOf]
+TypeExpr = Ref | Scalar | Const | Enum | ArrayOf | MapOf | UnionOf
 
 # What an object does with keys it does not name: keep them untyped, keep them typed, or reject them.
-Extra = Union[Literal["allow", "forbid"], TypeExpr]
+Extra = Literal["allow", "forbid"] | TypeExpr
 
 
 class _NoDefault:
@@ -106,7 +106,7 @@ class AliasDef:
     hoisted: bool = False
 
 
-Definition = Union[ObjectDef, AliasDef]
+Definition = ObjectDef | AliasDef
 
 
 @dataclass

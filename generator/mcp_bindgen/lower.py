@@ -12,13 +12,13 @@ from typing import Any
 
 from .errors import BindgenError
 from .ir import (
+    NO_DEFAULT,
     AliasDef,
     ArrayOf,
     Const,
     Definition,
     Enum,
     Extra,
-    NO_DEFAULT,
     Field,
     MapOf,
     ObjectDef,

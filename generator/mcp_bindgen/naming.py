@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import keyword
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +18,25 @@ from .paths import policy_dir
 
 # Attributes of pydantic's BaseModel a field must not shadow.
 _RESERVED_ATTRIBUTES = frozenset(
-    {"copy", "dict", "json", "schema", "schema_json", "construct", "validate", "fields", "parse_obj", "parse_raw",
-     "parse_file", "from_orm", "update_forward_refs"}
+    {
+        "copy",
+        "dict",
+        "json",
+        "schema",
+        "schema_json",
+        "construct",
+        "validate",
+        "fields",
+        "parse_obj",
+        "parse_raw",
+        "parse_file",
+        "from_orm",
+        "update_forward_refs",
+    }
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def field_renames(path: Path | None = None) -> dict[str, str]:
     raw = json.loads((path or policy_dir() / "field_names.json").read_text(encoding="utf-8"))
     out = {}
@@ -34,7 +47,7 @@ def field_renames(path: Path | None = None) -> dict[str, str]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def type_renames(path: Path | None = None) -> dict[str, str]:
     raw = json.loads((path or policy_dir() / "type_names.json").read_text(encoding="utf-8"))
     out = {}
@@ -70,7 +83,7 @@ def pascal_case(wire_name: str) -> str:
     return "".join(p[0].upper() + p[1:] for p in parts)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _field_defaults() -> dict[str, Any]:
     raw = json.loads((policy_dir() / "field_defaults.json").read_text(encoding="utf-8"))["defaults"]
     for wire, entry in raw.items():

@@ -48,8 +48,7 @@ def verify(pin: Pin, data: bytes, source: str) -> None:
     actual = sha256_of(data)
     if actual != pin.sha256:
         raise BindgenError(
-            f"sha256 mismatch for {source} (protocol version {pin.version}): "
-            f"expected {pin.sha256}, got {actual}"
+            f"sha256 mismatch for {source} (protocol version {pin.version}): expected {pin.sha256}, got {actual}"
         )
 
 
@@ -113,5 +112,3 @@ def read_pinned(version: str) -> tuple[bytes, Pin]:
     data = pin.local_path.read_bytes()
     verify(pin, data, str(pin.local_path))
     return data, pin
-
-

@@ -19,8 +19,8 @@ from .normalise import normalise
 from .pins import load_pins, read_pinned, sha256_of
 from .render.models import render_models
 from .render.surface_modules import render_about, render_client, render_methods, render_server
-from .surface import ProtocolSurface, derive_surface
 from .render.templates import render
+from .surface import ProtocolSurface, derive_surface
 
 PACKAGE = "mcp_bindings"
 
@@ -77,7 +77,10 @@ def render_version_surface(source: VersionSource) -> tuple[dict[str, str], Proto
         f"{package}/_base.py": render("base.py.j2", header=header, version=source.version),
         f"{package}/models.py": header + "\n\n" + render_models(ir, package.replace("/", ".")),
         f"{package}/__init__.py": render(
-            "version_init.py.j2", header=header, version=source.version, names=[{"schema": n, "py": ir.py_name(n)} for n in ir.definitions]
+            "version_init.py.j2",
+            header=header,
+            version=source.version,
+            names=[{"schema": n, "py": ir.py_name(n)} for n in ir.definitions],
         ),
     }
     files = {path: format_python(text, path) for path, text in python_files.items()}

@@ -42,8 +42,25 @@ _VERSION = re.compile(r"^v?\d+(\.\d+)*([-._+]?[0-9A-Za-z.+]+)*$")
 _SPECIFIER = ("===", "==", ">=", "<=", "~=", "!=", ">", "<")
 # Import names a generated package must not take: it would shadow what the server imports.
 _TAKEN = frozenset(
-    {"mcp_bindings", "mcp_bindgen", "mcp", "mcp_types", "pydantic", "pydantic_core", "anyio", "orjson", "starlette",
-     "uvicorn", "httpx", "typing_extensions", "pytest", "tests", "test", "src", "conftest"}
+    {
+        "mcp_bindings",
+        "mcp_bindgen",
+        "mcp",
+        "mcp_types",
+        "pydantic",
+        "pydantic_core",
+        "anyio",
+        "orjson",
+        "starlette",
+        "uvicorn",
+        "httpx",
+        "typing_extensions",
+        "pytest",
+        "tests",
+        "test",
+        "src",
+        "conftest",
+    }
 )
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -66,8 +83,15 @@ class ScaffoldOptions:
 
     @classmethod
     def from_cli(
-        cls, *, path: Path, name: str | None = None, protocol: str | None = None, transport: str = "stdio",
-        features: str | None = DEFAULT_FEATURES, bindgen: str | None = None, force: bool = False,
+        cls,
+        *,
+        path: Path,
+        name: str | None = None,
+        protocol: str | None = None,
+        transport: str = "stdio",
+        features: str | None = DEFAULT_FEATURES,
+        bindgen: str | None = None,
+        force: bool = False,
     ) -> ScaffoldOptions:
         path = path.expanduser().resolve()
         dist_name, package = validate_name(name or path.name, from_path=name is None)
@@ -105,7 +129,10 @@ def validate_name(name: str, *, from_path: bool = False) -> tuple[str, str]:
     dist = re.sub(r"[-_.]+", "-", name).lower()
     package = dist.replace("-", "_")
     if not package.isidentifier() or package[0].isdigit():
-        raise BindgenError(f"{source} gives the package name {package!r}, which is not a Python identifier (it must not start with a digit)")
+        raise BindgenError(
+            f"{source} gives the package name {package!r}, which is not a Python identifier "
+            "(it must not start with a digit)"
+        )
     if keyword.iskeyword(package) or keyword.issoftkeyword(package):
         raise BindgenError(f"{source} gives the package name {package!r}, which is a Python keyword")
     if package in _TAKEN or package in sys.stdlib_module_names:
@@ -140,7 +167,10 @@ def parse_features(text: str) -> tuple[str, ...]:
     if not {"tools", "resources", "prompts"} & set(chosen):
         raise BindgenError("--features needs at least one of tools, resources, prompts (a server must offer something)")
     if "completion" in chosen and not {"prompts", "resources"} & set(chosen):
-        raise BindgenError("--features completion completes a prompt argument or a resource template variable: add prompts or resources")
+        raise BindgenError(
+            "--features completion completes a prompt argument or a resource template variable: "
+            "add prompts or resources"
+        )
     return chosen
 
 
@@ -227,7 +257,9 @@ class VersionFacts:
         try:
             return self.handlers[method]
         except KeyError:
-            raise BindgenError(f"MCP {self.version} has no {method} request; pick another --protocol or drop the feature") from None
+            raise BindgenError(
+                f"MCP {self.version} has no {method} request; pick another --protocol or drop the feature"
+            ) from None
 
 
 def _fields(model: Any) -> frozenset[str]:
@@ -322,7 +354,9 @@ def def_header(name: str, params: str, result: str, context: str = "RequestConte
     if len(middle) <= LINE_LENGTH:
         return f"{pad}async def {name}(\n{middle}\n{pad}) -> {result}:"
     inner = pad + "    "
-    return f"{pad}async def {name}(\n{inner}self,\n{inner}params: {params},\n{inner}ctx: {context},\n{pad}) -> {result}:"
+    return (
+        f"{pad}async def {name}(\n{inner}self,\n{inner}params: {params},\n{inner}ctx: {context},\n{pad}) -> {result}:"
+    )
 
 
 def _handler(h: Handler) -> dict[str, str]:
@@ -349,7 +383,9 @@ def _render(template: str, **context: Any) -> str:
     try:
         from .render.templates import render
     except ImportError as exc:  # jinja2 comes with the `generator` extra
-        raise BindgenError(f"mcp-bindgen new needs the generator extra ({exc}): pip install 'mcp-bindgen[generator]'") from exc
+        raise BindgenError(
+            f"mcp-bindgen new needs the generator extra ({exc}): pip install 'mcp-bindgen[generator]'"
+        ) from exc
     return render(f"scaffold/{template}", **context).rstrip("\n")
 
 
@@ -538,12 +574,16 @@ def _completion(opts: ScaffoldOptions, facts: VersionFacts, parts: _Parts, commo
         targets.append('    ("greet", "name"),  # the `name` argument of the `greet` prompt')
         cases.append(_render("tests/complete_prompt.py.j2"))
     if "resources" in opts.features and facts.template_ref:
-        targets.append("    (GREETING_TEMPLATE, \"name\"),  # the {name} variable of the greeting template")
+        targets.append('    (GREETING_TEMPLATE, "name"),  # the {name} variable of the greeting template')
         cases.append(_render("tests/complete_template.py.j2", template_ref=facts.template_ref))
     parts.sections.append(_render("server/completion.py.j2", targets=targets))
-    parts.methods.append(_render("server/completion_methods.py.j2", complete=_handler(facts.handler("completion/complete"))))
+    parts.methods.append(
+        _render("server/completion_methods.py.j2", complete=_handler(facts.handler("completion/complete")))
+    )
     parts.tests.append(_render("tests/test_completion.py.j2", cases=cases, **common))
-    what = " and ".join(x for x, on in (("prompt argument", "prompts"), ("template variable", "resources")) if on in opts.features)
+    what = " and ".join(
+        x for x, on in (("prompt argument", "prompts"), ("template variable", "resources")) if on in opts.features
+    )
     parts.feature_notes.append(f"completion of the `name` {what}, by prefix")
 
 
@@ -611,9 +651,11 @@ def _main(opts: ScaffoldOptions, class_name: str) -> str:
     what = {"stdio": "over stdio", "http": "over Streamable HTTP"}
     description = f"{opts.dist_name}: an MCP server " + " or ".join(what[t] for t in transports)
     one_line = f'    parser = argparse.ArgumentParser(description="{description}")'
-    parser = [one_line] if len(one_line) <= LINE_LENGTH else [
-        "    parser = argparse.ArgumentParser(", f'        description="{description}"', "    )"
-    ]
+    parser = (
+        [one_line]
+        if len(one_line) <= LINE_LENGTH
+        else ["    parser = argparse.ArgumentParser(", f'        description="{description}"', "    )"]
+    )
     return _render(
         "server/main.py.j2",
         class_name=class_name,
@@ -651,7 +693,13 @@ def build_files(opts: ScaffoldOptions) -> dict[str, str]:
         f"from mcp_bindings.{facts.package}.client import Client",
         f"from {pkg}.server import {class_name}",
     }
-    builders = {"tools": _tools, "resources": _resources, "prompts": _prompts, "completion": _completion, "logging": _logging}
+    builders = {
+        "tools": _tools,
+        "resources": _resources,
+        "prompts": _prompts,
+        "completion": _completion,
+        "logging": _logging,
+    }
     for feature in opts.features:
         builders[feature](opts, facts, parts, common)
     if facts.cacheable:
@@ -663,7 +711,11 @@ def build_files(opts: ScaffoldOptions) -> dict[str, str]:
         ]
     parts.sections.append(
         _render(
-            "server/class.py.j2", class_name=class_name, dist_name=opts.dist_name, attributes=parts.attributes, methods=parts.methods
+            "server/class.py.j2",
+            class_name=class_name,
+            dist_name=opts.dist_name,
+            attributes=parts.attributes,
+            methods=parts.methods,
         )
     )
     parts.sections.append(_main(opts, class_name))
@@ -689,7 +741,9 @@ def build_files(opts: ScaffoldOptions) -> dict[str, str]:
     files["tests/conftest.py"] = _render("tests/conftest.py.j2")
     files["tests/test_server.py"] = _render(
         "tests/test_server.py.j2",
-        imports=_import_block(parts.test_stdlib, parts.test_imports, first_party={f"from {pkg}.server import {class_name}"}),
+        imports=_import_block(
+            parts.test_stdlib, parts.test_imports, first_party={f"from {pkg}.server import {class_name}"}
+        ),
         tests=parts.tests,
         **common,
     )
@@ -703,7 +757,9 @@ def build_files(opts: ScaffoldOptions) -> dict[str, str]:
         files["tests/test_stdio.py"] = _render(
             "tests/test_stdio.py.j2",
             imports=_import_block(
-                {"import sys"}, client_imports | {"from mcp_bindings.runtime.stdio import connect_stdio"}, first_party=set()
+                {"import sys"},
+                client_imports | {"from mcp_bindings.runtime.stdio import connect_stdio"},
+                first_party=set(),
             ),
             smoke=["            " + line for line in parts.smoke],
             **common,
@@ -712,8 +768,14 @@ def build_files(opts: ScaffoldOptions) -> dict[str, str]:
         files["tests/test_http.py"] = _render(
             "tests/test_http.py.j2",
             imports=_import_block(
-                {"import socket", "import subprocess", "import sys", "import time",
-                 "from collections.abc import Iterator", "from pathlib import Path"},
+                {
+                    "import socket",
+                    "import subprocess",
+                    "import sys",
+                    "import time",
+                    "from collections.abc import Iterator",
+                    "from pathlib import Path",
+                },
                 client_imports | {"from mcp_bindings.runtime.http_client import connect_http"},
                 first_party=set(),
             ),
@@ -728,12 +790,18 @@ def build_files(opts: ScaffoldOptions) -> dict[str, str]:
         version=facts.version,
         requirement=opts.requirement,
         hatch_metadata=(
-            ["", "[tool.hatch.metadata]", "allow-direct-references = true  # the mcp-bindgen requirement is a path or URL"]
+            [
+                "",
+                "[tool.hatch.metadata]",
+                "allow-direct-references = true  # the mcp-bindgen requirement is a path or URL",
+            ]
             if opts.direct_reference
             else []
         ),
     )
-    files["README.md"] = _render("README.md.j2", **_readme_context(opts, facts, class_name, parts.feature_notes, run_lines))
+    files["README.md"] = _render(
+        "README.md.j2", **_readme_context(opts, facts, class_name, parts.feature_notes, run_lines)
+    )
     files[".gitignore"] = _render("gitignore.j2")
     return {path: text + "\n" if text else text for path, text in files.items()}
 
@@ -791,7 +859,9 @@ def _readme_context(
     configs = []
     if "stdio" in opts.transports:
         stdio = {"mcpServers": {opts.dist_name: {"command": script, "args": []}}}
-        configs.append({"title": "stdio (the client starts the server)", "json": json.dumps(stdio, indent=2).splitlines()})
+        configs.append(
+            {"title": "stdio (the client starts the server)", "json": json.dumps(stdio, indent=2).splitlines()}
+        )
     if "http" in opts.transports:
         http = {"mcpServers": {opts.dist_name: {"type": "http", "url": "http://127.0.0.1:3001/mcp"}}}
         configs.append(
@@ -810,8 +880,11 @@ def _readme_context(
         "run_lines": run_lines,
         "configs": configs,
         "requirement": opts.requirement,
-        "http_command": [f".venv/bin/{opts.dist_name} " + ("--transport http " if opts.transport == "both" else "") + "--port 3001"]
-        if "http" in opts.transports else [],
+        "http_command": [
+            f".venv/bin/{opts.dist_name} " + ("--transport http " if opts.transport == "both" else "") + "--port 3001"
+        ]
+        if "http" in opts.transports
+        else [],
     }
 
 
@@ -821,7 +894,9 @@ def scaffold(opts: ScaffoldOptions) -> list[Path]:
     if target.exists() and not target.is_dir():
         raise BindgenError(f"{target} exists and is not a directory")
     if target.is_dir() and any(target.iterdir()) and not opts.force:
-        raise BindgenError(f"{target} is not empty; pass --force to write into it (files of the same names are overwritten)")
+        raise BindgenError(
+            f"{target} is not empty; pass --force to write into it (files of the same names are overwritten)"
+        )
     files = build_files(opts)  # everything rendered before anything is written
     written = []
     for rel, text in files.items():

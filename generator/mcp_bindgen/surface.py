@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -125,7 +125,7 @@ def _load(name: str) -> Any:
     return json.loads((policy_dir() / name).read_text(encoding="utf-8"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def gate_rules(path: Path | None = None) -> tuple[GateRule, ...]:
     raw = json.loads(path.read_text(encoding="utf-8")) if path else _load("capabilities.json")
     rules = []
@@ -162,18 +162,18 @@ def rule_for(method: str, direction: str, version: str) -> GateRule:
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def empty_result_methods() -> dict[str, str]:
     return dict(_load("results.json")["empty_result"])
 
 
-@lru_cache(maxsize=None)
+@cache
 def handler_renames() -> dict[str, str]:
     raw = _load("handler_names.json")["renames"]
     return {name: entry["py_name"] for name, entry in raw.items()}
 
 
-@lru_cache(maxsize=None)
+@cache
 def policy_error_codes() -> tuple[tuple[str, int, tuple[str, ...], str], ...]:
     return tuple((e["name"], e["code"], tuple(e["versions"]), e["reason"]) for e in _load("error_codes.json")["codes"])
 
@@ -218,9 +218,13 @@ def role_members(ir: SchemaIR, role: str) -> list[str] | None:
     copies = [
         name
         for name, d in ir.definitions.items()
-        if name != role and name in ir.upstream_names and name not in ROLE_UNIONS.values()
-        and isinstance(d, ObjectDef) and isinstance(getattr(d.field("method"), "type", None), Const)
-        and _method_of(ir, name) == method and d.fields == definition.fields
+        if name != role
+        and name in ir.upstream_names
+        and name not in ROLE_UNIONS.values()
+        and isinstance(d, ObjectDef)
+        and isinstance(getattr(d.field("method"), "type", None), Const)
+        and _method_of(ir, name) == method
+        and d.fields == definition.fields
     ]
     if len(copies) != 1:
         raise BindgenError(f"{ir.version}: {role} is an inline copy of {copies or 'nothing'}; expected exactly one")
@@ -281,7 +285,10 @@ def _error_codes(ir: SchemaIR) -> tuple[tuple[str, int], ...]:
     for name, code, versions, _reason in policy_error_codes():
         if ir.version in versions:
             if code in codes.values():
-                raise BindgenError(f"{ir.version}: error code {code} ({name}) is now in the schema; drop it from policy/error_codes.json")
+                raise BindgenError(
+                    f"{ir.version}: error code {code} ({name}) is now in the schema; "
+                    "drop it from policy/error_codes.json"
+                )
             codes[name] = code
     return tuple(sorted(codes.items(), key=lambda item: item[1]))
 
@@ -301,7 +308,8 @@ def _input_required_result(ir: SchemaIR) -> str | None:
     """The result an input-required request may be answered with: the schema's object that carries
     `inputRequests` (2026-07-28: InputRequiredResult); None in versions without multi-round requests."""
     found = [
-        name for name in ir.upstream_names
+        name
+        for name in ir.upstream_names
         if isinstance(ir.definitions[name], ObjectDef) and ir.object(name).field("inputRequests") is not None
     ]
     if len(found) > 1:
@@ -327,7 +335,9 @@ def _meta_keys(ir: SchemaIR) -> tuple[tuple[str, str], ...]:
             if name is None:
                 continue
             if keys.setdefault(name, field.wire_name) != field.wire_name:
-                raise BindgenError(f"{ir.version}: `_meta` keys {keys[name]!r} and {field.wire_name!r} share the name {name!r}")
+                raise BindgenError(
+                    f"{ir.version}: `_meta` keys {keys[name]!r} and {field.wire_name!r} share the name {name!r}"
+                )
     return tuple(sorted(keys.items()))
 
 
@@ -368,8 +378,13 @@ def derive_surface(ir: SchemaIR) -> ProtocolSurface:
         params_type, _ = _params(ir, message_type)
         input_requests.append(
             InputRequestSurface(
-                method, message_type, params_type, _result_type(ir, message_type, method),
-                handler_name(message_type, "request"), rule.gate, _param_gates(rule, ir.version),
+                method,
+                message_type,
+                params_type,
+                _result_type(ir, message_type, method),
+                handler_name(message_type, "request"),
+                rule.gate,
+                _param_gates(rule, ir.version),
             )
         )
     methods.sort(key=lambda m: (m.direction, m.kind, m.method))

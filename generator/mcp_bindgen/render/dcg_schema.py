@@ -9,7 +9,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ir import NO_DEFAULT, AliasDef, Field, ArrayOf, Const, Enum, MapOf, ObjectDef, Ref, Scalar, SchemaIR, TypeExpr, UnionOf
+from ..ir import (
+    NO_DEFAULT,
+    AliasDef,
+    ArrayOf,
+    Const,
+    Enum,
+    Field,
+    MapOf,
+    ObjectDef,
+    Ref,
+    Scalar,
+    SchemaIR,
+    TypeExpr,
+    UnionOf,
+)
 
 
 def type_schema(expr: TypeExpr, py_names: dict[str, str]) -> dict[str, Any]:

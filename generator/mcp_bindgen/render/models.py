@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datamodel_code_generator import DataModelType, InputFileType, PythonVersion, generate
+from datamodel_code_generator import InputFileType, LiteralType, PythonVersion, generate
+from datamodel_code_generator.enums import DataModelType, StrictTypes
 
 from ..errors import BindgenError
 from ..ir import NO_DEFAULT, ObjectDef, Scalar, SchemaIR, TypeExpr, UnionOf
@@ -32,11 +33,12 @@ def render_models(ir: SchemaIR, package: str) -> str:
         field_constraints=True,
         use_union_operator=True,
         use_standard_collections=True,
-        enum_field_as_literal="all",
+        enum_field_as_literal=LiteralType.All,
         use_type_alias_type=True,
         strict_nullable=True,
-        # Strict scalars everywhere, so an alias validated on its own (RequestId) is as strict as a model.
-        strict_types=["str", "int", "float", "bool"],  # a field with a policy default is still never null
+        # Strict scalars everywhere, so an alias validated on its own (RequestId) is as strict as a model;
+        # a field with a policy default is still never null.
+        strict_types=[StrictTypes.str, StrictTypes.int, StrictTypes.float, StrictTypes.bool],
         use_schema_description=True,
         use_field_description=True,
         use_double_quotes=True,
@@ -73,7 +75,8 @@ def _optional_non_nullable(ir: SchemaIR) -> dict[str, set[str]]:
     for name, definition in ir.definitions.items():
         if isinstance(definition, ObjectDef):
             names = {
-                f.py_name for f in definition.fields
+                f.py_name
+                for f in definition.fields
                 if not f.required and f.default is NO_DEFAULT and not _admits_null(ir, f.type)
             }
             if names:

@@ -13,16 +13,16 @@ class DropTopLevel(cst.CSTTransformer):
     def __init__(self, names: set[str]) -> None:
         self.names = names
 
-    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-        body = [stmt for stmt in updated.body if _defined_name(stmt) not in self.names]
-        return updated.with_changes(body=body)
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        body = [stmt for stmt in updated_node.body if _defined_name(stmt) not in self.names]
+        return updated_node.with_changes(body=body)
 
 
 class StripHeaderComments(cst.CSTTransformer):
     """Drop the tool's own header comment; the pipeline writes ours."""
 
-    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-        return updated.with_changes(header=[])
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        return updated_node.with_changes(header=[])
 
 
 class TypedExtras(cst.CSTTransformer):
@@ -33,27 +33,27 @@ class TypedExtras(cst.CSTTransformer):
     """
 
     def leave_SimpleStatementLine(
-        self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
     ) -> cst.SimpleStatementLine:
-        if len(updated.body) != 1 or not isinstance(updated.body[0], cst.Assign):
-            return updated
-        assign = updated.body[0]
+        if len(updated_node.body) != 1 or not isinstance(updated_node.body[0], cst.Assign):
+            return updated_node
+        assign = updated_node.body[0]
         target = assign.targets[0].target
         if not (isinstance(target, cst.Name) and target.value == "__annotations__"):
-            return updated
+            return updated_node
         value = assign.value
         if not isinstance(value, cst.Dict) or len(value.elements) != 1:
-            return updated
+            return updated_node
         element = value.elements[0]
         if not isinstance(element, cst.DictElement):
-            return updated
+            return updated_node
         extra_type = _modern_dict(element.value)
         annotated = cst.AnnAssign(
             target=cst.Name("__pydantic_extra__"),
             annotation=cst.Annotation(extra_type),
             value=cst.parse_expression("Field(init=False)"),
         )
-        return updated.with_changes(body=[annotated])
+        return updated_node.with_changes(body=[annotated])
 
 
 class RecursiveAliasesFirst(cst.CSTTransformer):
@@ -65,8 +65,8 @@ class RecursiveAliasesFirst(cst.CSTTransformer):
     type-checks; the other aliases then refer to it by name.
     """
 
-    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-        body = list(updated.body)
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        body: list[cst.BaseStatement] = list(updated_node.body)
         aliases = {name: index for index, stmt in enumerate(body) if (name := _type_alias_name(stmt))}
         for name, index in sorted(aliases.items(), key=lambda item: item[1]):
             stmt = body[index]
@@ -78,24 +78,36 @@ class RecursiveAliasesFirst(cst.CSTTransformer):
             # After inlining, the group refers only to itself: it goes first, right after the
             # imports, so no class annotation reaches it while pyright is still evaluating it.
             bodies = {n: _alias_value(body[aliases[n]]) for n in earlier}
-            recursive = stmt.visit(_InlineNames(bodies)).with_changes(leading_lines=[
-                cst.EmptyLine(comment=cst.Comment(
-                    "# Pyright reports this self-reference as a variable when another module of the package is"
-                )),
-                cst.EmptyLine(comment=cst.Comment(
-                    "# checked first (order-dependent; checked alone the file is clean), so this file opts out:"
-                )),
-                cst.EmptyLine(comment=cst.Comment("# pyright: reportInvalidTypeForm=false")),
-            ])
-            group = [recursive] + [
-                body[aliases[n]].visit(_UnquoteName(name)) for n in sorted(earlier, key=aliases.__getitem__)
+            # A type alias statement (see _type_alias_name) stays one when names in it are replaced.
+            inlined = cst.ensure_type(stmt.visit(_InlineNames(bodies)), cst.SimpleStatementLine)
+            recursive = inlined.with_changes(
+                leading_lines=[
+                    cst.EmptyLine(
+                        comment=cst.Comment(
+                            "# Pyright reports this self-reference as a variable when another module of the package is"
+                        )
+                    ),
+                    cst.EmptyLine(
+                        comment=cst.Comment(
+                            "# checked first (order-dependent; checked alone the file is clean), so this file opts out:"
+                        )
+                    ),
+                    cst.EmptyLine(comment=cst.Comment("# pyright: reportInvalidTypeForm=false")),
+                ]
+            )
+            group: list[cst.BaseStatement] = [
+                recursive,
+                *(
+                    cst.ensure_type(body[aliases[n]].visit(_UnquoteName(name)), cst.SimpleStatementLine)
+                    for n in sorted(earlier, key=aliases.__getitem__)
+                ),
             ]
             moved_indexes = {index, *(aliases[n] for n in earlier)}
             remaining = [b for i, b in enumerate(body) if i not in moved_indexes]
             top = next((i for i, b in enumerate(remaining) if not _is_import(b)), len(remaining))
             body = remaining[:top] + group + remaining[top:]
             aliases = {n: i for i, s in enumerate(body) if (n := _type_alias_name(s))}
-        return updated.with_changes(body=body)
+        return updated_node.with_changes(body=body)
 
 
 class _InlineNames(cst.CSTTransformer):
@@ -104,16 +116,18 @@ class _InlineNames(cst.CSTTransformer):
     def __init__(self, bodies: dict[str, cst.BaseExpression]) -> None:
         self.bodies = bodies
 
-    def leave_Name(self, original: cst.Name, updated: cst.BaseExpression) -> cst.BaseExpression:
-        if isinstance(updated, cst.Name) and updated.value in self.bodies:
-            return self.bodies[updated.value]
-        return updated
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.BaseExpression) -> cst.BaseExpression:
+        if isinstance(updated_node, cst.Name) and updated_node.value in self.bodies:
+            return self.bodies[updated_node.value]
+        return updated_node
 
-    def leave_SimpleString(self, original: cst.SimpleString, updated: cst.BaseExpression) -> cst.BaseExpression:
-        value = original.evaluated_value
+    def leave_SimpleString(
+        self, original_node: cst.SimpleString, updated_node: cst.BaseExpression
+    ) -> cst.BaseExpression:
+        value = original_node.evaluated_value
         if isinstance(value, str) and value in self.bodies:
             return self.bodies[value]
-        return updated
+        return updated_node
 
 
 class _UnquoteName(cst.CSTTransformer):
@@ -122,8 +136,10 @@ class _UnquoteName(cst.CSTTransformer):
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def leave_SimpleString(self, original: cst.SimpleString, updated: cst.BaseExpression) -> cst.BaseExpression:
-        return cst.Name(self.name) if original.evaluated_value == self.name else updated
+    def leave_SimpleString(
+        self, original_node: cst.SimpleString, updated_node: cst.BaseExpression
+    ) -> cst.BaseExpression:
+        return cst.Name(self.name) if original_node.evaluated_value == self.name else updated_node
 
 
 def _is_import(stmt: cst.CSTNode) -> bool:
@@ -156,7 +172,11 @@ def _string_refs(stmt: cst.CSTNode) -> set[str]:
 
     class Collect(cst.CSTVisitor):
         def visit_SimpleString(self, node: cst.SimpleString) -> None:
-            found.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", node.evaluated_value if isinstance(node.evaluated_value, str) else ""))
+            found.update(
+                re.findall(
+                    r"[A-Za-z_][A-Za-z0-9_]*", node.evaluated_value if isinstance(node.evaluated_value, str) else ""
+                )
+            )
 
     assign = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) else None
     if isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Call) and len(assign.value.args) > 1:
@@ -173,8 +193,8 @@ class DropRebuildCalls(cst.CSTTransformer):
     tool emits for forward references would only force that work up front.
     """
 
-    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-        return updated.with_changes(body=[stmt for stmt in updated.body if not _is_rebuild_call(stmt)])
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        return updated_node.with_changes(body=[stmt for stmt in updated_node.body if not _is_rebuild_call(stmt)])
 
 
 def _is_rebuild_call(stmt: cst.CSTNode) -> bool:
@@ -204,35 +224,43 @@ class RejectNullForOptional(cst.CSTTransformer):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._class.append(node.name.value)
 
-    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
         self._class.pop()
-        return updated
+        return updated_node
 
-    def leave_AnnAssign(self, original: cst.AnnAssign, updated: cst.AnnAssign) -> cst.AnnAssign:
-        if not self._class or not isinstance(updated.target, cst.Name):
-            return updated
-        if updated.target.value not in self.fields.get(self._class[-1], ()):
-            return updated
+    def leave_AnnAssign(self, original_node: cst.AnnAssign, updated_node: cst.AnnAssign) -> cst.AnnAssign:
+        if not self._class or not isinstance(updated_node.target, cst.Name):
+            return updated_node
+        if updated_node.target.value not in self.fields.get(self._class[-1], ()):
+            return updated_node
         validator = cst.SubscriptElement(cst.Index(cst.parse_expression("AfterValidator(not_null)")))
-        annotation = updated.annotation.annotation
-        if isinstance(annotation, cst.Subscript) and isinstance(annotation.value, cst.Name) and annotation.value.value == "Annotated":
-            elements = [*annotation.slice[:-1], annotation.slice[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT), validator]
+        annotation = updated_node.annotation.annotation
+        if (
+            isinstance(annotation, cst.Subscript)
+            and isinstance(annotation.value, cst.Name)
+            and annotation.value.value == "Annotated"
+        ):
+            elements = [
+                *annotation.slice[:-1],
+                annotation.slice[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT),
+                validator,
+            ]
             new = annotation.with_changes(slice=[e.with_changes(comma=cst.MaybeSentinel.DEFAULT) for e in elements])
         else:
             new = cst.Subscript(
                 value=cst.Name("Annotated"),
                 slice=[cst.SubscriptElement(cst.Index(annotation)), validator],
             )
-        return updated.with_changes(annotation=updated.annotation.with_changes(annotation=new))
+        return updated_node.with_changes(annotation=updated_node.annotation.with_changes(annotation=new))
 
-    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         imports = cst.parse_statement("from pydantic import AfterValidator")
         helper = cst.parse_statement("from ._base import not_null")
-        body = list(updated.body)
+        body = list(updated_node.body)
         first_import = next((i for i, b in enumerate(body) if _is_import(b)), 0)
         last_import = max((i for i, b in enumerate(body) if _is_import(b)), default=first_import)
         body[last_import + 1 : last_import + 1] = [imports, helper]
-        return updated.with_changes(body=body)
+        return updated_node.with_changes(body=body)
 
 
 def _modern_dict(expr: cst.BaseExpression) -> cst.BaseExpression:

@@ -89,9 +89,19 @@ def render_methods(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
         _spec_view(
             ir,
             MethodSurface(
-                method=i.method, kind="request", direction="server_to_client", message_type=i.message_type,
-                params_type=i.params_type, params_required=True, result_type=i.result_type, input_required=False,
-                gate=i.gate, gate_reason="", param_gates=i.param_gates, handler=i.handler, optional_handler=False,
+                method=i.method,
+                kind="request",
+                direction="server_to_client",
+                message_type=i.message_type,
+                params_type=i.params_type,
+                params_required=True,
+                result_type=i.result_type,
+                input_required=False,
+                gate=i.gate,
+                gate_reason="",
+                param_gates=i.param_gates,
+                handler=i.handler,
+                optional_handler=False,
             ),
         )
         for i in surface.input_requests
@@ -126,7 +136,9 @@ def render_methods(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
         client_capability_paths=surface.capability_paths["client"],
         tables=tables,
         parsers=parsers,
-        input_required_result=f"m.{ir.py_name(surface.input_required_result)}" if surface.input_required_result else "None",
+        input_required_result=f"m.{ir.py_name(surface.input_required_result)}"
+        if surface.input_required_result
+        else "None",
     )
 
 
@@ -171,7 +183,9 @@ def _default_body(ir: SchemaIR, spec: MethodSurface) -> str:
         elif isinstance(target, Scalar) and target.kind == "integer":  # e.g. ttlMs: no caching
             args.append(f"{f.py_name}=0")
         else:
-            raise BindgenError(f"{ir.version}: no empty value for {spec.result_type}.{f.wire_name} of optional {spec.method}")
+            raise BindgenError(
+                f"{ir.version}: no empty value for {spec.result_type}.{f.wire_name} of optional {spec.method}"
+            )
     return f"return m.{ir.py_name(spec.result_type)}({', '.join(args)})"
 
 
@@ -270,9 +284,19 @@ def render_client(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
     server_asks = surface.table("server_to_client", "request")
     input_asks = [
         MethodSurface(
-            method=i.method, kind="request", direction="server_to_client", message_type=i.message_type,
-            params_type=i.params_type, params_required=True, result_type=i.result_type, input_required=False,
-            gate=i.gate, gate_reason="", param_gates=i.param_gates, handler=i.handler, optional_handler=False,
+            method=i.method,
+            kind="request",
+            direction="server_to_client",
+            message_type=i.message_type,
+            params_type=i.params_type,
+            params_required=True,
+            result_type=i.result_type,
+            input_required=False,
+            gate=i.gate,
+            gate_reason="",
+            param_gates=i.param_gates,
+            handler=i.handler,
+            optional_handler=False,
         )
         for i in surface.input_requests
     ]
