@@ -21,7 +21,7 @@ import anyio
 import pytest
 
 from mcp_bindings.runtime.errors import McpError
-from mcp_bindings.runtime.session import REQUEST_TIMEOUT
+from mcp_bindings.runtime.calls import REQUEST_TIMEOUT
 from mcp_bindings.runtime.stdio import connect_stdio
 from tests.peers.harness import (
     HANDSHAKE_VERSIONS,

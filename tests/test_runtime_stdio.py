@@ -16,7 +16,7 @@ import pytest
 
 from mcp_bindings.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, ConnectionClosed, McpError
 from mcp_bindings.runtime.server import LOG_LEVELS
-from mcp_bindings.runtime.session import REQUEST_TIMEOUT
+from mcp_bindings.runtime.calls import REQUEST_TIMEOUT
 from mcp_bindings.runtime.stdio import connect_stdio
 from tests.peers.harness import (
     HANDSHAKE_VERSIONS,

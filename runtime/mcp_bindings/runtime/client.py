@@ -10,14 +10,16 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import Any, TypeVar
 
 import anyio
-import orjson
 from pydantic import ValidationError
 
 from . import registry, versions
+from .calls import ProgressCallback
+from .client_handling import answer_request, handle_notification
+from .client_headers import ToolHeaderMirror
+from .client_stateless import stateless_request
 from .errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, CapabilityError, McpError
 from .jsonrpc import Notification, Request, validation_error
-from .request_state import MAX_INPUT_ROUNDS
-from .session import ProgressCallback, Session
+from .session import Session
 from .spec import MethodSpec, ProtocolTables
 from .stubs import ClientHandlerStub, ClientStub
 from .transport import Transport
@@ -76,11 +78,13 @@ class ClientRuntime:
         # False in a pinned stateless session (no discover probe): the server alone enforces gates.
         self.capabilities_known = False
         self.log_level: str | None = None  # stateless: asks the server for notifications/message
-        self.tool_schemas: dict[str, Any] = {}  # from tools/list, for x-mcp-header mirroring
-        # Tools whose x-mcp-header annotations are invalid: dropped from tools/list results and
-        # never called while the wire mirrors arguments into headers (stateless HTTP).
-        self.rejected_tools: set[str] = set()
+        self.mirror = ToolHeaderMirror()
         self._header_wire = False  # set when an HTTP transport takes the per-message headers
+
+    @property
+    def tool_schemas(self) -> dict[str, Any]:
+        """Input schemas of the tools the server listed (what x-mcp-header mirroring reads)."""
+        return self.mirror.tool_schemas
 
     @property
     def capabilities(self) -> dict[str, Any]:
@@ -119,15 +123,15 @@ class ClientRuntime:
 
     async def _start_stateless(self, session: Session, version: str, *, probe: bool) -> None:
         self.protocol, self.version, self.stateless = registry.protocol(version), version, True
-        self._use_version(session, version)
+        self.use_version(session, version)
         if not probe:
             return
         spec = self.protocol.client_requests["server/discover"]
         try:
-            raw = await self._stateless_request(spec, None)
+            raw = await stateless_request(self, spec, None, None)
         except McpError:
             self.protocol, self.version, self.stateless = None, None, False
-            self._use_version(session, None)
+            self.use_version(session, None)
             raise
         if isinstance(raw, dict):
             self.capabilities_known = True
@@ -156,14 +160,14 @@ class ClientRuntime:
         self.capabilities_known = True
         self.server_info = raw.get("serverInfo") or {}
         self.instructions = getattr(result, "instructions", None)
-        self._use_version(session, offered)
+        self.use_version(session, offered)
         await session.notify("notifications/initialized")
         # Streamable HTTP: listen for what the server sends outside any response (requests and
         # notifications not tied to one of ours arrive on the GET stream only).
         if session.transport.features.server_stream:
             await session.transport.open_server_stream()
 
-    def _use_version(self, session: Session, version: str | None) -> None:
+    def use_version(self, session: Session, version: str | None) -> None:
         """Tell a transport that carries the version and per-message headers outside the body (HTTP)."""
         transport = session.transport
         if transport.features.message_headers:
@@ -190,7 +194,7 @@ class ClientRuntime:
         data = versions.dump(params) if params is not None else None
         if self.stateless:
             data = dict(data or {})
-            data["_meta"] = {**self._request_meta(), **(data.get("_meta") or {})}
+            data["_meta"] = {**self.request_meta(), **(data.get("_meta") or {})}
         elif data == {} and not spec.params_required:
             data = None
         for capability in spec.needed_capabilities(data) if self.capabilities_known else ():
@@ -207,19 +211,19 @@ class ClientRuntime:
         spec = self._negotiated_spec(stub_spec)
         data = self._prepare(stub_spec, spec, params)
         assert self.session is not None
-        rejected = spec.method == "tools/call" and isinstance(data, dict) and data.get("name") in self.rejected_tools
-        if rejected and self.mirrors_headers:
+        rejected = self.mirror.refuses(data) if spec.method == "tools/call" and self.mirrors_headers else None
+        if rejected is not None:
             raise McpError(
-                INVALID_PARAMS, f"tool {data['name']!r} has invalid x-mcp-header annotations; it must not be called"
+                INVALID_PARAMS, f"tool {rejected!r} has invalid x-mcp-header annotations; it must not be called"
             )
         if self.stateless:
-            raw = await self._stateless_request(spec, data)
+            raw = await stateless_request(self, spec, data, _on_progress.get())
         else:
             raw = await self.session.request(
                 spec.method, data, timeout=self.request_timeout, on_progress=_on_progress.get()
             )
         if spec.method == "tools/list" and isinstance(raw, dict):
-            raw = self._remember_tools(raw)
+            raw = self.mirror.remember(raw, self.mirrors_headers)
         try:
             result = versions.validate(spec.result, raw)
         except ValidationError as exc:
@@ -234,7 +238,7 @@ class ClientRuntime:
             destination=self.stub_version,
         )
 
-    def _request_meta(self) -> dict[str, Any]:
+    def request_meta(self) -> dict[str, Any]:
         """The `_meta` a stateless-era request carries, under the negotiated version's keys."""
         assert self.protocol is not None
         keys = self.protocol.meta
@@ -246,92 +250,14 @@ class ClientRuntime:
         )
         return {key: value for key, value in pairs if key is not None and value is not None}
 
-    async def _stateless_request(self, spec: MethodSpec, data: Any) -> Any:
-        """One stateless request, with its `_meta`, answering `InputRequiredResult` rounds through the
-        handlers and retrying (new id, same requestState), and moving to a version the server
-        supports when it answers -32022."""
-        assert self.session is not None
-        params = dict(data or {})
-        params["_meta"] = {**self._request_meta(), **(params.get("_meta") or {})}
-        switched = False
-        for _ in range(MAX_INPUT_ROUNDS + 1):
-            try:
-                raw = await self.session.request(
-                    spec.method, params, timeout=self.request_timeout, on_progress=_on_progress.get()
-                )
-            except McpError as exc:
-                supported = exc.data.get("supported") if isinstance(exc.data, dict) else None
-                choice = next((v for v in reversed(self.stateless_supported) if supported and v in supported), None)
-                assert self.protocol is not None
-                if exc.code != self.protocol.error_codes.unsupported_protocol_version or switched or choice is None:
-                    raise
-                switched = True
-                self.protocol, self.version = registry.protocol(choice), choice
-                self._use_version(self.session, choice)
-                params["_meta"] = {**params["_meta"], **self._request_meta()}
-                continue
-            if not (isinstance(raw, dict) and raw.get("resultType") == "input_required"):
-                return raw
-            params = {key: value for key, value in params.items() if key not in ("inputResponses", "requestState")}
-            params["inputResponses"] = await self._answer_input_requests(raw.get("inputRequests") or {})
-            if isinstance(raw.get("requestState"), str):
-                params["requestState"] = raw["requestState"]
-        raise McpError(INTERNAL_ERROR, f"{spec.method}: more than {MAX_INPUT_ROUNDS} rounds of input requests")
-
-    async def _answer_input_requests(self, requests: dict[str, Any]) -> dict[str, Any]:
-        responses: dict[str, Any] = {}
-        assert self.protocol is not None
-        table = self.protocol.input_requests
-        for key, ask in requests.items():
-            method = ask.get("method") if isinstance(ask, dict) else None
-            spec = table.get(method) if isinstance(method, str) else None
-            stub_spec = _stub_spec(self.stub, method or "")
-            if spec is None or stub_spec is None or self.handlers is None or not self.handlers.implements(stub_spec):
-                raise McpError(METHOD_NOT_FOUND, f"the server asked for {method!r}, which this client does not handle")
-            raw_params = ask.get("params")
-            try:
-                params = (
-                    versions.validate(stub_spec.params, raw_params)
-                    if stub_spec.params is not None and raw_params is not None
-                    else raw_params
-                )
-            except ValidationError as exc:
-                raise validation_error(exc) from None
-            result = await getattr(self.handlers, stub_spec.handler)(params, _ClientContext(self, None))
-            responses[key] = versions.dump(result)
-        return responses
-
     @property
     def mirrors_headers(self) -> bool:
         """Whether requests mirror parts of their body into HTTP headers (the stateless HTTP wire)."""
         return self.stateless and self._header_wire
 
-    def _remember_tools(self, raw: dict[str, Any]) -> dict[str, Any]:
-        """Keep each listed tool's input schema (for Mcp-Param-* headers); on a header-mirroring
-        wire, drop the tools whose x-mcp-header annotations are invalid, as the spec requires."""
-        tools = raw.get("tools")
-        if not isinstance(tools, list):
-            return raw
-        for tool in tools:
-            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
-                self.tool_schemas[tool["name"]] = tool.get("inputSchema") or {}
-        if not self.mirrors_headers:
-            return raw
-        from .headers import invalid_header_tools
-
-        invalid = invalid_header_tools(tools)
-        listed = {t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)}
-        self.rejected_tools = (self.rejected_tools - listed) | invalid
-        if not invalid:
-            return raw
-        log.warning("ignoring tools with invalid x-mcp-header annotations: %s", ", ".join(sorted(invalid)))
-        return {**raw, "tools": [t for t in tools if not (isinstance(t, dict) and t.get("name") in invalid)]}
-
     def http_headers(self, message: dict[str, Any]) -> dict[str, str]:
         """Per-message headers of the stateless HTTP wire: Mcp-Method, Mcp-Name, Mcp-Param-*."""
-        from .headers import request_headers
-
-        return request_headers(message, self.tool_schemas) if self.stateless else {}
+        return self.mirror.headers(message) if self.stateless else {}
 
     async def notify(self, stub_spec: MethodSpec, params: Any) -> None:
         spec = self._negotiated_spec(stub_spec)
@@ -345,54 +271,10 @@ class ClientRuntime:
     # -- what the server sends ---------------------------------------------------------------
 
     async def on_request(self, request: Request, session: Session) -> bytes:
-        if request.method == "ping":
-            return b"{}"
-        spec: MethodSpec | None = self.protocol.server_requests.get(request.method) if self.protocol else None
-        stub_spec = _stub_spec(self.stub, request.method)
-        if spec is None or stub_spec is None or self.handlers is None or not self.handlers.implements(stub_spec):
-            raise McpError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
-        try:
-            params = (
-                versions.validate(spec.params, request.params)
-                if spec.params is not None and request.params is not None
-                else request.params
-            )
-        except ValidationError as exc:
-            raise validation_error(exc) from None
-        if self.protocol is not self.stub and stub_spec.params is not None and request.params is not None:
-            params = versions.convert(
-                request.params,
-                stub_spec.params,
-                what=request.method,
-                source=self.version or "?",
-                destination=self.stub_version,
-            )
-        result = await getattr(self.handlers, stub_spec.handler)(params, _ClientContext(self, request.id))
-        if isinstance(result, dict):
-            result = versions.validate(stub_spec.result, result)
-        if self.protocol is self.stub:
-            return versions.to_json(result)
-        converted = versions.convert(
-            versions.dump(result),
-            spec.result,
-            what=f"the {spec.method} result",
-            source=self.stub_version,
-            destination=self.version or "?",
-        )
-        return orjson.dumps(versions.project(converted, result))
+        return await answer_request(self, request)
 
     async def on_notification(self, notification: Notification, session: Session) -> None:
-        if self.protocol is None or self.handlers is None:
-            return
-        spec = self.protocol.server_notifications.get(notification.method)
-        stub_spec = self.stub.server_notifications.get(notification.method)
-        if spec is None or stub_spec is None or stub_spec.builtin:
-            return
-        params: Any = notification.params
-        target = stub_spec.params
-        if target is not None and params is not None:
-            params = versions.validate(target, params)
-        await getattr(self.handlers, stub_spec.handler)(params, _ClientContext(self, None))
+        await handle_notification(self, notification)
 
 
 def _server_info_key(protocol: ProtocolTables) -> str:
@@ -400,29 +282,9 @@ def _server_info_key(protocol: ProtocolTables) -> str:
     return protocol.meta.server_info or ""
 
 
-def _stub_spec(stub: ProtocolTables, method: str) -> MethodSpec | None:
-    return stub.server_requests.get(method) or stub.input_requests.get(method)
-
-
 def _first(exc: ValidationError) -> str:
     err = exc.errors(include_url=False)[0]
     return f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
-
-
-class _ClientContext:
-    __slots__ = ("_runtime", "request_id")
-
-    def __init__(self, runtime: ClientRuntime, request_id: Any) -> None:
-        self._runtime = runtime
-        self.request_id = request_id
-
-    @property
-    def protocol_version(self) -> str:
-        return self._runtime.version or ""
-
-    @property
-    def peer_capabilities(self) -> dict[str, Any]:
-        return self._runtime.peer_capabilities
 
 
 @asynccontextmanager

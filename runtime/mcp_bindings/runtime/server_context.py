@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from . import versions
+from .calls import PROGRESS_TOKEN
 from .errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
 from .jsonrpc import Request
 from .peer import LOG_LEVELS, PeerView
@@ -42,7 +43,7 @@ class ServerRequestContext:
         """The request's `_meta.progressToken`, read when a handler reports progress."""
         params = self._request.params
         meta = params.get("_meta") if isinstance(params, dict) else None
-        return meta.get("progressToken") if isinstance(meta, dict) else None
+        return meta.get(PROGRESS_TOKEN) if isinstance(meta, dict) else None
 
     @property
     def request_id(self) -> str | int:
@@ -67,7 +68,7 @@ class ServerRequestContext:
         if self._last_progress is not None and progress <= self._last_progress:
             raise ValueError(f"progress must increase: {progress} after {self._last_progress}")
         self._last_progress = progress
-        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        params: dict[str, Any] = {PROGRESS_TOKEN: token, "progress": progress}
         if total is not None:
             params["total"] = total
         if message is not None:

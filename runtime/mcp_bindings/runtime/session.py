@@ -8,27 +8,23 @@ session. What a method means is the dispatcher's business (`ServerRuntime`, `Cli
 
 from __future__ import annotations
 
-import itertools
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any, NamedTuple, Protocol, TypeGuard
+from typing import Any, NamedTuple, Protocol
 
 import anyio
 import orjson
 from anyio.abc import TaskGroup
 
 from . import jsonrpc
-from .errors import INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosed, McpError
+from .calls import CANCELLED, Calls, ProgressCallback, is_id
+from .errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from .jsonrpc import InvalidMessage, Notification, Request, RequestId, Response
 from .transport import OversizedMessage, Transport
 
 log = logging.getLogger("mcp_bindings.runtime")
 
-CANCELLED = "notifications/cancelled"
-PROGRESS = "notifications/progress"
-REQUEST_TIMEOUT = -32001  # what a caller sees when its own timeout expires (nothing is received)
 
-ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
+PROGRESS = "notifications/progress"
 
 
 class Dispatcher(Protocol):
@@ -49,14 +45,6 @@ class Answer(NamedTuple):
     error_code: int | None
 
 
-class _Waiter:
-    __slots__ = ("event", "response")
-
-    def __init__(self) -> None:
-        self.event = anyio.Event()
-        self.response: Response | None = None
-
-
 class Session:
     def __init__(
         self,
@@ -70,15 +58,12 @@ class Session:
         self.drain_timeout = drain_timeout
         self.dispatcher = dispatcher
         self.default_timeout = default_timeout
-        self._ids = itertools.count(1)
-        self._pending: dict[RequestId, _Waiter] = {}
+        self.calls = Calls(transport, default_timeout)
         self._in_flight: dict[RequestId, anyio.CancelScope] = {}
         self._cancelled_by_peer: set[RequestId] = set()
-        self._progress: dict[str | int, ProgressCallback] = {}
         self._task_group: TaskGroup | None = None
         self._active = 0  # requests being handled or answered
         self._idle: anyio.Event | None = None  # set when _active drops to 0 while draining
-        self._closed = False
 
     # -- the receive loop ---------------------------------------------------------------------
 
@@ -95,9 +80,7 @@ class Session:
                         await self._idle.wait()
                 task_group.cancel_scope.cancel()
         finally:
-            self._closed = True
-            for waiter in self._pending.values():
-                waiter.event.set()
+            self.calls.close()
 
     async def _receive_loop(self) -> None:
         while True:
@@ -145,13 +128,13 @@ class Session:
             self._in_flight[message.id] = scope
             self._task_group.start_soon(self._serve_request, message, scope)
         elif isinstance(message, Response):
-            self._resolve(message)
+            self.calls.resolve(message)
         elif message.method == CANCELLED:
             self._peer_cancelled(message.params)
         elif message.method == PROGRESS:
             # Look the callback up now, in wire order: the response may follow at once, and its
             # waiter drops the callback as soon as it runs.
-            progress = self._progress_for(message.params)
+            progress = self.calls.progress_for(message.params)
             if progress is not None:
                 self._task_group.start_soon(self._report_progress, *progress)
         else:
@@ -217,11 +200,11 @@ class Session:
     async def accept(self, message: Notification | Response) -> None:
         """Take a response or notification that arrived outside the receive loop."""
         if isinstance(message, Response):
-            self._resolve(message)
+            self.calls.resolve(message)
         elif message.method == CANCELLED:
             self._peer_cancelled(message.params)
         elif message.method == PROGRESS:
-            progress = self._progress_for(message.params)
+            progress = self.calls.progress_for(message.params)
             if progress is not None:
                 await self._report_progress(*progress)
         else:
@@ -230,9 +213,7 @@ class Session:
     def cancel_all(self) -> None:
         for scope in list(self._in_flight.values()):
             scope.cancel()
-        self._closed = True
-        for waiter in self._pending.values():
-            waiter.event.set()
+        self.calls.close()
 
     # -- incoming requests and notifications --------------------------------------------------
 
@@ -276,22 +257,11 @@ class Session:
 
     def _peer_cancelled(self, params: Any) -> None:
         request_id = params.get("requestId") if isinstance(params, dict) else None
-        scope = self._in_flight.get(request_id) if _is_id(request_id) else None
+        scope = self._in_flight.get(request_id) if is_id(request_id) else None
         if scope is None:
             return  # late or unknown: ignored, as the spec says
         self._cancelled_by_peer.add(request_id)  # type: ignore[arg-type]
         scope.cancel()
-
-    def _progress_for(self, params: Any) -> tuple[ProgressCallback, float, Any, Any] | None:
-        """The callback a `notifications/progress` is for, with its values; None to ignore it."""
-        if not isinstance(params, dict):
-            return None
-        token = params.get("progressToken")
-        callback = self._progress.get(token) if _is_id(token) else None  # an unhashable token must not crash
-        progress = params.get("progress")
-        if callback is None or not isinstance(progress, (int, float)) or isinstance(progress, bool):
-            return None
-        return callback, progress, params.get("total"), params.get("message")
 
     async def _report_progress(self, callback: ProgressCallback, progress: float, total: Any, message: Any) -> None:
         try:
@@ -300,14 +270,6 @@ class Session:
             log.exception("progress callback failed")
 
     # -- outgoing -----------------------------------------------------------------------------
-
-    def _resolve(self, response: Response) -> None:
-        waiter = self._pending.get(response.id)
-        if waiter is None:
-            log.warning("dropping a response with unknown id %r", response.id)
-            return
-        waiter.response = response
-        waiter.event.set()
 
     async def request(
         self,
@@ -319,52 +281,14 @@ class Session:
         related: RequestId | None = None,
     ) -> Any:
         """Send a request and wait for its result (a decoded JSON value); errors raise McpError."""
-        if self._closed:
-            raise ConnectionClosed(f"cannot send {method}: the session is closed")
-        request_id = next(self._ids)
-        if on_progress is not None:
-            params = dict(params or {})
-            params["_meta"] = {**(params.get("_meta") or {}), "progressToken": request_id}
-            self._progress[request_id] = on_progress
-        waiter = _Waiter()
-        self._pending[request_id] = waiter
-        limit = timeout if timeout is not None else self.default_timeout
-        try:
-            await self.transport.send(jsonrpc.encode_request(request_id, method, params), related)
-            with anyio.fail_after(limit):
-                await waiter.event.wait()
-        except TimeoutError:
-            await self._send_cancel(request_id, f"timed out after {limit} s")
-            raise McpError(REQUEST_TIMEOUT, f"{method} timed out after {limit} s") from None
-        except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
-                await self._send_cancel(request_id, "cancelled by the caller")
-            raise
-        finally:
-            self._pending.pop(request_id, None)
-            self._progress.pop(request_id, None)
-        response = waiter.response
-        if response is None:
-            raise ConnectionClosed(f"the connection closed before {method} was answered")
-        if response.error is not None:
-            error = response.error
-            raise McpError(int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "")), error.get("data"))
-        return response.result
+        return await self.calls.request(method, params, timeout=timeout, on_progress=on_progress, related=related)
 
     async def notify(self, method: str, params: Any = None, related: RequestId | None = None) -> None:
         """Send a notification; `related`: the peer's request it belongs to (see `transport`)."""
         await self.transport.send(jsonrpc.encode_notification(method, params), related)
-
-    async def _send_cancel(self, request_id: RequestId, reason: str) -> None:
-        await self._send_quietly(jsonrpc.encode_notification(CANCELLED, {"requestId": request_id, "reason": reason}))
 
     async def _send_quietly(self, frame: bytes, related: RequestId | None = None) -> None:
         try:
             await self.transport.send(frame, related)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
             log.debug("could not send (%s): %s", exc, orjson.loads(frame) if len(frame) < 200 else frame[:200])
-
-
-def _is_id(value: Any) -> TypeGuard[RequestId]:
-    """A request id or progress token (str or int; not bool, which would equal 0 or 1)."""
-    return isinstance(value, (str, int)) and not isinstance(value, bool)

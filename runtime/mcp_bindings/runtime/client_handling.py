@@ -1,0 +1,115 @@
+"""What a client does with what the server sends: requests (sampling, elicitation, roots) and the
+input requests of an `InputRequiredResult` answered by the client's handlers, in the handlers'
+version, and notifications handed to them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from pydantic import ValidationError
+
+from . import versions
+from .errors import METHOD_NOT_FOUND, McpError
+from .jsonrpc import Notification, Request, validation_error
+from .spec import MethodSpec, ProtocolTables
+
+if TYPE_CHECKING:
+    from .client import ClientRuntime
+
+
+class ClientContext:
+    """What a client handler gets besides its params (see `context.NotificationContext`)."""
+
+    __slots__ = ("_runtime", "request_id")
+
+    def __init__(self, runtime: ClientRuntime, request_id: Any) -> None:
+        self._runtime = runtime
+        self.request_id = request_id
+
+    @property
+    def protocol_version(self) -> str:
+        return self._runtime.version or ""
+
+    @property
+    def peer_capabilities(self) -> dict[str, Any]:
+        return self._runtime.peer_capabilities
+
+
+def handler_spec(stub: ProtocolTables, method: str) -> MethodSpec | None:
+    """The stub's spec of something a server asks: a wire request or an input request."""
+    return stub.server_requests.get(method) or stub.input_requests.get(method)
+
+
+def _typed(spec: MethodSpec, params: Any) -> Any:
+    if spec.params is None or params is None:
+        return params
+    try:
+        return versions.validate(spec.params, params)
+    except ValidationError as exc:
+        raise validation_error(exc) from None
+
+
+async def answer_request(runtime: ClientRuntime, request: Request) -> bytes:
+    """The result JSON of a server's request, in the negotiated version."""
+    if request.method == "ping":
+        return b"{}"
+    protocol = runtime.protocol
+    spec = protocol.server_requests.get(request.method) if protocol is not None else None
+    stub_spec = handler_spec(runtime.stub, request.method)
+    handlers = runtime.handlers
+    if spec is None or stub_spec is None or handlers is None or not handlers.implements(stub_spec):
+        raise McpError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
+    params = _typed(spec, request.params)
+    same = protocol is runtime.stub
+    if not same and stub_spec.params is not None and request.params is not None:
+        params = versions.convert(
+            request.params,
+            stub_spec.params,
+            what=request.method,
+            source=runtime.version or "?",
+            destination=runtime.stub.version,
+        )
+    result = await getattr(handlers, stub_spec.handler)(params, ClientContext(runtime, request.id))
+    if isinstance(result, dict):
+        result = versions.validate(stub_spec.result, result)
+    if same:
+        return versions.to_json(result)
+    converted = versions.convert(
+        versions.dump(result),
+        spec.result,
+        what=f"the {spec.method} result",
+        source=runtime.stub.version,
+        destination=runtime.version or "?",
+    )
+    return orjson.dumps(versions.project(converted, result))
+
+
+async def answer_input_requests(runtime: ClientRuntime, requests: dict[str, Any]) -> dict[str, Any]:
+    """The `inputResponses` to an `InputRequiredResult`'s `inputRequests`, from the handlers."""
+    responses: dict[str, Any] = {}
+    assert runtime.protocol is not None
+    for key, ask in requests.items():
+        method = ask.get("method") if isinstance(ask, dict) else None
+        spec = runtime.protocol.input_requests.get(method) if isinstance(method, str) else None
+        stub_spec = handler_spec(runtime.stub, method or "")
+        handlers = runtime.handlers
+        if spec is None or stub_spec is None or handlers is None or not handlers.implements(stub_spec):
+            raise McpError(METHOD_NOT_FOUND, f"the server asked for {method!r}, which this client does not handle")
+        params = _typed(stub_spec, ask.get("params"))
+        result = await getattr(handlers, stub_spec.handler)(params, ClientContext(runtime, None))
+        responses[key] = versions.dump(result)
+    return responses
+
+
+async def handle_notification(runtime: ClientRuntime, notification: Notification) -> None:
+    if runtime.protocol is None or runtime.handlers is None:
+        return
+    spec = runtime.protocol.server_notifications.get(notification.method)
+    stub_spec = runtime.stub.server_notifications.get(notification.method)
+    if spec is None or stub_spec is None or stub_spec.builtin:
+        return
+    params = notification.params
+    if stub_spec.params is not None and params is not None:
+        params = versions.validate(stub_spec.params, params)
+    await getattr(runtime.handlers, stub_spec.handler)(params, ClientContext(runtime, None))

@@ -1,0 +1,62 @@
+"""One stateless (2026-07-28) request from the client: its `_meta`, the multi-round-trip retries
+an `InputRequiredResult` asks for, and the move to another version when the server answers that it
+does not support the one requested."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from . import registry
+from .calls import ProgressCallback
+from .client_handling import answer_input_requests
+from .errors import INTERNAL_ERROR, McpError
+from .request_state import MAX_INPUT_ROUNDS
+from .spec import MethodSpec
+
+if TYPE_CHECKING:
+    from .client import ClientRuntime
+
+INPUT_REQUIRED = "input_required"  # the `resultType` of an InputRequiredResult
+
+
+async def stateless_request(
+    runtime: ClientRuntime, spec: MethodSpec, data: Any, on_progress: ProgressCallback | None
+) -> Any:
+    """Send the request, answer `InputRequiredResult` rounds through the handlers and retry (a new
+    id, the same requestState), and switch to a version the server supports once, on its
+    unsupported-version error. Returns the final result as decoded JSON."""
+    session = runtime.session
+    assert session is not None and runtime.protocol is not None
+    params = dict(data or {})
+    params["_meta"] = {**runtime.request_meta(), **(params.get("_meta") or {})}
+    switched = False
+    for _ in range(MAX_INPUT_ROUNDS + 1):
+        try:
+            raw = await session.request(spec.method, params, timeout=runtime.request_timeout, on_progress=on_progress)
+        except McpError as exc:
+            choice = _other_version(runtime, exc) if not switched else None
+            if choice is None:
+                raise
+            switched = True
+            runtime.protocol, runtime.version = registry.protocol(choice), choice
+            runtime.use_version(session, choice)
+            params["_meta"] = {**params["_meta"], **runtime.request_meta()}
+            continue
+        if not (isinstance(raw, dict) and raw.get("resultType") == INPUT_REQUIRED):
+            return raw
+        params = {key: value for key, value in params.items() if key not in ("inputResponses", "requestState")}
+        params["inputResponses"] = await answer_input_requests(runtime, raw.get("inputRequests") or {})
+        if isinstance(raw.get("requestState"), str):
+            params["requestState"] = raw["requestState"]
+    raise McpError(INTERNAL_ERROR, f"{spec.method}: more than {MAX_INPUT_ROUNDS} rounds of input requests")
+
+
+def _other_version(runtime: ClientRuntime, error: McpError) -> str | None:
+    """The newest version this client speaks among those an unsupported-version error lists."""
+    assert runtime.protocol is not None
+    if error.code != runtime.protocol.error_codes.unsupported_protocol_version:
+        return None
+    supported = error.data.get("supported") if isinstance(error.data, dict) else None
+    if not isinstance(supported, list):
+        return None
+    return next((v for v in reversed(runtime.stateless_supported) if v in supported), None)
