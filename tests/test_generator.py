@@ -17,28 +17,32 @@ from mcp_bindgen.cli import build_parser, main
 from mcp_bindgen.errors import BindgenError
 from mcp_bindgen.ir import ObjectDef
 from mcp_bindgen.normalise import Patch, apply_patches, load_patches, normalise
-from mcp_bindgen.pipeline import build_ir, package_name, pinned_source, render_version
+from mcp_bindgen.pipeline import package_name, pinned_source
 
-from .conftest import PINNED_VERSIONS, REPO_ROOT, shared_schema_dir
+from .conftest import (
+    PINNED_VERSIONS,
+    REPO_ROOT,
+    cached_source,
+    name_table,
+    pinned_ir,
+    rendered,
+    rendered_pinned,
+    shared_schema_dir,
+)
 
 GOLDEN = REPO_ROOT / "tests" / "golden" / "names"
 
 
-def name_table(version: str) -> str:
-    ir = build_ir(pinned_source(version))
-    lines = []
-    for name, definition in ir.definitions.items():
-        kind = "object" if isinstance(definition, ObjectDef) else "alias"
-        origin = f"hoisted from {definition.origin}" if definition.hoisted else "schema"
-        py = ir.py_name(name)
-        lines.append(f"{name}\t{kind}\t{origin}" + (f"\tclass {py}" if py != name else ""))
-    return "\n".join(lines) + "\n"
+@pytest.fixture
+def render_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check` compares against the session's renders of the pinned versions instead of rendering anew."""
+    monkeypatch.setattr("mcp_bindgen.output.render_pinned", rendered_pinned)
 
 
 @pytest.mark.parametrize("version", PINNED_VERSIONS)
 def test_name_table_matches_golden(version: str) -> None:
     golden = GOLDEN / f"{version}.tsv"
-    table = name_table(version)
+    table = name_table(pinned_ir(version))
     if os.environ.get("UPDATE_GOLDEN"):
         golden.write_text(table, encoding="utf-8")
     assert golden.read_text(encoding="utf-8") == table, "name table changed: review, then UPDATE_GOLDEN=1"
@@ -46,13 +50,13 @@ def test_name_table_matches_golden(version: str) -> None:
 
 @pytest.mark.parametrize("version", PINNED_VERSIONS)
 def test_no_counter_names(version: str) -> None:
-    ir = build_ir(pinned_source(version))
+    ir = pinned_ir(version)
     counters = [name for name in ir.definitions if name[-1].isdigit()]
     assert counters == []
 
 
 def test_nested_names_come_from_their_location() -> None:
-    ir = build_ir(pinned_source("2024-11-05"))
+    ir = pinned_ir("2024-11-05")
     roots = ir.definitions["ClientCapabilitiesRoots"]
     assert roots.hoisted and roots.origin == "/$defs/ClientCapabilities/properties/roots"
     assert "CreateMessageRequestParams" in ir.definitions
@@ -60,14 +64,14 @@ def test_nested_names_come_from_their_location() -> None:
 
 def test_both_dialects_normalise_to_defs() -> None:
     for version in ("2024-11-05", "2026-07-28"):
-        src = pinned_source(version)
+        src = cached_source(version)
         doc = normalise(src.raw, version, src.sha256).document
         assert set(doc) == {"$defs"}
         assert "#/definitions/" not in json.dumps(doc)
 
 
 def test_patches_are_applied() -> None:
-    ir = build_ir(pinned_source("2026-07-28"))
+    ir = pinned_ir("2026-07-28")
     json_value = json.dumps(ir.definitions["JSONValue"].type, default=lambda o: o.__dict__)
     assert '"null"' in json_value and '"number"' in json_value
 
@@ -86,8 +90,7 @@ def test_every_patch_entry_still_applies_somewhere() -> None:
     # A patch that no pinned version needs any more is stale; generation would fail, but say it here too.
     for patch in load_patches():
         for version in patch.versions:
-            src = pinned_source(version)
-            doc = json.loads(src.raw)
+            doc = json.loads(cached_source(version).raw)
             assert apply_patches(doc, version, [patch]) == [patch]
 
 
@@ -97,7 +100,7 @@ def test_policy_renames_name_real_things() -> None:
     wire_keys: set[str] = set()
     names: set[str] = set()
     for version in PINNED_VERSIONS:
-        ir = build_ir(pinned_source(version))
+        ir = pinned_ir(version)
         names |= set(ir.upstream_names)
         for d in ir.definitions.values():
             if isinstance(d, ObjectDef):
@@ -106,6 +109,7 @@ def test_policy_renames_name_real_things() -> None:
     assert set(type_renames()) <= names
 
 
+@pytest.mark.slow
 def test_output_is_deterministic_across_hash_seeds(tmp_path: Path) -> None:
     script = (
         "import hashlib,sys\n"
@@ -122,8 +126,8 @@ def test_output_is_deterministic_across_hash_seeds(tmp_path: Path) -> None:
 
 
 def test_generated_files_carry_the_header() -> None:
-    src = pinned_source("2025-03-26")
-    for rel, text in render_version(src).items():
+    src = cached_source("2025-03-26")
+    for rel, text in rendered("2025-03-26").items():
         if not rel.endswith(".py"):
             continue  # py.typed: an empty marker
         first = text.splitlines()[0]
@@ -132,9 +136,10 @@ def test_generated_files_carry_the_header() -> None:
         assert "20" + "26-11" not in text.split("\n", 2)[0].replace("2025-03-26", "")  # no timestamp
 
 
-def test_check_is_clean_then_catches_a_hand_edit(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_check_is_clean_then_catches_a_hand_edit(tmp_path: Path, render_once: None) -> None:
     out = tmp_path / "generated"
-    shutil.copytree(REPO_ROOT / "generated", out)
+    shutil.copytree(REPO_ROOT / "generated", out, ignore=shutil.ignore_patterns("__pycache__"))
     assert main(["check", "--out", str(out)]) == 0
     models = out / "mcp_bindings" / "v2025_11_25" / "models.py"
     models.write_text(models.read_text(encoding="utf-8").replace("class Tool(", "class Tool2(", 1), encoding="utf-8")
@@ -142,9 +147,10 @@ def test_check_is_clean_then_catches_a_hand_edit(tmp_path: Path) -> None:
     assert main(["check", "--out", str(out)]) == 1
 
 
-def test_check_prints_a_readable_diff(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.slow
+def test_check_prints_a_readable_diff(tmp_path: Path, capsys: pytest.CaptureFixture[str], render_once: None) -> None:
     out = tmp_path / "generated"
-    shutil.copytree(REPO_ROOT / "generated", out)
+    shutil.copytree(REPO_ROOT / "generated", out, ignore=shutil.ignore_patterns("__pycache__"))
     init = out / "mcp_bindings" / "v2026_07_28" / "__init__.py"
     init.write_text(init.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
     assert main(["check", "--out", str(out)]) == 1
@@ -153,19 +159,29 @@ def test_check_prints_a_readable_diff(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "-# edited" in printed
 
 
+@pytest.mark.slow
 def test_unpinned_schema_generates_a_new_importable_version(tmp_path: Path) -> None:
     out = tmp_path / "gen"
     schema = shared_schema_dir() / "2026-07-28" / "schema.json"
     assert main(["generate", "--schema", str(schema), "--version", "draft", "--out", str(out)]) == 0
     package = out / "mcp_bindings" / package_name("draft")
     assert (package / "models.py").is_file()
-    code = "import mcp_bindings.v_draft as d; print(d.PROTOCOL_VERSION, d.CallToolRequest.__name__)"
-    env = {**os.environ, "PYTHONPATH": str(out)}
-    # The temporary src root first, so `mcp_bindings` resolves there (it has no __init__ of the main package).
-    (out / "mcp_bindings" / "__init__.py").write_text("", encoding="utf-8")
+    code = (
+        "import mcp_bindings.v_draft as d\n"
+        "from mcp_bindings.runtime import registry\n"
+        "print(d.PROTOCOL_VERSION, d.CallToolRequest.__name__)\n"
+        "print(*registry.versions())\n"
+    )
+    # `mcp_bindings` is a PEP 420 namespace package: the new version's src root, the runtime and the
+    # pinned versions are three portions of it, none with an `__init__.py` of the namespace itself.
+    roots = [out, REPO_ROOT / "runtime", REPO_ROOT / "generated"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(root) for root in roots)}
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["draft", "CallToolRequest"]
+    imported, discovered = result.stdout.splitlines()
+    assert imported.split() == ["draft", "CallToolRequest"]
+    # The registry finds version packages in every root of the namespace, oldest first.
+    assert discovered.split() == [*PINNED_VERSIONS, "draft"]
 
 
 def test_sync_verifies_sha256(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -204,7 +220,8 @@ def test_upstream_sync_offline_is_a_clear_error(monkeypatch: pytest.MonkeyPatch)
 
 
 @pytest.mark.parametrize(
-    "argv", [["--help"], ["schema", "--help"], ["schema", "sync", "--help"], ["generate", "--help"], ["check", "--help"]]
+    "argv",
+    [["--help"], ["schema", "--help"], ["schema", "sync", "--help"], ["generate", "--help"], ["check", "--help"]],
 )
 def test_every_subcommand_has_help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
