@@ -142,6 +142,17 @@ class _UnquoteName(cst.CSTTransformer):
         return cst.Name(self.name) if original_node.evaluated_value == self.name else updated_node
 
 
+def _imports_name(stmt: cst.CSTNode, name: str) -> bool:
+    """`stmt` is a `from ... import` that binds `name` (e.g. `from typing import Any, Annotated`)."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for small in stmt.body:
+        if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+            if any((alias.evaluated_alias or alias.evaluated_name) == name for alias in small.names):
+                return True
+    return False
+
+
 def _is_import(stmt: cst.CSTNode) -> bool:
     return isinstance(stmt, cst.SimpleStatementLine) and all(
         isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body
@@ -254,12 +265,14 @@ class RejectNullForOptional(cst.CSTTransformer):
         return updated_node.with_changes(annotation=updated_node.annotation.with_changes(annotation=new))
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        imports = cst.parse_statement("from pydantic import AfterValidator")
-        helper = cst.parse_statement("from ._base import not_null")
+        added = [cst.parse_statement("from pydantic import AfterValidator")]
         body = list(updated_node.body)
+        if not any(_imports_name(stmt, "Annotated") for stmt in body):  # the wrappers above need it
+            added.insert(0, cst.parse_statement("from typing import Annotated"))
+        added.append(cst.parse_statement("from ._base import not_null"))
         first_import = next((i for i, b in enumerate(body) if _is_import(b)), 0)
         last_import = max((i for i, b in enumerate(body) if _is_import(b)), default=first_import)
-        body[last_import + 1 : last_import + 1] = [imports, helper]
+        body[last_import + 1 : last_import + 1] = added
         return updated_node.with_changes(body=body)
 
 

@@ -261,8 +261,10 @@ def _call_view(ir: SchemaIR, spec: MethodSurface, table: str) -> dict[str, str]:
     }
 
 
-def _context_imports(*views: list[dict[str, str]]) -> str:
-    return ", ".join(sorted({view["context"] for group in views for view in group}))
+def _context_imports(*views: list[dict[str, str]]) -> list[str]:
+    """The import of the handler context protocols the stub's handlers use (none for no handlers)."""
+    names = sorted({view["context"] for group in views for view in group})
+    return [f"from mcp_bindings.runtime.context import {', '.join(names)}"] if names else []
 
 
 def render_server(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
