@@ -14,7 +14,7 @@ import orjson
 
 from . import jsonrpc
 from .errors import INTERNAL_ERROR, ConnectionClosed, McpError
-from .jsonrpc import RequestId, Response
+from .jsonrpc import RequestId, Response, as_object
 from .transport import Transport
 
 log = logging.getLogger("mcp_bindings.runtime")
@@ -59,14 +59,15 @@ class Calls:
 
     def progress_for(self, params: Any) -> tuple[ProgressCallback, float, Any, Any] | None:
         """The callback a `notifications/progress` is for, with its values; None to ignore it."""
-        if not isinstance(params, dict):
+        values = as_object(params)
+        if values is None:
             return None
-        token = params.get(PROGRESS_TOKEN)
+        token = values.get(PROGRESS_TOKEN)
         callback = self._progress.get(token) if is_id(token) else None  # an unhashable token must not crash
-        progress = params.get("progress")
+        progress = values.get("progress")
         if callback is None or not isinstance(progress, (int, float)) or isinstance(progress, bool):
             return None
-        return callback, progress, params.get("total"), params.get("message")
+        return callback, progress, values.get("total"), values.get("message")
 
     async def request(
         self,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from pydantic import ValidationError
@@ -49,6 +49,16 @@ class InvalidMessage(McpError):
         super().__init__(code, message, data)
         self.id = id
         self.reply = reply
+
+
+def as_object(value: Any) -> dict[str, Any] | None:
+    """A decoded JSON value as an object (typed for the checker), or None when it is not one."""
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else None
+
+
+def json_object(value: Any) -> dict[str, Any]:
+    """A decoded JSON value as an object; anything else reads as an empty one."""
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else {}
 
 
 def decode(frame: bytes) -> Any:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
@@ -26,7 +26,7 @@ async def connect_in_memory(
     protocol_version: str | None = None,
     request_timeout: float | None = None,
     **runtime_options: Any,
-) -> AsyncIterator[C]:
+) -> AsyncGenerator[C, None]:
     client_end, server_end = memory_pair()
     server_session = Session(server_end, ServerRuntime(server, **runtime_options))
     async with anyio.create_task_group() as task_group:

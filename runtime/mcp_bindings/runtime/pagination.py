@@ -19,6 +19,7 @@ from typing import TypeVar
 import orjson
 
 from .errors import INVALID_PARAMS, McpError
+from .jsonrpc import as_object
 
 T = TypeVar("T")
 
@@ -32,17 +33,11 @@ def decode_cursor(cursor: str, scope: str = "") -> int:
     """The offset a cursor stands for; -32602 when it is not one of ours (or not for `scope`)."""
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        data = orjson.loads(raw)
+        data = as_object(orjson.loads(raw))
     except (binascii.Error, ValueError, TypeError):
         data = None
-    offset = data.get("o") if isinstance(data, dict) else None
-    if (
-        not isinstance(offset, int)
-        or isinstance(offset, bool)
-        or offset < 0
-        or not isinstance(data, dict)
-        or data.get("s") != scope
-    ):
+    offset = data.get("o") if data is not None else None
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0 or data is None or data.get("s") != scope:
         raise invalid_cursor(cursor)
     return offset
 

@@ -13,6 +13,7 @@ import os
 import orjson
 
 from .errors import INVALID_PARAMS, McpError
+from .jsonrpc import as_object
 
 # Rounds of input requests one request may take, in either direction (server, bridge, client).
 MAX_INPUT_ROUNDS = 16
@@ -53,10 +54,10 @@ class RequestStateSealer:
             import hmac
 
             valid = hmac.compare_digest(self._mac(payload), _unb64(mac_text))
-            data = orjson.loads(payload) if valid else None
+            data = as_object(orjson.loads(payload)) if valid else None
         except (ValueError, orjson.JSONDecodeError):
             data = None
-        if not isinstance(data, dict) or data.get("m") != method:
+        if data is None or data.get("m") != method:
             raise McpError(
                 INVALID_PARAMS,
                 "Invalid params: requestState failed its integrity check (altered or not issued by this server)",

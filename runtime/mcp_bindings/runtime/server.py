@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from . import versions
 from .bridge import VersionBridge
 from .errors import INVALID_REQUEST, METHOD_NOT_FOUND, McpError
-from .jsonrpc import Notification, Request, invalid_field, validation_error
+from .jsonrpc import Notification, Request, invalid_field, json_object, validation_error
 from .notifications import SUBSCRIPTION_REQUESTS, ServerHost, host_for
 from .peer import LOG_LEVELS, Lifecycle, PeerView, stateless_meta
 from .request_state import RequestStateSealer
@@ -191,7 +191,7 @@ async def _initialize_again(runtime: ServerRuntime, request: Request, view: Peer
 
 
 async def _set_level(runtime: ServerRuntime, request: Request, view: PeerView, session: Session) -> bytes:
-    level = (request.params or {}).get("level")
+    level = json_object(request.params).get("level")
     if level not in LOG_LEVELS:
         raise invalid_field("params.level", f"must be one of {', '.join(LOG_LEVELS)}", "enum")
     view.log_level = level
@@ -212,7 +212,7 @@ async def _listen(runtime: ServerRuntime, request: Request, view: PeerView, sess
 async def _subscription(runtime: ServerRuntime, request: Request, view: PeerView, session: Session) -> bytes:
     spec = view.protocol.client_requests[request.method]
     params = versions.dump(versions.validate_params(spec, request.params))
-    uri = params.get("uri") if isinstance(params, dict) else None
+    uri = json_object(params).get("uri")
     if not isinstance(uri, str):
         raise invalid_field("params.uri", f"{spec.method} needs params.uri", "missing")
     assert runtime.subscriptions is not None

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from . import versions
 from .calls import PROGRESS_TOKEN
 from .errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
-from .jsonrpc import Request
+from .jsonrpc import Request, json_object
 from .peer import LOG_LEVELS, PeerView
 from .session import Session
 from .stubs import ServerStub
@@ -41,9 +41,7 @@ class ServerRequestContext:
     @property
     def _progress_token(self) -> Any:
         """The request's `_meta.progressToken`, read when a handler reports progress."""
-        params = self._request.params
-        meta = params.get("_meta") if isinstance(params, dict) else None
-        return meta.get(PROGRESS_TOKEN) if isinstance(meta, dict) else None
+        return json_object(json_object(self._request.params).get("_meta")).get(PROGRESS_TOKEN)
 
     @property
     def request_id(self) -> str | int:

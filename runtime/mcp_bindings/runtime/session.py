@@ -9,7 +9,7 @@ session. What a method means is the dispatcher's business (`ServerRuntime`, `Cli
 from __future__ import annotations
 
 import logging
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, cast
 
 import anyio
 import orjson
@@ -101,7 +101,7 @@ class Session:
             await self._send_quietly(jsonrpc.encode_error(None, exc.code, exc.message))
             return
         if isinstance(data, list):
-            await self._dispatch_batch(data)
+            await self._dispatch_batch(cast("list[Any]", data))
             return
         try:
             message = jsonrpc.classify(data)
@@ -256,7 +256,7 @@ class Session:
             log.exception("notification handler for %s failed", notification.method)
 
     def _peer_cancelled(self, params: Any) -> None:
-        request_id = params.get("requestId") if isinstance(params, dict) else None
+        request_id = jsonrpc.json_object(params).get("requestId")
         scope = self._in_flight.get(request_id) if is_id(request_id) else None
         if scope is None:
             return  # late or unknown: ignored, as the spec says

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 Side = Literal["server", "client"]
 Direction = Literal["client_to_server", "server_to_client"]
@@ -26,9 +26,12 @@ class Capability:
     def present_in(self, capabilities: Mapping[str, Any] | None) -> bool:
         node: Any = capabilities
         for key in self.path:
-            if not isinstance(node, Mapping) or node.get(key) in (None, False):
+            if not isinstance(node, Mapping):
                 return False
-            node = node[key]
+            value = cast("Mapping[str, Any]", node).get(key)
+            if value is None or value is False:
+                return False
+            node = value
         return True
 
     def __str__(self) -> str:

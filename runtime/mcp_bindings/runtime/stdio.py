@@ -8,7 +8,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
@@ -135,7 +135,7 @@ async def connect_stdio(
     request_timeout: float | None = None,
     stderr: Any = None,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-) -> AsyncIterator[C]:
+) -> AsyncGenerator[C, None]:
     """Spawn a stdio server, initialize, and yield the typed client; shut the server down after."""
     from .client import (
         connect,  # here, not at the top: a stdio *server* never loads the client side

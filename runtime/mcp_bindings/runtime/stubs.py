@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from .errors import StubDefinitionError
 from .spec import Capability, MethodSpec, ProtocolTables, Side
@@ -39,7 +39,7 @@ def _paths(capabilities: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> Ite
             continue
         yield (*prefix, key)
         if isinstance(value, Mapping):
-            yield from _paths(value, (*prefix, key))
+            yield from _paths(cast("Mapping[str, Any]", value), (*prefix, key))
 
 
 class _CapabilityDeriving:
