@@ -31,7 +31,9 @@ from mcp_bindings.runtime.auth import (
     parse_challenges,
     pkce_pair,
 )
-from mcp_bindings.runtime.auth.client import basic_credentials, parse_token_response
+from mcp_bindings.runtime.auth.grants import basic_credentials, parse_token_response, token_auth_method
+from mcp_bindings.runtime.auth.registration import _registration_auth_method  # pyright: ignore[reportPrivateUsage]
+from mcp_bindings.runtime.auth.scopes import select_scope
 from mcp_bindings.runtime.auth.errors import AuthorizationError, OAuthError
 
 ISSUER = "https://as.example.com"
@@ -168,8 +170,10 @@ def found(prm_scopes: tuple[str, ...] | None = None, as_scopes: tuple[str, ...] 
 
 def select(d: Discovery, challenge_scope: str | None = None, previous: str | None = None, **kw: Any) -> str | None:
     header = "Bearer" + (f' scope="{challenge_scope}"' if challenge_scope else "")
-    auth = OAuthClientAuth(**kw)
-    return auth._select_scope(d, bearer_challenge(header), previous)  # pyright: ignore[reportPrivateUsage]
+    auth = OAuthClientAuth(**kw)  # its options, as the flow passes them
+    return select_scope(
+        d, bearer_challenge(header), previous, configured=auth.scope, offline_access=auth.request_offline_access
+    )
 
 
 def test_scope_selection_order() -> None:
@@ -209,20 +213,17 @@ def test_offline_access_rules() -> None:
     ],
 )
 def test_token_auth_method(client: ClientCredentials, supported: tuple[str, ...] | None, expected: str) -> None:
-    auth = OAuthClientAuth()
     meta = metadata(token_endpoint_auth_methods_supported=supported)
-    assert auth._token_auth_method(client, meta) == expected  # pyright: ignore[reportPrivateUsage]
+    assert token_auth_method(client, meta) == expected
 
 
 def test_unsupported_token_auth_method() -> None:
     with pytest.raises(OAuthError, match="private_key_jwt"):
-        OAuthClientAuth()._token_auth_method(  # pyright: ignore[reportPrivateUsage]
-            ClientCredentials("c", "s", "private_key_jwt"), metadata())
+        token_auth_method(ClientCredentials("c", "s", "private_key_jwt"), metadata())
 
 
 def test_registration_auth_method_prefers_a_public_client() -> None:
-    auth = OAuthClientAuth()
-    pick = auth._registration_auth_method  # pyright: ignore[reportPrivateUsage]
+    pick = _registration_auth_method  # pyright: ignore[reportPrivateUsage]
     assert pick(metadata(token_endpoint_auth_methods_supported=("client_secret_basic", "none"))) == "none"
     assert pick(metadata(token_endpoint_auth_methods_supported=("client_secret_post",))) == "client_secret_post"
     assert pick(metadata()) == "client_secret_basic"
@@ -235,7 +236,8 @@ def test_application_type() -> None:
         return url
 
     def app_type(redirect: str) -> str:
-        return OAuthClientAuth(CallbackAuthorizationHandler(redirect, cb))._application_type()  # pyright: ignore[reportPrivateUsage]
+        registrar = OAuthClientAuth(CallbackAuthorizationHandler(redirect, cb)).registrar
+        return registrar._application_type()  # pyright: ignore[reportPrivateUsage]
 
     assert app_type("http://127.0.0.1:3000/cb") == "native"
     assert app_type("http://localhost/cb") == "native"

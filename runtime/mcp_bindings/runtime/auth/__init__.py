@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS = {
     # client
     "OAuthClientAuth": "client",
-    "pkce_pair": "client",
-    "check_authorization_response": "client",
+    "pkce_pair": "grants",
+    "check_authorization_response": "grants",
     # user-facing step
     "AuthorizationHandler": "handlers",
     "AuthorizationResponse": "handlers",
@@ -131,7 +131,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .challenge import Challenge, bearer_challenge, format_challenge, parse_challenges
-    from .client import OAuthClientAuth, check_authorization_response, pkce_pair
+    from .client import OAuthClientAuth
     from .discovery import (
         AuthorizationServerMetadata,
         Discovery,
@@ -158,6 +158,7 @@ if TYPE_CHECKING:
         StateMismatchError,
         TokenRequestError,
     )
+    from .grants import check_authorization_response, pkce_pair
     from .handlers import (
         AuthorizationHandler,
         AuthorizationResponse,

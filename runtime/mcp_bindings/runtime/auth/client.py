@@ -32,70 +32,34 @@ server, tokens of the old one are dropped (never sent) and the client registers 
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 import logging
-import secrets
-import time
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import quote_plus, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import anyio
 import httpx
 
 from .challenge import Challenge, parse_challenges
 from .discovery import (
-    AuthorizationServerMetadata,
     Discovery,
     canonical_server_url,
     discover,
-    is_loopback_host,
     origin_of,
 )
 from .errors import (
-    AuthorizationDeniedError,
-    AuthorizationError,
     AuthorizationLimitError,
     InsufficientScopeError,
-    IssuerParameterError,
-    OAuthError,
-    RegistrationError,
-    StateMismatchError,
     TokenRequestError,
 )
-from .handlers import AuthorizationHandler, AuthorizationResponse, HeadlessAuthorizationHandler
+from .grants import authorization_code_grant, token_request
+from .handlers import AuthorizationHandler, HeadlessAuthorizationHandler
+from .registration import ClientRegistrar
+from .scopes import select_scope
 from .storage import ClientCredentials, InMemoryTokenStorage, OAuthTokens, TokenStorage
 
 log = logging.getLogger("mcp_bindings.runtime.auth")
-
-TOKEN_AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
-OFFLINE_ACCESS = "offline_access"
-
-
-def pkce_pair() -> tuple[str, str]:
-    """(code_verifier, S256 code_challenge), RFC 7636 §4.1-4.2: 64 unreserved characters from a CSPRNG,
-    and BASE64URL(SHA256(verifier)) without padding."""
-    verifier = secrets.token_urlsafe(48)
-    digest = hashlib.sha256(verifier.encode("ascii")).digest()
-    return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
-
-
-def basic_credentials(client_id: str, client_secret: str) -> str:
-    """`Basic ...` for client_secret_basic: id and secret form-urlencoded first (RFC 6749 §2.3.1)."""
-    raw = f"{quote_plus(client_id)}:{quote_plus(client_secret)}".encode()
-    return "Basic " + base64.b64encode(raw).decode("ascii")
-
-
-def _union(*scope_lists: Sequence[str]) -> list[str]:
-    seen: list[str] = []
-    for scopes in scope_lists:
-        for scope in scopes:
-            if scope and scope not in seen:
-                seen.append(scope)
-    return seen
 
 
 class OAuthClientAuth(httpx.Auth):
@@ -149,12 +113,16 @@ class OAuthClientAuth(httpx.Auth):
         self.handler: AuthorizationHandler = handler or HeadlessAuthorizationHandler()
         self.server_url = canonical_server_url(server_url) if server_url else None
         self.storage: TokenStorage = storage or InMemoryTokenStorage()
-        self.preregistered = client
-        self.client_metadata_url = client_metadata_url
-        self.client_name = client_name
-        self.client_uri = client_uri
-        self.application_type = application_type
-        self.extra_client_metadata = dict(extra_client_metadata or {})
+        self.registrar = ClientRegistrar(
+            self.handler,
+            self.storage,
+            preregistered=client,
+            client_metadata_url=client_metadata_url,
+            client_name=client_name,
+            client_uri=client_uri,
+            application_type=application_type,
+            extra_client_metadata=extra_client_metadata,
+        )
         self.scope = scope
         self.request_offline_access = request_offline_access
         self.max_authorizations = max_authorizations
@@ -167,7 +135,6 @@ class OAuthClientAuth(httpx.Auth):
         self._generation = 0  # bumped whenever the tokens change
         self._consecutive = 0  # authorizations since a request last got through
         self._discovery: Discovery | None = None
-        self._preregistered_issuer = client.issuer if client is not None else None
         self._lock: anyio.Lock | None = None
 
     # -- public helpers --------------------------------------------------------------------------
@@ -193,20 +160,7 @@ class OAuthClientAuth(httpx.Auth):
 
     def client_metadata_document(self) -> dict[str, Any]:
         """The JSON document to host at `client_metadata_url` (CIMD)."""
-        if self.client_metadata_url is None:
-            raise ValueError("no client_metadata_url configured")
-        document: dict[str, Any] = {
-            "client_id": self.client_metadata_url,
-            "client_name": self.client_name,
-            "redirect_uris": [self.handler.redirect_uri],
-            "grant_types": ["authorization_code", "refresh_token"],
-            "response_types": ["code"],
-            "token_endpoint_auth_method": "none",
-            "application_type": self._application_type(),
-        }
-        if self.client_uri:
-            document["client_uri"] = self.client_uri
-        return document
+        return self.registrar.metadata_document()
 
     # -- the httpx.Auth flow ---------------------------------------------------------------------
 
@@ -339,7 +293,13 @@ class OAuthClientAuth(httpx.Auth):
                 if can_refresh and tokens is not None and await self._refresh(http, found, tokens):
                     return True
                 previous = tokens.requested_scope if tokens is not None else None
-                await self._authorize(http, found, self._select_scope(found, challenge, previous))
+                await self._authorize(
+                    http,
+                    found,
+                    select_scope(
+                        found, challenge, previous, configured=self.scope, offline_access=self.request_offline_access
+                    ),
+                )
                 return False
 
     async def _on_insufficient_scope(self, challenge: Challenge, generation: int) -> bool:
@@ -356,13 +316,24 @@ class OAuthClientAuth(httpx.Auth):
                     await self._drop_tokens()
                     tokens = None
                 previous = (tokens.requested_scope or tokens.scope) if tokens is not None else None
-                await self._authorize(http, found, self._select_scope(found, challenge, previous, step_up=True))
+                await self._authorize(
+                    http,
+                    found,
+                    select_scope(
+                        found,
+                        challenge,
+                        previous,
+                        configured=self.scope,
+                        offline_access=self.request_offline_access,
+                        step_up=True,
+                    ),
+                )
                 return True
 
     async def _discover(self, http: httpx.AsyncClient, challenge: Challenge | None) -> Discovery:
         preferred = [t.issuer for t in (self._tokens,) if t is not None]
-        if self._preregistered_issuer:
-            preferred.append(self._preregistered_issuer)
+        if self.registrar.preregistered_issuer:
+            preferred.append(self.registrar.preregistered_issuer)
         found = await discover(
             http,
             self._key,
@@ -373,133 +344,6 @@ class OAuthClientAuth(httpx.Auth):
         self._discovery = found
         return found
 
-    def _select_scope(
-        self, found: Discovery, challenge: Challenge | None, previous: str | None, *, step_up: bool = False
-    ) -> str | None:
-        if self.scope is not None and not step_up:
-            base = self.scope.split()
-        elif challenge is not None and challenge.scopes:
-            base = challenge.scopes  # authoritative for the current request
-        elif found.protected_resource is not None and found.protected_resource.scopes_supported:
-            base = list(found.protected_resource.scopes_supported)
-        else:
-            base = []
-        scopes = _union((previous or "").split(), base)
-        metadata = found.metadata
-        if (
-            self.request_offline_access
-            and scopes
-            and OFFLINE_ACCESS not in scopes
-            and OFFLINE_ACCESS in (metadata.scopes_supported or ())
-            and metadata.supports_grant("refresh_token")
-        ):
-            scopes.append(OFFLINE_ACCESS)
-        return " ".join(scopes) or None
-
-    # -- internals: registration -----------------------------------------------------------------
-
-    def _application_type(self) -> str:
-        if self.application_type:
-            return self.application_type
-        parts = urlsplit(self.handler.redirect_uri)
-        native = parts.scheme not in ("http", "https") or is_loopback_host(parts.hostname)
-        return "native" if native else "web"
-
-    async def _client_for(
-        self, http: httpx.AsyncClient, found: Discovery, *, register: bool = True
-    ) -> ClientCredentials | None:
-        issuer = found.issuer
-        pre = self.preregistered
-        if pre is not None:
-            if self._preregistered_issuer is None:
-                self._preregistered_issuer = issuer  # bound to the first issuer it is used with
-            if self._preregistered_issuer == issuer:
-                return pre
-        stored = await self.storage.get_client(issuer)
-        redirect_uri = self.handler.redirect_uri
-        usable = stored is not None and stored.issuer in (None, issuer) and not stored.expired()
-        if usable and stored is not None and (not stored.redirect_uris or redirect_uri in stored.redirect_uris):
-            return stored
-        if self.client_metadata_url and found.metadata.client_id_metadata_document_supported:
-            return ClientCredentials(
-                client_id=self.client_metadata_url, token_endpoint_auth_method="none", issuer=issuer
-            )
-        if not register:
-            return None
-        if found.metadata.registration_endpoint:
-            client = await self._register(http, found.metadata)
-            await self.storage.set_client(issuer, client)
-            return client
-        if pre is not None:
-            raise RegistrationError(
-                f"the pre-registered client is for {self._preregistered_issuer}, but the server's authorization "
-                f"server is {issuer}, which offers no registration"
-            )
-        raise RegistrationError(
-            f"no way to register with {issuer}: no pre-registered client, no Client ID Metadata Document support "
-            "and no registration_endpoint"
-        )
-
-    def _registration_auth_method(self, metadata: AuthorizationServerMetadata) -> str:
-        supported = metadata.token_endpoint_auth_methods_supported
-        if supported is None:
-            return "client_secret_basic"  # RFC 8414's default for an omitted list
-        for method in ("none", "client_secret_basic", "client_secret_post"):
-            if method in supported:
-                return method
-        return "client_secret_basic"
-
-    async def _register(self, http: httpx.AsyncClient, metadata: AuthorizationServerMetadata) -> ClientCredentials:
-        assert metadata.registration_endpoint is not None
-        method = self._registration_auth_method(metadata)
-        body: dict[str, Any] = {
-            "client_name": self.client_name,
-            "redirect_uris": [self.handler.redirect_uri],
-            "grant_types": ["authorization_code", "refresh_token"],
-            "response_types": ["code"],
-            "token_endpoint_auth_method": method,
-            "application_type": self._application_type(),
-        }
-        if self.client_uri:
-            body["client_uri"] = self.client_uri
-        body.update(self.extra_client_metadata)
-        try:
-            response = await http.post(
-                metadata.registration_endpoint, json=body, headers={"Accept": "application/json"}
-            )
-        except httpx.TransportError as exc:
-            raise RegistrationError(
-                f"dynamic client registration at {metadata.registration_endpoint} failed: {exc}"
-            ) from exc
-        data = _json_object(response)
-        if response.status_code not in (200, 201):
-            error = data.get("error") if data else None
-            description = data.get("error_description") if data else None
-            raise RegistrationError(
-                f"dynamic client registration refused: HTTP {response.status_code}"
-                + (f" {error}" if error else "")
-                + (f": {description}" if description else "")
-            )
-        client_id = data.get("client_id") if data else None
-        if not isinstance(client_id, str) or not client_id:
-            raise RegistrationError("the registration response has no client_id")
-        assert data is not None
-        secret = data.get("client_secret")
-        expires = data.get("client_secret_expires_at")
-        redirect_uris = data.get("redirect_uris")
-        granted_method = data.get("token_endpoint_auth_method")
-        return ClientCredentials(
-            client_id=client_id,
-            client_secret=secret if isinstance(secret, str) and secret else None,
-            token_endpoint_auth_method=granted_method if isinstance(granted_method, str) else method,
-            issuer=metadata.issuer,
-            redirect_uris=tuple(u for u in redirect_uris if isinstance(u, str))
-            if isinstance(redirect_uris, list)
-            else (self.handler.redirect_uri,),
-            client_secret_expires_at=float(expires) if isinstance(expires, (int, float)) else None,
-            registration=data,
-        )
-
     # -- internals: authorization and tokens -----------------------------------------------------
 
     async def _authorize(self, http: httpx.AsyncClient, found: Discovery, scope: str | None) -> None:
@@ -508,55 +352,24 @@ class OAuthClientAuth(httpx.Auth):
                 f"the server rejected the tokens of {self._consecutive} authorizations in a row; giving up"
             )
         self._consecutive += 1
-        metadata = found.metadata
-        client = await self._client_for(http, found)
+        client = await self.registrar.client_for(http, found)
         assert client is not None
-        verifier, code_challenge = pkce_pair()
-        state = secrets.token_urlsafe(32)
-        redirect_uri = self.handler.redirect_uri
-        params = {
-            "response_type": "code",
-            "client_id": client.client_id,
-            "redirect_uri": redirect_uri,
-            "code_challenge": code_challenge,
-            "code_challenge_method": "S256",
-            "state": state,
-            "resource": found.resource,
-        }
-        if scope:
-            params["scope"] = scope
-        url = _with_query(metadata.authorization_endpoint, params)
-        log.debug("authorizing with %s (scope %r)", metadata.issuer, scope)
-        response = await self.handler.authorize(url)
-        check_authorization_response(response, expected_state=state, metadata=metadata)
-        assert response.code is not None
-        data = {
-            "grant_type": "authorization_code",
-            "code": response.code,
-            "redirect_uri": redirect_uri,
-            "code_verifier": verifier,
-            "resource": found.resource,
-        }
         try:
-            tokens = await self._token_request(http, found, client, data, requested_scope=scope)
+            tokens = await authorization_code_grant(http, found, client, self.handler, scope)
         except TokenRequestError as exc:
-            if (
-                exc.error == "invalid_client"
-                and client is not self.preregistered
-                and client.client_id != self.client_metadata_url
-            ):
-                await self.storage.delete_client(found.issuer)  # stale registration: register again next time
+            if exc.error == "invalid_client":
+                await self.registrar.forget(found.issuer, client)
             raise
         await self._set_tokens(tokens)
 
     async def _refresh(self, http: httpx.AsyncClient, found: Discovery, tokens: OAuthTokens) -> bool:
         assert tokens.refresh_token is not None
-        client = await self._client_for(http, found, register=False)
+        client = await self.registrar.client_for(http, found, register=False)
         if client is None:
             return False
         data = {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token, "resource": found.resource}
         try:
-            fresh = await self._token_request(http, found, client, data, requested_scope=tokens.requested_scope)
+            fresh = await token_request(http, found, client, data, requested_scope=tokens.requested_scope)
         except TokenRequestError as exc:
             log.info("refresh failed (%s); a new authorization follows", exc)
             await self._set_tokens(tokens.with_(refresh_token=None))
@@ -568,129 +381,3 @@ class OAuthClientAuth(httpx.Auth):
             )
         )
         return True
-
-    def _token_auth_method(self, client: ClientCredentials, metadata: AuthorizationServerMetadata) -> str:
-        method = client.token_endpoint_auth_method
-        if method in ("client_secret_basic", "client_secret_post") and not client.client_secret:
-            return "none"
-        if method is not None:
-            if method not in TOKEN_AUTH_METHODS:
-                raise OAuthError(f"token endpoint auth method {method!r} is not supported by this client")
-            return method
-        if not client.client_secret:
-            return "none"
-        supported = metadata.token_endpoint_auth_methods_supported or ("client_secret_basic",)
-        for candidate in ("client_secret_basic", "client_secret_post", "none"):
-            if candidate in supported:
-                return candidate
-        return "client_secret_basic"
-
-    async def _token_request(
-        self,
-        http: httpx.AsyncClient,
-        found: Discovery,
-        client: ClientCredentials,
-        data: dict[str, str],
-        *,
-        requested_scope: str | None,
-    ) -> OAuthTokens:
-        metadata = found.metadata
-        method = self._token_auth_method(client, metadata)
-        form = dict(data)
-        headers = {"Accept": "application/json"}
-        if method == "client_secret_basic":
-            assert client.client_secret is not None
-            headers["Authorization"] = basic_credentials(client.client_id, client.client_secret)
-        elif method == "client_secret_post":
-            assert client.client_secret is not None
-            form["client_id"] = client.client_id
-            form["client_secret"] = client.client_secret
-        else:
-            form["client_id"] = client.client_id
-        try:
-            response = await http.post(metadata.token_endpoint, data=form, headers=headers)
-        except httpx.TransportError as exc:
-            raise TokenRequestError(f"token request to {metadata.token_endpoint} failed: {exc}") from exc
-        body = _json_object(response)
-        if response.status_code != 200:
-            error = body.get("error") if body else None
-            description = body.get("error_description") if body else None
-            raise TokenRequestError(
-                f"token endpoint refused the {data['grant_type']} grant: HTTP {response.status_code}"
-                + (f" {error}" if error else "")
-                + (f": {description}" if description else ""),
-                error=error if isinstance(error, str) else None,
-                description=description if isinstance(description, str) else None,
-                status_code=response.status_code,
-            )
-        return parse_token_response(
-            body, issuer=metadata.issuer, resource=found.resource, requested_scope=requested_scope
-        )
-
-
-def _with_query(url: str, params: Mapping[str, str]) -> str:
-    parts = urlsplit(url)
-    extra = urlencode(params)
-    return urlunsplit(parts._replace(query=f"{parts.query}&{extra}" if parts.query else extra, fragment=""))
-
-
-def _json_object(response: httpx.Response) -> dict[str, Any] | None:
-    try:
-        data = response.json()
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None  # pyright: ignore[reportUnknownVariableType]
-
-
-def check_authorization_response(
-    response: AuthorizationResponse, *, expected_state: str, metadata: AuthorizationServerMetadata
-) -> None:
-    """RFC 9207 first (MCP 2026-07-28 table; a mismatched response is discarded unread, `error`
-    included), then `state`, then `error`, then `code`."""
-    iss = response.iss
-    if iss is not None:
-        if iss != metadata.issuer:  # simple string comparison: no normalization of any kind
-            raise IssuerParameterError(
-                f"the authorization response's iss {iss!r} is not the recorded issuer {metadata.issuer!r}; discarded"
-            )
-    elif metadata.authorization_response_iss_parameter_supported:
-        raise IssuerParameterError(
-            f"{metadata.issuer} advertises authorization_response_iss_parameter_supported, "
-            "but the authorization response has no iss; discarded"
-        )
-    state = response.state
-    if state is None or not hmac.compare_digest(state.encode("utf-8"), expected_state.encode("utf-8")):
-        raise StateMismatchError("the authorization response's state does not match the request's; discarded")
-    if response.error:
-        raise AuthorizationDeniedError(response.error, response.error_description)
-    if not response.code:
-        raise AuthorizationError("the authorization response has neither a code nor an error")
-
-
-def parse_token_response(
-    body: Mapping[str, Any] | None, *, issuer: str, resource: str, requested_scope: str | None
-) -> OAuthTokens:
-    if body is None:
-        raise TokenRequestError("the token endpoint did not answer a JSON object")
-    access_token = body.get("access_token")
-    if not isinstance(access_token, str) or not access_token:
-        raise TokenRequestError("the token response has no access_token")
-    token_type = body.get("token_type") or "Bearer"
-    if not isinstance(token_type, str) or token_type.lower() != "bearer":
-        raise TokenRequestError(f"unsupported token_type {token_type!r} (this client uses Bearer tokens)")
-    expires_in = body.get("expires_in")
-    expires_at = None
-    if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool) and expires_in > 0:
-        expires_at = time.time() + float(expires_in)
-    refresh_token = body.get("refresh_token")
-    scope = body.get("scope")
-    return OAuthTokens(
-        access_token=access_token,
-        issuer=issuer,
-        resource=resource,
-        token_type="Bearer",
-        expires_at=expires_at,
-        refresh_token=refresh_token if isinstance(refresh_token, str) and refresh_token else None,
-        scope=scope if isinstance(scope, str) else requested_scope,
-        requested_scope=requested_scope,
-    )

@@ -317,7 +317,7 @@ class IntrospectionVerifier:
         data = {"token": token, "token_type_hint": "access_token"}
         headers = {"Accept": "application/json"}
         if self.auth_method == "client_secret_basic" and self.client_id is not None:
-            from .client import basic_credentials
+            from .grants import basic_credentials
 
             headers["Authorization"] = basic_credentials(self.client_id, self.client_secret or "")
         elif self.client_id is not None:

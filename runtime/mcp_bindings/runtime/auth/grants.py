@@ -1,0 +1,210 @@
+"""The authorization server's endpoints, client side: PKCE, the authorization code grant through the
+user-facing handler (with the RFC 9207 and `state` checks), and token requests with the client's
+authentication method. Stateless: `OAuthClientAuth` keeps the tokens."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import logging
+import secrets
+import time
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote_plus, urlencode, urlsplit, urlunsplit
+
+import httpx
+
+from .discovery import AuthorizationServerMetadata, Discovery
+from .errors import (
+    AuthorizationDeniedError,
+    AuthorizationError,
+    IssuerParameterError,
+    OAuthError,
+    StateMismatchError,
+    TokenRequestError,
+)
+from .handlers import AuthorizationHandler, AuthorizationResponse
+from .storage import ClientCredentials, OAuthTokens
+
+log = logging.getLogger("mcp_bindings.runtime.auth")
+
+TOKEN_AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
+
+
+def pkce_pair() -> tuple[str, str]:
+    """(code_verifier, S256 code_challenge), RFC 7636 §4.1-4.2: 64 unreserved characters from a CSPRNG,
+    and BASE64URL(SHA256(verifier)) without padding."""
+    verifier = secrets.token_urlsafe(48)
+    digest = hashlib.sha256(verifier.encode("ascii")).digest()
+    return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+def basic_credentials(client_id: str, client_secret: str) -> str:
+    """`Basic ...` for client_secret_basic: id and secret form-urlencoded first (RFC 6749 §2.3.1)."""
+    raw = f"{quote_plus(client_id)}:{quote_plus(client_secret)}".encode()
+    return "Basic " + base64.b64encode(raw).decode("ascii")
+
+
+async def authorization_code_grant(
+    http: httpx.AsyncClient,
+    found: Discovery,
+    client: ClientCredentials,
+    handler: AuthorizationHandler,
+    scope: str | None,
+) -> OAuthTokens:
+    """Authorization code + PKCE S256 through `handler`, then the code exchanged for tokens."""
+    metadata = found.metadata
+    verifier, code_challenge = pkce_pair()
+    state = secrets.token_urlsafe(32)
+    redirect_uri = handler.redirect_uri
+    params = {
+        "response_type": "code",
+        "client_id": client.client_id,
+        "redirect_uri": redirect_uri,
+        "code_challenge": code_challenge,
+        "code_challenge_method": "S256",
+        "state": state,
+        "resource": found.resource,
+    }
+    if scope:
+        params["scope"] = scope
+    url = _with_query(metadata.authorization_endpoint, params)
+    log.debug("authorizing with %s (scope %r)", metadata.issuer, scope)
+    response = await handler.authorize(url)
+    check_authorization_response(response, expected_state=state, metadata=metadata)
+    assert response.code is not None
+    data = {
+        "grant_type": "authorization_code",
+        "code": response.code,
+        "redirect_uri": redirect_uri,
+        "code_verifier": verifier,
+        "resource": found.resource,
+    }
+    return await token_request(http, found, client, data, requested_scope=scope)
+
+
+def token_auth_method(client: ClientCredentials, metadata: AuthorizationServerMetadata) -> str:
+    method = client.token_endpoint_auth_method
+    if method in ("client_secret_basic", "client_secret_post") and not client.client_secret:
+        return "none"
+    if method is not None:
+        if method not in TOKEN_AUTH_METHODS:
+            raise OAuthError(f"token endpoint auth method {method!r} is not supported by this client")
+        return method
+    if not client.client_secret:
+        return "none"
+    supported = metadata.token_endpoint_auth_methods_supported or ("client_secret_basic",)
+    for candidate in ("client_secret_basic", "client_secret_post", "none"):
+        if candidate in supported:
+            return candidate
+    return "client_secret_basic"
+
+
+async def token_request(
+    http: httpx.AsyncClient,
+    found: Discovery,
+    client: ClientCredentials,
+    data: dict[str, str],
+    *,
+    requested_scope: str | None,
+) -> OAuthTokens:
+    metadata = found.metadata
+    method = token_auth_method(client, metadata)
+    form = dict(data)
+    headers = {"Accept": "application/json"}
+    if method == "client_secret_basic":
+        assert client.client_secret is not None
+        headers["Authorization"] = basic_credentials(client.client_id, client.client_secret)
+    elif method == "client_secret_post":
+        assert client.client_secret is not None
+        form["client_id"] = client.client_id
+        form["client_secret"] = client.client_secret
+    else:
+        form["client_id"] = client.client_id
+    try:
+        response = await http.post(metadata.token_endpoint, data=form, headers=headers)
+    except httpx.TransportError as exc:
+        raise TokenRequestError(f"token request to {metadata.token_endpoint} failed: {exc}") from exc
+    body = json_object_of(response)
+    if response.status_code != 200:
+        error = body.get("error") if body else None
+        description = body.get("error_description") if body else None
+        raise TokenRequestError(
+            f"token endpoint refused the {data['grant_type']} grant: HTTP {response.status_code}"
+            + (f" {error}" if error else "")
+            + (f": {description}" if description else ""),
+            error=error if isinstance(error, str) else None,
+            description=description if isinstance(description, str) else None,
+            status_code=response.status_code,
+        )
+    return parse_token_response(body, issuer=metadata.issuer, resource=found.resource, requested_scope=requested_scope)
+
+
+def _with_query(url: str, params: Mapping[str, str]) -> str:
+    parts = urlsplit(url)
+    extra = urlencode(params)
+    return urlunsplit(parts._replace(query=f"{parts.query}&{extra}" if parts.query else extra, fragment=""))
+
+
+def json_object_of(response: httpx.Response) -> dict[str, Any] | None:
+    try:
+        data = response.json()
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None  # pyright: ignore[reportUnknownVariableType]
+
+
+def check_authorization_response(
+    response: AuthorizationResponse, *, expected_state: str, metadata: AuthorizationServerMetadata
+) -> None:
+    """RFC 9207 first (MCP 2026-07-28 table; a mismatched response is discarded unread, `error`
+    included), then `state`, then `error`, then `code`."""
+    iss = response.iss
+    if iss is not None:
+        if iss != metadata.issuer:  # simple string comparison: no normalization of any kind
+            raise IssuerParameterError(
+                f"the authorization response's iss {iss!r} is not the recorded issuer {metadata.issuer!r}; discarded"
+            )
+    elif metadata.authorization_response_iss_parameter_supported:
+        raise IssuerParameterError(
+            f"{metadata.issuer} advertises authorization_response_iss_parameter_supported, "
+            "but the authorization response has no iss; discarded"
+        )
+    state = response.state
+    if state is None or not hmac.compare_digest(state.encode("utf-8"), expected_state.encode("utf-8")):
+        raise StateMismatchError("the authorization response's state does not match the request's; discarded")
+    if response.error:
+        raise AuthorizationDeniedError(response.error, response.error_description)
+    if not response.code:
+        raise AuthorizationError("the authorization response has neither a code nor an error")
+
+
+def parse_token_response(
+    body: Mapping[str, Any] | None, *, issuer: str, resource: str, requested_scope: str | None
+) -> OAuthTokens:
+    if body is None:
+        raise TokenRequestError("the token endpoint did not answer a JSON object")
+    access_token = body.get("access_token")
+    if not isinstance(access_token, str) or not access_token:
+        raise TokenRequestError("the token response has no access_token")
+    token_type = body.get("token_type") or "Bearer"
+    if not isinstance(token_type, str) or token_type.lower() != "bearer":
+        raise TokenRequestError(f"unsupported token_type {token_type!r} (this client uses Bearer tokens)")
+    expires_in = body.get("expires_in")
+    expires_at = None
+    if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool) and expires_in > 0:
+        expires_at = time.time() + float(expires_in)
+    refresh_token = body.get("refresh_token")
+    scope = body.get("scope")
+    return OAuthTokens(
+        access_token=access_token,
+        issuer=issuer,
+        resource=resource,
+        token_type="Bearer",
+        expires_at=expires_at,
+        refresh_token=refresh_token if isinstance(refresh_token, str) and refresh_token else None,
+        scope=scope if isinstance(scope, str) else requested_scope,
+        requested_scope=requested_scope,
+    )
