@@ -90,3 +90,19 @@ def test_pyright_resolves_both_roots_through_the_install(tmp_path: Path) -> None
     report = json.loads(result.stdout)
     errors = [d for d in report["generalDiagnostics"] if d["severity"] == "error"]
     assert errors == [], errors
+
+
+def test_discovering_versions_loads_no_models() -> None:
+    """The registry reads each version's small `about` module only; the package (whose `__init__`
+    loads every model) is imported when the version is used, and then keeps that same module."""
+    code = (
+        "import sys\n"
+        "from mcp_bindings.runtime import registry\n"
+        "found = list(registry.versions())\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('mcp_bindings.v') and not m.endswith('.about'))\n"
+        "import mcp_bindings.v2025_11_25 as v\n"
+        "print(found, loaded, v.INFO is registry.info('2025-11-25'))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"{PINNED_VERSIONS} [] True"

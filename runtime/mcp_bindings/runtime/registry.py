@@ -9,8 +9,11 @@ only the small `about` modules; a version's models and tables load when it is fi
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
+import sys
 from functools import cache
+from pathlib import Path
 from types import ModuleType
 
 from .spec import ProtocolTables, VersionInfo
@@ -23,16 +26,39 @@ def _discovered() -> dict[str, VersionInfo]:
     namespace = importlib.import_module(NAMESPACE)
     found: list[VersionInfo] = []
     for module in pkgutil.iter_modules(namespace.__path__):
-        if not module.ispkg or not module.name.startswith("v"):
-            continue
-        try:
-            about = importlib.import_module(f"{NAMESPACE}.{module.name}.about")
-        except ModuleNotFoundError:
-            continue  # not a generated version package
-        info = about.INFO
-        if isinstance(info, VersionInfo):
-            found.append(info)
+        if module.ispkg and module.name.startswith("v"):
+            about = _about(module)
+            info = getattr(about, "INFO", None) if about is not None else None
+            if isinstance(info, VersionInfo):
+                found.append(info)
     return {info.version: info for info in sorted(found, key=lambda info: info.version)}
+
+
+def _about(module: pkgutil.ModuleInfo) -> ModuleType | None:
+    """A version package's `about` module, without importing the package (whose `__init__` loads
+    every model of the version). It is registered under its own name, so the package, when it is
+    imported later, finds and keeps this very module. None for a package that is not a version."""
+    name = f"{NAMESPACE}.{module.name}.about"
+    if name in sys.modules:
+        return sys.modules[name]
+    folder = getattr(module.module_finder, "path", None)
+    path = Path(folder, module.name, "about.py") if isinstance(folder, str) else None
+    if path is None or not path.is_file():
+        try:  # not a plain folder (e.g. a zip): import it the ordinary way
+            return importlib.import_module(name)
+        except ModuleNotFoundError:
+            return None
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        return None
+    about = importlib.util.module_from_spec(spec)
+    sys.modules[name] = about
+    try:
+        spec.loader.exec_module(about)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return about
 
 
 def refresh() -> None:
