@@ -162,6 +162,6 @@ def host_for(server: ServerStub) -> ServerHost:
     """The host of a server object, made on first use and dropped with the object."""
     host = _HOSTS.get(id(server))
     if host is None:
-        host = _HOSTS[id(server)] = ServerHost(getattr(server, "request_state_secret", None))
+        host = _HOSTS[id(server)] = ServerHost(server.request_state_secret)
         weakref.finalize(server, _HOSTS.pop, id(server), None)
     return host

@@ -108,6 +108,9 @@ class ServerStub(_CapabilityDeriving):
     # Caching hints stamped on cacheable results (2026-07-28) unless a handler sets its own.
     cache_ttl_ms: ClassVar[int] = 0
     cache_scope: ClassVar[str] = "private"
+    # The key that seals `requestState` (2026-07-28 input rounds); None: a random key per process,
+    # so state issued by one process is refused by another (set it when several workers serve).
+    request_state_secret: ClassVar[bytes | None] = None
 
     def __init__(self) -> None:
         self.capabilities = self.derive_capabilities()
