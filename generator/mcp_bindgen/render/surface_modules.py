@@ -80,32 +80,34 @@ def _spec_view(ir: SchemaIR, spec: MethodSurface) -> dict[str, Any]:
     }
 
 
+def _input_asks(surface: ProtocolSurface) -> list[MethodSurface]:
+    """The input requests (asks inside an InputRequiredResult) as server-to-client request surfaces."""
+    return [
+        MethodSurface(
+            method=i.method,
+            kind="request",
+            direction="server_to_client",
+            message_type=i.message_type,
+            params_type=i.params_type,
+            params_required=True,
+            result_type=i.result_type,
+            input_required=False,
+            gate=i.gate,
+            gate_reason="",
+            param_gates=i.param_gates,
+            handler=i.handler,
+            optional_handler=False,
+        )
+        for i in surface.input_requests
+    ]
+
+
 def render_methods(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
     tables = [
         {"name": name, "specs": [_spec_view(ir, s) for s in surface.table(direction, kind)]}  # type: ignore[arg-type]
         for name, direction, kind in TABLES
     ]
-    input_specs = [
-        _spec_view(
-            ir,
-            MethodSurface(
-                method=i.method,
-                kind="request",
-                direction="server_to_client",
-                message_type=i.message_type,
-                params_type=i.params_type,
-                params_required=True,
-                result_type=i.result_type,
-                input_required=False,
-                gate=i.gate,
-                gate_reason="",
-                param_gates=i.param_gates,
-                handler=i.handler,
-                optional_handler=False,
-            ),
-        )
-        for i in surface.input_requests
-    ]
+    input_specs = [_spec_view(ir, ask) for ask in _input_asks(surface)]
     tables.append({"name": "INPUT_REQUESTS", "specs": input_specs})
     parsers = []
     for direction, label, doc in (
@@ -284,24 +286,7 @@ def render_server(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
 
 def render_client(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
     server_asks = surface.table("server_to_client", "request")
-    input_asks = [
-        MethodSurface(
-            method=i.method,
-            kind="request",
-            direction="server_to_client",
-            message_type=i.message_type,
-            params_type=i.params_type,
-            params_required=True,
-            result_type=i.result_type,
-            input_required=False,
-            gate=i.gate,
-            gate_reason="",
-            param_gates=i.param_gates,
-            handler=i.handler,
-            optional_handler=False,
-        )
-        for i in surface.input_requests
-    ]
+    input_asks = _input_asks(surface)
     calls = [
         _call_view(ir, s, "CLIENT_REQUESTS")
         for s in surface.table("client_to_server", "request")

@@ -8,36 +8,15 @@ import secrets
 from collections.abc import AsyncIterator
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectSendStream
 from starlette.responses import Response, StreamingResponse
 
 from .http_resume import no_cache, sse_event
-from .jsonrpc import RequestId
 from .notifications import ServerHost
 from .server import ServerRuntime
 from .session import Session
 from .stubs import ServerStub
-from .transport import TransportBase
-
-
-class QueueTransport(TransportBase):
-    """One legacy session: POSTed frames in, SSE events out."""
-
-    def __init__(self, inbound: MemoryObjectReceiveStream[bytes], outbound: MemoryObjectSendStream[bytes]) -> None:
-        self._inbound = inbound
-        self._outbound = outbound
-
-    async def receive(self) -> bytes:
-        try:
-            return await self._inbound.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            raise anyio.EndOfStream from None
-
-    async def send(self, frame: bytes, related: RequestId | None = None) -> None:
-        await self._outbound.send(frame)
-
-    async def aclose(self) -> None:
-        self._outbound.close()
+from .transport import MemoryTransport
 
 
 class LegacySse:
@@ -53,7 +32,8 @@ class LegacySse:
         session_id = secrets.token_hex(16)
         inbound_send, inbound_receive = anyio.create_memory_object_stream[bytes](math.inf)
         outbound_send, outbound_receive = anyio.create_memory_object_stream[bytes](math.inf)
-        session = Session(QueueTransport(inbound_receive, outbound_send), ServerRuntime(self.server, host=self.host))
+        transport = MemoryTransport(outbound_send, inbound_receive)  # POSTed frames in, SSE events out
+        session = Session(transport, ServerRuntime(self.server, host=self.host))
         self.sessions[session_id] = (session, inbound_send)
         endpoint = f"/messages?session_id={session_id}"
 
