@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 from . import versions
 from .errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
 from .jsonrpc import Request
-from .peer import PeerView
+from .peer import PeerView, server_info
 from .request_state import MAX_INPUT_ROUNDS, RequestStateSealer
 from .spec import MethodSpec
 from .stubs import ServerStub
@@ -159,7 +159,7 @@ class VersionBridge:
         key = view.protocol.meta.server_info
         if "meta" in fields and key is not None:
             meta = dict(versions.dump(model.meta) if model.meta is not None else {})
-            meta.setdefault(key, {"name": self.server.name, "version": self.server.version})
+            meta.setdefault(key, server_info(self.server, view.protocol))
             updates["meta"] = meta
         if "ttl_ms" in fields and "ttl_ms" not in result.model_fields_set:
             updates["ttl_ms"] = self.server.cache_ttl_ms

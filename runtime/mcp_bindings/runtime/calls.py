@@ -77,8 +77,11 @@ class Calls:
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
         related: RequestId | None = None,
+        cancellable: bool = True,
     ) -> Any:
-        """Send a request and wait for its result (a decoded JSON value); errors raise McpError."""
+        """Send a request and wait for its result (a decoded JSON value); errors raise McpError.
+        When the caller's timeout expires or the caller is cancelled, the peer is told with
+        `notifications/cancelled`, unless the request is not `cancellable` (initialize)."""
         if self.closed:
             raise ConnectionClosed(f"cannot send {method}: the session is closed")
         request_id = next(self._ids)
@@ -94,11 +97,13 @@ class Calls:
             with anyio.fail_after(limit):
                 await waiter.event.wait()
         except TimeoutError:
-            await self._send_cancel(request_id, f"timed out after {limit} s")
+            if cancellable:
+                await self._send_cancel(request_id, f"timed out after {limit} s")
             raise McpError(REQUEST_TIMEOUT, f"{method} timed out after {limit} s") from None
         except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
-                await self._send_cancel(request_id, "cancelled by the caller")
+            if cancellable:
+                with anyio.CancelScope(shield=True):
+                    await self._send_cancel(request_id, "cancelled by the caller")
             raise
         finally:
             self._pending.pop(request_id, None)

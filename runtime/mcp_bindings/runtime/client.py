@@ -17,7 +17,7 @@ from .calls import ProgressCallback
 from .client_handling import answer_request, handle_notification
 from .client_headers import ToolHeaderMirror
 from .client_stateless import stateless_request
-from .errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, CapabilityError, McpError
+from .errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, CapabilityError, McpError, sole_exception
 from .jsonrpc import Notification, Request, validation_error
 from .session import Session
 from .spec import MethodSpec, ProtocolTables
@@ -45,8 +45,6 @@ class ProtocolVersionError(McpError):
 
 class ClientRuntime:
     """The dispatcher of one client connection."""
-
-    batches_allowed = False
 
     def __init__(
         self,
@@ -80,6 +78,11 @@ class ClientRuntime:
         self.log_level: str | None = None  # stateless: asks the server for notifications/message
         self.mirror = ToolHeaderMirror()
         self._header_wire = False  # set when an HTTP transport takes the per-message headers
+
+    @property
+    def batches_allowed(self) -> bool:
+        """Batches from the server are answered where the negotiated version has them (2025-03-26)."""
+        return self.protocol is not None and self.protocol.info.batches
 
     @property
     def tool_schemas(self) -> dict[str, Any]:
@@ -144,7 +147,8 @@ class ClientRuntime:
     async def initialize(self, session: Session) -> None:
         self.session = session
         params = {"protocolVersion": self.requested, "capabilities": self.capabilities, "clientInfo": self.client_info}
-        raw = await session.request("initialize", params, timeout=self.request_timeout)
+        # The spec: a client MUST NOT cancel initialize (a timeout just ends the attempt).
+        raw = await session.request("initialize", params, timeout=self.request_timeout, cancellable=False)
         offered = raw.get("protocolVersion") if isinstance(raw, dict) else None
         if offered not in self.supported:
             raise ProtocolVersionError(offered, self.supported)
@@ -316,20 +320,7 @@ async def connect(
     except BaseExceptionGroup as group:
         # The task group is an implementation detail: a failed handshake (McpError, TimeoutError,
         # ConnectionError) or an error in the caller's block comes out as itself, not in a group.
-        sole = _sole_exception(group)
+        sole = sole_exception(group)
         if sole is None:
             raise
         raise sole from None
-
-
-def _sole_exception(group: BaseExceptionGroup[BaseException]) -> Exception | None:
-    """The one ordinary exception a (possibly nested) group holds; None when it holds several."""
-    leaves: list[BaseException] = []
-    pending: list[BaseException] = [group]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, BaseExceptionGroup):
-            pending.extend(item.exceptions)
-        else:
-            leaves.append(item)
-    return leaves[0] if len(leaves) == 1 and isinstance(leaves[0], Exception) else None

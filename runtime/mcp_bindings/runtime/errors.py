@@ -43,3 +43,18 @@ class StubDefinitionError(TypeError):
 
 class ConnectionClosed(Exception):
     """The transport ended while a request was waiting for its response."""
+
+
+def sole_exception(group: BaseExceptionGroup[BaseException]) -> Exception | None:
+    """The one ordinary exception a (possibly nested) group holds; None when it holds several.
+    Task groups are the runtime's implementation detail: what failed comes out as itself."""
+    leaves: list[BaseException] = []
+    pending: list[BaseException] = [group]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, BaseExceptionGroup):
+            group_of: BaseExceptionGroup[BaseException] = item  # pyright: ignore[reportUnknownVariableType]
+            pending.extend(group_of.exceptions)
+        else:
+            leaves.append(item)
+    return leaves[0] if len(leaves) == 1 and isinstance(leaves[0], Exception) else None

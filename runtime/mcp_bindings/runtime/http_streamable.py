@@ -145,7 +145,11 @@ class StreamableHttp:
         requests = [m for m in messages if isinstance(m, Request)]
         session_id = headers.get(SESSION_HEADER)
         # An initialize that carries stateless `_meta` is a stateless-era request (answered -32601/404).
-        if not session_id and any(r.method == "initialize" and stateless_meta(r) is None for r in requests):
+        handshakes = [r for r in requests if r.method == "initialize" and stateless_meta(r) is None]
+        if handshakes and batch:  # 2025-03-26: "the initialize request MUST NOT be part of a batch"
+            message = "Invalid Request: initialize must not be part of a JSON-RPC batch"
+            return error_response(handshakes[0].id, INVALID_REQUEST, message, 400)
+        if handshakes and not session_id:
             return await self._initialize(headers, messages, batch)
         if session_id:
             return await self._post_in_session(headers, session_id, messages, batch)

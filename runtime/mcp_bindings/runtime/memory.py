@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import anyio
 
 from .client import connect
+from .errors import sole_exception
 from .server import ServerRuntime
 from .session import Session
 from .stubs import ClientHandlerStub, ClientStub, ServerStub
@@ -29,16 +30,22 @@ async def connect_in_memory(
 ) -> AsyncGenerator[C, None]:
     client_end, server_end = memory_pair()
     server_session = Session(server_end, ServerRuntime(server, **runtime_options))
-    async with anyio.create_task_group() as task_group:
-        task_group.start_soon(server_session.run)
-        try:
-            async with connect(
-                client_end,
-                client,
-                handlers=handlers,
-                protocol_version=protocol_version,
-                request_timeout=request_timeout,
-            ) as typed:
-                yield typed
-        finally:
-            task_group.cancel_scope.cancel()
+    try:
+        async with anyio.create_task_group() as task_group:
+            task_group.start_soon(server_session.run)
+            try:
+                async with connect(
+                    client_end,
+                    client,
+                    handlers=handlers,
+                    protocol_version=protocol_version,
+                    request_timeout=request_timeout,
+                ) as typed:
+                    yield typed
+            finally:
+                task_group.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        sole = sole_exception(group)  # an error in the caller's block comes out as itself
+        if sole is None:
+            raise
+        raise sole from None

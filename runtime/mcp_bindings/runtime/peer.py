@@ -9,10 +9,11 @@ Versions, `_meta` keys and error codes come from the generated tables (`registry
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from functools import cache
+from typing import TYPE_CHECKING, Any, get_args
 
 import orjson
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from . import registry, versions
 from .errors import INVALID_PARAMS, INVALID_REQUEST, McpError
@@ -103,7 +104,7 @@ class Lifecycle:
         result: dict[str, Any] = {
             "protocolVersion": version,
             "capabilities": view.advertised,
-            "serverInfo": self.server_info(),
+            "serverInfo": server_info(self.server, protocol),
         }
         if self.server.instructions:
             result["instructions"] = self.server.instructions
@@ -154,13 +155,13 @@ class Lifecycle:
         data: dict[str, Any] = {
             "supportedVersions": self.stateless_supported + list(reversed(self.handshake_supported)),
             "capabilities": view.advertised,
-            "serverInfo": self.server_info(),
+            "serverInfo": server_info(self.server, view.protocol),
             "resultType": "complete",
             "ttlMs": self.server.cache_ttl_ms,
             "cacheScope": self.server.cache_scope,
         }
         if view.protocol.meta.server_info:
-            data["_meta"] = {view.protocol.meta.server_info: self.server_info()}
+            data["_meta"] = {view.protocol.meta.server_info: server_info(self.server, view.protocol)}
         if self.server.instructions:
             data["instructions"] = self.server.instructions
         try:
@@ -170,9 +171,6 @@ class Lifecycle:
             return versions.to_json(versions.validate(spec.result, data))
 
     # -- both --------------------------------------------------------------------------------
-
-    def server_info(self) -> dict[str, Any]:
-        return {"name": self.server.name, "version": self.server.version}
 
     def _view(
         self, protocol: ProtocolTables, capabilities: dict[str, Any], info: dict[str, Any], level: str | None
@@ -216,3 +214,45 @@ class Lifecycle:
 
 
 _PREPARED: set[tuple[type[ServerStub], str]] = set()  # (server class, version) pairs already prepared
+
+
+def server_info(server: ServerStub, protocol: ProtocolTables) -> dict[str, Any]:
+    """The server's identity as `protocol` can carry it (its `Implementation` type's fields)."""
+    full = {
+        "name": server.name,
+        "version": server.version,
+        "title": server.title,
+        "description": server.description,
+        "websiteUrl": server.website_url,
+        "icons": [dict(icon) for icon in server.icons] if server.icons is not None else None,
+    }
+    keys = _implementation_keys(protocol)
+    return {key: value for key, value in full.items() if value is not None and key in keys}
+
+
+@cache
+def _implementation_keys(protocol: ProtocolTables) -> frozenset[str]:
+    """Wire names of the version's `Implementation` fields, found where the version reports the
+    server's identity: `InitializeResult.serverInfo`, else the serverInfo key of a result's `_meta`."""
+    initialize = protocol.client_requests.get("initialize")
+    model: Any = None
+    if initialize is not None:
+        model = _field_model(initialize.result, "serverInfo")
+    elif protocol.meta.server_info is not None:
+        discover = protocol.client_requests.get("server/discover")
+        meta_model = _field_model(discover.result, "_meta") if discover is not None else None
+        model = _field_model(meta_model, protocol.meta.server_info)
+    if model is None:
+        return frozenset(("name", "version"))
+    return frozenset(info.alias or name for name, info in model.model_fields.items())
+
+
+def _field_model(model: Any, wire_name: str) -> type[BaseModel] | None:
+    """The model class a model's field (by wire name) holds, through `X | None` and `Annotated`."""
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        return None
+    for name, info in model.model_fields.items():
+        if (info.alias or name) == wire_name:
+            candidates = [info.annotation, *get_args(info.annotation)]
+            return next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
+    return None

@@ -135,6 +135,10 @@ class ServerRuntime:
                 builtin = _subscription
             if spec.builtin and builtin is None:
                 raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+            stub_spec = self.stub.client_requests.get(method)
+            if builtin is None and (stub_spec is None or stub_spec.builtin or not self.server.implements(stub_spec)):
+                # Not a handler this server has (nor one with a default): the method is not offered.
+                raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
             converts = view.protocol is not self.stub
             plan = plans[method] = Plan(spec, spec, converts, builtin)
             if builtin is None and not converts:

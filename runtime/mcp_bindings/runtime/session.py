@@ -279,9 +279,12 @@ class Session:
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
         related: RequestId | None = None,
+        cancellable: bool = True,
     ) -> Any:
         """Send a request and wait for its result (a decoded JSON value); errors raise McpError."""
-        return await self.calls.request(method, params, timeout=timeout, on_progress=on_progress, related=related)
+        return await self.calls.request(
+            method, params, timeout=timeout, on_progress=on_progress, related=related, cancellable=cancellable
+        )
 
     async def notify(self, method: str, params: Any = None, related: RequestId | None = None) -> None:
         """Send a notification; `related`: the peer's request it belongs to (see `transport`)."""

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections import deque
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -15,6 +16,7 @@ from typing import Any, TypeVar
 import anyio
 from anyio.abc import Process
 
+from .errors import sole_exception
 from .server import ServerRuntime
 from .session import Session
 from .stubs import ClientHandlerStub, ClientStub, ServerStub
@@ -54,19 +56,64 @@ class _PipeSend:
         self._writer.close()
 
 
+class _FileReceive:
+    """Reads a file descriptor the event loop cannot watch (a regular file: `server < requests.jsonl`)
+    in a worker thread."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        data = await anyio.to_thread.run_sync(os.read, self._fd, max_bytes)
+        if not data:
+            raise anyio.EndOfStream
+        return data
+
+    async def aclose(self) -> None:
+        os.close(self._fd)
+
+
+class _FileSend:
+    """Writes to a file descriptor the event loop cannot watch (`server > answers.jsonl`)."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    async def send(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = await anyio.to_thread.run_sync(os.write, self._fd, view)
+            view = view[written:]
+
+    async def aclose(self) -> None:
+        os.close(self._fd)
+
+
 async def _stdio_transport(max_message_bytes: int) -> LineTransport:
     # Protocol bytes get a private duplicate of fd 1; fd 1 itself then points at stderr, so a stray
     # print() in server code (or a C library) can never corrupt the message stream.
     protocol_out = os.dup(1)
     os.dup2(2, 1)
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=max_message_bytes + 1)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(os.dup(0), "rb", buffering=0))
-    write_transport, write_protocol = await loop.connect_write_pipe(
-        lambda: asyncio.streams.FlowControlMixin(), os.fdopen(protocol_out, "wb", buffering=0)
-    )
-    writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)  # type: ignore[arg-type]
-    return LineTransport(_PipeReceive(reader), _PipeSend(writer), max_message_bytes)  # type: ignore[arg-type]
+    receive: Any
+    send: Any
+    protocol_in = os.dup(0)
+    try:  # pipes, sockets, terminals: watched by the event loop, no thread per read
+        reader = asyncio.StreamReader(limit=max_message_bytes + 1)
+        stdin = os.fdopen(protocol_in, "rb", buffering=0, closefd=False)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+        receive = _PipeReceive(reader)
+    except ValueError:  # "Pipe transport is for pipes/sockets only": a regular file
+        receive = _FileReceive(protocol_in)
+    try:
+        stdout = os.fdopen(protocol_out, "wb", buffering=0, closefd=False)
+        write_transport, write_protocol = await loop.connect_write_pipe(
+            lambda: asyncio.streams.FlowControlMixin(), stdout
+        )
+        send = _PipeSend(asyncio.StreamWriter(write_transport, write_protocol, None, loop))  # type: ignore[arg-type]
+    except ValueError:
+        send = _FileSend(protocol_out)
+    return LineTransport(receive, send, max_message_bytes)
 
 
 async def serve_stdio_async(
@@ -136,25 +183,88 @@ async def connect_stdio(
     stderr: Any = None,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
 ) -> AsyncGenerator[C, None]:
-    """Spawn a stdio server, initialize, and yield the typed client; shut the server down after."""
+    """Spawn a stdio server, initialize, and yield the typed client; shut the server down after.
+
+    The server's stderr goes to this process's stderr unless `stderr` says otherwise; its last lines
+    are kept, so that a server that exits before answering is reported with its exit code and them."""
     from .client import (
         connect,  # here, not at the top: a stdio *server* never loads the client side
     )
+    from .errors import ConnectionClosed
 
-    process = await anyio.open_process(
-        list(command),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=stderr,
-        env=dict(env) if env is not None else None,
-        cwd=cwd,
-    )
+    tail = _StderrTail() if stderr is None else None
+    try:
+        process = await anyio.open_process(
+            list(command),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE if tail is not None else stderr,
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+        )
+    except OSError as exc:
+        raise ConnectionError(f"cannot start the MCP server {list(command)!r}: {exc}") from None
     assert process.stdout is not None and process.stdin is not None
     transport = LineTransport(process.stdout, process.stdin, max_message_bytes)
+    started = False
     try:
-        async with connect(
-            transport, client, handlers=handlers, protocol_version=protocol_version, request_timeout=request_timeout
-        ) as typed:
-            yield typed
-    finally:
-        await _shutdown(process)
+        async with anyio.create_task_group() as group:
+            if tail is not None and process.stderr is not None:
+                group.start_soon(tail.follow, process.stderr)
+            try:
+                async with connect(
+                    transport,
+                    client,
+                    handlers=handlers,
+                    protocol_version=protocol_version,
+                    request_timeout=request_timeout,
+                ) as typed:
+                    started = True
+                    yield typed
+            except (ConnectionClosed, anyio.BrokenResourceError, anyio.EndOfStream, anyio.ClosedResourceError) as exc:
+                if started:
+                    raise
+                raise await _exited(process, tail, command, exc) from None
+            finally:
+                await _shutdown(process)
+                group.cancel_scope.cancel()
+    except BaseExceptionGroup as group_error:
+        sole = sole_exception(group_error)
+        if sole is None:
+            raise
+        raise sole from None
+
+
+class _StderrTail:
+    """Forwards a child's stderr to ours, keeping its last lines for error messages."""
+
+    def __init__(self, keep: int = 20) -> None:
+        self.lines: deque[str] = deque(maxlen=keep)
+
+    async def follow(self, stream: anyio.abc.ByteReceiveStream) -> None:
+        pending = b""
+        try:
+            async for chunk in stream:
+                sys.stderr.buffer.write(chunk)
+                sys.stderr.flush()
+                pending += chunk
+                *complete, pending = pending.split(b"\n")
+                self.lines.extend(line.decode("utf-8", "replace") for line in complete)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            pass
+        if pending:
+            self.lines.append(pending.decode("utf-8", "replace"))
+
+
+async def _exited(
+    process: Process, tail: _StderrTail | None, command: Sequence[str], cause: BaseException
+) -> Exception:
+    """The error for a server that went away before the handshake: its exit code and stderr's end."""
+    with anyio.move_on_after(1):
+        await process.wait()
+    code = process.returncode
+    what = f"exited with code {code}" if code is not None else f"closed its stdout ({type(cause).__name__})"
+    message = f"the MCP server {list(command)!r} {what} before answering the handshake"
+    if tail is not None and tail.lines:
+        message += "; its stderr ends with:\n" + "\n".join(tail.lines)
+    return ConnectionError(message)

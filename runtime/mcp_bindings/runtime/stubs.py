@@ -7,7 +7,7 @@ the method tables, never a method name.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar, cast
 
 from .errors import StubDefinitionError
@@ -104,6 +104,11 @@ class ServerStub(_CapabilityDeriving):
     # Identity sent in `initialize` / `server/discover` results.
     name: ClassVar[str] = "mcp-bindgen-server"
     version: ClassVar[str] = "0.0.0"
+    # Optional identity, sent to clients whose version defines it (title 2025-06-18 on, the rest 2025-11-25 on).
+    title: ClassVar[str | None] = None
+    description: ClassVar[str | None] = None
+    website_url: ClassVar[str | None] = None
+    icons: ClassVar[Sequence[Mapping[str, Any]] | None] = None  # e.g. [{"src": "https://...", "mimeType": "image/png"}]
     instructions: ClassVar[str | None] = None
     # Caching hints stamped on cacheable results (2026-07-28) unless a handler sets its own.
     cache_ttl_ms: ClassVar[int] = 0
