@@ -229,3 +229,38 @@ def test_serve_stdio_reads_and_writes_regular_files(tmp_path: Path) -> None:
     replies = [orjson.loads(line) for line in answers.read_bytes().splitlines()]
     assert [r["id"] for r in replies] == [1, 2]
     assert replies[1]["result"]["content"] == [{"type": "text", "text": "hi"}]
+
+
+# -- "auto" reaches a legacy server that ignores server/discover --------------------------------------
+
+
+async def test_auto_falls_back_when_the_probe_goes_unanswered() -> None:
+    client_end, server_end = memory_pair()
+    seen: list[str] = []
+
+    async def legacy_server() -> None:  # answers initialize, says nothing to server/discover
+        try:
+            while True:
+                message = await _receive(server_end)
+                seen.append(message.get("method", "response"))
+                if message.get("method") == "initialize":
+                    result = {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "serverInfo": {"name": "old", "version": "1"},
+                    }
+                    await server_end.send(orjson.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}))
+        except anyio.EndOfStream:
+            return
+
+    client_cls = _module("2026-07-28", "client").Client
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(legacy_server)
+            started = anyio.current_time()
+            async with connect(client_end, client_cls, protocol_version="auto", probe_timeout=0.3) as client:
+                assert client.session.version == "2025-11-25" and not client.session.stateless
+                assert client.session.server_info == {"name": "old", "version": "1"}
+            assert anyio.current_time() - started < 5
+            group.cancel_scope.cancel()
+    assert seen[0] == "server/discover" and "initialize" in seen

@@ -54,8 +54,10 @@ class ClientRuntime:
         protocol_version: str | None = None,
         client_info: dict[str, Any] | None = None,
         request_timeout: float | None = None,
+        probe_timeout: float = 10.0,
     ) -> None:
         self.stub: ProtocolTables = client_cls.protocol
+        self.probe_timeout = probe_timeout  # "auto": how long a server/discover probe may go unanswered
         self.stub_version: str = self.stub.version
         self.handlers = handlers
         self.supported = registry.handshake_versions()
@@ -108,21 +110,28 @@ class ClientRuntime:
         finally:
             _on_progress.reset(token)
 
-    async def start(self, session: Session) -> None:
+    async def start(self, session: Session, handshake_timeout: float = 60.0) -> None:
         """Open the conversation: `initialize` for handshake versions; for the stateless version a
-        `server/discover` probe (in "auto" mode, falling back to `initialize` if the server lacks it)."""
+        `server/discover` probe (in "auto" mode, falling back to `initialize` when the server answers
+        the probe with an error, or not within `probe_timeout`: a legacy server may stay silent)."""
         self.session = session
         if self.requested in self.stateless_supported:
             await self._start_stateless(session, self.requested, probe=False)
             return
         if self.requested == "auto" and self.stateless_supported:
-            try:
-                await self._start_stateless(session, self.stateless_supported[-1], probe=True)
-                return
-            except McpError as exc:
-                log.debug("server/discover failed (%s); falling back to initialize", exc.message)
+            with anyio.move_on_after(self.probe_timeout) as probe:
+                try:
+                    await self._start_stateless(session, self.stateless_supported[-1], probe=True)
+                    return
+                except McpError as exc:
+                    log.debug("server/discover failed (%s); falling back to initialize", exc.message)
+            if probe.cancelled_caught:
+                log.debug("server/discover unanswered after %s s; falling back to initialize", self.probe_timeout)
+                self.protocol, self.version, self.stateless = None, None, False
+                self.use_version(session, None)
             self.requested = self.supported[-1]
-        await self.initialize(session)
+        with anyio.fail_after(handshake_timeout):
+            await self.initialize(session)
 
     async def _start_stateless(self, session: Session, version: str, *, probe: bool) -> None:
         self.protocol, self.version, self.stateless = registry.protocol(version), version, True
@@ -300,18 +309,24 @@ async def connect(
     protocol_version: str | None = None,
     client_info: dict[str, Any] | None = None,
     request_timeout: float | None = None,
+    probe_timeout: float = 10.0,
 ) -> AsyncIterator[C]:
-    """Run a client session over any transport: initialize, yield the typed client, then close."""
+    """Run a client session over any transport: initialize, yield the typed client, then close.
+    `protocol_version="auto"` probes with `server/discover` for at most `probe_timeout` seconds."""
     runtime = ClientRuntime(
-        client, handlers, protocol_version=protocol_version, client_info=client_info, request_timeout=request_timeout
+        client,
+        handlers,
+        protocol_version=protocol_version,
+        client_info=client_info,
+        request_timeout=request_timeout,
+        probe_timeout=probe_timeout,
     )
     session = Session(transport, runtime)
     try:
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(session.run)
             try:
-                with anyio.fail_after(request_timeout or 60):
-                    await runtime.start(session)
+                await runtime.start(session, handshake_timeout=request_timeout or 60)
                 yield client(runtime)
             finally:
                 task_group.cancel_scope.cancel()
