@@ -5,11 +5,49 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 
+class SessionContext(Protocol):
+    """The client a handler serves: one per connection in the handshake era (2024-11-05 ..
+    2025-11-25), one per request in the stateless era (2026-07-28 has no sessions)."""
+
+    @property
+    def id(self) -> str:
+        """A random identifier of this client's connection (not the HTTP Mcp-Session-Id)."""
+        ...
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """The handlers' own per-client state (kept by the runtime, never read by it)."""
+        ...
+
+    @property
+    def protocol_version(self) -> str: ...
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]: ...
+
+    @property
+    def client_info(self) -> dict[str, Any]: ...
+
+    def allows(self, method: str) -> bool:
+        """Whether this client may get the server notification `method` (version and capabilities)."""
+        ...
+
+    async def notify(self, method: str, params: Any = None) -> bool:
+        """Send a notification to this client only (e.g. `notifications/elicitation/complete`);
+        False, with nothing sent, where its version or capabilities do not allow it."""
+        ...
+
+
 class RequestContext(Protocol):
     """Handed to every request handler. Everything it sends is gated by the negotiated capabilities."""
 
     @property
     def request_id(self) -> str | int: ...
+
+    @property
+    def session(self) -> SessionContext:
+        """The client this request comes from."""
+        ...
 
     @property
     def protocol_version(self) -> str: ...
@@ -34,7 +72,8 @@ class RequestContext(Protocol):
         ...
 
     async def notify(self, method: str, params: Any = None) -> None:
-        """Send a notification of this version's tables (gated by its capability)."""
+        """List changes and resource updates go to every client allowed to get them (updates only to
+        clients subscribed to the resource); any other notification to this request's client only."""
         ...
 
     async def request(self, method: str, params: Any = None) -> Any:

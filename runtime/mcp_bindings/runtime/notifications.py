@@ -29,9 +29,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("mcp_bindings.runtime.notifications")
 
 RESOURCE_UPDATED = "notifications/resources/updated"
-# Handshake-era subscription requests (method -> subscribe?). A server written against a stateless-era
-# stub has no handlers for them (that era folds them into subscriptions/listen), so the runtime
-# keeps the subscribed URIs of such a connection itself and filters resource updates by them.
+# Handshake-era subscription requests (method -> subscribe?). The runtime records the URIs each
+# connection subscribed to and sends resource updates only there. A server written against a
+# stateless-era stub has no handlers for them (that era folds them into subscriptions/listen): the
+# runtime then answers them itself.
 SUBSCRIPTION_REQUESTS = {"resources/subscribe": True, "resources/unsubscribe": False}
 # subscriptions/listen filter key -> the notification it opts in to, and the server capability it needs.
 LISTEN_FILTERS = {
@@ -146,10 +147,10 @@ def may_send(view: PeerView, method: str) -> bool:
     return spec.gate is None or spec.gate.side != "server" or spec.gate.present_in(view.advertised)
 
 
-def wants(subscriptions: set[str] | None, method: str, params: Any) -> bool:
-    """Whether a connection asked for `method`: only resource updates are opt-in, and only where
-    the runtime keeps the subscriptions (`subscriptions` is None where the server's handlers do)."""
-    if method != RESOURCE_UPDATED or subscriptions is None:
+def wants(subscriptions: set[str], method: str, params: Any) -> bool:
+    """Whether a connection asked for `method`: resource updates are opt-in, per URI (the runtime
+    records every subscription, whether it or the server's handlers serve the requests)."""
+    if method != RESOURCE_UPDATED:
         return True
     uri = params.get("uri") if isinstance(params, dict) else None
     return uri in subscriptions

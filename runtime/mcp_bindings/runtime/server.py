@@ -23,7 +23,7 @@ from .jsonrpc import Notification, Request, invalid_field, json_object, validati
 from .notifications import SUBSCRIPTION_REQUESTS, ServerHost, host_for
 from .peer import LOG_LEVELS, Lifecycle, PeerView, stateless_meta
 from .request_state import RequestStateSealer
-from .server_context import ServerNotificationContext, ServerRequestContext
+from .server_context import PeerSession, ServerNotificationContext, ServerRequestContext
 from .session import Session
 from .spec import MethodSpec, ProtocolTables
 from .stubs import ServerStub
@@ -42,9 +42,10 @@ class Plan:
     `validate` types the params (None: untyped); `converts` says the params and result cross
     between the client's version and the stub's; `fast_result` is the result type that can be
     written as is (a result of exactly the stub's type for a handshake client of the stub's own
-    version); `builtin` names what the runtime serves itself instead of a handler."""
+    version); `builtin` names what the runtime serves itself instead of a handler; `subscribes`
+    says a handler's success (un)subscribes the connection to a resource (None: neither)."""
 
-    __slots__ = ("builtin", "converts", "fast_result", "input_required", "spec", "stub_spec", "validate")
+    __slots__ = ("builtin", "converts", "fast_result", "input_required", "spec", "stub_spec", "subscribes", "validate")
 
     def __init__(self, spec: MethodSpec, stub_spec: MethodSpec, converts: bool, builtin: Builtin | None) -> None:
         self.spec = spec
@@ -56,6 +57,7 @@ class Plan:
         self.fast_result: Any = (
             spec.result if builtin is None and not converts and isinstance(spec.result, type) else None
         )
+        self.subscribes = SUBSCRIPTION_REQUESTS.get(spec.method) if builtin is None else None
 
 
 Builtin = Callable[["ServerRuntime", Request, PeerView, Session], Awaitable[bytes]]
@@ -80,8 +82,11 @@ class ServerRuntime:
         self.view: PeerView | None = None  # set by initialize (handshake lifecycle)
         self.initialized = False
         self.session: Session | None = None
-        # URIs a handshake-era client subscribed to, where the runtime keeps them (a stateless-era stub).
-        self.subscriptions: set[str] | None = None if "resources/subscribe" in self.stub.client_requests else set()
+        self.peer: PeerSession | None = None  # the client of this connection (handshake era)
+        # URIs the client subscribed to (resources/subscribe), served by the runtime itself where the
+        # server's stub has no such handlers (a stateless-era stub).
+        self.subscriptions: set[str] = set()
+        self._serves_subscriptions = "resources/subscribe" not in self.stub.client_requests
         self._plans: dict[ProtocolTables, dict[str, Plan]] = {}
         self.host.connections.add(self)
 
@@ -97,7 +102,7 @@ class ServerRuntime:
         if view is None:
             if self.lifecycle.handshake_supported and stateless_meta(request) is None:
                 if request.method == "initialize":
-                    return self._initialize(request)
+                    return self._initialize(request, session)
                 if request.method == "ping":
                     return EMPTY_RESULT
             view = self.lifecycle.stateless_view(request)
@@ -115,8 +120,10 @@ class ServerRuntime:
         stub_spec, round_number = plan.stub_spec, 0
         if plan.converts or (plan.input_required and params is not None and "requestState" in params):
             stub_spec, typed, round_number = self.bridge.params_to_stub(plan.spec, params, typed, view)
-        context = ServerRequestContext(self.server, self.host, session, request, view)
+        context = ServerRequestContext(self.server, self.host, session, request, view, self.peer)
         result = await getattr(self.server, stub_spec.handler)(typed, context)
+        if plan.subscribes is not None:
+            self.record_subscription(plan.subscribes, params)
         if type(result) is plan.fast_result and not view.stateless:
             return result.__pydantic_serializer__.to_json(result, by_alias=True, exclude_none=True)  # type: ignore[no-any-return]
         return await self.bridge.settle(plan.spec, stub_spec, request, result, context, view, round_number)
@@ -131,7 +138,7 @@ class ServerRuntime:
             if spec is None:
                 raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
             builtin = BUILTINS.get(method) if spec.builtin else None
-            if self.subscriptions is not None and method in SUBSCRIPTION_REQUESTS:
+            if self._serves_subscriptions and method in SUBSCRIPTION_REQUESTS:
                 builtin = _subscription
             if spec.builtin and builtin is None:
                 raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
@@ -150,10 +157,19 @@ class ServerRuntime:
         view.plans[method] = plan
         return plan
 
-    def _initialize(self, request: Request) -> bytes:
+    def _initialize(self, request: Request, session: Session) -> bytes:
         view, result = self.lifecycle.initialize(request)
         self.view = view
+        self.peer = PeerSession(session, view)
         return result
+
+    def record_subscription(self, subscribe: bool, params: Any) -> None:
+        uri = json_object(params).get("uri")
+        if isinstance(uri, str):
+            if subscribe:
+                self.subscriptions.add(uri)
+            else:
+                self.subscriptions.discard(uri)
 
     # -- notifications -----------------------------------------------------------------------
 
@@ -219,11 +235,7 @@ async def _subscription(runtime: ServerRuntime, request: Request, view: PeerView
     uri = json_object(params).get("uri")
     if not isinstance(uri, str):
         raise invalid_field("params.uri", f"{spec.method} needs params.uri", "missing")
-    assert runtime.subscriptions is not None
-    if SUBSCRIPTION_REQUESTS[spec.method]:
-        runtime.subscriptions.add(uri)
-    else:
-        runtime.subscriptions.discard(uri)
+    runtime.record_subscription(SUBSCRIPTION_REQUESTS[spec.method], {"uri": uri})
     return EMPTY_RESULT
 
 

@@ -1,9 +1,16 @@
-"""What a server's handlers get besides their params (the implementations of `context.RequestContext`
-and `context.NotificationContext`). Everything a request handler sends carries the request's id
-as its `related` id, so a transport with several channels sends it where the client expects it."""
+"""What a server's handlers get besides their params (the implementations of `context.RequestContext`,
+`context.SessionContext` and `context.NotificationContext`). Everything a request handler sends
+carries the request's id as its `related` id, so a transport with several channels sends it where
+the client expects it.
+
+Who gets a notification: list changes and resource updates go to every client allowed to get them
+(resource updates only to clients subscribed to that resource); anything else a handler sends goes
+to the client of that request alone, and only if its version and declared capabilities allow it."""
 
 from __future__ import annotations
 
+import logging
+import secrets
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -11,7 +18,8 @@ from pydantic import ValidationError
 from . import versions
 from .calls import PROGRESS_TOKEN
 from .errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
-from .jsonrpc import Request, json_object
+from .jsonrpc import Request, RequestId, json_object
+from .notifications import LIST_CHANGED, RESOURCE_UPDATED, may_send
 from .peer import LOG_LEVELS, PeerView
 from .session import Session
 from .stubs import ServerStub
@@ -19,24 +27,87 @@ from .stubs import ServerStub
 if TYPE_CHECKING:
     from .notifications import ServerHost
 
+log = logging.getLogger("mcp_bindings.runtime.server")
+
 PROGRESS = "notifications/progress"
 LOG_MESSAGE = "notifications/message"
+
+
+class PeerSession:
+    """The client a handler serves (see `context.SessionContext`): one per connection in the
+    handshake era, one per request in the stateless era (which has no sessions)."""
+
+    __slots__ = ("_related", "_session", "_view", "id", "state")
+
+    def __init__(self, session: Session, view: PeerView, related: RequestId | None = None) -> None:
+        self.id = secrets.token_hex(8)
+        self.state: dict[str, Any] = {}  # the handlers' own per-client state; the runtime never reads it
+        self._session = session
+        self._view = view
+        self._related = related  # stateless: the request whose response stream is the only channel
+
+    @property
+    def protocol_version(self) -> str:
+        return self._view.version
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        return self._view.client_capabilities
+
+    @property
+    def client_info(self) -> dict[str, Any]:
+        return self._view.client_info
+
+    def allows(self, method: str) -> bool:
+        """Whether this client may get `method`: its version has the notification, the server
+        advertises what it needs, and the client declared what it needs (e.g. `elicitation.url`)."""
+        if not may_send(self._view, method):
+            return False
+        gate = self._view.protocol.server_notifications[method].gate
+        return gate is None or gate.side != "client" or gate.present_in(self._view.client_capabilities)
+
+    async def notify(self, method: str, params: Any = None) -> bool:
+        """Send a notification to this client only; False (nothing sent) where it may not get it."""
+        return await self.deliver(method, params, self._related)
+
+    async def deliver(self, method: str, params: Any, related: RequestId | None) -> bool:
+        if not self.allows(method):
+            log.debug(
+                "%s not sent: MCP %s or this client's capabilities do not allow it", method, self.protocol_version
+            )
+            return False
+        await self._session.notify(method, versions.dump(params) if params is not None else None, related=related)
+        return True
 
 
 class ServerRequestContext:
     """The context of one request handler (see `context.RequestContext`)."""
 
-    __slots__ = ("_host", "_last_progress", "_request", "_server", "_session", "_view")
+    __slots__ = ("_host", "_last_progress", "_peer", "_request", "_server", "_session", "_view")
 
     def __init__(
-        self, server: ServerStub, host: ServerHost, session: Session, request: Request, view: PeerView
+        self,
+        server: ServerStub,
+        host: ServerHost,
+        session: Session,
+        request: Request,
+        view: PeerView,
+        peer: PeerSession | None = None,
     ) -> None:
         self._server = server
         self._host = host
         self._session = session
         self._request = request
         self._view = view
+        self._peer = peer  # the connection's (handshake era); made on first use for a stateless request
         self._last_progress: float | None = None
+
+    @property
+    def session(self) -> PeerSession:
+        """The client this request comes from: identity, version, capabilities, per-client state."""
+        if self._peer is None:
+            self._peer = PeerSession(self._session, self._view, related=self._request.id)
+        return self._peer
 
     @property
     def _progress_token(self) -> Any:
@@ -101,8 +172,12 @@ class ServerRequestContext:
             await transport.close_stream(self._request.id)
 
     async def notify(self, method: str, params: Any = None) -> None:
-        """A notification to every connected client allowed to get it (list changes, resource updates)."""
-        await self._host.broadcast(method, params)
+        """List changes and resource updates: to every client allowed to get them (resource updates
+        to the clients subscribed to that resource). Anything else: to this request's client only."""
+        if method in LIST_CHANGED or method == RESOURCE_UPDATED:
+            await self._host.broadcast(method, params)
+        else:
+            await self.session.deliver(method, params, self._request.id)
 
     async def request(self, method: str, params: Any = None, *, timeout: float | None = None, raw: bool = False) -> Any:
         """Ask the client (sampling, elicitation, roots); returns the negotiated version's result model."""
