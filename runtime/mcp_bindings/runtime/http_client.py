@@ -105,6 +105,11 @@ class StreamableHttpTransport(TransportBase):
         self.protocol_version: str | None = None  # sent as MCP-Protocol-Version once known
         self.header_hook: HeaderHook | None = None  # per-message headers (Mcp-Method, Mcp-Name, Mcp-Param-*)
         self._get_stream_open = False
+        # The session's initialize and initialized messages, replayed to open a new session when the
+        # server answers 404 (it expired or forgot ours): the spec's MUST for clients.
+        self._handshake: list[bytes] = []
+        self._renew_lock = anyio.Lock()
+        self._closing = False
 
     async def __aenter__(self) -> StreamableHttpTransport:
         self._task_group = anyio.create_task_group()
@@ -149,12 +154,23 @@ class StreamableHttpTransport(TransportBase):
             headers.update(self.header_hook(message))
         return headers
 
-    async def _post(self, frame: bytes, message: Any) -> None:
+    async def _post(self, frame: bytes, message: Any, *, renewed: bool = False) -> None:
         request_id = message.get("id") if isinstance(message, dict) and "method" in message else None
+        method = message.get("method") if isinstance(message, dict) else None
+        if method == "initialize" and not self.session_id:
+            self._handshake = [frame]
+        elif method == "notifications/initialized" and len(self._handshake) == 1:
+            self._handshake.append(frame)
+        sent_session = self.session_id
         try:
             async with self._client.stream(
                 "POST", self.url, content=frame, headers=self._request_headers(message)
             ) as response:
+                if response.status_code == 404 and sent_session and not renewed and len(self._handshake) == 2:
+                    await response.aread()
+                    if await self._renew_session(sent_session):
+                        await self._post(frame, message, renewed=True)
+                        return
                 session_id = response.headers.get(SESSION_HEADER)
                 if session_id:
                     self.session_id = session_id
@@ -246,19 +262,58 @@ class StreamableHttpTransport(TransportBase):
         self._get_stream_open = True
         self._task_group.start_soon(self._get_loop)
 
+    async def _renew_session(self, expired: str) -> bool:
+        """The server no longer knows session `expired`: open a new one by replaying the handshake
+        (initialize, then initialized), and reopen the GET stream. True when there is a new session."""
+        async with self._renew_lock:
+            if self.session_id != expired:
+                return self.session_id is not None  # another request renewed it meanwhile
+            self.session_id = None
+            initialize, initialized = self._handshake
+            try:
+                response = await self._client.post(self.url, content=initialize, headers=self._request_headers(None))
+            except httpx.HTTPError as exc:
+                log.warning("could not open a new session after a 404: %s", exc)
+                return False
+            session_id = response.headers.get(SESSION_HEADER)
+            if response.status_code >= 400 or not session_id:
+                log.warning("could not open a new session after a 404: HTTP %s", response.status_code)
+                return False
+            self.session_id = session_id
+            try:
+                await self._client.post(self.url, content=initialized, headers=self._request_headers(None))
+            except httpx.HTTPError as exc:
+                log.debug("notifications/initialized of the new session failed: %s", exc)
+            log.info("the server expired the MCP session; continuing in a new one")
+        if self._get_stream_open and self._task_group is not None:
+            self._task_group.start_soon(self._get_loop)
+        return True
+
     async def _get_loop(self) -> None:
-        headers = self._request_headers(None)
-        headers["Accept"] = "text/event-stream"
-        headers.pop("Content-Type", None)
-        try:
-            async with self._client.stream("GET", self.url, headers=headers) as response:
-                if response.status_code >= 400:
-                    return
-                await self._pump_sse(response, None)
-        except httpx.HTTPError:
-            return
+        """Listen on the session's GET stream; reopen it (with Last-Event-ID) when it drops, while the
+        session lasts. A 4xx ends it: none offered (405), or the session is gone (404: the next POST
+        opens a new session, and the stream with it)."""
+        stream = _StreamState()
+        session = self.session_id
+        for attempt in range(MAX_RESUME_ATTEMPTS + 1):
+            headers = self._request_headers(None)
+            headers["Accept"] = "text/event-stream"
+            headers.pop("Content-Type", None)
+            if stream.last_event_id is not None:
+                headers["Last-Event-ID"] = stream.last_event_id
+            try:
+                async with self._client.stream("GET", self.url, headers=headers) as response:
+                    if response.status_code >= 400:
+                        return
+                    await self._pump_sse(response, None, stream)
+            except httpx.HTTPError as exc:
+                log.debug("the GET stream dropped: %s", exc)
+            if self._closing or self.session_id != session or attempt == MAX_RESUME_ATTEMPTS:
+                return
+            await anyio.sleep((stream.retry_ms if stream.retry_ms is not None else DEFAULT_RETRY_MS) / 1000)
 
     async def aclose(self) -> None:
+        self._closing = True
         if self.session_id:
             try:
                 with anyio.move_on_after(2):
