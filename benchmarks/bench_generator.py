@@ -56,9 +56,7 @@ def run(env: Environment, budget: Budget) -> Section:
                 elapsed = time.perf_counter() - start
                 if r.returncode != 0:
                     tail = (r.stderr.strip() or r.stdout.strip())[-300:]
-                    section.notes.append(
-                        f"mcp-bindgen {name} exited {r.returncode} (timed anyway): {tail}"
-                    )
+                    section.notes.append(f"mcp-bindgen {name} exited {r.returncode} (timed anyway): {tail}")
                     if name != "check":  # check exits non-zero on a diff, which is still a full run
                         break
                 samples.append(elapsed)

@@ -57,9 +57,7 @@ def run(env: Environment, budget: Budget) -> Section:
             failed.add((case, peer))
             section.notes.append(f"import {case}/{peer}: {exc}")
     for rep in range(budget.import_reps):
-        order = (
-            runs[rep % len(runs) :] + runs[: rep % len(runs)]
-        )  # rotate so no peer always goes first
+        order = runs[rep % len(runs) :] + runs[: rep % len(runs)]  # rotate so no peer always goes first
         for case, peer, (python, modules, side) in order:
             if (case, peer) in failed:
                 continue

@@ -21,9 +21,7 @@ from benchmarks.stats import stat_or_none
 WINDOW = 8
 
 
-def _once(
-    argv: list[str], side_env: dict[str, str], version: str, budget: Budget, log: str
-) -> dict[str, float]:
+def _once(argv: list[str], side_env: dict[str, str], version: str, budget: Budget, log: str) -> dict[str, float]:
     proc = spawn(argv, env=side_env, log_name=log, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
         client = StdioClient(proc, budget.call_timeout)
@@ -64,7 +62,7 @@ def run(env: Environment, budget: Budget) -> Section:
     for version in PROTOCOL_VERSIONS:
         cmds = stdio_commands(env, version)
         samples: dict[str, dict[str, list[float]]] = {p: {} for p in cmds}
-        for rep in range(budget.mem_reps):
+        for _rep in range(budget.mem_reps):
             for peer, (argv, side) in cmds.items():
                 try:
                     got = _once(argv, env.side_env(side), version, budget, f"mem-{peer}")
@@ -75,11 +73,8 @@ def run(env: Environment, budget: Budget) -> Section:
                     samples[peer].setdefault(k, []).append(v)
         print(f"  memory @ {version} done", file=sys.stderr, flush=True)
 
-        def vals(key: str) -> dict:  # noqa: ANN202
-            return {
-                p: stat_or_none(samples.get(p, {}).get(key, []), "MiB")
-                for p in ("ours", "official", "floor")
-            }
+        def vals(key: str, samples: dict[str, dict[str, list[float]]] = samples) -> dict:  # noqa: ANN202
+            return {p: stat_or_none(samples.get(p, {}).get(key, []), "MiB") for p in ("ours", "official", "floor")}
 
         section.rows += [
             Row(

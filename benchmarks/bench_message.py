@@ -46,18 +46,13 @@ def run(env: Environment, budget: Budget) -> Section:
     for name, item in data["items"].items():
         checks = item.get("checks", {})
         if checks.get("ours_output_equals_official") is False:
-            section.notes.append(
-                f"message path {name}: ours' output differs from official's (as JSON)"
-            )
+            section.notes.append(f"message path {name}: ours' output differs from official's (as JSON)")
         section.rows.append(
             Row(
                 "2. Message path (in-process, bytes -> validated -> bytes, 2025-11-25)",
                 item["title"],
                 "us/msg",
-                {
-                    p: stat_or_none(item["samples_us"].get(p, []), "us/msg")
-                    for p in ("ours", "official", "floor")
-                },
+                {p: stat_or_none(item["samples_us"].get(p, []), "us/msg") for p in ("ours", "official", "floor")},
                 target=ratio_at_most(1 / 3, 3),
                 note=f"wire {item['wire_bytes']} bytes; checks {checks}",
             )

@@ -160,9 +160,7 @@ def _stdio_rep(
 # --- HTTP -------------------------------------------------------------------------------------
 
 
-def http_commands(
-    env: Environment, version: str, port: int
-) -> dict[str, tuple[list[str], str, str]]:
+def http_commands(env: Environment, version: str, port: int) -> dict[str, tuple[list[str], str, str]]:
     """{peer: (argv, side, path)} of the HTTP servers that serve ``version`` on ``port``."""
     cmds: dict[str, tuple[list[str], str, str]] = {
         "official": (
@@ -264,9 +262,7 @@ async def _http_rep(
         for burst in range(math.ceil(budget.http_calls_per_client / HTTP_BURST)):
             for name in _rotated(list(live), burst):
                 peer = live[name]
-                await asyncio.wait_for(
-                    asyncio.gather(*(s.call_echo() for s in peer.many)), timeout
-                )  # untimed re-warm
+                await asyncio.wait_for(asyncio.gather(*(s.call_echo() for s in peer.many)), timeout)  # untimed re-warm
                 t0 = perf()
                 await asyncio.wait_for(
                     asyncio.gather(*(client_burst(s, peer.latn) for s in peer.many)),
@@ -298,9 +294,7 @@ def _http_rep_sync(
             port = free_port()
             argv, side, path = http_commands(env, version, port)[name]
             ports[name] = port
-            procs[name] = spawn(
-                argv, env=env.side_env(side, write=write), log_name=f"rt-http-{name}"
-            )
+            procs[name] = spawn(argv, env=env.side_env(side, write=write), log_name=f"rt-http-{name}")
             peers[name] = _HttpPeer(procs[name].pid, port, path)
         for name, proc in procs.items():
             try:
@@ -329,8 +323,7 @@ def _rows(
 
     def vals(attr: str, unit: str) -> dict:  # noqa: ANN202
         return {
-            col: stat_or_none(getattr(series[p], attr), unit) if p in series else None
-            for col, p in columns.items()
+            col: stat_or_none(getattr(series[p], attr), unit) if p in series else None for col, p in columns.items()
         }
 
     return [
@@ -370,9 +363,7 @@ def _rows(
     ]
 
 
-def run(
-    env: Environment, budget: Budget, *, transports: tuple[str, ...] = ("stdio", "http")
-) -> Section:
+def run(env: Environment, budget: Budget, *, transports: tuple[str, ...] = ("stdio", "http")) -> Section:
     section = Section()
     title = "3. Round trips: tools/call echo, same raw driver for every server"
     cpu_rows: list[Row] = []
@@ -392,7 +383,10 @@ def run(
                 title,
                 f"stdio {version}, 1 client",
                 series,
-                note=f"{budget.stdio_calls} sequential calls per rep, blocks of {STDIO_BLOCK}, after {budget.rt_warmup} warm-up",
+                note=(
+                    f"{budget.stdio_calls} sequential calls per rep, blocks of {STDIO_BLOCK},"
+                    f" after {budget.rt_warmup} warm-up"
+                ),
             )
             rows += got[:3]
             cpu_rows.append(got[3])
@@ -412,7 +406,11 @@ def run(
             n = budget.http_clients
             for stack_label, columns, stack_note in (
                 ("", shipped, "ours as shipped (uvicorn with httptools + uvloop); floor on the same stack"),
-                (", all on h11+asyncio", pure, "ours forced onto h11 + asyncio, the official server's stack; floor likewise"),
+                (
+                    ", all on h11+asyncio",
+                    pure,
+                    "ours forced onto h11 + asyncio, the official server's stack; floor likewise",
+                ),
             ):
                 got1 = _rows(
                     title,
@@ -425,7 +423,10 @@ def run(
                     title,
                     f"HTTP {version}{stack_label}, {n} clients",
                     many,
-                    note=f"{n} clients x {budget.http_calls_per_client} calls per rep, bursts of {HTTP_BURST}; {stack_note}",
+                    note=(
+                        f"{n} clients x {budget.http_calls_per_client} calls per rep,"
+                        f" bursts of {HTTP_BURST}; {stack_note}"
+                    ),
                     columns=columns,
                 )
                 rows += got1[:3] + gotn[:3]

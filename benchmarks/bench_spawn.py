@@ -38,14 +38,8 @@ def stdio_commands(env: Environment, version: str) -> dict[str, tuple[list[str],
     return cmds
 
 
-def _first_response_ms(
-    argv: list[str], side_env: dict[str, str], version: str, timeout: float, log: str
-) -> float:
-    first = (
-        initialize_request(0, version)
-        if version == PROTOCOL_LEGACY
-        else discover_request(0, version)
-    )
+def _first_response_ms(argv: list[str], side_env: dict[str, str], version: str, timeout: float, log: str) -> float:
+    first = initialize_request(0, version) if version == PROTOCOL_LEGACY else discover_request(0, version)
     start = time.perf_counter()
     proc = spawn(argv, env=side_env, log_name=log, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:

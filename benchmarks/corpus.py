@@ -121,9 +121,7 @@ def build_corpus() -> tuple[CorpusItem, ...]:
             "result",
             "tools/list",
             v,
-            _dumps(
-                {"jsonrpc": "2.0", "id": 7, "result": {"tools": [_tool(i) for i in range(100)]}}
-            ),
+            _dumps({"jsonrpc": "2.0", "id": 7, "result": {"tools": [_tool(i) for i in range(100)]}}),
         ),
         CorpusItem(
             "resources_read_result",

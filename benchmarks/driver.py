@@ -82,9 +82,7 @@ class CallTemplate:
         params: dict[str, Any] = {"name": "echo", "arguments": {"text": text}}
         if version == PROTOCOL_MODERN:
             params["_meta"] = envelope(version)
-        body = _dumps(
-            {"jsonrpc": "2.0", "id": 999_999_999, "method": "tools/call", "params": params}
-        )
+        body = _dumps({"jsonrpc": "2.0", "id": 999_999_999, "method": "tools/call", "params": params})
         self._head, self._tail = body.split(b"999999999", 1)
 
     def encode(self, req_id: int) -> bytes:
@@ -182,7 +180,7 @@ class HttpClient:
             self._writer.close()
             try:
                 await asyncio.wait_for(self._writer.wait_closed(), 2)
-            except (OSError, asyncio.TimeoutError):
+            except (TimeoutError, OSError):
                 pass
             self._writer = None
 
@@ -191,9 +189,7 @@ class HttpClient:
 
     async def _post(self, body: bytes, headers: bytes) -> tuple[int, dict[str, str], bytes]:
         assert self._reader is not None and self._writer is not None
-        self._writer.write(
-            b"%s%sContent-Length: %d\r\n\r\n%s" % (self._prefix, headers, len(body), body)
-        )
+        self._writer.write(b"%s%sContent-Length: %d\r\n\r\n%s" % (self._prefix, headers, len(body), body))
         head = await self._reader.readuntil(b"\r\n\r\n")
         lines = head.decode("latin-1").split("\r\n")
         status = int(lines[0].split(" ", 2)[1])
@@ -226,9 +222,7 @@ class HttpClient:
 def _jsonrpc_from_body(content_type: str, data: bytes, req_id: int) -> dict[str, Any]:
     if content_type.startswith("text/event-stream"):
         for event in data.replace(b"\r\n", b"\n").split(b"\n\n"):
-            payload = b"\n".join(
-                line[5:].lstrip() for line in event.split(b"\n") if line.startswith(b"data:")
-            )
+            payload = b"\n".join(line[5:].lstrip() for line in event.split(b"\n") if line.startswith(b"data:"))
             if payload:
                 msg = json.loads(payload)
                 if msg.get("id") == req_id:
@@ -259,9 +253,7 @@ class McpHttpSession:
             h.append(f"Mcp-Session-Id: {self.session_id}\r\n")
         return "".join(h).encode()
 
-    async def _request(
-        self, body: bytes, req_id: int, method: str, name: str | None = None
-    ) -> dict[str, Any]:
+    async def _request(self, body: bytes, req_id: int, method: str, name: str | None = None) -> dict[str, Any]:
         status, hdrs, data = await self.http.post(body, self._headers(method, name))
         if status != 200:
             raise DriverError(f"{method}: HTTP {status}: {data[:300]!r}")

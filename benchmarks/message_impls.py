@@ -63,19 +63,18 @@ def floor_message_path(corpus: Sequence[CorpusItem]) -> dict[str, Callable[[], b
         return fn
 
     return {
-        item.name: (
-            request_path(item.wire) if item.kind == "request" else passthrough_path(item.wire)
-        )
+        item.name: (request_path(item.wire) if item.kind == "request" else passthrough_path(item.wire))
         for item in corpus
     }
 
 
 def official_message_path(corpus: Sequence[CorpusItem]) -> dict[str, Callable[[], bytes]]:
-    import mcp_types as types
-    from mcp.client import session as client_session
-    from mcp.server.runner import _extract_meta
-    from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
-    from mcp_types import methods
+    # The official SDK is installed in the mixed venv only, not in the one that type-checks this file.
+    import mcp_types as types  # pyright: ignore[reportMissingImports]
+    from mcp.client import session as client_session  # pyright: ignore[reportMissingImports]
+    from mcp.server.runner import _extract_meta  # pyright: ignore[reportMissingImports]
+    from mcp.shared.jsonrpc_dispatcher import progress_token_from_params  # pyright: ignore[reportMissingImports]
+    from mcp_types import methods  # pyright: ignore[reportMissingImports]
 
     adapter = types.jsonrpc_message_adapter
     JSONRPCRequest, JSONRPCResponse, JSONRPCNotification = (
@@ -109,9 +108,7 @@ def official_message_path(corpus: Sequence[CorpusItem]) -> dict[str, Callable[[]
             _extract_meta(params)
             if msg.method in methods.SPEC_CLIENT_METHODS:
                 methods.validate_client_request(msg.method, version, params)
-            typed = types.CallToolRequestParams.model_validate(
-                {} if params is None else params, by_name=False
-            )
+            typed = types.CallToolRequestParams.model_validate({} if params is None else params, by_name=False)
             text = (typed.arguments or {}).get("text", "")
             result = types.CallToolResult(content=[types.TextContent(type="text", text=str(text))])
             return server_send_result(method, version, msg.id, result)
@@ -120,9 +117,7 @@ def official_message_path(corpus: Sequence[CorpusItem]) -> dict[str, Callable[[]
 
     def result_path(wire: bytes, version: str, method: str) -> Callable[[], bytes]:
         target = result_types[method]
-        validate = (
-            target.validate_python if hasattr(target, "validate_python") else target.model_validate
-        )
+        validate = target.validate_python if hasattr(target, "validate_python") else target.model_validate
 
         def fn() -> bytes:
             msg = adapter.validate_json(wire.decode(), by_name=False)

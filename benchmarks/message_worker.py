@@ -78,12 +78,12 @@ def main() -> int:
         report["errors"]["ours"] = traceback.format_exc()
 
     try:
-        import mcp  # noqa: F401
         from importlib.metadata import version
 
+        import mcp  # noqa: F401  # pyright: ignore[reportMissingImports] - availability probe: the SDK is only in the mixed venv
+
         report["versions"] = {
-            name: version(name)
-            for name in ("mcp", "mcp-types", "pydantic", "pydantic-core", "orjson")
+            name: version(name) for name in ("mcp", "mcp-types", "pydantic", "pydantic-core", "orjson")
         }
     except Exception:  # noqa: BLE001
         pass
@@ -103,9 +103,7 @@ def main() -> int:
                 continue
             try:
                 out = fn()
-                if not isinstance(out, bytes | bytearray | memoryview) or not bytes(out).endswith(
-                    b"\n"
-                ):
+                if not isinstance(out, bytes | bytearray | memoryview) or not bytes(out).endswith(b"\n"):
                     raise TypeError("must return bytes ending in b'\\n'")
                 outputs[peer] = _normalise(bytes(out))
                 runnable[peer] = (fn, _calibrate(fn, budget.msg_sample_seconds))
@@ -120,9 +118,7 @@ def main() -> int:
         if "official" in outputs:
             for peer in ("ours", "floor"):
                 if peer in outputs:
-                    entry["checks"][f"{peer}_output_equals_official"] = (
-                        outputs[peer] == outputs["official"]
-                    )
+                    entry["checks"][f"{peer}_output_equals_official"] = outputs[peer] == outputs["official"]
         report["items"][item.name] = entry
 
     with open(args.out, "w") as f:

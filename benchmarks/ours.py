@@ -94,9 +94,7 @@ def ours_stdio_server_command(protocol_version: str) -> list[str] | None:
     return [ours_python(), str(REPO_ROOT / "examples" / "echo_server.py"), "--stub", protocol_version]
 
 
-def ours_http_server_command(
-    port: int, protocol_version: str, *, pure_python_http: bool = False
-) -> list[str] | None:
+def ours_http_server_command(port: int, protocol_version: str, *, pure_python_http: bool = False) -> list[str] | None:
     """argv that starts ours' Streamable HTTP server on ``127.0.0.1:port`` at ``OURS_HTTP_PATH``.
 
     Same ``echo`` tool. One server process serves one benchmark (1 client,
@@ -105,10 +103,16 @@ def ours_http_server_command(
     server's stack) instead of the default httptools + uvloop.
     """
     argv = [
-        ours_python(), str(REPO_ROOT / "examples" / "echo_server.py"),
-        "--transport", "http", "--port", str(port), "--stub", protocol_version,
+        ours_python(),
+        str(REPO_ROOT / "examples" / "echo_server.py"),
+        "--transport",
+        "http",
+        "--port",
+        str(port),
+        "--stub",
+        protocol_version,
     ]
-    return argv + ["--http-stack", "h11"] if pure_python_http else argv
+    return [*argv, "--http-stack", "h11"] if pure_python_http else argv
 
 
 # 5. Generator ---------------------------------------------------------------------------------

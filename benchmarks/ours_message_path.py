@@ -56,8 +56,12 @@ def _echo_runtime(protocol_version: str) -> tuple[Any, Any]:
             "clientInfo": {"name": "bench", "version": "0"},
         },
     )
-    _complete(runtime.on_request(jsonrpc.classify(jsonrpc.decode(initialize)), session))
-    _complete(runtime.on_notification(jsonrpc.classify({"jsonrpc": "2.0", "method": "notifications/initialized"}), session))
+    request = jsonrpc.classify(jsonrpc.decode(initialize))
+    assert isinstance(request, jsonrpc.Request)
+    _complete(runtime.on_request(request, session))
+    initialized = jsonrpc.classify({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert isinstance(initialized, jsonrpc.Notification)
+    _complete(runtime.on_notification(initialized, session))
     return runtime, session
 
 
@@ -72,6 +76,7 @@ def build(corpus: Sequence[CorpusItem]) -> Mapping[str, Callable[[], bytes]]:
 
             def request_path(wire: bytes = item.wire, runtime: Any = runtime, session: Any = session) -> bytes:
                 message = jsonrpc.classify(jsonrpc.decode(wire))
+                assert isinstance(message, jsonrpc.Request)  # the session's routing check (`Session._route`)
                 result = _complete(runtime.on_request(message, session))
                 return jsonrpc.encode_result(message.id, result) + b"\n"
 
@@ -81,6 +86,7 @@ def build(corpus: Sequence[CorpusItem]) -> Mapping[str, Callable[[], bytes]]:
 
             def result_path(wire: bytes = item.wire, spec: Any = spec) -> bytes:
                 message = jsonrpc.classify(jsonrpc.decode(wire))
+                assert isinstance(message, jsonrpc.Response)  # the session's routing check (`Session._route`)
                 result = versions.validate(spec.result, message.result)
                 return jsonrpc.encode_result(message.id, versions.to_json(result)) + b"\n"
 
@@ -90,6 +96,7 @@ def build(corpus: Sequence[CorpusItem]) -> Mapping[str, Callable[[], bytes]]:
 
             def notification_path(wire: bytes = item.wire, spec: Any = spec) -> bytes:
                 message = jsonrpc.classify(jsonrpc.decode(wire))
+                assert isinstance(message, jsonrpc.Notification)  # the session's routing check (`Session._route`)
                 params = versions.validate(spec.params, message.params)
                 return jsonrpc.encode_notification(message.method, versions.dump(params)) + b"\n"
 

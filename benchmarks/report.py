@@ -155,9 +155,7 @@ def render_table(rows: list[Row]) -> str:
         if isinstance(line, str):
             out.append(f"{line}")
         else:
-            cells = [line[0].ljust(widths[0])] + [
-                c.rjust(w) for c, w in zip(line[1:5], widths[1:5], strict=True)
-            ]
+            cells = [line[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(line[1:5], widths[1:5], strict=True)]
             cells.append(line[5].ljust(widths[5]))
             out.append(" | ".join(cells).rstrip())
     return "\n".join(out)

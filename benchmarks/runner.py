@@ -33,15 +33,9 @@ SECTIONS = {
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    parser.add_argument(
-        "--quick", action="store_true", help="fewer repetitions and calls (about 2 minutes)"
-    )
-    parser.add_argument(
-        "--only", default="", help=f"comma-separated subset of: {','.join(SECTIONS)} (default: all)"
-    )
-    parser.add_argument(
-        "--output", type=Path, default=RESULTS_DIR / "latest.json", help="JSON output path"
-    )
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions and calls (about 2 minutes)")
+    parser.add_argument("--only", default="", help=f"comma-separated subset of: {','.join(SECTIONS)} (default: all)")
+    parser.add_argument("--output", type=Path, default=RESULTS_DIR / "latest.json", help="JSON output path")
     return parser.parse_args(argv)
 
 

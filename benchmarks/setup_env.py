@@ -52,9 +52,7 @@ class Environment:
     notes: list[str] = field(default_factory=list)
     versions: dict[str, str] = field(default_factory=dict)
 
-    def pyc_env(
-        self, side: str, *, write: bool = False, extra: dict[str, str] | None = None
-    ) -> dict[str, str]:
+    def pyc_env(self, side: str, *, write: bool = False, extra: dict[str, str] | None = None) -> dict[str, str]:
         """Environment for a process of ``side`` (ours/official/floor) reading its private bytecode tree."""
         env = clean_env(extra)
         env["PYTHONPYCACHEPREFIX"] = str(PYC_DIR / side)
@@ -65,9 +63,7 @@ class Environment:
         return env
 
     def side_env(self, side: str, *, write: bool = False) -> dict[str, str]:
-        return self.pyc_env(
-            side, write=write, extra=dict(ours.OURS_EXTRA_ENV) if side == "ours" else None
-        )
+        return self.pyc_env(side, write=write, extra=dict(ours.OURS_EXTRA_ENV) if side == "ours" else None)
 
 
 def _base_python() -> str:
@@ -78,25 +74,19 @@ def _log(msg: str) -> None:
     print(f"[setup] {msg}", file=sys.stderr, flush=True)
 
 
-def _run(
-    argv: list[str], log_name: str, timeout: float = 900, env: dict[str, str] | None = None
-) -> bool:
+def _run(argv: list[str], log_name: str, timeout: float = 900, env: dict[str, str] | None = None) -> bool:
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     with open(LOG_DIR / f"{log_name}.log", "ab") as log:
         log.write(f"\n$ {' '.join(argv)}\n".encode())
         log.flush()
         try:
-            proc = subprocess.run(
-                argv, stdout=log, stderr=log, timeout=timeout, env=env or clean_env()
-            )
+            proc = subprocess.run(argv, stdout=log, stderr=log, timeout=timeout, env=env or clean_env())
         except subprocess.TimeoutExpired:
             return False
     return proc.returncode == 0
 
 
-def _ensure_venv(
-    venv: Path, requirements: tuple[str, ...], editable: Path | None, name: str
-) -> tuple[bool, str]:
+def _ensure_venv(venv: Path, requirements: tuple[str, ...], editable: Path | None, name: str) -> tuple[bool, str]:
     """Create/refresh ``venv``; returns (ok, note). The editable install is best-effort."""
     pyproject = (editable / "pyproject.toml") if editable else None
     stamp: dict[str, object] = {
@@ -105,9 +95,7 @@ def _ensure_venv(
         "base_version": sys.version.split()[0],
         "editable": str(editable) if editable else None,
         "pyproject_sha256": (
-            hashlib.sha256(pyproject.read_bytes()).hexdigest()
-            if pyproject and pyproject.exists()
-            else None
+            hashlib.sha256(pyproject.read_bytes()).hexdigest() if pyproject and pyproject.exists() else None
         ),
     }
     stamp_path = venv / STAMP
@@ -117,9 +105,7 @@ def _ensure_venv(
                 return True, ""
         except ValueError:
             pass
-    _log(
-        f"building {venv.relative_to(REPO_ROOT)} ({', '.join(requirements)}) - first run only, ~1 min"
-    )
+    _log(f"building {venv.relative_to(REPO_ROOT)} ({', '.join(requirements)}) - first run only, ~1 min")
     t0 = time.perf_counter()
     if venv.exists():
         subprocess.run(["rm", "-rf", str(venv)], check=True)
@@ -137,7 +123,9 @@ def _ensure_venv(
             [py, "-m", "pip", "install", "--disable-pip-version-check", "-q", "-e", str(editable)],
             f"setup-{name}",
         ):
-            note = f"pip install -e {editable} failed (ours skipped in the message path); see {LOG_DIR}/setup-{name}.log"
+            note = (
+                f"pip install -e {editable} failed (ours skipped in the message path); see {LOG_DIR}/setup-{name}.log"
+            )
             stamp["editable_failed"] = True
     elif editable:
         note = f"{editable}/pyproject.toml not found: our project is not installed in the mixed venv yet"
@@ -148,9 +136,7 @@ def _ensure_venv(
 
 def _importable(python: str, module: str, env: dict[str, str]) -> bool:
     try:
-        r = subprocess.run(
-            [python, "-c", f"import {module}"], env=env, capture_output=True, timeout=120
-        )
+        r = subprocess.run([python, "-c", f"import {module}"], env=env, capture_output=True, timeout=120)
     except subprocess.TimeoutExpired:
         return False
     return r.returncode == 0
@@ -179,9 +165,7 @@ def _site_packages(python: str) -> str:
     return r.stdout.strip()
 
 
-def _precompile(
-    python: str, side: str, dirs: list[str], env: dict[str, str], *, cached: bool = True
-) -> None:
+def _precompile(python: str, side: str, dirs: list[str], env: dict[str, str], *, cached: bool = True) -> None:
     """compileall ``dirs`` into the side's prefix. ``cached=False`` for sources that change while
     we work (ours): compileall is incremental, and stale entries are refreshed by warm-up runs."""
     marker = PYC_DIR / f"{side}.stamp"
@@ -216,9 +200,7 @@ def prepare(*, need_mixed: bool = True) -> Environment:
             notes.append(note)
         if ok:
             mixed_python = str(venv_python(MIXED_VENV))
-            ours_in_mixed = _importable(
-                mixed_python, "mcp_bindings", clean_env(dict(ours.OURS_EXTRA_ENV))
-            )
+            ours_in_mixed = _importable(mixed_python, "mcp_bindings", clean_env(dict(ours.OURS_EXTRA_ENV)))
         else:
             notes.append(note)
 

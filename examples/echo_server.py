@@ -39,11 +39,15 @@ def make_server(stub_version: str) -> Any:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     parser.add_argument("--port", type=int, default=3001)
-    parser.add_argument("--http-stack", choices=["auto", "h11"], default="auto",
-                        help="uvicorn's parser and loop: auto (httptools + uvloop when installed) or h11 + asyncio")
+    parser.add_argument(
+        "--http-stack",
+        choices=["auto", "h11"],
+        default="auto",
+        help="uvicorn's parser and loop: auto (httptools + uvloop when installed) or h11 + asyncio",
+    )
     parser.add_argument("--stub", default=list(registry.versions())[-1], choices=list(registry.versions()))
     args = parser.parse_args()
     server = make_server(args.stub)
@@ -55,7 +59,9 @@ def main() -> None:
         from mcp_bindings.runtime.http_server import serve_http
 
         pure = args.http_stack == "h11"
-        serve_http(server, host="127.0.0.1", port=args.port, http="h11" if pure else "auto", loop="asyncio" if pure else "auto")
+        serve_http(
+            server, host="127.0.0.1", port=args.port, http="h11" if pure else "auto", loop="asyncio" if pure else "auto"
+        )
 
 
 if __name__ == "__main__":

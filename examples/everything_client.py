@@ -74,8 +74,11 @@ def sample(schema: Any, root: Any = None, depth: int = 0) -> Any:
         return schema["enum"][0]
     for key in ("oneOf", "anyOf"):  # titled enums ({const, title} options) or alternatives
         options = schema.get(key)
-        if isinstance(options, list) and options and (isinstance(options[0], dict) and "const" in options[0]
-                                                      or "type" not in schema):
+        if (
+            isinstance(options, list)
+            and options
+            and ((isinstance(options[0], dict) and "const" in options[0]) or "type" not in schema)
+        ):
             return sample(options[0], root, depth + 1)
     kind = schema.get("type")
     if isinstance(kind, list):
@@ -93,8 +96,12 @@ def sample(schema: Any, root: Any = None, depth: int = 0) -> Any:
         return [sample(schema.get("items"), root, depth + 1) for _ in range(max(count, 1))]
     if kind == "object" or "properties" in schema:
         return required_values(schema, root, depth + 1)
-    text = {"email": "user@example.com", "uri": "https://example.com", "date": "2026-01-01",
-            "date-time": "2026-01-01T00:00:00Z"}.get(schema.get("format", ""), "test")
+    text = {
+        "email": "user@example.com",
+        "uri": "https://example.com",
+        "date": "2026-01-01",
+        "date-time": "2026-01-01T00:00:00Z",
+    }.get(schema.get("format", ""), "test")
     return text.ljust(int(schema.get("minLength", 0) or 0), "x")
 
 
@@ -151,12 +158,14 @@ def make_handlers(client_module: Any, models: Any) -> Any:
             return models.ElicitResult.model_validate({"action": "accept", "content": content})
 
         async def create_message(self, params: Any, ctx: Any) -> Any:
-            return models.CreateMessageResult.model_validate({
-                "role": "assistant",
-                "content": {"type": "text", "text": "This is a response from the everything client."},
-                "model": "everything-client",
-                "stopReason": "endTurn",
-            })
+            return models.CreateMessageResult.model_validate(
+                {
+                    "role": "assistant",
+                    "content": {"type": "text", "text": "This is a response from the everything client."},
+                    "model": "everything-client",
+                    "stopReason": "endTurn",
+                }
+            )
 
         async def list_roots(self, params: Any, ctx: Any) -> Any:
             root = {"uri": "file:///tmp/everything-client", "name": "Everything client root"}
@@ -279,6 +288,7 @@ async def run_client(url: str, scenario: str, version: str, context: dict[str, A
     import importlib
 
     import anyio
+
     from mcp_bindings.runtime import registry
     from mcp_bindings.runtime.errors import McpError
     from mcp_bindings.runtime.http_client import connect_http
@@ -292,8 +302,13 @@ async def run_client(url: str, scenario: str, version: str, context: dict[str, A
     try:
         with anyio.fail_after(OVERALL_TIMEOUT):
             async with connect_http(
-                url, client_module.Client, handlers=handlers, protocol_version=version,
-                request_timeout=REQUEST_TIMEOUT, client_info=CLIENT_INFO, auth=auth,
+                url,
+                client_module.Client,
+                handlers=handlers,
+                protocol_version=version,
+                request_timeout=REQUEST_TIMEOUT,
+                client_info=CLIENT_INFO,
+                auth=auth,
             ) as client:
                 session = client.session
                 log(f"connected: {session.version}, server {session.server_info or '(unknown)'}")

@@ -134,7 +134,9 @@ def rooted(responses: Mapping[str, m.InputResponse] | None, key: str) -> list[m.
 
 # -- tools ------------------------------------------------------------------------------------
 
-ToolFn = Callable[["EverythingServer", m.CallToolRequestParams, RequestContext], Awaitable["m.CallToolResult | m.InputRequiredResult"]]
+ToolFn = Callable[
+    ["EverythingServer", m.CallToolRequestParams, RequestContext], Awaitable["m.CallToolResult | m.InputRequiredResult"]
+]
 
 
 @dataclass(frozen=True)
@@ -146,9 +148,7 @@ class ToolEntry:
 TOOLS: dict[str, ToolEntry] = {}  # insertion order is the advertised (deterministic) order
 
 
-def tool(
-    name: str, description: str, input_schema: m.ToolInputSchema | None = None
-) -> Callable[[ToolFn], ToolFn]:
+def tool(name: str, description: str, input_schema: m.ToolInputSchema | None = None) -> Callable[[ToolFn], ToolFn]:
     def register(fn: ToolFn) -> ToolFn:
         TOOLS[name] = ToolEntry(m.Tool(name=name, description=description, input_schema=input_schema or schema()), fn)
         return fn
@@ -157,17 +157,23 @@ def tool(
 
 
 @tool("test_simple_text", "Returns a simple text response")
-async def _simple_text(server: EverythingServer, params: m.CallToolRequestParams, ctx: RequestContext) -> m.CallToolResult:
+async def _simple_text(
+    server: EverythingServer, params: m.CallToolRequestParams, ctx: RequestContext
+) -> m.CallToolResult:
     return done(text("This is a simple text response for testing."))
 
 
 @tool("test_image_content", "Returns an image (1x1 PNG)")
-async def _image_content(server: EverythingServer, params: m.CallToolRequestParams, ctx: RequestContext) -> m.CallToolResult:
+async def _image_content(
+    server: EverythingServer, params: m.CallToolRequestParams, ctx: RequestContext
+) -> m.CallToolResult:
     return done(image())
 
 
 @tool("test_audio_content", "Returns an audio clip (WAV)")
-async def _audio_content(server: EverythingServer, params: m.CallToolRequestParams, ctx: RequestContext) -> m.CallToolResult:
+async def _audio_content(
+    server: EverythingServer, params: m.CallToolRequestParams, ctx: RequestContext
+) -> m.CallToolResult:
     return done(m.AudioContent(type="audio", data=WAV_BASE64, mime_type="audio/wav"))
 
 
@@ -186,7 +192,9 @@ async def _multiple_content_types(
     server: EverythingServer, params: m.CallToolRequestParams, ctx: RequestContext
 ) -> m.CallToolResult:
     resource = m.TextResourceContents(
-        uri="test://mixed-content-resource", mime_type="application/json", text=json.dumps({"test": "data", "value": 123})
+        uri="test://mixed-content-resource",
+        mime_type="application/json",
+        text=json.dumps({"test": "data", "value": 123}),
     )
     return done(text("Multiple content types test:"), image(), m.EmbeddedResource(type="resource", resource=resource))
 
@@ -204,7 +212,9 @@ async def _tool_with_logging(
 
 
 @tool("test_error_handling", "Always fails (a tool error result, not a protocol error)")
-async def _error_handling(server: EverythingServer, params: m.CallToolRequestParams, ctx: RequestContext) -> m.CallToolResult:
+async def _error_handling(
+    server: EverythingServer, params: m.CallToolRequestParams, ctx: RequestContext
+) -> m.CallToolResult:
     return done(text("This tool intentionally returns an error for testing"), is_error=True)
 
 
@@ -340,12 +350,16 @@ async def _json_schema_2020_12(
     "Mirrors its `region` argument into the Mcp-Param-Region header (SEP-2243)",
     schema({"region": {"type": "string", "description": "Mirrored into Mcp-Param-Region", "x-mcp-header": "Region"}}),
 )
-async def _x_mcp_header(server: EverythingServer, params: m.CallToolRequestParams, ctx: RequestContext) -> m.CallToolResult:
+async def _x_mcp_header(
+    server: EverythingServer, params: m.CallToolRequestParams, ctx: RequestContext
+) -> m.CallToolResult:
     return done(text(f"region={(params.arguments or {}).get('region', '<none>')}"))
 
 
 @tool("test_reconnection", "Ends its SSE stream mid-call; the result follows once the client resumes (SEP-1699)")
-async def _reconnection(server: EverythingServer, params: m.CallToolRequestParams, ctx: RequestContext) -> m.CallToolResult:
+async def _reconnection(
+    server: EverythingServer, params: m.CallToolRequestParams, ctx: RequestContext
+) -> m.CallToolResult:
     await ctx.log("info", "Before disconnect")
     await ctx.close_sse_stream()  # a no-op on stdio and on the stateless wire
     await anyio.sleep(0.2)  # the client reconnects with GET + Last-Event-ID meanwhile
@@ -379,7 +393,9 @@ async def _streaming_elicitation(
 
 
 @tool("test_logging_tool", "Logs at info (delivered only when the request asks for a log level)")
-async def _logging_tool(server: EverythingServer, params: m.CallToolRequestParams, ctx: RequestContext) -> m.CallToolResult:
+async def _logging_tool(
+    server: EverythingServer, params: m.CallToolRequestParams, ctx: RequestContext
+) -> m.CallToolResult:
     await ctx.log("info", "test_logging_tool ran")
     return done(text("Logged (if the request asked for logs)"))
 
@@ -532,7 +548,10 @@ async def _irr_capabilities(
 
 # -- prompts ----------------------------------------------------------------------------------
 
-PromptFn = Callable[["EverythingServer", m.GetPromptRequestParams, RequestContext], Awaitable["m.GetPromptResult | m.InputRequiredResult"]]
+PromptFn = Callable[
+    ["EverythingServer", m.GetPromptRequestParams, RequestContext],
+    Awaitable["m.GetPromptResult | m.InputRequiredResult"],
+]
 
 
 @dataclass(frozen=True)
@@ -544,7 +563,9 @@ class PromptEntry:
 PROMPTS: dict[str, PromptEntry] = {}
 
 
-def prompt(name: str, description: str, arguments: list[m.PromptArgument] | None = None) -> Callable[[PromptFn], PromptFn]:
+def prompt(
+    name: str, description: str, arguments: list[m.PromptArgument] | None = None
+) -> Callable[[PromptFn], PromptFn]:
     def register(fn: PromptFn) -> PromptFn:
         PROMPTS[name] = PromptEntry(m.Prompt(name=name, description=description, arguments=arguments), fn)
         return fn
@@ -557,7 +578,9 @@ def user(content: m.ContentBlock) -> m.PromptMessage:
 
 
 @prompt("test_simple_prompt", "A simple prompt without arguments")
-async def _simple_prompt(server: EverythingServer, params: m.GetPromptRequestParams, ctx: RequestContext) -> m.GetPromptResult:
+async def _simple_prompt(
+    server: EverythingServer, params: m.GetPromptRequestParams, ctx: RequestContext
+) -> m.GetPromptResult:
     return m.GetPromptResult(messages=[user(text("This is a simple prompt for testing."))])
 
 
@@ -601,7 +624,9 @@ async def _prompt_with_embedded_resource(
 
 
 @prompt("test_prompt_with_image", "A prompt that includes an image")
-async def _prompt_with_image(server: EverythingServer, params: m.GetPromptRequestParams, ctx: RequestContext) -> m.GetPromptResult:
+async def _prompt_with_image(
+    server: EverythingServer, params: m.GetPromptRequestParams, ctx: RequestContext
+) -> m.GetPromptResult:
     return m.GetPromptResult(messages=[user(image()), user(text("Please analyze the image above."))])
 
 
@@ -654,7 +679,9 @@ class EverythingServer(Server):
     # prompts
 
     async def list_prompts(self, params: m.PaginatedRequestParams, ctx: RequestContext) -> m.ListPromptsResult:
-        return m.ListPromptsResult(prompts=[entry.prompt for entry in PROMPTS.values()], ttl_ms=60_000, cache_scope="public")
+        return m.ListPromptsResult(
+            prompts=[entry.prompt for entry in PROMPTS.values()], ttl_ms=60_000, cache_scope="public"
+        )
 
     async def get_prompt(
         self, params: m.GetPromptRequestParams, ctx: RequestContext

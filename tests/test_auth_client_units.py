@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from mcp_bindings.runtime.auth import (
     AuthorizationDeniedError,
     AuthorizationResponse,
@@ -31,10 +32,10 @@ from mcp_bindings.runtime.auth import (
     parse_challenges,
     pkce_pair,
 )
+from mcp_bindings.runtime.auth.errors import AuthorizationError, OAuthError
 from mcp_bindings.runtime.auth.grants import basic_credentials, parse_token_response, token_auth_method
 from mcp_bindings.runtime.auth.registration import _registration_auth_method  # pyright: ignore[reportPrivateUsage]
 from mcp_bindings.runtime.auth.scopes import select_scope
-from mcp_bindings.runtime.auth.errors import AuthorizationError, OAuthError
 
 ISSUER = "https://as.example.com"
 
@@ -48,19 +49,22 @@ def anyio_backend() -> str:
 
 
 def test_parse_bearer_challenge() -> None:
-    c = bearer_challenge('Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource", '
-                         'scope="files:read"')
+    c = bearer_challenge(
+        'Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource", scope="files:read"'
+    )
     assert c is not None
     assert c.resource_metadata == "https://mcp.example.com/.well-known/oauth-protected-resource"
     assert c.scopes == ["files:read"] and c.error is None
 
 
 def test_parse_several_challenges_and_quirks() -> None:
-    found = parse_challenges([
-        'Basic realm="x", Bearer error="insufficient_scope",scope="a b" , error_description="need \\"b\\""',
-        "Negotiate abc==",
-        "bearer Scope=token68like, REALM=r",
-    ])
+    found = parse_challenges(
+        [
+            'Basic realm="x", Bearer error="insufficient_scope",scope="a b" , error_description="need \\"b\\""',
+            "Negotiate abc==",
+            "bearer Scope=token68like, REALM=r",
+        ]
+    )
     assert [c.scheme for c in found] == ["basic", "bearer", "negotiate", "bearer"]
     assert found[1].error == "insufficient_scope" and found[1].scopes == ["a", "b"]
     assert found[1].error_description == 'need "b"'
@@ -101,8 +105,12 @@ def test_basic_credentials_are_form_encoded() -> None:
 
 def metadata(iss_supported: bool = False, **extra: Any) -> AuthorizationServerMetadata:
     return AuthorizationServerMetadata(
-        issuer=ISSUER, authorization_endpoint=ISSUER + "/authorize", token_endpoint=ISSUER + "/token",
-        authorization_response_iss_parameter_supported=iss_supported, url=ISSUER + "/.well-known/x", **extra,
+        issuer=ISSUER,
+        authorization_endpoint=ISSUER + "/authorize",
+        token_endpoint=ISSUER + "/token",
+        authorization_response_iss_parameter_supported=iss_supported,
+        url=ISSUER + "/.well-known/x",
+        **extra,
     )
 
 
@@ -137,8 +145,9 @@ def test_iss_is_checked_before_an_error_is_believed() -> None:
     with pytest.raises(IssuerParameterError):
         check_authorization_response(bad, expected_state="s", metadata=metadata(True))
     with pytest.raises(AuthorizationDeniedError, match="access_denied"):
-        check_authorization_response(response(error="access_denied", state="s", iss=ISSUER), expected_state="s",
-                                     metadata=metadata(True))
+        check_authorization_response(
+            response(error="access_denied", state="s", iss=ISSUER), expected_state="s", metadata=metadata(True)
+        )
 
 
 @pytest.mark.parametrize("state", [None, "other", "", "s\u00e9"])
@@ -161,11 +170,18 @@ def test_authorization_response_from_url() -> None:
 # -- scope selection --------------------------------------------------------------------------
 
 
-def found(prm_scopes: tuple[str, ...] | None = None, as_scopes: tuple[str, ...] | None = None,
-          grants: tuple[str, ...] | None = ("authorization_code", "refresh_token")) -> Discovery:
+def found(
+    prm_scopes: tuple[str, ...] | None = None,
+    as_scopes: tuple[str, ...] | None = None,
+    grants: tuple[str, ...] | None = ("authorization_code", "refresh_token"),
+) -> Discovery:
     prm = ProtectedResourceMetadata("https://mcp.example.com/mcp", (ISSUER,), prm_scopes)
-    return Discovery("https://mcp.example.com/mcp", prm.resource, metadata(scopes_supported=as_scopes,
-                                                                          grant_types_supported=grants), prm)
+    return Discovery(
+        "https://mcp.example.com/mcp",
+        prm.resource,
+        metadata(scopes_supported=as_scopes, grant_types_supported=grants),
+        prm,
+    )
 
 
 def select(d: Discovery, challenge_scope: str | None = None, previous: str | None = None, **kw: Any) -> str | None:
@@ -258,11 +274,21 @@ def test_cimd_url_must_be_https_with_a_path() -> None:
 
 
 def test_token_response_parsing() -> None:
-    tokens = parse_token_response({"access_token": "t", "token_type": "bearer", "expires_in": 60, "refresh_token": "r"},
-                                  issuer=ISSUER, resource="https://r", requested_scope="a b")
+    tokens = parse_token_response(
+        {"access_token": "t", "token_type": "bearer", "expires_in": 60, "refresh_token": "r"},
+        issuer=ISSUER,
+        resource="https://r",
+        requested_scope="a b",
+    )
     assert tokens.access_token == "t" and tokens.refresh_token == "r" and tokens.scope == "a b"
     assert tokens.expires_at is not None and not tokens.expired(skew=0)
-    for bad in (None, {}, {"access_token": ""}, {"access_token": "t", "token_type": "DPoP"}, {"access_token": "t", "token_type": "mac"}):
+    for bad in (
+        None,
+        {},
+        {"access_token": ""},
+        {"access_token": "t", "token_type": "DPoP"},
+        {"access_token": "t", "token_type": "mac"},
+    ):
         with pytest.raises(TokenRequestError):
             parse_token_response(bad, issuer=ISSUER, resource="r", requested_scope=None)
 

@@ -10,6 +10,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+
 from mcp_bindings.runtime.auth import (
     DiscoveryError,
     IssuerMismatchError,
@@ -78,7 +79,9 @@ def test_well_known_urls_follow_the_spec_examples() -> None:
         "https://example.com/.well-known/oauth-protected-resource/public/mcp",
         "https://example.com/.well-known/oauth-protected-resource",
     ]
-    assert protected_resource_metadata_urls("https://example.com/") == ["https://example.com/.well-known/oauth-protected-resource"]
+    assert protected_resource_metadata_urls("https://example.com/") == [
+        "https://example.com/.well-known/oauth-protected-resource"
+    ]
     assert authorization_server_metadata_urls("https://auth.example.com/tenant1") == [
         "https://auth.example.com/.well-known/oauth-authorization-server/tenant1",
         "https://auth.example.com/.well-known/openid-configuration/tenant1",
@@ -89,7 +92,8 @@ def test_well_known_urls_follow_the_spec_examples() -> None:
         "https://auth.example.com/.well-known/openid-configuration",
     ]
     assert authorization_server_metadata_urls("https://auth.example.com/") == authorization_server_metadata_urls(
-        "https://auth.example.com")
+        "https://auth.example.com"
+    )
 
 
 def test_canonical_server_url() -> None:
@@ -135,16 +139,24 @@ def test_secure_endpoints() -> None:
 
 async def test_metadata_default_uses_the_challenge_url_and_never_the_root() -> None:
     prm_url = RS + "/.well-known/oauth-protected-resource/mcp"
-    web = Web({prm_url: {"resource": RS + "/mcp", "authorization_servers": [AS]},
-               AS + "/.well-known/oauth-authorization-server": as_metadata(AS)})
+    web = Web(
+        {
+            prm_url: {"resource": RS + "/mcp", "authorization_servers": [AS]},
+            AS + "/.well-known/oauth-authorization-server": as_metadata(AS),
+        }
+    )
     found = await run(web, resource_metadata_url=prm_url)
     assert found.resource == RS + "/mcp" and found.issuer == AS
     assert web.requested == [prm_url, AS + "/.well-known/oauth-authorization-server"]
 
 
 async def test_metadata_var1_path_based_prm_and_openid_configuration() -> None:
-    web = Web({RS + "/.well-known/oauth-protected-resource/mcp": {"resource": RS + "/mcp", "authorization_servers": [AS]},
-               AS + "/.well-known/openid-configuration": as_metadata(AS)})
+    web = Web(
+        {
+            RS + "/.well-known/oauth-protected-resource/mcp": {"resource": RS + "/mcp", "authorization_servers": [AS]},
+            AS + "/.well-known/openid-configuration": as_metadata(AS),
+        }
+    )
     found = await run(web)
     assert found.metadata.url == AS + "/.well-known/openid-configuration"
     assert web.requested == [
@@ -156,19 +168,30 @@ async def test_metadata_var1_path_based_prm_and_openid_configuration() -> None:
 
 async def test_metadata_var2_root_prm_and_path_inserted_as_metadata() -> None:
     issuer = AS + "/tenant1"
-    web = Web({RS + "/.well-known/oauth-protected-resource": {"resource": RS, "authorization_servers": [issuer]},
-               AS + "/.well-known/oauth-authorization-server/tenant1": as_metadata(issuer)})
+    web = Web(
+        {
+            RS + "/.well-known/oauth-protected-resource": {"resource": RS, "authorization_servers": [issuer]},
+            AS + "/.well-known/oauth-authorization-server/tenant1": as_metadata(issuer),
+        }
+    )
     found = await run(web)
     assert found.resource == RS and found.issuer == issuer
     assert AS + "/.well-known/oauth-authorization-server" not in web.requested  # the root is a failure
-    assert web.requested[:2] == [RS + "/.well-known/oauth-protected-resource/mcp", RS + "/.well-known/oauth-protected-resource"]
+    assert web.requested[:2] == [
+        RS + "/.well-known/oauth-protected-resource/mcp",
+        RS + "/.well-known/oauth-protected-resource",
+    ]
 
 
 async def test_metadata_var3_custom_prm_location_and_appended_openid() -> None:
     issuer = AS + "/tenant1"
     custom = RS + "/custom/metadata/location.json"
-    web = Web({custom: {"resource": RS + "/mcp", "authorization_servers": [issuer]},
-               AS + "/tenant1/.well-known/openid-configuration": as_metadata(issuer)})
+    web = Web(
+        {
+            custom: {"resource": RS + "/mcp", "authorization_servers": [issuer]},
+            AS + "/tenant1/.well-known/openid-configuration": as_metadata(issuer),
+        }
+    )
     found = await run(web, resource_metadata_url=custom)
     assert found.metadata.url == AS + "/tenant1/.well-known/openid-configuration"
     assert web.requested == [
@@ -180,8 +203,14 @@ async def test_metadata_var3_custom_prm_location_and_appended_openid() -> None:
 
 
 async def test_resource_mismatch() -> None:
-    web = Web({RS + "/.well-known/oauth-protected-resource/mcp": {
-        "resource": "https://evil.example.com/mcp", "authorization_servers": [AS]}})
+    web = Web(
+        {
+            RS + "/.well-known/oauth-protected-resource/mcp": {
+                "resource": "https://evil.example.com/mcp",
+                "authorization_servers": [AS],
+            }
+        }
+    )
     with pytest.raises(ResourceMismatchError):
         await run(web)
     assert not any(u.startswith(AS) for u in web.requested)
@@ -192,12 +221,15 @@ async def test_a_failing_challenge_url_is_not_silently_replaced() -> None:
         await run(Web({}), resource_metadata_url=RS + "/missing.json")
 
 
-@pytest.mark.parametrize("doc", [
-    {"authorization_servers": [AS]},
-    {"resource": RS + "/mcp"},
-    {"resource": RS + "/mcp", "authorization_servers": []},
-    ["not", "an", "object"],
-])
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {"authorization_servers": [AS]},
+        {"resource": RS + "/mcp"},
+        {"resource": RS + "/mcp", "authorization_servers": []},
+        ["not", "an", "object"],
+    ],
+)
 async def test_unusable_prm(doc: Any) -> None:
     with pytest.raises(DiscoveryError):
         await run(Web({RS + "/.well-known/oauth-protected-resource/mcp": doc}))
@@ -205,9 +237,16 @@ async def test_unusable_prm(doc: Any) -> None:
 
 async def test_preferred_issuer_is_kept_when_still_listed() -> None:
     other = "http://127.0.0.1:9003"
-    web = Web({RS + "/.well-known/oauth-protected-resource/mcp": {"resource": RS + "/mcp", "authorization_servers": [AS, other]},
-               AS + "/.well-known/oauth-authorization-server": as_metadata(AS),
-               other + "/.well-known/oauth-authorization-server": as_metadata(other)})
+    web = Web(
+        {
+            RS + "/.well-known/oauth-protected-resource/mcp": {
+                "resource": RS + "/mcp",
+                "authorization_servers": [AS, other],
+            },
+            AS + "/.well-known/oauth-authorization-server": as_metadata(AS),
+            other + "/.well-known/oauth-authorization-server": as_metadata(other),
+        }
+    )
     assert (await run(web)).issuer == AS
     assert (await run(web, preferred_issuers=[other])).issuer == other
     assert (await run(web, preferred_issuers=["http://127.0.0.1:1"])).issuer == AS
@@ -217,11 +256,15 @@ async def test_preferred_issuer_is_kept_when_still_listed() -> None:
 
 
 def prm_for(issuer: str) -> dict[str, Any]:
-    return {RS + "/.well-known/oauth-protected-resource/mcp": {"resource": RS + "/mcp", "authorization_servers": [issuer]}}
+    return {
+        RS + "/.well-known/oauth-protected-resource/mcp": {"resource": RS + "/mcp", "authorization_servers": [issuer]}
+    }
 
 
 async def test_metadata_issuer_mismatch() -> None:
-    web = Web({**prm_for(AS), AS + "/.well-known/oauth-authorization-server": as_metadata("https://attacker.example.com")})
+    web = Web(
+        {**prm_for(AS), AS + "/.well-known/oauth-authorization-server": as_metadata("https://attacker.example.com")}
+    )
     with pytest.raises(IssuerMismatchError, match="attacker"):
         await run(web)
 
@@ -233,8 +276,13 @@ async def test_issuer_comparison_is_exact() -> None:
 
 
 async def test_a_mismatched_document_does_not_hide_a_good_one() -> None:
-    web = Web({**prm_for(AS), AS + "/.well-known/oauth-authorization-server": as_metadata("https://attacker.example.com"),
-               AS + "/.well-known/openid-configuration": as_metadata(AS)})
+    web = Web(
+        {
+            **prm_for(AS),
+            AS + "/.well-known/oauth-authorization-server": as_metadata("https://attacker.example.com"),
+            AS + "/.well-known/openid-configuration": as_metadata(AS),
+        }
+    )
     assert (await run(web)).metadata.url == AS + "/.well-known/openid-configuration"
 
 
@@ -280,8 +328,11 @@ async def test_2025_03_26_metadata_at_the_server_origin() -> None:
 async def test_2025_03_26_default_endpoints() -> None:
     found = await run(Web({}))
     assert found.metadata.legacy_defaults
-    assert (found.metadata.authorization_endpoint, found.metadata.token_endpoint, found.metadata.registration_endpoint) == (
-        RS + "/authorize", RS + "/token", RS + "/register")
+    assert (
+        found.metadata.authorization_endpoint,
+        found.metadata.token_endpoint,
+        found.metadata.registration_endpoint,
+    ) == (RS + "/authorize", RS + "/token", RS + "/register")
 
 
 async def test_2025_03_26_mismatched_metadata_is_not_replaced_by_defaults() -> None:

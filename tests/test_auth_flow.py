@@ -14,6 +14,7 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
+
 from mcp_bindings.runtime.auth import (
     AuthorizationDeniedError,
     AuthorizationLimitError,
@@ -32,7 +33,6 @@ from mcp_bindings.runtime.auth import (
 )
 from mcp_bindings.runtime.errors import McpError
 from mcp_bindings.runtime.http_client import connect_http, connect_sse
-
 from tests.peers.auth_harness import READ, WRITE, Stack, oauth_stack, read_write_policy
 from tests.peers.auth_server import AuthServerOptions
 from tests.peers.harness import client_module
@@ -44,11 +44,13 @@ STATELESS_BODY = {
     "jsonrpc": "2.0",
     "id": 1,
     "method": "tools/list",
-    "params": {"_meta": {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }},
+    "params": {
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+    },
 }
 STATELESS_HEADERS = {
     "MCP-Protocol-Version": "2026-07-28",
@@ -101,7 +103,10 @@ async def test_happy_path_end_to_end(version: str) -> None:
                 assert result.content[0].text == "hello"
     a = stack.auth
     assert [r.method + " " + r.path for r in a.requests[:4]] == [
-        "GET /.well-known/oauth-authorization-server", "POST /register", "GET /authorize", "POST /token",
+        "GET /.well-known/oauth-authorization-server",
+        "POST /register",
+        "GET /authorize",
+        "POST /token",
     ]
     registration = a.of("/register")[0].params
     assert registration["application_type"] == "native"
@@ -192,10 +197,16 @@ async def test_loopback_handler_receives_the_redirect() -> None:
 
 async def test_preregistered_client_with_basic_auth_and_no_dcr() -> None:
     options = AuthServerOptions(
-        registration="disabled", token_auth_methods=("client_secret_basic",),
-        preregistered={"pre-client": {"client_id": "pre-client", "client_secret": "s3cret/+ x",
-                                      "redirect_uris": ["http://127.0.0.1:33418/callback"],
-                                      "token_endpoint_auth_method": "client_secret_basic"}},
+        registration="disabled",
+        token_auth_methods=("client_secret_basic",),
+        preregistered={
+            "pre-client": {
+                "client_id": "pre-client",
+                "client_secret": "s3cret/+ x",
+                "redirect_uris": ["http://127.0.0.1:33418/callback"],
+                "token_endpoint_auth_method": "client_secret_basic",
+            }
+        },
     )
     with anyio.fail_after(LIMIT):
         async with oauth_stack(options) as stack:
@@ -212,8 +223,13 @@ async def test_token_endpoint_auth_method_as_advertised(method: str) -> None:
         async with oauth_stack(AuthServerOptions(token_auth_methods=(method,))) as stack:
             assert await call_echo(stack, OAuthClientAuth()) == "hi"
     token = stack.auth.of("/token")[0]
-    used = ("client_secret_basic" if token.headers.get("authorization", "").startswith("Basic ")
-            else "client_secret_post" if "client_secret" in token.params else "none")
+    used = (
+        "client_secret_basic"
+        if token.headers.get("authorization", "").startswith("Basic ")
+        else "client_secret_post"
+        if "client_secret" in token.params
+        else "none"
+    )
     assert used == method
     assert json.loads(json.dumps(stack.auth.of("/register")[0].params["token_endpoint_auth_method"])) == method
 
@@ -382,8 +398,11 @@ async def test_token_for_another_resource_is_refused_by_the_server() -> None:
         async with oauth_stack() as stack:
             foreign = stack.auth.mint(resource="http://127.0.0.1:1/other", scope=READ, client_id="x")
             async with httpx.AsyncClient(timeout=10) as http:
-                response = await http.post(stack.mcp_url, json=STATELESS_BODY,
-                                           headers={**STATELESS_HEADERS, "Authorization": f"Bearer {foreign}"})
+                response = await http.post(
+                    stack.mcp_url,
+                    json=STATELESS_BODY,
+                    headers={**STATELESS_HEADERS, "Authorization": f"Bearer {foreign}"},
+                )
     assert response.status_code == 401
     assert 'error="invalid_token"' in response.headers["www-authenticate"]
     assert not stack.seen
@@ -433,7 +452,10 @@ async def test_failed_refresh_falls_back_to_authorization() -> None:
             await anyio.sleep(3.1)
             assert await call_echo(stack, auth) == "hi"
     assert [r.params["grant_type"] for r in stack.auth.of("/token")] == [
-        "authorization_code", "refresh_token", "authorization_code"]
+        "authorization_code",
+        "refresh_token",
+        "authorization_code",
+    ]
     assert len(stack.auth.of("/authorize")) == 2
 
 
@@ -476,7 +498,7 @@ async def test_preregistered_credentials_are_not_used_with_another_issuer() -> N
     with anyio.fail_after(LIMIT):
         async with oauth_stack(options) as stack:
             pre = ClientCredentials(client_id="pre", client_secret="x", issuer="https://other-as.example.com")
-            with pytest.raises(RegistrationError, match="pre-registered client is for https://other-as.example.com"):
+            with pytest.raises(RegistrationError, match=r"pre-registered client is for https://other-as\.example\.com"):
                 await raw_list_tools(stack, OAuthClientAuth(client=pre))
     assert not stack.auth.of("/authorize")
 

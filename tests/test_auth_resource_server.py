@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -13,6 +14,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 from jwt.algorithms import ECAlgorithm
+
 from mcp_bindings.runtime.auth import (
     AccessToken,
     IntrospectionVerifier,
@@ -40,7 +42,15 @@ def anyio_backend() -> str:
 
 def token(**overrides: Any) -> str:
     now = int(time.time())
-    claims = {"iss": ISSUER, "aud": RESOURCE, "sub": "u", "client_id": "c", "scope": "mcp:read", "iat": now, "exp": now + 60}
+    claims = {
+        "iss": ISSUER,
+        "aud": RESOURCE,
+        "sub": "u",
+        "client_id": "c",
+        "scope": "mcp:read",
+        "iat": now,
+        "exp": now + 60,
+    }
     headers = {"kid": overrides.pop("kid", "k1")}
     key = overrides.pop("key", KEY)
     algorithm = overrides.pop("algorithm", "ES256")
@@ -78,15 +88,26 @@ def make(inner: Inner | None = None, **options: Any) -> tuple[Any, Inner]:
     inner = inner or Inner()
     verifier = options.pop("verifier", None) or JWTVerifier(issuer=ISSUER, jwks=JWKS, leeway=0)
     app = require_bearer(
-        inner, verifier, resource=RESOURCE, authorization_servers=[ISSUER],
+        inner,
+        verifier,
+        resource=RESOURCE,
+        authorization_servers=[ISSUER],
         scopes_supported=options.pop("scopes_supported", ["mcp:read", "mcp:write"]),
-        required_scopes=options.pop("required_scopes", ["mcp:read"]), **options,
+        required_scopes=options.pop("required_scopes", ["mcp:read"]),
+        **options,
     )
     return app, inner
 
 
-async def request(app: Any, method: str = "POST", path: str = "/mcp", *, bearer: str | None = None,
-                  body: Any = None, headers: dict[str, str] | None = None) -> httpx.Response:
+async def request(
+    app: Any,
+    method: str = "POST",
+    path: str = "/mcp",
+    *,
+    bearer: str | None = None,
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+) -> httpx.Response:
     all_headers = dict(headers or {})
     if bearer is not None:
         all_headers["Authorization"] = f"Bearer {bearer}"
@@ -103,8 +124,11 @@ async def test_prm_is_served_at_the_path_inserted_url() -> None:
     response = await request(app, "GET", "/.well-known/oauth-protected-resource/mcp")
     assert response.status_code == 200 and response.headers["access-control-allow-origin"] == "*"
     assert response.json() == {
-        "resource": RESOURCE, "authorization_servers": [ISSUER], "bearer_methods_supported": ["header"],
-        "scopes_supported": ["mcp:read", "mcp:write"], "resource_name": "Echo",
+        "resource": RESOURCE,
+        "authorization_servers": [ISSUER],
+        "bearer_methods_supported": ["header"],
+        "scopes_supported": ["mcp:read", "mcp:write"],
+        "resource_name": "Echo",
     }
     assert (await request(app, "GET", "/.well-known/oauth-protected-resource")).status_code == 401  # not served
     assert (await request(app, "OPTIONS", "/.well-known/oauth-protected-resource/mcp")).status_code == 204
@@ -122,7 +146,8 @@ async def test_set_authorization_servers() -> None:
     app, _ = make()
     app.set_authorization_servers(["https://new-as.example.com"])
     assert (await request(app, "GET", "/.well-known/oauth-protected-resource/mcp")).json()["authorization_servers"] == [
-        "https://new-as.example.com"]
+        "https://new-as.example.com"
+    ]
 
 
 # -- challenges ------------------------------------------------------------------------------
@@ -157,13 +182,28 @@ async def test_other_scheme_gets_401_without_error_code() -> None:
         (lambda: token(key=ec.generate_private_key(ec.SECP256R1())), "invalid token"),
         (lambda: token(kid="unknown"), "unknown key"),
         (lambda: token(key="secret-secret-secret-secret-32by", algorithm="HS256"), "not accepted"),
-        (lambda: jwt.encode({"iss": ISSUER, "aud": RESOURCE, "exp": int(time.time()) + 60}, None, algorithm="none"),
-         "not accepted"),
+        (
+            lambda: jwt.encode(
+                {"iss": ISSUER, "aud": RESOURCE, "exp": int(time.time()) + 60},
+                None,  # pyright: ignore[reportArgumentType] - an unsigned token: alg "none" takes no key
+                algorithm="none",
+            ),
+            "not accepted",
+        ),
     ],
-    ids=["malformed", "expired", "other-audience", "no-audience", "other-issuer", "bad-signature", "unknown-kid",
-         "hmac", "alg-none"],
+    ids=[
+        "malformed",
+        "expired",
+        "other-audience",
+        "no-audience",
+        "other-issuer",
+        "bad-signature",
+        "unknown-kid",
+        "hmac",
+        "alg-none",
+    ],
 )
-async def test_invalid_tokens_get_401_invalid_token(bad: Any, reason: str) -> None:
+async def test_invalid_tokens_get_401_invalid_token(bad: str | Callable[[], str], reason: str) -> None:
     app, inner = make()
     response = await request(app, bearer=bad() if callable(bad) else bad)
     assert response.status_code == 401
@@ -252,8 +292,13 @@ async def test_jwt_verifier_fetches_and_rotates_keys() -> None:
         fetched.append(str(request.url))
         return httpx.Response(200, json=current)
 
-    verifier = JWTVerifier(issuer=ISSUER, jwks_uri=ISSUER + "/jwks", min_refetch_seconds=0, leeway=0,
-                           http_client=httpx.AsyncClient(transport=httpx.MockTransport(jwks_endpoint)))
+    verifier = JWTVerifier(
+        issuer=ISSUER,
+        jwks_uri=ISSUER + "/jwks",
+        min_refetch_seconds=0,
+        leeway=0,
+        http_client=httpx.AsyncClient(transport=httpx.MockTransport(jwks_endpoint)),
+    )
     with pytest.raises(InvalidTokenError, match="unknown key"):
         await verifier.verify(token(), resource=RESOURCE)
     current = JWKS  # the key appears (rotation)
@@ -264,8 +309,15 @@ async def test_jwt_verifier_fetches_and_rotates_keys() -> None:
 async def test_jwt_verifier_discovers_the_jwks_uri() -> None:
     def server(request: httpx.Request) -> httpx.Response:
         if request.url.path == "/.well-known/oauth-authorization-server":
-            return httpx.Response(200, json={"issuer": ISSUER, "authorization_endpoint": ISSUER + "/a",
-                                             "token_endpoint": ISSUER + "/t", "jwks_uri": ISSUER + "/keys"})
+            return httpx.Response(
+                200,
+                json={
+                    "issuer": ISSUER,
+                    "authorization_endpoint": ISSUER + "/a",
+                    "token_endpoint": ISSUER + "/t",
+                    "jwks_uri": ISSUER + "/keys",
+                },
+            )
         if request.url.path == "/keys":
             return httpx.Response(200, json=JWKS)
         return httpx.Response(404)
@@ -279,8 +331,9 @@ async def test_jwks_unreachable_is_503() -> None:
     def down(request: httpx.Request) -> httpx.Response:
         return httpx.Response(500)
 
-    verifier = JWTVerifier(issuer=ISSUER, jwks_uri=ISSUER + "/jwks",
-                           http_client=httpx.AsyncClient(transport=httpx.MockTransport(down)))
+    verifier = JWTVerifier(
+        issuer=ISSUER, jwks_uri=ISSUER + "/jwks", http_client=httpx.AsyncClient(transport=httpx.MockTransport(down))
+    )
     with pytest.raises(VerifierUnavailableError):
         await verifier.verify(token(), resource=RESOURCE)
     app, inner = make(verifier=verifier)
@@ -292,28 +345,49 @@ async def test_require_typ() -> None:
     verifier = JWTVerifier(issuer=ISSUER, jwks=JWKS, require_typ="at+jwt")
     with pytest.raises(InvalidTokenError, match="typ"):
         await verifier.verify(token(), resource=RESOURCE)
-    typed = jwt.encode({"iss": ISSUER, "aud": RESOURCE, "exp": int(time.time()) + 60}, KEY, algorithm="ES256",
-                       headers={"kid": "k1", "typ": "application/at+jwt"})
+    typed = jwt.encode(
+        {"iss": ISSUER, "aud": RESOURCE, "exp": int(time.time()) + 60},
+        KEY,
+        algorithm="ES256",
+        headers={"kid": "k1", "typ": "application/at+jwt"},
+    )
     await verifier.verify(typed, resource=RESOURCE)
 
 
 # -- introspection verifier --------------------------------------------------------------------
 
 
-def introspection(answer: dict[str, Any] | None, seen: list[httpx.Request] | None = None, status: int = 200) -> IntrospectionVerifier:
+def introspection(
+    answer: dict[str, Any] | None, seen: list[httpx.Request] | None = None, status: int = 200
+) -> IntrospectionVerifier:
     def endpoint(request: httpx.Request) -> httpx.Response:
         if seen is not None:
             seen.append(request)
         return httpx.Response(status, json=answer)
 
-    return IntrospectionVerifier(ISSUER + "/introspect", client_id="rs", client_secret="rs-secret", issuer=ISSUER,
-                                 cache_seconds=30, http_client=httpx.AsyncClient(transport=httpx.MockTransport(endpoint)))
+    return IntrospectionVerifier(
+        ISSUER + "/introspect",
+        client_id="rs",
+        client_secret="rs-secret",
+        issuer=ISSUER,
+        cache_seconds=30,
+        http_client=httpx.AsyncClient(transport=httpx.MockTransport(endpoint)),
+    )
 
 
 async def test_introspection_active_token() -> None:
     seen: list[httpx.Request] = []
-    verifier = introspection({"active": True, "aud": [RESOURCE], "iss": ISSUER, "scope": "mcp:read",
-                              "client_id": "c", "exp": int(time.time()) + 60}, seen)
+    verifier = introspection(
+        {
+            "active": True,
+            "aud": [RESOURCE],
+            "iss": ISSUER,
+            "scope": "mcp:read",
+            "client_id": "c",
+            "exp": int(time.time()) + 60,
+        },
+        seen,
+    )
     app, inner = make(verifier=verifier)
     assert (await request(app, bearer="opaque")).status_code == 200
     assert (await request(app, bearer="opaque")).status_code == 200

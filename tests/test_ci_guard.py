@@ -22,8 +22,13 @@ pytestmark = pytest.mark.slow  # regenerates every pinned version in a scratch c
 
 
 def _git(cwd: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
     return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True).stdout
 
 
@@ -44,7 +49,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _git(root, "commit", "-q", "-m", "scratch")
     # A `mcp-bindgen` that runs the copy's own generator (its templates, policies and output root).
     shim = root / ".venv-bin-mcp-bindgen"
-    shim.write_text(f"#!/bin/sh\nPYTHONPATH={root / 'generator'} exec {sys.executable} -m mcp_bindgen.cli \"$@\"\n")
+    shim.write_text(f'#!/bin/sh\nPYTHONPATH={root / "generator"} exec {sys.executable} -m mcp_bindgen.cli "$@"\n')
     shim.chmod(0o755)
     return root
 

@@ -66,8 +66,7 @@ class Resources(Server):
 
 
 class Recorder(ClientHandlers):
-    def __init__(self, url_elicitation: bool) -> None:
-        self.declared_capabilities = {"elicitation": {"url": {}}} if url_elicitation else {}
+    def __init__(self) -> None:
         super().__init__()
         self.seen: list[tuple[str, Any]] = []
 
@@ -81,6 +80,12 @@ class Recorder(ClientHandlers):
         self.seen.append(("elicitation", params.elicitation_id))
 
 
+class UrlRecorder(Recorder):
+    """Also declares URL-mode elicitation (so it may get notifications/elicitation/complete)."""
+
+    declared_capabilities = {"elicitation": {"url": {}}}
+
+
 def _client(version: str) -> Any:
     package = "v2025_11_25" if version == "2025-11-25" else "v2024_11_05"
     return importlib.import_module(f"mcp_bindings.{package}.client").Client
@@ -89,9 +94,8 @@ def _client(version: str) -> Any:
 @contextlib.asynccontextmanager
 async def two_clients(transport: str, server: Resources) -> AsyncIterator[tuple[Any, Any, Recorder, Recorder]]:
     version = "2024-11-05" if transport == "sse" else "2025-11-25"
-    a, b = Recorder(url_elicitation=True), Recorder(url_elicitation=False)
-    if version == "2024-11-05":  # no elicitation in that version
-        a, b = Recorder(False), Recorder(False)
+    a: Recorder = UrlRecorder() if version != "2024-11-05" else Recorder()  # 2024-11-05: no elicitation
+    b = Recorder()
     async with contextlib.AsyncExitStack() as stack:
         if transport == "memory":
             clients = [
@@ -150,3 +154,19 @@ async def test_elicitation_complete_goes_to_its_client_only_and_only_if_declared
             await _settle()
             assert [kind for kind, _ in a.seen] == ["elicitation"]
             assert b.seen == []
+
+
+# -- a session our server expired is re-established by our client -----------------------------------
+
+
+async def test_client_opens_a_new_session_after_the_server_expired_its_own() -> None:
+    app = create_app(Resources(), session_idle_seconds=0.5)
+    with anyio.fail_after(30), serve_in_thread(app) as base:
+        async with connect_http(f"{base}/mcp", _client("2025-11-25"), handlers=Recorder()) as client:
+            assert await _text(client, "count") == "1"
+            first = next(iter(app.sessions))
+            await anyio.sleep(1.6)  # idle past the limit; the next request's sweep expires the session
+            assert await _text(client, "count") == "1"  # answered, in a new session with fresh state
+            assert first not in app.sessions and len(app.sessions) == 1
+            await client.subscribe_resource(uri=URI)  # the new session works for everything
+            assert await _text(client, "touch") == "touched"

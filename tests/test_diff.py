@@ -49,9 +49,14 @@ def test_2026_07_28_matches_the_upstream_changelog() -> None:
 
     # Major 2: stateless, no initialize / notifications/initialized handshake; _meta on every request.
     assert {"initialize", "notifications/initialized"} <= removed
-    assert {"what": "lifecycle", "old": "initialize handshake",
-            "new": "stateless (no initialize; every request carries its _meta)"} in report["lifecycle"]
-    assert {"type": "RequestParams", "field": "_meta", "old": "optional", "new": "required"} in report["fields"]["requirement"]
+    assert {
+        "what": "lifecycle",
+        "old": "initialize handshake",
+        "new": "stateless (no initialize; every request carries its _meta)",
+    } in report["lifecycle"]
+    assert {"type": "RequestParams", "field": "_meta", "old": "optional", "new": "required"} in report["fields"][
+        "requirement"
+    ]
     # Major 3: server/discover.
     assert "server/discover" in added and "DiscoverResult" in types_added
     # Major 4: subscriptions/listen replaces resources/subscribe + unsubscribe.
@@ -80,16 +85,27 @@ def test_2026_07_28_matches_the_upstream_changelog() -> None:
     assert {"side": "server", "path": "extensions"} in report["capabilities"]["added"]
     assert {"side": "client", "path": "extensions"} in report["capabilities"]["added"]
     # Minor 5: ttlMs / cacheScope required on the cacheable results (CacheableResult).
-    for result in ("ListToolsResult", "ListPromptsResult", "ListResourcesResult", "ListResourceTemplatesResult",
-                   "ReadResourceResult"):
+    for result in (
+        "ListToolsResult",
+        "ListPromptsResult",
+        "ListResourcesResult",
+        "ListResourceTemplatesResult",
+        "ReadResourceResult",
+    ):
         assert fields_added[(result, "ttlMs")]["required"].startswith("required")
         assert fields_added[(result, "cacheScope")]["required"].startswith("required")
     assert "CacheableResult" in types_added
     # Minor 6: resource not found is -32602 now, not -32002.
     assert {"name": "RESOURCE_NOT_FOUND", "code": -32002} in report["error_codes"]["removed"]
     # Minor 10: inputSchema / outputSchema loosened, structuredContent any JSON value.
-    assert {("ToolInputSchema", "properties"), ("ToolInputSchema", "required"), ("ToolOutputSchema", "type")} <= fields_removed
-    assert {"type": "CallToolResult", "field": "structuredContent", "old": "map[any]", "new": "any"} in report["fields"]["retyped"]
+    assert {
+        ("ToolInputSchema", "properties"),
+        ("ToolInputSchema", "required"),
+        ("ToolOutputSchema", "type"),
+    } <= fields_removed
+    assert {"type": "CallToolResult", "field": "structuredContent", "old": "map[any]", "new": "any"} in report[
+        "fields"
+    ]["retyped"]
     # Minor 11: notifications/elicitation/complete and elicitationId removed.
     assert "notifications/elicitation/complete" in removed
     assert ("ElicitRequestURLParams", "elicitationId") in fields_removed
@@ -150,14 +166,28 @@ def test_unpinned_schema_file(tmp_path: Path) -> None:
     report = to_json(diff)
     [search] = report["methods"]["added"]
     assert search == {
-        "method": "tools/search", "role": "client -> server request", "params": "SearchToolsRequestParams",
-        "result": "SearchToolsResult", "input_required": False, "gate": "?",
+        "method": "tools/search",
+        "role": "client -> server request",
+        "params": "SearchToolsRequestParams",
+        "result": "SearchToolsResult",
+        "input_required": False,
+        "gate": "?",
     }
     assert any("tools/search has no rule in policy/capabilities.json" in note for note in report["notes"])
-    assert {"type": "Tool", "field": "version", "field_type": "string", "required": "optional"} in report["fields"]["added"]
-    assert {"type": "Tool", "field": "execution", "field_type": "ToolExecution", "required": "optional"} in report["fields"]["removed"]
-    assert {"type": "Implementation", "field": "title", "old": "optional", "new": "required"} in report["fields"]["requirement"]
-    assert {e["name"] for e in report["types"]["added"]} == {"SearchToolsRequest", "SearchToolsRequestParams", "SearchToolsResult"}
+    assert {"type": "Tool", "field": "version", "field_type": "string", "required": "optional"} in report["fields"][
+        "added"
+    ]
+    assert {"type": "Tool", "field": "execution", "field_type": "ToolExecution", "required": "optional"} in report[
+        "fields"
+    ]["removed"]
+    assert {"type": "Implementation", "field": "title", "old": "optional", "new": "required"} in report["fields"][
+        "requirement"
+    ]
+    assert {e["name"] for e in report["types"]["added"]} == {
+        "SearchToolsRequest",
+        "SearchToolsRequestParams",
+        "SearchToolsResult",
+    }
     assert not report["methods"]["removed"] and not report["error_codes"]["added"]
     text = render(diff)
     assert "- `tools/search`: client -> server request; params `SearchToolsRequestParams`" in text

@@ -26,8 +26,9 @@ so `jsonschema` accepts it; the models are strict (no lossy coercion, and `1.0` 
 `1`), so pydantic rejects it.
 
 Disagreements the agreement check finds are sorted into named, precisely defined categories below
-(`KNOWN_DISAGREEMENTS`; one instance may combine several). Each has an `xfail(strict=True)` test that asserts it no longer occurs:
-fixing the generator turns it into XPASS, which fails the run until the entry is removed. Any
+(`KNOWN_DISAGREEMENTS`; one instance may combine several). Each has an `xfail(strict=True)` test
+that asserts it no longer occurs: fixing the generator turns it into XPASS, which fails the run
+until the entry is removed. Any
 disagreement outside those categories fails `test_models_agree_with_jsonschema` directly. Two more
 strict xfails probe what the random instances do not make: keys spelled as a field's Python name
 (`test_snake_case_keys_on_the_wire_agree`) and integral floats for integer constants
@@ -51,9 +52,9 @@ import pytest
 from jsonschema import Draft7Validator, Draft202012Validator
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from mcp_bindings.runtime import registry
 from mcp_bindgen.normalise import DRAFT_07, detect_dialect, normalise
 from mcp_bindgen.pipeline import build_ir, pinned_source
+from mcp_bindings.runtime import registry
 
 from .conftest import PINNED_VERSIONS, shared_schema_dir
 
@@ -358,7 +359,7 @@ def _unicode(value: Any) -> list[tuple[str, Any]]:
             ("emoji", value + "😀👩‍👩‍👧"),
             ("nul", "\u0000" + value),
             ("bom-rtl", "\ufeff\u202e" + value),
-            ("astral", "𝔘𝔫𝔦"),
+            ("astral", "\U0001d518\U0001d52b\U0001d526"),  # fraktur "Uni", outside the BMP
         ]
     return []
 
@@ -710,9 +711,9 @@ def test_models_agree_with_jsonschema(version: str) -> None:
     assert accepted >= len(all_outcomes) // 5
     assert len(all_outcomes) - accepted >= len(all_outcomes) // 5
     unexplained = [o for o in disagreements(version) if classify(o) is None]
-    assert (
-        not unexplained
-    ), f"{len(unexplained)} new disagreements (version definition [how made] instance):\n" + _summary(unexplained)
+    assert not unexplained, (
+        f"{len(unexplained)} new disagreements (version definition [how made] instance):\n" + _summary(unexplained)
+    )
 
 
 @pytest.mark.parametrize("version", PINNED_VERSIONS)
@@ -771,7 +772,9 @@ def test_known_disagreement_is_gone(category: str) -> None:
 def test_policy_defaults_are_the_only_intentional_deviation() -> None:
     """policy/field_defaults.json: a result without resultType/ttlMs/cacheScope is read with the
     defaults (the spec tells clients to treat an absent resultType as "complete"); jsonschema rejects."""
-    found = [o for v in PINNED_VERSIONS for o in disagreements(v) if "default-for-required-field" in (classify(o) or ())]
+    found = [
+        o for v in PINNED_VERSIONS for o in disagreements(v) if "default-for-required-field" in (classify(o) or ())
+    ]
     assert found and {o.case.version for o in found} == set(PINNED_VERSIONS)
 
 
@@ -886,8 +889,5 @@ def test_snake_case_keys_on_the_wire_agree(version: str) -> None:
     # Accept/reject only: pydantic records an extra key spelled like a field's Python name in
     # `model_fields_set`, so a dump with exclude_unset writes that field as null beside it (the
     # runtime dumps with exclude_none, which does not).
-    bad = [
-        o for o in outs
-        if o.crash or (o.schema_ok != o.model_ok and not (classify(o) or frozenset()) & INTENTIONAL)
-    ]
+    bad = [o for o in outs if o.crash or (o.schema_ok != o.model_ok and not (classify(o) or frozenset()) & INTENTIONAL)]
     assert not bad, f"{len(bad)} of {len(outs)} disagree:\n" + _summary(bad, 6)

@@ -50,13 +50,15 @@ def make_server() -> Any:
         version = "1.0.0"
 
         async def list_tools(self, params: Any, ctx: Any) -> Any:
-            return m.ListToolsResult(tools=[
-                tool("add_numbers", {"a": {"type": "number"}, "b": {"type": "number"}}, ["a", "b"]),
-                tool("tagged", {"region": {"type": "string", "x-mcp-header": "Region"}}, ["region"]),
-                # x-mcp-header on a number is invalid: a stateless HTTP client must not call it.
-                tool("bad_header", {"score": {"type": "number", "x-mcp-header": "Score"}}, ["score"]),
-                tool("confirm", {}, []),
-            ])
+            return m.ListToolsResult(
+                tools=[
+                    tool("add_numbers", {"a": {"type": "number"}, "b": {"type": "number"}}, ["a", "b"]),
+                    tool("tagged", {"region": {"type": "string", "x-mcp-header": "Region"}}, ["region"]),
+                    # x-mcp-header on a number is invalid: a stateless HTTP client must not call it.
+                    tool("bad_header", {"score": {"type": "number", "x-mcp-header": "Score"}}, ["score"]),
+                    tool("confirm", {}, []),
+                ]
+            )
 
         async def call_tool(self, params: Any, ctx: Any) -> Any:
             arguments = params.arguments or {}
@@ -65,10 +67,13 @@ def make_server() -> Any:
             if params.name == "confirm":
                 answer = (params.input_responses or {}).get("confirm")
                 if answer is None:  # ask first: MRTR at 2026-07-28, a real elicitation/create before
-                    ask = m.ElicitRequest(method="elicitation/create", params=m.ElicitRequestFormParams(
-                        message="Accept the defaults?",
-                        requested_schema=m.ElicitRequestFormParamsRequestedSchema.model_validate(confirm_schema),
-                    ))
+                    ask = m.ElicitRequest(
+                        method="elicitation/create",
+                        params=m.ElicitRequestFormParams(
+                            message="Accept the defaults?",
+                            requested_schema=m.ElicitRequestFormParamsRequestedSchema.model_validate(confirm_schema),
+                        ),
+                    )
                     return m.InputRequiredResult(input_requests={"confirm": ask})
                 return text(json.dumps({"action": answer.action, "content": answer.content}))
             return text(f"{params.name} called")
@@ -108,7 +113,8 @@ class Recorder:
 
     def calls(self, tool: str) -> list[tuple[dict[str, str], Any]]:
         return [
-            (headers, body) for headers, body in self.posts
+            (headers, body)
+            for headers, body in self.posts
             if isinstance(body, dict) and body.get("method") == "tools/call" and body["params"]["name"] == tool
         ]
 
@@ -116,6 +122,7 @@ class Recorder:
 @pytest.fixture(scope="module")
 def server() -> Iterator[tuple[str, Recorder]]:
     import uvicorn
+
     from mcp_bindings.runtime.http_server import create_app
 
     with socket.socket() as sock:
@@ -143,7 +150,12 @@ def run_client(url: str, version: str, scenario: str = "", context: Any = None) 
         env["MCP_CONFORMANCE_CONTEXT"] = json.dumps(context)
     return subprocess.run(
         [sys.executable, str(CLIENT), url],
-        env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=RUN_TIMEOUT, check=False,
+        env=env,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+        check=False,
     )
 
 
@@ -243,16 +255,43 @@ def test_header_annotation_validity(properties: dict[str, Any], extra: dict[str,
 def test_mirrored_header_values() -> None:
     from mcp_bindings.runtime.headers import request_headers
 
-    schema = {"type": "object", "properties": {
-        "s": prop("string", "S"), "u": prop("string", "U"), "e": prop("string", "E"), "i": prop("integer", "I"),
-        "t": prop("boolean", "T"), "n": prop("string", "N"), "plain": {"type": "string"},
-    }}
-    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "tool", "arguments": {
-        "s": "us west 1", "u": "Hello, 世界", "e": "", "i": 42, "t": False, "n": None, "plain": "x",
-    }}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "s": prop("string", "S"),
+            "u": prop("string", "U"),
+            "e": prop("string", "E"),
+            "i": prop("integer", "I"),
+            "t": prop("boolean", "T"),
+            "n": prop("string", "N"),
+            "plain": {"type": "string"},
+        },
+    }
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "tool",
+            "arguments": {
+                "s": "us west 1",
+                "u": "Hello, 世界",
+                "e": "",
+                "i": 42,
+                "t": False,
+                "n": None,
+                "plain": "x",
+            },
+        },
+    }
     assert request_headers(message, {"tool": schema}) == {
-        "Mcp-Method": "tools/call", "Mcp-Name": "tool", "Mcp-Param-S": "us west 1",
-        "Mcp-Param-U": "=?base64?SGVsbG8sIOS4lueVjA==?=", "Mcp-Param-E": "", "Mcp-Param-I": "42", "Mcp-Param-T": "false",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "tool",
+        "Mcp-Param-S": "us west 1",
+        "Mcp-Param-U": "=?base64?SGVsbG8sIOS4lueVjA==?=",
+        "Mcp-Param-E": "",
+        "Mcp-Param-I": "42",
+        "Mcp-Param-T": "false",
     }
     read = {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "file:///é"}}
     assert request_headers(read, {})["Mcp-Name"] == "=?base64?ZmlsZTovLy/DqQ==?="

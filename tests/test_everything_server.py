@@ -128,25 +128,40 @@ async def test_stdio_handshake_wire(tmp_path: Path) -> None:
 
             # The sampling tool answers MRTR-style; the runtime turns that into a real request.
             await peer.send_json(
-                {"jsonrpc": "2.0", "id": "s1", "method": "tools/call",
-                 "params": {"name": "test_sampling", "arguments": {"prompt": "Hi there"}}}
+                {
+                    "jsonrpc": "2.0",
+                    "id": "s1",
+                    "method": "tools/call",
+                    "params": {"name": "test_sampling", "arguments": {"prompt": "Hi there"}},
+                }
             )
             ask = await peer.recv_response()
             assert ask["method"] == "sampling/createMessage", ask
             assert ask["params"]["messages"][0]["content"] == {"type": "text", "text": "Hi there"}
             assert ask["params"]["maxTokens"] == 100
             await peer.send_json(
-                {"jsonrpc": "2.0", "id": ask["id"], "result": {
-                    "role": "assistant", "content": {"type": "text", "text": "Hello from the LLM"},
-                    "model": "test-model", "stopReason": "endTurn"}}
+                {
+                    "jsonrpc": "2.0",
+                    "id": ask["id"],
+                    "result": {
+                        "role": "assistant",
+                        "content": {"type": "text", "text": "Hello from the LLM"},
+                        "model": "test-model",
+                        "stopReason": "endTurn",
+                    },
+                }
             )
             done = await peer.recv_response()
             assert done["id"] == "s1" and done["result"]["content"][0]["text"] == "LLM response: Hello from the LLM"
 
             # Progress: three notifications with the caller's token, non-decreasing.
             await peer.send_json(
-                {"jsonrpc": "2.0", "id": "p1", "method": "tools/call",
-                 "params": {"name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": "tok"}}}
+                {
+                    "jsonrpc": "2.0",
+                    "id": "p1",
+                    "method": "tools/call",
+                    "params": {"name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": "tok"}},
+                }
             )
             progress: list[float] = []
             while True:
@@ -160,12 +175,19 @@ async def test_stdio_handshake_wire(tmp_path: Path) -> None:
             # resources/subscribe is served by the runtime (the 2026 stub has no such handler).
             assert (await peer.request("resources/subscribe", {"uri": "test://watched-resource"}))["result"] == {}
             await peer.send_json(
-                {"jsonrpc": "2.0", "id": "u1", "method": "tools/call",
-                 "params": {"name": "test_trigger_resource_update", "arguments": {}}}
+                {
+                    "jsonrpc": "2.0",
+                    "id": "u1",
+                    "method": "tools/call",
+                    "params": {"name": "test_trigger_resource_update", "arguments": {}},
+                }
             )
             seen = [await peer.recv(), await peer.recv()]
-            assert {"jsonrpc": "2.0", "method": "notifications/resources/updated",
-                    "params": {"uri": "test://watched-resource"}} in seen
+            assert {
+                "jsonrpc": "2.0",
+                "method": "notifications/resources/updated",
+                "params": {"uri": "test://watched-resource"},
+            } in seen
             assert (await peer.request("resources/unsubscribe", {"uri": "test://watched-resource"}))["result"] == {}
 
 
@@ -178,7 +200,11 @@ async def test_stdio_stateless_wire(tmp_path: Path) -> None:
             assert discover["capabilities"]["tools"]["listChanged"] is True
 
             listed = (await peer.request("tools/list", stateless()))["result"]
-            assert listed["resultType"] == "complete" and listed["ttlMs"] >= 0 and listed["cacheScope"] in ("public", "private")
+            assert (
+                listed["resultType"] == "complete"
+                and listed["ttlMs"] >= 0
+                and listed["cacheScope"] in ("public", "private")
+            )
             schema = next(t["inputSchema"] for t in listed["tools"] if t["name"] == "json_schema_2020_12_tool")
             assert schema == JSON_SCHEMA_FIXTURE
 
@@ -187,8 +213,10 @@ async def test_stdio_stateless_wire(tmp_path: Path) -> None:
 
             refused = await peer.request(
                 "tools/call",
-                stateless({"name": "test_missing_capability", "arguments": {}},
-                          {"io.modelcontextprotocol/clientCapabilities": {}}),
+                stateless(
+                    {"name": "test_missing_capability", "arguments": {}},
+                    {"io.modelcontextprotocol/clientCapabilities": {}},
+                ),
             )
             assert refused["error"]["code"] == -32021
             assert refused["error"]["data"]["requiredCapabilities"] == {"sampling": {}}
@@ -199,7 +227,8 @@ async def test_stdio_stateless_wire(tmp_path: Path) -> None:
             assert first["resultType"] == "input_required" and isinstance(first["requestState"], str)
             answer = {"confirm": {"action": "accept", "content": {"ok": True}}}
             tampered = await peer.request(
-                "tools/call", stateless({**call, "inputResponses": answer, "requestState": first["requestState"] + "-TAMPERED"})
+                "tools/call",
+                stateless({**call, "inputResponses": answer, "requestState": first["requestState"] + "-TAMPERED"}),
             )
             assert tampered["error"]["code"] == -32602
             good = await peer.request(
@@ -214,7 +243,9 @@ async def test_stdio_stateless_wire(tmp_path: Path) -> None:
             assert asked["inputRequests"]["user_context"]["method"] == "elicitation/create"
             answered = await peer.request(
                 "prompts/get",
-                stateless({**prompt, "inputResponses": {"user_context": {"action": "accept", "content": {"context": "ctx"}}}}),
+                stateless(
+                    {**prompt, "inputResponses": {"user_context": {"action": "accept", "content": {"context": "ctx"}}}}
+                ),
             )
             assert answered["result"]["messages"][0]["content"]["text"] == "Use the following context: ctx"
 
@@ -235,7 +266,10 @@ def http_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with open(log, "wb") as out:
         process = subprocess.Popen(
             [sys.executable, str(SCRIPT), "--transport", "http", "--port", str(port)],
-            stdout=out, stderr=subprocess.STDOUT, env=server_env(), cwd=str(REPO_ROOT),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=server_env(),
+            cwd=str(REPO_ROOT),
         )
         try:
             deadline = time.monotonic() + DEADLINE
@@ -297,7 +331,11 @@ async def test_http_stateless_wire(http_url: str) -> None:
             assert reply.status_code == 200 and STATELESS in reply.json()["result"]["supportedVersions"]
 
             # DNS-rebinding protection: a foreign Host is refused before any JSON-RPC handling.
-            evil = {**stateless_headers("server/discover"), "Host": "evil.example.com", "Origin": "http://evil.example.com"}
+            evil = {
+                **stateless_headers("server/discover"),
+                "Host": "evil.example.com",
+                "Origin": "http://evil.example.com",
+            }
             assert (await client.post(http_url, json=body, headers=evil)).status_code == 403
 
             # Removed handshake methods are 404 / -32601 on the stateless wire.
@@ -307,17 +345,35 @@ async def test_http_stateless_wire(http_url: str) -> None:
             assert removed.json()["id"] == 2 and removed.json()["error"]["code"] == -32601
 
             # -32021 travels as HTTP 400.
-            call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": stateless(
-                {"name": "test_missing_capability", "arguments": {}}, {"io.modelcontextprotocol/clientCapabilities": {}})}
-            refused = await client.post(http_url, json=call, headers=stateless_headers("tools/call", "test_missing_capability"))
+            call = {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/call",
+                "params": stateless(
+                    {"name": "test_missing_capability", "arguments": {}},
+                    {"io.modelcontextprotocol/clientCapabilities": {}},
+                ),
+            }
+            refused = await client.post(
+                http_url, json=call, headers=stateless_headers("tools/call", "test_missing_capability")
+            )
             assert refused.status_code == 400 and refused.json()["error"]["code"] == -32021
 
             # SEP-2243: x-mcp-header parameters must be mirrored in Mcp-Param-* (plain or Base64).
-            call = {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
-                    "params": stateless({"name": "test_x_mcp_header", "arguments": {"region": "Hello"}})}
+            call = {
+                "jsonrpc": "2.0",
+                "id": 5,
+                "method": "tools/call",
+                "params": stateless({"name": "test_x_mcp_header", "arguments": {"region": "Hello"}}),
+            }
             headers = stateless_headers("tools/call", "test_x_mcp_header")
-            for header, status in (("Hello", 200), ("=?base64?SGVsbG8=?=", 200), ("=?base64?SGVsbG8?=", 400),
-                                   ("Bye", 400), (None, 400)):
+            for header, status in (
+                ("Hello", 200),
+                ("=?base64?SGVsbG8=?=", 200),
+                ("=?base64?SGVsbG8?=", 400),
+                ("Bye", 400),
+                (None, 400),
+            ):
                 sent = {**headers, "Mcp-Param-Region": header} if header is not None else headers
                 answer = await client.post(http_url, json=call, headers=sent)
                 assert answer.status_code == status, (header, answer.text)
@@ -325,13 +381,23 @@ async def test_http_stateless_wire(http_url: str) -> None:
                     assert answer.json()["error"]["code"] == -32020 and answer.json()["id"] == 5
 
             # Progress is streamed as SSE ahead of the result.
-            call = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": stateless(
-                {"name": "test_tool_with_progress", "arguments": {}}, {"progressToken": "progress-test-1"})}
+            call = {
+                "jsonrpc": "2.0",
+                "id": 4,
+                "method": "tools/call",
+                "params": stateless(
+                    {"name": "test_tool_with_progress", "arguments": {}}, {"progressToken": "progress-test-1"}
+                ),
+            }
             headers = stateless_headers("tools/call", "test_tool_with_progress")
             async with client.stream("POST", http_url, json=call, headers=headers) as response:
                 assert response.headers["content-type"].startswith("text/event-stream")
                 frames = [frame async for frame in sse_messages(response)]
-            assert [f["params"]["progress"] for f in frames if f.get("method") == "notifications/progress"] == [0, 50, 100]
+            assert [f["params"]["progress"] for f in frames if f.get("method") == "notifications/progress"] == [
+                0,
+                50,
+                100,
+            ]
             assert frames[-1]["id"] == 4 and frames[-1]["result"]["resultType"] == "complete"
 
 
@@ -339,9 +405,16 @@ async def test_http_handshake_wire_elicitation(http_url: str) -> None:
     with anyio.fail_after(DEADLINE):
         async with httpx.AsyncClient(timeout=10) as client:
             base = {"Accept": "application/json, text/event-stream"}
-            init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
-                "clientInfo": {"name": "pytest", "version": "0"}}}
+            init = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"elicitation": {}},
+                    "clientInfo": {"name": "pytest", "version": "0"},
+                },
+            }
             reply = await client.post(http_url, json=init, headers=base)
             assert reply.status_code == 200 and reply.json()["result"]["protocolVersion"] == "2025-11-25"
             session = reply.headers["mcp-session-id"]
@@ -351,16 +424,23 @@ async def test_http_handshake_wire_elicitation(http_url: str) -> None:
 
             # The elicitation tool asks MRTR-style; on this wire the runtime sends a real
             # elicitation/create on the POST's SSE stream and re-runs the tool with the answer.
-            call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                    "params": {"name": "test_elicitation", "arguments": {"message": "Who are you?"}}}
+            call = {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "test_elicitation", "arguments": {"message": "Who are you?"}},
+            }
             async with client.stream("POST", http_url, json=call, headers=headers) as response:
                 assert response.headers["content-type"].startswith("text/event-stream")
                 frames = sse_messages(response)
                 ask = await anext(frames)
                 assert ask["method"] == "elicitation/create" and ask["params"]["message"] == "Who are you?"
                 assert set(ask["params"]["requestedSchema"]["properties"]) == {"username", "email"}
-                answer = {"jsonrpc": "2.0", "id": ask["id"], "result": {
-                    "action": "accept", "content": {"username": "ann", "email": "ann@example.com"}}}
+                answer = {
+                    "jsonrpc": "2.0",
+                    "id": ask["id"],
+                    "result": {"action": "accept", "content": {"username": "ann", "email": "ann@example.com"}},
+                }
                 assert (await client.post(http_url, json=answer, headers=headers)).status_code == 202
                 result = await anext(frames)
             assert result["id"] == 2
@@ -378,13 +458,26 @@ async def test_http_handshake_wire_stream_resumption(http_url: str) -> None:
     with anyio.fail_after(DEADLINE):
         async with httpx.AsyncClient(timeout=10) as client:
             base = {"Accept": "application/json, text/event-stream"}
-            init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "pytest", "version": "0"}}}
+            init = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "pytest", "version": "0"},
+                },
+            }
             reply = await client.post(http_url, json=init, headers=base)
             headers = {**base, "Mcp-Session-Id": reply.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
             await client.post(http_url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
 
-            call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "test_reconnection", "arguments": {}}}
+            call = {
+                "jsonrpc": "2.0",
+                "id": 7,
+                "method": "tools/call",
+                "params": {"name": "test_reconnection", "arguments": {}},
+            }
             async with client.stream("POST", http_url, json=call, headers=headers) as response:
                 events = [event async for event in sse_events(response)]
             assert events[0]["id"] and events[0]["retry"] and not events[0].get("data", "").strip()  # priming
@@ -392,8 +485,12 @@ async def test_http_handshake_wire_stream_resumption(http_url: str) -> None:
             assert all("id" not in m for m in messages)  # closed before the result
             last = events[-1]["id"]
 
-            resume = {"Accept": "text/event-stream", "Mcp-Session-Id": headers["Mcp-Session-Id"],
-                      "MCP-Protocol-Version": "2025-11-25", "Last-Event-ID": last}
+            resume = {
+                "Accept": "text/event-stream",
+                "Mcp-Session-Id": headers["Mcp-Session-Id"],
+                "MCP-Protocol-Version": "2025-11-25",
+                "Last-Event-ID": last,
+            }
             async with client.stream("GET", http_url, headers=resume) as response:
                 assert response.status_code == 200
                 rest = [message async for message in sse_messages(response)]

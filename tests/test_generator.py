@@ -15,7 +15,7 @@ import pytest
 from mcp_bindgen import pins
 from mcp_bindgen.cli import build_parser, main
 from mcp_bindgen.errors import BindgenError
-from mcp_bindgen.ir import ObjectDef
+from mcp_bindgen.ir import AliasDef, ObjectDef
 from mcp_bindgen.normalise import Patch, apply_patches, load_patches, normalise
 from mcp_bindgen.pipeline import package_name, pinned_source
 
@@ -72,7 +72,9 @@ def test_both_dialects_normalise_to_defs() -> None:
 
 def test_patches_are_applied() -> None:
     ir = pinned_ir("2026-07-28")
-    json_value = json.dumps(ir.definitions["JSONValue"].type, default=lambda o: o.__dict__)
+    alias = ir.definitions["JSONValue"]
+    assert isinstance(alias, AliasDef)
+    json_value = json.dumps(alias.type, default=lambda o: o.__dict__)
     assert '"null"' in json_value and '"number"' in json_value
 
 

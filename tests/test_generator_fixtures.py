@@ -218,7 +218,9 @@ def test_schema_patch_applies_then_a_stale_one_fails_loudly() -> None:
     doc = json.loads(source("schema_patch").raw)
     assert apply_patches(doc, VERSION, [patch]) == [patch]
     assert doc["$defs"]["ElicitResult"]["properties"]["content"]["additionalProperties"]["type"] == [
-        "string", "number", "boolean"
+        "string",
+        "number",
+        "boolean",
     ]
     # Other versions' patches leave the document alone.
     assert apply_patches(doc, VERSION, [dataclasses.replace(patch, versions=("2025-06-18",))]) == []

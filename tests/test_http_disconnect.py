@@ -16,10 +16,10 @@ from typing import Any
 
 import anyio
 import httpx
-from mcp_bindings.runtime import registry
 import pytest
-from mcp_bindings.runtime.http_server import create_app
 
+from mcp_bindings.runtime import registry
+from mcp_bindings.runtime.http_server import create_app
 from tests.test_http_transport import META, serve_in_thread
 
 STATELESS = "2026-07-28"
@@ -74,10 +74,16 @@ def _post_then_hang_up(base: str, body: dict[str, Any], headers: dict[str, str],
     """POST over a raw socket, wait until the handler runs, then close the connection unanswered."""
     host, port = base.removeprefix("http://").split(":")
     payload = json.dumps(body).encode()
-    head = "".join(f"{k}: {v}\r\n" for k, v in {
-        "Host": f"{host}:{port}", "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream", "Content-Length": str(len(payload)), **headers,
-    }.items())
+    head = "".join(
+        f"{k}: {v}\r\n"
+        for k, v in {
+            "Host": f"{host}:{port}",
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "Content-Length": str(len(payload)),
+            **headers,
+        }.items()
+    )
     with socket.create_connection((host, int(port)), timeout=WAIT) as sock:
         sock.sendall(f"POST /mcp HTTP/1.1\r\n{head}\r\n".encode() + payload)
         assert flags.started.wait(WAIT), "the handler never started"
@@ -87,10 +93,15 @@ def _post_then_hang_up(base: str, body: dict[str, Any], headers: dict[str, str],
 def test_stateless_disconnect_cancels_the_request(slow: tuple[str, Flags]) -> None:
     base, flags = slow
     flags.reset()
-    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "slow", "arguments": {}, "_meta": META}}
-    _post_then_hang_up(base, call, {"MCP-Protocol-Version": STATELESS, "Mcp-Method": "tools/call",
-                                    "Mcp-Name": "slow"}, flags)
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "slow", "arguments": {}, "_meta": META},
+    }
+    _post_then_hang_up(
+        base, call, {"MCP-Protocol-Version": STATELESS, "Mcp-Method": "tools/call", "Mcp-Name": "slow"}, flags
+    )
     assert flags.cancelled.wait(HANDLER_SECONDS - 0.5), "closing the stream must cancel a stateless request"
     assert not flags.finished.is_set()
 
@@ -99,13 +110,24 @@ def test_handshake_disconnect_lets_the_request_finish(slow: tuple[str, Flags]) -
     base, flags = slow
     flags.reset()
     with httpx.Client(base_url=base, timeout=WAIT) as client:
-        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "pytest", "version": "0"}}}
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": HANDSHAKE,
+                "capabilities": {},
+                "clientInfo": {"name": "pytest", "version": "0"},
+            },
+        }
         reply = client.post("/mcp", json=init, headers={"Accept": "application/json, text/event-stream"})
         assert reply.status_code == 200, reply.text
         session = {"Mcp-Session-Id": reply.headers["mcp-session-id"], "MCP-Protocol-Version": HANDSHAKE}
-        note = client.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"},
-                           headers={"Accept": "application/json, text/event-stream", **session})
+        note = client.post(
+            "/mcp",
+            json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+            headers={"Accept": "application/json, text/event-stream", **session},
+        )
         assert note.status_code == 202
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "slow", "arguments": {}}}
     _post_then_hang_up(base, call, session, flags)

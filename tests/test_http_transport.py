@@ -31,9 +31,9 @@ import anyio
 import httpx
 import orjson
 import pytest
+
 from mcp_bindings.runtime.http_client import connect_http
 from mcp_bindings.runtime.http_server import create_app
-
 from tests.peers.harness import (
     PEERS,
     REPO_ROOT,
@@ -164,8 +164,11 @@ async def sse_messages(response: httpx.Response) -> AsyncIterator[Any]:
 
 async def open_session(client: httpx.AsyncClient, url: str, version: str = HANDSHAKE, **headers: str) -> dict[str, str]:
     """initialize + notifications/initialized; the headers later requests of the session carry."""
-    init = rpc(1, "initialize", {"protocolVersion": version, "capabilities": {},
-                                 "clientInfo": {"name": "pytest", "version": "0"}})
+    init = rpc(
+        1,
+        "initialize",
+        {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "pytest", "version": "0"}},
+    )
     reply = await client.post(url, json=init, headers={**ACCEPT, **headers})
     assert reply.status_code == 200, reply.text
     assert reply.json()["result"]["protocolVersion"] == version
@@ -182,17 +185,29 @@ async def test_host_header_rejected_unless_local(everything: str) -> None:
     port = everything.split(":")[2].split("/")[0]
     with anyio.fail_after(DEADLINE):
         async with httpx.AsyncClient(timeout=10) as client:
-            init = rpc(1, "initialize", {"protocolVersion": HANDSHAKE, "capabilities": {},
-                                         "clientInfo": {"name": "pytest", "version": "0"}})
+            init = rpc(
+                1,
+                "initialize",
+                {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "pytest", "version": "0"}},
+            )
             for host in ("evil.example.com", f"evil.example.com:{port}", "localhost.evil.com", "127.0.0.2", "0.0.0.0"):
                 refused = await client.post(everything, json=init, headers={**ACCEPT, "Host": host})
                 assert refused.status_code == 403, host
                 assert refused.json()["error"]["code"] == -32600
                 assert "mcp-session-id" not in refused.headers
             # GET and DELETE are refused the same way, before any session lookup.
-            assert (await client.get(everything, headers={"Accept": "text/event-stream", "Host": "evil.example.com"})).status_code == 403
+            assert (
+                await client.get(everything, headers={"Accept": "text/event-stream", "Host": "evil.example.com"})
+            ).status_code == 403
             assert (await client.delete(everything, headers={"Host": "evil.example.com"})).status_code == 403
-            for host in (f"localhost:{port}", "localhost:1", "127.0.0.1:65535", "LOCALHOST:8080", "localhost", "127.0.0.1"):
+            for host in (
+                f"localhost:{port}",
+                "localhost:1",
+                "127.0.0.1:65535",
+                "LOCALHOST:8080",
+                "localhost",
+                "127.0.0.1",
+            ):
                 accepted = await client.post(everything, json=init, headers={**ACCEPT, "Host": host})
                 assert accepted.status_code == 200, (host, accepted.text)
                 assert accepted.headers["mcp-session-id"]
@@ -201,10 +216,19 @@ async def test_host_header_rejected_unless_local(everything: str) -> None:
 async def test_origin_header_rejected_unless_local(everything: str) -> None:
     with anyio.fail_after(DEADLINE):
         async with httpx.AsyncClient(timeout=10) as client:
-            init = rpc(1, "initialize", {"protocolVersion": HANDSHAKE, "capabilities": {},
-                                         "clientInfo": {"name": "pytest", "version": "0"}})
-            for origin in ("http://evil.example.com", "https://evil.example.com:443", "http://localhost.evil.com:3000",
-                           "null", "file://localhost", "http://127.0.0.1.nip.io"):
+            init = rpc(
+                1,
+                "initialize",
+                {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "pytest", "version": "0"}},
+            )
+            for origin in (
+                "http://evil.example.com",
+                "https://evil.example.com:443",
+                "http://localhost.evil.com:3000",
+                "null",
+                "file://localhost",
+                "http://127.0.0.1.nip.io",
+            ):
                 refused = await client.post(everything, json=init, headers={**ACCEPT, "Origin": origin})
                 assert refused.status_code == 403, origin
                 assert "Origin" in refused.json()["error"]["message"]
@@ -214,8 +238,12 @@ async def test_origin_header_rejected_unless_local(everything: str) -> None:
             # A session's later requests are checked too.
             session = await open_session(client, everything)
             ping = rpc(2, "ping")
-            assert (await client.post(everything, json=ping, headers={**session, "Origin": "http://evil.example.com"})).status_code == 403
-            assert (await client.post(everything, json=ping, headers={**session, "Origin": "http://localhost:9"})).status_code == 200
+            assert (
+                await client.post(everything, json=ping, headers={**session, "Origin": "http://evil.example.com"})
+            ).status_code == 403
+            assert (
+                await client.post(everything, json=ping, headers={**session, "Origin": "http://localhost:9"})
+            ).status_code == 200
 
 
 async def test_body_over_the_limit_is_413(echo_base: str) -> None:
@@ -228,8 +256,11 @@ async def test_body_over_the_limit_is_413(echo_base: str) -> None:
 
             big = rpc(2, "tools/call", stateless({"name": "echo", "arguments": {"text": "x" * 4096}}))
             body = orjson.dumps(big)
-            refused = await client.post(url, content=body, headers={**stateless_headers("tools/call", "echo"),
-                                                                    "Content-Type": "application/json"})
+            refused = await client.post(
+                url,
+                content=body,
+                headers={**stateless_headers("tools/call", "echo"), "Content-Type": "application/json"},
+            )
             assert refused.status_code == 413 and refused.json()["error"]["code"] == -32600
 
             # No Content-Length (chunked): the limit is enforced while reading.
@@ -237,8 +268,11 @@ async def test_body_over_the_limit_is_413(echo_base: str) -> None:
                 for start in range(0, len(body), 512):
                     yield body[start : start + 512]
 
-            chunked = await client.post(url, content=chunks(), headers={**stateless_headers("tools/call", "echo"),
-                                                                        "Content-Type": "application/json"})
+            chunked = await client.post(
+                url,
+                content=chunks(),
+                headers={**stateless_headers("tools/call", "echo"), "Content-Type": "application/json"},
+            )
             assert "content-length" not in chunked.request.headers
             assert chunked.status_code == 413
 
@@ -250,7 +284,9 @@ async def test_body_over_the_limit_is_413(echo_base: str) -> None:
                         endpoint = line[5:].strip()
                         break
                 assert endpoint and endpoint.startswith("/messages?session_id=")
-                over = await client.post(echo_base + endpoint, content=body, headers={"Content-Type": "application/json"})
+                over = await client.post(
+                    echo_base + endpoint, content=body, headers={"Content-Type": "application/json"}
+                )
                 assert over.status_code == 413
 
 
@@ -279,8 +315,12 @@ async def test_batches_in_a_2025_03_26_session_only(everything: str) -> None:
     with anyio.fail_after(DEADLINE):
         async with httpx.AsyncClient(timeout=10) as client:
             session = await open_session(client, everything, "2025-03-26")
-            batch = [rpc("a", "tools/list"), {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
-                     rpc(7, "ping"), rpc(8, "no/such/method")]
+            batch = [
+                rpc("a", "tools/list"),
+                {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+                rpc(7, "ping"),
+                rpc(8, "no/such/method"),
+            ]
             reply = await client.post(everything, json=batch, headers=session)
             assert reply.status_code == 200 and reply.headers["content-type"].startswith("application/json")
             answers = {item["id"]: item for item in reply.json()}
@@ -304,8 +344,15 @@ async def test_session_bound_and_idle_expiry() -> None:
             async with httpx.AsyncClient(timeout=10) as client:
                 first = await open_session(client, url)
                 await open_session(client, url)
-                init = rpc(1, "initialize", {"protocolVersion": HANDSHAKE, "capabilities": {},
-                                             "clientInfo": {"name": "pytest", "version": "0"}})
+                init = rpc(
+                    1,
+                    "initialize",
+                    {
+                        "protocolVersion": HANDSHAKE,
+                        "capabilities": {},
+                        "clientInfo": {"name": "pytest", "version": "0"},
+                    },
+                )
                 refused = await client.post(url, json=init, headers=ACCEPT)
                 assert refused.status_code == 503
                 await anyio.sleep(0.8)  # both sessions idle past the limit
@@ -319,7 +366,9 @@ async def test_wrong_protocol_version_header_for_session(everything: str) -> Non
         async with httpx.AsyncClient(timeout=10) as client:
             session = await open_session(client, everything, "2025-06-18")
             for wrong in ("2025-11-25", "2024-11-05", STATELESS, "garbage"):
-                reply = await client.post(everything, json=rpc(2, "ping"), headers={**session, "MCP-Protocol-Version": wrong})
+                reply = await client.post(
+                    everything, json=rpc(2, "ping"), headers={**session, "MCP-Protocol-Version": wrong}
+                )
                 assert reply.status_code == 400, wrong
                 assert reply.json()["error"]["code"] == -32600
             ok = await client.post(everything, json=rpc(3, "ping"), headers=session)
@@ -353,7 +402,11 @@ async def test_get_stream_delivers_list_changed(everything: str) -> None:
             # The acting session got the notification on its own POST (SSE) or not at all, and
             # its result is intact either way.
             if changed.headers["content-type"].startswith("text/event-stream"):
-                frames = [orjson.loads(line[5:]) for line in changed.text.splitlines() if line.startswith("data:") and line[5:].strip()]
+                frames = [
+                    orjson.loads(line[5:])
+                    for line in changed.text.splitlines()
+                    if line.startswith("data:") and line[5:].strip()
+                ]
                 assert frames[-1]["id"] == 5 and frames[-1]["result"]["content"][0]["text"] == "tool list changed"
             else:
                 assert changed.json()["result"]["content"][0]["text"] == "tool list changed"
@@ -365,8 +418,9 @@ async def test_get_stream_delivers_list_changed(everything: str) -> None:
 async def test_stateless_discover(everything: str) -> None:
     with anyio.fail_after(DEADLINE):
         async with httpx.AsyncClient(timeout=10) as client:
-            reply = await client.post(everything, json=rpc(1, "server/discover", stateless()),
-                                      headers=stateless_headers("server/discover"))
+            reply = await client.post(
+                everything, json=rpc(1, "server/discover", stateless()), headers=stateless_headers("server/discover")
+            )
             assert reply.status_code == 200 and "mcp-session-id" not in reply.headers
             result = reply.json()["result"]
             assert result["supportedVersions"][0] == STATELESS and HANDSHAKE in result["supportedVersions"]
@@ -378,8 +432,11 @@ async def test_stateless_unsupported_version(everything: str) -> None:
     with anyio.fail_after(DEADLINE):
         async with httpx.AsyncClient(timeout=10) as client:
             meta = {"io.modelcontextprotocol/protocolVersion": "2099-01-01"}
-            reply = await client.post(everything, json=rpc(7, "tools/list", stateless(meta=meta)),
-                                      headers=stateless_headers("tools/list", version="2099-01-01"))
+            reply = await client.post(
+                everything,
+                json=rpc(7, "tools/list", stateless(meta=meta)),
+                headers=stateless_headers("tools/list", version="2099-01-01"),
+            )
             assert reply.status_code == 400, reply.text
             error = reply.json()["error"]
             assert reply.json()["id"] == 7 and error["code"] == -32022
@@ -391,7 +448,9 @@ async def test_stateless_header_and_meta_mismatches(everything: str) -> None:
         async with httpx.AsyncClient(timeout=10) as client:
             listing = rpc(1, "tools/list", stateless())
             # MCP-Protocol-Version header vs _meta protocolVersion
-            reply = await client.post(everything, json=listing, headers=stateless_headers("tools/list", version=HANDSHAKE))
+            reply = await client.post(
+                everything, json=listing, headers=stateless_headers("tools/list", version=HANDSHAKE)
+            )
             assert reply.status_code == 400 and reply.json()["error"]["code"] == -32020 and reply.json()["id"] == 1
             # Mcp-Method vs the body's method; and Mcp-Method missing
             reply = await client.post(everything, json=listing, headers=stateless_headers("prompts/list"))
@@ -405,28 +464,44 @@ async def test_stateless_header_and_meta_mismatches(everything: str) -> None:
                 reply = await client.post(everything, json=call, headers=stateless_headers("tools/call", name))
                 assert reply.status_code == 400 and reply.json()["error"]["code"] == -32020, name
             read = rpc(3, "resources/read", stateless({"uri": "test://static-text"}))
-            reply = await client.post(everything, json=read, headers=stateless_headers("resources/read", "test://static-binary"))
+            reply = await client.post(
+                everything, json=read, headers=stateless_headers("resources/read", "test://static-binary")
+            )
             assert reply.status_code == 400 and reply.json()["error"]["code"] == -32020
             # ... and the matching headers (plain and Base64) are accepted.
             for name in ("test_simple_text", "=?base64?dGVzdF9zaW1wbGVfdGV4dA==?="):
                 reply = await client.post(everything, json=call, headers=stateless_headers("tools/call", name))
-                assert reply.status_code == 200 and reply.json()["result"]["content"][0]["text"].startswith("This is a simple")
-            reply = await client.post(everything, json=read, headers=stateless_headers("resources/read", "test://static-text"))
+                assert reply.status_code == 200 and reply.json()["result"]["content"][0]["text"].startswith(
+                    "This is a simple"
+                )
+            reply = await client.post(
+                everything, json=read, headers=stateless_headers("resources/read", "test://static-text")
+            )
             assert reply.status_code == 200
 
 
 async def test_stateless_missing_capability_and_tampered_state(everything: str) -> None:
     with anyio.fail_after(DEADLINE):
         async with httpx.AsyncClient(timeout=10) as client:
-            call = rpc(3, "tools/call", stateless({"name": "test_missing_capability", "arguments": {}},
-                                                  {"io.modelcontextprotocol/clientCapabilities": {}}))
-            refused = await client.post(everything, json=call, headers=stateless_headers("tools/call", "test_missing_capability"))
+            call = rpc(
+                3,
+                "tools/call",
+                stateless(
+                    {"name": "test_missing_capability", "arguments": {}},
+                    {"io.modelcontextprotocol/clientCapabilities": {}},
+                ),
+            )
+            refused = await client.post(
+                everything, json=call, headers=stateless_headers("tools/call", "test_missing_capability")
+            )
             assert refused.status_code == 400 and refused.json()["error"]["code"] == -32021
             assert refused.json()["error"]["data"]["requiredCapabilities"] == {"sampling": {}}
 
             name = "test_input_required_result_tampered_state"
             headers = stateless_headers("tools/call", name)
-            first = await client.post(everything, json=rpc(4, "tools/call", stateless({"name": name, "arguments": {}})), headers=headers)
+            first = await client.post(
+                everything, json=rpc(4, "tools/call", stateless({"name": name, "arguments": {}})), headers=headers
+            )
             issued = first.json()["result"]
             assert issued["resultType"] == "input_required" and isinstance(issued["requestState"], str)
             answer = {"confirm": {"action": "accept", "content": {"ok": True}}}
@@ -435,7 +510,9 @@ async def test_stateless_missing_capability_and_tampered_state(everything: str) 
                 tampered = await client.post(everything, json=rpc(5, "tools/call", params), headers=headers)
                 assert tampered.status_code == 400, state
                 assert tampered.json()["error"]["code"] == -32602 and tampered.json()["id"] == 5
-            params = stateless({"name": name, "arguments": {}, "inputResponses": answer, "requestState": issued["requestState"]})
+            params = stateless(
+                {"name": name, "arguments": {}, "inputResponses": answer, "requestState": issued["requestState"]}
+            )
             good = await client.post(everything, json=rpc(6, "tools/call", params), headers=headers)
             assert good.status_code == 200 and good.json()["result"]["content"][0]["text"] == "state-ok: round-1"
 
@@ -447,12 +524,19 @@ async def test_stateless_logs_only_on_request(everything: str) -> None:
             quiet = rpc(1, "tools/call", stateless({"name": "test_logging_tool", "arguments": {}}))
             async with client.stream("POST", everything, json=quiet, headers=headers) as response:
                 kind = response.headers["content-type"]
-                frames = [m async for m in sse_messages(response)] if "event-stream" in kind else [orjson.loads(await response.aread())]
+                frames = (
+                    [m async for m in sse_messages(response)]
+                    if "event-stream" in kind
+                    else [orjson.loads(await response.aread())]
+                )
             assert not [f for f in frames if f.get("method") == "notifications/message"]
             assert frames[-1]["id"] == 1 and "result" in frames[-1]
 
-            loud = rpc(2, "tools/call", stateless({"name": "test_logging_tool", "arguments": {}},
-                                                  {"io.modelcontextprotocol/logLevel": "info"}))
+            loud = rpc(
+                2,
+                "tools/call",
+                stateless({"name": "test_logging_tool", "arguments": {}}, {"io.modelcontextprotocol/logLevel": "info"}),
+            )
             async with client.stream("POST", everything, json=loud, headers=headers) as response:
                 assert response.headers["content-type"].startswith("text/event-stream")
                 frames = [m async for m in sse_messages(response)]
@@ -460,8 +544,13 @@ async def test_stateless_logs_only_on_request(everything: str) -> None:
             assert [entry["params"]["level"] for entry in logs] == ["info"]
             assert frames[-1]["id"] == 2 and "result" in frames[-1]
 
-            above = rpc(3, "tools/call", stateless({"name": "test_logging_tool", "arguments": {}},
-                                                   {"io.modelcontextprotocol/logLevel": "error"}))
+            above = rpc(
+                3,
+                "tools/call",
+                stateless(
+                    {"name": "test_logging_tool", "arguments": {}}, {"io.modelcontextprotocol/logLevel": "error"}
+                ),
+            )
             reply = await client.post(everything, json=above, headers=headers)
             assert reply.headers["content-type"].startswith("application/json")  # nothing sent before the result
             assert reply.json()["id"] == 3
@@ -470,7 +559,11 @@ async def test_stateless_logs_only_on_request(everything: str) -> None:
 async def test_stateless_progress_is_streamed(everything: str) -> None:
     with anyio.fail_after(DEADLINE):
         async with httpx.AsyncClient(timeout=10) as client:
-            call = rpc(4, "tools/call", stateless({"name": "test_tool_with_progress", "arguments": {}}, {"progressToken": "pt-1"}))
+            call = rpc(
+                4,
+                "tools/call",
+                stateless({"name": "test_tool_with_progress", "arguments": {}}, {"progressToken": "pt-1"}),
+            )
             headers = stateless_headers("tools/call", "test_tool_with_progress")
             async with client.stream("POST", everything, json=call, headers=headers) as response:
                 assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
@@ -485,7 +578,9 @@ async def test_stateless_subscriptions_listen(everything: str) -> None:
     with anyio.fail_after(DEADLINE):
         async with httpx.AsyncClient(timeout=httpx.Timeout(10, read=None)) as client:
             listen = rpc("sub-1", "subscriptions/listen", stateless({"notifications": {"toolsListChanged": True}}))
-            async with client.stream("POST", everything, json=listen, headers=stateless_headers("subscriptions/listen")) as stream:
+            async with client.stream(
+                "POST", everything, json=listen, headers=stateless_headers("subscriptions/listen")
+            ) as stream:
                 assert stream.status_code == 200 and stream.headers["content-type"].startswith("text/event-stream")
                 messages = sse_messages(stream)
                 with anyio.fail_after(5):
@@ -495,8 +590,12 @@ async def test_stateless_subscriptions_listen(everything: str) -> None:
                 assert ack["params"]["_meta"][SUBSCRIPTION_ID] == "sub-1"
 
                 call = rpc(9, "tools/call", stateless({"name": "test_trigger_tool_change", "arguments": {}}))
-                done = await client.post(everything, json=call, headers=stateless_headers("tools/call", "test_trigger_tool_change"))
-                assert done.status_code == 200 and done.json()["id"] == 9  # no notification leaks onto the caller's POST
+                done = await client.post(
+                    everything, json=call, headers=stateless_headers("tools/call", "test_trigger_tool_change")
+                )
+                assert (
+                    done.status_code == 200 and done.json()["id"] == 9
+                )  # no notification leaks onto the caller's POST
                 with anyio.fail_after(5):
                     changed = await anext(messages)
                 assert changed["method"] == "notifications/tools/list_changed"
@@ -510,8 +609,13 @@ async def test_stateless_subscriptions_listen(everything: str) -> None:
 async def test_connect_http_resumes_a_closed_stream(everything: str) -> None:
     recorder = Recorder()
     with anyio.fail_after(DEADLINE):
-        async with connect_http(everything, client_module(HANDSHAKE).Client, protocol_version=HANDSHAKE,
-                                handlers=make_handlers(HANDSHAKE, recorder), request_timeout=10) as client:
+        async with connect_http(
+            everything,
+            client_module(HANDSHAKE).Client,
+            protocol_version=HANDSHAKE,
+            handlers=make_handlers(HANDSHAKE, recorder),
+            request_timeout=10,
+        ) as client:
             started = time.monotonic()
             result = await client.call_tool(name="test_reconnection", arguments={})
             assert tool_text(result) == "Reconnection test completed"
@@ -520,15 +624,21 @@ async def test_connect_http_resumes_a_closed_stream(everything: str) -> None:
             await recorder.wait_for(lambda r: len(r.of("log")) >= 2)
             assert [entry["data"] for entry in recorder.of("log")] == ["Before disconnect", "After reconnect"]
             # The session goes on normally afterwards.
-            assert tool_text(await client.call_tool(name="test_simple_text", arguments={})).startswith("This is a simple")
+            assert tool_text(await client.call_tool(name="test_simple_text", arguments={})).startswith(
+                "This is a simple"
+            )
 
 
 async def test_connect_http_stateless_reconnection_tool(everything: str) -> None:
     """On the stateless wire `close_sse_stream` is a no-op: the call simply answers."""
     with anyio.fail_after(DEADLINE):
-        async with connect_http(everything, client_module(STATELESS).Client, protocol_version=STATELESS,
-                                request_timeout=10) as client:
-            assert tool_text(await client.call_tool(name="test_reconnection", arguments={})) == "Reconnection test completed"
+        async with connect_http(
+            everything, client_module(STATELESS).Client, protocol_version=STATELESS, request_timeout=10
+        ) as client:
+            assert (
+                tool_text(await client.call_tool(name="test_reconnection", arguments={}))
+                == "Reconnection test completed"
+            )
 
 
 # -- 4. many concurrent clients -------------------------------------------------------------------
@@ -541,7 +651,9 @@ async def test_sixteen_concurrent_clients(echo_base: str) -> None:
 
     async def one_client(index: int) -> None:
         version = HANDSHAKE if index % 2 else STATELESS
-        async with connect_http(url, client_module(version).Client, protocol_version=version, request_timeout=15) as client:
+        async with connect_http(
+            url, client_module(version).Client, protocol_version=version, request_timeout=15
+        ) as client:
             assert client.session.version == version
 
             async def call(n: int) -> None:
@@ -557,7 +669,9 @@ async def test_sixteen_concurrent_clients(echo_base: str) -> None:
             for index in range(16):
                 group.start_soon(one_client, index)
     assert len(results) == 16 * calls
-    crossed = {key: text for key, text in results.items() if text != f"client-{key[0]}-call-{key[1]}-" + "é" * (key[1] % 3)}
+    crossed = {
+        key: text for key, text in results.items() if text != f"client-{key[0]}-call-{key[1]}-" + "é" * (key[1] % 3)
+    }
     assert not crossed
 
 
@@ -618,7 +732,10 @@ def sdk_http_server(sdk_python: str, tmp_path_factory: pytest.TempPathFactory) -
     with open(log, "wb") as out:
         process = subprocess.Popen(
             [sdk_python, str(PEERS / "http_sdk_server.py"), "--port", str(port)],
-            stdout=out, stderr=subprocess.STDOUT, env=server_env(), cwd=str(REPO_ROOT),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=server_env(),
+            cwd=str(REPO_ROOT),
         )
         try:
             deadline = time.monotonic() + 30
@@ -644,14 +761,18 @@ def sdk_http_server(sdk_python: str, tmp_path_factory: pytest.TempPathFactory) -
 async def test_our_client_against_sdk_http_server(sdk_http_server: str, version: str) -> None:
     stub = STATELESS if version == "auto" else version
     with anyio.fail_after(DEADLINE):
-        async with connect_http(sdk_http_server, client_module(stub).Client, protocol_version=version,
-                                request_timeout=10) as client:
+        async with connect_http(
+            sdk_http_server, client_module(stub).Client, protocol_version=version, request_timeout=10
+        ) as client:
             runtime = client.session
             assert runtime.version == (STATELESS if version == "auto" else version)
             if version != STATELESS:  # a pinned stateless connection never asks (no discover probe)
                 assert runtime.server_info == {"name": "sdk-http-server", "version": "2.3.0-test"}
             assert [tool.name for tool in (await client.list_tools()).tools] == ["echo", "add"]
-            assert tool_text(await client.call_tool(name="echo", arguments={"text": "héllo ✓ \U0001f600"})) == "héllo ✓ \U0001f600"
+            assert (
+                tool_text(await client.call_tool(name="echo", arguments={"text": "héllo ✓ \U0001f600"}))
+                == "héllo ✓ \U0001f600"
+            )
             assert tool_text(await client.call_tool(name="add", arguments={"a": 2, "b": 3})) == "5"
 
             async def echo(i: int) -> None:
@@ -675,12 +796,19 @@ async def test_stateless_same_id_from_concurrent_clients_keeps_progress_apart(ev
         async with httpx.AsyncClient(timeout=10) as client:
 
             async def one(i: int) -> None:
-                call = rpc(1, "tools/call", stateless({"name": "test_tool_with_progress", "arguments": {}}, {"progressToken": f"tok-{i}"}))
+                call = rpc(
+                    1,
+                    "tools/call",
+                    stateless({"name": "test_tool_with_progress", "arguments": {}}, {"progressToken": f"tok-{i}"}),
+                )
                 headers = stateless_headers("tools/call", "test_tool_with_progress")
                 async with client.stream("POST", everything, json=call, headers=headers) as response:
                     kind = response.headers["content-type"]
-                    frames_of[i] = ([m async for m in sse_messages(response)] if "event-stream" in kind
-                                    else [orjson.loads(await response.aread())])
+                    frames_of[i] = (
+                        [m async for m in sse_messages(response)]
+                        if "event-stream" in kind
+                        else [orjson.loads(await response.aread())]
+                    )
 
             async with anyio.create_task_group() as group:
                 for i in range(6):
@@ -698,8 +826,11 @@ async def test_stateless_distinct_ids_from_concurrent_clients_keep_progress_apar
         async with httpx.AsyncClient(timeout=10) as client:
 
             async def one(i: int) -> None:
-                call = rpc(100 + i, "tools/call", stateless({"name": "test_tool_with_progress", "arguments": {}},
-                                                           {"progressToken": f"tok-{i}"}))
+                call = rpc(
+                    100 + i,
+                    "tools/call",
+                    stateless({"name": "test_tool_with_progress", "arguments": {}}, {"progressToken": f"tok-{i}"}),
+                )
                 headers = stateless_headers("tools/call", "test_tool_with_progress")
                 async with client.stream("POST", everything, json=call, headers=headers) as response:
                     frames_of[i] = [m async for m in sse_messages(response)]
@@ -718,15 +849,19 @@ async def test_stateless_listeners_with_the_same_id_each_get_their_notification(
         async with httpx.AsyncClient(timeout=httpx.Timeout(10, read=None)) as client:
             listen = rpc(1, "subscriptions/listen", stateless({"notifications": {"toolsListChanged": True}}))
             headers = stateless_headers("subscriptions/listen")
-            async with client.stream("POST", everything, json=listen, headers=headers) as first, \
-                    client.stream("POST", everything, json=listen, headers=headers) as second:
+            async with (
+                client.stream("POST", everything, json=listen, headers=headers) as first,
+                client.stream("POST", everything, json=listen, headers=headers) as second,
+            ):
                 assert (first.status_code, second.status_code) == (200, 200)
                 streams = [sse_messages(first), sse_messages(second)]
                 for messages in streams:
                     with anyio.fail_after(5):
                         assert (await anext(messages))["method"] == "notifications/subscriptions/acknowledged"
                 call = rpc(9, "tools/call", stateless({"name": "test_trigger_tool_change", "arguments": {}}))
-                await client.post(everything, json=call, headers=stateless_headers("tools/call", "test_trigger_tool_change"))
+                await client.post(
+                    everything, json=call, headers=stateless_headers("tools/call", "test_trigger_tool_change")
+                )
                 seen: list[list[str]] = [[], []]
 
                 async def drain(index: int) -> None:
@@ -747,8 +882,9 @@ async def test_two_stateless_connect_http_clients_overlapping_calls(everything: 
     with anyio.fail_after(DEADLINE):
 
         async def one() -> None:
-            async with connect_http(everything, client_module(STATELESS).Client, protocol_version=STATELESS,
-                                    request_timeout=10) as client:
+            async with connect_http(
+                everything, client_module(STATELESS).Client, protocol_version=STATELESS, request_timeout=10
+            ) as client:
                 texts.append(tool_text(await client.call_tool(name="test_tool_with_logging", arguments={})))
 
         async with anyio.create_task_group() as group:
@@ -794,8 +930,12 @@ async def test_connect_failures_and_caller_errors_come_out_unwrapped(everything:
 
     with anyio.fail_after(DEADLINE):
         with pytest.raises(McpError, match="HTTP request failed"):
-            async with connect_http(f"http://127.0.0.1:{_free_port()}/mcp", client_module(HANDSHAKE).Client,
-                                    protocol_version=HANDSHAKE, request_timeout=5):
+            async with connect_http(
+                f"http://127.0.0.1:{_free_port()}/mcp",
+                client_module(HANDSHAKE).Client,
+                protocol_version=HANDSHAKE,
+                request_timeout=5,
+            ):
                 pass
         mine = LookupError("raised by the caller")
         with pytest.raises(LookupError) as caught:

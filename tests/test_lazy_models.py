@@ -34,7 +34,10 @@ anyio.run(main)
 def test_negotiation_builds_the_served_methods_only() -> None:
     out = subprocess.run(
         [sys.executable, "-c", PROBE, str(REPO_ROOT / "examples" / "echo_server.py")],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("] [") == ["[False, False", "True, True, True", "False, False, False]\n"]

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 import pytest
+
 from mcp_bindings.runtime import jsonrpc, registry, versions
 from mcp_bindings.runtime.errors import (
     INTERNAL_ERROR,
@@ -137,7 +138,7 @@ def test_plan_validates_once_and_skips_the_bridge(monkeypatch: pytest.MonkeyPatc
 
 def test_written_as_is_and_bridged_answer_alike() -> None:
     frames = [
-        call({"name": "echo", "arguments": {"text": "é ✓ \"q\""}}, 7),
+        call({"name": "echo", "arguments": {"text": 'é ✓ "q"'}}, 7),
         call({"name": "echo", "_meta": {"progressToken": "p"}, "extra": [1, 2]}, "id-✓"),
         call({"name": 1}, 8),
         call({"name": "echo", "arguments": None}, 9),
@@ -365,6 +366,10 @@ def test_benchmark_message_path_runs_the_runtime() -> None:
         sent = orjson.loads(item.wire)
         if item.kind == "request":
             text = sent["params"]["arguments"]["text"]
-            assert reply == {"jsonrpc": "2.0", "id": sent["id"], "result": {"content": [{"type": "text", "text": text}]}}
+            assert reply == {
+                "jsonrpc": "2.0",
+                "id": sent["id"],
+                "result": {"content": [{"type": "text", "text": text}]},
+            }
         else:
             assert reply == sent

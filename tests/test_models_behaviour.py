@@ -9,12 +9,13 @@ import subprocess
 import sys
 from typing import Any
 
-from mcp_bindings.runtime import registry
+import pytest
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
 import mcp_bindings.v2024_11_05 as v2024
 import mcp_bindings.v2025_11_25 as v2025
 import mcp_bindings.v2026_07_28 as v2026
-import pytest
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from mcp_bindings.runtime import registry
 
 from .conftest import PINNED_VERSIONS
 
@@ -28,7 +29,8 @@ def test_versions_table_lists_every_pin() -> None:
 
 def _models_of(package: Any) -> list[type[BaseModel]]:
     return [
-        obj for obj in vars(package.models).values()
+        obj
+        for obj in vars(package.models).values()
         if inspect.isclass(obj) and issubclass(obj, BaseModel) and obj.__module__ == package.models.__name__
     ]
 

@@ -40,13 +40,28 @@ def test_editable_install_resolves_both_roots(tmp_path: Path) -> None:
 def test_wheel_holds_both_halves_and_imports(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
     build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(REPO_ROOT)],
-        capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(dist),
+            str(REPO_ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     if build.returncode != 0 and "hatchling" in build.stderr:
         build = subprocess.run(
             [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(REPO_ROOT)],
-            capture_output=True, text=True, timeout=600,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
     assert build.returncode == 0, build.stderr
     (wheel,) = dist.glob("mcp_bindgen-*.whl")
@@ -75,7 +90,8 @@ def test_pyright_resolves_both_roots_through_the_install(tmp_path: Path) -> None
         "from mcp_bindings.v2025_11_25.server import Server\n"
         "from mcp_bindings.runtime.context import RequestContext\n\n\n"
         "class Echo(Server):\n"
-        "    async def list_tools(self, params: m.PaginatedRequestParams | None, ctx: RequestContext) -> m.ListToolsResult:\n"
+        "    async def list_tools(self, params: m.PaginatedRequestParams | None, ctx: RequestContext)"
+        " -> m.ListToolsResult:\n"
         "        return m.ListToolsResult(tools=[])\n\n\n"
         "tables: ProtocolTables = Echo.protocol\n"
         "serve_stdio(Echo())\n",
@@ -85,7 +101,11 @@ def test_pyright_resolves_both_roots_through_the_install(tmp_path: Path) -> None
     env = {**os.environ, "PYRIGHT_PYTHON_IGNORE_WARNINGS": "1"}
     result = subprocess.run(
         [sys.executable, "-m", "pyright", "--outputjson", "--pythonpath", sys.executable, str(user)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     report = json.loads(result.stdout)
     errors = [d for d in report["generalDiagnostics"] if d["severity"] == "error"]

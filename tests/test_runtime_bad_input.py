@@ -92,7 +92,7 @@ def _text_is(expected: str) -> Callable[[Any], None]:
     return check
 
 
-UNICODE = "héllo ✓ \U0001f600 中文 עברית \u200b\u0000 \\ \" \n end"
+UNICODE = 'héllo ✓ \U0001f600 中文 עברית \u200b\u0000 \\ " \n end'
 
 TABLE = [
     # -- not JSON: -32700 with id null -----------------------------------------------------------
@@ -106,7 +106,11 @@ TABLE = [
     Case("lone-surrogate-escape", b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"\\ud800"}}', PARSE),
     Case("utf8-bom", b'\xef\xbb\xbf{"jsonrpc":"2.0","id":1,"method":"ping"}', PARSE),
     Case("deeply-nested-array", b"[" * 5000 + b"]" * 5000, PARSE),
-    Case("deeply-nested-params", b'{"jsonrpc":"2.0","id":1,"method":"ping","params":' + b'{"a":' * 3000 + b"1" + b"}" * 3001, PARSE),
+    Case(
+        "deeply-nested-params",
+        b'{"jsonrpc":"2.0","id":1,"method":"ping","params":' + b'{"a":' * 3000 + b"1" + b"}" * 3001,
+        PARSE,
+    ),
     # -- JSON, but not a JSON-RPC message: -32600 ---------------------------------------------------
     Case("number", b"42", INVALID_REQUEST),
     Case("string", b'"ping"', INVALID_REQUEST),
@@ -128,7 +132,11 @@ TABLE = [
     Case("empty-batch-not-in-2025-11-25", b"[]", INVALID_REQUEST),
     Case(
         "second-initialize",
-        req("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}, 17),
+        req(
+            "initialize",
+            {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}},
+            17,
+        ),
         INVALID_REQUEST,
         17,
     ),
@@ -194,12 +202,22 @@ TABLE = [
     Case("whitespace-line", b" \t "),
     # -- good requests in awkward clothes ----------------------------------------------------------------
     Case("unicode-roundtrip", call("echo", {"text": UNICODE}, 61), check=_text_is(UNICODE)),
-    Case("crlf-line-ending", req("ping", id=62) + b"\r", check=lambda r: r == {"jsonrpc": "2.0", "id": 62, "result": {}}),
+    Case(
+        "crlf-line-ending", req("ping", id=62) + b"\r", check=lambda r: r == {"jsonrpc": "2.0", "id": 62, "result": {}}
+    ),
     Case("string-id", req("ping", id="ïd-✓"), check=lambda r: r["id"] == "ïd-✓" and r["result"] == {}),
     Case("negative-id", req("ping", id=-7), check=lambda r: r["id"] == -7 and r["result"] == {}),
     Case("big-int-id", req("ping", id=2**53 + 1), check=lambda r: r["id"] == 2**53 + 1),
-    Case("nested-but-legal", call("echo", {"deep": orjson.loads(b'{"a":' * 200 + b"1" + b"}" * 200)}, 63), check=_text_is("")),
-    Case("extra-envelope-member", req("ping", id=64, extra=1), check=lambda r: r == {"jsonrpc": "2.0", "id": 64, "result": {}}),
+    Case(
+        "nested-but-legal",
+        call("echo", {"deep": orjson.loads(b'{"a":' * 200 + b"1" + b"}" * 200)}, 63),
+        check=_text_is(""),
+    ),
+    Case(
+        "extra-envelope-member",
+        req("ping", id=64, extra=1),
+        check=lambda r: r == {"jsonrpc": "2.0", "id": 64, "result": {}},
+    ),
 ]
 
 
@@ -316,7 +334,10 @@ async def test_oversized_message_is_not_buffered(peer: RawPeer) -> None:
     with anyio.fail_after(60):
         before = peer.rss_kib()
         chunk = b"z" * (1024 * 1024)
-        await peer.send(b'{"jsonrpc":"2.0","id":"huge","method":"tools/call","params":{"name":"echo","arguments":{"text":"', newline=False)
+        await peer.send(
+            b'{"jsonrpc":"2.0","id":"huge","method":"tools/call","params":{"name":"echo","arguments":{"text":"',
+            newline=False,
+        )
         for _ in range(64):  # 64 MiB of one line, against a 64 KiB limit
             await peer.send(chunk, newline=False)
         await peer.send(b'"}}}')
@@ -331,7 +352,9 @@ async def test_batches_in_2025_03_26(batch_peer: RawPeer) -> None:
     peer = batch_peer
     with anyio.fail_after(DEADLINE):
         # requests and notifications mixed: one array with a response per request
-        await peer.send(b"[" + b",".join([req("ping", id=1), note("notifications/whatever"), call("echo", {"text": "b"}, 2)]) + b"]")
+        await peer.send(
+            b"[" + b",".join([req("ping", id=1), note("notifications/whatever"), call("echo", {"text": "b"}, 2)]) + b"]"
+        )
         replies = await peer.recv()
         assert isinstance(replies, list) and len(replies) == 2
         by_id = {r["id"]: r for r in replies}
@@ -345,13 +368,23 @@ async def test_batches_in_2025_03_26(batch_peer: RawPeer) -> None:
         # bad items get their own errors inside the array
         await peer.send(
             b"["
-            + b",".join([b"1", req("nope/nope", id=3), req("tools/call", [1], 4), b"[" + req("ping", id=5) + b"]", req("ping", id=6)])
+            + b",".join(
+                [
+                    b"1",
+                    req("nope/nope", id=3),
+                    req("tools/call", [1], 4),
+                    b"[" + req("ping", id=5) + b"]",
+                    req("ping", id=6),
+                ]
+            )
             + b"]"
         )
         replies = await peer.recv()
         assert isinstance(replies, list) and len(replies) == 5, replies
         codes = sorted((str(r["id"]), r.get("error", {}).get("code")) for r in replies)
-        assert codes == sorted([("None", INVALID_REQUEST), ("3", NOT_FOUND), ("4", INVALID_PARAMS), ("None", INVALID_REQUEST), ("6", None)])
+        assert codes == sorted(
+            [("None", INVALID_REQUEST), ("3", NOT_FOUND), ("4", INVALID_PARAMS), ("None", INVALID_REQUEST), ("6", None)]
+        )
         await peer.assert_alive()
 
         # the empty batch is one error, not an array
@@ -401,7 +434,8 @@ async def test_before_initialize(tmp_path: Path) -> None:
             await peer.assert_alive()
             # an unknown version is answered with the server's latest handshake version
             reply = await peer.request(
-                "initialize", {"protocolVersion": "1999-01-01", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}
+                "initialize",
+                {"protocolVersion": "1999-01-01", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}},
             )
             assert reply["result"]["protocolVersion"] == "2025-11-25"
             await peer.send(note("notifications/initialized"))
@@ -413,7 +447,8 @@ async def test_initialize_with_bad_params(tmp_path: Path) -> None:
     with anyio.fail_after(DEADLINE):
         async with raw_server(tmp_path / "server.stderr") as peer:
             reply = await peer.request(
-                "initialize", {"protocolVersion": "2025-11-25", "capabilities": [], "clientInfo": {"name": "x", "version": "1"}}
+                "initialize",
+                {"protocolVersion": "2025-11-25", "capabilities": [], "clientInfo": {"name": "x", "version": "1"}},
             )
             assert reply["error"]["code"] == INVALID_PARAMS
             assert "params.capabilities" in [p["path"] for p in reply["error"]["data"]["errors"]]

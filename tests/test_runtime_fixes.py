@@ -81,6 +81,7 @@ async def test_client_answers_a_batch_from_a_2025_03_26_server() -> None:
             return m.ListRootsResult(roots=[m.Root(uri="file:///work")])
 
     client_end, server_end = memory_pair()
+    answers: list[Any] = []
     with anyio.fail_after(10):
         async with anyio.create_task_group() as group:
 
@@ -96,7 +97,6 @@ async def test_client_answers_a_batch_from_a_2025_03_26_server() -> None:
                 await server_end.send(orjson.dumps(batch))
                 answers.extend(await _receive(server_end))
 
-            answers: list[Any] = []
             group.start_soon(server)
             async with connect(client_end, client_module.Client, handlers=Roots()):
                 while len(answers) < 2:

@@ -20,8 +20,8 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_bindings.runtime.errors import McpError
 from mcp_bindings.runtime.calls import REQUEST_TIMEOUT
+from mcp_bindings.runtime.errors import McpError
 from mcp_bindings.runtime.stdio import connect_stdio
 from tests.peers.harness import (
     HANDSHAKE_VERSIONS,
@@ -151,7 +151,10 @@ def test_sdk_client_logging_and_progress(sdk_python: str, version: str) -> None:
 def test_sdk_client_answers_sampling_elicitation_roots(sdk_python: str, version: str) -> None:
     report = sdk_client_report(sdk_python, version)
     sampled = json.loads(step(report, "sampling"))
-    assert sampled["content"] == {"type": "text", "text": "sdk sampled: from our server"} and sampled["model"] == "sdk-model"
+    assert (
+        sampled["content"] == {"type": "text", "text": "sdk sampled: from our server"}
+        and sampled["model"] == "sdk-model"
+    )
     assert report["asked"]["sampling"]["maxTokens"] == 10
     assert json.loads(step(report, "roots")) == {"roots": [{"uri": "file:///sdk/root", "name": "sdk-root"}]}
     if version >= "2025-06-18":
@@ -190,9 +193,7 @@ def test_sdk_client_resource_subscriptions(sdk_python: str, version: str) -> Non
 
 
 @asynccontextmanager
-async def sdk_server(
-    sdk_python: str, version: str, tmp_path: Path
-) -> AsyncIterator[tuple[Any, Recorder]]:
+async def sdk_server(sdk_python: str, version: str, tmp_path: Path) -> AsyncIterator[tuple[Any, Recorder]]:
     recorder = Recorder()
     with open(tmp_path / "sdk-server.stderr", "wb") as stderr:
         async with connect_stdio(
@@ -235,7 +236,9 @@ async def test_our_client_against_sdk_server(sdk_python: str, version: str, tmp_
             prompt = await client.get_prompt(name="p1", arguments={"topic": "ours"})
             assert prompt.messages[0].content.text == "sdk talks about ours"
             if version != "2024-11-05":
-                done = await client.complete(ref={"type": "ref/prompt", "name": "p1"}, argument={"name": "topic", "value": "gr"})
+                done = await client.complete(
+                    ref={"type": "ref/prompt", "name": "p1"}, argument={"name": "topic", "value": "gr"}
+                )
                 assert done.completion.values == ["green"]
 
             # ping both ways
@@ -281,10 +284,14 @@ async def test_our_client_against_sdk_server(sdk_python: str, version: str, tmp_
                 lambda r: {"tools_changed", "prompts_changed", "resources_changed"} <= {k for k, _ in r.calls}
             )
             await client.subscribe_resource(uri="sdk://r/5")
-            assert tool_json(await client.call_tool(name="touch", arguments={"uri": "sdk://r/5"})) == {"subscribed": True}
+            assert tool_json(await client.call_tool(name="touch", arguments={"uri": "sdk://r/5"})) == {
+                "subscribed": True
+            }
             await recorder.wait_for(lambda r: r.of("updated") == ["sdk://r/5"])
             await client.unsubscribe_resource(uri="sdk://r/5")
-            assert tool_json(await client.call_tool(name="touch", arguments={"uri": "sdk://r/5"})) == {"subscribed": False}
+            assert tool_json(await client.call_tool(name="touch", arguments={"uri": "sdk://r/5"})) == {
+                "subscribed": False
+            }
             await client.notify_roots_list_changed()
             with anyio.fail_after(5):
                 while tool_json(await client.call_tool(name="state", arguments={}))["roots_changed"] != 1:
@@ -299,7 +306,10 @@ async def test_our_client_against_sdk_server(sdk_python: str, version: str, tmp_
             assert caught.value.code == REQUEST_TIMEOUT
             runtime.request_timeout = 20
             with anyio.fail_after(5):
-                while tool_json(await client.call_tool(name="state", arguments={}))["events"] != ["started", "cancelled"] * 2:
+                while (
+                    tool_json(await client.call_tool(name="state", arguments={}))["events"]
+                    != ["started", "cancelled"] * 2
+                ):
                     await anyio.sleep(0.05)
 
             # errors keep their codes

@@ -54,8 +54,20 @@ def _raw(payload: object) -> str:
 
 @pytest.mark.parametrize(
     "cursor",
-    ["", "garbage", "!!!", "eyJ", _raw([1]), _raw({"o": -1, "s": ""}), _raw({"o": "1", "s": ""}), _raw({"o": True, "s": ""}),
-     _raw({"s": ""}), _raw({"o": 1}), _raw(None), "ünïcode"],
+    [
+        "",
+        "garbage",
+        "!!!",
+        "eyJ",
+        _raw([1]),
+        _raw({"o": -1, "s": ""}),
+        _raw({"o": "1", "s": ""}),
+        _raw({"o": True, "s": ""}),
+        _raw({"s": ""}),
+        _raw({"o": 1}),
+        _raw(None),
+        "ünïcode",
+    ],
 )
 def test_bad_cursors_are_invalid_params(cursor: str) -> None:
     with pytest.raises(McpError) as caught:

@@ -14,17 +14,17 @@ from typing import Any
 import anyio
 import pytest
 
+from mcp_bindings.runtime.calls import REQUEST_TIMEOUT
 from mcp_bindings.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, ConnectionClosed, McpError
 from mcp_bindings.runtime.server import LOG_LEVELS
-from mcp_bindings.runtime.calls import REQUEST_TIMEOUT
 from mcp_bindings.runtime.stdio import connect_stdio
 from tests.peers.harness import (
     HANDSHAKE_VERSIONS,
-    raw_server,
     REPO_ROOT,
     Recorder,
     client_module,
     make_handlers,
+    raw_server,
     server_command,
     server_env,
     tool_json,
@@ -183,7 +183,9 @@ async def test_cancelling_mid_handler(version: str, tmp_path: Path, caplog: pyte
             async with anyio.create_task_group() as group:
 
                 async def keep(tag: str) -> None:
-                    results.append(tool_text(await client.call_tool(name="sleep", arguments={"seconds": 0.6, "tag": tag})))
+                    results.append(
+                        tool_text(await client.call_tool(name="sleep", arguments={"seconds": 0.6, "tag": tag}))
+                    )
 
                 async def abandon() -> None:
                     with anyio.move_on_after(0.2):
@@ -284,8 +286,6 @@ async def test_list_changed_notifications(version: str, tmp_path: Path) -> None:
             await recorder.wait_for(lambda r: wanted <= {kind for kind, _ in r.calls})
 
 
-
-
 @pytest.mark.parametrize(
     "version",
     HANDSHAKE_VERSIONS,
@@ -294,13 +294,19 @@ async def test_resource_subscriptions(version: str, tmp_path: Path) -> None:
     with anyio.fail_after(LIMIT):
         async with connected(version, tmp_path) as (client, recorder):
             await client.subscribe_resource(uri="test://r/3")
-            assert tool_json(await client.call_tool(name="touch", arguments={"uri": "test://r/3"})) == {"subscribed": True}
+            assert tool_json(await client.call_tool(name="touch", arguments={"uri": "test://r/3"})) == {
+                "subscribed": True
+            }
             await recorder.wait_for(lambda r: r.of("updated") == ["test://r/3"])
 
-            assert tool_json(await client.call_tool(name="touch", arguments={"uri": "test://r/4"})) == {"subscribed": False}
+            assert tool_json(await client.call_tool(name="touch", arguments={"uri": "test://r/4"})) == {
+                "subscribed": False
+            }
             await client.unsubscribe_resource(uri="test://r/3")
             assert (await server_state(client))["subscriptions"] == []
-            assert tool_json(await client.call_tool(name="touch", arguments={"uri": "test://r/3"})) == {"subscribed": False}
+            assert tool_json(await client.call_tool(name="touch", arguments={"uri": "test://r/3"})) == {
+                "subscribed": False
+            }
             await anyio.sleep(0.2)
             assert recorder.of("updated") == ["test://r/3"]
 
@@ -464,7 +470,12 @@ async def test_sigterm_stops_the_server_promptly(tmp_path: Path) -> None:
         async with raw_server(tmp_path / "server.stderr") as peer:
             await peer.initialize("2025-11-25")
             await peer.send_json(
-                {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "sleep", "arguments": {"seconds": 30}}}
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "tools/call",
+                    "params": {"name": "sleep", "arguments": {"seconds": 30}},
+                }
             )
             await anyio.sleep(0.2)
             peer.process.terminate()

@@ -23,7 +23,6 @@ from typing import Any
 
 import pytest
 
-from mcp_bindings.runtime import registry
 from mcp_bindgen.cli import main
 from mcp_bindgen.errors import BindgenError
 from mcp_bindgen.scaffold import (
@@ -35,6 +34,7 @@ from mcp_bindgen.scaffold import (
     validate_name,
     version_facts,
 )
+from mcp_bindings.runtime import registry
 
 from .conftest import PINNED_VERSIONS, REPO_ROOT
 
@@ -69,7 +69,9 @@ def _run(command: list[str], *, cwd: Path | None = None, timeout: float, env: di
         command, cwd=cwd, env=env or _clean_env(), capture_output=True, text=True, timeout=timeout, check=False
     )
     if result.returncode != 0:
-        pytest.fail(f"{' '.join(command)} exited {result.returncode}:\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}")
+        pytest.fail(
+            f"{' '.join(command)} exited {result.returncode}:\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}"
+        )
     return result.stdout
 
 
@@ -81,8 +83,18 @@ def projects(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         protocol, transport, features = spec
         path = root / f"proj-{index}"
         code = main(
-            ["new", str(path), "--protocol", protocol, "--transport", transport, "--features", features,
-             "--bindgen", str(REPO_ROOT)]
+            [
+                "new",
+                str(path),
+                "--protocol",
+                protocol,
+                "--transport",
+                transport,
+                "--features",
+                features,
+                "--bindgen",
+                str(REPO_ROOT),
+            ]
         )
         assert code == 0
         out[_project_id(spec)] = path
@@ -123,9 +135,21 @@ def test_projects_are_pyright_strict_clean(projects: dict[str, Path]) -> None:
     (root / "pyrightconfig.json").write_text(json.dumps(config), encoding="utf-8")
     env = _clean_env(PYRIGHT_PYTHON_IGNORE_WARNINGS="1")
     result = subprocess.run(
-        [sys.executable, "-m", "pyright", "--outputjson", "--project", str(root / "pyrightconfig.json"),
-         "--pythonpath", sys.executable],
-        capture_output=True, text=True, timeout=600, env=env, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pyright",
+            "--outputjson",
+            "--project",
+            str(root / "pyrightconfig.json"),
+            "--pythonpath",
+            sys.executable,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        check=False,
     )
     try:
         report = json.loads(result.stdout)
@@ -190,9 +214,17 @@ def test_pyproject_readme_and_layout(tmp_path: Path) -> None:
     assert main(["new", str(target), "--transport", "both", "--bindgen", str(REPO_ROOT)]) == 0
     files = sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file())
     assert files == [
-        ".gitignore", "README.md", "pyproject.toml", "src/weather_server/__init__.py",
-        "src/weather_server/__main__.py", "src/weather_server/py.typed", "src/weather_server/server.py",
-        "tests/conftest.py", "tests/test_http.py", "tests/test_server.py", "tests/test_stdio.py",
+        ".gitignore",
+        "README.md",
+        "pyproject.toml",
+        "src/weather_server/__init__.py",
+        "src/weather_server/__main__.py",
+        "src/weather_server/py.typed",
+        "src/weather_server/server.py",
+        "tests/conftest.py",
+        "tests/test_http.py",
+        "tests/test_server.py",
+        "tests/test_stdio.py",
     ]
     pyproject = tomllib.loads((target / "pyproject.toml").read_text(encoding="utf-8"))
     project = pyproject["project"]
@@ -210,13 +242,11 @@ def test_pyproject_readme_and_layout(tmp_path: Path) -> None:
     assert "from mcp_bindings.v2026_07_28.server import Server" in server
 
 
-@pytest.mark.parametrize(
-    ("transport", "extras"), [("stdio", "runtime"), ("http", "http"), ("both", "http,runtime")]
-)
+@pytest.mark.parametrize(("transport", "extras"), [("stdio", "runtime"), ("http", "http"), ("both", "http,runtime")])
 def test_requirement_follows_the_transport(transport: str, extras: str) -> None:
-    assert bindgen_requirement("0.1.0", {"stdio": ["runtime"], "http": ["http"], "both": ["runtime", "http"]}[transport]) == (
-        f"mcp-bindgen[{extras}]==0.1.0", False
-    )
+    assert bindgen_requirement(
+        "0.1.0", {"stdio": ["runtime"], "http": ["http"], "both": ["runtime", "http"]}[transport]
+    ) == (f"mcp-bindgen[{extras}]==0.1.0", False)
 
 
 def test_bindgen_spec_forms(tmp_path: Path) -> None:
@@ -226,7 +256,8 @@ def test_bindgen_spec_forms(tmp_path: Path) -> None:
     assert bindgen_requirement("v1.2.0", extras) == ("mcp-bindgen[runtime]==1.2.0", False)
     assert bindgen_requirement(">=0.1,<0.3", extras) == ("mcp-bindgen[runtime]>=0.1,<0.3", False)
     assert bindgen_requirement("git+https://example.org/mcp-bindgen.git@v1", extras) == (
-        "mcp-bindgen[runtime] @ git+https://example.org/mcp-bindgen.git@v1", True
+        "mcp-bindgen[runtime] @ git+https://example.org/mcp-bindgen.git@v1",
+        True,
     )
     assert bindgen_requirement("mcp-bindgen[http]~=0.1", extras) == ("mcp-bindgen[http]~=0.1", False)
     # From a checkout (this one), the default is the checkout itself.
@@ -300,7 +331,9 @@ def test_non_empty_directory_needs_force(tmp_path: Path, capsys: pytest.CaptureF
         (["--bindgen", "what?"], "neither a path, a URL"),
     ],
 )
-def test_bad_options_are_clear_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
+def test_bad_options_are_clear_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
     assert main(["new", str(tmp_path / "p"), *args]) == 1
     assert message in capsys.readouterr().err
     assert not (tmp_path / "p").exists()
@@ -365,7 +398,10 @@ def _official_python() -> Path:
         if python.is_file():
             probe = subprocess.run(
                 [str(python), "-c", "import importlib.metadata as m; print(m.version('mcp'))"],
-                capture_output=True, text=True, timeout=60, check=False,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
             )
             if probe.returncode == 0 and f"mcp=={probe.stdout.strip()}" in OFFICIAL_REQUIREMENTS:
                 return python
@@ -373,7 +409,16 @@ def _official_python() -> Path:
     shutil.rmtree(venv, ignore_errors=True)
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], timeout=120)
     _run(
-        [sys.executable, "-m", "pip", "--python", str(_venv_python(venv)), "install", "--quiet", *OFFICIAL_REQUIREMENTS],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(_venv_python(venv)),
+            "install",
+            "--quiet",
+            *OFFICIAL_REQUIREMENTS,
+        ],
         timeout=600,
     )
     return _venv_python(venv)
@@ -394,7 +439,9 @@ def http_server(tmp_path: Path) -> Iterator[Any]:
     def start(command: list[str]) -> str:
         port = _free_port()
         with log.open("wb") as stderr:
-            process = subprocess.Popen([*command, "--port", str(port)], stdout=subprocess.DEVNULL, stderr=stderr, env=_clean_env())
+            process = subprocess.Popen(
+                [*command, "--port", str(port)], stdout=subprocess.DEVNULL, stderr=stderr, env=_clean_env()
+            )
         started.append(process)
         deadline = time.monotonic() + 30
         while True:
@@ -440,7 +487,17 @@ def test_installed_project_serves_the_official_sdk(tmp_path: Path, http_server: 
     # No ensurepip in the new venv (saves ~8 s): this interpreter's pip installs into it.
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], timeout=120)
     _run(
-        [sys.executable, "-m", "pip", "--python", str(_venv_python(venv)), "install", "--quiet", "-e", f"{project}[test]"],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(_venv_python(venv)),
+            "install",
+            "--quiet",
+            "-e",
+            f"{project}[test]",
+        ],
         timeout=900,
     )
     lap("venv + pip install -e")
@@ -462,7 +519,10 @@ def test_installed_project_serves_the_official_sdk(tmp_path: Path, http_server: 
     reports = json.loads(_run([str(official), str(driver), json.dumps(spec)], cwd=tmp_path, timeout=300))
     lap("official SDK client")
     assert [(r["transport"], r["protocol_version"]) for r in reports] == [
-        ("stdio", "2026-07-28"), ("stdio", "2025-11-25"), ("http", "2026-07-28"), ("http", "2025-11-25")
+        ("stdio", "2026-07-28"),
+        ("stdio", "2025-11-25"),
+        ("http", "2026-07-28"),
+        ("http", "2025-11-25"),
     ]
     for report in reports:
         assert report["tools"] == ["add"]

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from mcp_bindings.runtime import registry
 from mcp_bindgen.pipeline import build_ir, pinned_source
 from mcp_bindgen.surface import ROLE_UNIONS, derive_surface, gate_rules
+from mcp_bindings.runtime import registry
 from mcp_bindings.runtime.errors import StubDefinitionError
 
 from .conftest import PINNED_VERSIONS, REPO_ROOT
@@ -66,14 +66,23 @@ def test_specs_carry_types_and_gates() -> None:
     v2025 = methods_module("2025-11-25")
     models = importlib.import_module("mcp_bindings.v2025_11_25")
     call = v2025.CLIENT_REQUESTS["tools/call"]
-    assert (call.message, call.params, call.result) == (models.CallToolRequest, models.CallToolRequestParams, models.CallToolResult)
+    assert (call.message, call.params, call.result) == (
+        models.CallToolRequest,
+        models.CallToolRequestParams,
+        models.CallToolResult,
+    )
     assert call.params_required and str(call.gate) == "server capability `tools`"
     assert str(v2025.CLIENT_REQUESTS["resources/subscribe"].gate) == "server capability `resources.subscribe`"
-    assert str(v2025.SERVER_NOTIFICATIONS["notifications/tools/list_changed"].gate) == "server capability `tools.listChanged`"
+    assert (
+        str(v2025.SERVER_NOTIFICATIONS["notifications/tools/list_changed"].gate)
+        == "server capability `tools.listChanged`"
+    )
     assert v2025.CLIENT_REQUESTS["ping"].gate is None and not v2025.CLIENT_REQUESTS["ping"].params_required
     sampling = v2025.SERVER_REQUESTS["sampling/createMessage"]
     assert [str(c) for c in sampling.needed_capabilities({"tools": []})] == [
-        "client capability `sampling`", "client capability `sampling.tools`"]
+        "client capability `sampling`",
+        "client capability `sampling.tools`",
+    ]
     elicit = v2025.SERVER_REQUESTS["elicitation/create"]
     assert [str(c) for c in elicit.needed_capabilities({"mode": "url"})][-1] == "client capability `elicitation.url`"
     v2026 = methods_module("2026-07-28")
@@ -85,7 +94,10 @@ def test_error_codes_per_version() -> None:
     assert registry.protocol("2024-11-05").error_codes.resource_not_found == -32002
     v2026 = registry.protocol("2026-07-28").error_codes
     assert (v2026.header_mismatch, v2026.missing_required_client_capability, v2026.unsupported_protocol_version) == (
-        -32020, -32021, -32022)
+        -32020,
+        -32021,
+        -32022,
+    )
     assert v2026.resource_not_found is None
     assert registry.protocol("2025-11-25").error_codes.codes["METHOD_NOT_FOUND"] == -32601
 
@@ -187,6 +199,7 @@ def test_mismatched_server_is_refused_naming_both_sides() -> None:
 
     class DeclaresToolsOnly(server.Server):
         declared_capabilities = {"tools": {}}
+
         async def list_tools(self, params: Any, ctx: Any) -> Any: ...
 
     with pytest.raises(StubDefinitionError, match=r"declares `tools` but does not implement call_tool \(tools/call\)"):
@@ -198,7 +211,9 @@ def test_mismatched_server_is_refused_naming_both_sides() -> None:
         async def subscribe_resource(self, params: Any, ctx: Any) -> Any: ...
         async def unsubscribe_resource(self, params: Any, ctx: Any) -> Any: ...
 
-    with pytest.raises(StubDefinitionError, match=r"overrides subscribe_resource, unsubscribe_resource .*`resources.subscribe`"):
+    with pytest.raises(
+        StubDefinitionError, match=r"overrides subscribe_resource, unsubscribe_resource .*`resources.subscribe`"
+    ):
         SubscribesUndeclared()
 
     class UnknownCapability(server.Server):
@@ -213,19 +228,17 @@ def test_client_handlers_decide_client_capabilities() -> None:
 
     class Handlers(client.ClientHandlers):
         declared_capabilities = {"roots": {"listChanged": True}}
+
         async def create_message(self, params: Any, ctx: Any) -> Any: ...
         async def list_roots(self, params: Any, ctx: Any) -> Any: ...
 
     assert Handlers().capabilities == {"roots": {"listChanged": True}, "sampling": {}}
 
 
-
-
 def test_runtime_serves_exactly_the_builtin_requests() -> None:
     # policy/runtime_methods.json says which methods have no stub handler; the server runtime's own
     # table must serve every such request of every version, and nothing the policy does not list.
     from mcp_bindgen.render.surface_modules import builtin_methods
-
     from mcp_bindings.runtime.server import BUILTINS
 
     builtin_requests = {

@@ -75,10 +75,9 @@ def test_generated_bindings_are_pyright_strict_clean(pyright_ready: None) -> Non
     expected = sorted(GENERATED.glob("v*/*.py"))
     assert expected, f"no generated modules under {GENERATED}"
     assert report["summary"]["filesAnalyzed"] >= len(expected), (report["summary"], [str(p) for p in expected])
-    assert (
-        not errors
-    ), f"pyright strict: {len(errors)} errors in the generated bindings " f"(fix the generator, not the output):\n" + "\n".join(
-        _diagnostic(d) for d in errors
-    ) + (
-        "\nalso:\n" + "\n".join(_diagnostic(d) for d in others) if others else ""
+    assert not errors, (
+        f"pyright strict: {len(errors)} errors in the generated bindings "
+        f"(fix the generator, not the output):\n"
+        + "\n".join(_diagnostic(d) for d in errors)
+        + ("\nalso:\n" + "\n".join(_diagnostic(d) for d in others) if others else "")
     )

@@ -11,8 +11,8 @@ notification gets ``202``. One ``json.loads`` and one ``json.dumps`` per request
 from __future__ import annotations
 
 import json
-from typing import Any
 import sys
+from typing import Any
 
 import uvicorn
 
@@ -60,9 +60,7 @@ async def app(scope, receive, send):  # noqa: ANN001 - raw ASGI
     else:
         text = ((msg.get("params") or {}).get("arguments") or {}).get("text", "")
         result = {"content": [{"type": "text", "text": text}]}
-    out = json.dumps(
-        {"jsonrpc": "2.0", "id": msg["id"], "result": result}, separators=(",", ":")
-    ).encode()
+    out = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}, separators=(",", ":")).encode()
     await send({"type": "http.response.start", "status": 200, "headers": _JSON_HEADERS})
     await send({"type": "http.response.body", "body": out})
 

@@ -10,8 +10,8 @@ Notifications get nothing. It does exactly one ``json.loads`` and one
 from __future__ import annotations
 
 import json
-from typing import Any
 import sys
+from typing import Any
 
 _INIT: dict[str, Any] = {
     "protocolVersion": "2025-11-25",
@@ -46,12 +46,7 @@ def main() -> None:
         else:
             text = ((msg.get("params") or {}).get("arguments") or {}).get("text", "")
             result = {"content": [{"type": "text", "text": text}]}
-        out.write(
-            dumps(
-                {"jsonrpc": "2.0", "id": msg["id"], "result": result}, separators=(",", ":")
-            ).encode()
-            + b"\n"
-        )
+        out.write(dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}, separators=(",", ":")).encode() + b"\n")
         out.flush()
 
 

@@ -35,6 +35,4 @@ async def _call_tool(ctx, params: types.CallToolRequestParams):  # noqa: ANN001
 
 def build_server() -> Server:
     """A low-level server with the SDK's defaults (OTel middleware included, as shipped)."""
-    return Server(
-        "bench-official", version="2.3.0-bench", on_list_tools=_list_tools, on_call_tool=_call_tool
-    )
+    return Server("bench-official", version="2.3.0-bench", on_list_tools=_list_tools, on_call_tool=_call_tool)

@@ -15,22 +15,18 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import uvicorn  # noqa: E402
-from official_common import build_server  # noqa: E402
+import uvicorn
+from official_common import build_server
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("port", type=int)
-    parser.add_argument(
-        "--sse", action="store_true", help="SDK default SSE responses instead of JSON"
-    )
+    parser.add_argument("--sse", action="store_true", help="SDK default SSE responses instead of JSON")
     args = parser.parse_args()
     server = build_server()
     app = server.streamable_http_app(json_response=not args.sse, host="127.0.0.1")
-    uvicorn.run(
-        app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False, lifespan="on"
-    )
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False, lifespan="on")
 
 
 if __name__ == "__main__":

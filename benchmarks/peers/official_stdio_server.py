@@ -13,9 +13,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import anyio  # noqa: E402
-from mcp.server.stdio import stdio_server  # noqa: E402
-from official_common import build_server  # noqa: E402
+import anyio
+from mcp.server.stdio import stdio_server
+from official_common import build_server
 
 
 async def main() -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 import uvicorn
+
 from mcp_bindings.runtime.auth import AccessToken, JWTVerifier, RequestInfo, require_bearer
 from mcp_bindings.runtime.auth.resource_server import BearerAuthMiddleware
 from mcp_bindings.runtime.http_server import create_app
@@ -168,13 +169,26 @@ async def oauth_stack(
     seen: list[AccessToken] = []
     inner = _Spy(create_app(echo_example().make_server(stub)), seen, headers_seen if headers_seen is not None else [])
     app = require_bearer(
-        inner, verifier, resource=resource, authorization_servers=[auth.issuer], scopes_supported=scopes_supported,
-        required_scopes=required_scopes, serve_root_metadata=serve_root_metadata,
+        inner,
+        verifier,
+        resource=resource,
+        authorization_servers=[auth.issuer],
+        scopes_supported=scopes_supported,
+        required_scopes=required_scopes,
+        serve_root_metadata=serve_root_metadata,
     )
     async with AsyncExitStack() as exits:
         await exits.enter_async_context(serve(auth.app, as_sock))
         statuses: list[int] = []
         await exits.enter_async_context(serve(_Statuses(app, statuses), rs_sock))
-        stack = Stack(auth=auth, app=app, mcp_url=resource, rs_base=rs_url, verifier=verifier, seen=seen,
-                      statuses=statuses, exits=exits)
+        stack = Stack(
+            auth=auth,
+            app=app,
+            mcp_url=resource,
+            rs_base=rs_url,
+            verifier=verifier,
+            seen=seen,
+            statuses=statuses,
+            exits=exits,
+        )
         yield stack

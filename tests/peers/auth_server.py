@@ -102,8 +102,16 @@ class AuthServer:
         jwk: dict[str, Any] = ECAlgorithm.to_jwk(self.key.public_key(), as_dict=True)
         return {**jwk, "kid": self.kid, "alg": "ES256", "use": "sig"}
 
-    def mint(self, *, resource: str, scope: str | None, client_id: str, lifetime: int | None = None,
-             audience: str | None = None, issuer: str | None = None) -> str:
+    def mint(
+        self,
+        *,
+        resource: str,
+        scope: str | None,
+        client_id: str,
+        lifetime: int | None = None,
+        audience: str | None = None,
+        issuer: str | None = None,
+    ) -> str:
         now = int(time.time())
         claims: dict[str, Any] = {
             "iss": issuer or self.issuer,
@@ -151,7 +159,9 @@ class AuthServer:
 
     async def register(self, request: Request) -> Response:
         if self.options.registration == "refuse":
-            return JSONResponse({"error": "invalid_client_metadata", "error_description": "registration is closed"}, 400)
+            return JSONResponse(
+                {"error": "invalid_client_metadata", "error_description": "registration is closed"}, 400
+            )
         body = await request.json()
         redirect_uris = body.get("redirect_uris")
         if not isinstance(redirect_uris, list) or not redirect_uris:
@@ -180,8 +190,12 @@ class AuthServer:
             return self.clients[client_id]
         if self.options.cimd_supported and client_id in self.options.cimd_documents:
             doc = self.options.cimd_documents[client_id]
-            return {"client_id": client_id, "redirect_uris": doc.get("redirect_uris", []), "token_endpoint_auth_method": "none",
-                    "grant_types": doc.get("grant_types", ["authorization_code"])}
+            return {
+                "client_id": client_id,
+                "redirect_uris": doc.get("redirect_uris", []),
+                "token_endpoint_auth_method": "none",
+                "grant_types": doc.get("grant_types", ["authorization_code"]),
+            }
         return None
 
     async def authorize(self, request: Request) -> Response:
@@ -198,7 +212,8 @@ class AuthServer:
             if params.get("state") is not None and o.tamper_state:
                 params["state"] = "tampered-" + str(params["state"])
             iss = {"correct": self.issuer, "wrong": "https://evil.example.com", "normalized": self.issuer + "/"}.get(
-                o.iss_in_redirect)
+                o.iss_in_redirect
+            )
             if iss is not None:
                 params["iss"] = iss
             query = urlencode({k: v for k, v in params.items() if v is not None})
@@ -217,8 +232,12 @@ class AuthServer:
             return back(error="access_denied", error_description="the user said no", state=state)
         code = secrets.token_urlsafe(16)
         self.codes[code] = {
-            "client_id": client["client_id"], "redirect_uri": redirect_uri, "challenge": q["code_challenge"],
-            "resource": resource, "scope": scope, "expires": time.time() + 60,
+            "client_id": client["client_id"],
+            "redirect_uri": redirect_uri,
+            "challenge": q["code_challenge"],
+            "resource": resource,
+            "scope": scope,
+            "expires": time.time() + 60,
         }
         return back(code=code, state=state)
 
@@ -295,8 +314,9 @@ class AuthServer:
         if client is None:
             return JSONResponse({"error": "invalid_client"}, 401)
         try:
-            claims = jwt.decode(form.get("token", ""), self.key.public_key(), algorithms=["ES256"],
-                                options={"verify_aud": False})
+            claims = jwt.decode(
+                form.get("token", ""), self.key.public_key(), algorithms=["ES256"], options={"verify_aud": False}
+            )
         except jwt.PyJWTError:
             return JSONResponse({"active": False})
         return JSONResponse({"active": True, **claims})

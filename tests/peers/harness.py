@@ -90,7 +90,11 @@ def make_handlers(version: str, recorder: Recorder) -> Any:
                 except anyio.get_cancelled_exc_class():
                     recorder.add("sampling_cancelled")
                     raise
-            return {"role": "assistant", "content": {"type": "text", "text": f"sampled: {prompt}"}, "model": "test-model"}
+            return {
+                "role": "assistant",
+                "content": {"type": "text", "text": f"sampled: {prompt}"},
+                "model": "test-model",
+            }
 
         async def list_roots(self, params: Any, ctx: Any) -> Any:
             recorder.add("roots", None)

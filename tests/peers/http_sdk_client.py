@@ -76,8 +76,10 @@ async def run(mode: str, url: str) -> dict[str, Any]:
         await step("concurrent", many())
 
     if mode == "sse":
-        async with sse_client(url) as (read_stream, write_stream), \
-                ClientSession(read_stream, write_stream, client_info=INFO) as session:
+        async with (
+            sse_client(url) as (read_stream, write_stream),
+            ClientSession(read_stream, write_stream, client_info=INFO) as session,
+        ):
 
             async def initialize() -> Any:
                 result = await session.send_request(

@@ -133,14 +133,20 @@ async def run(version: str, command: list[str]) -> dict[str, Any]:
                         return [uris, cursors]
 
             await step("resource_pages", pages())
-            await step("bad_cursor", _dumped(session.list_resources(params=types.PaginatedRequestParams(cursor="nope"))))
+            await step(
+                "bad_cursor", _dumped(session.list_resources(params=types.PaginatedRequestParams(cursor="nope")))
+            )
             await step("read", _dumped(session.read_resource("test://r/3")))
             await step("prompts", _dumped(session.list_prompts()))
             await step("prompt", _dumped(session.get_prompt("p1", {"topic": "sdk"})))
             if version != "2024-11-05":
                 await step(
                     "complete",
-                    _dumped(session.complete(types.PromptReference(type="ref/prompt", name="p1"), {"name": "topic", "value": "b"})),
+                    _dumped(
+                        session.complete(
+                            types.PromptReference(type="ref/prompt", name="p1"), {"name": "topic", "value": "b"}
+                        )
+                    ),
                 )
 
             async def logging() -> list[str]:

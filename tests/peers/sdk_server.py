@@ -33,8 +33,20 @@ def text(value) -> types.CallToolResult:  # noqa: ANN001
 
 
 async def list_tools(ctx, params):  # noqa: ANN001
-    names = ["echo", "sleep", "progress", "log_all", "ask_sampling", "ask_elicitation", "ask_roots", "ping_client",
-             "touch", "change_lists", "boom", "state"]
+    names = [
+        "echo",
+        "sleep",
+        "progress",
+        "log_all",
+        "ask_sampling",
+        "ask_elicitation",
+        "ask_roots",
+        "ping_client",
+        "touch",
+        "change_lists",
+        "boom",
+        "state",
+    ]
     return types.ListToolsResult(tools=[types.Tool(name=n, input_schema={"type": "object"}) for n in names])
 
 
@@ -65,7 +77,9 @@ async def call_tool(ctx, params: types.CallToolRequestParams):  # noqa: ANN001
         return text("logged")
     if name == "ask_sampling":
         result = await session.create_message(
-            messages=[types.SamplingMessage(role="user", content=types.TextContent(type="text", text=args.get("prompt", "")))],
+            messages=[
+                types.SamplingMessage(role="user", content=types.TextContent(type="text", text=args.get("prompt", "")))
+            ],
             max_tokens=10,
         )
         return text(result.model_dump(mode="json", by_alias=True, exclude_none=True))
@@ -109,7 +123,9 @@ async def list_resources(ctx, params):  # noqa: ANN001
 
 
 async def read_resource(ctx, params: types.ReadResourceRequestParams):  # noqa: ANN001
-    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=params.uri, text=f"sdk content of {params.uri}")])
+    return types.ReadResourceResult(
+        contents=[types.TextResourceContents(uri=params.uri, text=f"sdk content of {params.uri}")]
+    )
 
 
 async def subscribe(ctx, params: types.SubscribeRequestParams):  # noqa: ANN001
@@ -129,7 +145,9 @@ async def list_prompts(ctx, params):  # noqa: ANN001
 async def get_prompt(ctx, params: types.GetPromptRequestParams):  # noqa: ANN001
     topic = (params.arguments or {}).get("topic", "nothing")
     return types.GetPromptResult(
-        messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=f"sdk talks about {topic}"))]
+        messages=[
+            types.PromptMessage(role="user", content=types.TextContent(type="text", text=f"sdk talks about {topic}"))
+        ]
     )
 
 

@@ -46,17 +46,26 @@ from mcp_bindings.v2025_11_25.server import Server
 
 PAGE_SIZE = int(os.environ.get("MCP_TEST_PAGE_SIZE", "10"))
 RESOURCE_COUNT = int(os.environ.get("MCP_TEST_RESOURCES", "25"))
-RESOURCES = [
-    m.Resource(uri=f"test://r/{i}", name=f"r{i}", mime_type="text/plain") for i in range(RESOURCE_COUNT)
-]
-PROMPTS = [
-    m.Prompt(name=f"p{i}", arguments=[m.PromptArgument(name="topic", required=False)]) for i in range(7)
-]
+RESOURCES = [m.Resource(uri=f"test://r/{i}", name=f"r{i}", mime_type="text/plain") for i in range(RESOURCE_COUNT)]
+PROMPTS = [m.Prompt(name=f"p{i}", arguments=[m.PromptArgument(name="topic", required=False)]) for i in range(7)]
 COLOURS = ["red", "green", "blue", "black", "brown"]
 
 TOOL_NAMES = [
-    "echo", "sleep", "progress", "log_all", "boom", "fail", "ask_sampling", "ask_elicitation", "ask_roots",
-    "ping_client", "touch", "change_lists", "state", "print_stdout", "exit",
+    "echo",
+    "sleep",
+    "progress",
+    "log_all",
+    "boom",
+    "fail",
+    "ask_sampling",
+    "ask_elicitation",
+    "ask_roots",
+    "ping_client",
+    "touch",
+    "change_lists",
+    "state",
+    "print_stdout",
+    "exit",
 ]
 
 
@@ -151,7 +160,11 @@ class TestServer(Server):
             return _text("changed")
         if name == "state":
             return _text(
-                {"events": self.events, "subscriptions": sorted(self.subscriptions), "roots_changed": self.roots_changed}
+                {
+                    "events": self.events,
+                    "subscriptions": sorted(self.subscriptions),
+                    "roots_changed": self.roots_changed,
+                }
             )
         if name == "print_stdout":
             print("this is not JSON-RPC", flush=True)
