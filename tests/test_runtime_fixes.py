@@ -264,3 +264,36 @@ async def test_auto_falls_back_when_the_probe_goes_unanswered() -> None:
             assert anyio.current_time() - started < 5
             group.cancel_scope.cancel()
     assert seen[0] == "server/discover" and "initialize" in seen
+
+
+# -- connect_stdio names the client as asked; ctx.session shows it to the server --------------------
+
+WHO_AM_I = """
+import json
+from mcp_bindings.runtime.stdio import serve_stdio
+from mcp_bindings.v2025_11_25 import models as m
+from mcp_bindings.v2025_11_25.server import Server
+
+
+class WhoAmI(Server):
+    async def list_tools(self, params, ctx):
+        return m.ListToolsResult(tools=[m.Tool(name="who", input_schema=m.ToolInputSchema(type="object"))])
+
+    async def call_tool(self, params, ctx):
+        return m.CallToolResult(content=[m.TextContent(text=json.dumps(ctx.session.client_info))])
+
+
+serve_stdio(WhoAmI())
+"""
+
+
+async def test_connect_stdio_sends_the_given_client_info(tmp_path: Path) -> None:
+    script = tmp_path / "who.py"
+    script.write_text(WHO_AM_I, encoding="utf-8")
+    info = {"name": "my-agent", "version": "3.1.0"}
+    with anyio.fail_after(20):
+        async with connect_stdio(
+            [sys.executable, str(script)], _module("2025-11-25", "client").Client, client_info=info
+        ) as c:
+            result = await c.call_tool(name="who", arguments={})
+    assert orjson.loads(result.content[0].text) == info

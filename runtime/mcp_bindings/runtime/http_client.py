@@ -466,6 +466,7 @@ async def connect_sse(
     headers: Mapping[str, str] | None = None,
     request_timeout: float | None = None,
     auth: httpx.Auth | None = None,
+    client_info: dict[str, Any] | None = None,
 ) -> AsyncIterator[C]:
     """Connect to a legacy (2024-11-05) HTTP+SSE server at its SSE URL (e.g. http://host/sse)."""
     async with LegacySseTransport(url, headers=headers, auth=auth) as transport:
@@ -475,5 +476,6 @@ async def connect_sse(
             handlers=handlers,
             protocol_version=protocol_version or "2024-11-05",
             request_timeout=request_timeout,
+            client_info=client_info,
         ) as typed:
             yield typed

@@ -182,6 +182,7 @@ async def connect_stdio(
     request_timeout: float | None = None,
     stderr: Any = None,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    client_info: dict[str, Any] | None = None,
 ) -> AsyncGenerator[C, None]:
     """Spawn a stdio server, initialize, and yield the typed client; shut the server down after.
 
@@ -218,6 +219,7 @@ async def connect_stdio(
                     handlers=handlers,
                     protocol_version=protocol_version,
                     request_timeout=request_timeout,
+                    client_info=client_info,
                 ) as typed:
                     started = True
                     yield typed
