@@ -54,10 +54,9 @@ class Plan:
         self.converts = converts
         self.input_required = spec.input_required
         self.validate: Any = versions.validator(spec.params) if builtin is None and spec.params is not None else None
-        self.fast_result: Any = (
-            spec.result if builtin is None and not converts and isinstance(spec.result, type) else None
-        )
         self.subscribes = SUBSCRIPTION_REQUESTS.get(spec.method) if builtin is None else None
+        direct = builtin is None and not converts and self.subscribes is None
+        self.fast_result: Any = spec.result if direct and isinstance(spec.result, type) else None
 
 
 Builtin = Callable[["ServerRuntime", Request, PeerView, Session], Awaitable[bytes]]
@@ -122,11 +121,12 @@ class ServerRuntime:
             stub_spec, typed, round_number = self.bridge.params_to_stub(plan.spec, params, typed, view)
         context = ServerRequestContext(self.server, self.host, session, request, view, self.peer)
         result = await getattr(self.server, stub_spec.handler)(typed, context)
-        if plan.subscribes is not None:
-            self.record_subscription(plan.subscribes, params)
         if type(result) is plan.fast_result and not view.stateless:
             return result.__pydantic_serializer__.to_json(result, by_alias=True, exclude_none=True)  # type: ignore[no-any-return]
-        return await self.bridge.settle(plan.spec, stub_spec, request, result, context, view, round_number)
+        answer = await self.bridge.settle(plan.spec, stub_spec, request, result, context, view, round_number)
+        if plan.subscribes is not None:  # such plans have no fast_result: recorded once answered
+            self.record_subscription(plan.subscribes, params)
+        return answer
 
     def plan(self, method: str, view: PeerView) -> Plan:
         """How `method` is served under `view`: built once per version and method, gate-checked
