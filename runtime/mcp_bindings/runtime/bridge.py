@@ -21,7 +21,7 @@ from .errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
 from .jsonrpc import Request
 from .peer import PeerView, server_info
 from .request_state import MAX_INPUT_ROUNDS, RequestStateSealer
-from .spec import MethodSpec
+from .spec import INPUT_REQUIRED, MethodSpec
 from .stubs import ServerStub
 
 if TYPE_CHECKING:
@@ -114,7 +114,7 @@ class VersionBridge:
         return orjson.dumps(versions.project(converted, result))
 
     def _validate_result(self, spec: MethodSpec, data: dict[str, Any]) -> Any:
-        asks = data.get("resultType") == "input_required" and self.stub.input_required_result is not None
+        asks = data.get("resultType") == INPUT_REQUIRED and self.stub.input_required_result is not None
         target = self.stub.input_required_result if asks else spec.result
         try:
             return versions.validate(target, data)

@@ -11,12 +11,10 @@ from .calls import ProgressCallback
 from .client_handling import answer_input_requests
 from .errors import INTERNAL_ERROR, McpError
 from .request_state import MAX_INPUT_ROUNDS
-from .spec import MethodSpec
+from .spec import INPUT_REQUIRED, MethodSpec
 
 if TYPE_CHECKING:
     from .client import ClientRuntime
-
-INPUT_REQUIRED = "input_required"  # the `resultType` of an InputRequiredResult
 
 
 async def stateless_request(

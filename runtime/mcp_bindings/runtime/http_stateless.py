@@ -13,10 +13,9 @@ from . import headers as codec
 from .errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, McpError
 from .jsonrpc import Request
 from .peer import stateless_meta
-from .registry import protocol, stateless_versions
+from .registry import newest_stateless
 from .server import ServerRuntime
 from .session import Session
-from .spec import ProtocolTables
 from .transport import TransportBase
 
 VERSION_HEADER = "mcp-protocol-version"
@@ -36,13 +35,8 @@ class Refusal(Exception):
         self.status = status
 
 
-def _newest() -> ProtocolTables | None:
-    names = stateless_versions()
-    return protocol(names[-1]) if names else None
-
-
 def _mismatch_code() -> int:
-    newest = _newest()
+    newest = newest_stateless()
     code = newest.error_codes.header_mismatch if newest is not None else None
     return code if code is not None else INVALID_REQUEST
 
@@ -57,7 +51,7 @@ def stateless_status(code: int | None) -> int:
         return 500
     if code in (INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR):
         return 400
-    newest = _newest()
+    newest = newest_stateless()
     if newest is not None:
         errors = newest.error_codes
         if code in (
@@ -73,7 +67,7 @@ def check_headers(headers: dict[str, str], rpc: Request) -> None:
     """Raise `Refusal` when the version, method or name headers disagree with the body."""
     params = rpc.params if isinstance(rpc.params, dict) else {}
     meta = stateless_meta(rpc) or {}
-    newest = _newest()
+    newest = newest_stateless()
     version_key = newest.meta.protocol_version if newest is not None else None
     header_version = headers.get(VERSION_HEADER)
     meta_version = meta.get(version_key) if version_key else None
@@ -153,7 +147,7 @@ class ToolHeaders:
 
     async def _mappings(self, meta: dict[str, Any]) -> dict[str, dict[str, str] | None]:
         """Tool name -> its `x-mcp-header` parameters (parameter -> header name)."""
-        newest = _newest()
+        newest = newest_stateless()
         keys = newest.meta if newest is not None else None
         version = str(meta.get(keys.protocol_version)) if keys is not None and keys.protocol_version else ""
         generation = self._runtime.host.list_generation

@@ -68,11 +68,6 @@ def stateless_meta(request: Request) -> dict[str, Any] | None:
     return None
 
 
-def _newest_stateless() -> ProtocolTables | None:
-    stateless = registry.stateless_versions()
-    return registry.protocol(stateless[-1]) if stateless else None
-
-
 class Lifecycle:
     """Builds the views of one server: limits its capabilities to each version, answers
     `initialize` and `server/discover`, and reads the `_meta` of stateless requests."""
@@ -114,7 +109,7 @@ class Lifecycle:
 
     def stateless_view(self, request: Request) -> PeerView:
         meta = stateless_meta(request)
-        newest = _newest_stateless()
+        newest = registry.newest_stateless()
         key = newest.meta.protocol_version if newest is not None else None
         if meta is None or newest is None:
             if self.stateless_supported and not self.handshake_supported:

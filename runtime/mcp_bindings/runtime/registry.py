@@ -63,7 +63,8 @@ def _about(module: pkgutil.ModuleInfo) -> ModuleType | None:
 
 def refresh() -> None:
     """Forget what was discovered (after generating a version into a running process's path)."""
-    _discovered.cache_clear()
+    for cached in (_discovered, protocol_version_keys, newest_stateless):
+        cached.cache_clear()
 
 
 def versions() -> dict[str, VersionInfo]:
@@ -103,6 +104,16 @@ def protocol(version: str) -> ProtocolTables:
     return tables
 
 
+@cache
 def protocol_version_keys() -> frozenset[str]:
-    """The `_meta` keys that mark a request as stateless-era (its protocol version), across versions."""
+    """The `_meta` keys that mark a request as stateless-era (its protocol version), across versions.
+    Read for every request that arrives without a session: cached."""
     return frozenset(key for i in _discovered().values() if i.stateless and (key := i.meta.protocol_version))
+
+
+@cache
+def newest_stateless() -> ProtocolTables | None:
+    """The tables of the newest stateless version (whose error codes and `_meta` keys answer a
+    stateless request before its own version is known), or None where there is none. Cached."""
+    names = stateless_versions()
+    return protocol(names[-1]) if names else None

@@ -75,6 +75,10 @@ class MethodSpec:
         return needed
 
 
+# The `resultType` of an InputRequiredResult on the wire (a constant of that schema type, 2026-07-28 on).
+INPUT_REQUIRED = "input_required"
+
+
 @dataclass(frozen=True, slots=True)
 class MetaKeys:
     """The reserved `_meta` keys a version's schema defines (2026-07-28 on; none before), by the
