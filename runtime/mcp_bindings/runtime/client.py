@@ -127,8 +127,8 @@ class ClientRuntime:
                     log.debug("server/discover failed (%s); falling back to initialize", exc.message)
             if probe.cancelled_caught:
                 log.debug("server/discover unanswered after %s s; falling back to initialize", self.probe_timeout)
-                self.protocol, self.version, self.stateless = None, None, False
-                self.use_version(session, None)
+            self.protocol, self.version, self.stateless = None, None, False  # the probe's version: not agreed
+            self.use_version(session, None)
             self.requested = self.supported[-1]
         with anyio.fail_after(handshake_timeout):
             await self.initialize(session)
@@ -138,13 +138,7 @@ class ClientRuntime:
         self.use_version(session, version)
         if not probe:
             return
-        spec = self.protocol.client_requests["server/discover"]
-        try:
-            raw = await stateless_request(self, spec, None, None)
-        except McpError:
-            self.protocol, self.version, self.stateless = None, None, False
-            self.use_version(session, None)
-            raise
+        raw = await stateless_request(self, self.protocol.client_requests["server/discover"], None, None)
         if isinstance(raw, dict):
             self.capabilities_known = True
             self.peer_capabilities = raw.get("capabilities") or {}

@@ -154,6 +154,15 @@ class StreamableHttpTransport(TransportBase):
             headers.update(self.header_hook(message))
         return headers
 
+    def _get_headers(self, stream: _StreamState) -> dict[str, str]:
+        """Headers of a GET that opens or resumes an SSE stream (Last-Event-ID once it has one)."""
+        headers = self._request_headers(None)
+        headers["Accept"] = "text/event-stream"
+        headers.pop("Content-Type", None)
+        if stream.last_event_id is not None:
+            headers["Last-Event-ID"] = stream.last_event_id
+        return headers
+
     async def _post(self, frame: bytes, message: Any, *, renewed: bool = False) -> None:
         request_id = message.get("id") if isinstance(message, dict) and "method" in message else None
         method = message.get("method") if isinstance(message, dict) else None
@@ -230,10 +239,7 @@ class StreamableHttpTransport(TransportBase):
             if stream.last_event_id is None:
                 break
             await anyio.sleep((stream.retry_ms if stream.retry_ms is not None else DEFAULT_RETRY_MS) / 1000)
-            headers = self._request_headers(None)
-            headers["Accept"] = "text/event-stream"
-            headers["Last-Event-ID"] = stream.last_event_id
-            headers.pop("Content-Type", None)
+            headers = self._get_headers(stream)
             try:
                 async with self._client.stream("GET", self.url, headers=headers) as response:
                     if response.status_code >= 400:
@@ -296,11 +302,7 @@ class StreamableHttpTransport(TransportBase):
         stream = _StreamState()
         session = self.session_id
         for attempt in range(MAX_RESUME_ATTEMPTS + 1):
-            headers = self._request_headers(None)
-            headers["Accept"] = "text/event-stream"
-            headers.pop("Content-Type", None)
-            if stream.last_event_id is not None:
-                headers["Last-Event-ID"] = stream.last_event_id
+            headers = self._get_headers(stream)
             try:
                 async with self._client.stream("GET", self.url, headers=headers) as response:
                     if response.status_code >= 400:
