@@ -11,17 +11,18 @@ the input requests as real requests and calling the handler again.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from . import versions
-from .errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
+from . import crossing, versions
+from .errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError, NotExpressible
 from .jsonrpc import Request
 from .peer import PeerView, server_info
 from .request_state import MAX_INPUT_ROUNDS, RequestStateSealer
-from .spec import INPUT_REQUIRED, MethodSpec
+from .spec import INPUT_REQUIRED, MethodSpec, ProtocolTables
 from .stubs import ServerStub
 
 if TYPE_CHECKING:
@@ -104,10 +105,11 @@ class VersionBridge:
         if view.protocol is self.stub:
             return versions.to_json(result)
         target = view.protocol.input_required_result if asks else spec.result
-        converted = versions.convert(
+        converted = crossing.cross(
             versions.dump(result),
             target,
             what=f"the {spec.method} result",
+            method=spec.method,
             source=self.stub.version,
             destination=view.version,
         )
@@ -204,3 +206,93 @@ class VersionBridge:
 
 
 _STAMPS_CHECKED: set[tuple[type[ServerStub], type[BaseModel]]] = set()  # see VersionBridge._stamped
+
+
+# -- the server's own requests -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OutgoingRequest:
+    """A server's request to its client, crossed into the client's version (`data`); `answer`
+    brings the client's result back into the stub's version."""
+
+    method: str
+    data: Any
+    spec: MethodSpec  # the client's version's
+    stub_spec: MethodSpec  # the server's stub's version's
+    version: str  # the client's
+    stub_version: str
+
+    def answer(self, raw: Any) -> Any:
+        try:
+            result = versions.validate(self.spec.result, raw)
+        except ValidationError as exc:
+            raise McpError(INTERNAL_ERROR, f"the client's {self.method} result is invalid: {_first(exc)}") from None
+        if self.spec is self.stub_spec:
+            return result
+        return crossing.cross(
+            versions.dump(result),
+            self.stub_spec.result,
+            what=f"the client's {self.method} result",
+            method=self.method,
+            source=self.version,
+            destination=self.stub_version,
+        )
+
+
+def outgoing_request(stub: ProtocolTables, method: str, params: Any, view: PeerView) -> OutgoingRequest:
+    """A request a handler of a `stub`-version server sends to the client of `view`: validated in
+    the stub's version, crossed into the client's, gated by the client's declared capabilities.
+    What cannot be sent raises `NotExpressible` (nothing is sent)."""
+    stub_spec = stub.server_requests.get(method) or stub.input_requests.get(method)
+    if stub_spec is None:
+        raise McpError(INTERNAL_ERROR, f"{method} is not a request a server sends in MCP {stub.version}")
+    spec = view.protocol.server_requests.get(method)
+    if spec is None:
+        raise NotExpressible(
+            f"cannot send {method}: the client speaks MCP {view.version}, which has no {method}", version=view.version
+        )
+    data = versions.dump(params) if params is not None else None
+    if isinstance(data, dict) and stub_spec.params is not None:
+        try:
+            typed = versions.validate(stub_spec.params, data)
+        except ValidationError as exc:
+            raise McpError(INTERNAL_ERROR, f"invalid {method} params from the handler: {_first(exc)}") from None
+        if spec is not stub_spec and spec.params is not None:
+            data = crossing.cross_params(
+                data, typed, spec.params, method=method, source=stub.version, destination=view.version
+            )
+    for capability in spec.needed_capabilities(data):
+        if capability.side == "client" and not capability.present_in(view.client_capabilities):
+            raise NotExpressible(
+                f"cannot send {method}: it needs the {capability}, which this client did not declare",
+                version=view.version,
+            )
+    return OutgoingRequest(method, data, spec, stub_spec, view.version, stub.version)
+
+
+def _first(exc: ValidationError) -> str:
+    first = exc.errors(include_url=False)[0]
+    return f"{'.'.join(str(p) for p in first['loc']) or '(root)'}: {first['msg']}"
+
+
+def outgoing_notification(stub: ProtocolTables, method: str, params: Any, view: PeerView) -> Any:
+    """A notification's params from a handler of a `stub`-version server, as the client of `view`
+    gets them: validated, and crossed into its version (fields it lacks left out, content degraded
+    per policy/crossing.json). Raises `NotExpressible` for what the client's version refuses."""
+    data = versions.dump(params) if params is not None else None
+    spec = view.protocol.server_notifications.get(method)
+    if not isinstance(data, dict) or spec is None or spec.params is None:
+        return data
+    stub_spec = stub.server_notifications.get(method)
+    source = stub_spec.params if stub_spec is not None and stub_spec.params is not None else spec.params
+    try:
+        typed = versions.validate(source, data)
+    except ValidationError as exc:
+        raise McpError(INTERNAL_ERROR, f"invalid {method} params from the handler: {_first(exc)}") from None
+    if source is spec.params:
+        return data
+    value = crossing.cross(
+        data, spec.params, what=f"{method} params", method=method, source=stub.version, destination=view.version
+    )
+    return versions.project(value, typed)

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import anyio
 from pydantic import ValidationError
 
-from . import registry, versions
+from . import crossing, registry, versions
 from .calls import ProgressCallback
 from .client_handling import answer_request, handle_notification
 from .client_headers import ToolHeaderMirror
@@ -22,6 +22,7 @@ from .jsonrpc import Notification, Request, validation_error
 from .session import Session
 from .spec import MethodSpec, ProtocolTables
 from .stubs import ClientHandlerStub, ClientStub
+from .tool_schemas import TOOL_METHODS, TOOLS_LIST_CHANGED, ClientToolChecks
 from .transport import Transport
 
 log = logging.getLogger("mcp_bindings.runtime.client")
@@ -79,6 +80,7 @@ class ClientRuntime:
         self.capabilities_known = False
         self.log_level: str | None = None  # stateless: asks the server for notifications/message
         self.mirror = ToolHeaderMirror()
+        self.tool_checks = ClientToolChecks()  # tools/call structuredContent against the listed outputSchema
         self._header_wire = False  # set when an HTTP transport takes the per-message headers
 
     @property
@@ -235,12 +237,15 @@ class ClientRuntime:
             result = versions.validate(spec.result, raw)
         except ValidationError as exc:
             raise McpError(INTERNAL_ERROR, f"invalid {spec.method} result from the server: {_first(exc)}") from None
+        if spec.method in TOOL_METHODS:  # remember the listed tools' schemas; check a call's structuredContent
+            self.tool_checks.on_result(spec.method, data, raw, self.version or "")
         if self.protocol is self.stub:
             return result
-        return versions.convert(
+        return crossing.cross(
             versions.dump(result),
             stub_spec.result,
             what=f"the {spec.method} result",
+            method=spec.method,
             source=self.version or "?",
             destination=self.stub_version,
         )
@@ -281,6 +286,8 @@ class ClientRuntime:
         return await answer_request(self, request)
 
     async def on_notification(self, notification: Notification, session: Session) -> None:
+        if notification.method == TOOLS_LIST_CHANGED:  # what was listed may be stale: unchecked until listed again
+            self.tool_checks.forget()
         await handle_notification(self, notification)
 
 

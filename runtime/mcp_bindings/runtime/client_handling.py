@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from pydantic import ValidationError
 
-from . import versions
+from . import crossing, versions
 from .errors import METHOD_NOT_FOUND, McpError
 from .jsonrpc import Notification, Request, validation_error
 from .spec import MethodSpec, ProtocolTables
@@ -75,10 +75,11 @@ async def answer_request(runtime: ClientRuntime, request: Request) -> bytes:
         result = versions.validate(stub_spec.result, result)
     if same:
         return versions.to_json(result)
-    converted = versions.convert(
+    converted = crossing.cross(
         versions.dump(result),
         spec.result,
         what=f"the {spec.method} result",
+        method=spec.method,
         source=runtime.stub.version,
         destination=runtime.version or "?",
     )

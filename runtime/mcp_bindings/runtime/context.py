@@ -29,7 +29,8 @@ class SessionContext(Protocol):
     def client_info(self) -> dict[str, Any]: ...
 
     def allows(self, method: str) -> bool:
-        """Whether this client may get the server notification `method` (version and capabilities)."""
+        """Whether this client may get the server notification or request `method` (its version
+        and declared capabilities; for a request, whether `request` can send it at all)."""
         ...
 
     async def notify(self, method: str, params: Any = None) -> bool:
@@ -77,7 +78,11 @@ class RequestContext(Protocol):
         ...
 
     async def request(self, method: str, params: Any = None) -> Any:
-        """Ask the peer (e.g. `sampling/createMessage`); returns the typed result."""
+        """Ask the peer (e.g. `sampling/createMessage`) in the handler's own version's terms; returns
+        that version's typed result. A server's request crosses into the client's version
+        (runtime/policy/crossing.json); what that version or the client's declared capabilities
+        cannot take raises `errors.NotExpressible` before anything is sent (check with
+        `session.allows(method)`)."""
         ...
 
 

@@ -37,6 +37,16 @@ class CapabilityError(McpError):
         self.capability = capability
 
 
+class NotExpressible(McpError):
+    """A value the peer's protocol version cannot carry (policy/crossing.json says what can be
+    degraded; this is what cannot): nothing was sent. Raised to the handler that tried, and an
+    internal error on the wire if the handler lets it through."""
+
+    def __init__(self, message: str, *, version: str) -> None:
+        super().__init__(INTERNAL_ERROR, message)
+        self.version = version
+
+
 class StubDefinitionError(TypeError):
     """A server or client class whose overridden handlers and declared capabilities disagree."""
 

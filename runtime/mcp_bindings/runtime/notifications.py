@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from . import versions
-from .errors import McpError
+from .bridge import outgoing_notification
+from .errors import McpError, NotExpressible
 from .request_state import RequestStateSealer
 from .session import Session
+from .spec import ProtocolTables
 from .stubs import ServerStub
 
 if TYPE_CHECKING:
@@ -41,6 +43,7 @@ LISTEN_FILTERS = {
     "resourcesListChanged": ("notifications/resources/list_changed", ("resources", "listChanged")),
     "resourceSubscriptions": (RESOURCE_UPDATED, ("resources", "subscribe")),
 }
+_UNSENDABLE = object()  # a broadcast's params that a version cannot express
 LIST_CHANGED = frozenset(method for method, _ in LISTEN_FILTERS.values() if method != RESOURCE_UPDATED)
 
 
@@ -86,6 +89,7 @@ class ServerHost:
         if method in LIST_CHANGED:
             self.list_generation += 1
         sent = 0
+        crossed: dict[ProtocolTables, Any] = {}  # the params in each client version, crossed once
         for runtime in list(self.connections):
             view, session = runtime.view, runtime.session
             if (
@@ -95,8 +99,17 @@ class ServerHost:
                 or not wants(runtime.subscriptions, method, data)
             ):
                 continue
+            if view.protocol not in crossed:
+                try:
+                    crossed[view.protocol] = outgoing_notification(runtime.stub, method, params, view)
+                except NotExpressible as exc:  # that version's clients cannot get it; the others can
+                    log.warning("%s not sent to MCP %s clients: %s", method, view.version, exc.message)
+                    crossed[view.protocol] = _UNSENDABLE
+            if crossed[view.protocol] is _UNSENDABLE:
+                continue
             try:
-                await session.notify(method, data)  # not part of a request: no related id (HTTP: the GET stream)
+                # not part of a request: no related id (HTTP: the GET stream)
+                await session.notify(method, crossed[view.protocol])
                 sent += 1
             except (McpError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 pass

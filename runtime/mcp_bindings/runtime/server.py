@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from . import versions
+from . import crossing, versions
 from .bridge import VersionBridge
 from .errors import INVALID_REQUEST, METHOD_NOT_FOUND, McpError
 from .jsonrpc import Notification, Request, invalid_field, json_object, validation_error
@@ -27,6 +27,7 @@ from .server_context import PeerSession, ServerNotificationContext, ServerReques
 from .session import Session
 from .spec import MethodSpec, ProtocolTables
 from .stubs import ServerStub
+from .tool_schemas import ServerToolChecks, ToolHook
 
 __all__ = ["LOG_LEVELS", "Plan", "ServerRuntime"]
 
@@ -45,7 +46,17 @@ class Plan:
     version); `builtin` names what the runtime serves itself instead of a handler; `subscribes`
     says a handler's success (un)subscribes the connection to a resource (None: neither)."""
 
-    __slots__ = ("builtin", "converts", "fast_result", "input_required", "spec", "stub_spec", "subscribes", "validate")
+    __slots__ = (
+        "builtin",
+        "converts",
+        "fast_result",
+        "input_required",
+        "spec",
+        "stub_spec",
+        "subscribes",
+        "tools",
+        "validate",
+    )
 
     def __init__(self, spec: MethodSpec, stub_spec: MethodSpec, converts: bool, builtin: Builtin | None) -> None:
         self.spec = spec
@@ -57,6 +68,7 @@ class Plan:
         self.subscribes = SUBSCRIPTION_REQUESTS.get(spec.method) if builtin is None else None
         direct = builtin is None and not converts and self.subscribes is None
         self.fast_result: Any = spec.result if direct and isinstance(spec.result, type) else None
+        self.tools: ToolHook | None = None  # wraps the handler of tools/list and tools/call (`tool_schemas`)
 
 
 Builtin = Callable[["ServerRuntime", Request, PeerView, Session], Awaitable[bytes]]
@@ -87,6 +99,7 @@ class ServerRuntime:
         self.subscriptions: set[str] = set()
         self._serves_subscriptions = "resources/subscribe" not in self.stub.client_requests
         self._plans: dict[ProtocolTables, dict[str, Plan]] = {}
+        self.tool_checks = ServerToolChecks(server) if server.validate_tools else None
         self.host.connections.add(self)
 
     @property
@@ -120,7 +133,15 @@ class ServerRuntime:
         if plan.converts or (plan.input_required and params is not None and "requestState" in params):
             stub_spec, typed, round_number = self.bridge.params_to_stub(plan.spec, params, typed, view)
         context = ServerRequestContext(self.server, self.host, session, request, view, self.peer)
-        result = await getattr(self.server, stub_spec.handler)(typed, context)
+        try:
+            if plan.tools is None:
+                result = await getattr(self.server, stub_spec.handler)(typed, context)
+            else:  # the tool schemas: remembered from tools/list, enforced on tools/call
+                result = await plan.tools(getattr(self.server, stub_spec.handler), typed, context, params)
+        except McpError as exc:
+            if not plan.converts:
+                raise
+            raise crossing.translate_error(exc, plan.spec.method, self.stub, view.protocol) from None
         if type(result) is plan.fast_result and not view.stateless:
             return result.__pydantic_serializer__.to_json(result, by_alias=True, exclude_none=True)  # type: ignore[no-any-return]
         answer = await self.bridge.settle(plan.spec, stub_spec, request, result, context, view, round_number)
@@ -148,6 +169,8 @@ class ServerRuntime:
                 raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
             converts = view.protocol is not self.stub
             plan = plans[method] = Plan(spec, spec, converts, builtin)
+            if builtin is None and self.tool_checks is not None:
+                plan.tools = self.tool_checks.hook(method)
             if builtin is None and not converts:
                 versions.prepare(spec.params)
                 versions.prepare(spec.result)
@@ -160,7 +183,7 @@ class ServerRuntime:
     def _initialize(self, request: Request, session: Session) -> bytes:
         view, result = self.lifecycle.initialize(request)
         self.view = view
-        self.peer = PeerSession(session, view)
+        self.peer = PeerSession(session, view, self.stub)
         return result
 
     def record_subscription(self, subscribe: bool, params: Any) -> None:

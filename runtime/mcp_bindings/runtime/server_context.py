@@ -13,15 +13,15 @@ import logging
 import secrets
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from . import versions
+from .bridge import outgoing_notification, outgoing_request
 from .calls import PROGRESS_TOKEN
-from .errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
+from .errors import INTERNAL_ERROR, McpError
 from .jsonrpc import Request, RequestId, json_object
 from .notifications import LIST_CHANGED, RESOURCE_UPDATED, may_send
 from .peer import LOG_LEVELS, PeerView
 from .session import Session
+from .spec import ProtocolTables
 from .stubs import ServerStub
 
 if TYPE_CHECKING:
@@ -37,13 +37,16 @@ class PeerSession:
     """The client a handler serves (see `context.SessionContext`): one per connection in the
     handshake era, one per request in the stateless era (which has no sessions)."""
 
-    __slots__ = ("_related", "_session", "_view", "id", "state")
+    __slots__ = ("_related", "_session", "_stub", "_view", "id", "state")
 
-    def __init__(self, session: Session, view: PeerView, related: RequestId | None = None) -> None:
+    def __init__(
+        self, session: Session, view: PeerView, stub: ProtocolTables, related: RequestId | None = None
+    ) -> None:
         self.id = secrets.token_hex(8)
         self.state: dict[str, Any] = {}  # the handlers' own per-client state; the runtime never reads it
         self._session = session
         self._view = view
+        self._stub = stub  # the version the server's handlers speak
         self._related = related  # stateless: the request whose response stream is the only channel
 
     @property
@@ -59,8 +62,13 @@ class PeerSession:
         return self._view.client_info
 
     def allows(self, method: str) -> bool:
-        """Whether this client may get `method`: its version has the notification, the server
-        advertises what it needs, and the client declared what it needs (e.g. `elicitation.url`)."""
+        """Whether this client may get `method`: its version has the notification or request, the
+        server advertises what it needs, and the client declared what it needs (e.g. `elicitation.url`).
+        A stateless-era client gets no requests (its handler returns an InputRequiredResult)."""
+        request = self._view.protocol.server_requests.get(method)
+        if request is not None:
+            needed = request.needed_capabilities(None)
+            return not self._view.stateless and all(c.present_in(self._view.client_capabilities) for c in needed)
         if not may_send(self._view, method):
             return False
         gate = self._view.protocol.server_notifications[method].gate
@@ -76,7 +84,8 @@ class PeerSession:
                 "%s not sent: MCP %s or this client's capabilities do not allow it", method, self.protocol_version
             )
             return False
-        await self._session.notify(method, versions.dump(params) if params is not None else None, related=related)
+        data = outgoing_notification(self._stub, method, params, self._view)
+        await self._session.notify(method, data, related=related)
         return True
 
 
@@ -106,7 +115,7 @@ class ServerRequestContext:
     def session(self) -> PeerSession:
         """The client this request comes from: identity, version, capabilities, per-client state."""
         if self._peer is None:
-            self._peer = PeerSession(self._session, self._view, related=self._request.id)
+            self._peer = PeerSession(self._session, self._view, self._server.protocol, related=self._request.id)
         return self._peer
 
     @property
@@ -180,7 +189,10 @@ class ServerRequestContext:
             await self.session.deliver(method, params, self._request.id)
 
     async def request(self, method: str, params: Any = None, *, timeout: float | None = None, raw: bool = False) -> Any:
-        """Ask the client (sampling, elicitation, roots); returns the negotiated version's result model."""
+        """Ask the client (sampling, elicitation, roots) in the stub's version's terms: the params
+        cross into the client's version (policy/crossing.json), the answer crosses back as the
+        stub's result model (`raw`: its wire JSON). What the client's version or declared
+        capabilities cannot take raises `NotExpressible` before anything is sent."""
         view = self._view
         if view.stateless:
             raise McpError(
@@ -188,20 +200,9 @@ class ServerRequestContext:
                 f"{method}: a stateless ({view.version}) request cannot send requests to the client; "
                 "return an InputRequiredResult instead",
             )
-        spec = view.protocol.server_requests.get(method)
-        if spec is None:
-            raise McpError(METHOD_NOT_FOUND, f"{method} is not a server request of MCP {view.version}")
-        data = versions.dump(params) if params is not None else None
-        for capability in spec.needed_capabilities(data):
-            if capability.side == "client" and not capability.present_in(view.client_capabilities):
-                raise McpError(METHOD_NOT_FOUND, f"{method} needs the {capability}, which the client did not declare")
-        answer = await self._session.request(method, data, timeout=timeout, related=self._request.id)
-        try:
-            result = versions.validate(spec.result, answer)
-        except ValidationError as exc:
-            raise McpError(
-                INTERNAL_ERROR, f"the client's {method} result is invalid: {exc.errors()[0]['msg']}"
-            ) from None
+        asked = outgoing_request(self._server.protocol, method, params, view)
+        answer = await self._session.request(method, asked.data, timeout=timeout, related=self._request.id)
+        result = asked.answer(answer)
         return versions.dump(result) if raw else result
 
 
