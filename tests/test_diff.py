@@ -173,7 +173,7 @@ def test_unpinned_schema_file(tmp_path: Path) -> None:
         "input_required": False,
         "gate": "?",
     }
-    assert any("tools/search has no rule in policy/capabilities.json" in note for note in report["notes"])
+    assert any("tools/search (client to server): no rule in policy/capabilities.json" in n for n in report["notes"])
     assert {"type": "Tool", "field": "version", "field_type": "string", "required": "optional"} in report["fields"][
         "added"
     ]
@@ -211,14 +211,29 @@ def test_unknown_source_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> 
     assert "neither a pinned protocol version" in capsys.readouterr().err
 
 
-def test_a_patch_that_applies_to_one_side_only_is_noted(tmp_path: Path) -> None:
-    """A byte-identical copy of 2026-07-28 under another name misses that version's schema patches:
-    the diff shows their effect and says where it comes from."""
-    copy = tmp_path / "next" / "schema.json"
+def test_identical_schemas_have_an_empty_diff_whatever_their_names(tmp_path: Path) -> None:
+    """A byte-identical copy of 2026-07-28 under another name gets the same patches and gates (policies
+    follow content), so nothing differs: not JSONValue, not a gate."""
+    copy = tmp_path / "draft" / "schema.json"
     copy.parent.mkdir()
     copy.write_bytes((REPO_ROOT / "schema" / "2026-07-28" / "schema.json").read_bytes())
-    report = to_json(diff_specs("2026-07-28", str(copy)))
+    diff = diff_specs("2026-07-28", str(copy.parent))
+    assert diff.is_empty() and diff.notes == [] and diff.new == f"draft ({copy.parent})"
+    assert "No schema-level changes." in render(diff)
+    renamed = diff_specs(str(copy), "2026-07-28", old_name="next")
+    assert renamed.is_empty() and renamed.notes == []
+
+
+def test_a_patch_that_applies_to_one_side_only_is_noted(tmp_path: Path) -> None:
+    """Where the defect a patch corrects is fixed on one side only, the diff shows the effect and says
+    where it comes from."""
+    schema = json.loads((REPO_ROOT / "schema" / "2026-07-28" / "schema.json").read_text(encoding="utf-8"))
+    schema["$defs"]["JSONValue"]["anyOf"][2]["type"] = ["string", "number", "boolean", "null"]  # fixed upstream
+    schema["$defs"]["Role"]["description"] = "changed"  # descriptions are not compared
+    fixed = tmp_path / "fixed" / "schema.json"
+    fixed.parent.mkdir()
+    fixed.write_text(json.dumps(schema), encoding="utf-8")
+    report = to_json(diff_specs("2026-07-28", str(fixed)))
     patched = [n for n in report["notes"] if n.startswith("schema patch /$defs/JSONValue/")]
-    assert patched and "applies to 2026-07-28, not to next" in patched[0]
-    assert [e["name"] for e in report["types"]["changed"]] == ["JSONValue"]
-    assert not report["methods"]["added"] and not report["methods"]["removed"]
+    assert patched and "applies to 2026-07-28, not to fixed" in patched[0]
+    assert report["types"]["changed"] == [] and not report["methods"]["added"]

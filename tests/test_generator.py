@@ -16,7 +16,7 @@ from mcp_bindgen import pins
 from mcp_bindgen.cli import build_parser, main
 from mcp_bindgen.errors import BindgenError
 from mcp_bindgen.ir import AliasDef, ObjectDef
-from mcp_bindgen.normalise import Patch, apply_patches, load_patches, normalise
+from mcp_bindgen.normalise import Patch, apply_patches, load_patches, normalise, patch_applies
 from mcp_bindgen.pipeline import package_name, pinned_source
 
 from .conftest import (
@@ -78,22 +78,44 @@ def test_patches_are_applied() -> None:
     assert '"null"' in json_value and '"number"' in json_value
 
 
-def test_stale_patch_fails_loudly() -> None:
+def test_a_patch_applies_wherever_its_defect_is_and_nowhere_else() -> None:
+    patch = Patch("/$defs/X/type", "integer", "number", "test")
     doc = {"$defs": {"X": {"type": "integer"}}}
-    stale = Patch(("v",), "/$defs/X/type", "number", "string", "test")
-    with pytest.raises(BindgenError, match=r"stale schema patch for v at /\$defs/X/type: expected \"number\""):
-        apply_patches(doc, "v", [stale])
-    gone = Patch(("v",), "/$defs/Missing/type", "number", "string", "test")
-    with pytest.raises(BindgenError, match="does not exist"):
-        apply_patches(doc, "v", [gone])
+    assert apply_patches(doc, [patch]) == [patch] and doc["$defs"]["X"]["type"] == "number"
+    # Applied once, the defect is gone: the same patch finds nothing more to do.
+    assert apply_patches(doc, [patch]) == []
+    # Another value there (fixed upstream, another version) or no such place: left alone.
+    other = {"$defs": {"X": {"type": "string"}}}
+    assert apply_patches(other, [patch]) == [] and other["$defs"]["X"]["type"] == "string"
+    assert apply_patches({"$defs": {}}, [Patch("/$defs/Missing/type", "integer", "number", "test")]) == []
+    assert apply_patches({"a": [1]}, [Patch("/a/x", 1, 2, "test")]) == []
 
 
-def test_every_patch_entry_still_applies_somewhere() -> None:
-    # A patch that no pinned version needs any more is stale; generation would fail, but say it here too.
-    for patch in load_patches():
-        for version in patch.versions:
-            doc = json.loads(cached_source(version).raw)
-            assert apply_patches(doc, version, [patch]) == [patch]
+def test_every_patch_entry_applies_to_some_pinned_schema() -> None:
+    # A patch that no pinned schema needs any more is stale: the review lists it, and this fails.
+    docs = {version: json.loads(cached_source(version).raw) for version in PINNED_VERSIONS}
+    applied = {p.pointer: [v for v, doc in docs.items() if patch_applies(doc, p)] for p in load_patches()}
+    assert applied == {
+        "/definitions/ElicitResult/properties/content/additionalProperties/type": ["2025-06-18"],
+        "/$defs/ElicitResult/properties/content/additionalProperties/anyOf/1/type": ["2025-11-25", "2026-07-28"],
+        "/$defs/JSONValue/anyOf/2/type": ["2026-07-28"],
+    }
+    assert pinned_ir("2026-07-28").patches == (
+        "/$defs/ElicitResult/properties/content/additionalProperties/anyOf/1/type",
+        "/$defs/JSONValue/anyOf/2/type",
+    )
+
+
+def test_policy_review_of_the_pinned_versions_is_empty() -> None:
+    """Every rule of every policy file attaches to some pinned schema, and the pinned schemas have
+    nothing the policies leave uncovered."""
+    from mcp_bindgen.review import Known, all_rules, attachments, review
+    from mcp_bindgen.surface import derive_surface
+
+    known = [Known(v, pinned_ir(v), derive_surface(pinned_ir(v)), True) for v in PINNED_VERSIONS]
+    assert review(known).items == []
+    attached = set().union(*(attachments(k.ir, k.surface) for k in known))
+    assert set(all_rules()) == attached
 
 
 def test_policy_renames_name_real_things() -> None:
@@ -171,8 +193,9 @@ def test_unpinned_schema_generates_a_new_importable_version(tmp_path: Path) -> N
     code = (
         "import mcp_bindings.v_draft as d\n"
         "from mcp_bindings.runtime import registry\n"
-        "print(d.PROTOCOL_VERSION, d.CallToolRequest.__name__)\n"
+        "print(d.INFO.key, d.PROTOCOL_VERSION, d.CallToolRequest.__name__)\n"
         "print(*registry.versions())\n"
+        "print(*registry.names())\n"
     )
     # `mcp_bindings` is a PEP 420 namespace package: the new version's src root, the runtime and the
     # pinned versions are three portions of it, none with an `__init__.py` of the namespace itself.
@@ -180,10 +203,13 @@ def test_unpinned_schema_generates_a_new_importable_version(tmp_path: Path) -> N
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(root) for root in roots)}
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    imported, discovered = result.stdout.splitlines()
-    assert imported.split() == ["draft", "CallToolRequest"]
-    # The registry finds version packages in every root of the namespace, oldest first.
-    assert discovered.split() == [*PINNED_VERSIONS, "draft"]
+    imported, wire, names = result.stdout.splitlines()
+    # Its schema is 2026-07-28's, byte for byte: that is its wire version.
+    assert imported.split() == ["draft", "2026-07-28", "CallToolRequest"]
+    # The registry finds version packages in every root of the namespace: the runtime speaks the wire
+    # versions (draft's is a pinned one), and knows every version by name.
+    assert wire.split() == PINNED_VERSIONS
+    assert names.split() == [*PINNED_VERSIONS, "draft"]
 
 
 def test_sync_verifies_sha256(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -223,7 +249,14 @@ def test_upstream_sync_offline_is_a_clear_error(monkeypatch: pytest.MonkeyPatch)
 
 @pytest.mark.parametrize(
     "argv",
-    [["--help"], ["schema", "--help"], ["schema", "sync", "--help"], ["generate", "--help"], ["check", "--help"]],
+    [
+        ["--help"],
+        ["schema", "--help"],
+        ["schema", "sync", "--help"],
+        ["schema", "pin", "--help"],
+        ["generate", "--help"],
+        ["check", "--help"],
+    ],
 )
 def test_every_subcommand_has_help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:

@@ -29,7 +29,7 @@ from mcp_bindgen.errors import BindgenError
 from mcp_bindgen.format import format_python
 from mcp_bindgen.ir import AliasDef, ObjectDef, SchemaIR, UnionOf
 from mcp_bindgen.lower import lower
-from mcp_bindgen.normalise import apply_patches, load_patches, normalise
+from mcp_bindgen.normalise import apply_patches, load_patches, normalise, patch_applies
 from mcp_bindgen.pipeline import VersionSource, build_ir, file_source, package_name, render_version_surface
 from mcp_bindgen.render.models import render_models
 from mcp_bindgen.render.templates import render
@@ -45,7 +45,7 @@ HEADER_LINES = 2
 
 
 def source(case: str) -> VersionSource:
-    return file_source(FIXTURES / case / "schema.json", VERSION)
+    return file_source(FIXTURES / case / "schema.json", VERSION, protocol_version=VERSION)
 
 
 def case_ir(case: str) -> SchemaIR:
@@ -210,33 +210,27 @@ def test_anonymous_objects_are_named_by_location() -> None:
     }
 
 
-def test_schema_patch_applies_then_a_stale_one_fails_loudly() -> None:
+def test_schema_patch_applies_where_its_defect_is() -> None:
     pointer = "/$defs/ElicitResult/properties/content/additionalProperties/type"
     [patch] = load_patches(FIXTURES / "schema_patch" / "patches.json")
     assert patch.pointer == pointer
 
     doc = json.loads(source("schema_patch").raw)
-    assert apply_patches(doc, VERSION, [patch]) == [patch]
+    assert patch_applies(doc, patch)
+    assert apply_patches(doc, [patch]) == [patch]
     assert doc["$defs"]["ElicitResult"]["properties"]["content"]["additionalProperties"]["type"] == [
         "string",
         "number",
         "boolean",
     ]
-    # Other versions' patches leave the document alone.
-    assert apply_patches(doc, VERSION, [dataclasses.replace(patch, versions=("2025-06-18",))]) == []
-
-    # The value the patch expects to replace is not there (upstream changed or fixed it): it names
-    # the version, the place, what it expected and what it found, and where to fix the entry.
-    stale = dataclasses.replace(patch, expect=["string", "integer"])
-    with pytest.raises(BindgenError) as info:
-        apply_patches(json.loads(source("schema_patch").raw), VERSION, [stale])
-    assert str(info.value) == (
-        f'stale schema patch for fixture at {pointer}: expected ["string", "integer"], '
-        'found ["string", "integer", "boolean"] (fixed upstream? remove or update the entry in schema_patches.json)'
-    )
-    # Applying it a second time is the same case: the document already holds the new value.
-    with pytest.raises(BindgenError, match=r'expected \["string", "integer", "boolean"\], found \["string", "number"'):
-        apply_patches(doc, VERSION, [patch])
+    # The patch attaches to content, whatever the version is called: the lowered IR records it.
+    assert case_ir("schema_patch").patches == (pointer,)
+    # Once applied, or where another value stands there (the defect fixed upstream), it does nothing.
+    assert not patch_applies(doc, patch) and apply_patches(doc, [patch]) == []
+    other = dataclasses.replace(patch, expect=["string", "integer"])
+    untouched = json.loads(source("schema_patch").raw)
+    assert apply_patches(untouched, [other]) == []
+    assert untouched == json.loads(source("schema_patch").raw)
 
 
 def test_capability_gate_comes_from_policy() -> None:

@@ -147,13 +147,13 @@ def _all_methods() -> list[tuple[str, str, str]]:
 
 def test_every_method_is_gated_or_explicitly_ungated() -> None:
     for version, direction, method in _all_methods():
-        assert any(rule.matches(method, direction, version) for rule in gate_rules()), (version, direction, method)
+        assert any(rule.matches(method, direction) for rule in gate_rules()), (version, direction, method)
 
 
 def test_no_policy_rule_is_stale() -> None:
     methods = _all_methods()
     for rule in gate_rules():
-        assert any(rule.matches(m, d, v) for v, d, m in methods), f"rule for {rule.method} matches nothing"
+        assert any(rule.matches(m, d) for _, d, m in methods), f"rule for {rule.method} matches nothing"
 
 
 def test_every_gate_names_a_capability_of_its_version() -> None:
@@ -169,7 +169,7 @@ def test_a_rule_naming_an_unknown_method_is_reported(tmp_path: Path) -> None:
     bogus = tmp_path / "capabilities.json"
     bogus.write_text(json.dumps({"rules": [{"method": "tools/frobnicate", "gate": None, "reason": "x"}]}))
     rules = gate_rules(bogus)
-    assert not any(rule.matches(m, d, v) for rule in rules for v, d, m in _all_methods())
+    assert not any(rule.matches(m, d) for rule in rules for _, d, m in _all_methods())
 
 
 def test_role_unions_cover_the_four_tables() -> None:
@@ -259,9 +259,35 @@ def test_other_surface_policies_name_real_things() -> None:
     assert set(empty_result_methods()) <= methods
     assert set(builtin_methods()) <= methods
     assert set(handler_renames()) <= names
-    for name, code, versions, _ in policy_error_codes():
-        for version in versions:
-            assert registry.protocol(version).error_codes.codes[name] == code
+    for entry in policy_error_codes():
+        attached = [v for v in PINNED_VERSIONS if registry.protocol(v).error_codes.codes.get(entry.name) == entry.code]
+        assert attached, f"policy/error_codes.json {entry.name} attaches to no pinned version"
+
+
+def test_policies_follow_content_not_version_names() -> None:
+    """The same facts come out of the policy files whatever a version is called: no rule names one."""
+    for name in ("capabilities.json", "error_codes.json", "schema_patches.json", "field_defaults.json"):
+        text = (REPO_ROOT / "generator" / "mcp_bindgen" / "policy" / name).read_text(encoding="utf-8")
+        assert '"versions"' not in text, name
+    # 2024-11-05 has completion/complete but no completions capability: ungated there, gated after.
+    gates = {
+        v: registry.protocol(v).client_requests["completion/complete"].gate
+        for v in PINNED_VERSIONS
+        if "completion/complete" in registry.protocol(v).client_requests
+    }
+    assert gates["2024-11-05"] is None
+    assert all(str(g) == "server capability `completions`" for v, g in gates.items() if v != "2024-11-05")
+    # Param gates attach where the schema defines their capability (sampling.tools from 2025-11-25 on).
+    with_tools = [
+        v
+        for v in PINNED_VERSIONS
+        for spec in [
+            registry.protocol(v).server_requests.get("sampling/createMessage")
+            or registry.protocol(v).input_requests.get("sampling/createMessage")
+        ]
+        if spec is not None and any(pg.param == "tools" for pg in spec.param_gates)
+    ]
+    assert with_tools == ["2025-11-25", "2026-07-28"]
 
 
 def test_tools_only_server_advertises_exactly_tools_and_refuses_prompts() -> None:

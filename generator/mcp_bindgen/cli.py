@@ -6,7 +6,30 @@ import argparse
 import sys
 from pathlib import Path
 
+from . import __version__
 from .errors import BindgenError
+
+# Modules of each extra (pyproject.toml): a command that needs one says which extra to install.
+_EXTRAS = {
+    "black": "generator",
+    "jinja2": "generator",
+    "libcst": "generator",
+    "datamodel_code_generator": "generator",
+    "anyio": "runtime",
+    "orjson": "runtime",
+    "cryptography": "runtime",
+    "jsonschema": "runtime",
+    "referencing": "runtime",
+    "starlette": "http",
+    "uvicorn": "http",
+    "httpx": "http",
+    "jwt": "http",
+}
+
+
+def missing_extra(exc: ModuleNotFoundError) -> str | None:
+    """The extra that provides the module an import missed, if it is one of ours."""
+    return _EXTRAS.get((exc.name or "").split(".", 1)[0])
 
 
 def _cmd_sync(args: argparse.Namespace) -> int:
@@ -21,13 +44,46 @@ def _cmd_sync(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_pin(args: argparse.Namespace) -> int:
+    from .diff import render
+    from .release import pin_version
+
+    done = pin_version(
+        args.version,
+        commit=args.commit,
+        repository=args.repository,
+        path=args.path,
+        source=Path(args.source) if args.source else None,
+        force=args.force,
+    )
+    pin = done.pin
+    print(f"pinned {pin.version}: {pin.repository}@{pin.commit}:{pin.path} sha256 {pin.sha256} (schema/manifest.json)")
+    print(f"wrote {len(done.written)} files for {pin.version}")
+    if done.diff is not None:
+        print()
+        sys.stdout.write(render(done.diff))
+    print()
+    sys.stdout.write(done.review.render(f"policy review of {pin.version}"))
+    return 0
+
+
 def _cmd_generate(args: argparse.Namespace) -> int:
     from .output import generate_files
 
-    written = generate_files(
-        versions=args.version or None, schema=Path(args.schema) if args.schema else None, out=args.out
+    done = generate_files(
+        versions=args.version or None,
+        schema=Path(args.schema) if args.schema else None,
+        out=args.out,
+        package=args.package,
+        protocol_version=args.protocol_version,
+        force=args.force,
     )
-    print(f"wrote {len(written)} files")
+    if done.project is not None:
+        print(f"wrote {len(done.written)} files to {done.project}")
+        print(f"install it with: pip install {done.project}")
+    else:
+        print(f"wrote {len(done.written)} files to {done.root}")
+    sys.stdout.write(done.review.render())
     return 0
 
 
@@ -80,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcp-bindgen", description="Generate typed Python bindings for every MCP protocol version."
     )
+    parser.add_argument("--version", action="version", version=f"mcp-bindgen {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     schema = sub.add_parser("schema", help="manage the pinned official schemas")
@@ -92,15 +149,49 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--upstream", action="store_true", help="download from the upstream repository by pinned commit")
     sync.add_argument("--version", action="append", metavar="V", help="only this version (repeatable)")
     sync.set_defaults(func=_cmd_sync)
+    pin = schema_sub.add_parser(
+        "pin",
+        help="release day: pin a new upstream version (repository, commit, path, sha256), regenerate it, "
+        "and report the diff and the policy review",
+    )
+    pin.add_argument("version", metavar="VERSION", help="the protocol version to pin, e.g. 2026-12-01")
+    pin.add_argument("--commit", required=True, metavar="SHA", help="upstream commit the schema is taken at")
+    pin.add_argument("--repository", metavar="OWNER/NAME", help="upstream repository (default: that of the newest pin)")
+    pin.add_argument("--path", metavar="PATH", help="path in the repository (default: schema/VERSION/schema.json)")
+    pin.add_argument(
+        "--from", dest="source", metavar="FILE", help="read the schema.json (or its folder) instead of downloading"
+    )
+    pin.add_argument("--force", action="store_true", help="re-pin a pinned version whose schema changed")
+    pin.set_defaults(func=_cmd_pin)
 
-    gen = sub.add_parser("generate", help="regenerate the bindings of every pinned version (or one)")
+    gen = sub.add_parser(
+        "generate",
+        help="regenerate the bindings of every pinned version (or one), or generate a new version from a schema",
+    )
     gen.add_argument(
         "--version", action="append", metavar="V", help="only this version (repeatable); with --schema, its name"
     )
     gen.add_argument(
-        "--schema", metavar="PATH", help="generate an unpinned version from this schema.json (needs --version NAME)"
+        "--schema",
+        metavar="FILE|DIR",
+        help="generate a version from this schema.json (or the folder holding it); needs --version NAME",
     )
-    gen.add_argument("--out", metavar="DIR", help="src root to write into (default: the checkout's generated/)")
+    gen.add_argument(
+        "--protocol-version",
+        metavar="WIRE",
+        help="with --schema: the wire protocol version, where the schema does not state it and is no pinned schema",
+    )
+    where_to = gen.add_mutually_exclusive_group()
+    where_to.add_argument("--out", metavar="DIR", help="src root to write into (default: the checkout's generated/)")
+    where_to.add_argument(
+        "--package",
+        metavar="NAME",
+        help="with --schema: write an installable distribution NAME (a folder; the default when run from an "
+        "installed wheel) that registers the version for the runtime",
+    )
+    gen.add_argument(
+        "--force", action="store_true", help="with --schema: overwrite a pinned version with a different schema"
+    )
     gen.set_defaults(func=_cmd_generate)
 
     check = sub.add_parser("check", help="regenerate in memory and fail with a diff if committed files differ")
@@ -168,6 +259,16 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args))
     except BindgenError as exc:
         print(f"mcp-bindgen: error: {exc}", file=sys.stderr)
+        return 1
+    except ModuleNotFoundError as exc:
+        extra = missing_extra(exc)
+        if extra is None:
+            raise
+        print(
+            f"mcp-bindgen: error: `mcp-bindgen {args.command}` needs the {extra} extra (no module {exc.name!r}): "
+            f"install mcp-bindgen[{extra}]",
+            file=sys.stderr,
+        )
         return 1
 
 

@@ -16,7 +16,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from . import surface as surface_mod
 from .errors import BindgenError
 from .ir import (
     NO_DEFAULT,
@@ -38,7 +37,7 @@ from .ir import (
 from .normalise import load_patches
 from .pins import load_pins
 from .pipeline import VersionSource, build_ir, file_source, pinned_source
-from .surface import ProtocolSurface, derive_surface, role_members, rule_for
+from .surface import Gate, ProtocolSurface, derive_surface
 
 Format = Literal["markdown", "json"]
 
@@ -103,33 +102,30 @@ def default_name(path: Path) -> str:
 
 
 def load_side(source: VersionSource, shown: str) -> Side:
+    """One side as generation sees it: the IR after the schema patches that apply to it, and the
+    surface after the capability policy (what no rule covers yet is noted, with gate `?`)."""
     ir = build_ir(source)
-    notes: list[str] = []
-    try:
-        surface: ProtocolSurface | None = derive_surface(ir)
-    except BindgenError as exc:
-        # An unpinned draft may carry methods the policy files do not cover yet; `generate` would
-        # stop there, the diff reports what it can and says what is missing.
-        notes.append(str(exc))
-        surface = None
-    if surface is not None:
-        methods = _methods_from_surface(surface)
-        capability_paths = dict(surface.capability_paths)
-        error_codes = dict(surface.error_codes)
-        stateless, batches = surface.stateless, surface.batches
-    else:
-        methods, more = _methods_leniently(ir)
-        notes = more or notes
-        capability_paths = {
-            side: surface_mod._capability_paths(ir, obj) for side, obj in surface_mod.CAPABILITY_OBJECTS.items()
-        }
-        error_codes = dict(surface_mod._error_codes(ir))
-        client = {m for m, roles in methods.items() if ("client_to_server", "request") in roles}
-        stateless, batches = "initialize" not in client, "JSONRPCBatchRequest" in ir.definitions
-    patches = tuple((p.pointer, p.reason) for p in load_patches() if source.version in p.versions)
+    surface = derive_surface(ir)
+    notes = [f"{ir.version}: {gap.subject}: {gap.what}" for gap in surface.gaps]
+    patches = tuple((p.pointer, p.reason) for p in load_patches() if p.pointer in ir.patches)
     return Side(
-        source.version, shown, ir, methods, capability_paths, error_codes, stateless, batches, tuple(notes), patches
+        source.version,
+        shown,
+        ir,
+        _methods_from_surface(surface),
+        dict(surface.capability_paths),
+        dict(surface.error_codes),
+        surface.stateless,
+        surface.batches,
+        tuple(notes),
+        patches,
     )
+
+
+def _gate_text(gate: Gate | None, governed: bool) -> str | None:
+    if not governed:
+        return "?"
+    return str(gate) if gate else None
 
 
 def _methods_from_surface(surface: ProtocolSurface) -> dict[str, dict[tuple[str, str], MethodFacts]]:
@@ -143,7 +139,7 @@ def _methods_from_surface(surface: ProtocolSurface) -> dict[str, dict[tuple[str,
             m.params_required,
             m.result_type,
             m.input_required,
-            str(m.gate) if m.gate else None,
+            _gate_text(m.gate, m.governed),
         )
     for r in surface.input_requests:
         role = ("input", "request")
@@ -154,48 +150,9 @@ def _methods_from_surface(surface: ProtocolSurface) -> dict[str, dict[tuple[str,
             r.params_type is not None,
             r.result_type,
             False,
-            str(r.gate) if r.gate else None,
+            _gate_text(r.gate, r.governed),
         )
     return out
-
-
-def _methods_leniently(ir: SchemaIR) -> tuple[dict[str, dict[tuple[str, str], MethodFacts]], list[str]]:
-    """The surface's method facts without failing on what the policy files do not cover."""
-    out: dict[str, dict[tuple[str, str], MethodFacts]] = {}
-    notes: list[str] = []
-    roles: list[tuple[tuple[str, str], str]] = list(surface_mod.ROLE_UNIONS.items())
-    roles.append((("input", "request"), "InputRequest"))
-    for (direction, kind), union in roles:
-        for message_type in role_members(ir, union) or []:
-            method = surface_mod._method_of(ir, message_type)
-            params_type, params_required = surface_mod._params(ir, message_type)
-            try:
-                gate = rule_for(method, "server_to_client" if direction == "input" else direction, ir.version).gate
-                gate_text: str | None = str(gate) if gate else None
-            except BindgenError:
-                gate_text = "?"
-                notes.append(
-                    f"{ir.version}: {method} has no rule in policy/capabilities.json (its capability gate is unknown)"
-                )
-            result_type: str | None = None
-            if kind == "request":
-                try:
-                    result_type = surface_mod._result_type(ir, message_type, method)
-                except BindgenError as exc:
-                    notes.append(str(exc))
-                    result_type = "?"
-            input_required = bool(
-                kind == "request"
-                and direction != "input"
-                and params_type is not None
-                and isinstance(ir.definitions[params_type], ObjectDef)
-                and ir.object(params_type).field("inputResponses") is not None
-            )
-            role = (direction, kind)
-            out.setdefault(method, {})[role] = MethodFacts(
-                method, role, params_type, params_required, result_type, input_required, gate_text
-            )
-    return out, sorted(set(notes))
 
 
 # -- the comparison ------------------------------------------------------------------------------
@@ -448,8 +405,8 @@ def _compare_object(name: str, a: ObjectDef, b: ObjectDef, out: Diff) -> None:
 
 
 def _patch_notes(old: Side, new: Side) -> list[str]:
-    """A patch applied to one side only (to a definition both sides have) changes the comparison by
-    itself: say so."""
+    """A schema patch applies wherever its defect is; one that applies to one side only (to a
+    definition both sides have) changes the comparison by itself: say so."""
 
     def on_both(pointer: str) -> bool:
         name = pointer.split("/")[2] if pointer.count("/") >= 2 else ""
@@ -458,8 +415,8 @@ def _patch_notes(old: Side, new: Side) -> list[str]:
     notes = []
     for pointer, reason in sorted(p for p in set(old.patches) - set(new.patches) if on_both(p[0])):
         notes.append(
-            f"schema patch {pointer} (policy/schema_patches.json) applies to {old.name}, not to {new.name}; "
-            f"if {new.name} still has that defect, add it to the patch's versions ({reason})"
+            f"schema patch {pointer} (policy/schema_patches.json) applies to {old.name}, not to {new.name}: "
+            f"the defect it corrects is not in {new.name} ({reason})"
         )
     for pointer, reason in sorted(p for p in set(new.patches) - set(old.patches) if on_both(p[0])):
         notes.append(

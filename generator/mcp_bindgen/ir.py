@@ -119,6 +119,8 @@ class SchemaIR:
     upstream_names: tuple[str, ...] = ()
     # Definition name -> class name inside models.py, where they differ (see policy/type_names.json).
     py_names: dict[str, str] = field(default_factory=dict)
+    # JSON pointers of the schema patches applied before lowering (policy/schema_patches.json).
+    patches: tuple[str, ...] = ()
 
     def py_name(self, name: str) -> str:
         return self.py_names.get(name, name)

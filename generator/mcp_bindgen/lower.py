@@ -66,6 +66,7 @@ class _Lowerer:
             definitions=ordered,
             upstream_names=tuple(sorted(self.upstream)),
             py_names={name: py for name, py in type_renames().items() if name in ordered},
+            patches=tuple(p.pointer for p in self.schema.patches),
         )
 
     def _claim(self, name: str, origin: str, hoisted: bool) -> None:

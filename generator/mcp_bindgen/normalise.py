@@ -21,7 +21,9 @@ DRAFT_2020_12 = "2020-12"
 
 @dataclass(frozen=True)
 class Patch:
-    versions: tuple[str, ...]
+    """A correction of an upstream defect. It attaches to content, not to version names: it applies to
+    any schema whose document holds `expect` at `pointer`, and is stale when no known schema does."""
+
     pointer: str
     expect: Any
     value: Any
@@ -34,9 +36,8 @@ def load_patches(path: Path | None = None) -> list[Patch]:
     for entry in raw["patches"]:
         if not entry.get("reason"):
             raise BindgenError(f"schema patch at {entry.get('pointer')} has no reason")
-        patches.append(
-            Patch(tuple(entry["versions"]), entry["pointer"], entry["expect"], entry["value"], entry["reason"])
-        )
+        _split_pointer(entry["pointer"])
+        patches.append(Patch(entry["pointer"], entry["expect"], entry["value"], entry["reason"]))
     return patches
 
 
@@ -46,48 +47,57 @@ def _split_pointer(pointer: str) -> list[str]:
     return [part.replace("~1", "/").replace("~0", "~") for part in pointer[1:].split("/")]
 
 
-def _walk(doc: Any, parts: list[str], pointer: str) -> tuple[Any, str | int]:
+_MISSING: Any = object()
+
+
+def _find(doc: Any, parts: list[str]) -> tuple[Any, str | int, Any]:
+    """(parent, key, value) at a pointer; value is _MISSING where the pointer leads nowhere."""
     node = doc
     for part in parts[:-1]:
-        node = _step(node, part, pointer)
+        node = _step(node, part)
+        if node is _MISSING:
+            return None, "", _MISSING
     last: str | int = parts[-1]
     if isinstance(node, list):
+        if not last.isdigit():
+            return None, "", _MISSING
         last = int(last)
-    return node, last
+    return node, last, _step(node, str(last))
 
 
-def _step(node: Any, part: str, pointer: str) -> Any:
+def _step(node: Any, part: str) -> Any:
     try:
         return node[int(part)] if isinstance(node, list) else node[part]
     except (KeyError, IndexError, ValueError, TypeError):
-        raise BindgenError(f"stale schema patch: {pointer} does not exist in the schema") from None
+        return _MISSING
 
 
-def apply_patches(doc: dict[str, Any], version: str, patches: list[Patch]) -> list[Patch]:
-    """Apply every patch listed for `version`; fail loudly when the expected old value is gone."""
+def patch_applies(doc: Any, patch: Patch) -> bool:
+    """Whether the document holds the defect the patch corrects (its `expect` at its pointer)."""
+    return _find(doc, _split_pointer(patch.pointer))[2] == patch.expect
+
+
+def apply_patches(doc: dict[str, Any], patches: list[Patch]) -> list[Patch]:
+    """Apply every patch whose pointer holds its expected old value; return those applied.
+
+    A patch that finds something else there simply does not apply to this schema (another version,
+    or the defect is fixed upstream); `review` reports a patch that applies to no known schema."""
     applied = []
     for patch in patches:
-        if version not in patch.versions:
+        parent, key, found = _find(doc, _split_pointer(patch.pointer))
+        if found is _MISSING or found != patch.expect:
             continue
-        parts = _split_pointer(patch.pointer)
-        parent, key = _walk(doc, parts, patch.pointer)
-        found = _step(parent, str(key), patch.pointer)
-        if found != patch.expect:
-            raise BindgenError(
-                f"stale schema patch for {version} at {patch.pointer}: expected {json.dumps(patch.expect)}, "
-                f"found {json.dumps(found)} (fixed upstream? remove or update the entry in schema_patches.json)"
-            )
         parent[key] = copy.deepcopy(patch.value)
         applied.append(patch)
     return applied
 
 
-def detect_dialect(doc: dict[str, Any]) -> str:
-    if "$defs" in doc:
+def detect_dialect(doc: dict[str, Any], what: str = "the schema") -> str:
+    if isinstance(doc.get("$defs"), dict):
         return DRAFT_2020_12
-    if "definitions" in doc:
+    if isinstance(doc.get("definitions"), dict):
         return DRAFT_07
-    raise BindgenError("schema has neither `definitions` nor `$defs`: not an MCP schema.json?")
+    raise BindgenError(f"{what} is not an MCP schema: it has neither `definitions` nor `$defs`")
 
 
 def _rewrite_refs(node: Any, old_prefix: str) -> Any:
@@ -112,21 +122,28 @@ class NormalisedSchema:
     sha256: str
     dialect: str
     document: dict[str, Any]  # {"$defs": {...}} with `#/$defs/` references only
+    patches: tuple[Patch, ...] = ()  # the schema patches applied to it
 
     @property
     def defs(self) -> dict[str, Any]:
         return self.document["$defs"]
 
 
-def normalise(raw: bytes, version: str, sha256: str, patches: list[Patch] | None = None) -> NormalisedSchema:
+def normalise(
+    raw: bytes, version: str, sha256: str, patches: list[Patch] | None = None, label: str | None = None
+) -> NormalisedSchema:
+    """`label` names the document in messages (a path); the version name by default."""
+    what = label or f"the schema of {version}"
     try:
         doc = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise BindgenError(f"schema for {version} is not valid JSON: {exc}") from exc
-    dialect = detect_dialect(doc)
-    apply_patches(doc, version, load_patches() if patches is None else patches)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BindgenError(f"{what} is not valid JSON ({exc})") from exc
+    if not isinstance(doc, dict):
+        raise BindgenError(f"{what} is not an MCP schema: its JSON is not an object")
+    dialect = detect_dialect(doc, what)
+    applied = apply_patches(doc, load_patches() if patches is None else patches)
     if dialect == DRAFT_07:
         defs = _rewrite_refs(doc["definitions"], "#/definitions/")
     else:
         defs = _rewrite_refs(doc["$defs"], "#/$defs/")
-    return NormalisedSchema(version, sha256, dialect, {"$defs": defs})
+    return NormalisedSchema(version, sha256, dialect, {"$defs": defs}, tuple(applied))

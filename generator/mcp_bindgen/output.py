@@ -1,30 +1,140 @@
-"""Writing generated files (`generate`) and comparing them with what is on disk (`check`)."""
+"""Writing generated files (`generate`) and comparing them with what is on disk (`check`).
+
+`generate` writes either the pinned versions (into the checkout's `generated/`, or `--out DIR`) or one
+version from a schema file (`--schema FILE|DIR --version NAME`): into a src root (`--out DIR`, or the
+checkout's `generated/`), or as an installable distribution (`--package NAME`, and by default when
+the generator runs from an installed wheel) whose entry point lets the runtime find the version
+wherever it is installed. Each run ends with the policy review (`review.py`).
+"""
 
 from __future__ import annotations
 
 import difflib
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import __version__
 from .errors import BindgenError
-from .paths import generated_root
-from .pins import load_pins
-from .pipeline import file_source, generated_dirs, render_pinned, render_version
+from .ir import SchemaIR
+from .paths import checkout, generated_root
+from .pins import Pin, load_pins
+from .pipeline import (
+    PACKAGE,
+    VersionSource,
+    build_ir,
+    check_mcp_schema,
+    file_source,
+    generated_dirs,
+    package_name,
+    pinned_source,
+    protocol_version_of,
+    render_ir,
+    render_pinned,
+    slug,
+)
+from .render.templates import render
+from .review import Known, Review, review
+from .surface import ProtocolSurface, derive_surface
+
+_DIST_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
+
+
+@dataclass
+class Generated:
+    written: list[Path]
+    root: Path  # the src root the version packages went into
+    project: Path | None = None  # the installable distribution, when one was written
+    review: Review = field(default_factory=Review)
 
 
 def _root(out: str | None) -> Path:
     return Path(out).resolve() if out else generated_root()
 
 
-def generate_files(versions: list[str] | None, schema: Path | None, out: str | None) -> list[Path]:
-    root = _root(out)
-    if schema is not None:
-        if not versions or len(versions) != 1:
-            raise BindgenError("--schema needs exactly one --version NAME for the new version")
-        files = render_version(file_source(schema, versions[0]))
-        _remove_stale(root, generated_dirs(versions), files)
-    else:
+def pinned_known(skip: str | None = None) -> list[Known]:
+    """The pinned versions whose schema is at hand, as the review sees them."""
+    known = []
+    for version, pin in load_pins().items():
+        if version == skip or not pin.local_path.is_file():
+            continue
+        ir = build_ir(pinned_source(version))
+        known.append(Known(version, ir, derive_surface(ir), pinned=True))
+    return known
+
+
+def generate_files(
+    versions: list[str] | None,
+    schema: Path | None,
+    out: str | None,
+    *,
+    package: str | None = None,
+    protocol_version: str | None = None,
+    force: bool = False,
+) -> Generated:
+    if schema is None:
+        if package or protocol_version or force:
+            raise BindgenError("--package, --protocol-version and --force go with --schema FILE --version NAME")
+        root = _root(out)
         files = render_pinned(versions)
         _remove_stale(root, generated_dirs(versions or list(load_pins())), files)
+        return Generated(_write(root, files), root, review=review(pinned_known()))
+    if not versions or len(versions) != 1:
+        raise BindgenError("--schema needs exactly one --version NAME for the new version")
+    if out and package:
+        raise BindgenError("give --out DIR (a src root) or --package NAME (an installable distribution), not both")
+    source = file_source(schema, versions[0], protocol_version)
+    _refuse_pinned_overwrite(source, force)
+    ir, surface = _read(source)
+    files, _ = render_ir(source, ir, surface)
+    pinned = pinned_known(skip=source.version)
+    is_pinned = _pin_named(source.version) is not None
+    this = Known(source.version, ir, surface, pinned=is_pinned)
+    report = review([*pinned, this], new=[] if is_pinned else [source.version])
+    if package is None and (out or checkout() is not None):
+        root = _root(out)
+        _remove_stale(root, generated_dirs([source.version]), files)
+        return Generated(_write(root, files), root, review=report)
+    project = Path(package) if package else Path.cwd() / f"mcp-bindings-{slug(source.version)}"
+    return _write_project(project.resolve(), source, protocol_version_of(source, ir), files, report)
+
+
+def _read(source: VersionSource) -> tuple[SchemaIR, ProtocolSurface]:
+    """IR and surface of a user's schema file; anything it cannot be read as is one sentence."""
+    what = source.origin or f"the schema of {source.version}"
+    try:
+        ir = build_ir(source)
+        surface = derive_surface(ir)
+    except BindgenError:
+        raise
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
+        raise BindgenError(
+            f"{what} is not an MCP schema this generator can read ({type(exc).__name__}: {exc})"
+        ) from None
+    check_mcp_schema(source, surface)
+    protocol_version_of(source, ir)  # say now when the wire version cannot be told
+    return ir, surface
+
+
+def _pin_named(version: str) -> Pin | None:
+    """The pin a version name would overwrite: the same name, or a name with the same package."""
+    for pin in load_pins().values():
+        if version == pin.version or package_name(version) == package_name(pin.version):
+            return pin
+    return None
+
+
+def _refuse_pinned_overwrite(source: VersionSource, force: bool) -> None:
+    pin = _pin_named(source.version)
+    if pin is None or pin.sha256 == source.sha256 or force:
+        return
+    raise BindgenError(
+        f"refusing to overwrite the pinned version {pin.version} (schema sha256 {pin.sha256}) with "
+        f"{source.origin} (sha256 {source.sha256}): pick another --version name, or pass --force to mean it"
+    )
+
+
+def _write(root: Path, files: dict[str, str]) -> list[Path]:
     written = []
     for rel, text in files.items():
         path = root / rel
@@ -33,6 +143,36 @@ def generate_files(versions: list[str] | None, schema: Path | None, out: str | N
             path.write_text(text, encoding="utf-8")
         written.append(path)
     return written
+
+
+def _write_project(
+    project: Path, source: VersionSource, wire_version: str, files: dict[str, str], report: Review
+) -> Generated:
+    """An installable distribution holding one version: `pip install PROJECT` and the runtime finds it
+    (entry point `mcp_bindings.versions`, and the `mcp_bindings` namespace)."""
+    dist_name = project.name
+    if not _DIST_NAME.match(dist_name):
+        raise BindgenError(f"--package {dist_name!r} is not a valid distribution name (letters, digits, . _ -)")
+    context = {
+        "generator_version": __version__,
+        "dist_name": dist_name,
+        "name": source.version,
+        "wire_version": wire_version,
+        "package": package_name(source.version),
+        "package_version": __version__,
+        "sha256": source.sha256,
+    }
+    root = project / "src"
+    _remove_stale(root, generated_dirs([source.version]), files)
+    written = _write(root, files)
+    written += _write(
+        project,
+        {
+            "pyproject.toml": render("version_project/pyproject.toml.j2", **context),
+            "README.md": render("version_project/README.md.j2", **context),
+        },
+    )
+    return Generated(written, root, project, report)
 
 
 def _remove_stale(root: Path, dirs: list[str], files: dict[str, str]) -> None:
@@ -69,3 +209,6 @@ def check_files(out: str | None) -> list[str]:
         if rel not in expected:
             problems.append(f"--- {rel} is not generated by mcp-bindgen (stale or hand-written)")
     return problems
+
+
+__all__ = ["PACKAGE", "Generated", "check_files", "generate_files", "pinned_known"]

@@ -8,18 +8,33 @@ from pathlib import Path
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
 
-def project_root() -> Path:
-    """The checkout this generator runs from, or the current directory for an installed copy.
-
-    `MCP_BINDGEN_ROOT` overrides both (used by tests that work in a temporary copy).
-    """
+def checkout() -> Path | None:
+    """The project checkout this generator runs from (`MCP_BINDGEN_ROOT` stands for one, for tests
+    that work in a temporary copy); None when it runs from an installed wheel."""
     override = os.environ.get("MCP_BINDGEN_ROOT")
     if override:
         return Path(override).resolve()
-    checkout = _PACKAGE_DIR.parent.parent
-    if (checkout / "pyproject.toml").is_file() and (checkout / "generator").is_dir():
-        return checkout
-    return Path.cwd()
+    root = _PACKAGE_DIR.parent.parent
+    if (root / "pyproject.toml").is_file() and (root / "generator").is_dir():
+        return root
+    return None
+
+
+def project_root() -> Path:
+    """The checkout this generator runs from, or the current directory for an installed copy."""
+    return checkout() or Path.cwd()
+
+
+def pinned_schema(version: str) -> Path:
+    """Where the synced schema.json of a pinned version is: `schema/<version>/` of the checkout, or the
+    copy an installed wheel carries (verified by sha256 all the same)."""
+    root = checkout()
+    if root is None:
+        shipped = _PACKAGE_DIR / "_schema" / version / "schema.json"
+        if shipped.is_file():
+            return shipped
+        root = Path.cwd()
+    return root / "schema" / version / "schema.json"
 
 
 def templates_dir() -> Path:

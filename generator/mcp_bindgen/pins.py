@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import BindgenError
-from .paths import manifest_path, project_root
+from .paths import manifest_path, pinned_schema, project_root
 
 RAW_URL = "https://raw.githubusercontent.com/{repository}/{commit}/{path}"
 
@@ -25,7 +25,7 @@ class Pin:
 
     @property
     def local_path(self) -> Path:
-        return project_root() / "schema" / self.version / "schema.json"
+        return pinned_schema(self.version)
 
     @property
     def url(self) -> str:
@@ -53,9 +53,10 @@ def verify(pin: Pin, data: bytes, source: str) -> None:
 
 
 def _write(pin: Pin, data: bytes) -> Path:
-    pin.local_path.parent.mkdir(parents=True, exist_ok=True)
-    pin.local_path.write_bytes(data)
-    return pin.local_path
+    path = project_root() / "schema" / pin.version / "schema.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
 
 
 def sync_from_dir(source_dir: Path, versions: list[str] | None = None) -> list[Path]:

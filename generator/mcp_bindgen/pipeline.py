@@ -12,15 +12,11 @@ from pathlib import Path
 
 from . import __version__
 from .errors import BindgenError
-from .format import format_python
-from .ir import SchemaIR
+from .ir import Const, ObjectDef, SchemaIR
 from .lower import lower
 from .normalise import normalise
 from .pins import load_pins, read_pinned, sha256_of
-from .render.models import render_models
-from .render.surface_modules import render_about, render_client, render_methods, render_server
-from .render.templates import render
-from .surface import ProtocolSurface, derive_surface
+from .surface import ProtocolSurface, derive_surface, lifecycle_era
 
 PACKAGE = "mcp_bindings"
 
@@ -35,28 +31,84 @@ def package_name(version: str) -> str:
 
 @dataclass(frozen=True)
 class VersionSource:
-    version: str
+    version: str  # the name it is generated under (`--version`): the package is named after it
     raw: bytes
     sha256: str
+    protocol_version: str | None = None  # the wire version, when the caller says (`--protocol-version`)
+    origin: str = ""  # where the bytes come from, for messages
 
 
 def pinned_source(version: str) -> VersionSource:
     raw, pin = read_pinned(version)
-    return VersionSource(version, raw, pin.sha256)
+    return VersionSource(version, raw, pin.sha256, version, str(pin.local_path))
 
 
-def file_source(path: Path, version: str) -> VersionSource:
+def schema_file(path: Path) -> Path:
+    """A schema.json, or a folder holding one (as upstream lays them out: `schema/<version>/schema.json`)."""
+    if path.is_dir():
+        if (path / "schema.json").is_file():
+            return path / "schema.json"
+        raise BindgenError(f"{path} is a folder without a schema.json")
     if not path.is_file():
         raise BindgenError(f"schema file {path} not found")
+    return path
+
+
+def file_source(path: Path, version: str, protocol_version: str | None = None) -> VersionSource:
+    path = schema_file(path)
     raw = path.read_bytes()
-    return VersionSource(version, raw, sha256_of(raw))
+    return VersionSource(version, raw, sha256_of(raw), protocol_version, str(path))
+
+
+_DATE_VERSION = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def stated_protocol_version(ir: SchemaIR) -> str | None:
+    """The protocol version a schema states itself: a constant on a `protocolVersion` field (or a
+    reserved `.../protocolVersion` `_meta` key). None where it says nothing (no pinned schema does)."""
+    stated = set()
+    for definition in ir.definitions.values():
+        if not isinstance(definition, ObjectDef):
+            continue
+        for f in definition.fields:
+            if f.wire_name.rsplit("/", 1)[-1] == "protocolVersion" and isinstance(f.type, Const):
+                if isinstance(f.type.value, str):
+                    stated.add(f.type.value)
+    if len(stated) > 1:
+        raise BindgenError(f"{ir.version}: the schema states several protocol versions ({', '.join(sorted(stated))})")
+    return stated.pop() if stated else None
+
+
+def protocol_version_of(source: VersionSource, ir: SchemaIR) -> str:
+    """The wire protocol version of a source: what its schema says, else `--protocol-version`, else the
+    pinned version whose schema has the very same bytes, else the name when it is a protocol version."""
+    stated = stated_protocol_version(ir)
+    if stated is not None:
+        if source.protocol_version not in (None, stated):
+            raise BindgenError(
+                f"the schema of {source.version} states protocol version {stated}, not {source.protocol_version}"
+            )
+        return stated
+    if source.protocol_version:
+        return source.protocol_version
+    same = [pin.version for pin in load_pins().values() if pin.sha256 == source.sha256]
+    if same:
+        return same[0]
+    if _DATE_VERSION.match(source.version):
+        return source.version
+    raise BindgenError(
+        f"the schema of {source.version} does not state its wire protocol version and is not a pinned schema: "
+        "pass --protocol-version (e.g. --protocol-version 2026-09-30)"
+    )
 
 
 def build_ir(source: VersionSource) -> SchemaIR:
-    return lower(normalise(source.raw, source.version, source.sha256))
+    return lower(normalise(source.raw, source.version, source.sha256, label=source.origin or None))
 
 
 def _header(source: str) -> str:
+    from .render.templates import render
+
     return render("header.py.j2", generator_version=__version__, source=source).rstrip("\n")
 
 
@@ -66,11 +118,22 @@ def render_version(source: VersionSource) -> dict[str, str]:
 
 def render_version_surface(source: VersionSource) -> tuple[dict[str, str], ProtocolSurface]:
     ir = build_ir(source)
+    return render_ir(source, ir, derive_surface(ir))
+
+
+def render_ir(source: VersionSource, ir: SchemaIR, surface: ProtocolSurface) -> tuple[dict[str, str], ProtocolSurface]:
+    # The renderers need the `generator` extra (jinja2, datamodel-code-generator, libcst, black);
+    # reading a schema into the IR (`diff`) does not.
+    from .format import format_python
+    from .render.models import render_models
+    from .render.surface_modules import render_about, render_client, render_methods, render_server
+    from .render.templates import render
+
     package = f"{PACKAGE}/{package_name(source.version)}"
     header = _header(f"the MCP schema {source.version} (schema.json sha256 {source.sha256})")
-    surface = derive_surface(ir)
+    wire = protocol_version_of(source, ir)
     python_files = {
-        f"{package}/about.py": render_about(surface, package_name(source.version), source.sha256, header),
+        f"{package}/about.py": render_about(surface, package_name(source.version), source.sha256, header, wire),
         f"{package}/methods.py": render_methods(ir, surface, header),
         f"{package}/server.py": render_server(ir, surface, header),
         f"{package}/client.py": render_client(ir, surface, header),
@@ -88,6 +151,20 @@ def render_version_surface(source: VersionSource) -> tuple[dict[str, str], Proto
     return files, surface
 
 
+def check_mcp_schema(source: VersionSource, surface: ProtocolSurface) -> None:
+    """One clear sentence for a schema that is not an MCP schema (before any rendering)."""
+    what = source.origin or f"the schema of {source.version}"
+    if not surface.table("client_to_server", "request"):
+        raise BindgenError(
+            f"{what} is not an MCP schema: it defines no `ClientRequest` union of the requests a client sends"
+        )
+    if lifecycle_era(surface) is None:
+        raise BindgenError(
+            f"{what} is not an MCP schema: it defines neither `initialize` nor `server/discover`, "
+            "so its lifecycle cannot be told"
+        )
+
+
 def render_pinned(versions: list[str] | None = None) -> dict[str, str]:
     """Every generated file for the given pinned versions (all when None), plus the package init."""
     pins = load_pins()
@@ -96,6 +173,15 @@ def render_pinned(versions: list[str] | None = None) -> dict[str, str]:
     for version in selected:
         out.update(render_version(pinned_source(version)))
     return dict(sorted(out.items()))
+
+
+def slug(version: str) -> str:
+    """`draft` -> `draft`, `2026-09-30` -> `2026-09-30`, `My Next` -> `my-next`: for folder and
+    distribution names."""
+    text = re.sub(r"[^0-9a-zA-Z]+", "-", version).strip("-").lower()
+    if not text:
+        raise BindgenError(f"version name {version!r} has no usable characters")
+    return text
 
 
 def generated_dirs(versions: list[str]) -> list[str]:

@@ -141,10 +141,11 @@ def validate_name(name: str, *, from_path: bool = False) -> tuple[str, str]:
 
 
 def available_versions() -> dict[str, str]:
-    """Protocol version -> generated package, as the installed `mcp_bindings` lists them."""
+    """Version name -> generated package, as the installed `mcp_bindings` lists them (pinned versions
+    and any generated later: `draft`, a version installed from another package)."""
     from mcp_bindings.runtime import registry
 
-    return {v: i.package for v, i in registry.versions().items()}
+    return {name: i.package for name, i in registry.names().items()}
 
 
 def choose_protocol(protocol: str | None) -> str:

@@ -71,6 +71,7 @@ class MethodSurface:
     param_gates: tuple[ParamGate, ...]
     handler: str
     optional_handler: bool
+    governed: bool = True  # False: no rule of policy/capabilities.json names it (ungated for now)
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ class InputRequestSurface:
     handler: str
     gate: Gate | None
     param_gates: tuple[ParamGate, ...]
+    governed: bool = True
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,7 @@ class ProtocolSurface:
     capability_paths: dict[str, tuple[str, ...]]  # side -> every dotted path in its capabilities object
     input_required_result: str | None  # the result type that asks the client for input (2026-07-28 on)
     meta_keys: tuple[tuple[str, str], ...]  # reserved `_meta` keys the schema defines: (name, full key)
+    gaps: tuple[PolicyGap, ...] = ()  # what the policy files do not cover in this schema (for review)
 
     def table(self, direction: Direction, kind: Kind) -> list[MethodSurface]:
         return [m for m in self.methods if m.direction == direction and m.kind == kind]
@@ -105,20 +108,21 @@ class ProtocolSurface:
 
 @dataclass(frozen=True)
 class GateRule:
+    """Which capability gates a method. A rule attaches to the method (and direction) it names in any
+    schema that has it, whatever the version is called; a gate or param gate naming a capability the
+    schema does not define does not attach there (`ungated_without_capability` makes the method
+    ungated in such a schema instead)."""
+
     method: str
     direction: str | None
-    versions: tuple[str, ...] | None
     gate: Gate | None
-    param_gates: tuple[tuple[ParamGate, tuple[str, ...] | None], ...]
+    param_gates: tuple[ParamGate, ...]
     optional_handler: bool
+    ungated_without_capability: bool
     reason: str
 
-    def matches(self, method: str, direction: str, version: str) -> bool:
-        return (
-            self.method == method
-            and (self.direction is None or self.direction == direction)
-            and (self.versions is None or version in self.versions)
-        )
+    def matches(self, method: str, direction: str) -> bool:
+        return self.method == method and (self.direction is None or self.direction == direction)
 
 
 def _load(name: str) -> Any:
@@ -133,33 +137,80 @@ def gate_rules(path: Path | None = None) -> tuple[GateRule, ...]:
         if not entry.get("reason"):
             raise BindgenError(f"capability rule for {entry.get('method')!r} has no reason")
         param_gates = tuple(
-            (
-                ParamGate(pg["param"], Gate.parse(pg["gate"]), pg.get("equals"), bool(pg.get("present", False))),
-                tuple(pg["versions"]) if "versions" in pg else None,
-            )
+            ParamGate(pg["param"], Gate.parse(pg["gate"]), pg.get("equals"), bool(pg.get("present", False)))
             for pg in entry.get("param_gates", [])
         )
         rules.append(
             GateRule(
                 method=entry["method"],
                 direction=entry.get("direction"),
-                versions=tuple(entry["versions"]) if "versions" in entry else None,
                 gate=Gate.parse(entry["gate"]) if entry["gate"] else None,
                 param_gates=param_gates,
                 optional_handler=bool(entry.get("optional_handler", False)),
+                ungated_without_capability=bool(entry.get("ungated_without_capability", False)),
                 reason=entry["reason"],
             )
         )
     return tuple(rules)
 
 
-def rule_for(method: str, direction: str, version: str) -> GateRule:
-    for rule in gate_rules():
-        if rule.matches(method, direction, version):
-            return rule
-    raise BindgenError(
-        f"{version}: {method} ({direction}) is neither gated nor explicitly ungated in policy/capabilities.json"
-    )
+def rule_for(method: str, direction: str) -> GateRule | None:
+    """The first rule naming this method (and direction); None when the policy has none yet."""
+    return next((rule for rule in gate_rules() if rule.matches(method, direction)), None)
+
+
+@dataclass(frozen=True)
+class PolicyGap:
+    """Something in a schema that the policy files do not cover: generated with a safe default and
+    listed for review (`mcp-bindgen generate` prints these)."""
+
+    subject: str  # "tools/search (client_to_server)", "server:widgets"
+    what: str  # what was done and what is missing
+
+
+@dataclass(frozen=True)
+class _Gating:
+    gate: Gate | None
+    param_gates: tuple[ParamGate, ...]
+    optional_handler: bool
+    reason: str
+    governed: bool = True
+
+
+def _gating(method: str, direction: str, paths: dict[str, tuple[str, ...]], gaps: list[PolicyGap]) -> _Gating:
+    """The gate of a method in one schema, from the first rule that names it."""
+    rule = rule_for(method, direction)
+    if rule is None:
+        gaps.append(
+            PolicyGap(
+                f"{method} ({direction.replace('_', ' ')})",
+                "no rule in policy/capabilities.json: generated ungated; add a rule naming the capability that "
+                'gates it (or `"gate": null` with a reason)',
+            )
+        )
+        return _Gating(None, (), False, "", governed=False)
+
+    def defined(gate: Gate) -> bool:
+        return ".".join(gate.path) in paths.get(gate.side, ())
+
+    gate = rule.gate
+    if gate is not None and not defined(gate):
+        if not rule.ungated_without_capability:
+            gaps.append(
+                PolicyGap(
+                    f"{method} ({direction.replace('_', ' ')})",
+                    f"its rule gates it on {gate}, which this schema does not define: generated ungated",
+                )
+            )
+        gate = None
+    param_gates = tuple(pg for pg in rule.param_gates if defined(pg.gate))
+    return _Gating(gate, param_gates, rule.optional_handler, rule.reason)
+
+
+@cache
+def builtin_methods() -> frozenset[str]:
+    """Methods the runtime implements itself (policy/runtime_methods.json): no stub handler."""
+    return frozenset(_load("runtime_methods.json")["builtin"])
 
 
 @cache
@@ -173,9 +224,28 @@ def handler_renames() -> dict[str, str]:
     return {name: entry["py_name"] for name, entry in raw.items()}
 
 
+@dataclass(frozen=True)
+class PolicyErrorCode:
+    name: str
+    code: int
+    method: str | None  # attaches only to schemas that have this method
+    reason: str
+
+
 @cache
-def policy_error_codes() -> tuple[tuple[str, int, tuple[str, ...], str], ...]:
-    return tuple((e["name"], e["code"], tuple(e["versions"]), e["reason"]) for e in _load("error_codes.json")["codes"])
+def policy_error_codes() -> tuple[PolicyErrorCode, ...]:
+    return tuple(
+        PolicyErrorCode(e["name"], e["code"], e.get("method"), e["reason"]) for e in _load("error_codes.json")["codes"]
+    )
+
+
+JSONRPC_CODES = frozenset(range(-32700, -32599))  # the JSON-RPC 2.0 reserved range the standard codes sit in
+
+
+def schema_defines_jsonrpc_codes(ir: SchemaIR) -> bool:
+    """Whether the schema defines its JSON-RPC error codes as constants (2026-07-28 on): then it lists
+    every code it uses, and policy/error_codes.json has nothing to add."""
+    return any(code in JSONRPC_CODES for code in _schema_error_codes(ir).values())
 
 
 # -- derivation ------------------------------------------------------------------------------
@@ -239,22 +309,29 @@ def _params(ir: SchemaIR, message_type: str) -> tuple[str | None, bool]:
     return (field.type.name if isinstance(field.type, Ref) else None), field.required
 
 
-def _result_type(ir: SchemaIR, message_type: str, method: str) -> str:
+def _empty_result(ir: SchemaIR) -> str:
+    # EmptyResult is an alias of Result: name the model itself, so it can be built and checked.
+    name = "EmptyResult" if "EmptyResult" in ir.definitions else "Result"
+    target = ir.definitions[name]
+    if isinstance(target, AliasDef) and isinstance(target.type, Ref):
+        name = target.type.name
+    return name
+
+
+def _result_type(ir: SchemaIR, message_type: str, method: str, gaps: list[PolicyGap] | None = None) -> str:
     stem = re.sub(r"Request$", "", message_type)
     if f"{stem}Result" in ir.definitions:
         return f"{stem}Result"
     if method in empty_result_methods():
-        # EmptyResult is an alias of Result: name the model itself, so it can be built and checked.
-        name = "EmptyResult" if "EmptyResult" in ir.definitions else "Result"
-        target = ir.definitions[name]
-        if isinstance(target, AliasDef) and isinstance(target.type, Ref):
-            name = target.type.name
-        return name
-    raise BindgenError(f"{ir.version}: no result type for {method} ({message_type}); add it to policy/results.json")
-
-
-def _param_gates(rule: GateRule, version: str) -> tuple[ParamGate, ...]:
-    return tuple(pg for pg, versions in rule.param_gates if versions is None or version in versions)
+        return _empty_result(ir)
+    if gaps is None or not ({"EmptyResult", "Result"} & set(ir.definitions)):
+        raise BindgenError(f"{ir.version}: no result type for {method} ({message_type}); add it to policy/results.json")
+    gaps.append(
+        PolicyGap(
+            method, f"no {stem}Result in the schema and no entry in policy/results.json: typed as the empty result"
+        )
+    )
+    return _empty_result(ir)
 
 
 def _capability_paths(ir: SchemaIR, name: str) -> tuple[str, ...]:
@@ -273,7 +350,7 @@ def _capability_paths(ir: SchemaIR, name: str) -> tuple[str, ...]:
     return tuple(paths)
 
 
-def _error_codes(ir: SchemaIR) -> tuple[tuple[str, int], ...]:
+def _schema_error_codes(ir: SchemaIR) -> dict[str, int]:
     codes: dict[str, int] = {}
     for name in ir.upstream_names:
         definition = ir.definitions[name]
@@ -282,14 +359,23 @@ def _error_codes(ir: SchemaIR) -> tuple[tuple[str, int], ...]:
         code = _const_code(ir, definition)
         if code is not None:
             codes[snake_case(re.sub(r"Error$", "", name)).upper()] = code
-    for name, code, versions, _reason in policy_error_codes():
-        if ir.version in versions:
-            if code in codes.values():
-                raise BindgenError(
-                    f"{ir.version}: error code {code} ({name}) is now in the schema; "
-                    "drop it from policy/error_codes.json"
-                )
-            codes[name] = code
+    return codes
+
+
+def policy_codes_for(ir: SchemaIR, methods: set[str]) -> list[PolicyErrorCode]:
+    """The entries of policy/error_codes.json that attach to this schema: it does not define its
+    JSON-RPC codes itself, the entry's method (if any) is one of its methods, and the code is not
+    already one of its constants."""
+    if schema_defines_jsonrpc_codes(ir):
+        return []
+    defined = set(_schema_error_codes(ir).values())
+    return [e for e in policy_error_codes() if (e.method is None or e.method in methods) and e.code not in defined]
+
+
+def _error_codes(ir: SchemaIR, methods: set[str]) -> tuple[tuple[str, int], ...]:
+    codes = _schema_error_codes(ir)
+    for entry in policy_codes_for(ir, methods):
+        codes[entry.name] = entry.code
     return tuple(sorted(codes.items(), key=lambda item: item[1]))
 
 
@@ -342,11 +428,13 @@ def _meta_keys(ir: SchemaIR) -> tuple[tuple[str, str], ...]:
 
 
 def derive_surface(ir: SchemaIR) -> ProtocolSurface:
+    gaps: list[PolicyGap] = []
+    paths = {side: _capability_paths(ir, name) for side, name in CAPABILITY_OBJECTS.items()}
     methods: list[MethodSurface] = []
     for (direction, kind), role in ROLE_UNIONS.items():
         for message_type in role_members(ir, role) or []:
             method = _method_of(ir, message_type)
-            rule = rule_for(method, direction, ir.version)
+            gating = _gating(method, direction, paths, gaps)
             params_type, params_required = _params(ir, message_type)
             input_required = bool(
                 kind == "request"
@@ -362,42 +450,57 @@ def derive_surface(ir: SchemaIR) -> ProtocolSurface:
                     message_type=message_type,
                     params_type=params_type,
                     params_required=params_required,
-                    result_type=_result_type(ir, message_type, method) if kind == "request" else None,
+                    result_type=_result_type(ir, message_type, method, gaps) if kind == "request" else None,
                     input_required=input_required,
-                    gate=rule.gate,
-                    gate_reason=rule.reason,
-                    param_gates=_param_gates(rule, ir.version),
+                    gate=gating.gate,
+                    gate_reason=gating.reason,
+                    param_gates=gating.param_gates,
                     handler=handler_name(message_type, kind),
-                    optional_handler=rule.optional_handler,
+                    optional_handler=gating.optional_handler,
+                    governed=gating.governed,
                 )
             )
     input_requests = []
     for message_type in role_members(ir, "InputRequest") or []:
         method = _method_of(ir, message_type)
-        rule = rule_for(method, "server_to_client", ir.version)
+        gating = _gating(method, "server_to_client", paths, gaps)
         params_type, _ = _params(ir, message_type)
         input_requests.append(
             InputRequestSurface(
                 method,
                 message_type,
                 params_type,
-                _result_type(ir, message_type, method),
+                _result_type(ir, message_type, method, gaps),
                 handler_name(message_type, "request"),
-                rule.gate,
-                _param_gates(rule, ir.version),
+                gating.gate,
+                gating.param_gates,
+                gating.governed,
             )
         )
     methods.sort(key=lambda m: (m.direction, m.kind, m.method))
     input_requests.sort(key=lambda m: m.method)
     client_methods = {m.method for m in methods if m.direction == "client_to_server"}
+    all_methods = {m.method for m in methods} | {i.method for i in input_requests}
     return ProtocolSurface(
         version=ir.version,
         methods=tuple(methods),
         input_requests=tuple(input_requests),
-        error_codes=_error_codes(ir),
+        error_codes=_error_codes(ir, all_methods),
         stateless="initialize" not in client_methods,
         batches="JSONRPCBatchRequest" in ir.definitions,
-        capability_paths={side: _capability_paths(ir, name) for side, name in CAPABILITY_OBJECTS.items()},
+        capability_paths=paths,
         input_required_result=_input_required_result(ir),
         meta_keys=_meta_keys(ir),
+        gaps=tuple(sorted(set(gaps), key=lambda g: (g.subject, g.what))),
     )
+
+
+def lifecycle_era(surface: ProtocolSurface) -> str | None:
+    """ "handshake" when the schema defines `initialize`, "stateless" when it defines `server/discover`
+    instead (every request carries its own `_meta`), None when it defines neither."""
+    client = {m.method for m in surface.methods if m.direction == "client_to_server" and m.kind == "request"}
+    if "initialize" in client:
+        return "handshake"
+    if "server/discover" in client:
+        return "stateless"
+    return None

@@ -7,13 +7,11 @@ only loop over what this module hands them.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from typing import Any
 
 from ..errors import BindgenError
 from ..ir import ArrayOf, Const, Enum, MapOf, ObjectDef, Ref, Scalar, SchemaIR, TypeExpr, UnionOf
-from ..paths import policy_dir
-from ..surface import Gate, MethodSurface, ParamGate, ProtocolSurface
+from ..surface import Gate, MethodSurface, ParamGate, ProtocolSurface, builtin_methods
 from .templates import render
 
 TABLES = (
@@ -22,12 +20,6 @@ TABLES = (
     ("SERVER_REQUESTS", "server_to_client", "request"),
     ("SERVER_NOTIFICATIONS", "server_to_client", "notification"),
 )
-
-
-@lru_cache(maxsize=1)
-def builtin_methods() -> frozenset[str]:
-    raw = json.loads((policy_dir() / "runtime_methods.json").read_text(encoding="utf-8"))
-    return frozenset(raw["builtin"])
 
 
 def annotation(ir: SchemaIR, expr: TypeExpr) -> str:
@@ -144,11 +136,12 @@ def render_methods(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
     )
 
 
-def render_about(surface: ProtocolSurface, package: str, sha256: str, header: str) -> str:
+def render_about(surface: ProtocolSurface, package: str, sha256: str, header: str, wire_version: str) -> str:
     return render(
         "about.py.j2",
         header=header,
-        version=surface.version,
+        name=surface.version,
+        version=wire_version,
         package=package,
         stateless=surface.stateless,
         batches=surface.batches,

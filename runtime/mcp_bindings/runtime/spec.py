@@ -150,6 +150,15 @@ class VersionInfo:
     batches: bool  # JSON-RPC batches are part of the version (2025-03-26 only)
     schema_sha256: str
     meta: MetaKeys
+    # The name it was generated under (the registry's key for it): the wire version for a pinned
+    # version, another name for one generated later (e.g. "draft", whose wire version may be a pinned
+    # one's). Empty: the same as `version`.
+    name: str = ""
+
+    @property
+    def key(self) -> str:
+        """The name the registry knows this version by."""
+        return self.name or self.version
 
 
 @dataclass(frozen=True, slots=True, eq=False)  # one object per version: compared and hashed by identity

@@ -1,0 +1,236 @@
+"""The policy review: which rules attach to which schema, and what a new version brings that no rule
+covers.
+
+Every policy file attaches its rules to content (a JSON pointer and the value found there, a method,
+a wire key, a definition), never to version names, so a version generated later inherits every rule
+whose subject it still has. `mcp-bindgen generate` prints this review:
+
+- rules that found nothing to attach to: in no known schema at all (stale: remove or update them), or,
+  for a version that is not pinned, rules of the pinned version it follows that find nothing in it;
+- what a new version brings that no rule covers: methods without a capability rule (generated
+  ungated), capabilities no rule gates a method on, definitions no rule names, and anything else the
+  surface derivation had to default (`surface.PolicyGap`).
+
+It reads the IR and the protocol surface only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+
+from .ir import NO_DEFAULT, ObjectDef, SchemaIR
+from .naming import field_renames, type_renames
+from .normalise import load_patches
+from .paths import policy_dir
+from .surface import (
+    ProtocolSurface,
+    builtin_methods,
+    empty_result_methods,
+    gate_rules,
+    handler_renames,
+    policy_codes_for,
+    policy_error_codes,
+)
+
+
+@dataclass(frozen=True)
+class Known:
+    """One schema as the review sees it."""
+
+    name: str
+    ir: SchemaIR
+    surface: ProtocolSurface
+    pinned: bool
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    section: str  # "nothing to attach to" | "not covered by a rule"
+    subject: str
+    text: str
+
+    def line(self) -> str:
+        return f"- {self.subject}: {self.text}"
+
+
+@dataclass
+class Review:
+    items: list[ReviewItem] = field(default_factory=list)
+
+    def subjects(self, section: str | None = None) -> list[str]:
+        return [i.subject for i in self.items if section is None or i.section == section]
+
+    def render(self, title: str = "policy review") -> str:
+        if not self.items:
+            return f"{title}: every rule attaches to a known schema; nothing is left uncovered\n"
+        lines = [f"{title}:"]
+        for section in (NOTHING, UNCOVERED):
+            entries = [i for i in self.items if i.section == section]
+            if entries:
+                lines.append(f"  {section}:")
+                lines += [f"    {i.line()}" for i in entries]
+        return "\n".join(lines) + "\n"
+
+
+NOTHING = "rules that found nothing to attach to"
+UNCOVERED = "new in the schema, not covered by any rule"
+
+
+@cache
+def _field_default_entries() -> dict[str, dict[str, object]]:
+    raw = json.loads((policy_dir() / "field_defaults.json").read_text(encoding="utf-8"))["defaults"]
+    return dict(raw)
+
+
+def _direction_label(direction: str) -> str:
+    return direction.replace("_", " ")
+
+
+def attachments(ir: SchemaIR, surface: ProtocolSurface) -> dict[str, str]:
+    """Every policy rule that attaches to this schema: rule id -> what it attaches to."""
+    out: dict[str, str] = {}
+    for pointer in ir.patches:
+        out[f"schema_patches.json {pointer}"] = pointer
+    methods = [(m.method, m.direction, m.message_type) for m in surface.methods]
+    methods += [(i.method, "server_to_client", i.message_type) for i in surface.input_requests]
+    paths = {side: set(p) for side, p in surface.capability_paths.items()}
+    for index, rule in enumerate(gate_rules()):
+        hits = [m for m, d, _ in methods if rule.matches(m, d)]
+        if hits:
+            out[_rule_id(index)] = hits[0]
+            for pg in rule.param_gates:
+                if ".".join(pg.gate.path) in paths.get(pg.gate.side, set()):
+                    out[f"{_rule_id(index)} param {pg.param}"] = str(pg.gate)
+    names = {m for m, _, _ in methods}
+    for entry in policy_codes_for(ir, names):
+        out[f"error_codes.json {entry.name}"] = str(entry.code)
+    objects = [d for d in ir.definitions.values() if isinstance(d, ObjectDef)]
+    wire_keys = {f.wire_name for d in objects for f in d.fields}
+    for wire, entry in _field_default_entries().items():
+        with_default = [d.name for d in objects if (f := d.field(wire)) is not None and f.default is not NO_DEFAULT]
+        if with_default:
+            out[f"field_defaults.json {wire}"] = with_default[0]
+        per_definition = entry.get("per_definition")
+        for definition in per_definition if isinstance(per_definition, dict) else {}:
+            if definition in with_default:
+                out[f"field_defaults.json {wire} on {definition}"] = definition
+    for wire in field_renames():
+        if wire in wire_keys:
+            out[f"field_names.json {wire}"] = wire
+    for name in type_renames():
+        if name in ir.upstream_names:
+            out[f"type_names.json {name}"] = name
+    message_types = {t for _, _, t in methods}
+    for name in handler_renames():
+        if name in message_types:
+            out[f"handler_names.json {name}"] = name
+    for method in empty_result_methods():
+        if method in names:
+            out[f"results.json {method}"] = method
+    for method in builtin_methods():
+        if method in names:
+            out[f"runtime_methods.json {method}"] = method
+    return out
+
+
+def _rule_id(index: int) -> str:
+    rule = gate_rules()[index]
+    direction = f" ({_direction_label(rule.direction)})" if rule.direction else ""
+    return f"capabilities.json {rule.method}{direction}"
+
+
+def all_rules() -> list[str]:
+    """Every rule id of the policy files, in file order."""
+    rules = [f"schema_patches.json {p.pointer}" for p in load_patches()]
+    for index, rule in enumerate(gate_rules()):
+        rules.append(_rule_id(index))
+        rules += [f"{_rule_id(index)} param {pg.param}" for pg in rule.param_gates]
+    rules += [f"error_codes.json {e.name}" for e in policy_error_codes()]
+    for wire, entry in _field_default_entries().items():
+        rules.append(f"field_defaults.json {wire}")
+        per_definition = entry.get("per_definition")
+        rules += [
+            f"field_defaults.json {wire} on {d}" for d in (per_definition if isinstance(per_definition, dict) else {})
+        ]
+    rules += [f"field_names.json {w}" for w in field_renames()]
+    rules += [f"type_names.json {n}" for n in type_renames()]
+    rules += [f"handler_names.json {n}" for n in handler_renames()]
+    rules += [f"results.json {m}" for m in empty_result_methods()]
+    rules += [f"runtime_methods.json {m}" for m in sorted(builtin_methods())]
+    return list(dict.fromkeys(rules))
+
+
+def _capabilities_named_by_rules() -> set[str]:
+    named: set[str] = set()
+    for rule in gate_rules():
+        for gate in ([rule.gate] if rule.gate else []) + [pg.gate for pg in rule.param_gates]:
+            named.add(str(gate))
+    return named
+
+
+def _definitions_named_by_rules() -> set[str]:
+    named = set(type_renames()) | set(handler_renames())
+    for entry in _field_default_entries().values():
+        per_definition = entry.get("per_definition")
+        named |= set(per_definition) if isinstance(per_definition, dict) else set()
+    return named
+
+
+def _base_of(version: Known, pinned: Sequence[Known]) -> Known | None:
+    """The pinned version a new one follows: the newest of the same lifecycle era (else the newest)."""
+    same_era = [k for k in pinned if k.surface.stateless == version.surface.stateless]
+    candidates = same_era or list(pinned)
+    return max(candidates, key=lambda k: k.name) if candidates else None
+
+
+def review(known: Iterable[Known], new: Iterable[str] = ()) -> Review:
+    """The review of a generation run: `known` are every schema the run knows (the pinned ones and
+    those generated), `new` the names of the versions it generated that are not pinned."""
+    known = list(known)
+    by_name = {k.name: k for k in known}
+    attached = {k.name: attachments(k.ir, k.surface) for k in known}
+    out = Review()
+    anywhere = set().union(*attached.values()) if attached else set()
+    for rule in all_rules():
+        if rule not in anywhere:
+            out.items.append(ReviewItem(NOTHING, rule, "attaches to no known schema (stale: remove or update it)"))
+    pinned = [k for k in known if k.pinned]
+    seen_paths = {f"{side}:{p}" for k in pinned for side, paths in k.surface.capability_paths.items() for p in paths}
+    seen_definitions = {n for k in pinned for n in k.ir.upstream_names}
+    named_capabilities = _capabilities_named_by_rules()
+    named_definitions = _definitions_named_by_rules()
+    for name in new:
+        version = by_name[name]
+        base = _base_of(version, [k for k in pinned if k.name != name])
+        if base is not None:
+            for rule in attached[base.name]:
+                if rule not in attached[name]:
+                    out.items.append(
+                        ReviewItem(NOTHING, rule, f"applies to {base.name}, finds nothing to attach to in {name}")
+                    )
+        for gap in version.surface.gaps:
+            out.items.append(ReviewItem(UNCOVERED, f"{name}: {gap.subject}", gap.what))
+        for side, paths in version.surface.capability_paths.items():
+            for path in paths:
+                capability = f"{side}:{path}"
+                if capability not in seen_paths and capability not in named_capabilities:
+                    out.items.append(
+                        ReviewItem(
+                            UNCOVERED,
+                            f"{name}: capability {capability}",
+                            "new; no rule of policy/capabilities.json gates a method on it (needs a rule)",
+                        )
+                    )
+        for definition in version.ir.upstream_names:
+            if definition not in seen_definitions and definition not in named_definitions:
+                out.items.append(
+                    ReviewItem(
+                        UNCOVERED,
+                        f"{name}: definition {definition}",
+                        "new; generated from the schema alone (no policy rule names it)",
+                    )
+                )
+    return out
