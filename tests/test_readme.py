@@ -25,7 +25,7 @@ def _run(code: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_readme_has_its_snippets() -> None:
-    assert len(BLOCKS) == 3, "a snippet was added or removed: give it a test here"
+    assert len(BLOCKS) == 4, "a snippet was added or removed: give it a test here"
 
 
 def test_models_snippet() -> None:
@@ -50,3 +50,10 @@ def test_server_snippet_serves_the_client_snippet(tmp_path: Path) -> None:
     result = _run(client)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "hi"
+
+
+def test_lenient_client_snippet_against_the_example_server() -> None:
+    result = _run(BLOCKS[3])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "mcp_bindings.v2024_11_05.models hi"  # what its comment says
+    assert "# mcp_bindings.v2024_11_05.models hi" in BLOCKS[3]

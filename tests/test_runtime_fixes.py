@@ -16,7 +16,7 @@ import orjson
 import pytest
 
 from mcp_bindings.runtime import registry
-from mcp_bindings.runtime.client import connect
+from mcp_bindings.runtime.client import LegacyServerError, connect
 from mcp_bindings.runtime.errors import McpError
 from mcp_bindings.runtime.http_server import create_app
 from mcp_bindings.runtime.memory import connect_in_memory
@@ -264,6 +264,58 @@ async def test_auto_falls_back_when_the_probe_goes_unanswered() -> None:
             assert anyio.current_time() - started < 5
             group.cancel_scope.cancel()
     assert seen[0] == "server/discover" and "initialize" in seen
+
+
+# -- pinned to 2026-07-28 without HTTP: a legacy server is named at connect, not per call ------------
+
+
+async def _pinned_against(legacy_answers_discover: bool) -> tuple[LegacyServerError, float, list[str]]:
+    client_end, server_end = memory_pair()
+    seen: list[str] = []
+
+    async def legacy_server() -> None:  # a handshake-only server: silent, or an error for server/discover
+        try:
+            while True:
+                message = await _receive(server_end)
+                seen.append(message.get("method", "response"))
+                if legacy_answers_discover and "id" in message:
+                    error = {"code": -32600, "message": "Bad Request: Server not initialized"}
+                    await server_end.send(orjson.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}))
+        except anyio.EndOfStream:
+            return
+
+    client_cls = _module("2026-07-28", "client").Client
+    started = anyio.current_time()
+    errors: list[LegacyServerError] = []
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(legacy_server)
+            with pytest.raises(LegacyServerError) as caught:
+                async with connect(client_end, client_cls, protocol_version="2026-07-28", probe_timeout=0.3):
+                    pass
+            errors.append(caught.value)
+            group.cancel_scope.cancel()
+    return errors[0], anyio.current_time() - started, seen
+
+
+async def test_pinned_stateless_client_probes_and_names_a_silent_legacy_server() -> None:
+    error, elapsed, seen = await _pinned_against(legacy_answers_discover=False)
+    assert elapsed < 5 and seen[0] == "server/discover"
+    assert "does not speak MCP 2026-07-28 (server/discover unanswered after 0.3 s)" in error.message
+    assert "protocol_version='auto'" in error.message
+
+
+async def test_pinned_stateless_client_names_a_legacy_server_that_refuses_discover() -> None:
+    error, _, seen = await _pinned_against(legacy_answers_discover=True)
+    assert seen == ["server/discover"]
+    assert "server/discover failed: Bad Request: Server not initialized" in error.message
+
+
+async def test_pinned_stateless_client_over_stdio_reaches_a_stateless_server() -> None:
+    client_cls = _module("2026-07-28", "client").Client
+    with anyio.fail_after(20):
+        async with connect_stdio([sys.executable, ECHO], client_cls, protocol_version="2026-07-28") as client:
+            assert client.session.stateless and client.session.server_info.get("name")
 
 
 # -- connect_stdio names the client as asked; ctx.session shows it to the server --------------------

@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from mcp_bindings.runtime.calls import REQUEST_TIMEOUT
-from mcp_bindings.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, ConnectionClosed, McpError
+from mcp_bindings.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, ConnectionClosed, McpError
 from mcp_bindings.runtime.server import LOG_LEVELS
 from mcp_bindings.runtime.stdio import connect_stdio
 from tests.peers.harness import (
@@ -365,10 +365,11 @@ async def test_server_to_client_requests(version: str, tmp_path: Path) -> None:
                 elicited = tool_json(await client.call_tool(name="ask_elicitation", arguments={}))
                 assert elicited == {"action": "accept", "content": {"name": "Ada"}}
                 assert recorder.of("elicitation")[0]["message"] == "your name?"
-            else:  # elicitation does not exist in this version: the server cannot ask
+            else:  # elicitation does not exist in this version: the server cannot ask, and says why
                 with pytest.raises(McpError) as caught:
                     await client.call_tool(name="ask_elicitation", arguments={})
-                assert caught.value.code == METHOD_NOT_FOUND
+                assert caught.value.code == INTERNAL_ERROR
+                assert f"the client speaks MCP {version}, which has no elicitation/create" in caught.value.message
 
             await client.notify_roots_list_changed()
             await client.notify_roots_list_changed()

@@ -1,8 +1,14 @@
-"""A client built on the official MCP Python SDK (mcp==2.3.0, `ClientSession` over `stdio_client`)
-that drives one of our stdio servers through a fixed scenario and prints what it observed as one
-JSON object on stdout. Runs in the SDK's venv, never in the project's.
+"""A client built on the official MCP Python SDK (mcp==2.3.0, `ClientSession` over `stdio_client`,
+or over `streamable_http_client` with `--url`) that drives one of our servers through a fixed
+scenario and prints what it observed as one JSON object on stdout. Runs in the SDK's venv, never in
+the project's.
 
     <sdk-python> tests/peers/sdk_client.py --version 2024-11-05 -- <our-python> tests/peers/stdio_server.py
+    <sdk-python> tests/peers/sdk_client.py --version 2024-11-05 --url http://127.0.0.1:PORT/mcp
+
+The handshake is pinned to `--version` the same way on both transports: a hand-made `initialize`
+offering that version, then `session.adopt(result)`, whose handshake stamp puts the negotiated
+version in the MCP-Protocol-Version header of every later HTTP request.
 
 Each step's outcome is recorded under its name; a step that raises records {"error": ...} and the
 scenario goes on, so the test can say exactly which step failed.
@@ -21,6 +27,7 @@ import anyio
 import mcp_types as types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 warnings.simplefilter("ignore")  # deprecation warnings of the handshake-era features we exercise
@@ -38,7 +45,14 @@ def text_of(result: types.CallToolResult) -> str:
     return result.content[0].text  # type: ignore[union-attr]
 
 
-async def run(version: str, command: list[str]) -> dict[str, Any]:
+def connect(command: list[str], url: str | None) -> Any:
+    """The SDK transport: Streamable HTTP to `url` if given, else stdio to a spawned `command`."""
+    if url is not None:
+        return streamable_http_client(url)
+    return stdio_client(StdioServerParameters(command=command[0], args=command[1:]))
+
+
+async def run(version: str, command: list[str], url: str | None = None) -> dict[str, Any]:
     report: dict[str, Any] = {}
     levels: list[str] = []
     notifications: list[str] = []
@@ -80,8 +94,7 @@ async def run(version: str, command: list[str]) -> dict[str, Any]:
             report[name] = {"error": repr(exc), "traceback": traceback.format_exc()}
         return None
 
-    params = StdioServerParameters(command=command[0], args=command[1:])
-    async with stdio_client(params) as (read_stream, write_stream):
+    async with connect(command, url) as (read_stream, write_stream):
         async with ClientSession(
             read_stream,
             write_stream,
@@ -252,9 +265,12 @@ async def _dumped(coro: Any) -> Any:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--version", default=LATEST)
-    parser.add_argument("command", nargs="+")
+    parser.add_argument("--url", help="a Streamable HTTP endpoint to connect to instead of spawning a command")
+    parser.add_argument("command", nargs="*")
     args = parser.parse_args()
-    report = anyio.run(run, args.version, args.command)
+    if (args.url is None) == (not args.command):
+        parser.error("give exactly one of: a server command, --url")
+    report = anyio.run(run, args.version, args.command, args.url)
     sys.stdout.write(json.dumps(report) + "\n")
 
 

@@ -1,23 +1,23 @@
 """Outgoing requests of a session: ids (never reused), waiting for the response that carries the
-same id, the caller's timeout and cancellation (both send `notifications/cancelled`), and the
-progress callbacks of requests that asked for progress."""
+same id, the caller's timeout and cancellation (one path: both cancel the caller's own sending and
+waiting, then send `notifications/cancelled`), and the progress callbacks of requests that asked
+for progress."""
 
 from __future__ import annotations
 
 import itertools
-import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeGuard
 
 import anyio
 import orjson
 
-from . import jsonrpc
+from . import jsonrpc, logs
 from .errors import INTERNAL_ERROR, ConnectionClosed, McpError
 from .jsonrpc import RequestId, Response, as_object
 from .transport import Transport
 
-log = logging.getLogger("mcp_bindings.runtime")
+log = logs.logger("")
 
 CANCELLED = "notifications/cancelled"
 PROGRESS_TOKEN = "progressToken"  # the `_meta` key of a request's progress token (every version)
@@ -80,8 +80,12 @@ class Calls:
         cancellable: bool = True,
     ) -> Any:
         """Send a request and wait for its result (a decoded JSON value); errors raise McpError.
+        The timeout covers sending too: a transport may tie the request's exchange to the caller
+        (an HTTP POST and its response stream), which the timeout then ends like a cancellation.
         When the caller's timeout expires or the caller is cancelled, the peer is told with
-        `notifications/cancelled`, unless the request is not `cancellable` (initialize)."""
+        `notifications/cancelled`, unless the request is not `cancellable`: initialize (which must
+        not be cancelled), or a request whose transport signals cancellation itself by closing the
+        exchange (a stateless request over HTTP)."""
         if self.closed:
             raise ConnectionClosed(f"cannot send {method}: the session is closed")
         request_id = next(self._ids)
@@ -93,8 +97,8 @@ class Calls:
         self._pending[request_id] = waiter
         limit = timeout if timeout is not None else self.default_timeout
         try:
-            await self.transport.send(jsonrpc.encode_request(request_id, method, params), related)
             with anyio.fail_after(limit):
+                await self.transport.send(jsonrpc.encode_request(request_id, method, params), related)
                 await waiter.event.wait()
         except TimeoutError:
             if cancellable:

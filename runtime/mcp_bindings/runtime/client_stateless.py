@@ -27,16 +27,25 @@ async def stateless_request(
     assert session is not None and runtime.protocol is not None
     params = dict(data or {})
     params["_meta"] = {**runtime.request_meta(), **(params.get("_meta") or {})}
+    # Over HTTP, closing the POST's response stream (the transport does it when the caller is
+    # cancelled or times out) is the cancellation signal: no `notifications/cancelled` is expected.
+    notify_cancel = not runtime.mirrors_headers
     switched = False
     for _ in range(MAX_INPUT_ROUNDS + 1):
         try:
-            raw = await session.request(spec.method, params, timeout=runtime.request_timeout, on_progress=on_progress)
+            raw = await session.request(
+                spec.method,
+                params,
+                timeout=runtime.request_timeout,
+                on_progress=on_progress,
+                cancellable=notify_cancel,
+            )
         except McpError as exc:
             choice = _other_version(runtime, exc) if not switched else None
             if choice is None:
                 raise
             switched = True
-            runtime.protocol, runtime.version = registry.protocol(choice), choice
+            runtime.protocol, runtime.version = registry.protocol(choice, own=runtime.stub), choice
             runtime.use_version(session, choice)
             params["_meta"] = {**params["_meta"], **runtime.request_meta()}
             continue

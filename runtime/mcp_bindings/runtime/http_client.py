@@ -5,11 +5,12 @@ engine sees one ordered stream of messages whatever the transport. A response st
 before its response arrived is resumed, after the server's `retry:` delay, with a GET carrying
 `Last-Event-ID` when the server numbered its events; otherwise the caller gets an error whose data
 says `retryable` (re-issuing under a new id is the 2026-07-28 rule, and the caller's decision).
+A request's POST lives as long as its caller: cancelling the caller (or its timeout) closes the
+response stream, which is how a stateless (2026-07-28) request is cancelled over HTTP.
 """
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -21,14 +22,14 @@ import httpx
 import orjson
 from anyio.abc import TaskGroup
 
-from . import jsonrpc
+from . import jsonrpc, logs
 from .client import connect
 from .errors import INTERNAL_ERROR
 from .jsonrpc import RequestId
 from .stubs import ClientHandlerStub, ClientStub
 from .transport import Features, HeaderHook, TransportBase
 
-log = logging.getLogger("mcp_bindings.runtime.http_client")
+log = logs.logger("http_client")
 
 C = TypeVar("C", bound=ClientStub)
 SESSION_HEADER = "Mcp-Session-Id"
@@ -136,9 +137,15 @@ class StreamableHttpTransport(TransportBase):
         self.header_hook = header_hook
 
     async def send(self, frame: bytes, related: RequestId | None = None) -> None:
+        """POST a message. A request's POST runs in the caller's task, so the caller's cancellation
+        or timeout closes its response stream (the cancellation signal of the stateless era);
+        notifications and responses are POSTed in the background."""
         assert self._task_group is not None, "use the transport as an async context manager"
         message = orjson.loads(frame)
-        self._task_group.start_soon(self._post, frame, message)
+        if isinstance(message, dict) and "method" in message and "id" in message:
+            await self._post(frame, message)
+        else:
+            self._task_group.start_soon(self._post, frame, message)
 
     def _request_headers(self, message: Any) -> dict[str, str]:
         headers = {
@@ -377,16 +384,25 @@ class LegacySseTransport(TransportBase):
         self._inbound_send, self._inbound = anyio.create_memory_object_stream[bytes](math.inf)
         self._endpoint: str | None = None
         self._ready = anyio.Event()
+        self._failure: Exception | None = None  # why the event stream could not be opened
         self._task_group: TaskGroup | None = None
 
     async def __aenter__(self) -> LegacySseTransport:
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
-        self._task_group.start_soon(self._listen)
-        with anyio.fail_after(30):
-            await self._ready.wait()
-        if self._endpoint is None:
-            raise ConnectionError(f"{self.url} sent no `endpoint` event")
+        try:
+            self._task_group.start_soon(self._listen)
+            with anyio.fail_after(30):
+                await self._ready.wait()
+            if self._failure is not None:
+                raise ConnectionError(f"could not open {self.url}: {self._failure}") from self._failure
+            if self._endpoint is None:
+                raise ConnectionError(f"{self.url} sent no `endpoint` event")
+        except BaseException:
+            # Leave the task group before raising: a task group left open would break the
+            # caller's cancel scopes (e.g. an `anyio.fail_after` around `connect_sse`).
+            await self.__aexit__(None, None, None)
+            raise
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -401,6 +417,8 @@ class LegacySseTransport(TransportBase):
             async with self._client.stream(
                 "GET", self.url, headers={"Accept": "text/event-stream", **self.headers}
             ) as response:
+                if response.status_code >= 400:
+                    raise ConnectionError(f"GET {self.url}: HTTP {response.status_code}")
                 async for event in _sse_events(response):
                     data = "\n".join(event.data)
                     if event.event == "endpoint":
@@ -408,8 +426,9 @@ class LegacySseTransport(TransportBase):
                         self._ready.set()
                     elif event.event == "message" and data:
                         await self._inbound_send.send(data.encode())
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, ConnectionError) as exc:
             log.debug("legacy SSE stream ended: %s", exc)
+            self._failure = exc
         finally:
             self._ready.set()
             self._inbound_send.close()
@@ -443,9 +462,12 @@ async def connect_http(
     request_timeout: float | None = None,
     client_info: dict[str, Any] | None = None,
     auth: httpx.Auth | None = None,
+    probe_timeout: float = 10.0,
+    lenient: bool = False,
 ) -> AsyncIterator[C]:
     """Connect over Streamable HTTP. `protocol_version=None` picks the client stub's version;
-    "auto" probes with `server/discover` and falls back to `initialize`."""
+    "auto" probes with `server/discover` and falls back to `initialize` (the other options are
+    `client.connect`'s)."""
     async with StreamableHttpTransport(url, headers=headers, auth=auth) as transport:
         async with connect(
             transport,
@@ -454,6 +476,8 @@ async def connect_http(
             protocol_version=protocol_version,
             request_timeout=request_timeout,
             client_info=client_info,
+            probe_timeout=probe_timeout,
+            lenient=lenient,
         ) as typed:
             yield typed
 
@@ -469,6 +493,8 @@ async def connect_sse(
     request_timeout: float | None = None,
     auth: httpx.Auth | None = None,
     client_info: dict[str, Any] | None = None,
+    probe_timeout: float = 10.0,
+    lenient: bool = False,
 ) -> AsyncIterator[C]:
     """Connect to a legacy (2024-11-05) HTTP+SSE server at its SSE URL (e.g. http://host/sse)."""
     async with LegacySseTransport(url, headers=headers, auth=auth) as transport:
@@ -479,5 +505,7 @@ async def connect_sse(
             protocol_version=protocol_version or "2024-11-05",
             request_timeout=request_timeout,
             client_info=client_info,
+            probe_timeout=probe_timeout,
+            lenient=lenient,
         ) as typed:
             yield typed

@@ -26,8 +26,12 @@ async def connect_in_memory(
     handlers: ClientHandlerStub | None = None,
     protocol_version: str | None = None,
     request_timeout: float | None = None,
+    client_info: dict[str, Any] | None = None,
+    lenient: bool = False,
     **runtime_options: Any,
 ) -> AsyncGenerator[C, None]:
+    """A client and a server in one process (tests, embedding): the client options are
+    `client.connect`'s; `runtime_options` go to the `ServerRuntime`."""
     client_end, server_end = memory_pair()
     server_session = Session(server_end, ServerRuntime(server, **runtime_options))
     try:
@@ -40,6 +44,8 @@ async def connect_in_memory(
                     handlers=handlers,
                     protocol_version=protocol_version,
                     request_timeout=request_timeout,
+                    client_info=client_info,
+                    lenient=lenient,
                 ) as typed:
                     yield typed
             finally:

@@ -16,13 +16,14 @@ from typing import Any, TypeVar
 import anyio
 from anyio.abc import Process
 
+from . import logs
 from .errors import sole_exception
 from .server import ServerRuntime
 from .session import Session
 from .stubs import ClientHandlerStub, ClientStub, ServerStub
 from .transport import DEFAULT_MAX_MESSAGE_BYTES, LineTransport
 
-log = logging.getLogger("mcp_bindings.runtime.stdio")
+log = logs.logger("stdio")
 
 C = TypeVar("C", bound=ClientStub)
 SHUTDOWN_GRACE_SECONDS = 2.0
@@ -183,8 +184,11 @@ async def connect_stdio(
     stderr: Any = None,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     client_info: dict[str, Any] | None = None,
+    probe_timeout: float = 10.0,
+    lenient: bool = False,
 ) -> AsyncGenerator[C, None]:
     """Spawn a stdio server, initialize, and yield the typed client; shut the server down after.
+    `protocol_version`, `probe_timeout` and `lenient` are `client.connect`'s.
 
     The server's stderr goes to this process's stderr unless `stderr` says otherwise; its last lines
     are kept, so that a server that exits before answering is reported with its exit code and them."""
@@ -220,6 +224,8 @@ async def connect_stdio(
                     protocol_version=protocol_version,
                     request_timeout=request_timeout,
                     client_info=client_info,
+                    probe_timeout=probe_timeout,
+                    lenient=lenient,
                 ) as typed:
                     started = True
                     yield typed
