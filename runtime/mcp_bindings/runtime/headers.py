@@ -10,14 +10,21 @@ An annotation is valid only on a property reachable through the root's `properti
 `type` is `string`, `integer` or `boolean`, with a non-empty HTTP token as its name, unique
 case-insensitively within the tool. A tool with any invalid annotation must not be used: the
 client runtime drops it from `tools/list` results and refuses to call it (`invalid_header_tools`).
+
+The server's parsing of standard headers lives here too: media types (`Content-Type`), `Accept`
+ranges, and the authority of `Host` / `Origin` (parsed, never matched by substring).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import ipaddress
 import re
-from typing import Any
+from collections.abc import Callable
+from functools import lru_cache, wraps
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 ANNOTATION = "x-mcp-header"
@@ -167,6 +174,13 @@ def decode_header_value(raw: str) -> str | None:
 def header_matches(decoded: str, value: Any) -> bool:
     if isinstance(value, bool):
         return decoded == ("true" if value else "false")
+    if isinstance(value, int):  # exactly, at any size (a float would equate 2**64 and 2**64 + 1)
+        text = decoded.strip()
+        digits = text[1:] if text[:1] in "+-" else text
+        if digits.isascii() and digits.isdigit() and len(digits) <= 4000:
+            return int(text) == value
+        if abs(value) > 2**53:
+            return False
     if isinstance(value, (int, float)):
         try:
             return float(decoded) == float(value)
@@ -175,3 +189,102 @@ def header_matches(decoded: str, value: Any) -> bool:
     if isinstance(value, str):
         return decoded == value
     return True  # objects and arrays are never mirrored (such annotations are invalid)
+
+
+# -- HTTP header parsing of the server (media types, Accept, Host / Origin authorities) -----------
+
+_MEDIA_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+/[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+# An HTTP authority as Host carries it (RFC 9110 §7.2: uri-host [":" port], no userinfo): a
+# bracketed IPv6 literal, or a DNS name / IPv4 address, then an optional decimal port.
+_AUTHORITY = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~-]+)(?::([0-9]{1,5}))?$")
+_CACHED_CHARS = 512  # header values up to this long are memoised
+T = TypeVar("T")
+
+
+def _cached(function: Callable[..., T]) -> Callable[..., T]:
+    """`function` memoised when its first argument (a header value; the rest are short) is short:
+    a client sends the same value on every request. A long one, which would make the cache hold
+    much, is computed every time."""
+    memo = lru_cache(maxsize=256)(function)
+
+    @wraps(function)
+    def call(value: str | None, *rest: Any) -> T:
+        if value is not None and len(value) > _CACHED_CHARS:
+            return function(value, *rest)
+        return memo(value, *rest)
+
+    return call
+
+
+@_cached
+def media_type(content_type: str) -> str:
+    """The media type of a Content-Type value, lower-case, without parameters ("" if malformed):
+    `application/json; charset=utf-8` -> `application/json`."""
+    value = content_type.split(";", 1)[0].strip().lower()
+    return value if _MEDIA_TOKEN.match(value) else ""
+
+
+def _accept_ranges(accept: str) -> tuple[tuple[str, float], ...]:
+    ranges: list[tuple[str, float]] = []
+    for item in accept.split(","):
+        kind, *params = item.split(";")
+        kind = kind.strip().lower()
+        if not kind:
+            continue
+        quality = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    quality = float(value.strip())
+                except ValueError:
+                    quality = 0.0
+                if not 0.0 <= quality <= 1.0:  # also NaN
+                    quality = 0.0
+        ranges.append((kind, quality))
+    return tuple(ranges)
+
+
+@_cached
+def accepts(accept: str | None, media: str) -> bool:
+    """Whether an Accept header admits `media` (RFC 9110 §12.5.1: the most specific matching range
+    decides, q=0 refuses). No Accept header (or an empty one) admits everything."""
+    if accept is None or not accept.strip():
+        return True
+    family = media.split("/", 1)[0] + "/*"
+    best: tuple[int, float] | None = None  # (specificity, q)
+    for kind, quality in _accept_ranges(accept):
+        specificity = 3 if kind == media else 2 if kind == family else 1 if kind == "*/*" else 0
+        if specificity and (best is None or specificity > best[0]):
+            best = (specificity, quality)
+    return best is not None and best[1] > 0
+
+
+@_cached
+def authority_host(authority: str) -> str | None:
+    """The host of an HTTP authority (`host[:port]`, as in Host or an Origin), lower-case, IPv6 in
+    brackets; None when it is not one: userinfo (`a@b`), a path, a bad port, stray characters."""
+    match = _AUTHORITY.match(authority)
+    if match is None:
+        return None
+    host, port = match.group(1).lower(), match.group(2)
+    if port is not None and int(port) > 65535:
+        return None
+    if host.startswith("["):
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            return None
+    return host
+
+
+@_cached
+def origin_host(origin: str) -> str | None:
+    """The host of an Origin header (`scheme://host[:port]`, http or https only), as `authority_host`
+    gives it; None for anything else (`null`, userinfo, a path, a query)."""
+    parts = urlsplit(origin)
+    if parts.scheme.lower() not in ("http", "https") or parts.path or parts.query or parts.fragment:
+        return None
+    if origin.lower() != f"{parts.scheme}://{parts.netloc}".lower():
+        return None  # urlsplit drops tabs and newlines: the header must be exactly scheme://authority
+    return authority_host(parts.netloc)

@@ -2,28 +2,37 @@
 
 A request's answer is plain JSON unless its handler sends something first (progress, a log, a
 server-to-client request): then it becomes an SSE stream that carries those messages and ends with
-the response. In resumable handshake sessions every SSE event is numbered and kept (bounded) in the
-session's `EventLog`, so a client whose stream broke resumes it with GET + `Last-Event-ID`.
+the response. In resumable handshake sessions every SSE event is numbered and kept in the session's
+`EventLog`, so a client whose stream broke resumes it with GET + `Last-Event-ID`. The logs are
+bounded (`ReplayLimits`: events and bytes per session, bytes over all sessions, age; the oldest go
+first) and released with their session; resuming past what was dropped is answered 410.
 """
 
 from __future__ import annotations
 
+import asyncio
+import ctypes
+import ctypes.util
 import itertools
-import logging
-from collections import OrderedDict, deque
-from collections.abc import Callable
+import json
+import sys
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
-from anyio.streams.memory import MemoryObjectSendStream
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.types import Send
 
-from . import jsonrpc
+from . import jsonrpc, logs, registry
+from .errors import INVALID_REQUEST
 from .session import Answer
 
-log = logging.getLogger("mcp_bindings.runtime.http")
+log = logs.logger("http")
 
 JSON_HEAD = [(b"content-type", b"application/json")]
 
@@ -44,65 +53,292 @@ def no_cache() -> dict[str, str]:
 
 CLOSE_STREAM = b""  # in a response's frame queue: end the HTTP stream now (never a real frame)
 
+TRANSPORT_POLICY = Path(__file__).with_name("policy") / "transports.json"
 
-@dataclass(eq=False)
+
+@cache
+def primes_streams(version: str) -> bool:
+    """Whether the POST streams of a session of `version` open with a priming event (SEP-1699; the
+    first version is in policy/transports.json, later registered versions follow it)."""
+    since = json.loads(TRANSPORT_POLICY.read_text(encoding="utf-8"))["sse_priming"]["since"]
+    known = list(registry.versions())  # oldest first
+    return version in known and since in known and known.index(version) >= known.index(since)
+
+
+# -- the replay log ------------------------------------------------------------------------------
+
+MIB = 1024 * 1024
+EVENT_OVERHEAD = 160  # bytes counted per event beside its frame (the event, its slots in three deques)
+ID_DIGITS = 19  # a Last-Event-ID longer than this is not one of ours (event ids are below 2**63)
+
+
+@dataclass(frozen=True)
+class ReplayLimits:
+    """Bounds of the SSE replay log (`HttpOptions.max_replay_*`, `replay_ttl_seconds`). Whichever is
+    reached first drops the oldest events: per session by count and bytes, over every session of the
+    app by bytes, and any event older than `ttl_seconds`."""
+
+    events: int = 1000  # per session
+    bytes: int = 16 * MIB  # per session
+    total_bytes: int = 128 * MIB  # every session of the app together
+    ttl_seconds: float = 300.0
+
+
+class _Event:
+    """One numbered SSE event held for replay (`frame` None: a priming event). `log` is None once
+    the event has been dropped."""
+
+    __slots__ = ("frame", "id", "log", "record", "size", "time")
+
+    def __init__(self, event_id: int, record: StreamRecord, frame: bytes | None, now: float, log: EventLog) -> None:
+        self.id = event_id
+        self.record: StreamRecord | None = record
+        self.frame = frame
+        self.size = EVENT_OVERHEAD + (len(frame) if frame else 0)
+        self.time = now
+        self.log: EventLog | None = log
+
+
 class StreamRecord:
-    finished: bool = False
-    live: MemoryObjectSendStream[tuple[int, bytes]] | None = None  # a resuming GET, if attached
+    """One POST stream of a session: its events still held (oldest first), whether its request has
+    ended, and the GET following it, if any."""
+
+    __slots__ = ("changed", "dropped_through", "events", "finished", "reader")
+
+    def __init__(self) -> None:
+        self.events: deque[_Event] = deque()
+        self.finished = False
+        self.dropped_through = 0  # the newest of this stream's events that is no longer held
+        self.reader = 0  # which GET follows the stream (a newer resumption replaces an older one)
+        self.changed: anyio.Event | None = None  # set when an event is added, dropped, or the stream ends
+
+    def wake(self) -> None:
+        if self.changed is not None:
+            self.changed.set()
+            self.changed = None
+
+
+class ReplayStore:
+    """The replay logs of one app's sessions: the byte bound over all of them, the age bound (a timer
+    on asyncio; on other event loops checked whenever a log is written or read) and giving the memory
+    of dropped events back."""
+
+    def __init__(self, limits: ReplayLimits | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.limits = limits or ReplayLimits()
+        self.bytes = 0  # held by every log together, as counted (frames + EVENT_OVERHEAD each)
+        self._clock = clock
+        self._order: deque[_Event] = deque()  # every log's events, oldest first (dropped ones skipped lazily)
+        self._held = 0
+        self._timer: asyncio.TimerHandle | None = None
+
+    def new_log(self) -> EventLog:
+        return EventLog(self)
+
+    def sweep(self, now: float | None = None) -> None:
+        """Drop events past the age bound, then the oldest while over the overall byte bound."""
+        cutoff = (self._clock() if now is None else now) - self.limits.ttl_seconds
+        while self._order:
+            head = self._order[0]
+            if head.log is None:
+                self._order.popleft()
+            elif head.time < cutoff or self.bytes > self.limits.total_bytes:
+                head.log.drop_oldest()  # the oldest event overall is the oldest of its log
+            else:
+                break
+
+    def _added(self, event: _Event) -> None:
+        self._order.append(event)
+        self._held += 1
+        self.bytes += event.size
+        self.sweep(event.time)
+        self._arm()
+
+    def _dropped(self, event: _Event) -> None:
+        self._held -= 1
+        self.bytes -= event.size
+        reclaim(event.size)
+        if len(self._order) > 2 * self._held + 256:  # mostly dropped entries: compact
+            self._order = deque(e for e in self._order if e.log is not None)
+
+    def _arm(self) -> None:
+        """A timer for the next event to age out (asyncio only; one at a time)."""
+        if self._timer is not None or not self._held:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        head = next((e for e in self._order if e.log is not None), None)
+        if head is not None:
+            delay = max(0.0, head.time + self.limits.ttl_seconds - self._clock()) + 0.01
+            self._timer = loop.call_later(delay, self._expire)
+
+    def _expire(self) -> None:
+        self._timer = None
+        self.sweep()
+        self._arm()
 
 
 class EventLog:
-    """The numbered SSE events of one session's POST streams, kept (bounded) for resumption."""
+    """The numbered SSE events of one session's POST streams, held for resumption within the store's
+    `ReplayLimits` (the oldest go first) and released with the session (`close`).
 
-    def __init__(self, limit: int) -> None:
+    Events are dropped oldest first, so every event id up to `dropped_through` is gone and every
+    later one is held: a `Last-Event-ID` either resumes exactly or is answered 410 (`replay`)."""
+
+    def __init__(self, store: ReplayStore | None = None) -> None:
+        self.store = store if store is not None else ReplayStore()
         self._ids = itertools.count(1)
-        self._stream_ids = itertools.count(1)
-        self._events: deque[tuple[int, str, bytes | None]] = deque(maxlen=limit)
-        self._streams: OrderedDict[str, StreamRecord] = OrderedDict()
-        self._limit = limit
+        self.last_id = 0  # the newest event id issued
+        self.dropped_through = 0
+        self.bytes = 0
+        self.closed = False
+        self._events: deque[_Event] = deque()
+        self._followed: set[StreamRecord] = set()  # streams a GET follows (woken on close)
 
-    def open_stream(self) -> str:
-        key = f"s{next(self._stream_ids)}"
-        self._streams[key] = StreamRecord()
-        while len(self._streams) > self._limit:
-            self._streams.popitem(last=False)
-        return key
+    def __len__(self) -> int:
+        return len(self._events)
 
-    def add(self, stream: str, frame: bytes | None) -> int:
-        """Record an event (None: the priming event) and forward it to a resuming GET."""
+    def open_stream(self) -> StreamRecord:
+        return StreamRecord()
+
+    def add(self, record: StreamRecord, frame: bytes | None) -> int:
+        """Number an event (None: the priming event) and hold it for replay, within the bounds."""
         event_id = next(self._ids)
-        self._events.append((event_id, stream, frame))
-        record = self._streams.get(stream)
-        if record is not None and record.live is not None and frame is not None:
-            try:
-                record.live.send_nowait((event_id, frame))
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.WouldBlock):
-                record.live = None
+        self.last_id = event_id
+        if self.closed:
+            return event_id
+        event = _Event(event_id, record, frame, self.store._clock(), self)
+        self._events.append(event)
+        record.events.append(event)
+        self.bytes += event.size
+        self.store._added(event)
+        limits = self.store.limits
+        while len(self._events) > limits.events or self.bytes > limits.bytes:
+            self.drop_oldest()  # an event larger than the bound itself is not held either
+        record.wake()
         return event_id
 
-    def finish(self, stream: str) -> None:
-        record = self._streams.get(stream)
-        if record is not None:
-            record.finished = True
-            if record.live is not None:
-                record.live.close()
-                record.live = None
+    def drop_oldest(self) -> None:
+        event = self._events.popleft()
+        record = event.record
+        assert record is not None and record.events[0] is event
+        record.events.popleft()
+        record.dropped_through = self.dropped_through = event.id
+        self.bytes -= event.size
+        event.log = event.record = None
+        event.frame = None
+        self.store._dropped(event)
+        record.wake()
 
-    def resume(self, last_event_id: str) -> tuple[str, list[tuple[int, bytes]], StreamRecord] | None:
-        """The stream `last_event_id` belongs to, its later events, and its record; None if unknown."""
-        if not last_event_id.isdigit():
+    def finish(self, record: StreamRecord) -> None:
+        record.finished = True
+        record.wake()
+
+    def close(self) -> None:
+        """The session ended: drop every event now and end the GETs following its streams."""
+        if self.closed:
+            return
+        self.closed = True
+        while self._events:
+            self.drop_oldest()
+        for record in list(self._followed):
+            record.wake()
+
+    def replay(self, last_event_id: str) -> Response | None:
+        """The answer to a GET with `Last-Event-ID`: the rest of that event's stream, then the stream
+        itself until its request is answered. 410 when events after that one are no longer held (the
+        log's bounds dropped them): the stream cannot be resumed, and the client learns it at once.
+        None when the id is not one this session issued (not a resumption)."""
+        text = last_event_id.strip()
+        if not (0 < len(text) <= ID_DIGITS and text.isascii() and text.isdigit()):
             return None
-        wanted = int(last_event_id)
-        stream = next((key for event_id, key, _ in self._events if event_id == wanted), None)
-        record = self._streams.get(stream) if stream is not None else None
-        if stream is None or record is None:
+        wanted = int(text)
+        if not 0 < wanted <= self.last_id:
             return None
-        later = [
-            (event_id, frame)
-            for event_id, key, frame in self._events
-            if key == stream and event_id > wanted and frame is not None
-        ]
-        return stream, later, record
+        self.store.sweep()
+        record = None
+        if wanted > self.dropped_through and not self.closed:
+            record = next((e.record for e in self._events if e.id == wanted), None)
+        if record is None:
+            message = (
+                f"Gone: the events after Last-Event-ID {wanted} are no longer held (the replay log is bounded "
+                "by events, bytes and age); this stream cannot be resumed"
+            )
+            return error_response(None, INVALID_REQUEST, message, 410, {"lastEventId": text})
+        return StreamingResponse(self._follow(record, wanted), media_type="text/event-stream", headers=no_cache())
+
+    async def _follow(self, record: StreamRecord, cursor: int) -> AsyncIterator[bytes]:
+        record.reader += 1
+        me = record.reader
+        record.wake()  # an older GET following this stream ends
+        self._followed.add(record)
+        try:
+            while record.reader == me and not self.closed:
+                if record.dropped_through > cursor:
+                    return  # fell behind the log's bounds: the client's next resumption is answered 410
+                # Frames are taken now: what the log drops while they are written still goes out.
+                pending = [(e.id, e.frame) for e in record.events if e.id > cursor]
+                for event_id, frame in pending:
+                    cursor = event_id
+                    if frame is not None:
+                        yield sse_event(frame, event_id)
+                if pending:
+                    continue
+                if record.finished:
+                    return
+                changed = record.changed = record.changed or anyio.Event()
+                await changed.wait()
+        finally:
+            if record.reader == me:
+                self._followed.discard(record)
+
+
+# -- giving memory back --------------------------------------------------------------------------
+
+RECLAIM_AFTER = 1 * MIB  # bytes freed (replay log, legacy queues) before memory is given back
+RECLAIM_DELAY = 0.5  # seconds: frees in a burst are given back together, at most twice a second
+_reclaim = {"freed": 0, "due": 0.0}  # bytes freed since the last trim; when the scheduled one runs
+
+
+@cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's `malloc_trim`; None elsewhere. glibc keeps the freed blocks of large frames in its
+    heap, so without it RSS stays at its peak after a heavy session is released."""
+    if sys.platform != "linux":
+        return None
+    try:
+        trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    return trim
+
+
+def reclaim(freed: int) -> None:
+    """Note `freed` bytes released; once RECLAIM_AFTER have been, give the process's free heap
+    memory back to the system (glibc `malloc_trim`, in a worker thread, RECLAIM_DELAY later)."""
+    trim = _malloc_trim()
+    if trim is None:
+        return
+    _reclaim["freed"] += freed
+    now = time.monotonic()
+    if _reclaim["freed"] < RECLAIM_AFTER or now < _reclaim["due"]:
+        return  # not enough yet, or a trim is already scheduled
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # not asyncio (e.g. trio): trim here, it takes milliseconds
+        _reclaim["freed"], _reclaim["due"] = 0, now + RECLAIM_DELAY
+        trim(0)
+        return
+    _reclaim["due"] = now + RECLAIM_DELAY
+
+    def run() -> None:
+        _reclaim["freed"] = 0
+        loop.run_in_executor(None, trim, 0)
+
+    loop.call_later(RECLAIM_DELAY, run)
 
 
 def sse_event(frame: bytes, event_id: int | None = None) -> bytes:
@@ -130,10 +366,10 @@ class ResponseWriter:
     (progress, a log, a server-to-client request) — then an SSE stream that carries those messages
     and ends with the response.
 
-    With an event log (resumable handshake sessions) the SSE stream opens with a priming event (id,
-    `retry:`, empty data), numbers every event, and may be ended early by the handler
-    (`close_stream`): the request goes on, and its later events wait in the log for a GET with
-    `Last-Event-ID`.
+    With an event log (resumable handshake sessions) every SSE event is numbered. Where the session's
+    version has it (`primes_streams`), the stream opens with a priming event (id, `retry:`, empty
+    data) and may be ended early by the handler (`close_stream`): the request goes on, and its later
+    events wait in the log for a GET with `Last-Event-ID`.
     """
 
     def __init__(
@@ -145,6 +381,7 @@ class ResponseWriter:
         headers: Callable[[], dict[str, str]],
         events: EventLog | None,
         retry_ms: int,
+        priming: bool = False,
     ) -> None:
         self._send = send
         self._sse_ok = sse_ok
@@ -152,7 +389,8 @@ class ResponseWriter:
         self._headers = headers
         self._events = events
         self._retry_ms = retry_ms
-        self._stream: str | None = None  # this POST's stream in the event log
+        self._priming = priming and events is not None
+        self._stream: StreamRecord | None = None  # this POST's stream in the event log
         self._lock: anyio.Lock | None = None  # created on the first server message (rare path)
         self.streaming = False  # the SSE head has been sent
         self._http_open = True
@@ -166,10 +404,14 @@ class ResponseWriter:
         if not self._sse_ok:
             log.debug("the client takes JSON only; a server message before the response was dropped")
             return
+        if frame == CLOSE_STREAM and not self._priming:
+            return  # without a primed (numbered) stream the client could not resume: keep it open
         if self._lock is None:
             self._lock = anyio.Lock()  # handlers may send from several tasks at once
         async with self._lock:
             if not self.streaming:
+                if not self._http_open:
+                    return  # abandoned while this message waited: the client is gone
                 await self._open_stream()
             await self._emit(frame)
 
@@ -203,7 +445,10 @@ class ResponseWriter:
         await self._send({"type": "http.response.body", "body": body, "more_body": False})
 
     def abandon(self) -> None:
-        """The request ended without a response (cancelled): close its stream in the event log."""
+        """The client is gone or the request ended without a response (cancelled): nothing more is
+        written, and its stream in the event log is closed."""
+        self._finished = True
+        self._http_open = False
         if self._events is not None and self._stream is not None:
             self._events.finish(self._stream)
 
@@ -218,12 +463,14 @@ class ResponseWriter:
         )
         if self._events is not None:
             self._stream = self._events.open_stream()
-            priming = b"id: %d\nretry: %d\ndata: \n\n" % (self._events.add(self._stream, None), self._retry_ms)
-            await self._send({"type": "http.response.body", "body": priming, "more_body": True})
+            if self._priming:
+                event_id = self._events.add(self._stream, None)
+                priming = b"id: %d\nretry: %d\ndata: \n\n" % (event_id, self._retry_ms)
+                await self._send({"type": "http.response.body", "body": priming, "more_body": True})
 
     async def _emit(self, frame: bytes) -> None:
         if frame == CLOSE_STREAM:
-            if self._http_open and self._stream is not None:
+            if self._http_open and self._priming:
                 self._http_open = False
                 await self._send({"type": "http.response.body", "body": b"", "more_body": False})
             return

@@ -5,32 +5,52 @@ the lifespan. What an MCP request over HTTP means lives in `http_streamable` (se
 DELETE, both wire eras), `http_stateless` (the header checks of a stateless request),
 `http_resume` (answering a POST as JSON or SSE, the event log for resumption) and `http_legacy`
 (the 2024-11-05 HTTP+SSE transport). Security is on by default: Host and Origin must name this
-machine, bodies are size-limited, sessions are bounded in number and expire when idle.
+machine, bodies are size-limited and must arrive in time, sessions are bounded in number, expire
+when idle and belong to the principal that opened them. `serve_http` (through `uvicorn_config`)
+adds what only the HTTP server can do: a bound on connections, a deadline and a size bound for a
+request's head. Every limit, its default and its option: docs/security.md.
 """
 
 from __future__ import annotations
 
-import logging
+import asyncio
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Any, Literal
-from urllib.parse import parse_qs, urlsplit
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from urllib.parse import parse_qs
 
+import anyio
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from . import logs
 from .errors import INVALID_REQUEST
-from .headers import decode_header_value
+from .headers import accepts, authority_host, decode_header_value, media_type, origin_host
 from .http_legacy import LegacySse
-from .http_resume import error_response
-from .http_streamable import StreamableHttp, StreamableOptions
+from .http_resume import ReplayLimits, error_response
+from .http_streamable import SSE, StreamableHttp, StreamableOptions, principal_of
 from .notifications import host_for
 from .stubs import ServerStub
 
-__all__ = ["HttpExchange", "HttpOptions", "StreamableHTTPApp", "create_app", "decode_header_value", "serve_http"]
+if TYPE_CHECKING:
+    import uvicorn
 
-log = logging.getLogger("mcp_bindings.runtime.http")
+__all__ = [
+    "HttpExchange",
+    "HttpOptions",
+    "StreamableHTTPApp",
+    "create_app",
+    "decode_header_value",
+    "principal_of",
+    "serve_http",
+    "uvicorn_config",
+]
+
+log = logs.logger("http")
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
+JSON = "application/json"
+T = TypeVar("T")
 
 
 @dataclass
@@ -44,16 +64,36 @@ class HttpOptions:
     legacy_sse: bool = True  # also serve the 2024-11-05 HTTP+SSE transport at /sse and /messages
     json_only: bool = False  # never upgrade a response to SSE
     # Handshake sessions: number SSE events, open each POST stream with a priming event carrying
-    # `retry:`, and replay a stream to a GET with `Last-Event-ID` (resumption and polling, SEP-1699).
+    # `retry:` (sessions of 2025-11-25 on: policy/transports.json), and replay a stream to a
+    # GET with `Last-Event-ID` (resumption and polling, SEP-1699).
     resumable: bool = True
     sse_retry_ms: int = 1000
+    # The replay log (docs/security.md): the oldest events go first when a bound is reached;
+    # resuming past them is answered 410. Released with the session.
     max_replay_events: int = 1000  # per session
+    max_replay_bytes: int = 16 * 1024 * 1024  # per session
+    max_replay_bytes_total: int = 128 * 1024 * 1024  # all sessions together
+    replay_ttl_seconds: float = 300.0  # an event older than this is dropped
+    # Legacy /sse: what waits for a client that reads slower than the server writes; beyond it the
+    # connection is dropped and closed (logged once).
+    legacy_queue_bytes: int = 8 * 1024 * 1024  # per connection
+    # Slow and hostile peers (docs/security.md). Defaults no local client comes near.
+    body_timeout_seconds: float = 60.0  # a POST body must arrive within this: else 408, connection closed
+    max_listen_streams: int = 1000  # open subscriptions/listen streams at once; one more is answered 503
+    get_stream_queue_bytes: int = 8 * 1024 * 1024  # unread on a session's GET stream: past it the stream is closed
+    # Only where the app runs on uvicorn through serve_http / uvicorn_config (the HTTP server owns
+    # connections; mounted elsewhere, configure that server):
+    max_connections: int = 1000  # connections served at once; a request on one more is answered 503
+    header_timeout_seconds: float = 30.0  # a request's line and headers must arrive within this: else closed
+    max_header_bytes: int = 64 * 1024  # a request's line and headers larger than this: 400 / closed
+    keep_alive_seconds: float = 5.0  # an idle keep-alive connection is closed after this
 
 
 class HttpExchange:
     """One HTTP request as the app reads it: scope, receive, and the headers decoded once.
 
-    (Header names are lower-case in ASGI; for a repeated header the first value counts.)"""
+    (Header names are lower-case in ASGI; for a repeated header the first value counts, but for
+    `Accept`, a list, whose lines are joined.)"""
 
     __slots__ = ("headers", "receive", "scope")
 
@@ -65,6 +105,8 @@ class HttpExchange:
             key = name.decode("latin-1")
             if key not in headers:
                 headers[key] = value.decode("latin-1")
+            elif key == "accept":
+                headers[key] += ", " + value.decode("latin-1")
         self.headers = headers
 
     def query_param(self, name: str) -> str:
@@ -84,11 +126,21 @@ class StreamableHTTPApp:
             server,
             host,
             StreamableOptions(
-                o.max_sessions, o.session_idle_seconds, o.json_only, o.resumable, o.sse_retry_ms, o.max_replay_events
+                o.max_sessions,
+                o.session_idle_seconds,
+                o.json_only,
+                o.resumable,
+                o.sse_retry_ms,
+                ReplayLimits(o.max_replay_events, o.max_replay_bytes, o.max_replay_bytes_total, o.replay_ttl_seconds),
+                max_listen_streams=o.max_listen_streams,
+                get_stream_queue_bytes=o.get_stream_queue_bytes,
             ),
         )
-        self.legacy = LegacySse(server, host, o.max_sessions)
+        self.legacy = LegacySse(server, host, o.max_sessions, queue_bytes=o.legacy_queue_bytes)
         self._endpoint = o.path.rstrip("/") or "/"
+        self._body_deadlines = Deadlines(o.body_timeout_seconds)
+        # Allowed host names as `authority_host` gives them (lower-case, IPv6 in brackets).
+        self._allowed_hosts = {_bracketed(name.lower()) for name in o.allowed_hosts}
 
     @property
     def sessions(self) -> dict[str, Any]:
@@ -126,63 +178,81 @@ class StreamableHTTPApp:
         if path == self._endpoint:
             return await self._endpoint_request(request, method)
         if self.options.legacy_sse and path == "/sse" and method == "GET":
-            return self.legacy.stream()
+            return self.legacy.stream(principal_of(request.scope))
         if self.options.legacy_sse and path == "/messages" and method == "POST":
             session_id = request.query_param("session_id")
-            if session_id not in self.legacy.sessions:
+            if not self.legacy.admits(session_id, principal_of(request.scope)):
                 return Response(status_code=404, content="unknown session_id")
             body = await self._body(request)
-            return body if isinstance(body, Response) else await self.legacy.post(session_id, body)
+            if isinstance(body, Response):
+                return body
+            return await self.legacy.post(session_id, body, principal_of(request.scope))
         return Response(status_code=404)
 
     async def _endpoint_request(self, request: HttpExchange, method: str) -> Any:
         if method == "POST":
-            content_type = request.headers.get("content-type", "")
-            if "application/json" not in content_type.lower():
+            accept = request.headers.get("accept")
+            if not accepts(accept, JSON) and not accepts(accept, SSE):
+                message = "Not Acceptable: the client must accept application/json or text/event-stream"
+                return error_response(None, INVALID_REQUEST, message, 406)
+            if media_type(request.headers.get("content-type", "")) != JSON:
                 return error_response(
                     None, INVALID_REQUEST, "Unsupported Media Type: POST a JSON-RPC message as application/json", 415
                 )
             body = await self._body(request)
-            return body if isinstance(body, Response) else await self.streamable.post(request.headers, body)
+            if isinstance(body, Response):
+                return body
+            return await self.streamable.post(request.headers, body, principal_of(request.scope))
         if method == "GET":
-            return self.streamable.get(request.headers)
+            return self.streamable.get(request.headers, principal_of(request.scope))
         if method == "DELETE":
-            return self.streamable.delete(request.headers)
+            return self.streamable.delete(request.headers, principal_of(request.scope))
         return Response(status_code=405, headers={"Allow": "GET, POST, DELETE"})
 
     # -- security ----------------------------------------------------------------------------
 
-    def _host_allowed(self, host: str) -> bool:
-        allowed = self.options.allowed_hosts
-        if "*" in allowed:
+    def _host_allowed(self, name: str | None) -> bool:
+        """Whether a parsed host name (`authority_host`; None: malformed) is allowed."""
+        if "*" in self._allowed_hosts:
             return True
-        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        if host.startswith("[") and "]" in host:
-            name = host[: host.index("]") + 1]
-        return name.lower() in allowed
+        return name is not None and name in self._allowed_hosts
 
     def _check_origin(self, request: HttpExchange) -> Response | None:
+        # Host and Origin are parsed as authorities (`127.0.0.1:80@evil.example` is userinfo
+        # followed by the host evil.example: malformed in Host, and refused in Origin).
         host = request.headers.get("host", "")
-        if not self._host_allowed(host):
+        if not self._host_allowed(authority_host(host)):
             return error_response(None, INVALID_REQUEST, f"Forbidden: Host {host!r} is not allowed", 403)
         origin = request.headers.get("origin")
         if origin is not None:
             if self.options.allowed_origins is not None:
                 ok = origin in self.options.allowed_origins or "*" in self.options.allowed_origins
             else:
-                parts = urlsplit(origin)
-                ok = parts.scheme in ("http", "https") and self._host_allowed(parts.netloc)
+                name = origin_host(origin)
+                ok = name is not None and self._host_allowed(name)
             if not ok:
                 return error_response(None, INVALID_REQUEST, f"Forbidden: Origin {origin!r} is not allowed", 403)
         return None
 
     async def _body(self, request: HttpExchange) -> bytes | Response:
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.options.max_body_bytes:
-            return error_response(
-                None, INVALID_REQUEST, f"Request body exceeds {self.options.max_body_bytes} bytes", 413
+        """The request body, or the response refusing it: 413 past `max_body_bytes`, 408 when it has
+        not arrived within `body_timeout_seconds` (a client that declares a length and goes silent)."""
+        declared = request.headers.get("content-length", "").strip()
+        limit = self.options.max_body_bytes
+        if declared.isascii() and declared.isdigit() and (len(declared) > 19 or int(declared) > limit):
+            return error_response(None, INVALID_REQUEST, f"Request body exceeds {limit} bytes", 413)
+        try:
+            return await self._body_deadlines.run(self._read_body(request.receive))
+        except TimeoutError:
+            seconds = self.options.body_timeout_seconds
+            log.info("request body not received within %s s: 408", seconds)
+            refusal = error_response(
+                None, INVALID_REQUEST, f"Request Timeout: the body did not arrive within {seconds:g} s", 408
             )
-        receive = request.receive
+            refusal.headers["Connection"] = "close"  # the rest of the body may still come: end the connection
+            return refusal
+
+    async def _read_body(self, receive: Receive) -> bytes | Response:
         message = await receive()
         body: bytes = message.get("body", b"")
         if not message.get("more_body", False) and message["type"] == "http.request":
@@ -204,9 +274,169 @@ class StreamableHTTPApp:
         return bytes(chunks)
 
 
+class Deadlines:
+    """Run awaitables (a request body's reads) under one time limit, `TimeoutError` past it.
+
+    On asyncio one timer serves them all: a sweep every `period` cancels the tasks whose deadline
+    has passed (so a deadline is met within `period`), at the cost of a dict entry per read. A
+    timer (or cancel scope) per request costs more than parsing a small request does. On other
+    loops (trio) each read gets an `anyio.fail_after`."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.period = min(1.0, seconds / 4)
+        self._running: dict[asyncio.Task[Any], float] = {}  # task -> its deadline (loop time)
+        self._expired: set[asyncio.Task[Any]] = set()
+        self._sweep_timer: asyncio.TimerHandle | None = None
+
+    async def run(self, awaitable: Awaitable[T]) -> T:
+        try:
+            task = asyncio.current_task()
+        except RuntimeError:  # not asyncio
+            task = None
+        if task is None:
+            with anyio.fail_after(self.seconds):
+                return await awaitable
+        loop = task.get_loop()
+        self._running[task] = loop.time() + self.seconds
+        if self._sweep_timer is None:
+            self._sweep_timer = loop.call_later(self.period, self._sweep, loop)
+        try:
+            return await awaitable
+        except asyncio.CancelledError:
+            # The sweep runs only while this task waits, and only inside this await: a cancellation
+            # it caused surfaces here. (If something else cancelled too, it cancels again.)
+            if task in self._expired and task.uncancel() == 0:
+                raise TimeoutError from None
+            raise
+        finally:
+            self._running.pop(task, None)
+            self._expired.discard(task)
+
+    def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._sweep_timer = None
+        now = loop.time()
+        for task, deadline in list(self._running.items()):
+            if deadline <= now and task not in self._expired:
+                self._expired.add(task)
+                task.cancel("deadline passed")
+        if self._running:
+            self._sweep_timer = loop.call_later(self.period, self._sweep, loop)
+
+
+def _bracketed(name: str) -> str:
+    """An allowed host name as `authority_host` writes it: IPv6 literals in brackets."""
+    return f"[{name}]" if ":" in name and not name.startswith("[") else name
+
+
 def create_app(server: ServerStub, **options: Any) -> StreamableHTTPApp:
     """The ASGI app; mount it in any ASGI application (Starlette, FastAPI, ...)."""
     return StreamableHTTPApp(server, HttpOptions(**options))
+
+
+# -- uvicorn: what only the HTTP server can bound ---------------------------------------------------
+
+
+class _HeadDeadline(asyncio.Protocol):
+    """Mixed into uvicorn's HTTP protocol class (h11 or httptools): what uvicorn lacks, a deadline
+    for a request's head (request line and headers) and a bound on its size. uvicorn arms no timer
+    until a first response is complete (its keep-alive timer, disarmed by any byte received), so a
+    client that sends half a request line and goes silent is otherwise kept forever.
+
+    The deadline runs from the connection's start and from the end of each response; when it
+    passes while no request is being served (the head is incomplete, or the connection idles), the
+    connection is closed. Bytes received while no request is being served count towards the head."""
+
+    head_timeout: float = 30.0
+    max_head_bytes: int = 64 * 1024
+    # uvicorn's protocol attributes this mixin uses
+    cycle: Any
+    transport: Any
+    loop: Any
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        self._head_bytes = 0
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._arm_head_deadline()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if not self._serving():
+            self._head_bytes += len(data)
+            if self._head_bytes > self.max_head_bytes and not self.transport.is_closing():
+                log.info("request head over %d bytes: connection closed", self.max_head_bytes)
+                self.transport.close()
+        else:
+            self._head_bytes = 0
+
+    def on_response_complete(self) -> None:
+        base: Any = super()  # uvicorn's protocol (after this mixin in the MRO)
+        base.on_response_complete()
+        self._head_bytes = 0
+        self._arm_head_deadline()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+        super().connection_lost(exc)
+
+    def _serving(self) -> bool:
+        """A request's head has arrived and its response is not complete."""
+        return self.cycle is not None and not self.cycle.response_complete
+
+    def _arm_head_deadline(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+        self._head_timer = None
+        if not self.transport.is_closing():
+            self._head_timer = self.loop.call_later(self.head_timeout, self._head_deadline_passed)
+
+    def _head_deadline_passed(self) -> None:
+        self._head_timer = None
+        if not self._serving() and not self.transport.is_closing():
+            log.info("request head not received within %s s: connection closed", self.head_timeout)
+            self.transport.close()
+
+
+def uvicorn_config(
+    app: StreamableHTTPApp,
+    host: str = "127.0.0.1",
+    port: int = 3001,
+    *,
+    log_level: str = "warning",
+    http: Literal["auto", "h11", "httptools"] = "auto",
+    loop: Literal["auto", "asyncio", "uvloop"] = "auto",
+) -> uvicorn.Config:
+    """The uvicorn `Config` that `serve_http` runs: the app's connection limits (`HttpOptions`:
+    `max_connections`, `header_timeout_seconds`, `max_header_bytes`, `keep_alive_seconds`) applied
+    to uvicorn. Run it with `uvicorn.Server(config)`, e.g. in a thread of your own."""
+    import uvicorn
+    from uvicorn.config import HTTP_PROTOCOLS
+    from uvicorn.importer import import_from_string
+
+    o = app.options
+    base: type[asyncio.Protocol] = import_from_string(HTTP_PROTOCOLS[http])
+    protocol: type[asyncio.Protocol] = type(
+        f"HeadDeadline{base.__name__}",
+        (_HeadDeadline, base),
+        {"head_timeout": o.header_timeout_seconds, "max_head_bytes": o.max_header_bytes},
+    )
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        lifespan="on",
+        http=protocol,
+        loop=loop,
+        ws="none",  # the app speaks no WebSocket
+        # uvicorn answers 503 when connections (this one included) >= the limit, or running requests do.
+        limit_concurrency=o.max_connections + 1,
+        timeout_keep_alive=o.keep_alive_seconds,  # pyright: ignore[reportArgumentType]  # a float works (call_later)
+        h11_max_incomplete_event_size=o.max_header_bytes,
+    )
 
 
 def serve_http(
@@ -231,4 +461,7 @@ def serve_http(
             "binding %s: DNS-rebinding protection still only admits Host headers of %s", host, ", ".join(LOCAL_HOSTS)
         )
     app = create_app(server, path=path, **options)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, lifespan="on", http=http, loop=loop)
+    try:
+        uvicorn.Server(uvicorn_config(app, host, port, log_level=log_level, http=http, loop=loop)).run()
+    except KeyboardInterrupt:  # as uvicorn.run: Ctrl-C ends the server quietly
+        pass

@@ -5,12 +5,16 @@ later POSTs carry it, GET opens the server-to-client stream (or resumes a POST s
 `Last-Event-ID`), DELETE ends the session. 2026-07-28: every POST stands alone, described by its
 `_meta` and headers (`http_stateless`), with a session engine of its own so that two clients'
 equal JSON-RPC ids never meet.
+
+Behind bearer auth (`auth.resource_server`) a session belongs to the principal that opened it
+(`principal_of`): a request of any other principal for it is answered 404, as for an unknown id.
+A session that expires is ended like a deleted one: its requests are cancelled, its GET stream is
+closed and it gets no more broadcasts.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import math
 import secrets
 import time
@@ -23,17 +27,20 @@ from anyio.streams.memory import MemoryObjectSendStream
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from . import jsonrpc
+from . import jsonrpc, logs
 from .errors import INTERNAL_ERROR, INVALID_REQUEST
+from .headers import accepts
 from .http_resume import (
     CLOSE_STREAM,
     DROP,
     EventLog,
     FrameSink,
+    ReplayLimits,
+    ReplayStore,
     ResponseWriter,
-    StreamRecord,
     error_response,
     no_cache,
+    primes_streams,
     sse_event,
 )
 from .http_stateless import VERSION_HEADER, Refusal, ToolHeaders, check_headers, stateless_status
@@ -45,9 +52,20 @@ from .session import Answer, Session
 from .stubs import ServerStub
 from .transport import Features, TransportBase
 
-log = logging.getLogger("mcp_bindings.runtime.http")
+log = logs.logger("http")
 
 SESSION_HEADER = "mcp-session-id"
+SSE = "text/event-stream"
+LISTEN = "subscriptions/listen"  # a builtin (server.BUILTINS): its stream stays open until the client leaves
+MAX_EVENT_ID_DIGITS = 19  # Last-Event-ID: our event ids are decimal counters
+
+
+def principal_of(scope: Scope) -> str | None:
+    """Who the request's bearer token speaks for (`AccessToken.principal`: issuer, subject, client
+    id), which the auth middleware (`auth.resource_server`) puts in `scope["auth"]`; None without
+    auth. Sessions are bound to it when they open, and refuse every other principal."""
+    principal = getattr(scope.get("auth"), "principal", None)
+    return principal if isinstance(principal, str) else None
 
 
 class HttpTransport(TransportBase):
@@ -56,9 +74,13 @@ class HttpTransport(TransportBase):
 
     features = Features(closes_streams=True)
 
-    def __init__(self) -> None:
+    def __init__(self, standalone_limit: int = 8 * 1024 * 1024) -> None:
         self.by_request: dict[Any, FrameSink] = {}
         self.standalone: MemoryObjectSendStream[bytes] | None = None
+        # Bytes waiting for the GET stream's client; past the limit it is not reading: the stream
+        # is closed (it may reconnect) rather than buffering without end.
+        self.standalone_bytes = 0
+        self.standalone_limit = standalone_limit
 
     async def close_stream(self, related: Any) -> None:
         """End the SSE stream of the POST carrying request `related` before its response (the request
@@ -71,11 +93,20 @@ class HttpTransport(TransportBase):
                 pass
 
     async def send(self, frame: bytes, related: Any = None) -> None:
-        stream = self.by_request.get(related) if related is not None else None
-        stream = stream or self.standalone
+        stream: FrameSink | MemoryObjectSendStream[bytes] | None = (
+            self.by_request.get(related) if related is not None else None
+        )
         if stream is None:
-            log.debug("no open stream for a server message; dropped")
-            return
+            stream = self.standalone
+            if stream is None:
+                log.debug("no open stream for a server message; dropped")
+                return
+            if self.standalone_bytes and self.standalone_bytes + len(frame) > self.standalone_limit:
+                log.warning("GET stream closed: its client left %d bytes unread", self.standalone_bytes)
+                stream.close()
+                self.standalone = None
+                return
+            self.standalone_bytes += len(frame)
         try:
             await stream.send(frame)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -97,6 +128,7 @@ class HttpSession:
     transport: HttpTransport
     events: EventLog | None = None
     last_seen: float = field(default_factory=time.monotonic)
+    principal: str | None = None  # who opened it (`principal_of`); no one else may use it
 
 
 @dataclass
@@ -104,9 +136,11 @@ class StreamableOptions:
     max_sessions: int
     session_idle_seconds: float
     json_only: bool  # never upgrade a response to SSE
-    resumable: bool  # number SSE events, prime each POST stream, replay on Last-Event-ID
+    resumable: bool  # number SSE events, prime each POST stream (where the version has it), replay on Last-Event-ID
     sse_retry_ms: int
-    max_replay_events: int  # per session
+    replay: ReplayLimits  # bounds of the SSE replay log (events, bytes, age)
+    max_listen_streams: int = 1000  # open subscriptions/listen streams at once; one more is answered 503
+    get_stream_queue_bytes: int = 8 * 1024 * 1024  # unread on a session's GET stream; past it the stream is closed
 
 
 class StreamableHttp:
@@ -118,12 +152,14 @@ class StreamableHttp:
         self.options = options
         self.sessions: dict[str, HttpSession] = {}
         self._stateless_runtime = ServerRuntime(server, host=host)
+        self.replay = ReplayStore(options.replay)  # every session's replay log, bounded together
         self._tool_headers = ToolHeaders(self._stateless_runtime)
         self._next_expiry_sweep = 0.0
+        self._listen_streams = 0
 
     # -- POST --------------------------------------------------------------------------------
 
-    async def post(self, headers: dict[str, str], body: bytes) -> Any:
+    async def post(self, headers: dict[str, str], body: bytes, principal: str | None = None) -> Any:
         try:
             data = jsonrpc.decode(body)
         except InvalidMessage as exc:
@@ -150,15 +186,27 @@ class StreamableHttp:
             message = "Invalid Request: initialize must not be part of a JSON-RPC batch"
             return error_response(handshakes[0].id, INVALID_REQUEST, message, 400)
         if handshakes and not session_id:
-            return await self._initialize(headers, messages, batch)
+            return await self._initialize(headers, messages, batch, principal)
         if session_id:
-            return await self._post_in_session(headers, session_id, messages, batch)
-        return await self._post_stateless(headers, messages, batch)
+            return await self._post_in_session(headers, session_id, messages, batch, principal)
+        return await self._post_stateless(headers, messages, batch, principal)
+
+    def _session(self, session_id: str | None, principal: str | None) -> HttpSession | None:
+        """The open session of that id, if it belongs to `principal` (else it is as good as unknown)."""
+        http_session = self.sessions.get(session_id or "")
+        if http_session is None or http_session.principal != principal:
+            return None
+        return http_session
 
     async def _post_in_session(
-        self, headers: dict[str, str], session_id: str, messages: list[jsonrpc.Message], batch: bool
+        self,
+        headers: dict[str, str],
+        session_id: str,
+        messages: list[jsonrpc.Message],
+        batch: bool,
+        principal: str | None = None,
     ) -> Any:
-        http_session = self.sessions.get(session_id)
+        http_session = self._session(session_id, principal)
         if http_session is None:
             return error_response(None, INVALID_REQUEST, "Not Found: unknown or expired Mcp-Session-Id", 404)
         http_session.last_seen = time.monotonic()
@@ -172,10 +220,18 @@ class StreamableHttp:
                 None, INVALID_REQUEST, "Invalid Request: batches are not part of the negotiated version", 400
             )
         return await self._dispatch(
-            headers, http_session.session, messages, stateless=False, batch=batch, events=http_session.events
+            headers,
+            http_session.session,
+            messages,
+            stateless=False,
+            batch=batch,
+            events=http_session.events,
+            priming=view is not None and primes_streams(view.version),
         )
 
-    async def _post_stateless(self, headers: dict[str, str], messages: list[jsonrpc.Message], batch: bool) -> Any:
+    async def _post_stateless(
+        self, headers: dict[str, str], messages: list[jsonrpc.Message], batch: bool, principal: str | None = None
+    ) -> Any:
         if batch:
             return error_response(None, INVALID_REQUEST, "Invalid Request: batches need a session", 400)
         rpc = next((m for m in messages if isinstance(m, Request)), None)
@@ -188,16 +244,34 @@ class StreamableHttp:
         except Refusal as refusal:
             return error_response(rpc.id, refusal.code, refusal.message, refusal.status)
         session = Session(HttpTransport(), self._stateless_runtime)
-        return await self._dispatch(headers, session, messages, stateless=True, batch=False)
+        session.principal = principal
+        if rpc.method != LISTEN:
+            return await self._dispatch(headers, session, messages, stateless=True, batch=False)
+        if self._listen_streams >= self.options.max_listen_streams:
+            message = f"Service Unavailable: {self.options.max_listen_streams} subscriptions/listen streams are open"
+            return error_response(rpc.id, INTERNAL_ERROR, message, 503)
+        self._listen_streams += 1
+        try:
+            response = await self._dispatch(headers, session, messages, stateless=True, batch=False)
+        except BaseException:
+            self._listen_streams -= 1
+            raise
+        return _Finally(response, self._listen_ended)
 
-    async def _initialize(self, headers: dict[str, str], messages: list[jsonrpc.Message], batch: bool) -> Any:
+    def _listen_ended(self) -> None:
+        self._listen_streams -= 1
+
+    async def _initialize(
+        self, headers: dict[str, str], messages: list[jsonrpc.Message], batch: bool, principal: str | None = None
+    ) -> Any:
         if len(self.sessions) >= self.options.max_sessions:
             return error_response(None, INTERNAL_ERROR, "Service Unavailable: too many sessions", 503)
-        transport = HttpTransport()
+        transport = HttpTransport(self.options.get_stream_queue_bytes)
         runtime = ServerRuntime(self.server, host=self.host)
         session = Session(transport, runtime)
-        events = EventLog(self.options.max_replay_events) if self.options.resumable else None
-        http_session = HttpSession(secrets.token_urlsafe(24), runtime, session, transport, events)
+        session.principal = principal
+        events = self.replay.new_log() if self.options.resumable else None
+        http_session = HttpSession(secrets.token_urlsafe(24), runtime, session, transport, events, principal=principal)
 
         def session_header() -> dict[str, str]:
             # Evaluated when the response starts, i.e. after initialize has been answered.
@@ -221,6 +295,7 @@ class StreamableHttp:
         batch: bool,
         extra: Callable[[], dict[str, str]] = dict,
         events: EventLog | None = None,
+        priming: bool = False,
     ) -> Any:
         for message in messages:
             if not isinstance(message, Request):
@@ -228,8 +303,7 @@ class StreamableHttp:
         requests = [m for m in messages if isinstance(m, Request)]
         if not requests:
             return Response(status_code=202)
-        accept = headers.get("accept", "*/*").lower()
-        sse_ok = not self.options.json_only and ("text/event-stream" in accept or "*/*" in accept)
+        sse_ok = not self.options.json_only and accepts(headers.get("accept"), SSE)
         return RequestsResponse(
             session,
             requests,
@@ -239,52 +313,88 @@ class StreamableHttp:
             headers=extra,
             events=events,
             retry_ms=self.options.sse_retry_ms,
+            priming=priming,
         )
 
     # -- GET and DELETE ----------------------------------------------------------------------
 
-    def get(self, headers: dict[str, str]) -> Response:
-        if "text/event-stream" not in headers.get("accept", "").lower():
+    def get(self, headers: dict[str, str], principal: str | None = None) -> Response:
+        accept = headers.get("accept", "")
+        if not accept.strip() or not accepts(accept, SSE):
             return Response(status_code=406, content="GET needs Accept: text/event-stream")
+        self._expire_idle()
         session_id = headers.get(SESSION_HEADER)
-        http_session = self.sessions.get(session_id or "")
+        http_session = self._session(session_id, principal)
         if http_session is None:
             return Response(status_code=405 if not session_id else 404, headers={"Allow": "POST, DELETE"})
         last_event_id = headers.get("last-event-id")
-        if last_event_id is not None and http_session.events is not None:
-            found = http_session.events.resume(last_event_id.strip())
-            if found is not None:
-                return _resume(*found)
+        if last_event_id is not None:
+            wanted = last_event_id.strip()
+            # ASCII digits only (str.isdigit admits superscripts and other scripts' digits), short enough for int().
+            if not (wanted.isascii() and wanted.isdigit() and len(wanted) <= MAX_EVENT_ID_DIGITS):
+                return error_response(None, INVALID_REQUEST, "Bad Request: Last-Event-ID is not an event id", 400)
+            if http_session.events is not None:
+                replay = http_session.events.replay(wanted)  # None: not an id of this session
+                if replay is not None:
+                    return replay
         transport = http_session.transport
         if transport.standalone is not None:
             return Response(status_code=409, content="a GET stream is already open for this session")
-        send_stream, receive_stream = anyio.create_memory_object_stream[bytes](math.inf)
+        http_session.last_seen = time.monotonic()
+        send_stream, receive_stream = anyio.create_memory_object_stream[bytes](math.inf)  # bounded in bytes
         transport.standalone = send_stream
+        transport.standalone_bytes = 0
+        idle = self.options.session_idle_seconds
 
         async def events() -> AsyncIterator[bytes]:
             try:
                 yield b": stream open\n\n"
-                async for frame in receive_stream:
-                    yield sse_event(frame)
+                while True:
+                    # The stream lives as long as its session: it ends when the session expires.
+                    remaining = http_session.last_seen + idle - time.monotonic()
+                    if remaining <= 0:
+                        self._end(http_session)
+                        return
+                    frame = None
+                    with anyio.move_on_after(remaining):
+                        frame = await receive_stream.receive()
+                    if frame is not None:
+                        if transport.standalone is send_stream:
+                            transport.standalone_bytes -= len(frame)
+                        yield sse_event(frame)
+            except anyio.EndOfStream:
+                pass  # the session ended (DELETE, expiry, shutdown)
             finally:
                 if transport.standalone is send_stream:
                     transport.standalone = None
 
-        return StreamingResponse(events(), media_type="text/event-stream", headers=no_cache())
+        return StreamingResponse(events(), media_type=SSE, headers=no_cache())
 
-    def delete(self, headers: dict[str, str]) -> Response:
+    def delete(self, headers: dict[str, str], principal: str | None = None) -> Response:
         session_id = headers.get(SESSION_HEADER)
-        http_session = self.sessions.pop(session_id or "", None)
+        http_session = self._session(session_id, principal)
         if http_session is None:
             return Response(status_code=404 if session_id else 400)
-        http_session.session.cancel_all()
-        if http_session.transport.standalone is not None:
-            http_session.transport.standalone.close()
+        self._end(http_session)
         return Response(status_code=200)
 
     def close_all(self) -> None:
         for http_session in list(self.sessions.values()):
-            http_session.session.cancel_all()
+            self._end(http_session)
+
+    def _end(self, http_session: HttpSession) -> None:
+        """End a session (DELETE, expiry, shutdown): forget it, cancel its requests, close its GET
+        stream, and take it off the server's broadcast list."""
+        if self.sessions.get(http_session.id) is http_session:
+            del self.sessions[http_session.id]
+        http_session.session.cancel_all()
+        transport = http_session.transport
+        if transport.standalone is not None:
+            transport.standalone.close()
+            transport.standalone = None
+        self.host.connections.discard(http_session.runtime)
+        if http_session.events is not None:
+            http_session.events.close()  # its replay log is released now
 
     def _expire_idle(self) -> None:
         now = time.monotonic()
@@ -292,34 +402,23 @@ class StreamableHttp:
             return  # one sweep a second at most: it walks every session
         self._next_expiry_sweep = now + min(1.0, self.options.session_idle_seconds / 10)
         cutoff = now - self.options.session_idle_seconds
-        for session_id, http_session in list(self.sessions.items()):
+        for http_session in list(self.sessions.values()):
             if http_session.last_seen < cutoff:
-                del self.sessions[session_id]
-                http_session.session.cancel_all()
+                self._end(http_session)
 
 
-def _resume(stream: str, later: list[tuple[int, bytes]], record: StreamRecord) -> Response:
-    """A GET with Last-Event-ID: replay the rest of that POST stream, then follow it until its
-    requests are answered."""
-    send_stream, receive_stream = anyio.create_memory_object_stream[tuple[int, bytes]](math.inf)
-    for item in later:
-        send_stream.send_nowait(item)
-    if record.finished:
-        send_stream.close()
-    else:
-        if record.live is not None:
-            record.live.close()  # a newer reconnection replaces the older one
-        record.live = send_stream
+class _Finally:
+    """An ASGI response that calls `done` once it has been sent (or has failed)."""
 
-    async def events() -> AsyncIterator[bytes]:
+    def __init__(self, response: Any, done: Callable[[], None]) -> None:
+        self.response = response
+        self.done = done
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            async for event_id, frame in receive_stream:
-                yield sse_event(frame, event_id)
+            await self.response(scope, receive, send)
         finally:
-            if record.live is send_stream:
-                record.live = None
-
-    return StreamingResponse(events(), media_type="text/event-stream", headers=no_cache())
+            self.done()
 
 
 class RequestsResponse:
@@ -344,6 +443,7 @@ class RequestsResponse:
         headers: Callable[[], dict[str, str]] = dict,
         events: EventLog | None = None,
         retry_ms: int = 1000,
+        priming: bool = False,
     ) -> None:
         self.session = session
         transport = session.transport
@@ -356,6 +456,7 @@ class RequestsResponse:
         self.headers = headers
         self.events = events
         self.retry_ms = retry_ms
+        self.priming = priming
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         status: Callable[[int | None], int] = stateless_status if self.stateless else _always_ok
@@ -366,13 +467,18 @@ class RequestsResponse:
             headers=self.headers,
             events=self.events,
             retry_ms=self.retry_ms,
+            priming=self.priming,
         )
         if self.batch:
             await writer.finish(await self._answer_batch(), batch=True)
             return
         rpc = self.requests[0]
         routes = self.transport.by_request
-        routes[rpc.id] = writer
+        # A duplicate of an id still in flight is refused by the session; the stream of the request
+        # that owns the id keeps its route (its progress and answer still go there).
+        owns_route = rpc.id not in routes
+        if owns_route:
+            routes[rpc.id] = writer
         try:
             if self.stateless:
                 await self._answer_unless_disconnected(rpc, writer, receive)
@@ -380,7 +486,8 @@ class RequestsResponse:
                 answer = await self.session.answer(rpc)
                 await writer.finish([answer] if answer is not None else [])
         finally:
-            routes.pop(rpc.id, None)
+            if owns_route:
+                routes.pop(rpc.id, None)
 
     async def _answer_unless_disconnected(self, rpc: Request, writer: ResponseWriter, receive: Receive) -> None:
         # Each stateless POST has a session of its own, so cancelling all of it cancels just this request.
@@ -391,6 +498,7 @@ class RequestsResponse:
             while (await receive())["type"] != "http.disconnect":
                 pass
             disconnected = True
+            writer.abandon()  # nothing more is written, even what the handler sends while it unwinds
             self.session.cancel_all()
 
         answer: Answer | None = None
@@ -407,27 +515,28 @@ class RequestsResponse:
                 answer = await self.session.answer(rpc)
             finally:
                 watcher.cancel()
-        if disconnected:
-            writer.abandon()
-        else:
+        if not disconnected:
             await writer.finish([answer] if answer is not None else [])
 
     async def _answer_batch(self) -> list[Answer]:
         routes = self.transport.by_request
         answers: dict[Any, Answer] = {}
 
-        async def run(rpc: Request) -> None:
+        async def run(rpc: Request, owns_route: bool) -> None:
             try:
                 answer = await self.session.answer(rpc)
                 if answer is not None:
                     answers[rpc.id] = answer
             finally:
-                routes.pop(rpc.id, None)
+                if owns_route:
+                    routes.pop(rpc.id, None)
 
         async with anyio.create_task_group() as task_group:
             for rpc in self.requests:
-                routes[rpc.id] = DROP
-                task_group.start_soon(run, rpc)
+                owns_route = rpc.id not in routes  # as for a single request: never take over an id in flight
+                if owns_route:
+                    routes[rpc.id] = DROP
+                task_group.start_soon(run, rpc, owns_route)
         return [answers[r.id] for r in self.requests if r.id in answers]
 
 

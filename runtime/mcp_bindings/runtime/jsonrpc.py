@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -61,11 +63,31 @@ def json_object(value: Any) -> dict[str, Any]:
     return cast("dict[str, Any]", value) if isinstance(value, dict) else {}
 
 
+# orjson reads integers outside the 64-bit range as floats; a frame with a run of 19 or more digits
+# (-2**63 - 1 has 19) is read again by the standard library, which keeps every integer exact.
+_LONG_DIGITS = re.compile(rb"[0-9]{19,}")
+
+
 def decode(frame: bytes) -> Any:
     try:
-        return orjson.loads(frame)
+        value = orjson.loads(frame)
     except orjson.JSONDecodeError as exc:
         raise InvalidMessage(PARSE_ERROR, f"Parse error: {exc}") from None
+    if _LONG_DIGITS.search(frame) is None:
+        return value
+    return json.loads(frame, parse_constant=_no_constant)  # orjson has checked it is JSON
+
+
+def _no_constant(name: str) -> Any:  # pragma: no cover - orjson refuses NaN/Infinity first
+    raise InvalidMessage(PARSE_ERROR, f"Parse error: {name} is not JSON")
+
+
+def dumps(value: Any) -> bytes:
+    """Decoded JSON -> bytes (orjson; integers beyond 64 bits, which it refuses, by the standard library)."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
 def classify(data: Any) -> Message:
@@ -148,27 +170,27 @@ def encode_request(id: RequestId, method: str, params: Any) -> bytes:
     message: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
     if params is not None:
         message["params"] = params
-    return orjson.dumps(message)
+    return dumps(message)
 
 
 def encode_notification(method: str, params: Any) -> bytes:
     message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
     if params is not None:
         message["params"] = params
-    return orjson.dumps(message)
+    return dumps(message)
 
 
 def encode_result(id: RequestId, result_json: bytes) -> bytes:
     """A result response around already-serialised result JSON (no re-encoding of the body)."""
     # One join, one copy of the body (chained `+` copies a large body once per step).
-    return b"".join((b'{"jsonrpc":"2.0","id":', orjson.dumps(id), b',"result":', result_json, b"}"))
+    return b"".join((b'{"jsonrpc":"2.0","id":', dumps(id), b',"result":', result_json, b"}"))
 
 
 def encode_error(id: RequestId | None, code: int, message: str, data: Any = None) -> bytes:
     error: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
         error["data"] = data
-    return orjson.dumps({"jsonrpc": "2.0", "id": id, "error": error})
+    return dumps({"jsonrpc": "2.0", "id": id, "error": error})
 
 
 def validation_error(exc: ValidationError, prefix: str = "params") -> McpError:

@@ -32,7 +32,6 @@ server, tokens of the old one are dropped (never sent) and the client registers 
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -41,6 +40,7 @@ from urllib.parse import urlsplit
 import anyio
 import httpx
 
+from .. import logs
 from .challenge import Challenge, parse_challenges
 from .discovery import (
     Discovery,
@@ -59,7 +59,7 @@ from .registration import ClientRegistrar
 from .scopes import select_scope
 from .storage import ClientCredentials, InMemoryTokenStorage, OAuthTokens, TokenStorage
 
-log = logging.getLogger("mcp_bindings.runtime.auth")
+log = logs.logger("auth")
 
 
 class OAuthClientAuth(httpx.Auth):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import logging
 import secrets
 import time
 from collections.abc import Mapping
@@ -16,6 +15,7 @@ from urllib.parse import quote_plus, urlencode, urlsplit, urlunsplit
 
 import httpx
 
+from .. import logs
 from .discovery import AuthorizationServerMetadata, Discovery
 from .errors import (
     AuthorizationDeniedError,
@@ -28,7 +28,7 @@ from .errors import (
 from .handlers import AuthorizationHandler, AuthorizationResponse
 from .storage import ClientCredentials, OAuthTokens
 
-log = logging.getLogger("mcp_bindings.runtime.auth")
+log = logs.logger("auth")
 
 TOKEN_AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
 

@@ -15,7 +15,6 @@ and bring back what the authorization server redirected to `redirect_uri` (`code
 from __future__ import annotations
 
 import inspect
-import logging
 import socket
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -25,10 +24,11 @@ from urllib.parse import parse_qsl, urljoin, urlsplit
 import anyio
 import httpx
 
+from .. import logs
 from .errors import AuthorizationError
 
 MAX_REQUEST_HEAD = 16 * 1024
-log = logging.getLogger("mcp_bindings.runtime.auth")
+log = logs.logger("auth")
 
 
 @dataclass(frozen=True)

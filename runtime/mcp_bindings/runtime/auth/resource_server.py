@@ -33,19 +33,20 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import parse_qsl, urlsplit
 
+import anyio
 import httpx
 
+from .. import logs
 from .challenge import format_challenge
 from .discovery import WELL_KNOWN_PRM, fetch_authorization_server_metadata, origin_of
 
-log = logging.getLogger("mcp_bindings.runtime.auth")
+log = logs.logger("auth")
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -65,6 +66,12 @@ class AccessToken:
     audience: tuple[str, ...] = ()
     expires_at: float | None = None
     claims: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def principal(self) -> str:
+        """Who the token speaks for, as one string (issuer, subject and client id): what the
+        server binds per-principal state to (sealed `requestState`)."""
+        return json.dumps([self.issuer, self.subject, self.client_id], separators=(",", ":"))
 
 
 class InvalidTokenError(Exception):
@@ -428,6 +435,7 @@ class BearerAuthMiddleware:
         serve_root_metadata: bool = False,
         extra_metadata: Mapping[str, Any] | None = None,
         max_body_bytes: int = 4 * 1024 * 1024,
+        body_timeout_seconds: float = 60.0,
     ) -> None:
         if not authorization_servers:
             raise ValueError("at least one authorization server is required (MCP: PRM authorization_servers)")
@@ -452,6 +460,7 @@ class BearerAuthMiddleware:
         self.required_scopes = required_scopes
         self.scope_hierarchy = {k: tuple(v) for k, v in (scope_hierarchy or {}).items()}
         self.max_body_bytes = max_body_bytes
+        self.body_timeout_seconds = body_timeout_seconds  # a scope policy reads the body: not forever
 
     def set_authorization_servers(self, authorization_servers: Sequence[str]) -> None:
         """Point clients at other authorization servers (an authorization-server migration): the PRM
@@ -483,7 +492,13 @@ class BearerAuthMiddleware:
         body: bytes | None = None
         message: Any = None
         if callable(self.required_scopes) and kind == "http" and method == "POST":
-            body = await _read_body(receive, self.max_body_bytes)
+            try:
+                with anyio.fail_after(self.body_timeout_seconds):
+                    body = await _read_body(receive, self.max_body_bytes)
+            except TimeoutError:
+                slow = {"error": "invalid_request", "error_description": "request body too slow"}
+                await _plain(send, 408, slow, [(b"connection", b"close")])
+                return
             if body is None:
                 await _plain(send, 413, {"error": "invalid_request", "error_description": "request body too large"})
                 return
