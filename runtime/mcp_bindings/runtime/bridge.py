@@ -10,14 +10,13 @@ the input requests as real requests and calling the handler again.
 
 from __future__ import annotations
 
-import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import orjson
 from pydantic import BaseModel, ValidationError
 
-from . import crossing, versions
+from . import crossing, jsonrpc, logs, versions
 from .errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError, NotExpressible
 from .jsonrpc import Request
 from .peer import PeerView, server_info
@@ -28,7 +27,9 @@ from .stubs import ServerStub
 if TYPE_CHECKING:
     from .server_context import ServerRequestContext
 
-log = logging.getLogger("mcp_bindings.runtime.bridge")
+log = logs.logger("bridge")
+
+HandlerCall = Callable[[Any, Any], Awaitable[Any]]  # (typed params, raw params) -> the handler's result
 
 
 class VersionBridge:
@@ -45,10 +46,15 @@ class VersionBridge:
         round_number = 0
         sealed = raw.get("requestState") if isinstance(raw, dict) else None
         if isinstance(sealed, str) and spec.input_required:
-            state, round_number = self.sealer.open(spec.method, sealed)
+            # Bound to this method, target and arguments (params but the round's keys) and principal.
+            state, round_number = self.sealer.open(spec.method, sealed, params=raw, principal=view.principal)
             raw = {**raw, "requestState": state}
             if params is not None:
                 params = versions.validate_params(spec, raw)
+        elif not spec.input_required and isinstance(raw, dict) and ("requestState" in raw or "inputResponses" in raw):
+            # The client's version has no input rounds: what it sends under these names is not
+            # round state, and must not reach a stateless-era handler as such (unsealed).
+            raw = {k: v for k, v in raw.items() if k not in ("inputResponses", "requestState")}
         if view.protocol is self.stub:
             return spec, params, round_number
         stub_spec = self.stub.client_requests.get(spec.method)
@@ -78,31 +84,38 @@ class VersionBridge:
         context: ServerRequestContext,
         view: PeerView,
         round_number: int,
+        call: HandlerCall | None = None,
     ) -> bytes:
-        """A handler's result -> the result JSON (input rounds bridged for handshake-era clients)."""
+        """A handler's result -> the result JSON (input rounds bridged for handshake-era clients;
+        `call(params, raw_params)` calls the handler again the way the first call went, e.g. through
+        the tool schema checks; default: the handler itself)."""
         rounds = 0
         while self.stub.is_input_required(result) and not view.stateless:
             # A stateless-era handler asked for input; a handshake-era client answers real requests.
             rounds += 1
             if rounds > MAX_INPUT_ROUNDS:
                 raise McpError(INTERNAL_ERROR, f"{spec.method}: more than {MAX_INPUT_ROUNDS} rounds of input requests")
-            result = await self._input_round(spec, stub_spec, request, result, context, view)
-        return self._result_bytes(spec, result, view, round_number)
+            result = await self._input_round(spec, stub_spec, request, result, context, view, call)
+        return self._result_bytes(spec, result, view, round_number, request.params)
 
-    def _result_bytes(self, spec: MethodSpec, result: Any, view: PeerView, round_number: int) -> bytes:
+    def _result_bytes(
+        self, spec: MethodSpec, result: Any, view: PeerView, round_number: int, request_params: Any
+    ) -> bytes:
         if isinstance(result, dict):
             result = self._validate_result(spec, result)
         asks = self.stub.is_input_required(result)
         if asks:
             if not spec.input_required:
                 raise McpError(INTERNAL_ERROR, f"Internal error: {spec.method} cannot ask for input")
-            result = self._checked_input_required(spec, result, view, round_number)
+            result = self._checked_input_required(spec, result, view, round_number, request_params)
         elif view.protocol is self.stub and not isinstance(result, spec.result):
             log.error("%s handler returned %s, expected %s", spec.method, type(result).__name__, spec.result.__name__)
             raise McpError(INTERNAL_ERROR, f"Internal error: the {spec.method} handler returned the wrong type")
         if view.stateless:
             result = self._stamped(result, view)
         if view.protocol is self.stub:
+            if isinstance(result, BaseModel):
+                return versions.checked_json(result, f"the {spec.method} result")
             return versions.to_json(result)
         target = view.protocol.input_required_result if asks else spec.result
         converted = crossing.cross(
@@ -113,7 +126,7 @@ class VersionBridge:
             source=self.stub.version,
             destination=view.version,
         )
-        return orjson.dumps(versions.project(converted, result))
+        return jsonrpc.dumps(versions.project(converted, result))
 
     def _validate_result(self, spec: MethodSpec, data: dict[str, Any]) -> Any:
         asks = data.get("resultType") == INPUT_REQUIRED and self.stub.input_required_result is not None
@@ -124,8 +137,11 @@ class VersionBridge:
             log.error("%s handler returned an invalid result: %s", spec.method, exc)
             raise McpError(INTERNAL_ERROR, f"Internal error: invalid result from the {spec.method} handler") from None
 
-    def _checked_input_required(self, spec: MethodSpec, result: Any, view: PeerView, round_number: int) -> Any:
-        """Refuse input requests the client cannot answer (-32021) and seal the handler's state."""
+    def _checked_input_required(
+        self, spec: MethodSpec, result: Any, view: PeerView, round_number: int, request_params: Any
+    ) -> Any:
+        """Refuse input requests the client cannot answer (-32021) and seal the handler's state,
+        bound to the request's method, params (`request_state.request_digest`) and principal."""
         missing: dict[str, Any] = {}
         for ask in (result.input_requests or {}).values():
             data = versions.dump(ask)
@@ -147,7 +163,14 @@ class VersionBridge:
             )
         state = result.request_state
         if state is not None and view.stateless:
-            sealed = self.sealer.seal(spec.method, state, round_number + 1)
+            sealed = self.sealer.seal(
+                spec.method,
+                state,
+                round_number + 1,
+                params=request_params,
+                principal=view.principal,
+                ttl_s=self.server.request_state_ttl_s,
+            )
             result = result.model_copy(update={"request_state": sealed})
         return result
 
@@ -169,17 +192,11 @@ class VersionBridge:
             updates["cache_scope"] = self.server.cache_scope
         if not updates:
             return result
-        checked = (type(self.server), type(result))
-        if checked in _STAMPS_CHECKED:  # values already checked for this server and type: validate just `_meta`
-            if "meta" in updates:
-                updates["meta"] = versions.validate(fields["meta"].annotation, updates["meta"])
-            return result.model_copy(update=updates)
-        # First time for this server and result type: validate, which checks the server's
-        # cache settings (`cache_ttl_ms`, `cache_scope`) against the schema once.
-        data = {**versions.dump(result), **{fields[k].alias or k: v for k, v in updates.items()}}
-        stamped = versions.validate(type(result), data)
-        _STAMPS_CHECKED.add(checked)
-        return stamped
+        if "meta" in updates:
+            updates["meta"] = versions.checked(fields["meta"].annotation, updates["meta"], "the result's _meta")
+        # Not validated here as a whole: the result is checked when it is written (`versions.checked_json`),
+        # which also checks the server's cache settings (`cache_ttl_ms`, `cache_scope`) against the schema.
+        return result.model_copy(update=updates)
 
     async def _input_round(
         self,
@@ -189,6 +206,7 @@ class VersionBridge:
         result: Any,
         context: ServerRequestContext,
         view: PeerView,
+        call: HandlerCall | None,
     ) -> Any:
         """Send the handler's input requests to a handshake-era client, then call the handler again
         with the answers (as a stateless client would retry)."""
@@ -201,11 +219,9 @@ class VersionBridge:
         if result.request_state is not None:
             data["requestState"] = result.request_state
         params = self._convert_params(spec, stub_spec, data, view)
-        handler = getattr(self.server, stub_spec.handler)
-        return await handler(params, context)
-
-
-_STAMPS_CHECKED: set[tuple[type[ServerStub], type[BaseModel]]] = set()  # see VersionBridge._stamped
+        if call is not None:
+            return await call(params, data)
+        return await getattr(self.server, stub_spec.handler)(params, context)
 
 
 # -- the server's own requests -------------------------------------------------------------------

@@ -4,7 +4,6 @@ what the server asks for through the client's handlers."""
 from __future__ import annotations
 
 import contextvars
-import logging
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, TypeVar
@@ -12,22 +11,33 @@ from typing import Any, TypeVar
 import anyio
 from pydantic import ValidationError
 
-from . import crossing, registry, versions
+from . import crossing, extensions, logs, registry, tasks, versions
 from .calls import ProgressCallback
 from .client_handling import answer_request, handle_notification
 from .client_headers import ToolHeaderMirror
 from .client_stateless import stateless_request
-from .errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, CapabilityError, McpError, sole_exception
+from .errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    CapabilityError,
+    McpError,
+    sole_exception,
+)
+from .extensions import CustomMethod
 from .jsonrpc import Notification, Request, validation_error
+from .lenient import read_newer
 from .session import Session
 from .spec import MethodSpec, ProtocolTables
 from .stubs import ClientHandlerStub, ClientStub
 from .tool_schemas import TOOL_METHODS, TOOLS_LIST_CHANGED, ClientToolChecks
 from .transport import Transport
 
-log = logging.getLogger("mcp_bindings.runtime.client")
+log = logs.logger("client")
 
 C = TypeVar("C", bound=ClientStub)
+R = TypeVar("R")
 
 # The progress callback for requests sent by the current task (see `ClientRuntime.progress`).
 _on_progress: contextvars.ContextVar[ProgressCallback | None] = contextvars.ContextVar("mcp_on_progress", default=None)
@@ -44,6 +54,19 @@ class ProtocolVersionError(McpError):
         )
 
 
+class LegacyServerError(McpError):
+    """A client pinned to a stateless version found no stateless server: `server/discover` failed
+    or went unanswered, as it does on a server that only knows the `initialize` handshake."""
+
+    def __init__(self, version: str, why: str) -> None:
+        super().__init__(
+            INVALID_REQUEST,
+            f"the server does not speak MCP {version} ({why}); it may be a legacy server: connect with "
+            "protocol_version='auto' to fall back to initialize, or pin a handshake version",
+        )
+        self.version = version
+
+
 class ClientRuntime:
     """The dispatcher of one client connection."""
 
@@ -56,14 +79,18 @@ class ClientRuntime:
         client_info: dict[str, Any] | None = None,
         request_timeout: float | None = None,
         probe_timeout: float = 10.0,
+        lenient: bool = False,
     ) -> None:
         self.stub: ProtocolTables = client_cls.protocol
+        self.lenient = lenient  # read what the negotiated version refuses with newer versions' models
         self.probe_timeout = probe_timeout  # "auto": how long a server/discover probe may go unanswered
         self.stub_version: str = self.stub.version
         self.handlers = handlers
         self.supported = registry.handshake_versions()
         self.stateless_supported = registry.stateless_versions()
         self.requested = protocol_version or self.stub_version
+        if self.requested in registry.names():  # a version's name (e.g. "draft") stands for its wire version
+            self.requested = registry.info(self.requested).version
         if self.requested != "auto" and self.requested not in self.supported + self.stateless_supported:
             known = ", ".join(self.supported + self.stateless_supported)
             raise ValueError(f"unknown protocol version {self.requested!r}; known: {known}")
@@ -95,7 +122,7 @@ class ClientRuntime:
 
     @property
     def capabilities(self) -> dict[str, Any]:
-        return self.handlers.capabilities if self.handlers is not None else {}
+        return extensions.client_capabilities(self)  # the handlers', extensions where the version puts them
 
     @contextmanager
     def progress(self, callback: ProgressCallback) -> Iterator[None]:
@@ -118,7 +145,7 @@ class ClientRuntime:
         the probe with an error, or not within `probe_timeout`: a legacy server may stay silent)."""
         self.session = session
         if self.requested in self.stateless_supported:
-            await self._start_stateless(session, self.requested, probe=False)
+            await self._start_pinned_stateless(session)
             return
         if self.requested == "auto" and self.stateless_supported:
             with anyio.move_on_after(self.probe_timeout) as probe:
@@ -135,8 +162,24 @@ class ClientRuntime:
         with anyio.fail_after(handshake_timeout):
             await self.initialize(session)
 
+    async def _start_pinned_stateless(self, session: Session) -> None:
+        """Pinned to a stateless version. Over HTTP the server's answer to each request says whether
+        it speaks it; a transport without per-message headers (stdio, in memory) cannot tell, so the
+        client asks with `server/discover` first (the spec's SHOULD), within `probe_timeout`."""
+        version = self.requested
+        if session.transport.features.message_headers:
+            await self._start_stateless(session, version, probe=False)
+            return
+        with anyio.move_on_after(self.probe_timeout):
+            try:
+                await self._start_stateless(session, version, probe=True)
+            except McpError as exc:
+                raise LegacyServerError(version, f"server/discover failed: {exc.message}") from None
+            return
+        raise LegacyServerError(version, f"server/discover unanswered after {self.probe_timeout:g} s")
+
     async def _start_stateless(self, session: Session, version: str, *, probe: bool) -> None:
-        self.protocol, self.version, self.stateless = registry.protocol(version), version, True
+        self.protocol, self.version, self.stateless = registry.protocol(version, own=self.stub), version, True
         self.use_version(session, version)
         if not probe:
             return
@@ -157,7 +200,7 @@ class ClientRuntime:
         offered = raw.get("protocolVersion") if isinstance(raw, dict) else None
         if offered not in self.supported:
             raise ProtocolVersionError(offered, self.supported)
-        protocol = registry.protocol(offered)
+        protocol = registry.protocol(offered, own=self.stub)
         try:
             result = versions.validate(protocol.client_requests["initialize"].result, raw)
         except ValidationError as exc:
@@ -225,6 +268,8 @@ class ClientRuntime:
             raise McpError(
                 INVALID_PARAMS, f"tool {rejected!r} has invalid x-mcp-header annotations; it must not be called"
             )
+        if isinstance(data, dict) and data.get("task") is not None:  # task-augmented: a TaskHandle (`tasks`)
+            return await tasks.call_as_task(self, stub_spec, spec, data)
         if self.stateless:
             raw = await stateless_request(self, spec, data, _on_progress.get())
         else:
@@ -236,7 +281,10 @@ class ClientRuntime:
         try:
             result = versions.validate(spec.result, raw)
         except ValidationError as exc:
-            raise McpError(INTERNAL_ERROR, f"invalid {spec.method} result from the server: {_first(exc)}") from None
+            newer = read_newer(spec.method, raw, part="result", version=self.version or "") if self.lenient else None
+            if newer is None:
+                raise McpError(INTERNAL_ERROR, f"invalid {spec.method} result from the server: {_first(exc)}") from None
+            return newer  # lenient: the newer version's type, as is (see lenient.py)
         if spec.method in TOOL_METHODS:  # remember the listed tools' schemas; check a call's structuredContent
             self.tool_checks.on_result(spec.method, data, raw, self.version or "")
         if self.protocol is self.stub:
@@ -249,6 +297,14 @@ class ClientRuntime:
             source=self.version or "?",
             destination=self.stub_version,
         )
+
+    async def call_extension(self, method: CustomMethod[Any, R], params: Any = None) -> R:
+        """Call a custom or extension request (`extensions.request`); returns its typed result."""
+        return await extensions.call(self, method, params)
+
+    async def notify_extension(self, method: CustomMethod[Any, Any], params: Any = None) -> None:
+        """Send a custom or extension notification (`extensions.notification`)."""
+        await extensions.notify_server(self, method, params)
 
     def request_meta(self) -> dict[str, Any]:
         """The `_meta` a stateless-era request carries, under the negotiated version's keys."""
@@ -311,9 +367,12 @@ async def connect(
     client_info: dict[str, Any] | None = None,
     request_timeout: float | None = None,
     probe_timeout: float = 10.0,
+    lenient: bool = False,
 ) -> AsyncIterator[C]:
     """Run a client session over any transport: initialize, yield the typed client, then close.
-    `protocol_version="auto"` probes with `server/discover` for at most `probe_timeout` seconds."""
+    `protocol_version="auto"` probes with `server/discover` for at most `probe_timeout` seconds.
+    `lenient=True` accepts results and server requests that only a newer version's models accept
+    and hands them over as that version's types (see `lenient.py`); the default refuses them."""
     runtime = ClientRuntime(
         client,
         handlers,
@@ -321,6 +380,7 @@ async def connect(
         client_info=client_info,
         request_timeout=request_timeout,
         probe_timeout=probe_timeout,
+        lenient=lenient,
     )
     session = Session(transport, runtime)
     try:

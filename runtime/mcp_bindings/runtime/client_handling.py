@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import orjson
 from pydantic import ValidationError
 
-from . import crossing, versions
+from . import crossing, extensions, jsonrpc, versions
 from .errors import METHOD_NOT_FOUND, McpError
 from .jsonrpc import Notification, Request, validation_error
+from .lenient import read_newer
 from .spec import MethodSpec, ProtocolTables
 
 if TYPE_CHECKING:
@@ -58,11 +58,21 @@ async def answer_request(runtime: ClientRuntime, request: Request) -> bytes:
     spec = protocol.server_requests.get(request.method) if protocol is not None else None
     stub_spec = handler_spec(runtime.stub, request.method)
     handlers = runtime.handlers
+    if spec is None and stub_spec is None:  # not the version's: a custom or extension request (`extensions`)
+        return await extensions.answer(runtime, request)
     if spec is None or stub_spec is None or handlers is None or not handlers.implements(stub_spec):
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
-    params = _typed(spec, request.params)
+    newer = None
+    try:
+        params = _typed(spec, request.params)
+    except McpError:
+        if runtime.lenient:
+            newer = read_newer(request.method, request.params, part="request params", version=runtime.version or "")
+        if newer is None:
+            raise
+        params = newer  # lenient: the handler gets the newer version's params as they are
     same = protocol is runtime.stub
-    if not same and stub_spec.params is not None and request.params is not None:
+    if newer is None and not same and stub_spec.params is not None and request.params is not None:
         params = versions.convert(
             request.params,
             stub_spec.params,
@@ -83,7 +93,7 @@ async def answer_request(runtime: ClientRuntime, request: Request) -> bytes:
         source=runtime.stub.version,
         destination=runtime.version or "?",
     )
-    return orjson.dumps(versions.project(converted, result))
+    return jsonrpc.dumps(versions.project(converted, result))
 
 
 async def answer_input_requests(runtime: ClientRuntime, requests: dict[str, Any]) -> dict[str, Any]:
@@ -108,6 +118,9 @@ async def handle_notification(runtime: ClientRuntime, notification: Notification
         return
     spec = runtime.protocol.server_notifications.get(notification.method)
     stub_spec = runtime.stub.server_notifications.get(notification.method)
+    if spec is None and stub_spec is None:  # not the version's: a custom or extension one (`extensions`)
+        await extensions.client_notified(runtime, notification)
+        return
     if spec is None or stub_spec is None or stub_spec.builtin:
         return
     params = notification.params

@@ -3,12 +3,12 @@ input schema says to mirror, and which tools must not be used because their anno
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
+from . import logs
 from .headers import invalid_header_tools, request_headers
 
-log = logging.getLogger("mcp_bindings.runtime.client")
+log = logs.logger("client")
 
 
 class ToolHeaderMirror:

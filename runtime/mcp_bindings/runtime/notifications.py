@@ -9,14 +9,13 @@ it, and to every stateless `subscriptions/listen` stream that opted in.
 
 from __future__ import annotations
 
-import logging
 import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from . import versions
+from . import logs, versions
 from .bridge import outgoing_notification
 from .errors import McpError, NotExpressible
 from .request_state import RequestStateSealer
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
     from .peer import PeerView
     from .server import ServerRuntime
 
-log = logging.getLogger("mcp_bindings.runtime.notifications")
+log = logs.logger("notifications")
 
 RESOURCE_UPDATED = "notifications/resources/updated"
 # Handshake-era subscription requests (method -> subscribe?). The runtime records the URIs each

@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, get_args
 
-import orjson
 from pydantic import BaseModel, ValidationError
 
-from . import registry, versions
+from . import extensions, jsonrpc, registry, versions
 from .errors import INVALID_PARAMS, INVALID_REQUEST, McpError
 from .jsonrpc import Request, invalid_field, validation_error
 from .spec import MetaKeys, ProtocolTables
@@ -36,6 +35,8 @@ class PeerView:
     client_info: dict[str, Any]
     log_level: str | None
     advertised: dict[str, Any] = field(default_factory=dict)
+    # Who the transport authenticated (HTTP bearer auth: `AccessToken.principal`); None: nobody.
+    principal: str | None = None
     # method -> how it is served under this view (`ServerRuntime.plan`); `advertised` is fixed once
     # the view is set up, so what depends on it is decided once per view.
     plans: dict[str, Plan] = field(default_factory=dict, repr=False, compare=False)
@@ -74,9 +75,8 @@ class Lifecycle:
 
     def __init__(self, server: ServerStub, supported_versions: list[str] | None = None) -> None:
         self.server = server
-        supported = supported_versions or list(registry.versions())
-        for version in supported:
-            registry.info(version)  # an unknown version is the caller's mistake: say so now
+        # By name or wire version; an unknown one is the caller's mistake: say so now.
+        supported = [registry.wire_version(v) for v in supported_versions or list(registry.versions())]
         handshake = registry.handshake_versions()
         self.handshake_supported = [v for v in supported if v in handshake]
         self.stateless_supported = [v for v in supported if v not in handshake]
@@ -90,7 +90,7 @@ class Lifecycle:
         if not isinstance(requested, str):
             raise invalid_field("params.protocolVersion", "must be a string", "string_type")
         version = requested if requested in self.handshake_supported else self.handshake_supported[-1]
-        protocol = registry.protocol(version)
+        protocol = registry.protocol(version, own=self.server.protocol)
         try:
             versions.validate(protocol.client_requests["initialize"].params, params)
         except ValidationError as exc:
@@ -103,7 +103,7 @@ class Lifecycle:
         }
         if self.server.instructions:
             result["instructions"] = self.server.instructions
-        return view, orjson.dumps(result)
+        return view, jsonrpc.dumps(result)
 
     # -- stateless era -----------------------------------------------------------------------
 
@@ -131,7 +131,7 @@ class Lifecycle:
                 f"Unsupported protocol version {version!r}",
                 {"supported": self.stateless_supported, "requested": version},
             )
-        protocol = registry.protocol(version)
+        protocol = registry.protocol(version, own=self.server.protocol)
         keys = protocol.meta
         capabilities = meta.get(keys.client_capabilities) if keys.client_capabilities else None
         if not isinstance(capabilities, dict):
@@ -188,7 +188,7 @@ class Lifecycle:
                 }
             else:
                 out[key] = value
-        return out
+        return extensions.server_capabilities(self.server, protocol, out)  # where the version puts extensions
 
     def _prepare(self, protocol: ProtocolTables) -> None:
         """Build, once per process and version, the validators and serializers of the methods this

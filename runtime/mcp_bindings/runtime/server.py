@@ -10,14 +10,13 @@ streams) are a table here; everything else about methods comes from the generate
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pydantic import ValidationError
 
-from . import crossing, versions
-from .bridge import VersionBridge
+from . import crossing, extensions, logs, tasks, versions
+from .bridge import HandlerCall, VersionBridge
 from .errors import INVALID_REQUEST, METHOD_NOT_FOUND, McpError
 from .jsonrpc import Notification, Request, invalid_field, json_object, validation_error
 from .notifications import SUBSCRIPTION_REQUESTS, ServerHost, host_for
@@ -31,7 +30,7 @@ from .tool_schemas import ServerToolChecks, ToolHook
 
 __all__ = ["LOG_LEVELS", "Plan", "ServerRuntime"]
 
-log = logging.getLogger("mcp_bindings.runtime.server")
+log = logs.logger("server")
 
 EMPTY_RESULT = b"{}"
 INITIALIZED = "notifications/initialized"
@@ -54,6 +53,7 @@ class Plan:
         "spec",
         "stub_spec",
         "subscribes",
+        "task_result",
         "tools",
         "validate",
     )
@@ -69,6 +69,7 @@ class Plan:
         direct = builtin is None and not converts and self.subscribes is None
         self.fast_result: Any = spec.result if direct and isinstance(spec.result, type) else None
         self.tools: ToolHook | None = None  # wraps the handler of tools/list and tools/call (`tool_schemas`)
+        self.task_result: type[Any] | None = None  # the CreateTaskResult it may answer with (`tasks`)
 
 
 Builtin = Callable[["ServerRuntime", Request, PeerView, Session], Awaitable[bytes]]
@@ -118,6 +119,7 @@ class ServerRuntime:
                 if request.method == "ping":
                     return EMPTY_RESULT
             view = self.lifecycle.stateless_view(request)
+            view.principal = session.principal  # sealed requestState is bound to it (request_state)
         plan = view.plans.get(request.method) or self.plan(request.method, view)
         if plan.builtin is not None:
             return await plan.builtin(self, request, view, session)
@@ -142,9 +144,13 @@ class ServerRuntime:
             if not plan.converts:
                 raise
             raise crossing.translate_error(exc, plan.spec.method, self.stub, view.protocol) from None
-        if type(result) is plan.fast_result and not view.stateless:
-            return result.__pydantic_serializer__.to_json(result, by_alias=True, exclude_none=True)  # type: ignore[no-any-return]
-        answer = await self.bridge.settle(plan.spec, stub_spec, request, result, context, view, round_number)
+        if (type(result) is plan.fast_result and not view.stateless) or type(result) is plan.task_result:
+            return versions.checked_json(result, f"the {request.method} result")
+        # An input round's re-run of the handler goes through the tool schema checks too.
+        call = (
+            None if plan.tools is None else _checked_call(plan.tools, getattr(self.server, stub_spec.handler), context)
+        )
+        answer = await self.bridge.settle(plan.spec, stub_spec, request, result, context, view, round_number, call)
         if plan.subscribes is not None:  # such plans have no fast_result: recorded once answered
             self.record_subscription(plan.subscribes, params)
         return answer
@@ -156,14 +162,17 @@ class ServerRuntime:
         plan = plans.get(method)
         if plan is None:
             spec = view.protocol.client_requests.get(method)
-            if spec is None:
-                raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+            if spec is None:  # not the version's: a custom or extension method (`extensions`), else -32601
+                plan = view.plans[method] = plans[method] = extensions.plan(self.server, method)
+                return plan
             builtin = BUILTINS.get(method) if spec.builtin else None
             if self._serves_subscriptions and method in SUBSCRIPTION_REQUESTS:
                 builtin = _subscription
             if spec.builtin and builtin is None:
                 raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
             stub_spec = self.stub.client_requests.get(method)
+            if builtin is None and stub_spec is not None and not self.server.implements(stub_spec):
+                builtin = tasks.served_by_runtime(method)  # tasks/* from the task store (`tasks`)
             if builtin is None and (stub_spec is None or stub_spec.builtin or not self.server.implements(stub_spec)):
                 # Not a handler this server has (nor one with a default): the method is not offered.
                 raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
@@ -172,6 +181,7 @@ class ServerRuntime:
             if builtin is None and self.tool_checks is not None:
                 plan.tools = self.tool_checks.hook(method)
             if builtin is None and not converts:
+                plan.tools, plan.task_result = tasks.augment(self.server, view, spec, plan.tools)
                 versions.prepare(spec.params)
                 versions.prepare(spec.result)
         gate = plan.spec.gate
@@ -198,7 +208,9 @@ class ServerRuntime:
 
     async def on_notification(self, notification: Notification, session: Session) -> None:
         view = self.view
-        if view is None:
+        if view is None or notification.method not in view.protocol.client_notifications:
+            # not the version's: a custom or extension notification (`extensions`), else dropped
+            await extensions.notified(self, notification, view)
             return
         if notification.method == INITIALIZED:
             self.initialized = True
@@ -220,6 +232,13 @@ class ServerRuntime:
                 destination=self.stub.version,
             )
         await getattr(self.server, stub_spec.handler)(params, ServerNotificationContext(view))
+
+
+def _checked_call(tools: Any, handler: Any, context: ServerRequestContext) -> HandlerCall:
+    async def call(params: Any, raw: Any) -> Any:
+        return await tools(handler, params, context, raw)
+
+    return call
 
 
 # -- what the runtime serves itself (policy/runtime_methods.json lists these methods) -------------

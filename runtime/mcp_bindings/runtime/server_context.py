@@ -9,11 +9,10 @@ to the client of that request alone, and only if its version and declared capabi
 
 from __future__ import annotations
 
-import logging
 import secrets
 from typing import TYPE_CHECKING, Any
 
-from . import versions
+from . import logs, versions
 from .bridge import outgoing_notification, outgoing_request
 from .calls import PROGRESS_TOKEN
 from .errors import INTERNAL_ERROR, McpError
@@ -27,7 +26,7 @@ from .stubs import ServerStub
 if TYPE_CHECKING:
     from .notifications import ServerHost
 
-log = logging.getLogger("mcp_bindings.runtime.server")
+log = logs.logger("server")
 
 PROGRESS = "notifications/progress"
 LOG_MESSAGE = "notifications/message"
@@ -149,8 +148,10 @@ class ServerRequestContext:
         params: dict[str, Any] = {PROGRESS_TOKEN: token, "progress": progress}
         if total is not None:
             params["total"] = total
-        if message is not None:
-            params["message"] = message
+        if message is not None and versions.defines(
+            self._view.protocol.server_notifications[PROGRESS].params, "message"
+        ):
+            params["message"] = message  # not before 2025-03-26
         await self._session.notify(PROGRESS, params, related=self._request.id)
 
     def allows_log(self, level: str) -> bool:

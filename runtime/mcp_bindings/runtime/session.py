@@ -8,20 +8,19 @@ session. What a method means is the dispatcher's business (`ServerRuntime`, `Cli
 
 from __future__ import annotations
 
-import logging
 from typing import Any, NamedTuple, Protocol, cast
 
 import anyio
 import orjson
 from anyio.abc import TaskGroup
 
-from . import jsonrpc
+from . import jsonrpc, logs
 from .calls import CANCELLED, Calls, ProgressCallback, is_id
 from .errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from .jsonrpc import InvalidMessage, Notification, Request, RequestId, Response
 from .transport import OversizedMessage, Transport
 
-log = logging.getLogger("mcp_bindings.runtime")
+log = logs.logger("")
 
 
 PROGRESS = "notifications/progress"
@@ -57,6 +56,7 @@ class Session:
         self.transport = transport
         self.drain_timeout = drain_timeout
         self.dispatcher = dispatcher
+        self.principal: str | None = None  # who the transport authenticated (HTTP bearer auth), if anyone
         self.default_timeout = default_timeout
         self.calls = Calls(transport, default_timeout)
         self._in_flight: dict[RequestId, anyio.CancelScope] = {}

@@ -33,6 +33,10 @@ def _overridden(obj: object, name: str, stub: type) -> bool:
     return getattr(type(obj), name, None) is not getattr(stub, name, None)
 
 
+# Handlers of tasks/* that a server may leave to the runtime (`tasks.served_by_runtime`).
+_RUNTIME_SERVED = frozenset({"get_task", "get_task_result", "list_tasks", "cancel_task"})
+
+
 def _paths(capabilities: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
     for key, value in capabilities.items():
         if value is None or value is False:
@@ -64,6 +68,8 @@ class _CapabilityDeriving:
             if not implemented and not declared:
                 continue
             missing = [s.handler for s in specs if not s.optional_handler and s not in implemented]
+            if self._side == "server":  # tasks/* the runtime serves from its task store (`tasks`)
+                missing = [h for h in missing if h not in _RUNTIME_SERVED]
             if missing:
                 what = (
                     f"declares `{'.'.join(path)}`"
@@ -83,6 +89,20 @@ class _CapabilityDeriving:
                 capabilities.setdefault(next(iter(path)), {})  # sub-capabilities were refused above unless declared
         self._check_declared(capabilities)
         return capabilities
+
+    def register_method(self, method: Any, handler: Any = None) -> Any:
+        """Serve a custom or extension method (`extensions.request` / `notification`) with
+        `handler(params, ctx)`; without `handler`, a decorator. Kept by the runtime (`extensions`)."""
+        from .extensions import methods_of
+
+        return methods_of(self, self._side).register(method, handler)
+
+    def use_extension(self, extension: Any, settings: Mapping[str, Any] | None = None, handlers: Any = None) -> None:
+        """Declare an extension (an identifier or an `extensions.Extension`) in this side's
+        capabilities, with its settings, and serve the extension's methods `handlers` has."""
+        from .extensions import methods_of
+
+        methods_of(self, self._side).use(extension, settings, handlers)
 
     def _check_declared(self, capabilities: Mapping[str, Any]) -> None:
         known = self.protocol.capability_paths(self._side)
@@ -116,6 +136,11 @@ class ServerStub(_CapabilityDeriving):
     # The key that seals `requestState` (2026-07-28 input rounds); None: a random key per process,
     # so state issued by one process is refused by another (set it when several workers serve).
     request_state_secret: ClassVar[bytes | None] = None
+    # How long a sealed `requestState` is accepted after it is issued, in seconds (docs/security.md).
+    request_state_ttl_s: ClassVar[float] = 600.0
+    # Check tools/call arguments against the listed tool's inputSchema, and results against its
+    # outputSchema (`tool_schemas`); False: the handlers do it themselves.
+    validate_tools: ClassVar[bool] = True
 
     def __init__(self) -> None:
         self.capabilities = self.derive_capabilities()

@@ -14,9 +14,12 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from . import logs
 from .errors import INTERNAL_ERROR, McpError
 from .jsonrpc import invalid_field, validation_error
 from .spec import MethodSpec
+
+log = logs.logger("server")
 
 
 @cache
@@ -36,6 +39,14 @@ def validator(target: Any) -> Any:
     if isinstance(target, type) and issubclass(target, BaseModel):
         return target.__pydantic_validator__.validate_python
     return adapter(target).validator.validate_python
+
+
+@cache
+def defines(target: Any, key: str) -> bool:
+    """Whether a model class has a field with the wire name `key` (False for anything else)."""
+    if not (isinstance(target, type) and issubclass(target, BaseModel)):
+        return False
+    return any((field.alias or name) == key for name, field in target.model_fields.items())
 
 
 def prepare(target: Any) -> None:
@@ -83,6 +94,33 @@ def to_json(value: Any, target: Any = None) -> bytes:
     if isinstance(value, BaseModel):
         return value.__pydantic_serializer__.to_json(value, by_alias=True, exclude_none=True)
     return adapter(target if target is not None else type(value)).dump_json(value, by_alias=True, exclude_none=True)
+
+
+def checked_json(value: BaseModel, what: str) -> bytes:
+    """A result model's wire JSON, checked against its model on the way out: a model built with
+    `model_construct`, changed after validation or holding NaN/Infinity (written as null) is refused
+    with an internal error naming `what`, instead of reaching the peer."""
+    data = value.__pydantic_serializer__.to_json(value, by_alias=True, exclude_none=True)
+    try:
+        type(value).__pydantic_validator__.validate_json(data, by_name=False, context=WIRE_CONTEXT)
+    except ValidationError as exc:
+        raise _refused(exc, what) from None
+    return data
+
+
+def checked(target: Any, data: Any, what: str) -> Any:
+    """`validate`, for what this side is about to send: failure is an internal error naming `what`."""
+    try:
+        return validate(target, data)
+    except ValidationError as exc:
+        raise _refused(exc, what) from None
+
+
+def _refused(exc: ValidationError, what: str) -> McpError:
+    first = exc.errors(include_url=False)[0]
+    where = ".".join(str(p) for p in first["loc"]) or "(root)"
+    log.error("%s is invalid and was not sent: %s: %s", what, where, first["msg"])
+    return McpError(INTERNAL_ERROR, f"Internal error: {what} is invalid ({where}: {first['msg']})")
 
 
 def project(value: Any, source: Any = None) -> Any:
