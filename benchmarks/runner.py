@@ -11,10 +11,12 @@ from pathlib import Path
 from benchmarks import (
     bench_generator,
     bench_import,
+    bench_load,
     bench_memory,
     bench_message,
     bench_roundtrip,
     bench_spawn,
+    bench_tool_schemas,
 )
 from benchmarks.config import FULL, QUICK, RESULTS_DIR
 from benchmarks.procs import stop_all
@@ -28,6 +30,8 @@ SECTIONS = {
     "roundtrip": bench_roundtrip.run,
     "memory": bench_memory.run,
     "generator": bench_generator.run,
+    "toolschemas": bench_tool_schemas.run,
+    "load": bench_load.run,
 }
 
 

@@ -1,0 +1,42 @@
+"""The authoring layer: an MCP server from decorated, typed functions, on any version's stub.
+
+    from mcp_bindings.runtime.app import App, Context
+
+    app = App("demo", version="1.0")
+
+    @app.tool
+    async def add(a: int, b: int, ctx: Context) -> int:
+        \"\"\"Add two numbers.\"\"\"
+        await ctx.info(f"adding {a} and {b}")
+        return a + b
+
+    app.run()   # stdio; app.run("http", port=3001); app.asgi(); app.test_client()
+
+docs/authoring.md is the guide.
+"""
+
+from .content import Audio, Image, Message, assistant, user
+from .context import Accepted, Cancelled, Context, Declined, Elicited, LogLevel, Root, Sampled
+from .core import App
+from .errors import AppDefinitionError, MissingClientCapability, ResourceNotFound, ToolError
+
+__all__ = [
+    "Accepted",
+    "App",
+    "AppDefinitionError",
+    "Audio",
+    "Cancelled",
+    "Context",
+    "Declined",
+    "Elicited",
+    "Image",
+    "LogLevel",
+    "Message",
+    "MissingClientCapability",
+    "ResourceNotFound",
+    "Root",
+    "Sampled",
+    "ToolError",
+    "assistant",
+    "user",
+]

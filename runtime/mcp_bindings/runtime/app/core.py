@@ -1,0 +1,709 @@
+"""`App`: decorators on typed functions over a generated server stub.
+
+The app builds, on first use, a subclass of its version's generated `Server` that overrides the
+handlers of what was registered (so the stub derives the capabilities, as for a hand-written
+server) and serves every list paginated. Everything else is the runtime's: the same server
+object serves every protocol version over every transport.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import logging
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+
+from pydantic import BaseModel, ValidationError
+
+from .. import registry, versions
+from ..context import RequestContext
+from ..errors import INVALID_PARAMS, McpError
+from ..notifications import RESOURCE_UPDATED
+from ..pagination import invalid_cursor, paginate
+from ..spec import ProtocolTables
+from ..stubs import ServerStub
+from .context import Context, Replay, Suspend
+from .entries import (
+    Completer,
+    PromptEntry,
+    ResourceEntry,
+    TemplateEntry,
+    ToolEntry,
+    completion,
+    contents,
+    messages,
+)
+from .errors import AppDefinitionError, ResourceNotFound, ToolError
+from .signature import FunctionSignature
+
+if TYPE_CHECKING:
+    from ..http_server import StreamableHTTPApp
+
+__all__ = ["App"]
+
+log = logging.getLogger("mcp_bindings.runtime.app")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+TOOLS_CHANGED = "notifications/tools/list_changed"
+RESOURCES_CHANGED = "notifications/resources/list_changed"
+PROMPTS_CHANGED = "notifications/prompts/list_changed"
+
+
+class App:
+    """An MCP server made of decorated functions:
+
+        app = App("weather", version="1.0")
+
+        @app.tool
+        def forecast(city: str, days: int = 3) -> Forecast: ...
+
+        app.run()                      # stdio; app.run("http", port=3001); app.asgi(); app.test_client()
+
+    `protocol` is the version the app is written against (default: the newest); it serves clients
+    of every version all the same. `page_size` pages every list (None: one page)."""
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        instructions: str | None = None,
+        website_url: str | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
+        protocol: str | None = None,
+        page_size: int | None = 100,
+        logging: bool = True,
+        request_state_secret: bytes | None = None,
+    ) -> None:
+        if page_size is not None and page_size < 1:
+            raise ValueError("page_size must be at least 1 (or None: no pagination)")
+        self.name, self.version = name, version
+        self.identity: dict[str, Any] = {
+            "title": title,
+            "description": description,
+            "instructions": instructions,
+            "website_url": website_url,
+            "icons": icons,
+            "request_state_secret": request_state_secret,
+        }
+        self.protocol_version = protocol or list(registry.versions())[-1]
+        self.protocol: ProtocolTables = registry.protocol(self.protocol_version)
+        self._pkg: Any = registry.load_version(self.protocol_version)
+        self.page_size = page_size
+        self.logging = logging
+        self._tools: dict[str, ToolEntry] = {}
+        self._resources: dict[str, ResourceEntry] = {}
+        self._templates: dict[str, TemplateEntry] = {}
+        self._prompts: dict[str, PromptEntry] = {}
+        self._completers: dict[tuple[str, str, str], Completer] = {}
+        self._lists: dict[str, list[Any]] = {}  # cached definitions per list
+        self._server: ServerStub | None = None
+        self._pending: set[str] = set()  # list changes not broadcast yet
+        self._flush: asyncio.Task[None] | None = None
+        self._not_found = self.protocol.error_codes.resource_not_found or INVALID_PARAMS
+        call = self.protocol.client_requests["tools/call"]
+        self._call_result: Callable[[Any], Any] = versions.validator(call.result)
+        self._input_required = {m for m, s in self.protocol.client_requests.items() if s.input_required}
+
+    # -- registration ---------------------------------------------------------------------------
+
+    @overload
+    def tool(self, fn: F, /) -> F: ...
+
+    @overload
+    def tool(
+        self,
+        fn: None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Mapping[str, Any] | BaseModel | None = None,
+        icons: Sequence[Mapping[str, Any] | BaseModel] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        structured: bool | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def tool(
+        self,
+        fn: F | None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Mapping[str, Any] | BaseModel | None = None,
+        icons: Sequence[Mapping[str, Any] | BaseModel] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        structured: bool | None = None,
+    ) -> F | Callable[[F], F]:
+        """Register a tool: arguments and inputSchema from the signature (`Annotated[int,
+        Field(description=...)]`, defaults), description from the docstring, outputSchema and
+        structuredContent from the return annotation (a model, TypedDict, dataclass or dict as is;
+        other types as `{"result": ...}`); `str`, `Image`, `Audio` and content blocks are returned as
+        content. `structured=False` makes any return plain content."""
+
+        scope = _caller_scope()
+
+        def register(fn: F) -> F:
+            entry = ToolEntry(
+                fn,
+                self._pkg,
+                name=name,
+                title=title,
+                description=description,
+                annotations=annotations,
+                icons=icons,
+                meta=meta,
+                structured=structured,
+                scope=scope,
+            )
+            known = self._tools.get(entry.name)
+            if known is not None:
+                raise AppDefinitionError(
+                    f"tool {entry.name!r} is already registered (by {_where(known.fn)}); "
+                    f"app.remove_tool({entry.name!r}) first to replace it"
+                )
+            self._require("tools", bool(self._tools))
+            self._tools[entry.name] = entry
+            self._changed(TOOLS_CHANGED, "tools")
+            return fn
+
+        return register(fn) if fn is not None else register
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: Mapping[str, Any] | BaseModel | None = None,
+        icons: Sequence[Mapping[str, Any] | BaseModel] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a resource (`"config://app"`) or a resource template (`"users://{id}/posts{/rest*}"`,
+        RFC 6570; its variables are the function's arguments). The function returns text (`str`),
+        bytes, or anything JSON (written as `application/json`); raise `ResourceNotFound(uri)` for a
+        URI that names nothing."""
+        options: dict[str, Any] = {
+            "name": name,
+            "title": title,
+            "description": description,
+            "mime_type": mime_type,
+            "size": size,
+            "annotations": annotations,
+            "icons": icons,
+            "meta": meta,
+        }
+
+        scope = _caller_scope()
+
+        def register(fn: F) -> F:
+            had = bool(self._resources or self._templates)
+            if "{" in uri or "}" in uri:
+                if size is not None:
+                    raise AppDefinitionError(f"resource template {uri!r}: size is for resources, not templates")
+                template = TemplateEntry(uri, fn, self._pkg, options, scope)
+                if uri in self._templates:
+                    raise AppDefinitionError(f"resource template {uri!r} is already registered")
+                self._require("resources", had)
+                self._templates[uri] = template
+            else:
+                entry = ResourceEntry(uri, fn, self._pkg, options, scope)
+                if uri in self._resources:
+                    raise AppDefinitionError(f"resource {uri!r} is already registered")
+                self._require("resources", had)
+                self._resources[uri] = entry
+            self._changed(RESOURCES_CHANGED, "resources", "templates")
+            return fn
+
+        return register
+
+    @overload
+    def prompt(self, fn: F, /) -> F: ...
+
+    @overload
+    def prompt(
+        self,
+        fn: None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[Mapping[str, Any] | BaseModel] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def prompt(
+        self,
+        fn: F | None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[Mapping[str, Any] | BaseModel] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> F | Callable[[F], F]:
+        """Register a prompt: its arguments are the function's (strings on the wire, converted to the
+        annotated types); it returns text (one user message), a `Message` (`user(...)`,
+        `assistant(...)`), or a list of them."""
+        options: dict[str, Any] = {"title": title, "description": description, "icons": icons, "meta": meta}
+
+        scope = _caller_scope()
+
+        def register(fn: F) -> F:
+            entry = PromptEntry(fn, self._pkg, name, options, scope)
+            if entry.name in self._prompts:
+                raise AppDefinitionError(f"prompt {entry.name!r} is already registered")
+            self._require("prompts", bool(self._prompts))
+            self._prompts[entry.name] = entry
+            self._changed(PROMPTS_CHANGED, "prompts")
+            return fn
+
+        return register(fn) if fn is not None else register
+
+    def complete(self, *, argument: str, prompt: str | None = None, template: str | None = None) -> Callable[[F], F]:
+        """Register completions of a prompt's argument or a resource template's variable:
+        `fn(value)` or `fn(value, arguments)` -> the candidate values (the first 100 are sent)."""
+        if (prompt is None) == (template is None):
+            raise AppDefinitionError("app.complete: name either prompt=... or template=...")
+        kind, target = ("prompt", prompt) if prompt is not None else ("template", template)
+        assert target is not None
+        what = f"completion of {kind} {target!r} argument {argument!r}"
+
+        scope = _caller_scope()
+
+        def register(fn: F) -> F:
+            completer = Completer(fn, what, scope)
+            key = (kind, target, argument)
+            if key in self._completers:
+                raise AppDefinitionError(f"{what} is already registered")
+            self._check_completion(kind, target, argument)
+            self._require("completions", bool(self._completers))
+            self._completers[key] = completer
+            return fn
+
+        return register
+
+    def _check_completion(self, kind: str, target: str, argument: str) -> None:
+        if kind == "prompt":
+            entry = self._prompts.get(target)
+            if entry is None:
+                raise AppDefinitionError(f"app.complete: no prompt {target!r} (register the prompt first)")
+            if argument not in entry.sig.parameters:
+                raise AppDefinitionError(f"app.complete: prompt {target!r} has no argument {argument!r}")
+        else:
+            template = self._templates.get(target)
+            if template is None:
+                raise AppDefinitionError(f"app.complete: no resource template {target!r} (register it first)")
+            if argument not in template.template.names:
+                raise AppDefinitionError(f"app.complete: template {target!r} has no variable {argument!r}")
+
+    def remove_tool(self, name: str) -> None:
+        del self._tools[name]
+        self._changed(TOOLS_CHANGED, "tools")
+
+    def remove_resource(self, uri: str) -> None:
+        if uri in self._templates:
+            del self._templates[uri]
+        else:
+            del self._resources[uri]
+        self._changed(RESOURCES_CHANGED, "resources", "templates")
+
+    def remove_prompt(self, name: str) -> None:
+        del self._prompts[name]
+        self._changed(PROMPTS_CHANGED, "prompts")
+
+    def _require(self, kind: str, had: bool) -> None:
+        """Capabilities are fixed once the server is built: the first tool (prompt, ...) cannot come later."""
+        if self._server is not None and not had:
+            raise AppDefinitionError(
+                f"the app is already serving without {kind}: register at least one before it starts "
+                "(its capabilities are advertised at the handshake)"
+            )
+
+    def _changed(self, method: str, *lists: str) -> None:
+        for name in lists:
+            self._lists.pop(name, None)
+        if self._server is None:
+            return
+        if method == TOOLS_CHANGED:
+            self._declare_tools()
+        self._pending.add(method)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # changed outside the event loop: clients see it when they list again
+            return
+        flush = self._flush
+        if flush is None or flush.done() or flush.get_loop() is not loop:
+            self._flush = loop.create_task(self._broadcast())
+
+    async def _broadcast(self) -> None:
+        await asyncio.sleep(0)  # changes made together go out as one notification each
+        while self._pending:
+            method = self._pending.pop()
+            await self.server.broadcast(method)
+
+    async def resource_updated(self, uri: str) -> int:
+        """Tell the clients subscribed to `uri` that it changed; returns how many were told."""
+        return await self.server.broadcast(RESOURCE_UPDATED, {"uri": uri})
+
+    # -- the server -----------------------------------------------------------------------------
+
+    @property
+    def server(self) -> ServerStub:
+        """The server object (a subclass of the stub's `Server`), built on first use."""
+        if self._server is None:
+            self._server = self._build()
+            self._declare_tools()
+        return self._server
+
+    def _build(self) -> ServerStub:
+        stub: type[ServerStub] = importlib.import_module(f"{self._pkg.__name__}.server").Server
+        handlers: dict[str, Any] = {}
+        declared: dict[str, Any] = {}
+        if self._tools:
+            handlers.update(list_tools=_list_tools, call_tool=_call_tool)
+            declared["tools"] = {"listChanged": True}
+        if self._resources or self._templates:
+            handlers.update(
+                list_resources=_list_resources, list_resource_templates=_list_templates, read_resource=_read_resource
+            )
+            for name in ("subscribe_resource", "unsubscribe_resource"):
+                if hasattr(stub, name):  # handshake-era stubs; the runtime records the subscriptions
+                    handlers[name] = _subscription
+            declared["resources"] = {"listChanged": True, "subscribe": True}
+        if self._prompts:
+            handlers.update(list_prompts=_list_prompts, get_prompt=_get_prompt)
+            declared["prompts"] = {"listChanged": True}
+        if self._completers:
+            handlers["complete"] = _complete
+        if self.logging:
+            declared["logging"] = {}
+        namespace: dict[str, Any] = {
+            "__module__": __name__,
+            "__doc__": f"The {self.name!r} app on the MCP {self.protocol_version} stub.",
+            "name": self.name,
+            "version": self.version,
+            "declared_capabilities": declared,
+            "app": self,
+            **{k: v for k, v in self.identity.items() if v is not None},
+            **handlers,
+        }
+        cls = type(f"{_class_name(self.name)}Server", (stub,), namespace)
+        return cls()
+
+    def _declare_tools(self) -> None:
+        """Calls are checked against the inputSchema (`tool_schemas`) even before a client lists."""
+        from ..tool_schemas import declare_tools
+
+        if self._server is not None:
+            declare_tools(self._server, [t.definition for t in self._tools.values()])
+
+    def _listed(self, kind: str) -> list[Any]:
+        items = self._lists.get(kind)
+        if items is None:
+            source: Mapping[str, Any] = {
+                "tools": self._tools,
+                "resources": self._resources,
+                "templates": self._templates,
+                "prompts": self._prompts,
+            }[kind]
+            items = self._lists[kind] = [entry.definition for entry in source.values()]
+        return items
+
+    def _page(self, kind: str, params: Any) -> tuple[list[Any], str | None]:
+        cursor = getattr(params, "cursor", None) if params is not None else None
+        items = self._listed(kind)
+        if self.page_size is None:
+            if cursor is not None:
+                raise invalid_cursor(cursor)
+            return items, None
+        return paginate(items, cursor, self.page_size, scope=kind)
+
+    def _context(self, sig: FunctionSignature, ctx: RequestContext, method: str, params: Any) -> Context:
+        replay = None
+        if method in self._input_required and registry.info(ctx.protocol_version).stateless:
+            replay = Replay(
+                self.protocol, getattr(params, "request_state", None), getattr(params, "input_responses", None)
+            )
+        return Context(ctx, self.protocol, method, replay)
+
+    async def _run(self, sig: FunctionSignature, kwargs: dict[str, Any], context: Context | None) -> Any:
+        if context is not None and sig.context is not None:
+            kwargs[sig.context] = context
+        value = sig.fn(**kwargs)
+        return await value if sig.is_async else value
+
+    # -- handlers (called by the server's methods) ----------------------------------------------
+
+    async def serve_call_tool(self, params: Any, ctx: RequestContext) -> Any:
+        entry = self._tools.get(params.name)
+        if entry is None:
+            raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}", {"name": params.name})
+        arguments = params.arguments
+        try:
+            kwargs = dict(entry.validate(arguments if arguments is not None else {}).__dict__)
+        except ValidationError as exc:
+            return self._call_result(entry.invalid(exc))
+        sig = entry.sig
+        target = sig.context
+        context = self._context(sig, ctx, "tools/call", params) if target is not None else None
+        try:
+            if target is not None:
+                kwargs[target] = context
+            value = sig.fn(**kwargs)
+            if sig.is_async:
+                value = await value
+        except ToolError as exc:
+            return self._call_result(entry.error(str(exc)))
+        except McpError:
+            raise
+        except Suspend:
+            return _input_required(context)
+        except Exception as exc:  # an ExceptionGroup too (a Suspend makes a BaseExceptionGroup: below)
+            log.exception("tool %r failed", entry.name)
+            return self._call_result(entry.error(f"Error executing tool {entry.name}: {type(exc).__name__}: {exc}"))
+        except BaseExceptionGroup as group:
+            return _suspended(group, context)
+        if context is not None and context.suspended:
+            return context.input_required()
+        return self._call_result(entry.content(value))
+
+    async def serve_read_resource(self, params: Any, ctx: RequestContext) -> Any:
+        uri: str = params.uri
+        entry: ResourceEntry | TemplateEntry | None = self._resources.get(uri)
+        kwargs: dict[str, Any] = {}
+        if entry is None:
+            for template in self._templates.values():
+                values = template.template.match(uri)
+                if values is not None:
+                    entry, kwargs = template, template.arguments(uri, values)
+                    break
+            else:
+                raise McpError(self._not_found, f"Resource not found: {uri}", {"uri": uri})
+        sig = entry.sig
+        context = self._context(sig, ctx, "resources/read", params) if sig.context is not None else None
+        try:
+            value = await self._run(sig, kwargs, context)
+        except ResourceNotFound as exc:
+            raise McpError(self._not_found, exc.message, exc.data) from None
+        except Suspend:
+            return _input_required(context)
+        except BaseExceptionGroup as group:
+            return _suspended(group, context)
+        if context is not None and context.suspended:
+            return context.input_required()
+        return self._pkg.ReadResourceResult.model_validate({"contents": contents(uri, value, entry.mime_type)})
+
+    async def serve_get_prompt(self, params: Any, ctx: RequestContext) -> Any:
+        entry = self._prompts.get(params.name)
+        if entry is None:
+            raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}", {"name": params.name})
+        kwargs = entry.arguments(params.arguments)
+        sig = entry.sig
+        context = self._context(sig, ctx, "prompts/get", params) if sig.context is not None else None
+        try:
+            value = await self._run(sig, kwargs, context)
+        except Suspend:
+            return _input_required(context)
+        except BaseExceptionGroup as group:
+            return _suspended(group, context)
+        if context is not None and context.suspended:
+            return context.input_required()
+        if isinstance(value, BaseModel) and "messages" in type(value).model_fields:
+            return value  # a GetPromptResult
+        result: dict[str, Any] = {"messages": messages(value)}
+        if entry.definition.description is not None:
+            result["description"] = entry.definition.description
+        return self._pkg.GetPromptResult.model_validate(result)
+
+    async def serve_complete(self, params: Any, ctx: RequestContext) -> Any:
+        data: dict[str, Any] = versions.dump(params)
+        ref: dict[str, Any] = data.get("ref") or {}
+        argument: dict[str, Any] = data.get("argument") or {}
+        if ref.get("type") == "ref/prompt":
+            key = ("prompt", str(ref.get("name")), str(argument.get("name")))
+        else:
+            key = ("template", str(ref.get("uri")), str(argument.get("name")))
+        completer = self._completers.get(key)
+        values: Any = []
+        if completer is not None:
+            extra: dict[str, Any] = data.get("context") or {}
+            given: dict[str, str] = extra.get("arguments") or {}
+            kwargs = completer.kwargs(str(argument.get("value", "")), given)
+            if completer.context is not None:
+                kwargs[completer.context] = Context(ctx, self.protocol, "completion/complete", None)
+            values = completer.fn(**kwargs)
+            if completer.is_async:
+                values = await values
+        return self._pkg.CompleteResult.model_validate(completion(values))
+
+    # -- running --------------------------------------------------------------------------------
+
+    def run(
+        self,
+        transport: Literal["stdio", "http"] = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 3001,
+        path: str = "/mcp",
+        **options: Any,
+    ) -> None:
+        """Serve until interrupted: on stdin/stdout, or Streamable HTTP (and the legacy SSE transport)
+        at http://host:port/mcp. `options` go to `serve_stdio` / `serve_http`."""
+        if transport == "stdio":
+            from ..stdio import serve_stdio
+
+            serve_stdio(self.server, **options)
+        elif transport == "http":
+            from ..http_server import serve_http
+
+            serve_http(self.server, host=host, port=port, path=path, **options)
+        else:
+            raise ValueError(f"unknown transport {transport!r}: 'stdio' or 'http'")
+
+    def asgi(self, **options: Any) -> StreamableHTTPApp:
+        """The ASGI app (Streamable HTTP at `/mcp`), to mount in Starlette, FastAPI, ...; `options`
+        are `http_server.create_app`'s."""
+        from ..http_server import create_app
+
+        return create_app(self.server, **options)
+
+    def test_client(
+        self,
+        protocol_version: str | None = None,
+        *,
+        elicit: Callable[[str, dict[str, Any]], Any] | None = None,
+        sample: Callable[[dict[str, Any]], Any] | None = None,
+        roots: Sequence[str | Mapping[str, Any]] | None = None,
+        on_log: Callable[[dict[str, Any]], Any] | None = None,
+        on_notification: Callable[[str, Any], Any] | None = None,
+        handlers: Any = None,
+        **options: Any,
+    ) -> AbstractAsyncContextManager[Any]:
+        """An in-memory client of `protocol_version` (default: the app's) connected to the app:
+        the generated `Client` of that version. `elicit(message, requested_schema)` answers
+        elicitations (a dict of content accepts, a single value accepts a single-value form, None
+        declines, a dict with "action" is sent as is),
+        `sample(params)` sampling (a string is the model's text), `roots` roots/list; `on_log(params)`
+        gets log messages, `on_notification(method, params)` every other notification. `options` go
+        to `memory.connect_in_memory`."""
+        hooks: dict[str, Any] = {
+            "elicit": elicit,
+            "sample": sample,
+            "roots": roots,
+            "on_log": on_log,
+            "on_notification": on_notification,
+        }
+        return self._test_client(protocol_version, hooks, handlers, options)
+
+    @asynccontextmanager
+    async def _test_client(
+        self,
+        protocol_version: str | None,
+        hooks: dict[str, Any],
+        handlers: Any,
+        options: dict[str, Any],
+    ) -> AsyncGenerator[Any]:
+        from ..memory import connect_in_memory
+        from .testing import client_handlers
+
+        version = protocol_version or self.protocol_version
+        package = registry.load_version(version).__name__
+        client_cls = importlib.import_module(f"{package}.client").Client
+        if handlers is None and any(hook is not None for hook in hooks.values()):
+            handlers = client_handlers(version, **hooks)
+        async with connect_in_memory(
+            self.server, client_cls, handlers=handlers, protocol_version=version, **options
+        ) as client:
+            yield client
+
+
+def _caller_scope() -> dict[str, Any]:
+    """The local names where a decorator is applied (two frames up: the caller of `App.tool`, ...),
+    so annotations naming types local to a function resolve (`from __future__ import annotations`)."""
+    frame = inspect.currentframe()
+    for _ in range(2):
+        frame = frame.f_back if frame is not None else None
+    if frame is None or frame.f_locals is frame.f_globals:
+        return {}
+    return dict(frame.f_locals)
+
+
+def _where(fn: Callable[..., Any]) -> str:
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+
+
+def _class_name(name: str) -> str:
+    cleaned = "".join(part.capitalize() for part in "".join(ch if ch.isalnum() else " " for ch in name).split())
+    return cleaned if cleaned and cleaned[0].isalpha() else f"App{cleaned}"
+
+
+def _input_required(context: Context | None) -> Any:
+    if context is None:  # pragma: no cover - only a Context asks
+        raise McpError(INVALID_PARAMS, "input was asked for outside an input round")
+    return context.input_required()
+
+
+def _suspended(group: BaseExceptionGroup[BaseException], context: Context | None) -> Any:
+    """Asks made concurrently (a task group) suspend the handler together."""
+    suspended, rest = group.split(Suspend)
+    if suspended is None or rest is not None:
+        raise group
+    return _input_required(context)
+
+
+# -- the handlers of the generated server class (self: the server; self.app: the App) ------------
+
+
+async def _list_tools(self: Any, params: Any, ctx: RequestContext) -> Any:
+    page, cursor = self.app._page("tools", params)
+    return self.app._pkg.ListToolsResult(tools=page, next_cursor=cursor)
+
+
+async def _call_tool(self: Any, params: Any, ctx: RequestContext) -> Any:
+    return await self.app.serve_call_tool(params, ctx)
+
+
+async def _list_resources(self: Any, params: Any, ctx: RequestContext) -> Any:
+    page, cursor = self.app._page("resources", params)
+    return self.app._pkg.ListResourcesResult(resources=page, next_cursor=cursor)
+
+
+async def _list_templates(self: Any, params: Any, ctx: RequestContext) -> Any:
+    page, cursor = self.app._page("templates", params)
+    return self.app._pkg.ListResourceTemplatesResult(resource_templates=page, next_cursor=cursor)
+
+
+async def _read_resource(self: Any, params: Any, ctx: RequestContext) -> Any:
+    return await self.app.serve_read_resource(params, ctx)
+
+
+async def _subscription(self: Any, params: Any, ctx: RequestContext) -> Any:
+    return {}  # the runtime records the subscription once this succeeds
+
+
+async def _list_prompts(self: Any, params: Any, ctx: RequestContext) -> Any:
+    page, cursor = self.app._page("prompts", params)
+    return self.app._pkg.ListPromptsResult(prompts=page, next_cursor=cursor)
+
+
+async def _get_prompt(self: Any, params: Any, ctx: RequestContext) -> Any:
+    return await self.app.serve_get_prompt(params, ctx)
+
+
+async def _complete(self: Any, params: Any, ctx: RequestContext) -> Any:
+    return await self.app.serve_complete(params, ctx)

@@ -1,0 +1,397 @@
+"""What the decorators register: tools, resources, resource templates, prompts and completions, each
+checked when it is registered and turned into the app's stub version's models (its definition in
+a list, and its results)."""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
+
+import orjson
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
+
+from .. import versions
+from ..errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from ..jsonrpc import validation_error
+from . import content as c
+from .errors import AppDefinitionError
+from .signature import MISSING, FunctionSignature, analyse, json_schema, output_kind
+from .uri_template import Template, TemplateError, is_uri
+
+__all__ = ["Completer", "PromptEntry", "ResourceEntry", "TemplateEntry", "ToolEntry"]
+
+# SEP-986 (2025-11-25): what a tool name should be. Enforced: a name outside it is refused.
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+
+Options = Mapping[str, Any]
+
+
+def _clean(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if v is not None}
+
+
+def _wire(value: Any) -> Any:
+    """Options given as models (icons, annotations) or mappings, as wire JSON."""
+    if value is None:
+        return None
+    if isinstance(value, BaseModel):
+        return versions.dump(value)
+    if isinstance(value, Mapping):
+        return {k: _wire(v) for k, v in cast("Mapping[str, Any]", value).items()}
+    if isinstance(value, list | tuple):
+        return [_wire(v) for v in cast("Sequence[Any]", value)]
+    return value
+
+
+def _model(pkg: Any, name: str, data: dict[str, Any], what: str) -> Any:
+    try:
+        return getattr(pkg, name).model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(root)"
+        raise AppDefinitionError(
+            f"{what}: not a valid {name} of MCP {pkg.INFO.version}: {where}: {first['msg']}"
+        ) from None
+
+
+def errors_text(exc: ValidationError) -> str:
+    return "\n".join(
+        f"- {'.'.join(str(p) for p in e['loc']) or '(arguments)'}: {e['msg']}" for e in exc.errors(include_url=False)
+    )
+
+
+# -- tools ----------------------------------------------------------------------------------------
+
+
+def _is_object(schema: dict[str, Any]) -> bool:
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        schema = schema.get("$defs", {}).get(ref.rsplit("/", 1)[-1], {})
+    return schema.get("type") == "object"
+
+
+class ToolEntry:
+    """One tool: its definition (the stub's `Tool`) and how its results are made."""
+
+    __slots__ = ("definition", "fn", "name", "output", "output_schema", "result", "sig", "validate", "wrap")
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        pkg: Any,
+        *,
+        name: str | None,
+        title: str | None,
+        description: str | None,
+        annotations: Any,
+        icons: Any,
+        meta: Mapping[str, Any] | None,
+        structured: bool | None,
+        scope: Mapping[str, Any] | None = None,
+    ) -> None:
+        name = name if name is not None else str(getattr(fn, "__name__", ""))
+        if TOOL_NAME.fullmatch(name) is None:
+            raise AppDefinitionError(f"tool {name!r}: a tool name is 1-128 of A-Z a-z 0-9 _ - . (SEP-986)")
+        what = f"tool {name!r}"
+        self.name = name
+        self.fn = fn
+        self.sig: FunctionSignature = analyse(
+            fn, what, model_name=f"{name.replace('.', '_').replace('-', '_')}Arguments", scope=scope
+        )
+        self.validate: Callable[[Any], BaseModel] = self.sig.arguments.__pydantic_validator__.validate_python
+        kind = output_kind(self.sig.returns)
+        if structured is False and kind == "structured":
+            kind = "content"
+        elif structured is True and kind == "content":
+            if self.sig.returns is MISSING:
+                raise AppDefinitionError(f"{what}: structured=True needs a return annotation")
+            kind = "structured"
+        self.output: str = kind
+        self.output_schema: dict[str, Any] | None = None
+        self.wrap = False
+        self.result: TypeAdapter[Any] | None = None
+        if kind == "structured":
+            try:
+                self.result = TypeAdapter(self.sig.returns)
+                schema = json_schema(self.result, "serialization")
+            except (PydanticSchemaGenerationError, PydanticUserError, TypeError, ValueError) as exc:
+                raise AppDefinitionError(
+                    f"{what}: its return type {self.sig.returns!r} cannot be expressed as JSON Schema: "
+                    f"{str(exc).strip().splitlines()[0]}"
+                ) from None
+            if not _is_object(schema):  # structuredContent is an object: anything else is {"result": ...}
+                self.wrap = True
+                defs = schema.pop("$defs", None)
+                schema = _clean(
+                    {"type": "object", "properties": {"result": schema}, "required": ["result"], "$defs": defs}
+                )
+            self.output_schema = schema
+        tool = pkg.Tool
+        definition = _clean(
+            {
+                "name": name,
+                "title": title,
+                "description": description if description is not None else self.sig.description(),
+                "inputSchema": json_schema(self.sig.arguments, "validation"),
+                "outputSchema": self.output_schema if "output_schema" in tool.model_fields else None,
+                "annotations": _wire(annotations),
+                "icons": _wire(icons),
+                "_meta": _wire(meta),
+            }
+        )
+        if "output_schema" not in tool.model_fields:
+            self.output_schema = None  # the stub's version has no structured output: content only
+        self.definition: Any = _model(pkg, "Tool", definition, what)
+
+    def content(self, value: Any) -> dict[str, Any]:
+        """The CallToolResult JSON for what the function returned."""
+        if self.result is None:
+            if isinstance(value, str):
+                return {"content": [{"type": "text", "text": value}]}
+            return {"content": c.to_content(value)}
+        try:
+            data = self.result.dump_python(self.result.validate_python(value), mode="json", by_alias=True)
+        except (ValidationError, ValueError, TypeError) as exc:
+            detail = errors_text(exc) if isinstance(exc, ValidationError) else f"- {str(exc).strip().splitlines()[0]}"
+            expected = f"its return type {self.sig.returns!r}"
+            message = f"tool {self.name!r} returned a value that does not match {expected}:\n{detail}"
+            raise McpError(INTERNAL_ERROR, message, {"tool": self.name}) from None
+        structured = {"result": data} if self.wrap else data
+        out: dict[str, Any] = {"content": [{"type": "text", "text": orjson.dumps(structured).decode()}]}
+        if self.output_schema is not None:
+            out["structuredContent"] = structured
+        return out
+
+    def invalid(self, exc: ValidationError) -> dict[str, Any]:
+        text = f"Input validation error: invalid arguments for tool {self.name!r}:\n{errors_text(exc)}"
+        return {"content": [{"type": "text", "text": text}], "isError": True}
+
+    @staticmethod
+    def error(text: str) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+# -- resources ------------------------------------------------------------------------------------
+
+
+def _default_mime(returns: Any) -> str | None:
+    if returns is str:
+        return "text/plain"
+    if returns is bytes:
+        return "application/octet-stream"
+    if returns is MISSING:
+        return None
+    return "application/json"
+
+
+def contents(uri: str, value: Any, mime_type: str | None) -> list[dict[str, Any]]:
+    """A resource function's return value as `contents` entries (wire JSON)."""
+    if isinstance(value, str):
+        return [_clean({"uri": uri, "mimeType": mime_type or "text/plain", "text": value})]
+    if isinstance(value, bytes | bytearray | memoryview):
+        blob = base64.b64encode(bytes(cast("bytes", value))).decode("ascii")
+        return [_clean({"uri": uri, "mimeType": mime_type or "application/octet-stream", "blob": blob})]
+    if isinstance(value, BaseModel):
+        data = versions.dump(value)
+        if isinstance(data, dict) and "uri" in data and ("text" in data or "blob" in data):
+            return [cast("dict[str, Any]", data)]  # a TextResourceContents / BlobResourceContents
+    items: list[Any] = cast("list[Any]", value) if isinstance(value, list) else []
+    if items and all(isinstance(v, BaseModel) and {"uri"} <= set(versions.dump(v)) for v in items):
+        return [cast("dict[str, Any]", versions.dump(v)) for v in items]
+    data = cast("object", value)
+    return [_clean({"uri": uri, "mimeType": mime_type or "application/json", "text": c.json_text(data)})]
+
+
+class ResourceEntry:
+    """A resource with a fixed URI."""
+
+    __slots__ = ("definition", "mime_type", "sig", "uri")
+
+    def __init__(
+        self, uri: str, fn: Callable[..., Any], pkg: Any, options: Options, scope: Mapping[str, Any] | None = None
+    ) -> None:
+        what = f"resource {uri!r}"
+        if not is_uri(uri):
+            raise AppDefinitionError(f"{what}: not a URI (it needs a scheme, like 'file:' or 'config://')")
+        self.uri = uri
+        self.sig = analyse(fn, what, model_name="ResourceArguments", scope=scope)
+        if self.sig.parameters:
+            raise AppDefinitionError(
+                f"{what}: a resource with a fixed URI takes no arguments (got {', '.join(self.sig.parameters)}); "
+                "for a resource template put them in the URI: 'scheme://{name}'"
+            )
+        self.mime_type: str | None = options.get("mime_type") or _default_mime(self.sig.returns)
+        definition = {
+            "uri": uri,
+            "name": options.get("name") or getattr(fn, "__name__", uri),
+            "title": options.get("title"),
+            "description": options.get("description") or self.sig.description(),
+            "mimeType": self.mime_type,
+            "size": options.get("size"),
+            "annotations": _wire(options.get("annotations")),
+            "icons": _wire(options.get("icons")),
+            "_meta": _wire(options.get("meta")),
+        }
+        self.definition: Any = _model(pkg, "Resource", _clean(definition), what)
+
+
+class TemplateEntry:
+    """A resource template: RFC 6570 URI template whose variables are the function's arguments."""
+
+    __slots__ = ("definition", "mime_type", "sig", "template")
+
+    def __init__(
+        self,
+        uri_template: str,
+        fn: Callable[..., Any],
+        pkg: Any,
+        options: Options,
+        scope: Mapping[str, Any] | None = None,
+    ) -> None:
+        what = f"resource template {uri_template!r}"
+        try:
+            self.template = Template(uri_template)
+            self.template.check()
+        except TemplateError as exc:
+            raise AppDefinitionError(f"{what}: {exc}") from None
+        self.sig = analyse(fn, what, model_name="TemplateArguments", lax_strings=True, scope=scope)
+        names = self.template.names
+        extra = [p for p, param in self.sig.parameters.items() if p not in names and param.default is param.empty]
+        if extra:
+            raise AppDefinitionError(
+                f"{what}: parameter {extra[0]!r} is not a variable of the template (variables: {', '.join(names)})"
+            )
+        unknown = [n for n in names if n not in self.sig.parameters]
+        if unknown:
+            raise AppDefinitionError(
+                f"{what}: variable {unknown[0]!r} is not a parameter of {getattr(fn, '__name__', 'the function')}"
+            )
+        properties: dict[str, Any] = json_schema(self.sig.arguments, "validation").get("properties", {})
+        for var in self.template.variables:
+            is_list = properties.get(var.name, {}).get("type") == "array"
+            if var.explode and not is_list:
+                raise AppDefinitionError(f"{what}: {{{var.name}*}} is a list: annotate {var.name!r} as list[str]")
+            if is_list and not var.explode:
+                raise AppDefinitionError(f"{what}: {var.name!r} is a list: explode it in the template, {{{var.name}*}}")
+        self.mime_type: str | None = options.get("mime_type") or _default_mime(self.sig.returns)
+        definition = {
+            "uriTemplate": uri_template,
+            "name": options.get("name") or getattr(fn, "__name__", uri_template),
+            "title": options.get("title"),
+            "description": options.get("description") or self.sig.description(),
+            "mimeType": self.mime_type,
+            "annotations": _wire(options.get("annotations")),
+            "icons": _wire(options.get("icons")),
+            "_meta": _wire(options.get("meta")),
+        }
+        self.definition: Any = _model(pkg, "ResourceTemplate", _clean(definition), what)
+
+    def arguments(self, uri: str, values: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return dict(self.sig.arguments.__pydantic_validator__.validate_python(values).__dict__)
+        except ValidationError as exc:
+            raise McpError(
+                INVALID_PARAMS,
+                f"Invalid params: {uri} does not fit resource template {self.template.template}:\n{errors_text(exc)}",
+                {"template": self.template.template, **validation_error(exc, "uri").data},
+            ) from None
+
+
+# -- prompts --------------------------------------------------------------------------------------
+
+
+def messages(value: Any) -> list[dict[str, Any]]:
+    """A prompt function's return value as `messages` (wire JSON)."""
+    items = cast("list[Any]", value) if isinstance(value, list | tuple) else [value]
+    out: list[dict[str, Any]] = []
+    for item in items:
+        if isinstance(item, c.Message):
+            out.append(item.to_json())
+        elif isinstance(item, BaseModel) and {"role", "content"} <= set(type(item).model_fields):
+            out.append(cast("dict[str, Any]", versions.dump(item)))  # a PromptMessage
+        elif isinstance(item, Mapping) and "role" in item:
+            out.append(dict(cast("Mapping[str, Any]", item)))
+        else:
+            block = cast("Any", item)
+            out.append(c.Message("user", block).to_json())
+    return out
+
+
+class PromptEntry:
+    __slots__ = ("definition", "name", "sig")
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        pkg: Any,
+        name: str | None,
+        options: Options,
+        scope: Mapping[str, Any] | None = None,
+    ) -> None:
+        name = name if name is not None else str(getattr(fn, "__name__", ""))
+        what = f"prompt {name!r}"
+        self.name = name
+        self.sig = analyse(fn, what, model_name="PromptArguments", lax_strings=True, scope=scope)
+        fields = self.sig.arguments.model_fields
+        arguments = [
+            _clean({"name": arg, "description": fields[arg].description, "required": fields[arg].is_required()})
+            for arg in self.sig.parameters
+        ]
+        definition = {
+            "name": name,
+            "title": options.get("title"),
+            "description": options.get("description") or self.sig.description(),
+            "arguments": arguments or None,
+            "icons": _wire(options.get("icons")),
+            "_meta": _wire(options.get("meta")),
+        }
+        self.definition: Any = _model(pkg, "Prompt", _clean(definition), what)
+
+    def arguments(self, given: Mapping[str, Any] | None) -> dict[str, Any]:
+        try:
+            return dict(self.sig.arguments.__pydantic_validator__.validate_python(dict(given or {})).__dict__)
+        except ValidationError as exc:
+            raise McpError(
+                INVALID_PARAMS,
+                f"Invalid params: arguments of prompt {self.name!r}:\n{errors_text(exc)}",
+                validation_error(exc, "params.arguments").data,
+            ) from None
+
+
+# -- completions ----------------------------------------------------------------------------------
+
+
+class Completer:
+    """`fn(value)` or `fn(value, arguments)` (plus a Context) -> candidate values."""
+
+    __slots__ = ("arguments", "context", "fn", "is_async", "value")
+
+    def __init__(self, fn: Callable[..., Any], what: str, scope: Mapping[str, Any] | None = None) -> None:
+        sig = analyse(fn, what, model_name="CompletionArguments", scope=scope)
+        self.fn = fn
+        self.is_async = sig.is_async
+        self.context = sig.context
+        names = list(sig.parameters)
+        self.arguments = "arguments" if "arguments" in names else None
+        rest = [n for n in names if n != "arguments"]
+        if len(rest) != 1:
+            raise AppDefinitionError(
+                f"{what}: a completion function takes the partial value (one parameter), and optionally "
+                f"`arguments: dict[str, str]` and a Context; got {', '.join(names) or 'nothing'}"
+            )
+        self.value = rest[0]
+
+    def kwargs(self, value: str, arguments: dict[str, str]) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {self.value: value}
+        if self.arguments is not None:
+            kwargs[self.arguments] = arguments
+        return kwargs
+
+
+def completion(values: Any) -> dict[str, Any]:
+    """A completion function's result as CompleteResult JSON (at most 100 values, as the spec says)."""
+    found = [str(v) for v in cast("Sequence[Any]", values or [])]
+    return {"completion": {"values": found[:100], "total": len(found), "hasMore": len(found) > 100}}

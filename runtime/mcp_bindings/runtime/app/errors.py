@@ -1,0 +1,45 @@
+"""What the authoring layer raises: at registration (`AppDefinitionError`), and what handlers raise
+to answer a request in a way the layer translates (`ToolError`, `ResourceNotFound`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, NotExpressible
+
+__all__ = ["AppDefinitionError", "MissingClientCapability", "ResourceNotFound", "ToolError"]
+
+
+class AppDefinitionError(TypeError):
+    """A tool, resource, prompt or completion that cannot be registered as written: raised by the
+    decorator, naming the function and what is wrong with it."""
+
+
+class ToolError(Exception):
+    """Raise in a tool to answer with a tool execution error (`isError: true`) whose text is the
+    message: what the model sees and can act on. Any other exception from a tool is answered the
+    same way with its type and message (and logged with its traceback); an `McpError` becomes a
+    JSON-RPC error instead."""
+
+
+class ResourceNotFound(McpError):
+    """Raise in a resource function for a URI that names nothing: the client gets its version's
+    resource-not-found error (-32002 up to 2025-11-25, -32602 with the URI in `data` from
+    2026-07-28 on), whatever version the app is written against."""
+
+    def __init__(self, uri: str, message: str | None = None) -> None:
+        super().__init__(INVALID_PARAMS, message or f"Resource not found: {uri}", {"uri": uri})
+        self.uri = uri
+
+
+class MissingClientCapability(NotExpressible):
+    """`ctx.elicit` / `ctx.sample` / `ctx.list_roots` for a client that did not declare the
+    capability it needs (or whose version has no such request): nothing was asked. On the wire,
+    where it reaches the client, it is the version's missing-capability error (-32021 from
+    2026-07-28 on) with `data.requiredCapabilities`, else an internal error."""
+
+    def __init__(self, message: str, *, version: str, code: int | None, required: dict[str, Any]) -> None:
+        super().__init__(message, version=version)
+        self.code = code if code is not None else INTERNAL_ERROR
+        self.data = {"requiredCapabilities": required} if required else None
+        self.required = required
