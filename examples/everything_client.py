@@ -298,7 +298,7 @@ async def run_client(url: str, scenario: str, version: str, context: dict[str, A
     models = importlib.import_module(f"{package}.models")
     handlers = make_handlers(client_module, models)
     action = SCENARIOS.get(scenario, Run.exercise)
-    auth = make_auth(context) if scenario.startswith("auth/") else None
+    auth = make_auth(scenario, context) if scenario.startswith("auth/") else None
     try:
         with anyio.fail_after(OVERALL_TIMEOUT):
             async with connect_http(
@@ -326,15 +326,46 @@ async def run_client(url: str, scenario: str, version: str, context: dict[str, A
     return 0
 
 
-def make_auth(context: dict[str, Any]) -> Any:
-    """OAuth for the auth/* scenarios: pre-registered credentials from the harness's context when it
-    gives them, else Client ID Metadata Documents or Dynamic Client Registration; the authorization
-    step is headless (the test authorization server redirects at once)."""
+def make_auth(scenario: str, context: dict[str, Any]) -> Any:
+    """OAuth for the auth/* scenarios. The machine-client extensions get their grant from the
+    harness's context: client credentials (`private_key_pem` -> private_key_jwt, else
+    client_secret_basic), enterprise-managed authorization (`idp_id_token`), workload identity
+    (`valid_jwt`). Otherwise the authorization code flow: pre-registered credentials from the
+    context when it gives them, else Client ID Metadata Documents or Dynamic Client Registration;
+    the authorization step is headless (the test authorization server redirects at once). DPoP is
+    used where the authorization server advertises it."""
     from mcp_bindings.runtime.auth import (
         ClientCredentials,
+        ClientCredentialsGrant,
+        ClientSecretBasic,
+        EnterpriseManagedGrant,
         HeadlessAuthorizationHandler,
+        JwtBearerGrant,
         OAuthClientAuth,
+        PrivateKeyJwt,
+        PublicClient,
     )
+
+    grant: Any = None
+    if scenario.startswith("auth/client-credentials") and context.get("private_key_pem"):
+        key = PrivateKeyJwt(
+            context["client_id"], context["private_key_pem"], algorithm=context.get("signing_algorithm") or "ES256"
+        )
+        grant = ClientCredentialsGrant(key)
+    elif scenario.startswith("auth/client-credentials") and context.get("client_secret"):
+        grant = ClientCredentialsGrant(ClientSecretBasic(context["client_id"], context["client_secret"]))
+    elif context.get("idp_id_token"):
+        grant = EnterpriseManagedGrant(
+            identity_assertion=context["idp_id_token"],
+            idp_token_endpoint=context["idp_token_endpoint"],
+            idp_issuer=context.get("idp_issuer"),
+            idp_client=PublicClient(context["idp_client_id"]),
+            client=ClientSecretBasic(context["client_id"], context["client_secret"]),
+        )
+    elif context.get("valid_jwt"):
+        grant = JwtBearerGrant(context["valid_jwt"])  # workload identity: no client_id, no client secret
+    if grant is not None:
+        return OAuthClientAuth(grant=grant)
 
     pre_registered = None
     if context.get("client_id"):

@@ -159,6 +159,7 @@ async def oauth_stack(
     resource_path: str = "/mcp",
     leeway: float = 0.0,
     headers_seen: list[list[tuple[bytes, bytes]]] | None = None,
+    **middleware_options: Any,
 ) -> AsyncIterator[Stack]:
     """An authorization server and the echo MCP server behind `require_bearer`, both running."""
     as_sock, as_url = bind_local()
@@ -176,6 +177,7 @@ async def oauth_stack(
         scopes_supported=scopes_supported,
         required_scopes=required_scopes,
         serve_root_metadata=serve_root_metadata,
+        **middleware_options,
     )
     async with AsyncExitStack() as exits:
         await exits.enter_async_context(serve(auth.app, as_sock))

@@ -6,6 +6,13 @@ codes bound to client/redirect/resource, client authentication by the registered
 and issues ES256 JWT access tokens (`aud` = the `resource`) plus rotating refresh tokens. Knobs make it
 misbehave in the ways the client must notice (wrong `iss`, wrong metadata `issuer`, tampered `state`,
 refused registration, ...). Every request is recorded in `requests` for the tests to inspect.
+
+Machine-client extensions: the client credentials grant (clients authenticated by `client_secret_basic`
+or an RFC 7523 `private_key_jwt` assertion checked against the client's registered `public_key`), the
+JWT bearer grant (assertions from `trusted_issuers`, audience = this issuer), RFC 8693 token exchange
+issuing ID-JAGs (so one instance can play the enterprise IdP), DPoP-bound tokens (`dpop`, with
+`dpop_nonce` demanding a server nonce first) and RFC 7009 revocation (`revocation`; revoked tokens
+introspect as inactive).
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
+
+from mcp_bindings.runtime.auth.dpop import DPoPProofError, DPoPProofVerifier, NonceIssuer
 
 
 @dataclass
@@ -49,6 +58,12 @@ class AuthServerOptions:
     preregistered: dict[str, dict[str, Any]] = field(default_factory=dict)  # client_id -> client record
     deny_scopes: tuple[str, ...] = ()  # authorization requests asking for one of these get access_denied
     grant_scopes: tuple[str, ...] | None = None  # grant only these (default: what was asked for)
+    trusted_issuers: dict[str, Any] = field(default_factory=dict)  # JWT bearer assertions: iss -> public key
+    jag_client_id: str | None = None  # the client_id an issued ID-JAG names (token exchange)
+    dpop: bool = False  # advertise DPoP (ES256) and bind tokens to a proof's key
+    dpop_nonce: bool = False  # require an AS nonce in DPoP proofs (RFC 9449 §8)
+    revocation: bool = False  # advertise /revoke (RFC 7009)
+    authorization_endpoint: bool = True  # False: a machine-only server (no authorization_endpoint in metadata)
 
 
 @dataclass
@@ -70,6 +85,9 @@ class AuthServer:
         self.codes: dict[str, dict[str, Any]] = {}
         self.refresh: dict[str, dict[str, Any]] = {}
         self.issued: list[dict[str, Any]] = []  # claims of every access token
+        self.revoked: set[str] = set()  # jti of revoked access tokens
+        self.assertion_jtis: set[str] = set()  # client assertions seen (replay check)
+        self.dpop_verifier = DPoPProofVerifier(nonces=NonceIssuer() if self.options.dpop_nonce else None)
         self.requests: list[Recorded] = []
         p = self.options.path
         routes = [
@@ -78,6 +96,7 @@ class AuthServer:
             Route(p + "/register", self.register, methods=["POST"]),
             Route(p + "/jwks", self.jwks, methods=["GET"]),
             Route(p + "/introspect", self.introspect, methods=["POST"]),
+            Route(p + "/revoke", self.revoke, methods=["POST"]),
         ]
         metadata_path = {
             "oauth": "/.well-known/oauth-authorization-server" + p,
@@ -111,11 +130,13 @@ class AuthServer:
         lifetime: int | None = None,
         audience: str | None = None,
         issuer: str | None = None,
+        jkt: str | None = None,
+        subject: str = "user-1",
     ) -> str:
         now = int(time.time())
         claims: dict[str, Any] = {
             "iss": issuer or self.issuer,
-            "sub": "user-1",
+            "sub": subject,
             "aud": audience or resource,
             "client_id": client_id,
             "iat": now,
@@ -125,6 +146,8 @@ class AuthServer:
         }
         if scope:
             claims["scope"] = scope
+        if jkt is not None:
+            claims["cnf"] = {"jkt": jkt}
         self.issued.append(claims)
         return jwt.encode(claims, self.key, algorithm="ES256", headers={"kid": self.kid, "typ": "at+jwt"})
 
@@ -134,7 +157,6 @@ class AuthServer:
         o = self.options
         doc: dict[str, Any] = {
             "issuer": o.metadata_issuer or self.issuer,
-            "authorization_endpoint": self.issuer + "/authorize",
             "token_endpoint": self.issuer + "/token",
             "jwks_uri": self.jwks_uri,
             "introspection_endpoint": self.issuer + "/introspect",
@@ -142,6 +164,8 @@ class AuthServer:
             "grant_types_supported": list(o.grant_types),
             "token_endpoint_auth_methods_supported": list(o.token_auth_methods),
         }
+        if o.authorization_endpoint:
+            doc["authorization_endpoint"] = self.issuer + "/authorize"
         if o.registration != "disabled":
             doc["registration_endpoint"] = self.issuer + "/register"
         if o.code_challenge_methods is not None:
@@ -152,7 +176,15 @@ class AuthServer:
             doc["authorization_response_iss_parameter_supported"] = o.iss_supported
         if o.cimd_supported:
             doc["client_id_metadata_document_supported"] = True
+        if o.dpop:
+            doc["dpop_signing_alg_values_supported"] = ["ES256"]
+        if o.revocation:
+            doc["revocation_endpoint"] = self.issuer + "/revoke"
         return JSONResponse(doc)
+
+    def sign(self, claims: dict[str, Any], typ: str = "JWT") -> str:
+        """A JWT signed with this server's key (ID tokens, ID-JAGs, workload tokens in tests)."""
+        return jwt.encode(claims, self.key, algorithm="ES256", headers={"kid": self.kid, "typ": typ})
 
     async def jwks(self, request: Request) -> Response:
         return JSONResponse({"keys": [self.public_jwk()]})
@@ -251,6 +283,8 @@ class AuthServer:
             client_id, _, secret = raw.partition(":")
             client_id, secret = unquote_plus(client_id), unquote_plus(secret)
             used = "client_secret_basic"
+        elif form.get("client_assertion_type") == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer":
+            return self._assertion_client(form)
         elif "client_secret" in form:
             client_id, secret, used = form.get("client_id", ""), form["client_secret"], "client_secret_post"
         else:
@@ -264,12 +298,83 @@ class AuthServer:
             return None
         return client
 
+    def _assertion_client(self, form: dict[str, str]) -> dict[str, Any] | None:
+        """RFC 7523 §3 client authentication: signed by the client's key, iss = sub = client_id,
+        aud = this issuer (or its token endpoint), unexpired, jti not seen before."""
+        client = self._client(form.get("client_id"))
+        if client is None or client.get("token_endpoint_auth_method") != "private_key_jwt":
+            return None
+        try:
+            claims = jwt.decode(
+                form.get("client_assertion", ""),
+                client["public_key"],
+                algorithms=["ES256"],
+                audience=[self.issuer, self.issuer + "/token"],
+                options={"require": ["exp", "iss", "sub", "aud", "jti"]},
+            )
+        except jwt.PyJWTError:
+            return None
+        if claims["iss"] != client["client_id"] or claims["sub"] != client["client_id"]:
+            return None
+        if claims["jti"] in self.assertion_jtis:
+            return None
+        self.assertion_jtis.add(claims["jti"])
+        return client
+
+    def _bearer_assertion(self, assertion: str) -> tuple[dict[str, Any] | None, str]:
+        """RFC 7523 §3 JWT bearer grant: (claims, "") or (None, why)."""
+        try:
+            issuer = jwt.decode(assertion, options={"verify_signature": False}).get("iss")
+        except jwt.PyJWTError:
+            return None, "malformed assertion"
+        key = self.options.trusted_issuers.get(str(issuer))
+        if key is None:
+            return None, f"untrusted assertion issuer {issuer!r}"
+        try:
+            claims = jwt.decode(
+                assertion,
+                key,
+                algorithms=["ES256"],
+                audience=[self.issuer, self.issuer + "/token"],  # WIF names the token endpoint
+                options={"require": ["exp", "sub"]},
+            )
+        except jwt.ExpiredSignatureError:
+            return None, "the assertion has expired"
+        except jwt.InvalidAudienceError:
+            return None, "the assertion is not for this authorization server"
+        except jwt.PyJWTError as exc:
+            return None, f"invalid assertion: {exc}"
+        return claims, ""
+
+    def _dpop_check(self, request: Request) -> tuple[str | None, Response | None]:
+        """(jkt of a valid proof or None, or an error response)."""
+        proof = request.headers.get("dpop")
+        if not self.options.dpop or proof is None:
+            return None, None
+        try:
+            checked = self.dpop_verifier.verify(proof, method="POST", url=self.issuer + "/token")
+        except DPoPProofError as exc:
+            nonces = self.dpop_verifier.nonces
+            if exc.use_nonce and nonces is not None:
+                body = {"error": "use_dpop_nonce", "error_description": str(exc)}
+                return None, JSONResponse(body, 400, headers={"DPoP-Nonce": nonces.current()})
+            return None, JSONResponse({"error": "invalid_dpop_proof", "error_description": str(exc)}, 400)
+        return checked.jkt, None
+
     async def token(self, request: Request) -> Response:
         form = await _form(request)
+        jkt, refused = self._dpop_check(request)
+        if refused is not None:
+            return refused
+        grant = form.get("grant_type")
+        if grant == "urn:ietf:params:oauth:grant-type:token-exchange":
+            return self._token_exchange(form)
         client = self._authenticate(request, form)
+        if client is None and grant == "urn:ietf:params:oauth:grant-type:jwt-bearer" and "client_id" not in form:
+            client = {"client_id": "anonymous"}  # RFC 7523 §3.1: client authentication is optional
         if client is None:
             return JSONResponse({"error": "invalid_client"}, 401)
-        grant = form.get("grant_type")
+        subject = "user-1"
         if grant == "authorization_code":
             record = self.codes.pop(form.get("code", ""), None)
             if record is None or record["expires"] < time.time() or record["client_id"] != client["client_id"]:
@@ -290,19 +395,36 @@ class AuthServer:
             if form.get("resource") not in (None, record["resource"]):
                 return JSONResponse({"error": "invalid_target"}, 400)
             resource, scope = record["resource"], record["scope"]
+        elif grant == "client_credentials" and grant in self.options.grant_types:
+            resource, scope, subject = form.get("resource"), form.get("scope"), client["client_id"]
+            if not resource:
+                return JSONResponse({"error": "invalid_target"}, 400)
+        elif grant == "urn:ietf:params:oauth:grant-type:jwt-bearer" and grant in self.options.grant_types:
+            claims, why = self._bearer_assertion(form.get("assertion", ""))
+            if claims is None:
+                return JSONResponse({"error": "invalid_grant", "error_description": why}, 400)
+            resource, scope, subject = form.get("resource") or claims.get("resource"), form.get("scope"), claims["sub"]
+            if not resource:
+                return JSONResponse({"error": "invalid_target"}, 400)
         else:
             return JSONResponse({"error": "unsupported_grant_type"}, 400)
         if self.options.grant_scopes is not None:
             scope = " ".join(self.options.grant_scopes) or None
         body: dict[str, Any] = {
-            "access_token": self.mint(resource=resource, scope=scope, client_id=client["client_id"]),
-            "token_type": "Bearer",
+            "access_token": self.mint(
+                resource=resource, scope=scope, client_id=client["client_id"], jkt=jkt, subject=subject
+            ),
+            "token_type": "DPoP" if jkt else "Bearer",
         }
         if self.options.report_expires_in:
             body["expires_in"] = self.options.access_token_lifetime
         if scope:
             body["scope"] = scope
-        if self.options.refresh_tokens and "refresh_token" in self.options.grant_types:
+        if (
+            self.options.refresh_tokens
+            and "refresh_token" in self.options.grant_types
+            and grant != "client_credentials"
+        ):
             refresh = secrets.token_urlsafe(16)
             self.refresh[refresh] = {"client_id": client["client_id"], "resource": resource, "scope": scope}
             body["refresh_token"] = refresh
@@ -319,7 +441,63 @@ class AuthServer:
             )
         except jwt.PyJWTError:
             return JSONResponse({"active": False})
+        if claims.get("jti") in self.revoked:
+            return JSONResponse({"active": False})
         return JSONResponse({"active": True, **claims})
+
+    def _token_exchange(self, form: dict[str, str]) -> Response:
+        """RFC 8693 as the enterprise IdP: an ID token of ours in, an ID-JAG for `audience` out."""
+        if form.get("requested_token_type") != "urn:ietf:params:oauth:token-type:id-jag":
+            return JSONResponse({"error": "invalid_request", "error_description": "requested_token_type"}, 400)
+        if form.get("subject_token_type") != "urn:ietf:params:oauth:token-type:id_token":
+            return JSONResponse({"error": "invalid_request", "error_description": "subject_token_type"}, 400)
+        if not form.get("audience") or not form.get("resource"):
+            return JSONResponse({"error": "invalid_request", "error_description": "audience and resource"}, 400)
+        try:
+            id_token = jwt.decode(
+                form.get("subject_token", ""),
+                self.key.public_key(),
+                algorithms=["ES256"],
+                audience=form.get("client_id"),
+                issuer=self.issuer,
+            )
+        except jwt.PyJWTError as exc:
+            return JSONResponse({"error": "invalid_grant", "error_description": str(exc)}, 400)
+        now = int(time.time())
+        jag = {
+            "iss": self.issuer,
+            "sub": id_token["sub"],
+            "aud": form["audience"],
+            "resource": form["resource"],
+            "client_id": self.options.jag_client_id,
+            "jti": secrets.token_hex(8),
+            "iat": now,
+            "exp": now + 300,
+        }
+        if form.get("scope"):
+            jag["scope"] = form["scope"]
+        body = {
+            "access_token": self.sign(jag, typ="oauth-id-jag+jwt"),
+            "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+            "token_type": "N_A",
+            "expires_in": 300,
+        }
+        return JSONResponse(body, headers={"Cache-Control": "no-store"})
+
+    async def revoke(self, request: Request) -> Response:
+        """RFC 7009: 200 whether or not the token was known."""
+        form = await _form(request)
+        client = self._authenticate(request, form)
+        if client is None:
+            return JSONResponse({"error": "invalid_client"}, 401)
+        token = form.get("token", "")
+        self.refresh.pop(token, None)
+        try:
+            claims = jwt.decode(token, self.key.public_key(), algorithms=["ES256"], options={"verify_aud": False})
+            self.revoked.add(str(claims.get("jti")))
+        except jwt.PyJWTError:
+            pass
+        return Response(status_code=200)
 
 
 class _Recorder:

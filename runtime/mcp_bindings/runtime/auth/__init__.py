@@ -5,8 +5,13 @@ Client: `OAuthClientAuth` is an `httpx.Auth`; pass it to `connect_http(url, Clie
 `LoopbackAuthorizationHandler`, `CallbackAuthorizationHandler`); registrations and tokens live in a
 `TokenStorage` (`InMemoryTokenStorage`, `JsonFileTokenStorage`).
 
+Machine clients (no browser): `OAuthClientAuth(grant=...)` with `ClientCredentialsGrant(ClientSecretBasic
+| PrivateKeyJwt)`, `JwtBearerGrant` (workload identity) or `EnterpriseManagedGrant` (IdP token exchange,
+then JWT bearer). DPoP (RFC 9449): `OAuthClientAuth(dpop=DPoPKey())` (default: when advertised).
+
 Server: `require_bearer(app, verifier, resource=..., authorization_servers=[...])` wraps an ASGI app;
-verifiers: `JWTVerifier` (needs PyJWT[crypto]), `IntrospectionVerifier`.
+verifiers: `JWTVerifier` (needs PyJWT[crypto]), `IntrospectionVerifier`; `dpop=DPoPProofVerifier()`
+also accepts DPoP-bound tokens.
 
 Names load on first use, so importing this package costs next to nothing.
 """
@@ -21,6 +26,23 @@ _EXPORTS = {
     "OAuthClientAuth": "client",
     "pkce_pair": "grants",
     "check_authorization_response": "grants",
+    # machine clients
+    "ClientCredentialsGrant": "machine",
+    "JwtBearerGrant": "machine",
+    "EnterpriseManagedGrant": "machine",
+    "MachineGrant": "machine",
+    "ClientAuthentication": "client_auth",
+    "ClientSecretBasic": "client_auth",
+    "ClientSecretPost": "client_auth",
+    "PrivateKeyJwt": "client_auth",
+    "PublicClient": "client_auth",
+    # DPoP
+    "DPoPKey": "dpop",
+    "DPoPProofVerifier": "dpop",
+    "DPoPProofError": "dpop",
+    "ReplayCache": "dpop",
+    "NonceIssuer": "dpop",
+    "jwk_thumbprint": "dpop",
     # user-facing step
     "AuthorizationHandler": "handlers",
     "AuthorizationResponse": "handlers",
@@ -87,9 +109,17 @@ __all__ = [
     "BearerAuthMiddleware",
     "CallbackAuthorizationHandler",
     "Challenge",
+    "ClientAuthentication",
     "ClientCredentials",
+    "ClientCredentialsGrant",
+    "ClientSecretBasic",
+    "ClientSecretPost",
+    "DPoPKey",
+    "DPoPProofError",
+    "DPoPProofVerifier",
     "Discovery",
     "DiscoveryError",
+    "EnterpriseManagedGrant",
     "HeadlessAuthorizationHandler",
     "InMemoryTokenStorage",
     "InsecureEndpointError",
@@ -100,13 +130,19 @@ __all__ = [
     "IssuerParameterError",
     "JWTVerifier",
     "JsonFileTokenStorage",
+    "JwtBearerGrant",
     "LoopbackAuthorizationHandler",
+    "MachineGrant",
+    "NonceIssuer",
     "OAuthClientAuth",
     "OAuthError",
     "OAuthTokens",
     "PkceNotSupportedError",
+    "PrivateKeyJwt",
     "ProtectedResourceMetadata",
+    "PublicClient",
     "RegistrationError",
+    "ReplayCache",
     "RequestInfo",
     "ResourceMismatchError",
     "StateMismatchError",
@@ -120,6 +156,7 @@ __all__ = [
     "check_authorization_response",
     "discover",
     "format_challenge",
+    "jwk_thumbprint",
     "parse_challenges",
     "pkce_pair",
     "protected_resource_metadata",
@@ -132,6 +169,7 @@ __all__ = [
 if TYPE_CHECKING:
     from .challenge import Challenge, bearer_challenge, format_challenge, parse_challenges
     from .client import OAuthClientAuth
+    from .client_auth import ClientAuthentication, ClientSecretBasic, ClientSecretPost, PrivateKeyJwt, PublicClient
     from .discovery import (
         AuthorizationServerMetadata,
         Discovery,
@@ -142,6 +180,7 @@ if TYPE_CHECKING:
         protected_resource_metadata_urls,
         resource_matches,
     )
+    from .dpop import DPoPKey, DPoPProofError, DPoPProofVerifier, NonceIssuer, ReplayCache, jwk_thumbprint
     from .errors import (
         AuthorizationDeniedError,
         AuthorizationError,
@@ -166,6 +205,7 @@ if TYPE_CHECKING:
         HeadlessAuthorizationHandler,
         LoopbackAuthorizationHandler,
     )
+    from .machine import ClientCredentialsGrant, EnterpriseManagedGrant, JwtBearerGrant, MachineGrant
     from .resource_server import (
         AccessToken,
         BearerAuthMiddleware,

@@ -28,6 +28,14 @@ the MCP request), until a request gets through again or `reset()` is called.
 
 Credentials are bound to the issuer that issued them: when the PRM names a different authorization
 server, tokens of the old one are dropped (never sent) and the client registers again with the new one.
+
+Machine clients pass `grant=` (`machine.ClientCredentialsGrant`, `JwtBearerGrant`,
+`EnterpriseManagedGrant`): discovery and scope selection stay as above (PKCE is not required of the
+authorization server then); registration and the authorization code flow are replaced by the grant,
+which is repeated when its token expires or is rejected. With DPoP (`dpop=`, RFC 9449) token requests
+carry a proof, DPoP-bound tokens go out as `Authorization: DPoP` with a fresh proof per request, and a
+`use_dpop_nonce` answer of either server is retried once with its `DPoP-Nonce`. `logout()` (also
+`aclose()` and the end of `async with auth:`) revokes the tokens (RFC 7009) where advertised.
 """
 
 from __future__ import annotations
@@ -42,19 +50,24 @@ import httpx
 
 from .. import logs
 from .challenge import Challenge, parse_challenges
+from .client_auth import ClientAuthentication
 from .discovery import (
     Discovery,
     canonical_server_url,
     discover,
     origin_of,
+    require_secure,
 )
+from .dpop import DPoPKey, DPoPSigner
 from .errors import (
     AuthorizationLimitError,
+    InsecureEndpointError,
     InsufficientScopeError,
     TokenRequestError,
 )
-from .grants import authorization_code_grant, token_request
+from .grants import authorization_code_grant, client_authentication, revoke_token, token_request
 from .handlers import AuthorizationHandler, HeadlessAuthorizationHandler
+from .machine import MachineGrant
 from .registration import ClientRegistrar
 from .scopes import select_scope
 from .storage import ClientCredentials, InMemoryTokenStorage, OAuthTokens, TokenStorage
@@ -79,6 +92,14 @@ class OAuthClientAuth(httpx.Auth):
     timeout: seconds for each request to the authorization server / metadata endpoints.
     http_client: the client for those requests (default: a fresh one per flow).
     allow_insecure_http: accept http:// authorization servers on non-loopback hosts (never in production).
+    grant: a machine grant (`ClientCredentialsGrant`, `JwtBearerGrant`, `EnterpriseManagedGrant`) used
+        instead of registration and the authorization code flow; `handler` is then unused.
+    dpop: DPoP (RFC 9449) sender-constrained tokens: a `DPoPKey` (always), True (always, a fresh key),
+        False (never), or None (default: when the authorization server advertises the key's algorithm
+        in `dpop_signing_alg_values_supported`). DPoP-bound tokens go out as `Authorization: DPoP`
+        with a fresh proof per request; `DPoP-Nonce` challenges are answered by one retry.
+    revoke_on_logout: `logout()` revokes the tokens (RFC 7009) when the server advertises a
+        `revocation_endpoint`.
     """
 
     requires_request_body = False
@@ -103,6 +124,9 @@ class OAuthClientAuth(httpx.Auth):
         http_client: httpx.AsyncClient | None = None,
         allow_insecure_http: bool = False,
         refresh_skew: float = 30.0,
+        grant: MachineGrant | None = None,
+        dpop: DPoPKey | bool | None = None,
+        revoke_on_logout: bool = True,
     ) -> None:
         if client_metadata_url is not None:
             parts = urlsplit(client_metadata_url)
@@ -136,6 +160,10 @@ class OAuthClientAuth(httpx.Auth):
         self._consecutive = 0  # authorizations since a request last got through
         self._discovery: Discovery | None = None
         self._lock: anyio.Lock | None = None
+        self.grant = grant
+        self.dpop = dpop
+        self.revoke_on_logout = revoke_on_logout
+        self._signer: DPoPSigner | None = DPoPSigner(dpop if isinstance(dpop, DPoPKey) else DPoPKey()) if dpop else None
 
     # -- public helpers --------------------------------------------------------------------------
 
@@ -153,10 +181,27 @@ class OAuthClientAuth(httpx.Auth):
         self._consecutive = 0
 
     async def logout(self) -> None:
-        """Forget this server's tokens (the registration stays)."""
+        """Forget this server's tokens (the registration stays); revoke them first (RFC 7009) when
+        `revoke_on_logout` and the authorization server advertises a `revocation_endpoint`. A failed
+        revocation is logged, not raised: the tokens are forgotten either way."""
         await self._ensure_loaded()
-        if self.server_url is not None:
-            await self._drop_tokens()
+        if self.server_url is None:
+            return
+        tokens, found = self._tokens, self._discovery
+        if self.revoke_on_logout and tokens is not None and found is not None and found.issuer == tokens.issuer:
+            await self._revoke(found, tokens)
+        await self._drop_tokens()
+
+    async def aclose(self) -> None:
+        """End of use: `logout()` (revoking the tokens where advertised)."""
+        await self.logout()
+
+    async def __aenter__(self) -> OAuthClientAuth:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        """`async with OAuthClientAuth(...) as auth:` logs out (and revokes) at the end."""
+        await self.aclose()
 
     def client_metadata_document(self) -> dict[str, Any]:
         """The JSON document to host at `client_metadata_url` (CIMD)."""
@@ -173,13 +218,24 @@ class OAuthClientAuth(httpx.Auth):
         generation, sent_token = self._apply(request)
         response = yield request
         refresh_allowed = True
-        for _ in range(self.max_authorizations + 3):  # each round runs an authorization, refresh or retry
+        nonce_retries = 2
+        for _ in range(self.max_authorizations + 5):  # each round runs an authorization, refresh or retry
             status = response.status_code
+            new_nonce = self._signer is not None and self._signer.remember(
+                str(request.url), response.headers.get("dpop-nonce")
+            )
             if status == 401:
                 challenges = parse_challenges(response.headers.get_list("www-authenticate"))
-                challenge = next((c for c in challenges if c.scheme == "bearer"), None)
+                challenge = next((c for c in challenges if c.scheme in ("bearer", "dpop")), None)
                 if challenges and challenge is None:
-                    return  # another scheme than Bearer: not ours to answer
+                    return  # another scheme than Bearer or DPoP: not ours to answer
+                wants_nonce = any(c.scheme == "dpop" and c.error == "use_dpop_nonce" for c in challenges)
+                if wants_nonce and new_nonce and sent_token and nonce_retries > 0:
+                    nonce_retries -= 1  # RFC 9449 §9: the same request again, its proof with the nonce
+                    log.debug("the resource server asked for a DPoP nonce; retrying with it")
+                    generation, sent_token = self._apply(request)
+                    response = yield request
+                    continue
                 refreshed = await self._on_unauthorized(challenge, generation, sent_token, refresh_allowed)
                 refresh_allowed = refresh_allowed and not refreshed
             elif status == 403:
@@ -187,7 +243,7 @@ class OAuthClientAuth(httpx.Auth):
                     (
                         c
                         for c in parse_challenges(response.headers.get_list("www-authenticate"))
-                        if c.scheme == "bearer"
+                        if c.scheme in ("bearer", "dpop")
                     ),
                     None,
                 )
@@ -238,9 +294,27 @@ class OAuthClientAuth(httpx.Auth):
 
     def _apply(self, request: httpx.Request) -> tuple[int, bool]:
         tokens = self._tokens
-        if tokens is not None:
+        if tokens is not None and tokens.token_type == "DPoP":
+            if self._signer is None:  # stored by another process: its key is gone
+                return self._generation, False
+            request.headers["Authorization"] = f"DPoP {tokens.access_token}"
+            request.headers["DPoP"] = self._signer.proof(request.method, str(request.url), tokens.access_token)
+        elif tokens is not None:
             request.headers["Authorization"] = f"Bearer {tokens.access_token}"
         return self._generation, tokens is not None
+
+    def _dpop_for(self, found: Discovery) -> DPoPSigner | None:
+        """The signer for token requests to `found`'s authorization server (see `dpop`)."""
+        if self._signer is None and self.dpop is None:
+            advertised = found.metadata.raw.get("dpop_signing_alg_values_supported")
+            if isinstance(advertised, list) and "ES256" in advertised:
+                self._signer = DPoPSigner(DPoPKey())
+        return self._signer if self.dpop is not False else None
+
+    def _client_auth(self, found: Discovery, client: ClientCredentials | None) -> ClientAuthentication | None:
+        if self.grant is not None:
+            return self.grant.client
+        return client_authentication(client, found.metadata) if client is not None else None
 
     async def _set_tokens(self, tokens: OAuthTokens) -> None:
         self._tokens = tokens
@@ -262,7 +336,15 @@ class OAuthClientAuth(httpx.Auth):
 
     async def _refresh_if_expired(self) -> None:
         tokens, found = self._tokens, self._discovery
-        if tokens is None or not tokens.refresh_token or not tokens.expired(self.refresh_skew):
+        if tokens is None or not tokens.expired(self.refresh_skew):
+            return
+        if self.grant is not None and found is not None and found.issuer == tokens.issuer:
+            async with self._get_lock():  # a machine grant is simply repeated
+                if self._tokens is tokens:
+                    async with self._client() as http:
+                        await self._authorize(http, found, tokens.requested_scope)
+            return
+        if not tokens.refresh_token:
             return
         if found is None or found.issuer != tokens.issuer:
             return  # the server's 401 will start discovery (and then the refresh)
@@ -340,6 +422,7 @@ class OAuthClientAuth(httpx.Auth):
             resource_metadata_url=challenge.resource_metadata if challenge is not None else None,
             preferred_issuers=preferred,
             allow_insecure_http=self.allow_insecure_http,
+            require_pkce=self.grant is None,
         )
         self._discovery = found
         return found
@@ -352,10 +435,14 @@ class OAuthClientAuth(httpx.Auth):
                 f"the server rejected the tokens of {self._consecutive} authorizations in a row; giving up"
             )
         self._consecutive += 1
+        dpop = self._dpop_for(found)
+        if self.grant is not None:
+            await self._set_tokens(await self.grant.obtain(http, found, scope, dpop))
+            return
         client = await self.registrar.client_for(http, found)
         assert client is not None
         try:
-            tokens = await authorization_code_grant(http, found, client, self.handler, scope)
+            tokens = await authorization_code_grant(http, found, client, self.handler, scope, dpop)
         except TokenRequestError as exc:
             if exc.error == "invalid_client":
                 await self.registrar.forget(found.issuer, client)
@@ -364,12 +451,15 @@ class OAuthClientAuth(httpx.Auth):
 
     async def _refresh(self, http: httpx.AsyncClient, found: Discovery, tokens: OAuthTokens) -> bool:
         assert tokens.refresh_token is not None
-        client = await self.registrar.client_for(http, found, register=False)
-        if client is None:
+        client = await self.registrar.client_for(http, found, register=False) if self.grant is None else None
+        auth = self._client_auth(found, client)
+        if auth is None:
             return False
         data = {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token, "resource": found.resource}
         try:
-            fresh = await token_request(http, found, client, data, requested_scope=tokens.requested_scope)
+            fresh = await token_request(
+                http, found, auth, data, requested_scope=tokens.requested_scope, dpop=self._dpop_for(found)
+            )
         except TokenRequestError as exc:
             log.info("refresh failed (%s); a new authorization follows", exc)
             await self._set_tokens(tokens.with_(refresh_token=None))
@@ -381,3 +471,23 @@ class OAuthClientAuth(httpx.Auth):
             )
         )
         return True
+
+    async def _revoke(self, found: Discovery, tokens: OAuthTokens) -> None:
+        endpoint = found.metadata.raw.get("revocation_endpoint")
+        if not isinstance(endpoint, str) or not endpoint:
+            return
+        try:
+            require_secure(endpoint, "revocation_endpoint", allow_insecure_http=self.allow_insecure_http)
+        except InsecureEndpointError as exc:
+            log.warning("not revoking: %s", exc)
+            return
+        async with self._client() as http:
+            client = None if self.grant is not None else await self.registrar.client_for(http, found, register=False)
+            auth = self._client_auth(found, client)
+            pairs = [(tokens.refresh_token, "refresh_token"), (tokens.access_token, "access_token")]
+            for token, hint in pairs:  # the refresh token first: revoking it may revoke the rest
+                if token:
+                    try:
+                        await revoke_token(http, endpoint, token, hint, auth, issuer=found.issuer)
+                    except TokenRequestError as exc:
+                        log.warning("could not revoke the %s: %s", hint, exc)

@@ -242,6 +242,9 @@ def parse_authorization_server_metadata(
     registration_endpoint = doc.get("registration_endpoint")
     if not isinstance(issuer, str) or not issuer:
         raise DiscoveryError(f"authorization server metadata at {url} has no `issuer`")
+    grants = _str_tuple(doc.get("grant_types_supported"))
+    if authorization_endpoint is None and grants is not None and "authorization_code" not in grants:
+        authorization_endpoint = ""  # RFC 8414 §2: only required where a grant uses it (machine-only servers)
     if not isinstance(authorization_endpoint, str) or not isinstance(token_endpoint, str):
         raise DiscoveryError(f"authorization server metadata at {url} lacks authorization_endpoint/token_endpoint")
     if registration_endpoint is not None and not isinstance(registration_endpoint, str):
@@ -251,7 +254,7 @@ def parse_authorization_server_metadata(
         ("token_endpoint", token_endpoint),
         ("registration_endpoint", registration_endpoint),
     ):
-        if endpoint is not None:
+        if endpoint:
             require_secure(endpoint, what, allow_insecure_http=allow_insecure_http)
     return AuthorizationServerMetadata(
         issuer=issuer,
@@ -259,7 +262,7 @@ def parse_authorization_server_metadata(
         token_endpoint=token_endpoint,
         registration_endpoint=registration_endpoint,
         scopes_supported=_str_tuple(doc.get("scopes_supported")),
-        grant_types_supported=_str_tuple(doc.get("grant_types_supported")),
+        grant_types_supported=grants,
         token_endpoint_auth_methods_supported=_str_tuple(doc.get("token_endpoint_auth_methods_supported")),
         code_challenge_methods_supported=_str_tuple(doc.get("code_challenge_methods_supported")),
         client_id_metadata_document_supported=doc.get("client_id_metadata_document_supported") is True,
@@ -351,6 +354,7 @@ async def discover(
     resource_metadata_url: str | None = None,
     preferred_issuers: Sequence[str] = (),
     allow_insecure_http: bool = False,
+    require_pkce: bool = True,
 ) -> Discovery:
     """The full discovery for `server_url` (see the module docstring). Raises DiscoveryError (or a
     subclass: ResourceMismatchError, IssuerMismatchError, PkceNotSupportedError, InsecureEndpointError)."""
@@ -361,7 +365,8 @@ async def discover(
         require_secure(issuer, "authorization server", allow_insecure_http=allow_insecure_http)
         metadata = await fetch_authorization_server_metadata(http, issuer, allow_insecure_http=allow_insecure_http)
         metadata = metadata or legacy_default_metadata(server_url)
-        check_pkce(metadata)
+        if require_pkce:
+            check_pkce(metadata)
         return Discovery(server_url=canonical, resource=canonical, metadata=metadata, protected_resource=None)
     if not resource_matches(prm.resource, server_url):
         raise ResourceMismatchError(
@@ -373,5 +378,6 @@ async def discover(
     if metadata is None:
         tried = ", ".join(authorization_server_metadata_urls(issuer))
         raise DiscoveryError(f"no authorization server metadata for {issuer} (tried {tried})")
-    check_pkce(metadata)
+    if require_pkce:  # the authorization code flow's requirement; machine grants do not use PKCE
+        check_pkce(metadata)
     return Discovery(server_url=canonical, resource=prm.resource, metadata=metadata, protected_resource=prm)

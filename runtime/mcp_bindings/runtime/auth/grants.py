@@ -11,12 +11,15 @@ import secrets
 import time
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote_plus, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import httpx
 
 from .. import logs
+from .client_auth import ClientAuthentication, ClientSecretBasic, ClientSecretPost, PublicClient
+from .client_auth import basic_credentials as basic_credentials  # re-exported (resource_server, tests)
 from .discovery import AuthorizationServerMetadata, Discovery
+from .dpop import DPoPSigner
 from .errors import (
     AuthorizationDeniedError,
     AuthorizationError,
@@ -41,21 +44,21 @@ def pkce_pair() -> tuple[str, str]:
     return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
 
 
-def basic_credentials(client_id: str, client_secret: str) -> str:
-    """`Basic ...` for client_secret_basic: id and secret form-urlencoded first (RFC 6749 §2.3.1)."""
-    raw = f"{quote_plus(client_id)}:{quote_plus(client_secret)}".encode()
-    return "Basic " + base64.b64encode(raw).decode("ascii")
-
-
 async def authorization_code_grant(
     http: httpx.AsyncClient,
     found: Discovery,
     client: ClientCredentials,
     handler: AuthorizationHandler,
     scope: str | None,
+    dpop: DPoPSigner | None = None,
 ) -> OAuthTokens:
     """Authorization code + PKCE S256 through `handler`, then the code exchanged for tokens."""
     metadata = found.metadata
+    if not metadata.authorization_endpoint:
+        raise AuthorizationError(
+            f"{metadata.issuer} has no authorization_endpoint (it serves machine grants only): "
+            "pass OAuthClientAuth(grant=...) instead of an authorization handler"
+        )
     verifier, code_challenge = pkce_pair()
     state = secrets.token_urlsafe(32)
     redirect_uri = handler.redirect_uri
@@ -82,7 +85,7 @@ async def authorization_code_grant(
         "code_verifier": verifier,
         "resource": found.resource,
     }
-    return await token_request(http, found, client, data, requested_scope=scope)
+    return await token_request(http, found, client, data, requested_scope=scope, dpop=dpop)
 
 
 def token_auth_method(client: ClientCredentials, metadata: AuthorizationServerMetadata) -> str:
@@ -102,31 +105,65 @@ def token_auth_method(client: ClientCredentials, metadata: AuthorizationServerMe
     return "client_secret_basic"
 
 
+def client_authentication(client: ClientCredentials, metadata: AuthorizationServerMetadata) -> ClientAuthentication:
+    """The `ClientAuthentication` of a registered client (by `token_auth_method`)."""
+    method = token_auth_method(client, metadata)
+    if method == "client_secret_basic":
+        assert client.client_secret is not None
+        return ClientSecretBasic(client.client_id, client.client_secret)
+    if method == "client_secret_post":
+        assert client.client_secret is not None
+        return ClientSecretPost(client.client_id, client.client_secret)
+    return PublicClient(client.client_id)
+
+
+async def post_form(
+    http: httpx.AsyncClient,
+    url: str,
+    data: Mapping[str, str],
+    client: ClientAuthentication | None,
+    *,
+    issuer: str,
+    dpop: DPoPSigner | None = None,
+    what: str = "token request",
+) -> httpx.Response:
+    """POST a form to an authorization server endpoint with the client's authentication and, with
+    `dpop`, a DPoP proof; a `use_dpop_nonce` answer is retried once with the server's nonce (RFC 9449 §8)."""
+    response: httpx.Response | None = None
+    for _ in range(2):
+        form = dict(data)
+        headers = {"Accept": "application/json"}
+        if client is not None:
+            client.apply(form, headers, issuer=issuer, endpoint=url)  # fresh per attempt (assertion jti)
+        if dpop is not None:
+            headers["DPoP"] = dpop.proof("POST", url)
+        try:
+            response = await http.post(url, data=form, headers=headers)
+        except httpx.TransportError as exc:
+            raise TokenRequestError(f"{what} to {url} failed: {exc}") from exc
+        if dpop is None:
+            break
+        fresh_nonce = dpop.remember(url, response.headers.get("dpop-nonce"))
+        body = json_object_of(response) if response.status_code == 400 else None
+        if not (fresh_nonce and body is not None and body.get("error") == "use_dpop_nonce"):
+            break
+        log.debug("%s: the authorization server asked for a DPoP nonce; retrying with it", what)
+    assert response is not None
+    return response
+
+
 async def token_request(
     http: httpx.AsyncClient,
     found: Discovery,
-    client: ClientCredentials,
+    client: ClientCredentials | ClientAuthentication | None,
     data: dict[str, str],
     *,
     requested_scope: str | None,
+    dpop: DPoPSigner | None = None,
 ) -> OAuthTokens:
     metadata = found.metadata
-    method = token_auth_method(client, metadata)
-    form = dict(data)
-    headers = {"Accept": "application/json"}
-    if method == "client_secret_basic":
-        assert client.client_secret is not None
-        headers["Authorization"] = basic_credentials(client.client_id, client.client_secret)
-    elif method == "client_secret_post":
-        assert client.client_secret is not None
-        form["client_id"] = client.client_id
-        form["client_secret"] = client.client_secret
-    else:
-        form["client_id"] = client.client_id
-    try:
-        response = await http.post(metadata.token_endpoint, data=form, headers=headers)
-    except httpx.TransportError as exc:
-        raise TokenRequestError(f"token request to {metadata.token_endpoint} failed: {exc}") from exc
+    auth = client_authentication(client, metadata) if isinstance(client, ClientCredentials) else client
+    response = await post_form(http, metadata.token_endpoint, data, auth, issuer=metadata.issuer, dpop=dpop)
     body = json_object_of(response)
     if response.status_code != 200:
         error = body.get("error") if body else None
@@ -139,7 +176,32 @@ async def token_request(
             description=description if isinstance(description, str) else None,
             status_code=response.status_code,
         )
-    return parse_token_response(body, issuer=metadata.issuer, resource=found.resource, requested_scope=requested_scope)
+    return parse_token_response(
+        body, issuer=metadata.issuer, resource=found.resource, requested_scope=requested_scope, dpop=dpop is not None
+    )
+
+
+async def revoke_token(
+    http: httpx.AsyncClient,
+    endpoint: str,
+    token: str,
+    hint: str,
+    client: ClientAuthentication | None,
+    *,
+    issuer: str,
+) -> None:
+    """RFC 7009 §2.1: POST the token (with `token_type_hint`) and the client's authentication; 200 is
+    success, an unknown token included (§2.2)."""
+    form = {"token": token, "token_type_hint": hint}
+    response = await post_form(http, endpoint, form, client, issuer=issuer, what="token revocation")
+    if response.status_code != 200:
+        body = json_object_of(response)
+        error = body.get("error") if body else None
+        raise TokenRequestError(
+            f"the revocation endpoint answered HTTP {response.status_code}" + (f" {error}" if error else ""),
+            error=error if isinstance(error, str) else None,
+            status_code=response.status_code,
+        )
 
 
 def _with_query(url: str, params: Mapping[str, str]) -> str:
@@ -182,7 +244,7 @@ def check_authorization_response(
 
 
 def parse_token_response(
-    body: Mapping[str, Any] | None, *, issuer: str, resource: str, requested_scope: str | None
+    body: Mapping[str, Any] | None, *, issuer: str, resource: str, requested_scope: str | None, dpop: bool = False
 ) -> OAuthTokens:
     if body is None:
         raise TokenRequestError("the token endpoint did not answer a JSON object")
@@ -190,8 +252,10 @@ def parse_token_response(
     if not isinstance(access_token, str) or not access_token:
         raise TokenRequestError("the token response has no access_token")
     token_type = body.get("token_type") or "Bearer"
-    if not isinstance(token_type, str) or token_type.lower() != "bearer":
-        raise TokenRequestError(f"unsupported token_type {token_type!r} (this client uses Bearer tokens)")
+    kinds = {"bearer": "Bearer", "dpop": "DPoP"} if dpop else {"bearer": "Bearer"}
+    if not isinstance(token_type, str) or token_type.lower() not in kinds:
+        accepted = " or ".join(kinds.values())
+        raise TokenRequestError(f"unsupported token_type {token_type!r} (this client uses {accepted})")
     expires_in = body.get("expires_in")
     expires_at = None
     if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool) and expires_in > 0:
@@ -202,7 +266,7 @@ def parse_token_response(
         access_token=access_token,
         issuer=issuer,
         resource=resource,
-        token_type="Bearer",
+        token_type=kinds[token_type.lower()],
         expires_at=expires_at,
         refresh_token=refresh_token if isinstance(refresh_token, str) and refresh_token else None,
         scope=scope if isinstance(scope, str) else requested_scope,

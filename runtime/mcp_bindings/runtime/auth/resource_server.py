@@ -20,6 +20,13 @@ The middleware
 * never passes the token on: the `Authorization` header is removed before the wrapped app runs, which
   finds the verified `AccessToken` (claims, scopes, client — not the token itself) in `scope["auth"]`.
 
+With `dpop=DPoPProofVerifier(...)` it also takes DPoP-bound tokens (RFC 9449): `Authorization: DPoP
+<token>` plus a `DPoP` proof, checked against this request's method and URL, the token (`ath`) and the
+token's `cnf.jkt`, with replayed proofs refused; a bad proof gets `401` with `WWW-Authenticate: DPoP
+error="invalid_dpop_proof"`, a missing or stale server nonce `error="use_dpop_nonce"` and a fresh
+`DPoP-Nonce`. A DPoP-bound token presented as a Bearer token is refused (§7.2); `dpop_required` refuses
+Bearer tokens altogether. The PRM then advertises `dpop_signing_alg_values_supported`.
+
 `required_scopes` may be a callable of the request (`RequestInfo`: method, path, headers and the parsed
 JSON-RPC body of a POST), so an MCP server can ask more for `tools/call` than for `tools/list`
 (step-up authorization). `scope_hierarchy` lets a broad scope imply narrower ones.
@@ -36,7 +43,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from urllib.parse import parse_qsl, urlsplit
 
 import anyio
@@ -45,6 +52,9 @@ import httpx
 from .. import logs
 from .challenge import format_challenge
 from .discovery import WELL_KNOWN_PRM, fetch_authorization_server_metadata, origin_of
+
+if TYPE_CHECKING:
+    from .dpop import DPoPProofVerifier
 
 log = logs.logger("auth")
 
@@ -436,7 +446,11 @@ class BearerAuthMiddleware:
         extra_metadata: Mapping[str, Any] | None = None,
         max_body_bytes: int = 4 * 1024 * 1024,
         body_timeout_seconds: float = 60.0,
+        dpop: DPoPProofVerifier | None = None,
+        dpop_required: bool = False,
     ) -> None:
+        if dpop_required and dpop is None:
+            raise ValueError("dpop_required needs a dpop verifier (DPoPProofVerifier())")
         if not authorization_servers:
             raise ValueError("at least one authorization server is required (MCP: PRM authorization_servers)")
         parts = urlsplit(resource)
@@ -449,12 +463,18 @@ class BearerAuthMiddleware:
         self.metadata_paths = {urlsplit(self.metadata_url).path}
         if serve_root_metadata:
             self.metadata_paths.add(WELL_KNOWN_PRM)
+        self.dpop = dpop
+        self.dpop_required = dpop_required
+        dpop_metadata: dict[str, Any] = {}
+        if dpop is not None:
+            dpop_metadata["dpop_signing_alg_values_supported"] = list(dpop.algorithms)
+            dpop_metadata["dpop_bound_access_tokens_required"] = dpop_required
         self.metadata = protected_resource_metadata(
             resource,
             authorization_servers,
             scopes_supported=scopes_supported,
             resource_name=resource_name,
-            extra=extra_metadata,
+            extra={**dpop_metadata, **(extra_metadata or {})},
         )
         self._metadata_body = json.dumps(self.metadata).encode()
         self.required_scopes = required_scopes
@@ -514,14 +534,28 @@ class BearerAuthMiddleware:
             await self._deny(kind, send, 401, None, None, scope_param)
             return
         scheme, _, token = authorization.partition(" ")
-        token = token.strip()
-        if scheme.lower() != "bearer" or not token:
+        scheme, token = scheme.lower(), token.strip()
+        accepted = ("dpop",) if self.dpop_required else ("bearer", "dpop") if self.dpop is not None else ("bearer",)
+        if scheme not in accepted or not token:
             await self._deny(kind, send, 401, None, None, scope_param)  # RFC 6750 §3.1: no error code
             return
         try:
             info = await self.verifier.verify(token, resource=self.resource)
+            if scheme == "dpop":
+                await self._check_dpop(scope, headers, method, token, info)
+            elif _bound_jkt(info.claims) is not None:
+                raise InvalidTokenError("a DPoP-bound token must be presented with the DPoP scheme and a proof")
         except InvalidTokenError as exc:
-            await self._deny(kind, send, 401, "invalid_token", str(exc) or "invalid token", scope_param)
+            denial = _dpop_denial(exc)
+            await self._deny(
+                kind,
+                send,
+                401,
+                denial[0] if denial else "invalid_token",
+                str(exc) or "invalid token",
+                scope_param,
+                nonce=denial[1] if denial else None,
+            )
             return
         except VerifierUnavailableError as exc:
             log.warning("token verification unavailable: %s", exc)
@@ -545,6 +579,23 @@ class BearerAuthMiddleware:
         inner["auth"] = info
         inner.setdefault("state", {})
         await self.app(inner, _replay(body, receive) if body is not None else receive, send)
+
+    async def _check_dpop(
+        self, scope: Scope, headers: Mapping[str, str], method: str, token: str, info: AccessToken
+    ) -> None:
+        """RFC 9449 §7.1: the proof of this request, by the key the token is bound to."""
+        from .dpop import DPoPProofError
+
+        assert self.dpop is not None
+        jkt = _bound_jkt(info.claims)
+        if jkt is None:
+            raise InvalidTokenError("the token presented with the DPoP scheme is not DPoP-bound (no cnf.jkt)")
+        url = origin_of(self.resource) + scope.get("root_path", "") + scope.get("path", "")
+        try:
+            self.dpop.verify(headers.get("dpop"), method=method, url=url, access_token=token, expected_jkt=jkt)
+        except DPoPProofError as exc:
+            nonce = self.dpop.nonces.current() if exc.use_nonce and self.dpop.nonces is not None else None
+            raise _DPoPDenied(str(exc), "use_dpop_nonce" if nonce else "invalid_dpop_proof", nonce) from exc
 
     async def _required(self, request: RequestInfo) -> tuple[str, ...]:
         policy = self.required_scopes
@@ -594,29 +645,49 @@ class BearerAuthMiddleware:
         )
         await send({"type": "http.response.body", "body": body if method == "GET" else b""})
 
-    def challenge(self, error: str | None = None, description: str | None = None, scope: str | None = None) -> str:
-        return format_challenge(
-            "Bearer",
-            {
-                "error": error,
-                "error_description": description,
-                "scope": scope,
-                "resource_metadata": self.metadata_url,
-            },
-        )
+    def challenge(
+        self,
+        error: str | None = None,
+        description: str | None = None,
+        scope: str | None = None,
+        *,
+        scheme: str = "Bearer",
+    ) -> str:
+        params = {"error": error, "error_description": description, "scope": scope}
+        params["resource_metadata"] = self.metadata_url
+        if scheme == "DPoP" and self.dpop is not None:
+            params["algs"] = " ".join(self.dpop.algorithms)
+        return format_challenge(scheme, params)
 
     async def _deny(
-        self, kind: str, send: Send, status: int, error: str | None, description: str | None, scope: str | None
+        self,
+        kind: str,
+        send: Send,
+        status: int,
+        error: str | None,
+        description: str | None,
+        scope: str | None,
+        *,
+        nonce: str | None = None,
     ) -> None:
         if kind != "http":
             await _close(send)
             return
-        challenge = self.challenge(error, description, scope)
+        dpop_error = error in ("invalid_dpop_proof", "use_dpop_nonce")
+        schemes = [] if self.dpop_required or dpop_error else ["Bearer"]
+        if self.dpop is not None:
+            schemes.append("DPoP")
+        headers = [
+            (b"www-authenticate", self.challenge(error, description, scope, scheme=s).encode("latin-1", "replace"))
+            for s in schemes
+        ]
+        if nonce is not None:
+            headers.append((b"dpop-nonce", nonce.encode("latin-1", "replace")))
         body: dict[str, Any] = {
             "error": error or "invalid_token",
             "error_description": description or "authorization required",
         }
-        await _plain(send, status, body, [(b"www-authenticate", challenge.encode("latin-1", "replace"))])
+        await _plain(send, status, body, headers)
 
 
 def require_bearer(
@@ -639,6 +710,26 @@ def require_bearer(
         required_scopes=required_scopes,
         **options,
     )
+
+
+class _DPoPDenied(InvalidTokenError):
+    def __init__(self, message: str, error: str, nonce: str | None) -> None:
+        super().__init__(message)
+        self.error = error
+        self.nonce = nonce
+
+
+def _dpop_denial(exc: InvalidTokenError) -> tuple[str, str | None] | None:
+    return (exc.error, exc.nonce) if isinstance(exc, _DPoPDenied) else None
+
+
+def _bound_jkt(claims: Mapping[str, Any]) -> str | None:
+    cnf = claims.get("cnf")
+    if isinstance(cnf, dict):
+        jkt = cnf.get("jkt")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if isinstance(jkt, str):
+            return jkt
+    return None
 
 
 def _headers(scope: Scope) -> dict[str, str]:
