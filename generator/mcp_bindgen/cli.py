@@ -33,7 +33,7 @@ def missing_extra(exc: ModuleNotFoundError) -> str | None:
 
 
 def _cmd_sync(args: argparse.Namespace) -> int:
-    from .pins import sync_from_dir, sync_from_upstream
+    from .pins import sync_extensions, sync_from_dir, sync_from_upstream
 
     if args.source_dir:
         written = sync_from_dir(Path(args.source_dir), args.version)
@@ -41,6 +41,8 @@ def _cmd_sync(args: argparse.Namespace) -> int:
         written = sync_from_upstream(args.version)
     for path in written:
         print(f"synced {path}")
+    for line in sync_extensions(Path(args.source_dir) if args.source_dir else None, args.version):
+        print(line)
     return 0
 
 
@@ -83,14 +85,18 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         print(f"install it with: pip install {done.project}")
     else:
         print(f"wrote {len(done.written)} files to {done.root}")
+    for note in done.notes:
+        print(note)
     sys.stdout.write(done.review.render())
     return 0
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from .output import check_files
+    from .output import check_files, extension_notes
 
     problems = check_files(out=args.out)
+    for note in extension_notes():
+        print(note)
     if problems:
         print("\n".join(problems))
         print(
@@ -219,7 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     diff.set_defaults(func=_cmd_diff)
 
-    new = sub.add_parser("new", help="scaffold a runnable MCP server project built on the generated bindings")
+    new = sub.add_parser("new", help="scaffold a runnable MCP server project written on the authoring layer")
     new.add_argument("path", metavar="PATH", help="directory to create (must be absent or empty unless --force)")
     new.add_argument(
         "--name",
@@ -227,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="distribution name (default: the directory name); the package is its snake_case form",
     )
     new.add_argument(
-        "--protocol", metavar="VERSION", help="protocol version whose server stub to subclass (default: the newest)"
+        "--protocol", metavar="VERSION", help="protocol version the app is written against (default: the newest)"
     )
     new.add_argument(
         "--transport",
@@ -244,11 +250,15 @@ def build_parser() -> argparse.ArgumentParser:
     new.add_argument(
         "--bindgen",
         metavar="SPEC",
-        help="where the project gets mcp-bindgen: a path (file:// requirement), a version (==X) or a full requirement "
-        "(default: this checkout when run from one, else the installed version)",
+        help="where the project gets mcp-bindgen: a path to a checkout or a wheel (file:// requirement), a version "
+        "(==X) or a full requirement (default: this version of mcp-bindgen from the package index)",
     )
     new.add_argument("--force", action="store_true", help="write into an existing non-empty directory")
     new.set_defaults(func=_cmd_new)
+
+    from .contract.commands import add_parsers as add_contract_parsers
+
+    add_contract_parsers(sub)  # `client`, `lock`, `lint`: a server's own contract (docs/contract.md)
     return parser
 
 

@@ -1,0 +1,152 @@
+"""The `client`, `lock` and `lint` commands: read a surface, act, write atomically."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from ..errors import BindgenError
+from .surface import Surface, capture, load_surface
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """All or nothing: a temporary file beside `path`, renamed over it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _headers(values: list[str] | None) -> dict[str, str] | None:
+    out: dict[str, str] = {}
+    for value in values or []:
+        name, sep, content = value.partition(":")
+        if not sep or not name.strip():
+            raise BindgenError(f"--header {value!r} must read `Name: value`")
+        out[name.strip()] = content.strip()
+    return out or None
+
+
+def _surface(args: argparse.Namespace) -> Surface:
+    if args.from_file:
+        return load_surface(Path(args.from_file), args.protocol)
+    if not args.target:
+        raise BindgenError(
+            "no server given: pass --from COMMAND... (a stdio command or an http(s) URL) or --from-file FILE"
+        )
+    return capture(args.target, args.protocol, _headers(args.header))
+
+
+def cmd_client(args: argparse.Namespace) -> int:
+    from .render import render_client
+
+    out = Path(args.output)
+    if out.suffix != ".py":
+        raise BindgenError(f"-o {out} must name a Python module (a .py file)")
+    module = render_client(_surface(args), args.class_name)
+    if module.collisions and args.strict_names:
+        raise BindgenError(
+            f"{module.collisions[0].message()}; rename the tools or drop --strict-names to accept the suffixes"
+        )
+    for collision in module.collisions:
+        print(f"mcp-bindgen: note: {collision.message()}", file=sys.stderr)
+    for note in module.notes:
+        print(f"mcp-bindgen: note: {note}", file=sys.stderr)
+    write_atomic(out, module.source)
+    print(f"wrote {out}")
+    return 0
+
+
+def cmd_lock(args: argparse.Namespace) -> int:
+    from .lock import build_lock, check_lock, current_surfaces, lock_text, read_lock
+
+    path = Path(args.output)
+    if args.check:
+        old = read_lock(path)
+        if not args.target:
+            raise BindgenError("--check needs the live server: pass --from COMMAND... or --from URL")
+        versions = args.protocol_list or sorted(old["versions"])
+        old["versions"] = {v: s for v, s in old["versions"].items() if v in versions}  # --protocol: only those
+        result = check_lock(old, current_surfaces(args.target, versions, _headers(args.header)))
+        sys.stdout.write(result.render(args.format))
+        return 1 if result.breaking else 0
+    if not args.target:
+        raise BindgenError("no server given: pass --from COMMAND... (a stdio command or an http(s) URL)")
+    lock = build_lock(args.target, args.protocol_list, _headers(args.header))
+    write_atomic(path, lock_text(lock))
+    print(f"wrote {path} ({', '.join(lock['versions'])})")
+    return 0
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    from .lint import lint_surface, render_findings
+
+    surface = _surface(args)
+    findings = lint_surface(surface)
+    sys.stdout.write(render_findings(findings, len(surface.get("tools") or []), args.format))
+    return 1 if any(f.severity == "error" for f in findings) else 0
+
+
+def _source_options(parser: argparse.ArgumentParser, *, from_file: bool) -> None:
+    if from_file:
+        parser.add_argument(
+            "--from-file", metavar="FILE", help="read a saved surface (a lock file) instead of a live server"
+        )
+    parser.add_argument(
+        "--header",
+        action="append",
+        metavar="'NAME: VALUE'",
+        help="HTTP header for a URL server, e.g. 'Authorization: Bearer TOKEN' (repeatable)",
+    )
+    parser.add_argument(
+        "--from",
+        dest="target",
+        nargs=argparse.REMAINDER,
+        metavar="CMD... | URL",
+        help="the server: a stdio command with its arguments, or a Streamable HTTP URL (put it last)",
+    )
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
+    client = sub.add_parser("client", help="generate a typed Python client module for one server's tools and prompts")
+    client.add_argument("-o", "--output", required=True, metavar="PATH", help="the module to write (a .py file)")
+    client.add_argument("--protocol", metavar="V", help="protocol version to speak (default: the newest handshake one)")
+    client.add_argument(
+        "--class-name", metavar="NAME", help="name of the client class (default: from the server's name)"
+    )
+    _source_options(client, from_file=True)
+    client.add_argument(
+        "--strict-names", action="store_true", help="fail (write nothing) when tool names map to one identifier"
+    )
+    client.set_defaults(func=cmd_client)
+
+    lock = sub.add_parser("lock", help="write a server's surface to a lock file, or --check a live server against it")
+    lock.add_argument(
+        "-o", "--output", default="mcp-lock.json", metavar="FILE", help="lock file (default: mcp-lock.json)"
+    )
+    lock.add_argument(
+        "--check", action="store_true", help="compare the live server with the lock; exit 1 on breaking changes"
+    )
+    lock.add_argument(
+        "--protocol", dest="protocol_list", action="append", metavar="V", help="only this protocol version (repeatable)"
+    )
+    lock.add_argument("--format", choices=("markdown", "json"), default="markdown", help="report format of --check")
+    _source_options(lock, from_file=False)
+    lock.set_defaults(func=cmd_lock)
+
+    lint = sub.add_parser("lint", help="report tool schema constructs known to break common MCP hosts")
+    lint.add_argument("--protocol", metavar="V", help="protocol version to speak (default: the newest handshake one)")
+    lint.add_argument("--format", choices=("markdown", "json"), default="markdown", help="output format")
+    _source_options(lint, from_file=True)
+    lint.set_defaults(func=cmd_lint)

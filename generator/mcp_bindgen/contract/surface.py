@@ -1,0 +1,196 @@
+"""A server's own surface: what it offers at one protocol version (tools with their schemas and
+annotations, prompts, resources, resource templates, capabilities), read from the live server or
+from a saved file, as plain wire JSON in a canonical order.
+
+    surface = capture(["python", "server.py"], "2025-11-25")       # or an http(s):// URL
+    surface = load_surface(Path("mcp-lock.json"), "2025-11-25")   # a lock file (or a single surface)
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import BindgenError
+
+Surface = dict[str, Any]
+CONNECT_TIMEOUT = 60.0
+MAX_PAGES = 1000  # a server whose cursors never end is refused, not followed forever
+LISTS = {  # surface key -> (client method, result field, sort key, capability)
+    "tools": ("list_tools", "tools", "name", "tools"),
+    "prompts": ("list_prompts", "prompts", "name", "prompts"),
+    "resources": ("list_resources", "resources", "uri", "resources"),
+    "resourceTemplates": ("list_resource_templates", "resource_templates", "uriTemplate", "resources"),
+}
+
+
+def is_url(target: Sequence[str]) -> bool:
+    return len(target) == 1 and target[0].startswith(("http://", "https://"))
+
+
+def describe(target: Sequence[str]) -> str:
+    return target[0] if is_url(target) else " ".join(target)
+
+
+def newest_handshake_version() -> str:
+    from mcp_bindings.runtime import registry
+
+    return [v for v, info in registry.versions().items() if not info.stateless][-1]
+
+
+def known_versions() -> list[str]:
+    from mcp_bindings.runtime import registry
+
+    return list(registry.versions())
+
+
+def client_class(version: str) -> Any:
+    from mcp_bindings.runtime import registry
+
+    try:
+        package = registry.info(version).package
+    except Exception as exc:  # an unknown version: say which ones exist
+        raise BindgenError(f"unknown protocol version {version!r}: use one of {', '.join(known_versions())}") from exc
+    return importlib.import_module(f"mcp_bindings.{package}.client").Client
+
+
+def _wire(value: Any) -> Any:
+    """A validated model back to the wire JSON it was read from (explicit nulls kept)."""
+    return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+async def _read_lists(client: Any) -> Surface:
+    session = client.session
+    capabilities = dict(client.server_capabilities)
+    surface: Surface = {
+        "protocolVersion": session.version,
+        "serverInfo": dict(session.server_info),
+        "capabilities": _wire_dict(capabilities),
+    }
+    for key, (method, field, sort_key, capability) in LISTS.items():
+        items: list[Any] = []
+        if capability in capabilities:
+            cursor: str | None = None
+            seen: set[str] = set()
+            for _ in range(MAX_PAGES):
+                page = await getattr(client, method)(cursor=cursor)
+                items.extend(_wire(item) for item in getattr(page, field))
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+                if cursor in seen:
+                    raise BindgenError(f"the server repeated the cursor {cursor!r} while listing {key}")
+                seen.add(cursor)
+            else:
+                raise BindgenError(f"the server listed {key} over more than {MAX_PAGES} pages")
+        surface[key] = sorted(items, key=lambda item: str(item.get(sort_key, "")))
+    return canonical(surface)
+
+
+def _wire_dict(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=_wire))
+
+
+async def _with_client(
+    target: Sequence[str], version: str, use: Callable[[Any], Awaitable[Any]], headers: dict[str, str] | None
+) -> Any:
+    import anyio
+
+    cls = client_class(version)
+    with anyio.fail_after(CONNECT_TIMEOUT):
+        if is_url(target):
+            from mcp_bindings.runtime.http_client import connect_http
+
+            async with connect_http(target[0], cls, headers=headers) as client:
+                return await use(client)
+        from mcp_bindings.runtime.stdio import connect_stdio
+
+        async with connect_stdio(list(target), cls) as client:
+            return await use(client)
+
+
+def capture(target: Sequence[str], version: str | None = None, headers: dict[str, str] | None = None) -> Surface:
+    """The surface of a live server at `version` (default: the newest handshake version)."""
+    import anyio
+
+    if not target:
+        raise BindgenError("no server given: pass --from COMMAND... (a stdio command) or --from URL")
+    chosen = version or newest_handshake_version()
+    try:
+        return anyio.run(_with_client, target, chosen, _read_lists, headers)
+    except BindgenError:
+        raise
+    except TimeoutError as exc:
+        raise BindgenError(
+            f"the server `{describe(target)}` did not answer within {CONNECT_TIMEOUT:.0f} s: check the command"
+        ) from exc
+    except Exception as exc:  # spawn failures, transport errors, refused handshakes: one sentence
+        raise BindgenError(f"could not read the surface of `{describe(target)}`: {_one_line(exc)}") from exc
+
+
+def speaks(target: Sequence[str], version: str, headers: dict[str, str] | None = None) -> Surface | None:
+    """The surface at `version` when the server negotiates exactly that version, else None."""
+    from mcp_bindings.runtime.client import LegacyServerError, ProtocolVersionError
+
+    try:
+        surface = capture(target, version, headers)
+    except BindgenError as exc:
+        if isinstance(_innermost(exc.__cause__), (ProtocolVersionError, LegacyServerError)):
+            return None  # it chose a version this client does not speak, or has no server/discover
+        raise
+    return surface if surface["protocolVersion"] == version else None
+
+
+def _innermost(exc: BaseException | None) -> BaseException | None:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:  # pyright: ignore[reportUnknownMemberType]
+        exc = exc.exceptions[0]  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    return exc  # pyright: ignore[reportUnknownVariableType]
+
+
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        inner: list[BaseException] = list(exc.exceptions)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        if inner:
+            return _one_line(inner[0])
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:600]
+
+
+def canonical(value: Any) -> Any:
+    """Keys sorted at every level (lists keep their order: the caller sorts lists by name)."""
+    result: Any = json.loads(json.dumps(value, sort_keys=True))
+    return result
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def load_surface(path: Path, version: str | None = None) -> Surface:
+    """One surface from a file: a lock file (`versions` -> surface; `version` picks one, default the
+    newest) or a single surface as `mcp-bindgen lock` stores per version."""
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise BindgenError(f"surface file {path} not found") from exc
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BindgenError(f"{path} is not a JSON surface or lock file: {_one_line(exc)}") from exc
+    if isinstance(data, dict) and isinstance(data.get("versions"), dict):
+        versions: dict[str, Any] = data["versions"]
+        if not versions:
+            raise BindgenError(f"{path} records no protocol version")
+        if version is None:
+            version = sorted(versions)[-1]
+        if version not in versions:
+            raise BindgenError(f"{path} has no surface for {version}: it has {', '.join(sorted(versions))}")
+        data = versions[version]
+    if not isinstance(data, dict) or not isinstance(data.get("tools"), list):
+        raise BindgenError(f"{path} is not a surface: expected an object with a `tools` list (or a lock file)")
+    surface: Surface = data
+    surface.setdefault("protocolVersion", version or newest_handshake_version())
+    for key in LISTS:
+        surface.setdefault(key, [])
+    return surface

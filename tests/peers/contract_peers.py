@@ -1,0 +1,69 @@
+"""Real third-party MCP servers for the contract tests (`mcp-bindgen client` / `lock` / `lint`),
+installed once, pinned, into `.cache/contract-peers/` and reused after:
+
+* PyPI `mcp-server-time` and `mcp-server-git` in one venv (`python -m venv` + pip);
+* npm `@modelcontextprotocol/server-everything` (npm install into a prefix; run with
+  `node dist/index.js stdio`, not through the npx shim).
+
+Each helper returns the thing to run, or raises `Unavailable` saying why (no registry access), which
+the tests turn into a skip.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.peers.harness import REPO_ROOT
+
+CACHE = REPO_ROOT / ".cache" / "contract-peers"
+PY_REQUIREMENTS = ("mcp-server-time==2026.10.19", "mcp-server-git==2026.10.19")
+NPM_PACKAGE = "@modelcontextprotocol/server-everything@2026.8.31"
+
+
+class Unavailable(Exception):
+    """A peer could not be installed (typically: no access to the registry)."""
+
+
+def _run(argv: list[str], timeout: float = 900) -> None:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise Unavailable(f"{' '.join(argv[:4])}: {exc}") from exc
+    if done.returncode != 0:
+        raise Unavailable(f"{' '.join(argv[:4])} failed: {(done.stderr or done.stdout).strip()[-500:]}")
+
+
+def python_peers() -> Path:
+    """The venv holding mcp-server-time and mcp-server-git (its `bin/` has both commands)."""
+    venv = CACHE / "venv"
+    stamp = venv / ".mcp-bindgen-stamp"
+    expected = json.dumps({"requirements": PY_REQUIREMENTS, "python": sys.version.split()[0]})
+    if stamp.exists() and stamp.read_text() == expected and (venv / "bin" / "mcp-server-git").exists():
+        return venv
+    shutil.rmtree(venv, ignore_errors=True)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    base = getattr(sys, "_base_executable", None) or sys.executable
+    _run([base, "-m", "venv", str(venv)])
+    _run([str(venv / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", "-q", *PY_REQUIREMENTS])
+    stamp.write_text(expected)
+    return venv
+
+
+def everything_server() -> list[str]:
+    """The command of the npm `server-everything` over stdio."""
+    node = shutil.which("node")
+    npm = shutil.which("npm")
+    if node is None or npm is None:
+        raise Unavailable("node and npm are needed for @modelcontextprotocol/server-everything")
+    prefix = CACHE / "npm"
+    stamp = prefix / ".mcp-bindgen-stamp"
+    entry = prefix / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+    if not (stamp.exists() and stamp.read_text() == NPM_PACKAGE and entry.exists()):
+        prefix.mkdir(parents=True, exist_ok=True)
+        _run([npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", NPM_PACKAGE])
+        stamp.write_text(NPM_PACKAGE)
+    return [node, str(entry), "stdio"]
