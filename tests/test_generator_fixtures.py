@@ -130,11 +130,14 @@ def _method_table(case: str) -> dict[str, str]:
 
 
 VIEWS: dict[str, Callable[[str], dict[str, str]]] = {
+    "all_of_choice": _with_names,
+    "all_of_merge": _with_fields,
     "anonymous_nested": _with_names,
     "capability_gate": _method_table,
     "discriminated_union": _models_only,
     "recursive_type": _models_only,
     "renamed_field": _with_fields,
+    "required_nullable": _models_only,
     "schema_patch": _models_only,  # after patches.json
 }
 CASES = sorted(VIEWS)
@@ -254,6 +257,11 @@ def test_two_wire_keys_for_one_attribute_fail_with_a_hint() -> None:
 
 # case -> (definition, a wire message it must accept and write back unchanged)
 SAMPLES: dict[str, tuple[str, Any]] = {
+    "all_of_choice": ("Get", {"thingResult": {"resultType": "complete", "status": "done", "value": 3}}),
+    "all_of_merge": (
+        "GetThingRequest",
+        {"jsonrpc": "2.0", "id": 1, "method": "things/get", "params": {"thingId": "t", "_meta": {"k": 1}}},
+    ),
     "anonymous_nested": (
         "ClientCapabilities",
         {"roots": {"listChanged": True}, "experimental": {"x": {"enabled": False}}},
@@ -268,6 +276,8 @@ SAMPLES: dict[str, tuple[str, Any]] = {
         "Resource",
         {"class": "c", "from": "f", "$schema": "s", "io.modelcontextprotocol/clientInfo": "i"},
     ),
+    # Nulls the schema requires survive `exclude_none`; the absent optional `note` stays absent.
+    "required_nullable": ("TaskRef", {"taskId": "t", "task": {"taskId": "t", "ttlMs": None, "data": None}}),
     "schema_patch": ("ElicitResult", {"action": "accept", "content": {"ratio": 0.5, "name": "x", "ok": True}}),
 }
 

@@ -2,7 +2,8 @@
 
 Anonymous nested objects are hoisted into named definitions whose names come from their location
 (`ClientCapabilities.roots` -> `ClientCapabilitiesRoots`, array items -> `...Item`, map values ->
-`...Value`), so no generated name is ever a counter. `allOf` compositions are merged into one object.
+`...Value`), so no generated name is ever a counter. `allOf` compositions are merged into one object
+(or, with an `anyOf` part, into a union of merged objects named after the constant telling them apart).
 """
 
 from __future__ import annotations
@@ -47,6 +48,102 @@ def _is_object_schema(schema: dict[str, Any]) -> bool:
     return schema.get("type") == "object" or "properties" in schema
 
 
+# Keywords that describe a schema without constraining it.
+_ANNOTATIONS = ("$schema", "$id", "$comment", "title", "description", "examples")
+
+
+def _is_choice(schema: dict[str, Any]) -> bool:
+    """An `anyOf`/`oneOf` with nothing else that constrains (an alternative among schemas)."""
+    keys = set(schema) - set(_ANNOTATIONS)
+    return keys == {"anyOf"} or keys == {"oneOf"}
+
+
+def _closed(extra: Any) -> bool:
+    """`additionalProperties` that admits nothing: `false`, or `{"not": {}}` (not anything)."""
+    return extra is False or (isinstance(extra, dict) and set(extra) == {"not"} and extra["not"] in ({}, True))
+
+
+def _constraints(schema: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in schema.items() if k not in _ANNOTATIONS}
+
+
+def _is_any_object(schema: dict[str, Any]) -> bool:
+    """`{"type": "object"}`, open to any keys: intersecting it with an object schema adds nothing."""
+    rest = _constraints(schema)
+    return (
+        rest.get("type") == "object"
+        and set(rest) <= {"type", "additionalProperties", "propertyNames"}
+        and (rest.get("additionalProperties", True) in (True, {}))
+    )
+
+
+def _intersect(first: Any, second: Any, where: str) -> Any:
+    """One schema for a property two `allOf` parts both define (the value must match both).
+
+    The later, more specific part wins when it restates or refines the earlier (a `const` on a
+    `string`); two objects are merged through a nested `allOf`; keywords that disagree are an error.
+    """
+    if first == second or first is True or first == {}:
+        return second
+    if second is True or second == {}:
+        return first
+    if not isinstance(first, dict) or not isinstance(second, dict):
+        raise BindgenError(f"allOf parts disagree on {where}: {first!r} and {second!r}")
+    a, b = _constraints(first), _constraints(second)
+    if not a or a.items() <= b.items():
+        return second
+    if not b:
+        return first
+    a_object = _is_object_schema(a) or "allOf" in a or _is_choice(a)
+    b_object = _is_object_schema(b) or "allOf" in b or _is_choice(b)
+    if a_object and b_object:
+        if _is_any_object(a):
+            return second
+        if _is_any_object(b):
+            return first
+        return {"allOf": [first, second]}
+    clash = sorted(k for k in a.keys() & b.keys() if a[k] != b[k])
+    if clash:
+        raise BindgenError(f"allOf parts disagree on {where}: {', '.join(clash)} differ")
+    return {**a, **second}
+
+
+def _shared_const(alternatives: list[dict[str, Any]]) -> str | None:
+    """A property every alternative requires with a distinct constant (`status`), for naming and parsing."""
+    if len(alternatives) < 2 or not all(_is_object_schema(a) for a in alternatives):
+        return None
+    keys: set[str] | None = None
+    for alt in alternatives:
+        props = alt.get("properties", {})
+        here = {k for k in alt.get("required", []) if isinstance(props.get(k), dict) and "const" in props[k]}
+        keys = here if keys is None else keys & here
+    for key in sorted(keys or (), key=lambda k: (_rank(k), k)):
+        values = [json.dumps(a["properties"][key]["const"]) for a in alternatives]
+        if len(set(values)) == len(values) and all(
+            isinstance(a["properties"][key]["const"], str) for a in alternatives
+        ):
+            return key
+    return None
+
+
+def _inline_objects(members: list[Any]) -> bool:
+    """Every member an object written in place (no `$ref`), with properties of its own."""
+    return all(
+        isinstance(m, dict) and "$ref" not in m and _is_object_schema(m) and m.get("properties") for m in members
+    )
+
+
+def _variant_suffix(alt: Any, resolved: dict[str, Any], discriminator: str | None, index: int) -> str:
+    """How a distributed alternative is named: its constant, else the definition it references."""
+    if discriminator is not None:
+        suffix = pascal_case(str(resolved["properties"][discriminator]["const"]))
+        if suffix:
+            return suffix
+    if isinstance(alt, dict) and "$ref" in alt:
+        return pascal_case(str(alt["$ref"])[len(_REF_PREFIX) :])
+    return f"Variant{index}"
+
+
 class _Lowerer:
     def __init__(self, schema: NormalisedSchema) -> None:
         self.schema = schema
@@ -69,6 +166,12 @@ class _Lowerer:
             patches=tuple(p.pointer for p in self.schema.patches),
         )
 
+    def _restates_upstream(self, name: str, schema: dict[str, Any]) -> bool:
+        """Whether an inline schema is the upstream definition of the name it would be hoisted under,
+        written out again (as schemas generated from TypeScript do): then it is that definition."""
+        upstream = self.schema.defs.get(name)
+        return isinstance(upstream, dict) and _constraints(upstream) == _constraints(schema)
+
     def _claim(self, name: str, origin: str, hoisted: bool) -> None:
         if name in self.defs or (hoisted and name in self.upstream):
             raise BindgenError(
@@ -80,8 +183,8 @@ class _Lowerer:
         self._claim(name, origin, hoisted)
         description = schema.get("description")
         if "allOf" in schema:
-            self.defs[name] = self._merged_object(name, schema, origin, hoisted)
-        elif _is_object_schema(schema) and schema.get("properties"):
+            self.defs[name] = self._all_of(name, schema, origin, hoisted)
+        elif _is_object_schema(schema) and (schema.get("properties") or _closed(schema.get("additionalProperties"))):
             self.defs[name] = self._object(name, schema, origin, hoisted)
         else:
             self.defs[name] = AliasDef(name, origin, self._expr(schema, name, origin, top=True), description, hoisted)
@@ -122,24 +225,87 @@ class _Lowerer:
 
     def _extra(self, schema: dict[str, Any], name: str, origin: str) -> Extra:
         extra = schema.get("additionalProperties", True)
-        if extra is False:
+        if _closed(extra):
             return "forbid"
         if extra is True or extra == {}:
             return "allow"
         return self._expr(extra, name + "Value", f"{origin}/additionalProperties")
 
-    def _merged_object(self, name: str, schema: dict[str, Any], origin: str, hoisted: bool) -> ObjectDef:
-        """Merge `allOf` parts (references to object definitions or inline objects) into one object."""
-        merged: dict[str, Any] = {"type": "object", "properties": {}, "required": []}
+    def _all_of(self, name: str, schema: dict[str, Any], origin: str, hoisted: bool) -> Definition:
+        """An `allOf`: its parts (references, inline objects, nested `allOf`s) merged into one object.
+
+        A part that is an `anyOf`/`oneOf` is distributed over (`A and (B or C)` is `(A and B) or (A and C)`):
+        the definition is then a union of merged objects, each named after the constant that tells it
+        apart (`GetTaskResult` -> `GetTaskResultWorking`, ...), else after the referenced definition or
+        its position.
+        """
+        parts = self._all_of_parts(schema, origin)
+        branches = [part for part in parts if _is_choice(part[0])]
+        if not branches:
+            return self._merged_object(name, schema, [part for part, _ in parts], origin, hoisted)
+        if len(branches) > 1:
+            raise BindgenError(
+                f"{self.schema.version}: allOf at {origin} has {len(branches)} anyOf/oneOf parts; only one is supported"
+            )
+        choice, choice_origin = branches[0]
+        key = "anyOf" if "anyOf" in choice else "oneOf"
+        fixed = [part for part, _ in parts if not _is_choice(part)]
+        alternatives = [self._deref(alt, f"{choice_origin}/{key}/{i}") for i, alt in enumerate(choice[key])]
+        for index, alt in enumerate(alternatives):
+            if not _is_object_schema(alt) and not _is_choice(alt) and "allOf" not in alt:
+                raise BindgenError(
+                    f"{self.schema.version}: allOf at {origin}: alternative {choice_origin}/{key}/{index} "
+                    "is not an object, so it cannot be merged with the other parts"
+                )
+        discriminator = _shared_const(alternatives)
+        description = schema.get("description")
+        members = []
+        for index, alt in enumerate(choice[key]):
+            suffix = _variant_suffix(alt, alternatives[index], discriminator, index)
+            variant = {"allOf": [*fixed, alt], "description": alternatives[index].get("description") or description}
+            self._definition(name + suffix, variant, f"{choice_origin}/{key}/{index}", hoisted=True)
+            members.append(Ref(name + suffix))
+        return AliasDef(name, origin, UnionOf(tuple(members), discriminator), schema.get("description"), hoisted)
+
+    def _all_of_parts(self, schema: dict[str, Any], origin: str) -> list[tuple[dict[str, Any], str]]:
+        """The parts of an `allOf`, references followed and nested `allOf`s flattened, each with where it is."""
+        out: list[tuple[dict[str, Any], str]] = []
         for index, part in enumerate(schema["allOf"]):
-            part_schema = self._deref(part, f"{origin}/allOf/{index}")
-            if not _is_object_schema(part_schema):
-                raise BindgenError(f"{self.schema.version}: allOf part {origin}/allOf/{index} is not an object")
-            merged["properties"].update(part_schema.get("properties", {}))
-            merged["required"] += [r for r in part_schema.get("required", []) if r not in merged["required"]]
-            if part_schema.get("additionalProperties") is False:
+            where = f"{origin}/allOf/{index}"
+            if part is True or part == {}:
+                continue
+            if not isinstance(part, dict):
+                raise BindgenError(f"{self.schema.version}: allOf part {where} is not a schema object: {part!r}")
+            resolved = self._deref(part, where)
+            if "allOf" in resolved:
+                out += self._all_of_parts(resolved, where)
+                rest = {k: v for k, v in resolved.items() if k not in ("allOf", *_ANNOTATIONS)}
+                if rest:
+                    out.append((rest, where))
+            elif _is_choice(resolved) or _is_object_schema(resolved):
+                out.append((resolved, where))
+            else:
+                raise BindgenError(
+                    f"{self.schema.version}: allOf part {where} is neither an object nor an anyOf/oneOf of objects, "
+                    "so it cannot be merged"
+                )
+        return out
+
+    def _merged_object(
+        self, name: str, schema: dict[str, Any], parts: list[dict[str, Any]], origin: str, hoisted: bool
+    ) -> ObjectDef:
+        """Object parts merged: properties intersected, `required` united, closed if any part is closed."""
+        merged: dict[str, Any] = {"type": "object", "properties": {}, "required": []}
+        for part in parts:
+            for key, prop in part.get("properties", {}).items():
+                known = merged["properties"].get(key)
+                merged["properties"][key] = prop if known is None else _intersect(known, prop, f"{origin}: {key}")
+            merged["required"] += [r for r in part.get("required", []) if r not in merged["required"]]
+            if _closed(part.get("additionalProperties")):
                 merged["additionalProperties"] = False
-        merged["description"] = schema.get("description") or self._deref(schema["allOf"][0], origin).get("description")
+        first = schema["allOf"][0] if schema["allOf"] else {}
+        first_description = self._deref(first, origin).get("description") if isinstance(first, dict) else None
+        merged["description"] = schema.get("description") or first_description
         return self._object(name, merged, origin, hoisted)
 
     def _deref(self, schema: dict[str, Any], origin: str) -> dict[str, Any]:
@@ -166,17 +332,24 @@ class _Lowerer:
                 raise BindgenError(f"{self.schema.version}: unresolvable $ref {schema['$ref']!r} at {origin}")
             return Ref(target)
         if "allOf" in schema:
+            if self._restates_upstream(context, schema):
+                return Ref(context)
             self._definition(context, schema, origin, hoisted=True)
             return Ref(context)
         for key in ("anyOf", "oneOf"):
             if key in schema:
-                discriminator = self._discriminator(schema[key])
+                inline = _inline_objects(schema[key])
+                discriminator = self._discriminator(schema[key]) or (_shared_const(schema[key]) if inline else None)
                 if discriminator and not top:
                     # A named alias, so the model renderer never has to invent a name for it.
                     self._definition(context, schema, origin, hoisted=True)
                     return Ref(context)
                 members = tuple(
-                    self._expr(member, f"{context}Variant{index}", f"{origin}/{key}/{index}")
+                    self._expr(
+                        member,
+                        context + _variant_suffix(member, member, discriminator if inline else None, index),
+                        f"{origin}/{key}/{index}",
+                    )
                     for index, member in enumerate(schema[key])
                 )
                 return UnionOf(members, discriminator)
@@ -188,14 +361,12 @@ class _Lowerer:
         if isinstance(kind, list):
             return UnionOf(tuple(self._expr({**schema, "type": k}, context, origin) for k in kind))
         if kind == "object" or "properties" in schema:
-            if schema.get("properties"):
+            extra = schema.get("additionalProperties", True)
+            if schema.get("properties") or _closed(extra):
                 self._definition(context, schema, origin, hoisted=True)
                 return Ref(context)
-            extra = schema.get("additionalProperties", True)
             if extra is True or extra == {}:
                 return MapOf(Scalar("any"))
-            if extra is False:
-                raise BindgenError(f"{self.schema.version}: closed empty object at {origin} is not supported")
             return MapOf(self._expr(extra, context + "Value", f"{origin}/additionalProperties"))
         if kind == "array":
             items = schema.get("items", {})

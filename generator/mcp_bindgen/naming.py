@@ -101,4 +101,44 @@ def field_default(definition: str, wire_name: str, schema: dict[str, Any]) -> An
         return NO_DEFAULT
     if entry.get("value_from_const"):
         return schema["const"] if "const" in schema else NO_DEFAULT
-    return entry.get("per_definition", {}).get(definition, entry["value"])
+    value = entry.get("per_definition", {}).get(definition, entry["value"])
+    # A default never contradicts the field's schema (an extension's `resultType: "task"`), and a
+    # field that may be null has no value the protocol fixes (a task's `ttlMs`: null is unlimited).
+    if _nullable(schema) or not _admits(schema, value):
+        return NO_DEFAULT
+    return value
+
+
+def _nullable(schema: Any) -> bool:
+    if not isinstance(schema, dict):
+        return False
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    return any(_nullable(member) for key in ("anyOf", "oneOf") for member in schema.get(key, []))
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+}
+
+
+def _admits(schema: Any, value: Any) -> bool:
+    """Whether `value` may be valid under `schema`, as far as `const`, `enum`, `type` and `anyOf` tell."""
+    if not isinstance(schema, dict):
+        return True
+    if "const" in schema and schema["const"] != value:
+        return False
+    if "enum" in schema and value not in schema["enum"]:
+        return False
+    kind = schema.get("type")
+    if isinstance(kind, str) and kind in _JSON_TYPES:
+        if not isinstance(value, _JSON_TYPES[kind]) or (kind != "boolean" and isinstance(value, bool)):
+            return False
+    members = schema.get("anyOf") or schema.get("oneOf")
+    return not members or any(_admits(member, value) for member in members)

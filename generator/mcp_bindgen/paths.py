@@ -37,6 +37,18 @@ def pinned_schema(version: str) -> Path:
     return root / "schema" / version / "schema.json"
 
 
+def pinned_extension_schema(folder: str) -> Path:
+    """Where the synced schema.json of a pinned extension is: `schema/extensions/<folder>/` of the
+    checkout (or the copy an installed wheel carries)."""
+    root = checkout()
+    if root is None:
+        shipped = _PACKAGE_DIR / "_schema" / "extensions" / folder / "schema.json"
+        if shipped.is_file():
+            return shipped
+        root = Path.cwd()
+    return root / "schema" / "extensions" / folder / "schema.json"
+
+
 def templates_dir() -> Path:
     in_checkout = _PACKAGE_DIR.parent.parent / "templates"
     return in_checkout if in_checkout.is_dir() else _PACKAGE_DIR / "_templates"

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import BindgenError
-from .paths import manifest_path, pinned_schema, project_root
+from .paths import manifest_path, pinned_extension_schema, pinned_schema, project_root
 
 RAW_URL = "https://raw.githubusercontent.com/{repository}/{commit}/{path}"
 
@@ -113,3 +113,92 @@ def read_pinned(version: str) -> tuple[bytes, Pin]:
     data = pin.local_path.read_bytes()
     verify(pin, data, str(pin.local_path))
     return data, pin
+
+
+# -- extensions ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExtensionPin:
+    """An official extension's schema, pinned like a core version, and the core version it plugs into."""
+
+    identifier: str  # e.g. io.modelcontextprotocol/tasks
+    repository: str
+    commit: str
+    path: str
+    sha256: str
+    core_version: str
+
+    @property
+    def folder(self) -> str:
+        """`io.modelcontextprotocol/tasks` -> `io.modelcontextprotocol-tasks` (one path segment)."""
+        return self.identifier.replace("/", "-")
+
+    @property
+    def local_path(self) -> Path:
+        return pinned_extension_schema(self.folder)
+
+    @property
+    def url(self) -> str:
+        return RAW_URL.format(repository=self.repository, commit=self.commit, path=self.path)
+
+    @property
+    def source(self) -> str:
+        return f"{self.repository}@{self.commit}:{self.path}"
+
+
+def load_extension_pins(path: Path | None = None) -> dict[str, ExtensionPin]:
+    raw = json.loads((path or manifest_path()).read_text(encoding="utf-8"))
+    keys = ("repository", "commit", "path", "sha256", "core_version")
+    return {
+        identifier: ExtensionPin(identifier=identifier, **{k: entry[k] for k in keys})
+        for identifier, entry in sorted(raw.get("extensions", {}).items())
+    }
+
+
+def _verify_extension(pin: ExtensionPin, data: bytes, source: str) -> None:
+    actual = sha256_of(data)
+    if actual != pin.sha256:
+        raise BindgenError(
+            f"sha256 mismatch for {source} (extension {pin.identifier}): expected {pin.sha256}, got {actual}"
+        )
+
+
+def sync_extensions(source_dir: Path | None, versions: list[str] | None = None, timeout: float = 30.0) -> list[str]:
+    """Place the pinned extension schemas (those plugging into `versions`, all when None): from
+    `<source_dir>/extensions/<folder>/schema.json` when there, else downloaded by pinned commit.
+    An extension that cannot be had is not an error (the core versions do not need it): its line
+    says so and what to do. Returns one line per extension."""
+    lines = []
+    for pin in load_extension_pins().values():
+        if versions and pin.core_version not in versions:
+            continue
+        local = source_dir / "extensions" / pin.folder / "schema.json" if source_dir is not None else None
+        if local is not None and local.is_file():
+            data = local.read_bytes()
+            _verify_extension(pin, data, str(local))
+        else:
+            try:
+                with urllib.request.urlopen(pin.url, timeout=timeout) as response:  # noqa: S310 - pinned https URL
+                    data = response.read()
+            except (urllib.error.URLError, OSError):
+                where = f"{local} is missing and " if local is not None else ""
+                lines.append(
+                    f"not synced: extension {pin.identifier} ({where}{pin.url} could not be downloaded); "
+                    f"place that file at {pin.local_path} or under <DIR>/extensions/{pin.folder}/ to generate it"
+                )
+                continue
+            _verify_extension(pin, data, pin.url)
+        pin.local_path.parent.mkdir(parents=True, exist_ok=True)
+        pin.local_path.write_bytes(data)
+        lines.append(f"synced {pin.local_path}")
+    return lines
+
+
+def read_extension(pin: ExtensionPin) -> bytes | None:
+    """The synced schema of a pinned extension, verified again; None when it is not synced."""
+    if not pin.local_path.is_file():
+        return None
+    data = pin.local_path.read_bytes()
+    _verify_extension(pin, data, str(pin.local_path))
+    return data

@@ -15,7 +15,7 @@ from .errors import BindgenError
 from .ir import Const, ObjectDef, SchemaIR
 from .lower import lower
 from .normalise import normalise
-from .pins import load_pins, read_pinned, sha256_of
+from .pins import ExtensionPin, load_extension_pins, load_pins, read_extension, read_pinned, sha256_of
 from .surface import ProtocolSurface, derive_surface, lifecycle_era
 
 PACKAGE = "mcp_bindings"
@@ -173,6 +173,92 @@ def render_pinned(versions: list[str] | None = None) -> dict[str, str]:
     for version in selected:
         out.update(render_version(pinned_source(version)))
     return dict(sorted(out.items()))
+
+
+@dataclass
+class ExtensionRender:
+    files: dict[str, str]
+    # One line per pinned extension that could not be generated, saying why (not synced).
+    notes: list[str]
+    # The extension packages (paths relative to the src root) rendered or left as they are.
+    dirs: list[str]
+
+
+def extension_dir(identifier: str) -> str:
+    from .extension import EXT_PACKAGE, extension_package
+
+    return f"{PACKAGE}/{EXT_PACKAGE}/{extension_package(identifier)}"
+
+
+def render_extension(pin: ExtensionPin, raw: bytes) -> dict[str, str]:
+    """The files of one extension package, plugging into the pinned core version it names."""
+    from .extension import extension_methods, references, spliced
+    from .format import format_python
+    from .render.extension_modules import (
+        ExtensionView,
+        render_ext_about,
+        render_ext_client,
+        render_ext_init,
+        render_ext_methods,
+        render_ext_models,
+        render_ext_server,
+    )
+
+    source = VersionSource(pin.identifier, raw, sha256_of(raw), pin.core_version, str(pin.local_path))
+    ir = build_ir(source)
+    core = build_ir(pinned_source(pin.core_version))
+    shared = spliced(ir, core)
+    own = set(ir.definitions) - shared
+    imports = set().union(*(references(ir.definitions[n]) for n in own)) & shared if own else set()
+    methods = extension_methods(pin.identifier, ir, own)
+    package = extension_dir(pin.identifier)
+    view = ExtensionView(
+        identifier=pin.identifier,
+        core_version=pin.core_version,
+        core_package=f"{PACKAGE}.{package_name(pin.core_version)}",
+        package=package.replace("/", "."),
+        source=pin.source,
+        sha256=source.sha256,
+        header=_header(f"the MCP extension {pin.identifier} schema ({pin.source}, sha256 {source.sha256})"),
+    )
+    python_files = {
+        f"{package}/about.py": render_ext_about(view),
+        f"{package}/models.py": render_ext_models(ir, own, shared, imports, view),
+        f"{package}/methods.py": render_ext_methods(ir, methods, view),
+        f"{package}/server.py": render_ext_server(ir, methods, view),
+        f"{package}/client.py": render_ext_client(ir, methods, view),
+        f"{package}/__init__.py": render_ext_init(ir, own, view),
+    }
+    files = {path: format_python(text, path) for path, text in python_files.items()}
+    files[f"{package}/py.typed"] = ""
+    return files
+
+
+def unsynced_note(pin: ExtensionPin) -> str:
+    """The line saying an extension's package is neither generated nor verified ("" when synced)."""
+    if pin.local_path.is_file():
+        return ""
+    return (
+        f"extension {pin.identifier}: not verified: schema not synced ({pin.local_path} is missing; "
+        "run `mcp-bindgen schema sync`)"
+    )
+
+
+def render_extensions(versions: list[str] | None = None) -> ExtensionRender:
+    """Every pinned extension plugging into one of `versions` (all when None) whose schema is
+    synced; one note per extension that is not (its committed package is then left alone)."""
+    done = ExtensionRender({}, [], [])
+    for pin in load_extension_pins().values():
+        if versions and pin.core_version not in versions:
+            continue
+        done.dirs.append(extension_dir(pin.identifier))
+        raw = read_extension(pin)
+        if raw is None:
+            done.notes.append(unsynced_note(pin))
+            continue
+        done.files.update(render_extension(pin, raw))
+    done.files = dict(sorted(done.files.items()))
+    return done
 
 
 def slug(version: str) -> str:

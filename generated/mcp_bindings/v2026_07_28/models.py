@@ -8,6 +8,28 @@ from typing_extensions import TypeAliasType
 from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr
 from pydantic import AfterValidator
 from ._base import not_null
+from pydantic import SerializationInfo, SerializerFunctionWrapHandler, model_serializer
+
+
+def _with_required_nulls(
+    model: object,
+    data: dict[str, Any],
+    info: SerializationInfo,
+    fields: tuple[tuple[str, str], ...],
+) -> dict[str, Any]:
+    """`data` (the model as serialized) with each of `fields` (attribute, wire name) that is None
+    written as null: the schema requires the key and allows null, so `exclude_none` must not drop
+    it. An explicit `include`/`exclude` of the field still applies."""
+    if info.exclude_none:
+        for name, alias in fields:
+            if (
+                getattr(model, name) is None
+                and (info.include is None or name in info.include)
+                and (info.exclude is None or name not in info.exclude)
+            ):
+                data[alias if info.by_alias is not False else name] = None
+    return data
+
 
 # Pyright reports this self-reference as a variable when another module of the package is
 # checked first (order-dependent; checked alone the file is clean), so this file opts out:
@@ -2110,6 +2132,13 @@ class LoggingMessageNotificationParams(MCPModel):
     """
     An optional name of the logger issuing this message.
     """
+
+    @model_serializer(mode="wrap")
+    def _write_required_nulls(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ):
+        """`data`: required, may be null; written even when nulls are excluded."""
+        return _with_required_nulls(self, handler(self), info, (("data", "data"),))
 
 
 class ProgressNotification(MCPModel):

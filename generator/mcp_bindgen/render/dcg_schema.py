@@ -44,11 +44,25 @@ def type_schema(expr: TypeExpr, py_names: dict[str, str]) -> dict[str, Any]:
     if isinstance(expr, MapOf):
         return {"type": "object", "additionalProperties": type_schema(expr.values, py_names)}
     if isinstance(expr, UnionOf):
+        nullable = _nullable_constrained(expr)
+        if nullable is not None:
+            # One `type` list, so the tool keeps the constraints inline instead of naming the member.
+            return {**type_schema(nullable, py_names), "type": [nullable.kind, "null"]}
         out: dict[str, Any] = {"anyOf": [type_schema(m, py_names) for m in expr.members]}
         if expr.discriminator:
             out = {"oneOf": out["anyOf"], "discriminator": {"propertyName": expr.discriminator}}
         return out
     raise TypeError(f"unknown type expression {expr!r}")
+
+
+def _nullable_constrained(expr: UnionOf) -> Scalar | None:
+    """The constrained scalar of a `scalar-with-constraints | null` union (a task's `ttlMs`)."""
+    if len(expr.members) != 2 or Scalar("null") not in expr.members:
+        return None
+    other = next(m for m in expr.members if m != Scalar("null"))
+    if isinstance(other, Scalar) and other.constraints and other.kind in ("string", "integer", "boolean"):
+        return other
+    return None
 
 
 def definition_schema(definition: ObjectDef | AliasDef, py_names: dict[str, str]) -> dict[str, Any]:

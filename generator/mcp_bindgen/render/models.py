@@ -54,6 +54,7 @@ def render_models(ir: SchemaIR, package: str) -> str:
         passes.TypedExtras(),
         passes.RecursiveAliasesFirst(),
         passes.RejectNullForOptional(_optional_non_nullable(ir)),
+        passes.WriteRequiredNulls(_required_nullable(ir)),
         passes.DropRebuildCalls(),
     )
     _check_names(ir, passes.top_level_names(module))
@@ -81,6 +82,20 @@ def _optional_non_nullable(ir: SchemaIR) -> dict[str, set[str]]:
             }
             if names:
                 out[ir.py_name(name)] = names
+    return out
+
+
+def _required_nullable(ir: SchemaIR) -> dict[str, tuple[tuple[str, str], ...]]:
+    """Class name -> (Python name, wire name) of its fields the schema requires and lets be null
+    (`ttl: integer | null`, or any JSON value), which must be written even when None."""
+    out: dict[str, tuple[tuple[str, str], ...]] = {}
+    for name, definition in ir.definitions.items():
+        if isinstance(definition, ObjectDef):
+            pairs = tuple(
+                (f.py_name, f.wire_name) for f in definition.fields if f.required and _admits_null(ir, f.type)
+            )
+            if pairs:
+                out[ir.py_name(name)] = pairs
     return out
 
 

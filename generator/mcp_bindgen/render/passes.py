@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import libcst as cst
@@ -305,3 +306,72 @@ def apply(source: str, *transforms: cst.CSTTransformer) -> cst.Module:
     for transform in transforms:
         module = module.visit(transform)
     return module
+
+
+# Module-level helper the `WriteRequiredNulls` serializers call (one copy per models.py that needs it).
+_REQUIRED_NULLS_HELPER = '''
+def _with_required_nulls(
+    model: object, data: dict[str, Any], info: SerializationInfo, fields: tuple[tuple[str, str], ...]
+) -> dict[str, Any]:
+    """`data` (the model as serialized) with each of `fields` (attribute, wire name) that is None
+    written as null: the schema requires the key and allows null, so `exclude_none` must not drop
+    it. An explicit `include`/`exclude` of the field still applies."""
+    if info.exclude_none:
+        for name, alias in fields:
+            if (
+                getattr(model, name) is None
+                and (info.include is None or name in info.include)
+                and (info.exclude is None or name not in info.exclude)
+            ):
+                data[alias if info.by_alias is not False else name] = None
+    return data
+'''
+
+
+class WriteRequiredNulls(cst.CSTTransformer):
+    """A required field that may be null is written as null even when nulls are excluded.
+
+    The runtime serialises with `exclude_none` (None stands for "absent" in Python), which would drop
+    a required `ttl: int | None` that is None and send a message the schema rejects. Each class with
+    such fields gets a wrap `model_serializer` that puts them back (under the wire name when dumping
+    by alias); classes without them are untouched, so their serialisation stays in pydantic-core.
+    `fields` maps a class name to its (Python name, wire name) pairs (from the IR).
+    """
+
+    def __init__(self, fields: dict[str, tuple[tuple[str, str], ...]]) -> None:
+        self.fields = fields
+        self._changed = False
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        pairs = self.fields.get(updated_node.name.value)
+        if not pairs:
+            return updated_node
+        self._changed = True
+        listed = ", ".join(f"({json.dumps(name)}, {json.dumps(wire)})" for name, wire in pairs)
+        names = ", ".join(f"`{name}`" for name, _ in pairs)
+        method = cst.parse_statement(
+            '@model_serializer(mode="wrap")\n'
+            # No return annotation: pydantic would take it for the serialised schema (a bare object).
+            "def _write_required_nulls(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo):\n"
+            f'    """{names}: required, may be null; written even when nulls are excluded."""\n'
+            f"    return _with_required_nulls(self, handler(self), info, ({listed},))\n"
+        )
+        body = cst.ensure_type(updated_node.body, cst.IndentedBlock)
+        return updated_node.with_changes(body=body.with_changes(body=[*body.body, method]))
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        if not self._changed:
+            return updated_node
+        body: list[cst.BaseStatement] = list(updated_node.body)
+        added: list[cst.BaseStatement] = []
+        if not any(_imports_name(stmt, "Any") for stmt in body):
+            added.append(cst.parse_statement("from typing import Any"))
+        added.append(
+            cst.parse_statement(
+                "from pydantic import SerializationInfo, SerializerFunctionWrapHandler, model_serializer"
+            )
+        )
+        last_import = max((i for i, b in enumerate(body) if _is_import(b)), default=-1)
+        helper = cst.parse_module(_REQUIRED_NULLS_HELPER).body
+        body[last_import + 1 : last_import + 1] = [*added, *helper]
+        return updated_node.with_changes(body=body)

@@ -1,0 +1,142 @@
+"""An extension schema read as bindings that plug into a core version.
+
+An extension's schema (e.g. `io.modelcontextprotocol/tasks`) defines its own messages and splices
+in, verbatim, the core definitions they use. Its bindings hold only its own definitions; a spliced
+one is imported from the core version package. What counts as spliced is decided by content: a
+definition whose IR equals the core version's definition of the same name and that refers only to
+spliced definitions itself. The methods come from the message definitions (a JSON-RPC request or
+notification with a constant `method`); who sends each is in `policy/extension_methods.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Literal
+
+from .errors import BindgenError
+from .ir import AliasDef, ArrayOf, Const, Definition, MapOf, ObjectDef, Ref, SchemaIR, TypeExpr, UnionOf
+from .paths import policy_dir
+from .surface import handler_name
+
+Direction = Literal["client_to_server", "server_to_client"]
+EXT_PACKAGE = "ext"
+
+
+def extension_package(identifier: str) -> str:
+    """`io.modelcontextprotocol/tasks` -> `io_modelcontextprotocol_tasks` (a Python name, stable)."""
+    name = re.sub(r"[^0-9a-zA-Z]+", "_", identifier).strip("_").lower()
+    if not name:
+        raise BindgenError(f"extension identifier {identifier!r} has no usable characters")
+    return name if not name[0].isdigit() else f"x_{name}"
+
+
+@dataclass(frozen=True)
+class ExtensionMethod:
+    method: str
+    kind: Literal["request", "notification"]
+    direction: Direction
+    message_type: str
+    params_type: str | None
+    params_required: bool
+    result_type: str | None
+    handler: str
+
+
+def _refs(expr: TypeExpr) -> set[str]:
+    if isinstance(expr, Ref):
+        return {expr.name}
+    if isinstance(expr, ArrayOf):
+        return _refs(expr.items)
+    if isinstance(expr, MapOf):
+        return _refs(expr.values)
+    if isinstance(expr, UnionOf):
+        return set().union(*(_refs(m) for m in expr.members))
+    return set()
+
+
+def references(definition: Definition) -> set[str]:
+    """The definition names a definition refers to directly."""
+    if isinstance(definition, AliasDef):
+        return _refs(definition.type)
+    out: set[str] = set()
+    for f in definition.fields:
+        out |= _refs(f.type)
+    if not isinstance(definition.extra, str):
+        out |= _refs(definition.extra)
+    return out
+
+
+def spliced(ext: SchemaIR, core: SchemaIR) -> set[str]:
+    """The extension's definitions that are the core version's, written out again."""
+    same = {name for name, d in ext.definitions.items() if core.definitions.get(name) == d}
+    changed = True
+    while changed:  # a definition referring to one that differs is the extension's own
+        changed = False
+        for name in sorted(same):
+            if not references(ext.definitions[name]) <= same:
+                same.discard(name)
+                changed = True
+    return same
+
+
+@cache
+def _directions() -> dict[str, dict[str, Direction]]:
+    raw = json.loads((policy_dir() / "extension_methods.json").read_text(encoding="utf-8"))["extensions"]
+    out: dict[str, dict[str, Direction]] = {}
+    for identifier, methods in raw.items():
+        out[identifier] = {}
+        for method, entry in methods.items():
+            if not entry.get("reason"):
+                raise BindgenError(f"policy/extension_methods.json: {identifier} {method} has no reason")
+            if entry.get("direction") not in ("client_to_server", "server_to_client"):
+                raise BindgenError(f"policy/extension_methods.json: {identifier} {method} has no valid direction")
+            out[identifier][method] = entry["direction"]
+    return out
+
+
+def policy_methods(identifier: str) -> dict[str, Direction]:
+    return dict(_directions().get(identifier, {}))
+
+
+def extension_methods(identifier: str, ir: SchemaIR, own: set[str]) -> list[ExtensionMethod]:
+    """The requests and notifications among the extension's own definitions, by method name."""
+    directions = policy_methods(identifier)
+    out = []
+    for name in sorted(own):
+        definition = ir.definitions[name]
+        if not isinstance(definition, ObjectDef) or definition.hoisted:
+            continue
+        method, jsonrpc = definition.field("method"), definition.field("jsonrpc")
+        if method is None or jsonrpc is None or not isinstance(method.type, Const):
+            continue
+        if not isinstance(method.type.value, str):
+            continue
+        kind: Literal["request", "notification"] = "request" if definition.field("id") else "notification"
+        if method.type.value not in directions:
+            raise BindgenError(
+                f"extension {identifier}: who sends {method.type.value} ({name}) is not known; add it to "
+                "generator/mcp_bindgen/policy/extension_methods.json with the direction its specification gives"
+            )
+        params = definition.field("params")
+        params_type = params.type.name if params is not None and isinstance(params.type, Ref) else None
+        result_type = None
+        if kind == "request":
+            result_type = name.removesuffix("Request") + "Result"
+            if result_type not in ir.definitions:
+                raise BindgenError(f"extension {identifier}: {name} ({method.type.value}) has no {result_type}")
+        out.append(
+            ExtensionMethod(
+                method=method.type.value,
+                kind=kind,
+                direction=directions[method.type.value],
+                message_type=name,
+                params_type=params_type,
+                params_required=params is not None and params.required,
+                result_type=result_type,
+                handler=handler_name(name, kind),
+            )
+        )
+    return sorted(out, key=lambda m: m.method)
