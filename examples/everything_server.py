@@ -23,6 +23,8 @@ import anyio
 from mcp_bindings.runtime import registry
 from mcp_bindings.runtime.context import RequestContext
 from mcp_bindings.runtime.errors import INVALID_PARAMS, McpError
+from mcp_bindings.runtime.tasks import TaskContext, run_as_task
+from mcp_bindings.runtime.tasks_wire import EXTENSION as TASKS_EXTENSION
 from mcp_bindings.v2026_07_28 import models as m
 from mcp_bindings.v2026_07_28.server import Server
 
@@ -546,6 +548,113 @@ async def _irr_capabilities(
     return ask(requests, "capability-gated")
 
 
+# -- tasks: the io.modelcontextprotocol/tasks extension (SEP-2663) ------------------------------
+# Task-supporting tools answer with `run_as_task`: a task where the request's client capabilities
+# declare the extension, else the work at once (or -32021 where the tool requires a task).
+
+
+@tool("greet", "Sync-only: greets by name", schema({"name": {"type": "string"}}, ["name"]))
+async def _greet(server: EverythingServer, params: m.CallToolRequestParams, ctx: RequestContext) -> m.CallToolResult:
+    return done(text(f"Hello, {(params.arguments or {}).get('name', 'World')}!"))
+
+
+@tool(
+    "slow_compute",
+    "Task-supporting: sleeps `seconds`, then answers",
+    schema({"seconds": {"type": "number"}, "label": {"type": "string"}}),
+)
+async def _slow_compute(server: EverythingServer, params: m.CallToolRequestParams, ctx: RequestContext) -> Any:
+    arguments = params.arguments or {}
+    seconds = arguments.get("seconds", 1)
+    label = arguments.get("label", "")
+
+    async def work(task_ctx: RequestContext) -> m.CallToolResult:
+        await anyio.sleep(min(float(seconds), 300.0) if isinstance(seconds, (int, float)) else 1.0)
+        return done(text(f"Computed {label!s} after {seconds}s"))
+
+    return await run_as_task(ctx, work)
+
+
+@tool("failing_job", "Requires a task: reports a tool error after about a second")
+async def _failing_job(server: EverythingServer, params: m.CallToolRequestParams, ctx: RequestContext) -> Any:
+    async def work(task_ctx: RequestContext) -> m.CallToolResult:
+        await anyio.sleep(1)
+        return done(text("The job failed"), is_error=True)
+
+    return await run_as_task(ctx, work, required=True)
+
+
+@tool("protocol_error_job", "Task-supporting: fails with a protocol (JSON-RPC) error")
+async def _protocol_error_job(server: EverythingServer, params: m.CallToolRequestParams, ctx: RequestContext) -> Any:
+    async def work(task_ctx: RequestContext) -> m.CallToolResult:
+        await anyio.sleep(0.1)
+        raise RuntimeError("protocol_error_job always fails")  # the runtime: failed, -32603
+
+    return await run_as_task(ctx, work)
+
+
+CONFIRM_PROPERTIES = {"confirm": {"type": "boolean"}}
+
+
+@tool("confirm_delete", "Task-supporting: asks the user to confirm, then 'deletes' the file")
+async def _confirm_delete(server: EverythingServer, params: m.CallToolRequestParams, ctx: RequestContext) -> Any:
+    filename = (params.arguments or {}).get("filename", "file")
+    question = elicit(f"Delete {filename}?", CONFIRM_PROPERTIES)
+
+    async def work(task_ctx: RequestContext) -> m.CallToolResult | m.InputRequiredResult:
+        if not isinstance(task_ctx, TaskContext):  # not a task (the client lacks the extension): an input round
+            answer = elicited(params.input_responses, "confirm")
+            if answer is None:
+                return ask({"confirm": question})
+            confirmed = answer.get("confirm")
+        else:  # a task: the question waits in its inputRequests until tasks/update answers it
+            reply = await task_ctx.request("elicitation/create", question.params)
+            confirmed = getattr(reply, "action", None) == "accept" and (getattr(reply, "content", None) or {}).get(
+                "confirm"
+            )
+        return done(text(f"Deleted {filename}" if confirmed else f"Kept {filename}"))
+
+    return await run_as_task(ctx, work)
+
+
+@tool("multi_input", "Task-supporting: asks two questions at once")
+async def _multi_input(server: EverythingServer, params: m.CallToolRequestParams, ctx: RequestContext) -> Any:
+    async def work(task_ctx: RequestContext) -> m.CallToolResult | m.InputRequiredResult:
+        if not isinstance(task_ctx, TaskContext):  # not a task: both questions in one input round
+            first, second = elicited(params.input_responses, "first"), elicited(params.input_responses, "second")
+            if first is None or second is None:
+                return ask(
+                    {"first": elicit("First name?", NAME_PROPERTIES), "second": elicit("Second name?", NAME_PROPERTIES)}
+                )
+            return done(text(f"Got {first.get('name')}, {second.get('name')}"))
+        answers: dict[str, Any] = {}
+
+        async def put(key: str, message: str) -> None:
+            answers[key] = await task_ctx.request("elicitation/create", elicit(message, NAME_PROPERTIES).params)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(put, "first", "First name?")
+            group.start_soon(put, "second", "Second name?")
+        names = [str((getattr(answers[k], "content", None) or {}).get("name")) for k in ("first", "second")]
+        return done(text(f"Got {', '.join(names)}"))
+
+    return await run_as_task(ctx, work)
+
+
+@tool("test_tool_with_task", "Requires a task: asks for a name (input round), then greets in a task")
+async def _tool_with_task(server: EverythingServer, params: m.CallToolRequestParams, ctx: RequestContext) -> Any:
+    answer = elicited(params.input_responses, "user_name")
+    name = answer.get("name") if answer is not None else None
+    if not isinstance(name, str):
+        return ask({"user_name": elicit("What is your name?", NAME_PROPERTIES, ["name"])})
+
+    async def work(task_ctx: RequestContext) -> m.CallToolResult:
+        await anyio.sleep(0.2)
+        return done(text(f"Hello, {name}! (from a task)"))
+
+    return await run_as_task(ctx, work, required=True)
+
+
 # -- prompts ----------------------------------------------------------------------------------
 
 PromptFn = Callable[
@@ -654,6 +763,7 @@ class EverythingServer(Server):
         "prompts": {"listChanged": True},
         "resources": {"subscribe": True, "listChanged": True},
         "logging": {},  # the runtime answers logging/setLevel and filters ctx.log by it
+        "extensions": {TASKS_EXTENSION: {}},  # the runtime serves tasks/get|update|cancel (2026-07-28)
     }
     cache_ttl_ms = 0  # default caching hint; the fixed lists below say more
     cache_scope = "private"

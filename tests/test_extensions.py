@@ -480,8 +480,8 @@ async def test_http_round_trip(peer: ModuleType, http_servers: dict[str, str], v
     url = http_servers[version]
     got: list[Any] = []
     with anyio.fail_after(LIMIT):
-        # The stateless HTTP wire has no way for a session-less notification to reach a server (a POST
-        # of a notification alone is acknowledged 202, nothing to attach it to): not exercised there.
+        # A session-less notification (stateless era) reaches the server too: its POST is answered
+        # 202 once the server's notification handling has it.
         is_stateless = registry.info(version).stateless
         async with connect_http(
             url,
@@ -490,7 +490,7 @@ async def test_http_round_trip(peer: ModuleType, http_servers: dict[str, str], v
             protocol_version=version,
             request_timeout=10,
         ) as client:
-            await exercise(client, peer, got, version, notifications=not is_stateless)
+            await exercise(client, peer, got, version)
         # The capabilities as the wire carries them: initialize (2025-11-25) or server/discover (2026-07-28).
         async with httpx.AsyncClient(timeout=10) as http:
             if is_stateless:
@@ -505,3 +505,49 @@ async def test_http_round_trip(peer: ModuleType, http_servers: dict[str, str], v
                 assert capabilities["extensions"] == {EXT: {}} and "experimental" not in capabilities
             else:
                 assert capabilities["experimental"] == {EXT: {}} and "extensions" not in capabilities
+
+
+async def test_stateless_notification_post_checks_its_method_header(http_servers: dict[str, str]) -> None:
+    """A session-less POST of a notification alone is delivered (202); one whose `Mcp-Method` names
+    another method is refused before it reaches the server (HTTP 400, HEADER_MISMATCH)."""
+    url = http_servers["2026-07-28"]
+    note = {"jsonrpc": "2.0", "method": "notifications/example/hello", "params": stateless({"text": "raw"})}
+    async with httpx.AsyncClient(timeout=10) as http:
+        ok = await http.post(url, json=note, headers=stateless_headers("notifications/example/hello"))
+        assert ok.status_code == 202
+        bad = await http.post(url, json=note, headers=stateless_headers("tools/call"))
+        assert bad.status_code == 400 and bad.json()["error"]["code"] == -32020
+
+
+async def test_an_extension_method_whose_result_is_a_union_alias() -> None:
+    """The tasks extension's `tasks/get` answers `GetTaskResult`, a union type alias (one model per
+    status), not a class: a handler served through `use_extension(EXTENSION, handlers=obj)` answering
+    with one of its members is sent as is (`ttlMs: null` kept), and anything else is still -32603."""
+    from mcp_bindings.ext.io_modelcontextprotocol_tasks import models as tm
+    from mcp_bindings.ext.io_modelcontextprotocol_tasks.methods import EXTENSION
+    from mcp_bindings.v2026_07_28 import client as c26
+    from mcp_bindings.v2026_07_28 import server as s26
+
+    class Tasks:
+        async def get_task(self, params: Any, ctx: Any) -> Any:
+            if params.task_id == "wrong":
+                return tm.CancelTaskResult()  # a model, but not one of GetTaskResult's members
+            return tm.GetTaskResultWorking(
+                task_id=params.task_id, status="working", created_at="2026-01-01T00:00:00Z",
+                last_updated_at="2026-01-01T00:00:00Z", ttl_ms=None,
+            )  # fmt: skip
+
+    server = s26.Server()
+    server.use_extension(EXTENSION, handlers=Tasks())
+    handlers = c26.ClientHandlers()
+    handlers.use_extension(EXTENSION)
+    with anyio.fail_after(LIMIT):
+        async with connect_in_memory(server, c26.Client, handlers=handlers, protocol_version="2026-07-28") as client:
+            got = await raw(client, "tasks/get", {"taskId": "t1"})
+            assert got["taskId"] == "t1" and got["status"] == "working" and got["resultType"] == "complete"
+            assert "ttlMs" in got and got["ttlMs"] is None
+            typed = await client.session.call_extension(EXTENSION["tasks/get"], tm.GetTaskRequestParams(task_id="t1"))
+            assert isinstance(typed, tm.GetTaskResultWorking) and typed.ttl_ms is None
+            with pytest.raises(McpError) as caught:
+                await raw(client, "tasks/get", {"taskId": "wrong"})
+            assert caught.value.code == INTERNAL_ERROR and "returned the wrong type" in caught.value.message

@@ -26,6 +26,7 @@ import anyio
 import httpx
 import orjson
 import pytest
+from jsonschema import Draft202012Validator
 
 from mcp_bindings.runtime import tasks
 from mcp_bindings.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, CapabilityError, McpError
@@ -37,6 +38,7 @@ from mcp_bindings.runtime.task_store import InMemoryTaskStore, InvalidCursor, Ta
 from mcp_bindings.runtime.tasks import RELATED_TASK, TaskHandle
 from mcp_bindings.v2025_11_25 import client as c
 from mcp_bindings.v2025_11_25 import models as m
+from tests.conftest import cached_source
 from tests.peers.harness import REPO_ROOT, server_env
 from tests.test_http_transport import ACCEPT, open_session, rpc, serve_in_thread, sse_messages
 
@@ -410,6 +412,40 @@ async def test_tasks_are_scoped_to_their_client(peer: ModuleType) -> None:
             assert (await second.list_tasks()).tasks == []
             assert (await mine.status()).status == "working"  # nothing changed for its owner
             await mine.cancel()
+
+
+async def test_unlimited_task_has_a_null_ttl_on_the_wire(peer: ModuleType) -> None:
+    """`Task.ttl` is required and null means unlimited: a server with no default TTL writes
+    `"ttl": null` (the runtime serialises with `exclude_none`, which must not drop it), and what it
+    sends is valid under the official 2025-11-25 schema."""
+    server = peer.TaskServer()
+    tasks.configure(server, default_ttl_ms=None, poll_interval_ms=20)
+    official = orjson.loads(cached_source(VERSION).raw)
+
+    def check(name: str, instance: Any) -> None:
+        validator = Draft202012Validator({"$defs": official["$defs"], "$ref": f"#/$defs/{name}"})
+        assert list(validator.iter_errors(instance)) == [], f"{name} is invalid: {instance}"
+
+    with anyio.fail_after(LIMIT):
+        async with connected(server) as client:
+            session = client.session.session
+            created = await session.request("tools/call", {"name": "sleep", "arguments": {"seconds": 30}, "task": {}})
+            assert "ttl" in created["task"] and created["task"]["ttl"] is None, created
+            check("CreateTaskResult", created)
+            polled = await session.request("tasks/get", {"taskId": created["task"]["taskId"]})
+            assert polled["ttl"] is None and polled["status"] == "working", polled
+            check("GetTaskResult", polled)
+            listed = await session.request("tasks/list", {})
+            assert [t["ttl"] for t in listed["tasks"]] == [None]
+            check("ListTasksResult", listed)
+            cancelled = await session.request("tasks/cancel", {"taskId": created["task"]["taskId"]})
+            assert cancelled["ttl"] is None and cancelled["status"] == "cancelled", cancelled
+            check("CancelTaskResult", cancelled)
+    # Serialised by name or with the field excluded explicitly, the model still does what it is told.
+    task = m.Task(task_id="x", status="working", created_at="t", last_updated_at="t", ttl=None)
+    assert task.model_dump(exclude_none=True, by_alias=False)["ttl"] is None
+    assert "ttl" not in task.model_dump(exclude_none=True, exclude={"ttl"})
+    assert "statusMessage" not in task.model_dump(exclude_none=True)  # optional: absent, not null
 
 
 def _specs() -> tuple[Any, Any]:

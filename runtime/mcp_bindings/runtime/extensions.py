@@ -56,6 +56,7 @@ from .spec import Kind, MethodSpec, ProtocolTables, Side
 
 if TYPE_CHECKING:
     from .client import ClientRuntime
+    from .notifications import ServerHost
     from .peer import PeerView
     from .server import Plan, ServerRuntime
     from .session import Session
@@ -83,6 +84,7 @@ Handler = Callable[[Any, Any], Awaitable[Any]]
 # only `experimental`.
 EXTENSIONS = "extensions"
 EXPERIMENTAL = "experimental"
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"  # served by the runtime (`tasks_extension`)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -303,6 +305,8 @@ def server_capabilities(server: Any, protocol: ProtocolTables, capabilities: dic
     if methods is None and not declared:
         return capabilities
     ids = {**json_object(declared), **(methods.extensions if methods is not None else {})}
+    if not protocol.info.stateless:  # the tasks extension is of the stateless era; before it, tasks are core
+        ids.pop(TASKS_EXTENSION, None)
     return _placed(protocol, "server", capabilities, ids)
 
 
@@ -351,7 +355,7 @@ def _result_data(spec: MethodSpec, result: Any) -> dict[str, Any]:
     model = spec.result
     if isinstance(result, dict) and model is not None:
         result = versions.checked(model, result, f"the {spec.method} result")
-    elif model is not None and not isinstance(result, model):
+    elif model is not None and not _is_value_of(model, result):
         log.error("%s handler returned %s, expected %s", spec.method, type(result).__name__, model.__name__)
         raise McpError(INTERNAL_ERROR, f"Internal error: the {spec.method} handler returned the wrong type")
     if result is None:
@@ -362,11 +366,26 @@ def _result_data(spec: MethodSpec, result: Any) -> dict[str, Any]:
     return cast("dict[str, Any]", data)
 
 
+def _is_value_of(target: Any, value: Any) -> bool:
+    """`value` is already of the type `target`: an instance of a model class, or of a member of a
+    type alias such as the tasks extension's `GetTaskResult` union (asked of the alias's cached
+    validator, which takes model instances as they are and refuses anything else)."""
+    if isinstance(target, type):
+        return isinstance(value, target)
+    if isinstance(value, Mapping):
+        return False  # a mapping is validated into the type, never taken as one
+    try:
+        versions.validate(target, value)
+    except ValidationError:
+        return False
+    return True
+
+
 def _wire_params(method: CustomMethod[Any, Any], params: Any) -> dict[str, Any] | None:
     """What this side sends as params: a model instance dumped, a mapping validated first (-32602)."""
     if params is None and (method.params is None or not method.spec.params_required):
         return None
-    if method.params is not None and not isinstance(params, method.params):
+    if method.params is not None and not (params is not None and _is_value_of(method.params, params)):
         try:
             params = versions.validate(method.params, dict(params or {}))
         except ValidationError as exc:
@@ -397,10 +416,15 @@ def _typed_result(method: CustomMethod[P, R], raw: Any) -> R:
 
 def plan(server: Any, method: str) -> Plan:
     """How the server serves a method its version does not define (`ServerRuntime.plan`): a
-    registered request, else -32601."""
+    registered request, the tasks extension's methods for a server that declared it, else -32601."""
     methods = _METHODS.get(id(server))
     bound = methods.handlers.get(method) if methods is not None else None
     if bound is None or bound.method.kind != "request":
+        from . import tasks_extension
+
+        served = tasks_extension.plan(server, method)
+        if served is not None:
+            return served
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
     from .server import Plan
 
@@ -466,20 +490,38 @@ async def request_client(
 
 async def broadcast(server: Any, method: CustomMethod[Any, Any], params: Any = None) -> int:
     """Send a custom notification to every connected handshake-era client that declared its
-    extension; returns how many got it."""
+    extension; returns how many of this worker's clients got it. Several workers (a shared backend):
+    the other workers send it to theirs too; if the bus is unavailable, this worker's clients still
+    get it and `BackendUnavailable` is raised after."""
+    from .backends import EXTENSION_BROADCAST
     from .notifications import host_for
 
-    data = _wire_params(method, params)
+    host = host_for(server)
+    message = {"method": method.method, "extension": method.extension, "params": _wire_params(method, params)}
+    sent = await deliver_broadcast(host, message)
+    if host.bus is not None:
+        await host.bus.publish(EXTENSION_BROADCAST, message)
+    return sent
+
+
+async def deliver_broadcast(host: ServerHost, message: Any) -> int:
+    """Send a custom broadcast (`{"method", "extension", "params"}`, as `broadcast` publishes it) to
+    this worker's handshake-era clients that declared the extension; how many got it."""
+    body = json_object(message)
+    name, extension, data = body.get("method"), body.get("extension"), body.get("params")
+    if not isinstance(name, str) or not isinstance(extension, str) or not (data is None or isinstance(data, dict)):
+        log.warning("ignored a malformed custom broadcast from another worker")
+        return 0
     sent = 0
-    for runtime in list(host_for(server).connections):
+    for runtime in list(host.connections):
         view, session = runtime.view, runtime.session
-        if view is None or session is None or not peer_declares(view.client_capabilities, method.extension):
+        if view is None or session is None or not peer_declares(view.client_capabilities, extension):
             continue
         try:
-            await session.notify(method.method, data)
+            await session.notify(name, data)
             sent += 1
         except Exception as exc:  # noqa: BLE001 - one client gone must not stop the others
-            log.debug("%s not sent to a client: %s", method.method, exc)
+            log.debug("%s not sent to a client: %s", name, exc)
     return sent
 
 

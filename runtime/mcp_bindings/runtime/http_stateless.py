@@ -11,7 +11,7 @@ import orjson
 
 from . import headers as codec
 from .errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, McpError
-from .jsonrpc import Request
+from .jsonrpc import Notification, Request
 from .peer import stateless_meta
 from .registry import newest_stateless
 from .server import ServerRuntime
@@ -83,11 +83,36 @@ def check_headers(headers: dict[str, str], rpc: Request) -> None:
     if meta_version is not None and method_header is None:
         raise Refusal(mismatch, "Header mismatch: the Mcp-Method header is required")
     key = codec.NAME_PARAM.get(rpc.method)
+    if key is None and rpc.method.startswith("tasks/"):  # the tasks extension's routing header (taskId)
+        from .tasks_wire import NAME_PARAM as TASK_NAME_PARAM
+
+        key = TASK_NAME_PARAM.get(rpc.method)
     if key is not None and meta_version is not None:
         name_header = headers.get(NAME_HEADER)
         value = params.get(key)
         if name_header is None or codec.decode_header_value(name_header) != value:
             raise Refusal(mismatch, f"Header mismatch: Mcp-Name must equal params.{key} ({value!r})")
+
+
+async def deliver_notifications(
+    runtime: ServerRuntime, headers: dict[str, str], messages: list[Any], principal: str | None
+) -> None:
+    """A POST of notifications alone (no session): each goes to the server's notification handling
+    (a custom or extension notification to its registered handler; its `_meta` says the version).
+    An `Mcp-Method` header that names another method refuses the POST (`Refusal`)."""
+    notifications = [m for m in messages if isinstance(m, Notification)]
+    method_header = headers.get(METHOD_HEADER)
+    if method_header is not None and notifications and method_header.strip() != notifications[0].method:
+        raise Refusal(
+            _mismatch_code(),
+            f"Header mismatch: Mcp-Method {method_header!r} but the body says {notifications[0].method!r}",
+        )
+    if not notifications:
+        return
+    session = Session(_ProbeTransport(), runtime)
+    session.principal = principal
+    for notification in notifications:
+        await session.accept(notification)  # a bad one is logged and dropped there (nothing to answer)
 
 
 class _ProbeTransport(TransportBase):

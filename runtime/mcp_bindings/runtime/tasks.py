@@ -25,11 +25,13 @@ invalid cursors and cancelling a terminal task are -32602.
 
 The client side: a typed call with `task=` (`call_tool(name=..., task={"ttl": 60000})`) is sent only
 if the server advertised `tasks.requests.<method>` (else `CapabilityError`, nothing sent) and returns
-a `TaskHandle`: `status()`, `wait()`, `result()` (the request's typed result), `cancel()`.
+a `TaskHandle`: `get()` (or `status()`), `wait()`, `result()` (the request's typed result), `cancel()`
+(the 2026-07-28 `client_tasks_ext.ToolTask` reads the same; `client_tasks_ext.finished` takes either).
 
-Not here: tasks of the stateless era, the `io.modelcontextprotocol/tasks` extension (2026-07-28),
-whose tables an extension package plugs in (`extensions.py`); and task-augmented requests from a
-server to its client (sampling, elicitation).
+Tasks of the stateless era (2026-07-28) are the `io.modelcontextprotocol/tasks` extension: the same
+service and store, server-directed creation, served by `tasks_extension` (`run_as_task` and
+`augment` hand stateless-era requests to it). Task-augmented requests from a server's handler to
+its client (sampling, elicitation): `tasks_outgoing.request_as_task`.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 import anyio
 from pydantic import BaseModel, ValidationError
@@ -81,6 +83,7 @@ __all__ = [
 log = logs.logger("tasks")
 
 T = TypeVar("T")
+R = TypeVar("R")  # the typed result of the request a `TaskHandle` runs
 H = TypeVar("H", bound=Callable[..., Awaitable[Any]])
 
 # The `_meta` key that ties a message to its task (2025-11-25: "Associating Task-Related Messages").
@@ -93,6 +96,15 @@ TOOLS_LIST = "tools/list"
 
 
 # -- the service of one server ---------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class PendingInput:
+    """A question a task's work put to the client (tasks extension: one entry of `inputRequests`)."""
+
+    request: dict[str, Any]  # {"method": ..., "params": ...}
+    answered: anyio.Event = field(default_factory=anyio.Event)
+    response: Any = None
 
 
 @dataclass(eq=False)
@@ -114,6 +126,8 @@ class TaskService:
     result_streams: dict[str, list[RequestId]] = field(default_factory=dict[str, list[RequestId]])
     # tool name -> `execution.taskSupport` as the server last listed it (absent: "forbidden")
     tool_support: dict[str, str] = field(default_factory=dict[str, str])
+    # task id -> key -> the outstanding questions of its work (tasks extension, this process's)
+    inputs: dict[str, dict[str, PendingInput]] = field(default_factory=dict[str, dict[str, PendingInput]])
 
     def ttl_for(self, requested: Any) -> int | None:
         if isinstance(requested, int) and not isinstance(requested, bool) and requested >= 0:
@@ -147,7 +161,7 @@ class TaskService:
         try:
             with scope:
                 try:
-                    outcome = _outcome(context.spec, await work)
+                    outcome = _outcome(context.spec, await work, context.tool_errors_fail)
                 except McpError as exc:
                     outcome = {"status": "failed", "error": exc.to_error(), "status_message": exc.message}
                 except Exception:
@@ -260,6 +274,10 @@ def augment(
     """What a method's plan runs its handler through where tasks apply (`ServerRuntime.plan`), and the
     `CreateTaskResult` type its handler may answer with (None: it may not). Unchanged elsewhere."""
     protocol = view.protocol
+    if view.stateless:  # the tasks extension (2026-07-28): the handler decides, per request
+        from . import tasks_extension
+
+        return tools, tasks_extension.result_model(server, view, spec)
     if protocol is not server.protocol or create_task_result(protocol) is None:
         return tools, None
     if spec.method == TOOLS_LIST and task_capability(TOOLS_CALL).present_in(view.advertised):
@@ -351,9 +369,10 @@ async def _finished(context: Any, service: TaskService, spec: MethodSpec, model:
     return versions.validate(model, {"task": (done or state).wire()})
 
 
-def _outcome(spec: MethodSpec, result: Any) -> dict[str, Any]:
+def _outcome(spec: MethodSpec, result: Any, tool_errors_fail: bool = True) -> dict[str, Any]:
     """A finished work's result -> the task's terminal state (2025-11-25: a tool result with
-    `isError: true` fails the task; `tasks/result` still returns it)."""
+    `isError: true` fails the task, `tasks/result` still returns it; the tasks extension keeps
+    `failed` for JSON-RPC errors: such a task is `completed`)."""
     try:
         typed = versions.validate(spec.result, result) if isinstance(result, dict) else result
     except ValidationError as exc:
@@ -363,7 +382,7 @@ def _outcome(spec: MethodSpec, result: Any) -> dict[str, Any]:
         message = f"Internal error: the {spec.method} task returned the wrong type"
         return {"status": "failed", "error": {"code": INTERNAL_ERROR, "message": message}, "status_message": message}
     data = versions.dump(typed)
-    if isinstance(data, dict) and data.get("isError") is True:
+    if tool_errors_fail and isinstance(data, dict) and data.get("isError") is True:
         return {"status": "failed", "result": data, "status_message": "The tool reported an error"}
     return {"status": "completed", "result": data}
 
@@ -380,7 +399,7 @@ def current_task_id() -> str | None:
     return _CURRENT_TASK.get()
 
 
-async def run_as_task(ctx: Any, work: Awaitable[T] | Callable[[Any], Awaitable[T]]) -> Any:
+async def run_as_task(ctx: Any, work: Awaitable[T] | Callable[[Any], Awaitable[T]], *, required: bool = False) -> Any:
     """Run `work` as this request's task where the request is task-augmented and the method's task
     support is advertised: create the task, start the work in the background, and return the
     `CreateTaskResult` for the handler to answer with. Otherwise run the work now and return what it
@@ -389,9 +408,22 @@ async def run_as_task(ctx: Any, work: Awaitable[T] | Callable[[Any], Awaitable[T
 
         async def call_tool(self, params, ctx):
             return await run_as_task(ctx, lambda task_ctx: self.build(params, task_ctx))
+
+    A stateless-era request (2026-07-28) goes to the tasks extension (`tasks_extension.run_as_task`):
+    there the server decides, and `required=True` refuses with -32021 a client that did not declare
+    the extension instead of running the work at once. In the handshake era `required=True` refuses
+    a request that is not task-augmented with -32601 (as a tool whose taskSupport is "required").
     """
+    if _stateless(ctx):
+        from . import tasks_extension
+
+        return await tasks_extension.run_as_task(ctx, work, required=required)
     augmented = _augmentation(ctx)
     if augmented is None:
+        if required:  # 2025-11-25: a request that must be a task but is not task-augmented is -32601
+            discard(work)
+            method = getattr(getattr(ctx, "_request", None), "method", "the request")
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {method} must be a task-augmented request here")
         return await (work(ctx) if callable(work) else work)
     spec, model, requested_ttl = augmented
     session, peer, _ = _parts(ctx)
@@ -403,8 +435,39 @@ async def run_as_task(ctx: Any, work: Awaitable[T] | Callable[[Any], Awaitable[T
         poll_interval_ms=service.poll_interval_ms,
     )
     task_context = TaskContext(ctx, state.task_id, service, spec)
-    service.start(state, work(task_context) if callable(work) else work, task_context)
+    service.start(state, output_checked(ctx, spec, work(task_context) if callable(work) else work), task_context)
     return versions.validate(model, {"task": state.wire()})
+
+
+def discard(work: object) -> None:
+    """Close a coroutine that will not run (a refused request's work), so none is left un-awaited."""
+    close = getattr(work, "close", None) if asyncio.iscoroutine(work) else None
+    if close is not None:
+        close()
+
+
+def output_checked(ctx: Any, spec: MethodSpec, work: Awaitable[T]) -> Awaitable[T]:
+    """A tools/call task's work whose eventual result is checked against the tool's outputSchema (as
+    last listed by the server: `tool_schemas`), as an immediate result is; a violation fails the task
+    with the same -32603 an immediate call gets. Unchanged where nothing is to be checked."""
+    if spec.method != TOOLS_CALL or not ctx.server.validate_tools:
+        return work
+    from .tool_schemas import ServerToolChecks
+
+    name = json_object(ctx._request.params).get("name")  # noqa: SLF001 - the runtime's own context type
+    checks = ServerToolChecks(ctx.server)
+    tool = checks.shared.tools.get(name) if isinstance(name, str) else None
+    if tool is None:
+        return work
+
+    async def checked() -> T:
+        result = await work
+        tool.resolve()
+        if tool.output_schema is not None:
+            checks._check_result(tool.name, tool.output_schema, result)  # noqa: SLF001 - same check as a call's
+        return result
+
+    return checked()
 
 
 def as_task(handler: H) -> H:
@@ -422,6 +485,15 @@ def as_task(handler: H) -> H:
         return await run_as_task(ctx, lambda context: handler(self, params, context))
 
     return cast("H", handle)  # its signature; for a task, it answers the CreateTaskResult
+
+
+def _stateless(ctx: Any) -> bool:
+    if isinstance(ctx, TaskContext):
+        return False  # already inside a task's work
+    try:
+        return bool(_parts(ctx)[2].stateless)
+    except AttributeError:
+        return False
 
 
 def _parts(ctx: Any) -> tuple[Session, PeerSession | None, PeerView]:
@@ -457,6 +529,7 @@ class TaskContext:
     `input_required` for as long as the answer takes."""
 
     __slots__ = ("_last_progress", "inner", "service", "spec", "task_id")
+    tool_errors_fail: ClassVar[bool] = True  # a tool result with isError fails the task (2025-11-25)
 
     def __init__(self, inner: ServerRequestContext, task_id: str, service: TaskService, spec: MethodSpec) -> None:
         self.inner = inner
@@ -677,7 +750,7 @@ _BUILTINS: dict[str, Builtin] = {
 
 async def call_as_task(
     runtime: ClientRuntime, stub_spec: MethodSpec, spec: MethodSpec, data: dict[str, Any]
-) -> TaskHandle:
+) -> TaskHandle[Any]:
     """Send a task-augmented request (params `task`) from the typed client: only to a server that
     advertised `tasks.requests.<method>` (else `CapabilityError`, nothing sent). The handle it
     returns polls, waits for, fetches and cancels the task."""
@@ -712,7 +785,7 @@ def _typed_result(runtime: ClientRuntime, stub_spec: MethodSpec, spec: MethodSpe
         ) from None
 
 
-class TaskHandle:
+class TaskHandle(Generic[R]):
     """A task the server runs for one of this client's requests (from a typed call with `task=`).
 
     `task` is the `Task` last seen (None when the server answered at once: `result()` returns that).
@@ -747,6 +820,10 @@ class TaskHandle:
         self.task = await self._call("tasks/get")
         return self.task
 
+    async def get(self) -> Any:
+        """`tasks/get` (as `status()`; the name the 2026-07-28 `client_tasks_ext.ToolTask` uses)."""
+        return await self.status()
+
     async def wait(self, *, poll_interval: float | None = None, timeout: float | None = None) -> Any:
         """Poll `tasks/get` until the task is terminal; returns its last state."""
         if self.task is None:
@@ -761,12 +838,12 @@ class TaskHandle:
                 state = await self.status()
             return state
 
-    async def result(self) -> Any:
+    async def result(self) -> R:
         """`tasks/result`: blocks until the task is terminal, then the request's typed result."""
         if self.task is None:
-            return self._result
+            return cast("R", self._result)
         payload = await self._call("tasks/result")
-        return _typed_result(self._runtime, self._stub_spec, self._spec, versions.dump(payload))
+        return cast("R", _typed_result(self._runtime, self._stub_spec, self._spec, versions.dump(payload)))
 
     async def cancel(self) -> Any:
         """`tasks/cancel`: the task, cancelled (-32602 if it had already finished)."""
