@@ -4,8 +4,11 @@
 
 `Client` has one async method per request a client sends, with keyword arguments mirroring the
 params and the typed result; calling a method the server did not advertise raises
-`CapabilityError` before anything is sent. `ClientHandlers` answers what the server asks for
-(sampling, elicitation, roots); the handlers you override decide the client's capabilities.
+`CapabilityError` before anything is sent. Every call takes `meta=` (one `Meta` type for all)
+and `timeout=` (seconds, this call only). `ClientHandlers` answers what the server asks for
+(sampling, elicitation, roots), as requests or as the input requests of a multi-round-trip
+result, which the client answers and re-sends by itself; the handlers you override decide the
+client's capabilities.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from mcp_bindings.runtime.context import NotificationContext, RequestContext
+from mcp_bindings.runtime.meta import Meta
 from mcp_bindings.runtime.spec import ProtocolTables
 from mcp_bindings.runtime.stubs import ClientHandlerStub, ClientStub
 
@@ -25,63 +29,103 @@ class Client(ClientStub):
 
     protocol: ClassVar[ProtocolTables] = methods.PROTOCOL
 
+    async def ping(self, *, timeout: float | None = None) -> None:
+        """`ping`: returns when the server answers (McpError -32001 after `timeout` seconds)."""
+        await self._ping(timeout)
+
+    async def set_logging_level(
+        self, level: m.LoggingLevel, *, timeout: float | None = None
+    ) -> None:
+        """The lowest level of `notifications/message` the server should send (needs server capability `logging`)."""
+        await self._set_logging_level(level, timeout)
+
     async def complete(
-        self, *, argument: m.CompleteRequestParamsArgument, ref: m.CompleteRequestParamsRef
+        self,
+        *,
+        argument: m.CompleteRequestParamsArgument,
+        ref: m.CompleteRequestParamsRef,
+        timeout: float | None = None,
     ) -> m.CompleteResult:
         """`completion/complete` (needs server capability `completions`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["completion/complete"], {"argument": argument, "ref": ref}
+            methods.CLIENT_REQUESTS["completion/complete"],
+            {"argument": argument, "ref": ref},
+            timeout=timeout,
         )
 
     async def get_prompt(
-        self, *, name: str, arguments: dict[str, str] | None = None
+        self, *, name: str, arguments: dict[str, str] | None = None, timeout: float | None = None
     ) -> m.GetPromptResult:
         """`prompts/get` (needs server capability `prompts`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["prompts/get"], {"arguments": arguments, "name": name}
+            methods.CLIENT_REQUESTS["prompts/get"],
+            {"arguments": arguments, "name": name},
+            timeout=timeout,
         )
 
-    async def list_prompts(self, *, cursor: str | None = None) -> m.ListPromptsResult:
+    async def list_prompts(
+        self, *, cursor: str | None = None, timeout: float | None = None
+    ) -> m.ListPromptsResult:
         """`prompts/list` (needs server capability `prompts`)."""
-        return await self._request(methods.CLIENT_REQUESTS["prompts/list"], {"cursor": cursor})
+        return await self._request(
+            methods.CLIENT_REQUESTS["prompts/list"], {"cursor": cursor}, timeout=timeout
+        )
 
-    async def list_resources(self, *, cursor: str | None = None) -> m.ListResourcesResult:
+    async def list_resources(
+        self, *, cursor: str | None = None, timeout: float | None = None
+    ) -> m.ListResourcesResult:
         """`resources/list` (needs server capability `resources`)."""
-        return await self._request(methods.CLIENT_REQUESTS["resources/list"], {"cursor": cursor})
+        return await self._request(
+            methods.CLIENT_REQUESTS["resources/list"], {"cursor": cursor}, timeout=timeout
+        )
 
-    async def read_resource(self, *, uri: str) -> m.ReadResourceResult:
+    async def read_resource(
+        self, *, uri: str, timeout: float | None = None
+    ) -> m.ReadResourceResult:
         """`resources/read` (needs server capability `resources`)."""
-        return await self._request(methods.CLIENT_REQUESTS["resources/read"], {"uri": uri})
+        return await self._request(
+            methods.CLIENT_REQUESTS["resources/read"], {"uri": uri}, timeout=timeout
+        )
 
-    async def subscribe_resource(self, *, uri: str) -> m.Result:
+    async def subscribe_resource(self, *, uri: str, timeout: float | None = None) -> m.Result:
         """`resources/subscribe` (needs server capability `resources.subscribe`)."""
-        return await self._request(methods.CLIENT_REQUESTS["resources/subscribe"], {"uri": uri})
+        return await self._request(
+            methods.CLIENT_REQUESTS["resources/subscribe"], {"uri": uri}, timeout=timeout
+        )
 
     async def list_resource_templates(
-        self, *, cursor: str | None = None
+        self, *, cursor: str | None = None, timeout: float | None = None
     ) -> m.ListResourceTemplatesResult:
         """`resources/templates/list` (needs server capability `resources`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["resources/templates/list"], {"cursor": cursor}
+            methods.CLIENT_REQUESTS["resources/templates/list"], {"cursor": cursor}, timeout=timeout
         )
 
-    async def unsubscribe_resource(self, *, uri: str) -> m.Result:
+    async def unsubscribe_resource(self, *, uri: str, timeout: float | None = None) -> m.Result:
         """`resources/unsubscribe` (needs server capability `resources.subscribe`)."""
-        return await self._request(methods.CLIENT_REQUESTS["resources/unsubscribe"], {"uri": uri})
+        return await self._request(
+            methods.CLIENT_REQUESTS["resources/unsubscribe"], {"uri": uri}, timeout=timeout
+        )
 
     async def call_tool(
-        self, *, name: str, arguments: dict[str, Any] | None = None
+        self, *, name: str, arguments: dict[str, Any] | None = None, timeout: float | None = None
     ) -> m.CallToolResult:
         """`tools/call` (needs server capability `tools`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["tools/call"], {"arguments": arguments, "name": name}
+            methods.CLIENT_REQUESTS["tools/call"],
+            {"arguments": arguments, "name": name},
+            timeout=timeout,
         )
 
-    async def list_tools(self, *, cursor: str | None = None) -> m.ListToolsResult:
+    async def list_tools(
+        self, *, cursor: str | None = None, timeout: float | None = None
+    ) -> m.ListToolsResult:
         """`tools/list` (needs server capability `tools`)."""
-        return await self._request(methods.CLIENT_REQUESTS["tools/list"], {"cursor": cursor})
+        return await self._request(
+            methods.CLIENT_REQUESTS["tools/list"], {"cursor": cursor}, timeout=timeout
+        )
 
-    async def notify_roots_list_changed(self, *, meta: dict[str, Any] | None = None) -> None:
+    async def notify_roots_list_changed(self, *, meta: Meta | None = None) -> None:
         """`notifications/roots/list_changed` (needs client capability `roots.listChanged`)."""
         return await self._notify(
             methods.CLIENT_NOTIFICATIONS["notifications/roots/list_changed"], {"_meta": meta}

@@ -9,9 +9,11 @@ request whose capability is not advertised is answered "method not found" before
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar, Literal
 
+from mcp_bindings.runtime.client_calls import ClientCallsStub
 from mcp_bindings.runtime.context import NotificationContext, RequestContext
+from mcp_bindings.runtime.meta import Meta
 from mcp_bindings.runtime.spec import ProtocolTables
 from mcp_bindings.runtime.stubs import ServerStub
 
@@ -23,6 +25,11 @@ class Server(ServerStub):
     """Handlers for the requests and notifications an MCP 2025-06-18 client sends."""
 
     protocol: ClassVar[ProtocolTables] = methods.PROTOCOL
+
+    @staticmethod
+    def client(ctx: RequestContext) -> ClientCalls:
+        """The typed requests a handler sends this request's client: `await self.client(ctx).<call>(...)`."""
+        return ClientCalls(ctx)
 
     async def complete(
         self, params: m.CompleteRequestParams, ctx: RequestContext
@@ -89,3 +96,70 @@ class Server(ServerStub):
     ) -> None:
         """`notifications/roots/list_changed` (needs client capability `roots.listChanged`)."""
         return None
+
+
+class ClientCalls(ClientCallsStub):
+    """The requests an MCP 2025-06-18 server's handler sends its client, typed: `ClientCalls(ctx)`.
+
+    Each method needs what the client declared (see its doc): one it did not declare raises
+    `NotExpressible` naming the capability before anything is sent (check with `allows(method)`).
+    """
+
+    __slots__ = ()
+
+    protocol: ClassVar[ProtocolTables] = methods.PROTOCOL
+
+    async def elicit(
+        self,
+        *,
+        message: str,
+        requested_schema: m.ElicitRequestParamsRequestedSchema,
+        timeout: float | None = None,
+    ) -> m.ElicitResult:
+        """`elicitation/create` (needs client capability `elicitation`)."""
+        return await self._request(
+            methods.SERVER_REQUESTS["elicitation/create"],
+            {"message": message, "requestedSchema": requested_schema},
+            timeout=timeout,
+        )
+
+    async def ping(self, *, timeout: float | None = None) -> None:
+        """`ping` (ungated)."""
+        return await self._ping(methods.SERVER_REQUESTS["ping"], None, timeout=timeout)
+
+    async def list_roots(
+        self, *, meta: Meta | None = None, timeout: float | None = None
+    ) -> m.ListRootsResult:
+        """`roots/list` (needs client capability `roots`)."""
+        return await self._request(
+            methods.SERVER_REQUESTS["roots/list"], {"_meta": meta}, timeout=timeout
+        )
+
+    async def create_message(
+        self,
+        *,
+        max_tokens: int,
+        messages: list[m.SamplingMessage],
+        include_context: Literal["allServers", "none", "thisServer"] | None = None,
+        metadata: dict[str, Any] | None = None,
+        model_preferences: m.ModelPreferences | None = None,
+        stop_sequences: list[str] | None = None,
+        system_prompt: str | None = None,
+        temperature: int | float | None = None,
+        timeout: float | None = None,
+    ) -> m.CreateMessageResult:
+        """`sampling/createMessage` (needs client capability `sampling`)."""
+        return await self._request(
+            methods.SERVER_REQUESTS["sampling/createMessage"],
+            {
+                "includeContext": include_context,
+                "maxTokens": max_tokens,
+                "messages": messages,
+                "metadata": metadata,
+                "modelPreferences": model_preferences,
+                "stopSequences": stop_sequences,
+                "systemPrompt": system_prompt,
+                "temperature": temperature,
+            },
+            timeout=timeout,
+        )

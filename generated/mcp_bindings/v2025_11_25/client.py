@@ -4,17 +4,22 @@
 
 `Client` has one async method per request a client sends, with keyword arguments mirroring the
 params and the typed result; calling a method the server did not advertise raises
-`CapabilityError` before anything is sent. `ClientHandlers` answers what the server asks for
-(sampling, elicitation, roots); the handlers you override decide the client's capabilities.
+`CapabilityError` before anything is sent. Every call takes `meta=` (one `Meta` type for all)
+and `timeout=` (seconds, this call only). `ClientHandlers` answers what the server asks for
+(sampling, elicitation, roots), as requests or as the input requests of a multi-round-trip
+result, which the client answers and re-sends by itself; the handlers you override decide the
+client's capabilities.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, overload
 
 from mcp_bindings.runtime.context import NotificationContext, RequestContext
+from mcp_bindings.runtime.meta import Meta
 from mcp_bindings.runtime.spec import ProtocolTables
 from mcp_bindings.runtime.stubs import ClientHandlerStub, ClientStub
+from mcp_bindings.runtime.tasks import TaskHandle
 
 from . import methods
 from . import models as m
@@ -25,124 +30,186 @@ class Client(ClientStub):
 
     protocol: ClassVar[ProtocolTables] = methods.PROTOCOL
 
+    async def ping(self, *, timeout: float | None = None) -> None:
+        """`ping`: returns when the server answers (McpError -32001 after `timeout` seconds)."""
+        await self._ping(timeout)
+
+    async def set_logging_level(
+        self, level: m.LoggingLevel, *, timeout: float | None = None
+    ) -> None:
+        """The lowest level of `notifications/message` the server should send (needs server capability `logging`)."""
+        await self._set_logging_level(level, timeout)
+
     async def complete(
         self,
         *,
         argument: m.CompleteRequestParamsArgument,
         ref: m.CompleteRequestParamsRef,
-        meta: m.CompleteRequestParamsMeta | None = None,
+        meta: Meta | None = None,
         context: m.CompleteRequestParamsContext | None = None,
+        timeout: float | None = None,
     ) -> m.CompleteResult:
         """`completion/complete` (needs server capability `completions`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["completion/complete"],
             {"_meta": meta, "argument": argument, "context": context, "ref": ref},
+            timeout=timeout,
         )
 
     async def get_prompt(
         self,
         *,
         name: str,
-        meta: m.GetPromptRequestParamsMeta | None = None,
+        meta: Meta | None = None,
         arguments: dict[str, str] | None = None,
+        timeout: float | None = None,
     ) -> m.GetPromptResult:
         """`prompts/get` (needs server capability `prompts`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["prompts/get"],
             {"_meta": meta, "arguments": arguments, "name": name},
+            timeout=timeout,
         )
 
     async def list_prompts(
-        self, *, meta: m.PaginatedRequestParamsMeta | None = None, cursor: str | None = None
+        self, *, meta: Meta | None = None, cursor: str | None = None, timeout: float | None = None
     ) -> m.ListPromptsResult:
         """`prompts/list` (needs server capability `prompts`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["prompts/list"], {"_meta": meta, "cursor": cursor}
+            methods.CLIENT_REQUESTS["prompts/list"],
+            {"_meta": meta, "cursor": cursor},
+            timeout=timeout,
         )
 
     async def list_resources(
-        self, *, meta: m.PaginatedRequestParamsMeta | None = None, cursor: str | None = None
+        self, *, meta: Meta | None = None, cursor: str | None = None, timeout: float | None = None
     ) -> m.ListResourcesResult:
         """`resources/list` (needs server capability `resources`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["resources/list"], {"_meta": meta, "cursor": cursor}
+            methods.CLIENT_REQUESTS["resources/list"],
+            {"_meta": meta, "cursor": cursor},
+            timeout=timeout,
         )
 
     async def read_resource(
-        self, *, uri: str, meta: m.ReadResourceRequestParamsMeta | None = None
+        self, *, uri: str, meta: Meta | None = None, timeout: float | None = None
     ) -> m.ReadResourceResult:
         """`resources/read` (needs server capability `resources`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["resources/read"], {"_meta": meta, "uri": uri}
+            methods.CLIENT_REQUESTS["resources/read"], {"_meta": meta, "uri": uri}, timeout=timeout
         )
 
     async def subscribe_resource(
-        self, *, uri: str, meta: m.SubscribeRequestParamsMeta | None = None
+        self, *, uri: str, meta: Meta | None = None, timeout: float | None = None
     ) -> m.Result:
         """`resources/subscribe` (needs server capability `resources.subscribe`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["resources/subscribe"], {"_meta": meta, "uri": uri}
+            methods.CLIENT_REQUESTS["resources/subscribe"],
+            {"_meta": meta, "uri": uri},
+            timeout=timeout,
         )
 
     async def list_resource_templates(
-        self, *, meta: m.PaginatedRequestParamsMeta | None = None, cursor: str | None = None
+        self, *, meta: Meta | None = None, cursor: str | None = None, timeout: float | None = None
     ) -> m.ListResourceTemplatesResult:
         """`resources/templates/list` (needs server capability `resources`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["resources/templates/list"], {"_meta": meta, "cursor": cursor}
+            methods.CLIENT_REQUESTS["resources/templates/list"],
+            {"_meta": meta, "cursor": cursor},
+            timeout=timeout,
         )
 
     async def unsubscribe_resource(
-        self, *, uri: str, meta: m.UnsubscribeRequestParamsMeta | None = None
+        self, *, uri: str, meta: Meta | None = None, timeout: float | None = None
     ) -> m.Result:
         """`resources/unsubscribe` (needs server capability `resources.subscribe`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["resources/unsubscribe"], {"_meta": meta, "uri": uri}
+            methods.CLIENT_REQUESTS["resources/unsubscribe"],
+            {"_meta": meta, "uri": uri},
+            timeout=timeout,
         )
 
-    async def cancel_task(self, *, task_id: str) -> m.CancelTaskResult:
+    async def cancel_task(
+        self, *, task_id: str, timeout: float | None = None
+    ) -> m.CancelTaskResult:
         """`tasks/cancel` (needs server capability `tasks.cancel`)."""
-        return await self._request(methods.CLIENT_REQUESTS["tasks/cancel"], {"taskId": task_id})
+        return await self._request(
+            methods.CLIENT_REQUESTS["tasks/cancel"], {"taskId": task_id}, timeout=timeout
+        )
 
-    async def get_task(self, *, task_id: str) -> m.GetTaskResult:
+    async def get_task(self, *, task_id: str, timeout: float | None = None) -> m.GetTaskResult:
         """`tasks/get` (needs server capability `tasks`)."""
-        return await self._request(methods.CLIENT_REQUESTS["tasks/get"], {"taskId": task_id})
+        return await self._request(
+            methods.CLIENT_REQUESTS["tasks/get"], {"taskId": task_id}, timeout=timeout
+        )
 
     async def list_tasks(
-        self, *, meta: m.PaginatedRequestParamsMeta | None = None, cursor: str | None = None
+        self, *, meta: Meta | None = None, cursor: str | None = None, timeout: float | None = None
     ) -> m.ListTasksResult:
         """`tasks/list` (needs server capability `tasks.list`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["tasks/list"], {"_meta": meta, "cursor": cursor}
+            methods.CLIENT_REQUESTS["tasks/list"],
+            {"_meta": meta, "cursor": cursor},
+            timeout=timeout,
         )
 
-    async def get_task_result(self, *, task_id: str) -> m.GetTaskPayloadResult:
+    async def get_task_result(
+        self, *, task_id: str, timeout: float | None = None
+    ) -> m.GetTaskPayloadResult:
         """`tasks/result` (needs server capability `tasks`)."""
-        return await self._request(methods.CLIENT_REQUESTS["tasks/result"], {"taskId": task_id})
+        return await self._request(
+            methods.CLIENT_REQUESTS["tasks/result"], {"taskId": task_id}, timeout=timeout
+        )
+
+    @overload
+    async def call_tool(
+        self,
+        *,
+        name: str,
+        meta: Meta | None = None,
+        arguments: dict[str, Any] | None = None,
+        task: None = None,
+        timeout: float | None = None,
+    ) -> m.CallToolResult: ...
+
+    @overload
+    async def call_tool(
+        self,
+        *,
+        name: str,
+        meta: Meta | None = None,
+        arguments: dict[str, Any] | None = None,
+        task: m.TaskMetadata,
+        timeout: float | None = None,
+    ) -> TaskHandle[m.CallToolResult]: ...
 
     async def call_tool(
         self,
         *,
         name: str,
-        meta: m.CallToolRequestParamsMeta | None = None,
+        meta: Meta | None = None,
         arguments: dict[str, Any] | None = None,
         task: m.TaskMetadata | None = None,
-    ) -> m.CallToolResult:
+        timeout: float | None = None,
+    ) -> m.CallToolResult | TaskHandle[m.CallToolResult]:
         """`tools/call` (needs server capability `tools`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["tools/call"],
             {"_meta": meta, "arguments": arguments, "name": name, "task": task},
+            timeout=timeout,
         )
 
     async def list_tools(
-        self, *, meta: m.PaginatedRequestParamsMeta | None = None, cursor: str | None = None
+        self, *, meta: Meta | None = None, cursor: str | None = None, timeout: float | None = None
     ) -> m.ListToolsResult:
         """`tools/list` (needs server capability `tools`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["tools/list"], {"_meta": meta, "cursor": cursor}
+            methods.CLIENT_REQUESTS["tools/list"],
+            {"_meta": meta, "cursor": cursor},
+            timeout=timeout,
         )
 
-    async def notify_roots_list_changed(self, *, meta: dict[str, Any] | None = None) -> None:
+    async def notify_roots_list_changed(self, *, meta: Meta | None = None) -> None:
         """`notifications/roots/list_changed` (needs client capability `roots.listChanged`)."""
         return await self._notify(
             methods.CLIENT_NOTIFICATIONS["notifications/roots/list_changed"], {"_meta": meta}
@@ -156,7 +223,7 @@ class Client(ClientStub):
         status: m.TaskStatus,
         task_id: str,
         ttl: int | None,
-        meta: dict[str, Any] | None = None,
+        meta: Meta | None = None,
         poll_interval: int | None = None,
         status_message: str | None = None,
     ) -> None:

@@ -4,15 +4,21 @@
 
 `Client` has one async method per request a client sends, with keyword arguments mirroring the
 params and the typed result; calling a method the server did not advertise raises
-`CapabilityError` before anything is sent. `ClientHandlers` answers what the server asks for
-(sampling, elicitation, roots); the handlers you override decide the client's capabilities.
+`CapabilityError` before anything is sent. Every call takes `meta=` (one `Meta` type for all)
+and `timeout=` (seconds, this call only). `ClientHandlers` answers what the server asks for
+(sampling, elicitation, roots), as requests or as the input requests of a multi-round-trip
+result, which the client answers and re-sends by itself; the handlers you override decide the
+client's capabilities.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from typing import Any, ClassVar
 
 from mcp_bindings.runtime.context import NotificationContext, RequestContext
+from mcp_bindings.runtime.meta import Meta
 from mcp_bindings.runtime.spec import ProtocolTables
 from mcp_bindings.runtime.stubs import ClientHandlerStub, ClientStub
 
@@ -25,111 +31,111 @@ class Client(ClientStub):
 
     protocol: ClassVar[ProtocolTables] = methods.PROTOCOL
 
+    async def set_logging_level(
+        self, level: m.LoggingLevel, *, timeout: float | None = None
+    ) -> None:
+        """The lowest level of `notifications/message` the server should send (needs server capability `logging`)."""
+        await self._set_logging_level(level, timeout)
+
+    def listen(
+        self, notifications: m.SubscriptionFilter | dict[str, Any]
+    ) -> AbstractAsyncContextManager[AsyncIterator[m.ServerNotification]]:
+        """`subscriptions/listen`: `async with client.listen({"toolsListChanged": True}) as stream:`
+        then `async for notification in stream:`; the stream closes when the block ends."""
+        return self._listen(notifications)
+
     async def complete(
         self,
         *,
         argument: m.CompleteRequestParamsArgument,
         ref: m.CompleteRequestParamsRef,
-        meta: m.RequestMetaObject | None = None,
+        meta: Meta | None = None,
         context: m.CompleteRequestParamsContext | None = None,
+        timeout: float | None = None,
     ) -> m.CompleteResult:
         """`completion/complete` (needs server capability `completions`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["completion/complete"],
             {"_meta": meta, "argument": argument, "context": context, "ref": ref},
+            timeout=timeout,
         )
 
     async def get_prompt(
         self,
         *,
         name: str,
-        meta: m.RequestMetaObject | None = None,
+        meta: Meta | None = None,
         arguments: dict[str, str] | None = None,
-        input_responses: m.InputResponses | None = None,
-        request_state: str | None = None,
+        timeout: float | None = None,
     ) -> m.GetPromptResult:
         """`prompts/get` (needs server capability `prompts`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["prompts/get"],
-            {
-                "_meta": meta,
-                "arguments": arguments,
-                "inputResponses": input_responses,
-                "name": name,
-                "requestState": request_state,
-            },
+            {"_meta": meta, "arguments": arguments, "name": name},
+            timeout=timeout,
         )
 
     async def list_prompts(
-        self, *, meta: m.RequestMetaObject | None = None, cursor: str | None = None
+        self, *, meta: Meta | None = None, cursor: str | None = None, timeout: float | None = None
     ) -> m.ListPromptsResult:
         """`prompts/list` (needs server capability `prompts`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["prompts/list"], {"_meta": meta, "cursor": cursor}
+            methods.CLIENT_REQUESTS["prompts/list"],
+            {"_meta": meta, "cursor": cursor},
+            timeout=timeout,
         )
 
     async def list_resources(
-        self, *, meta: m.RequestMetaObject | None = None, cursor: str | None = None
+        self, *, meta: Meta | None = None, cursor: str | None = None, timeout: float | None = None
     ) -> m.ListResourcesResult:
         """`resources/list` (needs server capability `resources`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["resources/list"], {"_meta": meta, "cursor": cursor}
+            methods.CLIENT_REQUESTS["resources/list"],
+            {"_meta": meta, "cursor": cursor},
+            timeout=timeout,
         )
 
     async def read_resource(
-        self,
-        *,
-        uri: str,
-        meta: m.RequestMetaObject | None = None,
-        input_responses: m.InputResponses | None = None,
-        request_state: str | None = None,
+        self, *, uri: str, meta: Meta | None = None, timeout: float | None = None
     ) -> m.ReadResourceResult:
         """`resources/read` (needs server capability `resources`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["resources/read"],
-            {
-                "_meta": meta,
-                "inputResponses": input_responses,
-                "requestState": request_state,
-                "uri": uri,
-            },
+            methods.CLIENT_REQUESTS["resources/read"], {"_meta": meta, "uri": uri}, timeout=timeout
         )
 
     async def list_resource_templates(
-        self, *, meta: m.RequestMetaObject | None = None, cursor: str | None = None
+        self, *, meta: Meta | None = None, cursor: str | None = None, timeout: float | None = None
     ) -> m.ListResourceTemplatesResult:
         """`resources/templates/list` (needs server capability `resources`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["resources/templates/list"], {"_meta": meta, "cursor": cursor}
+            methods.CLIENT_REQUESTS["resources/templates/list"],
+            {"_meta": meta, "cursor": cursor},
+            timeout=timeout,
         )
 
     async def call_tool(
         self,
         *,
         name: str,
-        meta: m.RequestMetaObject | None = None,
+        meta: Meta | None = None,
         arguments: dict[str, Any] | None = None,
-        input_responses: m.InputResponses | None = None,
-        request_state: str | None = None,
+        timeout: float | None = None,
     ) -> m.CallToolResult:
         """`tools/call` (needs server capability `tools`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["tools/call"],
-            {
-                "_meta": meta,
-                "arguments": arguments,
-                "inputResponses": input_responses,
-                "name": name,
-                "requestState": request_state,
-            },
+            {"_meta": meta, "arguments": arguments, "name": name},
+            timeout=timeout,
         )
 
     async def list_tools(
-        self, *, meta: m.RequestMetaObject | None = None, cursor: str | None = None
+        self, *, meta: Meta | None = None, cursor: str | None = None, timeout: float | None = None
     ) -> m.ListToolsResult:
         """`tools/list` (needs server capability `tools`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["tools/list"], {"_meta": meta, "cursor": cursor}
+            methods.CLIENT_REQUESTS["tools/list"],
+            {"_meta": meta, "cursor": cursor},
+            timeout=timeout,
         )
 
 

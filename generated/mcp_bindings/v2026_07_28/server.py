@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from mcp_bindings.runtime.client_calls import ClientCallsStub
 from mcp_bindings.runtime.context import RequestContext
 from mcp_bindings.runtime.spec import ProtocolTables
 from mcp_bindings.runtime.stubs import ServerStub
@@ -23,6 +24,11 @@ class Server(ServerStub):
     """Handlers for the requests and notifications an MCP 2026-07-28 client sends."""
 
     protocol: ClassVar[ProtocolTables] = methods.PROTOCOL
+
+    @staticmethod
+    def client(ctx: RequestContext) -> ClientCalls:
+        """The typed requests a handler sends this request's client: `await self.client(ctx).<call>(...)`."""
+        return ClientCalls(ctx)
 
     async def complete(
         self, params: m.CompleteRequestParams, ctx: RequestContext
@@ -71,3 +77,15 @@ class Server(ServerStub):
     ) -> m.ListToolsResult:
         """`tools/list` (needs server capability `tools`)."""
         raise NotImplementedError("tools/list")
+
+
+class ClientCalls(ClientCallsStub):
+    """The requests an MCP 2026-07-28 server's handler sends its client, typed: `ClientCalls(ctx)`.
+
+    This version is stateless: a server sends its client no requests. A handler asks for input
+    by returning an `InputRequiredResult` (its `inputRequests`), or through the app layer's `Context`.
+    """
+
+    __slots__ = ()
+
+    protocol: ClassVar[ProtocolTables] = methods.PROTOCOL

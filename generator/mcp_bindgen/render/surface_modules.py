@@ -22,10 +22,10 @@ TABLES = (
 )
 
 
-def annotation(ir: SchemaIR, expr: TypeExpr) -> str:
-    """A Python annotation for a type expression, naming generated types as `m.<Name>`."""
+def annotation(ir: SchemaIR, expr: TypeExpr, models: str = "m") -> str:
+    """A Python annotation for a type expression, naming generated types as `<models>.<Name>`."""
     if isinstance(expr, Ref):
-        return f"m.{ir.py_name(expr.name)}"
+        return f"{models}.{ir.py_name(expr.name)}"
     if isinstance(expr, Scalar):
         return {"string": "str", "integer": "int", "number": "int | float", "boolean": "bool", "null": "None"}.get(
             expr.kind, "Any"
@@ -35,11 +35,11 @@ def annotation(ir: SchemaIR, expr: TypeExpr) -> str:
     if isinstance(expr, Enum):
         return "Literal[" + ", ".join(json.dumps(v) for v in expr.values) + "]"
     if isinstance(expr, ArrayOf):
-        return f"list[{annotation(ir, expr.items)}]"
+        return f"list[{annotation(ir, expr.items, models)}]"
     if isinstance(expr, MapOf):
-        return f"dict[str, {annotation(ir, expr.values)}]"
+        return f"dict[str, {annotation(ir, expr.values, models)}]"
     if isinstance(expr, UnionOf):
-        return " | ".join(dict.fromkeys(annotation(ir, m) for m in expr.members))
+        return " | ".join(dict.fromkeys(annotation(ir, m, models) for m in expr.members))
     raise TypeError(expr)
 
 
@@ -217,43 +217,101 @@ def _handler_views(ir: SchemaIR, specs: list[MethodSurface]) -> list[dict[str, s
 
 # Params keys the runtime fills in itself; callers may still pass them through `meta`.
 _RUNTIME_FILLED = ("_meta",)
+# Params keys of the multi-round-trip requests (2026-07-28) the client runtime alone sets: it
+# answers an InputRequiredResult from the client's handlers and re-sends (`client_stateless`).
+_RUNTIME_OWNED = ("inputResponses", "requestState")
+# The one `_meta` type of every typed client method (runtime/meta.py), not a class per method.
+_META_TYPE = "Meta"
 
 
-def _call_view(ir: SchemaIR, spec: MethodSurface, table: str) -> dict[str, str]:
-    """A client method: keyword arguments mirroring the params, typed from the IR."""
+# The params key of a task-augmented request (2025-11-25): with it the typed call answers the
+# runtime's `TaskHandle` of the request's result (`runtime/tasks.py`), without it the result itself.
+_TASK_PARAM = "task"
+TASK_HANDLE = "TaskHandle"
+
+
+def _call_view(
+    ir: SchemaIR, spec: MethodSurface, table: str, skip: tuple[str, ...] = (), models: str = "m"
+) -> dict[str, Any]:
+    """A typed call (a client's, or a server's to its client): keyword arguments mirroring the
+    params, typed from the IR; `skip` leaves out params keys the caller cannot use; `models` is the
+    module alias naming the generated types. A request with a `task` param gets two `overloads`
+    (without `task`: the result; with it: a `TaskHandle` of the result)."""
     params: ObjectDef | None = None
     if spec.params_type and isinstance(ir.definitions[spec.params_type], ObjectDef):
         params = ir.object(spec.params_type)
     required: list[str] = []
     optional: list[str] = []
     entries: list[str] = []
+    task_ann: str | None = None
     if params is not None:
         for f in params.fields:
-            ann = annotation(ir, f.type)
-            if f.required and f.wire_name not in _RUNTIME_FILLED:
+            if f.wire_name in _RUNTIME_OWNED or f.wire_name in skip:
+                continue
+            ann = _META_TYPE if f.wire_name in _RUNTIME_FILLED else annotation(ir, f.type, models)
+            if f.wire_name == _TASK_PARAM and spec.kind == "request":
+                task_ann = ann
+            elif f.required and f.wire_name not in _RUNTIME_FILLED:
                 required.append(f"{f.py_name}: {ann}")
             else:
                 optional.append(f"{f.py_name}: {ann} | None = None")
             entries.append(f'"{f.wire_name}": {f.py_name}')
-        signature = ", *, " + ", ".join(required + optional) if (required or optional) else ""
         params_expr = "{" + ", ".join(entries) + "}"
     elif spec.params_type:  # a union of params shapes (e.g. elicitation form | url)
-        ann = f"m.{ir.py_name(spec.params_type)}"
-        signature = f", params: {ann}" if spec.params_required else f", params: {ann} | None = None"
+        ann = f"{models}.{ir.py_name(spec.params_type)}"
+        required.append(f"params: {ann}" if spec.params_required else f"params: {ann} | None = None")
         params_expr = "params"
     else:
-        signature, params_expr = ", params: dict[str, Any] | None = None", "params"
-    result = f"m.{ir.py_name(spec.result_type)}" if spec.result_type else "None"
+        optional.append("params: dict[str, Any] | None = None")
+        params_expr = "params"
+    keywords = params is not None  # a params object: keyword arguments only
+    tail = ["timeout: float | None = None"] if spec.kind == "request" else []
+    result = f"{models}.{ir.py_name(spec.result_type)}" if spec.result_type else "None"
+    overloads: list[dict[str, str]] = []
+    if task_ann is not None:
+        handle = f"{TASK_HANDLE}[{result}]"
+        overloads = [
+            {
+                "signature": _signature(required, optional, [f"{_TASK_PARAM}: None = None", *tail], keywords),
+                "result": result,
+            },
+            {
+                "signature": _signature(required, optional, [f"{_TASK_PARAM}: {task_ann}", *tail], keywords),
+                "result": handle,
+            },
+        ]
+        tail = [f"{_TASK_PARAM}: {task_ann} | None = None", *tail]
+        result = f"{result} | {handle}"
     return {
         "name": spec.handler if spec.kind == "request" else "notify_" + spec.handler.removeprefix("on_"),
-        "signature": signature,
+        "signature": _signature(required, optional, tail, keywords),
         "result": result,
+        "overloads": overloads,
         "doc": _doc(spec),
         "table": table,
         "method": spec.method,
         "params": params_expr,
         "call": "_request" if spec.kind == "request" else "_notify",
+        "timeout": ", timeout=timeout" if spec.kind == "request" else "",
     }
+
+
+def _signature(required: list[str], optional: list[str], keyword_only: list[str], keywords: bool) -> str:
+    """`, *, a: A, b: B | None = None, timeout: ...` (a params object: all keywords), or
+    `, params: P, *, timeout: ...` (params as one positional argument)."""
+    if keywords:
+        parts = required + optional + keyword_only
+        return ", *, " + ", ".join(parts) if parts else ""
+    positional = required + optional
+    return "".join(f", {p}" for p in positional) + (", *, " + ", ".join(keyword_only) if keyword_only else "")
+
+
+def _listen_view(ir: SchemaIR, spec: MethodSurface) -> dict[str, str]:
+    """`Client.listen`: takes the params' `notifications` filter, yields the server's notifications."""
+    assert spec.params_type is not None
+    notifications = ir.object(spec.params_type).field("notifications")
+    assert notifications is not None
+    return {"filter": annotation(ir, notifications.type).removeprefix("m."), "notification": "ServerNotification"}
 
 
 def _context_imports(*views: list[dict[str, str]]) -> list[str]:
@@ -262,18 +320,63 @@ def _context_imports(*views: list[dict[str, str]]) -> list[str]:
     return [f"from mcp_bindings.runtime.context import {', '.join(names)}"] if names else []
 
 
+# Params keys a server's request to its client cannot use: `task` (task-augmented sampling or
+# elicitation, 2025-11-25) answers a CreateTaskResult, which `RequestContext.request` does not follow.
+_SERVER_CALL_SKIPS = ("task",)
+
+
+_CALLS_DOC = (
+    "Each method needs what the client declared (see its doc): one it did not declare raises\n"
+    "    `NotExpressible` naming the capability before anything is sent (check with `allows(method)`)."
+)
+_CALLS_DOC_STATELESS = (
+    "This version is stateless: a server sends its client no requests. A handler asks for input\n"
+    "    by returning an `InputRequiredResult` (its `inputRequests`), or through the app layer's `Context`."
+)
+
+
+def _client_calls(ir: SchemaIR, surface: ProtocolSurface) -> list[dict[str, Any]]:
+    """`ClientCalls`: one typed method per request the version's server sends its client (none in
+    the stateless era, whose asks ride an InputRequiredResult); `ping` answers None."""
+    views = []
+    for spec in surface.table("server_to_client", "request"):
+        view = _call_view(ir, spec, "SERVER_REQUESTS", skip=_SERVER_CALL_SKIPS)
+        if spec.method == "ping":
+            view = {
+                **view,
+                "signature": ", *, timeout: float | None = None",
+                "params": "None",
+                "result": "None",
+                "call": "_ping",
+            }
+        views.append(view)
+    return views
+
+
 def render_server(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
     requests = _handler_views(ir, surface.table("client_to_server", "request"))
     notifications = _handler_views(ir, surface.table("client_to_server", "notification"))
-    uses_any = any("Any" in view["params"] for view in requests + notifications)
+    calls = _client_calls(ir, surface)
+    typing_names = ["ClassVar"]
+    if any("Any" in view["params"] for view in requests + notifications) or any(
+        "Any" in call["signature"] for call in calls
+    ):
+        typing_names.insert(0, "Any")
+    if any("Literal[" in call["signature"] for call in calls):
+        typing_names.append("Literal")
     return render(
         "server.py.j2",
         header=header,
         version=surface.version,
-        typing_imports="Any, ClassVar" if uses_any else "ClassVar",
-        context_imports=_context_imports(requests, notifications),
+        calls_doc=_CALLS_DOC_STATELESS if surface.stateless else _CALLS_DOC,
+        typing_imports=", ".join(typing_names),
+        context_imports=_context_imports(requests, notifications, [{"context": "RequestContext"}]),
+        meta_imports=["from mcp_bindings.runtime.meta import Meta"]
+        if any("Meta" in c["signature"] for c in calls)
+        else [],
         requests=requests,
         notifications=notifications,
+        calls=calls,
     )
 
 
@@ -291,16 +394,26 @@ def render_client(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
     ]
     requests = _handler_views(ir, server_asks + input_asks)
     notifications = _handler_views(ir, surface.table("server_to_client", "notification"))
+    # subscriptions/listen (2026-07-28 on): an async iterator of the version's server notifications.
+    listen = [
+        _listen_view(ir, s) for s in surface.table("client_to_server", "request") if s.method == "subscriptions/listen"
+    ]
     typing_names = ["Any", "ClassVar"]
     if any("Literal[" in call["signature"] for call in calls):
         typing_names.append("Literal")
+    tasks = any(call["overloads"] for call in calls)
+    if tasks:
+        typing_names.append("overload")
     return render(
         "client.py.j2",
         header=header,
         version=surface.version,
         typing_imports=", ".join(typing_names),
         context_imports=_context_imports(requests, notifications),
+        task_imports=[f"from mcp_bindings.runtime.tasks import {TASK_HANDLE}"] if tasks else [],
         calls=calls,
+        listen=listen,
+        ping=[{} for s in surface.table("client_to_server", "request") if s.method == "ping"],
         requests=requests,
         notifications=notifications,
     )

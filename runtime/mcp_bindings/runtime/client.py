@@ -4,18 +4,22 @@ what the server asks for through the client's handlers."""
 from __future__ import annotations
 
 import contextvars
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from typing import Any, TypeVar, cast
 
 import anyio
+from anyio.abc import TaskGroup
 from pydantic import ValidationError
 
-from . import crossing, extensions, logs, registry, tasks, versions
+from . import crossing, extensions, logs, registry, tasks, tasks_wire, versions
 from .calls import ProgressCallback
 from .client_handling import answer_request, handle_notification
 from .client_headers import ToolHeaderMirror
+from .client_listen import Listening, ListenStream
 from .client_stateless import stateless_request
+from .client_tasks import ClientTasks
+from .client_tasks_ext import task_answer
 from .errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -26,15 +30,19 @@ from .errors import (
     sole_exception,
 )
 from .extensions import CustomMethod
+from .headers import encode_value
 from .jsonrpc import Notification, Request, validation_error
 from .lenient import read_newer
 from .session import Session
-from .spec import MethodSpec, ProtocolTables
+from .spec import Capability, MethodSpec, ProtocolTables
 from .stubs import ClientHandlerStub, ClientStub
 from .tool_schemas import TOOL_METHODS, TOOLS_LIST_CHANGED, ClientToolChecks
 from .transport import Transport
 
 log = logs.logger("client")
+
+PING = "ping"
+SET_LEVEL = "logging/setLevel"
 
 C = TypeVar("C", bound=ClientStub)
 R = TypeVar("R")
@@ -108,6 +116,9 @@ class ClientRuntime:
         self.log_level: str | None = None  # stateless: asks the server for notifications/message
         self.mirror = ToolHeaderMirror()
         self.tool_checks = ClientToolChecks()  # tools/call structuredContent against the listed outputSchema
+        self.listening = Listening()  # open subscriptions/listen streams (`client_listen`)
+        self.tasks = ClientTasks()  # tasks the server asked the client to run (`client_tasks`)
+        self.task_group: TaskGroup | None = None  # where those tasks run: the connection's
         self._header_wire = False  # set when an HTTP transport takes the per-message headers
 
     @property
@@ -228,7 +239,7 @@ class ClientRuntime:
 
     # -- calls made by the typed client ------------------------------------------------------
 
-    def _negotiated_spec(self, stub_spec: MethodSpec) -> MethodSpec:
+    def negotiated_spec(self, stub_spec: MethodSpec) -> MethodSpec:
         """The negotiated version's spec of a method the typed client sends."""
         if self.protocol is None:
             raise McpError(METHOD_NOT_FOUND, f"{stub_spec.method}: not connected")
@@ -240,7 +251,7 @@ class ClientRuntime:
             )
         return spec
 
-    def _prepare(self, stub_spec: MethodSpec, spec: MethodSpec, params: Any) -> Any:
+    def prepare(self, stub_spec: MethodSpec, spec: MethodSpec, params: Any) -> Any:
         if isinstance(params, dict):
             params = {key: value for key, value in params.items() if value is not None}
         data = versions.dump(params) if params is not None else None
@@ -259,9 +270,12 @@ class ClientRuntime:
                 raise validation_error(exc) from None
         return data
 
-    async def call(self, stub_spec: MethodSpec, params: Any) -> Any:
-        spec = self._negotiated_spec(stub_spec)
-        data = self._prepare(stub_spec, spec, params)
+    async def call(self, stub_spec: MethodSpec, params: Any, *, timeout: float | None = None) -> Any:
+        """Send a typed client request; `timeout` (seconds) replaces the client's request_timeout
+        for each message of this call (each input round of a stateless request)."""
+        timeout = timeout if timeout is not None else self.request_timeout
+        spec = self.negotiated_spec(stub_spec)
+        data = self.prepare(stub_spec, spec, params)
         assert self.session is not None
         rejected = self.mirror.refuses(data) if spec.method == "tools/call" and self.mirrors_headers else None
         if rejected is not None:
@@ -271,11 +285,12 @@ class ClientRuntime:
         if isinstance(data, dict) and data.get("task") is not None:  # task-augmented: a TaskHandle (`tasks`)
             return await tasks.call_as_task(self, stub_spec, spec, data)
         if self.stateless:
-            raw = await stateless_request(self, spec, data, _on_progress.get())
+            raw = await stateless_request(self, spec, data, _on_progress.get(), timeout=timeout)
+            handle = task_answer(self, stub_spec, spec, raw)  # the tasks extension (`client_tasks_ext`)
+            if handle is not None:
+                return handle
         else:
-            raw = await self.session.request(
-                spec.method, data, timeout=self.request_timeout, on_progress=_on_progress.get()
-            )
+            raw = await self.session.request(spec.method, data, timeout=timeout, on_progress=_on_progress.get())
         if spec.method == "tools/list" and isinstance(raw, dict):
             raw = self.mirror.remember(raw, self.mirrors_headers)
         try:
@@ -297,6 +312,36 @@ class ClientRuntime:
             source=self.version or "?",
             destination=self.stub_version,
         )
+
+    async def ping(self, *, timeout: float | None = None) -> None:
+        """Send `ping`; returns when the server answers (McpError -32001 after `timeout` seconds)."""
+        assert self.session is not None and self.protocol is not None
+        limit = timeout if timeout is not None else self.request_timeout
+        if PING not in self.protocol.client_requests:
+            raise CapabilityError(PING, f"protocol version {self.version}")
+        await self.session.request(PING, None, timeout=limit)
+
+    async def set_logging_level(self, level: str, *, timeout: float | None = None) -> None:
+        """Ask for the server's `notifications/message` from `level` up: `logging/setLevel` where
+        the version has it, else (stateless) the level every later request carries in `_meta`."""
+        stub_spec = self.stub.client_requests.get(SET_LEVEL)
+        if stub_spec is not None:
+            await self.call(stub_spec, {"level": level}, timeout=timeout)
+            return
+        assert self.protocol is not None
+        if self.protocol.meta.log_level is None:
+            raise CapabilityError(SET_LEVEL, f"protocol version {self.version}")
+        logging_gate = Capability("server", ("logging",))
+        if self.capabilities_known and not logging_gate.present_in(self.peer_capabilities):
+            raise CapabilityError(SET_LEVEL, str(logging_gate))
+        self.log_level = level  # the server checks it (-32602 on the next request if it is no level)
+
+    def listen(
+        self, notifications: Any, *, extra: Mapping[str, MethodSpec] | None = None
+    ) -> AbstractAsyncContextManager[ListenStream]:
+        """Open a `subscriptions/listen` stream (see `client_listen`); `extra`: extension notifications
+        (method: spec) the stream delivers too."""
+        return self.listening.open(self, notifications, extra)
 
     async def call_extension(self, method: CustomMethod[Any, R], params: Any = None) -> R:
         """Call a custom or extension request (`extensions.request`); returns its typed result."""
@@ -324,12 +369,21 @@ class ClientRuntime:
         return self.stateless and self._header_wire
 
     def http_headers(self, message: dict[str, Any]) -> dict[str, str]:
-        """Per-message headers of the stateless HTTP wire: Mcp-Method, Mcp-Name, Mcp-Param-*."""
-        return self.mirror.headers(message) if self.stateless else {}
+        """Per-message headers of the stateless HTTP wire: Mcp-Method, Mcp-Name, Mcp-Param-*
+        (and the tasks extension's Mcp-Name: the taskId of tasks/get|update|cancel)."""
+        if not self.stateless:
+            return {}
+        headers = self.mirror.headers(message)
+        key = tasks_wire.NAME_PARAM.get(str(message.get("method")))
+        params = message.get("params")
+        value = cast("dict[str, Any]", params).get(key) if key is not None and isinstance(params, dict) else None
+        if "Mcp-Method" in headers and isinstance(value, str):
+            headers.setdefault("Mcp-Name", encode_value(value) or "")
+        return headers
 
     async def notify(self, stub_spec: MethodSpec, params: Any) -> None:
-        spec = self._negotiated_spec(stub_spec)
-        data = self._prepare(stub_spec, spec, params)
+        spec = self.negotiated_spec(stub_spec)
+        data = self.prepare(stub_spec, spec, params)
         for capability in spec.needed_capabilities(data):
             if capability.side == "client" and not capability.present_in(self.capabilities):
                 raise CapabilityError(spec.method, str(capability))
@@ -342,6 +396,8 @@ class ClientRuntime:
         return await answer_request(self, request)
 
     async def on_notification(self, notification: Notification, session: Session) -> None:
+        if self.listening.route(self, notification):
+            return
         if notification.method == TOOLS_LIST_CHANGED:  # what was listed may be stale: unchecked until listed again
             self.tool_checks.forget()
         await handle_notification(self, notification)
@@ -386,6 +442,7 @@ async def connect(
     try:
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(session.run)
+            runtime.task_group = task_group
             try:
                 await runtime.start(session, handshake_timeout=request_timeout or 60)
                 yield client(runtime)

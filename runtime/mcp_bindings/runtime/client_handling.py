@@ -4,6 +4,7 @@ version, and notifications handed to them."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -16,6 +17,7 @@ from .spec import MethodSpec, ProtocolTables
 
 if TYPE_CHECKING:
     from .client import ClientRuntime
+    from .stubs import ClientHandlerStub
 
 
 class ClientContext:
@@ -51,7 +53,9 @@ def _typed(spec: MethodSpec, params: Any) -> Any:
 
 
 async def answer_request(runtime: ClientRuntime, request: Request) -> bytes:
-    """The result JSON of a server's request, in the negotiated version."""
+    """The result JSON of a server's request, in the negotiated version. A task-augmented request
+    the client declared it takes as a task gets a `CreateTaskResult`, its handler running on
+    (`client_tasks`); `tasks/*` are served from the client's task store unless the handlers do."""
     if request.method == "ping":
         return b"{}"
     protocol = runtime.protocol
@@ -60,8 +64,22 @@ async def answer_request(runtime: ClientRuntime, request: Request) -> bytes:
     handlers = runtime.handlers
     if spec is None and stub_spec is None:  # not the version's: a custom or extension request (`extensions`)
         return await extensions.answer(runtime, request)
-    if spec is None or stub_spec is None or handlers is None or not handlers.implements(stub_spec):
+    implemented = stub_spec is not None and handlers is not None and handlers.implements(stub_spec)
+    if spec is not None and not implemented and runtime.tasks.serves(runtime, request.method):
+        return await runtime.tasks.answer(runtime, request)
+    if spec is None or stub_spec is None or handlers is None or not implemented:
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
+    work = _handler_work(runtime, request, spec, stub_spec, handlers)
+    if runtime.tasks.augmented(runtime, request):
+        return await runtime.tasks.create(runtime, request, work)
+    return await work()
+
+
+def _handler_work(
+    runtime: ClientRuntime, request: Request, spec: MethodSpec, stub_spec: MethodSpec, handlers: ClientHandlerStub
+) -> Callable[[], Awaitable[bytes]]:
+    """The handler's run on the request's params (checked now, so bad params fail at once)."""
+    protocol = runtime.protocol
     newer = None
     try:
         params = _typed(spec, request.params)
@@ -80,20 +98,24 @@ async def answer_request(runtime: ClientRuntime, request: Request) -> bytes:
             source=runtime.version or "?",
             destination=runtime.stub.version,
         )
-    result = await getattr(handlers, stub_spec.handler)(params, ClientContext(runtime, request.id))
-    if isinstance(result, dict):
-        result = versions.validate(stub_spec.result, result)
-    if same:
-        return versions.to_json(result)
-    converted = crossing.cross(
-        versions.dump(result),
-        spec.result,
-        what=f"the {spec.method} result",
-        method=spec.method,
-        source=runtime.stub.version,
-        destination=runtime.version or "?",
-    )
-    return jsonrpc.dumps(versions.project(converted, result))
+
+    async def work() -> bytes:
+        result = await getattr(handlers, stub_spec.handler)(params, ClientContext(runtime, request.id))
+        if isinstance(result, dict):
+            result = versions.validate(stub_spec.result, result)
+        if same:
+            return versions.to_json(result)
+        converted = crossing.cross(
+            versions.dump(result),
+            spec.result,
+            what=f"the {spec.method} result",
+            method=spec.method,
+            source=runtime.stub.version,
+            destination=runtime.version or "?",
+        )
+        return jsonrpc.dumps(versions.project(converted, result))
+
+    return work
 
 
 async def answer_input_requests(runtime: ClientRuntime, requests: dict[str, Any]) -> dict[str, Any]:
@@ -106,7 +128,10 @@ async def answer_input_requests(runtime: ClientRuntime, requests: dict[str, Any]
         stub_spec = handler_spec(runtime.stub, method or "")
         handlers = runtime.handlers
         if spec is None or stub_spec is None or handlers is None or not handlers.implements(stub_spec):
-            raise McpError(METHOD_NOT_FOUND, f"the server asked for {method!r}, which this client does not handle")
+            how = f"; override ClientHandlers.{stub_spec.handler} to answer it" if stub_spec is not None else ""
+            raise McpError(
+                METHOD_NOT_FOUND, f"the server asked for input ({method!r}), which this client does not handle{how}"
+            )
         params = _typed(stub_spec, ask.get("params"))
         result = await getattr(handlers, stub_spec.handler)(params, ClientContext(runtime, None))
         responses[key] = versions.dump(result)

@@ -18,7 +18,12 @@ if TYPE_CHECKING:
 
 
 async def stateless_request(
-    runtime: ClientRuntime, spec: MethodSpec, data: Any, on_progress: ProgressCallback | None
+    runtime: ClientRuntime,
+    spec: MethodSpec,
+    data: Any,
+    on_progress: ProgressCallback | None,
+    *,
+    timeout: float | None = None,
 ) -> Any:
     """Send the request, answer `InputRequiredResult` rounds through the handlers and retry (a new
     id, the same requestState), and switch to a version the server supports once, on its
@@ -36,7 +41,7 @@ async def stateless_request(
             raw = await session.request(
                 spec.method,
                 params,
-                timeout=runtime.request_timeout,
+                timeout=timeout if timeout is not None else runtime.request_timeout,
                 on_progress=on_progress,
                 cancellable=notify_cancel,
             )
@@ -55,7 +60,10 @@ async def stateless_request(
         params["inputResponses"] = await answer_input_requests(runtime, raw.get("inputRequests") or {})
         if isinstance(raw.get("requestState"), str):
             params["requestState"] = raw["requestState"]
-    raise McpError(INTERNAL_ERROR, f"{spec.method}: more than {MAX_INPUT_ROUNDS} rounds of input requests")
+    raise McpError(
+        INTERNAL_ERROR,
+        f"{spec.method}: the server still asked for input after {MAX_INPUT_ROUNDS} rounds; gave up (no result)",
+    )
 
 
 def _other_version(runtime: ClientRuntime, error: McpError) -> str | None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from . import logs, versions
 from .bridge import outgoing_notification, outgoing_request
 from .calls import PROGRESS_TOKEN
-from .errors import INTERNAL_ERROR, McpError
+from .errors import NotExpressible
 from .jsonrpc import Request, RequestId, json_object
 from .notifications import LIST_CHANGED, RESOURCE_UPDATED, may_send
 from .peer import LOG_LEVELS, PeerView
@@ -195,11 +195,11 @@ class ServerRequestContext:
         stub's result model (`raw`: its wire JSON). What the client's version or declared
         capabilities cannot take raises `NotExpressible` before anything is sent."""
         view = self._view
-        if view.stateless:
-            raise McpError(
-                INTERNAL_ERROR,
+        if view.stateless:  # NotExpressible: an McpError (-32603) a handler can catch with the other refusals
+            raise NotExpressible(
                 f"{method}: a stateless ({view.version}) request cannot send requests to the client; "
                 "return an InputRequiredResult instead",
+                version=view.version,
             )
         asked = outgoing_request(self._server.protocol, method, params, view)
         answer = await self._session.request(method, asked.data, timeout=timeout, related=self._request.id)

@@ -68,8 +68,8 @@ class _CapabilityDeriving:
             if not implemented and not declared:
                 continue
             missing = [s.handler for s in specs if not s.optional_handler and s not in implemented]
-            if self._side == "server":  # tasks/* the runtime serves from its task store (`tasks`)
-                missing = [h for h in missing if h not in _RUNTIME_SERVED]
+            # tasks/* the runtime serves from its task store (`tasks`; a client's: `client_tasks`)
+            missing = [h for h in missing if h not in _RUNTIME_SERVED]
             if missing:
                 what = (
                     f"declares `{'.'.join(path)}`"
@@ -184,8 +184,17 @@ class ClientStub:
     def server_capabilities(self) -> Mapping[str, Any]:
         return self._session.peer_capabilities
 
-    async def _request(self, spec: MethodSpec, params: Any) -> Any:
-        return await self._session.call(spec, params)
+    async def _request(self, spec: MethodSpec, params: Any, timeout: float | None = None) -> Any:
+        return await self._session.call(spec, params, timeout=timeout)
+
+    async def _ping(self, timeout: float | None) -> None:
+        await self._session.ping(timeout=timeout)
+
+    async def _set_logging_level(self, level: str, timeout: float | None) -> None:
+        await self._session.set_logging_level(level, timeout=timeout)
+
+    def _listen(self, notifications: Any) -> Any:
+        return self._session.listen(notifications)
 
     async def _notify(self, spec: MethodSpec, params: Any) -> None:
         await self._session.notify(spec, params)
