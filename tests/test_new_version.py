@@ -268,7 +268,7 @@ def test_a_server_project_is_scaffolded_on_draft_by_name(made: dict[str, Any], t
     )
     assert run.returncode == 0, run.stderr
     server = (tmp_path / "srv" / "src" / "srv" / "server.py").read_text(encoding="utf-8")
-    assert "from mcp_bindings.v_draft.server import Server" in server
+    assert 'app = App("srv", version="0.1.0", protocol="draft")' in server
 
 
 # -- bad input: one line each ---------------------------------------------------------------------

@@ -1,14 +1,13 @@
-"""`mcp-bindgen new`: the scaffolded project is ruff-clean, pyright-strict-clean and its own tests
-pass, for every pinned protocol version and several feature / transport mixes; names, paths and the
+"""`mcp-bindgen new`: the scaffolded project (a server on the authoring layer, `mcp_bindings.runtime.app`)
+is ruff-clean, pyright-strict-clean and its own tests pass, for every pinned protocol version and
+several feature / transport mixes; its server code is the same for every version; names, paths and the
 mcp-bindgen requirement are validated; and (slow) a project installed in a fresh virtual environment
 against this checkout passes its tests and serves the official MCP Python SDK client over stdio and
 Streamable HTTP."""
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
-import inspect
 import json
 import os
 import shutil
@@ -23,20 +22,18 @@ from typing import Any
 
 import pytest
 
+from mcp_bindgen import __version__
 from mcp_bindgen.cli import main
 from mcp_bindgen.errors import BindgenError
 from mcp_bindgen.scaffold import (
     ScaffoldOptions,
-    _annotation,
     bindgen_requirement,
     build_files,
     scaffold,
     validate_name,
-    version_facts,
 )
-from mcp_bindings.runtime import registry
 
-from .conftest import PINNED_VERSIONS, REPO_ROOT
+from .conftest import REPO_ROOT
 
 ALL = "tools,resources,prompts,completion,logging"
 # (protocol, transport, features): every version with everything, plus subsets that change the shape.
@@ -175,38 +172,18 @@ def _server(projects: dict[str, Path], spec: tuple[str, str, str]) -> str:
     return next((path / "src").glob("*/server.py")).read_text(encoding="utf-8")
 
 
-def test_examples_follow_the_version(projects: dict[str, Path]) -> None:
-    """What a version's models lack is not used: 2024-11-05 has no outputSchema, structuredContent or
-    title, and only 2026-07-28 handlers may answer InputRequiredResult."""
-    old = _server(projects, PROJECTS[0])
-    assert "output_schema" not in old and "structured_content" not in old and "title=" not in old
-    assert "InputRequiredResult" not in old
-    old_tests = (projects[_project_id(PROJECTS[0])] / "tests" / "test_server.py").read_text(encoding="utf-8")
-    assert "m.ResourceReference(" in old_tests  # 2024-11-05's name for the resource completion ref
-    mid = _server(projects, PROJECTS[3])  # 2025-11-25
-    assert "output_schema=" in mid and "structured_content=" in mid and "title=" in mid
-    assert "InputRequiredResult" not in mid and "cache_ttl_ms" not in mid
-    new = _server(projects, PROJECTS[4])  # 2026-07-28
-    assert "-> m.CallToolResult | m.InputRequiredResult:" in new and "cache_ttl_ms = 0" in new
-    assert "params: m.PaginatedRequestParams," in new  # params are required from 2026-07-28 on
-    assert "params: m.PaginatedRequestParams | None" in mid
+def test_the_server_is_the_same_on_every_version(projects: dict[str, Path]) -> None:
+    """On the layer, only `protocol=` (and the version in the docstring) says which version the app is
+    written against: the 2024-11-05 and 2026-07-28 servers with every feature are otherwise the same."""
+    old = _server(projects, PROJECTS[0]).replace("2024-11-05", "VERSION").replace("proj-0", "NAME")
+    new = _server(projects, PROJECTS[4]).replace("2026-07-28", "VERSION").replace("proj-4", "NAME")
+    assert old == new
+    assert 'app = App("NAME", version="0.1.0", protocol="VERSION")' in new
+    assert "@app.tool" in new and "@app.complete(" in new and "await ctx.info(" in new
+    assert "logging=False" in _server(projects, PROJECTS[1])  # no logging chosen
+    assert "Context" not in _server(projects, PROJECTS[1])
     tests = (projects[_project_id(PROJECTS[4])] / "tests" / "test_server.py").read_text(encoding="utf-8")
-    assert 'client.session.log_level = "info"' in tests  # stateless: logs only when a request asks
-
-
-@pytest.mark.parametrize("version", PINNED_VERSIONS)
-def test_handler_annotations_are_the_stubs(version: str) -> None:
-    """The scaffold's override signatures are exactly the generated stub's (so pyright accepts them)."""
-    package = registry.info(version).package
-    methods = importlib.import_module(f"mcp_bindings.{package}.methods")
-    server = importlib.import_module(f"mcp_bindings.{package}.server").Server
-    for spec in methods.CLIENT_REQUESTS.values():
-        if spec.builtin:
-            continue
-        annotations = inspect.get_annotations(getattr(server, spec.handler))
-        assert _annotation(spec) == (annotations["params"], annotations["return"]), spec.method
-    facts = version_facts(version)
-    assert set(facts.handlers) == {m for m, s in methods.CLIENT_REQUESTS.items() if not s.builtin}
+    assert "VERSIONS = list(registry.versions())" in tests  # the app is tested at every version
 
 
 def test_pyproject_readme_and_layout(tmp_path: Path) -> None:
@@ -237,9 +214,11 @@ def test_pyproject_readme_and_layout(tmp_path: Path) -> None:
     assert f'"command": "{target / ".venv" / "bin" / "weather-server"}"' in readme
     assert '"url": "http://127.0.0.1:3001/mcp"' in readme
     assert "## Regenerate after a spec upgrade" in readme and "mcp-bindgen diff 2026-07-28" in readme
+    assert pyproject["tool"]["pyright"]["venvPath"] == "." and pyproject["tool"]["pyright"]["venv"] == ".venv"
+    assert "--bindgen /path/to/mcp-bindgen" in readme
     server = (target / "src" / "weather_server" / "server.py").read_text(encoding="utf-8")
-    assert "class WeatherServer(Server):" in server
-    assert "from mcp_bindings.v2026_07_28.server import Server" in server
+    assert 'app = App("weather-server", version="0.1.0", protocol="2026-07-28")' in server
+    assert "from mcp_bindings.runtime.app import App, Context" in server
 
 
 @pytest.mark.parametrize(("transport", "extras"), [("stdio", "runtime"), ("http", "http"), ("both", "http,runtime")])
@@ -260,8 +239,8 @@ def test_bindgen_spec_forms(tmp_path: Path) -> None:
         True,
     )
     assert bindgen_requirement("mcp-bindgen[http]~=0.1", extras) == ("mcp-bindgen[http]~=0.1", False)
-    # From a checkout (this one), the default is the checkout itself.
-    assert bindgen_requirement(None, extras) == (f"mcp-bindgen[runtime] @ {REPO_ROOT.as_uri()}", True)
+    # The default is portable: this version, from the package index (a checkout only when asked for).
+    assert bindgen_requirement(None, extras) == (f"mcp-bindgen[runtime]=={__version__}", False)
     with pytest.raises(BindgenError, match="no mcp-bindgen project"):
         bindgen_requirement(str(tmp_path), extras)
     with pytest.raises(BindgenError, match="neither a path, a URL, a version"):
@@ -526,7 +505,7 @@ def test_installed_project_serves_the_official_sdk(tmp_path: Path, http_server: 
     ]
     for report in reports:
         assert report["tools"] == ["add"]
-        assert report["call"] == {"text": ["5"], "structured": {"total": 5}, "is_error": False}
+        assert report["call"] == {"text": ['{"total":5}'], "structured": {"total": 5}, "is_error": False}
         assert report["resource"] == ["hello-mcp 0.1.0: an MCP server built with mcp-bindgen."]
         assert report["prompt"] == ["Write a short, friendly greeting for Ada."]
     print(f"\nscaffold end-to-end timings (s): {timings}, total {round(sum(timings.values()), 1)}")

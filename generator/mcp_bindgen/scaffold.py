@@ -1,11 +1,11 @@
-"""`mcp-bindgen new PATH`: a complete, runnable MCP server project built on the generated bindings.
+"""`mcp-bindgen new PATH`: a complete, runnable MCP server project written on the authoring layer
+(`mcp_bindings.runtime.app`: decorated, typed functions over the chosen version's stub).
 
-Everything the project's files vary by is decided here, in Python: which protocol features exist in
-the chosen version (read from that version's generated `methods` tables and `models`, so a new or
-unpinned version needs no table in this module), the handler signatures (the same rule the stub
-generator uses, checked against the stub by a test), the requirement on mcp-bindgen, the names.
-The Jinja2 templates under `templates/scaffold/` only loop over and print what this module hands
-them: they hold no conditions.
+The layer derives the schemas, the capabilities and each client version's shape of the results, so
+the server's code is the same for every protocol version: only `App(protocol=...)` names the
+version it is written against. Everything the project's files vary by (the features, transports,
+names, the requirement on mcp-bindgen) is decided here, in Python; the Jinja2 templates under
+`templates/scaffold/` only loop over and print what this module hands them: they hold no conditions.
 """
 
 from __future__ import annotations
@@ -14,11 +14,8 @@ import keyword
 import re
 import sys
 import tomllib
-import typing
 from dataclasses import dataclass, field
-from importlib import import_module
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from . import __version__
@@ -27,14 +24,6 @@ from .errors import BindgenError
 FEATURES: tuple[str, ...] = ("tools", "resources", "prompts", "completion", "logging")
 TRANSPORTS: tuple[str, ...] = ("stdio", "http", "both")
 DEFAULT_FEATURES = ",".join(FEATURES)
-
-# The requests each feature's example overrides (logging is a notification the runtime sends).
-FEATURE_METHODS: dict[str, tuple[str, ...]] = {
-    "tools": ("tools/list", "tools/call"),
-    "resources": ("resources/list", "resources/templates/list", "resources/read"),
-    "prompts": ("prompts/list", "prompts/get"),
-    "completion": ("completion/complete",),
-}
 
 # PEP 508 names; the import package is the normalised name with `_` for `-`.
 _DIST_NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)
@@ -107,15 +96,20 @@ class ScaffoldOptions:
         return ("stdio", "http") if self.transport == "both" else (self.transport,)
 
     def next_steps(self) -> str:
-        return "\n".join(
-            [
-                "next:",
-                f"  cd {self.path}",
-                "  python -m venv .venv && .venv/bin/pip install -e '.[dev]'",
-                "  .venv/bin/pytest",
-                f"  .venv/bin/{self.dist_name}" + ("" if "stdio" in self.transports else " --port 3001"),
-            ]
-        )
+        lines = [
+            "next:",
+            f"  cd {self.path}",
+            "  python -m venv .venv && .venv/bin/pip install -e '.[dev]'",
+            "  .venv/bin/pytest",
+            f"  .venv/bin/{self.dist_name}" + ("" if "stdio" in self.transports else " --port 3001"),
+        ]
+        root = checkout_root()
+        if not self.direct_reference and root is not None:
+            lines.append(
+                f"(it depends on {self.requirement} from the package index; to use this checkout "
+                f"instead, scaffold with --bindgen {root})"
+            )
+        return "\n".join(lines)
 
 
 def validate_name(name: str, *, from_path: bool = False) -> tuple[str, str]:
@@ -197,12 +191,12 @@ def bindgen_requirement(spec: str | None, extras: list[str]) -> tuple[str, bool]
 
     SPEC: a local path or file:// URL (a checkout: `mcp-bindgen[...] @ file:///...`), a version
     (`1.2.0` -> `==1.2.0`), a version specifier (`>=0.1`), a VCS/archive URL, or a full requirement
-    starting with `mcp-bindgen`. None: this checkout when running from one, else this version.
+    starting with `mcp-bindgen`. None: this version of mcp-bindgen, from the package index (portable:
+    nothing of this machine in it); `--bindgen .` (a checkout) or a wheel's path installs a local copy.
     """
     base = f"mcp-bindgen[{','.join(sorted(extras))}]"
     if spec is None:
-        root = checkout_root()
-        return (f"{base} @ {root.as_uri()}", True) if root else (f"{base}=={__version__}", False)
+        return f"{base}=={__version__}", False
     spec = spec.strip()
     if spec.startswith("mcp-bindgen"):
         return spec, "@" in spec
@@ -226,142 +220,9 @@ def bindgen_requirement(spec: str | None, extras: list[str]) -> tuple[str, bool]
     )
 
 
-# -- what the chosen version offers ----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Handler:
-    method: str
-    name: str  # the stub's handler name
-    params: str  # annotation text, e.g. "m.PaginatedRequestParams | None"
-    result: str  # annotation text, e.g. "m.CallToolResult | m.InputRequiredResult"
-    input_required: bool
-
-
-@dataclass(frozen=True)
-class VersionFacts:
-    version: str
-    package: str  # e.g. v2025_11_25
-    stateless: bool
-    handlers: dict[str, Handler]
-    log_handler: Handler | None  # the client's notifications/message handler, when the version has logging
-    tool_fields: frozenset[str]
-    call_result_fields: frozenset[str]
-    resource_fields: frozenset[str]
-    template_fields: frozenset[str]
-    prompt_fields: frozenset[str]
-    prompt_argument_fields: frozenset[str]
-    template_ref: str | None  # the completion reference class of a resource (template)
-    cacheable: bool  # list results carry ttlMs / cacheScope hints
-
-    def handler(self, method: str) -> Handler:
-        try:
-            return self.handlers[method]
-        except KeyError:
-            raise BindgenError(
-                f"MCP {self.version} has no {method} request; pick another --protocol or drop the feature"
-            ) from None
-
-
-def _fields(model: Any) -> frozenset[str]:
-    return frozenset(getattr(model, "model_fields", {}))
-
-
-def _annotation_params(spec: Any) -> str:
-    params = "dict[str, Any] | None" if spec.params is None else f"m.{_type_name(spec.params)}"
-    if spec.params is not None and not spec.params_required:
-        params += " | None"
-    return params
-
-
-def _annotation(spec: Any) -> tuple[str, str]:
-    """The handler annotations the stub generator writes (render/surface_modules.py), from the table."""
-    params = _annotation_params(spec)
-    result = f"m.{_type_name(spec.result)}"
-    if spec.input_required:
-        result += " | m.InputRequiredResult"
-    return params, result
-
-
-def _type_name(target: Any) -> str:
-    return str(getattr(target, "__name__", target))
-
-
-def _ref_class(models: ModuleType, tag: str) -> str | None:
-    """The model whose `type` is the constant `tag` (e.g. "ref/resource"), if the version has one."""
-    for name, value in sorted(vars(models).items()):
-        fields = getattr(value, "model_fields", None)
-        if not isinstance(value, type) or not fields or "type" not in fields:
-            continue
-        if typing.get_args(fields["type"].annotation) == (tag,):
-            return name
-    return None
-
-
-def version_facts(version: str) -> VersionFacts:
-    package = available_versions()[version]
-    methods = import_module(f"mcp_bindings.{package}.methods")
-    models = import_module(f"mcp_bindings.{package}.models")
-    handlers: dict[str, Handler] = {}
-    for method, spec in methods.CLIENT_REQUESTS.items():
-        if spec.builtin:
-            continue
-        params, result = _annotation(spec)
-        handlers[method] = Handler(method, spec.handler, params, result, bool(spec.input_required))
-    list_tools = methods.CLIENT_REQUESTS.get("tools/list")
-    log_spec = methods.SERVER_NOTIFICATIONS.get("notifications/message")
-    log_handler = None
-    if log_spec is not None:
-        log_handler = Handler(log_spec.method, log_spec.handler, _annotation_params(log_spec), "None", False)
-    return VersionFacts(
-        version=version,
-        package=package,
-        stateless=bool(methods.PROTOCOL.stateless),
-        handlers=handlers,
-        log_handler=log_handler,
-        tool_fields=_fields(getattr(models, "Tool", None)),
-        call_result_fields=_fields(getattr(models, "CallToolResult", None)),
-        resource_fields=_fields(getattr(models, "Resource", None)),
-        template_fields=_fields(getattr(models, "ResourceTemplate", None)),
-        prompt_fields=_fields(getattr(models, "Prompt", None)),
-        prompt_argument_fields=_fields(getattr(models, "PromptArgument", None)),
-        template_ref=_ref_class(models, "ref/resource"),
-        cacheable=list_tools is not None and "ttl_ms" in _fields(list_tools.result),
-    )
-
-
 # -- the files -----------------------------------------------------------------------------------
 
 LINE_LENGTH = 100  # the generated project's ruff line length
-
-
-def _pascal(package: str) -> str:
-    return "".join(part.capitalize() for part in package.split("_") if part)
-
-
-def _kw(lines: list[tuple[str, str]], fields: frozenset[str], indent: int) -> list[str]:
-    """Keyword-argument lines (`name=value,`), keeping only fields the version's model has."""
-    pad = " " * indent
-    return [f"{pad}{key}={value}," for key, value in lines if key in fields]
-
-
-def def_header(name: str, params: str, result: str, context: str = "RequestContext", indent: int = 4) -> str:
-    """An `async def` line of a handler, split the way ruff format / black split a long one."""
-    pad = " " * indent
-    one = f"{pad}async def {name}(self, params: {params}, ctx: {context}) -> {result}:"
-    if len(one) <= LINE_LENGTH:
-        return one
-    middle = f"{pad}    self, params: {params}, ctx: {context}"
-    if len(middle) <= LINE_LENGTH:
-        return f"{pad}async def {name}(\n{middle}\n{pad}) -> {result}:"
-    inner = pad + "    "
-    return (
-        f"{pad}async def {name}(\n{inner}self,\n{inner}params: {params},\n{inner}ctx: {context},\n{pad}) -> {result}:"
-    )
-
-
-def _handler(h: Handler) -> dict[str, str]:
-    return {"header": def_header(h.name, h.params, h.result)}
 
 
 @dataclass
@@ -371,12 +232,11 @@ class _Parts:
     stdlib: set[str] = field(default_factory=set)
     third_party: set[str] = field(default_factory=set)
     sections: list[str] = field(default_factory=list)
-    methods: list[str] = field(default_factory=list)
-    attributes: list[str] = field(default_factory=list)
     test_stdlib: set[str] = field(default_factory=set)
     test_imports: set[str] = field(default_factory=set)
     tests: list[str] = field(default_factory=list)
-    smoke: list[str] = field(default_factory=list)  # lines run against a connected `client` (transport tests)
+    smoke: list[str] = field(default_factory=list)  # lines run against `app.test_client(version)`
+    typed_smoke: list[str] = field(default_factory=list)  # ... against the version's typed `Client`
     feature_notes: list[str] = field(default_factory=list)
 
 
@@ -394,239 +254,114 @@ def _first_feature(opts: ScaffoldOptions) -> str:
     return next(f for f in ("tools", "prompts", "resources") if f in opts.features)
 
 
-def _log_lines(opts: ScaffoldOptions, feature: str, message: str) -> list[str]:
-    """`await ctx.log(...)` in the first feature's handler, when logging was chosen."""
+def _logs(opts: ScaffoldOptions, feature: str, message: str) -> tuple[list[str], list[str]]:
+    """(extra parameter lines, body lines): the first feature's function logs, when logging was chosen."""
     if "logging" not in opts.features or feature != _first_feature(opts):
-        return []
-    return [
-        "        # A log message to the client (when it asked for logs); your own diagnostics go to stderr.",
-        f'        await ctx.log("info", {message})',
+        return [], []
+    return ["    ctx: Context,"], [
+        "    # A log message to the client (where it asked for logs); your own diagnostics go to stderr.",
+        f"    await ctx.info({message})",
     ]
 
 
-def _irr_note(facts: VersionFacts, handler: Handler) -> list[str]:
-    if not handler.input_required:
-        return []
-    return [
-        f"        # MCP {facts.version}: instead of a result this may return m.InputRequiredResult(",
-        "        #     input_requests={...}) to ask the client for input (elicitation, sampling, roots);",
-        "        # the client retries with the answers in params.input_responses.",
-    ]
-
-
-def _tools(opts: ScaffoldOptions, facts: VersionFacts, parts: _Parts, common: dict[str, Any]) -> None:
-    structured = "structured_content" in facts.call_result_fields and "output_schema" in facts.tool_fields
-    parts.third_party |= {
-        "from pydantic import BaseModel, Field, ValidationError",
-        "from mcp_bindings.runtime.errors import INVALID_PARAMS, McpError",
-    }
-    tool_kwargs = _kw(
-        [
-            ("name", '"add"'),
-            ("title", '"Add two numbers"'),
-            ("description", '"Add two integers and return their sum."'),
-            ("input_schema", "m.ToolInputSchema.model_validate(AddArguments.model_json_schema())"),
-            ("output_schema", "m.ToolOutputSchema.model_validate(AddOutput.model_json_schema())"),
-        ],
-        facts.tool_fields if structured else facts.tool_fields - {"output_schema"},
-        8,
-    )
-    parts.sections.append(
-        _render(
-            "server/tools.py.j2",
-            output_model=[_render("server/tool_output_model.py.j2")] if structured else [],
-            tool_kwargs=tool_kwargs,
-        )
-    )
-    call = facts.handler("tools/call")
-    if structured:
-        compute = ["        output = AddOutput(total=args.a + args.b)"]
-        result_kwargs = [
-            '            content=[m.TextContent(type="text", text=str(output.total))],',
-            "            structured_content=output.model_dump(),",
-        ]
-    else:
-        compute = ["        total = args.a + args.b"]
-        result_kwargs = ['            content=[m.TextContent(type="text", text=str(total))],']
-    parts.methods.append(
-        _render(
-            "server/tools_methods.py.j2",
-            list_tools=_handler(facts.handler("tools/list")),
-            call_tool=_handler(call),
-            log_lines=_log_lines(opts, "tools", 'f"add: {args.a} + {args.b}"'),
-            irr_note=_irr_note(facts, call),
-            compute=compute,
-            result_kwargs=result_kwargs,
-        )
-    )
+def _tools(opts: ScaffoldOptions, parts: _Parts) -> None:
+    parts.stdlib.add("from typing import Annotated")
+    parts.third_party.add("from pydantic import BaseModel, Field")
+    params, log_lines = _logs(opts, "tools", 'f"add: {a} + {b}"')
+    parts.sections.append(_render("app/tools.py.j2", params=params, log_lines=log_lines))
+    parts.test_stdlib.add("import json")
     parts.test_imports.add("from mcp_bindings.runtime.errors import McpError")
-    parts.tests.append(
-        _render(
-            "tests/test_tools.py.j2",
-            schema_checks=["    assert tools.tools[0].output_schema is not None"] if structured else [],
-            result_checks=['    assert result.structured_content == {"total": 5}'] if structured else [],
-            **common,
-        )
-    )
+    parts.tests.append(_render("tests/test_tools.py.j2"))
     parts.smoke += [
-        "tools = await client.list_tools()",
-        'assert [tool.name for tool in tools.tools] == ["add"]',
         'result = await client.call_tool(name="add", arguments={"a": 2, "b": 3})',
-        'assert [c.text for c in result.content if isinstance(c, m.TextContent)] == ["5"]',
+        'assert json.loads(result.content[0].text) == {"total": 5}',
     ]
-    parts.feature_notes.append(
-        "`add`: a tool with typed (pydantic) arguments"
-        + (", an outputSchema and structured content" if structured else "")
-    )
+    parts.typed_smoke += [
+        'result = await client.call_tool(name="add", arguments={"a": 2, "b": 3})',
+        "assert result.is_error is not True and len(result.content) == 1",
+    ]
+    parts.feature_notes.append("`add`: a tool with typed arguments and a structured result")
 
 
-def _resources(opts: ScaffoldOptions, facts: VersionFacts, parts: _Parts, common: dict[str, Any]) -> None:
-    parts.stdlib |= {"import re", "from urllib.parse import unquote"}
-    parts.third_party |= {
-        "from mcp_bindings.runtime import registry",
-        "from mcp_bindings.runtime.errors import INVALID_PARAMS, McpError",
-    }
-    resource_kwargs = _kw(
-        [
-            ("uri", "ABOUT_URI"),
-            ("name", '"about"'),
-            ("title", '"About this server"'),
-            ("description", '"What this server is."'),
-            ("mime_type", '"text/plain"'),
-        ],
-        facts.resource_fields,
-        8,
-    )
-    template_kwargs = _kw(
-        [
-            ("uri_template", "GREETING_TEMPLATE"),
-            ("name", '"greeting"'),
-            ("title", '"A greeting"'),
-            ("description", '"A greeting for {name}."'),
-            ("mime_type", '"text/plain"'),
-        ],
-        facts.template_fields,
-        8,
-    )
+def _resources(opts: ScaffoldOptions, parts: _Parts) -> None:
+    params, log_lines = _logs(opts, "resources", '"read example://about"')
     parts.sections.append(
-        _render("server/resources.py.j2", resource_kwargs=resource_kwargs, template_kwargs=template_kwargs)
-    )
-    read = facts.handler("resources/read")
-    parts.methods.append(
         _render(
-            "server/resources_methods.py.j2",
-            list_resources=_handler(facts.handler("resources/list")),
-            list_templates=_handler(facts.handler("resources/templates/list")),
-            read_resource=_handler(read),
-            log_lines=_log_lines(opts, "resources", 'f"read {params.uri}"'),
-            irr_note=_irr_note(facts, read),
+            "app/resources.py.j2",
+            dist_name=opts.dist_name,
+            params=params[0].strip().rstrip(",") if params else "",
+            log_lines=log_lines,
         )
     )
     parts.test_imports.add("from mcp_bindings.runtime.errors import McpError")
-    parts.tests.append(_render("tests/test_resources.py.j2", dist_name=opts.dist_name, **common))
+    parts.tests.append(_render("tests/test_resources.py.j2", dist_name=opts.dist_name))
     parts.smoke += [
         'read = await client.read_resource(uri="example://greeting/Ada")',
-        "assert isinstance(read.contents[0], m.TextResourceContents)",
+        'assert read.contents[0].text == "Hello, Ada!"',
+    ]
+    parts.typed_smoke += [
+        'read = await client.read_resource(uri="example://greeting/Ada")',
+        'assert read.contents[0].uri == "example://greeting/Ada"',
     ]
     parts.feature_notes.append("`example://about`: a static resource; `example://greeting/{name}`: a template")
 
 
-def _prompts(opts: ScaffoldOptions, facts: VersionFacts, parts: _Parts, common: dict[str, Any]) -> None:
-    parts.third_party.add("from mcp_bindings.runtime.errors import INVALID_PARAMS, McpError")
-    prompt_kwargs = _kw(
-        [
-            ("name", '"greet"'),
-            ("title", '"Greet someone"'),
-            ("description", '"Ask the model for a short, friendly greeting."'),
-            ("arguments", "[NAME_ARGUMENT]"),
-        ],
-        facts.prompt_fields,
-        8,
-    )
-    argument_kwargs = _kw(
-        [("name", '"name"'), ("title", '"Name"'), ("description", '"Who to greet"'), ("required", "True")],
-        facts.prompt_argument_fields,
-        4,
-    )
-    get = facts.handler("prompts/get")
-    parts.sections.append(_render("server/prompts.py.j2", prompt_kwargs=prompt_kwargs, argument_kwargs=argument_kwargs))
-    parts.methods.append(
-        _render(
-            "server/prompts_methods.py.j2",
-            list_prompts=_handler(facts.handler("prompts/list")),
-            get_prompt=_handler(get),
-            log_lines=_log_lines(opts, "prompts", 'f"greet: {name}"'),
-            irr_note=_irr_note(facts, get),
-        )
-    )
+def _prompts(opts: ScaffoldOptions, parts: _Parts) -> None:
+    parts.stdlib.add("from typing import Annotated")
+    parts.third_party.add("from pydantic import Field")
+    params, log_lines = _logs(opts, "prompts", 'f"greet: {name}"')
+    parts.sections.append(_render("app/prompts.py.j2", params=params, log_lines=log_lines))
     parts.test_imports.add("from mcp_bindings.runtime.errors import McpError")
-    parts.tests.append(_render("tests/test_prompts.py.j2", **common))
+    parts.tests.append(_render("tests/test_prompts.py.j2"))
     parts.smoke += [
         'prompt = await client.get_prompt(name="greet", arguments={"name": "Ada"})',
-        "assert isinstance(prompt.messages[0].content, m.TextContent)",
+        "assert len(prompt.messages) == 1",
+    ]
+    parts.typed_smoke += [
+        'prompt = await client.get_prompt(name="greet", arguments={"name": "Ada"})',
+        "assert len(prompt.messages) == 1",
     ]
     parts.feature_notes.append("`greet`: a prompt with a required `name` argument")
 
 
-def _completion(opts: ScaffoldOptions, facts: VersionFacts, parts: _Parts, common: dict[str, Any]) -> None:
-    targets: list[str] = []
-    cases: list[str] = []
+def _completion(opts: ScaffoldOptions, parts: _Parts) -> None:
+    targets: list[dict[str, str]] = []
+    refs: list[str] = []
     if "prompts" in opts.features:
-        targets.append('    ("greet", "name"),  # the `name` argument of the `greet` prompt')
-        cases.append(_render("tests/complete_prompt.py.j2"))
-    if "resources" in opts.features and facts.template_ref:
-        targets.append('    (GREETING_TEMPLATE, "name"),  # the {name} variable of the greeting template')
-        cases.append(_render("tests/complete_template.py.j2", template_ref=facts.template_ref))
-    parts.sections.append(_render("server/completion.py.j2", targets=targets))
-    parts.methods.append(
-        _render("server/completion_methods.py.j2", complete=_handler(facts.handler("completion/complete")))
-    )
-    parts.tests.append(_render("tests/test_completion.py.j2", cases=cases, **common))
+        targets.append(
+            {"where": 'prompt="greet"', "function": "complete_greet_name", "what": "the `greet` prompt's `name`"}
+        )
+        refs.append('{"type": "ref/prompt", "name": "greet"}')
+    if "resources" in opts.features:
+        targets.append(
+            {
+                "where": 'template="example://greeting/{name}"',
+                "function": "complete_greeting_name",
+                "what": "the greeting template's `{name}`",
+            }
+        )
+        refs.append('{"type": "ref/resource", "uri": "example://greeting/{name}"}')
+    parts.sections.append(_render("app/completion.py.j2", targets=targets))
+    parts.tests.append(_render("tests/test_completion.py.j2", refs=refs))
     what = " and ".join(
         x for x, on in (("prompt argument", "prompts"), ("template variable", "resources")) if on in opts.features
     )
     parts.feature_notes.append(f"completion of the `name` {what}, by prefix")
 
 
-def _logging(opts: ScaffoldOptions, facts: VersionFacts, parts: _Parts, common: dict[str, Any]) -> None:
+def _logging(opts: ScaffoldOptions, parts: _Parts) -> None:
     first = _first_feature(opts)
     action = {
         "tools": 'await client.call_tool(name="add", arguments={"a": 2, "b": 3})',
         "prompts": 'await client.get_prompt(name="greet", arguments={"name": "Ada"})',
         "resources": 'await client.read_resource(uri="example://about")',
     }[first]
-    opt_in = []
-    if facts.stateless:
-        opt_in = [
-            f"        # MCP {facts.version}: the server logs only for requests that carry a log level.",
-            '        client.session.log_level = "info"',
-        ]
-    notification = facts.log_handler
-    assert notification is not None
-    parts.tests.append(
-        _render(
-            "tests/test_logging.py.j2",
-            header=def_header(notification.name, notification.params, "None", "NotificationContext"),
-            params_type=notification.params,
-            action=action,
-            opt_in=opt_in,
-            **common,
-        )
-    )
-    parts.test_imports |= {
-        "import anyio",
-        f"from mcp_bindings.{facts.package}.client import ClientHandlers",
-        "from mcp_bindings.runtime.context import NotificationContext",
-    }
-    parts.attributes += [
-        "    # Log messages (ctx.log) reach clients only from servers that declare logging; the runtime",
-        "    # answers logging/setLevel and filters by the level.",
-        '    declared_capabilities = {"logging": {}}',
-    ]
-    parts.feature_notes.append(f"logging: the `{first}` example sends the client a log message (`ctx.log`)")
+    parts.test_stdlib.add("from typing import Any")
+    parts.tests.append(_render("tests/test_logging.py.j2", action=action))
+    parts.feature_notes.append(f"logging: the `{first}` example sends the client a log message (`ctx.info`)")
 
 
-def _main(opts: ScaffoldOptions, class_name: str) -> str:
+def _main(opts: ScaffoldOptions) -> str:
     transports = opts.transports
     arguments: list[str] = []
     if len(transports) == 2:
@@ -637,18 +372,12 @@ def _main(opts: ScaffoldOptions, class_name: str) -> str:
             '    parser.add_argument("--port", type=int, default=3001, help="HTTP: port")',
             '    parser.add_argument("--path", default="/mcp", help="HTTP: endpoint path")',
         ]
-    serve_http = [
-        "from mcp_bindings.runtime.http_server import serve_http",
-        "",
-        "serve_http(server, host=args.host, port=args.port, path=args.path)",
-    ]
-    serve_stdio = ["from mcp_bindings.runtime.stdio import serve_stdio", "", "serve_stdio(server)"]
+    serve_http = 'app.run("http", host=args.host, port=args.port, path=args.path)'
+    serve_stdio = "app.run()  # stdio"
     if len(transports) == 2:
-        serve = ['    if args.transport == "http":']
-        serve += [f"        {line}".rstrip() for line in serve_http]
-        serve += ["    else:"] + [f"        {line}".rstrip() for line in serve_stdio]
+        serve = ['    if args.transport == "http":', f"        {serve_http}", "    else:", f"        {serve_stdio}"]
     else:
-        serve = [f"    {line}".rstrip() for line in (serve_http if transports == ("http",) else serve_stdio)]
+        serve = [f"    {serve_http if transports == ('http',) else serve_stdio}"]
     what = {"stdio": "over stdio", "http": "over Streamable HTTP"}
     description = f"{opts.dist_name}: an MCP server " + " or ".join(what[t] for t in transports)
     one_line = f'    parser = argparse.ArgumentParser(description="{description}")'
@@ -658,8 +387,7 @@ def _main(opts: ScaffoldOptions, class_name: str) -> str:
         else ["    parser = argparse.ArgumentParser(", f'        description="{description}"', "    )"]
     )
     return _render(
-        "server/main.py.j2",
-        class_name=class_name,
+        "app/main.py.j2",
         parser=parser,
         arguments=arguments,
         parse="    args = parser.parse_args(argv)" if "http" in transports else "    parser.parse_args(argv)",
@@ -669,31 +397,13 @@ def _main(opts: ScaffoldOptions, class_name: str) -> str:
 
 def build_files(opts: ScaffoldOptions) -> dict[str, str]:
     """Relative path -> content of every file of the project."""
-    facts = version_facts(opts.protocol)
-    for feature in opts.features:
-        for method in FEATURE_METHODS.get(feature, ()):
-            facts.handler(method)
-    if "logging" in opts.features and facts.log_handler is None:
-        raise BindgenError(f"MCP {facts.version} has no logging (notifications/message); drop it from --features")
-
     pkg = opts.package
-    class_name = _pascal(pkg) if _pascal(pkg).endswith("Server") else f"{_pascal(pkg)}Server"
-    common = {"version": facts.version, "class_name": class_name, "package": pkg}
+    common = {"version": opts.protocol, "package": pkg}
     parts = _Parts()
     parts.stdlib.add("import argparse")
-    parts.third_party |= {
-        "from mcp_bindings.runtime.context import RequestContext",
-        f"from mcp_bindings.{facts.package} import models as m",
-        f"from mcp_bindings.{facts.package}.server import Server",
-    }
-    parts.test_stdlib.add("from collections.abc import AsyncIterator")
-    parts.test_imports |= {
-        "import pytest",
-        "from mcp_bindings.runtime.memory import connect_in_memory",
-        f"from mcp_bindings.{facts.package} import models as m",
-        f"from mcp_bindings.{facts.package}.client import Client",
-        f"from {pkg}.server import {class_name}",
-    }
+    app_names = "App, Context" if "logging" in opts.features else "App"
+    parts.third_party.add(f"from mcp_bindings.runtime.app import {app_names}")
+    parts.test_imports |= {"import pytest", "from mcp_bindings.runtime import registry"}
     builders = {
         "tools": _tools,
         "resources": _resources,
@@ -702,24 +412,14 @@ def build_files(opts: ScaffoldOptions) -> dict[str, str]:
         "logging": _logging,
     }
     for feature in opts.features:
-        builders[feature](opts, facts, parts, common)
-    if facts.cacheable:
-        parts.attributes += [
-            f"    # MCP {facts.version} caching hints, stamped on list/read results that leave them unset:",
-            "    # how long (ms) a client may reuse a result, and whether shared caches may keep it.",
-            "    cache_ttl_ms = 0",
-            '    cache_scope = "private"',
-        ]
-    parts.sections.append(
-        _render(
-            "server/class.py.j2",
-            class_name=class_name,
-            dist_name=opts.dist_name,
-            attributes=parts.attributes,
-            methods=parts.methods,
-        )
+        builders[feature](opts, parts)
+    head = _render(
+        "app/head.py.j2",
+        version=opts.protocol,
+        dist_name=opts.dist_name,
+        app_options="" if "logging" in opts.features else ", logging=False",
     )
-    parts.sections.append(_main(opts, class_name))
+    parts.sections.append(_main(opts))
 
     run_lines = _run_lines(opts)
     files: dict[str, str] = {}
@@ -727,33 +427,32 @@ def build_files(opts: ScaffoldOptions) -> dict[str, str]:
         "server.py.j2",
         doc={
             "dist_name": opts.dist_name,
-            "version": facts.version,
-            "stub": f"mcp_bindings.{facts.package}.server.Server",
+            "version": opts.protocol,
             "run_lines": run_lines,
             "features": parts.feature_notes,
         },
         imports=_import_block(parts.stdlib, parts.third_party, first_party=set()),
-        first_section=parts.sections[0],
-        sections=parts.sections[1:],
+        first_section=head,
+        sections=parts.sections,
     )
-    files[f"src/{pkg}/__init__.py"] = _render("package_init.py.j2", dist_name=opts.dist_name, version=facts.version)
+    files[f"src/{pkg}/__init__.py"] = _render("package_init.py.j2", dist_name=opts.dist_name, version=opts.protocol)
     files[f"src/{pkg}/__main__.py"] = _render("main.py.j2", package=pkg, dist_name=opts.dist_name)
     files[f"src/{pkg}/py.typed"] = ""
     files["tests/conftest.py"] = _render("tests/conftest.py.j2")
     files["tests/test_server.py"] = _render(
         "tests/test_server.py.j2",
-        imports=_import_block(
-            parts.test_stdlib, parts.test_imports, first_party={f"from {pkg}.server import {class_name}"}
-        ),
+        imports=_import_block(parts.test_stdlib, parts.test_imports, first_party={f"from {pkg}.server import app"}),
         tests=parts.tests,
+        smoke=["        " + line for line in parts.smoke],
         **common,
     )
+    package = _version_package(opts.protocol)
     client_imports = {
         "import anyio",
         "import pytest",
-        f"from mcp_bindings.{facts.package} import models as m",
-        f"from mcp_bindings.{facts.package}.client import Client",
+        f"from mcp_bindings.{package}.client import Client",
     }
+    transport_smoke = ["            " + line for line in parts.typed_smoke]
     if "stdio" in opts.transports:
         files["tests/test_stdio.py"] = _render(
             "tests/test_stdio.py.j2",
@@ -762,7 +461,7 @@ def build_files(opts: ScaffoldOptions) -> dict[str, str]:
                 client_imports | {"from mcp_bindings.runtime.stdio import connect_stdio"},
                 first_party=set(),
             ),
-            smoke=["            " + line for line in parts.smoke],
+            smoke=transport_smoke,
             **common,
         )
     if "http" in opts.transports:
@@ -781,14 +480,14 @@ def build_files(opts: ScaffoldOptions) -> dict[str, str]:
                 first_party=set(),
             ),
             transport_args='"--transport", "http", ' if opts.transport == "both" else "",
-            smoke=["            " + line for line in parts.smoke],
+            smoke=transport_smoke,
             **common,
         )
     files["pyproject.toml"] = _render(
         "pyproject.toml.j2",
         dist_name=opts.dist_name,
         package=pkg,
-        version=facts.version,
+        version=opts.protocol,
         requirement=opts.requirement,
         hatch_metadata=(
             [
@@ -800,11 +499,13 @@ def build_files(opts: ScaffoldOptions) -> dict[str, str]:
             else []
         ),
     )
-    files["README.md"] = _render(
-        "README.md.j2", **_readme_context(opts, facts, class_name, parts.feature_notes, run_lines)
-    )
+    files["README.md"] = _render("README.md.j2", **_readme_context(opts, parts.feature_notes, run_lines))
     files[".gitignore"] = _render("gitignore.j2")
     return {path: text + "\n" if text else text for path, text in files.items()}
+
+
+def _version_package(version: str) -> str:
+    return available_versions()[version]
 
 
 def _run_lines(opts: ScaffoldOptions) -> list[str]:
@@ -851,9 +552,7 @@ def _import_block(stdlib: set[str], third_party: set[str], first_party: set[str]
     return out
 
 
-def _readme_context(
-    opts: ScaffoldOptions, facts: VersionFacts, class_name: str, features: list[str], run_lines: list[str]
-) -> dict[str, Any]:
+def _readme_context(opts: ScaffoldOptions, features: list[str], run_lines: list[str]) -> dict[str, Any]:
     import json
 
     script = str(opts.path / ".venv" / "bin" / opts.dist_name)
@@ -874,9 +573,7 @@ def _readme_context(
     return {
         "dist_name": opts.dist_name,
         "package": opts.package,
-        "version": facts.version,
-        "stub_package": facts.package,
-        "class_name": class_name,
+        "version": opts.protocol,
         "features": features,
         "run_lines": run_lines,
         "configs": configs,

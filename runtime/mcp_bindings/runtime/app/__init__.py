@@ -15,7 +15,7 @@
 docs/authoring.md is the guide.
 """
 
-from .content import Audio, Image, Message, assistant, user
+from .content import Audio, Embedded, Image, Message, assistant, user
 from .context import Accepted, Cancelled, Context, Declined, Elicited, LogLevel, Root, Sampled
 from .core import App
 from .errors import AppDefinitionError, MissingClientCapability, ResourceNotFound, ToolError
@@ -29,6 +29,7 @@ __all__ = [
     "Context",
     "Declined",
     "Elicited",
+    "Embedded",
     "Image",
     "LogLevel",
     "Message",

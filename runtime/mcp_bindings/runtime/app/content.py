@@ -18,7 +18,7 @@ from pydantic_core import to_jsonable_python
 
 from .. import versions
 
-__all__ = ["Audio", "Image", "Message", "assistant", "json_text", "to_content", "user"]
+__all__ = ["Audio", "Embedded", "Image", "Message", "assistant", "json_text", "to_content", "user"]
 
 CONTENT_TYPES = frozenset({"text", "image", "audio", "resource", "resource_link"})
 
@@ -53,12 +53,31 @@ class Audio:
         return {"type": "audio", "data": base64.b64encode(self.data).decode("ascii"), "mimeType": self.mime_type}
 
 
+@dataclass(frozen=True, slots=True)
+class Embedded:
+    """A resource embedded in a tool result or a prompt message: `Embedded("file:///a.txt", "text")`
+    (text) or `Embedded(uri, png_bytes, "image/png")` (a blob)."""
+
+    uri: str
+    data: str | bytes
+    mime_type: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        resource: dict[str, Any] = {"uri": self.uri}
+        if isinstance(self.data, str):
+            resource.update(mimeType=self.mime_type or "text/plain", text=self.data)
+        else:
+            blob = base64.b64encode(self.data).decode("ascii")
+            resource.update(mimeType=self.mime_type or "application/octet-stream", blob=blob)
+        return {"type": "resource", "resource": resource}
+
+
 def _guess(path: str | Path, default: str) -> str:
     guessed, _ = mimetypes.guess_type(str(path))
     return guessed or default
 
 
-Content = str | Image | Audio | BaseModel | Mapping[str, Any]
+Content = str | Image | Audio | Embedded | BaseModel | Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +108,7 @@ def content_block(value: object) -> dict[str, Any] | None:
     """`value` as one content block's wire JSON, or None when it is not content."""
     if isinstance(value, str):
         return {"type": "text", "text": value}
-    if isinstance(value, Image | Audio):
+    if isinstance(value, Image | Audio | Embedded):
         return value.to_json()
     if isinstance(value, BaseModel):
         data: Any = versions.dump(value)

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Generic, Literal, TypeAlias, TypeVar, Union, cast
+from typing import Any, Generic, Literal, TypeAlias, TypeVar, Union, cast, overload
 
 import orjson
 from pydantic import BaseModel, ValidationError, create_model
@@ -55,6 +55,7 @@ LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "a
 ELICIT = "elicitation/create"
 SAMPLE = "sampling/createMessage"
 ROOTS = "roots/list"
+ELICITATION_COMPLETE = "notifications/elicitation/complete"
 STATE_KEY = "mcp-bindgen/app"  # marks a requestState as the replay record of this layer
 
 
@@ -86,19 +87,24 @@ Elicited: TypeAlias = Union[Accepted[T], Declined, Cancelled]  # noqa: UP007 - a
 @dataclass(frozen=True, slots=True)
 class Sampled:
     """What the client's model answered: `text` (its text, None for other content), the content
-    block(s) as wire JSON, the model name and why it stopped."""
+    block(s) as wire JSON, the model name and why it stopped; `result` is the whole answer as the
+    app's stub version's typed `CreateMessageResult` (e.g. `v2025_11_25.models.CreateMessageResult`)."""
 
     text: str | None
     content: Any
     model: str
     stop_reason: str | None
     role: str = "assistant"
+    result: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
 class Root:
+    """One of the client's roots; `model` is it as the app's stub version's typed `Root`."""
+
     uri: str
     name: str | None = None
+    model: Any = field(default=None, compare=False, repr=False)
 
 
 class Suspend(BaseException):
@@ -121,20 +127,20 @@ class Replay:
         self, stub: ProtocolTables, request_state: str | None, input_responses: Mapping[str, Any] | None
     ) -> None:
         self.stub = stub
-        self.asks: list[tuple[str, str]] = []  # (method, digest) of each answered ask, in order
+        self.asks: list[tuple[str, str, str]] = []  # (method, digest, key) of each answered ask, in order
         self.answers: list[Any] = []  # the answers (the stub's result JSON)
-        self.pending: list[tuple[str, Any, str]] = []  # this run's unanswered asks: (method, params, digest)
+        self.pending: list[tuple[str, Any, str, str]] = []  # unanswered asks: (method, params, digest, key)
         self.position = 0
         if request_state is None:
             return
         record = self._record(request_state)
-        asks: list[tuple[str, str]] = [(str(m), str(d)) for m, d in record["asks"]]
+        asks = [(str(a[0]), str(a[1]), str(a[2])) for a in record["asks"]]
         answers: list[Any] = list(record["answers"])
         for index in range(len(answers), len(asks)):  # the last round's asks, answered now (in order)
-            response = (input_responses or {}).get(f"ask{index}")
+            response = (input_responses or {}).get(asks[index][2])
             if response is None:
                 break  # unanswered: asked again when the handler gets there
-            answers.append(self._answer(asks[index][0], index, response))
+            answers.append(self._answer(asks[index][0], asks[index][2], response))
         self.asks, self.answers = asks[: len(answers)], answers
 
     @staticmethod
@@ -148,11 +154,14 @@ class Replay:
             or cast("dict[str, Any]", record).get(STATE_KEY) != 1
             or not isinstance(cast("dict[str, Any]", record).get("asks"), list)
             or not isinstance(cast("dict[str, Any]", record).get("answers"), list)
+            or not all(
+                isinstance(a, list) and len(cast("list[Any]", a)) == 3 for a in cast("dict[str, Any]", record)["asks"]
+            )
         ):
             raise McpError(INVALID_PARAMS, "Invalid params: params.requestState was not issued by this server's app")
         return cast("dict[str, Any]", record)
 
-    def _answer(self, method: str, index: int, response: Any) -> Any:
+    def _answer(self, method: str, key: str, response: Any) -> Any:
         spec = self.stub.input_requests.get(method)
         data = versions.dump(response)
         if spec is None:
@@ -163,7 +172,7 @@ class Replay:
             first = exc.errors(include_url=False)[0]
             raise McpError(
                 INVALID_PARAMS,
-                f"Invalid params: inputResponses.ask{index} is not a {method} result: {first['msg']}",
+                f"Invalid params: inputResponses.{key} is not a {method} result: {first['msg']}",
             ) from None
         return data
 
@@ -172,12 +181,13 @@ class Replay:
         """Whether the handler is still before its first unanswered ask (what it sends is a repeat)."""
         return self.position < len(self.answers)
 
-    def ask(self, method: str, params: Any) -> Any:
+    def ask(self, method: str, params: Any, key: str | None = None) -> Any:
         index = self.position
         self.position += 1
         digest = _digest(method, params)
+        key = key if key is not None else f"ask{index}"
         if index < len(self.answers):
-            if self.asks[index] != (method, digest):
+            if self.asks[index] != (method, digest, key):
                 raise McpError(
                     INTERNAL_ERROR,
                     f"Internal error: ask #{index + 1} of this handler ({method}) differs from the one it made in "
@@ -185,16 +195,20 @@ class Replay:
                     "things in the same order on every run",
                 )
             return self.answers[index]
-        self.pending.append((method, params, digest))
+        if any(k == key for *_, k in self.asks) or any(k == key for *_, k in self.pending):
+            raise McpError(
+                INTERNAL_ERROR,
+                f"Internal error: two asks of this handler use the key {key!r}; give each ask its own key=",
+            )
+        self.pending.append((method, params, digest, key))
         raise Suspend
 
     def input_required(self) -> Any:
         """The InputRequiredResult (the stub's model) for this run's unanswered asks."""
-        start = len(self.answers)
-        requests = {f"ask{start + i}": {"method": m, "params": p} for i, (m, p, _) in enumerate(self.pending)}
+        requests = {k: {"method": m, "params": p} if p is not None else {"method": m} for m, p, _, k in self.pending}
         record = {
             STATE_KEY: 1,
-            "asks": [list(a) for a in self.asks] + [[m, d] for m, _, d in self.pending],
+            "asks": [list(a) for a in self.asks] + [[m, d, k] for m, _, d, k in self.pending],
             "answers": self.answers,
         }
         model = self.stub.input_required_result
@@ -233,7 +247,7 @@ def elicitation_schema(model: type[BaseModel]) -> dict[str, Any]:
 @dataclass(frozen=True, slots=True)
 class _Form:
     schema: dict[str, Any]  # the requestedSchema
-    model: type[BaseModel]  # validates the answer
+    model: type[BaseModel] | None  # validates the answer (None: a requestedSchema given as JSON, answered as a dict)
     wrapped: bool  # a single value asked as a form with one field, `value`
 
 
@@ -242,34 +256,44 @@ _SINGLE = (bool, int, float, str)
 
 
 def _form(stub: ProtocolTables, kind: Any) -> _Form:
-    """The elicitation form of `kind` (a pydantic model, or one bool / int / float / str / Enum value),
-    checked once against what the stub's version allows."""
+    """The elicitation form of `kind` (a pydantic model, one bool / int / float / str / Enum value, or
+    a requestedSchema as JSON), checked once against what the stub's version allows."""
+    if isinstance(kind, Mapping):
+        schema = dict(cast("Mapping[str, Any]", kind))
+        _check_form(stub, schema, "the requestedSchema")
+        return _Form(schema, None, False)
     key = (stub, kind)
     form = _FORMS.get(key)
     if form is None:
+        model: type[BaseModel]
         if isinstance(kind, type) and issubclass(kind, BaseModel):
             model, wrapped = kind, False
         elif kind in _SINGLE or (isinstance(kind, type) and issubclass(kind, Enum)):
             model, wrapped = create_model("Answer", value=(kind, ...)), True
         else:
             raise AppDefinitionError(
-                "ctx.elicit(schema=...) takes a pydantic model class, or bool, int, float, str or an Enum; "
-                f"not {kind!r}"
+                "ctx.elicit(schema=...) takes a pydantic model class, bool, int, float, str, an Enum, or a "
+                f"requestedSchema as a dict; not {kind!r}"
             )
         schema = elicitation_schema(model)
-        spec = stub.server_requests.get(ELICIT) or stub.input_requests.get(ELICIT)
-        if spec is not None and spec.params is not None:
-            try:
-                versions.validate(spec.params, {"message": "?", "requestedSchema": schema})
-            except ValidationError as exc:
-                first = exc.errors(include_url=False)[0]
-                where = ".".join(str(p) for p in first["loc"])
-                raise AppDefinitionError(
-                    f"{getattr(kind, '__name__', kind)} cannot be an elicitation form in MCP {stub.version} (forms "
-                    f"hold flat string, number, integer, boolean and enum fields): {where}: {first['msg']}"
-                ) from None
+        _check_form(stub, schema, getattr(kind, "__name__", repr(kind)))
         form = _FORMS[key] = _Form(schema, model, wrapped)
     return form
+
+
+def _check_form(stub: ProtocolTables, schema: dict[str, Any], what: str) -> None:
+    spec = stub.server_requests.get(ELICIT) or stub.input_requests.get(ELICIT)
+    if spec is None or spec.params is None:
+        return
+    try:
+        versions.validate(spec.params, {"message": "?", "requestedSchema": schema})
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise AppDefinitionError(
+            f"{what} cannot be an elicitation form in MCP {stub.version} (forms hold flat string, number, "
+            f"integer, boolean and enum fields): {where}: {first['msg']}"
+        ) from None
 
 
 class Context:
@@ -365,14 +389,26 @@ class Context:
     def can_list_roots(self) -> bool:
         return self._refusal(ROOTS, None) is None
 
-    async def elicit(self, message: str, schema: type[T]) -> Elicited[T]:
-        """Ask the user to fill in `schema`: a pydantic model of flat primitive fields, or a single
-        `bool`, `int`, `float`, `str` or `Enum` value. Returns `Accepted(data)` with the answer
-        validated as `schema`, `Declined()` or `Cancelled()`."""
+    @overload
+    async def elicit(self, message: str, schema: type[T], *, key: str | None = None) -> Elicited[T]: ...
+
+    @overload
+    async def elicit(
+        self, message: str, schema: Mapping[str, Any], *, key: str | None = None
+    ) -> Elicited[dict[str, Any]]: ...
+
+    async def elicit(self, message: str, schema: Any, *, key: str | None = None) -> Elicited[Any]:
+        """Ask the user to fill in `schema`: a pydantic model of flat primitive fields, a single
+        `bool`, `int`, `float`, `str` or `Enum` value, or a `requestedSchema` written as JSON (a dict;
+        the answer is then the content dict). Returns `Accepted(data)` with the answer validated as
+        `schema`, `Declined()` or `Cancelled()`. `key` names the ask in a 2026-07-28 `inputRequests`
+        (default `ask<n>`)."""
         form = _form(self._stub, schema)
-        answer = await self._ask(ELICIT, {"message": message, "requestedSchema": form.schema})
+        answer = await self._ask(ELICIT, {"message": message, "requestedSchema": form.schema}, key)
         action = answer.get("action")
         if action == "accept":
+            if form.model is None:
+                return Accepted(dict(answer.get("content") or {}))
             try:
                 # As JSON, strictly: the answer must be what the form asked for ("yes" is no boolean).
                 data: Any = form.model.model_validate_json(orjson.dumps(answer.get("content") or {}), strict=True)
@@ -387,6 +423,27 @@ class Context:
             return Accepted(data.value if form.wrapped else data)
         return Declined() if action == "decline" else Cancelled()
 
+    async def elicit_url(
+        self, message: str, url: str, *, elicitation_id: str | None = None, key: str | None = None
+    ) -> Elicited[None]:
+        """URL-mode elicitation (MCP 2025-11-25 on; the client must declare `elicitation.url`): ask
+        the user to open `url` (for what must not pass through the client: credentials, payments).
+        Returns `Accepted(None)` once the user agreed to open it, `Declined()` or `Cancelled()`; tell
+        the client when the out-of-band interaction is done with `elicitation_complete(id)`.
+        `elicitation_id` defaults to one derived from the message and URL (stable across the rounds
+        of a 2026-07-28 request)."""
+        if elicitation_id is None:
+            elicitation_id = _digest("url", [message, url])
+        params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
+        answer = await self._ask(ELICIT, params, key)
+        action = answer.get("action")
+        return Accepted(None) if action == "accept" else Declined() if action == "decline" else Cancelled()
+
+    async def elicitation_complete(self, elicitation_id: str) -> None:
+        """`notifications/elicitation/complete`: the URL-mode elicitation `elicitation_id` is done."""
+        if not self._replaying:
+            await self._ctx.notify(ELICITATION_COMPLETE, {"elicitationId": elicitation_id})
+
     async def sample(
         self,
         messages: str | Message | Sequence[str | Message],
@@ -397,9 +454,15 @@ class Context:
         stop_sequences: Sequence[str] | None = None,
         model_preferences: Mapping[str, Any] | None = None,
         metadata: Mapping[str, Any] | None = None,
+        tools: Sequence[Mapping[str, Any] | BaseModel] | None = None,
+        tool_choice: Mapping[str, Any] | None = None,
+        key: str | None = None,
     ) -> Sampled:
         """Ask the client's model (`sampling/createMessage`): a prompt, or messages (strings are
-        user messages)."""
+        user messages). `tools` (Tool definitions as JSON or the stub's models) and `tool_choice`
+        (`{"mode": "auto" | "required" | "none"}`) let the model call tools (MCP 2025-11-25 on; the
+        client must declare `sampling.tools`): its tool calls are in `Sampled.content`, and
+        `stop_reason` is "toolUse"."""
         items = [messages] if isinstance(messages, str | Message) else list(messages)
         params: dict[str, Any] = {
             "messages": [(m if isinstance(m, Message) else Message("user", m)).to_json() for m in items],
@@ -411,9 +474,11 @@ class Context:
             "stopSequences": list(stop_sequences) if stop_sequences is not None else None,
             "modelPreferences": dict(model_preferences) if model_preferences is not None else None,
             "metadata": dict(metadata) if metadata is not None else None,
+            "tools": [versions.dump(t) if isinstance(t, BaseModel) else dict(t) for t in tools] if tools else None,
+            "toolChoice": dict(tool_choice) if tool_choice is not None else None,
         }
         params.update({k: v for k, v in optional.items() if v is not None})
-        answer = await self._ask(SAMPLE, params)
+        answer, typed = await self._ask_typed(SAMPLE, params, key)
         content = answer.get("content")
         blocks: list[Any] = cast("list[Any]", content) if isinstance(content, list) else [content]
         text: str | None = None
@@ -422,12 +487,13 @@ class Context:
                 text = str(cast("dict[str, Any]", block).get("text", ""))
                 break
         stop = answer.get("stopReason")
-        return Sampled(text, content, str(answer.get("model", "")), stop, str(answer.get("role", "assistant")))
+        return Sampled(text, content, str(answer.get("model", "")), stop, str(answer.get("role", "assistant")), typed)
 
-    async def list_roots(self) -> list[Root]:
+    async def list_roots(self, *, key: str | None = None) -> list[Root]:
         """The client's roots (`roots/list`)."""
-        answer = await self._ask(ROOTS, None)
-        return [Root(r["uri"], r.get("name")) for r in answer.get("roots", [])]
+        answer, typed = await self._ask_typed(ROOTS, None, key)
+        models: list[Any] = list(getattr(typed, "roots", None) or [None] * len(answer.get("roots", [])))
+        return [Root(r["uri"], r.get("name"), model) for r, model in zip(answer.get("roots", []), models, strict=True)]
 
     def _refusal(self, method: str, params: Any) -> NotExpressible | None:
         """Why `method` cannot be asked of this client now (None: it can)."""
@@ -437,6 +503,12 @@ class Context:
         if spec is None:
             return NotExpressible(
                 f"cannot ask {method}: the client speaks MCP {version}, which has no {method}", version=version
+            )
+        feature = _feature(method, params)
+        if feature is not None and not any(g.param == feature[0] for g in spec.param_gates):
+            return NotExpressible(
+                f"cannot ask {method} with {feature[1]}: the client speaks MCP {version}, which has none",
+                version=version,
             )
         if self._stateless and self._replay is None:
             if self._stub.input_required_result is None:
@@ -458,14 +530,34 @@ class Context:
             )
         return None
 
-    async def _ask(self, method: str, params: Any) -> dict[str, Any]:
+    async def _ask(self, method: str, params: Any, key: str | None = None) -> dict[str, Any]:
+        return (await self._ask_typed(method, params, key))[0]
+
+    async def _ask_typed(self, method: str, params: Any, key: str | None = None) -> tuple[dict[str, Any], Any]:
+        """The answer as wire JSON and as the stub version's typed result model."""
         refusal = self._refusal(method, params)
         if refusal is not None:
             raise refusal
         if self._replay is not None:
-            return cast("dict[str, Any]", self._replay.ask(method, params))
-        answer = versions.dump(await self._ctx.request(method, params))
-        return cast("dict[str, Any]", answer) if isinstance(answer, dict) else {}
+            data: Any = self._replay.ask(method, params, key)
+            spec = self._stub.server_requests.get(method) or self._stub.input_requests.get(method)
+            typed = versions.validate(spec.result, data) if spec is not None and isinstance(data, dict) else None
+        else:
+            typed = await self._ctx.request(method, params)  # crossed back into the stub's version
+            data = versions.dump(typed)
+        return (cast("dict[str, Any]", data) if isinstance(data, dict) else {}), typed
+
+
+def _feature(method: str, params: Any) -> tuple[str, str] | None:
+    """(param, what) of a later-version feature this ask uses (URL mode, tools in sampling), if any."""
+    if not isinstance(params, dict):
+        return None
+    data = cast("dict[str, Any]", params)
+    if method == ELICIT and data.get("mode") == "url":
+        return "mode", "URL-mode elicitation"
+    if method == SAMPLE and data.get("tools"):
+        return "tools", "tools in sampling"
+    return None
 
 
 def _tree(capabilities: list[Capability]) -> dict[str, Any]:

@@ -129,6 +129,7 @@ class App:
         icons: Sequence[Mapping[str, Any] | BaseModel] | None = None,
         meta: Mapping[str, Any] | None = None,
         structured: bool | None = None,
+        input_schema: Mapping[str, Any] | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -143,12 +144,15 @@ class App:
         icons: Sequence[Mapping[str, Any] | BaseModel] | None = None,
         meta: Mapping[str, Any] | None = None,
         structured: bool | None = None,
+        input_schema: Mapping[str, Any] | None = None,
     ) -> F | Callable[[F], F]:
         """Register a tool: arguments and inputSchema from the signature (`Annotated[int,
         Field(description=...)]`, defaults), description from the docstring, outputSchema and
         structuredContent from the return annotation (a model, TypedDict, dataclass or dict as is;
         other types as `{"result": ...}`); `str`, `Image`, `Audio` and content blocks are returned as
-        content. `structured=False` makes any return plain content."""
+        content. `structured=False` makes any return plain content. `input_schema` advertises that
+        JSON Schema instead of the signature's (calls are checked against it; the function gets the
+        arguments its parameters name)."""
 
         scope = _caller_scope()
 
@@ -164,6 +168,7 @@ class App:
                 meta=meta,
                 structured=structured,
                 scope=scope,
+                input_schema=input_schema,
             )
             known = self._tools.get(entry.name)
             if known is not None:
@@ -354,7 +359,10 @@ class App:
         await asyncio.sleep(0)  # changes made together go out as one notification each
         while self._pending:
             method = self._pending.pop()
-            await self.server.broadcast(method)
+            try:
+                await self.server.broadcast(method)
+            except McpError as error:  # e.g. the shared bus is down: nobody awaits this task
+                log.warning("could not send %s: %s", method, error.message)
 
     async def resource_updated(self, uri: str) -> int:
         """Tell the clients subscribed to `uri` that it changed; returns how many were told."""

@@ -91,6 +91,7 @@ class ToolEntry:
         meta: Mapping[str, Any] | None,
         structured: bool | None,
         scope: Mapping[str, Any] | None = None,
+        input_schema: Mapping[str, Any] | None = None,
     ) -> None:
         name = name if name is not None else str(getattr(fn, "__name__", ""))
         if TOOL_NAME.fullmatch(name) is None:
@@ -101,7 +102,16 @@ class ToolEntry:
         self.sig: FunctionSignature = analyse(
             fn, what, model_name=f"{name.replace('.', '_').replace('-', '_')}Arguments", scope=scope
         )
-        self.validate: Callable[[Any], BaseModel] = self.sig.arguments.__pydantic_validator__.validate_python
+        validate: Callable[[Any], BaseModel] = self.sig.arguments.__pydantic_validator__.validate_python
+        if input_schema is not None:  # the advertised schema checks the call; the function picks its parameters
+            known = frozenset(self.sig.parameters)
+
+            def validate_known(arguments: Any) -> BaseModel:
+                return validate({k: v for k, v in cast("dict[str, Any]", arguments).items() if k in known})
+
+            self.validate = validate_known
+        else:
+            self.validate = validate
         kind = output_kind(self.sig.returns)
         if structured is False and kind == "structured":
             kind = "content"
@@ -135,7 +145,9 @@ class ToolEntry:
                 "name": name,
                 "title": title,
                 "description": description if description is not None else self.sig.description(),
-                "inputSchema": json_schema(self.sig.arguments, "validation"),
+                "inputSchema": (
+                    dict(input_schema) if input_schema is not None else json_schema(self.sig.arguments, "validation")
+                ),
                 "outputSchema": self.output_schema if "output_schema" in tool.model_fields else None,
                 "annotations": _wire(annotations),
                 "icons": _wire(icons),

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, PydanticUserError, TypeAdapter, crea
 from pydantic.errors import PydanticSchemaGenerationError
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 
-from .content import Audio, Image, is_content_model
+from .content import Audio, Embedded, Image, is_content_model
 from .errors import AppDefinitionError
 
 __all__ = ["MISSING", "FunctionSignature", "OutputKind", "analyse", "json_schema", "output_kind"]
@@ -167,7 +167,7 @@ def _is_call_tool_result(tp: Any) -> bool:
 
 
 def _content_leaf(tp: Any) -> bool:
-    return tp is Image or tp is Audio or is_content_model(tp)
+    return tp is Image or tp is Audio or tp is Embedded or is_content_model(tp)
 
 
 def _leaves(tp: Any) -> list[Any]:
