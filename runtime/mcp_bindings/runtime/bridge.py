@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -33,10 +34,17 @@ HandlerCall = Callable[[Any, Any], Awaitable[Any]]  # (typed params, raw params)
 
 
 class VersionBridge:
-    def __init__(self, server: ServerStub, sealer: RequestStateSealer) -> None:
+    def __init__(
+        self, server: ServerStub, sealer: RequestStateSealer, identity: Callable[[ProtocolTables], Any] | None = None
+    ) -> None:
         self.server = server
         self.stub = server.protocol
         self.sealer = sealer
+        # The server's identity per version (`peer.ServerIdentity`: built once, shared).
+        self.identity: Callable[[ProtocolTables], Any] = identity or partial(server_info, server)
+        # result type -> whether it has the fields stamped (ttl_ms, cache_scope, meta); protocol -> _meta JSON
+        self._stamp_fields: dict[type[BaseModel], tuple[bool, ...]] = {}
+        self._meta_bytes: dict[ProtocolTables, tuple[Any, bytes]] = {}
 
     # -- into the stub's version -------------------------------------------------------------
 
@@ -111,11 +119,17 @@ class VersionBridge:
         elif view.protocol is self.stub and not isinstance(result, spec.result):
             log.error("%s handler returned %s, expected %s", spec.method, type(result).__name__, spec.result.__name__)
             raise McpError(INTERNAL_ERROR, f"Internal error: the {spec.method} handler returned the wrong type")
+        if view.protocol is self.stub and isinstance(result, BaseModel):
+            what = f"the {spec.method} result"
+            if view.stateless:
+                stamped = self._stamped_json(result, view)
+                if stamped is not None:
+                    return stamped
+                result = self._stamped(result, view)
+            return versions.checked_json(result, what)
         if view.stateless:
             result = self._stamped(result, view)
         if view.protocol is self.stub:
-            if isinstance(result, BaseModel):
-                return versions.checked_json(result, f"the {spec.method} result")
             return versions.to_json(result)
         target = view.protocol.input_required_result if asks else spec.result
         converted = crossing.cross(
@@ -174,6 +188,51 @@ class VersionBridge:
             result = result.model_copy(update={"request_state": sealed})
         return result
 
+    def _stamped_json(self, result: BaseModel, view: PeerView) -> bytes | None:
+        """The common case of `_stamped` without copying the model: the result has no `_meta` of its
+        own and its caching fields already hold the server's settings (or the version has none), so
+        the server's identity is written into the result's JSON as its `_meta`, and the whole is
+        checked on the way out as `versions.checked_json` does. None where that does not apply, or
+        the check fails (`_stamped` then does it the long way, and reports it)."""
+        model: Any = result
+        cls = type(result)
+        has = self._stamp_fields.get(cls)
+        if has is None:
+            has = self._stamp_fields[cls] = tuple(
+                name in cls.model_fields for name in ("ttl_ms", "cache_scope", "meta")
+            )
+        if (has[0] or has[1]) and (
+            (has[0] and model.ttl_ms != self.server.cache_ttl_ms and "ttl_ms" not in model.model_fields_set)
+            or (has[1] and model.cache_scope != self.server.cache_scope and "cache_scope" not in model.model_fields_set)
+        ):
+            return None
+        data = result.__pydantic_serializer__.to_json(result, by_alias=True, exclude_none=True)
+        key = view.protocol.meta.server_info
+        if has[2] and key is not None:
+            if model.meta is not None:
+                return None
+            try:
+                meta = self._meta_json(view.protocol, key)
+            except (TypeError, ValueError):  # not JSON (an icon's value): the long way says what
+                return None
+            data = meta + b"}" if data == b"{}" else meta + b"," + data[1:]  # `_meta` comes first in the models
+        try:
+            type(result).__pydantic_validator__.validate_json(data, by_name=False, context=versions.WIRE_CONTEXT)
+        except ValidationError:
+            return None
+        return data
+
+    def _meta_json(self, protocol: ProtocolTables, key: str) -> bytes:
+        """`{"_meta":{<key>:<the server's identity>}` (open: the result's JSON follows), kept while the
+        identity (`peer.ServerIdentity`, rebuilt when it changes) is the same."""
+        identity = self.identity(protocol)
+        kept = self._meta_bytes.get(protocol)
+        if kept is not None and kept[0] is identity:
+            return kept[1]
+        data = b'{"_meta":' + jsonrpc.dumps({key: identity})
+        self._meta_bytes[protocol] = (identity, data)
+        return data
+
     def _stamped(self, result: Any, view: PeerView) -> Any:
         """Stateless-era results carry the server's identity and its caching policy."""
         updates: dict[str, Any] = {}
@@ -184,7 +243,7 @@ class VersionBridge:
         key = view.protocol.meta.server_info
         if "meta" in fields and key is not None:
             meta = dict(versions.dump(model.meta) if model.meta is not None else {})
-            meta.setdefault(key, server_info(self.server, view.protocol))
+            meta.setdefault(key, self.identity(view.protocol))
             updates["meta"] = meta
         if "ttl_ms" in fields and "ttl_ms" not in result.model_fields_set:
             updates["ttl_ms"] = self.server.cache_ttl_ms

@@ -8,8 +8,9 @@ Versions, `_meta` keys and error codes come from the generated tables (`registry
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any, get_args
 
 from pydantic import BaseModel, ValidationError
@@ -69,17 +70,79 @@ def stateless_meta(request: Request) -> dict[str, Any] | None:
     return None
 
 
+class ServerIdentity:
+    """The server's identity per version (`server_info`), built once and rebuilt only when one of
+    the server's identity attributes has changed since (they are compared on every call: cheap).
+    The dict returned is shared: read it, never change it."""
+
+    def __init__(self, server: ServerStub) -> None:
+        self.server = server
+        self._built: dict[ProtocolTables, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+
+    def __call__(self, protocol: ProtocolTables) -> dict[str, Any]:
+        s = self.server
+        key = (s.name, s.version, s.title, s.description, s.website_url, s.icons)
+        built = self._built.get(protocol)
+        if built is not None and built[0] == key:
+            return built[1]
+        info = server_info(s, protocol)
+        self._built[protocol] = (copy.deepcopy(key), info)  # a copy: an icon changed in place is seen
+        return info
+
+
 class Lifecycle:
     """Builds the views of one server: limits its capabilities to each version, answers
-    `initialize` and `server/discover`, and reads the `_meta` of stateless requests."""
+    `initialize` and `server/discover`, and reads the `_meta` of stateless requests.
+
+    What a server advertises to a version is built once and kept with what it was built from (the
+    server's `capabilities` and the extensions and methods registered on it, `extensions`); a view
+    reuses it, and the gate checks of its plans, while those are unchanged, so a stateless request
+    (a view each) does not recompute them, and a method or extension registered at run time, or a
+    capability changed, shows in the next request's view."""
 
     def __init__(self, server: ServerStub, supported_versions: list[str] | None = None) -> None:
         self.server = server
-        # By name or wire version; an unknown one is the caller's mistake: say so now.
-        supported = [registry.wire_version(v) for v in supported_versions or list(registry.versions())]
-        handshake = registry.handshake_versions()
-        self.handshake_supported = [v for v in supported if v in handshake]
-        self.stateless_supported = [v for v in supported if v not in handshake]
+        self.identity = ServerIdentity(server)
+        # protocol -> (what it was built from, the advertised capabilities, the gate-checked plans)
+        self._advertised: dict[ProtocolTables, tuple[tuple[Any, Any, Any], dict[str, Any], dict[str, Plan]]] = {}
+        # stateless version served -> (its tables, its `_meta` keys of capabilities, identity, log level)
+        self._stateless_keys: dict[Any, tuple[ProtocolTables, str, str | None, str | None]] = {}
+        # By name or wire version; an unknown one is the caller's mistake: say so now. Every version
+        # (the default) is listed when first needed: a handshake with a version of the `mcp_bindings`
+        # namespace is answered without reading the entry points (`registry`).
+        self._every = not supported_versions
+        if supported_versions:
+            self._split([registry.wire_version(v) for v in supported_versions])
+
+    def _split(self, supported: list[str]) -> tuple[list[str], list[str]]:
+        self.__dict__["handshake_supported"] = [v for v in supported if not registry.info(v).stateless]
+        self.__dict__["stateless_supported"] = [v for v in supported if registry.info(v).stateless]
+        return self.__dict__["handshake_supported"], self.__dict__["stateless_supported"]
+
+    @cached_property
+    def handshake_supported(self) -> list[str]:
+        """Wire versions served with a handshake, oldest first."""
+        return self._split(list(registry.versions()))[0]
+
+    @cached_property
+    def stateless_supported(self) -> list[str]:
+        """Wire versions served without one (each request's `_meta`), oldest first."""
+        return self._split(list(registry.versions()))[1]
+
+    @cached_property
+    def serves_handshake(self) -> bool:
+        """Whether any handshake version is served (read before a first request's `initialize`)."""
+        if self._every and any(not i.stateless for i in registry.on_path().values()):
+            return True
+        return bool(self.handshake_supported)
+
+    def _handshake_version(self, requested: str) -> str:
+        """The version `initialize` settles on: the requested one where served, else the newest."""
+        if self._every and "handshake_supported" not in self.__dict__:
+            found = registry.on_path().get(requested)  # every version is served: one on the path is
+            if found is not None and found.version == requested and not found.stateless:
+                return requested
+        return requested if requested in self.handshake_supported else self.handshake_supported[-1]
 
     # -- handshake era -----------------------------------------------------------------------
 
@@ -89,7 +152,7 @@ class Lifecycle:
         requested = params.get("protocolVersion")
         if not isinstance(requested, str):
             raise invalid_field("params.protocolVersion", "must be a string", "string_type")
-        version = requested if requested in self.handshake_supported else self.handshake_supported[-1]
+        version = self._handshake_version(requested)
         protocol = registry.protocol(version, own=self.server.protocol)
         try:
             versions.validate(protocol.client_requests["initialize"].params, params)
@@ -99,7 +162,7 @@ class Lifecycle:
         result: dict[str, Any] = {
             "protocolVersion": version,
             "capabilities": view.advertised,
-            "serverInfo": server_info(self.server, protocol),
+            "serverInfo": self.identity(protocol),
         }
         if self.server.instructions:
             result["instructions"] = self.server.instructions
@@ -108,7 +171,34 @@ class Lifecycle:
     # -- stateless era -----------------------------------------------------------------------
 
     def stateless_view(self, request: Request) -> PeerView:
-        meta = stateless_meta(request)
+        return self.view_of(request, stateless_meta(request))
+
+    def view_of(self, request: Request, meta: dict[str, Any] | None) -> PeerView:
+        """The view of a stateless request whose `stateless_meta` is `meta`."""
+        if meta is not None:  # a version served before: its tables and `_meta` keys are known
+            version = meta.get(self._version_key)
+            known = self._stateless_keys.get(version) if isinstance(version, str) else None
+            if known is not None:
+                protocol, capabilities_key, info_key, level_key = known
+                capabilities = meta.get(capabilities_key)
+                if isinstance(capabilities, dict):
+                    info = meta.get(info_key) if info_key else None
+                    level = meta.get(level_key) if level_key else None
+                    return self._view(
+                        protocol,
+                        capabilities,
+                        info if isinstance(info, dict) else {},
+                        level if level in LOG_LEVELS else None,
+                    )
+        return self._read_view(request, meta)
+
+    @cached_property
+    def _version_key(self) -> str:
+        """The `_meta` key of the protocol version, as the newest stateless version names it."""
+        newest = registry.newest_stateless()
+        return (newest.meta.protocol_version if newest is not None else None) or ""
+
+    def _read_view(self, request: Request, meta: dict[str, Any] | None) -> PeerView:
         newest = registry.newest_stateless()
         key = newest.meta.protocol_version if newest is not None else None
         if meta is None or newest is None:
@@ -133,6 +223,8 @@ class Lifecycle:
             )
         protocol = registry.protocol(version, own=self.server.protocol)
         keys = protocol.meta
+        if keys.client_capabilities:  # `view_of` reads the next request of this version by these keys
+            self._stateless_keys[version] = (protocol, keys.client_capabilities, keys.client_info, keys.log_level)
         capabilities = meta.get(keys.client_capabilities) if keys.client_capabilities else None
         if not isinstance(capabilities, dict):
             raise McpError(
@@ -150,13 +242,13 @@ class Lifecycle:
         data: dict[str, Any] = {
             "supportedVersions": self.stateless_supported + list(reversed(self.handshake_supported)),
             "capabilities": view.advertised,
-            "serverInfo": server_info(self.server, view.protocol),
+            "serverInfo": self.identity(view.protocol),
             "resultType": "complete",
             "ttlMs": self.server.cache_ttl_ms,
             "cacheScope": self.server.cache_scope,
         }
         if view.protocol.meta.server_info:
-            data["_meta"] = {view.protocol.meta.server_info: server_info(self.server, view.protocol)}
+            data["_meta"] = {view.protocol.meta.server_info: self.identity(view.protocol)}
         if self.server.instructions:
             data["instructions"] = self.server.instructions
         try:
@@ -170,10 +262,28 @@ class Lifecycle:
     def _view(
         self, protocol: ProtocolTables, capabilities: dict[str, Any], info: dict[str, Any], level: str | None
     ) -> PeerView:
-        view = PeerView(protocol, capabilities, info, level)
-        view.advertised = self.capabilities_for(protocol)
-        self._prepare(protocol)
-        return view
+        advertised, plans = self.advertised(protocol)
+        return PeerView(protocol, capabilities, info, level, advertised, plans=plans)
+
+    def advertised(self, protocol: ProtocolTables) -> tuple[dict[str, Any], dict[str, Plan]]:
+        """What the server advertises to `protocol` (shared: read it, never change it), and the plans
+        gate-checked against it (`ServerRuntime.plan` fills them); rebuilt when what it is built from
+        changed: the server's `capabilities`, the extensions and methods registered on it."""
+        methods = extensions.registered(self.server)
+        inputs = (
+            self.server.capabilities,
+            methods.extensions if methods is not None else None,
+            methods.handlers if methods is not None else None,
+        )
+        built = self._advertised.get(protocol)
+        if built is not None and built[0] == inputs:
+            return built[1], built[2]
+        advertised = self.capabilities_for(protocol)
+        plans: dict[str, Plan] = {}
+        # Copies: a capability or setting changed in place must not change what is compared against.
+        kept = (copy.deepcopy(inputs[0]), copy.deepcopy(inputs[1]), dict(inputs[2]) if inputs[2] is not None else None)
+        self._advertised[protocol] = (kept, advertised, plans)
+        return advertised, plans
 
     def capabilities_for(self, protocol: ProtocolTables) -> dict[str, Any]:
         """The server's capabilities limited to what a version defines and the server implements."""
@@ -190,11 +300,15 @@ class Lifecycle:
                 out[key] = value
         return extensions.server_capabilities(self.server, protocol, out)  # where the version puts extensions
 
-    def _prepare(self, protocol: ProtocolTables) -> None:
+    def prepared(self, protocol: ProtocolTables) -> bool:
+        return (type(self.server), protocol.version) in _PREPARED
+
+    def prepare(self, protocol: ProtocolTables) -> None:
         """Build, once per process and version, the validators and serializers of the methods this
         server implements. Models are built on first use (import stays cheap and a process never
-        pays for methods it does not serve); doing these at negotiation keeps the build off the
-        first call of each method and out of the steady state's memory profile."""
+        pays for methods it does not serve); the runtime calls this right after answering the
+        negotiation (`Session.defer`), which keeps the build off both the first answer and the
+        first call of each method, and out of the steady state's memory profile."""
         key = (type(self.server), protocol.version)
         if key in _PREPARED:
             return

@@ -9,7 +9,8 @@ find them:
   `mcp-bindgen generate --package` declares, so an installed version is found wherever it lives.
 
 Discovery reads only the small `about` modules; a version's models and tables load when it is first
-used.
+used. A version asked for by name (`info`, `load_version`, `protocol`) that is in the namespace is
+found without reading the entry points (`importlib.metadata`); listing every version reads them.
 
 Each version has a name (what it was generated under: `2025-11-25`, `draft`) and a wire protocol
 version (`INFO.version`). The runtime speaks wire versions: `versions()`, `handshake_versions()`,
@@ -23,7 +24,6 @@ or a wire version.
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import importlib.util
 import pkgutil
 import sys
@@ -45,9 +45,18 @@ class _Found:
 
 
 @cache
-def _by_name() -> dict[str, _Found]:
+def _on_path() -> dict[str, _Found]:
+    """The versions of the `mcp_bindings` namespace by name (no entry points read)."""
     found: dict[str, _Found] = {}
-    for item in [*_from_namespace(), *_from_entry_points()]:
+    for item in _from_namespace():
+        found.setdefault(item.info.key, item)
+    return found
+
+
+@cache
+def _by_name() -> dict[str, _Found]:
+    found = dict(_on_path())
+    for item in _from_entry_points():
         found.setdefault(item.info.key, item)  # the same version seen by both routes: keep the first
     return {name: found[name] for name in sorted(found, key=lambda n: (found[n].info.version, n))}
 
@@ -77,8 +86,10 @@ def _from_namespace() -> list[_Found]:
 
 
 def _from_entry_points() -> list[_Found]:
+    from importlib.metadata import entry_points  # only here: most lookups are answered from the namespace (`_find`)
+
     found: list[_Found] = []
-    for entry in sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
+    for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
         package = entry.value.split(":", 1)[0].strip()
         try:
             spec = importlib.util.find_spec(package)  # imports the parents only, not the package
@@ -125,7 +136,7 @@ def _about(package: str, location: Path | None) -> ModuleType | None:
 
 def refresh() -> None:
     """Forget what was discovered (after generating or installing a version into a running process)."""
-    for cached in (_by_name, _discovered, _protocol, protocol_version_keys, newest_stateless):
+    for cached in (_on_path, _by_name, _discovered, _protocol, protocol_version_keys, newest_stateless):
         cached.cache_clear()
     importlib.invalidate_caches()
 
@@ -140,7 +151,16 @@ def names() -> dict[str, VersionInfo]:
     return {name: item.info for name, item in _by_name().items()}
 
 
+def on_path() -> dict[str, VersionInfo]:
+    """The versions of the `mcp_bindings` namespace by name, found without reading the entry points
+    (a subset of `names()`; a name here stands for the same version there)."""
+    return {name: item.info for name, item in _on_path().items()}
+
+
 def _find(version: str) -> _Found:
+    on_path = _on_path()  # a version by its name in the namespace wins over entry points: no need to read them
+    if version in on_path:
+        return on_path[version]
     by_name = _by_name()
     if version in by_name:
         return by_name[version]

@@ -11,6 +11,7 @@ streams) are a table here; everything else about methods comes from the generate
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from pydantic import ValidationError
@@ -90,7 +91,7 @@ class ServerRuntime:
         self.stub: ProtocolTables = server.protocol  # the tables of the version the server was written against
         self.host = host or host_for(server)
         self.lifecycle = Lifecycle(server, supported_versions)
-        self.bridge = VersionBridge(server, request_state or self.host.sealer)
+        self.bridge = VersionBridge(server, request_state or self.host.sealer, self.lifecycle.identity)
         self.view: PeerView | None = None  # set by initialize (handshake lifecycle)
         self.initialized = False
         self.session: Session | None = None
@@ -113,13 +114,16 @@ class ServerRuntime:
         self.session = session
         view = self.view
         if view is None:
-            if self.lifecycle.handshake_supported and stateless_meta(request) is None:
+            meta = stateless_meta(request)
+            if meta is None and self.lifecycle.serves_handshake:
                 if request.method == "initialize":
                     return self._initialize(request, session)
                 if request.method == "ping":
                     return EMPTY_RESULT
-            view = self.lifecycle.stateless_view(request)
+            view = self.lifecycle.view_of(request, meta)
             view.principal = session.principal  # sealed requestState is bound to it (request_state)
+            if not self.lifecycle.prepared(view.protocol):
+                session.defer(partial(self.lifecycle.prepare, view.protocol))
         plan = view.plans.get(request.method) or self.plan(request.method, view)
         if plan.builtin is not None:
             return await plan.builtin(self, request, view, session)
@@ -163,7 +167,8 @@ class ServerRuntime:
         if plan is None:
             spec = view.protocol.client_requests.get(method)
             if spec is None:  # not the version's: a custom or extension method (`extensions`), else -32601
-                plan = view.plans[method] = plans[method] = extensions.plan(self.server, method)
+                # Kept with the view's advertised capabilities only, which a (re-)registration renews.
+                plan = view.plans[method] = extensions.plan(self.server, method)
                 return plan
             builtin = BUILTINS.get(method) if spec.builtin else None
             if self._serves_subscriptions and method in SUBSCRIPTION_REQUESTS:
@@ -194,6 +199,8 @@ class ServerRuntime:
         view, result = self.lifecycle.initialize(request)
         self.view = view
         self.peer = PeerSession(session, view, self.stub)
+        # The validators of the methods served: built once the answer is out (time to first response).
+        session.defer(partial(self.lifecycle.prepare, view.protocol))
         return result
 
     def record_subscription(self, subscribe: bool, params: Any) -> None:

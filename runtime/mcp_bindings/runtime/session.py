@@ -1,13 +1,22 @@
 """The session engine: one JSON-RPC peer over one transport, for either role.
 
-It correlates responses by id (ids are never reused), runs incoming requests concurrently (one
-task each), cancels them on `notifications/cancelled` (no response is sent then), routes progress
-to the caller that asked for it, and turns bad input into the right error without ever ending the
+It correlates responses by id (ids are never reused), runs incoming requests concurrently,
+cancels them on `notifications/cancelled` (no response is sent then), routes progress to the
+caller that asked for it, and turns bad input into the right error without ever ending the
 session. What a method means is the dispatcher's business (`ServerRuntime`, `ClientRuntime`).
+
+Requests are served by the task that read them (no task per request): most handlers finish
+without waiting for anything, and a task, a stream and a wake-up per request would cost several
+times the handler's work. The moment a request's handler (or the sending of its answer) has to
+wait, a new reader task takes over the reading and the request carries on in the task it started
+in (see `_inline`), so requests still run concurrently and a handler may await the peer.
 """
 
 from __future__ import annotations
 
+import contextvars
+import types
+from collections.abc import Callable, Coroutine, Generator
 from typing import Any, NamedTuple, Protocol, cast
 
 import anyio
@@ -64,6 +73,9 @@ class Session:
         self._task_group: TaskGroup | None = None
         self._active = 0  # requests being handled or answered
         self._idle: anyio.Event | None = None  # set when _active drops to 0 while draining
+        self._ended: anyio.Event | None = None  # set when the peer stops sending (`run`)
+        self._scope_type: type[anyio.CancelScope] | None = None  # the backend's (`_answer`)
+        self._deferred: list[Callable[[], None]] = []  # work for after the current answer (`defer`)
 
     # -- the receive loop ---------------------------------------------------------------------
 
@@ -72,7 +84,9 @@ class Session:
         try:
             async with anyio.create_task_group() as task_group:
                 self._task_group = task_group
-                await self._receive_loop()
+                self._ended = anyio.Event()
+                task_group.start_soon(self._read)
+                await self._ended.wait()
                 # The peer stopped sending: let requests already received finish (bounded), then stop.
                 if self._active:
                     self._idle = anyio.Event()
@@ -82,27 +96,41 @@ class Session:
         finally:
             self.calls.close()
 
-    async def _receive_loop(self) -> None:
+    async def _read(self) -> None:
+        """The reader: one task at a time reads frames, until the transport ends or a request it
+        serves has to wait (then a new reader has taken over and this task finishes that request)."""
         while True:
             try:
                 frame = await self.transport.receive()
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                assert self._ended is not None
+                self._ended.set()
                 return
             except OversizedMessage as exc:
                 log.warning("%s", exc)
-                await self._send_quietly(jsonrpc.encode_error(None, INVALID_REQUEST, f"Invalid Request: {exc}"))
+                frame = jsonrpc.encode_error(None, INVALID_REQUEST, f"Invalid Request: {exc}")
+                if await _inline(self._send_quietly(frame), self._hand_over):
+                    return
                 continue
-            await self._dispatch_frame(frame)
+            request = await self._dispatch_frame(frame)
+            if request is not None and await _inline(self._serve_request(request), self._hand_over):
+                return
 
-    async def _dispatch_frame(self, frame: bytes) -> None:
+    def _hand_over(self) -> None:
+        """What the reader serves has to wait: a new task reads on."""
+        assert self._task_group is not None
+        self._task_group.start_soon(self._read)
+
+    async def _dispatch_frame(self, frame: bytes) -> Request | None:
+        """Decode and route one frame; a request is returned for the reader to serve."""
         try:
             data = jsonrpc.decode(frame)
         except InvalidMessage as exc:
             await self._send_quietly(jsonrpc.encode_error(None, exc.code, exc.message))
-            return
+            return None
         if isinstance(data, list):
             await self._dispatch_batch(cast("list[Any]", data))
-            return
+            return None
         try:
             message = jsonrpc.classify(data)
         except InvalidMessage as exc:
@@ -110,24 +138,19 @@ class Session:
                 await self._send_quietly(jsonrpc.encode_error(exc.id, exc.code, exc.message, exc.data))
             else:
                 log.warning("dropping an invalid response: %s", exc.message)
-            return
-        self._route(message)
-
-    def _route(self, message: jsonrpc.Message) -> None:
-        assert self._task_group is not None
+            return None
         if isinstance(message, Request):
             if message.id in self._in_flight:
-                self._task_group.start_soon(
-                    self._send_quietly,
-                    jsonrpc.encode_error(
-                        message.id, INVALID_REQUEST, f"Invalid Request: id {message.id!r} is already in use"
-                    ),
-                )
-                return
-            scope = anyio.CancelScope()
-            self._in_flight[message.id] = scope
-            self._task_group.start_soon(self._serve_request, message, scope)
-        elif isinstance(message, Response):
+                error = f"Invalid Request: id {message.id!r} is already in use"
+                await self._send_quietly(jsonrpc.encode_error(message.id, INVALID_REQUEST, error))
+                return None
+            return message
+        self._route(message)
+        return None
+
+    def _route(self, message: Notification | Response) -> None:
+        assert self._task_group is not None
+        if isinstance(message, Response):
             self.calls.resolve(message)
         elif message.method == CANCELLED:
             self._peer_cancelled(message.params)
@@ -195,7 +218,11 @@ class Session:
         if request.id in self._in_flight:
             message = f"Invalid Request: id {request.id!r} is already in use"
             return Answer(jsonrpc.encode_error(request.id, INVALID_REQUEST, message), INVALID_REQUEST)
-        return await self._answer(request)
+        try:
+            return await self._answer(request)
+        finally:
+            if self._deferred:  # the transport writes the answer: nothing to wait for here
+                self._run_deferred()
 
     async def accept(self, message: Notification | Response) -> None:
         """Take a response or notification that arrived outside the receive loop."""
@@ -217,18 +244,37 @@ class Session:
 
     # -- incoming requests and notifications --------------------------------------------------
 
-    async def _serve_request(self, request: Request, scope: anyio.CancelScope) -> None:
+    async def _serve_request(self, request: Request) -> None:
         self._active += 1
         try:
-            answer = await self._answer(request, scope)
+            answer = await self._answer(request)
             if answer is not None:
                 await self._send_quietly(answer.frame, request.id)
+            if self._deferred:
+                self._run_deferred()
         finally:
             self._done()
 
-    async def _answer(self, request: Request, scope: anyio.CancelScope | None = None) -> Answer | None:
-        scope = scope or anyio.CancelScope()
-        self._in_flight[request.id] = scope
+    def defer(self, work: Callable[[], None]) -> None:
+        """Run `work` (synchronous, e.g. building validators) once the answer being made has been
+        sent: work the peer will need soon, kept off the time to this answer."""
+        self._deferred.append(work)
+
+    def _run_deferred(self) -> None:
+        while self._deferred:
+            work = self._deferred.pop(0)
+            try:
+                work()
+            except Exception:  # only ever preparation: what it would have built is built on first use
+                log.exception("deferred work failed")
+
+    async def _answer(self, request: Request) -> Answer | None:
+        # The running backend's scope class, called directly: `anyio.CancelScope()` looks the backend
+        # up on every call, which costs as much again as the scope itself.
+        scope_type = self._scope_type
+        if scope_type is None:
+            scope_type = self._scope_type = type(anyio.CancelScope())
+        scope = self._in_flight[request.id] = scope_type()
         answer: Answer | None = None
         try:
             with scope:
@@ -242,7 +288,7 @@ class Session:
                     answer = Answer(jsonrpc.encode_error(request.id, INTERNAL_ERROR, "Internal error"), INTERNAL_ERROR)
         finally:
             self._in_flight.pop(request.id, None)
-        if request.id in self._cancelled_by_peer:
+        if self._cancelled_by_peer and request.id in self._cancelled_by_peer:
             self._cancelled_by_peer.discard(request.id)
             return None  # the peer cancelled it: no response at all
         return answer
@@ -295,3 +341,33 @@ class Session:
             await self.transport.send(frame, related)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
             log.debug("could not send (%s): %s", exc, orjson.loads(frame) if len(frame) < 200 else frame[:200])
+
+
+@types.coroutine
+def _inline(coroutine: Coroutine[Any, Any, None], on_wait: Callable[[], None]) -> Generator[Any, Any, bool]:
+    """Run `coroutine` to its end in the current task, in a context of its own (as a task of its
+    own would: context variables it sets stay its own). False: it never had to wait. The first time
+    it waits, `on_wait()` is called and it carries on as an ordinary await in this task (True): so
+    cancel scopes and locks it holds stay in the task that entered them."""
+    context = contextvars.copy_context()
+    try:
+        waiting_on = context.run(coroutine.send, None)
+    except StopIteration:
+        return False
+    on_wait()
+    while True:
+        try:
+            sent = yield waiting_on
+        except GeneratorExit:
+            coroutine.close()
+            raise
+        except BaseException as exc:  # cancellation and the like: delivered to the coroutine
+            try:
+                waiting_on = context.run(coroutine.throw, exc)
+            except StopIteration:
+                return True
+        else:
+            try:
+                waiting_on = context.run(coroutine.send, sent)
+            except StopIteration:
+                return True

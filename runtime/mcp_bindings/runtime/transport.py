@@ -99,7 +99,12 @@ class LineTransport(TransportBase):
         self._max = max_message_bytes
         self._buffer = bytearray()
         self._discarding = False
-        self._send_lock = anyio.Lock()
+        # fast_acquire: an uncontended send does not yield to the event loop (a request served by
+        # the reader is then answered without a task switch; see `session`).
+        self._send_lock = anyio.Lock(fast_acquire=True)
+        # A stream that takes each frame whole before it waits (`whole_frames`, e.g. stdio's asyncio
+        # pipe writer) cannot interleave two frames: no lock needed.
+        self._whole_frames: bool = getattr(send_stream, "whole_frames", False)
 
     async def receive(self) -> bytes:
         while True:
@@ -130,9 +135,18 @@ class LineTransport(TransportBase):
                 if rest and not self._discarding:
                     return rest
                 raise anyio.EndOfStream from None
+            if not self._buffer and not self._discarding and chunk.find(b"\n") == len(chunk) - 1 <= self._max:
+                # The usual read: exactly one whole frame. Taken as is, without the buffer's copies.
+                frame = chunk[:-1].strip()
+                if frame:
+                    return frame
+                continue
             self._buffer += chunk
 
     async def send(self, frame: bytes, related: RequestId | None = None) -> None:
+        if self._whole_frames:
+            await self._send_stream.send(frame + b"\n")
+            return
         async with self._send_lock:
             await self._send_stream.send(frame + b"\n")
 

@@ -1,0 +1,265 @@
+"""Where a server's time goes per `tools/call`: server CPU per call, and a cProfile of the server.
+
+    .venv/bin/python -m benchmarks.profile_call                        # stdio, 2025-11-25, CPU per call
+    .venv/bin/python -m benchmarks.profile_call --transport http --version 2026-07-28
+    .venv/bin/python -m benchmarks.profile_call --profile --top 40     # + cProfile of the server process
+    .venv/bin/python -m benchmarks.profile_call --python /tmp/base/.venv/bin/python --pythonpath A:B
+
+The server is `examples/echo_server.py` (the benchmark's), driven by the benchmark driver
+(`driver.py`: pre-encoded requests, one at a time). CPU is the server process's utime + stime
+(/proc/<pid>/stat) over the timed calls, so other processes on the machine do not count; wall
+time is reported too but is noisy on a shared machine. With `--profile` the server runs under
+cProfile (which roughly doubles its CPU): read the profile for shares, the plain run for the figure.
+`--pythonpath` runs another checkout's code (e.g. a `git worktree` of the previous commit) with the
+same driver, so old and new can be compared in one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import pstats
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks import driver, procs
+from benchmarks.config import PROTOCOL_LEGACY
+from benchmarks.ours import REPO_ROOT, ours_python
+
+SERVER = REPO_ROOT / "examples" / "echo_server.py"
+
+# Runs `argv[2:]` as a script; SIGUSR1 (sent after the warm-up) starts cProfile, timed by the process's
+# CPU clock, so start-up is left out. Writes `argv[1]` at exit.
+PROFILED = """
+import cProfile, runpy, signal, sys, time
+out = sys.argv[1]
+sys.argv = sys.argv[2:]
+profiler = cProfile.Profile(time.process_time)
+signal.signal(signal.SIGUSR1, lambda *_: profiler.enable())
+try:
+    runpy.run_path(sys.argv[0], run_name="__main__")
+finally:
+    profiler.disable()
+    profiler.dump_stats(out)
+"""
+
+
+def _command(python: str, transport: str, version: str, port: int, profile_out: str | None) -> list[str]:
+    argv = [python]
+    if profile_out is not None:  # CPU time, not wall time: a server mostly waits in epoll for the driver
+        argv += ["-c", PROFILED, profile_out]
+    argv += [str(SERVER), "--stub", version]
+    if transport == "http":
+        argv += ["--transport", "http", "--port", str(port)]
+    return argv
+
+
+def _env(pythonpath: str | None, pyc: str | None) -> dict[str, str]:
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    if pyc:  # bytecode in a private tree (PYTHONDONTWRITEBYTECODE is set on these machines)
+        env["PYTHONPYCACHEPREFIX"] = pyc
+    return env
+
+
+def run_stdio(
+    argv: list[str], env: dict[str, str], version: str, calls: int, warmup: int, profiled: bool = False
+) -> tuple[float, float]:
+    """(server CPU seconds, wall seconds) over `calls` sequential calls after `warmup` untimed ones."""
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, start_new_session=True)
+    try:
+        client = driver.StdioClient(proc, timeout=30.0)
+        driver.stdio_handshake(client, version)
+        template = driver.CallTemplate(version)
+        for i in range(1, warmup + 1):
+            driver.check_echo(client.request(template.encode(i), i))
+        if profiled:
+            proc.send_signal(signal.SIGUSR1)  # start profiling now
+        cpu0, wall0 = procs.cpu_seconds(proc.pid), time.perf_counter()
+        for i in range(warmup + 1, warmup + calls + 1):
+            client.request(template.encode(i), i)
+        cpu1, wall1 = procs.cpu_seconds(proc.pid), time.perf_counter()
+        assert proc.stdin is not None
+        proc.stdin.close()  # end of input: the server exits and cProfile writes its file
+        proc.wait(timeout=30)
+        return cpu1 - cpu0, wall1 - wall0
+    finally:
+        procs.stop(proc)
+
+
+def first_answer(argv: list[str], env: dict[str, str], version: str) -> tuple[float, float, int]:
+    """Spawn a stdio server and time its first answer (`initialize`, or `server/discover` for a
+    stateless version): (wall seconds, server CPU seconds until then, VmRSS KiB after the handshake)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, start_new_session=True)
+    try:
+        client = driver.StdioClient(proc, timeout=60.0)
+        driver.stdio_handshake(client, version)
+        wall, cpu = time.perf_counter() - start, procs.cpu_seconds(proc.pid)
+        time.sleep(0.3)  # let deferred work (validators built after the answer) finish before reading RSS
+        return wall, cpu, procs.memory_kib(proc.pid)["VmRSS"]
+    finally:
+        procs.stop(proc)
+
+
+def run_http(
+    argv: list[str], env: dict[str, str], version: str, port: int, calls: int, warmup: int, profiled: bool = False
+) -> tuple[float, float]:
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+    try:
+        procs.wait_for_port(proc, port, 60.0)
+
+        async def drive() -> tuple[float, float]:
+            http = driver.HttpClient("127.0.0.1", port, "/mcp", 30.0)
+            await http.connect()
+            session = driver.McpHttpSession(http, version)
+            await session.handshake()
+            for _ in range(warmup):
+                await session.call_echo()
+            if profiled:
+                proc.send_signal(signal.SIGUSR1)
+            cpu0, wall0 = procs.cpu_seconds(proc.pid), time.perf_counter()
+            for _ in range(calls):
+                await session.call_echo()
+            cpu1, wall1 = procs.cpu_seconds(proc.pid), time.perf_counter()
+            await http.close()
+            return cpu1 - cpu0, wall1 - wall0
+
+        result = asyncio.run(drive())
+        proc.send_signal(signal.SIGINT)  # uvicorn shuts down cleanly and cProfile writes its file
+        proc.wait(timeout=30)
+        return result
+    finally:
+        procs.stop(proc)
+
+
+# Where a function's own time goes in the breakdown: the first group whose marker is in its file
+# name (or, for built-ins, its name).
+GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("anyio (cancel scopes, locks, task groups)", ("/anyio/",)),
+    ("syscalls (epoll, read, write)", ("select.epoll", "posix.write", "posix.read", "'recv", "'send'", "sendmsg")),
+    ("event loop (asyncio or uvloop)", ("/asyncio/", "selectors.py", "uvloop", "_contextvars.Context", "runners.py")),
+    ("HTTP server (uvicorn, httptools/h11, starlette)", ("/uvicorn/", "httptools", "/h11/", "/starlette/")),
+    (
+        "transport + session",
+        ("runtime/transport.py", "runtime/session.py", "runtime/stdio.py", "runtime/calls.py", "runtime/http_"),
+    ),
+    (
+        "dispatch (server, plan, view, context, bridge)",
+        (
+            "runtime/server.py",
+            "server_context.py",
+            "runtime/peer.py",
+            "tool_schemas.py",
+            "runtime/bridge.py",
+            "runtime/tasks.py",
+            "notifications.py",
+            "runtime/extensions.py",
+        ),
+    ),
+    ("JSON-RPC framing (orjson)", ("runtime/jsonrpc.py", "orjson")),
+    (
+        "validation + serialisation (pydantic)",
+        ("/pydantic", "runtime/versions.py", "SchemaValidator", "SchemaSerializer", "/_base.py"),
+    ),
+    ("the handler (echo tool: builds its result models)", ("echo_server.py",)),
+)
+
+
+def breakdown(path: str, calls: int) -> list[tuple[str, float]]:
+    """Own time per group, in microseconds per call, from a cProfile file."""
+    stats = pstats.Stats(path).stats  # type: ignore[attr-defined]
+    totals: dict[str, float] = {}
+    for (filename, _line, name), (_cc, _ncalls, tottime, _ct, _callers) in stats.items():
+        where = f"{filename} {name}"
+        group = next((g for g, markers in GROUPS if any(m in where for m in markers)), "other")
+        totals[group] = totals.get(group, 0.0) + tottime
+    return sorted(((g, t / calls * 1e6) for g, t in totals.items()), key=lambda item: -item[1])
+
+
+def others(path: str, calls: int, top: int = 12) -> list[tuple[str, float]]:
+    """The biggest functions of the "other" group (built-ins called from everywhere, mostly)."""
+    stats = pstats.Stats(path).stats  # type: ignore[attr-defined]
+    rows: list[tuple[str, float]] = []
+    for (filename, line, name), (_cc, _ncalls, tottime, _ct, _callers) in stats.items():
+        where = f"{filename} {name}"
+        if not any(m in where for _, markers in GROUPS for m in markers):
+            rows.append((f"{Path(filename).name}:{line}({name})", tottime / calls * 1e6))
+    return sorted(rows, key=lambda item: -item[1])[:top]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    parser.add_argument("--version", default=PROTOCOL_LEGACY, help="protocol version the driver speaks")
+    parser.add_argument("--calls", type=int, default=5000)
+    parser.add_argument("--warmup", type=int, default=500)
+    parser.add_argument("--rounds", type=int, default=3, help="plain runs (medians are reported)")
+    parser.add_argument("--pyc", default=None, help="PYTHONPYCACHEPREFIX of the server (filled first)")
+    parser.add_argument("--spawns", type=int, default=0, help="also time N spawns to the first answer")
+    parser.add_argument("--profile", action="store_true", help="also run once under cProfile and print the top")
+    parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--sort", default="tottime", choices=["tottime", "cumulative"])
+    parser.add_argument("--python", default=ours_python(), help="interpreter of the server")
+    parser.add_argument("--pythonpath", default=None, help="PYTHONPATH of the server (another checkout)")
+    args = parser.parse_args()
+    env = _env(args.pythonpath, args.pyc)
+    if args.pyc:  # fill the bytecode tree once, untimed
+        first_answer(
+            _command(args.python, "stdio", args.version, 0, None), {**env, "PYTHONDONTWRITEBYTECODE": ""}, args.version
+        )
+
+    def once(profile_out: str | None) -> tuple[float, float]:
+        port = procs.free_port()
+        argv = _command(args.python, args.transport, args.version, port, profile_out)
+        profiled = profile_out is not None
+        if args.transport == "stdio":
+            return run_stdio(argv, env, args.version, args.calls, args.warmup, profiled)
+        return run_http(argv, env, args.version, port, args.calls, args.warmup, profiled)
+
+    cpu_us: list[float] = []
+    wall_us: list[float] = []
+    for _ in range(args.rounds):
+        cpu, wall = once(None)
+        cpu_us.append(cpu / args.calls * 1e6)
+        wall_us.append(wall / args.calls * 1e6)
+    cpu_us.sort()
+    wall_us.sort()
+    mid = len(cpu_us) // 2
+    print(
+        f"{args.transport} {args.version}: server CPU {cpu_us[mid]:.1f} us/call "
+        f"[{cpu_us[0]:.1f}-{cpu_us[-1]:.1f}], wall {wall_us[mid]:.1f} us/call ({1e6 / wall_us[mid]:.0f} calls/s)"
+    )
+    if args.spawns and args.transport == "stdio":
+        runs = sorted(
+            first_answer(_command(args.python, "stdio", args.version, 0, None), env, args.version)
+            for _ in range(args.spawns)
+        )
+        wall, cpu, rss = runs[len(runs) // 2]
+        print(
+            f"spawn -> first answer: {wall * 1e3:.0f} ms wall, {cpu * 1e3:.0f} ms server CPU (median of "
+            f"{len(runs)}), idle RSS {rss / 1024:.1f} MB"
+        )
+    if args.profile:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = str(Path(tmp) / "server.prof")
+            once(out)
+            groups = breakdown(out, args.calls)
+            total = sum(t for _, t in groups)
+            print(f"\nown time per call under cProfile ({total:.0f} us; the profiler inflates small calls):")
+            for group, us in groups:
+                print(f"  {us:7.1f} us  {us / total:6.1%}  {group}")
+            print("largest in other:", ", ".join(f"{name} {us:.1f}" for name, us in others(out, args.calls)))
+            print()
+            stats = pstats.Stats(out, stream=sys.stdout)
+            stats.strip_dirs().sort_stats(args.sort).print_stats(args.top)
+
+
+if __name__ == "__main__":
+    main()
