@@ -445,3 +445,42 @@ def test_access_token_principal_names_issuer_subject_and_client() -> None:
     token = AccessToken(subject="alice", client_id="cli", issuer="https://as.example")
     assert json.loads(token.principal) == ["https://as.example", "alice", "cli"]
     assert token.principal != AccessToken(subject="alice", client_id="other", issuer="https://as.example").principal
+
+
+# -- configured secrets and rotation (several workers) ----------------------------------------------
+
+OLD_SECRET = b"o" * 32
+NEW_SECRET = b"n" * 32
+
+
+def test_a_rotated_secret_still_opens_states_of_the_previous_one_for_its_grace_period() -> None:
+    now = [1_000.0]
+    old = RequestStateSealer(OLD_SECRET, clock=lambda: now[0])
+    token = old.seal("tools/call", "s", 1, params={"name": "alpha"})
+    rotated = RequestStateSealer(NEW_SECRET, previous=OLD_SECRET, grace_s=60, clock=lambda: now[0])
+    assert rotated.open("tools/call", token, params={"name": "alpha"}) == ("s", 1)
+    fresh = rotated.seal("tools/call", "t", 1, params={"name": "alpha"})
+    with pytest.raises(McpError, match="sealed with another key"):
+        old.open("tools/call", fresh, params={"name": "alpha"})  # new states use the new secret only
+    now[0] += 61
+    with pytest.raises(McpError, match="sealed with another key"):
+        rotated.open("tools/call", token, params={"name": "alpha"})  # grace period over
+    assert rotated.open("tools/call", fresh, params={"name": "alpha"}) == ("t", 1)
+
+
+def test_secrets_come_from_the_environment_and_must_be_long_enough() -> None:
+    from mcp_bindings.runtime.request_state import SecretError, secrets_from_env
+
+    env = {"MCP_REQUEST_STATE_SECRET": "n" * 32, "MCP_REQUEST_STATE_PREVIOUS_SECRET": "o" * 32}
+    assert secrets_from_env(env) == (NEW_SECRET, OLD_SECRET)
+    assert secrets_from_env({}) == (None, None)
+    with pytest.raises(SecretError, match="MCP_REQUEST_STATE_PREVIOUS_SECRET is 5 bytes; use at least 32"):
+        secrets_from_env({"MCP_REQUEST_STATE_PREVIOUS_SECRET": "short"})
+
+
+def test_only_a_configured_secret_can_be_shared() -> None:
+    from mcp_bindings.runtime.request_state import SecretError
+
+    RequestStateSealer(NEW_SECRET).check_shareable()
+    with pytest.raises(SecretError, match="several workers need one requestState secret"):
+        RequestStateSealer().check_shareable()

@@ -6,6 +6,10 @@ the response. In resumable handshake sessions every SSE event is numbered and ke
 `EventLog`, so a client whose stream broke resumes it with GET + `Last-Event-ID`. The logs are
 bounded (`ReplayLimits`: events and bytes per session, bytes over all sessions, age; the oldest go
 first) and released with their session; resuming past what was dropped is answered 410.
+
+Several workers: the logs stay in memory, and a worker that drains hands them over to the shared
+backend (`Handoff`), so a GET with `Last-Event-ID` that reaches another worker replays the missed
+events of that stream (`replay_handed_over`; docs/deployment.md).
 """
 
 from __future__ import annotations
@@ -25,11 +29,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
+import orjson
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Send
 
 from . import jsonrpc, logs, registry
-from .errors import INVALID_REQUEST
+from .backends import ReplayHandoff
+from .errors import INVALID_REQUEST, McpError
 from .session import Answer
 
 log = logs.logger("http")
@@ -129,6 +135,7 @@ class ReplayStore:
         self._clock = clock
         self._order: deque[_Event] = deque()  # every log's events, oldest first (dropped ones skipped lazily)
         self._held = 0
+        self._ids = itertools.count(1)  # event ids, unique over every session of the app
         self._timer: asyncio.TimerHandle | None = None
 
     def new_log(self) -> EventLog:
@@ -188,7 +195,7 @@ class EventLog:
 
     def __init__(self, store: ReplayStore | None = None) -> None:
         self.store = store if store is not None else ReplayStore()
-        self._ids = itertools.count(1)
+        self._ids = self.store._ids  # unique across sessions: another session's id is never taken for one of ours
         self.last_id = 0  # the newest event id issued
         self.dropped_through = 0
         self.bytes = 0
@@ -245,6 +252,22 @@ class EventLog:
         for record in list(self._followed):
             record.wake()
 
+    def snapshot(self) -> list[HandedStream]:
+        """The streams whose events are still held, for another worker (`handoff`): per stream whether
+        its request ended, and its events as (id, frame, wall-clock expiry)."""
+        self.store.sweep()
+        now, wall, ttl = self.store._clock(), time.time(), self.store.limits.ttl_seconds
+        streams: dict[StreamRecord, HandedStream] = {}
+        for event in self._events:
+            record = event.record
+            assert record is not None
+            stream = streams.get(record)
+            if stream is None:
+                stream = streams[record] = HandedStream(record.finished, [])
+            frame = event.frame.decode() if event.frame is not None else None
+            stream.events.append((event.id, frame, wall + event.time + ttl - now))
+        return list(streams.values())
+
     def replay(self, last_event_id: str) -> Response | None:
         """The answer to a GET with `Last-Event-ID`: the rest of that event's stream, then the stream
         itself until its request is answered. 410 when events after that one are no longer held (the
@@ -260,6 +283,8 @@ class EventLog:
         record = None
         if wanted > self.dropped_through and not self.closed:
             record = next((e.record for e in self._events if e.id == wanted), None)
+            if record is None:
+                return None  # held events are all after dropped_through: not an id of this session
         if record is None:
             message = (
                 f"Gone: the events after Last-Event-ID {wanted} are no longer held (the replay log is bounded "
@@ -292,6 +317,127 @@ class EventLog:
         finally:
             if record.reader == me:
                 self._followed.discard(record)
+
+
+# -- resuming on another worker (the session's worker drained) ----------------------------------
+
+
+@dataclass
+class HandedStream:
+    """One POST stream handed over by a draining worker: whether its request had ended, and its
+    held events (id, frame or None for a priming event, wall-clock time it expires)."""
+
+    finished: bool
+    events: list[tuple[int, str | None, float]]
+
+
+def replay_handed_over(streams: list[HandedStream], last_event_id: str, *, final: bool) -> Response:
+    """A GET with `Last-Event-ID` for a session that a drained worker handed over: the events of
+    that event's stream after it, once each and in order, then the end of the stream (the request
+    itself ran on the drained worker; a stream it had not finished is resumed again for what came
+    later, until the `final` handover). 404 when the id is not one of this session's held events;
+    410 when later events expired, or when the final handover shows the request was cut off unanswered."""
+    text = last_event_id.strip()
+    wanted = int(text) if 0 < len(text) <= ID_DIGITS and text.isascii() and text.isdigit() else -1
+    stream = next((s for s in streams if any(event_id == wanted for event_id, _, _ in s.events)), None)
+    if stream is None:
+        message = (
+            f"Not Found: Last-Event-ID {text!r} is not an event of this session's streams held after its worker"
+            " drained; initialize a new session"
+        )
+        return error_response(None, INVALID_REQUEST, message, 404, {"lastEventId": text})
+    later = [(event_id, frame, expires) for event_id, frame, expires in stream.events if event_id > wanted]
+    if final and not later and not stream.finished:
+        message = (
+            f"Gone: the request of Last-Event-ID {wanted}'s stream was cut off when its worker stopped, before it"
+            " was answered; send the request again"
+        )
+        return error_response(None, INVALID_REQUEST, message, 410, {"lastEventId": text})
+    if any(expires < time.time() for _, _, expires in later):
+        message = (
+            f"Gone: the events after Last-Event-ID {wanted} are no longer held (the replay log is bounded "
+            "by events, bytes and age); this stream cannot be resumed"
+        )
+        return error_response(None, INVALID_REQUEST, message, 410, {"lastEventId": text})
+    body = b"".join(sse_event(frame.encode(), event_id) for event_id, frame, _ in later if frame is not None)
+    return Response(body, media_type="text/event-stream", headers=no_cache())
+
+
+def encode_handover(streams: list[HandedStream], principal: str | None, *, final: bool) -> bytes:
+    """A session's handed-over streams as stored in the backend (`final`: its worker has stopped)."""
+    return orjson.dumps({"p": principal, "f": final, "s": [[s.finished, s.events] for s in streams]})
+
+
+def decode_handover(raw: bytes) -> tuple[str | None, bool, list[HandedStream]] | None:
+    """(principal, final, streams) from `encode_handover`; None when `raw` is not one."""
+    try:
+        data: Any = orjson.loads(raw)
+        streams = [
+            HandedStream(bool(finished), [(int(i), f if isinstance(f, str) else None, float(t)) for i, f, t in events])
+            for finished, events in data["s"]
+        ]
+        principal = data["p"]
+        return (principal if isinstance(principal, str) else None), bool(data["f"]), streams
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None
+
+
+class Handoff:
+    """A worker's side of handing replay logs over (shared backends; `StreamableHttp.handoff`): when
+    it drains, the held events of its handshake sessions go to the backend (again, `final`, when each
+    session ends at shutdown), and a GET with `Last-Event-ID` for a session it does not hold is
+    answered from what another worker handed over. Writes run in the background, one at a time and in
+    order (a session's later snapshot replaces its earlier one); `flush` waits for them at shutdown."""
+
+    def __init__(self, backend: ReplayHandoff, ttl_s: float) -> None:
+        self.backend = backend
+        self.ttl_s = ttl_s
+        self._lock: asyncio.Lock | None = None
+        self._pending: set[asyncio.Task[None]] = set()
+        self._written: set[str] = set()  # sessions handed over already (their final state is written too)
+
+    def hand_over(self, session_id: str, principal: str | None, events: EventLog, *, final: bool) -> None:
+        streams = events.snapshot()  # taken now, before the log is released
+        if not streams and session_id not in self._written:
+            return  # nothing to resume
+        self._written.add(session_id)
+        snapshot = encode_handover(streams, principal, final=final)
+        ttl_s = min(self.ttl_s, max([1.0, *(t - time.time() for s in streams for _, _, t in s.events)]))
+
+        async def write() -> None:
+            if self._lock is None:
+                self._lock = asyncio.Lock()
+            async with self._lock:
+                try:
+                    await self.backend.hand_over(session_id, snapshot, ttl_s)
+                except McpError as exc:
+                    log.warning("replay log of a session not handed over: %s", exc.message)
+
+        try:
+            task = asyncio.get_running_loop().create_task(write())
+        except RuntimeError:  # no asyncio loop (trio): shared backends are an asyncio deployment's
+            return
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def flush(self, timeout_s: float = 5.0) -> None:
+        """Wait (at most `timeout_s`, even when cancelled) for the handovers under way."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(timeout_s):
+            while self._pending:
+                await asyncio.wait(set(self._pending))
+
+    async def resume(self, session_id: str, principal: str | None, last_event_id: str) -> Response | None:
+        """The answer to a resumption of a session handed over by another worker, or None (none was,
+        the backend cannot say, or the session was someone else's)."""
+        try:
+            raw = await self.backend.handed_over(session_id)
+        except McpError:
+            return None
+        decoded = decode_handover(raw) if raw is not None else None
+        if decoded is None or decoded[0] != principal:
+            return None
+        _, final, streams = decoded
+        return replay_handed_over(streams, last_event_id, final=final)
 
 
 # -- giving memory back --------------------------------------------------------------------------

@@ -9,11 +9,24 @@ machine, bodies are size-limited and must arrive in time, sessions are bounded i
 when idle and belong to the principal that opened them. `serve_http` (through `uvicorn_config`)
 adds what only the HTTP server can do: a bound on connections, a deadline and a size bound for a
 request's head. Every limit, its default and its option: docs/security.md.
+
+Several workers (docs/deployment.md): the app's `backend` (`backends.StateBackend`; by default
+Redis when `MCP_REDIS_URL` is set, else in memory) carries broadcasts, session records and tasks
+between workers; the lifespan connects it (a clear startup error when it cannot) and refuses to
+start a worker of several without a configured `requestState` secret. `/healthz` answers 200
+while the process serves; `/readyz` 200 when it can take traffic (its backend reachable, not
+shutting down), else 503 naming why. On SIGTERM / SIGINT the app drains first: readiness turns
+503 and its open streams (GET, `subscriptions/listen`) are closed so clients reconnect elsewhere,
+while in-flight requests finish (the HTTP server waits for them before the lifespan ends).
 """
 
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
+import signal
+import sys
+import threading
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -23,17 +36,21 @@ import anyio
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from . import logs
+from . import logs, tasks
+from .backends import TASK_CANCELLED, BackendUnavailable, StateBackend, backend_from_env
 from .errors import INVALID_REQUEST
 from .headers import accepts, authority_host, decode_header_value, media_type, origin_host
 from .http_legacy import LegacySse
-from .http_resume import ReplayLimits, error_response
+from .http_resume import Handoff, ReplayLimits, error_response
 from .http_streamable import SSE, StreamableHttp, StreamableOptions, principal_of
 from .notifications import host_for
+from .request_state import SecretError, secret_bytes
 from .stubs import ServerStub
+from .task_store import InMemoryTaskStore
 
 if TYPE_CHECKING:
     import uvicorn
+    from anyio.abc import TaskGroup
 
 __all__ = [
     "HttpExchange",
@@ -87,6 +104,12 @@ class HttpOptions:
     header_timeout_seconds: float = 30.0  # a request's line and headers must arrive within this: else closed
     max_header_bytes: int = 64 * 1024  # a request's line and headers larger than this: 400 / closed
     keep_alive_seconds: float = 5.0  # an idle keep-alive connection is closed after this
+    # Several workers (docs/deployment.md). None: `backend_from_env()` (Redis if MCP_REDIS_URL is set).
+    backend: StateBackend | None = None
+    request_state_secret: bytes | str | None = None  # else the server's, else MCP_REQUEST_STATE_SECRET
+    previous_request_state_secret: bytes | str | None = None  # rotation: still opens states for their TTL
+    health_path: str = "/healthz"  # liveness: 200 while the process serves
+    ready_path: str = "/readyz"  # readiness: 200, or 503 naming why not (backend down, draining)
 
 
 class HttpExchange:
@@ -122,6 +145,11 @@ class StreamableHTTPApp:
         self.options = options or HttpOptions()
         host = host_for(server)
         o = self.options
+        # Before any connection takes the host's sealer (`ServerRuntime`): the secrets it seals with.
+        host.configure_secrets(
+            secret_bytes(o.request_state_secret, "request_state_secret"),
+            secret_bytes(o.previous_request_state_secret, "previous_request_state_secret"),
+        )
         self.streamable = StreamableHttp(
             server,
             host,
@@ -137,6 +165,11 @@ class StreamableHTTPApp:
             ),
         )
         self.legacy = LegacySse(server, host, o.max_sessions, queue_bytes=o.legacy_queue_bytes)
+        self.host = host
+        self.backend: StateBackend = o.backend if o.backend is not None else backend_from_env()
+        self.draining = False
+        self._started = False
+        self._chained: list[tuple[int, Any, Any]] = []  # (signal, our handler, the one it chains to)
         self._endpoint = o.path.rstrip("/") or "/"
         self._body_deadlines = Deadlines(o.body_timeout_seconds)
         # Allowed host names as `authority_host` gives them (lower-case, IPv6 in brackets).
@@ -160,21 +193,123 @@ class StreamableHTTPApp:
         await response(scope, receive, send)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                self.streamable.close_all()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        async with anyio.create_task_group() as group:
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    try:
+                        await self.start(group)
+                    except (BackendUnavailable, SecretError) as exc:
+                        text = exc.message if isinstance(exc, BackendUnavailable) else str(exc)
+                        log.error("cannot start: %s", text)
+                        await send({"type": "lifespan.startup.failed", "message": text})
+                        group.cancel_scope.cancel()
+                        return
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    self.drain()
+                    self.streamable.close_all()
+                    group.cancel_scope.cancel()
+                    await self.stop()
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+
+    # -- several workers -----------------------------------------------------------------------
+
+    async def start(self, group: TaskGroup) -> None:
+        """Configure the sealing secrets, connect the backend and run its bus (the lifespan's
+        startup). `SecretError` / `BackendUnavailable` say why a worker cannot start."""
+        sealer = self.host.sealer
+        if self.host.secret_problem is not None:  # MCP_REQUEST_STATE_SECRET set but unusable
+            raise SecretError(self.host.secret_problem)
+        if self.backend.shared or _in_worker_process():
+            sealer.check_shareable()
+        await self.backend.start()
+        self._started = True
+        if self.backend.shared:
+            self.host.bus = self.backend
+            self.streamable.records = self.backend
+            self.streamable.handoff = Handoff(self.backend, self.streamable.options.replay.ttl_seconds)
+            service = tasks.service_for(self.server)
+            if isinstance(service.store, InMemoryTaskStore) and not len(service.store):
+                service.store = self.backend.task_store()  # unless the server configured a store of its own
+            group.start_soon(self.backend.run_bus, self._from_bus)
+        self._chain_signals()
+
+    async def _from_bus(self, method: str, data: Any) -> None:
+        """What another worker published: a broadcast for this worker's clients, or a task cancelled
+        through it whose work runs here."""
+        if method == TASK_CANCELLED:
+            scope = tasks.service_for(self.server).running.pop(data, None) if isinstance(data, str) else None
+            if scope is not None:
+                scope.cancel()
+            return
+        await self.host.deliver(method, data)
+
+    async def stop(self) -> None:
+        self._unchain_signals()
+        if self.host.bus is self.backend:
+            self.host.bus = None
+        await self.streamable.flush()  # session records dropped and replay logs handed over reach the backend
+        if self._started:
+            self._started = False
+            with anyio.CancelScope(shield=True):
+                await self.backend.aclose()
+
+    def drain(self) -> None:
+        """Stop taking traffic: readiness turns 503, open GET and listen streams are closed (their
+        clients reconnect, to another worker); requests in flight go on to their answer."""
+        if self.draining:
+            return
+        self.draining = True
+        log.info("draining: closing open streams, finishing requests in flight")
+        self.streamable.close_streams()
+
+    def _chain_signals(self) -> None:
+        """Drain on SIGTERM / SIGINT before the HTTP server's own handler runs (main thread only:
+        uvicorn and gunicorn's uvicorn worker install theirs there before the lifespan starts)."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            previous = signal.getsignal(signum)
+            if not callable(previous):
+                continue
+
+            def handler(number: int, frame: Any, previous: Any = previous) -> None:
+                loop.call_soon_threadsafe(self.drain)
+                previous(number, frame)
+
+            signal.signal(signum, handler)
+            self._chained.append((signum, handler, previous))
+
+    def _unchain_signals(self) -> None:
+        while self._chained:
+            signum, handler, previous = self._chained.pop()
+            if threading.current_thread() is threading.main_thread() and signal.getsignal(signum) is handler:
+                signal.signal(signum, previous)
+
+    async def _probe(self, path: str) -> Response | None:
+        if path == self.options.health_path:
+            return Response(status_code=200, content="ok\n", media_type="text/plain")
+        if path == self.options.ready_path:
+            reason = "draining (shutting down)" if self.draining else await self.backend.ready()
+            if reason is None:
+                return Response(status_code=200, content="ready\n", media_type="text/plain")
+            return Response(status_code=503, content=f"not ready: {reason}\n", media_type="text/plain")
+        return None
 
     async def _handle(self, request: HttpExchange) -> Any:
+        path = request.scope["path"].rstrip("/") or "/"
+        method = request.scope["method"]
+        if method == "GET" and path in (self.options.health_path, self.options.ready_path):
+            # Before the Host check: probes (a load balancer's, Kubernetes') name the machine by address.
+            probe = await self._probe(path)
+            if probe is not None:
+                return probe
         refusal = self._check_origin(request)
         if refusal is not None:
             return refusal
-        path = request.scope["path"].rstrip("/") or "/"
-        method = request.scope["method"]
         if path == self._endpoint:
             return await self._endpoint_request(request, method)
         if self.options.legacy_sse and path == "/sse" and method == "GET":
@@ -204,7 +339,7 @@ class StreamableHTTPApp:
                 return body
             return await self.streamable.post(request.headers, body, principal_of(request.scope))
         if method == "GET":
-            return self.streamable.get(request.headers, principal_of(request.scope))
+            return await self.streamable.get_or_refuse(request.headers, principal_of(request.scope))
         if method == "DELETE":
             return self.streamable.delete(request.headers, principal_of(request.scope))
         return Response(status_code=405, headers={"Allow": "GET, POST, DELETE"})
@@ -322,6 +457,12 @@ class Deadlines:
                 task.cancel("deadline passed")
         if self._running:
             self._sweep_timer = loop.call_later(self.period, self._sweep, loop)
+
+
+def _in_worker_process() -> bool:
+    """Whether this process is one worker of several: a child of uvicorn's `--workers` supervisor
+    (multiprocessing spawn) or of gunicorn's arbiter."""
+    return multiprocessing.parent_process() is not None or "gunicorn.arbiter" in sys.modules
 
 
 def _bracketed(name: str) -> str:

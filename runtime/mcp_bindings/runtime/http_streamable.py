@@ -28,13 +28,15 @@ from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from . import jsonrpc, logs
-from .errors import INTERNAL_ERROR, INVALID_REQUEST
+from .backends import SessionRecords
+from .errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from .headers import accepts
 from .http_resume import (
     CLOSE_STREAM,
     DROP,
     EventLog,
     FrameSink,
+    Handoff,
     ReplayLimits,
     ReplayStore,
     ResponseWriter,
@@ -43,7 +45,14 @@ from .http_resume import (
     primes_streams,
     sse_event,
 )
-from .http_stateless import VERSION_HEADER, Refusal, ToolHeaders, check_headers, stateless_status
+from .http_stateless import (
+    VERSION_HEADER,
+    Refusal,
+    ToolHeaders,
+    check_headers,
+    deliver_notifications,
+    stateless_status,
+)
 from .jsonrpc import InvalidMessage, Request
 from .notifications import ServerHost
 from .peer import stateless_meta
@@ -156,6 +165,12 @@ class StreamableHttp:
         self._tool_headers = ToolHeaders(self._stateless_runtime)
         self._next_expiry_sweep = 0.0
         self._listen_streams = 0
+        # Several workers: where the sessions of every worker are recorded (set by the app's lifespan).
+        self.records: SessionRecords | None = None
+        self._pending_records: set[asyncio.Task[None]] = set()
+        self._recorded: dict[str, float] = {}  # session id -> when its record was last written
+        self.handoff: Handoff | None = None  # several workers: replay logs handed over on drain
+        self.draining = False
 
     # -- POST --------------------------------------------------------------------------------
 
@@ -208,8 +223,10 @@ class StreamableHttp:
     ) -> Any:
         http_session = self._session(session_id, principal)
         if http_session is None:
-            return error_response(None, INVALID_REQUEST, "Not Found: unknown or expired Mcp-Session-Id", 404)
+            return error_response(None, INVALID_REQUEST, await self._not_found(session_id), 404)
         http_session.last_seen = time.monotonic()
+        if self.records is not None and http_session.last_seen - self._recorded.get(session_id, 0.0) > 60:
+            self._record(session_id)  # renewed while used: it expires with the session's idle timeout
         header = headers.get(VERSION_HEADER)
         view = http_session.runtime.view
         if header is not None and view is not None and header != view.version:
@@ -235,8 +252,12 @@ class StreamableHttp:
         if batch:
             return error_response(None, INVALID_REQUEST, "Invalid Request: batches need a session", 400)
         rpc = next((m for m in messages if isinstance(m, Request)), None)
-        if rpc is None:
-            return Response(status_code=202)  # a notification or response without a session: nothing to attach it to
+        if rpc is None:  # notifications (a response without a session has nothing to attach to)
+            try:
+                await deliver_notifications(self._stateless_runtime, headers, messages, principal)
+            except Refusal as refusal:
+                return error_response(None, refusal.code, refusal.message, refusal.status)
+            return Response(status_code=202)
         try:
             check_headers(headers, rpc)
             if rpc.method == "tools/call":
@@ -278,6 +299,7 @@ class StreamableHttp:
             if runtime.view is None:
                 return {}
             self.sessions[http_session.id] = http_session
+            self._record(http_session.id)
             return {SESSION_HEADER: http_session.id}
 
         requests = [m for m in messages if isinstance(m, Request)]
@@ -380,9 +402,9 @@ class StreamableHttp:
 
     def close_all(self) -> None:
         for http_session in list(self.sessions.values()):
-            self._end(http_session)
+            self._end(http_session, shutdown=True)
 
-    def _end(self, http_session: HttpSession) -> None:
+    def _end(self, http_session: HttpSession, *, shutdown: bool = False) -> None:
         """End a session (DELETE, expiry, shutdown): forget it, cancel its requests, close its GET
         stream, and take it off the server's broadcast list."""
         if self.sessions.get(http_session.id) is http_session:
@@ -394,7 +416,95 @@ class StreamableHttp:
             transport.standalone = None
         self.host.connections.discard(http_session.runtime)
         if http_session.events is not None:
+            if self.handoff is not None and self.draining and shutdown:  # the final state of its streams
+                self.handoff.hand_over(http_session.id, http_session.principal, http_session.events, final=True)
             http_session.events.close()  # its replay log is released now
+        self._record(http_session.id, drop=True)
+
+    # -- several workers (backends.SessionRecords) ---------------------------------------------
+
+    def _record(self, session_id: str, *, drop: bool = False) -> None:
+        """Record (or forget) a session this worker holds, in the background: not on the answer's path."""
+        records = self.records
+        if records is None:
+            return
+        if drop:
+            self._recorded.pop(session_id, None)
+        else:
+            self._recorded[session_id] = time.monotonic()
+
+        async def write() -> None:
+            try:
+                if drop:
+                    await records.drop(session_id)
+                else:
+                    await records.put(session_id, self.options.session_idle_seconds)
+            except McpError as exc:
+                log.warning("session record not written: %s", exc.message)
+
+        try:
+            task = asyncio.get_running_loop().create_task(write())
+        except RuntimeError:  # no asyncio loop (trio): session records are an asyncio deployment's
+            return
+        self._pending_records.add(task)
+        task.add_done_callback(self._pending_records.discard)
+
+    async def flush(self, timeout_s: float = 5.0) -> None:
+        """At shutdown: wait (at most `timeout_s`, even when cancelled) for the session records and
+        replay-log handovers still being written."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(timeout_s):
+            while self._pending_records:
+                await asyncio.wait(set(self._pending_records))
+            if self.handoff is not None:
+                await self.handoff.flush(timeout_s)
+
+    async def _not_found(self, session_id: str | None) -> str:
+        """Why a session id is refused: unknown here, and (several workers) held by another worker."""
+        if await self._held_elsewhere(session_id):
+            return (
+                "Not Found: this Mcp-Session-Id is held by another worker of this server; route a"
+                " session's requests to one worker (sticky sessions), or initialize a new session"
+            )
+        return "Not Found: unknown or expired Mcp-Session-Id"
+
+    async def _held_elsewhere(self, session_id: str | None) -> bool:
+        if self.records is None or not session_id:
+            return False
+        try:
+            return await self.records.holder(session_id) is not None
+        except McpError:
+            return False
+
+    async def get_or_refuse(self, headers: dict[str, str], principal: str | None = None) -> Response:
+        """`get`, except that a session held by another worker is refused 404 saying so: a GET
+        resuming a stream (`Last-Event-ID`) is answered only by the worker holding its session,
+        whose replay log it is."""
+        response = self.get(headers, principal)
+        session_id = headers.get(SESSION_HEADER)
+        last_event_id = headers.get("last-event-id")
+        if response.status_code == 404 and session_id and last_event_id is not None and self.handoff is not None:
+            resumed = await self.handoff.resume(session_id, principal, last_event_id)  # its worker drained
+            if resumed is not None:
+                return resumed
+        if response.status_code == 404 and session_id and await self._held_elsewhere(session_id):
+            message = await self._not_found(session_id)
+            if "last-event-id" in headers:
+                message += "; a stream is resumed (Last-Event-ID) only on the worker holding its session"
+            return error_response(None, INVALID_REQUEST, message, 404)
+        return response
+
+    def close_streams(self) -> None:
+        """Close every open GET stream and `subscriptions/listen` stream (draining before shutdown);
+        requests in flight go on. Several workers: the sessions' replay logs are handed over."""
+        self.draining = True
+        for http_session in list(self.sessions.values()):
+            if self.handoff is not None and http_session.events is not None:
+                self.handoff.hand_over(http_session.id, http_session.principal, http_session.events, final=False)
+            if http_session.transport.standalone is not None:
+                http_session.transport.standalone.close()
+                http_session.transport.standalone = None
+        for listener in list(self.host.listeners):
+            listener.session.cancel_all()
 
     def _expire_idle(self) -> None:
         now = time.monotonic()

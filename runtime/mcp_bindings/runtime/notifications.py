@@ -5,6 +5,12 @@ All connections of one server object share a `ServerHost`, which the runtime kee
 its own (nothing is written into the user's server object). A broadcast goes to every handshake
 connection whose negotiated version has the notification and whose advertised capabilities allow
 it, and to every stateless `subscriptions/listen` stream that opted in.
+
+Several workers: a host given a `bus` (`backends.NotificationBus`, set by the HTTP app) also
+publishes each broadcast there, and the app delivers what other workers published with `deliver`,
+so a list change, resource update, task status of the tasks extension (`notifications/tasks`) or
+custom broadcast (`extensions.broadcast`) raised on one worker reaches the streams held by every
+worker, still addressed per connection and per listen stream as above.
 """
 
 from __future__ import annotations
@@ -18,12 +24,13 @@ import anyio
 from . import logs, versions
 from .bridge import outgoing_notification
 from .errors import McpError, NotExpressible
-from .request_state import RequestStateSealer
+from .request_state import RequestStateSealer, SecretError, secrets_from_env
 from .session import Session
 from .spec import ProtocolTables
 from .stubs import ServerStub
 
 if TYPE_CHECKING:
+    from .backends import NotificationBus
     from .peer import PeerView
     from .server import ServerRuntime
 
@@ -42,6 +49,8 @@ LISTEN_FILTERS = {
     "resourcesListChanged": ("notifications/resources/list_changed", ("resources", "listChanged")),
     "resourceSubscriptions": (RESOURCE_UPDATED, ("resources", "subscribe")),
 }
+# The params field a listed filter value matches (default: the resource URI).
+LIST_FILTER_FIELDS = {"notifications/tasks": "taskId"}  # the tasks extension (`tasks_extension`)
 _UNSENDABLE = object()  # a broadcast's params that a version cannot express
 LIST_CHANGED = frozenset(method for method, _ in LISTEN_FILTERS.values() if method != RESOURCE_UPDATED)
 
@@ -60,8 +69,8 @@ class Listener:
         if wanted is None:
             return False
         if isinstance(wanted, list):
-            uri = params.get("uri") if isinstance(params, dict) else None
-            return uri in wanted
+            field = LIST_FILTER_FIELDS.get(method, "uri")
+            return (params.get(field) if isinstance(params, dict) else None) in wanted
         return True
 
 
@@ -73,18 +82,57 @@ class ServerHost:
     connections: weakref.WeakSet[ServerRuntime] = field(default_factory=weakref.WeakSet)
     listeners: set[Listener] = field(default_factory=set)
     list_generation: int = 0  # list_changed broadcasts so far (for caches of the server's lists)
+    previous_secret: bytes | None = None  # still opens states for a grace period (rotation)
+    bus: NotificationBus | None = None  # other workers' share of broadcasts (None: this process only)
+    secret_problem: str | None = None  # why the configured secret was not used (too short)
     _sealer: RequestStateSealer | None = None
 
     @property
     def sealer(self) -> RequestStateSealer:
-        """Seals `requestState`; one key per server object, so every connection can open it."""
+        """Seals `requestState`; one key per server object, so every connection can open it. The
+        secret: the server's `request_state_secret`, else one configured (`configure_secrets`),
+        else `MCP_REQUEST_STATE_SECRET`; the previous one likewise."""
         if self._sealer is None:
-            self._sealer = RequestStateSealer(self.secret)
+            try:
+                current, previous = secrets_from_env()
+            except SecretError as exc:  # the HTTP app refuses to start on it; elsewhere: logged, a random key
+                log.error("requestState secret not used: %s", exc)
+                self.secret_problem = str(exc)
+                current = previous = None
+            self._sealer = RequestStateSealer(self.secret or current, previous=self.previous_secret or previous)
         return self._sealer
 
+    def configure_secrets(self, secret: bytes | None, previous: bytes | None = None) -> None:
+        """Set the sealing secret (and the previous one) where the server object names none."""
+        if secret and not self.secret:
+            self.secret = secret
+            self._sealer = None
+        if previous:
+            self.previous_secret = previous
+            self._sealer = None
+
     async def broadcast(self, method: str, params: Any = None) -> int:
-        """Send a server notification to every client allowed to get it; returns how many got it."""
+        """Send a server notification to every client allowed to get it; returns how many of this
+        worker's clients got it. With a bus, other workers deliver it to theirs; if the bus is
+        unavailable, this worker's clients still get it and `BackendUnavailable` is raised after."""
         data = versions.dump(params) if params is not None else None
+        sent = await self._deliver(method, params, data)
+        if self.bus is not None:
+            await self.bus.publish(method, data)
+        return sent
+
+    async def deliver(self, method: str, data: Any) -> int:
+        """Deliver a broadcast another worker published (decoded JSON params) to this worker's clients
+        (a custom one, `backends.EXTENSION_BROADCAST`, to those that declared its extension)."""
+        from .backends import EXTENSION_BROADCAST
+
+        if method == EXTENSION_BROADCAST:
+            from .extensions import deliver_broadcast
+
+            return await deliver_broadcast(self, data)
+        return await self._deliver(method, data, data)
+
+    async def _deliver(self, method: str, params: Any, data: Any) -> int:
         if method in LIST_CHANGED:
             self.list_generation += 1
         sent = 0
@@ -138,6 +186,11 @@ class ServerHost:
             if isinstance(view.advertised.get(capability), dict) and view.advertised[capability].get(sub):
                 agreed[key] = value
                 methods[method] = list(value) if isinstance(value, list) else True
+        from .tasks_extension import listen_filter  # `taskIds`: the tasks extension's (-32021 undeclared)
+
+        task_ids = await listen_filter(view, session, wanted)
+        if task_ids is not None:
+            agreed["taskIds"] = methods["notifications/tasks"] = task_ids
         meta_key = view.protocol.meta.subscription_id
         listener = Listener(session, request_id, methods, meta_key)
         self.listeners.add(listener)

@@ -4,9 +4,14 @@ The state a handler puts in an `InputRequiredResult` travels through the client 
 the retry, beside the `inputResponses`. The runtime seals it so that, on the way back, it is:
 
 * opaque and unforgeable: AES-256-GCM (`cryptography`'s AESGCM, authenticated encryption; a random
-  96-bit nonce per token) under a key derived with HKDF-SHA256 from the server's
-  `request_state_secret` (a random key per process when unset). The client sees random bytes;
-  any change to them fails the tag check.
+  96-bit nonce per token) under a key derived with HKDF-SHA256 from the configured secret (the
+  server's `request_state_secret`, else `create_app(request_state_secret=...)`, else the
+  `MCP_REQUEST_STATE_SECRET` environment variable; a random key per process when none is set,
+  which several workers cannot share: `check_shareable` refuses that). The client sees random
+  bytes; any change to them fails the tag check.
+* rotatable: a previous secret (`MCP_REQUEST_STATE_PREVIOUS_SECRET`, or `previous=`) still opens
+  states for a grace period (`grace_s`, by default the TTL: every state sealed under it has expired
+  by then), counted from when this sealer was made; states are always sealed with the current one.
 * bound to its request: the method, a SHA-256 digest of the request's params other than
   `inputResponses`, `requestState` and `_meta` (for tools/call: the tool's name and arguments; for
   prompts/get: the prompt's name and arguments; for resources/read: the URI), and a digest of the
@@ -33,7 +38,7 @@ import base64
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -48,6 +53,10 @@ if TYPE_CHECKING:
 MAX_INPUT_ROUNDS = 16
 # How long an issued requestState is accepted (ServerStub.request_state_ttl_s overrides it).
 DEFAULT_TTL_S = 600.0
+# Where a deployment configures the secret (and the one it rotates away from).
+SECRET_ENV = "MCP_REQUEST_STATE_SECRET"
+PREVIOUS_SECRET_ENV = "MCP_REQUEST_STATE_PREVIOUS_SECRET"
+MIN_SECRET_BYTES = 32  # HKDF input: at least as much entropy as the derived AES-256 key
 # The params keys that change from one round to the next (and `_meta`, the protocol's envelope);
 # everything else in the params must come back as it was when the state was issued.
 ROUND_KEYS = frozenset({"inputResponses", "requestState", "_meta"})
@@ -101,6 +110,39 @@ def principal_digest(principal: str | None) -> bytes | None:
     return None if principal is None else _sha256(principal.encode("utf-8", "surrogatepass"))
 
 
+class SecretError(ValueError):
+    """A configured secret that cannot be used (too short), or none where one is needed."""
+
+
+def secret_bytes(value: bytes | str | None, where: str) -> bytes | None:
+    if value is None or value in (b"", ""):
+        return None
+    data = value.encode("utf-8") if isinstance(value, str) else value
+    if len(data) < MIN_SECRET_BYTES:
+        raise SecretError(
+            f"{where} is {len(data)} bytes; use at least {MIN_SECRET_BYTES} random bytes"
+            " (e.g. `python -c 'import secrets; print(secrets.token_urlsafe(48))'`)"
+        )
+    return data
+
+
+def secrets_from_env(environ: Mapping[str, str] | None = None) -> tuple[bytes | None, bytes | None]:
+    """The current and previous secrets from `MCP_REQUEST_STATE_SECRET` and
+    `MCP_REQUEST_STATE_PREVIOUS_SECRET` (None where unset); `SecretError` for one too short."""
+    env = os.environ if environ is None else environ
+    return secret_bytes(env.get(SECRET_ENV), SECRET_ENV), secret_bytes(
+        env.get(PREVIOUS_SECRET_ENV), PREVIOUS_SECRET_ENV
+    )
+
+
+def _derive(secret: bytes) -> AESGCM:
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+    return AESGCM(HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_HKDF_INFO).derive(secret))
+
+
 def _refused(reason: str, kind: str) -> McpError:
     return invalid_field(FIELD, reason, kind)
 
@@ -115,13 +157,32 @@ class RequestStateSealer:
         *,
         ttl_s: float = DEFAULT_TTL_S,
         clock: Callable[[], float] = time.time,
+        previous: bytes | None = None,
+        grace_s: float | None = None,
     ) -> None:
         self._secret = secret
         self._random_key = os.urandom(32) if not secret else None  # what secrets.token_bytes uses
         self._aead: AESGCM | None = None
+        self._previous = previous or None
+        self._previous_aead: AESGCM | None = None
         self.max_rounds = max_rounds
         self.ttl_s = ttl_s  # used when `seal` is given no ttl
         self.clock = clock  # wall-clock seconds; tests inject their own
+        # The previous secret opens states until then (wall clock, like the states' expiry).
+        self.previous_until = clock() + (ttl_s if grace_s is None else grace_s)
+
+    @property
+    def configured(self) -> bool:
+        """Whether the key comes from a configured secret (so other workers can share it)."""
+        return self._random_key is None
+
+    def check_shareable(self) -> None:
+        """`SecretError` unless the key can be shared by several workers (a configured secret)."""
+        if not self.configured:
+            raise SecretError(
+                "several workers need one requestState secret: set MCP_REQUEST_STATE_SECRET (the same"
+                f" {MIN_SECRET_BYTES}+ random bytes in every worker) or create_app(request_state_secret=...)"
+            )
 
     def _cipher(self) -> AESGCM:
         # Imported on first use, like hashlib above: cryptography's OpenSSL bindings cost memory
@@ -129,15 +190,25 @@ class RequestStateSealer:
         if self._aead is None:
             from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-            key = self._random_key
-            if key is None:
-                from cryptography.hazmat.primitives import hashes
-                from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-
+            if self._random_key is not None:
+                self._aead = AESGCM(self._random_key)
+            else:
                 assert self._secret is not None
-                key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_HKDF_INFO).derive(self._secret)
-            self._aead = AESGCM(key)
+                self._aead = _derive(self._secret)
         return self._aead
+
+    def _decrypt(self, nonce: bytes, sealed: bytes) -> bytes:
+        """The payload, under the current key or (within its grace period) the previous one."""
+        from cryptography.exceptions import InvalidTag
+
+        try:
+            return self._cipher().decrypt(nonce, sealed, _VERSION)
+        except InvalidTag:
+            if self._previous is None or self.clock() >= self.previous_until:
+                raise
+        if self._previous_aead is None:
+            self._previous_aead = _derive(self._previous)
+        return self._previous_aead.decrypt(nonce, sealed, _VERSION)
 
     def seal(
         self,
@@ -177,7 +248,7 @@ class RequestStateSealer:
             if len(token) < 1 + _NONCE_BYTES + _TAG_BYTES or token[:1] != _VERSION:
                 raise ValueError("not a sealed state")
             nonce = token[1 : 1 + _NONCE_BYTES]
-            data = json_object(orjson.loads(self._cipher().decrypt(nonce, token[1 + _NONCE_BYTES :], _VERSION)))
+            data = json_object(orjson.loads(self._decrypt(nonce, token[1 + _NONCE_BYTES :])))
             state, round_number, expires = data.get("s"), data.get("r"), data.get("e")
             if not (isinstance(state, str) and type(round_number) is int and isinstance(expires, int | float)):
                 raise ValueError("not a sealed state")

@@ -1,0 +1,52 @@
+"""The default backend: one process. Broadcasts are delivered by the `ServerHost` itself, sessions
+live in the HTTP app, tasks in an `InMemoryTaskStore`; nothing is shared, nothing to run."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import anyio
+
+from ..task_store import InMemoryTaskStore, TaskStore
+from . import Deliver
+
+
+class InMemoryBackend:
+    shared = False
+
+    def __init__(self) -> None:
+        self.worker_id = secrets.token_hex(6)
+
+    async def start(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+    async def ready(self) -> str | None:
+        return None
+
+    async def publish(self, method: str, data: Any) -> None:
+        return None  # the host has delivered it to this process's clients already
+
+    async def run_bus(self, deliver: Deliver) -> None:
+        await anyio.sleep_forever()
+
+    async def put(self, session_id: str, ttl_s: float) -> None:
+        return None
+
+    async def holder(self, session_id: str) -> str | None:
+        return None  # the app's own sessions are all there is
+
+    async def drop(self, session_id: str) -> None:
+        return None
+
+    async def hand_over(self, session_id: str, snapshot: bytes, ttl_s: float) -> None:
+        return None  # one process: no other worker to resume a session's streams
+
+    async def handed_over(self, session_id: str) -> bytes | None:
+        return None
+
+    def task_store(self) -> TaskStore:
+        return InMemoryTaskStore()
