@@ -185,7 +185,17 @@ class HttpClient:
             self._writer = None
 
     async def post(self, body: bytes, headers: bytes = b"") -> tuple[int, dict[str, str], bytes]:
-        return await asyncio.wait_for(self._post(body, headers), self.timeout)
+        try:
+            return await asyncio.wait_for(self._post(body, headers), self.timeout)
+        except (asyncio.IncompleteReadError, ConnectionResetError) as exc:
+            # The server closed this keep-alive connection while it sat idle (servers do after a few
+            # seconds: uvicorn's default is 5 s) before reading the request: reconnect and send it
+            # again, as HTTP clients do. Anything after a partial answer is an error.
+            if isinstance(exc, asyncio.IncompleteReadError) and exc.partial:
+                raise
+            await self.close()
+            await self.connect()
+            return await asyncio.wait_for(self._post(body, headers), self.timeout)
 
     async def _post(self, body: bytes, headers: bytes) -> tuple[int, dict[str, str], bytes]:
         assert self._reader is not None and self._writer is not None
