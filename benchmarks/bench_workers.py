@@ -77,7 +77,8 @@ def start_workers(workers: int, redis_url: str | None, log: Path) -> tuple[subpr
     env.pop("MCP_REDIS_URL", None)
     if redis_url is not None:
         env["MCP_REDIS_URL"] = redis_url
-    command = [sys.executable, "-m", "uvicorn", "--factory", "tests.peers.scaleout_app:build", "--workers", str(workers)]
+    command = [sys.executable, "-m", "uvicorn", "--factory", "tests.peers.scaleout_app:build"]
+    command += ["--workers", str(workers)]
     command += ["--host", HOST, "--port", str(port), "--log-level", "warning", "--no-access-log"]
     with log.open("wb") as out:
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -12,6 +12,7 @@ import pytest
 if TYPE_CHECKING:  # the generator is imported lazily: runtime-only test runs need not have its extra
     from mcp_bindgen.ir import SchemaIR
     from mcp_bindgen.pipeline import VersionSource
+    from tests.peers.redis_server import RedisServer
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PINNED_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
@@ -85,3 +86,20 @@ def examples_dir() -> Path:
     if not path.is_dir():
         pytest.fail(f"official examples not found at {path}; set MCP_SCHEMA_DIR")
     return path
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """A private redis-server on 127.0.0.1 for one test module; skips where none is installed."""
+    import shutil
+
+    from tests.peers.redis_server import RedisServer
+
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed (apt-get install -y redis-server): the scale-out tests need it")
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

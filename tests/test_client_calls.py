@@ -11,8 +11,6 @@ import importlib
 import importlib.util
 import inspect
 import json
-import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -27,6 +25,7 @@ from mcp_bindings.runtime.memory import connect_in_memory
 from mcp_bindings.runtime.stdio import connect_stdio
 
 from .conftest import REPO_ROOT
+from .pyright_snippet import strict_errors
 
 pytestmark = pytest.mark.anyio
 
@@ -239,42 +238,11 @@ class Mine(Server):
 
 
 def _pyright_errors(tmp_path: Path, extra: str) -> list[str]:
-    (tmp_path / "snippet.py").write_text(textwrap.dedent(SNIPPET.format(extra=extra)))
-    config = {
-        "include": ["snippet.py"],
-        "extraPaths": [str(REPO_ROOT / "generated"), str(REPO_ROOT / "runtime")],
-        "pythonVersion": "3.11",
-        "typeCheckingMode": "strict",
-    }
-    (tmp_path / "pyrightconfig.json").write_text(json.dumps(config))
-    env = {**os.environ, "PYRIGHT_PYTHON_IGNORE_WARNINGS": "1"}
-    try:
-        run = subprocess.run(
-            [sys.executable, "-m", "pyright", "--outputjson", "--pythonpath", sys.executable],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            cwd=tmp_path,
-            env=env,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        pytest.skip(f"pyright cannot run here: {exc}")
-    try:
-        report = json.loads(run.stdout)
-    except json.JSONDecodeError:
-        pytest.skip(f"pyright cannot run here: {(run.stderr or run.stdout)[-300:]}")
-    return [
-        f"{d['range']['start']['line'] + 1}: {d['message']}"
-        for d in report["generalDiagnostics"]
-        if d["severity"] == "error"
-    ]
+    return strict_errors(tmp_path, textwrap.dedent(SNIPPET.format(extra=extra)))
 
 
 @pytest.mark.slow
 def test_pyright_strict_knows_the_result_types(tmp_path: Path) -> None:
-    if importlib.util.find_spec("pyright") is None:
-        pytest.skip("the `pyright` package is not installed (pip install -e '.[test]')")
     assert _pyright_errors(tmp_path, "") == []
     # Not vacuous: a wrong result type is an error.
     wrong = _pyright_errors(tmp_path, "assert_type(await calls.list_roots(), m.CreateMessageResult)")

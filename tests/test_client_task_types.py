@@ -13,12 +13,7 @@ run time: the typed calls return what they say, against our own servers, in memo
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
-import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -39,7 +34,7 @@ from mcp_bindings.v2025_11_25 import client as c25
 from mcp_bindings.v2025_11_25 import models as m25
 from mcp_bindings.v2026_07_28 import client as c26
 from mcp_bindings.v2026_07_28 import models as m26
-from tests.conftest import REPO_ROOT
+from tests.pyright_snippet import strict_errors
 from tests.test_http_transport import _load_example
 from tests.test_server_task_requests import SleepServer
 
@@ -116,42 +111,11 @@ WRONG_2026 = "assert_type(await Calls(client.session).call_tool(name='x'), m26.C
 
 
 def _pyright_errors(tmp_path: Path, extra_2025: str = "", extra_2026: str = "") -> list[str]:
-    (tmp_path / "snippet.py").write_text(textwrap.dedent(SNIPPET.format(extra_2025=extra_2025, extra_2026=extra_2026)))
-    config = {
-        "include": ["snippet.py"],
-        "extraPaths": [str(REPO_ROOT / "generated"), str(REPO_ROOT / "runtime")],
-        "pythonVersion": "3.11",
-        "typeCheckingMode": "strict",
-    }
-    (tmp_path / "pyrightconfig.json").write_text(json.dumps(config))
-    env = {**os.environ, "PYRIGHT_PYTHON_IGNORE_WARNINGS": "1"}
-    try:
-        run = subprocess.run(
-            [sys.executable, "-m", "pyright", "--outputjson", "--pythonpath", sys.executable],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            cwd=tmp_path,
-            env=env,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        pytest.skip(f"pyright cannot run here: {exc}")
-    try:
-        report = json.loads(run.stdout)
-    except json.JSONDecodeError:
-        pytest.skip(f"pyright cannot run here: {(run.stderr or run.stdout)[-300:]}")
-    return [
-        f"{d['range']['start']['line'] + 1}: {d['message']}"
-        for d in report["generalDiagnostics"]
-        if d["severity"] == "error"
-    ]
+    return strict_errors(tmp_path, textwrap.dedent(SNIPPET.format(extra_2025=extra_2025, extra_2026=extra_2026)))
 
 
 @pytest.mark.slow
 def test_pyright_strict_knows_what_a_task_call_returns(tmp_path: Path) -> None:
-    if importlib.util.find_spec("pyright") is None:
-        pytest.skip("the `pyright` package is not installed (pip install -e '.[test]')")
     assert _pyright_errors(tmp_path) == []
     # Not vacuous: claiming a task call answers the plain result is an error, at each version.
     wrong = _pyright_errors(tmp_path, WRONG_2025, WRONG_2026)

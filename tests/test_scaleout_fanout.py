@@ -33,7 +33,6 @@ from tests.test_scaleout import (
     call,
     headers,
     next_within,
-    redis_server,  # noqa: F401 - the module's private Redis (a fixture)
     rpc,
     sse_messages,
 )
@@ -52,7 +51,7 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(scope="module")
-def pair(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:  # noqa: F811
+def pair(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
     """Two workers whose leases last 2 s (`MCP_WORKER_LEASE_SECONDS`)."""
     before = os.environ.get("MCP_WORKER_LEASE_SECONDS")
     os.environ["MCP_WORKER_LEASE_SECONDS"] = LEASE_S

@@ -29,7 +29,7 @@ from mcp_bindings.runtime.http_server import create_app
 from mcp_bindings.v2025_11_25 import models as m25
 from mcp_bindings.v2025_11_25.server import Server as Server25
 
-from .test_scaleout import ROOT, SECRET, RedisServer, free_port, redis_server  # noqa: F401 (a fixture)
+from .test_scaleout import ROOT, SECRET, RedisServer, free_port
 
 pytestmark = pytest.mark.anyio
 
@@ -123,7 +123,7 @@ class Workers:
 
 
 @pytest.fixture
-def workers(redis_server: RedisServer, tmp_path: Path) -> Iterator[Workers]:  # noqa: F811
+def workers(redis_server: RedisServer, tmp_path: Path) -> Iterator[Workers]:
     running = Workers(redis_server.url, tmp_path / "uvicorn.log")
     try:
         running.wait_ready()
@@ -255,7 +255,7 @@ async def test_a_stream_cut_by_a_draining_worker_is_resumed_on_another_once_and_
 # -- the handover's bounds, in one process ----------------------------------------------------------
 
 
-async def test_a_handover_is_bounded_by_the_replay_limits_and_expires(redis_server: RedisServer) -> None:  # noqa: F811
+async def test_a_handover_is_bounded_by_the_replay_limits_and_expires(redis_server: RedisServer) -> None:
     from mcp_bindings.runtime.backends.redis import RedisBackend
 
     backend = RedisBackend(redis_server.url, prefix=f"replay-test-{os.getpid()}:")

@@ -18,9 +18,9 @@ from mcp_bindings.runtime.backends.memory import InMemoryBackend
 from mcp_bindings.runtime.backends.redis import RedisBackend
 from mcp_bindings.runtime.http_server import StreamableHTTPApp, create_app
 from mcp_bindings.runtime.request_state import PREVIOUS_SECRET_ENV, SECRET_ENV
+from tests.peers.scaleout_app import Scaled
 from tests.test_http_transport import serve_in_thread
 from tests.test_scaleout import SECRET, RedisServer, call, free_port, headers, listening
-from tests.peers.scaleout_app import Scaled
 
 pytestmark = pytest.mark.anyio
 
@@ -94,20 +94,6 @@ def lone_redis(tmp_path: Path) -> Iterator[RedisServer]:
     if shutil.which("redis-server") is None:
         pytest.skip("redis-server is not installed (apt-get install -y redis-server)")
     server = RedisServer(tmp_path)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    import shutil
-
-    if shutil.which("redis-server") is None:
-        pytest.skip("redis-server is not installed (apt-get install -y redis-server)")
-    server = RedisServer(tmp_path_factory.mktemp("redis"))
     server.start()
     try:
         yield server

@@ -210,7 +210,7 @@ class InMemoryTaskStore:
     async def list(self, requester: str | None, cursor: str | None, limit: int) -> tuple[list[TaskState], str | None]:
         now = time.time()
         self._purge(now)
-        after = _decode_cursor(cursor) if cursor is not None else 0
+        after = decode_cursor(cursor) if cursor is not None else 0
         limit = max(1, min(limit, self.page_size))
         page: list[TaskState] = []
         more = False
@@ -221,7 +221,7 @@ class InMemoryTaskStore:
                 more = True
                 break
             page.append(self._tasks[task_id])
-        next_cursor = _encode_cursor(self._order[page[-1].task_id]) if more and page else None
+        next_cursor = encode_cursor(self._order[page[-1].task_id]) if more and page else None
         return page, next_cursor
 
     async def update(
@@ -298,11 +298,12 @@ class InMemoryTaskStore:
             event.set()
 
 
-def _encode_cursor(sequence: int) -> str:
+def encode_cursor(sequence: int) -> str:
+    """An opaque `tasks/list` cursor for the task with this sequence number (shared by the stores)."""
     return base64.urlsafe_b64encode(f"t{sequence}".encode()).decode().rstrip("=")
 
 
-def _decode_cursor(cursor: str) -> int:
+def decode_cursor(cursor: str) -> int:
     try:
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):

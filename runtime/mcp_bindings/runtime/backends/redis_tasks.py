@@ -16,8 +16,6 @@ an ordinary update: `tasks/result` then answers that error and the task is termi
 
 from __future__ import annotations
 
-import base64
-import binascii
 import secrets
 import time
 from collections.abc import Mapping
@@ -27,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import orjson
 
-from ..task_store import STATUSES, InvalidCursor, TaskLimitError, TaskState
+from ..task_store import STATUSES, TaskLimitError, TaskState, decode_cursor, encode_cursor
 from . import TASK_CANCELLED
 
 if TYPE_CHECKING:
@@ -54,20 +52,6 @@ def _decode(raw: Any) -> TaskState | None:
         return TaskState(**orjson.loads(raw))
     except (orjson.JSONDecodeError, TypeError):
         return None
-
-
-def _cursor(sequence: int) -> str:
-    return base64.urlsafe_b64encode(f"t{sequence}".encode()).decode().rstrip("=")
-
-
-def _after(cursor: str) -> int:
-    try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        raise InvalidCursor(cursor) from None
-    if not text.startswith("t") or not text[1:].isdigit():
-        raise InvalidCursor(cursor)
-    return int(text[1:])
 
 
 def _lost(state: TaskState) -> dict[str, Any]:
@@ -174,7 +158,7 @@ class RedisTaskStore:
     async def list(self, requester: str | None, cursor: str | None, limit: int) -> tuple[list[TaskState], str | None]:
         from redis.exceptions import RedisError
 
-        after = _after(cursor) if cursor is not None else 0
+        after = decode_cursor(cursor) if cursor is not None else 0
         limit = max(1, min(limit, self.page_size))
         r = self.backend.client
         index = self._index(requester)
@@ -206,7 +190,7 @@ class RedisTaskStore:
             next_cursor = None
             if more and page:
                 score: Any = await r.zscore(index, page[-1].task_id)  # pyright: ignore[reportUnknownMemberType]
-                next_cursor = _cursor(int(score)) if score is not None else None
+                next_cursor = encode_cursor(int(score)) if score is not None else None
         except (RedisError, OSError) as exc:
             raise self.backend.unavailable(exc) from None
         return page, next_cursor
