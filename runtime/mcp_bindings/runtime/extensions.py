@@ -192,12 +192,10 @@ class Bound:
         context = ServerRequestContext(runtime.server, runtime.host, session, request, view, runtime.peer)
         data = _result_data(spec, await self.handler(params, context))
         if view.stateless:
-            from .peer import server_info
-
             data.setdefault("resultType", "complete")
             key = view.protocol.meta.server_info
-            if key is not None:
-                data["_meta"] = {**json_object(data.get("_meta")), key: server_info(runtime.server, view.protocol)}
+            if key is not None:  # the identity the runtime keeps per version (built once)
+                data["_meta"] = {**json_object(data.get("_meta")), key: runtime.lifecycle.identity(view.protocol)}
         return jsonrpc.dumps(data)
 
 
