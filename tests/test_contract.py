@@ -24,7 +24,7 @@ from mcp_bindgen.contract.naming import assign, identifier
 from mcp_bindgen.contract.render import render_client
 from mcp_bindgen.contract.surface import known_versions
 from mcp_bindgen.errors import BindgenError
-from tests.peers.harness import PEERS
+from tests.peers.harness import PEERS, free_port
 
 OBJ: dict[str, Any] = {
     "type": "object",
@@ -191,12 +191,6 @@ def _load(path: Path) -> ModuleType:
     return module
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_live_client_over_stdio_reads_every_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "users.py"
     assert main(["client", "-o", str(out), "--from", *RUNTIME_SERVER]) == 0
@@ -220,7 +214,7 @@ def test_live_client_over_stdio_reads_every_page(tmp_path: Path, capsys: pytest.
 
 
 def test_live_client_over_http(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen([*RUNTIME_SERVER, "--http", str(port)], stderr=subprocess.DEVNULL)
     try:
         url = f"http://127.0.0.1:{port}/mcp"

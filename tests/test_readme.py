@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import REPO_ROOT
+from .peers.harness import free_port
 
 README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
 BLOCKS = re.findall(r"```python\n(.*?)```", README, re.S)
@@ -121,19 +122,13 @@ def test_lenient_client_snippet_against_the_example_server() -> None:
     assert "# mcp_bindings.v2024_11_05.models hi" in code
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.slow
 def test_task_client_snippet() -> None:
     """Against the everything-server over HTTP, as the README says to start it (on a free port)."""
     code = block("handlers.use_extension(EXTENSION)")
     said = re.search(r"\(The server: `python (examples/everything_server\.py[^`]*)`", README)
     assert said is not None and "--port 8000" in said.group(1)
-    port = _free_port()
+    port = free_port()
     command = [sys.executable, *shlex.split(said.group(1).replace("8000", str(port)))]
     server = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:

@@ -24,7 +24,8 @@ import httpx
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from tests.peers.redis_server import RedisServer, free_port
+from tests.peers.harness import free_port
+from tests.peers.redis_server import RedisServer
 
 pytestmark = pytest.mark.anyio
 
