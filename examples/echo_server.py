@@ -48,9 +48,14 @@ def main() -> None:
         default="auto",
         help="uvicorn's parser and loop: auto (httptools + uvloop when installed) or h11 + asyncio",
     )
-    parser.add_argument("--stub", default=list(registry.versions())[-1], choices=list(registry.versions()))
+    # Not `choices=registry.versions()`: listing every version reads the installed packages' entry
+    # points, which a server that names its version need not pay for at start-up.
+    parser.add_argument("--stub", help="the protocol version the server is written against (default: the newest)")
     args = parser.parse_args()
-    server = make_server(args.stub)
+    try:
+        server = make_server(args.stub or list(registry.versions())[-1])
+    except LookupError as exc:  # an unknown --stub: the error names the known versions
+        parser.error(str(exc))
     if args.transport == "stdio":
         from mcp_bindings.runtime.stdio import serve_stdio
 

@@ -135,6 +135,7 @@ VIEWS: dict[str, Callable[[str], dict[str, str]]] = {
     "anonymous_nested": _with_names,
     "capability_gate": _method_table,
     "discriminated_union": _models_only,
+    "forward_reference": _models_only,
     "recursive_type": _models_only,
     "renamed_field": _with_fields,
     "required_nullable": _models_only,
@@ -270,6 +271,11 @@ SAMPLES: dict[str, tuple[str, Any]] = {
     "discriminated_union": (
         "ToolResult",
         {"content": [{"type": "text", "text": "hi"}, {"type": "image", "data": "AA==", "mimeType": "image/png"}]},
+    ),
+    # Importing the module runs every annotation: an unquoted forward reference fails here.
+    "forward_reference": (
+        "Folder",
+        {"name": "a", "parent": {"name": "root", "files": []}, "files": [{"name": "f", "folder": {"name": "a", "files": []}, "kind": "text"}]},
     ),
     "recursive_type": ("TreeNode", {"name": "a", "children": [{"name": "b", "children": [{"name": "c"}]}]}),
     "renamed_field": (

@@ -56,6 +56,7 @@ def render_models(ir: SchemaIR, package: str) -> str:
         passes.RejectNullForOptional(_optional_non_nullable(ir)),
         passes.WriteRequiredNulls(_required_nullable(ir)),
         passes.DropRebuildCalls(),
+        passes.EagerAnnotations(),
     )
     _check_names(ir, passes.top_level_names(module))
     return module.code
