@@ -17,7 +17,7 @@ from functools import cache
 from typing import Literal
 
 from .errors import BindgenError
-from .ir import AliasDef, ArrayOf, Const, Definition, MapOf, ObjectDef, Ref, SchemaIR, TypeExpr, UnionOf
+from .ir import Const, ObjectDef, Ref, SchemaIR, references
 from .paths import policy_dir
 from .surface import handler_name
 
@@ -43,30 +43,6 @@ class ExtensionMethod:
     params_required: bool
     result_type: str | None
     handler: str
-
-
-def _refs(expr: TypeExpr) -> set[str]:
-    if isinstance(expr, Ref):
-        return {expr.name}
-    if isinstance(expr, ArrayOf):
-        return _refs(expr.items)
-    if isinstance(expr, MapOf):
-        return _refs(expr.values)
-    if isinstance(expr, UnionOf):
-        return set().union(*(_refs(m) for m in expr.members))
-    return set()
-
-
-def references(definition: Definition) -> set[str]:
-    """The definition names a definition refers to directly."""
-    if isinstance(definition, AliasDef):
-        return _refs(definition.type)
-    out: set[str] = set()
-    for f in definition.fields:
-        out |= _refs(f.type)
-    if not isinstance(definition.extra, str):
-        out |= _refs(definition.extra)
-    return out
 
 
 def spliced(ext: SchemaIR, core: SchemaIR) -> set[str]:

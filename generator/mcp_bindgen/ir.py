@@ -146,3 +146,27 @@ class SchemaIR:
         if not isinstance(target, ObjectDef):
             raise TypeError(f"{name} is not an object definition")
         return target
+
+
+def _refs(expr: TypeExpr) -> set[str]:
+    if isinstance(expr, Ref):
+        return {expr.name}
+    if isinstance(expr, ArrayOf):
+        return _refs(expr.items)
+    if isinstance(expr, MapOf):
+        return _refs(expr.values)
+    if isinstance(expr, UnionOf):
+        return set().union(*(_refs(m) for m in expr.members))
+    return set()
+
+
+def references(definition: Definition) -> set[str]:
+    """The definition names a definition refers to directly."""
+    if isinstance(definition, AliasDef):
+        return _refs(definition.type)
+    out: set[str] = set()
+    for f in definition.fields:
+        out |= _refs(f.type)
+    if not isinstance(definition.extra, str):
+        out |= _refs(definition.extra)
+    return out

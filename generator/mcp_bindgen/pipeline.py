@@ -6,9 +6,13 @@ writes it and `check` compares it with what is committed.
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from . import __version__
 from .errors import BindgenError
@@ -17,6 +21,9 @@ from .lower import lower
 from .normalise import normalise
 from .pins import ExtensionPin, load_extension_pins, load_pins, read_extension, read_pinned, sha256_of
 from .surface import ProtocolSurface, derive_surface, lifecycle_era
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 PACKAGE = "mcp_bindings"
 
@@ -166,13 +173,28 @@ def check_mcp_schema(source: VersionSource, surface: ProtocolSurface) -> None:
 
 
 def render_pinned(versions: list[str] | None = None) -> dict[str, str]:
-    """Every generated file for the given pinned versions (all when None), plus the package init."""
-    pins = load_pins()
-    selected = versions or list(pins)
+    """Every generated file for the given pinned versions (all when None), plus the package init.
+
+    Each version is rendered in its own worker process (rendering is CPU-bound pure Python and one
+    version does not depend on another); the results are merged in a fixed order."""
+    selected = versions or list(load_pins())
     out: dict[str, str] = {}
-    for version in selected:
-        out.update(render_version(pinned_source(version)))
+    for files in _in_workers(_render_pinned_version, selected):
+        out.update(files)
     return dict(sorted(out.items()))
+
+
+def _render_pinned_version(version: str) -> dict[str, str]:
+    return render_version(pinned_source(version))
+
+
+def _in_workers(fn: Callable[[T], R], items: list[T]) -> list[R]:
+    """`[fn(item) for item in items]`, spread over up to one process per CPU."""
+    workers = min(len(items), os.cpu_count() or 1)
+    if workers <= 1:
+        return [fn(item) for item in items]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(fn, items))
 
 
 @dataclass

@@ -6,7 +6,7 @@ from datamodel_code_generator import InputFileType, LiteralType, PythonVersion, 
 from datamodel_code_generator.enums import DataModelType, StrictTypes
 
 from ..errors import BindgenError
-from ..ir import NO_DEFAULT, ObjectDef, Scalar, SchemaIR, TypeExpr, UnionOf
+from ..ir import NO_DEFAULT, ObjectDef, Scalar, SchemaIR, TypeExpr, UnionOf, references
 from . import passes
 from .dcg_schema import dcg_document, field_aliases
 
@@ -56,7 +56,7 @@ def render_models(ir: SchemaIR, package: str) -> str:
         passes.RejectNullForOptional(_optional_non_nullable(ir)),
         passes.WriteRequiredNulls(_required_nullable(ir)),
         passes.DropRebuildCalls(),
-        passes.EagerAnnotations(),
+        passes.EagerAnnotations(_references(ir)),
     )
     _check_names(ir, passes.top_level_names(module))
     return module.code
@@ -98,6 +98,11 @@ def _required_nullable(ir: SchemaIR) -> dict[str, tuple[tuple[str, str], ...]]:
             if pairs:
                 out[ir.py_name(name)] = pairs
     return out
+
+
+def _references(ir: SchemaIR) -> dict[str, set[str]]:
+    """Class name -> the class and alias names its fields refer to."""
+    return {ir.py_name(name): {ir.py_name(r) for r in references(d)} for name, d in ir.definitions.items()}
 
 
 def _check_names(ir: SchemaIR, rendered: list[str]) -> None:

@@ -10,7 +10,25 @@ import libcst as cst
 from ..errors import BindgenError
 
 
-class DropTopLevel(cst.CSTTransformer):
+class _ModuleOnly(cst.CSTTransformer):
+    """A pass that rewrites only the module's list of statements (in `leave_Module`): libcst need not
+    walk the tree below them, which is most of the generator's time when it does."""
+
+    def visit_Module(self, node: cst.Module) -> bool:
+        return False
+
+
+class _StatementsOnly(cst.CSTTransformer):
+    """A pass that rewrites statements and never looks inside an expression: libcst skips every
+    expression subtree (most nodes of a models module), still calling the pass's `leave_` methods."""
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.BaseExpression):
+            return False
+        return super().on_visit(node)
+
+
+class DropTopLevel(_ModuleOnly):
     """Remove top-level classes and assignments with the given names (e.g. the document-root model)."""
 
     def __init__(self, names: set[str]) -> None:
@@ -21,14 +39,14 @@ class DropTopLevel(cst.CSTTransformer):
         return updated_node.with_changes(body=body)
 
 
-class StripHeaderComments(cst.CSTTransformer):
+class StripHeaderComments(_ModuleOnly):
     """Drop the tool's own header comment; the pipeline writes ours."""
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         return updated_node.with_changes(header=[])
 
 
-class TypedExtras(cst.CSTTransformer):
+class TypedExtras(_StatementsOnly):
     """`__annotations__ = {'__pydantic_extra__': T}` -> `__pydantic_extra__: T = Field(init=False)`.
 
     Replacing a class's `__annotations__` wholesale hides the fields from type checkers; the
@@ -59,7 +77,7 @@ class TypedExtras(cst.CSTTransformer):
         return updated_node.with_changes(body=[annotated])
 
 
-class RecursiveAliasesFirst(cst.CSTTransformer):
+class RecursiveAliasesFirst(_ModuleOnly):
     """Put a self-recursive type alias before the aliases that refer back to it.
 
     The tool emits `JSONArray = TypeAliasType("JSONArray", list["JSONValue"])` before `JSONValue`,
@@ -198,7 +216,7 @@ def _string_refs(stmt: cst.CSTNode) -> set[str]:
     return found
 
 
-class DropRebuildCalls(cst.CSTTransformer):
+class DropRebuildCalls(_ModuleOnly):
     """Remove the tool's `X.model_rebuild()` calls: models are built lazily, each on first use.
 
     `_base.py` sets `defer_build`, so importing models.py builds no validator at all; pydantic
@@ -223,7 +241,7 @@ def _is_rebuild_call(stmt: cst.CSTNode) -> bool:
     )
 
 
-class RejectNullForOptional(cst.CSTTransformer):
+class RejectNullForOptional(_StatementsOnly):
     """An optional field whose schema type has no `null` must not accept an explicit null.
 
     The tool renders such fields `X | None = None` (None stands for "absent" in Python); this adds
@@ -330,7 +348,7 @@ def _with_required_nulls(
 '''
 
 
-class WriteRequiredNulls(cst.CSTTransformer):
+class WriteRequiredNulls(_StatementsOnly):
     """A required field that may be null is written as null even when nulls are excluded.
 
     The runtime serialises with `exclude_none` (None stands for "absent" in Python), which would drop
@@ -379,7 +397,7 @@ class WriteRequiredNulls(cst.CSTTransformer):
         return updated_node.with_changes(body=body)
 
 
-class EagerAnnotations(cst.CSTTransformer):
+class EagerAnnotations(_ModuleOnly):
     """Drop `from __future__ import annotations`; quote only the forward references.
 
     With the future import every field annotation is a string, and pydantic compiles and evaluates
@@ -391,7 +409,13 @@ class EagerAnnotations(cst.CSTTransformer):
     A forward name is quoted where it stands (`list["Task"]`), or with the whole `|` union around it
     (`"Task | None"`: a string does not support `|`); `Annotated` metadata and `Literal` values are
     left alone.
+
+    `references` maps a class name to the names its fields refer to (from the IR): a class that
+    refers to nothing defined at or after it is left as it is without walking its annotations.
     """
+
+    def __init__(self, references: dict[str, set[str]]) -> None:
+        self.references = references
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         body = [stmt for stmt in updated_node.body if not _is_future_import(stmt)]
@@ -399,8 +423,11 @@ class EagerAnnotations(cst.CSTTransformer):
         out: list[cst.BaseStatement] = []
         for index, stmt in enumerate(body):
             if isinstance(stmt, cst.ClassDef):
-                later = {name for name, at in defined_at.items() if at >= index}
-                stmt = cst.ensure_type(stmt.visit(_QuoteForwardFields(later)), cst.ClassDef)
+                name = stmt.name.value
+                refers_to = self.references.get(name)  # unknown to the IR: look at every annotation
+                later = {n for n, at in defined_at.items() if at >= index}
+                if refers_to is None or refers_to & later:
+                    stmt = cst.ensure_type(stmt.visit(_QuoteForwardFields(later)), cst.ClassDef)
             out.append(stmt)
         return updated_node.with_changes(body=out)
 
@@ -415,7 +442,7 @@ def _is_future_import(stmt: cst.CSTNode) -> bool:
     )
 
 
-class _QuoteForwardFields(cst.CSTTransformer):
+class _QuoteForwardFields(_StatementsOnly):
     """Within one class: the annotations of its fields (not of its methods) with `later` quoted."""
 
     def __init__(self, later: set[str]) -> None:
