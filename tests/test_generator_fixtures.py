@@ -275,7 +275,11 @@ SAMPLES: dict[str, tuple[str, Any]] = {
     # Importing the module runs every annotation: an unquoted forward reference fails here.
     "forward_reference": (
         "Folder",
-        {"name": "a", "parent": {"name": "root", "files": []}, "files": [{"name": "f", "folder": {"name": "a", "files": []}, "kind": "text"}]},
+        {
+            "name": "a",
+            "parent": {"name": "root", "files": []},
+            "files": [{"name": "f", "folder": {"name": "a", "files": []}, "kind": "text"}],
+        },
     ),
     "recursive_type": ("TreeNode", {"name": "a", "children": [{"name": "b", "children": [{"name": "c"}]}]}),
     "renamed_field": (
