@@ -216,10 +216,9 @@ async def test_a_task_status_changed_on_one_worker_reaches_a_listen_stream_on_an
             assert await next_within(messages, 1.0) is None  # once
 
 
-async def test_resuming_a_stream_on_a_worker_that_does_not_hold_its_session_is_refused_by_name(
-    pair: Deployment,
-) -> None:
-    """Replay logs stay with their session's worker: another one answers 404 saying where to resume."""
+async def test_resuming_a_stream_on_a_worker_that_did_not_run_it_is_refused_by_name(pair: Deployment) -> None:
+    """Live replay logs stay with the worker that ran the stream: another one (which serves the
+    session's other requests) answers a resumption 404 saying where streams resume."""
     with anyio.fail_after(60):
         session = await session_on(pair.base, False)
         try:
@@ -237,7 +236,7 @@ async def test_resuming_a_stream_on_a_worker_that_does_not_hold_its_session_is_r
                 pytest.fail("no other worker reached")
             assert status == 404
             message = body["error"]["message"]
-            assert "held by another worker" in message and "Last-Event-ID" in message, message
+            assert "Last-Event-ID" in message and "worker that ran it" in message, message
         finally:
             await session.aclose()
 

@@ -6,7 +6,7 @@ for progress."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeGuard
 
 import anyio
@@ -39,7 +39,9 @@ class Calls:
         self.transport = transport
         self.default_timeout = default_timeout
         self.closed = False
-        self._ids = itertools.count(1)
+        # The ids of outgoing requests; a transport may number them otherwise (several workers
+        # serving one HTTP session: ids that name their worker, `http_sessions`).
+        self.ids: Iterator[RequestId] = itertools.count(1)
         self._pending: dict[RequestId, _Waiter] = {}
         self._progress: dict[str | int, ProgressCallback] = {}
 
@@ -88,7 +90,7 @@ class Calls:
         exchange (a stateless request over HTTP)."""
         if self.closed:
             raise ConnectionClosed(f"cannot send {method}: the session is closed")
-        request_id = next(self._ids)
+        request_id = next(self.ids)
         if on_progress is not None:
             params = dict(params or {})
             params["_meta"] = {**(params.get("_meta") or {}), PROGRESS_TOKEN: request_id}

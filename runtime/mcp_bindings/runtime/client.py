@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextvars
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from functools import partial
 from typing import Any, TypeVar, cast
 
 import anyio
@@ -17,6 +18,7 @@ from .calls import ProgressCallback
 from .client_handling import answer_request, handle_notification
 from .client_headers import ToolHeaderMirror
 from .client_listen import Listening, ListenStream
+from .client_retry import RetryMode, RetryPolicy, send_with_retries
 from .client_stateless import stateless_request
 from .client_tasks import ClientTasks
 from .client_tasks_ext import task_answer
@@ -88,8 +90,11 @@ class ClientRuntime:
         request_timeout: float | None = None,
         probe_timeout: float = 10.0,
         lenient: bool = False,
+        retry: RetryMode = "safe",
     ) -> None:
         self.stub: ProtocolTables = client_cls.protocol
+        # When a request whose connection failed is sent again ("safe", "always", "never": client_retry).
+        self.retry = RetryPolicy(retry)
         self.lenient = lenient  # read what the negotiated version refuses with newer versions' models
         self.probe_timeout = probe_timeout  # "auto": how long a server/discover probe may go unanswered
         self.stub_version: str = self.stub.version
@@ -289,10 +294,12 @@ class ClientRuntime:
             handle = task_answer(self, stub_spec, spec, raw)  # the tasks extension (`client_tasks_ext`)
             if handle is not None:
                 return handle
-        else:
-            raw = await self.session.request(spec.method, data, timeout=timeout, on_progress=_on_progress.get())
+        else:  # a handshake session: a request is sent again only if it never left (client_retry)
+            attempt = partial(self.session.request, spec.method, data, timeout=timeout, on_progress=_on_progress.get())
+            raw = await send_with_retries(self.retry, spec.method, data, attempt, stateless=False)
         if spec.method == "tools/list" and isinstance(raw, dict):
             raw = self.mirror.remember(raw, self.mirrors_headers)
+            self.retry.remember_tools(raw)
         try:
             result = versions.validate(spec.result, raw)
         except ValidationError as exc:
@@ -396,6 +403,8 @@ class ClientRuntime:
         return await answer_request(self, request)
 
     async def on_notification(self, notification: Notification, session: Session) -> None:
+        if notification.method == TOOLS_LIST_CHANGED:  # (on a listen stream too) no call is safe to repeat
+            self.retry.forget_tools()  # until the tools are listed again (client_retry)
         if self.listening.route(self, notification):
             return
         if notification.method == TOOLS_LIST_CHANGED:  # what was listed may be stale: unchecked until listed again
@@ -424,11 +433,15 @@ async def connect(
     request_timeout: float | None = None,
     probe_timeout: float = 10.0,
     lenient: bool = False,
+    retry: RetryMode = "safe",
 ) -> AsyncIterator[C]:
     """Run a client session over any transport: initialize, yield the typed client, then close.
     `protocol_version="auto"` probes with `server/discover` for at most `probe_timeout` seconds.
     `lenient=True` accepts results and server requests that only a newer version's models accept
-    and hands them over as that version's types (see `lenient.py`); the default refuses them."""
+    and hands them over as that version's types (see `lenient.py`); the default refuses them.
+    `retry`: when a request whose connection failed before its answer is sent again (HTTP;
+    `client_retry`): "safe" (default: if it never reached the server, or it is safe to repeat
+    per policy/retry.json), "always" (also what may have run), "never"."""
     runtime = ClientRuntime(
         client,
         handlers,
@@ -437,6 +450,7 @@ async def connect(
         request_timeout=request_timeout,
         probe_timeout=probe_timeout,
         lenient=lenient,
+        retry=retry,
     )
     session = Session(transport, runtime)
     try:

@@ -1,14 +1,17 @@
 """One stateless (2026-07-28) request from the client: its `_meta`, the multi-round-trip retries
-an `InputRequiredResult` asks for, and the move to another version when the server answers that it
-does not support the one requested."""
+an `InputRequiredResult` asks for, the move to another version when the server answers that it
+does not support the one requested, and sending a round again when its connection failed
+(`client_retry`: a new id, a new connection, the same `requestState`, which any worker opens)."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from . import registry
 from .calls import ProgressCallback
 from .client_handling import answer_input_requests
+from .client_retry import monotonic, send_with_retries
 from .errors import INTERNAL_ERROR, McpError
 from .request_state import MAX_INPUT_ROUNDS
 from .spec import INPUT_REQUIRED, MethodSpec
@@ -36,15 +39,14 @@ async def stateless_request(
     # cancelled or times out) is the cancellation signal: no `notifications/cancelled` is expected.
     notify_cancel = not runtime.mirrors_headers
     switched = False
+    limit = timeout if timeout is not None else runtime.request_timeout
     for _ in range(MAX_INPUT_ROUNDS + 1):
+        progress = monotonic(on_progress)  # a repeated attempt's progress never goes backwards
+        attempt = partial(
+            session.request, spec.method, params, timeout=limit, on_progress=progress, cancellable=notify_cancel
+        )
         try:
-            raw = await session.request(
-                spec.method,
-                params,
-                timeout=timeout if timeout is not None else runtime.request_timeout,
-                on_progress=on_progress,
-                cancellable=notify_cancel,
-            )
+            raw = await send_with_retries(runtime.retry, spec.method, params, attempt, stateless=True)
         except McpError as exc:
             choice = _other_version(runtime, exc) if not switched else None
             if choice is None:

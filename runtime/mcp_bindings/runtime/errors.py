@@ -68,3 +68,37 @@ def sole_exception(group: BaseExceptionGroup[BaseException]) -> Exception | None
         else:
             leaves.append(item)
     return leaves[0] if len(leaves) == 1 and isinstance(leaves[0], Exception) else None
+
+
+class DeliveryFailed(McpError):
+    """A request's exchange with the server failed before its answer arrived (raised by the HTTP
+    client transport; never the server's own answer). `stage` says what the server may have done:
+    "connect" (no connection: the request was never sent), "refused" (HTTP 503: the server or a
+    proxy did not take it) or "cut" (sent, then the connection closed or a gateway answered 502 /
+    504 before the answer: it may or may not have run). `retry_after`: the server's `Retry-After`
+    in seconds, if it sent one."""
+
+    def __init__(
+        self, code: int, message: str, data: Any = None, *, stage: str, retry_after: float | None = None
+    ) -> None:
+        super().__init__(code, message, data)
+        self.stage = stage
+        self.retry_after = retry_after
+
+    @property
+    def may_have_run(self) -> bool:
+        return self.stage == "cut"
+
+
+class OutcomeUnknown(McpError):
+    """A request reached the server, its connection failed before the answer, and repeating it is
+    not known to be safe (policy/retry.json): it may or may not have run, and it was not repeated."""
+
+    def __init__(self, method: str, what: str, cause: str, why: str) -> None:
+        super().__init__(
+            INTERNAL_ERROR,
+            f"{what} may or may not have run: {cause}; it was not repeated because {why}. Check the "
+            "server's state before calling again, or connect with retry='always' to repeat such requests",
+        )
+        self.method = method
+        self.what = what

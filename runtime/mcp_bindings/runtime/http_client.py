@@ -3,8 +3,10 @@
 Each POST's answer (JSON or an SSE stream) is fed into the session's inbound queue, so the session
 engine sees one ordered stream of messages whatever the transport. A response stream that breaks
 before its response arrived is resumed, after the server's `retry:` delay, with a GET carrying
-`Last-Event-ID` when the server numbered its events; otherwise the caller gets an error whose data
-says `retryable` (re-issuing under a new id is the 2026-07-28 rule, and the caller's decision).
+`Last-Event-ID` when the server numbered its events. A request whose exchange fails (no connection,
+HTTP 502 / 503 / 504, the connection closing before the answer) raises `DeliveryFailed` saying how
+far it got; `client_retry` decides whether to send it again (under a new id: the 2026-07-28 rule),
+and a repeated attempt goes out on a new connection.
 A request's POST lives as long as its caller: cancelling the caller (or its timeout) closes the
 response stream, which is how a stateless (2026-07-28) request is cancelled over HTTP.
 """
@@ -12,8 +14,10 @@ response stream, which is how a stateless (2026-07-28) request is cancelled over
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 from urllib.parse import urljoin
 
@@ -24,7 +28,8 @@ from anyio.abc import TaskGroup
 
 from . import jsonrpc, logs
 from .client import connect
-from .errors import INTERNAL_ERROR
+from .client_retry import RetryMode, wants_new_connection
+from .errors import INTERNAL_ERROR, DeliveryFailed
 from .jsonrpc import RequestId
 from .stubs import ClientHandlerStub, ClientStub
 from .transport import Features, HeaderHook, TransportBase
@@ -35,6 +40,14 @@ C = TypeVar("C", bound=ClientStub)
 SESSION_HEADER = "Mcp-Session-Id"
 MAX_RESUME_ATTEMPTS = 3
 DEFAULT_RETRY_MS = 1000  # reconnection delay when the server sent no `retry:` field
+# An idle kept-alive connection is dropped after this, before servers drop theirs (uvicorn and
+# Node close idle ones after 5 s): a request sent on one the server is closing fails as "cut", which
+# for a request not safe to repeat is an error (`client_retry`), so the client keeps clear of it.
+KEEPALIVE_EXPIRY_S = 3.0
+GATEWAY_FAILURES = (502, 503, 504)  # a proxy or a server that could not take the request (`DeliveryFailed`)
+# Failures to connect: the request was never sent. Other transport errors happen once it may have been.
+NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+CUT = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError, httpx.ReadTimeout, httpx.WriteTimeout)
 
 
 class _SseEvent:
@@ -98,8 +111,13 @@ class StreamableHttpTransport(TransportBase):
         self.url = url
         self.headers = dict(headers or {})
         # `auth` (e.g. an OAuth flow) sees every request and its 401/403 answers.
-        self._client = client or httpx.AsyncClient(timeout=httpx.Timeout(timeout, read=None), auth=auth)
+        limits = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=KEEPALIVE_EXPIRY_S)
+        self._client = client or httpx.AsyncClient(timeout=httpx.Timeout(timeout, read=None), auth=auth, limits=limits)
         self._owns_client = client is None
+        self._timeout, self._auth = timeout, auth
+        # Repeated requests (`client_retry`) go through a client that keeps no connection alive, so
+        # each is sent on a new one (only with our own client: a caller's client is used as given).
+        self._fresh_client: httpx.AsyncClient | None = None
         self._inbound_send, self._inbound = anyio.create_memory_object_stream[bytes](math.inf)
         self._task_group: TaskGroup | None = None
         self.session_id: str | None = None
@@ -124,12 +142,24 @@ class StreamableHttpTransport(TransportBase):
         await self._task_group.__aexit__(None, None, None)
         if self._owns_client:
             await self._client.aclose()
+        if self._fresh_client is not None:
+            await self._fresh_client.aclose()
 
     async def receive(self) -> bytes:
         try:
             return await self._inbound.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             raise anyio.EndOfStream from None
+
+    def _client_for(self, request_id: Any) -> httpx.AsyncClient:
+        """The client to POST with: a repeated request goes on a new connection (`client_retry`)."""
+        if request_id is None or not self._owns_client or not wants_new_connection():
+            return self._client
+        if self._fresh_client is None:
+            limits = httpx.Limits(max_keepalive_connections=0)
+            timeout = httpx.Timeout(self._timeout, read=None)
+            self._fresh_client = httpx.AsyncClient(timeout=timeout, auth=self._auth, limits=limits)
+        return self._fresh_client
 
     def use_version(self, version: str | None, header_hook: HeaderHook | None) -> None:
         """The negotiated version (sent as MCP-Protocol-Version) and the per-message headers."""
@@ -179,7 +209,7 @@ class StreamableHttpTransport(TransportBase):
             self._handshake.append(frame)
         sent_session = self.session_id
         try:
-            async with self._client.stream(
+            async with self._client_for(request_id).stream(
                 "POST", self.url, content=frame, headers=self._request_headers(message)
             ) as response:
                 if response.status_code == 404 and sent_session and not renewed and len(self._handshake) == 2:
@@ -191,6 +221,14 @@ class StreamableHttpTransport(TransportBase):
                 if session_id:
                     self.session_id = session_id
                 await self._consume(response, request_id, message)
+        except (*NOT_SENT, *CUT) as exc:
+            if request_id is None:
+                log.warning("could not POST a message: %s", exc)
+                return
+            if isinstance(exc, NOT_SENT):
+                reason = f"HTTP request failed: could not connect to {self.url}: {_what(exc)}"
+                raise DeliveryFailed(INTERNAL_ERROR, reason, stage="connect") from None
+            raise DeliveryFailed(INTERNAL_ERROR, f"HTTP request failed: {_what(exc)}", stage="cut") from None
         except (httpx.HTTPError, UnicodeError, ValueError) as exc:
             # UnicodeError / ValueError: a header value httpx cannot send. Fail this request only;
             # an exception escaping here would end the whole connection.
@@ -203,6 +241,8 @@ class StreamableHttpTransport(TransportBase):
         content_type = response.headers.get("content-type", "")
         if response.status_code == 202 or (not content_type and response.status_code < 300):
             return
+        if request_id is not None and response.status_code in GATEWAY_FAILURES:
+            raise await _gateway_failure(response, request_id)
         if "text/event-stream" in content_type:
             stream = _StreamState()
             answered = await self._pump_sse(response, request_id, stream)
@@ -255,11 +295,11 @@ class StreamableHttpTransport(TransportBase):
                         return
             except httpx.HTTPError:
                 continue
-        await self._fail(request_id, "the response stream closed before the response arrived", retryable=True)
+        reason = "the response stream closed before the response arrived"
+        raise DeliveryFailed(INTERNAL_ERROR, reason, {"retryable": True}, stage="cut")
 
-    async def _fail(self, request_id: Any, reason: str, retryable: bool = False) -> None:
-        data = {"retryable": True} if retryable else None
-        await self._deliver(jsonrpc.encode_error(request_id, INTERNAL_ERROR, reason, data))
+    async def _fail(self, request_id: Any, reason: str) -> None:
+        await self._deliver(jsonrpc.encode_error(request_id, INTERNAL_ERROR, reason))
 
     async def _deliver(self, frame: bytes) -> None:
         """Hand a message to the session; after `aclose` (streams still draining) it is dropped."""
@@ -350,6 +390,45 @@ def _jsonrpc_answer(body: bytes, request_id: Any) -> bytes | None:
         message["id"] = request_id
         return orjson.dumps(message)
     return body
+
+
+async def _gateway_failure(response: httpx.Response, request_id: Any) -> DeliveryFailed:
+    """HTTP 502 / 503 / 504 to a request: 503, the server (or a proxy) did not take it; 502 / 504, a
+    gateway lost its answer (it may have run). The server's JSON-RPC error, if it sent one, is kept."""
+    body = await response.aread()
+    stage = "refused" if response.status_code == 503 else "cut"
+    retry_after = _retry_after(response.headers.get("retry-after"))
+    error: Any = None
+    if "application/json" in response.headers.get("content-type", ""):
+        try:
+            error = orjson.loads(body).get("error")
+        except (orjson.JSONDecodeError, AttributeError):
+            error = None
+    if isinstance(error, dict) and isinstance(error.get("code"), int) and isinstance(error.get("message"), str):
+        code, message, data = error["code"], error["message"], error.get("data")
+        return DeliveryFailed(code, message, data, stage=stage, retry_after=retry_after)
+    text = body[:200].decode("utf-8", "replace").strip()
+    message = f"HTTP {response.status_code}: {text}" if text else f"HTTP {response.status_code}"
+    return DeliveryFailed(INTERNAL_ERROR, message, stage=stage, retry_after=retry_after)
+
+
+def _retry_after(value: str | None) -> float | None:
+    """A `Retry-After` header in seconds (delay-seconds or an HTTP date); None when absent or invalid."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _what(exc: Exception) -> str:
+    """An httpx error's text (some carry none: then its kind)."""
+    return str(exc) or type(exc).__name__
 
 
 def _kind(message: Any) -> str:
@@ -464,10 +543,11 @@ async def connect_http(
     auth: httpx.Auth | None = None,
     probe_timeout: float = 10.0,
     lenient: bool = False,
+    retry: RetryMode = "safe",
 ) -> AsyncIterator[C]:
     """Connect over Streamable HTTP. `protocol_version=None` picks the client stub's version;
     "auto" probes with `server/discover` and falls back to `initialize` (the other options are
-    `client.connect`'s)."""
+    `client.connect`'s; `retry` says when a request whose connection failed is sent again)."""
     async with StreamableHttpTransport(url, headers=headers, auth=auth) as transport:
         async with connect(
             transport,
@@ -478,6 +558,7 @@ async def connect_http(
             client_info=client_info,
             probe_timeout=probe_timeout,
             lenient=lenient,
+            retry=retry,
         ) as typed:
             yield typed
 

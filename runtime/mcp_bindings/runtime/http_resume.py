@@ -129,13 +129,17 @@ class ReplayStore:
     on asyncio; on other event loops checked whenever a log is written or read) and giving the memory
     of dropped events back."""
 
-    def __init__(self, limits: ReplayLimits | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, limits: ReplayLimits | None = None, clock: Callable[[], float] = time.monotonic, first_id: int = 1
+    ) -> None:
         self.limits = limits or ReplayLimits()
         self.bytes = 0  # held by every log together, as counted (frames + EVENT_OVERHEAD each)
         self._clock = clock
         self._order: deque[_Event] = deque()  # every log's events, oldest first (dropped ones skipped lazily)
         self._held = 0
-        self._ids = itertools.count(1)  # event ids, unique over every session of the app
+        # Event ids, unique over every session of the app (several workers: `first_id` is random,
+        # so that the workers serving one session number its events apart).
+        self._ids = itertools.count(first_id)
         self._timer: asyncio.TimerHandle | None = None
 
     def new_log(self) -> EventLog:

@@ -11,8 +11,9 @@ adds what only the HTTP server can do: a bound on connections, a deadline and a 
 request's head. Every limit, its default and its option: docs/security.md.
 
 Several workers (docs/deployment.md): the app's `backend` (`backends.StateBackend`; by default
-Redis when `MCP_REDIS_URL` is set, else in memory) carries broadcasts, session records and tasks
-between workers; the lifespan connects it (a clear startup error when it cannot) and refuses to
+Redis when `MCP_REDIS_URL` is set, else in memory) carries broadcasts, session records (so any
+worker serves any handshake session), messages to one worker (forwarded responses and calls,
+`forwarding`) and tasks between workers; the lifespan connects it (a clear startup error when it cannot) and refuses to
 start a worker of several without a configured `requestState` secret. `/healthz` answers 200
 while the process serves; `/readyz` 200 when it can take traffic (its backend reachable, not
 shutting down), else 503 naming why. On SIGTERM / SIGINT the app drains first: readiness turns
@@ -36,7 +37,7 @@ import anyio
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from . import logs, tasks
+from . import forwarding, logs, tasks
 from .backends import TASK_CANCELLED, BackendUnavailable, StateBackend, backend_from_env
 from .errors import INVALID_REQUEST
 from .headers import accepts, authority_host, decode_header_value, media_type, origin_host
@@ -230,6 +231,7 @@ class StreamableHTTPApp:
             self.host.bus = self.backend
             self.streamable.records = self.backend
             self.streamable.handoff = Handoff(self.backend, self.streamable.options.replay.ttl_seconds)
+            forwarding.install(self.host, forwarding.Forwarder(self.server, self.backend, self.backend.worker_id))
             service = tasks.service_for(self.server)
             if isinstance(service.store, InMemoryTaskStore) and not len(service.store):
                 service.store = self.backend.task_store()  # unless the server configured a store of its own
@@ -237,8 +239,14 @@ class StreamableHTTPApp:
         self._chain_signals()
 
     async def _from_bus(self, method: str, data: Any) -> None:
-        """What another worker published: a broadcast for this worker's clients, or a task cancelled
-        through it whose work runs here."""
+        """What another worker published or sent this one: a broadcast for this worker's clients, a
+        task cancelled through it whose work runs here, news of a session (`http_sessions`), or a
+        call from another worker (`forwarding`)."""
+        if await self.streamable.from_bus(method, data):
+            return
+        forwarder = forwarding.forwarder_for(self.host)
+        if forwarder is not None and await forwarder.received(method, data):
+            return
         if method == TASK_CANCELLED:
             scope = tasks.service_for(self.server).running.pop(data, None) if isinstance(data, str) else None
             if scope is not None:
@@ -250,6 +258,7 @@ class StreamableHTTPApp:
         self._unchain_signals()
         if self.host.bus is self.backend:
             self.host.bus = None
+            forwarding.install(self.host, None)
         await self.streamable.flush()  # session records dropped and replay logs handed over reach the backend
         if self._started:
             self._started = False
@@ -341,7 +350,7 @@ class StreamableHTTPApp:
         if method == "GET":
             return await self.streamable.get_or_refuse(request.headers, principal_of(request.scope))
         if method == "DELETE":
-            return self.streamable.delete(request.headers, principal_of(request.scope))
+            return await self.streamable.delete_everywhere(request.headers, principal_of(request.scope))
         return Response(status_code=405, headers={"Allow": "GET, POST, DELETE"})
 
     # -- security ----------------------------------------------------------------------------

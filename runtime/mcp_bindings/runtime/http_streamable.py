@@ -10,15 +10,21 @@ Behind bearer auth (`auth.resource_server`) a session belongs to the principal t
 (`principal_of`): a request of any other principal for it is answered 404, as for an unknown id.
 A session that expires is ended like a deleted one: its requests are cancelled, its GET stream is
 closed and it gets no more broadcasts.
+
+Several workers (a shared backend, `records`): a session is served by whichever worker a request
+reaches (`http_sessions`: rebuilt from its record on first sight, refreshed from it on every
+request, written back when a request changed it); a client's response to a request another worker
+sent is forwarded to that worker; DELETE on any worker ends the session on all of them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+import random
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,8 +33,9 @@ from anyio.streams.memory import MemoryObjectSendStream
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from . import jsonrpc, logs
-from .backends import SessionRecords
+from . import http_sessions, jsonrpc, logs
+from .backends import StateBackend
+from .calls import CANCELLED
 from .errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from .headers import accepts
 from .http_resume import (
@@ -44,6 +51,17 @@ from .http_resume import (
     no_cache,
     primes_streams,
     sse_event,
+)
+from .http_sessions import (
+    RESPONSE,
+    SESSION_CANCEL,
+    SESSION_CHANGED,
+    SESSION_ENDED,
+    STREAM_MESSAGE,
+    Snapshot,
+    WorkerIds,
+    addressee,
+    snapshot,
 )
 from .http_stateless import (
     VERSION_HEADER,
@@ -90,6 +108,8 @@ class HttpTransport(TransportBase):
         # is closed (it may reconnect) rather than buffering without end.
         self.standalone_bytes = 0
         self.standalone_limit = standalone_limit
+        # Several workers: where a message for the GET stream goes when this worker holds none.
+        self.elsewhere: Callable[[bytes], Awaitable[None]] | None = None
 
     async def close_stream(self, related: Any) -> None:
         """End the SSE stream of the POST carrying request `related` before its response (the request
@@ -108,6 +128,9 @@ class HttpTransport(TransportBase):
         if stream is None:
             stream = self.standalone
             if stream is None:
+                if self.elsewhere is not None and http_sessions.addressed(frame):
+                    await self.elsewhere(frame)  # several workers: to the GET stream another one holds
+                    return
                 log.debug("no open stream for a server message; dropped")
                 return
             if self.standalone_bytes and self.standalone_bytes + len(frame) > self.standalone_limit:
@@ -138,6 +161,9 @@ class HttpSession:
     events: EventLog | None = None
     last_seen: float = field(default_factory=time.monotonic)
     principal: str | None = None  # who opened it (`principal_of`); no one else may use it
+    # Several workers: the initialize params it was opened with, and its state as last recorded.
+    init_params: Any = None
+    written: Snapshot | None = None
 
 
 @dataclass
@@ -161,14 +187,14 @@ class StreamableHttp:
         self.options = options
         self.sessions: dict[str, HttpSession] = {}
         self._stateless_runtime = ServerRuntime(server, host=host)
-        self.replay = ReplayStore(options.replay)  # every session's replay log, bounded together
+        # Every session's replay log, bounded together; its event ids start at a random point, so that
+        # where several workers serve one session their events' ids do not meet.
+        self.replay = ReplayStore(options.replay, first_id=random.getrandbits(31) << 32 | 1)
         self._tool_headers = ToolHeaders(self._stateless_runtime)
         self._next_expiry_sweep = 0.0
         self._listen_streams = 0
         # Several workers: where the sessions of every worker are recorded (set by the app's lifespan).
-        self.records: SessionRecords | None = None
-        self._pending_records: set[asyncio.Task[None]] = set()
-        self._recorded: dict[str, float] = {}  # session id -> when its record was last written
+        self.records: StateBackend | None = None
         self.handoff: Handoff | None = None  # several workers: replay logs handed over on drain
         self.draining = False
 
@@ -222,11 +248,14 @@ class StreamableHttp:
         principal: str | None = None,
     ) -> Any:
         http_session = self._session(session_id, principal)
+        if self.records is not None:
+            fresh = await self._fresh(session_id, principal, http_session)
+            if isinstance(fresh, Response):
+                return fresh
+            http_session = fresh
         if http_session is None:
-            return error_response(None, INVALID_REQUEST, await self._not_found(session_id), 404)
+            return error_response(None, INVALID_REQUEST, NOT_FOUND, 404)
         http_session.last_seen = time.monotonic()
-        if self.records is not None and http_session.last_seen - self._recorded.get(session_id, 0.0) > 60:
-            self._record(session_id)  # renewed while used: it expires with the session's idle timeout
         header = headers.get(VERSION_HEADER)
         view = http_session.runtime.view
         if header is not None and view is not None and header != view.version:
@@ -236,7 +265,12 @@ class StreamableHttp:
             return error_response(
                 None, INVALID_REQUEST, "Invalid Request: batches are not part of the negotiated version", 400
             )
-        return await self._dispatch(
+        if self.records is not None:
+            kept = await self._forward_responses(session_id, messages)
+            if isinstance(kept, Response):
+                return kept
+            messages = kept
+        response = await self._dispatch(
             headers,
             http_session.session,
             messages,
@@ -245,6 +279,7 @@ class StreamableHttp:
             events=http_session.events,
             priming=view is not None and primes_streams(view.version),
         )
+        return response if self.records is None else _BeforeSend(response, self._write_back(http_session))
 
     async def _post_stateless(
         self, headers: dict[str, str], messages: list[jsonrpc.Message], batch: bool, principal: str | None = None
@@ -292,20 +327,32 @@ class StreamableHttp:
         session = Session(transport, runtime)
         session.principal = principal
         events = self.replay.new_log() if self.options.resumable else None
-        http_session = HttpSession(secrets.token_urlsafe(24), runtime, session, transport, events, principal=principal)
+        requests = [m for m in messages if isinstance(m, Request)]
+        http_session = HttpSession(
+            secrets.token_urlsafe(24),
+            runtime,
+            session,
+            transport,
+            events,
+            principal=principal,
+            init_params=requests[0].params if requests else None,
+        )
+        if self.records is not None:
+            session.calls.ids = WorkerIds(self.records.worker_id)
+            transport.elsewhere = self._elsewhere(http_session.id)
 
         def session_header() -> dict[str, str]:
             # Evaluated when the response starts, i.e. after initialize has been answered.
             if runtime.view is None:
                 return {}
             self.sessions[http_session.id] = http_session
-            self._record(http_session.id)
             return {SESSION_HEADER: http_session.id}
 
-        requests = [m for m in messages if isinstance(m, Request)]
-        return await self._dispatch(
+        response = await self._dispatch(
             headers, session, requests, stateless=False, batch=batch, extra=session_header, events=events
         )
+        # Several workers: the session's record is written before its id reaches the client.
+        return response if self.records is None else _BeforeSend(response, self._write_back(http_session))
 
     async def _dispatch(
         self,
@@ -352,8 +399,7 @@ class StreamableHttp:
         last_event_id = headers.get("last-event-id")
         if last_event_id is not None:
             wanted = last_event_id.strip()
-            # ASCII digits only (str.isdigit admits superscripts and other scripts' digits), short enough for int().
-            if not (wanted.isascii() and wanted.isdigit() and len(wanted) <= MAX_EVENT_ID_DIGITS):
+            if not _event_id(wanted):
                 return error_response(None, INVALID_REQUEST, "Bad Request: Last-Event-ID is not an event id", 400)
             if http_session.events is not None:
                 replay = http_session.events.replay(wanted)  # None: not an id of this session
@@ -375,6 +421,9 @@ class StreamableHttp:
                     # The stream lives as long as its session: it ends when the session expires.
                     remaining = http_session.last_seen + idle - time.monotonic()
                     if remaining <= 0:
+                        if await self._still_recorded(http_session.id):  # used through other workers
+                            http_session.last_seen = time.monotonic()
+                            continue
                         self._end(http_session)
                         return
                     frame = None
@@ -400,6 +449,29 @@ class StreamableHttp:
         self._end(http_session)
         return Response(status_code=200)
 
+    async def delete_everywhere(self, headers: dict[str, str], principal: str | None = None) -> Response:
+        """`delete`; several workers: the session's record is dropped and every worker ends its copy."""
+        records, session_id = self.records, headers.get(SESSION_HEADER)
+        if records is None or not session_id:
+            return self.delete(headers, principal)
+        try:
+            record = await records.record(session_id)
+        except McpError as exc:
+            return error_response(None, INTERNAL_ERROR, f"{exc.message} (the session was not deleted)", 503)
+        local = self._session(session_id, principal)
+        if record is None or record.get("principal") != principal:
+            if local is not None:
+                self._end(local)  # expired in the shared state: gone
+            return Response(status_code=404)
+        if local is not None:
+            self._end(local)
+        try:
+            await records.drop(session_id)
+            await records.publish(SESSION_ENDED, {"s": session_id})
+        except McpError as exc:
+            return error_response(None, INTERNAL_ERROR, f"{exc.message} (the session was not deleted)", 503)
+        return Response(status_code=200)
+
     def close_all(self) -> None:
         for http_session in list(self.sessions.values()):
             self._end(http_session, shutdown=True)
@@ -419,79 +491,223 @@ class StreamableHttp:
             if self.handoff is not None and self.draining and shutdown:  # the final state of its streams
                 self.handoff.hand_over(http_session.id, http_session.principal, http_session.events, final=True)
             http_session.events.close()  # its replay log is released now
-        self._record(http_session.id, drop=True)
 
-    # -- several workers (backends.SessionRecords) ---------------------------------------------
+    # -- several workers (backends.SessionRecords, http_sessions) --------------------------------
 
-    def _record(self, session_id: str, *, drop: bool = False) -> None:
-        """Record (or forget) a session this worker holds, in the background: not on the answer's path."""
+    async def _fresh(
+        self, session_id: str, principal: str | None, local: HttpSession | None
+    ) -> HttpSession | Response | None:
+        """This worker's copy of a session, brought up to its record (and the record's lifetime
+        renewed): adopted on first sight, ended when the record is gone (deleted, or expired).
+        None: no such session for `principal`. Redis unreachable: the copy this worker has serves
+        (a 503 naming Redis where it has none)."""
         records = self.records
-        if records is None:
-            return
-        if drop:
-            self._recorded.pop(session_id, None)
-        else:
-            self._recorded[session_id] = time.monotonic()
-
-        async def write() -> None:
-            try:
-                if drop:
-                    await records.drop(session_id)
-                else:
-                    await records.put(session_id, self.options.session_idle_seconds)
-            except McpError as exc:
-                log.warning("session record not written: %s", exc.message)
-
+        assert records is not None
         try:
-            task = asyncio.get_running_loop().create_task(write())
-        except RuntimeError:  # no asyncio loop (trio): session records are an asyncio deployment's
-            return
-        self._pending_records.add(task)
-        task.add_done_callback(self._pending_records.discard)
+            record = await records.record(session_id, self.options.session_idle_seconds)
+        except McpError as exc:
+            if local is not None:
+                return local
+            return error_response(None, INTERNAL_ERROR, exc.message, 503)
+        if record is None:
+            if local is not None:
+                self._end(local)
+            return None
+        if record.get("principal") != principal:
+            return None
+        if local is None:
+            return await self._adopt(session_id, record, principal)
+        http_sessions.apply(local.runtime, record)
+        local.written = snapshot(local.runtime)
+        return local
+
+    async def _adopt(
+        self, session_id: str, record: dict[str, Any], principal: str | None
+    ) -> HttpSession | Response | None:
+        """A copy of a session another worker opened, rebuilt from its record."""
+        records = self.records
+        assert records is not None
+        if len(self.sessions) >= self.options.max_sessions:
+            return error_response(None, INTERNAL_ERROR, "Service Unavailable: too many sessions", 503)
+        transport = HttpTransport(self.options.get_stream_queue_bytes)
+        runtime = ServerRuntime(self.server, host=self.host)
+        session = Session(transport, runtime)
+        session.principal = principal
+        session.calls.ids = WorkerIds(records.worker_id)
+        transport.elsewhere = self._elsewhere(session_id)
+        if not await http_sessions.rebuild(runtime, session, record):
+            self.host.connections.discard(runtime)
+            log.warning("session %s... not adopted: its record cannot be served by this worker", session_id[:8])
+            return None
+        existing = self.sessions.get(session_id)
+        if existing is not None:  # adopted meanwhile by another request of this session
+            self.host.connections.discard(runtime)
+            return existing
+        events = self.replay.new_log() if self.options.resumable else None
+        http_session = HttpSession(
+            session_id, runtime, session, transport, events, principal=principal, init_params=record["init"]
+        )
+        http_session.written = snapshot(runtime)
+        self.sessions[session_id] = http_session
+        return http_session
+
+    def _write_back(self, http_session: HttpSession) -> Callable[[], Awaitable[None]]:
+        """Before each message of a response leaves: if serving the request changed the session
+        (logging level, subscriptions, initialized, or it was just opened), write its record, and
+        tell the other workers holding a copy (their GET streams filter by it)."""
+        records = self.records
+        assert records is not None
+
+        async def write_back() -> None:
+            state = snapshot(http_session.runtime)
+            if state is None or state == http_session.written or self.sessions.get(http_session.id) is not http_session:
+                return
+            opened = http_session.written is None
+            http_session.written = state
+            record = http_sessions.record_of(http_session.init_params, http_session.principal, state)
+            try:
+                await records.put(http_session.id, self.options.session_idle_seconds, record)
+                if not opened:
+                    await records.publish(SESSION_CHANGED, {"s": http_session.id})
+            except McpError as exc:
+                log.warning("session record not written (other workers serve it as before): %s", exc.message)
+
+        return write_back
+
+    def _elsewhere(self, session_id: str) -> Callable[[bytes], Awaitable[None]]:
+        """Send a message for the session's GET stream to the workers (the one holding it sends it)."""
+        records = self.records
+        assert records is not None
+
+        async def elsewhere(frame: bytes) -> None:
+            try:
+                await records.publish(STREAM_MESSAGE, {"s": session_id, "f": frame.decode()})
+            except McpError as exc:
+                log.warning("a message for the GET stream of another worker was dropped: %s", exc.message)
+
+        return elsewhere
+
+    async def _forward_responses(
+        self, session_id: str, messages: list[jsonrpc.Message]
+    ) -> list[jsonrpc.Message] | Response:
+        """Send the client's responses to requests another worker sent (their ids name it) to that
+        worker; the rest is this worker's. A response whose worker is gone is refused (400) when the
+        POST carries nothing else. A cancellation goes to every worker too (the request it cancels
+        may run on any of them; where it does not, it is ignored, as the spec says)."""
+        records = self.records
+        assert records is not None
+        kept: list[jsonrpc.Message] = []
+        gone: list[Any] = []
+        for message in messages:
+            if isinstance(message, jsonrpc.Notification) and message.method == CANCELLED:
+                try:
+                    await records.publish(SESSION_CANCEL, {"s": session_id, "p": message.params})
+                except McpError as exc:
+                    log.warning("a cancellation was not sent to the other workers: %s", exc.message)
+            worker = addressee(message.id, records.worker_id) if isinstance(message, jsonrpc.Response) else None
+            if worker is None:
+                kept.append(message)
+                continue
+            assert isinstance(message, jsonrpc.Response)
+            data = {"s": session_id, "r": http_sessions.response_message(message)}
+            try:
+                if not await records.send_to(worker, RESPONSE, data):
+                    gone.append(message.id)
+            except McpError as exc:
+                return error_response(
+                    None, INTERNAL_ERROR, f"{exc.message} (response {message.id!r} not delivered)", 503
+                )
+        if gone:
+            text = ", ".join(repr(i) for i in gone)
+            log.warning("responses %s dropped: the worker that sent their requests is gone", text)
+            if not kept:
+                message = (
+                    f"Invalid Request: no request of this session is waiting for response {text}: the server"
+                    " worker that sent it has stopped (the request it was part of is abandoned)"
+                )
+                return error_response(None, INVALID_REQUEST, message, 400)
+        return kept
+
+    async def from_bus(self, method: str, data: Any) -> bool:
+        """Handle what another worker sent about a session (True), or leave it (False)."""
+        if method not in (RESPONSE, SESSION_CHANGED, SESSION_ENDED, STREAM_MESSAGE, SESSION_CANCEL):
+            return False
+        session_id = data.get("s") if isinstance(data, dict) else None
+        local = self.sessions.get(session_id) if isinstance(session_id, str) else None
+        if local is None or not isinstance(session_id, str):
+            if method == RESPONSE:
+                log.warning("a forwarded response for session %s... has no session here; dropped", str(session_id)[:8])
+            return True
+        if method == SESSION_CANCEL:
+            params = data.get("p")  # pyright: ignore[reportUnknownMemberType, reportOptionalMemberAccess, reportUnknownVariableType]
+            await local.session.accept(jsonrpc.Notification(CANCELLED, params, {}))
+        elif method == STREAM_MESSAGE:
+            frame = data.get("f")  # pyright: ignore[reportUnknownMemberType, reportOptionalMemberAccess, reportUnknownVariableType]
+            if local.transport.standalone is not None and isinstance(frame, str):
+                await local.transport.send(frame.encode())
+        elif method == SESSION_ENDED:
+            self._end(local)
+        elif method == SESSION_CHANGED and self.records is not None:
+            try:
+                record = await self.records.record(session_id)
+            except McpError:
+                return True  # the session's next request here re-reads it
+            if record is None:
+                self._end(local)
+            else:
+                http_sessions.apply(local.runtime, record)
+                local.written = snapshot(local.runtime)
+        elif method == RESPONSE:
+            try:
+                message = jsonrpc.classify(data.get("r"))  # pyright: ignore[reportUnknownMemberType, reportOptionalMemberAccess]
+            except InvalidMessage:
+                return True
+            if isinstance(message, jsonrpc.Response):
+                await local.session.accept(message)
+        return True
+
+    async def _still_recorded(self, session_id: str) -> bool:
+        """Whether a session's record lives (its requests go to other workers); True when Redis cannot say."""
+        if self.records is None:
+            return False
+        try:
+            return await self.records.record(session_id) is not None
+        except McpError:
+            return True
 
     async def flush(self, timeout_s: float = 5.0) -> None:
-        """At shutdown: wait (at most `timeout_s`, even when cancelled) for the session records and
-        replay-log handovers still being written."""
+        """At shutdown: wait (at most `timeout_s`, even when cancelled) for the replay-log handovers
+        still being written."""
         with anyio.CancelScope(shield=True), anyio.move_on_after(timeout_s):
-            while self._pending_records:
-                await asyncio.wait(set(self._pending_records))
             if self.handoff is not None:
                 await self.handoff.flush(timeout_s)
 
-    async def _not_found(self, session_id: str | None) -> str:
-        """Why a session id is refused: unknown here, and (several workers) held by another worker."""
-        if await self._held_elsewhere(session_id):
-            return (
-                "Not Found: this Mcp-Session-Id is held by another worker of this server; route a"
-                " session's requests to one worker (sticky sessions), or initialize a new session"
-            )
-        return "Not Found: unknown or expired Mcp-Session-Id"
-
-    async def _held_elsewhere(self, session_id: str | None) -> bool:
-        if self.records is None or not session_id:
-            return False
-        try:
-            return await self.records.holder(session_id) is not None
-        except McpError:
-            return False
-
     async def get_or_refuse(self, headers: dict[str, str], principal: str | None = None) -> Response:
-        """`get`, except that a session held by another worker is refused 404 saying so: a GET
-        resuming a stream (`Last-Event-ID`) is answered only by the worker holding its session,
-        whose replay log it is."""
-        response = self.get(headers, principal)
+        """`get`; several workers: the session is adopted from its record, and a GET resuming a
+        stream (`Last-Event-ID`) is answered from this worker's log, else from the handover of a
+        drained worker, else 404 saying where streams resume."""
         session_id = headers.get(SESSION_HEADER)
+        if self.records is None or not session_id or not accepts(headers.get("accept", ""), SSE):
+            return self.get(headers, principal)
+        fresh = await self._fresh(session_id, principal, self._session(session_id, principal))
+        if isinstance(fresh, Response):
+            return fresh
         last_event_id = headers.get("last-event-id")
-        if response.status_code == 404 and session_id and last_event_id is not None and self.handoff is not None:
+        if last_event_id is None or not _event_id(last_event_id):
+            return self.get(headers, principal) if fresh is not None else Response(status_code=404)
+        if fresh is not None and fresh.events is not None:
+            replay = fresh.events.replay(last_event_id.strip())
+            if replay is not None:
+                return replay
+        if self.handoff is not None:
             resumed = await self.handoff.resume(session_id, principal, last_event_id)  # its worker drained
             if resumed is not None:
                 return resumed
-        if response.status_code == 404 and session_id and await self._held_elsewhere(session_id):
-            message = await self._not_found(session_id)
-            if "last-event-id" in headers:
-                message += "; a stream is resumed (Last-Event-ID) only on the worker holding its session"
-            return error_response(None, INVALID_REQUEST, message, 404)
-        return response
+        message = (
+            "Not Found: Last-Event-ID names no event of this session that this worker holds; a stream is"
+            " resumed (Last-Event-ID) on the worker that ran it, or on any worker once that one drained"
+        )
+        return error_response(None, INVALID_REQUEST, message, 404)
 
     def close_streams(self) -> None:
         """Close every open GET stream and `subscriptions/listen` stream (draining before shutdown);
@@ -512,9 +728,37 @@ class StreamableHttp:
             return  # one sweep a second at most: it walks every session
         self._next_expiry_sweep = now + min(1.0, self.options.session_idle_seconds / 10)
         cutoff = now - self.options.session_idle_seconds
+        shared = self.records is not None
         for http_session in list(self.sessions.values()):
             if http_session.last_seen < cutoff:
-                self._end(http_session)
+                if shared and http_session.transport.standalone is not None:
+                    continue  # its GET stream checks the shared record (`get`)
+                self._end(http_session)  # several workers: this copy only (the record expires by itself)
+
+
+NOT_FOUND = "Not Found: unknown or expired Mcp-Session-Id"
+
+
+def _event_id(value: str) -> bool:
+    """A Last-Event-ID this app could have sent: ASCII digits only (str.isdigit admits superscripts
+    and other scripts' digits), short enough for int()."""
+    wanted = value.strip()
+    return wanted.isascii() and wanted.isdigit() and len(wanted) <= MAX_EVENT_ID_DIGITS
+
+
+class _BeforeSend:
+    """An ASGI response that awaits `hook` before each message it sends."""
+
+    def __init__(self, response: Any, hook: Callable[[], Awaitable[None]]) -> None:
+        self.response = response
+        self.hook = hook
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def sending(message: Any) -> None:
+            await self.hook()
+            await send(message)
+
+        await self.response(scope, receive, sending)
 
 
 class _Finally:

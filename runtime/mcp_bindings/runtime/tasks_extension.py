@@ -31,9 +31,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 import anyio
 from pydantic import ValidationError
 
-from . import logs, tasks_wire, versions
-from .errors import INVALID_PARAMS, McpError
+from . import forwarding, logs, tasks_wire, versions
+from .errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from .extensions import EXTENSIONS, Bound, CustomMethod, peer_declares, registered, request
+from .forwarding import WorkerGone
 from .jsonrpc import json_object
 from .spec import MethodSpec
 from .task_store import TaskState
@@ -133,18 +134,44 @@ async def listen_filter(view: PeerView, session: Session, wanted: Mapping[str, A
 async def _get(params: tasks_wire.GetTaskParams, ctx: Any) -> dict[str, Any]:
     _gate(ctx, "tasks/get")
     service, state = await _lookup(ctx, params.task_id)
-    pending = service.inputs.get(state.task_id, {})
-    return tasks_wire.detailed(state, {key: ask.request for key, ask in pending.items()})
+    pending = service.inputs.get(state.task_id)
+    if pending is None and state.status == "input_required":  # several workers: asked where its work runs
+        try:
+            asks = await _at_owner(ctx.server, service, ASKS, {"t": state.task_id})
+        except McpError as exc:
+            log.debug("input asks of task %s not read from its worker: %s", state.task_id, exc.message)
+            asks = None
+        return tasks_wire.detailed(state, cast("dict[str, Any]", asks) if isinstance(asks, dict) else {})
+    return tasks_wire.detailed(state, {key: ask.request for key, ask in (pending or {}).items()})
 
 
 async def _update(params: tasks_wire.UpdateTaskParams, ctx: Any) -> dict[str, Any]:
     """Deliver answers to outstanding asks (others are ignored, as the extension says); the task is
-    `working` again once none is outstanding."""
+    `working` again once none is outstanding. Several workers: the asks wait where the task's work
+    runs, so the answers are forwarded there; if that worker is gone, -32603 until its lease lapses
+    (the task is then `failed`, and the update acknowledged like any to a finished task)."""
     _gate(ctx, "tasks/update")
     service, state = await _lookup(ctx, params.task_id)
-    pending = service.inputs.get(state.task_id, {})
+    if state.task_id not in service.inputs and not state.terminal:
+        try:
+            if await _at_owner(ctx.server, service, UPDATE, {"t": state.task_id, "r": params.input_responses}):
+                return {}
+        except WorkerGone:
+            if (await _lookup(ctx, params.task_id))[1].terminal:
+                return {}
+            raise McpError(
+                INTERNAL_ERROR,
+                f"Internal error: the worker running task {state.task_id} stopped, so its input asks cannot be"
+                " answered; the task is reported failed once that worker's lease lapses: create it again",
+            ) from None
+    await _answer_asks(ctx.server, service, state.task_id, params.input_responses)
+    return {}
+
+
+async def _answer_asks(server: ServerStub, service: TaskService, task_id: str, responses: Mapping[str, Any]) -> None:
+    pending = service.inputs.get(task_id, {})
     answered = False
-    for key, response in params.input_responses.items():
+    for key, response in responses.items():
         ask = pending.pop(key, None)
         if ask is None:
             continue
@@ -152,11 +179,48 @@ async def _update(params: tasks_wire.UpdateTaskParams, ctx: Any) -> dict[str, An
         ask.answered.set()
         answered = True
     if answered and not pending:
-        service.inputs.pop(state.task_id, None)
-        updated = await service.store.update(state.task_id, status="working")
+        service.inputs.pop(task_id, None)
+        updated = await service.store.update(task_id, status="working")
         if updated is not None and not updated.terminal:
-            await _announce(ctx.server, service, updated)
-    return {}
+            await _announce(server, service, updated)
+
+
+# -- several workers: the asks live where the task's work runs (`forwarding`) ----------------------
+
+UPDATE = "tasks-extension/update"  # args {"t": task id, "r": inputResponses}; True when delivered
+ASKS = "tasks-extension/asks"  # args {"t": task id}; the open asks ({key: {"method", "params"}})
+
+
+async def _at_owner(server: ServerStub, service: TaskService, op: str, args: dict[str, Any]) -> Any:
+    """`op` done by the worker running the task's work; None when that is this worker or there are
+    no other workers. `WorkerGone` when that worker is gone."""
+    from .notifications import host_for
+
+    forwarder = forwarding.forwarder_for(host_for(server))
+    owner_of = getattr(service.store, "owner", None)
+    if forwarder is None or owner_of is None:
+        return None
+    owner = await owner_of(args["t"])
+    if not isinstance(owner, str) or owner == forwarder.worker_id:
+        return None
+    return await forwarder.call(owner, op, args)
+
+
+@forwarding.operation(UPDATE)
+async def _update_here(server: ServerStub, args: Any) -> bool:
+    task_id, responses = json_object(args).get("t"), json_object(args).get("r")
+    service = service_for(server)
+    if not isinstance(task_id, str) or task_id not in service.inputs or not isinstance(responses, dict):
+        return False
+    await _answer_asks(server, service, task_id, cast("dict[str, Any]", responses))
+    return True
+
+
+@forwarding.operation(ASKS)
+async def _asks_here(server: ServerStub, args: Any) -> dict[str, Any]:
+    task_id = json_object(args).get("t")
+    pending = service_for(server).inputs.get(task_id, {}) if isinstance(task_id, str) else {}
+    return {key: ask.request for key, ask in pending.items()}
 
 
 async def _cancel(params: tasks_wire.CancelTaskParams, ctx: Any) -> dict[str, Any]:

@@ -4,8 +4,11 @@ A backend is the state the workers of one deployment share:
 
 * the notification bus (`NotificationBus`): every broadcast (list changes, resource updates) is
   published there and delivered by each worker to the streams it holds (`ServerHost.deliver`);
-* session records (`SessionRecords`): which handshake sessions exist, so that a worker that does not
-  hold a session answers its requests with a precise 404 rather than as for an unknown id;
+* session records (`SessionRecords`): each handshake session's negotiated state (version, client
+  capabilities and info, logging level, resource subscriptions), so that any worker serves any
+  session's requests (`http_sessions`), and a session deleted on one worker is gone on all;
+* worker mail (`WorkerMail`): messages to one worker: a client's response to a request that worker
+  is waiting on, the answers to the input asks of a tasks-extension task running there (`forwarding`);
 * handed-over replay logs (`ReplayHandoff`, shared backends only): a worker that drains (SIGTERM)
   hands the held SSE events of its handshake sessions over, so that a GET with `Last-Event-ID`
   reaching another worker replays what its client missed (`http_resume.replay_handed_over`);
@@ -15,9 +18,9 @@ A backend is the state the workers of one deployment share:
 
 `InMemoryBackend` (the default: one process, nothing new to run) and `RedisBackend`
 (`backends.redis`, the `redis` extra) implement it. `backend_from_env` picks Redis when
-`MCP_REDIS_URL` is set. What stays in each worker: handshake sessions themselves (their negotiated
-state and open streams) and their live resumption logs (in memory, `http_resume.ReplayStore`: no
-round trip per event) until the worker drains; see docs/deployment.md.
+`MCP_REDIS_URL` is set. What stays in each worker: a session's open streams and requests in flight,
+and their live resumption logs (in memory, `http_resume.ReplayStore`: no round trip per event)
+until the worker drains; see docs/deployment.md.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ __all__ = [
     "ReplayHandoff",
     "SessionRecords",
     "StateBackend",
+    "WorkerMail",
     "backend_from_env",
 ]
 
@@ -72,15 +76,29 @@ class NotificationBus(Protocol):
 
 
 class SessionRecords(Protocol):
-    async def put(self, session_id: str, ttl_s: float) -> None:
-        """Record that this worker holds `session_id` (for `ttl_s`, renewed while it is used)."""
+    async def put(self, session_id: str, ttl_s: float, record: Mapping[str, Any] | None = None) -> None:
+        """Record handshake session `session_id` (for `ttl_s`, renewed while it is used): what any
+        worker needs to serve it (`http_sessions.SessionRecord`), and the worker writing it."""
+        ...
+
+    async def record(self, session_id: str, ttl_s: float | None = None) -> dict[str, Any] | None:
+        """The record of `session_id` (None: no worker knows it), its lifetime renewed to `ttl_s`."""
         ...
 
     async def holder(self, session_id: str) -> str | None:
-        """The worker holding `session_id`, or None when no worker does."""
+        """The worker that last wrote `session_id`'s record, or None when there is none."""
         ...
 
     async def drop(self, session_id: str) -> None: ...
+
+
+class WorkerMail(Protocol):
+    """Messages addressed to one worker (shared backends only): a client's response to a request
+    another worker is waiting on, a tasks-extension update for the worker running the task."""
+
+    async def send_to(self, worker_id: str, method: str, data: Any) -> bool:
+        """Send to `worker_id`; False when no such worker listens (it stopped or never was)."""
+        ...
 
 
 class ReplayHandoff(Protocol):
@@ -96,7 +114,7 @@ class ReplayHandoff(Protocol):
         ...
 
 
-class StateBackend(NotificationBus, SessionRecords, ReplayHandoff, Protocol):
+class StateBackend(NotificationBus, SessionRecords, ReplayHandoff, WorkerMail, Protocol):
     """The state a deployment's workers share (see the module docstring)."""
 
     @property
@@ -120,7 +138,8 @@ class StateBackend(NotificationBus, SessionRecords, ReplayHandoff, Protocol):
         ...
 
     async def run_bus(self, deliver: Deliver) -> None:
-        """Deliver what other workers publish, until cancelled (reconnecting with backoff)."""
+        """Deliver what other workers publish, and what is sent to this worker (`send_to`), until
+        cancelled (reconnecting with backoff)."""
         ...
 
     def task_store(self) -> TaskStore:

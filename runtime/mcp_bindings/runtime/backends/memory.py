@@ -4,6 +4,7 @@ live in the HTTP app, tasks in an `InMemoryTaskStore`; nothing is shared, nothin
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -33,11 +34,17 @@ class InMemoryBackend:
     async def run_bus(self, deliver: Deliver) -> None:
         await anyio.sleep_forever()
 
-    async def put(self, session_id: str, ttl_s: float) -> None:
+    async def put(self, session_id: str, ttl_s: float, record: Mapping[str, Any] | None = None) -> None:
         return None
 
-    async def holder(self, session_id: str) -> str | None:
+    async def record(self, session_id: str, ttl_s: float | None = None) -> dict[str, Any] | None:
         return None  # the app's own sessions are all there is
+
+    async def holder(self, session_id: str) -> str | None:
+        return None
+
+    async def send_to(self, worker_id: str, method: str, data: Any) -> bool:
+        return False  # one process: no other worker
 
     async def drop(self, session_id: str) -> None:
         return None

@@ -6,7 +6,10 @@ Keys live under one prefix (default `mcp:`), so several deployments can share a 
   "p": params}`; a worker skips its own (its host delivered them already). Pub/sub is fire and
   forget: a worker that is disconnected while a broadcast is published misses it (list changes and
   resource updates are hints; a client re-reads the list or resource when it reconnects).
-* `<prefix>session:<id>`: the worker holding a handshake session, expiring with its idle timeout.
+* `<prefix>bus:<worker id>`: the pub/sub channel of messages to one worker (`send_to`), same format.
+* `<prefix>session:<id>`: a handshake session's record (JSON: what any worker needs to serve it,
+  `http_sessions.SessionRecord`, and `"worker"`, the one that wrote it last), expiring with the
+  session's idle timeout, renewed by every request (read with GETEX).
 * `<prefix>replay:<id>`: the held SSE events of a handshake session whose worker drained (one value,
   bounded like that worker's log: `ReplayLimits` events and bytes per session), expiring with its
   newest event (`ReplayLimits.ttl_seconds`).
@@ -23,7 +26,8 @@ exponential backoff (0.1 s doubling to 5 s) and readiness reports 503 meanwhile.
 from __future__ import annotations
 
 import secrets
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 import anyio
@@ -141,6 +145,21 @@ class RedisBackend:
         except (RedisError, OSError) as exc:
             raise self.unavailable(exc) from None
 
+    @property
+    def mailbox(self) -> str:
+        """This worker's own channel (`send_to`)."""
+        return f"{self.channel}:{self.worker_id}"
+
+    async def send_to(self, worker_id: str, method: str, data: Any) -> bool:
+        from redis.exceptions import RedisError
+
+        message = orjson.dumps({"o": self.worker_id, "m": method, "p": data})
+        try:
+            receivers: Any = await self.client.publish(f"{self.channel}:{worker_id}", message)  # pyright: ignore[reportUnknownMemberType]
+        except (RedisError, OSError) as exc:
+            raise self.unavailable(exc) from None
+        return bool(receivers)
+
     async def run_bus(self, deliver: Deliver) -> None:
         async with anyio.create_task_group() as group:
             group.start_soon(self._renew_lease)
@@ -153,7 +172,7 @@ class RedisBackend:
         while True:
             pubsub = self.client.pubsub()  # pyright: ignore[reportUnknownMemberType]
             try:
-                await pubsub.subscribe(self.channel)  # pyright: ignore[reportUnknownMemberType]
+                await pubsub.subscribe(self.channel, self.mailbox)  # pyright: ignore[reportUnknownMemberType]
                 if not self._bus_up:
                     log.info("subscribed to %s at %s", self.channel, self.where)
                 self._bus_up = True
@@ -223,22 +242,41 @@ class RedisBackend:
     def _session_key(self, session_id: str) -> str:
         return f"{self.prefix}session:{session_id}"
 
-    async def put(self, session_id: str, ttl_s: float) -> None:
+    async def put(self, session_id: str, ttl_s: float, record: Mapping[str, Any] | None = None) -> None:
         from redis.exceptions import RedisError
 
+        value = orjson.dumps({**(record or {}), "worker": self.worker_id})
         try:
-            await self.client.set(self._session_key(session_id), self.worker_id, px=max(1, int(ttl_s * 1000)))  # pyright: ignore[reportUnknownMemberType]
+            await self.client.set(self._session_key(session_id), value, px=max(1, int(ttl_s * 1000)))  # pyright: ignore[reportUnknownMemberType]
         except (RedisError, OSError) as exc:
             raise self.unavailable(exc) from None
+
+    async def record(self, session_id: str, ttl_s: float | None = None) -> dict[str, Any] | None:
+        from redis.exceptions import RedisError
+
+        key = self._session_key(session_id)
+        try:
+            if ttl_s is None:
+                value: Any = await self.client.get(key)  # pyright: ignore[reportUnknownMemberType]
+            else:  # read and renew in one round trip
+                value = await self.client.getex(key, px=max(1, int(ttl_s * 1000)))  # pyright: ignore[reportUnknownMemberType]
+        except (RedisError, OSError) as exc:
+            raise self.unavailable(exc) from None
+        if not isinstance(value, bytes):
+            return None
+        try:
+            decoded = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            decoded = None
+        if not isinstance(decoded, dict):
+            log.warning("ignored a malformed session record %s", key)
+            return None
+        return cast("dict[str, Any]", decoded)
 
     async def holder(self, session_id: str) -> str | None:
-        from redis.exceptions import RedisError
-
-        try:
-            value: Any = await self.client.get(self._session_key(session_id))  # pyright: ignore[reportUnknownMemberType]
-        except (RedisError, OSError) as exc:
-            raise self.unavailable(exc) from None
-        return value.decode() if isinstance(value, bytes) else None
+        found = await self.record(session_id)
+        worker = found.get("worker") if found is not None else None
+        return worker if isinstance(worker, str) else None
 
     async def drop(self, session_id: str) -> None:
         from redis.exceptions import RedisError

@@ -126,6 +126,16 @@ class RedisTaskStore:
                 return True
         return False
 
+    async def owner(self, task_id: str) -> str | None:
+        """The worker running the task's work (None: unknown, or its record expired)."""
+        from redis.exceptions import RedisError
+
+        try:
+            owner: Any = await self.backend.client.get(self._owner(task_id))  # pyright: ignore[reportUnknownMemberType]
+        except (RedisError, OSError) as exc:
+            raise self.backend.unavailable(exc) from None
+        return owner.decode() if isinstance(owner, bytes) else None
+
     async def get(self, requester: str | None, task_id: str) -> TaskState | None:
         from redis.exceptions import RedisError
 
