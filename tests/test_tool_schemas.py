@@ -4,6 +4,7 @@ internal error; client: `ToolOutputError`), each schema compiled once, in the ve
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import logging
 from typing import Any
@@ -469,6 +470,16 @@ def test_the_default_dialect_follows_the_protocol_version() -> None:
     assert default_dialect("2025-06-18") == DRAFT_07
     assert default_dialect("2025-11-25") == DRAFT_2020_12
     assert default_dialect("2026-07-28") == DRAFT_2020_12
+
+
+def test_the_default_dialect_is_the_one_the_versions_schema_is_written_in_not_a_date() -> None:
+    # A later version whose schema were written in draft-07 reads its tool schemas in draft-07: the
+    # rule attaches to the schema's content (what the generator read), not to the version's name.
+    info = registry.info("2026-07-28")
+    assert info.schema_dialect == "2020-12"
+    later_in_draft_07 = dataclasses.replace(info, version="2099-01-01", schema_dialect="draft-07")
+    assert default_dialect(later_in_draft_07) == DRAFT_07
+    assert registry.info("2025-06-18").schema_dialect == "draft-07"
 
 
 @pytest.mark.parametrize(

@@ -140,7 +140,9 @@ def render_ir(source: VersionSource, ir: SchemaIR, surface: ProtocolSurface) -> 
     header = _header(f"the MCP schema {source.version} (schema.json sha256 {source.sha256})")
     wire = protocol_version_of(source, ir)
     python_files = {
-        f"{package}/about.py": render_about(surface, package_name(source.version), source.sha256, header, wire),
+        f"{package}/about.py": render_about(
+            surface, package_name(source.version), source.sha256, header, wire, ir.dialect
+        ),
         f"{package}/methods.py": render_methods(ir, surface, header),
         f"{package}/server.py": render_server(ir, surface, header),
         f"{package}/client.py": render_client(ir, surface, header),

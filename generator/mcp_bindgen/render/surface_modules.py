@@ -136,9 +136,12 @@ def render_methods(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
     )
 
 
-def render_about(surface: ProtocolSurface, package: str, sha256: str, header: str, wire_version: str) -> str:
+def render_about(
+    surface: ProtocolSurface, package: str, sha256: str, header: str, wire_version: str, schema_dialect: str
+) -> str:
     return render(
         "about.py.j2",
+        schema_dialect=schema_dialect,
         header=header,
         name=surface.version,
         version=wire_version,

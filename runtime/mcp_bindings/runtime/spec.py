@@ -154,6 +154,9 @@ class VersionInfo:
     # version, another name for one generated later (e.g. "draft", whose wire version may be a pinned
     # one's). Empty: the same as `version`.
     name: str = ""
+    # The JSON Schema dialect the version's schema.json is written in ("draft-07", "2020-12"): also
+    # the default of a tool schema without `$schema` (SEP-1613 made 2020-12 both, with 2025-11-25).
+    schema_dialect: str = "draft-07"
 
     @property
     def key(self) -> str:

@@ -29,9 +29,10 @@ Outcomes:
 * a schema that cannot be used (see `json_schema`): logged once, then not enforced.
 
 Schemas are compiled on the first call that needs them, once per distinct schema (`json_schema.compiled`).
-Their default dialect is the protocol version's: JSON Schema 2020-12 from 2025-11-25 (SEP-1613),
-draft-07 before; a `$schema` keyword is honoured. A server's definitions are read in its stub's
-version; a client's in the negotiated one. A server turns all of this off with
+Their default dialect is the protocol version's: the one its own schema is written in
+(`VersionInfo.schema_dialect`: JSON Schema 2020-12 from 2025-11-25, SEP-1613; draft-07 before); a
+`$schema` keyword is honoured. A server's definitions are read in its stub's version; a client's in
+the negotiated one. A server turns all of this off with
 `validate_tools = False` on its class; a client with `runtime.tool_checks.enabled = False`.
 
 Not covered: the result of a stateless-era handler that asked for input and is called again by the
@@ -48,7 +49,7 @@ import orjson
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from . import logs, versions
+from . import logs, registry, versions
 from .errors import INTERNAL_ERROR, McpError
 from .json_schema import (
     DRAFT_07,
@@ -60,6 +61,7 @@ from .json_schema import (
     compiled,
     describe,
 )
+from .spec import VersionInfo
 
 if TYPE_CHECKING:
     from .stubs import ServerStub
@@ -82,16 +84,17 @@ TOOLS_LIST = "tools/list"
 TOOLS_CALL = "tools/call"
 TOOL_METHODS = frozenset({TOOLS_LIST, TOOLS_CALL})
 TOOLS_LIST_CHANGED = "notifications/tools/list_changed"
-# The first version whose spec names a default dialect for tool schemas (2020-12); before it, draft-07.
-DIALECT_2020_12_SINCE = "2025-11-25"
 
 Handler = Callable[[Any, Any], Awaitable[Any]]
 ToolHook = Callable[[Handler, Any, Any, Any], Awaitable[Any]]  # (handler, params, context, raw params)
 
 
-def default_dialect(version: str) -> str:
-    """The JSON Schema dialect of a tool schema without `$schema`, in a protocol version."""
-    return DRAFT_2020_12 if version >= DIALECT_2020_12_SINCE else DRAFT_07
+def default_dialect(version: str | VersionInfo) -> str:
+    """The JSON Schema dialect of a tool schema without `$schema`, in a protocol version (given by
+    wire version or by its `VersionInfo`): the dialect the version's own schema is written in, as
+    the spec makes them the same (SEP-1613: 2020-12 for both from 2025-11-25, draft-07 before)."""
+    info = version if isinstance(version, VersionInfo) else registry.info(version)
+    return DRAFT_2020_12 if info.schema_dialect == "2020-12" else DRAFT_07
 
 
 class ToolOutputError(McpError):
@@ -233,7 +236,7 @@ def _shared_catalog(server: ServerStub) -> ToolCatalog:
 def declare_tools(server: ServerStub, tools: Iterable[Any]) -> None:
     """Check calls to `tools` (models or decoded JSON) as if a client had listed them: for servers
     that know their tools up front (the authoring layer, `mcp_bindings.runtime.app`)."""
-    _shared_catalog(server).remember(definitions(tools, default_dialect(server.protocol.version)))
+    _shared_catalog(server).remember(definitions(tools, default_dialect(server.protocol.info)))
 
 
 class ServerToolChecks:
@@ -244,7 +247,7 @@ class ServerToolChecks:
 
     def __init__(self, server: ServerStub) -> None:
         protocol = server.protocol
-        self.dialect = default_dialect(protocol.version)
+        self.dialect = default_dialect(protocol.info)
         self.listed = ToolCatalog()  # shown to this connection
         self.shared = _shared_catalog(server)
         self._listed, self._shared = self.listed.tools, self.shared.tools  # read on every call
