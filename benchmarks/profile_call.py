@@ -148,7 +148,14 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("HTTP server (uvicorn, httptools/h11, starlette)", ("/uvicorn/", "httptools", "/h11/", "/starlette/")),
     (
         "transport + session",
-        ("runtime/transport.py", "runtime/session.py", "runtime/stdio.py", "runtime/calls.py", "runtime/http_"),
+        (
+            "runtime/transport.py",
+            "runtime/pipes.py",
+            "runtime/session.py",
+            "runtime/stdio.py",
+            "runtime/calls.py",
+            "runtime/http_",
+        ),
     ),
     (
         "dispatch (server, plan, view, context, bridge)",
@@ -208,34 +215,56 @@ def main() -> None:
     parser.add_argument("--sort", default="tottime", choices=["tottime", "cumulative"])
     parser.add_argument("--python", default=ours_python(), help="interpreter of the server")
     parser.add_argument("--pythonpath", default=None, help="PYTHONPATH of the server (another checkout)")
+    parser.add_argument(
+        "--compare",
+        default=None,
+        metavar="PYTHONPATH",
+        help="A/B: alternate rounds of the server with this PYTHONPATH (A, e.g. a copy of the old runtime) "
+        "and with --pythonpath (B), and report both and their ratio",
+    )
     args = parser.parse_args()
     env = _env(args.pythonpath, args.pyc)
     if args.pyc:  # fill the bytecode tree once, untimed
         first_answer(
             _command(args.python, "stdio", args.version, 0, None), {**env, "PYTHONDONTWRITEBYTECODE": ""}, args.version
         )
+    envs = {"": env}
+    if args.compare is not None:
+        envs = {"A": _env(args.compare, args.pyc and args.pyc + "-a"), "B": env}
+        if args.pyc:
+            first_answer(
+                _command(args.python, "stdio", args.version, 0, None),
+                {**envs["A"], "PYTHONDONTWRITEBYTECODE": ""},
+                args.version,
+            )
 
-    def once(profile_out: str | None) -> tuple[float, float]:
+    def once(profile_out: str | None, run_env: dict[str, str] = env) -> tuple[float, float]:
         port = procs.free_port()
         argv = _command(args.python, args.transport, args.version, port, profile_out)
         profiled = profile_out is not None
         if args.transport == "stdio":
-            return run_stdio(argv, env, args.version, args.calls, args.warmup, profiled)
-        return run_http(argv, env, args.version, port, args.calls, args.warmup, profiled)
+            return run_stdio(argv, run_env, args.version, args.calls, args.warmup, profiled)
+        return run_http(argv, run_env, args.version, port, args.calls, args.warmup, profiled)
 
-    cpu_us: list[float] = []
-    wall_us: list[float] = []
+    cpu_us: dict[str, list[float]] = {name: [] for name in envs}
+    wall_us: dict[str, list[float]] = {name: [] for name in envs}
     for _ in range(args.rounds):
-        cpu, wall = once(None)
-        cpu_us.append(cpu / args.calls * 1e6)
-        wall_us.append(wall / args.calls * 1e6)
-    cpu_us.sort()
-    wall_us.sort()
-    mid = len(cpu_us) // 2
-    print(
-        f"{args.transport} {args.version}: server CPU {cpu_us[mid]:.1f} us/call "
-        f"[{cpu_us[0]:.1f}-{cpu_us[-1]:.1f}], wall {wall_us[mid]:.1f} us/call ({1e6 / wall_us[mid]:.0f} calls/s)"
-    )
+        for name, run_env in envs.items():  # alternating: A and B see the same load on the machine
+            cpu, wall = once(None, run_env)
+            cpu_us[name].append(cpu / args.calls * 1e6)
+            wall_us[name].append(wall / args.calls * 1e6)
+    medians: dict[str, float] = {}
+    for name in envs:
+        cpus, walls = sorted(cpu_us[name]), sorted(wall_us[name])
+        mid = len(cpus) // 2
+        medians[name] = cpus[mid]
+        label = f" {name}" if name else ""
+        print(
+            f"{args.transport} {args.version}{label}: server CPU {cpus[mid]:.1f} us/call "
+            f"[{cpus[0]:.1f}-{cpus[-1]:.1f}], wall {walls[mid]:.1f} us/call ({1e6 / walls[mid]:.0f} calls/s)"
+        )
+    if args.compare is not None:
+        print(f"B/A server CPU per call: {medians['B'] / medians['A']:.2f} (medians of {args.rounds})")
     if args.spawns and args.transport == "stdio":
         runs = sorted(
             first_answer(_command(args.python, "stdio", args.version, 0, None), env, args.version)

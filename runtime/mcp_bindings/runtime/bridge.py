@@ -120,13 +120,9 @@ class VersionBridge:
             log.error("%s handler returned %s, expected %s", spec.method, type(result).__name__, spec.result.__name__)
             raise McpError(INTERNAL_ERROR, f"Internal error: the {spec.method} handler returned the wrong type")
         if view.protocol is self.stub and isinstance(result, BaseModel):
-            what = f"the {spec.method} result"
             if view.stateless:
-                stamped = self._stamped_json(result, view)
-                if stamped is not None:
-                    return stamped
-                result = self._stamped(result, view)
-            return versions.checked_json(result, what)
+                return self.stamped_json(spec.method, result, view)
+            return versions.checked_json(result, f"the {spec.method} result")
         if view.stateless:
             result = self._stamped(result, view)
         if view.protocol is self.stub:
@@ -187,6 +183,14 @@ class VersionBridge:
             )
             result = result.model_copy(update={"request_state": sealed})
         return result
+
+    def stamped_json(self, method: str, result: BaseModel, view: PeerView) -> bytes:
+        """A stateless-era result of the stub's own version (and the client's): stamped with the
+        server's identity and caching policy, checked, as JSON."""
+        stamped = self._stamped_json(result, view)
+        if stamped is not None:
+            return stamped
+        return versions.checked_json(self._stamped(result, view), f"the {method} result")
 
     def _stamped_json(self, result: BaseModel, view: PeerView) -> bytes | None:
         """The common case of `_stamped` without copying the model: the result has no `_meta` of its

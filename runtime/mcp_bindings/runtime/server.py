@@ -148,7 +148,11 @@ class ServerRuntime:
             if not plan.converts:
                 raise
             raise crossing.translate_error(exc, plan.spec.method, self.stub, view.protocol) from None
-        if (type(result) is plan.fast_result and not view.stateless) or type(result) is plan.task_result:
+        if type(result) is plan.fast_result:  # the stub's own result type, for a client of the stub's version
+            if view.stateless:
+                return self.bridge.stamped_json(request.method, result, view)
+            return versions.checked_json(result, f"the {request.method} result")
+        if type(result) is plan.task_result:
             return versions.checked_json(result, f"the {request.method} result")
         # An input round's re-run of the handler goes through the tool schema checks too.
         call = (

@@ -9,7 +9,9 @@ Requests are served by the task that read them (no task per request): most handl
 without waiting for anything, and a task, a stream and a wake-up per request would cost several
 times the handler's work. The moment a request's handler (or the sending of its answer) has to
 wait, a new reader task takes over the reading and the request carries on in the task it started
-in (see `_inline`), so requests still run concurrently and a handler may await the peer.
+in (see `_inline`), so requests still run concurrently and a handler may await the peer. Each
+reader task runs in a cancel scope of its own, which is the scope of the request it serves: a
+request that never waits enters none of its own (see `_read`).
 """
 
 from __future__ import annotations
@@ -98,23 +100,27 @@ class Session:
 
     async def _read(self) -> None:
         """The reader: one task at a time reads frames, until the transport ends or a request it
-        serves has to wait (then a new reader has taken over and this task finishes that request)."""
-        while True:
-            try:
-                frame = await self.transport.receive()
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                assert self._ended is not None
-                self._ended.set()
-                return
-            except OversizedMessage as exc:
-                log.warning("%s", exc)
-                frame = jsonrpc.encode_error(None, INVALID_REQUEST, f"Invalid Request: {exc}")
-                if await _inline(self._send_quietly(frame), self._hand_over):
+        serves has to wait (then a new reader has taken over and this task finishes that request).
+
+        The task's cancel scope is the cancel scope of that request: a request that never waits
+        (the usual) costs none of its own, and one that waits has the task to itself."""
+        with self._new_scope() as scope:
+            while True:
+                try:
+                    frame = await self.transport.receive()
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    assert self._ended is not None
+                    self._ended.set()
                     return
-                continue
-            request = await self._dispatch_frame(frame)
-            if request is not None and await _inline(self._serve_request(request), self._hand_over):
-                return
+                except OversizedMessage as exc:
+                    log.warning("%s", exc)
+                    frame = jsonrpc.encode_error(None, INVALID_REQUEST, f"Invalid Request: {exc}")
+                    if await _inline(self._send_quietly(frame), self._hand_over):
+                        return
+                    continue
+                request = await self._dispatch_frame(frame)
+                if request is not None and await _inline(self._serve_read(request, scope), self._hand_over):
+                    return
 
     def _hand_over(self) -> None:
         """What the reader serves has to wait: a new task reads on."""
@@ -244,15 +250,29 @@ class Session:
 
     # -- incoming requests and notifications --------------------------------------------------
 
-    async def _serve_request(self, request: Request) -> None:
+    async def _serve_read(self, request: Request, scope: anyio.CancelScope) -> None:
+        """Serve a request the reader read, under the reader's scope (see `_read`): cancelling the
+        request cancels that scope, which then holds nothing else."""
         self._active += 1
+        request_id = request.id
+        self._in_flight[request_id] = scope
         try:
-            answer = await self._answer(request)
-            if answer is not None:
-                await self._send_quietly(answer.frame, request.id)
+            try:
+                frame: bytes | None = (await self._respond(request))[0]
+            finally:
+                self._in_flight.pop(request_id, None)
+            if self._cancelled_by_peer and request_id in self._cancelled_by_peer:
+                frame = None  # the peer cancelled it: no response at all
+            if frame is not None:
+                try:
+                    await self.transport.send(frame, request_id)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                    self._unsent(exc, frame)
             if self._deferred:
                 self._run_deferred()
         finally:
+            if self._cancelled_by_peer:
+                self._cancelled_by_peer.discard(request_id)
             self._done()
 
     def defer(self, work: Callable[[], None]) -> None:
@@ -268,30 +288,39 @@ class Session:
             except Exception:  # only ever preparation: what it would have built is built on first use
                 log.exception("deferred work failed")
 
-    async def _answer(self, request: Request) -> Answer | None:
+    def _new_scope(self) -> anyio.CancelScope:
         # The running backend's scope class, called directly: `anyio.CancelScope()` looks the backend
         # up on every call, which costs as much again as the scope itself.
         scope_type = self._scope_type
         if scope_type is None:
             scope_type = self._scope_type = type(anyio.CancelScope())
-        scope = self._in_flight[request.id] = scope_type()
+        return scope_type()
+
+    async def _answer(self, request: Request) -> Answer | None:
+        """A request delivered by `answer` (HTTP, batches), in a cancel scope of its own."""
+        scope = self._in_flight[request.id] = self._new_scope()
         answer: Answer | None = None
         try:
             with scope:
-                try:
-                    result = await self.dispatcher.on_request(request, self)
-                    answer = Answer(jsonrpc.encode_result(request.id, result), None)
-                except McpError as exc:
-                    answer = Answer(jsonrpc.encode_error(request.id, exc.code, exc.message, exc.data), exc.code)
-                except Exception:  # a handler bug: log it here, never leak a traceback to the peer
-                    log.exception("handler for %s (id %r) failed", request.method, request.id)
-                    answer = Answer(jsonrpc.encode_error(request.id, INTERNAL_ERROR, "Internal error"), INTERNAL_ERROR)
+                answer = Answer(*await self._respond(request))
         finally:
             self._in_flight.pop(request.id, None)
         if self._cancelled_by_peer and request.id in self._cancelled_by_peer:
             self._cancelled_by_peer.discard(request.id)
             return None  # the peer cancelled it: no response at all
         return answer
+
+    async def _respond(self, request: Request) -> tuple[bytes, int | None]:
+        """The dispatcher's answer to a request (the frame, and its error code: None for a result),
+        its errors turned into error responses."""
+        try:
+            result = await self.dispatcher.on_request(request, self)
+            return jsonrpc.encode_result(request.id, result), None
+        except McpError as exc:
+            return jsonrpc.encode_error(request.id, exc.code, exc.message, exc.data), exc.code
+        except Exception:  # a handler bug: log it here, never leak a traceback to the peer
+            log.exception("handler for %s (id %r) failed", request.method, request.id)
+            return jsonrpc.encode_error(request.id, INTERNAL_ERROR, "Internal error"), INTERNAL_ERROR
 
     async def _serve_notification(self, notification: Notification) -> None:
         try:
@@ -340,7 +369,11 @@ class Session:
         try:
             await self.transport.send(frame, related)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-            log.debug("could not send (%s): %s", exc, orjson.loads(frame) if len(frame) < 200 else frame[:200])
+            self._unsent(exc, frame)
+
+    @staticmethod
+    def _unsent(exc: BaseException, frame: bytes) -> None:
+        log.debug("could not send (%s): %s", exc, orjson.loads(frame) if len(frame) < 200 else frame[:200])
 
 
 @types.coroutine

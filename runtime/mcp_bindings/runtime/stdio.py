@@ -20,10 +20,11 @@ from anyio.abc import Process
 
 from . import logs
 from .errors import sole_exception
+from .pipes import PipeTransport
 from .server import ServerRuntime
 from .session import Session
 from .stubs import ClientHandlerStub, ClientStub, ServerStub
-from .transport import DEFAULT_MAX_MESSAGE_BYTES, LineTransport
+from .transport import DEFAULT_MAX_MESSAGE_BYTES, LineTransport, Transport
 
 log = logs.logger("stdio")
 
@@ -94,7 +95,7 @@ class _FileSend:
         os.close(self._fd)
 
 
-async def _stdio_transport(max_message_bytes: int) -> LineTransport:
+async def _stdio_transport(max_message_bytes: int) -> Transport:
     # Protocol bytes get a private duplicate of fd 1; fd 1 itself then points at stderr, so a stray
     # print() in server code (or a C library) can never corrupt the message stream.
     protocol_out = os.dup(1)
@@ -103,6 +104,12 @@ async def _stdio_transport(max_message_bytes: int) -> LineTransport:
     receive: Any
     send: Any
     protocol_in = os.dup(0)
+    if _watchable(protocol_in) and _watchable(protocol_out):  # the usual case: on the loop's own protocols
+        return await PipeTransport.open(
+            os.fdopen(protocol_in, "rb", buffering=0, closefd=False),
+            os.fdopen(protocol_out, "wb", buffering=0, closefd=False),
+            max_message_bytes,
+        )
     if _watchable(protocol_in):  # pipes, sockets, terminals: watched by the event loop, no thread per read
         reader = asyncio.StreamReader(limit=max_message_bytes + 1)
         stdin = os.fdopen(protocol_in, "rb", buffering=0, closefd=False)

@@ -5,8 +5,9 @@ related)` and `aclose()`. `related` is the id of the peer's request a message be
 logs and server requests sent while handling it), None for messages of the connection as a whole:
 a transport with one channel ignores it, Streamable HTTP routes by it (the request's response
 stream, else the GET stream). What else a transport can do it declares in `features`, and the
-runtime asks nothing it did not declare. Here: newline-delimited streams (stdio, subprocess pipes)
-and an in-memory pair for tests.
+runtime asks nothing it did not declare. Here: newline-delimited streams (subprocess pipes, and
+stdio where it is a file or device; the stdio server's pipes are `pipes.PipeTransport`) and an
+in-memory pair for tests.
 """
 
 from __future__ import annotations
