@@ -33,6 +33,7 @@ from .. import registry, versions
 from ..context import RequestContext, SessionContext
 from ..errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, NotExpressible
 from ..spec import Capability, ProtocolTables
+from ..tasks import TaskContext
 from .content import Message
 from .errors import AppDefinitionError, MissingClientCapability
 
@@ -510,7 +511,7 @@ class Context:
                 f"cannot ask {method} with {feature[1]}: the client speaks MCP {version}, which has none",
                 version=version,
             )
-        if self._stateless and self._replay is None:
+        if self._stateless and self._replay is None and not isinstance(self._ctx, TaskContext):
             if self._stub.input_required_result is None:
                 why = f"this app is written against MCP {self._stub.version}, which has no InputRequiredResult"
             else:

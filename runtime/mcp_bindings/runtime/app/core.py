@@ -25,6 +25,8 @@ from ..notifications import RESOURCE_UPDATED
 from ..pagination import invalid_cursor, paginate
 from ..spec import ProtocolTables
 from ..stubs import ServerStub
+from ..tasks import TaskContext, run_as_task
+from ..tasks_wire import EXTENSION as TASKS_EXTENSION
 from .context import Context, Replay, Suspend
 from .entries import (
     Completer,
@@ -130,6 +132,7 @@ class App:
         meta: Mapping[str, Any] | None = None,
         structured: bool | None = None,
         input_schema: Mapping[str, Any] | None = None,
+        task: bool | Literal["optional", "required"] = False,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -145,6 +148,7 @@ class App:
         meta: Mapping[str, Any] | None = None,
         structured: bool | None = None,
         input_schema: Mapping[str, Any] | None = None,
+        task: bool | Literal["optional", "required"] = False,
     ) -> F | Callable[[F], F]:
         """Register a tool: arguments and inputSchema from the signature (`Annotated[int,
         Field(description=...)]`, defaults), description from the docstring, outputSchema and
@@ -152,7 +156,8 @@ class App:
         other types as `{"result": ...}`); `str`, `Image`, `Audio` and content blocks are returned as
         content. `structured=False` makes any return plain content. `input_schema` advertises that
         JSON Schema instead of the signature's (calls are checked against it; the function gets the
-        arguments its parameters name)."""
+        arguments its parameters name). `task=True` (or "optional") lets a call run as a task the
+        client polls, "required" only as one (see `serve_call_tool`)."""
 
         scope = _caller_scope()
 
@@ -169,6 +174,7 @@ class App:
                 structured=structured,
                 scope=scope,
                 input_schema=input_schema,
+                task=task,
             )
             known = self._tools.get(entry.name)
             if known is not None:
@@ -385,6 +391,8 @@ class App:
         if self._tools:
             handlers.update(list_tools=_list_tools, call_tool=_call_tool)
             declared["tools"] = {"listChanged": True}
+            if any(entry.task for entry in self._tools.values()):
+                declared.update(self._task_capabilities())
         if self._resources or self._templates:
             handlers.update(
                 list_resources=_list_resources, list_resource_templates=_list_templates, read_resource=_read_resource
@@ -412,6 +420,17 @@ class App:
         }
         cls = type(f"{_class_name(self.name)}Server", (stub,), namespace)
         return cls()
+
+    def _task_capabilities(self) -> dict[str, Any]:
+        """What a server with task-capable tools declares, as its stub's version defines it: the
+        `tasks` capability with tool calls (2025-11-25), or the tasks extension (2026-07-28 on).
+        Clients of the other era get the work done at once (or -32601 / -32021 for a required task)."""
+        known = self.protocol.server_capability_paths
+        if "tasks.requests.tools.call" in known:
+            return {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
+        if self.protocol.info.stateless and "extensions" in known:
+            return {"extensions": {TASKS_EXTENSION: {}}}
+        return {}
 
     def _declare_tools(self) -> None:
         """Calls are checked against the inputSchema (`tool_schemas`) even before a client lists."""
@@ -443,7 +462,9 @@ class App:
 
     def _context(self, sig: FunctionSignature, ctx: RequestContext, method: str, params: Any) -> Context:
         replay = None
-        if method in self._input_required and registry.info(ctx.protocol_version).stateless:
+        # A task's work asks the client through the task (`inputRequests`), not by replaying rounds.
+        in_task = isinstance(ctx, TaskContext)
+        if method in self._input_required and registry.info(ctx.protocol_version).stateless and not in_task:
             replay = Replay(
                 self.protocol, getattr(params, "request_state", None), getattr(params, "input_responses", None)
             )
@@ -466,6 +487,15 @@ class App:
             kwargs = dict(entry.validate(arguments if arguments is not None else {}).__dict__)
         except ValidationError as exc:
             return self._call_result(entry.invalid(exc))
+        if entry.task is None:
+            return await self._call_tool(entry, kwargs, params, ctx)
+        # A task where the client asked for one (2025-11-25: a task-augmented call; 2026-07-28: the
+        # tasks extension declared), run by the runtime's task service; otherwise the call at once.
+        return await run_as_task(
+            ctx, lambda task_ctx: self._call_tool(entry, kwargs, params, task_ctx), required=entry.task == "required"
+        )
+
+    async def _call_tool(self, entry: ToolEntry, kwargs: dict[str, Any], params: Any, ctx: RequestContext) -> Any:
         sig = entry.sig
         target = sig.context
         context = self._context(sig, ctx, "tools/call", params) if target is not None else None

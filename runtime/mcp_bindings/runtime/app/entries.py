@@ -25,6 +25,13 @@ __all__ = ["Completer", "PromptEntry", "ResourceEntry", "TemplateEntry", "ToolEn
 
 # SEP-986 (2025-11-25): what a tool name should be. Enforced: a name outside it is refused.
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+# `@app.tool(task=...)` -> the tool's task support.
+TASK_SUPPORT: dict[bool | str, str | None] = {
+    False: None,
+    True: "optional",
+    "optional": "optional",
+    "required": "required",
+}
 
 Options = Mapping[str, Any]
 
@@ -76,7 +83,7 @@ def _is_object(schema: dict[str, Any]) -> bool:
 class ToolEntry:
     """One tool: its definition (the stub's `Tool`) and how its results are made."""
 
-    __slots__ = ("definition", "fn", "name", "output", "output_schema", "result", "sig", "validate", "wrap")
+    __slots__ = ("definition", "fn", "name", "output", "output_schema", "result", "sig", "task", "validate", "wrap")
 
     def __init__(
         self,
@@ -92,11 +99,16 @@ class ToolEntry:
         structured: bool | None,
         scope: Mapping[str, Any] | None = None,
         input_schema: Mapping[str, Any] | None = None,
+        task: bool | str = False,
     ) -> None:
         name = name if name is not None else str(getattr(fn, "__name__", ""))
         if TOOL_NAME.fullmatch(name) is None:
             raise AppDefinitionError(f"tool {name!r}: a tool name is 1-128 of A-Z a-z 0-9 _ - . (SEP-986)")
         what = f"tool {name!r}"
+        if task not in TASK_SUPPORT:
+            raise AppDefinitionError(f'{what}: task={task!r}; use False, True (= "optional") or "required"')
+        # How the tool runs as a task: None (never), "optional" (when the client asks), "required".
+        self.task: str | None = TASK_SUPPORT[task]
         self.name = name
         self.fn = fn
         self.sig: FunctionSignature = analyse(
@@ -152,6 +164,9 @@ class ToolEntry:
                 "annotations": _wire(annotations),
                 "icons": _wire(icons),
                 "_meta": _wire(meta),
+                # Tool-level task negotiation, where the stub's version has it (2025-11-25); at
+                # 2026-07-28 the tasks extension lets the server decide per call.
+                "execution": {"taskSupport": self.task} if self.task and "execution" in tool.model_fields else None,
             }
         )
         if "output_schema" not in tool.model_fields:
