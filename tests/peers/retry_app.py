@@ -21,6 +21,7 @@ from starlette.types import Message, Receive, Scope, Send
 from mcp_bindings.runtime.http_server import create_app
 from mcp_bindings.v2026_07_28 import models as m
 from mcp_bindings.v2026_07_28.server import Server
+from tests.peers.scaleout_app import confirm_ask
 
 SCHEMA = m.ToolInputSchema(type="object")
 PID = str(os.getpid()).encode()
@@ -64,14 +65,7 @@ class Retried(Server):
         pid = str(os.getpid())
         if params.name == "confirm_slow":
             if params.request_state is None:  # the first round: ask, and seal this worker's pid
-                schema = m.ElicitRequestFormParamsRequestedSchema.model_validate(
-                    {"type": "object", "properties": {"ok": {"type": "boolean"}}}
-                )
-                ask = m.ElicitRequest(
-                    method="elicitation/create",
-                    params=m.ElicitRequestFormParams(message="ok?", requested_schema=schema),
-                )
-                return m.InputRequiredResult(input_requests={"confirm": ask}, request_state=pid)
+                return confirm_ask(pid)
             await record_and_sleep(args, ctx)
             return text(f"sealed by {params.request_state}, opened by {pid}")
         if params.name in HINTS:

@@ -64,14 +64,7 @@ class Scaled(Server):
             return text(f"{args.get('n')} from {pid}")
         if params.name == "confirm":  # one input round; the state names the worker that sealed it
             if params.request_state is None:
-                schema = m.ElicitRequestFormParamsRequestedSchema.model_validate(
-                    {"type": "object", "properties": {"ok": {"type": "boolean"}}}
-                )
-                ask = m.ElicitRequest(
-                    method="elicitation/create",
-                    params=m.ElicitRequestFormParams(message="ok?", requested_schema=schema),
-                )
-                return m.InputRequiredResult(input_requests={"confirm": ask}, request_state=pid)
+                return confirm_ask(pid)
             return text(f"sealed by {params.request_state}, opened by {pid}")
         if params.name == "change_tools":
             await self.broadcast("notifications/tools/list_changed")
@@ -156,28 +149,44 @@ class Both:
             await self.stateless(scope, receive, tagged)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
-        apps: tuple[StreamableHTTPApp, ...] = (self.stateless, self.tasks_app)
-        async with anyio.create_task_group() as group:
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    try:
-                        for app in apps:
-                            await app.start(group)
-                    except Exception as exc:
-                        await send({"type": "lifespan.startup.failed", "message": str(exc)})
-                        group.cancel_scope.cancel()
-                        return
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
+        await serve_lifespan((self.stateless, self.tasks_app), receive, send)
+
+
+async def serve_lifespan(apps: tuple[StreamableHTTPApp, ...], receive: Receive, send: Send) -> None:
+    """The ASGI lifespan of several apps behind one: each started on startup, drained and stopped on
+    shutdown (what `StreamableHTTPApp` does for itself alone)."""
+    async with anyio.create_task_group() as group:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
                     for app in apps:
-                        app.drain()
-                        app.streamable.close_all()
+                        await app.start(group)
+                except Exception as exc:
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
                     group.cancel_scope.cancel()
-                    for app in apps:
-                        await app.stop()
-                    await send({"type": "lifespan.shutdown.complete"})
                     return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                for app in apps:
+                    app.drain()
+                    app.streamable.close_all()
+                group.cancel_scope.cancel()
+                for app in apps:
+                    await app.stop()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+def confirm_ask(state: str) -> m.InputRequiredResult:
+    """One input round asking `ok?`, with `state` (a worker's pid) sealed as its requestState."""
+    schema = m.ElicitRequestFormParamsRequestedSchema.model_validate(
+        {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+    )
+    ask = m.ElicitRequest(
+        method="elicitation/create", params=m.ElicitRequestFormParams(message="ok?", requested_schema=schema)
+    )
+    return m.InputRequiredResult(input_requests={"confirm": ask}, request_state=state)
 
 
 def build() -> Any:

@@ -19,12 +19,13 @@ import anyio
 from starlette.types import Message, Receive, Scope, Send
 
 from mcp_bindings.runtime import tasks
-from mcp_bindings.runtime.http_server import StreamableHTTPApp, create_app
+from mcp_bindings.runtime.http_server import create_app
 from mcp_bindings.runtime.peer import LOG_LEVELS
 from mcp_bindings.v2025_11_25 import models as m25
 from mcp_bindings.v2025_11_25.server import Server as Server25
 from mcp_bindings.v2026_07_28 import models as m
 from mcp_bindings.v2026_07_28.server import Server
+from tests.peers.scaleout_app import serve_lifespan
 
 PID = str(os.getpid())
 ASK = {
@@ -122,28 +123,7 @@ class Both:
         await app(scope, receive, tagged)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
-        apps: tuple[StreamableHTTPApp, ...] = (self.handshake, self.ext)
-        async with anyio.create_task_group() as group:
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    try:
-                        for app in apps:
-                            await app.start(group)
-                    except Exception as exc:
-                        await send({"type": "lifespan.startup.failed", "message": str(exc)})
-                        group.cancel_scope.cancel()
-                        return
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    for app in apps:
-                        app.drain()
-                        app.streamable.close_all()
-                    group.cancel_scope.cancel()
-                    for app in apps:
-                        await app.stop()
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+        await serve_lifespan((self.handshake, self.ext), receive, send)
 
 
 def build() -> Any:

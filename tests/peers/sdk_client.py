@@ -29,10 +29,9 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from sdk_handshake import LATEST, sdk_initialize  # beside this script
 
 warnings.simplefilter("ignore")  # deprecation warnings of the handshake-era features we exercise
-
-LATEST = "2025-11-25"
 
 
 def dump(value: Any) -> Any:
@@ -107,22 +106,7 @@ async def run(version: str, command: list[str], url: str | None = None) -> dict[
         ) as session:
 
             async def initialize() -> Any:
-                if version == LATEST:
-                    result = await session.initialize()
-                else:  # the SDK offers its latest; an older version takes the handshake by hand
-                    result = await session.send_request(
-                        types.InitializeRequest(
-                            params=types.InitializeRequestParams(
-                                protocol_version=version,
-                                capabilities=session._build_capabilities(version),  # noqa: SLF001
-                                client_info=types.Implementation(name="sdk-interop-client", version="2.3.0"),
-                            )
-                        ),
-                        types.InitializeResult,
-                    )
-                    session.adopt(result)
-                    await session.send_notification(types.InitializedNotification())
-                return dump(result)
+                return dump(await sdk_initialize(session, version, "sdk-interop-client"))
 
             if await step("initialize", initialize()) is None:
                 return report

@@ -25,10 +25,9 @@ import httpx2
 import mcp_types as types
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from sdk_handshake import LATEST, sdk_initialize  # beside this script
 
 warnings.simplefilter("ignore")
-
-LATEST = "2025-11-25"
 
 
 async def run(version: str, url: str, asks: int) -> dict[str, Any]:
@@ -92,22 +91,7 @@ async def run(version: str, url: str, asks: int) -> dict[str, Any]:
     ):
 
         async def initialize() -> Any:
-            if version == LATEST:
-                result = await session.initialize()
-            else:  # the SDK offers its latest; an older version takes the handshake by hand
-                result = await session.send_request(
-                    types.InitializeRequest(
-                        params=types.InitializeRequestParams(
-                            protocol_version=version,
-                            capabilities=session._build_capabilities(version),  # noqa: SLF001
-                            client_info=types.Implementation(name="sdk-scaleout-client", version="2.3.0"),
-                        )
-                    ),
-                    types.InitializeResult,
-                )
-                session.adopt(result)
-                await session.send_notification(types.InitializedNotification())
-            return result.protocol_version
+            return (await sdk_initialize(session, version, "sdk-scaleout-client")).protocol_version
 
         if await step("initialize", initialize()) is None:
             return report
