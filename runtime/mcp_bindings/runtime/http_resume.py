@@ -587,10 +587,12 @@ class ResponseWriter:
         else:
             status, body = self._status(answers[0].error_code), frames[0]
         extra = self._headers()
+        # With its length the body goes out as it is, not chunked (one write, less for both peers to frame).
+        length = (b"content-length", b"%d" % len(body))
         if body:
-            head = JSON_HEAD + raw_headers(extra) if extra else JSON_HEAD
+            head = [*JSON_HEAD, length, *raw_headers(extra)] if extra else [*JSON_HEAD, length]
         else:
-            head = raw_headers(extra)
+            head = [length, *raw_headers(extra)]
         await self._send({"type": "http.response.start", "status": status, "headers": head})
         await self._send({"type": "http.response.body", "body": body, "more_body": False})
 

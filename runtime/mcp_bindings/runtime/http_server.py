@@ -24,6 +24,7 @@ while in-flight requests finish (the HTTP server waits for them before the lifes
 from __future__ import annotations
 
 import asyncio
+import logging
 import multiprocessing
 import signal
 import sys
@@ -113,6 +114,12 @@ class HttpOptions:
     ready_path: str = "/readyz"  # readiness: 200, or 503 naming why not (backend down, draining)
 
 
+# Header names decoded once: a client sends the same few on every request. Bounded, so that a
+# client sending ever new names costs a decode each, never memory.
+_HEADER_NAMES: dict[bytes, str] = {}
+_MAX_HEADER_NAMES = 256
+
+
 class HttpExchange:
     """One HTTP request as the app reads it: scope, receive, and the headers decoded once.
 
@@ -125,8 +132,13 @@ class HttpExchange:
         self.scope = scope
         self.receive = receive
         headers: dict[str, str] = {}
+        names = _HEADER_NAMES
         for name, value in scope["headers"]:
-            key = name.decode("latin-1")
+            key = names.get(name)
+            if key is None:
+                key = name.decode("latin-1")
+                if len(names) < _MAX_HEADER_NAMES:
+                    names[name] = key
             if key not in headers:
                 headers[key] = value.decode("latin-1")
             elif key == "accept":
@@ -175,6 +187,7 @@ class StreamableHTTPApp:
         self._body_deadlines = Deadlines(o.body_timeout_seconds)
         # Allowed host names as `authority_host` gives them (lower-case, IPv6 in brackets).
         self._allowed_hosts = {_bracketed(name.lower()) for name in o.allowed_hosts}
+        self._hosts_seen: dict[str, bool] = {}  # Host value -> allowed (bounded)
 
     @property
     def sessions(self) -> dict[str, Any]:
@@ -365,7 +378,12 @@ class StreamableHTTPApp:
         # Host and Origin are parsed as authorities (`127.0.0.1:80@evil.example` is userinfo
         # followed by the host evil.example: malformed in Host, and refused in Origin).
         host = request.headers.get("host", "")
-        if not self._host_allowed(authority_host(host)):
+        allowed = self._hosts_seen.get(host)  # the verdict on a Host value, kept for the next request
+        if allowed is None:
+            allowed = self._host_allowed(authority_host(host))
+            if len(self._hosts_seen) < _MAX_HEADER_NAMES:
+                self._hosts_seen[host] = allowed
+        if not allowed:
             return error_response(None, INVALID_REQUEST, f"Forbidden: Host {host!r} is not allowed", 403)
         origin = request.headers.get("origin")
         if origin is not None:
@@ -507,8 +525,10 @@ class _HeadDeadline(asyncio.Protocol):
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
         self._head_bytes = 0
-        self._head_timer: asyncio.TimerHandle | None = None
-        self._arm_head_deadline()
+        # One timer per connection, checked lazily: a response's end only notes the time (arming a
+        # timer per response and cancelling it at the next costs more than a small request's parse).
+        self._head_since = self.loop.time()
+        self._head_timer: asyncio.TimerHandle | None = self.loop.call_later(self.head_timeout, self._head_check)
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
@@ -524,7 +544,7 @@ class _HeadDeadline(asyncio.Protocol):
         base: Any = super()  # uvicorn's protocol (after this mixin in the MRO)
         base.on_response_complete()
         self._head_bytes = 0
-        self._arm_head_deadline()
+        self._head_since = self.loop.time()  # the next head's deadline runs from here
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._head_timer is not None:
@@ -536,18 +556,20 @@ class _HeadDeadline(asyncio.Protocol):
         """A request's head has arrived and its response is not complete."""
         return self.cycle is not None and not self.cycle.response_complete
 
-    def _arm_head_deadline(self) -> None:
-        if self._head_timer is not None:
-            self._head_timer.cancel()
+    def _head_check(self) -> None:
+        """The timer: close the connection if the deadline has passed while no request is being
+        served, else check again when it can next pass."""
         self._head_timer = None
-        if not self.transport.is_closing():
-            self._head_timer = self.loop.call_later(self.head_timeout, self._head_deadline_passed)
-
-    def _head_deadline_passed(self) -> None:
-        self._head_timer = None
-        if not self._serving() and not self.transport.is_closing():
-            log.info("request head not received within %s s: connection closed", self.head_timeout)
-            self.transport.close()
+        if self.transport.is_closing():
+            return
+        delay = self.head_timeout  # while serving: the deadline restarts when the response ends
+        if not self._serving():
+            delay = self._head_since + self.head_timeout - self.loop.time()
+            if delay <= 0:
+                log.info("request head not received within %s s: connection closed", self.head_timeout)
+                self.transport.close()
+                return
+        self._head_timer = self.loop.call_later(delay, self._head_check)
 
 
 def uvicorn_config(
@@ -563,10 +585,15 @@ def uvicorn_config(
     `max_connections`, `header_timeout_seconds`, `max_header_bytes`, `keep_alive_seconds`) applied
     to uvicorn. Run it with `uvicorn.Server(config)`, e.g. in a thread of your own."""
     import uvicorn
-    from uvicorn.config import HTTP_PROTOCOLS
+    from uvicorn.config import HTTP_PROTOCOLS, LOG_LEVELS
     from uvicorn.importer import import_from_string
 
     o = app.options
+    # Access log lines are written at level info: below it (the default, "warning") uvicorn would
+    # still build each line's arguments on every response, and its proxy-headers middleware, which
+    # only changes the client address and scheme those lines show (the app reads neither), would
+    # still walk every request's headers. Both are off unless the lines can be seen.
+    access_log = LOG_LEVELS.get(log_level.lower(), logging.INFO) <= logging.INFO
     base: type[asyncio.Protocol] = import_from_string(HTTP_PROTOCOLS[http])
     protocol: type[asyncio.Protocol] = type(
         f"HeadDeadline{base.__name__}",
@@ -578,6 +605,9 @@ def uvicorn_config(
         host=host,
         port=port,
         log_level=log_level,
+        access_log=access_log,
+        proxy_headers=access_log,
+        server_header=False,  # no `server: uvicorn` on every response: nothing needs it, and it fingerprints
         lifespan="on",
         http=protocol,
         loop=loop,

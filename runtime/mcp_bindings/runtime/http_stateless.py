@@ -5,6 +5,7 @@ body, else the request is refused before it runs (HEADER_MISMATCH, HTTP 400)."""
 from __future__ import annotations
 
 import itertools
+from functools import cache
 from typing import Any
 
 import orjson
@@ -12,7 +13,6 @@ import orjson
 from . import headers as codec
 from .errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, McpError
 from .jsonrpc import Notification, Request
-from .peer import stateless_meta
 from .registry import newest_stateless
 from .server import ServerRuntime
 from .session import Session
@@ -35,10 +35,20 @@ class Refusal(Exception):
         self.status = status
 
 
-def _mismatch_code() -> int:
+@cache
+def _wire() -> tuple[str | None, int]:
+    """The newest stateless version's `_meta` key of the protocol version, and its header-mismatch
+    error code (INVALID_REQUEST where it has none): what a request is checked against before its
+    own version is known. Read for every stateless request: cached."""
     newest = newest_stateless()
-    code = newest.error_codes.header_mismatch if newest is not None else None
-    return code if code is not None else INVALID_REQUEST
+    if newest is None:
+        return None, INVALID_REQUEST
+    code = newest.error_codes.header_mismatch
+    return newest.meta.protocol_version, code if code is not None else INVALID_REQUEST
+
+
+def _mismatch_code() -> int:
+    return _wire()[1]
 
 
 def stateless_status(code: int | None) -> int:
@@ -63,35 +73,37 @@ def stateless_status(code: int | None) -> int:
     return 200
 
 
-def check_headers(headers: dict[str, str], rpc: Request) -> None:
-    """Raise `Refusal` when the version, method or name headers disagree with the body."""
-    params = rpc.params if isinstance(rpc.params, dict) else {}
-    meta = stateless_meta(rpc) or {}
-    newest = newest_stateless()
-    version_key = newest.meta.protocol_version if newest is not None else None
+def check_headers(headers: dict[str, str], rpc: Request, meta: dict[str, Any] | None) -> None:
+    """Raise `Refusal` when the version, method or name headers disagree with the body (`meta`: the
+    request's `stateless_meta`)."""
+    version_key = _wire()[0]
     header_version = headers.get(VERSION_HEADER)
-    meta_version = meta.get(version_key) if version_key else None
-    mismatch = _mismatch_code()
+    meta_version = meta.get(version_key) if meta is not None and version_key else None
     if header_version is not None and meta_version is not None and header_version != meta_version:
         raise Refusal(
-            mismatch,
+            _mismatch_code(),
             f"Header mismatch: MCP-Protocol-Version {header_version!r} but _meta protocolVersion {meta_version!r}",
         )
     method_header = headers.get(METHOD_HEADER)
     if method_header is not None and method_header.strip() != rpc.method:
-        raise Refusal(mismatch, f"Header mismatch: Mcp-Method {method_header!r} but the body says {rpc.method!r}")
-    if meta_version is not None and method_header is None:
-        raise Refusal(mismatch, "Header mismatch: the Mcp-Method header is required")
+        raise Refusal(
+            _mismatch_code(), f"Header mismatch: Mcp-Method {method_header!r} but the body says {rpc.method!r}"
+        )
+    if meta_version is None:
+        return  # not a stateless-era request: the name header is not checked
+    if method_header is None:
+        raise Refusal(_mismatch_code(), "Header mismatch: the Mcp-Method header is required")
     key = codec.NAME_PARAM.get(rpc.method)
     if key is None and rpc.method.startswith("tasks/"):  # the tasks extension's routing header (taskId)
         from .tasks_wire import NAME_PARAM as TASK_NAME_PARAM
 
         key = TASK_NAME_PARAM.get(rpc.method)
-    if key is not None and meta_version is not None:
+    if key is not None:
+        params = rpc.params if isinstance(rpc.params, dict) else {}
         name_header = headers.get(NAME_HEADER)
         value = params.get(key)
         if name_header is None or codec.decode_header_value(name_header) != value:
-            raise Refusal(mismatch, f"Header mismatch: Mcp-Name must equal params.{key} ({value!r})")
+            raise Refusal(_mismatch_code(), f"Header mismatch: Mcp-Name must equal params.{key} ({value!r})")
 
 
 async def deliver_notifications(
@@ -143,12 +155,15 @@ class ToolHeaders:
         # protocol version -> (list generation, tool name -> x-mcp-header params)
         self._cache: dict[str, tuple[int, dict[str, dict[str, str] | None]]] = {}
 
-    async def check(self, headers: dict[str, str], rpc: Request) -> None:
+    async def check(self, headers: dict[str, str], rpc: Request, meta: dict[str, Any] | None) -> None:
+        """(`meta`: the request's `stateless_meta`.)"""
         params = rpc.params if isinstance(rpc.params, dict) else {}
-        meta = stateless_meta(rpc)
         if meta is None or not isinstance(params.get("name"), str):
             return  # not a stateless-era request, or malformed: the runtime answers it
-        mapping = (await self._mappings(meta)).get(params["name"])
+        mappings = self._cached(meta)
+        if mappings is None:
+            mappings = await self._mappings(meta)
+        mapping = mappings.get(params["name"])
         if not mapping:
             return
         given = params.get("arguments")
@@ -170,15 +185,21 @@ class ToolHeaders:
             if not codec.header_matches(decoded, value):
                 raise Refusal(mismatch, f"Header mismatch: {header} does not equal arguments.{param}")
 
+    def _cached(self, meta: dict[str, Any]) -> dict[str, dict[str, str] | None] | None:
+        """`_mappings` as cached for the request's version, if the tool list has not changed since."""
+        version_key = _wire()[0]
+        cached = self._cache.get(str(meta.get(version_key)) if version_key else "")
+        if cached is not None and cached[0] == self._runtime.host.list_generation:
+            return cached[1]
+        return None
+
     async def _mappings(self, meta: dict[str, Any]) -> dict[str, dict[str, str] | None]:
-        """Tool name -> its `x-mcp-header` parameters (parameter -> header name)."""
+        """Tool name -> its `x-mcp-header` parameters (parameter -> header name), read from the
+        server's tools/list (all pages) and cached per version until the tool list changes."""
         newest = newest_stateless()
         keys = newest.meta if newest is not None else None
         version = str(meta.get(keys.protocol_version)) if keys is not None and keys.protocol_version else ""
         generation = self._runtime.host.list_generation
-        cached = self._cache.get(version)
-        if cached is not None and cached[0] == generation:
-            return cached[1]
         wanted = (keys.protocol_version, keys.client_capabilities, keys.client_info) if keys is not None else ()
         probe_meta = {k: meta[k] for k in wanted if k is not None and k in meta}
         mappings: dict[str, dict[str, str] | None] = {}

@@ -36,6 +36,7 @@ from starlette.types import Receive, Scope, Send
 from . import http_sessions, jsonrpc, logs
 from .backends import StateBackend
 from .calls import CANCELLED
+from .eager import when_suspended
 from .errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from .headers import accepts
 from .http_resume import (
@@ -293,10 +294,11 @@ class StreamableHttp:
             except Refusal as refusal:
                 return error_response(None, refusal.code, refusal.message, refusal.status)
             return Response(status_code=202)
+        meta = stateless_meta(rpc)
         try:
-            check_headers(headers, rpc)
+            check_headers(headers, rpc, meta)
             if rpc.method == "tools/call":
-                await self._tool_headers.check(headers, rpc)
+                await self._tool_headers.check(headers, rpc, meta)
         except Refusal as refusal:
             return error_response(rpc.id, refusal.code, refusal.message, refusal.status)
         session = Session(HttpTransport(), self._stateless_runtime)
@@ -863,12 +865,16 @@ class RequestsResponse:
                 task_group.start_soon(watch)
                 answer = await self.session.answer(rpc)
                 task_group.cancel_scope.cancel()
-        else:  # asyncio (uvicorn): a bare task, far cheaper than a task group on every call
-            watcher = asyncio.get_running_loop().create_task(watch())
+        else:  # asyncio (uvicorn): a bare task, far cheaper than a task group on every call, and
+            # started only if the request waits (the client cannot be seen to leave before that)
+            watchers: list[asyncio.Task[None]] = []
             try:
-                answer = await self.session.answer(rpc)
+                answer = await when_suspended(
+                    self.session.answer(rpc), lambda: watchers.append(asyncio.get_running_loop().create_task(watch()))
+                )
             finally:
-                watcher.cancel()
+                if watchers:
+                    watchers[0].cancel()
         if not disconnected:
             await writer.finish([answer] if answer is not None else [])
 
