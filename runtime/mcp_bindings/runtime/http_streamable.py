@@ -319,15 +319,20 @@ class StreamableHttp:
     def _listen_ended(self) -> None:
         self._listen_streams -= 1
 
+    def _new_session(self, principal: str | None) -> tuple[HttpTransport, ServerRuntime, Session]:
+        """The transport, runtime and session engine of a handshake session bound to `principal`."""
+        transport = HttpTransport(self.options.get_stream_queue_bytes)
+        runtime = ServerRuntime(self.server, host=self.host)
+        session = Session(transport, runtime)
+        session.principal = principal
+        return transport, runtime, session
+
     async def _initialize(
         self, headers: dict[str, str], messages: list[jsonrpc.Message], batch: bool, principal: str | None = None
     ) -> Any:
         if len(self.sessions) >= self.options.max_sessions:
             return error_response(None, INTERNAL_ERROR, "Service Unavailable: too many sessions", 503)
-        transport = HttpTransport(self.options.get_stream_queue_bytes)
-        runtime = ServerRuntime(self.server, host=self.host)
-        session = Session(transport, runtime)
-        session.principal = principal
+        transport, runtime, session = self._new_session(principal)
         events = self.replay.new_log() if self.options.resumable else None
         requests = [m for m in messages if isinstance(m, Request)]
         http_session = HttpSession(
@@ -531,10 +536,7 @@ class StreamableHttp:
         assert records is not None
         if len(self.sessions) >= self.options.max_sessions:
             return error_response(None, INTERNAL_ERROR, "Service Unavailable: too many sessions", 503)
-        transport = HttpTransport(self.options.get_stream_queue_bytes)
-        runtime = ServerRuntime(self.server, host=self.host)
-        session = Session(transport, runtime)
-        session.principal = principal
+        transport, runtime, session = self._new_session(principal)
         session.calls.ids = WorkerIds(records.worker_id)
         transport.elsewhere = self._elsewhere(session_id)
         if not await http_sessions.rebuild(runtime, session, record):
