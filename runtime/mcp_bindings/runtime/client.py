@@ -403,12 +403,13 @@ class ClientRuntime:
         return await answer_request(self, request)
 
     async def on_notification(self, notification: Notification, session: Session) -> None:
-        if notification.method == TOOLS_LIST_CHANGED:  # (on a listen stream too) no call is safe to repeat
-            self.retry.forget_tools()  # until the tools are listed again (client_retry)
+        if notification.method == TOOLS_LIST_CHANGED:
+            # On whichever stream it came (a listen stream too), what was listed may be stale: tool
+            # results go unchecked and no tool call is known safe to repeat until tools are listed again.
+            self.tool_checks.forget()
+            self.retry.forget_tools()
         if self.listening.route(self, notification):
             return
-        if notification.method == TOOLS_LIST_CHANGED:  # what was listed may be stale: unchecked until listed again
-            self.tool_checks.forget()
         await handle_notification(self, notification)
 
 
