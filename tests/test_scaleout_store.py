@@ -217,3 +217,41 @@ def test_the_lease_comes_from_the_environment() -> None:
     for bad in ("0.5", "soon", "nan"):
         with pytest.raises(ValueError, match="MCP_WORKER_LEASE_SECONDS must be a number of seconds, at least 1"):
             backend_from_env({"MCP_REDIS_URL": "redis://127.0.0.1:1/0", "MCP_WORKER_LEASE_SECONDS": bad})
+
+
+async def test_a_worker_killed_mid_call_is_gone_not_a_timeout(redis_server: RedisServer) -> None:
+    """A call forwarded to a worker that dies after its mail was counted as received is `WorkerGone`
+    (the worker stopped listening) well before the forwarder's 5 s reply timeout."""
+    from mcp_bindings.runtime.forwarding import CALL, TIMEOUT_S, Forwarder, WorkerGone
+
+    a, b = RedisBackend(redis_server.url, prefix="fwd:"), RedisBackend(redis_server.url, prefix="fwd:")
+    await a.start()
+    await b.start()
+    try:
+        async with anyio.create_task_group() as group:
+            received = anyio.Event()
+            scope_b = anyio.CancelScope()
+
+            async def callee_dies_on_the_call(method: str, data: object) -> None:
+                if method == CALL:
+                    received.set()
+                    scope_b.cancel()  # killed: no reply, and its mailbox subscription closes
+
+            async def run_b() -> None:
+                with scope_b:
+                    await b.run_bus(callee_dies_on_the_call)
+
+            group.start_soon(run_b)
+            with anyio.fail_after(5):
+                while not await a.listens(b.worker_id):
+                    await anyio.sleep(0.01)
+            forwarder = Forwarder(server=None, mail=a, worker_id=a.worker_id)  # pyright: ignore[reportArgumentType]
+            started = anyio.current_time()
+            with pytest.raises(WorkerGone, match=b.worker_id):
+                await forwarder.call(b.worker_id, "tasks-extension/update", {"t": "x"})
+            assert received.is_set()
+            assert anyio.current_time() - started < TIMEOUT_S / 2
+            assert not await a.listens(b.worker_id)
+    finally:
+        await a.aclose()
+        await b.aclose()

@@ -5,8 +5,8 @@ Some state lives only where its work runs: the open input asks of a tasks-extens
 request about such state (`tasks/update` answering the asks, `tasks/get` showing them) calls the
 worker holding it: a `CALL` message to that worker's mailbox (`backends.WorkerMail`), answered by a
 `REPLY` to the caller's. Operations are registered by name (`operation`) by the module that owns
-the state; a call to a worker that does not listen raises `WorkerGone`, one not answered in time
--32603 naming the worker.
+the state; a call to a worker that does not listen (or stops listening before it replies: killed
+mid-call) raises `WorkerGone`, one not answered in time -32603 naming the worker.
 
 One forwarder per server host (`forwarder_for`), set up by the HTTP app's lifespan when its backend
 is shared; with one process there is none and nothing is forwarded.
@@ -36,6 +36,7 @@ log = logs.logger("forwarding")
 CALL = "mcp-bindings/call"  # {"c": call id, "from": worker, "op": name, "a": args}
 REPLY = "mcp-bindings/reply"  # {"c": call id, "r": result} or {"c": call id, "e": {"code", "message", "data"}}
 TIMEOUT_S = 5.0
+PROBE_S = 0.25  # while waiting for a reply, how often to ask whether the worker called still listens
 
 Operation = Callable[["ServerStub", Any], Awaitable[Any]]
 _OPERATIONS: dict[str, Operation] = {}
@@ -77,7 +78,15 @@ class Forwarder:
             if not await self.mail.send_to(worker_id, CALL, message):
                 raise WorkerGone(worker_id, op)
             with anyio.move_on_after(self.timeout_s):
-                await done.wait()
+                # A worker killed as the call was sent (counted as a receiver, the message lost with
+                # it) or while working on it never replies: it is gone as soon as it stops listening.
+                while True:
+                    with anyio.move_on_after(PROBE_S):
+                        await done.wait()
+                    if done.is_set():
+                        break
+                    if not await self.mail.listens(worker_id):
+                        raise WorkerGone(worker_id, op)
         finally:
             self._waiting.pop(call_id, None)
         if not reply:

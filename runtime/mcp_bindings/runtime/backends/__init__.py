@@ -100,6 +100,11 @@ class WorkerMail(Protocol):
         """Send to `worker_id`; False when no such worker listens (it stopped or never was)."""
         ...
 
+    async def listens(self, worker_id: str) -> bool:
+        """Whether `worker_id` still listens to its mail. A message sent the instant a worker dies
+        may be counted as received and lost with it: a caller waiting for an answer asks this."""
+        ...
+
 
 class ReplayHandoff(Protocol):
     """Replay logs handed over by draining workers, per handshake session (shared backends only)."""

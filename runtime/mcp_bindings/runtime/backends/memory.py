@@ -46,6 +46,9 @@ class InMemoryBackend:
     async def send_to(self, worker_id: str, method: str, data: Any) -> bool:
         return False  # one process: no other worker
 
+    async def listens(self, worker_id: str) -> bool:
+        return False
+
     async def drop(self, session_id: str) -> None:
         return None
 

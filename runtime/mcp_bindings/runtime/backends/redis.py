@@ -160,6 +160,15 @@ class RedisBackend:
             raise self.unavailable(exc) from None
         return bool(receivers)
 
+    async def listens(self, worker_id: str) -> bool:
+        from redis.exceptions import RedisError
+
+        try:
+            counts: Any = await self.client.pubsub_numsub(f"{self.channel}:{worker_id}")  # pyright: ignore[reportUnknownMemberType]
+        except (RedisError, OSError) as exc:
+            raise self.unavailable(exc) from None
+        return bool(counts and int(counts[0][1]))
+
     async def run_bus(self, deliver: Deliver) -> None:
         async with anyio.create_task_group() as group:
             group.start_soon(self._renew_lease)
