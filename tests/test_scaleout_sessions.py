@@ -344,6 +344,42 @@ async def test_a_get_stream_held_by_one_worker_gets_what_the_session_gets_on_oth
                 await client.aclose()
 
 
+async def _get_stream(client: httpx.AsyncClient, head: dict[str, str]) -> tuple[int, str, str]:
+    """Open the session's GET stream on `client`'s worker and close it at once: (status, worker, body)."""
+    async with client.stream("GET", "/mcp", headers={**head, "Accept": "text/event-stream"}) as stream:
+        body = "" if stream.status_code == 200 else (await stream.aread()).decode()
+        return stream.status_code, stream.headers["x-worker"], body
+
+
+async def test_a_session_has_one_get_stream_across_workers(deployment: Sessions) -> None:
+    """A second GET stream of a session is refused on every worker while one is open (each message
+    would otherwise reach the client twice, once per stream); once it closes, any worker opens one."""
+    with anyio.fail_after(60):
+        session_id = await _open_session(deployment.base)
+        head = _head(session_id)
+        ping = rpc(1, "ping", {})
+        streams, holder = await _pinned(deployment.base, "/mcp", ping, head, set())
+        others = [await _pinned(deployment.base, "/mcp", ping, head, {holder}) for _ in range(3)]
+        try:
+            async with streams.stream("GET", "/mcp", headers={**head, "Accept": "text/event-stream"}) as held:
+                assert held.status_code == 200 and held.headers["x-worker"] == holder
+                for client, worker in others:
+                    status, served_by, body = await _get_stream(client, head)
+                    assert (status, served_by) == (409, worker), (status, served_by, body)
+                    assert body.startswith("a GET stream is already open for this session (on worker "), body
+            client, worker = others[0]
+            status, served_by = 0, ""
+            for _ in range(100):  # the holder gives the claim back as its stream closes
+                status, served_by, _ = await _get_stream(client, head)
+                if status == 200:
+                    break
+                await anyio.sleep(0.05)
+            assert (status, served_by) == (200, worker)
+        finally:
+            for client in [streams, *(c for c, _ in others)]:
+                await client.aclose()
+
+
 # -- a tasks-extension task's input asks, answered through another worker --------------------------
 
 
@@ -457,4 +493,33 @@ async def test_an_update_for_a_task_whose_worker_died_is_refused_then_the_task_f
             state = (await other.post("/ext", json=get, headers=_ext_head("tasks/get", task_id))).json()["result"]
             assert state["status"] == "failed" and state["statusMessage"] == "its worker stopped", state
         finally:
+            await other.aclose()
+
+
+@pytest.mark.slow
+async def test_the_get_stream_of_a_killed_worker_reopens_on_another_at_once(pair: Sessions) -> None:
+    with anyio.fail_after(60):
+        session_id = await _open_session(pair.base)
+        head = _head(session_id)
+        ping = rpc(1, "ping", {})
+        streams, holder = await _pinned(pair.base, "/mcp", ping, head, set())
+        other, worker = await _pinned(pair.base, "/mcp", ping, head, {holder})
+        try:
+            async with streams.stream("GET", "/mcp", headers={**head, "Accept": "text/event-stream"}) as held:
+                assert held.status_code == 200 and held.headers["x-worker"] == holder
+                assert (await _get_stream(other, head))[0] == 409
+                os.kill(int(holder), signal.SIGKILL)
+                started = time.monotonic()
+                status, served_by, body = 0, "", ""
+                for _ in range(40):  # its claim is taken over once it stops listening, not when it lapses
+                    status, served_by, body = await _get_stream(other, head)
+                    if status == 200:
+                        break
+                    await anyio.sleep(0.05)
+                assert (status, served_by) == (200, worker), body
+                assert time.monotonic() - started < 2.0
+        except (httpx.RemoteProtocolError, httpx.ReadError):
+            pass  # the killed worker's stream breaks as the block exits
+        finally:
+            await streams.aclose()
             await other.aclose()

@@ -255,3 +255,31 @@ async def test_a_worker_killed_mid_call_is_gone_not_a_timeout(redis_server: Redi
     finally:
         await a.aclose()
         await b.aclose()
+
+
+async def test_one_worker_holds_a_sessions_get_stream(redis_server: RedisServer) -> None:
+    a, b = RedisBackend(redis_server.url, prefix="gs:"), RedisBackend(redis_server.url, prefix="gs:")
+    await a.start()
+    await b.start()
+    try:
+        async with anyio.create_task_group() as group:
+            scope_a = await _leasing(a, group)
+            with anyio.fail_after(5):
+                while not await b.listens(a.worker_id):
+                    await anyio.sleep(0.01)
+            assert await a.claim_stream("s1", 30) is None
+            assert await a.claim_stream("s1", 30) is None  # renewed
+            assert await b.claim_stream("s1", 30) == a.worker_id
+            await b.release_stream("s1")  # not b's to give back
+            assert await b.claim_stream("s1", 30) == a.worker_id
+            await a.release_stream("s1")
+            assert await b.claim_stream("s1", 30) is None
+            assert await a.claim_stream("s1", 30) is None  # b does not listen (killed): a takes it over
+            assert await b.claim_stream("s1", 30) == a.worker_id
+            assert await b.claim_stream("s2", 0.05) is None
+            await anyio.sleep(0.2)
+            assert await a.claim_stream("s2", 30) is None  # lapsed
+            scope_a.cancel()
+    finally:
+        await a.aclose()
+        await b.aclose()

@@ -420,21 +420,30 @@ class StreamableHttp:
         transport.standalone = send_stream
         transport.standalone_bytes = 0
         idle = self.options.session_idle_seconds
+        # Several workers: the claim of the session's one GET stream (`get_or_refuse`) is renewed
+        # while the stream is open; if another worker holds it by then, this stream ends.
+        renew_at = None if self.records is None else time.monotonic() + idle / 2
 
         async def events() -> AsyncIterator[bytes]:
+            nonlocal renew_at
             try:
                 yield b": stream open\n\n"
                 while True:
                     # The stream lives as long as its session: it ends when the session expires.
-                    remaining = http_session.last_seen + idle - time.monotonic()
+                    now = time.monotonic()
+                    remaining = http_session.last_seen + idle - now
                     if remaining <= 0:
                         if await self._still_recorded(http_session.id):  # used through other workers
                             http_session.last_seen = time.monotonic()
                             continue
                         self._end(http_session)
                         return
+                    if renew_at is not None and now >= renew_at:
+                        if await self._claim_stream(http_session.id) is not None:
+                            return
+                        renew_at = now + idle / 2
                     frame = None
-                    with anyio.move_on_after(remaining):
+                    with anyio.move_on_after(remaining if renew_at is None else min(remaining, renew_at - now)):
                         frame = await receive_stream.receive()
                     if frame is not None:
                         if transport.standalone is send_stream:
@@ -445,6 +454,8 @@ class StreamableHttp:
             finally:
                 if transport.standalone is send_stream:
                     transport.standalone = None
+                if renew_at is not None:
+                    await self._release_stream(http_session.id)
 
         return StreamingResponse(events(), media_type=SSE, headers=no_cache())
 
@@ -679,6 +690,24 @@ class StreamableHttp:
         except McpError:
             return True
 
+    async def _claim_stream(self, session_id: str) -> str | None:
+        """Claim the session's GET stream (`backends.SessionRecords.claim_stream`): the worker
+        holding it, or None. Redis unreachable: None (the bus is down too, so nothing is sent twice)."""
+        assert self.records is not None
+        try:
+            return await self.records.claim_stream(session_id, self.options.session_idle_seconds)
+        except McpError as exc:
+            log.warning("GET stream of session %s... not claimed: %s", session_id[:8], exc.message)
+            return None
+
+    async def _release_stream(self, session_id: str) -> None:
+        assert self.records is not None
+        with anyio.CancelScope(shield=True), anyio.move_on_after(2.0):
+            try:
+                await self.records.release_stream(session_id)
+            except McpError as exc:  # it lapses with the session's idle timeout
+                log.warning("GET stream of session %s... not released: %s", session_id[:8], exc.message)
+
     async def flush(self, timeout_s: float = 5.0) -> None:
         """At shutdown: wait (at most `timeout_s`, even when cancelled) for the replay-log handovers
         still being written."""
@@ -687,9 +716,11 @@ class StreamableHttp:
                 await self.handoff.flush(timeout_s)
 
     async def get_or_refuse(self, headers: dict[str, str], principal: str | None = None) -> Response:
-        """`get`; several workers: the session is adopted from its record, and a GET resuming a
-        stream (`Last-Event-ID`) is answered from this worker's log, else from the handover of a
-        drained worker, else 404 saying where streams resume."""
+        """`get`; several workers: the session is adopted from its record, a new GET stream is
+        claimed for this worker (409 while another worker holds the session's stream: one message
+        must not reach the client on two streams), and a GET resuming a stream (`Last-Event-ID`) is
+        answered from this worker's log, else from the handover of a drained worker, else 404 saying
+        where streams resume."""
         session_id = headers.get(SESSION_HEADER)
         if self.records is None or not session_id or not accepts(headers.get("accept", ""), SSE):
             return self.get(headers, principal)
@@ -698,7 +729,15 @@ class StreamableHttp:
             return fresh
         last_event_id = headers.get("last-event-id")
         if last_event_id is None or not _event_id(last_event_id):
-            return self.get(headers, principal) if fresh is not None else Response(status_code=404)
+            if fresh is None:
+                return Response(status_code=404)
+            if last_event_id is None and fresh.transport.standalone is None:
+                holder = await self._claim_stream(session_id)
+                if holder is not None:
+                    return Response(
+                        status_code=409, content=f"a GET stream is already open for this session (on worker {holder})"
+                    )
+            return self.get(headers, principal)
         if fresh is not None and fresh.events is not None:
             replay = fresh.events.replay(last_event_id.strip())
             if replay is not None:

@@ -91,6 +91,16 @@ class SessionRecords(Protocol):
 
     async def drop(self, session_id: str) -> None: ...
 
+    async def claim_stream(self, session_id: str, ttl_s: float) -> str | None:
+        """Claim `session_id`'s one GET stream for this worker for `ttl_s` (claiming it again renews
+        it): None when this worker holds it now, else the worker that does. A claim of a worker that
+        stopped listening (killed) is taken over at once, not when it lapses."""
+        ...
+
+    async def release_stream(self, session_id: str) -> None:
+        """Give back this worker's claim of `session_id`'s GET stream (another worker's is kept)."""
+        ...
+
 
 class WorkerMail(Protocol):
     """Messages addressed to one worker (shared backends only): a client's response to a request

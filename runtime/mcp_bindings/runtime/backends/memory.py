@@ -52,6 +52,12 @@ class InMemoryBackend:
     async def drop(self, session_id: str) -> None:
         return None
 
+    async def claim_stream(self, session_id: str, ttl_s: float) -> str | None:
+        return None  # one process: the session's transport holds at most one GET stream
+
+    async def release_stream(self, session_id: str) -> None:
+        return None
+
     async def hand_over(self, session_id: str, snapshot: bytes, ttl_s: float) -> None:
         return None  # one process: no other worker to resume a session's streams
 

@@ -10,6 +10,9 @@ Keys live under one prefix (default `mcp:`), so several deployments can share a 
 * `<prefix>session:<id>`: a handshake session's record (JSON: what any worker needs to serve it,
   `http_sessions.SessionRecord`, and `"worker"`, the one that wrote it last), expiring with the
   session's idle timeout, renewed by every request (read with GETEX).
+* `<prefix>stream:<id>`: the worker holding a handshake session's one GET stream (set in one step
+  when free, renewed while the stream is open, deleted when it closes; a claim whose worker no
+  longer listens to its mail is taken over at once).
 * `<prefix>replay:<id>`: the held SSE events of a handshake session whose worker drained (one value,
   bounded like that worker's log: `ReplayLimits` events and bytes per session), expiring with its
   newest event (`ReplayLimits.ttl_seconds`).
@@ -45,6 +48,21 @@ log = logs.logger("backends.redis")
 BACKOFF_START_S = 0.1
 BACKOFF_MAX_S = 5.0
 LEASE_S = 15.0  # a worker's lease (`MCP_WORKER_LEASE_SECONDS`)
+
+# A session's GET stream claim, set (and renewed) in one step when it is free, this worker's, or held
+# by ARGV[3], the worker seen to have stopped; else the holder is returned.
+_CLAIM = """
+local held = redis.call('GET', KEYS[1])
+if (not held) or held == ARGV[1] or held == ARGV[3] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return false
+end
+return held
+"""
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
 
 
 def _where(url: str) -> str:
@@ -292,6 +310,39 @@ class RedisBackend:
 
         try:
             await self.client.delete(self._session_key(session_id))  # pyright: ignore[reportUnknownMemberType]
+        except (RedisError, OSError) as exc:
+            raise self.unavailable(exc) from None
+
+    # -- a session's one GET stream ----------------------------------------------------------------
+
+    def _stream_key(self, session_id: str) -> str:
+        return f"{self.prefix}stream:{session_id}"
+
+    async def claim_stream(self, session_id: str, ttl_s: float) -> str | None:
+        from redis.exceptions import RedisError
+
+        key, px = self._stream_key(session_id), max(1, int(ttl_s * 1000))
+        try:
+            holder: Any = await self.client.eval(_CLAIM, 1, key, self.worker_id, px, "")  # pyright: ignore[reportUnknownMemberType]
+            if holder is None:
+                return None
+            other = holder.decode() if isinstance(holder, bytes) else str(holder)
+            if await self.listens(other):
+                return other
+            # Its worker is gone: take the claim over, unless a third worker just did.
+            holder = await self.client.eval(_CLAIM, 1, key, self.worker_id, px, other)  # pyright: ignore[reportUnknownMemberType]
+        except (RedisError, OSError) as exc:
+            raise self.unavailable(exc) from None
+        if holder is None:
+            log.info("took over the GET stream of session %s... from worker %s, which stopped", session_id[:8], other)
+            return None
+        return holder.decode() if isinstance(holder, bytes) else str(holder)
+
+    async def release_stream(self, session_id: str) -> None:
+        from redis.exceptions import RedisError
+
+        try:
+            await self.client.eval(_RELEASE, 1, self._stream_key(session_id), self.worker_id)  # pyright: ignore[reportUnknownMemberType]
         except (RedisError, OSError) as exc:
             raise self.unavailable(exc) from None
 
