@@ -511,13 +511,13 @@ async def test_the_get_stream_of_a_killed_worker_reopens_on_another_at_once(pair
                 os.kill(int(holder), signal.SIGKILL)
                 started = time.monotonic()
                 status, served_by, body = 0, "", ""
-                for _ in range(40):  # its claim is taken over once it stops listening, not when it lapses
+                for _ in range(100):  # its claim is taken over once it stops listening, not when it lapses
                     status, served_by, body = await _get_stream(other, head)
                     if status == 200:
                         break
                     await anyio.sleep(0.05)
                 assert (status, served_by) == (200, worker), body
-                assert time.monotonic() - started < 2.0
+                assert time.monotonic() - started < 10  # not the claim's lifetime (the 30 min idle timeout)
         except (httpx.RemoteProtocolError, httpx.ReadError):
             pass  # the killed worker's stream breaks as the block exits
         finally:
