@@ -17,14 +17,14 @@ from typing import Any
 
 import anyio
 import pytest
-from pydantic import BaseModel
 
-from mcp_bindings.runtime.app import Accepted, App, AppDefinitionError, Context
+from mcp_bindings.runtime.app import App, AppDefinitionError
 from mcp_bindings.runtime.app.testing import client_handlers
 from mcp_bindings.runtime.client_tasks_ext import ToolTask
 from mcp_bindings.runtime.errors import McpError
-from mcp_bindings.runtime.tasks import TaskHandle, current_task_id
+from mcp_bindings.runtime.tasks import TaskHandle
 from mcp_bindings.runtime.tasks_wire import EXTENSION
+from tests.peers.task_app import build
 
 pytestmark = pytest.mark.anyio
 
@@ -34,37 +34,6 @@ LIMIT = 20  # seconds any one test may take
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-class Name(BaseModel):
-    name: str
-
-
-def build(protocol: str) -> App:
-    app = App(f"tasks-{protocol}", protocol=protocol)
-
-    @app.tool(task=True)
-    async def slow(seconds: float) -> str:
-        """Sleeps, then says whether it ran as a task."""
-        await anyio.sleep(seconds)
-        return f"slept {seconds} in a task: {current_task_id() is not None}"
-
-    @app.tool(task="required")
-    async def batch(n: int) -> dict[str, int]:
-        """Only as a task."""
-        return {"total": sum(range(n))}
-
-    @app.tool(task=True)
-    async def greet(ctx: Context) -> str:
-        """Asks the user for a name from inside the task."""
-        answer = await ctx.elicit("Your name?", Name)
-        return f"hello {answer.data.name}" if isinstance(answer, Accepted) else "no name"
-
-    @app.tool
-    def plain() -> str:
-        return "plain"
-
-    return app
 
 
 def text_of(result: Any) -> str:
