@@ -344,6 +344,41 @@ async def test_a_get_stream_held_by_one_worker_gets_what_the_session_gets_on_oth
                 await client.aclose()
 
 
+async def test_a_sessions_tasks_without_auth_are_served_by_any_worker(deployment: Sessions) -> None:
+    """A 2025-11-25 task created without auth belongs to its session (not to one worker's copy of
+    it): read, listed, waited for and cancelled through the other workers."""
+    with anyio.fail_after(60):
+        session_id = await _open_session(deployment.base)
+        head = _head(session_id)
+        ping = rpc(1, "ping", {})
+        creator, owner = await _pinned(deployment.base, "/mcp", ping, head, set())
+        other, worker = await _pinned(deployment.base, "/mcp", ping, head, {owner})
+        try:
+            ids: list[str] = []
+            for n, seconds in enumerate([0.2, 30]):
+                nap = rpc(10 + n, "tools/call", {"name": "nap", "arguments": {"seconds": seconds}, "task": {}})
+                created = await creator.post("/mcp", json=nap, headers=head)
+                assert created.status_code == 200, created.text
+                ids.append(created.json()["result"]["task"]["taskId"])
+            short, long = ids
+            answered = await other.post("/mcp", json=rpc(20, "tasks/result", {"taskId": short}), headers=head)
+            assert answered.headers["x-worker"] == worker and "result" in answered.json(), answered.text
+            assert answered.json()["result"]["content"][0]["text"] == f"napped 0.2 on {owner}"
+            listed = await other.post("/mcp", json=rpc(21, "tasks/list", {}), headers=head)
+            statuses = {t["taskId"]: t["status"] for t in listed.json()["result"]["tasks"]}
+            assert statuses == {short: "completed", long: "working"}, statuses
+            cancelled = await other.post("/mcp", json=rpc(22, "tasks/cancel", {"taskId": long}), headers=head)
+            assert cancelled.json()["result"]["status"] == "cancelled", cancelled.text
+            # Another session (same lack of auth) sees none of them.
+            stranger = _head(await _open_session(deployment.base))
+            async with httpx.AsyncClient(base_url=deployment.base, timeout=10) as client:
+                hidden = await client.post("/mcp", json=rpc(23, "tasks/get", {"taskId": short}), headers=stranger)
+            assert hidden.json()["error"]["code"] == -32602, hidden.text
+        finally:
+            await creator.aclose()
+            await other.aclose()
+
+
 async def _get_stream(client: httpx.AsyncClient, head: dict[str, str]) -> tuple[int, str, str]:
     """Open the session's GET stream on `client`'s worker and close it at once: (status, worker, body)."""
     async with client.stream("GET", "/mcp", headers={**head, "Accept": "text/event-stream"}) as stream:

@@ -41,7 +41,12 @@ def text25(value: str) -> m25.CallToolResult:
 class Handshake(Server25):
     name = "scaled-sessions"
     version = "1.0.0"
-    declared_capabilities = {"tools": {}, "logging": {}, "resources": {"subscribe": True}}
+    declared_capabilities = {
+        "tools": {},
+        "logging": {},
+        "resources": {"subscribe": True},
+        "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
+    }
 
     async def list_tools(self, params: Any, ctx: Any) -> m25.ListToolsResult:
         schema = m25.ToolInputSchema(type="object")
@@ -77,6 +82,14 @@ class Handshake(Server25):
         if params.name == "sleep":  # until cancelled (by a notifications/cancelled reaching any worker)
             await anyio.sleep(float((params.arguments or {}).get("seconds", 30)))
             return text25(PID)
+        if params.name == "nap":  # a core task (no auth: it belongs to the session, on every worker)
+            seconds = float((params.arguments or {}).get("seconds", 30))
+
+            async def work(task_ctx: Any) -> m25.CallToolResult:
+                await anyio.sleep(seconds)
+                return text25(f"napped {seconds} on {PID}")
+
+            return await tasks.run_as_task(ctx, work)
         if params.name == "log":
             for level in LOG_LEVELS:
                 await ctx.log(level, f"{level} from {PID}")

@@ -20,6 +20,7 @@ sent is forwarded to that worker; DELETE on any worker ends the session on all o
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import math
 import random
 import secrets
@@ -319,12 +320,15 @@ class StreamableHttp:
     def _listen_ended(self) -> None:
         self._listen_streams -= 1
 
-    def _new_session(self, principal: str | None) -> tuple[HttpTransport, ServerRuntime, Session]:
-        """The transport, runtime and session engine of a handshake session bound to `principal`."""
+    def _new_session(self, session_id: str, principal: str | None) -> tuple[HttpTransport, ServerRuntime, Session]:
+        """The transport, runtime and session engine of handshake session `session_id` bound to
+        `principal` (what the tasks it creates belong to without one is named after its id, so they
+        follow it to any worker)."""
         transport = HttpTransport(self.options.get_stream_queue_bytes)
         runtime = ServerRuntime(self.server, host=self.host)
         session = Session(transport, runtime)
         session.principal = principal
+        session.connection = hashlib.sha256(session_id.encode()).hexdigest()[:32]
         return transport, runtime, session
 
     async def _initialize(
@@ -332,11 +336,12 @@ class StreamableHttp:
     ) -> Any:
         if len(self.sessions) >= self.options.max_sessions:
             return error_response(None, INTERNAL_ERROR, "Service Unavailable: too many sessions", 503)
-        transport, runtime, session = self._new_session(principal)
+        session_id = secrets.token_urlsafe(24)
+        transport, runtime, session = self._new_session(session_id, principal)
         events = self.replay.new_log() if self.options.resumable else None
         requests = [m for m in messages if isinstance(m, Request)]
         http_session = HttpSession(
-            secrets.token_urlsafe(24),
+            session_id,
             runtime,
             session,
             transport,
@@ -547,7 +552,7 @@ class StreamableHttp:
         assert records is not None
         if len(self.sessions) >= self.options.max_sessions:
             return error_response(None, INTERNAL_ERROR, "Service Unavailable: too many sessions", 503)
-        transport, runtime, session = self._new_session(principal)
+        transport, runtime, session = self._new_session(session_id, principal)
         session.calls.ids = WorkerIds(records.worker_id)
         transport.elsewhere = self._elsewhere(session_id)
         if not await http_sessions.rebuild(runtime, session, record):

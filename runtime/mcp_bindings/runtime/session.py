@@ -68,6 +68,9 @@ class Session:
         self.drain_timeout = drain_timeout
         self.dispatcher = dispatcher
         self.principal: str | None = None  # who the transport authenticated (HTTP bearer auth), if anyone
+        # A name of the connection that is the same on every worker serving it (HTTP handshake
+        # sessions: derived from the Mcp-Session-Id); None: this session object is the connection.
+        self.connection: str | None = None
         self.default_timeout = default_timeout
         self.calls = Calls(transport, default_timeout)
         self._in_flight: dict[RequestId, anyio.CancelScope] = {}

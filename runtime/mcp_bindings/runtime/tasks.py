@@ -19,7 +19,8 @@ with -32601 before the handler runs.
 Task work outlives its request, and its connection: it runs detached from both (on the event loop,
 not in the request's task group), bounded by the task's TTL and cancelled by `tasks/cancel`.
 Tasks are scoped to the requester (`requester_of`): the authenticated principal where there is one
-(so a client can reconnect and fetch its results), else the connection. Another requester's task is
+(so a client can reconnect and fetch its results), else the connection (a Streamable HTTP session
+on any worker, `Session.connection`). Another requester's task is
 "not found", like an unknown id. Errors (2025-11-25 spec): unknown, foreign or expired task ids,
 invalid cursors and cancelling a terminal task are -32602.
 
@@ -226,9 +227,12 @@ def _keep(server: ServerStub, service: TaskService) -> None:
 
 
 def requester_of(session: Session, peer: PeerSession | None) -> str | None:
-    """Whom a task belongs to: the principal the transport authenticated, else the connection."""
+    """Whom a task belongs to: the principal the transport authenticated, else the connection (an
+    HTTP session's on whichever worker serves it)."""
     if session.principal is not None:
         return f"principal:{session.principal}"
+    if session.connection is not None:
+        return f"connection:{session.connection}"
     if peer is not None:
         return f"connection:{peer.id}"
     return None
