@@ -379,6 +379,40 @@ async def test_a_sessions_tasks_without_auth_are_served_by_any_worker(deployment
             await other.aclose()
 
 
+async def test_at_max_sessions_a_worker_forgets_an_idle_session_not_refuses(redis_server: RedisServer) -> None:
+    """Two workers (in this process) of `max_sessions=2` sharing Redis: a worker at its limit forgets
+    its least recently used idle session (its record stays) instead of refusing a new one, and serves
+    it again on its next request; a session with an open stream is never forgotten, so a worker whose
+    sessions all hold one still answers 503."""
+    from mcp_bindings.runtime.backends.redis import RedisBackend
+    from mcp_bindings.runtime.http_server import create_app
+    from tests.test_http_transport import serve_in_thread
+
+    def worker() -> Any:
+        backend = RedisBackend(redis_server.url, prefix="room:")
+        return create_app(Handshake(), backend=backend, request_state_secret=SECRET, max_sessions=2)
+
+    with serve_in_thread(worker()) as a, serve_in_thread(worker()) as b, anyio.fail_after(60):
+        ids = [await _open_session(a) for _ in range(3)]  # the third: the first is forgotten on `a`
+        async with httpx.AsyncClient(timeout=10) as client:
+            for base in (a, b):
+                for n, session_id in enumerate(ids):
+                    served = await client.post(base + "/mcp", json=rpc(n, "ping", {}), headers=_head(session_id))
+                    assert served.status_code == 200 and served.json()["result"] == {}, (base, n, served.text)
+            # `a` now holds ids[1] and ids[2] (ids[0] forgotten again): give both an open GET stream.
+            async with (
+                httpx.AsyncClient(timeout=10) as s1,
+                httpx.AsyncClient(timeout=10) as s2,
+                s1.stream("GET", a + "/mcp", headers={**_head(ids[1]), "Accept": "text/event-stream"}) as g1,
+                s2.stream("GET", a + "/mcp", headers={**_head(ids[2]), "Accept": "text/event-stream"}) as g2,
+            ):
+                assert g1.status_code == g2.status_code == 200
+                refused = await client.post(a + "/mcp", json=rpc(9, "ping", {}), headers=_head(ids[0]))
+                assert refused.status_code == 503 and "too many sessions" in refused.text, refused.text
+                served = await client.post(b + "/mcp", json=rpc(9, "ping", {}), headers=_head(ids[0]))
+                assert served.status_code == 200, served.text  # `b` still has room (it forgets one)
+
+
 async def _get_stream(client: httpx.AsyncClient, head: dict[str, str]) -> tuple[int, str, str]:
     """Open the session's GET stream on `client`'s worker and close it at once: (status, worker, body)."""
     async with client.stream("GET", "/mcp", headers={**head, "Accept": "text/event-stream"}) as stream:

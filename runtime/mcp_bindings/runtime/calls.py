@@ -45,6 +45,11 @@ class Calls:
         self._pending: dict[RequestId, _Waiter] = {}
         self._progress: dict[str | int, ProgressCallback] = {}
 
+    @property
+    def waiting(self) -> bool:
+        """Whether a request sent is still waiting for its response."""
+        return bool(self._pending)
+
     def close(self) -> None:
         """No more requests; every caller still waiting gets ConnectionClosed."""
         self.closed = True

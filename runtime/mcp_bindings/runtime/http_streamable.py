@@ -334,7 +334,7 @@ class StreamableHttp:
     async def _initialize(
         self, headers: dict[str, str], messages: list[jsonrpc.Message], batch: bool, principal: str | None = None
     ) -> Any:
-        if len(self.sessions) >= self.options.max_sessions:
+        if not self._room():
             return error_response(None, INTERNAL_ERROR, "Service Unavailable: too many sessions", 503)
         session_id = secrets.token_urlsafe(24)
         transport, runtime, session = self._new_session(session_id, principal)
@@ -499,6 +499,27 @@ class StreamableHttp:
         for http_session in list(self.sessions.values()):
             self._end(http_session, shutdown=True)
 
+    def _room(self) -> bool:
+        """Whether one more session fits in `max_sessions`. Several workers: each session's state is
+        in its record, so at the limit the least recently used session that is idle here (no
+        request served or waiting, no stream open) is forgotten by this worker, not ended: any
+        worker, this one too, serves it again from its record on its next request."""
+        if len(self.sessions) < self.options.max_sessions:
+            return True
+        if self.records is None:
+            return False
+        idle = [
+            s
+            for s in self.sessions.values()
+            if s.transport.standalone is None and not s.transport.by_request and not s.session.busy
+        ]
+        if not idle:
+            return False
+        oldest = min(idle, key=lambda s: s.last_seen)
+        log.debug("session %s... forgotten here to make room (its record stays)", oldest.id[:8])
+        self._end(oldest)
+        return True
+
     def _end(self, http_session: HttpSession, *, shutdown: bool = False) -> None:
         """End a session (DELETE, expiry, shutdown): forget it, cancel its requests, close its GET
         stream, and take it off the server's broadcast list."""
@@ -550,7 +571,7 @@ class StreamableHttp:
         """A copy of a session another worker opened, rebuilt from its record."""
         records = self.records
         assert records is not None
-        if len(self.sessions) >= self.options.max_sessions:
+        if not self._room():
             return error_response(None, INTERNAL_ERROR, "Service Unavailable: too many sessions", 503)
         transport, runtime, session = self._new_session(session_id, principal)
         session.calls.ids = WorkerIds(records.worker_id)

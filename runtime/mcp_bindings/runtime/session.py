@@ -246,6 +246,11 @@ class Session:
         else:
             await self._serve_notification(message)
 
+    @property
+    def busy(self) -> bool:
+        """Whether a request is being served or one sent is waiting for its response."""
+        return bool(self._active or self._in_flight) or self.calls.waiting
+
     def cancel_all(self) -> None:
         for scope in list(self._in_flight.values()):
             scope.cancel()
