@@ -268,7 +268,7 @@ async def test_a_handover_is_bounded_by_the_replay_limits_and_expires(redis_serv
         handoff = Handoff(backend, store.limits.ttl_seconds)
         handoff.hand_over("s1", "alice", log, final=True)
         await handoff.flush()
-        ttl_ms: Any = await backend.client.pttl(backend.prefix + "replay:s1")  # pyright: ignore[reportUnknownMemberType]
+        ttl_ms: Any = await backend.client.pttl(backend.prefix + "replays:s1")  # pyright: ignore[reportUnknownMemberType]
         assert 0 < ttl_ms <= 1500
 
         replay = await handoff.resume("s1", "alice", str(ids[2]))
@@ -282,6 +282,43 @@ async def test_a_handover_is_bounded_by_the_replay_limits_and_expires(redis_serv
 
         await anyio.sleep(1.7)  # past the age bound: the handover is gone
         assert await handoff.resume("s1", "alice", str(ids[2])) is None
-        assert await backend.handed_over("s1") is None
+        assert await backend.handed_over("s1") == []
     finally:
         await backend.aclose()
+
+
+async def test_two_workers_draining_with_streams_of_one_session_both_hand_them_over(redis_server: RedisServer) -> None:
+    """Workers A and B each ran a POST stream of one session (no sticky routing) and both drain (a
+    restart of the whole deployment): each stream is resumed from its own worker's handover; the
+    later handover does not replace the earlier."""
+    from mcp_bindings.runtime.backends.redis import RedisBackend
+
+    prefix = f"replay-two-{os.getpid()}:"
+    a, b, c = (RedisBackend(redis_server.url, prefix=prefix) for _ in range(3))
+    for backend in (a, b, c):
+        await backend.start()
+    try:
+        ids: dict[str, list[int]] = {}
+        for first_id, name, backend in ((1 << 32 | 1, "a", a), (2 << 32 | 1, "b", b)):
+            store = ReplayStore(ReplayLimits(), first_id=first_id)  # as the workers do: apart
+            log = store.new_log()
+            stream = log.open_stream()
+            ids[name] = [log.add(stream, b'{"from":"%s","n":%d}' % (name.encode(), n)) for n in range(3)]
+            handoff = Handoff(backend, store.limits.ttl_seconds)
+            handoff.hand_over("s1", "alice", log, final=False)
+            await handoff.flush()
+        resumer = Handoff(c, ReplayLimits().ttl_seconds)  # a worker of the new deployment
+        for name in ("a", "b"):
+            replay = await resumer.resume("s1", "alice", str(ids[name][0]))
+            assert replay is not None and replay.status_code == 200, name
+            assert [d for _, d in sse_events(bytes(replay.body).decode())] == [
+                {"from": name, "n": 1},
+                {"from": name, "n": 2},
+            ]
+        unknown = await resumer.resume("s1", "alice", "12345")
+        assert unknown is not None and unknown.status_code == 404
+        assert await resumer.resume("s1", "bob", str(ids["a"][0])) is None
+        assert len(await c.handed_over("s1")) == 2
+    finally:
+        for backend in (a, b, c):
+            await backend.aclose()

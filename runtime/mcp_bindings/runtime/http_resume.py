@@ -342,7 +342,7 @@ def replay_handed_over(streams: list[HandedStream], last_event_id: str, *, final
     later, until the `final` handover). 404 when the id is not one of this session's held events;
     410 when later events expired, or when the final handover shows the request was cut off unanswered."""
     text = last_event_id.strip()
-    wanted = int(text) if 0 < len(text) <= ID_DIGITS and text.isascii() and text.isdigit() else -1
+    wanted = _handed_id(text)
     stream = next((s for s in streams if any(event_id == wanted for event_id, _, _ in s.events)), None)
     if stream is None:
         message = (
@@ -365,6 +365,12 @@ def replay_handed_over(streams: list[HandedStream], last_event_id: str, *, final
         return error_response(None, INVALID_REQUEST, message, 410, {"lastEventId": text})
     body = b"".join(sse_event(frame.encode(), event_id) for event_id, frame, _ in later if frame is not None)
     return Response(body, media_type="text/event-stream", headers=no_cache())
+
+
+def _handed_id(last_event_id: str) -> int:
+    """The event id a `Last-Event-ID` names (-1: none of ours)."""
+    text = last_event_id.strip()
+    return int(text) if 0 < len(text) <= ID_DIGITS and text.isascii() and text.isdigit() else -1
 
 
 def encode_handover(streams: list[HandedStream], principal: str | None, *, final: bool) -> bytes:
@@ -390,8 +396,9 @@ class Handoff:
     """A worker's side of handing replay logs over (shared backends; `StreamableHttp.handoff`): when
     it drains, the held events of its handshake sessions go to the backend (again, `final`, when each
     session ends at shutdown), and a GET with `Last-Event-ID` for a session it does not hold is
-    answered from what another worker handed over. Writes run in the background, one at a time and in
-    order (a session's later snapshot replaces its earlier one); `flush` waits for them at shutdown."""
+    answered from what other workers handed over. Writes run in the background, one at a time and in
+    order (a session's later snapshot from this worker replaces its earlier one; other workers'
+    snapshots of it stay beside it); `flush` waits for them at shutdown."""
 
     def __init__(self, backend: ReplayHandoff, ttl_s: float) -> None:
         self.backend = backend
@@ -434,14 +441,19 @@ class Handoff:
         """The answer to a resumption of a session handed over by another worker, or None (none was,
         the backend cannot say, or the session was someone else's)."""
         try:
-            raw = await self.backend.handed_over(session_id)
+            raws = await self.backend.handed_over(session_id)
         except McpError:
             return None
-        decoded = decode_handover(raw) if raw is not None else None
-        if decoded is None or decoded[0] != principal:
+        handed = [d for d in map(decode_handover, raws) if d is not None and d[0] == principal]
+        if not handed:
             return None
-        _, final, streams = decoded
-        return replay_handed_over(streams, last_event_id, final=final)
+        # One snapshot per worker that drained; event ids are unique across workers, so the one
+        # holding the id is the worker that ran its stream.
+        wanted = _handed_id(last_event_id)
+        for _, final, streams in handed:
+            if any(event_id == wanted for stream in streams for event_id, _, _ in stream.events):
+                return replay_handed_over(streams, last_event_id, final=final)
+        return replay_handed_over([], last_event_id, final=False)  # 404: not an event any of them held
 
 
 # -- giving memory back --------------------------------------------------------------------------

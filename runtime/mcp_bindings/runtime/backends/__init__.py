@@ -120,12 +120,13 @@ class ReplayHandoff(Protocol):
     """Replay logs handed over by draining workers, per handshake session (shared backends only)."""
 
     async def hand_over(self, session_id: str, snapshot: bytes, ttl_s: float) -> None:
-        """Keep `snapshot` (the session's held events, as the HTTP app encodes them) for `ttl_s`,
-        replacing an earlier one (`BackendUnavailable` when it cannot)."""
+        """Keep `snapshot` (this worker's held events of the session, as the HTTP app encodes them)
+        for `ttl_s`, replacing this worker's earlier one; other workers' snapshots of the session are
+        kept beside it (`BackendUnavailable` when it cannot)."""
         ...
 
-    async def handed_over(self, session_id: str) -> bytes | None:
-        """The snapshot handed over for `session_id`, or None."""
+    async def handed_over(self, session_id: str) -> list[bytes]:
+        """The snapshots handed over for `session_id`, one per worker that drained (none: [])."""
         ...
 
 

@@ -61,8 +61,8 @@ class InMemoryBackend:
     async def hand_over(self, session_id: str, snapshot: bytes, ttl_s: float) -> None:
         return None  # one process: no other worker to resume a session's streams
 
-    async def handed_over(self, session_id: str) -> bytes | None:
-        return None
+    async def handed_over(self, session_id: str) -> list[bytes]:
+        return []
 
     def task_store(self) -> TaskStore:
         return InMemoryTaskStore()

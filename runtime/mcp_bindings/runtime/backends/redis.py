@@ -13,9 +13,9 @@ Keys live under one prefix (default `mcp:`), so several deployments can share a 
 * `<prefix>stream:<id>`: the worker holding a handshake session's one GET stream (set in one step
   when free, renewed while the stream is open, deleted when it closes; a claim whose worker no
   longer listens to its mail is taken over at once).
-* `<prefix>replay:<id>`: the held SSE events of a handshake session whose worker drained (one value,
-  bounded like that worker's log: `ReplayLimits` events and bytes per session), expiring with its
-  newest event (`ReplayLimits.ttl_seconds`).
+* `<prefix>replays:<id>`: the held SSE events of a handshake session, one hash field per worker that
+  drained holding some (each bounded like that worker's log: `ReplayLimits` events and bytes per
+  session), expiring with the newest event of any (`ReplayLimits.ttl_seconds`).
 * `<prefix>task:...`: the task store (`redis_tasks.RedisTaskStore`).
 * `<prefix>worker:<id>`: this worker's lease, renewed every third of `lease_s` while the bus runs and
   deleted when the worker closes; the task store reports the unfinished tasks of a worker whose lease
@@ -58,6 +58,13 @@ if (not held) or held == ARGV[1] or held == ARGV[3] then
   return false
 end
 return held
+"""
+# A draining worker's snapshot of a session's held events, beside other workers' (one hash field per
+# worker); the hash lives as long as its longest-lived snapshot.
+_HAND_OVER = """
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+return 1
 """
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -349,24 +356,25 @@ class RedisBackend:
     # -- replay logs handed over by a draining worker ----------------------------------------------
 
     def _replay_key(self, session_id: str) -> str:
-        return f"{self.prefix}replay:{session_id}"
+        return f"{self.prefix}replays:{session_id}"
 
     async def hand_over(self, session_id: str, snapshot: bytes, ttl_s: float) -> None:
         from redis.exceptions import RedisError
 
+        key, px = self._replay_key(session_id), max(1, int(ttl_s * 1000))
         try:
-            await self.client.set(self._replay_key(session_id), snapshot, px=max(1, int(ttl_s * 1000)))  # pyright: ignore[reportUnknownMemberType]
+            await self.client.eval(_HAND_OVER, 1, key, self.worker_id, snapshot, px)  # pyright: ignore[reportUnknownMemberType]
         except (RedisError, OSError) as exc:
             raise self.unavailable(exc) from None
 
-    async def handed_over(self, session_id: str) -> bytes | None:
+    async def handed_over(self, session_id: str) -> list[bytes]:
         from redis.exceptions import RedisError
 
         try:
-            value: Any = await self.client.get(self._replay_key(session_id))  # pyright: ignore[reportUnknownMemberType]
+            values: Any = await self.client.hvals(self._replay_key(session_id))  # pyright: ignore[reportUnknownMemberType]
         except (RedisError, OSError) as exc:
             raise self.unavailable(exc) from None
-        return value if isinstance(value, bytes) else None
+        return [v for v in values if isinstance(v, bytes)] if isinstance(values, list) else []
 
     # -- tasks -------------------------------------------------------------------------------------
 
