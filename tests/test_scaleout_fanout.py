@@ -216,9 +216,9 @@ async def test_a_task_status_changed_on_one_worker_reaches_a_listen_stream_on_an
             assert await next_within(messages, 1.0) is None  # once
 
 
-async def test_resuming_a_stream_on_a_worker_that_did_not_run_it_is_refused_by_name(pair: Deployment) -> None:
-    """Live replay logs stay with the worker that ran the stream: another one (which serves the
-    session's other requests) answers a resumption 404 saying where streams resume."""
+async def test_resuming_with_an_event_id_no_worker_holds_is_refused_by_name(pair: Deployment) -> None:
+    """An event id that names no event of the session (not held by the worker it names, nor handed
+    over) is answered 404 by a worker that did not run the session's streams, saying so."""
     with anyio.fail_after(60):
         session = await session_on(pair.base, False)
         try:

@@ -252,6 +252,45 @@ async def test_a_stream_cut_by_a_draining_worker_is_resumed_on_another_once_and_
             await session.client.aclose()
 
 
+@pytest.mark.slow
+async def test_a_stream_is_resumed_through_another_worker_while_its_worker_runs_it(workers: Workers) -> None:
+    """A GET with `Last-Event-ID` reaching the worker that did not run the stream is relayed from the
+    one running it (event ids name it): the missed events, then the rest live, up to the response."""
+    with anyio.fail_after(60):
+        session = await Session(workers.base).open()
+        try:
+            seen = await session.countdown(7, before=2, close=True, pause=1.5, after=3)
+            assert [d["params"]["data"] for _, d in seen] == [1, 2], seen
+            last = seen[-1][0]
+            assert last is not None
+            response = await get_elsewhere(workers.base, session.head(**{"Last-Event-ID": str(last)}), session.worker)
+            assert response.status_code == 200, response.text
+            assert response.headers["x-worker"] != session.worker
+            resumed = sse_events(response.text)
+            logs = [d["params"]["data"] for _, d in resumed if d.get("method") == "notifications/message"]
+            assert logs == [3, 4, 5], resumed  # logged after the GET arrived: followed live
+            assert resumed[-1][1]["id"] == 7, resumed
+            assert resumed[-1][1]["result"]["content"][0]["text"] == f"done on {session.worker}"
+            ids = [i for i, _ in seen + resumed]
+            assert None not in ids and ids == sorted(ids) and len(set(ids)) == len(ids), ids  # type: ignore[type-var]
+
+            # The stream has ended: resuming from its last event sends nothing more, and ends.
+            again = await get_elsewhere(workers.base, session.head(**{"Last-Event-ID": str(ids[-1])}), session.worker)
+            assert again.status_code == 200 and sse_events(again.text) == [], again.text
+            # Another session's id, numbered by the same worker: not this session's event.
+            other = Session(workers.base)
+            await other.client.aclose()
+            other.client = session.client  # the same connection: the same worker
+            await other.open()
+            foreign = [i for i, _ in await other.countdown(1, before=1) if i is not None]
+            refused = await get_elsewhere(
+                workers.base, session.head(**{"Last-Event-ID": str(foreign[-1])}), session.worker
+            )
+            assert refused.status_code == 404 and "no event of this session" in refused.text, refused.text
+        finally:
+            await session.client.aclose()
+
+
 # -- the handover's bounds, in one process ----------------------------------------------------------
 
 

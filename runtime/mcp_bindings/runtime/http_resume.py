@@ -137,13 +137,22 @@ class ReplayStore:
         self._clock = clock
         self._order: deque[_Event] = deque()  # every log's events, oldest first (dropped ones skipped lazily)
         self._held = 0
-        # Event ids, unique over every session of the app (several workers: `first_id` is random,
-        # so that the workers serving one session number its events apart).
+        # Event ids, unique over every session of the app (several workers: each numbers from its
+        # own `worker_space`, so the workers serving one session number its events apart, and an
+        # event id names the worker holding it).
         self._ids = itertools.count(first_id)
+        self._logs = 0
         self._timer: asyncio.TimerHandle | None = None
 
     def new_log(self) -> EventLog:
+        self._logs += 1
         return EventLog(self)
+
+    def number_from(self, first_id: int) -> None:
+        """Number events from `first_id` (a worker's space, set as it starts: before any log)."""
+        if self._logs:
+            raise RuntimeError("event ids are renumbered only before the first session")
+        self._ids = itertools.count(first_id)
 
     def sweep(self, now: float | None = None) -> None:
         """Drop events past the age bound, then the oldest while over the overall byte bound."""
@@ -277,25 +286,29 @@ class EventLog:
         itself until its request is answered. 410 when events after that one are no longer held (the
         log's bounds dropped them): the stream cannot be resumed, and the client learns it at once.
         None when the id is not one this session issued (not a resumption)."""
-        text = last_event_id.strip()
-        if not (0 < len(text) <= ID_DIGITS and text.isascii() and text.isdigit()):
+        point = self.resume_point(last_event_id)
+        if point is None:
             return None
-        wanted = int(text)
+        wanted = event_id_of(last_event_id)
+        if isinstance(point, int):
+            return gone(wanted)
+        return StreamingResponse(self._follow(point, wanted), media_type="text/event-stream", headers=no_cache())
+
+    def resume_point(self, last_event_id: str) -> StreamRecord | int | None:
+        """The stream whose events after `last_event_id` a resumption sends; 410 when they are no
+        longer all held; None when the id is not one this session issued."""
+        wanted = event_id_of(last_event_id)
         if not 0 < wanted <= self.last_id:
             return None
         self.store.sweep()
-        record = None
-        if wanted > self.dropped_through and not self.closed:
-            record = next((e.record for e in self._events if e.id == wanted), None)
-            if record is None:
-                return None  # held events are all after dropped_through: not an id of this session
-        if record is None:
-            message = (
-                f"Gone: the events after Last-Event-ID {wanted} are no longer held (the replay log is bounded "
-                "by events, bytes and age); this stream cannot be resumed"
-            )
-            return error_response(None, INVALID_REQUEST, message, 410, {"lastEventId": text})
-        return StreamingResponse(self._follow(record, wanted), media_type="text/event-stream", headers=no_cache())
+        if wanted <= self.dropped_through or self.closed:
+            return 410
+        # Held events are all after dropped_through: an id not among them is not of this session.
+        return next((e.record for e in self._events if e.id == wanted), None)
+
+    def held_after(self, record: StreamRecord, cursor: int) -> list[tuple[int, bytes | None]]:
+        """`record`'s held events after `cursor` (id, frame; None: a priming event)."""
+        return [(e.id, e.frame) for e in record.events if e.id > cursor]
 
     async def _follow(self, record: StreamRecord, cursor: int) -> AsyncIterator[bytes]:
         record.reader += 1
@@ -342,7 +355,7 @@ def replay_handed_over(streams: list[HandedStream], last_event_id: str, *, final
     later, until the `final` handover). 404 when the id is not one of this session's held events;
     410 when later events expired, or when the final handover shows the request was cut off unanswered."""
     text = last_event_id.strip()
-    wanted = _handed_id(text)
+    wanted = event_id_of(text)
     stream = next((s for s in streams if any(event_id == wanted for event_id, _, _ in s.events)), None)
     if stream is None:
         message = (
@@ -358,16 +371,35 @@ def replay_handed_over(streams: list[HandedStream], last_event_id: str, *, final
         )
         return error_response(None, INVALID_REQUEST, message, 410, {"lastEventId": text})
     if any(expires < time.time() for _, _, expires in later):
-        message = (
-            f"Gone: the events after Last-Event-ID {wanted} are no longer held (the replay log is bounded "
-            "by events, bytes and age); this stream cannot be resumed"
-        )
-        return error_response(None, INVALID_REQUEST, message, 410, {"lastEventId": text})
+        return gone(wanted)
     body = b"".join(sse_event(frame.encode(), event_id) for event_id, frame, _ in later if frame is not None)
     return Response(body, media_type="text/event-stream", headers=no_cache())
 
 
-def _handed_id(last_event_id: str) -> int:
+def gone(wanted: int) -> Response:
+    """410: the events after `wanted` are no longer held."""
+    message = (
+        f"Gone: the events after Last-Event-ID {wanted} are no longer held (the replay log is bounded "
+        "by events, bytes and age); this stream cannot be resumed"
+    )
+    return error_response(None, INVALID_REQUEST, message, 410, {"lastEventId": str(wanted)})
+
+
+def worker_space(worker_id: str) -> int | None:
+    """The first event id of the worker `worker_id` (event ids name their worker): for ids of 8 hex
+    digits below 2**31, as the Redis backend makes them; None for any other."""
+    if len(worker_id) != 8 or not all(c in "0123456789abcdef" for c in worker_id) or int(worker_id, 16) >= 1 << 31:
+        return None
+    return int(worker_id, 16) << 32 | 1
+
+
+def worker_of(last_event_id: str) -> str | None:
+    """The worker that numbered event `last_event_id` (`worker_space`), or None when it is not an id."""
+    wanted = event_id_of(last_event_id)
+    return f"{wanted >> 32:08x}" if wanted > 0 else None
+
+
+def event_id_of(last_event_id: str) -> int:
     """The event id a `Last-Event-ID` names (-1: none of ours)."""
     text = last_event_id.strip()
     return int(text) if 0 < len(text) <= ID_DIGITS and text.isascii() and text.isdigit() else -1
@@ -449,7 +481,7 @@ class Handoff:
             return None
         # One snapshot per worker that drained; event ids are unique across workers, so the one
         # holding the id is the worker that ran its stream.
-        wanted = _handed_id(last_event_id)
+        wanted = event_id_of(last_event_id)
         for _, final, streams in handed:
             if any(event_id == wanted for stream in streams for event_id, _, _ in stream.events):
                 return replay_handed_over(streams, last_event_id, final=final)

@@ -43,7 +43,7 @@ from .backends import TASK_CANCELLED, BackendUnavailable, StateBackend, backend_
 from .errors import INVALID_REQUEST
 from .headers import accepts, authority_host, decode_header_value, media_type, origin_host
 from .http_legacy import LegacySse
-from .http_resume import Handoff, ReplayLimits, error_response
+from .http_resume import Handoff, ReplayLimits, error_response, worker_space
 from .http_streamable import SSE, StreamableHttp, StreamableOptions, principal_of
 from .notifications import host_for
 from .request_state import SecretError, secret_bytes
@@ -244,6 +244,9 @@ class StreamableHTTPApp:
             self.host.bus = self.backend
             self.streamable.records = self.backend
             self.streamable.handoff = Handoff(self.backend, self.streamable.options.replay.ttl_seconds)
+            space = worker_space(self.backend.worker_id)
+            if space is not None:  # event ids name this worker, so another one can relay its streams
+                self.streamable.replay.number_from(space)
             forwarding.install(self.host, forwarding.Forwarder(self.server, self.backend, self.backend.worker_id))
             service = tasks.service_for(self.server)
             if isinstance(service.store, InMemoryTaskStore) and not len(service.store):

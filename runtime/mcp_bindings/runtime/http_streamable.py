@@ -34,7 +34,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from . import http_sessions, jsonrpc, logs
+from . import http_relay, http_sessions, jsonrpc, logs
 from .backends import StateBackend
 from .calls import CANCELLED
 from .eager import when_suspended
@@ -53,6 +53,7 @@ from .http_resume import (
     no_cache,
     primes_streams,
     sse_event,
+    worker_of,
 )
 from .http_sessions import (
     RESPONSE,
@@ -198,6 +199,7 @@ class StreamableHttp:
         # Several workers: where the sessions of every worker are recorded (set by the app's lifespan).
         self.records: StateBackend | None = None
         self.handoff: Handoff | None = None  # several workers: replay logs handed over on drain
+        http_relay.register(host, self._log_of)  # several workers: streams resumed through another
         self.draining = False
 
     # -- POST --------------------------------------------------------------------------------
@@ -716,6 +718,13 @@ class StreamableHttp:
         except McpError:
             return True
 
+    def _log_of(self, session_id: str) -> tuple[str | None, EventLog] | None:
+        """A session this worker holds: its principal and replay log (`http_relay`)."""
+        local = self.sessions.get(session_id)
+        if local is None or local.events is None:
+            return None
+        return local.principal, local.events
+
     async def _claim_stream(self, session_id: str) -> str | None:
         """Claim the session's GET stream (`backends.SessionRecords.claim_stream`): the worker
         holding it, or None. Redis unreachable: None (the bus is down too, so nothing is sent twice)."""
@@ -745,8 +754,8 @@ class StreamableHttp:
         """`get`; several workers: the session is adopted from its record, a new GET stream is
         claimed for this worker (409 while another worker holds the session's stream: one message
         must not reach the client on two streams), and a GET resuming a stream (`Last-Event-ID`) is
-        answered from this worker's log, else from the handover of a drained worker, else 404 saying
-        where streams resume."""
+        answered from this worker's log, else relayed from the worker running it (`http_relay`),
+        else from the handover of a drained worker, else 404."""
         session_id = headers.get(SESSION_HEADER)
         if self.records is None or not session_id or not accepts(headers.get("accept", ""), SSE):
             return self.get(headers, principal)
@@ -768,13 +777,18 @@ class StreamableHttp:
             replay = fresh.events.replay(last_event_id.strip())
             if replay is not None:
                 return replay
+        holder = worker_of(last_event_id)
+        if holder is not None and holder != self.records.worker_id:  # a stream another worker runs
+            relayed = await http_relay.relay(self.host, holder, session_id, principal, last_event_id)
+            if relayed is not None:
+                return relayed
         if self.handoff is not None:
             resumed = await self.handoff.resume(session_id, principal, last_event_id)  # its worker drained
             if resumed is not None:
                 return resumed
         message = (
-            "Not Found: Last-Event-ID names no event of this session that this worker holds; a stream is"
-            " resumed (Last-Event-ID) on the worker that ran it, or on any worker once that one drained"
+            "Not Found: Last-Event-ID names no event of this session: none held by the worker that ran it"
+            " (event ids name it), nor handed over by a worker that drained"
         )
         return error_response(None, INVALID_REQUEST, message, 404)
 

@@ -94,7 +94,7 @@ class RedisBackend:
         self.url = url
         self.where = _where(url)
         self.prefix = prefix
-        self.worker_id = secrets.token_hex(6)
+        self.worker_id = f"{secrets.randbits(31):08x}"  # names its event ids too (`http_resume.worker_space`)
         self._connect_timeout_s = connect_timeout_s
         self._timeout_s = timeout_s
         self._client = client
