@@ -180,10 +180,21 @@ def test_the_sdk_client_is_served_by_any_worker(deployment: Sessions, sdk_python
         (forwarded if response["worker"] != waiting else local).append(ask["seconds"])
     assert forwarded, "no response POST reached another worker than the one waiting for it"
     assert steps["ping"] == "ok", steps["ping"]
+
+    relayed = 0
+    if version >= "2025-11-25":  # the server ends the tool's POST stream early; the SDK resumes it by GET
+        resumed = steps["resume"]
+        assert isinstance(resumed, list), resumed
+        for done in resumed:
+            assert done["logged"] == [1, 2, 3, 4], done  # every message once, in order, across the break
+            assert done["resumed"] and all(r["status"] == 200 for r in done["resumed"]), done
+            relayed += sum(r["worker"] != done["worker"] for r in done["resumed"])
+        assert relayed, "no resumption reached another worker than the one running the stream"
     print(
         f"\nMCP {version}: {len(rounds)} elicitation rounds, {len(forwarded)} answered through another worker"
         f" (median round {statistics.median(forwarded) * 1000:.1f} ms)"
         + (f", {len(local)} on the waiting worker (median {statistics.median(local) * 1000:.1f} ms)" if local else "")
+        + (f"; {relayed} stream resumptions relayed from the worker running them" if relayed else "")
     )
 
 

@@ -90,6 +90,14 @@ class Handshake(Server25):
                 return text25(f"napped {seconds} on {PID}")
 
             return await tasks.run_as_task(ctx, work)
+        if params.name == "countdown":  # 1, 2, its stream ended early (SEP-1699), 3, 4: resumed with Last-Event-ID
+            await ctx.log("info", 1)
+            await ctx.log("info", 2)
+            await ctx.close_sse_stream()
+            await anyio.sleep(float((params.arguments or {}).get("pause", 0.5)))
+            await ctx.log("info", 3)
+            await ctx.log("info", 4)
+            return text25(PID)
         if params.name == "log":
             for level in LOG_LEVELS:
                 await ctx.log(level, f"{level} from {PID}")

@@ -34,10 +34,16 @@ async def run(version: str, url: str, asks: int) -> dict[str, Any]:
     report: dict[str, Any] = {"steps": {}}
     levels: list[str] = []
     responses: list[dict[str, Any]] = []  # the client's responses to server requests: {id, worker, seconds}
+    logged: list[Any] = []  # the data of every log message
+    resumptions: list[dict[str, Any]] = []  # GETs with Last-Event-ID: {worker, status}
 
     sent: dict[int, dict[str, Any]] = {}  # id(request) -> its entry in `responses`
 
     async def on_request(request: httpx2.Request) -> None:
+        if request.method == "GET" and "last-event-id" in request.headers:
+            entry = {"worker": None, "status": None}
+            resumptions.append(entry)
+            sent[id(request)] = entry
         if request.method != "POST":
             return
         try:
@@ -54,7 +60,8 @@ async def run(version: str, url: str, asks: int) -> dict[str, Any]:
         if entry is not None:  # may come after the tool's answer: the worker answers 202 once it has handed it on
             entry["worker"] = response.headers.get("x-worker")
             entry["status"] = response.status_code
-            entry["seconds"] = time.perf_counter() - entry.pop("started")
+            if "started" in entry:
+                entry["seconds"] = time.perf_counter() - entry.pop("started")
 
     http = httpx2.AsyncClient(
         timeout=httpx2.Timeout(30, read=300),
@@ -67,6 +74,7 @@ async def run(version: str, url: str, asks: int) -> dict[str, Any]:
 
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:
         levels.append(params.level)
+        logged.append(params.data)
 
     async def step(name: str, coro: Any) -> Any:
         try:
@@ -130,6 +138,21 @@ async def run(version: str, url: str, asks: int) -> dict[str, Any]:
 
         await step("ask", ask())
         await anyio.sleep(0.5)  # the last 202s
+
+        async def resume(rounds: int) -> list[dict[str, Any]]:
+            """A tool whose POST stream the server ends early (SEP-1699): the SDK resumes it with a
+            GET and Last-Event-ID, on a new connection, so often through another worker."""
+            await session.set_logging_level("info")
+            done: list[dict[str, Any]] = []
+            for _ in range(rounds):
+                logged.clear()
+                before = len(resumptions)
+                worker = await call("countdown")
+                done.append({"worker": worker, "logged": list(logged), "resumed": resumptions[before:]})
+            return done
+
+        if version >= "2025-11-25":  # the first version where a server may end a POST stream early
+            await step("resume", resume(6))
 
         async def ping() -> str:
             await session.send_ping()
