@@ -20,7 +20,8 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -249,12 +250,7 @@ async def test_delete_on_one_worker_ends_the_session_on_every_worker(deployment:
 
 async def test_a_cancellation_reaching_another_worker_stops_the_request(deployment: Sessions) -> None:
     with anyio.fail_after(60):
-        session_id = await _open_session(deployment.base)
-        head = _head(session_id)
-        ping = rpc(1, "ping", {})
-        runner, worker = await _pinned(deployment.base, "/mcp", ping, head, set())
-        canceller, _ = await _pinned(deployment.base, "/mcp", ping, head, {worker})
-        try:
+        async with _session_on_workers(deployment.base, 2) as (head, ((runner, worker), (canceller, _))):
             sleep = rpc("long-1", "tools/call", {"name": "sleep", "arguments": {"seconds": 30}})
             answered: list[httpx.Response] = []
             started = time.monotonic()
@@ -271,9 +267,6 @@ async def test_a_cancellation_reaching_another_worker_stops_the_request(deployme
             assert time.monotonic() - started < 10, "the request was not cancelled"
             assert answered[0].headers["x-worker"] == worker
             assert b'"result"' not in answered[0].content, answered[0].content  # cancelled: no response
-        finally:
-            await runner.aclose()
-            await canceller.aclose()
 
 
 async def test_a_response_for_a_worker_that_is_gone_is_refused(deployment: Sessions) -> None:
@@ -286,6 +279,23 @@ async def test_a_response_for_a_worker_that_is_gone_is_refused(deployment: Sessi
         error = response.json()["error"]
         assert error["code"] == -32600 and "'0123456789ab-1'" in error["message"], error
         assert "worker that sent it has stopped" in error["message"], error
+
+
+@asynccontextmanager
+async def _session_on_workers(
+    base: str, count: int
+) -> AsyncIterator[tuple[dict[str, str], tuple[tuple[httpx.AsyncClient, str], ...]]]:
+    """A new session's headers, and `count` clients each kept on a worker of its own (all different)."""
+    head = _head(await _open_session(base))
+    ping = rpc(1, "ping", {})
+    clients: list[tuple[httpx.AsyncClient, str]] = []
+    try:
+        for _ in range(count):
+            clients.append(await _pinned(base, "/mcp", ping, head, {worker for _, worker in clients}))
+        yield head, tuple(clients)
+    finally:
+        for client, _ in clients:
+            await client.aclose()
 
 
 async def _pinned(
@@ -308,13 +318,10 @@ async def test_a_get_stream_held_by_one_worker_gets_what_the_session_gets_on_oth
     the GET stream held by a third; a notification for the session alone, sent by a worker that does
     not hold the stream, reaches it."""
     with anyio.fail_after(60):
-        session_id = await _open_session(deployment.base)
-        head = _head(session_id)
-        ping = rpc(1, "ping", {})
-        streams, holder = await _pinned(deployment.base, "/mcp", ping, head, set())
-        subscriber, worker = await _pinned(deployment.base, "/mcp", ping, head, {holder})
-        toucher, _ = await _pinned(deployment.base, "/mcp", ping, head, {holder, worker})
-        try:
+        async with _session_on_workers(deployment.base, 3) as (
+            head,
+            ((streams, holder), (subscriber, _), (toucher, _)),
+        ):
             got: list[Any] = []
             sender = ""
             async with (
@@ -350,21 +357,13 @@ async def test_a_get_stream_held_by_one_worker_gets_what_the_session_gets_on_oth
             assert [m["method"] for m in got] == ["notifications/resources/updated", "notifications/message"], got
             assert got[0]["params"]["uri"] == "file:///doc", got  # only the subscribed one, once
             assert got[1]["params"] == {"level": "error", "data": f"from {sender}"}, got
-        finally:
-            for client in (streams, subscriber, toucher):
-                await client.aclose()
 
 
 async def test_a_sessions_tasks_without_auth_are_served_by_any_worker(deployment: Sessions) -> None:
     """A 2025-11-25 task created without auth belongs to its session (not to one worker's copy of
     it): read, listed, waited for and cancelled through the other workers."""
     with anyio.fail_after(60):
-        session_id = await _open_session(deployment.base)
-        head = _head(session_id)
-        ping = rpc(1, "ping", {})
-        creator, owner = await _pinned(deployment.base, "/mcp", ping, head, set())
-        other, worker = await _pinned(deployment.base, "/mcp", ping, head, {owner})
-        try:
+        async with _session_on_workers(deployment.base, 2) as (head, ((creator, owner), (other, worker))):
             ids: list[str] = []
             for n, seconds in enumerate([0.2, 30]):
                 nap = rpc(10 + n, "tools/call", {"name": "nap", "arguments": {"seconds": seconds}, "task": {}})
@@ -385,9 +384,6 @@ async def test_a_sessions_tasks_without_auth_are_served_by_any_worker(deployment
             async with httpx.AsyncClient(base_url=deployment.base, timeout=10) as client:
                 hidden = await client.post("/mcp", json=rpc(23, "tasks/get", {"taskId": short}), headers=stranger)
             assert hidden.json()["error"]["code"] == -32602, hidden.text
-        finally:
-            await creator.aclose()
-            await other.aclose()
 
 
 async def test_at_max_sessions_a_worker_forgets_an_idle_session_not_refuses(redis_server: RedisServer) -> None:
@@ -435,12 +431,7 @@ async def test_a_session_has_one_get_stream_across_workers(deployment: Sessions)
     """A second GET stream of a session is refused on every worker while one is open (each message
     would otherwise reach the client twice, once per stream); once it closes, any worker opens one."""
     with anyio.fail_after(60):
-        session_id = await _open_session(deployment.base)
-        head = _head(session_id)
-        ping = rpc(1, "ping", {})
-        streams, holder = await _pinned(deployment.base, "/mcp", ping, head, set())
-        others = [await _pinned(deployment.base, "/mcp", ping, head, {holder}) for _ in range(3)]
-        try:
+        async with _session_on_workers(deployment.base, WORKERS) as (head, ((streams, holder), *others)):
             async with streams.stream("GET", "/mcp", headers={**head, "Accept": "text/event-stream"}) as held:
                 assert held.status_code == 200 and held.headers["x-worker"] == holder
                 for client, worker in others:
@@ -455,9 +446,6 @@ async def test_a_session_has_one_get_stream_across_workers(deployment: Sessions)
                     break
                 await anyio.sleep(0.05)
             assert (status, served_by) == (200, worker)
-        finally:
-            for client in [streams, *(c for c, _ in others)]:
-                await client.aclose()
 
 
 # -- a tasks-extension task's input asks, answered through another worker --------------------------
@@ -579,27 +567,20 @@ async def test_an_update_for_a_task_whose_worker_died_is_refused_then_the_task_f
 @pytest.mark.slow
 async def test_the_get_stream_of_a_killed_worker_reopens_on_another_at_once(pair: Sessions) -> None:
     with anyio.fail_after(60):
-        session_id = await _open_session(pair.base)
-        head = _head(session_id)
-        ping = rpc(1, "ping", {})
-        streams, holder = await _pinned(pair.base, "/mcp", ping, head, set())
-        other, worker = await _pinned(pair.base, "/mcp", ping, head, {holder})
-        try:
-            async with streams.stream("GET", "/mcp", headers={**head, "Accept": "text/event-stream"}) as held:
-                assert held.status_code == 200 and held.headers["x-worker"] == holder
-                assert (await _get_stream(other, head))[0] == 409
-                os.kill(int(holder), signal.SIGKILL)
-                started = time.monotonic()
-                status, served_by, body = 0, "", ""
-                for _ in range(100):  # its claim is taken over once it stops listening, not when it lapses
-                    status, served_by, body = await _get_stream(other, head)
-                    if status == 200:
-                        break
-                    await anyio.sleep(0.05)
-                assert (status, served_by) == (200, worker), body
-                assert time.monotonic() - started < 10  # not the claim's lifetime (the 30 min idle timeout)
-        except (httpx.RemoteProtocolError, httpx.ReadError):
-            pass  # the killed worker's stream breaks as the block exits
-        finally:
-            await streams.aclose()
-            await other.aclose()
+        async with _session_on_workers(pair.base, 2) as (head, ((streams, holder), (other, worker))):
+            try:
+                async with streams.stream("GET", "/mcp", headers={**head, "Accept": "text/event-stream"}) as held:
+                    assert held.status_code == 200 and held.headers["x-worker"] == holder
+                    assert (await _get_stream(other, head))[0] == 409
+                    os.kill(int(holder), signal.SIGKILL)
+                    started = time.monotonic()
+                    status, served_by, body = 0, "", ""
+                    for _ in range(100):  # its claim is taken over once it stops listening, not when it lapses
+                        status, served_by, body = await _get_stream(other, head)
+                        if status == 200:
+                            break
+                        await anyio.sleep(0.05)
+                    assert (status, served_by) == (200, worker), body
+                    assert time.monotonic() - started < 10  # not the claim's lifetime (the 30 min idle timeout)
+            except (httpx.RemoteProtocolError, httpx.ReadError):
+                pass  # the killed worker's stream breaks as the block exits
