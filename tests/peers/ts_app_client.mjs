@@ -8,23 +8,15 @@
 //
 // The SDK offers its latest version in `initialize`; an older one is pinned by rewriting that one
 // request on its way out (the SDK accepts any version it supports in the answer).
-import { pathToFileURL } from "node:url";
-import { join } from "node:path";
+import { openTransport, sdkLoader, stepper } from "./ts_common.mjs";
 
 const [sdkDir, versionList, transportKind, ...rest] = process.argv.slice(2);
-const load = (path) => import(pathToFileURL(join(sdkDir, "dist/esm", path)).href);
+const load = sdkLoader(sdkDir);
 const { Client } = await load("client/index.js");
 const { ElicitRequestSchema, LoggingMessageNotificationSchema } = await load("types.js");
 
 async function run(version) {
-  let transport;
-  if (transportKind === "http") {
-    const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
-    transport = new StreamableHTTPClientTransport(new URL(rest[0]));
-  } else {
-    const { StdioClientTransport } = await load("client/stdio.js");
-    transport = new StdioClientTransport({ command: rest[0], args: rest.slice(1), stderr: "inherit" });
-  }
+  const transport = await openTransport(load, transportKind, rest);
   const send = transport.send.bind(transport);
   transport.send = (message, options) => {
     if (message.method === "initialize") message.params.protocolVersion = version;
@@ -51,13 +43,7 @@ async function run(version) {
     report.logs.push(notification.params.data);
   });
 
-  async function step(name, promise) {
-    try {
-      report[name] = await promise;
-    } catch (error) {
-      report[name] = { error: { code: error.code, message: String(error.message) } };
-    }
-  }
+  const step = stepper(report);
 
   await client.connect(transport);
   report.initialize.server = client.getServerVersion();

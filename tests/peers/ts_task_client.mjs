@@ -5,22 +5,13 @@
 //
 //   node tests/peers/ts_task_client.mjs <sdk-dir> stdio <python> tests/peers/task_app.py
 //   node tests/peers/ts_task_client.mjs <sdk-dir> http http://127.0.0.1:PORT/mcp
-import { pathToFileURL } from "node:url";
-import { join } from "node:path";
+import { openTransport, sdkLoader, stepper } from "./ts_common.mjs";
 
 const [sdkDir, transportKind, ...rest] = process.argv.slice(2);
-const load = (path) => import(pathToFileURL(join(sdkDir, "dist/esm", path)).href);
+const load = sdkLoader(sdkDir);
 const { Client } = await load("client/index.js");
-const { ElicitRequestSchema } = await load("types.js");
-
-let transport;
-if (transportKind === "http") {
-  const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
-  transport = new StreamableHTTPClientTransport(new URL(rest[0]));
-} else {
-  const { StdioClientTransport } = await load("client/stdio.js");
-  transport = new StdioClientTransport({ command: rest[0], args: rest.slice(1), stderr: "inherit" });
-}
+const { CreateTaskResultSchema, ElicitRequestSchema } = await load("types.js");
+const transport = await openTransport(load, transportKind, rest);
 
 const report = { asked: [] };
 const client = new Client(
@@ -45,13 +36,7 @@ async function streamed(params, options) {
   return seen;
 }
 
-async function step(name, promise) {
-  try {
-    report[name] = await promise;
-  } catch (error) {
-    report[name] = { error: { code: error.code, message: String(error.message) } };
-  }
-}
+const step = stepper(report);
 
 await client.connect(transport);
 report.protocolVersion = transport.protocolVersion ?? null;
@@ -66,7 +51,7 @@ await step("plain", client.callTool({ name: "plain", arguments: {} }));
 // A long task, cancelled while it works.
 const created = await client.request(
   { method: "tools/call", params: { name: "slow", arguments: { seconds: 30 }, task: { ttl: 60000 } } },
-  (await load("types.js")).CreateTaskResultSchema,
+  CreateTaskResultSchema,
 );
 report.long_created = created.task;
 await step("listed", client.experimental.tasks.listTasks());
