@@ -223,15 +223,17 @@ async def _open_session(base: str) -> str:
 
 
 async def _on_every_worker(base: str, body: dict[str, Any], head: dict[str, str]) -> dict[str, httpx.Response]:
-    """`body` POSTed on fresh connections until every worker has answered it once (bounded)."""
+    """`body` POSTed on fresh connections until every worker has answered it once (bounded: on a
+    loaded machine the kernel may hand a burst of connections to the same two workers)."""
     seen: dict[str, httpx.Response] = {}
-    for _ in range(TRIES * 2):
+    for _ in range(TRIES * 10):
         async with httpx.AsyncClient(base_url=base, timeout=10) as client:
             response = await client.post("/mcp", json=body, headers=head)
         seen.setdefault(response.headers["x-worker"], response)
         if len(seen) == WORKERS:
             return seen
-    pytest.fail(f"{TRIES * 2} fresh connections reached only workers {sorted(seen)}")
+        await anyio.sleep(0.02)
+    pytest.fail(f"{TRIES * 10} fresh connections reached only workers {sorted(seen)}")
 
 
 async def test_delete_on_one_worker_ends_the_session_on_every_worker(deployment: Sessions) -> None:
