@@ -9,6 +9,10 @@ that did not gets the answer at once, or -32021 for a required task; asks inside
 through `inputRequests`, answered by the client's handlers.
 Clients of the other era get the work done at once (what the app's stub version cannot declare,
 it does not offer).
+`input_first=True` + `ctx.start_task()`: at 2026-07-28 the asks before `start_task()` are input
+rounds of the call, then the call is answered with the task (which replays those asks from the
+record and asks on through `inputRequests`); refused up front without the extension if required;
+at 2025-11-25 a task from its start.
 """
 
 from __future__ import annotations
@@ -17,14 +21,15 @@ from typing import Any
 
 import anyio
 import pytest
+from pydantic import BaseModel
 
-from mcp_bindings.runtime.app import App, AppDefinitionError
+from mcp_bindings.runtime.app import Accepted, App, AppDefinitionError, Context
 from mcp_bindings.runtime.app.testing import client_handlers
 from mcp_bindings.runtime.client_tasks_ext import ToolTask
 from mcp_bindings.runtime.errors import McpError
-from mcp_bindings.runtime.tasks import TaskHandle
+from mcp_bindings.runtime.tasks import TaskHandle, current_task_id
 from mcp_bindings.runtime.tasks_wire import EXTENSION
-from tests.peers.task_app import build
+from tests.peers.task_app import Name, build
 
 pytestmark = pytest.mark.anyio
 
@@ -128,3 +133,151 @@ def test_a_bad_task_option_is_refused_at_definition() -> None:
         @app.tool(name="x", task="sometimes")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
         def x() -> str:
             return "x"
+
+
+# -- input first, then the task (`@app.tool(task=..., input_first=True)` + `ctx.start_task()`) --------
+
+
+class Sure(BaseModel):
+    sure: bool
+
+
+def input_first_app() -> tuple[App, list[str]]:
+    """A tool that asks for a name as a plain call, then runs as a task that asks once more; and one
+    that calls `ctx.start_task()` without declaring `input_first`. `events` records each run."""
+    app = App("input-first", protocol="2026-07-28")
+    events: list[str] = []
+
+    @app.tool(task="required", input_first=True)
+    async def enrol(ctx: Context) -> str:
+        events.append(f"run, task={current_task_id() is not None}")
+        name = await ctx.elicit("Your name?", Name, key="who")
+        await ctx.start_task()
+        events.append(f"after start_task, task={current_task_id() is not None}")
+        sure = await ctx.elicit("Sure?", Sure)
+        who = name.data.name if isinstance(name, Accepted) else "?"
+        confirmed = isinstance(sure, Accepted) and sure.data.sure
+        return f"{who} enrolled: {confirmed}, in a task: {current_task_id() is not None}"
+
+    @app.tool(task=True, input_first=True)
+    async def maybe(ctx: Context) -> str:
+        name = await ctx.elicit("Your name?", Name, key="who")
+        await ctx.start_task()
+        return f"{name.data.name if isinstance(name, Accepted) else '?'}, in a task: {current_task_id() is not None}"
+
+    @app.tool(task=True)
+    async def undeclared(ctx: Context) -> str:
+        await ctx.start_task()
+        return "unreachable"
+
+    return app, events
+
+
+def answer(message: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"name": "ada"} if message == "Your name?" else {"sure": True}
+
+
+async def until(client: Any, meta: Any, task_id: str, status: str) -> dict[str, Any]:
+    """tasks/get, polled (bounded) until the task has `status`."""
+    for _ in range(200):
+        got = await client.session.session.request("tasks/get", {"taskId": task_id, "_meta": meta}, timeout=10)
+        if got["status"] == status:
+            return got
+        await anyio.sleep(0.05)
+    raise AssertionError(f"task {task_id} never reached {status}")
+
+
+async def test_2026_07_28_input_rounds_before_the_task() -> None:
+    app, events = input_first_app()
+    handlers = client_handlers("2026-07-28", elicit=answer)
+    handlers.use_extension(EXTENSION)
+    with anyio.fail_after(LIMIT):
+        async with app.test_client(handlers=handlers) as client:
+            # On the wire: round 1 is an input round (no task yet); round 2 answers it with the task.
+            meta = client.session.request_meta()
+            first = await client.session.session.request("tools/call", {"name": "enrol", "_meta": meta}, timeout=10)
+            assert first["resultType"] == "input_required" and "taskId" not in first
+            assert list(first["inputRequests"]) == ["who"]
+            params = {
+                "name": "enrol",
+                "_meta": meta,
+                "inputResponses": {"who": {"action": "accept", "content": {"name": "grace"}}},
+                "requestState": first["requestState"],
+            }
+            second = await client.session.session.request("tools/call", params, timeout=10)
+            assert second["resultType"] == "task" and second["taskId"]
+            assert "requestState" not in second and "inputRequests" not in second
+            task_id = second["taskId"]
+            got = await until(client, meta, task_id, "input_required")  # the task asks once more
+            assert len(got["inputRequests"]) == 1
+            (key,) = got["inputRequests"]
+            responses = {key: {"action": "accept", "content": {"sure": True}}}
+            await client.session.session.request(
+                "tasks/update", {"taskId": task_id, "inputResponses": responses, "_meta": meta}, timeout=10
+            )
+            got = await until(client, meta, task_id, "completed")
+            assert got["result"]["content"][0]["text"] == "grace enrolled: True, in a task: True"
+            # Rounds 1 and 2 run in the call; the task runs the function again, its first ask
+            # answered from the record.
+            assert events == [
+                "run, task=False",
+                "run, task=False",
+                "run, task=True",
+                "after start_task, task=True",
+            ]
+
+            # The same through the client's own loop: it answers the round, then the task's ask.
+            task = await client.call_tool(name="enrol")
+            assert isinstance(task, ToolTask)
+            assert text_of(await task.result()) == "ada enrolled: True, in a task: True"
+
+
+async def test_2026_07_28_input_first_without_the_opt_in() -> None:
+    app, events = input_first_app()
+    with anyio.fail_after(LIMIT):
+        async with app.test_client(elicit=answer) as client:
+            with pytest.raises(McpError) as refused:  # refused before asking anything
+                await client.call_tool(name="enrol")
+            assert refused.value.code == -32021 and events == []
+            # An optional one runs at once; its asks are input rounds, `start_task()` passes.
+            assert text_of(await client.call_tool(name="maybe")) == "ada, in a task: False"
+
+
+async def test_2025_11_25_input_first_is_a_task_from_its_start() -> None:
+    app = App("input-first-2025", protocol="2025-11-25")
+
+    @app.tool(task=True, input_first=True)
+    async def maybe(ctx: Context) -> str:
+        name = await ctx.elicit("Your name?", Name, key="who")
+        await ctx.start_task()  # nothing to do: the call is a task already (or runs at once)
+        return f"{name.data.name if isinstance(name, Accepted) else '?'}, in a task: {current_task_id() is not None}"
+
+    with anyio.fail_after(LIMIT):
+        async with app.test_client(elicit=answer) as client:
+            handle = await client.call_tool(name="maybe", task={})
+            assert isinstance(handle, TaskHandle)
+            assert text_of(await handle.result()) == "ada, in a task: True"
+            assert text_of(await client.call_tool(name="maybe")) == "ada, in a task: False"
+
+
+async def test_start_task_needs_input_first() -> None:
+    app, _ = input_first_app()
+    handlers = client_handlers("2026-07-28", elicit=answer)
+    handlers.use_extension(EXTENSION)
+    with anyio.fail_after(LIMIT):
+        async with app.test_client(handlers=handlers) as client:
+            task = await client.call_tool(name="undeclared")
+            assert isinstance(task, ToolTask)
+            with pytest.raises(McpError, match=r"not declared with @app.tool\(task=..., input_first=True\)"):
+                await task.result()
+    with pytest.raises(AppDefinitionError, match="input_first=True needs task=True"):
+
+        @app.tool(input_first=True)
+        def plain() -> str:
+            return "plain"
+
+    with pytest.raises(AppDefinitionError, match="input_first=True needs a Context parameter"):
+
+        @app.tool(task=True, input_first=True)
+        def no_context() -> str:
+            return "no context"

@@ -112,6 +112,19 @@ class Suspend(BaseException):
     """An ask without an answer yet, on a stateless request: unwinds the handler (see the module doc)."""
 
 
+class StartTask(BaseException):
+    """`ctx.start_task()` reached by a call that asked its input first: unwinds the handler, which
+    starts the task; the task runs the function again from the top, its asks answered from the record."""
+
+
+# Where a tool declared `input_first=True` calls `ctx.start_task()`, what happens (`Context.boundary`):
+#   "unwind": the call's input rounds are over; unwind the handler (`StartTask`) to start the task;
+#   "pass":   the task's run: the asks before it were answered from the record; later asks are live;
+#   "stay":   nothing (the call is a task from its start, or its work runs at once);
+#   None:     the tool did not declare `input_first=True` (an error).
+Boundary = Literal["unwind", "pass", "stay"] | None
+
+
 def _digest(method: str, params: Any) -> str:
     import hashlib
 
@@ -302,13 +315,16 @@ class Context:
     `Context`: the client's identity and capabilities, logging, progress, and asks to the client
     that work the same on every protocol version."""
 
-    __slots__ = ("_ctx", "_method", "_replay", "_stateless", "_stub")
+    __slots__ = ("_boundary", "_ctx", "_method", "_replay", "_stateless", "_stub")
 
-    def __init__(self, ctx: RequestContext, stub: ProtocolTables, method: str, replay: Replay | None) -> None:
+    def __init__(
+        self, ctx: RequestContext, stub: ProtocolTables, method: str, replay: Replay | None, boundary: Boundary = None
+    ) -> None:
         self._ctx = ctx
         self._stub = stub
         self._method = method
         self._replay = replay
+        self._boundary: Boundary = boundary
         self._stateless = registry.info(ctx.protocol_version).stateless
 
     # -- who is asking ------------------------------------------------------------------------
@@ -374,6 +390,29 @@ class Context:
         """`notifications/progress`, if the request asked for progress (else nothing)."""
         if not self._replaying:
             await self._ctx.report_progress(progress, total, message)
+
+    # -- becoming a task ----------------------------------------------------------------------
+
+    async def start_task(self) -> None:
+        """For a tool declared `@app.tool(task=..., input_first=True)`: the asks before this are
+        the call's own (input rounds at 2026-07-28), and the rest of the function runs as the task
+        (whose asks go through its `inputRequests`). At 2026-07-28, for a client that declared the
+        tasks extension, the call is answered here with the task; the task runs the function again
+        from the top, its asks up to here answered from the record (so the code before this line
+        runs once more, as on each input round). Elsewhere nothing happens here: the call is a task
+        from its start (2025-11-25), or its work runs at once."""
+        if self._boundary is None:
+            raise McpError(
+                INTERNAL_ERROR,
+                f"Internal error: ctx.start_task() was called by a {self._method} handler that was not declared "
+                "with @app.tool(task=..., input_first=True)",
+            )
+        if self._boundary == "unwind":
+            if self.suspended:  # asks started together with this one still wait for their round
+                raise Suspend
+            raise StartTask
+        if self._boundary == "pass":
+            self._replay, self._boundary = None, "stay"  # asks from here on are the task's own
 
     # -- asking -------------------------------------------------------------------------------
 
@@ -540,6 +579,12 @@ class Context:
         if refusal is not None:
             raise refusal
         if self._replay is not None:
+            if self._boundary == "pass" and not self._replay.replaying:
+                raise McpError(
+                    INTERNAL_ERROR,
+                    f"Internal error: this task asked {method} before ctx.start_task() where the call's input "
+                    "rounds did not; a handler must ask the same things in the same order on every run",
+                )
             data: Any = self._replay.ask(method, params, key)
             spec = self._stub.server_requests.get(method) or self._stub.input_requests.get(method)
             typed = versions.validate(spec.result, data) if spec is not None and isinstance(data, dict) else None

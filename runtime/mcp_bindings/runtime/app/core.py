@@ -21,13 +21,14 @@ from pydantic import BaseModel, ValidationError
 from .. import registry, versions
 from ..context import RequestContext
 from ..errors import INVALID_PARAMS, McpError
+from ..extensions import peer_declares
 from ..notifications import RESOURCE_UPDATED
 from ..pagination import invalid_cursor, paginate
 from ..spec import ProtocolTables
 from ..stubs import ServerStub
 from ..tasks import TaskContext, run_as_task
 from ..tasks_wire import EXTENSION as TASKS_EXTENSION
-from .context import Context, Replay, Suspend
+from .context import Boundary, Context, Replay, StartTask, Suspend
 from .entries import (
     Completer,
     PromptEntry,
@@ -133,6 +134,7 @@ class App:
         structured: bool | None = None,
         input_schema: Mapping[str, Any] | None = None,
         task: bool | Literal["optional", "required"] = False,
+        input_first: bool = False,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -149,6 +151,7 @@ class App:
         structured: bool | None = None,
         input_schema: Mapping[str, Any] | None = None,
         task: bool | Literal["optional", "required"] = False,
+        input_first: bool = False,
     ) -> F | Callable[[F], F]:
         """Register a tool: arguments and inputSchema from the signature (`Annotated[int,
         Field(description=...)]`, defaults), description from the docstring, outputSchema and
@@ -157,7 +160,8 @@ class App:
         content. `structured=False` makes any return plain content. `input_schema` advertises that
         JSON Schema instead of the signature's (calls are checked against it; the function gets the
         arguments its parameters name). `task=True` (or "optional") lets a call run as a task the
-        client polls, "required" only as one (see `serve_call_tool`)."""
+        client polls, "required" only as one (see `serve_call_tool`); `input_first=True` lets it ask
+        for input as a plain call first and become the task where it calls `ctx.start_task()`."""
 
         scope = _caller_scope()
 
@@ -175,6 +179,7 @@ class App:
                 scope=scope,
                 input_schema=input_schema,
                 task=task,
+                input_first=input_first,
             )
             known = self._tools.get(entry.name)
             if known is not None:
@@ -460,15 +465,18 @@ class App:
             return items, None
         return paginate(items, cursor, self.page_size, scope=kind)
 
-    def _context(self, sig: FunctionSignature, ctx: RequestContext, method: str, params: Any) -> Context:
+    def _context(
+        self, sig: FunctionSignature, ctx: RequestContext, method: str, params: Any, boundary: Boundary = None
+    ) -> Context:
         replay = None
-        # A task's work asks the client through the task (`inputRequests`), not by replaying rounds.
-        in_task = isinstance(ctx, TaskContext)
+        # A task's work asks the client through the task (`inputRequests`), not by replaying rounds;
+        # except the asks its call made before `ctx.start_task()`, answered again from the record.
+        in_task = isinstance(ctx, TaskContext) and boundary != "pass"
         if method in self._input_required and registry.info(ctx.protocol_version).stateless and not in_task:
             replay = Replay(
                 self.protocol, getattr(params, "request_state", None), getattr(params, "input_responses", None)
             )
-        return Context(ctx, self.protocol, method, replay)
+        return Context(ctx, self.protocol, method, replay, boundary)
 
     async def _run(self, sig: FunctionSignature, kwargs: dict[str, Any], context: Context | None) -> Any:
         if context is not None and sig.context is not None:
@@ -489,16 +497,30 @@ class App:
             return self._call_result(entry.invalid(exc))
         if entry.task is None:
             return await self._call_tool(entry, kwargs, params, ctx)
+        required = entry.task == "required"
+        if entry.input_first and _task_later(ctx):
+            # 2026-07-28, a client with the tasks extension: the asks before `ctx.start_task()` are
+            # input rounds of the call; there the task starts and runs the function from the top.
+            first = await self._call_tool(entry, dict(kwargs), params, ctx, "unwind")
+            if first is not START_TASK:
+                return first
+            return await run_as_task(
+                ctx, lambda task_ctx: self._call_tool(entry, kwargs, params, task_ctx, "pass"), required=required
+            )
         # A task where the client asked for one (2025-11-25: a task-augmented call; 2026-07-28: the
         # tasks extension declared), run by the runtime's task service; otherwise the call at once.
+        boundary: Boundary = "stay" if entry.input_first else None
         return await run_as_task(
-            ctx, lambda task_ctx: self._call_tool(entry, kwargs, params, task_ctx), required=entry.task == "required"
+            ctx, lambda task_ctx: self._call_tool(entry, kwargs, params, task_ctx, boundary), required=required
         )
 
-    async def _call_tool(self, entry: ToolEntry, kwargs: dict[str, Any], params: Any, ctx: RequestContext) -> Any:
+    async def _call_tool(
+        self, entry: ToolEntry, kwargs: dict[str, Any], params: Any, ctx: RequestContext, boundary: Boundary = None
+    ) -> Any:
+        """The tool's result (or an input round); `START_TASK` where it unwound at `ctx.start_task()`."""
         sig = entry.sig
         target = sig.context
-        context = self._context(sig, ctx, "tools/call", params) if target is not None else None
+        context = self._context(sig, ctx, "tools/call", params, boundary) if target is not None else None
         try:
             if target is not None:
                 kwargs[target] = context
@@ -511,6 +533,8 @@ class App:
             raise
         except Suspend:
             return _input_required(context)
+        except StartTask:
+            return START_TASK
         except Exception as exc:  # an ExceptionGroup too (a Suspend makes a BaseExceptionGroup: below)
             log.exception("tool %r failed", entry.name)
             return self._call_result(entry.error(f"Error executing tool {entry.name}: {type(exc).__name__}: {exc}"))
@@ -688,6 +712,15 @@ def _where(fn: Callable[..., Any]) -> str:
 def _class_name(name: str) -> str:
     cleaned = "".join(part.capitalize() for part in "".join(ch if ch.isalnum() else " " for ch in name).split())
     return cleaned if cleaned and cleaned[0].isalpha() else f"App{cleaned}"
+
+
+START_TASK = object()  # what `_call_tool` returns where the function reached `ctx.start_task()`
+
+
+def _task_later(ctx: RequestContext) -> bool:
+    """Whether a call that asks for input first becomes a task at `ctx.start_task()`: a stateless
+    (2026-07-28) request whose client capabilities declare the tasks extension."""
+    return registry.info(ctx.protocol_version).stateless and peer_declares(ctx.peer_capabilities, TASKS_EXTENSION)
 
 
 def _input_required(context: Context | None) -> Any:

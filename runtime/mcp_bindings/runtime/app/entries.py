@@ -83,7 +83,19 @@ def _is_object(schema: dict[str, Any]) -> bool:
 class ToolEntry:
     """One tool: its definition (the stub's `Tool`) and how its results are made."""
 
-    __slots__ = ("definition", "fn", "name", "output", "output_schema", "result", "sig", "task", "validate", "wrap")
+    __slots__ = (
+        "definition",
+        "fn",
+        "input_first",
+        "name",
+        "output",
+        "output_schema",
+        "result",
+        "sig",
+        "task",
+        "validate",
+        "wrap",
+    )
 
     def __init__(
         self,
@@ -100,6 +112,7 @@ class ToolEntry:
         scope: Mapping[str, Any] | None = None,
         input_schema: Mapping[str, Any] | None = None,
         task: bool | str = False,
+        input_first: bool = False,
     ) -> None:
         name = name if name is not None else str(getattr(fn, "__name__", ""))
         if TOOL_NAME.fullmatch(name) is None:
@@ -109,11 +122,17 @@ class ToolEntry:
             raise AppDefinitionError(f'{what}: task={task!r}; use False, True (= "optional") or "required"')
         # How the tool runs as a task: None (never), "optional" (when the client asks), "required".
         self.task: str | None = TASK_SUPPORT[task]
+        if input_first and self.task is None:
+            raise AppDefinitionError(f'{what}: input_first=True needs task=True or task="required"')
+        # Whether the call asks for input first and becomes a task where it calls `ctx.start_task()`.
+        self.input_first = input_first
         self.name = name
         self.fn = fn
         self.sig: FunctionSignature = analyse(
             fn, what, model_name=f"{name.replace('.', '_').replace('-', '_')}Arguments", scope=scope
         )
+        if input_first and self.sig.context is None:
+            raise AppDefinitionError(f"{what}: input_first=True needs a Context parameter (to call ctx.start_task())")
         validate: Callable[[Any], BaseModel] = self.sig.arguments.__pydantic_validator__.validate_python
         if input_schema is not None:  # the advertised schema checks the call; the function picks its parameters
             known = frozenset(self.sig.parameters)
