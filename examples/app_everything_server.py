@@ -32,6 +32,7 @@ from mcp_bindings.runtime.app import (
     ToolError,
     user,
 )
+from mcp_bindings.runtime.errors import INTERNAL_ERROR, McpError
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
@@ -41,6 +42,7 @@ WATCHED_URI = "test://watched-resource"
 TEMPLATE_URI = "test://template/{id}/data"
 NAME_FORM: dict[str, Any] = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 OK_FORM: dict[str, Any] = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+CONFIRM_FORM: dict[str, Any] = {"type": "object", "properties": {"confirm": {"type": "boolean"}}}
 
 # The SEP-1613 / SEP-2106 fixture: advertised exactly as written.
 JSON_SCHEMA_2020_12: dict[str, Any] = {
@@ -385,6 +387,64 @@ async def test_input_required_result_capabilities(ctx: Context) -> str:
         return "The client declared no capability this tool could use."
     answers = await asyncio.gather(*asks)
     return f"Received {len(answers)} answer(s)"
+
+
+# -- the io.modelcontextprotocol/tasks extension (SEP-2663) ----------------------------------
+# `task=True` lets a call run as a task (whenever the client declared the extension), "required"
+# only as one (-32021 otherwise). Asks inside a task wait in its `inputRequests` for tasks/update;
+# with `input_first=True` the asks before `ctx.start_task()` are input rounds of the call itself.
+
+
+@app.tool
+def greet(name: str) -> str:
+    """Sync-only: greets by name"""
+    return f"Hello, {name}!"
+
+
+@app.tool(task=True)
+async def slow_compute(seconds: float = 1, label: str = "") -> str:
+    """Task-supporting: sleeps `seconds`, then answers"""
+    await asyncio.sleep(min(seconds, 300))
+    return f"Computed {label} after {seconds}s"
+
+
+@app.tool(task="required")
+async def failing_job() -> str:
+    """Requires a task: reports a tool error after about a second"""
+    await asyncio.sleep(1)
+    raise ToolError("The job failed")
+
+
+@app.tool(task=True)
+async def protocol_error_job() -> str:
+    """Task-supporting: fails with a protocol (JSON-RPC) error"""
+    await asyncio.sleep(0.1)
+    raise McpError(INTERNAL_ERROR, "protocol_error_job always fails")  # the task ends `failed`
+
+
+@app.tool(task=True)
+async def confirm_delete(ctx: Context, filename: str = "file") -> str:
+    """Task-supporting: asks the user to confirm, then 'deletes' the file"""
+    answer = await ctx.elicit(f"Delete {filename}?", CONFIRM_FORM, key="confirm")
+    return f"Deleted {filename}" if isinstance(answer, Accepted) and answer.data.get("confirm") else f"Kept {filename}"
+
+
+@app.tool(task=True)
+async def multi_input(ctx: Context) -> str:
+    """Task-supporting: asks two questions at once"""
+    first, second = await asyncio.gather(
+        ctx.elicit("First name?", NAME_FORM, key="first"), ctx.elicit("Second name?", NAME_FORM, key="second")
+    )
+    return "Got " + ", ".join(str(a.data.get("name")) if isinstance(a, Accepted) else "-" for a in (first, second))
+
+
+@app.tool(task="required", input_first=True)
+async def test_tool_with_task(ctx: Context) -> str:
+    """Requires a task: asks for a name (an input round), then greets in a task"""
+    answer = await ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+    await ctx.start_task()  # what follows runs as the task
+    await asyncio.sleep(0.2)
+    return f"Hello, {answer.data.get('name') if isinstance(answer, Accepted) else 'stranger'}! (from a task)"
 
 
 # -- prompts ----------------------------------------------------------------------------------
