@@ -63,9 +63,8 @@ async def _held_here(server: ServerStub, args: Any) -> dict[str, Any]:
     ended = point.finished  # read first: once it is set, every event of the stream is held
     events = log.held_after(point, cursor)
     if not events and not ended and isinstance(wait, (int, float)) and wait > 0:
-        changed = point.changed = point.changed or anyio.Event()
         with anyio.move_on_after(min(float(wait), WAIT_S)):
-            await changed.wait()
+            await point.changes()
         if point.dropped_through > cursor or log.closed:
             return {"status": 410}
         ended = point.finished

@@ -123,6 +123,11 @@ class StreamRecord:
             self.changed.set()
             self.changed = None
 
+    async def changes(self) -> None:
+        """Wait until an event is added or dropped, or the stream ends (or a newer GET follows it)."""
+        changed = self.changed = self.changed or anyio.Event()
+        await changed.wait()
+
 
 class ReplayStore:
     """The replay logs of one app's sessions: the byte bound over all of them, the age bound (a timer
@@ -329,8 +334,7 @@ class EventLog:
                     continue
                 if record.finished:
                     return
-                changed = record.changed = record.changed or anyio.Event()
-                await changed.wait()
+                await record.changes()
         finally:
             if record.reader == me:
                 self._followed.discard(record)

@@ -51,6 +51,12 @@ def _mismatch_code() -> int:
     return _wire()[1]
 
 
+def _version_of(meta: dict[str, Any]) -> str:
+    """The protocol version a stateless request's `_meta` names ("" when there is no such key)."""
+    version_key = _wire()[0]
+    return str(meta.get(version_key)) if version_key else ""
+
+
 def stateless_status(code: int | None) -> int:
     """The HTTP status that goes with a JSON-RPC error of a stateless request (spec, transports page)."""
     if code is None:
@@ -187,8 +193,7 @@ class ToolHeaders:
 
     def _cached(self, meta: dict[str, Any]) -> dict[str, dict[str, str] | None] | None:
         """`_mappings` as cached for the request's version, if the tool list has not changed since."""
-        version_key = _wire()[0]
-        cached = self._cache.get(str(meta.get(version_key)) if version_key else "")
+        cached = self._cache.get(_version_of(meta))
         if cached is not None and cached[0] == self._runtime.host.list_generation:
             return cached[1]
         return None
@@ -198,7 +203,6 @@ class ToolHeaders:
         server's tools/list (all pages) and cached per version until the tool list changes."""
         newest = newest_stateless()
         keys = newest.meta if newest is not None else None
-        version = str(meta.get(keys.protocol_version)) if keys is not None and keys.protocol_version else ""
         generation = self._runtime.host.list_generation
         wanted = (keys.protocol_version, keys.client_capabilities, keys.client_info) if keys is not None else ()
         probe_meta = {k: meta[k] for k in wanted if k is not None and k in meta}
@@ -220,5 +224,5 @@ class ToolHeaders:
             cursor = page.get("nextCursor")
             if not cursor:
                 break
-        self._cache[version] = (generation, mappings)
+        self._cache[_version_of(meta)] = (generation, mappings)
         return mappings
