@@ -84,8 +84,7 @@ async def test_2025_11_25_task_augmented_calls() -> None:
 
 async def test_2026_07_28_tasks_through_the_extension() -> None:
     app = build("2026-07-28")
-    handlers = client_handlers("2026-07-28", elicit=lambda message, schema: {"name": "grace"})
-    handlers.use_extension(EXTENSION)
+    handlers = with_extension(lambda message, schema: {"name": "grace"})
     with anyio.fail_after(LIMIT):
         async with app.test_client(handlers=handlers) as client:
             task = await client.call_tool(name="slow", arguments={"seconds": 0.2})
@@ -173,6 +172,13 @@ def input_first_app() -> tuple[App, list[str]]:
     return app, events
 
 
+def with_extension(elicit: Any) -> Any:
+    """2026-07-28 client handlers that answer asks with `elicit` and declare the tasks extension."""
+    handlers = client_handlers("2026-07-28", elicit=elicit)
+    handlers.use_extension(EXTENSION)
+    return handlers
+
+
 def answer(message: str, schema: dict[str, Any]) -> dict[str, Any]:
     return {"name": "ada"} if message == "Your name?" else {"sure": True}
 
@@ -189,8 +195,7 @@ async def until(client: Any, meta: Any, task_id: str, status: str) -> dict[str, 
 
 async def test_2026_07_28_input_rounds_before_the_task() -> None:
     app, events = input_first_app()
-    handlers = client_handlers("2026-07-28", elicit=answer)
-    handlers.use_extension(EXTENSION)
+    handlers = with_extension(answer)
     with anyio.fail_after(LIMIT):
         async with app.test_client(handlers=handlers) as client:
             # On the wire: round 1 is an input round (no task yet); round 2 answers it with the task.
@@ -262,8 +267,7 @@ async def test_2025_11_25_input_first_is_a_task_from_its_start() -> None:
 
 async def test_start_task_needs_input_first() -> None:
     app, _ = input_first_app()
-    handlers = client_handlers("2026-07-28", elicit=answer)
-    handlers.use_extension(EXTENSION)
+    handlers = with_extension(answer)
     with anyio.fail_after(LIMIT):
         async with app.test_client(handlers=handlers) as client:
             task = await client.call_tool(name="undeclared")
