@@ -150,3 +150,32 @@ async def test_sending_after_the_reader_went_away() -> None:
                 for _ in range(100):  # the first write may find out only when the loop sees the error
                     await transport.send(b"x" * 65536)
                     await anyio.sleep(0.001)
+
+
+async def test_every_sender_waiting_on_a_full_pipe_resumes() -> None:
+    """Issue 28, item 1: concurrent answers larger than the pipe's buffer, read slowly. Each waiting
+    sender must be resumed once the pipe drains; before the fix only the last one to wait was, and
+    every other one stayed suspended for ever with its frame (the stdio memory leak)."""
+    with anyio.fail_after(DEADLINE):
+        async with piped() as (transport, _, drain):
+            senders = 6
+            frame_bytes = 1 << 18  # 256 KiB each: several times what a pipe holds
+            finished: list[int] = []
+
+            async def send(index: int) -> None:
+                await transport.send(bytes([ord("a") + index]) * frame_bytes)
+                finished.append(index)
+
+            async with anyio.create_task_group() as group:
+                for index in range(senders):
+                    group.start_soon(send, index)
+                await anyio.sleep(0.05)
+                assert not finished  # all of them wait on the one full pipe
+                received = 0
+                while received < senders * (frame_bytes + 1):  # a slow reader
+                    await anyio.wait_readable(drain)
+                    received += len(os.read(drain, 1 << 14))
+                    await anyio.sleep(0)
+            assert sorted(finished) == list(range(senders))
+            writer: Any = transport._writer  # pyright: ignore[reportPrivateUsage]
+            assert writer.waiting == 0

@@ -14,6 +14,7 @@ only while the pipe's buffer is over its high-water mark.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
 from typing import Any, cast
 
@@ -112,12 +113,18 @@ class _LineReader(asyncio.Protocol):
 
 
 class _LineWriter(asyncio.Protocol):
-    """Flow control of the writing pipe: `drain` waits while the transport's buffer is full."""
+    """Flow control of the writing pipe: `drain` waits while the transport's buffer is full.
+
+    Several senders may wait at once (concurrent answers larger than the pipe's buffer): each has
+    its own future, and every one is woken when the pipe drains or is lost. A single shared slot
+    would be overwritten by the second waiter and leave the first suspended for ever, holding its
+    request and response (the leak of issue 28, item 1).
+    """
 
     def __init__(self) -> None:
         self.paused = False
         self.lost = False
-        self._drained: asyncio.Future[None] | None = None
+        self._waiters: deque[asyncio.Future[None]] = deque()
 
     def pause_writing(self) -> None:
         self.paused = True
@@ -132,17 +139,28 @@ class _LineWriter(asyncio.Protocol):
         self._release()
 
     def _release(self) -> None:
-        drained = self._drained
-        if drained is not None and not drained.done():
-            drained.set_result(None)
+        waiters = self._waiters
+        while waiters:
+            waiter = waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+
+    @property
+    def waiting(self) -> int:
+        """How many senders wait for the pipe to drain (0 once it drained or was lost)."""
+        return len(self._waiters)
 
     async def drain(self) -> None:
-        while self.paused:
-            self._drained = asyncio.get_running_loop().create_future()
+        while self.paused and not self.lost:
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
             try:
-                await self._drained
+                await waiter
             finally:
-                self._drained = None
+                if not waiter.done():  # cancelled while waiting: no longer a waiter
+                    waiter.cancel()
+                    with contextlib.suppress(ValueError):
+                        self._waiters.remove(waiter)
 
 
 class PipeTransport(TransportBase):
