@@ -54,9 +54,9 @@ def _load(name: str) -> Any:
 
 
 def _request_path(server: Any, version: str) -> Callable[[], bytes]:
-    from mcp_bindings.runtime import jsonrpc
-    from mcp_bindings.runtime.server import ServerRuntime
-    from mcp_bindings.runtime.session import Session
+    from mcp_bindings.runtime.rpc import jsonrpc
+    from mcp_bindings.runtime.rpc.session import Session
+    from mcp_bindings.runtime.server.runtime import ServerRuntime
 
     runtime = ServerRuntime(server)
     session = Session(None, runtime)  # type: ignore[arg-type]  # no transport: frames are returned

@@ -23,8 +23,8 @@ from typing import Any
 
 import anyio
 
-from mcp_bindings.runtime.context import RequestContext
-from mcp_bindings.runtime.http_server import create_app
+from mcp_bindings.runtime.http.app import create_app
+from mcp_bindings.runtime.protocol.context import RequestContext
 from mcp_bindings.v2025_11_25 import models as m
 from mcp_bindings.v2025_11_25.server import Server
 

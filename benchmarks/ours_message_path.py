@@ -37,9 +37,9 @@ def _complete(coro: Coroutine[Any, Any, Any]) -> Any:
 
 def _echo_runtime(protocol_version: str) -> tuple[Any, Any]:
     """A ServerRuntime + Session for the example echo server (stub = `protocol_version`), initialized."""
-    from mcp_bindings.runtime import jsonrpc
-    from mcp_bindings.runtime.server import ServerRuntime
-    from mcp_bindings.runtime.session import Session
+    from mcp_bindings.runtime.rpc import jsonrpc
+    from mcp_bindings.runtime.rpc.session import Session
+    from mcp_bindings.runtime.server.runtime import ServerRuntime
 
     spec = importlib.util.spec_from_file_location("_bench_echo_server", ECHO_SERVER)
     assert spec is not None and spec.loader is not None
@@ -66,7 +66,8 @@ def _echo_runtime(protocol_version: str) -> tuple[Any, Any]:
 
 
 def build(corpus: Sequence[CorpusItem]) -> Mapping[str, Callable[[], bytes]]:
-    from mcp_bindings.runtime import jsonrpc, registry, versions
+    from mcp_bindings.runtime.protocol import registry, versions
+    from mcp_bindings.runtime.rpc import jsonrpc
 
     out: dict[str, Callable[[], bytes]] = {}
     for item in corpus:

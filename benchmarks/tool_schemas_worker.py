@@ -68,9 +68,9 @@ def _server(structured: bool, validate: bool) -> Any:
 
 
 def _request_path(structured: bool, validate: bool) -> Callable[[], bytes]:
-    from mcp_bindings.runtime import jsonrpc
-    from mcp_bindings.runtime.server import ServerRuntime
-    from mcp_bindings.runtime.session import Session
+    from mcp_bindings.runtime.rpc import jsonrpc
+    from mcp_bindings.runtime.rpc.session import Session
+    from mcp_bindings.runtime.server.runtime import ServerRuntime
 
     runtime = ServerRuntime(_server(structured, validate))
     session = Session(None, runtime)  # type: ignore[arg-type]  # no transport: frames are returned

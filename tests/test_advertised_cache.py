@@ -16,8 +16,10 @@ import orjson
 import pytest
 from pydantic import BaseModel
 
-from mcp_bindings.runtime import extensions, jsonrpc, registry, versions
-from mcp_bindings.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
+from mcp_bindings.runtime.protocol import registry, versions
+from mcp_bindings.runtime.rpc import jsonrpc
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
+from mcp_bindings.runtime.server import extensions
 from tests.test_message_path_runtime import STATELESS, call, connect, serve, stateless_meta
 
 EXT = "com.example/late"

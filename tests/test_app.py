@@ -14,7 +14,6 @@ import pytest
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from mcp_bindings.runtime import registry
 from mcp_bindings.runtime.app import (
     Accepted,
     App,
@@ -26,8 +25,9 @@ from mcp_bindings.runtime.app import (
     assistant,
     user,
 )
-from mcp_bindings.runtime.errors import McpError
-from mcp_bindings.runtime.notifications import host_for
+from mcp_bindings.runtime.protocol import registry
+from mcp_bindings.runtime.rpc.errors import McpError
+from mcp_bindings.runtime.server.notifications import host_for
 
 pytestmark = pytest.mark.anyio
 

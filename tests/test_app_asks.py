@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from mcp_bindings.runtime.app import Accepted, App, AppDefinitionError, Context, Embedded, user
-from mcp_bindings.runtime.errors import McpError
+from mcp_bindings.runtime.rpc.errors import McpError
 
 pytestmark = pytest.mark.anyio
 
@@ -160,8 +160,8 @@ async def test_embedded_resources(version: str) -> None:
 
 
 def test_elicit_schema_must_be_a_form() -> None:
-    from mcp_bindings.runtime import registry
     from mcp_bindings.runtime.app.context import _form  # pyright: ignore[reportPrivateUsage]
+    from mcp_bindings.runtime.protocol import registry
 
     with pytest.raises(AppDefinitionError, match="requestedSchema as a dict"):
         _form(registry.protocol("2026-07-28"), 42)
@@ -189,7 +189,7 @@ async def plan(ctx: Context) -> str:
 def recording_handlers(version: str, capabilities: dict[str, Any], seen: list[Any]) -> Any:
     import importlib
 
-    from mcp_bindings.runtime import registry, versions
+    from mcp_bindings.runtime.protocol import registry, versions
 
     base: Any = importlib.import_module(f"{registry.load_version(version).__name__}.client").ClientHandlers
 

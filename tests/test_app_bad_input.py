@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from mcp_bindings.runtime.app import App, AppDefinitionError, Context
-from mcp_bindings.runtime.errors import McpError
+from mcp_bindings.runtime.rpc.errors import McpError
 
 pytestmark = pytest.mark.anyio
 

@@ -27,10 +27,10 @@ from typing import Any
 
 import pytest
 
-from mcp_bindings.runtime import registry, versions
 from mcp_bindings.runtime.app.testing import client_handlers
-from mcp_bindings.runtime.http_client import connect_http
-from mcp_bindings.runtime.stdio import connect_stdio
+from mcp_bindings.runtime.client.http import connect_http
+from mcp_bindings.runtime.protocol import registry, versions
+from mcp_bindings.runtime.stdio.connect import connect_stdio
 from tests.peers.harness import HANDSHAKE_VERSIONS, PEERS, REPO_ROOT
 from tests.test_http_transport import serve_in_thread
 from tests.test_runtime_interop import SDK_REQUIREMENT, SDK_VENV, _create_sdk_venv

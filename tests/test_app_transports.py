@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from mcp_bindings.runtime import registry
 from mcp_bindings.runtime.app import App
 from mcp_bindings.runtime.app.testing import client_handlers
+from mcp_bindings.runtime.protocol import registry
 from tests.conftest import REPO_ROOT
 from tests.test_http_transport import serve_in_thread
 
@@ -71,7 +71,7 @@ def _handlers(version: str, logs: list[Any]) -> Any:
 
 @pytest.mark.parametrize("version", VERSIONS)
 async def test_stdio(version: str) -> None:
-    from mcp_bindings.runtime.stdio import connect_stdio
+    from mcp_bindings.runtime.stdio.connect import connect_stdio
 
     logs: list[Any] = []
     argv = [sys.executable, str(SERVER)]
@@ -87,7 +87,7 @@ def http_url() -> Iterator[str]:
 
 @pytest.mark.parametrize("version", VERSIONS)
 async def test_http(version: str, http_url: str) -> None:
-    from mcp_bindings.runtime.http_client import connect_http
+    from mcp_bindings.runtime.client.http import connect_http
 
     logs: list[Any] = []
     handlers = _handlers(version, logs)

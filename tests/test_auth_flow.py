@@ -31,8 +31,8 @@ from mcp_bindings.runtime.auth import (
     ResourceMismatchError,
     StateMismatchError,
 )
-from mcp_bindings.runtime.errors import McpError
-from mcp_bindings.runtime.http_client import connect_http, connect_sse
+from mcp_bindings.runtime.client.http import connect_http, connect_sse
+from mcp_bindings.runtime.rpc.errors import McpError
 from tests.peers.auth_harness import READ, WRITE, Stack, oauth_stack, read_write_policy
 from tests.peers.auth_server import AuthServerOptions
 from tests.peers.harness import client_module

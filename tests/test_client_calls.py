@@ -19,10 +19,10 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_bindings.runtime import registry
-from mcp_bindings.runtime.errors import NotExpressible
 from mcp_bindings.runtime.memory import connect_in_memory
-from mcp_bindings.runtime.stdio import connect_stdio
+from mcp_bindings.runtime.protocol import registry
+from mcp_bindings.runtime.rpc.errors import NotExpressible
+from mcp_bindings.runtime.stdio.connect import connect_stdio
 
 from .conftest import REPO_ROOT
 from .pyright_snippet import strict_errors
@@ -189,7 +189,7 @@ STDIO_SERVER = """
 import sys
 sys.path[:0] = {paths!r}
 from tests.test_client_calls import asking_server
-from mcp_bindings.runtime.stdio import serve_stdio
+from mcp_bindings.runtime.stdio.serve import serve_stdio
 serve_stdio(asking_server("2025-11-25"))
 """
 
@@ -216,7 +216,7 @@ async def test_typed_calls_over_stdio(tmp_path: Path) -> None:
 SNIPPET = """
 from typing import assert_type
 
-from mcp_bindings.runtime.context import RequestContext
+from mcp_bindings.runtime.protocol.context import RequestContext
 from mcp_bindings.v2025_11_25 import models as m
 from mcp_bindings.v2025_11_25.server import ClientCalls, Server
 

@@ -15,9 +15,9 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_bindings.runtime.errors import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from mcp_bindings.runtime.memory import connect_in_memory
-from mcp_bindings.runtime.tasks import RELATED_TASK
+from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
+from mcp_bindings.runtime.tasks.service import RELATED_TASK
 from mcp_bindings.v2025_11_25 import client as client_module
 from mcp_bindings.v2025_11_25 import models as m
 from mcp_bindings.v2025_11_25.server import Server

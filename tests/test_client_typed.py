@@ -18,15 +18,15 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_bindings.runtime import registry
-from mcp_bindings.runtime.calls import REQUEST_TIMEOUT
-from mcp_bindings.runtime.client import ClientRuntime
-from mcp_bindings.runtime.client_handling import answer_input_requests
-from mcp_bindings.runtime.errors import METHOD_NOT_FOUND, CapabilityError, McpError
-from mcp_bindings.runtime.http_client import connect_http
-from mcp_bindings.runtime.http_server import create_app
+from mcp_bindings.runtime.client.handling import answer_input_requests
+from mcp_bindings.runtime.client.http import connect_http
+from mcp_bindings.runtime.client.runtime import ClientRuntime
+from mcp_bindings.runtime.http.app import create_app
 from mcp_bindings.runtime.memory import connect_in_memory
-from mcp_bindings.runtime.request_state import MAX_INPUT_ROUNDS
+from mcp_bindings.runtime.protocol import registry
+from mcp_bindings.runtime.protocol.request_state import MAX_INPUT_ROUNDS
+from mcp_bindings.runtime.rpc.calls import REQUEST_TIMEOUT
+from mcp_bindings.runtime.rpc.errors import METHOD_NOT_FOUND, CapabilityError, McpError
 from mcp_bindings.v2025_11_25 import client as client_25
 from mcp_bindings.v2025_11_25 import models as m25
 from mcp_bindings.v2025_11_25.server import Server as Server25

@@ -13,9 +13,9 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from mcp_bindings.runtime import crossing, registry, versions
-from mcp_bindings.runtime.errors import McpError, NotExpressible
 from mcp_bindings.runtime.memory import connect_in_memory
+from mcp_bindings.runtime.protocol import crossing, registry, versions
+from mcp_bindings.runtime.rpc.errors import McpError, NotExpressible
 
 pytestmark = pytest.mark.anyio
 PINNED = registry.versions()

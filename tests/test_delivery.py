@@ -12,8 +12,8 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_bindings.runtime.http_client import connect_http, connect_sse
-from mcp_bindings.runtime.http_server import create_app
+from mcp_bindings.runtime.client.http import connect_http, connect_sse
+from mcp_bindings.runtime.http.app import create_app
 from mcp_bindings.runtime.memory import connect_in_memory
 from mcp_bindings.v2025_11_25 import models as m
 from mcp_bindings.v2025_11_25.client import ClientHandlers

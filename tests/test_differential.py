@@ -54,7 +54,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from mcp_bindgen.normalise import DRAFT_07, detect_dialect, normalise
 from mcp_bindgen.pipeline import build_ir, pinned_source
-from mcp_bindings.runtime import registry
+from mcp_bindings.runtime.protocol import registry
 
 from .conftest import PINNED_VERSIONS, shared_schema_dir
 

@@ -123,7 +123,7 @@ class Recorder:
 def server() -> Iterator[tuple[str, Recorder]]:
     import uvicorn
 
-    from mcp_bindings.runtime.http_server import create_app
+    from mcp_bindings.runtime.http.app import create_app
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -245,7 +245,7 @@ def prop(kind: str, header: Any) -> dict[str, Any]:
 )
 def test_header_annotation_validity(properties: dict[str, Any], extra: dict[str, Any], valid: bool) -> None:
     """The x-mcp-header rules the runtime applies before calling a tool (http-invalid-tool-headers)."""
-    from mcp_bindings.runtime.headers import header_params, invalid_header_tools
+    from mcp_bindings.runtime.protocol.headers import header_params, invalid_header_tools
 
     schema = {"type": "object", "properties": properties, **extra}
     assert (header_params(schema) is not None) is valid
@@ -253,7 +253,7 @@ def test_header_annotation_validity(properties: dict[str, Any], extra: dict[str,
 
 
 def test_mirrored_header_values() -> None:
-    from mcp_bindings.runtime.headers import request_headers
+    from mcp_bindings.runtime.protocol.headers import request_headers
 
     schema = {
         "type": "object",

@@ -24,19 +24,20 @@ import httpx
 import orjson
 import pytest
 
-from mcp_bindings.runtime import extensions, registry
-from mcp_bindings.runtime.errors import (
+from mcp_bindings.runtime.client.http import connect_http
+from mcp_bindings.runtime.http.app import create_app
+from mcp_bindings.runtime.memory import connect_in_memory
+from mcp_bindings.runtime.protocol import registry
+from mcp_bindings.runtime.protocol.spec import MethodSpec
+from mcp_bindings.runtime.rpc.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     CapabilityError,
     McpError,
 )
-from mcp_bindings.runtime.http_client import connect_http
-from mcp_bindings.runtime.http_server import create_app
-from mcp_bindings.runtime.memory import connect_in_memory
-from mcp_bindings.runtime.spec import MethodSpec
-from mcp_bindings.runtime.stdio import connect_stdio
+from mcp_bindings.runtime.server import extensions
+from mcp_bindings.runtime.stdio.connect import connect_stdio
 from tests.peers.harness import REPO_ROOT, server_env
 from tests.test_http_transport import ACCEPT, rpc, serve_in_thread, stateless, stateless_headers
 
@@ -58,8 +59,9 @@ import anyio
 import orjson
 from pydantic import BaseModel
 
-from mcp_bindings.runtime import extensions, registry
-from mcp_bindings.runtime.errors import McpError
+from mcp_bindings.runtime.server import extensions
+from mcp_bindings.runtime.protocol import registry
+from mcp_bindings.runtime.rpc.errors import McpError
 
 EXT = "com.example/echo"
 
@@ -143,7 +145,7 @@ def make_server(version):
 
 
 if __name__ == "__main__":
-    from mcp_bindings.runtime.stdio import serve_stdio
+    from mcp_bindings.runtime.stdio.serve import serve_stdio
 
     serve_stdio(make_server(sys.argv[1]))
 '''

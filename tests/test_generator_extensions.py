@@ -161,7 +161,7 @@ def test_method_table_plugs_into_the_runtime() -> None:
     needs_schema()
     from mcp_bindings.ext.io_modelcontextprotocol_tasks import about, methods
     from mcp_bindings.ext.io_modelcontextprotocol_tasks import models as m
-    from mcp_bindings.runtime.extensions import Extension
+    from mcp_bindings.runtime.server.extensions import Extension
 
     assert (about.IDENTIFIER, about.CORE_VERSION) == (TASKS, "2026-07-28")
     assert isinstance(methods.EXTENSION, Extension) and methods.EXTENSION.identifier == TASKS
@@ -183,7 +183,7 @@ def test_a_server_registers_the_extension_with_the_handlers_it_implements() -> N
     from mcp_bindings.ext.io_modelcontextprotocol_tasks import models as m
     from mcp_bindings.ext.io_modelcontextprotocol_tasks.methods import EXTENSION
     from mcp_bindings.ext.io_modelcontextprotocol_tasks.server import ServerHandlers
-    from mcp_bindings.runtime.extensions import methods_of, server_capabilities
+    from mcp_bindings.runtime.server.extensions import methods_of, server_capabilities
     from mcp_bindings.v2026_07_28.server import Server
 
     class TaskServer(Server, ServerHandlers):

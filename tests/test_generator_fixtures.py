@@ -177,7 +177,7 @@ def test_models_stage_is_what_the_pipeline_writes(case: str) -> None:
     # writes the very same models.py.
     files, _ = render_version_surface(source(case))
     assert without_header(files[f"{PACKAGE_DIR}/models.py"]) == models_py(case_ir(case))
-    assert "from mcp_bindings.runtime.context import \n" not in files[f"{PACKAGE_DIR}/server.py"]
+    assert "from mcp_bindings.runtime.protocol.context import \n" not in files[f"{PACKAGE_DIR}/server.py"]
 
 
 def test_fixture_output_is_deterministic_across_hash_seeds() -> None:

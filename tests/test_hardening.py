@@ -15,15 +15,16 @@ import anyio
 import orjson
 import pytest
 
-from mcp_bindings.runtime import logs, registry
-from mcp_bindings.runtime.errors import McpError
-from mcp_bindings.runtime.stdio import connect_stdio
+from mcp_bindings.runtime.protocol import registry
+from mcp_bindings.runtime.rpc import logs
+from mcp_bindings.runtime.rpc.errors import McpError
+from mcp_bindings.runtime.stdio.connect import connect_stdio
 
 ARGS_SERVER = """
 import importlib
 import json
 import logging
-from mcp_bindings.runtime.stdio import serve_stdio
+from mcp_bindings.runtime.stdio.serve import serve_stdio
 from mcp_bindings.v2025_11_25 import models as m
 from mcp_bindings.v2025_11_25.server import Server
 
@@ -126,7 +127,7 @@ def test_the_log_bound_cuts_long_lines_and_counts_what_it_suppressed() -> None:
 
 
 INVALID_RESULTS_SERVER = """
-from mcp_bindings.runtime.stdio import serve_stdio
+from mcp_bindings.runtime.stdio.serve import serve_stdio
 from mcp_bindings.{package} import models as m
 from mcp_bindings.{package}.server import Server
 

@@ -24,12 +24,12 @@ import orjson
 import pytest
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_bindings.runtime import registry
-from mcp_bindings.runtime.calls import REQUEST_TIMEOUT
-from mcp_bindings.runtime.errors import McpError
-from mcp_bindings.runtime.http_client import connect_http, connect_sse
-from mcp_bindings.runtime.http_resume import TRANSPORT_POLICY, primes_streams
-from mcp_bindings.runtime.http_server import create_app
+from mcp_bindings.runtime.client.http import connect_http, connect_sse
+from mcp_bindings.runtime.http.app import create_app
+from mcp_bindings.runtime.http.resume import TRANSPORT_POLICY, primes_streams
+from mcp_bindings.runtime.protocol import registry
+from mcp_bindings.runtime.rpc.calls import REQUEST_TIMEOUT
+from mcp_bindings.runtime.rpc.errors import McpError
 from tests.peers.harness import client_module
 from tests.test_http_transport import _free_port, open_session, rpc, serve_in_thread
 

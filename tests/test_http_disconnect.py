@@ -18,8 +18,8 @@ import anyio
 import httpx
 import pytest
 
-from mcp_bindings.runtime import registry
-from mcp_bindings.runtime.http_server import create_app
+from mcp_bindings.runtime.http.app import create_app
+from mcp_bindings.runtime.protocol import registry
 from tests.test_http_transport import META, serve_in_thread
 
 STATELESS = "2026-07-28"

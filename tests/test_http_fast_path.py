@@ -13,8 +13,8 @@ import anyio
 import httpx
 import pytest
 
-from mcp_bindings.runtime.eager import when_suspended
-from mcp_bindings.runtime.http_server import create_app, uvicorn_config
+from mcp_bindings.runtime.http.app import create_app, uvicorn_config
+from mcp_bindings.runtime.rpc.eager import when_suspended
 from tests.test_http_transport import META, STATELESS, _load_example
 
 pytestmark = pytest.mark.anyio

@@ -32,8 +32,8 @@ import httpx
 import orjson
 import pytest
 
-from mcp_bindings.runtime.http_client import connect_http
-from mcp_bindings.runtime.http_server import create_app
+from mcp_bindings.runtime.client.http import connect_http
+from mcp_bindings.runtime.http.app import create_app
 from tests.peers.harness import (
     PEERS,
     REPO_ROOT,
@@ -926,7 +926,7 @@ async def test_broadcast_to_other_session_uses_its_get_stream_despite_equal_ids(
 async def test_connect_failures_and_caller_errors_come_out_unwrapped(everything: str) -> None:
     """No ExceptionGroup leaks from connect_http: a refused connection is an McpError, and an error
     raised in the caller's block is that very error."""
-    from mcp_bindings.runtime.errors import McpError
+    from mcp_bindings.runtime.rpc.errors import McpError
 
     with anyio.fail_after(DEADLINE):
         with pytest.raises(McpError, match="HTTP request failed"):

@@ -12,10 +12,10 @@ import anyio
 import orjson
 import pytest
 
-from mcp_bindings.runtime import registry
-from mcp_bindings.runtime.client import connect
-from mcp_bindings.runtime.errors import McpError
-from mcp_bindings.runtime.transport import MemoryTransport, memory_pair
+from mcp_bindings.runtime.client.runtime import connect
+from mcp_bindings.runtime.protocol import registry
+from mcp_bindings.runtime.rpc.errors import McpError
+from mcp_bindings.runtime.rpc.transport import MemoryTransport, memory_pair
 
 pytestmark = pytest.mark.anyio
 

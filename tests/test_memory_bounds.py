@@ -37,8 +37,8 @@ import pytest
 
 from benchmarks.load_server import LoadServer
 from mcp_bindings.runtime.auth.resource_server import AccessToken
-from mcp_bindings.runtime.http_resume import EVENT_OVERHEAD, EventLog, ReplayLimits, ReplayStore
-from mcp_bindings.runtime.http_server import create_app
+from mcp_bindings.runtime.http.app import create_app
+from mcp_bindings.runtime.http.resume import EVENT_OVERHEAD, EventLog, ReplayLimits, ReplayStore
 from tests.test_http_transport import ACCEPT, HANDSHAKE, open_session, rpc, serve_in_thread, sse_messages
 
 pytestmark = pytest.mark.anyio

@@ -13,15 +13,16 @@ from typing import Any
 import orjson
 import pytest
 
-from mcp_bindings.runtime import jsonrpc, registry, versions
-from mcp_bindings.runtime.errors import (
+from mcp_bindings.runtime.protocol import registry, versions
+from mcp_bindings.runtime.rpc import jsonrpc
+from mcp_bindings.runtime.rpc.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     McpError,
 )
-from mcp_bindings.runtime.server import ServerRuntime
-from mcp_bindings.runtime.session import Session
+from mcp_bindings.runtime.rpc.session import Session
+from mcp_bindings.runtime.server.runtime import ServerRuntime
 
 LEGACY = "2025-11-25"
 STATELESS = "2026-07-28"

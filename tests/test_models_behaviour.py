@@ -15,7 +15,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 import mcp_bindings.v2024_11_05 as v2024
 import mcp_bindings.v2025_11_25 as v2025
 import mcp_bindings.v2026_07_28 as v2026
-from mcp_bindings.runtime import registry
+from mcp_bindings.runtime.protocol import registry
 
 from .conftest import PINNED_VERSIONS
 

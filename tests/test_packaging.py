@@ -15,7 +15,7 @@ import pytest
 from .conftest import PINNED_VERSIONS, REPO_ROOT
 
 PROBE = (
-    "import json, mcp_bindings, mcp_bindings.runtime.stdio, mcp_bindings.v2025_11_25.server as s\n"
+    "import json, mcp_bindings, mcp_bindings.runtime.stdio.serve, mcp_bindings.v2025_11_25.server as s\n"
     "from mcp_bindings.runtime import registry\n"
     "print(json.dumps({'path': [str(p) for p in mcp_bindings.__path__], 'versions': list(registry.versions()),"
     " 'stub': s.Server.protocol.version}))\n"
@@ -85,11 +85,11 @@ def test_pyright_resolves_both_roots_through_the_install(tmp_path: Path) -> None
         pytest.skip("pyright cannot run here")
     user = tmp_path / "user_server.py"
     user.write_text(
-        "from mcp_bindings.runtime.stdio import serve_stdio\n"
-        "from mcp_bindings.runtime.spec import ProtocolTables\n"
+        "from mcp_bindings.runtime.stdio.serve import serve_stdio\n"
+        "from mcp_bindings.runtime.protocol.spec import ProtocolTables\n"
         "from mcp_bindings.v2025_11_25 import models as m\n"
         "from mcp_bindings.v2025_11_25.server import Server\n"
-        "from mcp_bindings.runtime.context import RequestContext\n\n\n"
+        "from mcp_bindings.runtime.protocol.context import RequestContext\n\n\n"
         "class Echo(Server):\n"
         "    async def list_tools(self, params: m.PaginatedRequestParams | None, ctx: RequestContext)"
         " -> m.ListToolsResult:\n"

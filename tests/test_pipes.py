@@ -13,9 +13,9 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_bindings.runtime import pipes
-from mcp_bindings.runtime.pipes import PipeTransport
-from mcp_bindings.runtime.transport import OversizedMessage
+from mcp_bindings.runtime.rpc import pipes
+from mcp_bindings.runtime.rpc.pipes import PipeTransport
+from mcp_bindings.runtime.rpc.transport import OversizedMessage
 
 pytestmark = pytest.mark.anyio
 DEADLINE = 10

@@ -19,14 +19,14 @@ import httpx
 import orjson
 import pytest
 
-from mcp_bindings.runtime import jsonrpc
 from mcp_bindings.runtime.auth.resource_server import AccessToken, InvalidTokenError, require_bearer
-from mcp_bindings.runtime.errors import McpError
-from mcp_bindings.runtime.http_server import create_app
+from mcp_bindings.runtime.http.app import create_app
 from mcp_bindings.runtime.memory import connect_in_memory
-from mcp_bindings.runtime.request_state import MAX_INPUT_ROUNDS, RequestStateSealer
-from mcp_bindings.runtime.server import ServerRuntime
-from mcp_bindings.runtime.session import Session
+from mcp_bindings.runtime.protocol.request_state import MAX_INPUT_ROUNDS, RequestStateSealer
+from mcp_bindings.runtime.rpc import jsonrpc
+from mcp_bindings.runtime.rpc.errors import McpError
+from mcp_bindings.runtime.rpc.session import Session
+from mcp_bindings.runtime.server.runtime import ServerRuntime
 from mcp_bindings.v2026_07_28 import client as client_module
 from mcp_bindings.v2026_07_28 import models as m
 from mcp_bindings.v2026_07_28.server import Server
@@ -469,7 +469,7 @@ def test_a_rotated_secret_still_opens_states_of_the_previous_one_for_its_grace_p
 
 
 def test_secrets_come_from_the_environment_and_must_be_long_enough() -> None:
-    from mcp_bindings.runtime.request_state import SecretError, secrets_from_env
+    from mcp_bindings.runtime.protocol.request_state import SecretError, secrets_from_env
 
     env = {"MCP_REQUEST_STATE_SECRET": "n" * 32, "MCP_REQUEST_STATE_PREVIOUS_SECRET": "o" * 32}
     assert secrets_from_env(env) == (NEW_SECRET, OLD_SECRET)
@@ -479,7 +479,7 @@ def test_secrets_come_from_the_environment_and_must_be_long_enough() -> None:
 
 
 def test_only_a_configured_secret_can_be_shared() -> None:
-    from mcp_bindings.runtime.request_state import SecretError
+    from mcp_bindings.runtime.protocol.request_state import SecretError
 
     RequestStateSealer(NEW_SECRET).check_shareable()
     with pytest.raises(SecretError, match="several workers need one requestState secret"):

@@ -14,9 +14,9 @@ import httpx
 import orjson
 import pytest
 
-from mcp_bindings.runtime import client_retry, registry
-from mcp_bindings.runtime.client import connect
-from mcp_bindings.runtime.client_retry import (
+from mcp_bindings.runtime.client import retry as client_retry
+from mcp_bindings.runtime.client.http import StreamableHttpTransport, _retry_after  # pyright: ignore[reportPrivateUsage]
+from mcp_bindings.runtime.client.retry import (
     ATTEMPTS,
     MAX_RETRY_AFTER_S,
     MonotonicProgress,
@@ -26,8 +26,9 @@ from mcp_bindings.runtime.client_retry import (
     send_with_retries,
     wants_new_connection,
 )
-from mcp_bindings.runtime.errors import INTERNAL_ERROR, DeliveryFailed, McpError, OutcomeUnknown
-from mcp_bindings.runtime.http_client import StreamableHttpTransport, _retry_after  # pyright: ignore[reportPrivateUsage]
+from mcp_bindings.runtime.client.runtime import connect
+from mcp_bindings.runtime.protocol import registry
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, DeliveryFailed, McpError, OutcomeUnknown
 from mcp_bindings.v2026_07_28.client import Client
 
 pytestmark = pytest.mark.anyio
@@ -288,8 +289,8 @@ async def test_a_json_rpc_error_in_a_503_keeps_its_code_and_message() -> None:
 
 
 async def test_a_tool_list_change_forgets_which_tools_are_safe_to_repeat() -> None:
-    from mcp_bindings.runtime.client import ClientRuntime
-    from mcp_bindings.runtime.jsonrpc import Notification
+    from mcp_bindings.runtime.client.runtime import ClientRuntime
+    from mcp_bindings.runtime.rpc.jsonrpc import Notification
 
     runtime = ClientRuntime(Client, retry="safe")
     runtime.retry.remember_tools(TOOLS)

@@ -15,13 +15,13 @@ import httpx
 import orjson
 import pytest
 
-from mcp_bindings.runtime import registry
-from mcp_bindings.runtime.client import LegacyServerError, connect
-from mcp_bindings.runtime.errors import McpError
-from mcp_bindings.runtime.http_server import create_app
+from mcp_bindings.runtime.client.runtime import LegacyServerError, connect
+from mcp_bindings.runtime.http.app import create_app
 from mcp_bindings.runtime.memory import connect_in_memory
-from mcp_bindings.runtime.stdio import connect_stdio
-from mcp_bindings.runtime.transport import MemoryTransport, memory_pair
+from mcp_bindings.runtime.protocol import registry
+from mcp_bindings.runtime.rpc.errors import McpError
+from mcp_bindings.runtime.rpc.transport import MemoryTransport, memory_pair
+from mcp_bindings.runtime.stdio.connect import connect_stdio
 
 from .conftest import PINNED_VERSIONS, REPO_ROOT
 
@@ -322,7 +322,7 @@ async def test_pinned_stateless_client_over_stdio_reaches_a_stateless_server() -
 
 WHO_AM_I = """
 import json
-from mcp_bindings.runtime.stdio import serve_stdio
+from mcp_bindings.runtime.stdio.serve import serve_stdio
 from mcp_bindings.v2025_11_25 import models as m
 from mcp_bindings.v2025_11_25.server import Server
 

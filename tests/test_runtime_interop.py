@@ -20,9 +20,9 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_bindings.runtime.calls import REQUEST_TIMEOUT
-from mcp_bindings.runtime.errors import McpError
-from mcp_bindings.runtime.stdio import connect_stdio
+from mcp_bindings.runtime.rpc.calls import REQUEST_TIMEOUT
+from mcp_bindings.runtime.rpc.errors import McpError
+from mcp_bindings.runtime.stdio.connect import connect_stdio
 from tests.peers.harness import (
     HANDSHAKE_VERSIONS,
     PEERS,

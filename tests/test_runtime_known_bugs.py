@@ -9,9 +9,9 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_bindings.runtime import registry
-from mcp_bindings.runtime.errors import McpError
 from mcp_bindings.runtime.memory import connect_in_memory
+from mcp_bindings.runtime.protocol import registry
+from mcp_bindings.runtime.rpc.errors import McpError
 from tests.peers.harness import HANDSHAKE_VERSIONS
 
 pytestmark = pytest.mark.anyio

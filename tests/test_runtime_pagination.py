@@ -7,8 +7,8 @@ import base64
 import orjson
 import pytest
 
-from mcp_bindings.runtime.errors import INVALID_PARAMS, McpError
-from mcp_bindings.runtime.pagination import decode_cursor, encode_cursor, paginate
+from mcp_bindings.runtime.protocol.pagination import decode_cursor, encode_cursor, paginate
+from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
 
 ITEMS = list(range(25))
 

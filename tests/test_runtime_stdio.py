@@ -14,10 +14,10 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_bindings.runtime.calls import REQUEST_TIMEOUT
-from mcp_bindings.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, ConnectionClosed, McpError
-from mcp_bindings.runtime.server import LOG_LEVELS
-from mcp_bindings.runtime.stdio import connect_stdio
+from mcp_bindings.runtime.rpc.calls import REQUEST_TIMEOUT
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, ConnectionClosed, McpError
+from mcp_bindings.runtime.server.runtime import LOG_LEVELS
+from mcp_bindings.runtime.stdio.connect import connect_stdio
 from tests.peers.harness import (
     HANDSHAKE_VERSIONS,
     REPO_ROOT,

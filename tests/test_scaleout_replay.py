@@ -24,8 +24,8 @@ import httpx
 import pytest
 from starlette.types import Message, Receive, Scope, Send
 
-from mcp_bindings.runtime.http_resume import Handoff, ReplayLimits, ReplayStore
-from mcp_bindings.runtime.http_server import create_app
+from mcp_bindings.runtime.http.app import create_app
+from mcp_bindings.runtime.http.resume import Handoff, ReplayLimits, ReplayStore
 from mcp_bindings.v2025_11_25 import models as m25
 from mcp_bindings.v2025_11_25.server import Server as Server25
 
@@ -295,7 +295,7 @@ async def test_a_stream_is_resumed_through_another_worker_while_its_worker_runs_
 
 
 async def test_a_handover_is_bounded_by_the_replay_limits_and_expires(redis_server: RedisServer) -> None:
-    from mcp_bindings.runtime.backends.redis import RedisBackend
+    from mcp_bindings.runtime.scaleout.backends.redis import RedisBackend
 
     backend = RedisBackend(redis_server.url, prefix=f"replay-test-{os.getpid()}:")
     await backend.start()
@@ -330,7 +330,7 @@ async def test_two_workers_draining_with_streams_of_one_session_both_hand_them_o
     """Workers A and B each ran a POST stream of one session (no sticky routing) and both drain (a
     restart of the whole deployment): each stream is resumed from its own worker's handover; the
     later handover does not replace the earlier."""
-    from mcp_bindings.runtime.backends.redis import RedisBackend
+    from mcp_bindings.runtime.scaleout.backends.redis import RedisBackend
 
     prefix = f"replay-two-{os.getpid()}:"
     a, b, c = (RedisBackend(redis_server.url, prefix=prefix) for _ in range(3))

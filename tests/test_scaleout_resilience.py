@@ -13,11 +13,11 @@ import anyio
 import httpx
 import pytest
 
-from mcp_bindings.runtime.backends import REDIS_URL_ENV, backend_from_env
-from mcp_bindings.runtime.backends.memory import InMemoryBackend
-from mcp_bindings.runtime.backends.redis import RedisBackend
-from mcp_bindings.runtime.http_server import StreamableHTTPApp, create_app
-from mcp_bindings.runtime.request_state import PREVIOUS_SECRET_ENV, SECRET_ENV
+from mcp_bindings.runtime.http.app import StreamableHTTPApp, create_app
+from mcp_bindings.runtime.protocol.request_state import PREVIOUS_SECRET_ENV, SECRET_ENV
+from mcp_bindings.runtime.scaleout.backends import REDIS_URL_ENV, backend_from_env
+from mcp_bindings.runtime.scaleout.backends.memory import InMemoryBackend
+from mcp_bindings.runtime.scaleout.backends.redis import RedisBackend
 from tests.peers.scaleout_app import Scaled
 from tests.test_http_transport import serve_in_thread
 from tests.test_scaleout import SECRET, RedisServer, call, free_port, headers, listening

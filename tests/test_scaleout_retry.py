@@ -20,10 +20,10 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_bindings.runtime import client_retry
-from mcp_bindings.runtime.client_retry import RetryMode
-from mcp_bindings.runtime.errors import DeliveryFailed, OutcomeUnknown
-from mcp_bindings.runtime.http_client import connect_http
+from mcp_bindings.runtime.client import retry as client_retry
+from mcp_bindings.runtime.client.http import connect_http
+from mcp_bindings.runtime.client.retry import RetryMode
+from mcp_bindings.runtime.rpc.errors import DeliveryFailed, OutcomeUnknown
 from mcp_bindings.v2026_07_28 import models as m
 from mcp_bindings.v2026_07_28.client import Client, ClientHandlers
 from tests.peers.harness import free_port

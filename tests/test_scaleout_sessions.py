@@ -29,12 +29,13 @@ import anyio
 import httpx
 import pytest
 
-from mcp_bindings.runtime import http_sessions, registry
-from mcp_bindings.runtime.http_streamable import HttpTransport
-from mcp_bindings.runtime.jsonrpc import Request
-from mcp_bindings.runtime.notifications import LIST_CHANGED, RESOURCE_UPDATED
-from mcp_bindings.runtime.server import ServerRuntime
-from mcp_bindings.runtime.session import Session
+from mcp_bindings.runtime.http.streamable import HttpTransport
+from mcp_bindings.runtime.protocol import registry
+from mcp_bindings.runtime.rpc.jsonrpc import Request
+from mcp_bindings.runtime.rpc.session import Session
+from mcp_bindings.runtime.scaleout import sessions as http_sessions
+from mcp_bindings.runtime.server.notifications import LIST_CHANGED, RESOURCE_UPDATED
+from mcp_bindings.runtime.server.runtime import ServerRuntime
 from tests.peers.harness import free_port
 from tests.peers.redis_server import RedisServer
 from tests.peers.scaleout_sessions_app import Handshake
@@ -393,8 +394,8 @@ async def test_at_max_sessions_a_worker_forgets_an_idle_session_not_refuses(redi
     its least recently used idle session (its record stays) instead of refusing a new one, and serves
     it again on its next request; a session with an open stream is never forgotten, so a worker whose
     sessions all hold one still answers 503."""
-    from mcp_bindings.runtime.backends.redis import RedisBackend
-    from mcp_bindings.runtime.http_server import create_app
+    from mcp_bindings.runtime.http.app import create_app
+    from mcp_bindings.runtime.scaleout.backends.redis import RedisBackend
     from tests.test_http_transport import serve_in_thread
 
     def worker() -> Any:

@@ -10,9 +10,9 @@ import anyio
 import anyio.abc
 import pytest
 
-from mcp_bindings.runtime.backends.redis import RedisBackend
-from mcp_bindings.runtime.backends.redis_tasks import RedisTaskStore
-from mcp_bindings.runtime.task_store import InvalidCursor, TaskLimitError
+from mcp_bindings.runtime.scaleout.backends.redis import RedisBackend
+from mcp_bindings.runtime.scaleout.backends.redis_tasks import RedisTaskStore
+from mcp_bindings.runtime.tasks.store import InvalidCursor, TaskLimitError
 from tests.test_scaleout import RedisServer
 
 pytestmark = pytest.mark.anyio
@@ -209,7 +209,7 @@ async def test_the_unfinished_tasks_of_a_dead_worker_are_reported_failed(redis_s
 
 
 def test_the_lease_comes_from_the_environment() -> None:
-    from mcp_bindings.runtime.backends import backend_from_env
+    from mcp_bindings.runtime.scaleout.backends import backend_from_env
 
     backend = backend_from_env({"MCP_REDIS_URL": "redis://127.0.0.1:1/0", "MCP_WORKER_LEASE_SECONDS": "4.5"})
     assert isinstance(backend, RedisBackend) and backend.lease_s == 4.5
@@ -222,7 +222,7 @@ def test_the_lease_comes_from_the_environment() -> None:
 async def test_a_worker_killed_mid_call_is_gone_not_a_timeout(redis_server: RedisServer) -> None:
     """A call forwarded to a worker that dies after its mail was counted as received is `WorkerGone`
     (the worker stopped listening) well before the forwarder's 5 s reply timeout."""
-    from mcp_bindings.runtime.forwarding import CALL, TIMEOUT_S, Forwarder, WorkerGone
+    from mcp_bindings.runtime.scaleout.forwarding import CALL, TIMEOUT_S, Forwarder, WorkerGone
 
     a, b = RedisBackend(redis_server.url, prefix="fwd:"), RedisBackend(redis_server.url, prefix="fwd:")
     await a.start()

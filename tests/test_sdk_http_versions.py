@@ -12,7 +12,7 @@ Between the two sits a tap on the ASGI app recording every HTTP exchange, so the
 checked too: the client pins the version in the MCP-Protocol-Version header of every request after
 `initialize`; every result, notification and server request our server sends validates against that
 version's schema.json, closed to the fields the version defines (the runtime's contract: values cross
-versions "projected onto the fields that version defines", runtime/mcp_bindings/runtime/versions.py);
+versions "projected onto the fields that version defines", runtime/mcp_bindings/runtime/protocol/versions.py);
 only sessions of 2025-11-25 get SSE priming events; and the server's requests are exactly the ones
 the version has, each answered by the client.
 """
@@ -31,9 +31,9 @@ import pytest
 from jsonschema import Draft7Validator, Draft202012Validator
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_bindings.runtime.calls import REQUEST_TIMEOUT
-from mcp_bindings.runtime.http_resume import primes_streams
-from mcp_bindings.runtime.http_server import create_app
+from mcp_bindings.runtime.http.app import create_app
+from mcp_bindings.runtime.http.resume import primes_streams
+from mcp_bindings.runtime.rpc.calls import REQUEST_TIMEOUT
 from tests.peers import stdio_server
 from tests.peers.harness import HANDSHAKE_VERSIONS, PEERS, REPO_ROOT
 from tests.test_http_transport import serve_in_thread

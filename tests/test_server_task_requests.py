@@ -16,14 +16,14 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_bindings.runtime import tasks
-from mcp_bindings.runtime.bridge import NotExpressible
-from mcp_bindings.runtime.context import RequestContext
-from mcp_bindings.runtime.errors import McpError
-from mcp_bindings.runtime.http_client import connect_http
-from mcp_bindings.runtime.http_server import create_app
+from mcp_bindings.runtime.client.http import connect_http
+from mcp_bindings.runtime.http.app import create_app
 from mcp_bindings.runtime.memory import connect_in_memory
-from mcp_bindings.runtime.tasks_outgoing import ClientTask, request_as_task
+from mcp_bindings.runtime.protocol.context import RequestContext
+from mcp_bindings.runtime.rpc.errors import McpError
+from mcp_bindings.runtime.server.bridge import NotExpressible
+from mcp_bindings.runtime.tasks import service as tasks
+from mcp_bindings.runtime.tasks.outgoing import ClientTask, request_as_task
 from mcp_bindings.v2025_11_25 import client as c
 from mcp_bindings.v2025_11_25 import models as m
 from mcp_bindings.v2025_11_25 import server as s
@@ -146,8 +146,8 @@ async def test_over_http(url: str) -> None:
 async def test_the_2025_client_handle_reads_like_the_2026_one() -> None:
     """`call_tool(..., task=...)` at 2025-11-25: a `TaskHandle` with the same `get()` / `result()` /
     `cancel()` as the 2026-07-28 `ToolTask`, and `finished()` takes either."""
-    from mcp_bindings.runtime.client_tasks_ext import finished
-    from mcp_bindings.runtime.tasks import TaskHandle
+    from mcp_bindings.runtime.client.tasks_ext import finished
+    from mcp_bindings.runtime.tasks.service import TaskHandle
 
     with anyio.fail_after(LIMIT):
         async with connect_in_memory(SleepServer(), c.Client, protocol_version=VERSION) as client:

@@ -11,8 +11,8 @@ import pytest
 
 from mcp_bindgen.pipeline import build_ir, pinned_source
 from mcp_bindgen.surface import ROLE_UNIONS, derive_surface, gate_rules
-from mcp_bindings.runtime import registry
-from mcp_bindings.runtime.errors import StubDefinitionError
+from mcp_bindings.runtime.protocol import registry
+from mcp_bindings.runtime.rpc.errors import StubDefinitionError
 
 from .conftest import PINNED_VERSIONS, REPO_ROOT
 
@@ -105,7 +105,7 @@ def test_error_codes_per_version() -> None:
 def test_every_named_error_code_and_meta_key_exists_in_some_version() -> None:
     # The runtime names a few codes and `_meta` keys (spec.ErrorCodes / spec.MetaKeys properties);
     # each must resolve in at least one pinned version, or the name has gone stale.
-    from mcp_bindings.runtime.spec import ErrorCodes, MetaKeys
+    from mcp_bindings.runtime.protocol.spec import ErrorCodes, MetaKeys
 
     tables = [registry.protocol(v) for v in PINNED_VERSIONS]
     for cls, of in ((ErrorCodes, lambda t: t.error_codes), (MetaKeys, lambda t: t.meta)):
@@ -239,7 +239,7 @@ def test_runtime_serves_exactly_the_builtin_requests() -> None:
     # policy/runtime_methods.json says which methods have no stub handler; the server runtime's own
     # table must serve every such request of every version, and nothing the policy does not list.
     from mcp_bindgen.render.surface_modules import builtin_methods
-    from mcp_bindings.runtime.server import BUILTINS
+    from mcp_bindings.runtime.server.runtime import BUILTINS
 
     builtin_requests = {
         method for v in PINNED_VERSIONS for method, spec in registry.protocol(v).client_requests.items() if spec.builtin
@@ -295,8 +295,8 @@ def test_tools_only_server_advertises_exactly_tools_and_refuses_prompts() -> Non
     typed client refuses prompts/list before sending anything."""
     import anyio
 
-    from mcp_bindings.runtime.errors import CapabilityError, McpError
     from mcp_bindings.runtime.memory import connect_in_memory
+    from mcp_bindings.runtime.rpc.errors import CapabilityError, McpError
     from mcp_bindings.v2025_11_25 import client, server
     from mcp_bindings.v2025_11_25 import models as m
 

@@ -28,14 +28,14 @@ import orjson
 import pytest
 from jsonschema import Draft202012Validator
 
-from mcp_bindings.runtime import tasks
-from mcp_bindings.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, CapabilityError, McpError
-from mcp_bindings.runtime.http_client import connect_http
-from mcp_bindings.runtime.http_server import create_app
+from mcp_bindings.runtime.client.http import connect_http
+from mcp_bindings.runtime.http.app import create_app
 from mcp_bindings.runtime.memory import connect_in_memory
-from mcp_bindings.runtime.stdio import connect_stdio
-from mcp_bindings.runtime.task_store import InMemoryTaskStore, InvalidCursor, TaskLimitError
-from mcp_bindings.runtime.tasks import RELATED_TASK, TaskHandle
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, CapabilityError, McpError
+from mcp_bindings.runtime.stdio.connect import connect_stdio
+from mcp_bindings.runtime.tasks import service as tasks
+from mcp_bindings.runtime.tasks.service import RELATED_TASK, TaskHandle
+from mcp_bindings.runtime.tasks.store import InMemoryTaskStore, InvalidCursor, TaskLimitError
 from mcp_bindings.v2025_11_25 import client as c
 from mcp_bindings.v2025_11_25 import models as m
 from tests.conftest import cached_source
@@ -54,8 +54,8 @@ import sys
 
 import anyio
 
-from mcp_bindings.runtime import tasks
-from mcp_bindings.runtime.errors import McpError
+from mcp_bindings.runtime.tasks import service as tasks
+from mcp_bindings.runtime.rpc.errors import McpError
 from mcp_bindings.v2025_11_25 import models as m
 from mcp_bindings.v2025_11_25 import server as s
 
@@ -145,7 +145,7 @@ def make_server(kind="tasks"):
 
 
 if __name__ == "__main__":
-    from mcp_bindings.runtime.stdio import serve_stdio
+    from mcp_bindings.runtime.stdio.serve import serve_stdio
 
     serve_stdio(make_server(sys.argv[1]))
 '''

@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 from jsonschema import Draft7Validator, Draft202012Validator
 from jsonschema.validators import validator_for
 
-from mcp_bindings.runtime import registry
-from mcp_bindings.runtime.errors import INTERNAL_ERROR, McpError
-from mcp_bindings.runtime.json_schema import DRAFT_07, DRAFT_2020_12, MAX_VIOLATIONS, Violation, compiled
 from mcp_bindings.runtime.memory import connect_in_memory
-from mcp_bindings.runtime.tool_schemas import ToolOutputError, default_dialect
+from mcp_bindings.runtime.protocol import registry
+from mcp_bindings.runtime.protocol.json_schema import DRAFT_07, DRAFT_2020_12, MAX_VIOLATIONS, Violation, compiled
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
+from mcp_bindings.runtime.server.tool_schemas import ToolOutputError, default_dialect
 
 pytestmark = pytest.mark.anyio
 
@@ -201,8 +201,8 @@ async def test_a_client_of_an_older_version_is_checked_against_the_servers_schem
 async def test_over_streamable_http(version: str) -> None:
     """A session per client (2025-11-25), one shared runtime for sessionless requests (2026-07-28):
     a client that lists and one that never does are both checked."""
-    from mcp_bindings.runtime.http_client import connect_http
-    from mcp_bindings.runtime.http_server import create_app
+    from mcp_bindings.runtime.client.http import connect_http
+    from mcp_bindings.runtime.http.app import create_app
 
     from .test_http_transport import serve_in_thread
 
@@ -228,7 +228,7 @@ async def test_over_streamable_http(version: str) -> None:
 @pytest.mark.parametrize("version", STRUCTURED)
 async def test_bad_structured_content_is_refused_by_the_server(version: str, caplog: pytest.LogCaptureFixture) -> None:
     server = make_server(version)
-    with caplog.at_level(logging.ERROR, logger="mcp_bindings.runtime.tool_schemas"):
+    with caplog.at_level(logging.ERROR, logger="mcp_bindings.runtime.server.tool_schemas"):
         async with connect_in_memory(server, client_cls(version)) as client:
             await client.list_tools()
             with pytest.raises(McpError) as caught:

@@ -18,7 +18,7 @@ import uvicorn
 
 from mcp_bindings.runtime.auth import AccessToken, JWTVerifier, RequestInfo, require_bearer
 from mcp_bindings.runtime.auth.resource_server import BearerAuthMiddleware
-from mcp_bindings.runtime.http_server import create_app
+from mcp_bindings.runtime.http.app import create_app
 
 from .auth_server import AuthServer, AuthServerOptions
 from .harness import REPO_ROOT

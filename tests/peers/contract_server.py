@@ -15,8 +15,8 @@ import os
 import sys
 from typing import Any
 
-from mcp_bindings.runtime.context import RequestContext
-from mcp_bindings.runtime.pagination import paginate
+from mcp_bindings.runtime.protocol.context import RequestContext
+from mcp_bindings.runtime.protocol.pagination import paginate
 from mcp_bindings.v2025_11_25 import models as m
 from mcp_bindings.v2025_11_25.server import Server
 
@@ -70,10 +70,10 @@ class ContractServer(Server):
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
-        from mcp_bindings.runtime.http_server import serve_http
+        from mcp_bindings.runtime.http.app import serve_http
 
         serve_http(ContractServer(), port=int(sys.argv[2]), http="h11", loop="asyncio")
     else:
-        from mcp_bindings.runtime.stdio import serve_stdio
+        from mcp_bindings.runtime.stdio.serve import serve_stdio
 
         serve_stdio(ContractServer())

@@ -49,7 +49,7 @@ def client_module(version: str) -> ModuleType:
     """The generated `client` module of a protocol version, e.g. `client_module("2024-11-05")`."""
     import importlib
 
-    from mcp_bindings.runtime import registry
+    from mcp_bindings.runtime.protocol import registry
 
     return importlib.import_module(f"mcp_bindings.{registry.info(version).package}.client")
 
@@ -76,7 +76,7 @@ class Recorder:
 
 
 def _dump(value: Any) -> Any:
-    from mcp_bindings.runtime import versions
+    from mcp_bindings.runtime.protocol import versions
 
     return versions.dump(value)
 

@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 from starlette.types import Message, Receive, Scope, Send
 
-from mcp_bindings.runtime.http_server import create_app
+from mcp_bindings.runtime.http.app import create_app
 from mcp_bindings.v2026_07_28 import models as m
 from mcp_bindings.v2026_07_28.server import Server
 from tests.peers.scaleout_app import confirm_ask

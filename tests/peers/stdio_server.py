@@ -34,13 +34,13 @@ from typing import Any
 import anyio
 import orjson
 
-from mcp_bindings.runtime import versions
-from mcp_bindings.runtime.context import NotificationContext, RequestContext
-from mcp_bindings.runtime.errors import INVALID_PARAMS, McpError
-from mcp_bindings.runtime.pagination import paginate
-from mcp_bindings.runtime.server import LOG_LEVELS
-from mcp_bindings.runtime.stdio import serve_stdio
-from mcp_bindings.runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
+from mcp_bindings.runtime.protocol import versions
+from mcp_bindings.runtime.protocol.context import NotificationContext, RequestContext
+from mcp_bindings.runtime.protocol.pagination import paginate
+from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
+from mcp_bindings.runtime.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES
+from mcp_bindings.runtime.server.runtime import LOG_LEVELS
+from mcp_bindings.runtime.stdio.serve import serve_stdio
 from mcp_bindings.v2025_11_25 import models as m
 from mcp_bindings.v2025_11_25.server import Server
 

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from pydantic import Field, TypeAdapter
 from typing_extensions import TypeAliasType
 
-from mcp_bindings.runtime.spec import Capability, ErrorCodes, MethodSpec, ProtocolTables
+from mcp_bindings.runtime.protocol.spec import Capability, ErrorCodes, MethodSpec, ProtocolTables
 
 from . import models as m
 from .about import INFO

@@ -2,9 +2,9 @@
 # Do not edit: change the generator, its templates or policy files, then run `mcp-bindgen generate`.
 """What the runtime knows of MCP 2025-03-26 before loading its models: name, wire version, lifecycle
 era, batches, the reserved `_meta` keys, the JSON Schema dialect of its schema.
-`mcp_bindings.runtime.registry` discovers versions by it."""
+`mcp_bindings.runtime.protocol.registry` discovers versions by it."""
 
-from mcp_bindings.runtime.spec import MetaKeys, VersionInfo
+from mcp_bindings.runtime.protocol.spec import MetaKeys, VersionInfo
 
 INFO = VersionInfo(
     version="2025-03-26",

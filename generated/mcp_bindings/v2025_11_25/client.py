@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, overload
 
-from mcp_bindings.runtime.context import NotificationContext, RequestContext
-from mcp_bindings.runtime.meta import Meta
-from mcp_bindings.runtime.spec import ProtocolTables
-from mcp_bindings.runtime.stubs import ClientHandlerStub, ClientStub
-from mcp_bindings.runtime.tasks import TaskHandle
+from mcp_bindings.runtime.protocol.context import NotificationContext, RequestContext
+from mcp_bindings.runtime.protocol.meta import Meta
+from mcp_bindings.runtime.protocol.spec import ProtocolTables
+from mcp_bindings.runtime.client.stub import ClientHandlerStub, ClientStub
+from mcp_bindings.runtime.tasks.service import TaskHandle
 
 from . import methods
 from . import models as m

@@ -17,10 +17,10 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from typing import Any, ClassVar
 
-from mcp_bindings.runtime.context import NotificationContext, RequestContext
-from mcp_bindings.runtime.meta import Meta
-from mcp_bindings.runtime.spec import ProtocolTables
-from mcp_bindings.runtime.stubs import ClientHandlerStub, ClientStub
+from mcp_bindings.runtime.protocol.context import NotificationContext, RequestContext
+from mcp_bindings.runtime.protocol.meta import Meta
+from mcp_bindings.runtime.protocol.spec import ProtocolTables
+from mcp_bindings.runtime.client.stub import ClientHandlerStub, ClientStub
 
 from . import methods
 from . import models as m

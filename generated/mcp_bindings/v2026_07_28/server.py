@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from mcp_bindings.runtime.client_calls import ClientCallsStub
-from mcp_bindings.runtime.context import RequestContext
-from mcp_bindings.runtime.spec import ProtocolTables
-from mcp_bindings.runtime.stubs import ServerStub
+from mcp_bindings.runtime.server.client_calls import ClientCallsStub
+from mcp_bindings.runtime.protocol.context import RequestContext
+from mcp_bindings.runtime.protocol.spec import ProtocolTables
+from mcp_bindings.runtime.server.stubs import ServerStub
 
 from . import methods
 from . import models as m

@@ -61,7 +61,7 @@ def _template_vars(uri_template: str) -> list[tuple[str, bool]] | None:
 
 
 def render_client(surface: Surface, class_name: str | None = None) -> ClientModule:
-    from mcp_bindings.runtime import registry
+    from mcp_bindings.runtime.protocol import registry
 
     version = surface["protocolVersion"]
     try:

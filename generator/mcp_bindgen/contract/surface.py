@@ -36,19 +36,19 @@ def describe(target: Sequence[str]) -> str:
 
 
 def newest_handshake_version() -> str:
-    from mcp_bindings.runtime import registry
+    from mcp_bindings.runtime.protocol import registry
 
     return [v for v, info in registry.versions().items() if not info.stateless][-1]
 
 
 def known_versions() -> list[str]:
-    from mcp_bindings.runtime import registry
+    from mcp_bindings.runtime.protocol import registry
 
     return list(registry.versions())
 
 
 def client_class(version: str) -> Any:
-    from mcp_bindings.runtime import registry
+    from mcp_bindings.runtime.protocol import registry
 
     try:
         package = registry.info(version).package
@@ -102,11 +102,11 @@ async def _with_client(
     cls = client_class(version)
     with anyio.fail_after(CONNECT_TIMEOUT):
         if is_url(target):
-            from mcp_bindings.runtime.http_client import connect_http
+            from mcp_bindings.runtime.client.http import connect_http
 
             async with connect_http(target[0], cls, headers=headers) as client:
                 return await use(client)
-        from mcp_bindings.runtime.stdio import connect_stdio
+        from mcp_bindings.runtime.stdio.connect import connect_stdio
 
         async with connect_stdio(list(target), cls) as client:
             return await use(client)
@@ -133,7 +133,7 @@ def capture(target: Sequence[str], version: str | None = None, headers: dict[str
 
 def speaks(target: Sequence[str], version: str, headers: dict[str, str] | None = None) -> Surface | None:
     """The surface at `version` when the server negotiates exactly that version, else None."""
-    from mcp_bindings.runtime.client import LegacyServerError, ProtocolVersionError
+    from mcp_bindings.runtime.client.runtime import LegacyServerError, ProtocolVersionError
 
     try:
         surface = capture(target, version, headers)

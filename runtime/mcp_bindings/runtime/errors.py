@@ -1,104 +1,33 @@
-"""Errors the runtime raises and turns into JSON-RPC error responses."""
+"""Protocol errors and their codes (public path); the code lives in `mcp_bindings.runtime.rpc.errors`."""
 
 from __future__ import annotations
 
-from typing import Any
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR as INTERNAL_ERROR
+from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS as INVALID_PARAMS
+from mcp_bindings.runtime.rpc.errors import INVALID_REQUEST as INVALID_REQUEST
+from mcp_bindings.runtime.rpc.errors import METHOD_NOT_FOUND as METHOD_NOT_FOUND
+from mcp_bindings.runtime.rpc.errors import PARSE_ERROR as PARSE_ERROR
+from mcp_bindings.runtime.rpc.errors import CapabilityError as CapabilityError
+from mcp_bindings.runtime.rpc.errors import ConnectionClosed as ConnectionClosed
+from mcp_bindings.runtime.rpc.errors import DeliveryFailed as DeliveryFailed
+from mcp_bindings.runtime.rpc.errors import McpError as McpError
+from mcp_bindings.runtime.rpc.errors import NotExpressible as NotExpressible
+from mcp_bindings.runtime.rpc.errors import OutcomeUnknown as OutcomeUnknown
+from mcp_bindings.runtime.rpc.errors import StubDefinitionError as StubDefinitionError
+from mcp_bindings.runtime.rpc.errors import sole_exception as sole_exception
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-
-
-class McpError(Exception):
-    """An error with a JSON-RPC code: raised by a handler, it becomes the error response; received
-    from the peer, it is what the awaiting caller gets."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(f"{message} (code {code})")
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def to_error(self) -> dict[str, Any]:
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
-
-
-class CapabilityError(McpError):
-    """The peer did not advertise the capability a method needs; nothing was sent."""
-
-    def __init__(self, method: str, capability: str) -> None:
-        super().__init__(METHOD_NOT_FOUND, f"{method} needs the {capability}, which the peer did not advertise")
-        self.method = method
-        self.capability = capability
-
-
-class NotExpressible(McpError):
-    """A value the peer's protocol version cannot carry (policy/crossing.json says what can be
-    degraded; this is what cannot): nothing was sent. Raised to the handler that tried, and an
-    internal error on the wire if the handler lets it through."""
-
-    def __init__(self, message: str, *, version: str) -> None:
-        super().__init__(INTERNAL_ERROR, message)
-        self.version = version
-
-
-class StubDefinitionError(TypeError):
-    """A server or client class whose overridden handlers and declared capabilities disagree."""
-
-
-class ConnectionClosed(Exception):
-    """The transport ended while a request was waiting for its response."""
-
-
-def sole_exception(group: BaseExceptionGroup[BaseException]) -> Exception | None:
-    """The one ordinary exception a (possibly nested) group holds; None when it holds several.
-    Task groups are the runtime's implementation detail: what failed comes out as itself."""
-    leaves: list[BaseException] = []
-    pending: list[BaseException] = [group]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, BaseExceptionGroup):
-            group_of: BaseExceptionGroup[BaseException] = item  # pyright: ignore[reportUnknownVariableType]
-            pending.extend(group_of.exceptions)
-        else:
-            leaves.append(item)
-    return leaves[0] if len(leaves) == 1 and isinstance(leaves[0], Exception) else None
-
-
-class DeliveryFailed(McpError):
-    """A request's exchange with the server failed before its answer arrived (raised by the HTTP
-    client transport; never the server's own answer). `stage` says what the server may have done:
-    "connect" (no connection: the request was never sent), "refused" (HTTP 503: the server or a
-    proxy did not take it) or "cut" (sent, then the connection closed or a gateway answered 502 /
-    504 before the answer: it may or may not have run). `retry_after`: the server's `Retry-After`
-    in seconds, if it sent one."""
-
-    def __init__(
-        self, code: int, message: str, data: Any = None, *, stage: str, retry_after: float | None = None
-    ) -> None:
-        super().__init__(code, message, data)
-        self.stage = stage
-        self.retry_after = retry_after
-
-    @property
-    def may_have_run(self) -> bool:
-        return self.stage == "cut"
-
-
-class OutcomeUnknown(McpError):
-    """A request reached the server, its connection failed before the answer, and repeating it is
-    not known to be safe (policy/retry.json): it may or may not have run, and it was not repeated."""
-
-    def __init__(self, method: str, what: str, cause: str, why: str) -> None:
-        super().__init__(
-            INTERNAL_ERROR,
-            f"{what} may or may not have run: {cause}; it was not repeated because {why}. Check the "
-            "server's state before calling again, or connect with retry='always' to repeat such requests",
-        )
-        self.method = method
-        self.what = what
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "CapabilityError",
+    "ConnectionClosed",
+    "DeliveryFailed",
+    "McpError",
+    "NotExpressible",
+    "OutcomeUnknown",
+    "StubDefinitionError",
+    "sole_exception",
+]

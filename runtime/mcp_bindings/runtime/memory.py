@@ -8,12 +8,13 @@ from typing import Any, TypeVar
 
 import anyio
 
-from .client import connect
-from .errors import sole_exception
-from .server import ServerRuntime
-from .session import Session
-from .stubs import ClientHandlerStub, ClientStub, ServerStub
-from .transport import memory_pair
+from mcp_bindings.runtime.client.runtime import connect
+from mcp_bindings.runtime.client.stub import ClientHandlerStub, ClientStub
+from mcp_bindings.runtime.rpc.errors import sole_exception
+from mcp_bindings.runtime.rpc.session import Session
+from mcp_bindings.runtime.rpc.transport import memory_pair
+from mcp_bindings.runtime.server.runtime import ServerRuntime
+from mcp_bindings.runtime.server.stubs import ServerStub
 
 C = TypeVar("C", bound=ClientStub)
 

@@ -15,10 +15,10 @@
 docs/authoring.md is the guide.
 """
 
-from .content import Audio, Embedded, Image, Message, assistant, user
-from .context import Accepted, Cancelled, Context, Declined, Elicited, LogLevel, Root, Sampled
-from .core import App
-from .errors import AppDefinitionError, MissingClientCapability, ResourceNotFound, ToolError
+from mcp_bindings.runtime.app.content import Audio, Embedded, Image, Message, assistant, user
+from mcp_bindings.runtime.app.context import Accepted, Cancelled, Context, Declined, Elicited, LogLevel, Root, Sampled
+from mcp_bindings.runtime.app.core import App
+from mcp_bindings.runtime.app.errors import AppDefinitionError, MissingClientCapability, ResourceNotFound, ToolError
 
 __all__ = [
     "Accepted",

@@ -16,7 +16,7 @@ import orjson
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from .. import versions
+from mcp_bindings.runtime.protocol import versions
 
 __all__ = ["Audio", "Embedded", "Image", "Message", "assistant", "json_text", "to_content", "user"]
 

@@ -29,13 +29,13 @@ from typing import Any, Generic, Literal, TypeAlias, TypeVar, Union, cast, overl
 import orjson
 from pydantic import BaseModel, ValidationError, create_model
 
-from .. import registry, versions
-from ..context import RequestContext, SessionContext
-from ..errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, NotExpressible
-from ..spec import Capability, ProtocolTables
-from ..tasks import TaskContext
-from .content import Message
-from .errors import AppDefinitionError, MissingClientCapability
+from mcp_bindings.runtime.app.content import Message
+from mcp_bindings.runtime.app.errors import AppDefinitionError, MissingClientCapability
+from mcp_bindings.runtime.protocol import registry, versions
+from mcp_bindings.runtime.protocol.context import RequestContext, SessionContext
+from mcp_bindings.runtime.protocol.spec import Capability, ProtocolTables
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, NotExpressible
+from mcp_bindings.runtime.tasks.service import TaskContext
 
 __all__ = [
     "Accepted",

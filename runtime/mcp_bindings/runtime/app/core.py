@@ -18,18 +18,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
-from .. import registry, versions
-from ..context import RequestContext
-from ..errors import INVALID_PARAMS, McpError
-from ..extensions import peer_declares
-from ..notifications import RESOURCE_UPDATED
-from ..pagination import invalid_cursor, paginate
-from ..spec import ProtocolTables
-from ..stubs import ServerStub
-from ..tasks import TaskContext, run_as_task
-from ..tasks_wire import EXTENSION as TASKS_EXTENSION
-from .context import Boundary, Context, Replay, StartTask, Suspend
-from .entries import (
+from mcp_bindings.runtime.app.context import Boundary, Context, Replay, StartTask, Suspend
+from mcp_bindings.runtime.app.entries import (
     Completer,
     PromptEntry,
     ResourceEntry,
@@ -39,11 +29,21 @@ from .entries import (
     contents,
     messages,
 )
-from .errors import AppDefinitionError, ResourceNotFound, ToolError
-from .signature import FunctionSignature
+from mcp_bindings.runtime.app.errors import AppDefinitionError, ResourceNotFound, ToolError
+from mcp_bindings.runtime.app.signature import FunctionSignature
+from mcp_bindings.runtime.protocol import registry, versions
+from mcp_bindings.runtime.protocol.context import RequestContext
+from mcp_bindings.runtime.protocol.custom_methods import peer_declares
+from mcp_bindings.runtime.protocol.pagination import invalid_cursor, paginate
+from mcp_bindings.runtime.protocol.spec import ProtocolTables
+from mcp_bindings.runtime.protocol.tasks_wire import EXTENSION as TASKS_EXTENSION
+from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
+from mcp_bindings.runtime.server.notifications import RESOURCE_UPDATED
+from mcp_bindings.runtime.server.stubs import ServerStub
+from mcp_bindings.runtime.tasks.service import TaskContext, run_as_task
 
 if TYPE_CHECKING:
-    from ..http_server import StreamableHTTPApp
+    from mcp_bindings.runtime.http.app import StreamableHTTPApp
 
 __all__ = ["App"]
 
@@ -439,7 +439,7 @@ class App:
 
     def _declare_tools(self) -> None:
         """Calls are checked against the inputSchema (`tool_schemas`) even before a client lists."""
-        from ..tool_schemas import declare_tools
+        from mcp_bindings.runtime.server.tool_schemas import declare_tools
 
         if self._server is not None:
             declare_tools(self._server, [t.definition for t in self._tools.values()])
@@ -627,11 +627,11 @@ class App:
         """Serve until interrupted: on stdin/stdout, or Streamable HTTP (and the legacy SSE transport)
         at http://host:port/mcp. `options` go to `serve_stdio` / `serve_http`."""
         if transport == "stdio":
-            from ..stdio import serve_stdio
+            from mcp_bindings.runtime.stdio.serve import serve_stdio
 
             serve_stdio(self.server, **options)
         elif transport == "http":
-            from ..http_server import serve_http
+            from mcp_bindings.runtime.http.app import serve_http
 
             serve_http(self.server, host=host, port=port, path=path, **options)
         else:
@@ -640,7 +640,7 @@ class App:
     def asgi(self, **options: Any) -> StreamableHTTPApp:
         """The ASGI app (Streamable HTTP at `/mcp`), to mount in Starlette, FastAPI, ...; `options`
         are `http_server.create_app`'s."""
-        from ..http_server import create_app
+        from mcp_bindings.runtime.http.app import create_app
 
         return create_app(self.server, **options)
 
@@ -680,8 +680,8 @@ class App:
         handlers: Any,
         options: dict[str, Any],
     ) -> AsyncGenerator[Any]:
-        from ..memory import connect_in_memory
-        from .testing import client_handlers
+        from mcp_bindings.runtime.app.testing import client_handlers
+        from mcp_bindings.runtime.memory import connect_in_memory
 
         version = protocol_version or self.protocol_version
         package = registry.load_version(version).__name__

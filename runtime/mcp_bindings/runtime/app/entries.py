@@ -13,13 +13,13 @@ import orjson
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
 
-from .. import versions
-from ..errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
-from ..jsonrpc import validation_error
-from . import content as c
-from .errors import AppDefinitionError
-from .signature import MISSING, FunctionSignature, analyse, json_schema, output_kind
-from .uri_template import Template, TemplateError, is_uri
+from mcp_bindings.runtime.app import content as c
+from mcp_bindings.runtime.app.errors import AppDefinitionError
+from mcp_bindings.runtime.app.signature import MISSING, FunctionSignature, analyse, json_schema, output_kind
+from mcp_bindings.runtime.app.uri_template import Template, TemplateError, is_uri
+from mcp_bindings.runtime.protocol import versions
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from mcp_bindings.runtime.rpc.jsonrpc import validation_error
 
 __all__ = ["Completer", "PromptEntry", "ResourceEntry", "TemplateEntry", "ToolEntry"]
 

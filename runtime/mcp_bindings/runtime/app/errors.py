@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, NotExpressible
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, NotExpressible
 
 __all__ = ["AppDefinitionError", "MissingClientCapability", "ResourceNotFound", "ToolError"]
 

@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, PydanticUserError, TypeAdapter, crea
 from pydantic.errors import PydanticSchemaGenerationError
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 
-from .content import Audio, Embedded, Image, is_content_model
-from .errors import AppDefinitionError
+from mcp_bindings.runtime.app.content import Audio, Embedded, Image, is_content_model
+from mcp_bindings.runtime.app.errors import AppDefinitionError
 
 __all__ = ["MISSING", "FunctionSignature", "OutputKind", "analyse", "json_schema", "output_kind"]
 
@@ -61,7 +61,7 @@ def _strip(tp: Any) -> Any:
 
 
 def _is_context(tp: Any) -> bool:
-    from .context import Context
+    from mcp_bindings.runtime.app.context import Context
 
     tp = _strip(tp)
     if tp is Context:

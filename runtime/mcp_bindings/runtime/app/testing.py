@@ -9,8 +9,8 @@ from typing import Any, cast
 
 from pydantic import BaseModel
 
-from .. import registry, versions
-from ..stubs import ClientHandlerStub
+from mcp_bindings.runtime.client.stub import ClientHandlerStub
+from mcp_bindings.runtime.protocol import registry, versions
 
 __all__ = ["client_handlers"]
 

@@ -167,10 +167,16 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .challenge import Challenge, bearer_challenge, format_challenge, parse_challenges
-    from .client import OAuthClientAuth
-    from .client_auth import ClientAuthentication, ClientSecretBasic, ClientSecretPost, PrivateKeyJwt, PublicClient
-    from .discovery import (
+    from mcp_bindings.runtime.auth.challenge import Challenge, bearer_challenge, format_challenge, parse_challenges
+    from mcp_bindings.runtime.auth.client import OAuthClientAuth
+    from mcp_bindings.runtime.auth.client_auth import (
+        ClientAuthentication,
+        ClientSecretBasic,
+        ClientSecretPost,
+        PrivateKeyJwt,
+        PublicClient,
+    )
+    from mcp_bindings.runtime.auth.discovery import (
         AuthorizationServerMetadata,
         Discovery,
         ProtectedResourceMetadata,
@@ -180,8 +186,15 @@ if TYPE_CHECKING:
         protected_resource_metadata_urls,
         resource_matches,
     )
-    from .dpop import DPoPKey, DPoPProofError, DPoPProofVerifier, NonceIssuer, ReplayCache, jwk_thumbprint
-    from .errors import (
+    from mcp_bindings.runtime.auth.dpop import (
+        DPoPKey,
+        DPoPProofError,
+        DPoPProofVerifier,
+        NonceIssuer,
+        ReplayCache,
+        jwk_thumbprint,
+    )
+    from mcp_bindings.runtime.auth.errors import (
         AuthorizationDeniedError,
         AuthorizationError,
         AuthorizationLimitError,
@@ -197,16 +210,21 @@ if TYPE_CHECKING:
         StateMismatchError,
         TokenRequestError,
     )
-    from .grants import check_authorization_response, pkce_pair
-    from .handlers import (
+    from mcp_bindings.runtime.auth.grants import check_authorization_response, pkce_pair
+    from mcp_bindings.runtime.auth.handlers import (
         AuthorizationHandler,
         AuthorizationResponse,
         CallbackAuthorizationHandler,
         HeadlessAuthorizationHandler,
         LoopbackAuthorizationHandler,
     )
-    from .machine import ClientCredentialsGrant, EnterpriseManagedGrant, JwtBearerGrant, MachineGrant
-    from .resource_server import (
+    from mcp_bindings.runtime.auth.machine import (
+        ClientCredentialsGrant,
+        EnterpriseManagedGrant,
+        JwtBearerGrant,
+        MachineGrant,
+    )
+    from mcp_bindings.runtime.auth.resource_server import (
         AccessToken,
         BearerAuthMiddleware,
         IntrospectionVerifier,
@@ -219,7 +237,13 @@ if TYPE_CHECKING:
         protected_resource_metadata_url,
         require_bearer,
     )
-    from .storage import ClientCredentials, InMemoryTokenStorage, JsonFileTokenStorage, OAuthTokens, TokenStorage
+    from mcp_bindings.runtime.auth.storage import (
+        ClientCredentials,
+        InMemoryTokenStorage,
+        JsonFileTokenStorage,
+        OAuthTokens,
+        TokenStorage,
+    )
 
 
 def __getattr__(name: str) -> Any:

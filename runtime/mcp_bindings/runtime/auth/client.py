@@ -48,29 +48,34 @@ from urllib.parse import urlsplit
 import anyio
 import httpx
 
-from .. import logs
-from .challenge import Challenge, parse_challenges
-from .client_auth import ClientAuthentication
-from .discovery import (
+from mcp_bindings.runtime.auth.challenge import Challenge, parse_challenges
+from mcp_bindings.runtime.auth.client_auth import ClientAuthentication
+from mcp_bindings.runtime.auth.discovery import (
     Discovery,
     canonical_server_url,
     discover,
     origin_of,
     require_secure,
 )
-from .dpop import DPoPKey, DPoPSigner
-from .errors import (
+from mcp_bindings.runtime.auth.dpop import DPoPKey, DPoPSigner
+from mcp_bindings.runtime.auth.errors import (
     AuthorizationLimitError,
     InsecureEndpointError,
     InsufficientScopeError,
     TokenRequestError,
 )
-from .grants import authorization_code_grant, client_authentication, revoke_token, token_request
-from .handlers import AuthorizationHandler, HeadlessAuthorizationHandler
-from .machine import MachineGrant
-from .registration import ClientRegistrar
-from .scopes import select_scope
-from .storage import ClientCredentials, InMemoryTokenStorage, OAuthTokens, TokenStorage
+from mcp_bindings.runtime.auth.grants import (
+    authorization_code_grant,
+    client_authentication,
+    revoke_token,
+    token_request,
+)
+from mcp_bindings.runtime.auth.handlers import AuthorizationHandler, HeadlessAuthorizationHandler
+from mcp_bindings.runtime.auth.machine import MachineGrant
+from mcp_bindings.runtime.auth.registration import ClientRegistrar
+from mcp_bindings.runtime.auth.scopes import select_scope
+from mcp_bindings.runtime.auth.storage import ClientCredentials, InMemoryTokenStorage, OAuthTokens, TokenStorage
+from mcp_bindings.runtime.rpc import logs
 
 log = logs.logger("auth")
 

@@ -17,7 +17,7 @@ import time
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import quote_plus
 
-from .dpop import ASYMMETRIC_ALGORITHMS  # PyJWT and cryptography: imported where used
+from mcp_bindings.runtime.auth.dpop import ASYMMETRIC_ALGORITHMS  # PyJWT and cryptography: imported where used
 
 CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 

@@ -28,7 +28,7 @@ from urllib.parse import SplitResult, urlsplit
 
 import httpx
 
-from .errors import (
+from mcp_bindings.runtime.auth.errors import (
     DiscoveryError,
     InsecureEndpointError,
     IssuerMismatchError,

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from .discovery import origin_of
+from mcp_bindings.runtime.auth.discovery import origin_of
 
 # PyJWT and cryptography are imported where used: importing the auth client stays cheap.
 

@@ -15,12 +15,18 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import httpx
 
-from .. import logs
-from .client_auth import ClientAuthentication, ClientSecretBasic, ClientSecretPost, PublicClient
-from .client_auth import basic_credentials as basic_credentials  # re-exported (resource_server, tests)
-from .discovery import AuthorizationServerMetadata, Discovery
-from .dpop import DPoPSigner
-from .errors import (
+from mcp_bindings.runtime.auth.client_auth import (
+    ClientAuthentication,
+    ClientSecretBasic,
+    ClientSecretPost,
+    PublicClient,
+)
+from mcp_bindings.runtime.auth.client_auth import (
+    basic_credentials as basic_credentials,  # re-exported (resource_server, tests)
+)
+from mcp_bindings.runtime.auth.discovery import AuthorizationServerMetadata, Discovery
+from mcp_bindings.runtime.auth.dpop import DPoPSigner
+from mcp_bindings.runtime.auth.errors import (
     AuthorizationDeniedError,
     AuthorizationError,
     IssuerParameterError,
@@ -28,8 +34,9 @@ from .errors import (
     StateMismatchError,
     TokenRequestError,
 )
-from .handlers import AuthorizationHandler, AuthorizationResponse
-from .storage import ClientCredentials, OAuthTokens
+from mcp_bindings.runtime.auth.handlers import AuthorizationHandler, AuthorizationResponse
+from mcp_bindings.runtime.auth.storage import ClientCredentials, OAuthTokens
+from mcp_bindings.runtime.rpc import logs
 
 log = logs.logger("auth")
 

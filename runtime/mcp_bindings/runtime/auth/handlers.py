@@ -24,8 +24,8 @@ from urllib.parse import parse_qsl, urljoin, urlsplit
 import anyio
 import httpx
 
-from .. import logs
-from .errors import AuthorizationError
+from mcp_bindings.runtime.auth.errors import AuthorizationError
+from mcp_bindings.runtime.rpc import logs
 
 MAX_REQUEST_HEAD = 16 * 1024
 log = logs.logger("auth")

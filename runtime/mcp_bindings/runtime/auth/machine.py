@@ -24,13 +24,13 @@ from typing import Protocol, runtime_checkable
 
 import httpx
 
-from .. import logs
-from .client_auth import ClientAuthentication
-from .discovery import Discovery
-from .dpop import DPoPSigner
-from .errors import TokenRequestError
-from .grants import json_object_of, post_form, token_request
-from .storage import OAuthTokens
+from mcp_bindings.runtime.auth.client_auth import ClientAuthentication
+from mcp_bindings.runtime.auth.discovery import Discovery
+from mcp_bindings.runtime.auth.dpop import DPoPSigner
+from mcp_bindings.runtime.auth.errors import TokenRequestError
+from mcp_bindings.runtime.auth.grants import json_object_of, post_form, token_request
+from mcp_bindings.runtime.auth.storage import OAuthTokens
+from mcp_bindings.runtime.rpc import logs
 
 log = logs.logger("auth")
 

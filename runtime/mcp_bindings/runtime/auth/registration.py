@@ -10,11 +10,11 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from .discovery import AuthorizationServerMetadata, Discovery, is_loopback_host
-from .errors import RegistrationError
-from .grants import json_object_of
-from .handlers import AuthorizationHandler
-from .storage import ClientCredentials, TokenStorage
+from mcp_bindings.runtime.auth.discovery import AuthorizationServerMetadata, Discovery, is_loopback_host
+from mcp_bindings.runtime.auth.errors import RegistrationError
+from mcp_bindings.runtime.auth.grants import json_object_of
+from mcp_bindings.runtime.auth.handlers import AuthorizationHandler
+from mcp_bindings.runtime.auth.storage import ClientCredentials, TokenStorage
 
 
 class ClientRegistrar:

@@ -49,12 +49,12 @@ from urllib.parse import parse_qsl, urlsplit
 import anyio
 import httpx
 
-from .. import logs
-from .challenge import format_challenge
-from .discovery import WELL_KNOWN_PRM, fetch_authorization_server_metadata, origin_of
+from mcp_bindings.runtime.auth.challenge import format_challenge
+from mcp_bindings.runtime.auth.discovery import WELL_KNOWN_PRM, fetch_authorization_server_metadata, origin_of
+from mcp_bindings.runtime.rpc import logs
 
 if TYPE_CHECKING:
-    from .dpop import DPoPProofVerifier
+    from mcp_bindings.runtime.auth.dpop import DPoPProofVerifier
 
 log = logs.logger("auth")
 
@@ -334,7 +334,7 @@ class IntrospectionVerifier:
         data = {"token": token, "token_type_hint": "access_token"}
         headers = {"Accept": "application/json"}
         if self.auth_method == "client_secret_basic" and self.client_id is not None:
-            from .grants import basic_credentials
+            from mcp_bindings.runtime.auth.grants import basic_credentials
 
             headers["Authorization"] = basic_credentials(self.client_id, self.client_secret or "")
         elif self.client_id is not None:
@@ -584,7 +584,7 @@ class BearerAuthMiddleware:
         self, scope: Scope, headers: Mapping[str, str], method: str, token: str, info: AccessToken
     ) -> None:
         """RFC 9449 §7.1: the proof of this request, by the key the token is bound to."""
-        from .dpop import DPoPProofError
+        from mcp_bindings.runtime.auth.dpop import DPoPProofError
 
         assert self.dpop is not None
         jkt = _bound_jkt(info.claims)

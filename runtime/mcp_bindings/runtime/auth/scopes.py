@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .challenge import Challenge
-from .discovery import Discovery
+from mcp_bindings.runtime.auth.challenge import Challenge
+from mcp_bindings.runtime.auth.discovery import Discovery
 
 OFFLINE_ACCESS = "offline_access"
 

@@ -1,0 +1,118 @@
+"""Custom and extension methods, the client's side: the extensions a client declares, the typed
+client's calls of custom methods (`ClientRuntime.call_extension` / `notify_extension`), and a
+server's custom requests and notifications to the handlers' registered methods."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from mcp_bindings.runtime.protocol import registry
+from mcp_bindings.runtime.protocol.custom_methods import (
+    EXTENSIONS,
+    Bound,
+    CustomMethod,
+    peer_declares,
+    placed,
+    registered,
+    result_data,
+    typed_params,
+    typed_result,
+    wire_params,
+)
+from mcp_bindings.runtime.protocol.spec import Kind
+from mcp_bindings.runtime.rpc import jsonrpc, logs
+from mcp_bindings.runtime.rpc.errors import METHOD_NOT_FOUND, CapabilityError, McpError
+from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request, json_object
+
+if TYPE_CHECKING:
+    from mcp_bindings.runtime.client.runtime import ClientRuntime
+
+__all__ = ["answer", "call", "client_capabilities", "client_notified", "notify_server"]
+
+log = logs.logger("extensions")
+
+R = TypeVar("R")
+
+
+def client_capabilities(runtime: ClientRuntime) -> dict[str, Any]:
+    """What a client declares (`ClientRuntime.capabilities`): its handlers' capabilities, with the
+    extensions placed where the version (negotiated, else requested) wants them."""
+    handlers = runtime.handlers
+    declared: dict[str, Any] = handlers.capabilities if handlers is not None else {}
+    methods = registered(handlers)
+    if methods is None and EXTENSIONS not in declared:
+        return declared
+    protocol = runtime.protocol
+    if protocol is None:
+        if runtime.requested == "auto":
+            return declared
+        protocol = registry.protocol(runtime.requested, own=runtime.stub)
+    ids = {**json_object(declared.get(EXTENSIONS)), **(methods.extensions if methods is not None else {})}
+    return placed(protocol, "client", declared, ids)
+
+
+# -- the client side -------------------------------------------------------------------------------
+
+
+def _client_checks(runtime: ClientRuntime, method: CustomMethod[Any, Any], kind: Kind) -> None:
+    if method.kind != kind or method.sender != "client":
+        raise TypeError(f"{method.method} is a {method.kind} the {method.sender} sends")
+    if runtime.protocol is None or runtime.session is None:
+        raise McpError(METHOD_NOT_FOUND, f"{method.method}: not connected")
+    if runtime.capabilities_known and not peer_declares(runtime.peer_capabilities, method.extension):
+        raise CapabilityError(method.method, f"server extension `{method.extension}`")
+
+
+async def call(runtime: ClientRuntime, method: CustomMethod[Any, R], params: Any = None) -> R:
+    """The typed client's call of a custom request (`ClientRuntime.call_extension`)."""
+    from mcp_bindings.runtime.client.runtime import _on_progress  # the typed client's progress callback of this task
+    from mcp_bindings.runtime.client.stateless import stateless_request
+
+    _client_checks(runtime, method, "request")
+    data = wire_params(method, params)
+    assert runtime.session is not None
+    if runtime.stateless:
+        raw = await stateless_request(runtime, method.spec, data, _on_progress.get())
+    else:
+        raw = await runtime.session.request(
+            method.method, data, timeout=runtime.request_timeout, on_progress=_on_progress.get()
+        )
+    return typed_result(method, raw)
+
+
+async def notify_server(runtime: ClientRuntime, method: CustomMethod[Any, Any], params: Any = None) -> None:
+    """The typed client's custom notification (`ClientRuntime.notify_extension`)."""
+    _client_checks(runtime, method, "notification")
+    data = wire_params(method, params)
+    if runtime.stateless:
+        data = {**(data or {}), "_meta": {**runtime.request_meta(), **json_object((data or {}).get("_meta"))}}
+    assert runtime.session is not None
+    await runtime.session.notify(method.method, data)
+
+
+async def answer(runtime: ClientRuntime, request: Request) -> bytes:
+    """A server's request the version does not define: to the handlers' registered method, else -32601."""
+    from mcp_bindings.runtime.client.handling import ClientContext
+
+    bound = _client_bound(runtime, request.method, "request")
+    if bound is None:
+        raise McpError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
+    result = await bound.handler(typed_params(bound.method.spec, request.params), ClientContext(runtime, request.id))
+    return jsonrpc.dumps(result_data(bound.method.spec, result))
+
+
+async def client_notified(runtime: ClientRuntime, notification: Notification) -> None:
+    """A server's notification the version does not define: to the handlers' registered method."""
+    from mcp_bindings.runtime.client.handling import ClientContext
+
+    bound = _client_bound(runtime, notification.method, "notification")
+    if bound is None:
+        log.debug("ignoring notification %s", notification.method)
+        return
+    await bound.handler(typed_params(bound.method.spec, notification.params), ClientContext(runtime, None))
+
+
+def _client_bound(runtime: ClientRuntime, method: str, kind: Kind) -> Bound | None:
+    methods = registered(runtime.handlers)
+    bound = methods.handlers.get(method) if methods is not None else None
+    return bound if bound is not None and bound.method.kind == kind else None

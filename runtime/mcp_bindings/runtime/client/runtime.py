@@ -1,0 +1,477 @@
+"""The client side: `initialize`, typed calls gated by the server's capabilities, and answering
+what the server asks for through the client's handlers."""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from functools import partial
+from typing import Any, TypeVar, cast
+
+import anyio
+from anyio.abc import TaskGroup
+from pydantic import ValidationError
+
+from mcp_bindings.runtime.client import extensions
+from mcp_bindings.runtime.client.handling import answer_request, handle_notification
+from mcp_bindings.runtime.client.headers import ToolHeaderMirror
+from mcp_bindings.runtime.client.listen import Listening, ListenStream
+from mcp_bindings.runtime.client.retry import RetryMode, RetryPolicy, send_with_retries
+from mcp_bindings.runtime.client.stateless import stateless_request
+from mcp_bindings.runtime.client.stub import ClientHandlerStub, ClientStub
+from mcp_bindings.runtime.client.tasks import ClientTasks
+from mcp_bindings.runtime.client.tasks_ext import task_answer
+from mcp_bindings.runtime.protocol import crossing, registry, tasks_wire, versions
+from mcp_bindings.runtime.protocol.custom_methods import CustomMethod
+from mcp_bindings.runtime.protocol.headers import encode_value
+from mcp_bindings.runtime.protocol.lenient import read_newer
+from mcp_bindings.runtime.protocol.spec import Capability, MethodSpec, ProtocolTables
+from mcp_bindings.runtime.rpc import logs
+from mcp_bindings.runtime.rpc.calls import ProgressCallback
+from mcp_bindings.runtime.rpc.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    CapabilityError,
+    McpError,
+    sole_exception,
+)
+from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request, validation_error
+from mcp_bindings.runtime.rpc.session import Session
+from mcp_bindings.runtime.rpc.transport import Transport
+from mcp_bindings.runtime.server.tool_schemas import TOOL_METHODS, TOOLS_LIST_CHANGED, ClientToolChecks
+from mcp_bindings.runtime.tasks import service as tasks
+
+log = logs.logger("client")
+
+PING = "ping"
+SET_LEVEL = "logging/setLevel"
+
+C = TypeVar("C", bound=ClientStub)
+R = TypeVar("R")
+
+# The progress callback for requests sent by the current task (see `ClientRuntime.progress`).
+_on_progress: contextvars.ContextVar[ProgressCallback | None] = contextvars.ContextVar("mcp_on_progress", default=None)
+
+
+class ProtocolVersionError(McpError):
+    """The server answered `initialize` with a version this client does not speak."""
+
+    def __init__(self, offered: Any, supported: list[str]) -> None:
+        super().__init__(
+            INVALID_PARAMS,
+            f"the server chose protocol version {offered!r}, which this client does not support "
+            f"(supported: {', '.join(supported)})",
+        )
+
+
+class LegacyServerError(McpError):
+    """A client pinned to a stateless version found no stateless server: `server/discover` failed
+    or went unanswered, as it does on a server that only knows the `initialize` handshake."""
+
+    def __init__(self, version: str, why: str) -> None:
+        super().__init__(
+            INVALID_REQUEST,
+            f"the server does not speak MCP {version} ({why}); it may be a legacy server: connect with "
+            "protocol_version='auto' to fall back to initialize, or pin a handshake version",
+        )
+        self.version = version
+
+
+class ClientRuntime:
+    """The dispatcher of one client connection."""
+
+    def __init__(
+        self,
+        client_cls: type[ClientStub],
+        handlers: ClientHandlerStub | None = None,
+        *,
+        protocol_version: str | None = None,
+        client_info: dict[str, Any] | None = None,
+        request_timeout: float | None = None,
+        probe_timeout: float = 10.0,
+        lenient: bool = False,
+        retry: RetryMode = "safe",
+    ) -> None:
+        self.stub: ProtocolTables = client_cls.protocol
+        # When a request whose connection failed is sent again ("safe", "always", "never": client_retry).
+        self.retry = RetryPolicy(retry)
+        self.lenient = lenient  # read what the negotiated version refuses with newer versions' models
+        self.probe_timeout = probe_timeout  # "auto": how long a server/discover probe may go unanswered
+        self.stub_version: str = self.stub.version
+        self.handlers = handlers
+        self.supported = registry.handshake_versions()
+        self.stateless_supported = registry.stateless_versions()
+        self.requested = protocol_version or self.stub_version
+        if self.requested in registry.names():  # a version's name (e.g. "draft") stands for its wire version
+            self.requested = registry.info(self.requested).version
+        if self.requested != "auto" and self.requested not in self.supported + self.stateless_supported:
+            known = ", ".join(self.supported + self.stateless_supported)
+            raise ValueError(f"unknown protocol version {self.requested!r}; known: {known}")
+        self.stateless = False
+        self.client_info = client_info or {"name": "mcp-bindgen-client", "version": "0.1.0"}
+        self.request_timeout = request_timeout
+        self.protocol: ProtocolTables | None = None
+        self.version: str | None = None
+        self.peer_capabilities: dict[str, Any] = {}
+        self.server_info: dict[str, Any] = {}
+        self.instructions: str | None = None
+        self.session: Session | None = None
+        # False in a pinned stateless session (no discover probe): the server alone enforces gates.
+        self.capabilities_known = False
+        self.log_level: str | None = None  # stateless: asks the server for notifications/message
+        self.mirror = ToolHeaderMirror()
+        self.tool_checks = ClientToolChecks()  # tools/call structuredContent against the listed outputSchema
+        self.listening = Listening()  # open subscriptions/listen streams (`client_listen`)
+        self.tasks = ClientTasks()  # tasks the server asked the client to run (`client_tasks`)
+        self.task_group: TaskGroup | None = None  # where those tasks run: the connection's
+        self._header_wire = False  # set when an HTTP transport takes the per-message headers
+
+    @property
+    def batches_allowed(self) -> bool:
+        """Batches from the server are answered where the negotiated version has them (2025-03-26)."""
+        return self.protocol is not None and self.protocol.info.batches
+
+    @property
+    def tool_schemas(self) -> dict[str, Any]:
+        """Input schemas of the tools the server listed (what x-mcp-header mirroring reads)."""
+        return self.mirror.tool_schemas
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        return extensions.client_capabilities(self)  # the handlers', extensions where the version puts them
+
+    @contextmanager
+    def progress(self, callback: ProgressCallback) -> Iterator[None]:
+        """Requests the typed client sends inside this block (from this task) carry a progress
+        token; the server's `notifications/progress` for them reach `await callback(progress,
+        total, message)`:
+
+            with client.session.progress(on_progress):
+                await client.call_tool(name="build")
+        """
+        token = _on_progress.set(callback)
+        try:
+            yield
+        finally:
+            _on_progress.reset(token)
+
+    async def start(self, session: Session, handshake_timeout: float = 60.0) -> None:
+        """Open the conversation: `initialize` for handshake versions; for the stateless version a
+        `server/discover` probe (in "auto" mode, falling back to `initialize` when the server answers
+        the probe with an error, or not within `probe_timeout`: a legacy server may stay silent)."""
+        self.session = session
+        if self.requested in self.stateless_supported:
+            await self._start_pinned_stateless(session)
+            return
+        if self.requested == "auto" and self.stateless_supported:
+            with anyio.move_on_after(self.probe_timeout) as probe:
+                try:
+                    await self._start_stateless(session, self.stateless_supported[-1], probe=True)
+                    return
+                except McpError as exc:
+                    log.debug("server/discover failed (%s); falling back to initialize", exc.message)
+            if probe.cancelled_caught:
+                log.debug("server/discover unanswered after %s s; falling back to initialize", self.probe_timeout)
+            self.protocol, self.version, self.stateless = None, None, False  # the probe's version: not agreed
+            self.use_version(session, None)
+            self.requested = self.supported[-1]
+        with anyio.fail_after(handshake_timeout):
+            await self.initialize(session)
+
+    async def _start_pinned_stateless(self, session: Session) -> None:
+        """Pinned to a stateless version. Over HTTP the server's answer to each request says whether
+        it speaks it; a transport without per-message headers (stdio, in memory) cannot tell, so the
+        client asks with `server/discover` first (the spec's SHOULD), within `probe_timeout`."""
+        version = self.requested
+        if session.transport.features.message_headers:
+            await self._start_stateless(session, version, probe=False)
+            return
+        with anyio.move_on_after(self.probe_timeout):
+            try:
+                await self._start_stateless(session, version, probe=True)
+            except McpError as exc:
+                raise LegacyServerError(version, f"server/discover failed: {exc.message}") from None
+            return
+        raise LegacyServerError(version, f"server/discover unanswered after {self.probe_timeout:g} s")
+
+    async def _start_stateless(self, session: Session, version: str, *, probe: bool) -> None:
+        self.protocol, self.version, self.stateless = registry.protocol(version, own=self.stub), version, True
+        self.use_version(session, version)
+        if not probe:
+            return
+        raw = await stateless_request(self, self.protocol.client_requests["server/discover"], None, None)
+        if isinstance(raw, dict):
+            self.capabilities_known = True
+            self.peer_capabilities = raw.get("capabilities") or {}
+            given = raw.get("_meta")
+            meta: dict[str, Any] = given if isinstance(given, dict) else {}
+            self.server_info = raw.get("serverInfo") or meta.get(_server_info_key(self.protocol)) or {}
+            self.instructions = raw.get("instructions")
+
+    async def initialize(self, session: Session) -> None:
+        self.session = session
+        params = {"protocolVersion": self.requested, "capabilities": self.capabilities, "clientInfo": self.client_info}
+        # The spec: a client MUST NOT cancel initialize (a timeout just ends the attempt).
+        raw = await session.request("initialize", params, timeout=self.request_timeout, cancellable=False)
+        offered = raw.get("protocolVersion") if isinstance(raw, dict) else None
+        if offered not in self.supported:
+            raise ProtocolVersionError(offered, self.supported)
+        protocol = registry.protocol(offered, own=self.stub)
+        try:
+            result = versions.validate(protocol.client_requests["initialize"].result, raw)
+        except ValidationError as exc:
+            raise McpError(
+                INTERNAL_ERROR, f"invalid initialize result from the server: {exc.errors()[0]['msg']}"
+            ) from None
+        self.protocol, self.version = protocol, offered
+        self.peer_capabilities = raw.get("capabilities") or {}
+        self.capabilities_known = True
+        self.server_info = raw.get("serverInfo") or {}
+        self.instructions = getattr(result, "instructions", None)
+        self.use_version(session, offered)
+        await session.notify("notifications/initialized")
+        # Streamable HTTP: listen for what the server sends outside any response (requests and
+        # notifications not tied to one of ours arrive on the GET stream only).
+        if session.transport.features.server_stream:
+            await session.transport.open_server_stream()
+
+    def use_version(self, session: Session, version: str | None) -> None:
+        """Tell a transport that carries the version and per-message headers outside the body (HTTP)."""
+        transport = session.transport
+        if transport.features.message_headers:
+            transport.use_version(version, self.http_headers)
+            self._header_wire = True
+
+    # -- calls made by the typed client ------------------------------------------------------
+
+    def negotiated_spec(self, stub_spec: MethodSpec) -> MethodSpec:
+        """The negotiated version's spec of a method the typed client sends."""
+        if self.protocol is None:
+            raise McpError(METHOD_NOT_FOUND, f"{stub_spec.method}: not connected")
+        table = self.protocol.client_requests if stub_spec.kind == "request" else self.protocol.client_notifications
+        spec = table.get(stub_spec.method)
+        if spec is None:
+            raise CapabilityError(
+                stub_spec.method, f"protocol version {self.stub_version} (the session speaks {self.version})"
+            )
+        return spec
+
+    def prepare(self, stub_spec: MethodSpec, spec: MethodSpec, params: Any) -> Any:
+        if isinstance(params, dict):
+            params = {key: value for key, value in params.items() if value is not None}
+        data = versions.dump(params) if params is not None else None
+        if self.stateless:
+            data = dict(data or {})
+            data["_meta"] = {**self.request_meta(), **(data.get("_meta") or {})}
+        elif data == {} and not spec.params_required:
+            data = None
+        for capability in spec.needed_capabilities(data) if self.capabilities_known else ():
+            if capability.side == "server" and not capability.present_in(self.peer_capabilities):
+                raise CapabilityError(spec.method, str(capability))
+        if data is not None and stub_spec.params is not None and self.protocol is self.stub:
+            try:
+                versions.validate(spec.params, data)  # catch a bad argument here, with its path
+            except ValidationError as exc:
+                raise validation_error(exc) from None
+        return data
+
+    async def call(self, stub_spec: MethodSpec, params: Any, *, timeout: float | None = None) -> Any:
+        """Send a typed client request; `timeout` (seconds) replaces the client's request_timeout
+        for each message of this call (each input round of a stateless request)."""
+        timeout = timeout if timeout is not None else self.request_timeout
+        spec = self.negotiated_spec(stub_spec)
+        data = self.prepare(stub_spec, spec, params)
+        assert self.session is not None
+        rejected = self.mirror.refuses(data) if spec.method == "tools/call" and self.mirrors_headers else None
+        if rejected is not None:
+            raise McpError(
+                INVALID_PARAMS, f"tool {rejected!r} has invalid x-mcp-header annotations; it must not be called"
+            )
+        if isinstance(data, dict) and data.get("task") is not None:  # task-augmented: a TaskHandle (`tasks`)
+            return await tasks.call_as_task(self, stub_spec, spec, data)
+        if self.stateless:
+            raw = await stateless_request(self, spec, data, _on_progress.get(), timeout=timeout)
+            handle = task_answer(self, stub_spec, spec, raw)  # the tasks extension (`client_tasks_ext`)
+            if handle is not None:
+                return handle
+        else:  # a handshake session: a request is sent again only if it never left (client_retry)
+            attempt = partial(self.session.request, spec.method, data, timeout=timeout, on_progress=_on_progress.get())
+            raw = await send_with_retries(self.retry, spec.method, data, attempt, stateless=False)
+        if spec.method == "tools/list" and isinstance(raw, dict):
+            raw = self.mirror.remember(raw, self.mirrors_headers)
+            self.retry.remember_tools(raw)
+        try:
+            result = versions.validate(spec.result, raw)
+        except ValidationError as exc:
+            newer = read_newer(spec.method, raw, part="result", version=self.version or "") if self.lenient else None
+            if newer is None:
+                raise McpError(INTERNAL_ERROR, f"invalid {spec.method} result from the server: {_first(exc)}") from None
+            return newer  # lenient: the newer version's type, as is (see lenient.py)
+        if spec.method in TOOL_METHODS:  # remember the listed tools' schemas; check a call's structuredContent
+            self.tool_checks.on_result(spec.method, data, raw, self.version or "")
+        if self.protocol is self.stub:
+            return result
+        return crossing.cross(
+            versions.dump(result),
+            stub_spec.result,
+            what=f"the {spec.method} result",
+            method=spec.method,
+            source=self.version or "?",
+            destination=self.stub_version,
+        )
+
+    async def ping(self, *, timeout: float | None = None) -> None:
+        """Send `ping`; returns when the server answers (McpError -32001 after `timeout` seconds)."""
+        assert self.session is not None and self.protocol is not None
+        limit = timeout if timeout is not None else self.request_timeout
+        if PING not in self.protocol.client_requests:
+            raise CapabilityError(PING, f"protocol version {self.version}")
+        await self.session.request(PING, None, timeout=limit)
+
+    async def set_logging_level(self, level: str, *, timeout: float | None = None) -> None:
+        """Ask for the server's `notifications/message` from `level` up: `logging/setLevel` where
+        the version has it, else (stateless) the level every later request carries in `_meta`."""
+        stub_spec = self.stub.client_requests.get(SET_LEVEL)
+        if stub_spec is not None:
+            await self.call(stub_spec, {"level": level}, timeout=timeout)
+            return
+        assert self.protocol is not None
+        if self.protocol.meta.log_level is None:
+            raise CapabilityError(SET_LEVEL, f"protocol version {self.version}")
+        logging_gate = Capability("server", ("logging",))
+        if self.capabilities_known and not logging_gate.present_in(self.peer_capabilities):
+            raise CapabilityError(SET_LEVEL, str(logging_gate))
+        self.log_level = level  # the server checks it (-32602 on the next request if it is no level)
+
+    def listen(
+        self, notifications: Any, *, extra: Mapping[str, MethodSpec] | None = None
+    ) -> AbstractAsyncContextManager[ListenStream]:
+        """Open a `subscriptions/listen` stream (see `client_listen`); `extra`: extension notifications
+        (method: spec) the stream delivers too."""
+        return self.listening.open(self, notifications, extra)
+
+    async def call_extension(self, method: CustomMethod[Any, R], params: Any = None) -> R:
+        """Call a custom or extension request (`extensions.request`); returns its typed result."""
+        return await extensions.call(self, method, params)
+
+    async def notify_extension(self, method: CustomMethod[Any, Any], params: Any = None) -> None:
+        """Send a custom or extension notification (`extensions.notification`)."""
+        await extensions.notify_server(self, method, params)
+
+    def request_meta(self) -> dict[str, Any]:
+        """The `_meta` a stateless-era request carries, under the negotiated version's keys."""
+        assert self.protocol is not None
+        keys = self.protocol.meta
+        pairs = (
+            (keys.protocol_version, self.version),
+            (keys.client_capabilities, self.capabilities),
+            (keys.client_info, self.client_info),
+            (keys.log_level, self.log_level),
+        )
+        return {key: value for key, value in pairs if key is not None and value is not None}
+
+    @property
+    def mirrors_headers(self) -> bool:
+        """Whether requests mirror parts of their body into HTTP headers (the stateless HTTP wire)."""
+        return self.stateless and self._header_wire
+
+    def http_headers(self, message: dict[str, Any]) -> dict[str, str]:
+        """Per-message headers of the stateless HTTP wire: Mcp-Method, Mcp-Name, Mcp-Param-*
+        (and the tasks extension's Mcp-Name: the taskId of tasks/get|update|cancel)."""
+        if not self.stateless:
+            return {}
+        headers = self.mirror.headers(message)
+        key = tasks_wire.NAME_PARAM.get(str(message.get("method")))
+        params = message.get("params")
+        value = cast("dict[str, Any]", params).get(key) if key is not None and isinstance(params, dict) else None
+        if "Mcp-Method" in headers and isinstance(value, str):
+            headers.setdefault("Mcp-Name", encode_value(value) or "")
+        return headers
+
+    async def notify(self, stub_spec: MethodSpec, params: Any) -> None:
+        spec = self.negotiated_spec(stub_spec)
+        data = self.prepare(stub_spec, spec, params)
+        for capability in spec.needed_capabilities(data):
+            if capability.side == "client" and not capability.present_in(self.capabilities):
+                raise CapabilityError(spec.method, str(capability))
+        assert self.session is not None
+        await self.session.notify(spec.method, data)
+
+    # -- what the server sends ---------------------------------------------------------------
+
+    async def on_request(self, request: Request, session: Session) -> bytes:
+        return await answer_request(self, request)
+
+    async def on_notification(self, notification: Notification, session: Session) -> None:
+        if notification.method == TOOLS_LIST_CHANGED:
+            # On whichever stream it came (a listen stream too), what was listed may be stale: tool
+            # results go unchecked and no tool call is known safe to repeat until tools are listed again.
+            self.tool_checks.forget()
+            self.retry.forget_tools()
+        if self.listening.route(self, notification):
+            return
+        await handle_notification(self, notification)
+
+
+def _server_info_key(protocol: ProtocolTables) -> str:
+    """Where a stateless-era result names the server (`_meta` key), or "" in versions without one."""
+    return protocol.meta.server_info or ""
+
+
+def _first(exc: ValidationError) -> str:
+    err = exc.errors(include_url=False)[0]
+    return f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+
+
+@asynccontextmanager
+async def connect(
+    transport: Transport,
+    client: type[C],
+    *,
+    handlers: ClientHandlerStub | None = None,
+    protocol_version: str | None = None,
+    client_info: dict[str, Any] | None = None,
+    request_timeout: float | None = None,
+    probe_timeout: float = 10.0,
+    lenient: bool = False,
+    retry: RetryMode = "safe",
+) -> AsyncIterator[C]:
+    """Run a client session over any transport: initialize, yield the typed client, then close.
+    `protocol_version="auto"` probes with `server/discover` for at most `probe_timeout` seconds.
+    `lenient=True` accepts results and server requests that only a newer version's models accept
+    and hands them over as that version's types (see `lenient.py`); the default refuses them.
+    `retry`: when a request whose connection failed before its answer is sent again (HTTP;
+    `client_retry`): "safe" (default: if it never reached the server, or it is safe to repeat
+    per policy/retry.json), "always" (also what may have run), "never"."""
+    runtime = ClientRuntime(
+        client,
+        handlers,
+        protocol_version=protocol_version,
+        client_info=client_info,
+        request_timeout=request_timeout,
+        probe_timeout=probe_timeout,
+        lenient=lenient,
+        retry=retry,
+    )
+    session = Session(transport, runtime)
+    try:
+        async with anyio.create_task_group() as task_group:
+            task_group.start_soon(session.run)
+            runtime.task_group = task_group
+            try:
+                await runtime.start(session, handshake_timeout=request_timeout or 60)
+                yield client(runtime)
+            finally:
+                task_group.cancel_scope.cancel()
+                with anyio.CancelScope(shield=True):
+                    await transport.aclose()
+    except BaseExceptionGroup as group:
+        # The task group is an implementation detail: a failed handshake (McpError, TimeoutError,
+        # ConnectionError) or an error in the caller's block comes out as itself, not in a group.
+        sole = sole_exception(group)
+        if sole is None:
+            raise
+        raise sole from None

@@ -1,0 +1,57 @@
+"""The bases of the generated client stubs: `ClientHandlers` (what a client serves: sampling, roots,
+elicitation, ...; capabilities derived from its overridden handlers) and `Client` (typed calls,
+forwarded to the connected session)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables, Side
+from mcp_bindings.runtime.protocol.stub_base import CapabilityDeriving, overridden, stub_class
+
+__all__ = ["ClientHandlerStub", "ClientStub"]
+
+
+class ClientHandlerStub(CapabilityDeriving):
+    """Base of every generated `ClientHandlers`."""
+
+    _side: ClassVar[Side] = "client"
+
+    def __init__(self) -> None:
+        self.capabilities = self.derive_capabilities()
+
+    def implements(self, spec: MethodSpec) -> bool:
+        return overridden(self, spec.handler, stub_class(type(self)))
+
+
+class ClientStub:
+    """Base of every generated `Client`: forwards typed calls to the connected session."""
+
+    protocol: ClassVar[ProtocolTables]
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+
+    @property
+    def session(self) -> Any:
+        return self._session
+
+    @property
+    def server_capabilities(self) -> Mapping[str, Any]:
+        return self._session.peer_capabilities
+
+    async def _request(self, spec: MethodSpec, params: Any, timeout: float | None = None) -> Any:
+        return await self._session.call(spec, params, timeout=timeout)
+
+    async def _ping(self, timeout: float | None) -> None:
+        await self._session.ping(timeout=timeout)
+
+    async def _set_logging_level(self, level: str, timeout: float | None) -> None:
+        await self._session.set_logging_level(level, timeout=timeout)
+
+    def _listen(self, notifications: Any) -> Any:
+        return self._session.listen(notifications)
+
+    async def _notify(self, spec: MethodSpec, params: Any) -> None:
+        await self._session.notify(spec, params)

@@ -1,0 +1,652 @@
+"""Streamable HTTP (and the legacy HTTP+SSE transport) for a server object, as an ASGI app.
+
+This module is the app: routing, Host/Origin checks (DNS-rebinding protection), body limits, and
+the lifespan. What an MCP request over HTTP means lives in `http_streamable` (sessions, POST / GET /
+DELETE, both wire eras), `http_stateless` (the header checks of a stateless request),
+`http_resume` (answering a POST as JSON or SSE, the event log for resumption) and `http_legacy`
+(the 2024-11-05 HTTP+SSE transport). Security is on by default: Host and Origin must name this
+machine, bodies are size-limited and must arrive in time, sessions are bounded in number, expire
+when idle and belong to the principal that opened them. `serve_http` (through `uvicorn_config`)
+adds what only the HTTP server can do: a bound on connections, a deadline and a size bound for a
+request's head. Every limit, its default and its option: docs/security.md.
+
+Several workers (docs/deployment.md): the app's `backend` (`backends.StateBackend`; by default
+Redis when `MCP_REDIS_URL` is set, else in memory) carries broadcasts, session records (so any
+worker serves any handshake session), messages to one worker (forwarded responses and calls,
+`forwarding`) and tasks between workers; the lifespan connects it (a clear startup error when it cannot) and refuses to
+start a worker of several without a configured `requestState` secret. `/healthz` answers 200
+while the process serves; `/readyz` 200 when it can take traffic (its backend reachable, not
+shutting down), else 503 naming why. On SIGTERM / SIGINT the app drains first: readiness turns
+503 and its open streams (GET, `subscriptions/listen`) are closed so clients reconnect elsewhere,
+while in-flight requests finish (the HTTP server waits for them before the lifespan ends).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing
+import signal
+import sys
+import threading
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from urllib.parse import parse_qs
+
+import anyio
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from mcp_bindings.runtime.http.legacy import LegacySse
+from mcp_bindings.runtime.http.resume import Handoff, ReplayLimits, error_response, worker_space
+from mcp_bindings.runtime.http.streamable import SSE, StreamableHttp, StreamableOptions, principal_of
+from mcp_bindings.runtime.protocol.headers import accepts, authority_host, decode_header_value, media_type, origin_host
+from mcp_bindings.runtime.protocol.request_state import SecretError, secret_bytes
+from mcp_bindings.runtime.rpc import logs
+from mcp_bindings.runtime.rpc.errors import INVALID_REQUEST
+from mcp_bindings.runtime.scaleout import forwarding
+from mcp_bindings.runtime.scaleout.backends import TASK_CANCELLED, BackendUnavailable, StateBackend, backend_from_env
+from mcp_bindings.runtime.server.notifications import host_for
+from mcp_bindings.runtime.server.stubs import ServerStub
+from mcp_bindings.runtime.tasks import service as tasks
+from mcp_bindings.runtime.tasks.store import InMemoryTaskStore
+
+if TYPE_CHECKING:
+    import uvicorn
+    from anyio.abc import TaskGroup
+
+__all__ = [
+    "HttpExchange",
+    "HttpOptions",
+    "StreamableHTTPApp",
+    "create_app",
+    "decode_header_value",
+    "principal_of",
+    "serve_http",
+    "uvicorn_config",
+]
+
+log = logs.logger("http")
+
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
+JSON = "application/json"
+T = TypeVar("T")
+
+
+@dataclass
+class HttpOptions:
+    path: str = "/mcp"
+    allowed_hosts: tuple[str, ...] = LOCAL_HOSTS  # host names (any port); "*" allows all
+    allowed_origins: tuple[str, ...] | None = None  # None: origins on an allowed host
+    max_body_bytes: int = 4 * 1024 * 1024
+    max_sessions: int = 1000
+    session_idle_seconds: float = 30 * 60
+    legacy_sse: bool = True  # also serve the 2024-11-05 HTTP+SSE transport at /sse and /messages
+    json_only: bool = False  # never upgrade a response to SSE
+    # Handshake sessions: number SSE events, open each POST stream with a priming event carrying
+    # `retry:` (sessions of 2025-11-25 on: policy/transports.json), and replay a stream to a
+    # GET with `Last-Event-ID` (resumption and polling, SEP-1699).
+    resumable: bool = True
+    sse_retry_ms: int = 1000
+    # The replay log (docs/security.md): the oldest events go first when a bound is reached;
+    # resuming past them is answered 410. Released with the session.
+    max_replay_events: int = 1000  # per session
+    max_replay_bytes: int = 16 * 1024 * 1024  # per session
+    max_replay_bytes_total: int = 128 * 1024 * 1024  # all sessions together
+    replay_ttl_seconds: float = 300.0  # an event older than this is dropped
+    # Legacy /sse: what waits for a client that reads slower than the server writes; beyond it the
+    # connection is dropped and closed (logged once).
+    legacy_queue_bytes: int = 8 * 1024 * 1024  # per connection
+    # Slow and hostile peers (docs/security.md). Defaults no local client comes near.
+    body_timeout_seconds: float = 60.0  # a POST body must arrive within this: else 408, connection closed
+    max_listen_streams: int = 1000  # open subscriptions/listen streams at once; one more is answered 503
+    get_stream_queue_bytes: int = 8 * 1024 * 1024  # unread on a session's GET stream: past it the stream is closed
+    # Only where the app runs on uvicorn through serve_http / uvicorn_config (the HTTP server owns
+    # connections; mounted elsewhere, configure that server):
+    max_connections: int = 1000  # connections served at once; a request on one more is answered 503
+    header_timeout_seconds: float = 30.0  # a request's line and headers must arrive within this: else closed
+    max_header_bytes: int = 64 * 1024  # a request's line and headers larger than this: 400 / closed
+    keep_alive_seconds: float = 5.0  # an idle keep-alive connection is closed after this
+    # Several workers (docs/deployment.md). None: `backend_from_env()` (Redis if MCP_REDIS_URL is set).
+    backend: StateBackend | None = None
+    request_state_secret: bytes | str | None = None  # else the server's, else MCP_REQUEST_STATE_SECRET
+    previous_request_state_secret: bytes | str | None = None  # rotation: still opens states for their TTL
+    health_path: str = "/healthz"  # liveness: 200 while the process serves
+    ready_path: str = "/readyz"  # readiness: 200, or 503 naming why not (backend down, draining)
+
+
+# Header names decoded once: a client sends the same few on every request. Bounded, so that a
+# client sending ever new names costs a decode each, never memory.
+_HEADER_NAMES: dict[bytes, str] = {}
+_MAX_HEADER_NAMES = 256
+
+
+class HttpExchange:
+    """One HTTP request as the app reads it: scope, receive, and the headers decoded once.
+
+    (Header names are lower-case in ASGI; for a repeated header the first value counts, but for
+    `Accept`, a list, whose lines are joined.)"""
+
+    __slots__ = ("headers", "receive", "scope")
+
+    def __init__(self, scope: Scope, receive: Receive) -> None:
+        self.scope = scope
+        self.receive = receive
+        headers: dict[str, str] = {}
+        names = _HEADER_NAMES
+        for name, value in scope["headers"]:
+            key = names.get(name)
+            if key is None:
+                key = name.decode("latin-1")
+                if len(names) < _MAX_HEADER_NAMES:
+                    names[name] = key
+            if key not in headers:
+                headers[key] = value.decode("latin-1")
+            elif key == "accept":
+                headers[key] += ", " + value.decode("latin-1")
+        self.headers = headers
+
+    def query_param(self, name: str) -> str:
+        values = parse_qs(self.scope.get("query_string", b"").decode("latin-1")).get(name)
+        return values[0] if values else ""
+
+
+class StreamableHTTPApp:
+    """ASGI app serving one server object to any number of clients."""
+
+    def __init__(self, server: ServerStub, options: HttpOptions | None = None) -> None:
+        self.server = server
+        self.options = options or HttpOptions()
+        host = host_for(server)
+        o = self.options
+        # Before any connection takes the host's sealer (`ServerRuntime`): the secrets it seals with.
+        host.configure_secrets(
+            secret_bytes(o.request_state_secret, "request_state_secret"),
+            secret_bytes(o.previous_request_state_secret, "previous_request_state_secret"),
+        )
+        self.streamable = StreamableHttp(
+            server,
+            host,
+            StreamableOptions(
+                o.max_sessions,
+                o.session_idle_seconds,
+                o.json_only,
+                o.resumable,
+                o.sse_retry_ms,
+                ReplayLimits(o.max_replay_events, o.max_replay_bytes, o.max_replay_bytes_total, o.replay_ttl_seconds),
+                max_listen_streams=o.max_listen_streams,
+                get_stream_queue_bytes=o.get_stream_queue_bytes,
+            ),
+        )
+        self.legacy = LegacySse(server, host, o.max_sessions, queue_bytes=o.legacy_queue_bytes)
+        self.host = host
+        self.backend: StateBackend = o.backend if o.backend is not None else backend_from_env()
+        self.draining = False
+        self._started = False
+        self._chained: list[tuple[int, Any, Any]] = []  # (signal, our handler, the one it chains to)
+        self._endpoint = o.path.rstrip("/") or "/"
+        self._body_deadlines = Deadlines(o.body_timeout_seconds)
+        # Allowed host names as `authority_host` gives them (lower-case, IPv6 in brackets).
+        self._allowed_hosts = {_bracketed(name.lower()) for name in o.allowed_hosts}
+        self._hosts_seen: dict[str, bool] = {}  # Host value -> allowed (bounded)
+
+    @property
+    def sessions(self) -> dict[str, Any]:
+        """The open handshake sessions by id."""
+        return self.streamable.sessions
+
+    # -- ASGI --------------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        request = HttpExchange(scope, receive)
+        response = await self._handle(request)
+        await response(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        async with anyio.create_task_group() as group:
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    try:
+                        await self.start(group)
+                    except (BackendUnavailable, SecretError) as exc:
+                        text = exc.message if isinstance(exc, BackendUnavailable) else str(exc)
+                        log.error("cannot start: %s", text)
+                        await send({"type": "lifespan.startup.failed", "message": text})
+                        group.cancel_scope.cancel()
+                        return
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    self.drain()
+                    self.streamable.close_all()
+                    group.cancel_scope.cancel()
+                    await self.stop()
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+
+    # -- several workers -----------------------------------------------------------------------
+
+    async def start(self, group: TaskGroup) -> None:
+        """Configure the sealing secrets, connect the backend and run its bus (the lifespan's
+        startup). `SecretError` / `BackendUnavailable` say why a worker cannot start."""
+        sealer = self.host.sealer
+        if self.host.secret_problem is not None:  # MCP_REQUEST_STATE_SECRET set but unusable
+            raise SecretError(self.host.secret_problem)
+        if self.backend.shared or _in_worker_process():
+            sealer.check_shareable()
+        await self.backend.start()
+        self._started = True
+        if self.backend.shared:
+            self.host.bus = self.backend
+            self.streamable.records = self.backend
+            self.streamable.handoff = Handoff(self.backend, self.streamable.options.replay.ttl_seconds)
+            space = worker_space(self.backend.worker_id)
+            if space is not None:  # event ids name this worker, so another one can relay its streams
+                self.streamable.replay.number_from(space)
+            forwarding.install(self.host, forwarding.Forwarder(self.server, self.backend, self.backend.worker_id))
+            service = tasks.service_for(self.server)
+            if isinstance(service.store, InMemoryTaskStore) and not len(service.store):
+                service.store = self.backend.task_store()  # unless the server configured a store of its own
+            group.start_soon(self.backend.run_bus, self._from_bus)
+        self._chain_signals()
+
+    async def _from_bus(self, method: str, data: Any) -> None:
+        """What another worker published or sent this one: a broadcast for this worker's clients, a
+        task cancelled through it whose work runs here, news of a session (`http_sessions`), or a
+        call from another worker (`forwarding`)."""
+        if await self.streamable.from_bus(method, data):
+            return
+        forwarder = forwarding.forwarder_for(self.host)
+        if forwarder is not None and await forwarder.received(method, data):
+            return
+        if method == TASK_CANCELLED:
+            scope = tasks.service_for(self.server).running.pop(data, None) if isinstance(data, str) else None
+            if scope is not None:
+                scope.cancel()
+            return
+        await self.host.deliver(method, data)
+
+    async def stop(self) -> None:
+        self._unchain_signals()
+        if self.host.bus is self.backend:
+            self.host.bus = None
+            forwarding.install(self.host, None)
+        await self.streamable.flush()  # session records dropped and replay logs handed over reach the backend
+        if self._started:
+            self._started = False
+            with anyio.CancelScope(shield=True):
+                await self.backend.aclose()
+
+    def drain(self) -> None:
+        """Stop taking traffic: readiness turns 503, open GET and listen streams are closed (their
+        clients reconnect, to another worker); requests in flight go on to their answer."""
+        if self.draining:
+            return
+        self.draining = True
+        log.info("draining: closing open streams, finishing requests in flight")
+        self.streamable.close_streams()
+
+    def _chain_signals(self) -> None:
+        """Drain on SIGTERM / SIGINT before the HTTP server's own handler runs (main thread only:
+        uvicorn and gunicorn's uvicorn worker install theirs there before the lifespan starts)."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            previous = signal.getsignal(signum)
+            if not callable(previous):
+                continue
+
+            def handler(number: int, frame: Any, previous: Any = previous) -> None:
+                loop.call_soon_threadsafe(self.drain)
+                previous(number, frame)
+
+            signal.signal(signum, handler)
+            self._chained.append((signum, handler, previous))
+
+    def _unchain_signals(self) -> None:
+        while self._chained:
+            signum, handler, previous = self._chained.pop()
+            if threading.current_thread() is threading.main_thread() and signal.getsignal(signum) is handler:
+                signal.signal(signum, previous)
+
+    async def _probe(self, path: str) -> Response | None:
+        if path == self.options.health_path:
+            return Response(status_code=200, content="ok\n", media_type="text/plain")
+        if path == self.options.ready_path:
+            reason = "draining (shutting down)" if self.draining else await self.backend.ready()
+            if reason is None:
+                return Response(status_code=200, content="ready\n", media_type="text/plain")
+            return Response(status_code=503, content=f"not ready: {reason}\n", media_type="text/plain")
+        return None
+
+    async def _handle(self, request: HttpExchange) -> Any:
+        path = request.scope["path"].rstrip("/") or "/"
+        method = request.scope["method"]
+        if method == "GET" and path in (self.options.health_path, self.options.ready_path):
+            # Before the Host check: probes (a load balancer's, Kubernetes') name the machine by address.
+            probe = await self._probe(path)
+            if probe is not None:
+                return probe
+        refusal = self._check_origin(request)
+        if refusal is not None:
+            return refusal
+        if path == self._endpoint:
+            return await self._endpoint_request(request, method)
+        if self.options.legacy_sse and path == "/sse" and method == "GET":
+            return self.legacy.stream(principal_of(request.scope))
+        if self.options.legacy_sse and path == "/messages" and method == "POST":
+            session_id = request.query_param("session_id")
+            if not self.legacy.admits(session_id, principal_of(request.scope)):
+                return Response(status_code=404, content="unknown session_id")
+            body = await self._body(request)
+            if isinstance(body, Response):
+                return body
+            return await self.legacy.post(session_id, body, principal_of(request.scope))
+        return Response(status_code=404)
+
+    async def _endpoint_request(self, request: HttpExchange, method: str) -> Any:
+        if method == "POST":
+            accept = request.headers.get("accept")
+            if not accepts(accept, JSON) and not accepts(accept, SSE):
+                message = "Not Acceptable: the client must accept application/json or text/event-stream"
+                return error_response(None, INVALID_REQUEST, message, 406)
+            if media_type(request.headers.get("content-type", "")) != JSON:
+                return error_response(
+                    None, INVALID_REQUEST, "Unsupported Media Type: POST a JSON-RPC message as application/json", 415
+                )
+            body = await self._body(request)
+            if isinstance(body, Response):
+                return body
+            return await self.streamable.post(request.headers, body, principal_of(request.scope))
+        if method == "GET":
+            return await self.streamable.get_or_refuse(request.headers, principal_of(request.scope))
+        if method == "DELETE":
+            return await self.streamable.delete_everywhere(request.headers, principal_of(request.scope))
+        return Response(status_code=405, headers={"Allow": "GET, POST, DELETE"})
+
+    # -- security ----------------------------------------------------------------------------
+
+    def _host_allowed(self, name: str | None) -> bool:
+        """Whether a parsed host name (`authority_host`; None: malformed) is allowed."""
+        if "*" in self._allowed_hosts:
+            return True
+        return name is not None and name in self._allowed_hosts
+
+    def _check_origin(self, request: HttpExchange) -> Response | None:
+        # Host and Origin are parsed as authorities (`127.0.0.1:80@evil.example` is userinfo
+        # followed by the host evil.example: malformed in Host, and refused in Origin).
+        host = request.headers.get("host", "")
+        allowed = self._hosts_seen.get(host)  # the verdict on a Host value, kept for the next request
+        if allowed is None:
+            allowed = self._host_allowed(authority_host(host))
+            if len(self._hosts_seen) < _MAX_HEADER_NAMES:
+                self._hosts_seen[host] = allowed
+        if not allowed:
+            return error_response(None, INVALID_REQUEST, f"Forbidden: Host {host!r} is not allowed", 403)
+        origin = request.headers.get("origin")
+        if origin is not None:
+            if self.options.allowed_origins is not None:
+                ok = origin in self.options.allowed_origins or "*" in self.options.allowed_origins
+            else:
+                name = origin_host(origin)
+                ok = name is not None and self._host_allowed(name)
+            if not ok:
+                return error_response(None, INVALID_REQUEST, f"Forbidden: Origin {origin!r} is not allowed", 403)
+        return None
+
+    async def _body(self, request: HttpExchange) -> bytes | Response:
+        """The request body, or the response refusing it: 413 past `max_body_bytes`, 408 when it has
+        not arrived within `body_timeout_seconds` (a client that declares a length and goes silent)."""
+        declared = request.headers.get("content-length", "").strip()
+        limit = self.options.max_body_bytes
+        if declared.isascii() and declared.isdigit() and (len(declared) > 19 or int(declared) > limit):
+            return error_response(None, INVALID_REQUEST, f"Request body exceeds {limit} bytes", 413)
+        try:
+            return await self._body_deadlines.run(self._read_body(request.receive))
+        except TimeoutError:
+            seconds = self.options.body_timeout_seconds
+            log.info("request body not received within %s s: 408", seconds)
+            refusal = error_response(
+                None, INVALID_REQUEST, f"Request Timeout: the body did not arrive within {seconds:g} s", 408
+            )
+            refusal.headers["Connection"] = "close"  # the rest of the body may still come: end the connection
+            return refusal
+
+    async def _read_body(self, receive: Receive) -> bytes | Response:
+        message = await receive()
+        body: bytes = message.get("body", b"")
+        if not message.get("more_body", False) and message["type"] == "http.request":
+            if len(body) > self.options.max_body_bytes:
+                return error_response(
+                    None, INVALID_REQUEST, f"Request body exceeds {self.options.max_body_bytes} bytes", 413
+                )
+            return body  # the usual case: one chunk
+        chunks = bytearray(body)
+        while message["type"] == "http.request" and message.get("more_body", False):
+            message = await receive()
+            chunks += message.get("body", b"")
+            if len(chunks) > self.options.max_body_bytes:
+                return error_response(
+                    None, INVALID_REQUEST, f"Request body exceeds {self.options.max_body_bytes} bytes", 413
+                )
+        if message["type"] == "http.disconnect":
+            return Response(status_code=400)  # the client left mid-body; nobody reads this
+        return bytes(chunks)
+
+
+class Deadlines:
+    """Run awaitables (a request body's reads) under one time limit, `TimeoutError` past it.
+
+    On asyncio one timer serves them all: a sweep every `period` cancels the tasks whose deadline
+    has passed (so a deadline is met within `period`), at the cost of a dict entry per read. A
+    timer (or cancel scope) per request costs more than parsing a small request does. On other
+    loops (trio) each read gets an `anyio.fail_after`."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.period = min(1.0, seconds / 4)
+        self._running: dict[asyncio.Task[Any], float] = {}  # task -> its deadline (loop time)
+        self._expired: set[asyncio.Task[Any]] = set()
+        self._sweep_timer: asyncio.TimerHandle | None = None
+
+    async def run(self, awaitable: Awaitable[T]) -> T:
+        try:
+            task = asyncio.current_task()
+        except RuntimeError:  # not asyncio
+            task = None
+        if task is None:
+            with anyio.fail_after(self.seconds):
+                return await awaitable
+        loop = task.get_loop()
+        self._running[task] = loop.time() + self.seconds
+        if self._sweep_timer is None:
+            self._sweep_timer = loop.call_later(self.period, self._sweep, loop)
+        try:
+            return await awaitable
+        except asyncio.CancelledError:
+            # The sweep runs only while this task waits, and only inside this await: a cancellation
+            # it caused surfaces here. (If something else cancelled too, it cancels again.)
+            if task in self._expired and task.uncancel() == 0:
+                raise TimeoutError from None
+            raise
+        finally:
+            self._running.pop(task, None)
+            self._expired.discard(task)
+
+    def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._sweep_timer = None
+        now = loop.time()
+        for task, deadline in list(self._running.items()):
+            if deadline <= now and task not in self._expired:
+                self._expired.add(task)
+                task.cancel("deadline passed")
+        if self._running:
+            self._sweep_timer = loop.call_later(self.period, self._sweep, loop)
+
+
+def _in_worker_process() -> bool:
+    """Whether this process is one worker of several: a child of uvicorn's `--workers` supervisor
+    (multiprocessing spawn) or of gunicorn's arbiter."""
+    return multiprocessing.parent_process() is not None or "gunicorn.arbiter" in sys.modules
+
+
+def _bracketed(name: str) -> str:
+    """An allowed host name as `authority_host` writes it: IPv6 literals in brackets."""
+    return f"[{name}]" if ":" in name and not name.startswith("[") else name
+
+
+def create_app(server: ServerStub, **options: Any) -> StreamableHTTPApp:
+    """The ASGI app; mount it in any ASGI application (Starlette, FastAPI, ...)."""
+    return StreamableHTTPApp(server, HttpOptions(**options))
+
+
+# -- uvicorn: what only the HTTP server can bound ---------------------------------------------------
+
+
+class _HeadDeadline(asyncio.Protocol):
+    """Mixed into uvicorn's HTTP protocol class (h11 or httptools): what uvicorn lacks, a deadline
+    for a request's head (request line and headers) and a bound on its size. uvicorn arms no timer
+    until a first response is complete (its keep-alive timer, disarmed by any byte received), so a
+    client that sends half a request line and goes silent is otherwise kept forever.
+
+    The deadline runs from the connection's start and from the end of each response; when it
+    passes while no request is being served (the head is incomplete, or the connection idles), the
+    connection is closed. Bytes received while no request is being served count towards the head."""
+
+    head_timeout: float = 30.0
+    max_head_bytes: int = 64 * 1024
+    # uvicorn's protocol attributes this mixin uses
+    cycle: Any
+    transport: Any
+    loop: Any
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        self._head_bytes = 0
+        # One timer per connection, checked lazily: a response's end only notes the time (arming a
+        # timer per response and cancelling it at the next costs more than a small request's parse).
+        self._head_since = self.loop.time()
+        self._head_timer: asyncio.TimerHandle | None = self.loop.call_later(self.head_timeout, self._head_check)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if not self._serving():
+            self._head_bytes += len(data)
+            if self._head_bytes > self.max_head_bytes and not self.transport.is_closing():
+                log.info("request head over %d bytes: connection closed", self.max_head_bytes)
+                self.transport.close()
+        else:
+            self._head_bytes = 0
+
+    def on_response_complete(self) -> None:
+        base: Any = super()  # uvicorn's protocol (after this mixin in the MRO)
+        base.on_response_complete()
+        self._head_bytes = 0
+        self._head_since = self.loop.time()  # the next head's deadline runs from here
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+        super().connection_lost(exc)
+
+    def _serving(self) -> bool:
+        """A request's head has arrived and its response is not complete."""
+        return self.cycle is not None and not self.cycle.response_complete
+
+    def _head_check(self) -> None:
+        """The timer: close the connection if the deadline has passed while no request is being
+        served, else check again when it can next pass."""
+        self._head_timer = None
+        if self.transport.is_closing():
+            return
+        delay = self.head_timeout  # while serving: the deadline restarts when the response ends
+        if not self._serving():
+            delay = self._head_since + self.head_timeout - self.loop.time()
+            if delay <= 0:
+                log.info("request head not received within %s s: connection closed", self.head_timeout)
+                self.transport.close()
+                return
+        self._head_timer = self.loop.call_later(delay, self._head_check)
+
+
+def uvicorn_config(
+    app: StreamableHTTPApp,
+    host: str = "127.0.0.1",
+    port: int = 3001,
+    *,
+    log_level: str = "warning",
+    http: Literal["auto", "h11", "httptools"] = "auto",
+    loop: Literal["auto", "asyncio", "uvloop"] = "auto",
+) -> uvicorn.Config:
+    """The uvicorn `Config` that `serve_http` runs: the app's connection limits (`HttpOptions`:
+    `max_connections`, `header_timeout_seconds`, `max_header_bytes`, `keep_alive_seconds`) applied
+    to uvicorn. Run it with `uvicorn.Server(config)`, e.g. in a thread of your own."""
+    import uvicorn
+    from uvicorn.config import HTTP_PROTOCOLS, LOG_LEVELS
+    from uvicorn.importer import import_from_string
+
+    o = app.options
+    # Access log lines are written at level info: below it (the default, "warning") uvicorn would
+    # still build each line's arguments on every response, and its proxy-headers middleware, which
+    # only changes the client address and scheme those lines show (the app reads neither), would
+    # still walk every request's headers. Both are off unless the lines can be seen.
+    access_log = LOG_LEVELS.get(log_level.lower(), logging.INFO) <= logging.INFO
+    base: type[asyncio.Protocol] = import_from_string(HTTP_PROTOCOLS[http])
+    protocol: type[asyncio.Protocol] = type(
+        f"HeadDeadline{base.__name__}",
+        (_HeadDeadline, base),
+        {"head_timeout": o.header_timeout_seconds, "max_head_bytes": o.max_header_bytes},
+    )
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        access_log=access_log,
+        proxy_headers=access_log,
+        server_header=False,  # no `server: uvicorn` on every response: nothing needs it, and it fingerprints
+        lifespan="on",
+        http=protocol,
+        loop=loop,
+        ws="none",  # the app speaks no WebSocket
+        # uvicorn answers 503 when connections (this one included) >= the limit, or running requests do.
+        limit_concurrency=o.max_connections + 1,
+        timeout_keep_alive=o.keep_alive_seconds,  # pyright: ignore[reportArgumentType]  # a float works (call_later)
+        h11_max_incomplete_event_size=o.max_header_bytes,
+    )
+
+
+def serve_http(
+    server: ServerStub,
+    host: str = "127.0.0.1",
+    port: int = 3001,
+    path: str = "/mcp",
+    *,
+    log_level: str = "warning",
+    http: Literal["auto", "h11", "httptools"] = "auto",
+    loop: Literal["auto", "asyncio", "uvloop"] = "auto",
+    **options: Any,
+) -> None:
+    """`serve_http(MyServer(), port=3001)`: run the server on uvicorn until interrupted.
+
+    `http` and `loop` choose uvicorn's HTTP parser and event loop; "auto" takes httptools and uvloop
+    (both in the `http` extra) where installed, "h11" / "asyncio" the pure-Python ones."""
+    import uvicorn
+
+    if host not in LOCAL_HOSTS and "allowed_hosts" not in options:
+        log.warning(
+            "binding %s: DNS-rebinding protection still only admits Host headers of %s", host, ", ".join(LOCAL_HOSTS)
+        )
+    app = create_app(server, path=path, **options)
+    try:
+        uvicorn.Server(uvicorn_config(app, host, port, log_level=log_level, http=http, loop=loop)).run()
+    except KeyboardInterrupt:  # as uvicorn.run: Ctrl-C ends the server quietly
+        pass

@@ -1,0 +1,682 @@
+"""Answering a POST and resuming its stream: the response writer and the event log.
+
+A request's answer is plain JSON unless its handler sends something first (progress, a log, a
+server-to-client request): then it becomes an SSE stream that carries those messages and ends with
+the response. In resumable handshake sessions every SSE event is numbered and kept in the session's
+`EventLog`, so a client whose stream broke resumes it with GET + `Last-Event-ID`. The logs are
+bounded (`ReplayLimits`: events and bytes per session, bytes over all sessions, age; the oldest go
+first) and released with their session; resuming past what was dropped is answered 410.
+
+Several workers: the logs stay in memory, and a worker that drains hands them over to the shared
+backend (`Handoff`), so a GET with `Last-Event-ID` that reaches another worker replays the missed
+events of that stream (`replay_handed_over`; docs/deployment.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import ctypes.util
+import itertools
+import json
+import sys
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Protocol
+
+import anyio
+import orjson
+from starlette.responses import Response, StreamingResponse
+from starlette.types import Send
+
+from mcp_bindings.runtime.protocol import registry
+from mcp_bindings.runtime.protocol.policies import policy_file
+from mcp_bindings.runtime.rpc import jsonrpc, logs
+from mcp_bindings.runtime.rpc.errors import INVALID_REQUEST, McpError
+from mcp_bindings.runtime.rpc.session import Answer
+from mcp_bindings.runtime.scaleout.backends import ReplayHandoff
+
+log = logs.logger("http")
+
+JSON_HEAD = [(b"content-type", b"application/json")]
+
+
+def raw_headers(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+    return [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+
+
+def error_response(request_id: Any, code: int, message: str, status: int, data: Any = None) -> Response:
+    """A JSON-RPC error as a plain JSON HTTP response (for what is refused before it runs)."""
+    body = jsonrpc.encode_error(request_id, code, message, data)
+    return Response(body, status_code=status, media_type="application/json")
+
+
+def no_cache() -> dict[str, str]:
+    return {"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"}
+
+
+CLOSE_STREAM = b""  # in a response's frame queue: end the HTTP stream now (never a real frame)
+
+TRANSPORT_POLICY = policy_file("transports.json")
+
+
+@cache
+def primes_streams(version: str) -> bool:
+    """Whether the POST streams of a session of `version` open with a priming event (SEP-1699; the
+    first version is in policy/transports.json, later registered versions follow it)."""
+    since = json.loads(TRANSPORT_POLICY.read_text(encoding="utf-8"))["sse_priming"]["since"]
+    known = list(registry.versions())  # oldest first
+    return version in known and since in known and known.index(version) >= known.index(since)
+
+
+# -- the replay log ------------------------------------------------------------------------------
+
+MIB = 1024 * 1024
+EVENT_OVERHEAD = 160  # bytes counted per event beside its frame (the event, its slots in three deques)
+ID_DIGITS = 19  # a Last-Event-ID longer than this is not one of ours (event ids are below 2**63)
+
+
+@dataclass(frozen=True)
+class ReplayLimits:
+    """Bounds of the SSE replay log (`HttpOptions.max_replay_*`, `replay_ttl_seconds`). Whichever is
+    reached first drops the oldest events: per session by count and bytes, over every session of the
+    app by bytes, and any event older than `ttl_seconds`."""
+
+    events: int = 1000  # per session
+    bytes: int = 16 * MIB  # per session
+    total_bytes: int = 128 * MIB  # every session of the app together
+    ttl_seconds: float = 300.0
+
+
+class _Event:
+    """One numbered SSE event held for replay (`frame` None: a priming event). `log` is None once
+    the event has been dropped."""
+
+    __slots__ = ("frame", "id", "log", "record", "size", "time")
+
+    def __init__(self, event_id: int, record: StreamRecord, frame: bytes | None, now: float, log: EventLog) -> None:
+        self.id = event_id
+        self.record: StreamRecord | None = record
+        self.frame = frame
+        self.size = EVENT_OVERHEAD + (len(frame) if frame else 0)
+        self.time = now
+        self.log: EventLog | None = log
+
+
+class StreamRecord:
+    """One POST stream of a session: its events still held (oldest first), whether its request has
+    ended, and the GET following it, if any."""
+
+    __slots__ = ("changed", "dropped_through", "events", "finished", "reader")
+
+    def __init__(self) -> None:
+        self.events: deque[_Event] = deque()
+        self.finished = False
+        self.dropped_through = 0  # the newest of this stream's events that is no longer held
+        self.reader = 0  # which GET follows the stream (a newer resumption replaces an older one)
+        self.changed: anyio.Event | None = None  # set when an event is added, dropped, or the stream ends
+
+    def wake(self) -> None:
+        if self.changed is not None:
+            self.changed.set()
+            self.changed = None
+
+    async def changes(self) -> None:
+        """Wait until an event is added or dropped, or the stream ends (or a newer GET follows it)."""
+        changed = self.changed = self.changed or anyio.Event()
+        await changed.wait()
+
+
+class ReplayStore:
+    """The replay logs of one app's sessions: the byte bound over all of them, the age bound (a timer
+    on asyncio; on other event loops checked whenever a log is written or read) and giving the memory
+    of dropped events back."""
+
+    def __init__(
+        self, limits: ReplayLimits | None = None, clock: Callable[[], float] = time.monotonic, first_id: int = 1
+    ) -> None:
+        self.limits = limits or ReplayLimits()
+        self.bytes = 0  # held by every log together, as counted (frames + EVENT_OVERHEAD each)
+        self._clock = clock
+        self._order: deque[_Event] = deque()  # every log's events, oldest first (dropped ones skipped lazily)
+        self._held = 0
+        # Event ids, unique over every session of the app (several workers: each numbers from its
+        # own `worker_space`, so the workers serving one session number its events apart, and an
+        # event id names the worker holding it).
+        self._ids = itertools.count(first_id)
+        self._logs = 0
+        self._timer: asyncio.TimerHandle | None = None
+
+    def new_log(self) -> EventLog:
+        self._logs += 1
+        return EventLog(self)
+
+    def number_from(self, first_id: int) -> None:
+        """Number events from `first_id` (a worker's space, set as it starts: before any log)."""
+        if self._logs:
+            raise RuntimeError("event ids are renumbered only before the first session")
+        self._ids = itertools.count(first_id)
+
+    def sweep(self, now: float | None = None) -> None:
+        """Drop events past the age bound, then the oldest while over the overall byte bound."""
+        cutoff = (self._clock() if now is None else now) - self.limits.ttl_seconds
+        while self._order:
+            head = self._order[0]
+            if head.log is None:
+                self._order.popleft()
+            elif head.time < cutoff or self.bytes > self.limits.total_bytes:
+                head.log.drop_oldest()  # the oldest event overall is the oldest of its log
+            else:
+                break
+
+    def _added(self, event: _Event) -> None:
+        self._order.append(event)
+        self._held += 1
+        self.bytes += event.size
+        self.sweep(event.time)
+        self._arm()
+
+    def _dropped(self, event: _Event) -> None:
+        self._held -= 1
+        self.bytes -= event.size
+        reclaim(event.size)
+        if len(self._order) > 2 * self._held + 256:  # mostly dropped entries: compact
+            self._order = deque(e for e in self._order if e.log is not None)
+
+    def _arm(self) -> None:
+        """A timer for the next event to age out (asyncio only; one at a time)."""
+        if self._timer is not None or not self._held:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        head = next((e for e in self._order if e.log is not None), None)
+        if head is not None:
+            delay = max(0.0, head.time + self.limits.ttl_seconds - self._clock()) + 0.01
+            self._timer = loop.call_later(delay, self._expire)
+
+    def _expire(self) -> None:
+        self._timer = None
+        self.sweep()
+        self._arm()
+
+
+class EventLog:
+    """The numbered SSE events of one session's POST streams, held for resumption within the store's
+    `ReplayLimits` (the oldest go first) and released with the session (`close`).
+
+    Events are dropped oldest first, so every event id up to `dropped_through` is gone and every
+    later one is held: a `Last-Event-ID` either resumes exactly or is answered 410 (`replay`)."""
+
+    def __init__(self, store: ReplayStore | None = None) -> None:
+        self.store = store if store is not None else ReplayStore()
+        self._ids = self.store._ids  # unique across sessions: another session's id is never taken for one of ours
+        self.last_id = 0  # the newest event id issued
+        self.dropped_through = 0
+        self.bytes = 0
+        self.closed = False
+        self._events: deque[_Event] = deque()
+        self._followed: set[StreamRecord] = set()  # streams a GET follows (woken on close)
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def open_stream(self) -> StreamRecord:
+        return StreamRecord()
+
+    def add(self, record: StreamRecord, frame: bytes | None) -> int:
+        """Number an event (None: the priming event) and hold it for replay, within the bounds."""
+        event_id = next(self._ids)
+        self.last_id = event_id
+        if self.closed:
+            return event_id
+        event = _Event(event_id, record, frame, self.store._clock(), self)
+        self._events.append(event)
+        record.events.append(event)
+        self.bytes += event.size
+        self.store._added(event)
+        limits = self.store.limits
+        while len(self._events) > limits.events or self.bytes > limits.bytes:
+            self.drop_oldest()  # an event larger than the bound itself is not held either
+        record.wake()
+        return event_id
+
+    def drop_oldest(self) -> None:
+        event = self._events.popleft()
+        record = event.record
+        assert record is not None and record.events[0] is event
+        record.events.popleft()
+        record.dropped_through = self.dropped_through = event.id
+        self.bytes -= event.size
+        event.log = event.record = None
+        event.frame = None
+        self.store._dropped(event)
+        record.wake()
+
+    def finish(self, record: StreamRecord) -> None:
+        record.finished = True
+        record.wake()
+
+    def close(self) -> None:
+        """The session ended: drop every event now and end the GETs following its streams."""
+        if self.closed:
+            return
+        self.closed = True
+        while self._events:
+            self.drop_oldest()
+        for record in list(self._followed):
+            record.wake()
+
+    def snapshot(self) -> list[HandedStream]:
+        """The streams whose events are still held, for another worker (`handoff`): per stream whether
+        its request ended, and its events as (id, frame, wall-clock expiry)."""
+        self.store.sweep()
+        now, wall, ttl = self.store._clock(), time.time(), self.store.limits.ttl_seconds
+        streams: dict[StreamRecord, HandedStream] = {}
+        for event in self._events:
+            record = event.record
+            assert record is not None
+            stream = streams.get(record)
+            if stream is None:
+                stream = streams[record] = HandedStream(record.finished, [])
+            frame = event.frame.decode() if event.frame is not None else None
+            stream.events.append((event.id, frame, wall + event.time + ttl - now))
+        return list(streams.values())
+
+    def replay(self, last_event_id: str) -> Response | None:
+        """The answer to a GET with `Last-Event-ID`: the rest of that event's stream, then the stream
+        itself until its request is answered. 410 when events after that one are no longer held (the
+        log's bounds dropped them): the stream cannot be resumed, and the client learns it at once.
+        None when the id is not one this session issued (not a resumption)."""
+        point = self.resume_point(last_event_id)
+        if point is None:
+            return None
+        wanted = event_id_of(last_event_id)
+        if isinstance(point, int):
+            return gone(wanted)
+        return StreamingResponse(self._follow(point, wanted), media_type="text/event-stream", headers=no_cache())
+
+    def resume_point(self, last_event_id: str) -> StreamRecord | int | None:
+        """The stream whose events after `last_event_id` a resumption sends; 410 when they are no
+        longer all held; None when the id is not one this session issued."""
+        wanted = event_id_of(last_event_id)
+        if not 0 < wanted <= self.last_id:
+            return None
+        self.store.sweep()
+        if wanted <= self.dropped_through or self.closed:
+            return 410
+        # Held events are all after dropped_through: an id not among them is not of this session.
+        return next((e.record for e in self._events if e.id == wanted), None)
+
+    def held_after(self, record: StreamRecord, cursor: int) -> list[tuple[int, bytes | None]]:
+        """`record`'s held events after `cursor` (id, frame; None: a priming event)."""
+        return [(e.id, e.frame) for e in record.events if e.id > cursor]
+
+    async def _follow(self, record: StreamRecord, cursor: int) -> AsyncIterator[bytes]:
+        record.reader += 1
+        me = record.reader
+        record.wake()  # an older GET following this stream ends
+        self._followed.add(record)
+        try:
+            while record.reader == me and not self.closed:
+                if record.dropped_through > cursor:
+                    return  # fell behind the log's bounds: the client's next resumption is answered 410
+                # Frames are taken now: what the log drops while they are written still goes out.
+                pending = [(e.id, e.frame) for e in record.events if e.id > cursor]
+                for event_id, frame in pending:
+                    cursor = event_id
+                    if frame is not None:
+                        yield sse_event(frame, event_id)
+                if pending:
+                    continue
+                if record.finished:
+                    return
+                await record.changes()
+        finally:
+            if record.reader == me:
+                self._followed.discard(record)
+
+
+# -- resuming on another worker (the session's worker drained) ----------------------------------
+
+
+@dataclass
+class HandedStream:
+    """One POST stream handed over by a draining worker: whether its request had ended, and its
+    held events (id, frame or None for a priming event, wall-clock time it expires)."""
+
+    finished: bool
+    events: list[tuple[int, str | None, float]]
+
+
+def replay_handed_over(streams: list[HandedStream], last_event_id: str, *, final: bool) -> Response:
+    """A GET with `Last-Event-ID` for a session that a drained worker handed over: the events of
+    that event's stream after it, once each and in order, then the end of the stream (the request
+    itself ran on the drained worker; a stream it had not finished is resumed again for what came
+    later, until the `final` handover). 404 when the id is not one of this session's held events;
+    410 when later events expired, or when the final handover shows the request was cut off unanswered."""
+    text = last_event_id.strip()
+    wanted = event_id_of(text)
+    stream = next((s for s in streams if any(event_id == wanted for event_id, _, _ in s.events)), None)
+    if stream is None:
+        message = (
+            f"Not Found: Last-Event-ID {text!r} is not an event of this session's streams held after its worker"
+            " drained; initialize a new session"
+        )
+        return error_response(None, INVALID_REQUEST, message, 404, {"lastEventId": text})
+    later = [(event_id, frame, expires) for event_id, frame, expires in stream.events if event_id > wanted]
+    if final and not later and not stream.finished:
+        message = (
+            f"Gone: the request of Last-Event-ID {wanted}'s stream was cut off when its worker stopped, before it"
+            " was answered; send the request again"
+        )
+        return error_response(None, INVALID_REQUEST, message, 410, {"lastEventId": text})
+    if any(expires < time.time() for _, _, expires in later):
+        return gone(wanted)
+    body = b"".join(sse_event(frame.encode(), event_id) for event_id, frame, _ in later if frame is not None)
+    return Response(body, media_type="text/event-stream", headers=no_cache())
+
+
+def gone(wanted: int) -> Response:
+    """410: the events after `wanted` are no longer held."""
+    message = (
+        f"Gone: the events after Last-Event-ID {wanted} are no longer held (the replay log is bounded "
+        "by events, bytes and age); this stream cannot be resumed"
+    )
+    return error_response(None, INVALID_REQUEST, message, 410, {"lastEventId": str(wanted)})
+
+
+def worker_space(worker_id: str) -> int | None:
+    """The first event id of the worker `worker_id` (event ids name their worker): for ids of 8 hex
+    digits below 2**31, as the Redis backend makes them; None for any other."""
+    if len(worker_id) != 8 or not all(c in "0123456789abcdef" for c in worker_id) or int(worker_id, 16) >= 1 << 31:
+        return None
+    return int(worker_id, 16) << 32 | 1
+
+
+def worker_of(last_event_id: str) -> str | None:
+    """The worker that numbered event `last_event_id` (`worker_space`), or None when it is not an id."""
+    wanted = event_id_of(last_event_id)
+    return f"{wanted >> 32:08x}" if wanted > 0 else None
+
+
+def event_id_of(last_event_id: str) -> int:
+    """The event id a `Last-Event-ID` names (-1: none of ours)."""
+    text = last_event_id.strip()
+    return int(text) if 0 < len(text) <= ID_DIGITS and text.isascii() and text.isdigit() else -1
+
+
+def encode_handover(streams: list[HandedStream], principal: str | None, *, final: bool) -> bytes:
+    """A session's handed-over streams as stored in the backend (`final`: its worker has stopped)."""
+    return orjson.dumps({"p": principal, "f": final, "s": [[s.finished, s.events] for s in streams]})
+
+
+def decode_handover(raw: bytes) -> tuple[str | None, bool, list[HandedStream]] | None:
+    """(principal, final, streams) from `encode_handover`; None when `raw` is not one."""
+    try:
+        data: Any = orjson.loads(raw)
+        streams = [
+            HandedStream(bool(finished), [(int(i), f if isinstance(f, str) else None, float(t)) for i, f, t in events])
+            for finished, events in data["s"]
+        ]
+        principal = data["p"]
+        return (principal if isinstance(principal, str) else None), bool(data["f"]), streams
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None
+
+
+class Handoff:
+    """A worker's side of handing replay logs over (shared backends; `StreamableHttp.handoff`): when
+    it drains, the held events of its handshake sessions go to the backend (again, `final`, when each
+    session ends at shutdown), and a GET with `Last-Event-ID` for a session it does not hold is
+    answered from what other workers handed over. Writes run in the background, one at a time and in
+    order (a session's later snapshot from this worker replaces its earlier one; other workers'
+    snapshots of it stay beside it); `flush` waits for them at shutdown."""
+
+    def __init__(self, backend: ReplayHandoff, ttl_s: float) -> None:
+        self.backend = backend
+        self.ttl_s = ttl_s
+        self._lock: asyncio.Lock | None = None
+        self._pending: set[asyncio.Task[None]] = set()
+        self._written: set[str] = set()  # sessions handed over already (their final state is written too)
+
+    def hand_over(self, session_id: str, principal: str | None, events: EventLog, *, final: bool) -> None:
+        streams = events.snapshot()  # taken now, before the log is released
+        if not streams and session_id not in self._written:
+            return  # nothing to resume
+        self._written.add(session_id)
+        snapshot = encode_handover(streams, principal, final=final)
+        ttl_s = min(self.ttl_s, max([1.0, *(t - time.time() for s in streams for _, _, t in s.events)]))
+
+        async def write() -> None:
+            if self._lock is None:
+                self._lock = asyncio.Lock()
+            async with self._lock:
+                try:
+                    await self.backend.hand_over(session_id, snapshot, ttl_s)
+                except McpError as exc:
+                    log.warning("replay log of a session not handed over: %s", exc.message)
+
+        try:
+            task = asyncio.get_running_loop().create_task(write())
+        except RuntimeError:  # no asyncio loop (trio): shared backends are an asyncio deployment's
+            return
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def flush(self, timeout_s: float = 5.0) -> None:
+        """Wait (at most `timeout_s`, even when cancelled) for the handovers under way."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(timeout_s):
+            while self._pending:
+                await asyncio.wait(set(self._pending))
+
+    async def resume(self, session_id: str, principal: str | None, last_event_id: str) -> Response | None:
+        """The answer to a resumption of a session handed over by another worker, or None (none was,
+        the backend cannot say, or the session was someone else's)."""
+        try:
+            raws = await self.backend.handed_over(session_id)
+        except McpError:
+            return None
+        handed = [d for d in map(decode_handover, raws) if d is not None and d[0] == principal]
+        if not handed:
+            return None
+        # One snapshot per worker that drained; event ids are unique across workers, so the one
+        # holding the id is the worker that ran its stream.
+        wanted = event_id_of(last_event_id)
+        for _, final, streams in handed:
+            if any(event_id == wanted for stream in streams for event_id, _, _ in stream.events):
+                return replay_handed_over(streams, last_event_id, final=final)
+        return replay_handed_over([], last_event_id, final=False)  # 404: not an event any of them held
+
+
+# -- giving memory back --------------------------------------------------------------------------
+
+RECLAIM_AFTER = 1 * MIB  # bytes freed (replay log, legacy queues) before memory is given back
+RECLAIM_DELAY = 0.5  # seconds: frees in a burst are given back together, at most twice a second
+_reclaim = {"freed": 0, "due": 0.0}  # bytes freed since the last trim; when the scheduled one runs
+
+
+@cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's `malloc_trim`; None elsewhere. glibc keeps the freed blocks of large frames in its
+    heap, so without it RSS stays at its peak after a heavy session is released."""
+    if sys.platform != "linux":
+        return None
+    try:
+        trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    return trim
+
+
+def reclaim(freed: int) -> None:
+    """Note `freed` bytes released; once RECLAIM_AFTER have been, give the process's free heap
+    memory back to the system (glibc `malloc_trim`, in a worker thread, RECLAIM_DELAY later)."""
+    trim = _malloc_trim()
+    if trim is None:
+        return
+    _reclaim["freed"] += freed
+    now = time.monotonic()
+    if _reclaim["freed"] < RECLAIM_AFTER or now < _reclaim["due"]:
+        return  # not enough yet, or a trim is already scheduled
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # not asyncio (e.g. trio): trim here, it takes milliseconds
+        _reclaim["freed"], _reclaim["due"] = 0, now + RECLAIM_DELAY
+        trim(0)
+        return
+    _reclaim["due"] = now + RECLAIM_DELAY
+
+    def run() -> None:
+        _reclaim["freed"] = 0
+        loop.run_in_executor(None, trim, 0)
+
+    loop.call_later(RECLAIM_DELAY, run)
+
+
+def sse_event(frame: bytes, event_id: int | None = None) -> bytes:
+    head = b"id: %d\n" % event_id if event_id is not None else b""
+    return head + b"event: message\ndata: " + frame + b"\n\n"
+
+
+class FrameSink(Protocol):
+    async def send(self, frame: bytes) -> None: ...
+
+
+class DropFrames:
+    """Where a batch's server messages go: a batch is answered with one JSON array, so messages sent
+    before the responses cannot reach the client."""
+
+    async def send(self, frame: bytes) -> None:
+        log.debug("a server message during a batch cannot be delivered (JSON answer); dropped")
+
+
+DROP = DropFrames()
+
+
+class ResponseWriter:
+    """The answer to one POST: a JSON body, unless a handler sends something before its response
+    (progress, a log, a server-to-client request) — then an SSE stream that carries those messages
+    and ends with the response.
+
+    With an event log (resumable handshake sessions) every SSE event is numbered. Where the session's
+    version has it (`primes_streams`), the stream opens with a priming event (id, `retry:`, empty
+    data) and may be ended early by the handler (`close_stream`): the request goes on, and its later
+    events wait in the log for a GET with `Last-Event-ID`.
+    """
+
+    def __init__(
+        self,
+        send: Send,
+        *,
+        sse_ok: bool,
+        status: Callable[[int | None], int],
+        headers: Callable[[], dict[str, str]],
+        events: EventLog | None,
+        retry_ms: int,
+        priming: bool = False,
+    ) -> None:
+        self._send = send
+        self._sse_ok = sse_ok
+        self._status = status
+        self._headers = headers
+        self._events = events
+        self._retry_ms = retry_ms
+        self._priming = priming and events is not None
+        self._stream: StreamRecord | None = None  # this POST's stream in the event log
+        self._lock: anyio.Lock | None = None  # created on the first server message (rare path)
+        self.streaming = False  # the SSE head has been sent
+        self._http_open = True
+        self._finished = False  # the response is on its way: later server messages have nowhere to go
+
+    async def send(self, frame: bytes) -> None:
+        """A server message for the client while the request runs (or CLOSE_STREAM)."""
+        if self._finished:
+            log.debug("a server message after the response was dropped")
+            return
+        if not self._sse_ok:
+            log.debug("the client takes JSON only; a server message before the response was dropped")
+            return
+        if frame == CLOSE_STREAM and not self._priming:
+            return  # without a primed (numbered) stream the client could not resume: keep it open
+        if self._lock is None:
+            self._lock = anyio.Lock()  # handlers may send from several tasks at once
+        async with self._lock:
+            if not self.streaming:
+                if not self._http_open:
+                    return  # abandoned while this message waited: the client is gone
+                await self._open_stream()
+            await self._emit(frame)
+
+    async def finish(self, answers: list[Answer], *, batch: bool = False) -> None:
+        """Send the response(s): the last SSE event(s), or the whole JSON answer."""
+        self._finished = True
+        frames = [answer.frame for answer in answers]
+        if self.streaming:
+            assert self._lock is not None
+            async with self._lock:
+                for frame in frames:
+                    await self._emit(frame)
+                if self._events is not None and self._stream is not None:
+                    self._events.finish(self._stream)
+                if self._http_open:
+                    self._http_open = False
+                    await self._send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
+        if not frames:
+            status, body = 202, b""
+        elif batch:
+            status, body = 200, b"[" + b",".join(frames) + b"]"
+        else:
+            status, body = self._status(answers[0].error_code), frames[0]
+        extra = self._headers()
+        # With its length the body goes out as it is, not chunked (one write, less for both peers to frame).
+        length = (b"content-length", b"%d" % len(body))
+        if body:
+            head = [*JSON_HEAD, length, *raw_headers(extra)] if extra else [*JSON_HEAD, length]
+        else:
+            head = [length, *raw_headers(extra)]
+        await self._send({"type": "http.response.start", "status": status, "headers": head})
+        await self._send({"type": "http.response.body", "body": body, "more_body": False})
+
+    def abandon(self) -> None:
+        """The client is gone or the request ended without a response (cancelled): nothing more is
+        written, and its stream in the event log is closed."""
+        self._finished = True
+        self._http_open = False
+        if self._events is not None and self._stream is not None:
+            self._events.finish(self._stream)
+
+    async def _open_stream(self) -> None:
+        self.streaming = True
+        await self._send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": raw_headers({"content-type": "text/event-stream", **no_cache(), **self._headers()}),
+            }
+        )
+        if self._events is not None:
+            self._stream = self._events.open_stream()
+            if self._priming:
+                event_id = self._events.add(self._stream, None)
+                priming = b"id: %d\nretry: %d\ndata: \n\n" % (event_id, self._retry_ms)
+                await self._send({"type": "http.response.body", "body": priming, "more_body": True})
+
+    async def _emit(self, frame: bytes) -> None:
+        if frame == CLOSE_STREAM:
+            if self._http_open and self._priming:
+                self._http_open = False
+                await self._send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
+        event_id = (
+            self._events.add(self._stream, frame) if self._events is not None and self._stream is not None else None
+        )
+        if self._http_open:
+            await self._send({"type": "http.response.body", "body": sse_event(frame, event_id), "more_body": True})

@@ -1,0 +1,117 @@
+"""The capability-deriving base of the generated stubs, both sides: a stub's capabilities come from
+its overridden handlers plus what it declares.
+
+A stub class carries `protocol`, its version's generated `ProtocolTables`; everything here reads
+the method tables, never a method name.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Mapping
+from typing import Any, ClassVar, cast
+
+from mcp_bindings.runtime.protocol.custom_methods import methods_of
+from mcp_bindings.runtime.protocol.spec import Capability, MethodSpec, ProtocolTables, Side
+from mcp_bindings.runtime.rpc.errors import StubDefinitionError
+
+__all__ = ["CapabilityDeriving", "overridden", "stub_class"]
+
+
+def _handler_specs(protocol: ProtocolTables, side: Side) -> Iterator[MethodSpec]:
+    for table in protocol.handled_by(side):
+        for spec in table.values():
+            if not spec.builtin:
+                yield spec
+
+
+def stub_class(cls: type) -> type:
+    """The generated class in the MRO (the one that defines `protocol` in its own body)."""
+    for klass in cls.__mro__:
+        if "protocol" in vars(klass):
+            return klass
+    raise StubDefinitionError(f"{cls.__name__} does not derive from a generated stub")
+
+
+def overridden(obj: object, name: str, stub: type) -> bool:
+    return getattr(type(obj), name, None) is not getattr(stub, name, None)
+
+
+# Handlers of tasks/* that a server may leave to the runtime (`tasks.served_by_runtime`).
+_RUNTIME_SERVED = frozenset({"get_task", "get_task_result", "list_tasks", "cancel_task"})
+
+
+def _paths(capabilities: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    for key, value in capabilities.items():
+        if value is None or value is False:
+            continue
+        yield (*prefix, key)
+        if isinstance(value, Mapping):
+            yield from _paths(cast("Mapping[str, Any]", value), (*prefix, key))
+
+
+class CapabilityDeriving:
+    """Derive `side`'s capabilities from overridden handlers plus declared sub-capabilities."""
+
+    protocol: ClassVar[ProtocolTables]
+    _side: ClassVar[Side]
+    # Sub-capabilities only the author can vouch for, e.g. {"tools": {"listChanged": True}}.
+    declared_capabilities: ClassVar[Mapping[str, Any]] = {}
+
+    def derive_capabilities(self) -> dict[str, Any]:
+        stub = stub_class(type(self))
+        capabilities: dict[str, Any] = copy.deepcopy(dict(self.declared_capabilities))
+        by_capability: dict[tuple[str, ...], list[MethodSpec]] = {}
+        for spec in _handler_specs(self.protocol, self._side):
+            if spec.gate is None or spec.gate.side != self._side or spec.kind != "request":
+                continue
+            by_capability.setdefault(spec.gate.path, []).append(spec)
+        for path, specs in sorted(by_capability.items()):
+            implemented = [s for s in specs if overridden(self, s.handler, stub)]
+            declared = Capability(self._side, path).present_in(capabilities)
+            if not implemented and not declared:
+                continue
+            missing = [s.handler for s in specs if not s.optional_handler and s not in implemented]
+            # tasks/* the runtime serves from its task store (`tasks`; a client's: `client_tasks`)
+            missing = [h for h in missing if h not in _RUNTIME_SERVED]
+            if missing:
+                what = (
+                    f"declares `{'.'.join(path)}`"
+                    if declared
+                    else f"overrides {', '.join(s.handler for s in implemented)}"
+                )
+                raise StubDefinitionError(
+                    f"{type(self).__name__} {what} but does not implement {', '.join(missing)} "
+                    f"({' / '.join(s.method for s in specs if s.handler in missing)})"
+                )
+            if not declared:
+                if len(path) > 1:
+                    raise StubDefinitionError(
+                        f"{type(self).__name__} overrides {', '.join(s.handler for s in implemented)} but does not "
+                        f"declare {self._side} capability `{'.'.join(path)}` in declared_capabilities"
+                    )
+                capabilities.setdefault(next(iter(path)), {})  # sub-capabilities were refused above unless declared
+        self._check_declared(capabilities)
+        return capabilities
+
+    def register_method(self, method: Any, handler: Any = None) -> Any:
+        """Serve a custom or extension method (`extensions.request` / `notification`) with
+        `handler(params, ctx)`; without `handler`, a decorator. Kept by the runtime (`protocol.custom_methods`)."""
+        return methods_of(self, self._side).register(method, handler)
+
+    def use_extension(self, extension: Any, settings: Mapping[str, Any] | None = None, handlers: Any = None) -> None:
+        """Declare an extension (an identifier or an `extensions.Extension`) in this side's
+        capabilities, with its settings, and serve the extension's methods `handlers` has."""
+        methods_of(self, self._side).use(extension, settings, handlers)
+
+    def _check_declared(self, capabilities: Mapping[str, Any]) -> None:
+        known = self.protocol.capability_paths(self._side)
+        for path in _paths(capabilities):
+            dotted = ".".join(path)
+            if path[0] in ("experimental", "extensions"):
+                continue
+            if dotted not in known:
+                raise StubDefinitionError(
+                    f"{type(self).__name__} declares {self._side} capability `{dotted}`, which MCP "
+                    f"{self.protocol.version} does not define"
+                )

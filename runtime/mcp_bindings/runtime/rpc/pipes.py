@@ -1,0 +1,224 @@
+"""Newline-delimited JSON on pipes the event loop watches, on its own primitives (asyncio protocols).
+
+The stdio server's transport: the loop hands each read to `_LineReader.data_received`, which cuts it
+into frames and wakes the one reader waiting in `receive`; a frame is written straight to the pipe
+transport, which writes it at once when it can and buffers it whole otherwise. No stream objects,
+no task and no extra wake-up per frame: a call costs one wake-up of the reading task (none when
+frames are already waiting) and one write.
+
+Bounded like `LineTransport`: a frame over the limit is discarded as it arrives (the next `receive`
+raises `OversizedMessage` in its place) and reading pauses while unread frames pile up; writing waits
+only while the pipe's buffer is over its high-water mark.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from typing import Any, cast
+
+import anyio
+
+from mcp_bindings.runtime.rpc.jsonrpc import RequestId
+from mcp_bindings.runtime.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, OversizedMessage, TransportBase
+
+# Reading pauses while this many bytes of whole frames wait to be read (and resumes below half).
+PAUSE_BYTES = 1 << 20
+
+
+class _LineReader(asyncio.Protocol):
+    """Cuts what the pipe delivers into frames; wakes the waiting reader."""
+
+    def __init__(self, max_message_bytes: int) -> None:
+        self.max = max_message_bytes
+        self.frames: deque[bytes | None] = deque()  # None: an oversized frame was discarded here
+        self.queued = 0  # bytes in `frames`
+        self.partial = bytearray()  # the start of a frame whose newline has not arrived
+        self.discarding = False  # skipping to the next newline after an oversized frame
+        self.waiter: asyncio.Future[None] | None = None
+        self.transport: asyncio.ReadTransport | None = None
+        self.paused = False
+        self.ended = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.ReadTransport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        if not self.partial and not self.discarding and data.find(b"\n") == len(data) - 1 <= self.max:
+            # The usual read: exactly one whole frame.
+            frame = data[:-1].strip()
+            if frame:
+                self._queue(frame)
+        else:
+            self._split(data)
+        if self.queued > PAUSE_BYTES and not self.paused and self.transport is not None:
+            self.paused = True
+            self.transport.pause_reading()
+        self._wake()
+
+    def _split(self, data: bytes) -> None:
+        start = 0
+        while True:
+            newline = data.find(b"\n", start)
+            if newline < 0:
+                break
+            if self.discarding:
+                self.discarding = False
+            elif self.partial:
+                self.partial += data[start:newline]
+                frame = bytes(self.partial)
+                self.partial.clear()
+                self._take(frame)
+            else:
+                self._take(data[start:newline])
+            start = newline + 1
+        if start < len(data) and not self.discarding:
+            self.partial += data[start:]
+            if len(self.partial) > self.max:  # never buffer without bound: drop it, skip to the newline
+                self.partial.clear()
+                self.discarding = True
+                self._queue(None)
+
+    def _take(self, frame: bytes) -> None:
+        if len(frame) > self.max:
+            self._queue(None)
+            return
+        frame = frame.strip()
+        if frame:
+            self._queue(frame)
+
+    def _queue(self, frame: bytes | None) -> None:
+        self.frames.append(frame)
+        if frame is not None:
+            self.queued += len(frame)
+
+    def eof_received(self) -> bool:
+        rest = bytes(self.partial).strip()
+        self.partial.clear()
+        if rest and not self.discarding:
+            self._queue(rest)
+        self.ended = True
+        self._wake()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.ended = True
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+
+class _LineWriter(asyncio.Protocol):
+    """Flow control of the writing pipe: `drain` waits while the transport's buffer is full.
+
+    Several senders may wait at once (concurrent answers larger than the pipe's buffer): each has
+    its own future, and every one is woken when the pipe drains or is lost. A single shared slot
+    would be overwritten by the second waiter and leave the first suspended for ever, holding its
+    request and response (the leak of issue 28, item 1).
+    """
+
+    def __init__(self) -> None:
+        self.paused = False
+        self.lost = False
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    def pause_writing(self) -> None:
+        self.paused = True
+
+    def resume_writing(self) -> None:
+        self.paused = False
+        self._release()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = True
+        self.paused = False
+        self._release()
+
+    def _release(self) -> None:
+        waiters = self._waiters
+        while waiters:
+            waiter = waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+
+    @property
+    def waiting(self) -> int:
+        """How many senders wait for the pipe to drain (0 once it drained or was lost)."""
+        return len(self._waiters)
+
+    async def drain(self) -> None:
+        while self.paused and not self.lost:
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                if not waiter.done():  # cancelled while waiting: no longer a waiter
+                    waiter.cancel()
+                    with contextlib.suppress(ValueError):
+                        self._waiters.remove(waiter)
+
+
+class PipeTransport(TransportBase):
+    """A transport over two pipes (or sockets) watched by the running asyncio loop."""
+
+    def __init__(
+        self,
+        reader: _LineReader,
+        read_transport: asyncio.ReadTransport,
+        writer: _LineWriter,
+        write_transport: asyncio.WriteTransport,
+    ) -> None:
+        self._reader = reader
+        self._read_transport = read_transport
+        self._writer = writer
+        self._write_transport = write_transport
+
+    @classmethod
+    async def open(
+        cls, read_pipe: Any, write_pipe: Any, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    ) -> PipeTransport:
+        """Connect the running loop to `read_pipe` and `write_pipe` (file objects of pipes or sockets)."""
+        loop = asyncio.get_running_loop()
+        reader = _LineReader(max_message_bytes)
+        writer = _LineWriter()
+        read_transport, _ = await loop.connect_read_pipe(lambda: reader, read_pipe)
+        write_transport, _ = await loop.connect_write_pipe(lambda: writer, write_pipe)
+        return cls(reader, read_transport, writer, write_transport)
+
+    async def receive(self) -> bytes:
+        reader = self._reader
+        while not reader.frames:
+            if reader.ended:
+                raise anyio.EndOfStream
+            waiter = reader.waiter = asyncio.get_running_loop().create_future()
+            try:
+                await waiter
+            finally:
+                reader.waiter = None
+        frame = reader.frames.popleft()
+        if frame is None:
+            raise OversizedMessage(reader.max)
+        reader.queued -= len(frame)
+        if reader.paused and reader.queued < PAUSE_BYTES // 2:
+            reader.paused = False
+            self._read_transport.resume_reading()
+        return frame
+
+    async def send(self, frame: bytes, related: RequestId | None = None) -> None:
+        writer = self._writer
+        if writer.lost or self._write_transport.is_closing():
+            raise anyio.BrokenResourceError
+        self._write_transport.write(frame + b"\n")  # taken whole: two frames never interleave
+        if writer.paused:
+            await writer.drain()
+            if writer.lost:  # the reader went away while the frame waited in the buffer
+                raise anyio.BrokenResourceError
+
+    async def aclose(self) -> None:
+        self._write_transport.close()
+        self._read_transport.close()

@@ -1,0 +1,279 @@
+"""`RedisTaskStore`: the `task_store.TaskStore` protocol in Redis, so any worker serves any task.
+
+Keys (under the backend's prefix): `task:<id>` the task as JSON, expiring a grace period after its
+TTL (so it is reported expired, not unknown, for a while); `tasks:<requester>` a sorted set of the
+requester's task ids by creation sequence (`task-seq`), which pages `tasks/list` and bounds a
+requester's tasks. Updates are optimistic transactions (WATCH/MULTI), so a terminal task never
+changes whichever worker writes last; a cancellation is also published on the bus
+(`TASK_CANCELLED`), so the worker running the task's work stops it. `wait` polls (every 50 ms,
+backing off to 1 s). A Redis error is `BackendUnavailable` (-32603 naming Redis).
+
+A worker that died: `task-owner:<id>` names the worker running a task's work (written when the
+backend holds its lease, `RedisBackend.leasing`). Reading an unfinished task (get, list, wait) whose
+owner's lease has lapsed records it `failed` with a -32603 error saying its worker stopped, once, as
+an ordinary update: `tasks/result` then answers that error and the task is terminal everywhere.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, replace
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import orjson
+
+from mcp_bindings.runtime.scaleout.backends import TASK_CANCELLED
+from mcp_bindings.runtime.tasks.store import STATUSES, TaskLimitError, TaskState, decode_cursor, encode_cursor
+
+if TYPE_CHECKING:
+    from mcp_bindings.runtime.scaleout.backends.redis import RedisBackend
+
+EXPIRED_GRACE_MS = 60_000  # an expired task stays readable (as expired) this long
+WAIT_START_S = 0.05
+WAIT_MAX_S = 1.0
+LOST_CODE = -32603
+LOST_MESSAGE = (
+    "Internal error: the worker running this task stopped before it finished (its lease lapsed); "
+    "its work is lost: retry the request"
+)
+
+
+def _encode(state: TaskState) -> bytes:
+    return orjson.dumps(asdict(state))
+
+
+def _decode(raw: Any) -> TaskState | None:
+    if raw is None:
+        return None
+    try:
+        return TaskState(**orjson.loads(raw))
+    except (orjson.JSONDecodeError, TypeError):
+        return None
+
+
+def _lost(state: TaskState) -> dict[str, Any]:
+    return {"code": LOST_CODE, "message": LOST_MESSAGE, "data": {"taskId": state.task_id}}
+
+
+class RedisTaskStore:
+    def __init__(self, backend: RedisBackend, *, max_tasks_per_requester: int = 100, page_size: int = 50) -> None:
+        if max_tasks_per_requester < 1 or page_size < 1:
+            raise ValueError("task store limits must be positive")
+        self.backend = backend
+        self.max_tasks_per_requester = max_tasks_per_requester
+        self.page_size = page_size
+
+    def _key(self, task_id: str) -> str:
+        return f"{self.backend.prefix}task:{task_id}"
+
+    def _owner(self, task_id: str) -> str:
+        return f"{self.backend.prefix}task-owner:{task_id}"
+
+    def _index(self, requester: str | None) -> str:
+        return f"{self.backend.prefix}tasks:{'' if requester is None else '=' + requester}"
+
+    @staticmethod
+    def _px(state: TaskState) -> int | None:
+        if state.ttl_ms is None:
+            return None
+        return max(1, int((state.created_at - time.time()) * 1000) + state.ttl_ms + EXPIRED_GRACE_MS)
+
+    async def create(
+        self, requester: str | None, method: str, *, ttl_ms: int | None, poll_interval_ms: int | None
+    ) -> TaskState:
+        from redis.exceptions import RedisError
+
+        r = self.backend.client
+        index = self._index(requester)
+        try:
+            if await r.zcard(index) >= self.max_tasks_per_requester and not await self._make_room(index):  # pyright: ignore[reportUnknownMemberType]
+                raise TaskLimitError(
+                    f"Internal error: too many tasks ({self.max_tasks_per_requester} per requester); "
+                    "retrieve or cancel some first"
+                )
+            now = time.time()
+            state = TaskState(
+                secrets.token_urlsafe(24), requester, method, "working", now, now, ttl_ms, poll_interval_ms
+            )
+            sequence = await r.incr(f"{self.backend.prefix}task-seq")  # pyright: ignore[reportUnknownMemberType]
+            async with r.pipeline(transaction=True) as pipe:  # pyright: ignore[reportUnknownMemberType]
+                pipe.set(self._key(state.task_id), _encode(state), px=self._px(state), nx=True)  # pyright: ignore[reportUnknownMemberType]
+                pipe.zadd(index, {state.task_id: sequence})  # pyright: ignore[reportUnknownMemberType]
+                if self.backend.leasing:  # its work runs here: lost if this worker dies
+                    pipe.set(self._owner(state.task_id), self.backend.worker_id, px=self._px(state))  # pyright: ignore[reportUnknownMemberType]
+                await pipe.execute()  # pyright: ignore[reportUnknownMemberType]
+        except (RedisError, OSError) as exc:
+            raise self.backend.unavailable(exc) from None
+        return state
+
+    async def _make_room(self, index: str) -> bool:
+        """Drop vanished ids from `index`, then the oldest terminal task; whether room was made."""
+        r = self.backend.client
+        members: Any = await r.zrange(index, 0, -1)  # pyright: ignore[reportUnknownMemberType]
+        ids: list[str] = [m.decode() for m in members]
+        raws: list[Any] = await r.mget([self._key(i) for i in ids]) if ids else []  # pyright: ignore[reportUnknownMemberType]
+        gone = [i for i, raw in zip(ids, raws, strict=True) if raw is None]
+        if gone:
+            await r.zrem(index, *gone)  # pyright: ignore[reportUnknownMemberType]
+            return True
+        for task_id, raw in zip(ids, raws, strict=True):
+            state = _decode(raw)
+            if state is not None and state.terminal:
+                await self.delete(task_id)
+                return True
+        return False
+
+    async def owner(self, task_id: str) -> str | None:
+        """The worker running the task's work (None: unknown, or its record expired)."""
+        from redis.exceptions import RedisError
+
+        try:
+            owner: Any = await self.backend.client.get(self._owner(task_id))  # pyright: ignore[reportUnknownMemberType]
+        except (RedisError, OSError) as exc:
+            raise self.backend.unavailable(exc) from None
+        return owner.decode() if isinstance(owner, bytes) else None
+
+    async def get(self, requester: str | None, task_id: str) -> TaskState | None:
+        from redis.exceptions import RedisError
+
+        try:
+            state = _decode(await self.backend.client.get(self._key(task_id)))  # pyright: ignore[reportUnknownMemberType]
+        except (RedisError, OSError) as exc:
+            raise self.backend.unavailable(exc) from None
+        if state is None or state.requester != requester:
+            return None
+        return await self._unless_orphaned(state)
+
+    async def _unless_orphaned(self, state: TaskState) -> TaskState:
+        """`state`, or, when it is unfinished and the worker running it lost its lease, the task
+        recorded failed (see the module docstring)."""
+        from redis.exceptions import RedisError
+
+        if state.terminal:
+            return state
+        try:
+            owner: Any = await self.backend.client.get(self._owner(state.task_id))  # pyright: ignore[reportUnknownMemberType]
+        except (RedisError, OSError) as exc:
+            raise self.backend.unavailable(exc) from None
+        if not isinstance(owner, bytes) or await self.backend.alive(owner.decode()):
+            return state
+        failed = await self.update(
+            state.task_id, status="failed", status_message="its worker stopped", error=_lost(state)
+        )
+        return failed if failed is not None else state
+
+    async def list(self, requester: str | None, cursor: str | None, limit: int) -> tuple[list[TaskState], str | None]:
+        from redis.exceptions import RedisError
+
+        after = decode_cursor(cursor) if cursor is not None else 0
+        limit = max(1, min(limit, self.page_size))
+        r = self.backend.client
+        index = self._index(requester)
+        page: list[TaskState] = []
+        last = after
+        try:
+            while len(page) <= limit:
+                rows: list[Any] = await r.zrangebyscore(
+                    index, f"({last}", "+inf", start=0, num=limit + 1, withscores=True
+                )  # pyright: ignore[reportUnknownMemberType]
+                if not rows:
+                    break
+                raws: list[Any] = await r.mget([self._key(i.decode()) for i, _ in rows])  # pyright: ignore[reportUnknownMemberType]
+                gone: list[bytes] = []
+                for (task_id, score), raw in zip(rows, raws, strict=True):
+                    state = _decode(raw)
+                    if state is None:
+                        gone.append(task_id)
+                    elif len(page) <= limit:
+                        page.append(await self._unless_orphaned(state))
+                        scores = int(score)
+                        last = scores
+                if gone:
+                    await r.zrem(index, *gone)  # pyright: ignore[reportUnknownMemberType]
+                if len(rows) <= limit:
+                    break
+            more = len(page) > limit
+            page = page[:limit]
+            next_cursor = None
+            if more and page:
+                score: Any = await r.zscore(index, page[-1].task_id)  # pyright: ignore[reportUnknownMemberType]
+                next_cursor = encode_cursor(int(score)) if score is not None else None
+        except (RedisError, OSError) as exc:
+            raise self.backend.unavailable(exc) from None
+        return page, next_cursor
+
+    async def update(
+        self,
+        task_id: str,
+        *,
+        status: str | None = None,
+        status_message: str | None = None,
+        result: Any = None,
+        error: Mapping[str, Any] | None = None,
+    ) -> TaskState | None:
+        from redis.exceptions import RedisError, WatchError
+
+        if status is not None and status not in STATUSES:
+            raise ValueError(f"unknown task status {status!r}")
+        key = self._key(task_id)
+        try:
+            async with self.backend.client.pipeline(transaction=True) as pipe:  # pyright: ignore[reportUnknownMemberType]
+                while True:
+                    try:
+                        await pipe.watch(key)  # pyright: ignore[reportUnknownMemberType]
+                        state = _decode(await pipe.get(key))  # pyright: ignore[reportUnknownMemberType]
+                        if state is None or state.terminal:
+                            await pipe.reset()  # pyright: ignore[reportUnknownMemberType]
+                            return state
+                        changes: dict[str, Any] = {"last_updated_at": time.time()}
+                        if status is not None:
+                            changes["status"] = status
+                        if status_message is not None:
+                            changes["status_message"] = status_message
+                        if result is not None:
+                            changes["result"] = result
+                        if error is not None:
+                            changes["error"] = dict(error)
+                        state = replace(state, **changes)
+                        pipe.multi()  # pyright: ignore[reportUnknownMemberType]
+                        pipe.set(key, _encode(state), px=self._px(state))  # pyright: ignore[reportUnknownMemberType]
+                        await pipe.execute()  # pyright: ignore[reportUnknownMemberType]
+                        break
+                    except WatchError:
+                        continue  # another worker wrote first: read again
+            if state.status == "cancelled":  # the worker running its work stops it
+                await self.backend.publish(TASK_CANCELLED, task_id)
+            return state
+        except (RedisError, OSError) as exc:
+            raise self.backend.unavailable(exc) from None
+
+    async def wait(self, task_id: str) -> TaskState | None:
+        from redis.exceptions import RedisError
+
+        delay = WAIT_START_S
+        while True:
+            try:
+                state = _decode(await self.backend.client.get(self._key(task_id)))  # pyright: ignore[reportUnknownMemberType]
+            except (RedisError, OSError) as exc:
+                raise self.backend.unavailable(exc) from None
+            if state is not None:
+                state = await self._unless_orphaned(state)
+            if state is None or state.terminal:
+                return state
+            await anyio.sleep(delay)
+            delay = min(delay * 2, WAIT_MAX_S)
+
+    async def delete(self, task_id: str) -> None:
+        from redis.exceptions import RedisError
+
+        key = self._key(task_id)
+        try:
+            state = _decode(await self.backend.client.get(key))  # pyright: ignore[reportUnknownMemberType]
+            await self.backend.client.delete(key, self._owner(task_id))  # pyright: ignore[reportUnknownMemberType]
+            if state is not None:
+                await self.backend.client.zrem(self._index(state.requester), task_id)  # pyright: ignore[reportUnknownMemberType]
+        except (RedisError, OSError) as exc:
+            raise self.backend.unavailable(exc) from None

@@ -1,0 +1,150 @@
+"""Calls from one worker to another (several workers, docs/deployment.md).
+
+Some state lives only where its work runs: the open input asks of a tasks-extension task
+(`tasks_extension`: awaited by the task's work in the worker running it). A worker that gets a
+request about such state (`tasks/update` answering the asks, `tasks/get` showing them) calls the
+worker holding it: a `CALL` message to that worker's mailbox (`backends.WorkerMail`), answered by a
+`REPLY` to the caller's. Operations are registered by name (`operation`) by the module that owns
+the state; a call to a worker that does not listen (or stops listening before it replies: killed
+mid-call) raises `WorkerGone`, one not answered in time -32603 naming the worker.
+
+One forwarder per server host (`forwarder_for`), set up by the HTTP app's lifespan when its backend
+is shared; with one process there is none and nothing is forwarded.
+"""
+
+from __future__ import annotations
+
+import secrets
+import weakref
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from mcp_bindings.runtime.rpc import logs
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
+
+if TYPE_CHECKING:
+    from mcp_bindings.runtime.scaleout.backends import WorkerMail
+    from mcp_bindings.runtime.server.notifications import ServerHost
+    from mcp_bindings.runtime.server.stubs import ServerStub
+
+__all__ = ["CALL", "REPLY", "Forwarder", "WorkerGone", "forwarder_for", "operation"]
+
+log = logs.logger("forwarding")
+
+CALL = "mcp-bindings/call"  # {"c": call id, "from": worker, "op": name, "a": args}
+REPLY = "mcp-bindings/reply"  # {"c": call id, "r": result} or {"c": call id, "e": {"code", "message", "data"}}
+TIMEOUT_S = 5.0
+PROBE_S = 0.25  # while waiting for a reply, how often to ask whether the worker called still listens
+
+Operation = Callable[["ServerStub", Any], Awaitable[Any]]
+_OPERATIONS: dict[str, Operation] = {}
+
+
+def operation(name: str) -> Callable[[Operation], Operation]:
+    """Register `fn(server, args) -> JSON result` as what a worker does when another calls `name`."""
+
+    def register(fn: Operation) -> Operation:
+        _OPERATIONS[name] = fn
+        return fn
+
+    return register
+
+
+class WorkerGone(McpError):
+    """The worker called does not listen any more (it stopped, or was killed)."""
+
+    def __init__(self, worker_id: str, op: str) -> None:
+        super().__init__(INTERNAL_ERROR, f"Internal error: worker {worker_id} (for {op}) is gone")
+        self.worker_id = worker_id
+
+
+class Forwarder:
+    def __init__(self, server: ServerStub, mail: WorkerMail, worker_id: str, timeout_s: float = TIMEOUT_S) -> None:
+        self.server = server
+        self.mail = mail
+        self.worker_id = worker_id
+        self.timeout_s = timeout_s
+        self._waiting: dict[str, tuple[anyio.Event, list[dict[str, Any]]]] = {}
+
+    async def call(self, worker_id: str, op: str, args: Any) -> Any:
+        """What `worker_id` answers to `op(args)`; its error raised as `McpError`."""
+        call_id = secrets.token_hex(8)
+        done, reply = anyio.Event(), list[dict[str, Any]]()
+        self._waiting[call_id] = (done, reply)
+        try:
+            message = {"c": call_id, "from": self.worker_id, "op": op, "a": args}
+            if not await self.mail.send_to(worker_id, CALL, message):
+                raise WorkerGone(worker_id, op)
+            with anyio.move_on_after(self.timeout_s):
+                # A worker killed as the call was sent (counted as a receiver, the message lost with
+                # it) or while working on it never replies: it is gone as soon as it stops listening.
+                while True:
+                    with anyio.move_on_after(PROBE_S):
+                        await done.wait()
+                    if done.is_set():
+                        break
+                    if not await self.mail.listens(worker_id):
+                        raise WorkerGone(worker_id, op)
+        finally:
+            self._waiting.pop(call_id, None)
+        if not reply:
+            raise McpError(
+                INTERNAL_ERROR, f"Internal error: worker {worker_id} did not answer {op} in {self.timeout_s:g} s"
+            )
+        error = reply[0].get("e")
+        if isinstance(error, dict):
+            raise McpError(int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "")), error.get("data"))
+        return reply[0].get("r")
+
+    async def received(self, method: str, data: Any) -> bool:
+        """Handle a bus message if it is a call or a reply (True), else leave it (False)."""
+        if method == REPLY:
+            reply: dict[str, Any] = data if isinstance(data, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+            call_id = reply.get("c")
+            waiting = self._waiting.get(call_id) if isinstance(call_id, str) else None
+            if waiting is not None:
+                waiting[1].append(reply)
+                waiting[0].set()
+            return True
+        if method != CALL:
+            return False
+        if not isinstance(data, dict):
+            return True
+        call: dict[str, Any] = data  # pyright: ignore[reportUnknownVariableType]
+        caller, op = call.get("from"), call.get("op")
+        if not isinstance(caller, str) or not isinstance(op, str):
+            return True
+        fn = _OPERATIONS.get(op)
+        answer: dict[str, Any] = {"c": call.get("c")}
+        try:
+            if fn is None:
+                raise McpError(INTERNAL_ERROR, f"Internal error: worker {self.worker_id} does not serve {op}")
+            answer["r"] = await fn(self.server, call.get("a"))
+        except McpError as exc:
+            answer["e"] = exc.to_error()
+        except Exception:
+            log.exception("%s called by worker %s failed", op, caller)
+            answer["e"] = {"code": INTERNAL_ERROR, "message": "Internal error"}
+        try:
+            await self.mail.send_to(caller, REPLY, answer)
+        except McpError as exc:
+            log.warning("reply to worker %s not sent: %s", caller, exc.message)
+        return True
+
+
+_FORWARDERS: weakref.WeakKeyDictionary[ServerHost, Forwarder] = weakref.WeakKeyDictionary()
+
+
+def forwarder_for(host: ServerHost) -> Forwarder | None:
+    """The forwarder of a server's host (None: one process, nothing to forward)."""
+    return _FORWARDERS.get(host)
+
+
+def install(host: ServerHost, forwarder: Forwarder | None) -> None:
+    """Set (or, with None, remove) a host's forwarder (the HTTP app's lifespan)."""
+    if forwarder is None:
+        _FORWARDERS.pop(host, None)
+    else:
+        _FORWARDERS[host] = forwarder

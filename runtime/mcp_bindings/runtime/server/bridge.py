@@ -1,0 +1,378 @@
+"""The version bridge of a server: between the version a client speaks and the version the server's
+stub was written against.
+
+Params cross into the stub's version (a sealed `requestState` opened on the way); results cross back
+into the client's version, stamped with the server's identity and caching policy where the client's
+version has them. A stateless-era handler that asks for input (`InputRequiredResult`) is answered,
+for a stateless client, by sealing its state into the result; for a handshake-era client, by sending
+the input requests as real requests and calling the handler again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+from mcp_bindings.runtime.protocol import crossing, versions
+from mcp_bindings.runtime.protocol.request_state import MAX_INPUT_ROUNDS, RequestStateSealer
+from mcp_bindings.runtime.protocol.spec import INPUT_REQUIRED, MethodSpec, ProtocolTables
+from mcp_bindings.runtime.rpc import jsonrpc, logs
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError, NotExpressible
+from mcp_bindings.runtime.rpc.jsonrpc import Request
+from mcp_bindings.runtime.server.peer import PeerView, server_info
+from mcp_bindings.runtime.server.stubs import ServerStub
+
+if TYPE_CHECKING:
+    from mcp_bindings.runtime.server.context import ServerRequestContext
+
+log = logs.logger("bridge")
+
+HandlerCall = Callable[[Any, Any], Awaitable[Any]]  # (typed params, raw params) -> the handler's result
+
+
+class VersionBridge:
+    def __init__(
+        self, server: ServerStub, sealer: RequestStateSealer, identity: Callable[[ProtocolTables], Any] | None = None
+    ) -> None:
+        self.server = server
+        self.stub = server.protocol
+        self.sealer = sealer
+        # The server's identity per version (`peer.ServerIdentity`: built once, shared).
+        self.identity: Callable[[ProtocolTables], Any] = identity or partial(server_info, server)
+        # result type -> whether it has the fields stamped (ttl_ms, cache_scope, meta); protocol -> _meta JSON
+        self._stamp_fields: dict[type[BaseModel], tuple[bool, ...]] = {}
+        self._meta_bytes: dict[ProtocolTables, tuple[Any, bytes]] = {}
+
+    # -- into the stub's version -------------------------------------------------------------
+
+    def params_to_stub(self, spec: MethodSpec, raw: Any, params: Any, view: PeerView) -> tuple[MethodSpec, Any, int]:
+        """The params as the server's stub version types them, with a sealed requestState opened,
+        and the round number that state was sealed in (0 for a first request)."""
+        round_number = 0
+        sealed = raw.get("requestState") if isinstance(raw, dict) else None
+        if isinstance(sealed, str) and spec.input_required:
+            # Bound to this method, target and arguments (params but the round's keys) and principal.
+            state, round_number = self.sealer.open(spec.method, sealed, params=raw, principal=view.principal)
+            raw = {**raw, "requestState": state}
+            if params is not None:
+                params = versions.validate_params(spec, raw)
+        elif not spec.input_required and isinstance(raw, dict) and ("requestState" in raw or "inputResponses" in raw):
+            # The client's version has no input rounds: what it sends under these names is not
+            # round state, and must not reach a stateless-era handler as such (unsealed).
+            raw = {k: v for k, v in raw.items() if k not in ("inputResponses", "requestState")}
+        if view.protocol is self.stub:
+            return spec, params, round_number
+        stub_spec = self.stub.client_requests.get(spec.method)
+        if stub_spec is None or stub_spec.builtin or not self.server.implements(stub_spec):
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {spec.method}")
+        return stub_spec, self._convert_params(spec, stub_spec, dict(raw or {}), view), round_number
+
+    def _convert_params(self, spec: MethodSpec, stub_spec: MethodSpec, data: dict[str, Any], view: PeerView) -> Any:
+        if self.stub.stateless:
+            # A server written for the stateless era reads protocol metadata from every request;
+            # for a handshake-era client that metadata is the session's.
+            data["_meta"] = {**view.session_meta(self.stub.meta), **(data.get("_meta") or {})}
+        if stub_spec.params is None:
+            return data
+        return versions.convert(
+            data, stub_spec.params, what=f"{spec.method} params", source=view.version, destination=self.stub.version
+        )
+
+    # -- back to the client's version --------------------------------------------------------
+
+    async def settle(
+        self,
+        spec: MethodSpec,
+        stub_spec: MethodSpec,
+        request: Request,
+        result: Any,
+        context: ServerRequestContext,
+        view: PeerView,
+        round_number: int,
+        call: HandlerCall | None = None,
+    ) -> bytes:
+        """A handler's result -> the result JSON (input rounds bridged for handshake-era clients;
+        `call(params, raw_params)` calls the handler again the way the first call went, e.g. through
+        the tool schema checks; default: the handler itself)."""
+        rounds = 0
+        while self.stub.is_input_required(result) and not view.stateless:
+            # A stateless-era handler asked for input; a handshake-era client answers real requests.
+            rounds += 1
+            if rounds > MAX_INPUT_ROUNDS:
+                raise McpError(INTERNAL_ERROR, f"{spec.method}: more than {MAX_INPUT_ROUNDS} rounds of input requests")
+            result = await self._input_round(spec, stub_spec, request, result, context, view, call)
+        return self._result_bytes(spec, result, view, round_number, request.params)
+
+    def _result_bytes(
+        self, spec: MethodSpec, result: Any, view: PeerView, round_number: int, request_params: Any
+    ) -> bytes:
+        if isinstance(result, dict):
+            result = self._validate_result(spec, result)
+        asks = self.stub.is_input_required(result)
+        if asks:
+            if not spec.input_required:
+                raise McpError(INTERNAL_ERROR, f"Internal error: {spec.method} cannot ask for input")
+            result = self._checked_input_required(spec, result, view, round_number, request_params)
+        elif view.protocol is self.stub and not isinstance(result, spec.result):
+            log.error("%s handler returned %s, expected %s", spec.method, type(result).__name__, spec.result.__name__)
+            raise McpError(INTERNAL_ERROR, f"Internal error: the {spec.method} handler returned the wrong type")
+        if view.protocol is self.stub and isinstance(result, BaseModel):
+            if view.stateless:
+                return self.stamped_json(spec.method, result, view)
+            return versions.checked_json(result, f"the {spec.method} result")
+        if view.stateless:
+            result = self._stamped(result, view)
+        if view.protocol is self.stub:
+            return versions.to_json(result)
+        target = view.protocol.input_required_result if asks else spec.result
+        converted = crossing.cross(
+            versions.dump(result),
+            target,
+            what=f"the {spec.method} result",
+            method=spec.method,
+            source=self.stub.version,
+            destination=view.version,
+        )
+        return jsonrpc.dumps(versions.project(converted, result))
+
+    def _validate_result(self, spec: MethodSpec, data: dict[str, Any]) -> Any:
+        asks = data.get("resultType") == INPUT_REQUIRED and self.stub.input_required_result is not None
+        target = self.stub.input_required_result if asks else spec.result
+        try:
+            return versions.validate(target, data)
+        except ValidationError as exc:
+            log.error("%s handler returned an invalid result: %s", spec.method, exc)
+            raise McpError(INTERNAL_ERROR, f"Internal error: invalid result from the {spec.method} handler") from None
+
+    def _checked_input_required(
+        self, spec: MethodSpec, result: Any, view: PeerView, round_number: int, request_params: Any
+    ) -> Any:
+        """Refuse input requests the client cannot answer (-32021) and seal the handler's state,
+        bound to the request's method, params (`request_state.request_digest`) and principal."""
+        missing: dict[str, Any] = {}
+        for ask in (result.input_requests or {}).values():
+            data = versions.dump(ask)
+            ask_spec = view.protocol.input_requests.get(data.get("method"))
+            if ask_spec is None:
+                continue
+            for capability in ask_spec.needed_capabilities(data.get("params")):
+                if not capability.present_in(view.client_capabilities):
+                    node = missing
+                    for key in capability.path[:-1]:
+                        node = node.setdefault(key, {})
+                    node.setdefault(capability.path[-1], {})
+        if missing:
+            code = view.protocol.error_codes.missing_required_client_capability or INTERNAL_ERROR
+            raise McpError(
+                code,
+                f"{spec.method} needs client capabilities the request did not declare: {', '.join(missing)}",
+                {"requiredCapabilities": missing},
+            )
+        state = result.request_state
+        if state is not None and view.stateless:
+            sealed = self.sealer.seal(
+                spec.method,
+                state,
+                round_number + 1,
+                params=request_params,
+                principal=view.principal,
+                ttl_s=self.server.request_state_ttl_s,
+            )
+            result = result.model_copy(update={"request_state": sealed})
+        return result
+
+    def stamped_json(self, method: str, result: BaseModel, view: PeerView) -> bytes:
+        """A stateless-era result of the stub's own version (and the client's): stamped with the
+        server's identity and caching policy, checked, as JSON."""
+        stamped = self._stamped_json(result, view)
+        if stamped is not None:
+            return stamped
+        return versions.checked_json(self._stamped(result, view), f"the {method} result")
+
+    def _stamped_json(self, result: BaseModel, view: PeerView) -> bytes | None:
+        """The common case of `_stamped` without copying the model: the result has no `_meta` of its
+        own and its caching fields already hold the server's settings (or the version has none), so
+        the server's identity is written into the result's JSON as its `_meta`, and the whole is
+        checked on the way out as `versions.checked_json` does. None where that does not apply, or
+        the check fails (`_stamped` then does it the long way, and reports it)."""
+        model: Any = result
+        cls = type(result)
+        has = self._stamp_fields.get(cls)
+        if has is None:
+            has = self._stamp_fields[cls] = tuple(
+                name in cls.model_fields for name in ("ttl_ms", "cache_scope", "meta")
+            )
+        if (has[0] or has[1]) and (
+            (has[0] and model.ttl_ms != self.server.cache_ttl_ms and "ttl_ms" not in model.model_fields_set)
+            or (has[1] and model.cache_scope != self.server.cache_scope and "cache_scope" not in model.model_fields_set)
+        ):
+            return None
+        data = result.__pydantic_serializer__.to_json(result, by_alias=True, exclude_none=True)
+        key = view.protocol.meta.server_info
+        if has[2] and key is not None:
+            if model.meta is not None:
+                return None
+            try:
+                meta = self._meta_json(view.protocol, key)
+            except (TypeError, ValueError):  # not JSON (an icon's value): the long way says what
+                return None
+            data = meta + b"}" if data == b"{}" else meta + b"," + data[1:]  # `_meta` comes first in the models
+        try:
+            type(result).__pydantic_validator__.validate_json(data, by_name=False, context=versions.WIRE_CONTEXT)
+        except ValidationError:
+            return None
+        return data
+
+    def _meta_json(self, protocol: ProtocolTables, key: str) -> bytes:
+        """`{"_meta":{<key>:<the server's identity>}` (open: the result's JSON follows), kept while the
+        identity (`peer.ServerIdentity`, rebuilt when it changes) is the same."""
+        identity = self.identity(protocol)
+        kept = self._meta_bytes.get(protocol)
+        if kept is not None and kept[0] is identity:
+            return kept[1]
+        data = b'{"_meta":' + jsonrpc.dumps({key: identity})
+        self._meta_bytes[protocol] = (identity, data)
+        return data
+
+    def _stamped(self, result: Any, view: PeerView) -> Any:
+        """Stateless-era results carry the server's identity and its caching policy."""
+        updates: dict[str, Any] = {}
+        if not isinstance(result, BaseModel):
+            return result
+        model: Any = result
+        fields = type(result).model_fields
+        key = view.protocol.meta.server_info
+        if "meta" in fields and key is not None:
+            meta = dict(versions.dump(model.meta) if model.meta is not None else {})
+            meta.setdefault(key, self.identity(view.protocol))
+            updates["meta"] = meta
+        if "ttl_ms" in fields and "ttl_ms" not in result.model_fields_set:
+            updates["ttl_ms"] = self.server.cache_ttl_ms
+        if "cache_scope" in fields and "cache_scope" not in result.model_fields_set:
+            updates["cache_scope"] = self.server.cache_scope
+        if not updates:
+            return result
+        if "meta" in updates:
+            updates["meta"] = versions.checked(fields["meta"].annotation, updates["meta"], "the result's _meta")
+        # Not validated here as a whole: the result is checked when it is written (`versions.checked_json`),
+        # which also checks the server's cache settings (`cache_ttl_ms`, `cache_scope`) against the schema.
+        return result.model_copy(update=updates)
+
+    async def _input_round(
+        self,
+        spec: MethodSpec,
+        stub_spec: MethodSpec,
+        request: Request,
+        result: Any,
+        context: ServerRequestContext,
+        view: PeerView,
+        call: HandlerCall | None,
+    ) -> Any:
+        """Send the handler's input requests to a handshake-era client, then call the handler again
+        with the answers (as a stateless client would retry)."""
+        responses: dict[str, Any] = {}
+        for key, ask in (result.input_requests or {}).items():
+            ask_data = versions.dump(ask)
+            responses[key] = await context.request(ask_data["method"], ask_data.get("params"), raw=True)
+        data = {k: v for k, v in (request.params or {}).items() if k != "requestState"}
+        data["inputResponses"] = responses
+        if result.request_state is not None:
+            data["requestState"] = result.request_state
+        params = self._convert_params(spec, stub_spec, data, view)
+        if call is not None:
+            return await call(params, data)
+        return await getattr(self.server, stub_spec.handler)(params, context)
+
+
+# -- the server's own requests -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OutgoingRequest:
+    """A server's request to its client, crossed into the client's version (`data`); `answer`
+    brings the client's result back into the stub's version."""
+
+    method: str
+    data: Any
+    spec: MethodSpec  # the client's version's
+    stub_spec: MethodSpec  # the server's stub's version's
+    version: str  # the client's
+    stub_version: str
+
+    def answer(self, raw: Any) -> Any:
+        try:
+            result = versions.validate(self.spec.result, raw)
+        except ValidationError as exc:
+            raise McpError(INTERNAL_ERROR, f"the client's {self.method} result is invalid: {_first(exc)}") from None
+        if self.spec is self.stub_spec:
+            return result
+        return crossing.cross(
+            versions.dump(result),
+            self.stub_spec.result,
+            what=f"the client's {self.method} result",
+            method=self.method,
+            source=self.version,
+            destination=self.stub_version,
+        )
+
+
+def outgoing_request(stub: ProtocolTables, method: str, params: Any, view: PeerView) -> OutgoingRequest:
+    """A request a handler of a `stub`-version server sends to the client of `view`: validated in
+    the stub's version, crossed into the client's, gated by the client's declared capabilities.
+    What cannot be sent raises `NotExpressible` (nothing is sent)."""
+    stub_spec = stub.server_requests.get(method) or stub.input_requests.get(method)
+    if stub_spec is None:
+        raise McpError(INTERNAL_ERROR, f"{method} is not a request a server sends in MCP {stub.version}")
+    spec = view.protocol.server_requests.get(method)
+    if spec is None:
+        raise NotExpressible(
+            f"cannot send {method}: the client speaks MCP {view.version}, which has no {method}", version=view.version
+        )
+    data = versions.dump(params) if params is not None else None
+    if isinstance(data, dict) and stub_spec.params is not None:
+        try:
+            typed = versions.validate(stub_spec.params, data)
+        except ValidationError as exc:
+            raise McpError(INTERNAL_ERROR, f"invalid {method} params from the handler: {_first(exc)}") from None
+        if spec is not stub_spec and spec.params is not None:
+            data = crossing.cross_params(
+                data, typed, spec.params, method=method, source=stub.version, destination=view.version
+            )
+    for capability in spec.needed_capabilities(data):
+        if capability.side == "client" and not capability.present_in(view.client_capabilities):
+            raise NotExpressible(
+                f"cannot send {method}: it needs the {capability}, which this client did not declare",
+                version=view.version,
+            )
+    return OutgoingRequest(method, data, spec, stub_spec, view.version, stub.version)
+
+
+def _first(exc: ValidationError) -> str:
+    first = exc.errors(include_url=False)[0]
+    return f"{'.'.join(str(p) for p in first['loc']) or '(root)'}: {first['msg']}"
+
+
+def outgoing_notification(stub: ProtocolTables, method: str, params: Any, view: PeerView) -> Any:
+    """A notification's params from a handler of a `stub`-version server, as the client of `view`
+    gets them: validated, and crossed into its version (fields it lacks left out, content degraded
+    per policy/crossing.json). Raises `NotExpressible` for what the client's version refuses."""
+    data = versions.dump(params) if params is not None else None
+    spec = view.protocol.server_notifications.get(method)
+    if not isinstance(data, dict) or spec is None or spec.params is None:
+        return data
+    stub_spec = stub.server_notifications.get(method)
+    source = stub_spec.params if stub_spec is not None and stub_spec.params is not None else spec.params
+    try:
+        typed = versions.validate(source, data)
+    except ValidationError as exc:
+        raise McpError(INTERNAL_ERROR, f"invalid {method} params from the handler: {_first(exc)}") from None
+    if source is spec.params:
+        return data
+    value = crossing.cross(
+        data, spec.params, what=f"{method} params", method=method, source=stub.version, destination=view.version
+    )
+    return versions.project(value, typed)

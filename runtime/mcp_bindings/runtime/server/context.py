@@ -1,0 +1,223 @@
+"""What a server's handlers get besides their params (the implementations of `context.RequestContext`,
+`context.SessionContext` and `context.NotificationContext`). Everything a request handler sends
+carries the request's id as its `related` id, so a transport with several channels sends it where
+the client expects it.
+
+Who gets a notification: list changes and resource updates go to every client allowed to get them
+(resource updates only to clients subscribed to that resource); anything else a handler sends goes
+to the client of that request alone, and only if its version and declared capabilities allow it."""
+
+from __future__ import annotations
+
+import secrets
+from typing import TYPE_CHECKING, Any
+
+from mcp_bindings.runtime.protocol import versions
+from mcp_bindings.runtime.protocol.spec import ProtocolTables
+from mcp_bindings.runtime.rpc import logs
+from mcp_bindings.runtime.rpc.calls import PROGRESS_TOKEN
+from mcp_bindings.runtime.rpc.errors import NotExpressible
+from mcp_bindings.runtime.rpc.jsonrpc import Request, RequestId, json_object
+from mcp_bindings.runtime.rpc.session import Session
+from mcp_bindings.runtime.server.bridge import outgoing_notification, outgoing_request
+from mcp_bindings.runtime.server.notifications import LIST_CHANGED, RESOURCE_UPDATED, may_send
+from mcp_bindings.runtime.server.peer import LOG_LEVELS, PeerView
+from mcp_bindings.runtime.server.stubs import ServerStub
+
+if TYPE_CHECKING:
+    from mcp_bindings.runtime.server.notifications import ServerHost
+
+log = logs.logger("server")
+
+PROGRESS = "notifications/progress"
+LOG_MESSAGE = "notifications/message"
+
+
+class PeerSession:
+    """The client a handler serves (see `context.SessionContext`): one per connection in the
+    handshake era, one per request in the stateless era (which has no sessions)."""
+
+    __slots__ = ("_related", "_session", "_stub", "_view", "id", "state")
+
+    def __init__(
+        self, session: Session, view: PeerView, stub: ProtocolTables, related: RequestId | None = None
+    ) -> None:
+        self.id = secrets.token_hex(8)
+        self.state: dict[str, Any] = {}  # the handlers' own per-client state; the runtime never reads it
+        self._session = session
+        self._view = view
+        self._stub = stub  # the version the server's handlers speak
+        self._related = related  # stateless: the request whose response stream is the only channel
+
+    @property
+    def protocol_version(self) -> str:
+        return self._view.version
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        return self._view.client_capabilities
+
+    @property
+    def client_info(self) -> dict[str, Any]:
+        return self._view.client_info
+
+    def allows(self, method: str) -> bool:
+        """Whether this client may get `method`: its version has the notification or request, the
+        server advertises what it needs, and the client declared what it needs (e.g. `elicitation.url`).
+        A stateless-era client gets no requests (its handler returns an InputRequiredResult)."""
+        request = self._view.protocol.server_requests.get(method)
+        if request is not None:
+            needed = request.needed_capabilities(None)
+            return not self._view.stateless and all(c.present_in(self._view.client_capabilities) for c in needed)
+        if not may_send(self._view, method):
+            return False
+        gate = self._view.protocol.server_notifications[method].gate
+        return gate is None or gate.side != "client" or gate.present_in(self._view.client_capabilities)
+
+    async def notify(self, method: str, params: Any = None) -> bool:
+        """Send a notification to this client only; False (nothing sent) where it may not get it."""
+        return await self.deliver(method, params, self._related)
+
+    async def deliver(self, method: str, params: Any, related: RequestId | None) -> bool:
+        if not self.allows(method):
+            log.debug(
+                "%s not sent: MCP %s or this client's capabilities do not allow it", method, self.protocol_version
+            )
+            return False
+        data = outgoing_notification(self._stub, method, params, self._view)
+        await self._session.notify(method, data, related=related)
+        return True
+
+
+class ServerRequestContext:
+    """The context of one request handler (see `context.RequestContext`)."""
+
+    __slots__ = ("_host", "_last_progress", "_peer", "_request", "_server", "_session", "_view")
+
+    def __init__(
+        self,
+        server: ServerStub,
+        host: ServerHost,
+        session: Session,
+        request: Request,
+        view: PeerView,
+        peer: PeerSession | None = None,
+    ) -> None:
+        self._server = server
+        self._host = host
+        self._session = session
+        self._request = request
+        self._view = view
+        self._peer = peer  # the connection's (handshake era); made on first use for a stateless request
+        self._last_progress: float | None = None
+
+    @property
+    def session(self) -> PeerSession:
+        """The client this request comes from: identity, version, capabilities, per-client state."""
+        if self._peer is None:
+            self._peer = PeerSession(self._session, self._view, self._server.protocol, related=self._request.id)
+        return self._peer
+
+    @property
+    def _progress_token(self) -> Any:
+        """The request's `_meta.progressToken`, read when a handler reports progress."""
+        return json_object(json_object(self._request.params).get("_meta")).get(PROGRESS_TOKEN)
+
+    @property
+    def request_id(self) -> str | int:
+        return self._request.id
+
+    @property
+    def protocol_version(self) -> str:
+        return self._view.version
+
+    @property
+    def peer_capabilities(self) -> dict[str, Any]:
+        return self._view.client_capabilities
+
+    @property
+    def server(self) -> ServerStub:
+        return self._server
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        token = self._progress_token
+        if token is None:
+            return
+        if self._last_progress is not None and progress <= self._last_progress:
+            raise ValueError(f"progress must increase: {progress} after {self._last_progress}")
+        self._last_progress = progress
+        params: dict[str, Any] = {PROGRESS_TOKEN: token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None and versions.defines(
+            self._view.protocol.server_notifications[PROGRESS].params, "message"
+        ):
+            params["message"] = message  # not before 2025-03-26
+        await self._session.notify(PROGRESS, params, related=self._request.id)
+
+    def allows_log(self, level: str) -> bool:
+        view = self._view
+        if "logging" not in view.advertised:
+            return False
+        if view.log_level is None:
+            return not view.stateless  # stateless: only when the request asked for a level
+        return LOG_LEVELS.index(level) >= LOG_LEVELS.index(view.log_level)
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r}")
+        if not self.allows_log(level):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        await self._session.notify(LOG_MESSAGE, params, related=self._request.id)
+
+    async def close_sse_stream(self) -> None:
+        """End the HTTP response stream this request is answered on, now, without ending the request
+        (SSE polling, SEP-1699): what the handler sends afterwards, its result included, waits for the
+        client to reconnect with `Last-Event-ID`. A no-op where the transport cannot resume streams
+        (stdio, stateless requests, JSON responses)."""
+        transport = self._session.transport
+        if transport.features.closes_streams:
+            await transport.close_stream(self._request.id)
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        """List changes and resource updates: to every client allowed to get them (resource updates
+        to the clients subscribed to that resource). Anything else: to this request's client only."""
+        if method in LIST_CHANGED or method == RESOURCE_UPDATED:
+            await self._host.broadcast(method, params)
+        else:
+            await self.session.deliver(method, params, self._request.id)
+
+    async def request(self, method: str, params: Any = None, *, timeout: float | None = None, raw: bool = False) -> Any:
+        """Ask the client (sampling, elicitation, roots) in the stub's version's terms: the params
+        cross into the client's version (policy/crossing.json), the answer crosses back as the
+        stub's result model (`raw`: its wire JSON). What the client's version or declared
+        capabilities cannot take raises `NotExpressible` before anything is sent."""
+        view = self._view
+        if view.stateless:  # NotExpressible: an McpError (-32603) a handler can catch with the other refusals
+            raise NotExpressible(
+                f"{method}: a stateless ({view.version}) request cannot send requests to the client; "
+                "return an InputRequiredResult instead",
+                version=view.version,
+            )
+        asked = outgoing_request(self._server.protocol, method, params, view)
+        answer = await self._session.request(method, asked.data, timeout=timeout, related=self._request.id)
+        result = asked.answer(answer)
+        return versions.dump(result) if raw else result
+
+
+class ServerNotificationContext:
+    __slots__ = ("_view",)
+
+    def __init__(self, view: PeerView) -> None:
+        self._view = view
+
+    @property
+    def protocol_version(self) -> str:
+        return self._view.version
+
+    @property
+    def peer_capabilities(self) -> dict[str, Any]:
+        return self._view.client_capabilities

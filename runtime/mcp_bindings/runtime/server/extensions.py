@@ -1,0 +1,216 @@
+"""Custom and extension methods, the server's side: serving a registered method (`plan`,
+`notified`), reaching this request's client (`notify`, `request_client`) and every client
+(`broadcast`), and the extensions a server advertises. Declaring methods is both sides'
+(`protocol.custom_methods`); its names are re-exported here, the module users import as
+`extensions` (`extensions.request(...)`, `extensions.notify(ctx, ...)`)."""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from mcp_bindings.runtime.protocol.custom_methods import (
+    EXPERIMENTAL as EXPERIMENTAL,
+)
+from mcp_bindings.runtime.protocol.custom_methods import (
+    EXTENSIONS as EXTENSIONS,
+)
+from mcp_bindings.runtime.protocol.custom_methods import (
+    TASKS_EXTENSION,
+    Bound,
+    methods_of,
+    peer_declares,
+    placed,
+    registered,
+    result_data,
+    typed_params,
+    typed_result,
+    wire_params,
+)
+from mcp_bindings.runtime.protocol.custom_methods import (
+    CustomMethod as CustomMethod,
+)
+from mcp_bindings.runtime.protocol.custom_methods import (
+    Extension as Extension,
+)
+from mcp_bindings.runtime.protocol.custom_methods import (
+    Methods as Methods,
+)
+from mcp_bindings.runtime.protocol.custom_methods import (
+    notification as notification,
+)
+from mcp_bindings.runtime.protocol.custom_methods import (
+    request as request,
+)
+from mcp_bindings.runtime.protocol.spec import ProtocolTables
+from mcp_bindings.runtime.rpc import jsonrpc, logs
+from mcp_bindings.runtime.rpc.errors import METHOD_NOT_FOUND, McpError, NotExpressible
+from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request, json_object
+
+if TYPE_CHECKING:
+    from mcp_bindings.runtime.rpc.session import Session
+    from mcp_bindings.runtime.server.notifications import ServerHost
+    from mcp_bindings.runtime.server.peer import PeerView
+    from mcp_bindings.runtime.server.runtime import Plan, ServerRuntime
+
+__all__ = [
+    "CustomMethod",
+    "Extension",
+    "Methods",
+    "broadcast",
+    "methods_of",
+    "notification",
+    "notify",
+    "peer_declares",
+    "request",
+]
+
+log = logs.logger("extensions")
+
+R = TypeVar("R")
+
+
+def server_capabilities(server: Any, protocol: ProtocolTables, capabilities: dict[str, Any]) -> dict[str, Any]:
+    """What a server advertises to a client of `protocol` (`peer.Lifecycle.capabilities_for`): its
+    declared and registered extensions under `extensions` (2026-07-28) or `experimental` (before)."""
+    methods = registered(server)
+    declared = json_object(server.capabilities).get(EXTENSIONS)
+    if methods is None and not declared:
+        return capabilities
+    ids = {**json_object(declared), **(methods.extensions if methods is not None else {})}
+    if not protocol.info.stateless:  # the tasks extension is of the stateless era; before it, tasks are core
+        ids.pop(TASKS_EXTENSION, None)
+    return placed(protocol, "server", capabilities, ids)
+
+
+async def serve_bound(
+    bound: Bound, runtime: ServerRuntime, request: Request, view: PeerView, session: Session
+) -> bytes:
+    """Answer a client's request to a registered method (a `server.Builtin`): params typed, the
+    handler run in the usual context, the result checked and, in the stateless era, stamped."""
+    from mcp_bindings.runtime.server.context import ServerRequestContext
+
+    spec = bound.method.spec
+    params = typed_params(spec, request.params)
+    context = ServerRequestContext(runtime.server, runtime.host, session, request, view, runtime.peer)
+    data = result_data(spec, await bound.handler(params, context))
+    if view.stateless:
+        data.setdefault("resultType", "complete")
+        key = view.protocol.meta.server_info
+        if key is not None:  # the identity the runtime keeps per version (built once)
+            data["_meta"] = {**json_object(data.get("_meta")), key: runtime.lifecycle.identity(view.protocol)}
+    return jsonrpc.dumps(data)
+
+
+# -- the server side -------------------------------------------------------------------------------
+
+
+def plan(server: Any, method: str) -> Plan:
+    """How the server serves a method its version does not define (`ServerRuntime.plan`): a
+    registered request, the tasks extension's methods for a server that declared it, else -32601."""
+    methods = registered(server)
+    bound = methods.handlers.get(method) if methods is not None else None
+    if bound is None or bound.method.kind != "request":
+        from mcp_bindings.runtime.tasks import extension as tasks_extension
+
+        served = tasks_extension.plan(server, method)
+        if served is not None:
+            return served
+        raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+    from mcp_bindings.runtime.server.runtime import Plan
+
+    return Plan(bound.method.spec, bound.method.spec, False, functools.partial(serve_bound, bound))
+
+
+async def notified(runtime: ServerRuntime, notification: Notification, view: PeerView | None) -> None:
+    """A notification the version does not define: to its registered handler, else dropped."""
+    methods = registered(runtime.server)
+    bound = methods.handlers.get(notification.method) if methods is not None else None
+    if bound is None or bound.method.kind != "notification":
+        log.debug("ignoring notification %s", notification.method)
+        return
+    if view is None:  # a stateless-era client: its view comes with the notification's `_meta`
+        from mcp_bindings.runtime.server.peer import stateless_meta
+
+        probe = Request("", notification.method, notification.params, {})
+        if stateless_meta(probe) is None or not runtime.lifecycle.stateless_supported:
+            log.debug("ignoring notification %s before initialize", notification.method)
+            return
+        view = runtime.lifecycle.stateless_view(probe)
+    from mcp_bindings.runtime.server.context import ServerNotificationContext
+
+    await bound.handler(typed_params(bound.method.spec, notification.params), ServerNotificationContext(view))
+
+
+def _context_parts(ctx: Any) -> tuple[Session, PeerView, Any]:
+    """(session, view, request id) of a server handler's context (also a task's context)."""
+    inner = getattr(ctx, "inner", ctx)
+    return inner._session, inner._view, inner.request_id  # noqa: SLF001 - the runtime's own context type
+
+
+async def notify(ctx: Any, method: CustomMethod[Any, Any], params: Any = None) -> bool:
+    """From a server handler: send a custom notification to this request's client. False (nothing
+    sent) where the client did not declare the method's extension."""
+    session, view, request_id = _context_parts(ctx)
+    if not peer_declares(view.client_capabilities, method.extension):
+        log.debug("%s not sent: the client did not declare extension %s", method.method, method.extension)
+        return False
+    await session.notify(method.method, wire_params(method, params), related=request_id)
+    return True
+
+
+async def request_client(
+    ctx: Any, method: CustomMethod[Any, R], params: Any = None, *, timeout: float | None = None
+) -> R:
+    """From a server handler: send a custom request to this request's client and return its typed
+    result. `NotExpressible` (nothing sent) where the client did not declare the extension, or
+    speaks the stateless era (which has no server-to-client requests)."""
+    session, view, request_id = _context_parts(ctx)
+    if view.stateless:
+        raise NotExpressible(
+            f"cannot send {method.method}: MCP {view.version} has no server-to-client requests", version=view.version
+        )
+    if not peer_declares(view.client_capabilities, method.extension):
+        raise NotExpressible(
+            f"cannot send {method.method}: the client did not declare extension {method.extension}",
+            version=view.version,
+        )
+    raw = await session.request(method.method, wire_params(method, params), timeout=timeout, related=request_id)
+    return typed_result(method, raw)
+
+
+async def broadcast(server: Any, method: CustomMethod[Any, Any], params: Any = None) -> int:
+    """Send a custom notification to every connected handshake-era client that declared its
+    extension; returns how many of this worker's clients got it. Several workers (a shared backend):
+    the other workers send it to theirs too; if the bus is unavailable, this worker's clients still
+    get it and `BackendUnavailable` is raised after."""
+    from mcp_bindings.runtime.scaleout.backends import EXTENSION_BROADCAST
+    from mcp_bindings.runtime.server.notifications import host_for
+
+    host = host_for(server)
+    message = {"method": method.method, "extension": method.extension, "params": wire_params(method, params)}
+    sent = await deliver_broadcast(host, message)
+    if host.bus is not None:
+        await host.bus.publish(EXTENSION_BROADCAST, message)
+    return sent
+
+
+async def deliver_broadcast(host: ServerHost, message: Any) -> int:
+    """Send a custom broadcast (`{"method", "extension", "params"}`, as `broadcast` publishes it) to
+    this worker's handshake-era clients that declared the extension; how many got it."""
+    body = json_object(message)
+    name, extension, data = body.get("method"), body.get("extension"), body.get("params")
+    if not isinstance(name, str) or not isinstance(extension, str) or not (data is None or isinstance(data, dict)):
+        log.warning("ignored a malformed custom broadcast from another worker")
+        return 0
+    sent = 0
+    for runtime in list(host.connections):
+        view, session = runtime.view, runtime.session
+        if view is None or session is None or not peer_declares(view.client_capabilities, extension):
+            continue
+        try:
+            await session.notify(name, data)
+            sent += 1
+        except Exception as exc:  # noqa: BLE001 - one client gone must not stop the others
+            log.debug("%s not sent to a client: %s", name, exc)
+    return sent

@@ -1,0 +1,320 @@
+"""Serving: one `ServerRuntime` per connection binds a server object to a session.
+
+Every request takes one path: the view it is served under (`peer`: negotiated by `initialize`, or
+read from a stateless request's `_meta`), the plan of its method under that view (built once per
+version and method, gate-checked once per view), params validated once with the client's version's
+models, crossed into the stub's version where they differ (`bridge`), the handler, and the result
+crossed back. Methods the runtime serves itself (lifecycle, logging level, discovery, listen
+streams) are a table here; everything else about methods comes from the generated tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import Any
+
+from pydantic import ValidationError
+
+from mcp_bindings.runtime.protocol import crossing, versions
+from mcp_bindings.runtime.protocol.request_state import RequestStateSealer
+from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables
+from mcp_bindings.runtime.rpc import logs
+from mcp_bindings.runtime.rpc.errors import INVALID_REQUEST, METHOD_NOT_FOUND, McpError
+from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request, invalid_field, json_object, validation_error
+from mcp_bindings.runtime.rpc.session import Session
+from mcp_bindings.runtime.server import extensions
+from mcp_bindings.runtime.server.bridge import HandlerCall, VersionBridge
+from mcp_bindings.runtime.server.context import PeerSession, ServerNotificationContext, ServerRequestContext
+from mcp_bindings.runtime.server.notifications import SUBSCRIPTION_REQUESTS, ServerHost, host_for
+from mcp_bindings.runtime.server.peer import LOG_LEVELS, Lifecycle, PeerView, stateless_meta
+from mcp_bindings.runtime.server.stubs import ServerStub
+from mcp_bindings.runtime.server.tool_schemas import ServerToolChecks, ToolHook
+from mcp_bindings.runtime.tasks import service as tasks
+
+__all__ = ["LOG_LEVELS", "Plan", "ServerRuntime"]
+
+log = logs.logger("server")
+
+EMPTY_RESULT = b"{}"
+INITIALIZED = "notifications/initialized"
+
+
+class Plan:
+    """How one method is served at one version: decided once, then read on every request.
+
+    `validate` types the params (None: untyped); `converts` says the params and result cross
+    between the client's version and the stub's; `fast_result` is the result type that can be
+    written as is (a result of exactly the stub's type for a handshake client of the stub's own
+    version); `builtin` names what the runtime serves itself instead of a handler; `subscribes`
+    says a handler's success (un)subscribes the connection to a resource (None: neither)."""
+
+    __slots__ = (
+        "builtin",
+        "converts",
+        "fast_result",
+        "input_required",
+        "spec",
+        "stub_spec",
+        "subscribes",
+        "task_result",
+        "tools",
+        "validate",
+    )
+
+    def __init__(self, spec: MethodSpec, stub_spec: MethodSpec, converts: bool, builtin: Builtin | None) -> None:
+        self.spec = spec
+        self.stub_spec = stub_spec
+        self.builtin = builtin
+        self.converts = converts
+        self.input_required = spec.input_required
+        self.validate: Any = versions.validator(spec.params) if builtin is None and spec.params is not None else None
+        self.subscribes = SUBSCRIPTION_REQUESTS.get(spec.method) if builtin is None else None
+        direct = builtin is None and not converts and self.subscribes is None
+        self.fast_result: Any = spec.result if direct and isinstance(spec.result, type) else None
+        self.tools: ToolHook | None = None  # wraps the handler of tools/list and tools/call (`tool_schemas`)
+        self.task_result: type[Any] | None = None  # the CreateTaskResult it may answer with (`tasks`)
+
+
+Builtin = Callable[["ServerRuntime", Request, PeerView, Session], Awaitable[bytes]]
+
+
+class ServerRuntime:
+    """The dispatcher of one server connection (stdio process, HTTP session, in-memory pair)."""
+
+    def __init__(
+        self,
+        server: ServerStub,
+        *,
+        supported_versions: list[str] | None = None,
+        request_state: RequestStateSealer | None = None,
+        host: ServerHost | None = None,
+    ) -> None:
+        self.server = server
+        self.stub: ProtocolTables = server.protocol  # the tables of the version the server was written against
+        self.host = host or host_for(server)
+        self.lifecycle = Lifecycle(server, supported_versions)
+        self.bridge = VersionBridge(server, request_state or self.host.sealer, self.lifecycle.identity)
+        self.view: PeerView | None = None  # set by initialize (handshake lifecycle)
+        self.initialized = False
+        self.session: Session | None = None
+        self.peer: PeerSession | None = None  # the client of this connection (handshake era)
+        # URIs the client subscribed to (resources/subscribe), served by the runtime itself where the
+        # server's stub has no such handlers (a stateless-era stub).
+        self.subscriptions: set[str] = set()
+        self._serves_subscriptions = "resources/subscribe" not in self.stub.client_requests
+        self._plans: dict[ProtocolTables, dict[str, Plan]] = {}
+        self.tool_checks = ServerToolChecks(server) if server.validate_tools else None
+        self.host.connections.add(self)
+
+    @property
+    def batches_allowed(self) -> bool:
+        return self.view is not None and self.view.protocol.info.batches
+
+    # -- requests ----------------------------------------------------------------------------
+
+    async def on_request(self, request: Request, session: Session) -> bytes:
+        self.session = session
+        view = self.view
+        if view is None:
+            meta = stateless_meta(request)
+            if meta is None and self.lifecycle.serves_handshake:
+                if request.method == "initialize":
+                    return self._initialize(request, session)
+                if request.method == "ping":
+                    return EMPTY_RESULT
+            view = self._request_view(request, meta, session)
+        plan = view.plans.get(request.method) or self.plan(request.method, view)
+        if plan.builtin is not None:
+            return await plan.builtin(self, request, view, session)
+        params = request.params
+        typed = _typed_params(plan, params)
+        stub_spec, round_number = plan.stub_spec, 0
+        if plan.converts or (plan.input_required and params is not None and "requestState" in params):
+            stub_spec, typed, round_number = self.bridge.params_to_stub(plan.spec, params, typed, view)
+        context = ServerRequestContext(self.server, self.host, session, request, view, self.peer)
+        result = await self._handle(plan, stub_spec, typed, context, params, view)
+        if type(result) is plan.fast_result:  # the stub's own result type, for a client of the stub's version
+            if view.stateless:
+                return self.bridge.stamped_json(request.method, result, view)
+            return versions.checked_json(result, f"the {request.method} result")
+        if type(result) is plan.task_result:
+            return versions.checked_json(result, f"the {request.method} result")
+        # An input round's re-run of the handler goes through the tool schema checks too.
+        call = (
+            None if plan.tools is None else _checked_call(plan.tools, getattr(self.server, stub_spec.handler), context)
+        )
+        answer = await self.bridge.settle(plan.spec, stub_spec, request, result, context, view, round_number, call)
+        if plan.subscribes is not None:  # such plans have no fast_result: recorded once answered
+            self.record_subscription(plan.subscribes, params)
+        return answer
+
+    def _request_view(self, request: Request, meta: Any, session: Session) -> PeerView:
+        """The view of a request outside a handshake session (the stateless era's `_meta`)."""
+        view = self.lifecycle.view_of(request, meta)
+        view.principal = session.principal  # sealed requestState is bound to it (request_state)
+        if not self.lifecycle.prepared(view.protocol):
+            session.defer(partial(self.lifecycle.prepare, view.protocol))
+        return view
+
+    async def _handle(
+        self, plan: Plan, stub_spec: MethodSpec, typed: Any, context: ServerRequestContext, params: Any, view: PeerView
+    ) -> Any:
+        """Run the stub's handler (through the tool schema checks where the plan has them); an error
+        of a converting plan is translated to the client's version."""
+        try:
+            if plan.tools is None:
+                return await getattr(self.server, stub_spec.handler)(typed, context)
+            # the tool schemas: remembered from tools/list, enforced on tools/call
+            return await plan.tools(getattr(self.server, stub_spec.handler), typed, context, params)
+        except McpError as exc:
+            if not plan.converts:
+                raise
+            raise crossing.translate_error(exc, plan.spec.method, self.stub, view.protocol) from None
+
+    def plan(self, method: str, view: PeerView) -> Plan:
+        """How `method` is served under `view`: built once per version and method, gate-checked
+        once per view, then cached on the view. Unknown or unoffered methods raise -32601 (uncached)."""
+        plans = self._plans.setdefault(view.protocol, {})
+        plan = plans.get(method)
+        if plan is None:
+            spec = view.protocol.client_requests.get(method)
+            if spec is None:  # not the version's: a custom or extension method (`extensions`), else -32601
+                # Kept with the view's advertised capabilities only, which a (re-)registration renews.
+                plan = view.plans[method] = extensions.plan(self.server, method)
+                return plan
+            builtin = BUILTINS.get(method) if spec.builtin else None
+            if self._serves_subscriptions and method in SUBSCRIPTION_REQUESTS:
+                builtin = _subscription
+            if spec.builtin and builtin is None:
+                raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+            stub_spec = self.stub.client_requests.get(method)
+            if builtin is None and stub_spec is not None and not self.server.implements(stub_spec):
+                builtin = tasks.served_by_runtime(method)  # tasks/* from the task store (`tasks`)
+            if builtin is None and (stub_spec is None or stub_spec.builtin or not self.server.implements(stub_spec)):
+                # Not a handler this server has (nor one with a default): the method is not offered.
+                raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+            converts = view.protocol is not self.stub
+            plan = plans[method] = Plan(spec, spec, converts, builtin)
+            if builtin is None and self.tool_checks is not None:
+                plan.tools = self.tool_checks.hook(method)
+            if builtin is None and not converts:
+                plan.tools, plan.task_result = tasks.augment(self.server, view, spec, plan.tools)
+                versions.prepare(spec.params)
+                versions.prepare(spec.result)
+        gate = plan.spec.gate
+        if gate is not None and gate.side == "server" and not gate.present_in(view.advertised):
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {method} (the server does not offer {gate})")
+        view.plans[method] = plan
+        return plan
+
+    def _initialize(self, request: Request, session: Session) -> bytes:
+        view, result = self.lifecycle.initialize(request)
+        self.view = view
+        self.peer = PeerSession(session, view, self.stub)
+        # The validators of the methods served: built once the answer is out (time to first response).
+        session.defer(partial(self.lifecycle.prepare, view.protocol))
+        return result
+
+    def record_subscription(self, subscribe: bool, params: Any) -> None:
+        uri = json_object(params).get("uri")
+        if isinstance(uri, str):
+            if subscribe:
+                self.subscriptions.add(uri)
+            else:
+                self.subscriptions.discard(uri)
+
+    # -- notifications -----------------------------------------------------------------------
+
+    async def on_notification(self, notification: Notification, session: Session) -> None:
+        view = self.view
+        if view is None or notification.method not in view.protocol.client_notifications:
+            # not the version's: a custom or extension notification (`extensions`), else dropped
+            await extensions.notified(self, notification, view)
+            return
+        if notification.method == INITIALIZED:
+            self.initialized = True
+            return
+        spec = view.protocol.client_notifications.get(notification.method)
+        if spec is None or spec.builtin:
+            log.debug("ignoring notification %s", notification.method)
+            return
+        params = versions.validate_params(spec, notification.params)
+        stub_spec = self.stub.client_notifications.get(spec.method)
+        if stub_spec is None or not self.server.implements(stub_spec):
+            return
+        if view.protocol is not self.stub and stub_spec.params is not None and notification.params is not None:
+            params = versions.convert(
+                notification.params,
+                stub_spec.params,
+                what=spec.method,
+                source=view.version,
+                destination=self.stub.version,
+            )
+        await getattr(self.server, stub_spec.handler)(params, ServerNotificationContext(view))
+
+
+def _checked_call(tools: Any, handler: Any, context: ServerRequestContext) -> HandlerCall:
+    async def call(params: Any, raw: Any) -> Any:
+        return await tools(handler, params, context, raw)
+
+    return call
+
+
+# -- what the runtime serves itself (policy/runtime_methods.json lists these methods) -------------
+
+
+async def _ping(runtime: ServerRuntime, request: Request, view: PeerView, session: Session) -> bytes:
+    return EMPTY_RESULT
+
+
+async def _initialize_again(runtime: ServerRuntime, request: Request, view: PeerView, session: Session) -> bytes:
+    raise McpError(INVALID_REQUEST, "Invalid Request: the session is already initialized")
+
+
+async def _set_level(runtime: ServerRuntime, request: Request, view: PeerView, session: Session) -> bytes:
+    level = json_object(request.params).get("level")
+    if level not in LOG_LEVELS:
+        raise invalid_field("params.level", f"must be one of {', '.join(LOG_LEVELS)}", "enum")
+    view.log_level = level
+    return EMPTY_RESULT
+
+
+async def _discover(runtime: ServerRuntime, request: Request, view: PeerView, session: Session) -> bytes:
+    versions.validate_params(view.protocol.client_requests[request.method], request.params)
+    return runtime.lifecycle.discover(view)
+
+
+async def _listen(runtime: ServerRuntime, request: Request, view: PeerView, session: Session) -> bytes:
+    params = versions.validate_params(view.protocol.client_requests[request.method], request.params)
+    await runtime.host.listen(params, request.id, view, session)
+    return EMPTY_RESULT  # pragma: no cover - a listen stream ends by cancellation
+
+
+async def _subscription(runtime: ServerRuntime, request: Request, view: PeerView, session: Session) -> bytes:
+    spec = view.protocol.client_requests[request.method]
+    params = versions.dump(versions.validate_params(spec, request.params))
+    uri = json_object(params).get("uri")
+    if not isinstance(uri, str):
+        raise invalid_field("params.uri", f"{spec.method} needs params.uri", "missing")
+    runtime.record_subscription(SUBSCRIPTION_REQUESTS[spec.method], {"uri": uri})
+    return EMPTY_RESULT
+
+
+BUILTINS: dict[str, Builtin] = {
+    "ping": _ping,
+    "initialize": _initialize_again,
+    "logging/setLevel": _set_level,
+    "server/discover": _discover,
+    "subscriptions/listen": _listen,
+}
+
+
+def _typed_params(plan: Plan, params: Any) -> Any:
+    """The request's params validated once, by the plan's cached validator (-32602 naming each field)."""
+    if params is None or plan.validate is None:
+        return versions.validate_params(plan.spec, params)
+    try:
+        return plan.validate(params, by_name=False, context=versions.WIRE_CONTEXT)
+    except ValidationError as exc:
+        raise validation_error(exc) from None

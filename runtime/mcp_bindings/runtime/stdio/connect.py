@@ -1,0 +1,153 @@
+"""stdio, the client's side: spawn a server process and talk to it over its pipes (the spec's shutdown
+order on exit: close stdin, wait, SIGTERM, wait, SIGKILL)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import deque
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import anyio
+from anyio.abc import Process
+
+from mcp_bindings.runtime.client.runtime import connect
+from mcp_bindings.runtime.client.stub import ClientHandlerStub, ClientStub
+from mcp_bindings.runtime.rpc import logs
+from mcp_bindings.runtime.rpc.errors import ConnectionClosed, sole_exception
+from mcp_bindings.runtime.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, LineTransport
+
+log = logs.logger("stdio")
+
+C = TypeVar("C", bound=ClientStub)
+SHUTDOWN_GRACE_SECONDS = 2.0
+
+
+async def _shutdown(process: Process) -> None:
+    """The spec's order: close the server's stdin, wait, SIGTERM, wait, SIGKILL."""
+    with anyio.CancelScope(shield=True):
+        if process.stdin is not None:
+            try:
+                await process.stdin.aclose()
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                pass
+        with anyio.move_on_after(SHUTDOWN_GRACE_SECONDS):
+            await process.wait()
+            return
+        try:
+            process.terminate()
+        except ProcessLookupError:
+            return
+        with anyio.move_on_after(SHUTDOWN_GRACE_SECONDS):
+            await process.wait()
+            return
+        try:
+            process.kill()
+        except ProcessLookupError:
+            return
+        await process.wait()
+
+
+@asynccontextmanager
+async def connect_stdio(
+    command: Sequence[str],
+    client: type[C],
+    *,
+    handlers: ClientHandlerStub | None = None,
+    protocol_version: str | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    request_timeout: float | None = None,
+    stderr: Any = None,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    client_info: dict[str, Any] | None = None,
+    probe_timeout: float = 10.0,
+    lenient: bool = False,
+) -> AsyncGenerator[C, None]:
+    """Spawn a stdio server, initialize, and yield the typed client; shut the server down after.
+    `protocol_version`, `probe_timeout` and `lenient` are `client.connect`'s.
+
+    The server's stderr goes to this process's stderr unless `stderr` says otherwise; its last lines
+    are kept, so that a server that exits before answering is reported with its exit code and them."""
+
+    tail = _StderrTail() if stderr is None else None
+    try:
+        process = await anyio.open_process(
+            list(command),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE if tail is not None else stderr,
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+        )
+    except OSError as exc:
+        raise ConnectionError(f"cannot start the MCP server {list(command)!r}: {exc}") from None
+    assert process.stdout is not None and process.stdin is not None
+    transport = LineTransport(process.stdout, process.stdin, max_message_bytes)
+    started = False
+    try:
+        async with anyio.create_task_group() as group:
+            if tail is not None and process.stderr is not None:
+                group.start_soon(tail.follow, process.stderr)
+            try:
+                async with connect(
+                    transport,
+                    client,
+                    handlers=handlers,
+                    protocol_version=protocol_version,
+                    request_timeout=request_timeout,
+                    client_info=client_info,
+                    probe_timeout=probe_timeout,
+                    lenient=lenient,
+                ) as typed:
+                    started = True
+                    yield typed
+            except (ConnectionClosed, anyio.BrokenResourceError, anyio.EndOfStream, anyio.ClosedResourceError) as exc:
+                if started:
+                    raise
+                raise await _exited(process, tail, command, exc) from None
+            finally:
+                await _shutdown(process)
+                group.cancel_scope.cancel()
+    except BaseExceptionGroup as group_error:
+        sole = sole_exception(group_error)
+        if sole is None:
+            raise
+        raise sole from None
+
+
+class _StderrTail:
+    """Forwards a child's stderr to ours, keeping its last lines for error messages."""
+
+    def __init__(self, keep: int = 20) -> None:
+        self.lines: deque[str] = deque(maxlen=keep)
+
+    async def follow(self, stream: anyio.abc.ByteReceiveStream) -> None:
+        pending = b""
+        try:
+            async for chunk in stream:
+                sys.stderr.buffer.write(chunk)
+                sys.stderr.flush()
+                pending += chunk
+                *complete, pending = pending.split(b"\n")
+                self.lines.extend(line.decode("utf-8", "replace") for line in complete)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            pass
+        if pending:
+            self.lines.append(pending.decode("utf-8", "replace"))
+
+
+async def _exited(
+    process: Process, tail: _StderrTail | None, command: Sequence[str], cause: BaseException
+) -> Exception:
+    """The error for a server that went away before the handshake: its exit code and stderr's end."""
+    with anyio.move_on_after(1):
+        await process.wait()
+    code = process.returncode
+    what = f"exited with code {code}" if code is not None else f"closed its stdout ({type(cause).__name__})"
+    message = f"the MCP server {list(command)!r} {what} before answering the handshake"
+    if tail is not None and tail.lines:
+        message += "; its stderr ends with:\n" + "\n".join(tail.lines)
+    return ConnectionError(message)
