@@ -331,31 +331,7 @@ class IntrospectionVerifier:
         cached = self._cache.get(key)
         if cached is not None and cached[0] > now:
             return cached[1]
-        data = {"token": token, "token_type_hint": "access_token"}
-        headers = {"Accept": "application/json"}
-        if self.auth_method == "client_secret_basic" and self.client_id is not None:
-            from .grants import basic_credentials
-
-            headers["Authorization"] = basic_credentials(self.client_id, self.client_secret or "")
-        elif self.client_id is not None:
-            data["client_id"] = self.client_id
-            if self.auth_method == "client_secret_post" and self.client_secret is not None:
-                data["client_secret"] = self.client_secret
-        client = _Borrowed(self._http) if self._http is not None else httpx.AsyncClient(timeout=self.timeout)
-        try:
-            async with client as http:
-                response = await http.post(self.endpoint, data=data, headers=headers)
-        except httpx.HTTPError as exc:
-            raise VerifierUnavailableError(f"introspection failed: {exc}") from exc
-        if response.status_code != 200:
-            raise VerifierUnavailableError(f"introspection endpoint answered HTTP {response.status_code}")
-        try:
-            body = response.json()
-        except ValueError as exc:
-            raise VerifierUnavailableError("introspection answer is not JSON") from exc
-        if not isinstance(body, dict):
-            raise VerifierUnavailableError("introspection answer is not a JSON object")
-        claims: dict[str, Any] = body  # pyright: ignore[reportUnknownVariableType]
+        claims = await self._introspect(token)
         if claims.get("active") is not True:
             raise InvalidTokenError("the token is not active")
         exp = claims.get("exp")
@@ -383,6 +359,35 @@ class IntrospectionVerifier:
                 self._cache.clear()
             self._cache[key] = (until, info)
         return info
+
+    async def _introspect(self, token: str) -> dict[str, Any]:
+        """The introspection answer (a JSON object) about `token`; VerifierUnavailableError when there is none."""
+        data = {"token": token, "token_type_hint": "access_token"}
+        headers = {"Accept": "application/json"}
+        if self.auth_method == "client_secret_basic" and self.client_id is not None:
+            from .grants import basic_credentials
+
+            headers["Authorization"] = basic_credentials(self.client_id, self.client_secret or "")
+        elif self.client_id is not None:
+            data["client_id"] = self.client_id
+            if self.auth_method == "client_secret_post" and self.client_secret is not None:
+                data["client_secret"] = self.client_secret
+        client = _Borrowed(self._http) if self._http is not None else httpx.AsyncClient(timeout=self.timeout)
+        try:
+            async with client as http:
+                response = await http.post(self.endpoint, data=data, headers=headers)
+        except httpx.HTTPError as exc:
+            raise VerifierUnavailableError(f"introspection failed: {exc}") from exc
+        if response.status_code != 200:
+            raise VerifierUnavailableError(f"introspection endpoint answered HTTP {response.status_code}")
+        try:
+            body = response.json()
+        except ValueError as exc:
+            raise VerifierUnavailableError("introspection answer is not JSON") from exc
+        if not isinstance(body, dict):
+            raise VerifierUnavailableError("introspection answer is not a JSON object")
+        answer: dict[str, Any] = body  # pyright: ignore[reportUnknownVariableType]
+        return answer
 
 
 # -- the middleware ------------------------------------------------------------------------------
