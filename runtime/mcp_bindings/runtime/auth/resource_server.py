@@ -517,16 +517,9 @@ class BearerAuthMiddleware:
         body: bytes | None = None
         message: Any = None
         if callable(self.required_scopes) and kind == "http" and method == "POST":
-            try:
-                with anyio.fail_after(self.body_timeout_seconds):
-                    body = await _read_body(receive, self.max_body_bytes)
-            except TimeoutError:
-                slow = {"error": "invalid_request", "error_description": "request body too slow"}
-                await _plain(send, 408, slow, [(b"connection", b"close")])
-                return
+            body = await self._policy_body(receive, send)
             if body is None:
-                await _plain(send, 413, {"error": "invalid_request", "error_description": "request body too large"})
-                return
+                return  # answered: 408 or 413
             try:
                 message = json.loads(body) if body else None
             except ValueError:
@@ -534,16 +527,51 @@ class BearerAuthMiddleware:
         required = await self._required(RequestInfo(method, path, headers, message))
         scope_param = " ".join(required) or None
 
+        info = await self._authenticate(scope, headers, kind, method, send, scope_param)
+        if info is None:
+            return  # denied (401), or the verifier was unavailable (503)
+        granted = self._effective(info.scopes)
+        if any(s not in granted for s in required):
+            await self._deny(
+                kind, send, 403, "insufficient_scope", "the token lacks a scope this request needs", scope_param
+            )
+            return
+
+        inner = dict(scope)
+        inner["headers"] = [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"authorization"]
+        inner["auth"] = info
+        inner.setdefault("state", {})
+        await self.app(inner, _replay(body, receive) if body is not None else receive, send)
+
+    async def _policy_body(self, receive: Receive, send: Send) -> bytes | None:
+        """The request body, read for a scope policy (bounded in size and time); None once the request
+        was answered (408: too slow, 413: too large)."""
+        try:
+            with anyio.fail_after(self.body_timeout_seconds):
+                body = await _read_body(receive, self.max_body_bytes)
+        except TimeoutError:
+            slow = {"error": "invalid_request", "error_description": "request body too slow"}
+            await _plain(send, 408, slow, [(b"connection", b"close")])
+            return None
+        if body is None:
+            await _plain(send, 413, {"error": "invalid_request", "error_description": "request body too large"})
+        return body
+
+    async def _authenticate(
+        self, scope: Scope, headers: Mapping[str, str], kind: str, method: str, send: Send, scope_param: str | None
+    ) -> AccessToken | None:
+        """The verified, unexpired access token of this request (with its DPoP proof, if so presented);
+        None once the request was denied (401) or the verifier was unavailable (503, or a closed websocket)."""
         authorization = headers.get("authorization")
         if not authorization:
             await self._deny(kind, send, 401, None, None, scope_param)
-            return
+            return None
         scheme, _, token = authorization.partition(" ")
         scheme, token = scheme.lower(), token.strip()
         accepted = ("dpop",) if self.dpop_required else ("bearer", "dpop") if self.dpop is not None else ("bearer",)
         if scheme not in accepted or not token:
             await self._deny(kind, send, 401, None, None, scope_param)  # RFC 6750 §3.1: no error code
-            return
+            return None
         try:
             info = await self.verifier.verify(token, resource=self.resource)
             if scheme == "dpop":
@@ -561,29 +589,18 @@ class BearerAuthMiddleware:
                 scope_param,
                 nonce=denial[1] if denial else None,
             )
-            return
+            return None
         except VerifierUnavailableError as exc:
             log.warning("token verification unavailable: %s", exc)
             if kind == "http":
                 await _plain(send, 503, {"error": "temporarily_unavailable"})
             else:
                 await _close(send)
-            return
+            return None
         if info.expires_at is not None and info.expires_at <= time.time():
             await self._deny(kind, send, 401, "invalid_token", "the token has expired", scope_param)
-            return
-        granted = self._effective(info.scopes)
-        if any(s not in granted for s in required):
-            await self._deny(
-                kind, send, 403, "insufficient_scope", "the token lacks a scope this request needs", scope_param
-            )
-            return
-
-        inner = dict(scope)
-        inner["headers"] = [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"authorization"]
-        inner["auth"] = info
-        inner.setdefault("state", {})
-        await self.app(inner, _replay(body, receive) if body is not None else receive, send)
+            return None
+        return info
 
     async def _check_dpop(
         self, scope: Scope, headers: Mapping[str, str], method: str, token: str, info: AccessToken
