@@ -503,7 +503,7 @@ class BearerAuthMiddleware:
         method = scope.get("method", "GET") if kind == "http" else "GET"
         path = scope.get("path", "")
         if kind == "http" and path in self.metadata_paths:
-            await self._serve_metadata(method, send)
+            await _serve_metadata(send, method, self._metadata_body)
             return
         if kind == "http" and method == "OPTIONS":
             await self.app(scope, receive, send)  # CORS preflight: never carries credentials
@@ -638,35 +638,6 @@ class BearerAuthMiddleware:
                     pending.append(implied)
         return granted
 
-    async def _serve_metadata(self, method: str, send: Send) -> None:
-        cors = [
-            (b"access-control-allow-origin", b"*"),
-            (b"access-control-allow-methods", b"GET, OPTIONS"),
-            (b"access-control-allow-headers", b"mcp-protocol-version"),
-        ]
-        if method == "OPTIONS":
-            await send({"type": "http.response.start", "status": 204, "headers": cors})
-            await send({"type": "http.response.body", "body": b""})
-            return
-        if method not in ("GET", "HEAD"):
-            await send({"type": "http.response.start", "status": 405, "headers": [(b"allow", b"GET, HEAD, OPTIONS")]})
-            await send({"type": "http.response.body", "body": b""})
-            return
-        body = self._metadata_body
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"cache-control", b"max-age=300"),
-                    *cors,
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body if method == "GET" else b""})
-
     def challenge(
         self,
         error: str | None = None,
@@ -786,6 +757,36 @@ def _replay(body: bytes, receive: Receive) -> Receive:
         return await receive()
 
     return replay
+
+
+async def _serve_metadata(send: Send, method: str, body: bytes) -> None:
+    """The Protected Resource Metadata document `body`: GET or HEAD, and the CORS preflight."""
+    cors = [
+        (b"access-control-allow-origin", b"*"),
+        (b"access-control-allow-methods", b"GET, OPTIONS"),
+        (b"access-control-allow-headers", b"mcp-protocol-version"),
+    ]
+    if method == "OPTIONS":
+        await send({"type": "http.response.start", "status": 204, "headers": cors})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    if method not in ("GET", "HEAD"):
+        await send({"type": "http.response.start", "status": 405, "headers": [(b"allow", b"GET, HEAD, OPTIONS")]})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"cache-control", b"max-age=300"),
+                *cors,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body if method == "GET" else b""})
 
 
 async def _plain(send: Send, status: int, body: Mapping[str, Any], headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
