@@ -521,6 +521,13 @@ class App:
         sig = entry.sig
         target = sig.context
         context = self._context(sig, ctx, "tools/call", params, boundary) if target is not None else None
+        # The order of the except clauses is load-bearing. `Suspend` and `StartTask` are control flow,
+        # not failures: BaseExceptions (app/context.py), so that no `except Exception`, the tool's own
+        # or the one here, takes them for an error. `ToolError` and `McpError` are Exceptions: they
+        # must come before `except Exception`. And `except Exception` must come before `except
+        # BaseExceptionGroup`: a group of Exceptions is an ExceptionGroup, hence an Exception (the tool
+        # failed), while a group that is only a BaseExceptionGroup holds a BaseException, e.g. the
+        # `Suspend`s of asks made concurrently, for `_suspended`.
         try:
             if target is not None:
                 kwargs[target] = context

@@ -214,6 +214,33 @@ class DPoPProofVerifier:
         access_token: str | None = None,
         expected_jkt: str | None = None,
     ) -> DPoPProof:
+        public_jwk, claims = self._signed_claims(proof)
+        jkt = jwk_thumbprint(public_jwk)
+        if claims.get("htm") != method.upper():
+            raise DPoPProofError(f"the DPoP proof's htm is not {method.upper()}")
+        htu = claims.get("htu")
+        if not isinstance(htu, str) or "?" in htu or "#" in htu or htu_of(htu) != htu_of(url):
+            raise DPoPProofError(f"the DPoP proof's htu is not {htu_of(url)}")
+        iat = claims.get("iat")
+        now = time.time()
+        if not isinstance(iat, (int, float)) or abs(now - iat) > self.max_age + self.leeway:  # MCP DPoP: ±5 min
+            raise DPoPProofError("the DPoP proof's iat is outside the accepted window")
+        if access_token is not None and claims.get("ath") != b64url_sha256(access_token):
+            raise DPoPProofError("the DPoP proof's ath does not match the access token")
+        if expected_jkt is not None and jkt != expected_jkt:
+            raise DPoPProofError("the DPoP proof's key is not the one the access token is bound to")
+        if self.nonces is not None and not self.nonces.valid(claims.get("nonce")):
+            raise DPoPProofError("a DPoP nonce is required", use_nonce=True)
+        jti = claims.get("jti")
+        if not isinstance(jti, str) or not jti:
+            raise DPoPProofError("the DPoP proof has no jti")
+        if not self.replay_cache.check_and_add(f"{jkt}:{jti}", float(iat) + self.max_age + self.leeway, now):
+            raise DPoPProofError("the DPoP proof was already used (replayed jti)")
+        return DPoPProof(jkt=jkt, jti=jti, claims=claims)
+
+    def _signed_claims(self, proof: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The proof's public `jwk` and its claims, once it is one JWT of an accepted form whose signature
+        verifies with that key (the claims are not checked against the request here)."""
         import jwt
         from jwt.algorithms import get_default_algorithms
 
@@ -243,25 +270,4 @@ class DPoPProofVerifier:
             )
         except (jwt.PyJWTError, ValueError, TypeError) as exc:
             raise DPoPProofError(f"the DPoP proof does not verify: {exc}") from exc
-        jkt = jwk_thumbprint(public_jwk)
-        if claims.get("htm") != method.upper():
-            raise DPoPProofError(f"the DPoP proof's htm is not {method.upper()}")
-        htu = claims.get("htu")
-        if not isinstance(htu, str) or "?" in htu or "#" in htu or htu_of(htu) != htu_of(url):
-            raise DPoPProofError(f"the DPoP proof's htu is not {htu_of(url)}")
-        iat = claims.get("iat")
-        now = time.time()
-        if not isinstance(iat, (int, float)) or abs(now - iat) > self.max_age + self.leeway:  # MCP DPoP: ±5 min
-            raise DPoPProofError("the DPoP proof's iat is outside the accepted window")
-        if access_token is not None and claims.get("ath") != b64url_sha256(access_token):
-            raise DPoPProofError("the DPoP proof's ath does not match the access token")
-        if expected_jkt is not None and jkt != expected_jkt:
-            raise DPoPProofError("the DPoP proof's key is not the one the access token is bound to")
-        if self.nonces is not None and not self.nonces.valid(claims.get("nonce")):
-            raise DPoPProofError("a DPoP nonce is required", use_nonce=True)
-        jti = claims.get("jti")
-        if not isinstance(jti, str) or not jti:
-            raise DPoPProofError("the DPoP proof has no jti")
-        if not self.replay_cache.check_and_add(f"{jkt}:{jti}", float(iat) + self.max_age + self.leeway, now):
-            raise DPoPProofError("the DPoP proof was already used (replayed jti)")
-        return DPoPProof(jkt=jkt, jti=jti, claims=claims)
+        return public_jwk, claims

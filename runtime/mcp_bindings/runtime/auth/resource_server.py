@@ -331,31 +331,7 @@ class IntrospectionVerifier:
         cached = self._cache.get(key)
         if cached is not None and cached[0] > now:
             return cached[1]
-        data = {"token": token, "token_type_hint": "access_token"}
-        headers = {"Accept": "application/json"}
-        if self.auth_method == "client_secret_basic" and self.client_id is not None:
-            from mcp_bindings.runtime.auth.grants import basic_credentials
-
-            headers["Authorization"] = basic_credentials(self.client_id, self.client_secret or "")
-        elif self.client_id is not None:
-            data["client_id"] = self.client_id
-            if self.auth_method == "client_secret_post" and self.client_secret is not None:
-                data["client_secret"] = self.client_secret
-        client = _Borrowed(self._http) if self._http is not None else httpx.AsyncClient(timeout=self.timeout)
-        try:
-            async with client as http:
-                response = await http.post(self.endpoint, data=data, headers=headers)
-        except httpx.HTTPError as exc:
-            raise VerifierUnavailableError(f"introspection failed: {exc}") from exc
-        if response.status_code != 200:
-            raise VerifierUnavailableError(f"introspection endpoint answered HTTP {response.status_code}")
-        try:
-            body = response.json()
-        except ValueError as exc:
-            raise VerifierUnavailableError("introspection answer is not JSON") from exc
-        if not isinstance(body, dict):
-            raise VerifierUnavailableError("introspection answer is not a JSON object")
-        claims: dict[str, Any] = body  # pyright: ignore[reportUnknownVariableType]
+        claims = await self._introspect(token)
         if claims.get("active") is not True:
             raise InvalidTokenError("the token is not active")
         exp = claims.get("exp")
@@ -383,6 +359,35 @@ class IntrospectionVerifier:
                 self._cache.clear()
             self._cache[key] = (until, info)
         return info
+
+    async def _introspect(self, token: str) -> dict[str, Any]:
+        """The introspection answer (a JSON object) about `token`; VerifierUnavailableError when there is none."""
+        data = {"token": token, "token_type_hint": "access_token"}
+        headers = {"Accept": "application/json"}
+        if self.auth_method == "client_secret_basic" and self.client_id is not None:
+            from mcp_bindings.runtime.auth.grants import basic_credentials
+
+            headers["Authorization"] = basic_credentials(self.client_id, self.client_secret or "")
+        elif self.client_id is not None:
+            data["client_id"] = self.client_id
+            if self.auth_method == "client_secret_post" and self.client_secret is not None:
+                data["client_secret"] = self.client_secret
+        client = _Borrowed(self._http) if self._http is not None else httpx.AsyncClient(timeout=self.timeout)
+        try:
+            async with client as http:
+                response = await http.post(self.endpoint, data=data, headers=headers)
+        except httpx.HTTPError as exc:
+            raise VerifierUnavailableError(f"introspection failed: {exc}") from exc
+        if response.status_code != 200:
+            raise VerifierUnavailableError(f"introspection endpoint answered HTTP {response.status_code}")
+        try:
+            body = response.json()
+        except ValueError as exc:
+            raise VerifierUnavailableError("introspection answer is not JSON") from exc
+        if not isinstance(body, dict):
+            raise VerifierUnavailableError("introspection answer is not a JSON object")
+        answer: dict[str, Any] = body  # pyright: ignore[reportUnknownVariableType]
+        return answer
 
 
 # -- the middleware ------------------------------------------------------------------------------
@@ -498,7 +503,7 @@ class BearerAuthMiddleware:
         method = scope.get("method", "GET") if kind == "http" else "GET"
         path = scope.get("path", "")
         if kind == "http" and path in self.metadata_paths:
-            await self._serve_metadata(method, send)
+            await _serve_metadata(send, method, self._metadata_body)
             return
         if kind == "http" and method == "OPTIONS":
             await self.app(scope, receive, send)  # CORS preflight: never carries credentials
@@ -512,16 +517,9 @@ class BearerAuthMiddleware:
         body: bytes | None = None
         message: Any = None
         if callable(self.required_scopes) and kind == "http" and method == "POST":
-            try:
-                with anyio.fail_after(self.body_timeout_seconds):
-                    body = await _read_body(receive, self.max_body_bytes)
-            except TimeoutError:
-                slow = {"error": "invalid_request", "error_description": "request body too slow"}
-                await _plain(send, 408, slow, [(b"connection", b"close")])
-                return
+            body = await self._policy_body(receive, send)
             if body is None:
-                await _plain(send, 413, {"error": "invalid_request", "error_description": "request body too large"})
-                return
+                return  # answered: 408 or 413
             try:
                 message = json.loads(body) if body else None
             except ValueError:
@@ -529,16 +527,51 @@ class BearerAuthMiddleware:
         required = await self._required(RequestInfo(method, path, headers, message))
         scope_param = " ".join(required) or None
 
+        info = await self._authenticate(scope, headers, kind, method, send, scope_param)
+        if info is None:
+            return  # denied (401), or the verifier was unavailable (503)
+        granted = self._effective(info.scopes)
+        if any(s not in granted for s in required):
+            await self._deny(
+                kind, send, 403, "insufficient_scope", "the token lacks a scope this request needs", scope_param
+            )
+            return
+
+        inner = dict(scope)
+        inner["headers"] = [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"authorization"]
+        inner["auth"] = info
+        inner.setdefault("state", {})
+        await self.app(inner, _replay(body, receive) if body is not None else receive, send)
+
+    async def _policy_body(self, receive: Receive, send: Send) -> bytes | None:
+        """The request body, read for a scope policy (bounded in size and time); None once the request
+        was answered (408: too slow, 413: too large)."""
+        try:
+            with anyio.fail_after(self.body_timeout_seconds):
+                body = await _read_body(receive, self.max_body_bytes)
+        except TimeoutError:
+            slow = {"error": "invalid_request", "error_description": "request body too slow"}
+            await _plain(send, 408, slow, [(b"connection", b"close")])
+            return None
+        if body is None:
+            await _plain(send, 413, {"error": "invalid_request", "error_description": "request body too large"})
+        return body
+
+    async def _authenticate(
+        self, scope: Scope, headers: Mapping[str, str], kind: str, method: str, send: Send, scope_param: str | None
+    ) -> AccessToken | None:
+        """The verified, unexpired access token of this request (with its DPoP proof, if so presented);
+        None once the request was denied (401) or the verifier was unavailable (503, or a closed websocket)."""
         authorization = headers.get("authorization")
         if not authorization:
             await self._deny(kind, send, 401, None, None, scope_param)
-            return
+            return None
         scheme, _, token = authorization.partition(" ")
         scheme, token = scheme.lower(), token.strip()
         accepted = ("dpop",) if self.dpop_required else ("bearer", "dpop") if self.dpop is not None else ("bearer",)
         if scheme not in accepted or not token:
             await self._deny(kind, send, 401, None, None, scope_param)  # RFC 6750 §3.1: no error code
-            return
+            return None
         try:
             info = await self.verifier.verify(token, resource=self.resource)
             if scheme == "dpop":
@@ -556,29 +589,18 @@ class BearerAuthMiddleware:
                 scope_param,
                 nonce=denial[1] if denial else None,
             )
-            return
+            return None
         except VerifierUnavailableError as exc:
             log.warning("token verification unavailable: %s", exc)
             if kind == "http":
                 await _plain(send, 503, {"error": "temporarily_unavailable"})
             else:
                 await _close(send)
-            return
+            return None
         if info.expires_at is not None and info.expires_at <= time.time():
             await self._deny(kind, send, 401, "invalid_token", "the token has expired", scope_param)
-            return
-        granted = self._effective(info.scopes)
-        if any(s not in granted for s in required):
-            await self._deny(
-                kind, send, 403, "insufficient_scope", "the token lacks a scope this request needs", scope_param
-            )
-            return
-
-        inner = dict(scope)
-        inner["headers"] = [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"authorization"]
-        inner["auth"] = info
-        inner.setdefault("state", {})
-        await self.app(inner, _replay(body, receive) if body is not None else receive, send)
+            return None
+        return info
 
     async def _check_dpop(
         self, scope: Scope, headers: Mapping[str, str], method: str, token: str, info: AccessToken
@@ -615,35 +637,6 @@ class BearerAuthMiddleware:
                     granted.add(implied)
                     pending.append(implied)
         return granted
-
-    async def _serve_metadata(self, method: str, send: Send) -> None:
-        cors = [
-            (b"access-control-allow-origin", b"*"),
-            (b"access-control-allow-methods", b"GET, OPTIONS"),
-            (b"access-control-allow-headers", b"mcp-protocol-version"),
-        ]
-        if method == "OPTIONS":
-            await send({"type": "http.response.start", "status": 204, "headers": cors})
-            await send({"type": "http.response.body", "body": b""})
-            return
-        if method not in ("GET", "HEAD"):
-            await send({"type": "http.response.start", "status": 405, "headers": [(b"allow", b"GET, HEAD, OPTIONS")]})
-            await send({"type": "http.response.body", "body": b""})
-            return
-        body = self._metadata_body
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"cache-control", b"max-age=300"),
-                    *cors,
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body if method == "GET" else b""})
 
     def challenge(
         self,
@@ -764,6 +757,36 @@ def _replay(body: bytes, receive: Receive) -> Receive:
         return await receive()
 
     return replay
+
+
+async def _serve_metadata(send: Send, method: str, body: bytes) -> None:
+    """The Protected Resource Metadata document `body`: GET or HEAD, and the CORS preflight."""
+    cors = [
+        (b"access-control-allow-origin", b"*"),
+        (b"access-control-allow-methods", b"GET, OPTIONS"),
+        (b"access-control-allow-headers", b"mcp-protocol-version"),
+    ]
+    if method == "OPTIONS":
+        await send({"type": "http.response.start", "status": 204, "headers": cors})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    if method not in ("GET", "HEAD"):
+        await send({"type": "http.response.start", "status": 405, "headers": [(b"allow", b"GET, HEAD, OPTIONS")]})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"cache-control", b"max-age=300"),
+                *cors,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body if method == "GET" else b""})
 
 
 async def _plain(send: Send, status: int, body: Mapping[str, Any], headers: Sequence[tuple[bytes, bytes]] = ()) -> None:

@@ -236,31 +236,8 @@ class _Generator:
                 types = _types(value)
             elif key == "items":
                 lines += self._items(value, v, depth, types == _TYPES["array"])
-            elif key in _SIZES:
-                kind, op = _SIZES[key]
-                lines.append(
-                    f"{at}if type({v}) is {kind.__name__} and len({v}) {op} {self.const(_bound(value))}: return False"
-                )
-            elif key in _COMPARISONS:
-                lines.append(
-                    f"{at}if type({v}) in _NUMBER and {v} {_COMPARISONS[key]} {self.const(_bound(value))}: return False"
-                )
-            elif key == "pattern":
-                lines.append(f"{at}if type({v}) is str and {self.const(_search(value))}({v}) is None: return False")
-            elif key in ("enum", "const"):
-                allowed = self.const(_values(value if key == "enum" else [value]))
-                unhashable = f"type({v}) is dict or type({v}) is list"
-                lines.append(f"{at}if {unhashable} or (type({v}) is bool, {v}) not in {allowed}: return False")
-            elif key == "anyOf":
-                alternatives = " or ".join(f"{self.function(sub)}({v})" for sub in _schemas(value))
-                lines.append(f"{at}if not ({alternatives}): return False")
-            elif key == "allOf":
-                for sub in _schemas(value):
-                    lines += self.statements(sub, v, depth)
-            elif key == "$ref":
-                lines.append(f"{at}if not {self.ref(value)}({v}): return False")
             else:
-                raise _Unsupported(key)
+                lines += self._keyword(key, value, v, depth)
         if any(key in schema for key in _OBJECT_KEYWORDS):
             lines = self._object(schema, v, depth, types == _TYPES["object"]) + lines
         if types is not None:
@@ -271,6 +248,31 @@ class _Generator:
                 test = f"type({v}) not in {self.const(types)}"
             lines.insert(0, f"{at}if {test}: return False")
         return lines
+
+    def _keyword(self, key: str, value: Any, v: str, depth: int) -> list[str]:
+        """The lines of one keyword that needs no other (all but type, items and the object keywords)."""
+        at = "    " * depth
+        if key in _SIZES:
+            kind, op = _SIZES[key]
+            return [f"{at}if type({v}) is {kind.__name__} and len({v}) {op} {self.const(_bound(value))}: return False"]
+        if key in _COMPARISONS:
+            return [
+                f"{at}if type({v}) in _NUMBER and {v} {_COMPARISONS[key]} {self.const(_bound(value))}: return False"
+            ]
+        if key == "pattern":
+            return [f"{at}if type({v}) is str and {self.const(_search(value))}({v}) is None: return False"]
+        if key in ("enum", "const"):
+            allowed = self.const(_values(value if key == "enum" else [value]))
+            unhashable = f"type({v}) is dict or type({v}) is list"
+            return [f"{at}if {unhashable} or (type({v}) is bool, {v}) not in {allowed}: return False"]
+        if key == "anyOf":
+            alternatives = " or ".join(f"{self.function(sub)}({v})" for sub in _schemas(value))
+            return [f"{at}if not ({alternatives}): return False"]
+        if key == "allOf":
+            return [line for sub in _schemas(value) for line in self.statements(sub, v, depth)]
+        if key == "$ref":
+            return [f"{at}if not {self.ref(value)}({v}): return False"]
+        raise _Unsupported(key)
 
     def _object(self, schema: dict[str, Any], v: str, depth: int, sure: bool) -> list[str]:
         """properties, required, additionalProperties, min/maxProperties; `sure`: v is known to be a dict."""
