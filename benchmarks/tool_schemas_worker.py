@@ -71,6 +71,7 @@ def _request_path(structured: bool, validate: bool) -> Callable[[], bytes]:
     from mcp_bindings.runtime.rpc import jsonrpc
     from mcp_bindings.runtime.rpc.session import Session
     from mcp_bindings.runtime.server.runtime import ServerRuntime
+    from mcp_bindings.runtime.server.tool_schemas import ServerToolChecks
 
     runtime = ServerRuntime(_server(structured, validate))
     session = Session(None, runtime)  # type: ignore[arg-type]  # no transport: frames are returned
@@ -79,7 +80,8 @@ def _request_path(structured: bool, validate: bool) -> Callable[[], bytes]:
         request = jsonrpc.classify(jsonrpc.decode(frame))
         assert isinstance(request, jsonrpc.Request)
         _complete(runtime.on_request(request, session))
-    assert (runtime.tool_checks is not None) == validate
+    checks = [state for state in runtime.feature_state.values() if isinstance(state, ServerToolChecks)]
+    assert bool(checks) == validate  # the tool checks' state of this connection, after tools/list
     wire = jsonrpc.encode_request(2, "tools/call", CALL)
 
     def path() -> bytes:

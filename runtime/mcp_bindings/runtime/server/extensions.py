@@ -42,19 +42,21 @@ from mcp_bindings.runtime.protocol.custom_methods import (
 from mcp_bindings.runtime.protocol.custom_methods import (
     request as request,
 )
-from mcp_bindings.runtime.protocol.spec import ProtocolTables
+from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables
 from mcp_bindings.runtime.rpc import jsonrpc, logs
-from mcp_bindings.runtime.rpc.errors import METHOD_NOT_FOUND, McpError, NotExpressible
+from mcp_bindings.runtime.rpc.errors import NotExpressible
 from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request, json_object
+from mcp_bindings.runtime.server.seam import Plan, ServerFeature
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.rpc.session import Session
     from mcp_bindings.runtime.server.notifications import ServerHost
     from mcp_bindings.runtime.server.peer import PeerView
-    from mcp_bindings.runtime.server.runtime import Plan, ServerRuntime
+    from mcp_bindings.runtime.server.runtime import ServerRuntime
 
 __all__ = [
     "CustomMethod",
+    "CustomMethods",
     "Extension",
     "Methods",
     "broadcast",
@@ -105,21 +107,18 @@ async def serve_bound(
 # -- the server side -------------------------------------------------------------------------------
 
 
-def plan(server: Any, method: str) -> Plan:
-    """How the server serves a method its version does not define (`ServerRuntime.plan`): a
-    registered request, the tasks extension's methods for a server that declared it, else -32601."""
-    methods = registered(server)
-    bound = methods.handlers.get(method) if methods is not None else None
-    if bound is None or bound.method.kind != "request":
-        from mcp_bindings.runtime.tasks import extension as tasks_extension
+class CustomMethods(ServerFeature):
+    """Custom and extension methods on the dispatch seam: a request the client's version does not
+    define is served by the method registered for it (`register_method`)."""
 
-        served = tasks_extension.plan(server, method)
-        if served is not None:
-            return served
-        raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
-    from mcp_bindings.runtime.server.runtime import Plan
-
-    return Plan(bound.method.spec, bound.method.spec, False, functools.partial(serve_bound, bound))
+    def serve(self, runtime: ServerRuntime, method: str, spec: MethodSpec | None, view: PeerView) -> Plan | None:
+        if spec is not None:
+            return None
+        methods = registered(runtime.server)
+        bound = methods.handlers.get(method) if methods is not None else None
+        if bound is None or bound.method.kind != "request":
+            return None
+        return Plan(bound.method.spec, bound.method.spec, False, functools.partial(serve_bound, bound))
 
 
 async def notified(runtime: ServerRuntime, notification: Notification, view: PeerView | None) -> None:

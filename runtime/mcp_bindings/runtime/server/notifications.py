@@ -23,11 +23,13 @@ import anyio
 
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.request_state import RequestStateSealer, SecretError, secrets_from_env
-from mcp_bindings.runtime.protocol.spec import ProtocolTables
+from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import McpError, NotExpressible
+from mcp_bindings.runtime.rpc.jsonrpc import Request, invalid_field, json_object
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.server.bridge import outgoing_notification
+from mcp_bindings.runtime.server.seam import Plan, ServerFeature
 from mcp_bindings.runtime.server.stubs import ServerStub
 
 if TYPE_CHECKING:
@@ -86,7 +88,18 @@ class ServerHost:
     previous_secret: bytes | None = None  # still opens states for a grace period (rotation)
     bus: NotificationBus | None = None  # other workers' share of broadcasts (None: this process only)
     secret_problem: str | None = None  # why the configured secret was not used (too short)
+    # The features on the dispatch seam (`seam`): made on the first connection (`ServerRuntime`);
+    # `use` adds one of the user's.
+    features: list[ServerFeature] | None = None
+    added: list[ServerFeature] = field(default_factory=list[ServerFeature])
     _sealer: RequestStateSealer | None = None
+
+    def use(self, feature: ServerFeature) -> None:
+        """Add a feature to the dispatch seam of this server's connections. Register it before the
+        server serves: the plans already built (per connection, per version) keep what they had."""
+        self.added.append(feature)
+        if self.features is not None:
+            self.features.append(feature)
 
     @property
     def sealer(self) -> RequestStateSealer:
@@ -234,3 +247,29 @@ def host_for(server: ServerStub) -> ServerHost:
         host = _HOSTS[id(server)] = ServerHost(server.request_state_secret)
         weakref.finalize(server, _HOSTS.pop, id(server), None)
     return host
+
+
+class RuntimeSubscriptions(ServerFeature):
+    """Handshake-era resource subscriptions, on the dispatch seam: the URIs a connection subscribed
+    to are recorded once a handler's (un)subscribe succeeded, and answered by the runtime itself
+    where the server's stub has no such handlers (a stateless-era stub)."""
+
+    def serve(self, runtime: ServerRuntime, method: str, spec: MethodSpec | None, view: PeerView) -> Plan | None:
+        if spec is None or method not in SUBSCRIPTION_REQUESTS or not runtime.serves_subscriptions:
+            return None
+        return Plan(spec, spec, view.protocol is not runtime.stub, _subscription)
+
+    def wrap(self, runtime: ServerRuntime, plan: Plan, view: PeerView) -> None:
+        subscribe = SUBSCRIPTION_REQUESTS.get(plan.spec.method)
+        if subscribe is not None:
+            plan.then(lambda connection, params: connection.record_subscription(subscribe, params))
+
+
+async def _subscription(runtime: ServerRuntime, request: Request, view: PeerView, session: Session) -> bytes:
+    spec = view.protocol.client_requests[request.method]
+    params = versions.dump(versions.validate_params(spec, request.params))
+    uri = json_object(params).get("uri")
+    if not isinstance(uri, str):
+        raise invalid_field("params.uri", f"{spec.method} needs params.uri", "missing")
+    runtime.record_subscription(SUBSCRIPTION_REQUESTS[spec.method], {"uri": uri})
+    return b"{}"

@@ -10,7 +10,6 @@ streams) are a table here; everything else about methods comes from the generate
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
@@ -23,60 +22,20 @@ from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import INVALID_REQUEST, METHOD_NOT_FOUND, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request, invalid_field, json_object, validation_error
 from mcp_bindings.runtime.rpc.session import Session
-from mcp_bindings.runtime.server import extensions
+from mcp_bindings.runtime.server import extensions, notifications, tool_schemas
 from mcp_bindings.runtime.server.bridge import HandlerCall, VersionBridge
 from mcp_bindings.runtime.server.context import PeerSession, ServerNotificationContext, ServerRequestContext
-from mcp_bindings.runtime.server.notifications import SUBSCRIPTION_REQUESTS, ServerHost, host_for
+from mcp_bindings.runtime.server.notifications import ServerHost, host_for
 from mcp_bindings.runtime.server.peer import LOG_LEVELS, Lifecycle, PeerView, stateless_meta
+from mcp_bindings.runtime.server.seam import Around, Builtin, Plan, ServerFeature, load_plugins
 from mcp_bindings.runtime.server.stubs import ServerStub
-from mcp_bindings.runtime.server.tool_schemas import ServerToolChecks, ToolHook
-from mcp_bindings.runtime.tasks import service as tasks
 
-__all__ = ["LOG_LEVELS", "Plan", "ServerRuntime"]
+__all__ = ["LOG_LEVELS", "Builtin", "Plan", "ServerRuntime"]
 
 log = logs.logger("server")
 
 EMPTY_RESULT = b"{}"
 INITIALIZED = "notifications/initialized"
-
-
-class Plan:
-    """How one method is served at one version: decided once, then read on every request.
-
-    `validate` types the params (None: untyped); `converts` says the params and result cross
-    between the client's version and the stub's; `fast_result` is the result type that can be
-    written as is (a result of exactly the stub's type for a handshake client of the stub's own
-    version); `builtin` names what the runtime serves itself instead of a handler; `subscribes`
-    says a handler's success (un)subscribes the connection to a resource (None: neither)."""
-
-    __slots__ = (
-        "builtin",
-        "converts",
-        "fast_result",
-        "input_required",
-        "spec",
-        "stub_spec",
-        "subscribes",
-        "task_result",
-        "tools",
-        "validate",
-    )
-
-    def __init__(self, spec: MethodSpec, stub_spec: MethodSpec, converts: bool, builtin: Builtin | None) -> None:
-        self.spec = spec
-        self.stub_spec = stub_spec
-        self.builtin = builtin
-        self.converts = converts
-        self.input_required = spec.input_required
-        self.validate: Any = versions.validator(spec.params) if builtin is None and spec.params is not None else None
-        self.subscribes = SUBSCRIPTION_REQUESTS.get(spec.method) if builtin is None else None
-        direct = builtin is None and not converts and self.subscribes is None
-        self.fast_result: Any = spec.result if direct and isinstance(spec.result, type) else None
-        self.tools: ToolHook | None = None  # wraps the handler of tools/list and tools/call (`tool_schemas`)
-        self.task_result: type[Any] | None = None  # the CreateTaskResult it may answer with (`tasks`)
-
-
-Builtin = Callable[["ServerRuntime", Request, PeerView, Session], Awaitable[bytes]]
 
 
 class ServerRuntime:
@@ -102,9 +61,11 @@ class ServerRuntime:
         # URIs the client subscribed to (resources/subscribe), served by the runtime itself where the
         # server's stub has no such handlers (a stateless-era stub).
         self.subscriptions: set[str] = set()
-        self._serves_subscriptions = "resources/subscribe" not in self.stub.client_requests
+        self.serves_subscriptions = "resources/subscribe" not in self.stub.client_requests
         self._plans: dict[ProtocolTables, dict[str, Plan]] = {}
-        self.tool_checks = ServerToolChecks(server) if server.validate_tools else None
+        self.features = _features(self.host)
+        # What a feature keeps per connection (e.g. the tool schema checks' catalog), by feature.
+        self.feature_state: dict[ServerFeature, Any] = {}
         self.host.connections.add(self)
 
     @property
@@ -138,15 +99,17 @@ class ServerRuntime:
             if view.stateless:
                 return self.bridge.stamped_json(request.method, result, view)
             return versions.checked_json(result, f"the {request.method} result")
-        if type(result) is plan.task_result:
+        if type(result) in plan.as_is:  # e.g. a CreateTaskResult (`tasks.plugin`)
             return versions.checked_json(result, f"the {request.method} result")
-        # An input round's re-run of the handler goes through the tool schema checks too.
+        # An input round's re-run of the handler goes through what wraps it too.
         call = (
-            None if plan.tools is None else _checked_call(plan.tools, getattr(self.server, stub_spec.handler), context)
+            None
+            if plan.around is None
+            else _wrapped_call(plan.around, getattr(self.server, stub_spec.handler), context)
         )
         answer = await self.bridge.settle(plan.spec, stub_spec, request, result, context, view, round_number, call)
-        if plan.subscribes is not None:  # such plans have no fast_result: recorded once answered
-            self.record_subscription(plan.subscribes, params)
+        if plan.after is not None:  # such plans have no fast_result: run once answered
+            plan.after(self, params)
         return answer
 
     def _request_view(self, request: Request, meta: Any, session: Session) -> PeerView:
@@ -163,10 +126,10 @@ class ServerRuntime:
         """Run the stub's handler (through the tool schema checks where the plan has them); an error
         of a converting plan is translated to the client's version."""
         try:
-            if plan.tools is None:
+            if plan.around is None:
                 return await getattr(self.server, stub_spec.handler)(typed, context)
-            # the tool schemas: remembered from tools/list, enforced on tools/call
-            return await plan.tools(getattr(self.server, stub_spec.handler), typed, context, params)
+            # what features put around the handler (tool schema checks, tasks, ...: `seam`)
+            return await plan.around(getattr(self.server, stub_spec.handler), typed, context, params)
         except McpError as exc:
             if not plan.converts:
                 raise
@@ -174,39 +137,52 @@ class ServerRuntime:
 
     def plan(self, method: str, view: PeerView) -> Plan:
         """How `method` is served under `view`: built once per version and method, gate-checked
-        once per view, then cached on the view. Unknown or unoffered methods raise -32601 (uncached)."""
+        once per view, then cached on the view. Unknown or unoffered methods raise -32601 (uncached).
+        Features (`seam`) serve what no handler does and wrap what one does."""
         plans = self._plans.setdefault(view.protocol, {})
         plan = plans.get(method)
         if plan is None:
             spec = view.protocol.client_requests.get(method)
-            if spec is None:  # not the version's: a custom or extension method (`extensions`), else -32601
+            if spec is None:  # not the version's: a feature's (a custom or extension method), else -32601
                 # Kept with the view's advertised capabilities only, which a (re-)registration renews.
-                plan = view.plans[method] = extensions.plan(self.server, method)
+                plan = view.plans[method] = self._served(method, None, view)
                 return plan
-            builtin = BUILTINS.get(method) if spec.builtin else None
-            if self._serves_subscriptions and method in SUBSCRIPTION_REQUESTS:
-                builtin = _subscription
-            if spec.builtin and builtin is None:
-                raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
-            stub_spec = self.stub.client_requests.get(method)
-            if builtin is None and stub_spec is not None and not self.server.implements(stub_spec):
-                builtin = tasks.served_by_runtime(method)  # tasks/* from the task store (`tasks`)
-            if builtin is None and (stub_spec is None or stub_spec.builtin or not self.server.implements(stub_spec)):
-                # Not a handler this server has (nor one with a default): the method is not offered.
-                raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
-            converts = view.protocol is not self.stub
-            plan = plans[method] = Plan(spec, spec, converts, builtin)
-            if builtin is None and self.tool_checks is not None:
-                plan.tools = self.tool_checks.hook(method)
-            if builtin is None and not converts:
-                plan.tools, plan.task_result = tasks.augment(self.server, view, spec, plan.tools)
-                versions.prepare(spec.params)
-                versions.prepare(spec.result)
+            plan = plans[method] = self._build(method, spec, view)
         gate = plan.spec.gate
         if gate is not None and gate.side == "server" and not gate.present_in(view.advertised):
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {method} (the server does not offer {gate})")
         view.plans[method] = plan
         return plan
+
+    def _build(self, method: str, spec: MethodSpec, view: PeerView) -> Plan:
+        converts = view.protocol is not self.stub
+        if spec.builtin:  # lifecycle, logging level, discovery, listen: the runtime's own
+            builtin = BUILTINS.get(method)
+            if builtin is None:
+                raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+            return Plan(spec, spec, converts, builtin)
+        for feature in self.features:
+            served = feature.serve(self, method, spec, view)
+            if served is not None:
+                return served
+        stub_spec = self.stub.client_requests.get(method)
+        if stub_spec is None or stub_spec.builtin or not self.server.implements(stub_spec):
+            # Not a handler this server has (nor one with a default): the method is not offered.
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        plan = Plan(spec, spec, converts, None)
+        for feature in self.features:
+            feature.wrap(self, plan, view)
+        if not converts:
+            versions.prepare(spec.params)
+            versions.prepare(spec.result)
+        return plan
+
+    def _served(self, method: str, spec: MethodSpec | None, view: PeerView) -> Plan:
+        for feature in self.features:
+            served = feature.serve(self, method, spec, view)
+            if served is not None:
+                return served
+        raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
 
     def _initialize(self, request: Request, session: Session) -> bytes:
         view, result = self.lifecycle.initialize(request)
@@ -254,11 +230,24 @@ class ServerRuntime:
         await getattr(self.server, stub_spec.handler)(params, ServerNotificationContext(view))
 
 
-def _checked_call(tools: Any, handler: Any, context: ServerRequestContext) -> HandlerCall:
+def _wrapped_call(around: Around, handler: Any, context: ServerRequestContext) -> HandlerCall:
     async def call(params: Any, raw: Any) -> Any:
-        return await tools(handler, params, context, raw)
+        return await around(handler, params, context, raw)
 
     return call
+
+
+def _features(host: ServerHost) -> list[ServerFeature]:
+    """The features of a server host: the runtime's own, then the plug-ins, then the user's
+    (`ServerHost.use`); made once per host."""
+    if host.features is None:
+        core: list[ServerFeature] = [
+            extensions.CustomMethods(),
+            notifications.RuntimeSubscriptions(),
+            tool_schemas.ToolChecks(),
+        ]
+        host.features = [*core, *load_plugins(), *host.added]
+    return host.features
 
 
 # -- what the runtime serves itself (policy/runtime_methods.json lists these methods) -------------
@@ -289,16 +278,6 @@ async def _listen(runtime: ServerRuntime, request: Request, view: PeerView, sess
     params = versions.validate_params(view.protocol.client_requests[request.method], request.params)
     await runtime.host.listen(params, request.id, view, session)
     return EMPTY_RESULT  # pragma: no cover - a listen stream ends by cancellation
-
-
-async def _subscription(runtime: ServerRuntime, request: Request, view: PeerView, session: Session) -> bytes:
-    spec = view.protocol.client_requests[request.method]
-    params = versions.dump(versions.validate_params(spec, request.params))
-    uri = json_object(params).get("uri")
-    if not isinstance(uri, str):
-        raise invalid_field("params.uri", f"{spec.method} needs params.uri", "missing")
-    runtime.record_subscription(SUBSCRIPTION_REQUESTS[spec.method], {"uri": uri})
-    return EMPTY_RESULT
 
 
 BUILTINS: dict[str, Builtin] = {

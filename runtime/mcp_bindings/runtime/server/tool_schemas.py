@@ -63,8 +63,11 @@ from mcp_bindings.runtime.protocol.json_schema import (
 from mcp_bindings.runtime.protocol.spec import VersionInfo
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
+from mcp_bindings.runtime.server.seam import Plan, ServerFeature, around
 
 if TYPE_CHECKING:
+    from mcp_bindings.runtime.server.peer import PeerView
+    from mcp_bindings.runtime.server.runtime import ServerRuntime
     from mcp_bindings.runtime.server.stubs import ServerStub
 
 __all__ = [
@@ -395,3 +398,19 @@ class ClientToolChecks:
     def forget(self) -> None:
         """Forget the listed tools (on `notifications/tools/list_changed`): unchecked until listed again."""
         self.catalog.forget()
+
+
+class ToolChecks(ServerFeature):
+    """Tool schema checks on the dispatch seam: around the handlers of tools/list (remember what is
+    listed) and tools/call (check the arguments, then the result), per connection, for a server
+    whose class keeps `validate_tools` on. The innermost wrapper: it calls the handler itself."""
+
+    def wrap(self, runtime: ServerRuntime, plan: Plan, view: PeerView) -> None:
+        if not runtime.server.validate_tools:
+            return
+        checks = runtime.feature_state.get(self)
+        if checks is None:
+            checks = runtime.feature_state[self] = ServerToolChecks(runtime.server)
+        hook = checks.hook(plan.spec.method)
+        if hook is not None:
+            plan.wrap(lambda inner: around(hook, inner))

@@ -48,6 +48,7 @@ from mcp_bindings.runtime.rpc.jsonrpc import json_object
 from mcp_bindings.runtime.scaleout import forwarding
 from mcp_bindings.runtime.scaleout.forwarding import WorkerGone
 from mcp_bindings.runtime.server.extensions import serve_bound
+from mcp_bindings.runtime.server.seam import Plan
 from mcp_bindings.runtime.tasks.service import (
     PendingInput,
     TaskContext,
@@ -63,7 +64,6 @@ from mcp_bindings.runtime.tasks.store import TaskState
 if TYPE_CHECKING:
     from mcp_bindings.runtime.rpc.session import Session
     from mcp_bindings.runtime.server.peer import PeerView
-    from mcp_bindings.runtime.server.runtime import Plan
     from mcp_bindings.runtime.server.stubs import ServerStub
 
 __all__ = ["ExtensionTaskContext", "declared", "plan", "run_as_task"]
@@ -266,8 +266,6 @@ def plan(server: ServerStub, method: str) -> Plan | None:
     entry = _HANDLERS.get(method)
     if entry is None or not declared(server):
         return None
-    from mcp_bindings.runtime.server.runtime import Plan
-
     method_spec, handler = entry
     return Plan(method_spec.spec, method_spec.spec, False, functools.partial(serve_bound, Bound(method_spec, handler)))
 

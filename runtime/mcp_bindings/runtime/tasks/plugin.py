@@ -1,0 +1,47 @@
+"""Tasks on the dispatch seam (`server.seam`): the plug-in every server host loads by name.
+
+- `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` are served from the task store for a
+  server whose stub does not handle them (`service.served_by_runtime`);
+- the methods of the tasks extension (2026-07-28) for a server that declared it (`extension.plan`);
+- around a handler of a method the server offers under `tasks.requests` (and tools/list, for
+  tool-level task support), what runs it as a task where the client asks for one, and the
+  `CreateTaskResult` type its plan writes as it is (`service.augment`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mcp_bindings.runtime.protocol.spec import MethodSpec
+from mcp_bindings.runtime.server.seam import Plan, ServerFeature
+from mcp_bindings.runtime.tasks import extension, service
+
+if TYPE_CHECKING:
+    from mcp_bindings.runtime.server.peer import PeerView
+    from mcp_bindings.runtime.server.runtime import ServerRuntime
+
+__all__ = ["Tasks", "feature"]
+
+
+class Tasks(ServerFeature):
+    """The tasks feature of a server host."""
+
+    def serve(self, runtime: ServerRuntime, method: str, spec: MethodSpec | None, view: PeerView) -> Plan | None:
+        if spec is None:
+            return extension.plan(runtime.server, method)
+        stub_spec = runtime.stub.client_requests.get(method)
+        if stub_spec is None or runtime.server.implements(stub_spec):
+            return None
+        builtin = service.served_by_runtime(method)
+        return None if builtin is None else Plan(spec, spec, view.protocol is not runtime.stub, builtin)
+
+    def wrap(self, runtime: ServerRuntime, plan: Plan, view: PeerView) -> None:
+        if plan.converts:
+            return
+        plan.around, model = service.augment(runtime.server, view, plan.spec, plan.around)  # around what was there
+        if model is not None:
+            plan.write_as_is(model)
+
+
+def feature() -> Tasks:
+    return Tasks()
