@@ -15,8 +15,8 @@ import pytest
 from mcp_bindgen import pins
 from mcp_bindgen.cli import build_parser, main
 from mcp_bindgen.errors import BindgenError
-from mcp_bindgen.ir import AliasDef, ObjectDef
-from mcp_bindgen.normalise import Patch, apply_patches, load_patches, normalise, patch_applies
+from mcp_bindgen.ir import AliasDef, ObjectDef, SchemaIR
+from mcp_bindgen.normalise import NormalisedSchema, Patch, apply_patches, load_patches, normalise, patch_applies
 from mcp_bindgen.pipeline import package_name, pinned_source
 
 from .conftest import (
@@ -131,6 +131,43 @@ def test_policy_renames_name_real_things() -> None:
                 wire_keys |= {f.wire_name for f in d.fields}
     assert set(field_renames()) <= wire_keys
     assert set(type_renames()) <= names
+
+
+def test_an_ir_survives_the_trip_from_a_render_worker() -> None:
+    """A worker process hands its IR back pickled; it must compare equal to one built in this process
+    (an extension's spliced definitions are told by equality with the core version's)."""
+    import pickle
+
+    from mcp_bindgen.ir import NO_DEFAULT
+
+    ir = pinned_ir("2026-07-28")
+    assert pickle.loads(pickle.dumps(NO_DEFAULT)) is NO_DEFAULT
+    assert pickle.loads(pickle.dumps(ir)) == ir
+
+
+def test_generate_builds_each_pinned_ir_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`generate` of the pinned set lowers each version's schema once: the extensions plugging into a
+    version and the policy review take the IR its render built."""
+    from collections import Counter
+
+    from mcp_bindgen import output, pipeline
+    from mcp_bindgen.pins import load_extension_pins
+
+    builds: Counter[str] = Counter()
+    lower = pipeline.lower
+
+    def counted(schema: NormalisedSchema) -> SchemaIR:
+        builds[schema.version] += 1
+        return lower(schema)
+
+    monkeypatch.setattr(pipeline, "lower", counted)
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)  # render in this process, where the counter is
+    # The version modules are not at issue (and take seconds each): a stand-in file per version.
+    monkeypatch.setattr(pipeline, "render_ir", lambda source, ir, surface: ({f"{source.version}.py": ""}, surface))
+    done = output.generate_files(None, None, str(tmp_path))
+    assert done.review.items == []
+    synced = [pin.identifier for pin in load_extension_pins().values() if pin.local_path.is_file()]
+    assert builds == Counter(PINNED_VERSIONS + synced)
 
 
 @pytest.mark.slow
