@@ -91,35 +91,14 @@ def _direction_label(direction: str) -> str:
 
 def attachments(ir: SchemaIR, surface: ProtocolSurface) -> dict[str, str]:
     """Every policy rule that attaches to this schema: rule id -> what it attaches to."""
-    out: dict[str, str] = {}
-    for pointer in ir.patches:
-        out[f"schema_patches.json {pointer}"] = pointer
+    out: dict[str, str] = {f"schema_patches.json {pointer}": pointer for pointer in ir.patches}
     methods = [(m.method, m.direction, m.message_type) for m in surface.methods]
     methods += [(i.method, "server_to_client", i.message_type) for i in surface.input_requests]
-    paths = {side: set(p) for side, p in surface.capability_paths.items()}
-    for index, rule in enumerate(gate_rules()):
-        hits = [m for m, d, _ in methods if rule.matches(m, d)]
-        if hits:
-            out[_rule_id(index)] = hits[0]
-            for pg in rule.param_gates:
-                if ".".join(pg.gate.path) in paths.get(pg.gate.side, set()):
-                    out[f"{_rule_id(index)} param {pg.param}"] = str(pg.gate)
+    out.update(_capability_attachments(methods, surface))
     names = {m for m, _, _ in methods}
     for entry in policy_codes_for(ir, names):
         out[f"error_codes.json {entry.name}"] = str(entry.code)
-    objects = [d for d in ir.definitions.values() if isinstance(d, ObjectDef)]
-    wire_keys = {f.wire_name for d in objects for f in d.fields}
-    for wire, entry in _field_default_entries().items():
-        with_default = [d.name for d in objects if (f := d.field(wire)) is not None and f.default is not NO_DEFAULT]
-        if with_default:
-            out[f"field_defaults.json {wire}"] = with_default[0]
-        per_definition = entry.get("per_definition")
-        for definition in per_definition if isinstance(per_definition, dict) else {}:
-            if definition in with_default:
-                out[f"field_defaults.json {wire} on {definition}"] = definition
-    for wire in field_renames():
-        if wire in wire_keys:
-            out[f"field_names.json {wire}"] = wire
+    out.update(_field_attachments(ir))
     for name in type_renames():
         if name in ir.upstream_names:
             out[f"type_names.json {name}"] = name
@@ -133,6 +112,41 @@ def attachments(ir: SchemaIR, surface: ProtocolSurface) -> dict[str, str]:
     for method in builtin_methods():
         if method in names:
             out[f"runtime_methods.json {method}"] = method
+    return out
+
+
+def _capability_attachments(methods: list[tuple[str, str, str]], surface: ProtocolSurface) -> dict[str, str]:
+    """The capability rules naming one of `methods` (method, direction, message type), and their
+    param gates on a capability the schema defines."""
+    out: dict[str, str] = {}
+    paths = {side: set(p) for side, p in surface.capability_paths.items()}
+    for index, rule in enumerate(gate_rules()):
+        hits = [m for m, d, _ in methods if rule.matches(m, d)]
+        if hits:
+            out[_rule_id(index)] = hits[0]
+            for pg in rule.param_gates:
+                if ".".join(pg.gate.path) in paths.get(pg.gate.side, set()):
+                    out[f"{_rule_id(index)} param {pg.param}"] = str(pg.gate)
+    return out
+
+
+def _field_attachments(ir: SchemaIR) -> dict[str, str]:
+    """The field default rules (and their per-definition values) and field renames whose wire key
+    some object of the schema has."""
+    out: dict[str, str] = {}
+    objects = [d for d in ir.definitions.values() if isinstance(d, ObjectDef)]
+    for wire, entry in _field_default_entries().items():
+        with_default = [d.name for d in objects if (f := d.field(wire)) is not None and f.default is not NO_DEFAULT]
+        if with_default:
+            out[f"field_defaults.json {wire}"] = with_default[0]
+        per_definition = entry.get("per_definition")
+        for definition in per_definition if isinstance(per_definition, dict) else {}:
+            if definition in with_default:
+                out[f"field_defaults.json {wire} on {definition}"] = definition
+    wire_keys = {f.wire_name for d in objects for f in d.fields}
+    for wire in field_renames():
+        if wire in wire_keys:
+            out[f"field_names.json {wire}"] = wire
     return out
 
 
