@@ -133,6 +133,26 @@ def test_policy_renames_name_real_things() -> None:
     assert set(type_renames()) <= names
 
 
+def test_policy_files_load_into_typed_frozen_records(tmp_path: Path) -> None:
+    import dataclasses
+
+    from mcp_bindgen import policy
+
+    rename = policy.type_names()["Annotated"]
+    assert rename.py_name == "AnnotatedBase" and rename.reason
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rename.py_name = "Other"  # type: ignore[misc]
+    assert policy.field_defaults()["resultType"].per_definition["InputRequiredResult"] == "input_required"
+    assert policy.field_defaults()["jsonrpc"].value_from_const
+    tasks = policy.extension_policy("io.modelcontextprotocol/tasks")
+    assert tasks.task_results == ("tools/call",) and tasks.directions["tasks/get"] == "client_to_server"
+    assert policy.extension_policy("example.com/none") == policy.ExtensionPolicy({}, ())
+    bogus = tmp_path / "field_names.json"
+    bogus.write_text(json.dumps({"renames": {"fooBar": {"py_name": "foo"}}}), encoding="utf-8")
+    with pytest.raises(BindgenError, match="field rename for 'fooBar' has no reason"):
+        policy.field_names(bogus)
+
+
 def test_an_ir_survives_the_trip_from_a_render_worker() -> None:
     """A worker process hands its IR back pickled; it must compare equal to one built in this process
     (an extension's spliced definitions are told by equality with the core version's)."""

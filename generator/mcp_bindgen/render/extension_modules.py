@@ -8,7 +8,6 @@ Decisions are made here; the templates only loop over what this module hands the
 from __future__ import annotations
 
 import io
-import json
 import re
 import tokenize
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from typing import Any
 from ..errors import BindgenError
 from ..extension import ExtensionMethod
 from ..ir import SchemaIR
-from ..paths import policy_dir
+from ..policy import extension_policy
 from ..surface import ProtocolSurface
 from . import passes
 from .models import render_models
@@ -146,12 +145,7 @@ def render_ext_server(ir: SchemaIR, methods: list[ExtensionMethod], view: Extens
 def task_results(identifier: str) -> list[str]:
     """The core requests the extension lets a server answer with a task (`policy/extension_methods.json`
     `task_results`: the extension's "Supported Methods", which its schema does not say)."""
-    raw = json.loads((policy_dir() / "extension_methods.json").read_text(encoding="utf-8"))
-    entries: dict[str, Any] = raw.get("task_results", {}).get(identifier, {})
-    for method, entry in entries.items():
-        if not entry.get("reason"):
-            raise BindgenError(f"policy/extension_methods.json: task_results {identifier} {method} has no reason")
-    return sorted(entries)
+    return list(extension_policy(identifier).task_results)
 
 
 # What a typed call that may become a task returns besides its result (runtime/client_tasks_ext.py).
