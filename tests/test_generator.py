@@ -133,6 +133,54 @@ def test_policy_renames_name_real_things() -> None:
     assert set(type_renames()) <= names
 
 
+def test_the_generator_pipeline_imports_nothing_from_the_runtime() -> None:
+    """Only `contract/` (the contract tools talk to live servers) imports the runtime, and only
+    `cli_contract.py` (the parsers of the contract commands) imports `contract`: not even inside a
+    function does the rest of the generator."""
+    import ast
+
+    root = REPO_ROOT / "generator" / "mcp_bindgen"
+    offenders = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith("contract/"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = ["." * node.level + (node.module or "")]
+            else:
+                continue
+            for name in names:
+                contract = name.lstrip(".").startswith("contract") and rel != "cli_contract.py"
+                if name.startswith("mcp_bindings") or contract:
+                    offenders.append(f"{rel}:{node.lineno} imports {name}")
+    assert offenders == []
+
+
+def test_generator_commands_load_neither_the_runtime_nor_the_contract_tools() -> None:
+    code = (
+        "import sys\n"
+        "from mcp_bindgen.cli import build_parser\n"
+        "from mcp_bindgen.scaffold import available_versions\n"
+        "build_parser()\n"
+        "assert available_versions()\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('mcp_bindings', 'mcp_bindgen.contract'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_scaffold_lists_the_versions_the_runtime_registry_lists() -> None:
+    from mcp_bindgen.scaffold import available_versions
+    from mcp_bindings.runtime import registry
+
+    expected = {name: info.package for name, info in registry.names().items()}
+    assert available_versions() == expected
+    assert list(available_versions()) == list(expected)
+
+
 def test_policy_files_load_into_typed_frozen_records(tmp_path: Path) -> None:
     import dataclasses
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from . import __version__
 from .errors import BindgenError
+from .installed import installed_versions
 
 FEATURES: tuple[str, ...] = ("tools", "resources", "prompts", "completion", "logging")
 TRANSPORTS: tuple[str, ...] = ("stdio", "http", "both")
@@ -136,10 +137,9 @@ def validate_name(name: str, *, from_path: bool = False) -> tuple[str, str]:
 
 def available_versions() -> dict[str, str]:
     """Version name -> generated package, as the installed `mcp_bindings` lists them (pinned versions
-    and any generated later: `draft`, a version installed from another package)."""
-    from mcp_bindings.runtime import registry
-
-    return {name: i.package for name, i in registry.names().items()}
+    and any generated later: `draft`, a version installed from another package), found as the
+    runtime's registry finds them but without importing the runtime (`installed.py`)."""
+    return {name: v.package for name, v in installed_versions().items()}
 
 
 def choose_protocol(protocol: str | None) -> str:
