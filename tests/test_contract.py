@@ -21,7 +21,7 @@ from mcp_bindgen.cli import main
 from mcp_bindgen.contract.compat import compare_schemas, compare_surfaces
 from mcp_bindgen.contract.lint import CHECKS, RULES_FILE, lint_surface, load_rules
 from mcp_bindgen.contract.naming import assign, identifier
-from mcp_bindgen.contract.render import render_client
+from mcp_bindgen.contract.render import client_view, render_client
 from mcp_bindgen.contract.surface import known_versions
 from mcp_bindgen.errors import BindgenError
 from tests.peers.harness import PEERS, free_port
@@ -327,5 +327,20 @@ def test_a_free_form_input_takes_a_dict() -> None:
     assert "async def bag(self, arguments: dict[str, Any] | None = None) -> m.CallToolResult:" in module.source
     assert "async def none(self) -> m.CallToolResult:" in module.source
     assert module.notes == [
+        "tool `bag`: its inputSchema is no object model with properties; the method takes `arguments` as a dict"
+    ]
+
+
+def test_the_client_module_is_a_view_model_the_template_only_loops_over() -> None:
+    free = {"type": "object", "additionalProperties": {"type": "integer"}}
+    plan = client_view(_surface(_tool("add"), _tool("bag", free)), "Demo")
+    view = plan.view
+    assert (view.class_name, view.protocol_version_lit, view.server_name_lit) == ("Demo", "'2025-11-25'", "'demo'")
+    assert [(t.method, t.object_input, t.free_form) for t in view.tools] == [("add", True, False), ("bag", False, True)]
+    assert [(p.name, p.required) for p in view.tools[0].params] == [("a", True), ("b", False)]
+    assert [(p.name, p.wire_lit, p.required) for p in view.prompts[0].params] == [("who", "'who'", True)]
+    assert [(t.method, t.uri_lit) for t in view.templates] == [("read_item", "'demo://items/{id}'")]
+    assert "from mcp_bindings.runtime.app.uri_template import Template" in view.imports
+    assert plan.notes == [
         "tool `bag`: its inputSchema is no object model with properties; the method takes `arguments` as a dict"
     ]

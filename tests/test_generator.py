@@ -15,8 +15,8 @@ import pytest
 from mcp_bindgen import pins
 from mcp_bindgen.cli import build_parser, main
 from mcp_bindgen.errors import BindgenError
-from mcp_bindgen.ir import AliasDef, ObjectDef
-from mcp_bindgen.normalise import Patch, apply_patches, load_patches, normalise, patch_applies
+from mcp_bindgen.ir import AliasDef, ObjectDef, SchemaIR
+from mcp_bindgen.normalise import NormalisedSchema, Patch, apply_patches, load_patches, normalise, patch_applies
 from mcp_bindgen.pipeline import package_name, pinned_source
 
 from .conftest import (
@@ -131,6 +131,111 @@ def test_policy_renames_name_real_things() -> None:
                 wire_keys |= {f.wire_name for f in d.fields}
     assert set(field_renames()) <= wire_keys
     assert set(type_renames()) <= names
+
+
+def test_the_generator_pipeline_imports_nothing_from_the_runtime() -> None:
+    """Only `contract/` (the contract tools talk to live servers) imports the runtime, and only
+    `cli_contract.py` (the parsers of the contract commands) imports `contract`: not even inside a
+    function does the rest of the generator."""
+    import ast
+
+    root = REPO_ROOT / "generator" / "mcp_bindgen"
+    offenders = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith("contract/"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = ["." * node.level + (node.module or "")]
+            else:
+                continue
+            for name in names:
+                contract = name.lstrip(".").startswith("contract") and rel != "cli_contract.py"
+                if name.startswith("mcp_bindings") or contract:
+                    offenders.append(f"{rel}:{node.lineno} imports {name}")
+    assert offenders == []
+
+
+def test_generator_commands_load_neither_the_runtime_nor_the_contract_tools() -> None:
+    code = (
+        "import sys\n"
+        "from mcp_bindgen.cli import build_parser\n"
+        "from mcp_bindgen.scaffold import available_versions\n"
+        "build_parser()\n"
+        "assert available_versions()\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('mcp_bindings', 'mcp_bindgen.contract'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_scaffold_lists_the_versions_the_runtime_registry_lists() -> None:
+    from mcp_bindgen.scaffold import available_versions
+    from mcp_bindings.runtime import registry
+
+    expected = {name: info.package for name, info in registry.names().items()}
+    assert available_versions() == expected
+    assert list(available_versions()) == list(expected)
+
+
+def test_policy_files_load_into_typed_frozen_records(tmp_path: Path) -> None:
+    import dataclasses
+
+    from mcp_bindgen import policy
+
+    rename = policy.type_names()["Annotated"]
+    assert rename.py_name == "AnnotatedBase" and rename.reason
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rename.py_name = "Other"  # type: ignore[misc]
+    assert policy.field_defaults()["resultType"].per_definition["InputRequiredResult"] == "input_required"
+    assert policy.field_defaults()["jsonrpc"].value_from_const
+    tasks = policy.extension_policy("io.modelcontextprotocol/tasks")
+    assert tasks.task_results == ("tools/call",) and tasks.directions["tasks/get"] == "client_to_server"
+    assert policy.extension_policy("example.com/none") == policy.ExtensionPolicy({}, ())
+    bogus = tmp_path / "field_names.json"
+    bogus.write_text(json.dumps({"renames": {"fooBar": {"py_name": "foo"}}}), encoding="utf-8")
+    with pytest.raises(BindgenError, match="field rename for 'fooBar' has no reason"):
+        policy.field_names(bogus)
+
+
+def test_an_ir_survives_the_trip_from_a_render_worker() -> None:
+    """A worker process hands its IR back pickled; it must compare equal to one built in this process
+    (an extension's spliced definitions are told by equality with the core version's)."""
+    import pickle
+
+    from mcp_bindgen.ir import NO_DEFAULT
+
+    ir = pinned_ir("2026-07-28")
+    assert pickle.loads(pickle.dumps(NO_DEFAULT)) is NO_DEFAULT
+    assert pickle.loads(pickle.dumps(ir)) == ir
+
+
+def test_generate_builds_each_pinned_ir_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`generate` of the pinned set lowers each version's schema once: the extensions plugging into a
+    version and the policy review take the IR its render built."""
+    from collections import Counter
+
+    from mcp_bindgen import output, pipeline
+    from mcp_bindgen.pins import load_extension_pins
+
+    builds: Counter[str] = Counter()
+    lower = pipeline.lower
+
+    def counted(schema: NormalisedSchema) -> SchemaIR:
+        builds[schema.version] += 1
+        return lower(schema)
+
+    monkeypatch.setattr(pipeline, "lower", counted)
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)  # render in this process, where the counter is
+    # The version modules are not at issue (and take seconds each): a stand-in file per version.
+    monkeypatch.setattr(pipeline, "render_ir", lambda source, ir, surface: ({f"{source.version}.py": ""}, surface))
+    done = output.generate_files(None, None, str(tmp_path))
+    assert done.review.items == []
+    synced = [pin.identifier for pin in load_extension_pins().values() if pin.local_path.is_file()]
+    assert builds == Counter(PINNED_VERSIONS + synced)
 
 
 @pytest.mark.slow

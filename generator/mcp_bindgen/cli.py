@@ -256,7 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
     new.add_argument("--force", action="store_true", help="write into an existing non-empty directory")
     new.set_defaults(func=_cmd_new)
 
-    from .contract.commands import add_parsers as add_contract_parsers
+    from .cli_contract import add_parsers as add_contract_parsers
 
     add_contract_parsers(sub)  # `client`, `lock`, `lint`: a server's own contract (docs/contract.md)
     return parser

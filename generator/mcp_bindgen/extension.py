@@ -10,18 +10,15 @@ notification with a constant `method`); who sends each is in `policy/extension_m
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
-from functools import cache
 from typing import Literal
 
 from .errors import BindgenError
 from .ir import Const, ObjectDef, Ref, SchemaIR, references
-from .paths import policy_dir
+from .policy import Direction, extension_policy
 from .surface import handler_name
 
-Direction = Literal["client_to_server", "server_to_client"]
 EXT_PACKAGE = "ext"
 
 
@@ -58,23 +55,9 @@ def spliced(ext: SchemaIR, core: SchemaIR) -> set[str]:
     return same
 
 
-@cache
-def _directions() -> dict[str, dict[str, Direction]]:
-    raw = json.loads((policy_dir() / "extension_methods.json").read_text(encoding="utf-8"))["extensions"]
-    out: dict[str, dict[str, Direction]] = {}
-    for identifier, methods in raw.items():
-        out[identifier] = {}
-        for method, entry in methods.items():
-            if not entry.get("reason"):
-                raise BindgenError(f"policy/extension_methods.json: {identifier} {method} has no reason")
-            if entry.get("direction") not in ("client_to_server", "server_to_client"):
-                raise BindgenError(f"policy/extension_methods.json: {identifier} {method} has no valid direction")
-            out[identifier][method] = entry["direction"]
-    return out
-
-
 def policy_methods(identifier: str) -> dict[str, Direction]:
-    return dict(_directions().get(identifier, {}))
+    """Method -> who sends it, for the extension's methods (`policy/extension_methods.json`)."""
+    return dict(extension_policy(identifier).directions)
 
 
 def extension_methods(identifier: str, ir: SchemaIR, own: set[str]) -> list[ExtensionMethod]:

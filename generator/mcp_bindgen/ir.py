@@ -67,6 +67,10 @@ class _NoDefault:
     def __repr__(self) -> str:
         return "NO_DEFAULT"
 
+    def __reduce__(self) -> str:
+        # Unpickled as the one NO_DEFAULT (an IR comes back from a render worker; `is` and `==` hold).
+        return "NO_DEFAULT"
+
 
 NO_DEFAULT: Any = _NoDefault()
 

@@ -327,47 +327,51 @@ class _Lowerer:
         if not isinstance(schema, dict):
             raise BindgenError(f"{self.schema.version}: unsupported schema at {origin}: {schema!r}")
         if "$ref" in schema:
-            target = schema["$ref"][len(_REF_PREFIX) :]
-            if target not in self.schema.defs:
-                raise BindgenError(f"{self.schema.version}: unresolvable $ref {schema['$ref']!r} at {origin}")
-            return Ref(target)
+            return self._ref(schema["$ref"], origin)
         if "allOf" in schema:
-            if self._restates_upstream(context, schema):
-                return Ref(context)
-            self._definition(context, schema, origin, hoisted=True)
+            if not self._restates_upstream(context, schema):
+                self._definition(context, schema, origin, hoisted=True)
             return Ref(context)
         for key in ("anyOf", "oneOf"):
             if key in schema:
-                inline = _inline_objects(schema[key])
-                discriminator = self._discriminator(schema[key]) or (_shared_const(schema[key]) if inline else None)
-                if discriminator and not top:
-                    # A named alias, so the model renderer never has to invent a name for it.
-                    self._definition(context, schema, origin, hoisted=True)
-                    return Ref(context)
-                members = tuple(
-                    self._expr(
-                        member,
-                        context + _variant_suffix(member, member, discriminator if inline else None, index),
-                        f"{origin}/{key}/{index}",
-                    )
-                    for index, member in enumerate(schema[key])
-                )
-                return UnionOf(members, discriminator)
+                return self._union(schema, key, context, origin, top)
         if "const" in schema:
             return Const(schema["const"])
         if "enum" in schema:
             return Enum(tuple(schema["enum"]))
+        return self._typed(schema, context, origin)
+
+    def _ref(self, ref: str, origin: str) -> TypeExpr:
+        target = ref[len(_REF_PREFIX) :]
+        if target not in self.schema.defs:
+            raise BindgenError(f"{self.schema.version}: unresolvable $ref {ref!r} at {origin}")
+        return Ref(target)
+
+    def _union(self, schema: dict[str, Any], key: str, context: str, origin: str, top: bool) -> TypeExpr:
+        """The type of an `anyOf` / `oneOf` (`key`): a union, or a named alias when it is discriminated."""
+        inline = _inline_objects(schema[key])
+        discriminator = self._discriminator(schema[key]) or (_shared_const(schema[key]) if inline else None)
+        if discriminator and not top:
+            # A named alias, so the model renderer never has to invent a name for it.
+            self._definition(context, schema, origin, hoisted=True)
+            return Ref(context)
+        members = tuple(
+            self._expr(
+                member,
+                context + _variant_suffix(member, member, discriminator if inline else None, index),
+                f"{origin}/{key}/{index}",
+            )
+            for index, member in enumerate(schema[key])
+        )
+        return UnionOf(members, discriminator)
+
+    def _typed(self, schema: dict[str, Any], context: str, origin: str) -> TypeExpr:
+        """The type of a schema told by its `type` (or its `properties`)."""
         kind = schema.get("type")
         if isinstance(kind, list):
             return UnionOf(tuple(self._expr({**schema, "type": k}, context, origin) for k in kind))
         if kind == "object" or "properties" in schema:
-            extra = schema.get("additionalProperties", True)
-            if schema.get("properties") or _closed(extra):
-                self._definition(context, schema, origin, hoisted=True)
-                return Ref(context)
-            if extra is True or extra == {}:
-                return MapOf(Scalar("any"))
-            return MapOf(self._expr(extra, context + "Value", f"{origin}/additionalProperties"))
+            return self._object_expr(schema, context, origin)
         if kind == "array":
             items = schema.get("items", {})
             constraints = tuple(sorted((k, schema[k]) for k in _ARRAY_CONSTRAINT_KEYS if k in schema))
@@ -378,6 +382,16 @@ class _Lowerer:
         if kind is None:
             return Scalar("any")
         raise BindgenError(f"{self.schema.version}: unsupported type {kind!r} at {origin}")
+
+    def _object_expr(self, schema: dict[str, Any], context: str, origin: str) -> TypeExpr:
+        """An object with properties (or closed) is a hoisted definition; an open one a map."""
+        extra = schema.get("additionalProperties", True)
+        if schema.get("properties") or _closed(extra):
+            self._definition(context, schema, origin, hoisted=True)
+            return Ref(context)
+        if extra is True or extra == {}:
+            return MapOf(Scalar("any"))
+        return MapOf(self._expr(extra, context + "Value", f"{origin}/additionalProperties"))
 
     # -- discriminated unions ----------------------------------------------------------------
 

@@ -6,15 +6,14 @@ does; the per-version name table is a golden file, so such a change shows up in 
 
 from __future__ import annotations
 
-import json
 import keyword
 import re
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from . import policy
 from .errors import BindgenError
-from .paths import policy_dir
 
 # Attributes of pydantic's BaseModel a field must not shadow.
 _RESERVED_ATTRIBUTES = frozenset(
@@ -38,24 +37,14 @@ _RESERVED_ATTRIBUTES = frozenset(
 
 @cache
 def field_renames(path: Path | None = None) -> dict[str, str]:
-    raw = json.loads((path or policy_dir() / "field_names.json").read_text(encoding="utf-8"))
-    out = {}
-    for wire, entry in raw["renames"].items():
-        if not entry.get("reason"):
-            raise BindgenError(f"field rename for {wire!r} has no reason")
-        out[wire] = entry["py_name"]
-    return out
+    """Wire key -> Python attribute name (`policy/field_names.json`)."""
+    return {wire: rename.py_name for wire, rename in policy.field_names(path).items()}
 
 
 @cache
 def type_renames(path: Path | None = None) -> dict[str, str]:
-    raw = json.loads((path or policy_dir() / "type_names.json").read_text(encoding="utf-8"))
-    out = {}
-    for name, entry in raw["renames"].items():
-        if not entry.get("reason"):
-            raise BindgenError(f"type rename for {name!r} has no reason")
-        out[name] = entry["py_name"]
-    return out
+    """Schema definition -> class name in models.py (`policy/type_names.json`)."""
+    return {name: rename.py_name for name, rename in policy.type_names(path).items()}
 
 
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -83,25 +72,16 @@ def pascal_case(wire_name: str) -> str:
     return "".join(p[0].upper() + p[1:] for p in parts)
 
 
-@cache
-def _field_defaults() -> dict[str, Any]:
-    raw = json.loads((policy_dir() / "field_defaults.json").read_text(encoding="utf-8"))["defaults"]
-    for wire, entry in raw.items():
-        if not entry.get("reason"):
-            raise BindgenError(f"field default for {wire!r} has no reason")
-    return raw
-
-
 def field_default(definition: str, wire_name: str, schema: dict[str, Any]) -> Any:
     """The policy default of a required field (given its schema), or NO_DEFAULT."""
     from .ir import NO_DEFAULT
 
-    entry = _field_defaults().get(wire_name)
+    entry = policy.field_defaults().get(wire_name)
     if entry is None:
         return NO_DEFAULT
-    if entry.get("value_from_const"):
+    if entry.value_from_const:
         return schema["const"] if "const" in schema else NO_DEFAULT
-    value = entry.get("per_definition", {}).get(definition, entry["value"])
+    value = entry.per_definition.get(definition, entry.value)
     # A default never contradicts the field's schema (an extension's `resultType: "task"`), and a
     # field that may be null has no value the protocol fixes (a task's `ttlMs`: null is unlimited).
     if _nullable(schema) or not _admits(schema, value):

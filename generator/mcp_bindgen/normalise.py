@@ -13,31 +13,17 @@ from pathlib import Path
 from typing import Any
 
 from .errors import BindgenError
-from .paths import policy_dir
+from .policy import Patch, schema_patches
 
 DRAFT_07 = "draft-07"
 DRAFT_2020_12 = "2020-12"
 
 
-@dataclass(frozen=True)
-class Patch:
-    """A correction of an upstream defect. It attaches to content, not to version names: it applies to
-    any schema whose document holds `expect` at `pointer`, and is stale when no known schema does."""
-
-    pointer: str
-    expect: Any
-    value: Any
-    reason: str
-
-
 def load_patches(path: Path | None = None) -> list[Patch]:
-    raw = json.loads((path or policy_dir() / "schema_patches.json").read_text(encoding="utf-8"))
-    patches = []
-    for entry in raw["patches"]:
-        if not entry.get("reason"):
-            raise BindgenError(f"schema patch at {entry.get('pointer')} has no reason")
-        _split_pointer(entry["pointer"])
-        patches.append(Patch(entry["pointer"], entry["expect"], entry["value"], entry["reason"]))
+    """The asserted patches (`policy/schema_patches.json`, or the file at `path`), pointers checked."""
+    patches = list(schema_patches(path))
+    for patch in patches:
+        _split_pointer(patch.pointer)
     return patches
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,17 +22,20 @@ from .paths import checkout, generated_root
 from .pins import Pin, load_extension_pins, load_pins
 from .pipeline import (
     PACKAGE,
+    RenderedVersion,
     VersionSource,
     build_ir,
     check_mcp_schema,
     file_source,
     generated_dirs,
+    merged_files,
     package_name,
     pinned_source,
     protocol_version_of,
     render_extensions,
     render_ir,
     render_pinned,
+    render_pinned_versions,
     slug,
     unsynced_note,
 )
@@ -55,14 +59,19 @@ def _root(out: str | None) -> Path:
     return Path(out).resolve() if out else generated_root()
 
 
-def pinned_known(skip: str | None = None) -> list[Known]:
-    """The pinned versions whose schema is at hand, as the review sees them."""
+def pinned_known(skip: str | None = None, built: Iterable[RenderedVersion] = ()) -> list[Known]:
+    """The pinned versions whose schema is at hand, as the review sees them. Those in `built` (rendered
+    by this run already) are taken as they are; only the others are read here."""
+    ready = {r.version: r for r in built}
     known = []
     for version, pin in load_pins().items():
-        if version == skip or not pin.local_path.is_file():
+        if version == skip:
             continue
-        ir = build_ir(pinned_source(version))
-        known.append(Known(version, ir, derive_surface(ir), pinned=True))
+        if version in ready:
+            known.append(Known(version, ready[version].ir, ready[version].surface, pinned=True))
+        elif pin.local_path.is_file():
+            ir = build_ir(pinned_source(version))
+            known.append(Known(version, ir, derive_surface(ir), pinned=True))
     return known
 
 
@@ -79,13 +88,16 @@ def generate_files(
         if package or protocol_version or force:
             raise BindgenError("--package, --protocol-version and --force go with --schema FILE --version NAME")
         root = _root(out)
-        files = render_pinned(versions)
-        extensions = render_extensions(versions)
+        # Each pinned version's IR is built once, in its worker: the extensions and the review reuse it.
+        rendered = render_pinned_versions(versions)
+        files = merged_files(rendered)
+        extensions = render_extensions(versions, {r.version: (r.ir, r.surface) for r in rendered})
         files.update(extensions.files)
         # An extension whose schema is not synced keeps its committed package as it is.
         dirs = [d for d in extensions.dirs if any(rel.startswith(d + "/") for rel in extensions.files)]
         _remove_stale(root, generated_dirs(versions or list(load_pins())) + dirs, files)
-        return Generated(_write(root, files), root, review=review(pinned_known()), notes=extensions.notes)
+        report = review(pinned_known(built=rendered))
+        return Generated(_write(root, files), root, review=report, notes=extensions.notes)
     if not versions or len(versions) != 1:
         raise BindgenError("--schema needs exactly one --version NAME for the new version")
     if out and package:

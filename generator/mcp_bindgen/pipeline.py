@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -174,20 +174,47 @@ def check_mcp_schema(source: VersionSource, surface: ProtocolSurface) -> None:
         )
 
 
+# A core version's IR and surface, as an extension plugging into it needs them.
+Core = tuple[SchemaIR, ProtocolSurface]
+
+
+@dataclass(frozen=True)
+class RenderedVersion:
+    """One pinned version as `generate` renders it: its files, and the IR and surface they came from
+    (handed on to the extensions plugging into it and to the policy review, so nothing builds it again)."""
+
+    version: str
+    files: dict[str, str]
+    ir: SchemaIR
+    surface: ProtocolSurface
+
+
 def render_pinned(versions: list[str] | None = None) -> dict[str, str]:
-    """Every generated file for the given pinned versions (all when None), plus the package init.
+    """Every generated file for the given pinned versions (all when None), plus the package init."""
+    return merged_files(render_pinned_versions(versions))
+
+
+def render_pinned_versions(versions: list[str] | None = None) -> list[RenderedVersion]:
+    """The given pinned versions (all when None), rendered, in pin order.
 
     Each version is rendered in its own worker process (rendering is CPU-bound pure Python and one
-    version does not depend on another); the results are merged in a fixed order."""
-    selected = versions or list(load_pins())
+    version does not depend on another)."""
+    return _in_workers(_render_pinned_version, versions or list(load_pins()))
+
+
+def merged_files(rendered: list[RenderedVersion]) -> dict[str, str]:
+    """The files of several rendered versions, merged in a fixed order."""
     out: dict[str, str] = {}
-    for files in _in_workers(_render_pinned_version, selected):
-        out.update(files)
+    for version in rendered:
+        out.update(version.files)
     return dict(sorted(out.items()))
 
 
-def _render_pinned_version(version: str) -> dict[str, str]:
-    return render_version(pinned_source(version))
+def _render_pinned_version(version: str) -> RenderedVersion:
+    source = pinned_source(version)
+    ir = build_ir(source)
+    files, surface = render_ir(source, ir, derive_surface(ir))
+    return RenderedVersion(version, files, ir, surface)
 
 
 def _in_workers(fn: Callable[[T], R], items: list[T]) -> list[R]:
@@ -214,8 +241,9 @@ def extension_dir(identifier: str) -> str:
     return f"{PACKAGE}/{EXT_PACKAGE}/{extension_package(identifier)}"
 
 
-def render_extension(pin: ExtensionPin, raw: bytes) -> dict[str, str]:
-    """The files of one extension package, plugging into the pinned core version it names."""
+def render_extension(pin: ExtensionPin, raw: bytes, core: Core) -> dict[str, str]:
+    """The files of one extension package, plugging into the pinned core version it names (`core`:
+    that version's IR and surface)."""
     from .extension import extension_methods, references, spliced
     from .format import format_python
     from .render.extension_modules import (
@@ -230,8 +258,7 @@ def render_extension(pin: ExtensionPin, raw: bytes) -> dict[str, str]:
 
     source = VersionSource(pin.identifier, raw, sha256_of(raw), pin.core_version, str(pin.local_path))
     ir = build_ir(source)
-    core = build_ir(pinned_source(pin.core_version))
-    shared = spliced(ir, core)
+    shared = spliced(ir, core[0])
     own = set(ir.definitions) - shared
     imports = set().union(*(references(ir.definitions[n]) for n in own)) & shared if own else set()
     methods = extension_methods(pin.identifier, ir, own)
@@ -250,7 +277,7 @@ def render_extension(pin: ExtensionPin, raw: bytes) -> dict[str, str]:
         f"{package}/models.py": render_ext_models(ir, own, shared, imports, view),
         f"{package}/methods.py": render_ext_methods(ir, methods, view),
         f"{package}/server.py": render_ext_server(ir, methods, view),
-        f"{package}/client.py": render_ext_client(ir, methods, view),
+        f"{package}/client.py": render_ext_client(ir, methods, view, core),
         f"{package}/__init__.py": render_ext_init(ir, own, view),
     }
     files = {path: format_python(text, path) for path, text in python_files.items()}
@@ -268,9 +295,12 @@ def unsynced_note(pin: ExtensionPin) -> str:
     )
 
 
-def render_extensions(versions: list[str] | None = None) -> ExtensionRender:
+def render_extensions(versions: list[str] | None = None, cores: Mapping[str, Core] | None = None) -> ExtensionRender:
     """Every pinned extension plugging into one of `versions` (all when None) whose schema is
-    synced; one note per extension that is not (its committed package is then left alone)."""
+    synced; one note per extension that is not (its committed package is then left alone).
+
+    `cores` are the IR and surface of the core versions already built (`RenderedVersion`); a core
+    version not among them is built here."""
     done = ExtensionRender({}, [], [])
     for pin in load_extension_pins().values():
         if versions and pin.core_version not in versions:
@@ -280,9 +310,15 @@ def render_extensions(versions: list[str] | None = None) -> ExtensionRender:
         if raw is None:
             done.notes.append(unsynced_note(pin))
             continue
-        done.files.update(render_extension(pin, raw))
+        core = (cores or {}).get(pin.core_version) or _core(pin.core_version)
+        done.files.update(render_extension(pin, raw, core))
     done.files = dict(sorted(done.files.items()))
     return done
+
+
+def _core(version: str) -> Core:
+    ir = build_ir(pinned_source(version))
+    return ir, derive_surface(ir)
 
 
 def slug(version: str) -> str:

@@ -16,15 +16,13 @@ It reads the IR and the protocol surface only.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 
 from .ir import NO_DEFAULT, ObjectDef, SchemaIR
 from .naming import field_renames, type_renames
 from .normalise import load_patches
-from .paths import policy_dir
+from .policy import field_defaults
 from .surface import (
     ProtocolSurface,
     builtin_methods,
@@ -79,47 +77,20 @@ NOTHING = "rules that found nothing to attach to"
 UNCOVERED = "new in the schema, not covered by any rule"
 
 
-@cache
-def _field_default_entries() -> dict[str, dict[str, object]]:
-    raw = json.loads((policy_dir() / "field_defaults.json").read_text(encoding="utf-8"))["defaults"]
-    return dict(raw)
-
-
 def _direction_label(direction: str) -> str:
     return direction.replace("_", " ")
 
 
 def attachments(ir: SchemaIR, surface: ProtocolSurface) -> dict[str, str]:
     """Every policy rule that attaches to this schema: rule id -> what it attaches to."""
-    out: dict[str, str] = {}
-    for pointer in ir.patches:
-        out[f"schema_patches.json {pointer}"] = pointer
+    out: dict[str, str] = {f"schema_patches.json {pointer}": pointer for pointer in ir.patches}
     methods = [(m.method, m.direction, m.message_type) for m in surface.methods]
     methods += [(i.method, "server_to_client", i.message_type) for i in surface.input_requests]
-    paths = {side: set(p) for side, p in surface.capability_paths.items()}
-    for index, rule in enumerate(gate_rules()):
-        hits = [m for m, d, _ in methods if rule.matches(m, d)]
-        if hits:
-            out[_rule_id(index)] = hits[0]
-            for pg in rule.param_gates:
-                if ".".join(pg.gate.path) in paths.get(pg.gate.side, set()):
-                    out[f"{_rule_id(index)} param {pg.param}"] = str(pg.gate)
+    out.update(_capability_attachments(methods, surface))
     names = {m for m, _, _ in methods}
     for entry in policy_codes_for(ir, names):
         out[f"error_codes.json {entry.name}"] = str(entry.code)
-    objects = [d for d in ir.definitions.values() if isinstance(d, ObjectDef)]
-    wire_keys = {f.wire_name for d in objects for f in d.fields}
-    for wire, entry in _field_default_entries().items():
-        with_default = [d.name for d in objects if (f := d.field(wire)) is not None and f.default is not NO_DEFAULT]
-        if with_default:
-            out[f"field_defaults.json {wire}"] = with_default[0]
-        per_definition = entry.get("per_definition")
-        for definition in per_definition if isinstance(per_definition, dict) else {}:
-            if definition in with_default:
-                out[f"field_defaults.json {wire} on {definition}"] = definition
-    for wire in field_renames():
-        if wire in wire_keys:
-            out[f"field_names.json {wire}"] = wire
+    out.update(_field_attachments(ir))
     for name in type_renames():
         if name in ir.upstream_names:
             out[f"type_names.json {name}"] = name
@@ -136,6 +107,40 @@ def attachments(ir: SchemaIR, surface: ProtocolSurface) -> dict[str, str]:
     return out
 
 
+def _capability_attachments(methods: list[tuple[str, str, str]], surface: ProtocolSurface) -> dict[str, str]:
+    """The capability rules naming one of `methods` (method, direction, message type), and their
+    param gates on a capability the schema defines."""
+    out: dict[str, str] = {}
+    paths = {side: set(p) for side, p in surface.capability_paths.items()}
+    for index, rule in enumerate(gate_rules()):
+        hits = [m for m, d, _ in methods if rule.matches(m, d)]
+        if hits:
+            out[_rule_id(index)] = hits[0]
+            for pg in rule.param_gates:
+                if ".".join(pg.gate.path) in paths.get(pg.gate.side, set()):
+                    out[f"{_rule_id(index)} param {pg.param}"] = str(pg.gate)
+    return out
+
+
+def _field_attachments(ir: SchemaIR) -> dict[str, str]:
+    """The field default rules (and their per-definition values) and field renames whose wire key
+    some object of the schema has."""
+    out: dict[str, str] = {}
+    objects = [d for d in ir.definitions.values() if isinstance(d, ObjectDef)]
+    for wire, entry in field_defaults().items():
+        with_default = [d.name for d in objects if (f := d.field(wire)) is not None and f.default is not NO_DEFAULT]
+        if with_default:
+            out[f"field_defaults.json {wire}"] = with_default[0]
+        for definition in entry.per_definition:
+            if definition in with_default:
+                out[f"field_defaults.json {wire} on {definition}"] = definition
+    wire_keys = {f.wire_name for d in objects for f in d.fields}
+    for wire in field_renames():
+        if wire in wire_keys:
+            out[f"field_names.json {wire}"] = wire
+    return out
+
+
 def _rule_id(index: int) -> str:
     rule = gate_rules()[index]
     direction = f" ({_direction_label(rule.direction)})" if rule.direction else ""
@@ -149,12 +154,9 @@ def all_rules() -> list[str]:
         rules.append(_rule_id(index))
         rules += [f"{_rule_id(index)} param {pg.param}" for pg in rule.param_gates]
     rules += [f"error_codes.json {e.name}" for e in policy_error_codes()]
-    for wire, entry in _field_default_entries().items():
+    for wire, entry in field_defaults().items():
         rules.append(f"field_defaults.json {wire}")
-        per_definition = entry.get("per_definition")
-        rules += [
-            f"field_defaults.json {wire} on {d}" for d in (per_definition if isinstance(per_definition, dict) else {})
-        ]
+        rules += [f"field_defaults.json {wire} on {d}" for d in entry.per_definition]
     rules += [f"field_names.json {w}" for w in field_renames()]
     rules += [f"type_names.json {n}" for n in type_renames()]
     rules += [f"handler_names.json {n}" for n in handler_renames()]
@@ -173,9 +175,8 @@ def _capabilities_named_by_rules() -> set[str]:
 
 def _definitions_named_by_rules() -> set[str]:
     named = set(type_renames()) | set(handler_renames())
-    for entry in _field_default_entries().values():
-        per_definition = entry.get("per_definition")
-        named |= set(per_definition) if isinstance(per_definition, dict) else set()
+    for entry in field_defaults().values():
+        named |= set(entry.per_definition)
     return named
 
 

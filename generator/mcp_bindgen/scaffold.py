@@ -20,6 +20,7 @@ from typing import Any
 
 from . import __version__
 from .errors import BindgenError
+from .installed import installed_versions
 
 FEATURES: tuple[str, ...] = ("tools", "resources", "prompts", "completion", "logging")
 TRANSPORTS: tuple[str, ...] = ("stdio", "http", "both")
@@ -136,10 +137,9 @@ def validate_name(name: str, *, from_path: bool = False) -> tuple[str, str]:
 
 def available_versions() -> dict[str, str]:
     """Version name -> generated package, as the installed `mcp_bindings` lists them (pinned versions
-    and any generated later: `draft`, a version installed from another package)."""
-    from mcp_bindings.runtime.protocol import registry
-
-    return {name: i.package for name, i in registry.names().items()}
+    and any generated later: `draft`, a version installed from another package), found as the
+    runtime's registry finds them but without importing the runtime (`installed.py`)."""
+    return {name: v.package for name, v in installed_versions().items()}
 
 
 def choose_protocol(protocol: str | None) -> str:
@@ -270,7 +270,7 @@ def _tools(opts: ScaffoldOptions, parts: _Parts) -> None:
     params, log_lines = _logs(opts, "tools", 'f"add: {a} + {b}"')
     parts.sections.append(_render("app/tools.py.j2", params=params, log_lines=log_lines))
     parts.test_stdlib.add("import json")
-    parts.test_imports.add("from mcp_bindings.runtime.rpc.errors import McpError")
+    parts.test_imports.add("from mcp_bindings.runtime.errors import McpError")
     parts.tests.append(_render("tests/test_tools.py.j2"))
     parts.smoke += [
         'result = await client.call_tool(name="add", arguments={"a": 2, "b": 3})',
@@ -293,7 +293,7 @@ def _resources(opts: ScaffoldOptions, parts: _Parts) -> None:
             log_lines=log_lines,
         )
     )
-    parts.test_imports.add("from mcp_bindings.runtime.rpc.errors import McpError")
+    parts.test_imports.add("from mcp_bindings.runtime.errors import McpError")
     parts.tests.append(_render("tests/test_resources.py.j2", dist_name=opts.dist_name))
     parts.smoke += [
         'read = await client.read_resource(uri="example://greeting/Ada")',
@@ -311,7 +311,7 @@ def _prompts(opts: ScaffoldOptions, parts: _Parts) -> None:
     parts.third_party.add("from pydantic import Field")
     params, log_lines = _logs(opts, "prompts", 'f"greet: {name}"')
     parts.sections.append(_render("app/prompts.py.j2", params=params, log_lines=log_lines))
-    parts.test_imports.add("from mcp_bindings.runtime.rpc.errors import McpError")
+    parts.test_imports.add("from mcp_bindings.runtime.errors import McpError")
     parts.tests.append(_render("tests/test_prompts.py.j2"))
     parts.smoke += [
         'prompt = await client.get_prompt(name="greet", arguments={"name": "Ada"})',

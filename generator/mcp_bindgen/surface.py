@@ -8,19 +8,18 @@ server-to-client asks are `InputRequest`s inside an `InputRequiredResult`).
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
+from . import policy
 from .errors import BindgenError
 from .ir import AliasDef, Const, ObjectDef, Ref, SchemaIR, UnionOf
 from .naming import snake_case
-from .paths import policy_dir
+from .policy import Direction, Gate, GateRule, ParamGate, PolicyErrorCode
 
-Direction = Literal["client_to_server", "server_to_client"]
 Kind = Literal["request", "notification"]
 
 ROLE_UNIONS: dict[tuple[Direction, Kind], str] = {
@@ -30,30 +29,6 @@ ROLE_UNIONS: dict[tuple[Direction, Kind], str] = {
     ("server_to_client", "notification"): "ServerNotification",
 }
 CAPABILITY_OBJECTS = {"server": "ServerCapabilities", "client": "ClientCapabilities"}
-
-
-@dataclass(frozen=True)
-class Gate:
-    side: Literal["server", "client"]
-    path: tuple[str, ...]
-
-    @classmethod
-    def parse(cls, text: str) -> Gate:
-        side, _, dotted = text.partition(":")
-        if side not in ("server", "client") or not dotted:
-            raise BindgenError(f"capability gate {text!r} must read `server:<path>` or `client:<path>`")
-        return cls(side, tuple(dotted.split(".")))  # type: ignore[arg-type]
-
-    def __str__(self) -> str:
-        return f"{self.side}:{'.'.join(self.path)}"
-
-
-@dataclass(frozen=True)
-class ParamGate:
-    param: str
-    gate: Gate
-    equals: Any = None
-    present: bool = False
 
 
 @dataclass(frozen=True)
@@ -106,52 +81,9 @@ class ProtocolSurface:
 # -- policy ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class GateRule:
-    """Which capability gates a method. A rule attaches to the method (and direction) it names in any
-    schema that has it, whatever the version is called; a gate or param gate naming a capability the
-    schema does not define does not attach there (`ungated_without_capability` makes the method
-    ungated in such a schema instead)."""
-
-    method: str
-    direction: str | None
-    gate: Gate | None
-    param_gates: tuple[ParamGate, ...]
-    optional_handler: bool
-    ungated_without_capability: bool
-    reason: str
-
-    def matches(self, method: str, direction: str) -> bool:
-        return self.method == method and (self.direction is None or self.direction == direction)
-
-
-def _load(name: str) -> Any:
-    return json.loads((policy_dir() / name).read_text(encoding="utf-8"))
-
-
-@cache
 def gate_rules(path: Path | None = None) -> tuple[GateRule, ...]:
-    raw = json.loads(path.read_text(encoding="utf-8")) if path else _load("capabilities.json")
-    rules = []
-    for entry in raw["rules"]:
-        if not entry.get("reason"):
-            raise BindgenError(f"capability rule for {entry.get('method')!r} has no reason")
-        param_gates = tuple(
-            ParamGate(pg["param"], Gate.parse(pg["gate"]), pg.get("equals"), bool(pg.get("present", False)))
-            for pg in entry.get("param_gates", [])
-        )
-        rules.append(
-            GateRule(
-                method=entry["method"],
-                direction=entry.get("direction"),
-                gate=Gate.parse(entry["gate"]) if entry["gate"] else None,
-                param_gates=param_gates,
-                optional_handler=bool(entry.get("optional_handler", False)),
-                ungated_without_capability=bool(entry.get("ungated_without_capability", False)),
-                reason=entry["reason"],
-            )
-        )
-    return tuple(rules)
+    """The rules of `policy/capabilities.json` (or of the file at `path`), in file order."""
+    return policy.capability_rules(path)
 
 
 def rule_for(method: str, direction: str) -> GateRule | None:
@@ -210,33 +142,23 @@ def _gating(method: str, direction: str, paths: dict[str, tuple[str, ...]], gaps
 @cache
 def builtin_methods() -> frozenset[str]:
     """Methods the runtime implements itself (policy/runtime_methods.json): no stub handler."""
-    return frozenset(_load("runtime_methods.json")["builtin"])
+    return frozenset(policy.runtime_methods())
 
 
-@cache
 def empty_result_methods() -> dict[str, str]:
-    return dict(_load("results.json")["empty_result"])
+    """Request method -> why its result is the empty result (policy/results.json)."""
+    return dict(policy.empty_results())
 
 
 @cache
 def handler_renames() -> dict[str, str]:
-    raw = _load("handler_names.json")["renames"]
-    return {name: entry["py_name"] for name, entry in raw.items()}
+    """Message type -> handler name (policy/handler_names.json)."""
+    return {name: rename.py_name for name, rename in policy.handler_names().items()}
 
 
-@dataclass(frozen=True)
-class PolicyErrorCode:
-    name: str
-    code: int
-    method: str | None  # attaches only to schemas that have this method
-    reason: str
-
-
-@cache
 def policy_error_codes() -> tuple[PolicyErrorCode, ...]:
-    return tuple(
-        PolicyErrorCode(e["name"], e["code"], e.get("method"), e["reason"]) for e in _load("error_codes.json")["codes"]
-    )
+    """The codes of policy/error_codes.json, in file order."""
+    return policy.error_codes()
 
 
 JSONRPC_CODES = frozenset(range(-32700, -32599))  # the JSON-RPC 2.0 reserved range the standard codes sit in

@@ -232,29 +232,46 @@ def _by(items: list[dict[str, Any]], key: str) -> dict[str, dict[str, Any]]:
 
 def compare_surfaces(old: dict[str, Any], new: dict[str, Any], version: str) -> list[Change]:
     """Every change from `old` to `new` (one protocol version's surfaces), sorted."""
-    changes: list[Change] = []
     prefix = f"[{version}] "
+    changes = _tools_changes(old, new, prefix)
+    changes += _prompts_changes(old, new, prefix)
+    changes += _resources_changes(old, new, prefix)
+    changes += _capabilities_changes(old, new, prefix)
+    return sorted(changes)
+
+
+def _tools_changes(old: dict[str, Any], new: dict[str, Any], prefix: str) -> list[Change]:
+    changes: list[Change] = []
     ot, nt = _by(old.get("tools") or [], "name"), _by(new.get("tools") or [], "name")
     for name in sorted(set(ot) | set(nt)):
         where = f"{prefix}tool `{name}`"
         if name not in nt:
             changes.append(Change(where, "tool removed", "breaking"))
-            continue
-        if name not in ot:
+        elif name not in ot:
             changes.append(Change(where, "tool added", "additive"))
-            continue
-        a, b = ot[name], nt[name]
-        changes += compare_schemas(a.get("inputSchema"), b.get("inputSchema"), f"{where} inputSchema", "input")
-        ao, bo = a.get("outputSchema"), b.get("outputSchema")
-        if ao is not None and bo is None:
-            changes.append(Change(f"{where} outputSchema", "output schema removed", "breaking"))
-        elif ao is None and bo is not None:
-            changes.append(Change(f"{where} outputSchema", "output schema added", "additive"))
-        elif ao is not None:
-            changes += compare_schemas(ao, bo, f"{where} outputSchema", "output")
-        for key in ("description", "title", "annotations", "icons", "_meta", "execution"):
-            if a.get(key) != b.get(key):
-                changes.append(Change(where, f"{key} changed", "additive"))
+        else:
+            changes += _tool_changes(ot[name], nt[name], where)
+    return changes
+
+
+def _tool_changes(a: dict[str, Any], b: dict[str, Any], where: str) -> list[Change]:
+    """The changes of one tool both surfaces list."""
+    changes = compare_schemas(a.get("inputSchema"), b.get("inputSchema"), f"{where} inputSchema", "input")
+    ao, bo = a.get("outputSchema"), b.get("outputSchema")
+    if ao is not None and bo is None:
+        changes.append(Change(f"{where} outputSchema", "output schema removed", "breaking"))
+    elif ao is None and bo is not None:
+        changes.append(Change(f"{where} outputSchema", "output schema added", "additive"))
+    elif ao is not None:
+        changes += compare_schemas(ao, bo, f"{where} outputSchema", "output")
+    for key in ("description", "title", "annotations", "icons", "_meta", "execution"):
+        if a.get(key) != b.get(key):
+            changes.append(Change(where, f"{key} changed", "additive"))
+    return changes
+
+
+def _prompts_changes(old: dict[str, Any], new: dict[str, Any], prefix: str) -> list[Change]:
+    changes: list[Change] = []
     op, np_ = _by(old.get("prompts") or [], "name"), _by(new.get("prompts") or [], "name")
     for name in sorted(set(op) | set(np_)):
         where = f"{prefix}prompt `{name}`"
@@ -264,6 +281,11 @@ def compare_surfaces(old: dict[str, Any], new: dict[str, Any], version: str) -> 
             changes.append(Change(where, "prompt added", "additive"))
         else:
             changes += _prompt_args(op[name], np_[name], where)
+    return changes
+
+
+def _resources_changes(old: dict[str, Any], new: dict[str, Any], prefix: str) -> list[Change]:
+    changes: list[Change] = []
     for key, label, sort_key in (
         ("resources", "resource", "uri"),
         ("resourceTemplates", "resource template", "uriTemplate"),
@@ -277,6 +299,11 @@ def compare_surfaces(old: dict[str, Any], new: dict[str, Any], version: str) -> 
                 changes.append(Change(where, f"{label} added", "additive"))
             elif o[uri] != n[uri]:
                 changes.append(Change(where, "metadata changed", "additive"))
+    return changes
+
+
+def _capabilities_changes(old: dict[str, Any], new: dict[str, Any], prefix: str) -> list[Change]:
+    changes: list[Change] = []
     oc, nc = old.get("capabilities") or {}, new.get("capabilities") or {}
     for cap in sorted(set(oc) | set(nc)):
         if cap not in nc:
@@ -299,7 +326,7 @@ def compare_surfaces(old: dict[str, Any], new: dict[str, Any], version: str) -> 
                     "breaking" if lost else "additive",
                 )
             )
-    return sorted(changes)
+    return changes
 
 
 def _prompt_args(old: dict[str, Any], new: dict[str, Any], where: str) -> list[Change]:

@@ -9,13 +9,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import libcst as cst
-from datamodel_code_generator import InputFileType, LiteralType, PythonVersion, generate
-from datamodel_code_generator.enums import DataModelType
+from datamodel_code_generator import generate
 
 from ..errors import BindgenError
 from ..render import passes
+from ..render.models import DCG_OPTIONS, base_passes
 
-_ROOT_PLACEHOLDER = "DocumentRootPlaceholder"
 # Defaults copied into a method's signature; anything else (a list, a call) becomes `= None`.
 _LITERAL_NODES = (cst.SimpleString, cst.Integer, cst.Float, cst.UnaryOperation)
 _LITERAL_NAMES = ("True", "False", "None")
@@ -44,25 +43,9 @@ def render_tool_models(document: dict[str, Any]) -> RenderedModels:
     try:
         source = generate(
             json.dumps(document),
-            input_file_type=InputFileType.JsonSchema,
-            output_model_type=DataModelType.PydanticV2BaseModel,
-            target_python_version=PythonVersion.PY_311,
-            class_name=_ROOT_PLACEHOLDER,
-            snake_case_field=True,
-            use_annotated=True,
-            field_constraints=True,
-            use_union_operator=True,
-            use_standard_collections=True,
-            enum_field_as_literal=LiteralType.All,
-            use_type_alias_type=True,
-            strict_nullable=True,
-            use_schema_description=True,
-            use_field_description=True,
-            use_double_quotes=True,
-            disable_timestamp=True,
+            **DCG_OPTIONS,
             extra_fields="allow",
             allow_population_by_field_name=True,
-            formatters=[],
         )
     except Exception as exc:  # the tool's own failure on a schema it cannot render: name it
         raise BindgenError(f"datamodel-code-generator could not render the tool schemas: {exc}") from exc
@@ -70,10 +53,7 @@ def render_tool_models(document: dict[str, Any]) -> RenderedModels:
         raise BindgenError("datamodel-code-generator returned several modules; expected one")
     module = passes.apply(
         source,
-        passes.DropTopLevel({_ROOT_PLACEHOLDER}),
-        passes.StripHeaderComments(),
-        passes.TypedExtras(),
-        passes.RecursiveAliasesFirst(),
+        *base_passes(),
         passes.DropRebuildCalls(),
     )
     imports: dict[str, set[str]] = {}

@@ -8,7 +8,6 @@ Decisions are made here; the templates only loop over what this module hands the
 from __future__ import annotations
 
 import io
-import json
 import re
 import tokenize
 from dataclasses import dataclass
@@ -17,11 +16,11 @@ from typing import Any
 from ..errors import BindgenError
 from ..extension import ExtensionMethod
 from ..ir import SchemaIR
-from ..paths import policy_dir
-from ..surface import ProtocolSurface, derive_surface
+from ..policy import extension_policy
+from ..surface import ProtocolSurface
 from . import passes
 from .models import render_models
-from .surface_modules import _call_view
+from .surface_modules import call_view
 from .templates import render
 
 TABLES = (
@@ -146,12 +145,7 @@ def render_ext_server(ir: SchemaIR, methods: list[ExtensionMethod], view: Extens
 def task_results(identifier: str) -> list[str]:
     """The core requests the extension lets a server answer with a task (`policy/extension_methods.json`
     `task_results`: the extension's "Supported Methods", which its schema does not say)."""
-    raw = json.loads((policy_dir() / "extension_methods.json").read_text(encoding="utf-8"))
-    entries: dict[str, Any] = raw.get("task_results", {}).get(identifier, {})
-    for method, entry in entries.items():
-        if not entry.get("reason"):
-            raise BindgenError(f"policy/extension_methods.json: task_results {identifier} {method} has no reason")
-    return sorted(entries)
+    return list(extension_policy(identifier).task_results)
 
 
 # What a typed call that may become a task returns besides its result (runtime/client_tasks_ext.py).
@@ -173,7 +167,7 @@ def _task_calls(identifier: str, core: tuple[SchemaIR, ProtocolSurface]) -> list
                 f"policy/extension_methods.json: task_results {identifier} names {method}, which is no request "
                 f"of core version {surface.version} with a result; remove the entry or fix the method"
             )
-        view = _call_view(ir, spec, "CLIENT_REQUESTS", models=_CORE)
+        view = call_view(ir, spec, "CLIENT_REQUESTS", models=_CORE)
         view["result"] = f"{view['result']} | {_TOOL_TASK}[{view['result']}]"
         view["core"] = f"{_CORE}_methods"
         calls.append(view)
@@ -184,20 +178,15 @@ def render_ext_client(
     ir: SchemaIR,
     methods: list[ExtensionMethod],
     view: ExtensionView,
-    core: tuple[SchemaIR, ProtocolSurface] | None = None,
+    core: tuple[SchemaIR, ProtocolSurface],
 ) -> str:
     """Calls a client makes, and handlers for what a server sends (on the client's handlers object);
-    `core` (the core version's IR and surface, built when not given) types the core requests the
-    extension may answer with a task."""
+    `core` (the core version's IR and surface) types the core requests the extension may answer with
+    a task."""
     calls = [_call(ir, m) for m in methods if m.direction == "client_to_server"]
     handlers = [_handler(ir, m) for m in methods if m.direction == "server_to_client"]
     task_calls: list[dict[str, Any]] = []
     if task_results(view.identifier):
-        if core is None:
-            from ..pipeline import build_ir, pinned_source
-
-            core_ir = build_ir(pinned_source(view.core_version))
-            core = (core_ir, derive_surface(core_ir))
         task_calls = _task_calls(view.identifier, core)
     task_imports = []
     if task_calls:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import libcst as cst
 from datamodel_code_generator import InputFileType, LiteralType, PythonVersion, generate
 from datamodel_code_generator.enums import DataModelType, StrictTypes
 
@@ -14,6 +17,39 @@ from .dcg_schema import dcg_document, field_aliases
 _ROOT_PLACEHOLDER = "DocumentRootPlaceholder"
 BASE_CLASS = "MCPModel"
 
+# The datamodel-code-generator options the version models and the contract tools' models share
+# (`contract/models.py`); each caller adds its own (base class, aliases, strictness, extra fields).
+DCG_OPTIONS: dict[str, Any] = {
+    "input_file_type": InputFileType.JsonSchema,
+    "output_model_type": DataModelType.PydanticV2BaseModel,
+    "target_python_version": PythonVersion.PY_311,
+    "class_name": _ROOT_PLACEHOLDER,
+    "snake_case_field": True,
+    "use_annotated": True,
+    "field_constraints": True,
+    "use_union_operator": True,
+    "use_standard_collections": True,
+    "enum_field_as_literal": LiteralType.All,
+    "use_type_alias_type": True,
+    "strict_nullable": True,
+    "use_schema_description": True,
+    "use_field_description": True,
+    "use_double_quotes": True,
+    "disable_timestamp": True,
+    "formatters": [],
+}
+
+
+def base_passes() -> list[cst.CSTTransformer]:
+    """The libcst passes every output of the tool goes through first: the placeholder root dropped,
+    the tool's header comments stripped, typed extras, recursive aliases before their users."""
+    return [
+        passes.DropTopLevel({_ROOT_PLACEHOLDER}),
+        passes.StripHeaderComments(),
+        passes.TypedExtras(),
+        passes.RecursiveAliasesFirst(),
+    ]
+
 
 def render_models(ir: SchemaIR, package: str) -> str:
     """Source of `models.py` (unformatted) with exactly one top-level name per IR definition.
@@ -22,37 +58,18 @@ def render_models(ir: SchemaIR, package: str) -> str:
     """
     source = generate(
         dcg_document(ir),
-        input_file_type=InputFileType.JsonSchema,
-        output_model_type=DataModelType.PydanticV2BaseModel,
-        target_python_version=PythonVersion.PY_311,
-        class_name=_ROOT_PLACEHOLDER,
+        **DCG_OPTIONS,
         base_class=f"{package}._base.{BASE_CLASS}",
-        snake_case_field=True,
         aliases=field_aliases(ir),
-        use_annotated=True,
-        field_constraints=True,
-        use_union_operator=True,
-        use_standard_collections=True,
-        enum_field_as_literal=LiteralType.All,
-        use_type_alias_type=True,
-        strict_nullable=True,
         # Strict scalars everywhere, so an alias validated on its own (RequestId) is as strict as a model;
         # a field with a policy default is still never null.
         strict_types=[StrictTypes.str, StrictTypes.int, StrictTypes.float, StrictTypes.bool],
-        use_schema_description=True,
-        use_field_description=True,
-        use_double_quotes=True,
-        disable_timestamp=True,
-        formatters=[],
     )
     if not isinstance(source, str):
         raise BindgenError("datamodel-code-generator returned several modules; expected one")
     module = passes.apply(
         source,
-        passes.DropTopLevel({_ROOT_PLACEHOLDER}),
-        passes.StripHeaderComments(),
-        passes.TypedExtras(),
-        passes.RecursiveAliasesFirst(),
+        *base_passes(),
         passes.RejectNullForOptional(_optional_non_nullable(ir)),
         passes.WriteRequiredNulls(_required_nullable(ir)),
         passes.DropRebuildCalls(),

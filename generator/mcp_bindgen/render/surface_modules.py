@@ -233,7 +233,7 @@ _TASK_PARAM = "task"
 TASK_HANDLE = "TaskHandle"
 
 
-def _call_view(
+def call_view(
     ir: SchemaIR, spec: MethodSurface, table: str, skip: tuple[str, ...] = (), models: str = "m"
 ) -> dict[str, Any]:
     """A typed call (a client's, or a server's to its client): keyword arguments mirroring the
@@ -343,7 +343,7 @@ def _client_calls(ir: SchemaIR, surface: ProtocolSurface) -> list[dict[str, Any]
     the stateless era, whose asks ride an InputRequiredResult); `ping` answers None."""
     views = []
     for spec in surface.table("server_to_client", "request"):
-        view = _call_view(ir, spec, "SERVER_REQUESTS", skip=_SERVER_CALL_SKIPS)
+        view = call_view(ir, spec, "SERVER_REQUESTS", skip=_SERVER_CALL_SKIPS)
         if spec.method == "ping":
             view = {
                 **view,
@@ -387,11 +387,11 @@ def render_client(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
     server_asks = surface.table("server_to_client", "request")
     input_asks = _input_asks(surface)
     calls = [
-        _call_view(ir, s, "CLIENT_REQUESTS")
+        call_view(ir, s, "CLIENT_REQUESTS")
         for s in surface.table("client_to_server", "request")
         if s.method not in builtin_methods()
     ] + [
-        _call_view(ir, s, "CLIENT_NOTIFICATIONS")
+        call_view(ir, s, "CLIENT_NOTIFICATIONS")
         for s in surface.table("client_to_server", "notification")
         if s.method not in builtin_methods()
     ]

@@ -1,0 +1,89 @@
+"""The generated versions installed where this generator runs, without importing the runtime.
+
+They are found as the runtime's registry finds them: every `v*` subpackage of the `mcp_bindings`
+namespace (across all of its roots), then the packages the entry-point group `mcp_bindings.versions`
+names (what `mcp-bindgen generate --package` declares). A version package's `about.py` is the
+generator's own output (`templates/about.py.j2`); it is read as text, never executed (executing it
+would import the runtime's `spec`).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+
+NAMESPACE = "mcp_bindings"
+ENTRY_POINT_GROUP = "mcp_bindings.versions"
+
+
+@dataclass(frozen=True)
+class InstalledVersion:
+    name: str  # what it was generated under (the registry's key): `2025-11-25`, `draft`
+    version: str  # the wire protocol version
+    package: str  # the subpackage of `mcp_bindings`, e.g. `v2025_11_25`
+
+
+def installed_versions() -> dict[str, InstalledVersion]:
+    """Version name -> the installed version, by wire version then name (the registry's `names()`)."""
+    found: dict[str, InstalledVersion] = {}
+    for folder in [*_namespace_folders(), *_entry_point_folders()]:
+        item = read_about(folder / "about.py")
+        if item is not None:
+            found.setdefault(item.name, item)  # seen by both routes: keep the first, as the registry does
+    return {name: found[name] for name in sorted(found, key=lambda n: (found[n].version, n))}
+
+
+def _namespace_folders() -> list[Path]:
+    try:
+        spec = importlib.util.find_spec(NAMESPACE)
+    except (ImportError, ValueError):
+        return []
+    roots = list(spec.submodule_search_locations or []) if spec is not None else []
+    folders = []
+    for root in roots:
+        children = sorted(Path(root).iterdir(), key=lambda p: p.name) if Path(root).is_dir() else []
+        folders += [child for child in children if child.name.startswith("v") and (child / "__init__.py").is_file()]
+    return sorted(folders, key=lambda p: p.name)
+
+
+def _entry_point_folders() -> list[Path]:
+    from importlib.metadata import entry_points
+
+    folders = []
+    for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
+        package = entry.value.split(":", 1)[0].strip()
+        try:
+            spec = importlib.util.find_spec(package)  # imports the parents only, not the package
+        except (ImportError, ValueError):
+            continue
+        locations = list(spec.submodule_search_locations or []) if spec is not None else []
+        if locations:
+            folders.append(Path(locations[0]))
+    return folders
+
+
+def read_about(path: Path) -> InstalledVersion | None:
+    """The name, wire version and package an `about.py` states in its `INFO = VersionInfo(...)`;
+    None for a file that is no version's `about`."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return None
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and [ast.unparse(t) for t in node.targets] == ["INFO"]
+            and isinstance(node.value, ast.Call)
+        ):
+            stated = {
+                k.arg: k.value.value
+                for k in node.value.keywords
+                if k.arg in ("version", "package", "name")
+                and isinstance(k.value, ast.Constant)
+                and isinstance(k.value.value, str)
+            }
+            if "version" in stated and "package" in stated:
+                return InstalledVersion(stated.get("name") or stated["version"], stated["version"], stated["package"])
+    return None

@@ -1,0 +1,271 @@
+"""The policy files (`policy/*.json`) read into typed, frozen records: one loader per file.
+
+Each loader checks what every rule of its file must carry (a reason, a valid direction, a parseable
+gate) and is cached per path. The modules applying a policy (`normalise`, `naming`, `surface`,
+`review`, `extension`, `render/extension_modules`) read the files only through here. A loader that
+takes `path` reads another file of the same form instead (tests do, with policies of their own).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal
+
+from .errors import BindgenError
+from .paths import policy_dir
+
+Direction = Literal["client_to_server", "server_to_client"]
+_DIRECTIONS: tuple[Direction, ...] = ("client_to_server", "server_to_client")
+
+
+def _read(name: str, path: Path | None = None) -> dict[str, Any]:
+    return json.loads((path or policy_dir() / name).read_text(encoding="utf-8"))
+
+
+# -- schema_patches.json -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Patch:
+    """A correction of an upstream defect. It attaches to content, not to version names: it applies to
+    any schema whose document holds `expect` at `pointer`, and is stale when no known schema does."""
+
+    pointer: str
+    expect: Any
+    value: Any
+    reason: str
+
+
+@cache
+def schema_patches(path: Path | None = None) -> tuple[Patch, ...]:
+    patches = []
+    for entry in _read("schema_patches.json", path)["patches"]:
+        if not entry.get("reason"):
+            raise BindgenError(f"schema patch at {entry.get('pointer')} has no reason")
+        patches.append(Patch(entry["pointer"], entry["expect"], entry["value"], entry["reason"]))
+    return tuple(patches)
+
+
+# -- capabilities.json -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Gate:
+    side: Literal["server", "client"]
+    path: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> Gate:
+        side, _, dotted = text.partition(":")
+        if side not in ("server", "client") or not dotted:
+            raise BindgenError(f"capability gate {text!r} must read `server:<path>` or `client:<path>`")
+        return cls(side, tuple(dotted.split(".")))  # type: ignore[arg-type]
+
+    def __str__(self) -> str:
+        return f"{self.side}:{'.'.join(self.path)}"
+
+
+@dataclass(frozen=True)
+class ParamGate:
+    param: str
+    gate: Gate
+    equals: Any = None
+    present: bool = False
+
+
+@dataclass(frozen=True)
+class GateRule:
+    """Which capability gates a method. A rule attaches to the method (and direction) it names in any
+    schema that has it, whatever the version is called; a gate or param gate naming a capability the
+    schema does not define does not attach there (`ungated_without_capability` makes the method
+    ungated in such a schema instead)."""
+
+    method: str
+    direction: str | None
+    gate: Gate | None
+    param_gates: tuple[ParamGate, ...]
+    optional_handler: bool
+    ungated_without_capability: bool
+    reason: str
+
+    def matches(self, method: str, direction: str) -> bool:
+        return self.method == method and (self.direction is None or self.direction == direction)
+
+
+@cache
+def capability_rules(path: Path | None = None) -> tuple[GateRule, ...]:
+    rules = []
+    for entry in _read("capabilities.json", path)["rules"]:
+        if not entry.get("reason"):
+            raise BindgenError(f"capability rule for {entry.get('method')!r} has no reason")
+        param_gates = tuple(
+            ParamGate(pg["param"], Gate.parse(pg["gate"]), pg.get("equals"), bool(pg.get("present", False)))
+            for pg in entry.get("param_gates", [])
+        )
+        rules.append(
+            GateRule(
+                method=entry["method"],
+                direction=entry.get("direction"),
+                gate=Gate.parse(entry["gate"]) if entry["gate"] else None,
+                param_gates=param_gates,
+                optional_handler=bool(entry.get("optional_handler", False)),
+                ungated_without_capability=bool(entry.get("ungated_without_capability", False)),
+                reason=entry["reason"],
+            )
+        )
+    return tuple(rules)
+
+
+# -- error_codes.json --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PolicyErrorCode:
+    name: str
+    code: int
+    method: str | None  # attaches only to schemas that have this method
+    reason: str
+
+
+@cache
+def error_codes() -> tuple[PolicyErrorCode, ...]:
+    return tuple(
+        PolicyErrorCode(e["name"], e["code"], e.get("method"), e["reason"]) for e in _read("error_codes.json")["codes"]
+    )
+
+
+# -- field_defaults.json -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FieldDefault:
+    """The Python-side default of a required field, by wire name."""
+
+    wire_name: str
+    value: Any  # None where `value_from_const`
+    value_from_const: bool  # the field's own constant is its default
+    per_definition: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))  # definition -> value
+    reason: str = ""
+
+
+@cache
+def field_defaults() -> Mapping[str, FieldDefault]:
+    out: dict[str, FieldDefault] = {}
+    for wire, entry in _read("field_defaults.json")["defaults"].items():
+        if not entry.get("reason"):
+            raise BindgenError(f"field default for {wire!r} has no reason")
+        from_const = bool(entry.get("value_from_const", False))
+        if not from_const and "value" not in entry:
+            raise BindgenError(f"field default for {wire!r} has neither a value nor value_from_const")
+        per_definition = entry.get("per_definition", {})
+        if not isinstance(per_definition, dict):
+            raise BindgenError(f"field default for {wire!r}: per_definition must map definitions to values")
+        out[wire] = FieldDefault(
+            wire, entry.get("value"), from_const, MappingProxyType(dict(per_definition)), entry["reason"]
+        )
+    return MappingProxyType(out)
+
+
+# -- field_names.json, type_names.json, handler_names.json -------------------------------------
+
+
+@dataclass(frozen=True)
+class Rename:
+    """A name the default rule cannot produce well (a wire key, a schema definition, a message type)."""
+
+    name: str
+    py_name: str
+    reason: str
+
+
+def _renames(file: str, what: str, path: Path | None) -> Mapping[str, Rename]:
+    out: dict[str, Rename] = {}
+    for name, entry in _read(file, path)["renames"].items():
+        if not entry.get("reason"):
+            raise BindgenError(f"{what} rename for {name!r} has no reason")
+        out[name] = Rename(name, entry["py_name"], entry["reason"])
+    return MappingProxyType(out)
+
+
+@cache
+def field_names(path: Path | None = None) -> Mapping[str, Rename]:
+    """Wire key -> its Python attribute name."""
+    return _renames("field_names.json", "field", path)
+
+
+@cache
+def type_names(path: Path | None = None) -> Mapping[str, Rename]:
+    """Schema definition -> its class name inside models.py."""
+    return _renames("type_names.json", "type", path)
+
+
+@cache
+def handler_names() -> Mapping[str, Rename]:
+    """Message type -> its handler and client-method name."""
+    return _renames("handler_names.json", "handler", None)
+
+
+# -- results.json, runtime_methods.json --------------------------------------------------------
+
+
+@cache
+def empty_results() -> Mapping[str, str]:
+    """Request method -> why its result is the schema's empty result."""
+    return MappingProxyType(dict(_read("results.json")["empty_result"]))
+
+
+@cache
+def runtime_methods() -> Mapping[str, str]:
+    """Method the runtime implements itself -> why (no stub handler for it)."""
+    return MappingProxyType(dict(_read("runtime_methods.json")["builtin"]))
+
+
+# -- extension_methods.json --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExtensionPolicy:
+    """What an extension's schema does not say: who sends each of its methods, and which core requests
+    a server may answer with a task (its "Supported Methods")."""
+
+    directions: Mapping[str, Direction]  # method -> who sends it
+    task_results: tuple[str, ...]  # core request methods, sorted
+
+
+@cache
+def extension_policies() -> Mapping[str, ExtensionPolicy]:
+    """Extension identifier -> its policy."""
+    raw = _read("extension_methods.json")
+    directions: dict[str, dict[str, Direction]] = {}
+    for identifier, methods in raw["extensions"].items():
+        directions[identifier] = {}
+        for method, entry in methods.items():
+            if not entry.get("reason"):
+                raise BindgenError(f"policy/extension_methods.json: {identifier} {method} has no reason")
+            if entry.get("direction") not in _DIRECTIONS:
+                raise BindgenError(f"policy/extension_methods.json: {identifier} {method} has no valid direction")
+            directions[identifier][method] = entry["direction"]
+    task_results: dict[str, tuple[str, ...]] = {}
+    for identifier, entries in raw.get("task_results", {}).items():
+        for method, entry in entries.items():
+            if not entry.get("reason"):
+                raise BindgenError(f"policy/extension_methods.json: task_results {identifier} {method} has no reason")
+        task_results[identifier] = tuple(sorted(entries))
+    return MappingProxyType(
+        {
+            identifier: ExtensionPolicy(
+                MappingProxyType(directions.get(identifier, {})), task_results.get(identifier, ())
+            )
+            for identifier in sorted(set(directions) | set(task_results))
+        }
+    )
+
+
+def extension_policy(identifier: str) -> ExtensionPolicy:
+    """The policy of one extension (empty when the file has none for it)."""
+    return extension_policies().get(identifier) or ExtensionPolicy(MappingProxyType({}), ())
