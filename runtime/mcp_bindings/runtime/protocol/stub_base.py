@@ -11,7 +11,7 @@ import copy
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar, cast
 
-from mcp_bindings.runtime.protocol.custom_methods import methods_of
+from mcp_bindings.runtime.protocol.custom_methods import Methods, methods_of
 from mcp_bindings.runtime.protocol.spec import Capability, MethodSpec, ProtocolTables, Side
 from mcp_bindings.runtime.rpc.errors import StubDefinitionError
 
@@ -97,12 +97,17 @@ class CapabilityDeriving:
     def register_method(self, method: Any, handler: Any = None) -> Any:
         """Serve a custom or extension method (`extensions.request` / `notification`) with
         `handler(params, ctx)`; without `handler`, a decorator. Kept by the runtime (`protocol.custom_methods`)."""
-        return methods_of(self, self._side).register(method, handler)
+        return self._custom_methods().register(method, handler)
 
     def use_extension(self, extension: Any, settings: Mapping[str, Any] | None = None, handlers: Any = None) -> None:
         """Declare an extension (an identifier or an `extensions.Extension`) in this side's
         capabilities, with its settings, and serve the extension's methods `handlers` has."""
-        methods_of(self, self._side).use(extension, settings, handlers)
+        self._custom_methods().use(extension, settings, handlers)
+
+    def _custom_methods(self) -> Methods:
+        """Where this object's custom methods are kept: by the runtime, never in the object (a
+        server's: its host; a client's handlers: `custom_methods.methods_of`)."""
+        return methods_of(self, self._side)
 
     def _check_declared(self, capabilities: Mapping[str, Any]) -> None:
         known = self.protocol.capability_paths(self._side)

@@ -18,10 +18,8 @@ from mcp_bindings.runtime.protocol.custom_methods import (
 from mcp_bindings.runtime.protocol.custom_methods import (
     TASKS_EXTENSION,
     Bound,
-    methods_of,
     peer_declares,
     placed,
-    registered,
     result_data,
     typed_params,
     typed_result,
@@ -36,13 +34,15 @@ from mcp_bindings.runtime.protocol.custom_methods import (
 from mcp_bindings.runtime.protocol.custom_methods import (
     Methods as Methods,
 )
+from mcp_bindings.runtime.protocol.custom_methods import methods_of as _methods_of
 from mcp_bindings.runtime.protocol.custom_methods import (
     notification as notification,
 )
 from mcp_bindings.runtime.protocol.custom_methods import (
     request as request,
 )
-from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables
+from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables, Side
+from mcp_bindings.runtime.protocol.stub_base import CapabilityDeriving
 from mcp_bindings.runtime.rpc import jsonrpc, logs
 from mcp_bindings.runtime.rpc.errors import NotExpressible
 from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request, json_object
@@ -72,10 +72,25 @@ log = logs.logger("extensions")
 R = TypeVar("R")
 
 
+def methods_of(obj: Any, side: Side | None = None) -> Methods:
+    """The methods and extensions of a server (kept by its host) or of a client's handlers object
+    (kept by the runtime): made on first use, never written into the object."""
+    if isinstance(obj, CapabilityDeriving):
+        return obj._custom_methods()  # pyright: ignore[reportPrivateUsage]
+    return _methods_of(obj, side)
+
+
+def server_methods(server: Any) -> Methods | None:
+    """The custom methods a server registered (kept by its host; None: none yet)."""
+    from mcp_bindings.runtime.server.notifications import host_for
+
+    return host_for(server).methods
+
+
 def server_capabilities(server: Any, protocol: ProtocolTables, capabilities: dict[str, Any]) -> dict[str, Any]:
     """What a server advertises to a client of `protocol` (`peer.Lifecycle.capabilities_for`): its
     declared and registered extensions under `extensions` (2026-07-28) or `experimental` (before)."""
-    methods = registered(server)
+    methods = server_methods(server)
     declared = json_object(server.capabilities).get(EXTENSIONS)
     if methods is None and not declared:
         return capabilities
@@ -114,7 +129,7 @@ class CustomMethods(ServerFeature):
     def serve(self, runtime: ServerRuntime, method: str, spec: MethodSpec | None, view: PeerView) -> Plan | None:
         if spec is not None:
             return None
-        methods = registered(runtime.server)
+        methods = runtime.host.methods
         bound = methods.handlers.get(method) if methods is not None else None
         if bound is None or bound.method.kind != "request":
             return None
@@ -123,7 +138,7 @@ class CustomMethods(ServerFeature):
 
 async def notified(runtime: ServerRuntime, notification: Notification, view: PeerView | None) -> None:
     """A notification the version does not define: to its registered handler, else dropped."""
-    methods = registered(runtime.server)
+    methods = runtime.host.methods
     bound = methods.handlers.get(notification.method) if methods is not None else None
     if bound is None or bound.method.kind != "notification":
         log.debug("ignoring notification %s", notification.method)

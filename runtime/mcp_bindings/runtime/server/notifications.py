@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcp_bindings.runtime.protocol import versions
+from mcp_bindings.runtime.protocol.custom_methods import Methods
 from mcp_bindings.runtime.protocol.request_state import RequestStateSealer, SecretError, secrets_from_env
 from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables
 from mcp_bindings.runtime.rpc import logs
@@ -92,7 +93,19 @@ class ServerHost:
     # `use` adds one of the user's.
     features: list[ServerFeature] | None = None
     added: list[ServerFeature] = field(default_factory=list[ServerFeature])
+    # The server's custom and extension methods (`register_method`, `use_extension`).
+    methods: Methods | None = None
+    # The latest tool definitions listed to any connection, or declared (`tool_schemas.ToolCatalog`).
+    tool_catalog: Any = None
+    # The task service of the tasks plug-in (`tasks.service.TaskService`; None until tasks are used).
+    tasks: Any = None
     _sealer: RequestStateSealer | None = None
+
+    def methods_for(self, server: ServerStub) -> Methods:
+        """The server's custom methods, made on first use."""
+        if self.methods is None:
+            self.methods = Methods("server", server.protocol)
+        return self.methods
 
     def use(self, feature: ServerFeature) -> None:
         """Add a feature to the dispatch seam of this server's connections. Register it before the

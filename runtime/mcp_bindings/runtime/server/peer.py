@@ -271,7 +271,7 @@ class Lifecycle:
         """What the server advertises to `protocol` (shared: read it, never change it), and the plans
         gate-checked against it (`ServerRuntime.plan` fills them); rebuilt when what it is built from
         changed: the server's `capabilities`, the extensions and methods registered on it."""
-        methods = extensions.registered(self.server)
+        methods = extensions.server_methods(self.server)
         inputs = (
             self.server.capabilities,
             methods.extensions if methods is not None else None,

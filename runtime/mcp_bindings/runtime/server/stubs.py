@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from mcp_bindings.runtime.protocol.custom_methods import Methods
 from mcp_bindings.runtime.protocol.spec import MethodSpec, Side
 from mcp_bindings.runtime.protocol.stub_base import CapabilityDeriving, overridden, stub_class
 
@@ -48,3 +49,8 @@ class ServerStub(CapabilityDeriving):
 
     def implements(self, spec: MethodSpec) -> bool:
         return overridden(self, spec.handler, stub_class(type(self))) or spec.optional_handler
+
+    def _custom_methods(self) -> Methods:
+        from mcp_bindings.runtime.server.notifications import host_for
+
+        return host_for(self).methods_for(self)

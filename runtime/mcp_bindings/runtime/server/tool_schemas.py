@@ -41,7 +41,6 @@ version bridge for a handshake-era client (the bridge calls it itself); the clie
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +62,7 @@ from mcp_bindings.runtime.protocol.json_schema import (
 from mcp_bindings.runtime.protocol.spec import VersionInfo
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
+from mcp_bindings.runtime.server.notifications import host_for
 from mcp_bindings.runtime.server.seam import Plan, ServerFeature, around
 
 if TYPE_CHECKING:
@@ -225,15 +225,13 @@ class ToolCatalog:
 
 # -- the server side ------------------------------------------------------------------------------
 
-_SHARED: dict[int, ToolCatalog] = {}
-
 
 def _shared_catalog(server: ServerStub) -> ToolCatalog:
-    """The server object's catalog (latest definitions listed to any connection), dropped with it."""
-    catalog = _SHARED.get(id(server))
-    if catalog is None:
-        catalog = _SHARED[id(server)] = ToolCatalog()
-        weakref.finalize(server, _SHARED.pop, id(server), None)
+    """The server's catalog (latest definitions listed to any connection), kept by its host."""
+    host = host_for(server)
+    if host.tool_catalog is None:
+        host.tool_catalog = ToolCatalog()
+    catalog: ToolCatalog = host.tool_catalog
     return catalog
 
 

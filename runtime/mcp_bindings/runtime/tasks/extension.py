@@ -38,7 +38,6 @@ from mcp_bindings.runtime.protocol.custom_methods import (
     Bound,
     CustomMethod,
     peer_declares,
-    registered,
     request,
 )
 from mcp_bindings.runtime.protocol.spec import MethodSpec
@@ -48,6 +47,7 @@ from mcp_bindings.runtime.rpc.jsonrpc import json_object
 from mcp_bindings.runtime.scaleout import forwarding
 from mcp_bindings.runtime.scaleout.forwarding import WorkerGone
 from mcp_bindings.runtime.server.extensions import serve_bound
+from mcp_bindings.runtime.server.notifications import host_for
 from mcp_bindings.runtime.server.seam import Plan
 from mcp_bindings.runtime.tasks.service import (
     PendingInput,
@@ -77,7 +77,7 @@ def declared(server: ServerStub) -> bool:
     """Whether the server declares (or registered) the tasks extension."""
     if tasks_wire.EXTENSION in json_object(json_object(server.capabilities).get(EXTENSIONS)):
         return True
-    methods = registered(server)
+    methods = host_for(server).methods
     return methods is not None and tasks_wire.EXTENSION in methods.extensions
 
 
@@ -113,8 +113,6 @@ async def _lookup(ctx: Any, task_id: str) -> tuple[TaskService, Any]:
 async def _announce(server: ServerStub, service: TaskService, state: TaskState) -> None:
     """`notifications/tasks` (the task as tasks/get shows it) to the `subscriptions/listen` streams that
     asked for this task (`notifications.ServerHost`; with a bus, other workers' streams too)."""
-    from mcp_bindings.runtime.server.notifications import host_for
-
     pending = service.inputs.get(state.task_id, {})
     data = tasks_wire.detailed(state, {key: ask.request for key, ask in pending.items()})
     try:
@@ -205,8 +203,6 @@ ASKS = "tasks-extension/asks"  # args {"t": task id}; the open asks ({key: {"met
 async def _at_owner(server: ServerStub, service: TaskService, op: str, args: dict[str, Any]) -> Any:
     """`op` done by the worker running the task's work; None when that is this worker or there are
     no other workers. `WorkerGone` when that worker is gone."""
-    from mcp_bindings.runtime.server.notifications import host_for
-
     forwarder = forwarding.forwarder_for(host_for(server))
     owner_of = getattr(service.store, "owner", None)
     if forwarder is None or owner_of is None:

@@ -42,7 +42,6 @@ import contextvars
 import functools
 import importlib
 import time
-import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -58,6 +57,7 @@ from mcp_bindings.runtime.rpc.calls import PROGRESS_TOKEN
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, CapabilityError, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId, json_object
 from mcp_bindings.runtime.server.bridge import outgoing_request
+from mcp_bindings.runtime.server.notifications import host_for
 from mcp_bindings.runtime.server.peer import LOG_LEVELS, PeerView
 from mcp_bindings.runtime.tasks.store import TASK_METHODS, InMemoryTaskStore, InvalidCursor, TaskState, TaskStore
 
@@ -200,9 +200,6 @@ class TaskService:
         return updated
 
 
-_SERVICES: dict[int, TaskService] = {}
-
-
 def configure(server: ServerStub, store: TaskStore | None = None, **options: Any) -> TaskService:
     """Set the task store and limits of a server object (before it serves): `configure(server,
     RedisTaskStore(...), default_ttl_ms=60_000, max_ttl_ms=600_000, poll_interval_ms=2_000)`."""
@@ -212,19 +209,17 @@ def configure(server: ServerStub, store: TaskStore | None = None, **options: Any
 
 
 def service_for(server: ServerStub) -> TaskService:
-    """The task service of a server object: made with the defaults on first use, kept by the runtime
+    """The task service of a server object: made with the defaults on first use, kept by its host
     (nothing is written into the server object) and dropped with it."""
-    service = _SERVICES.get(id(server))
-    if service is None:
-        service = TaskService()
-        _keep(server, service)
+    host = host_for(server)
+    if host.tasks is None:
+        host.tasks = TaskService()
+    service: TaskService = host.tasks
     return service
 
 
 def _keep(server: ServerStub, service: TaskService) -> None:
-    if id(server) not in _SERVICES:
-        weakref.finalize(server, _SERVICES.pop, id(server), None)
-    _SERVICES[id(server)] = service
+    host_for(server).tasks = service
 
 
 def requester_of(session: Session, peer: PeerSession | None) -> str | None:
