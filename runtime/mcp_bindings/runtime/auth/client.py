@@ -133,12 +133,7 @@ class OAuthClientAuth(httpx.Auth):
         dpop: DPoPKey | bool | None = None,
         revoke_on_logout: bool = True,
     ) -> None:
-        if client_metadata_url is not None:
-            parts = urlsplit(client_metadata_url)
-            if parts.scheme != "https" or parts.path in ("", "/") or parts.fragment:
-                raise ValueError("client_metadata_url must be an https URL with a path (and no fragment)")
-        if max_authorizations < 1:
-            raise ValueError("max_authorizations must be at least 1")
+        _check_options(client_metadata_url, max_authorizations)
         self.handler: AuthorizationHandler = handler or HeadlessAuthorizationHandler()
         self.server_url = canonical_server_url(server_url) if server_url else None
         self.storage: TokenStorage = storage or InMemoryTokenStorage()
@@ -478,21 +473,44 @@ class OAuthClientAuth(httpx.Auth):
         return True
 
     async def _revoke(self, found: Discovery, tokens: OAuthTokens) -> None:
-        endpoint = found.metadata.raw.get("revocation_endpoint")
-        if not isinstance(endpoint, str) or not endpoint:
-            return
-        try:
-            require_secure(endpoint, "revocation_endpoint", allow_insecure_http=self.allow_insecure_http)
-        except InsecureEndpointError as exc:
-            log.warning("not revoking: %s", exc)
+        endpoint = _revocation_endpoint(found, self.allow_insecure_http)
+        if endpoint is None:
             return
         async with self._client() as http:
             client = None if self.grant is not None else await self.registrar.client_for(http, found, register=False)
-            auth = self._client_auth(found, client)
-            pairs = [(tokens.refresh_token, "refresh_token"), (tokens.access_token, "access_token")]
-            for token, hint in pairs:  # the refresh token first: revoking it may revoke the rest
-                if token:
-                    try:
-                        await revoke_token(http, endpoint, token, hint, auth, issuer=found.issuer)
-                    except TokenRequestError as exc:
-                        log.warning("could not revoke the %s: %s", hint, exc)
+            await _revoke_each(http, endpoint, tokens, self._client_auth(found, client), found.issuer)
+
+
+def _check_options(client_metadata_url: str | None, max_authorizations: int) -> None:
+    if client_metadata_url is not None:
+        parts = urlsplit(client_metadata_url)
+        if parts.scheme != "https" or parts.path in ("", "/") or parts.fragment:
+            raise ValueError("client_metadata_url must be an https URL with a path (and no fragment)")
+    if max_authorizations < 1:
+        raise ValueError("max_authorizations must be at least 1")
+
+
+def _revocation_endpoint(found: Discovery, allow_insecure_http: bool) -> str | None:
+    """The authorization server's `revocation_endpoint` (RFC 7009), if it advertises a usable one."""
+    endpoint = found.metadata.raw.get("revocation_endpoint")
+    if not isinstance(endpoint, str) or not endpoint:
+        return None
+    try:
+        require_secure(endpoint, "revocation_endpoint", allow_insecure_http=allow_insecure_http)
+    except InsecureEndpointError as exc:
+        log.warning("not revoking: %s", exc)
+        return None
+    return endpoint
+
+
+async def _revoke_each(
+    http: httpx.AsyncClient, endpoint: str, tokens: OAuthTokens, auth: ClientAuthentication | None, issuer: str
+) -> None:
+    """Revoke the refresh token, then the access token; a failure is logged, not raised."""
+    pairs = [(tokens.refresh_token, "refresh_token"), (tokens.access_token, "access_token")]
+    for token, hint in pairs:  # the refresh token first: revoking it may revoke the rest
+        if token:
+            try:
+                await revoke_token(http, endpoint, token, hint, auth, issuer=issuer)
+            except TokenRequestError as exc:
+                log.warning("could not revoke the %s: %s", hint, exc)
