@@ -12,38 +12,31 @@ import asyncio
 import importlib
 import inspect
 import logging
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from mcp_bindings.runtime.app.context import Boundary, Context, Replay, StartTask, Suspend
 from mcp_bindings.runtime.app.entries import (
     Completer,
     PromptEntry,
     ResourceEntry,
     TemplateEntry,
     ToolEntry,
-    completion,
-    contents,
-    messages,
 )
-from mcp_bindings.runtime.app.errors import AppDefinitionError, ResourceNotFound, ToolError
-from mcp_bindings.runtime.app.signature import FunctionSignature
+from mcp_bindings.runtime.app.errors import AppDefinitionError
+from mcp_bindings.runtime.app.running import Running
+from mcp_bindings.runtime.app.serving import Serving
 from mcp_bindings.runtime.protocol import registry, versions
 from mcp_bindings.runtime.protocol.context import RequestContext
-from mcp_bindings.runtime.protocol.custom_methods import peer_declares
-from mcp_bindings.runtime.protocol.pagination import invalid_cursor, paginate
 from mcp_bindings.runtime.protocol.spec import ProtocolTables
 from mcp_bindings.runtime.protocol.tasks_wire import EXTENSION as TASKS_EXTENSION
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
 from mcp_bindings.runtime.server.notifications import RESOURCE_UPDATED
 from mcp_bindings.runtime.server.stubs import ServerStub
-from mcp_bindings.runtime.tasks.service import TaskContext, run_as_task
 
 if TYPE_CHECKING:
-    from mcp_bindings.runtime.http.app import StreamableHTTPApp
+    pass
 
 __all__ = ["App"]
 
@@ -56,7 +49,7 @@ RESOURCES_CHANGED = "notifications/resources/list_changed"
 PROMPTS_CHANGED = "notifications/prompts/list_changed"
 
 
-class App:
+class App(Serving, Running):
     """An MCP server made of decorated functions:
 
         app = App("weather", version="1.0")
@@ -444,262 +437,6 @@ class App:
         if self._server is not None:
             declare_tools(self._server, [t.definition for t in self._tools.values()])
 
-    def _listed(self, kind: str) -> list[Any]:
-        items = self._lists.get(kind)
-        if items is None:
-            source: Mapping[str, Any] = {
-                "tools": self._tools,
-                "resources": self._resources,
-                "templates": self._templates,
-                "prompts": self._prompts,
-            }[kind]
-            items = self._lists[kind] = [entry.definition for entry in source.values()]
-        return items
-
-    def _page(self, kind: str, params: Any) -> tuple[list[Any], str | None]:
-        cursor = getattr(params, "cursor", None) if params is not None else None
-        items = self._listed(kind)
-        if self.page_size is None:
-            if cursor is not None:
-                raise invalid_cursor(cursor)
-            return items, None
-        return paginate(items, cursor, self.page_size, scope=kind)
-
-    def _context(
-        self, sig: FunctionSignature, ctx: RequestContext, method: str, params: Any, boundary: Boundary = None
-    ) -> Context:
-        replay = None
-        # A task's work asks the client through the task (`inputRequests`), not by replaying rounds;
-        # except the asks its call made before `ctx.start_task()`, answered again from the record.
-        in_task = isinstance(ctx, TaskContext) and boundary != "pass"
-        if method in self._input_required and registry.info(ctx.protocol_version).stateless and not in_task:
-            replay = Replay(
-                self.protocol, getattr(params, "request_state", None), getattr(params, "input_responses", None)
-            )
-        return Context(ctx, self.protocol, method, replay, boundary)
-
-    async def _run(self, sig: FunctionSignature, kwargs: dict[str, Any], context: Context | None) -> Any:
-        if context is not None and sig.context is not None:
-            kwargs[sig.context] = context
-        value = sig.fn(**kwargs)
-        return await value if sig.is_async else value
-
-    # -- handlers (called by the server's methods) ----------------------------------------------
-
-    async def serve_call_tool(self, params: Any, ctx: RequestContext) -> Any:
-        entry = self._tools.get(params.name)
-        if entry is None:
-            raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}", {"name": params.name})
-        arguments = params.arguments
-        try:
-            kwargs = dict(entry.validate(arguments if arguments is not None else {}).__dict__)
-        except ValidationError as exc:
-            return self._call_result(entry.invalid(exc))
-        if entry.task is None:
-            return await self._call_tool(entry, kwargs, params, ctx)
-        required = entry.task == "required"
-        if entry.input_first and _task_later(ctx):
-            # 2026-07-28, a client with the tasks extension: the asks before `ctx.start_task()` are
-            # input rounds of the call; there the task starts and runs the function from the top.
-            first = await self._call_tool(entry, dict(kwargs), params, ctx, "unwind")
-            if first is not START_TASK:
-                return first
-            return await run_as_task(
-                ctx, lambda task_ctx: self._call_tool(entry, kwargs, params, task_ctx, "pass"), required=required
-            )
-        # A task where the client asked for one (2025-11-25: a task-augmented call; 2026-07-28: the
-        # tasks extension declared), run by the runtime's task service; otherwise the call at once.
-        boundary: Boundary = "stay" if entry.input_first else None
-        return await run_as_task(
-            ctx, lambda task_ctx: self._call_tool(entry, kwargs, params, task_ctx, boundary), required=required
-        )
-
-    async def _call_tool(
-        self, entry: ToolEntry, kwargs: dict[str, Any], params: Any, ctx: RequestContext, boundary: Boundary = None
-    ) -> Any:
-        """The tool's result (or an input round); `START_TASK` where it unwound at `ctx.start_task()`."""
-        sig = entry.sig
-        target = sig.context
-        context = self._context(sig, ctx, "tools/call", params, boundary) if target is not None else None
-        # The order of the except clauses is load-bearing. `Suspend` and `StartTask` are control flow,
-        # not failures: BaseExceptions (app/context.py), so that no `except Exception`, the tool's own
-        # or the one here, takes them for an error. `ToolError` and `McpError` are Exceptions: they
-        # must come before `except Exception`. And `except Exception` must come before `except
-        # BaseExceptionGroup`: a group of Exceptions is an ExceptionGroup, hence an Exception (the tool
-        # failed), while a group that is only a BaseExceptionGroup holds a BaseException, e.g. the
-        # `Suspend`s of asks made concurrently, for `_suspended`.
-        try:
-            if target is not None:
-                kwargs[target] = context
-            value = sig.fn(**kwargs)
-            if sig.is_async:
-                value = await value
-        except ToolError as exc:
-            return self._call_result(entry.error(str(exc)))
-        except McpError:
-            raise
-        except Suspend:
-            return _input_required(context)
-        except StartTask:
-            return START_TASK
-        except Exception as exc:  # an ExceptionGroup too (a Suspend makes a BaseExceptionGroup: below)
-            log.exception("tool %r failed", entry.name)
-            return self._call_result(entry.error(f"Error executing tool {entry.name}: {type(exc).__name__}: {exc}"))
-        except BaseExceptionGroup as group:
-            return _suspended(group, context)
-        if context is not None and context.suspended:
-            return context.input_required()
-        return self._call_result(entry.content(value))
-
-    async def serve_read_resource(self, params: Any, ctx: RequestContext) -> Any:
-        uri: str = params.uri
-        entry: ResourceEntry | TemplateEntry | None = self._resources.get(uri)
-        kwargs: dict[str, Any] = {}
-        if entry is None:
-            for template in self._templates.values():
-                values = template.template.match(uri)
-                if values is not None:
-                    entry, kwargs = template, template.arguments(uri, values)
-                    break
-            else:
-                raise McpError(self._not_found, f"Resource not found: {uri}", {"uri": uri})
-        sig = entry.sig
-        context = self._context(sig, ctx, "resources/read", params) if sig.context is not None else None
-        try:
-            value = await self._run(sig, kwargs, context)
-        except ResourceNotFound as exc:
-            raise McpError(self._not_found, exc.message, exc.data) from None
-        except Suspend:
-            return _input_required(context)
-        except BaseExceptionGroup as group:
-            return _suspended(group, context)
-        if context is not None and context.suspended:
-            return context.input_required()
-        return self._pkg.ReadResourceResult.model_validate({"contents": contents(uri, value, entry.mime_type)})
-
-    async def serve_get_prompt(self, params: Any, ctx: RequestContext) -> Any:
-        entry = self._prompts.get(params.name)
-        if entry is None:
-            raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}", {"name": params.name})
-        kwargs = entry.arguments(params.arguments)
-        sig = entry.sig
-        context = self._context(sig, ctx, "prompts/get", params) if sig.context is not None else None
-        try:
-            value = await self._run(sig, kwargs, context)
-        except Suspend:
-            return _input_required(context)
-        except BaseExceptionGroup as group:
-            return _suspended(group, context)
-        if context is not None and context.suspended:
-            return context.input_required()
-        if isinstance(value, BaseModel) and "messages" in type(value).model_fields:
-            return value  # a GetPromptResult
-        result: dict[str, Any] = {"messages": messages(value)}
-        if entry.definition.description is not None:
-            result["description"] = entry.definition.description
-        return self._pkg.GetPromptResult.model_validate(result)
-
-    async def serve_complete(self, params: Any, ctx: RequestContext) -> Any:
-        data: dict[str, Any] = versions.dump(params)
-        ref: dict[str, Any] = data.get("ref") or {}
-        argument: dict[str, Any] = data.get("argument") or {}
-        if ref.get("type") == "ref/prompt":
-            key = ("prompt", str(ref.get("name")), str(argument.get("name")))
-        else:
-            key = ("template", str(ref.get("uri")), str(argument.get("name")))
-        completer = self._completers.get(key)
-        values: Any = []
-        if completer is not None:
-            extra: dict[str, Any] = data.get("context") or {}
-            given: dict[str, str] = extra.get("arguments") or {}
-            kwargs = completer.kwargs(str(argument.get("value", "")), given)
-            if completer.context is not None:
-                kwargs[completer.context] = Context(ctx, self.protocol, "completion/complete", None)
-            values = completer.fn(**kwargs)
-            if completer.is_async:
-                values = await values
-        return self._pkg.CompleteResult.model_validate(completion(values))
-
-    # -- running --------------------------------------------------------------------------------
-
-    def run(
-        self,
-        transport: Literal["stdio", "http"] = "stdio",
-        *,
-        host: str = "127.0.0.1",
-        port: int = 3001,
-        path: str = "/mcp",
-        **options: Any,
-    ) -> None:
-        """Serve until interrupted: on stdin/stdout, or Streamable HTTP (and the legacy SSE transport)
-        at http://host:port/mcp. `options` go to `serve_stdio` / `serve_http`."""
-        if transport == "stdio":
-            from mcp_bindings.runtime.stdio.serve import serve_stdio
-
-            serve_stdio(self.server, **options)
-        elif transport == "http":
-            from mcp_bindings.runtime.http.app import serve_http
-
-            serve_http(self.server, host=host, port=port, path=path, **options)
-        else:
-            raise ValueError(f"unknown transport {transport!r}: 'stdio' or 'http'")
-
-    def asgi(self, **options: Any) -> StreamableHTTPApp:
-        """The ASGI app (Streamable HTTP at `/mcp`), to mount in Starlette, FastAPI, ...; `options`
-        are `http_server.create_app`'s."""
-        from mcp_bindings.runtime.http.app import create_app
-
-        return create_app(self.server, **options)
-
-    def test_client(
-        self,
-        protocol_version: str | None = None,
-        *,
-        elicit: Callable[[str, dict[str, Any]], Any] | None = None,
-        sample: Callable[[dict[str, Any]], Any] | None = None,
-        roots: Sequence[str | Mapping[str, Any]] | None = None,
-        on_log: Callable[[dict[str, Any]], Any] | None = None,
-        on_notification: Callable[[str, Any], Any] | None = None,
-        handlers: Any = None,
-        **options: Any,
-    ) -> AbstractAsyncContextManager[Any]:
-        """An in-memory client of `protocol_version` (default: the app's) connected to the app:
-        the generated `Client` of that version. `elicit(message, requested_schema)` answers
-        elicitations (a dict of content accepts, a single value accepts a single-value form, None
-        declines, a dict with "action" is sent as is),
-        `sample(params)` sampling (a string is the model's text), `roots` roots/list; `on_log(params)`
-        gets log messages, `on_notification(method, params)` every other notification. `options` go
-        to `memory.connect_in_memory`."""
-        hooks: dict[str, Any] = {
-            "elicit": elicit,
-            "sample": sample,
-            "roots": roots,
-            "on_log": on_log,
-            "on_notification": on_notification,
-        }
-        return self._test_client(protocol_version, hooks, handlers, options)
-
-    @asynccontextmanager
-    async def _test_client(
-        self,
-        protocol_version: str | None,
-        hooks: dict[str, Any],
-        handlers: Any,
-        options: dict[str, Any],
-    ) -> AsyncGenerator[Any]:
-        from mcp_bindings.runtime.app.testing import client_handlers
-        from mcp_bindings.runtime.memory import connect_in_memory
-
-        version = protocol_version or self.protocol_version
-        package = registry.load_version(version).__name__
-        client_cls = importlib.import_module(f"{package}.client").Client
-        if handlers is None and any(hook is not None for hook in hooks.values()):
-            handlers = client_handlers(version, **hooks)
-        async with connect_in_memory(
-            self.server, client_cls, handlers=handlers, protocol_version=version, **options
-        ) as client:
-            yield client
-
 
 def _caller_scope() -> dict[str, Any]:
     """The local names where a decorator is applied (two frames up: the caller of `App.tool`, ...),
@@ -719,29 +456,6 @@ def _where(fn: Callable[..., Any]) -> str:
 def _class_name(name: str) -> str:
     cleaned = "".join(part.capitalize() for part in "".join(ch if ch.isalnum() else " " for ch in name).split())
     return cleaned if cleaned and cleaned[0].isalpha() else f"App{cleaned}"
-
-
-START_TASK = object()  # what `_call_tool` returns where the function reached `ctx.start_task()`
-
-
-def _task_later(ctx: RequestContext) -> bool:
-    """Whether a call that asks for input first becomes a task at `ctx.start_task()`: a stateless
-    (2026-07-28) request whose client capabilities declare the tasks extension."""
-    return registry.info(ctx.protocol_version).stateless and peer_declares(ctx.peer_capabilities, TASKS_EXTENSION)
-
-
-def _input_required(context: Context | None) -> Any:
-    if context is None:  # pragma: no cover - only a Context asks
-        raise McpError(INVALID_PARAMS, "input was asked for outside an input round")
-    return context.input_required()
-
-
-def _suspended(group: BaseExceptionGroup[BaseException], context: Context | None) -> Any:
-    """Asks made concurrently (a task group) suspend the handler together."""
-    suspended, rest = group.split(Suspend)
-    if suspended is None or rest is not None:
-        raise group
-    return _input_required(context)
 
 
 # -- the handlers of the generated server class (self: the server; self.app: the App) ------------

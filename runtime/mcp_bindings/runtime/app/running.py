@@ -1,0 +1,105 @@
+"""How an `App` runs: on stdio or Streamable HTTP (`run`), as an ASGI app to mount (`asgi`), and
+in memory against a client of any version (`test_client`). A mixin of `App` (`app.core`)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING, Any, Literal
+
+from mcp_bindings.runtime.protocol import registry
+from mcp_bindings.runtime.server.stubs import ServerStub
+
+if TYPE_CHECKING:
+    from mcp_bindings.runtime.http.app import StreamableHTTPApp
+
+__all__ = ["Running"]
+
+
+class Running:
+    """`App.run`, `App.asgi` and `App.test_client`."""
+
+    protocol_version: str
+
+    @property
+    def server(self) -> ServerStub:  # the app's server object (`App.server`)
+        raise NotImplementedError
+
+    def run(
+        self,
+        transport: Literal["stdio", "http"] = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 3001,
+        path: str = "/mcp",
+        **options: Any,
+    ) -> None:
+        """Serve until interrupted: on stdin/stdout, or Streamable HTTP (and the legacy SSE transport)
+        at http://host:port/mcp. `options` go to `serve_stdio` / `serve_http`."""
+        if transport == "stdio":
+            from mcp_bindings.runtime.stdio.serve import serve_stdio
+
+            serve_stdio(self.server, **options)
+        elif transport == "http":
+            from mcp_bindings.runtime.http.app import serve_http
+
+            serve_http(self.server, host=host, port=port, path=path, **options)
+        else:
+            raise ValueError(f"unknown transport {transport!r}: 'stdio' or 'http'")
+
+    def asgi(self, **options: Any) -> StreamableHTTPApp:
+        """The ASGI app (Streamable HTTP at `/mcp`), to mount in Starlette, FastAPI, ...; `options`
+        are `http_server.create_app`'s."""
+        from mcp_bindings.runtime.http.app import create_app
+
+        return create_app(self.server, **options)
+
+    def test_client(
+        self,
+        protocol_version: str | None = None,
+        *,
+        elicit: Callable[[str, dict[str, Any]], Any] | None = None,
+        sample: Callable[[dict[str, Any]], Any] | None = None,
+        roots: Sequence[str | Mapping[str, Any]] | None = None,
+        on_log: Callable[[dict[str, Any]], Any] | None = None,
+        on_notification: Callable[[str, Any], Any] | None = None,
+        handlers: Any = None,
+        **options: Any,
+    ) -> AbstractAsyncContextManager[Any]:
+        """An in-memory client of `protocol_version` (default: the app's) connected to the app:
+        the generated `Client` of that version. `elicit(message, requested_schema)` answers
+        elicitations (a dict of content accepts, a single value accepts a single-value form, None
+        declines, a dict with "action" is sent as is),
+        `sample(params)` sampling (a string is the model's text), `roots` roots/list; `on_log(params)`
+        gets log messages, `on_notification(method, params)` every other notification. `options` go
+        to `memory.connect_in_memory`."""
+        hooks: dict[str, Any] = {
+            "elicit": elicit,
+            "sample": sample,
+            "roots": roots,
+            "on_log": on_log,
+            "on_notification": on_notification,
+        }
+        return self._test_client(protocol_version, hooks, handlers, options)
+
+    @asynccontextmanager
+    async def _test_client(
+        self,
+        protocol_version: str | None,
+        hooks: dict[str, Any],
+        handlers: Any,
+        options: dict[str, Any],
+    ) -> AsyncGenerator[Any]:
+        from mcp_bindings.runtime.app.testing import client_handlers
+        from mcp_bindings.runtime.memory import connect_in_memory
+
+        version = protocol_version or self.protocol_version
+        package = registry.load_version(version).__name__
+        client_cls = importlib.import_module(f"{package}.client").Client
+        if handlers is None and any(hook is not None for hook in hooks.values()):
+            handlers = client_handlers(version, **hooks)
+        async with connect_in_memory(
+            self.server, client_cls, handlers=handlers, protocol_version=version, **options
+        ) as client:
+            yield client
