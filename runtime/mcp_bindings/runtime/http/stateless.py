@@ -16,6 +16,7 @@ from mcp_bindings.runtime.rpc.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    LIMIT_REACHED,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     McpError,
@@ -72,6 +73,8 @@ def stateless_status(code: int | None) -> int:
         return 404
     if code == INTERNAL_ERROR:
         return 500
+    if code == LIMIT_REACHED:
+        return 429
     if code in (INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR):
         return 400
     newest = newest_stateless()

@@ -9,6 +9,9 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+# A bound the client reached (too many tasks, streams, ...): implementation-defined, in JSON-RPC's
+# range for server errors (-32000..-32099) and clear of the codes MCP defines. HTTP: 429.
+LIMIT_REACHED = -32050
 
 
 class McpError(Exception):

@@ -27,8 +27,8 @@ class Tasks(ServerFeature):
     """The tasks feature of a server host."""
 
     def serve(self, runtime: ServerRuntime, method: str, spec: MethodSpec | None, view: PeerView) -> Plan | None:
-        if spec is None:
-            return extension.plan(runtime.server, method)
+        if spec is None:  # the tasks extension is of the stateless era: its methods exist only there
+            return extension.plan(runtime.server, method) if view.stateless else None
         stub_spec = runtime.stub.client_requests.get(method)
         if stub_spec is None or runtime.server.implements(stub_spec):
             return None

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 import anyio
 
-from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
+from mcp_bindings.runtime.rpc.errors import LIMIT_REACHED, McpError
 
 __all__ = [
     "STATUSES",
@@ -51,10 +51,11 @@ TERMINAL = frozenset({"completed", "failed", "cancelled"})
 
 
 class TaskLimitError(McpError):
-    """The store is full for this requester (or altogether): no task was created."""
+    """The store is full for this requester (or altogether): no task was created. A bound the client
+    reached, not a server fault: `LIMIT_REACHED` (HTTP 429), the message naming the bound."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(INTERNAL_ERROR, message)
+    def __init__(self, message: str, bound: str, limit: int) -> None:
+        super().__init__(LIMIT_REACHED, message, {"bound": bound, "limit": limit})
 
 
 class InvalidCursor(ValueError):
@@ -185,11 +186,18 @@ class InMemoryTaskStore:
         own = self._by_requester.get(requester, {})
         if len(own) >= self.max_tasks_per_requester and not self._evict_terminal(own):
             raise TaskLimitError(
-                f"Internal error: too many tasks ({self.max_tasks_per_requester} per requester); "
-                "retrieve or cancel some first"
+                f"Refused: too many tasks (at most {self.max_tasks_per_requester} live tasks per requester, "
+                "max_tasks_per_requester); retrieve or cancel some first",
+                "max_tasks_per_requester",
+                self.max_tasks_per_requester,
             )
         if len(self._tasks) >= self.max_tasks and not self._evict_terminal(self._order):
-            raise TaskLimitError(f"Internal error: the server keeps at most {self.max_tasks} tasks")
+            raise TaskLimitError(
+                f"Refused: too many tasks (the server keeps at most {self.max_tasks} live tasks, max_tasks); "
+                "try again later",
+                "max_tasks",
+                self.max_tasks,
+            )
         task_id = secrets.token_urlsafe(24)
         while task_id in self._tasks:  # pragma: no cover - 192 random bits
             task_id = secrets.token_urlsafe(24)

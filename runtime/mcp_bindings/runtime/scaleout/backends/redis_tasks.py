@@ -91,8 +91,10 @@ class RedisTaskStore:
         try:
             if await r.zcard(index) >= self.max_tasks_per_requester and not await self._make_room(index):  # pyright: ignore[reportUnknownMemberType]
                 raise TaskLimitError(
-                    f"Internal error: too many tasks ({self.max_tasks_per_requester} per requester); "
-                    "retrieve or cancel some first"
+                    f"Refused: too many tasks (at most {self.max_tasks_per_requester} live tasks per requester, "
+                    "max_tasks_per_requester); retrieve or cancel some first",
+                    "max_tasks_per_requester",
+                    self.max_tasks_per_requester,
                 )
             now = time.time()
             state = TaskState(
