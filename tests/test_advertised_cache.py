@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from mcp_bindings.runtime import extensions, jsonrpc, registry, versions
 from mcp_bindings.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
-from tests.test_message_path_runtime import STATELESS, call, connect, serve, stateless_meta
+from tests.support.message_path import STATELESS, call, connect, serve, stateless_meta
 
 EXT = "com.example/late"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"

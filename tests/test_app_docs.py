@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import re
 
-from tests.conftest import REPO_ROOT
+from tests.support import REPO_ROOT
 
 DOC = REPO_ROOT / "docs" / "authoring.md"
 FILES = {

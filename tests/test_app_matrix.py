@@ -31,16 +31,16 @@ from mcp_bindings.runtime import registry, versions
 from mcp_bindings.runtime.app.testing import client_handlers
 from mcp_bindings.runtime.http_client import connect_http
 from mcp_bindings.runtime.stdio import connect_stdio
-from tests.peers.harness import HANDSHAKE_VERSIONS, PEERS, REPO_ROOT
-from tests.test_http_transport import serve_in_thread
-from tests.test_runtime_interop import SDK_REQUIREMENT, SDK_VENV, _create_sdk_venv
+from tests.peers.harness import HANDSHAKE_VERSIONS, PEERS
+from tests.support import REPO_ROOT
+from tests.support.http import serve_in_thread
+from tests.support.sdk import TS_SDK
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
 SERVER = REPO_ROOT / "examples" / "app_server.py"
 VERSIONS = [*HANDSHAKE_VERSIONS, "2026-07-28"]
 TRANSPORTS = ["stdio", "http"]
-TS_SDK = REPO_ROOT / ".cache" / "conformance" / "node_modules" / "@modelcontextprotocol" / "sdk"
 ELICITATION = "2025-06-18"  # the first version with elicitation/create
 
 
@@ -56,14 +56,6 @@ def fresh_app() -> Any:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-@pytest.fixture(scope="module")
-def sdk_python() -> str:
-    problem = _create_sdk_venv()
-    if problem is not None:
-        pytest.skip(f"the official SDK venv ({SDK_REQUIREMENT}) could not be created: {problem}")
-    return str(SDK_VENV / "bin" / "python")
 
 
 _reports: dict[tuple[str, str], dict[str, Any]] = {}

@@ -18,10 +18,11 @@ from typing import Any
 
 import pytest
 
-from tests.peers.harness import PEERS, REPO_ROOT
+from tests.peers.harness import PEERS
 from tests.peers.task_app import build
-from tests.test_app_matrix import TS_SDK
-from tests.test_http_transport import serve_in_thread
+from tests.support import REPO_ROOT
+from tests.support.http import serve_in_thread
+from tests.support.sdk import TS_SDK
 
 _reports: dict[str, dict[str, Any]] = {}
 

@@ -16,8 +16,8 @@ import pytest
 from mcp_bindings.runtime import registry
 from mcp_bindings.runtime.app import App
 from mcp_bindings.runtime.app.testing import client_handlers
-from tests.conftest import REPO_ROOT
-from tests.test_http_transport import serve_in_thread
+from tests.support import REPO_ROOT
+from tests.support.http import serve_in_thread
 
 pytestmark = pytest.mark.anyio
 

@@ -30,7 +30,7 @@ from mcp_bindings.runtime.auth.challenge import parse_challenges
 from mcp_bindings.runtime.auth.grants import parse_token_response
 from tests.peers.auth_harness import READ, Stack, oauth_stack
 from tests.peers.auth_server import AuthServerOptions
-from tests.test_auth_flow import STATELESS_BODY, STATELESS_HEADERS, VERSIONS, call_echo
+from tests.support.auth import STATELESS_BODY, STATELESS_HEADERS, VERSIONS, call_echo
 
 pytestmark = pytest.mark.anyio
 LIMIT = 30

@@ -33,47 +33,18 @@ from mcp_bindings.runtime.auth import (
 )
 from mcp_bindings.runtime.errors import McpError
 from mcp_bindings.runtime.http_client import connect_http, connect_sse
-from tests.peers.auth_harness import READ, WRITE, Stack, oauth_stack, read_write_policy
+from tests.peers.auth_harness import READ, WRITE, oauth_stack, read_write_policy
 from tests.peers.auth_server import AuthServerOptions
 from tests.peers.harness import client_module
+from tests.support.auth import STATELESS_BODY, STATELESS_HEADERS, VERSIONS, call_echo, raw_list_tools
 
 pytestmark = pytest.mark.anyio
 LIMIT = 30  # seconds any one test may take
-VERSIONS = ["2025-11-25", "2026-07-28"]
-STATELESS_BODY = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "tools/list",
-    "params": {
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
-            "io.modelcontextprotocol/clientCapabilities": {},
-        }
-    },
-}
-STATELESS_HEADERS = {
-    "MCP-Protocol-Version": "2026-07-28",
-    "Mcp-Method": "tools/list",
-    "Accept": "application/json, text/event-stream",
-}
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-async def raw_list_tools(stack: Stack, auth: httpx.Auth) -> httpx.Response:
-    """One stateless `tools/list` POST through a plain httpx client using `auth`."""
-    async with httpx.AsyncClient(auth=auth, timeout=10) as http:
-        return await http.post(stack.mcp_url, json=STATELESS_BODY, headers=STATELESS_HEADERS)
-
-
-async def call_echo(stack: Stack, auth: OAuthClientAuth, version: str = "2026-07-28", text: str = "hi") -> str:
-    async with connect_http(stack.mcp_url, client_module(version).Client, auth=auth, request_timeout=15) as client:
-        result = await client.call_tool(name="echo", arguments={"text": text})
-        return result.content[0].text
 
 
 def mcp_failure(exc: BaseException) -> McpError:

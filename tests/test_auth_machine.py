@@ -33,7 +33,7 @@ from mcp_bindings.runtime.auth import (
 )
 from tests.peers.auth_harness import READ, Stack, oauth_stack
 from tests.peers.auth_server import AuthServerOptions
-from tests.test_auth_flow import STATELESS_BODY, STATELESS_HEADERS, call_echo, raw_list_tools
+from tests.support.auth import STATELESS_BODY, STATELESS_HEADERS, call_echo, raw_list_tools
 
 pytestmark = pytest.mark.anyio
 LIMIT = 30

@@ -15,7 +15,7 @@ import pytest
 
 from tests.peers.auth_harness import oauth_stack
 from tests.peers.auth_server import AuthServerOptions
-from tests.peers.harness import REPO_ROOT
+from tests.support import REPO_ROOT
 
 pytestmark = pytest.mark.anyio
 HEADING = "A machine client in a few lines"

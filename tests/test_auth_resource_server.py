@@ -13,7 +13,6 @@ import httpx
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
-from jwt.algorithms import ECAlgorithm
 
 from mcp_bindings.runtime.auth import (
     AccessToken,
@@ -25,37 +24,16 @@ from mcp_bindings.runtime.auth import (
     require_bearer,
 )
 from mcp_bindings.runtime.auth.resource_server import VerifierUnavailableError, protected_resource_metadata_url
+from tests.support.auth import ISSUER, JWKS, KEY, RESOURCE, token
 
 pytestmark = pytest.mark.anyio
-ISSUER = "https://as.example.com"
-RESOURCE = "http://127.0.0.1:9100/mcp"
 PRM_URL = "http://127.0.0.1:9100/.well-known/oauth-protected-resource/mcp"
-KEY = ec.generate_private_key(ec.SECP256R1())
-JWKS = {"keys": [{**ECAlgorithm.to_jwk(KEY.public_key(), as_dict=True), "kid": "k1", "alg": "ES256", "use": "sig"}]}
 LIMIT = 10
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def token(**overrides: Any) -> str:
-    now = int(time.time())
-    claims = {
-        "iss": ISSUER,
-        "aud": RESOURCE,
-        "sub": "u",
-        "client_id": "c",
-        "scope": "mcp:read",
-        "iat": now,
-        "exp": now + 60,
-    }
-    headers = {"kid": overrides.pop("kid", "k1")}
-    key = overrides.pop("key", KEY)
-    algorithm = overrides.pop("algorithm", "ES256")
-    claims.update(overrides)
-    return jwt.encode({k: v for k, v in claims.items() if v is not None}, key, algorithm=algorithm, headers=headers)
 
 
 class Inner:

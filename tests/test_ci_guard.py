@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO_ROOT
+from tests.support import REPO_ROOT
 
 GUARD = "scripts/check-generated"
 pytestmark = pytest.mark.slow  # regenerates every pinned version in a scratch copy (~1-2 min)

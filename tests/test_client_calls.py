@@ -23,9 +23,8 @@ from mcp_bindings.runtime import registry
 from mcp_bindings.runtime.errors import NotExpressible
 from mcp_bindings.runtime.memory import connect_in_memory
 from mcp_bindings.runtime.stdio import connect_stdio
-
-from .conftest import REPO_ROOT
-from .pyright_snippet import strict_errors
+from tests.support import REPO_ROOT
+from tests.support.pyright_snippet import strict_errors
 
 pytestmark = pytest.mark.anyio
 

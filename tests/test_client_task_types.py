@@ -34,9 +34,9 @@ from mcp_bindings.v2025_11_25 import client as c25
 from mcp_bindings.v2025_11_25 import models as m25
 from mcp_bindings.v2026_07_28 import client as c26
 from mcp_bindings.v2026_07_28 import models as m26
-from tests.pyright_snippet import strict_errors
-from tests.test_http_transport import _load_example
-from tests.test_server_task_requests import SleepServer
+from tests.support.http import load_example
+from tests.support.pyright_snippet import strict_errors
+from tests.support.tasks import SleepServer
 
 pytestmark = pytest.mark.anyio
 
@@ -149,7 +149,7 @@ class OptedIn(c26.ClientHandlers):
 
 
 async def test_2026_extension_call_tool_returns_a_tool_task_only_when_opted_in() -> None:
-    server = _load_example("everything_server").EverythingServer()
+    server = load_example("everything_server").EverythingServer()
     arguments = {"seconds": 0.1, "label": "t"}
     with anyio.fail_after(LIMIT):
         async with connect_in_memory(

@@ -34,8 +34,9 @@ from mcp_bindings.runtime.tasks_wire import EXTENSION
 from mcp_bindings.v2026_07_28 import client as c
 from mcp_bindings.v2026_07_28 import models as m
 from mcp_bindings.v2026_07_28.server import Server
-from tests.peers.harness import REPO_ROOT, server_env
-from tests.test_http_transport import _load_example, serve_in_thread
+from tests.peers.harness import server_env
+from tests.support import REPO_ROOT
+from tests.support.http import load_example, serve_in_thread
 
 pytestmark = pytest.mark.anyio
 
@@ -70,7 +71,7 @@ class PrincipalFromHeader:
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
-    server = _load_example("everything_server").EverythingServer()
+    server = load_example("everything_server").EverythingServer()
     tasks.configure(server, poll_interval_ms=50)
     with serve_in_thread(PrincipalFromHeader(create_app(server))) as base:
         yield base + "/mcp"
@@ -79,7 +80,7 @@ def url() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def slow_poll_url() -> Iterator[str]:
     """Polls every 5 s: only the status notifications can make a result arrive sooner."""
-    server = _load_example("everything_server").EverythingServer()
+    server = load_example("everything_server").EverythingServer()
     tasks.configure(server, poll_interval_ms=5000)
     with serve_in_thread(create_app(server)) as base:
         yield base + "/mcp"
@@ -232,7 +233,7 @@ async def test_over_stdio(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def short_url() -> Iterator[str]:
     """Tasks that live 1.5 s."""
-    server = _load_example("everything_server").EverythingServer()
+    server = load_example("everything_server").EverythingServer()
     tasks.configure(server, default_ttl_ms=1500, poll_interval_ms=100)
     with serve_in_thread(create_app(server)) as base:
         yield base + "/mcp"

@@ -33,12 +33,11 @@ from mcp_bindings.v2025_11_25.server import Server as Server25
 from mcp_bindings.v2026_07_28 import client as client_26
 from mcp_bindings.v2026_07_28 import models as m26
 from mcp_bindings.v2026_07_28.server import Server as Server26
-from tests.test_http_transport import serve_in_thread
-from tests.test_runtime_interop import sdk_python, sdk_server
+from tests.support.http import serve_in_thread
+from tests.support.sdk import sdk_server
 
 pytestmark = pytest.mark.anyio
 LIMIT = 20
-__all__ = ["sdk_python"]  # a fixture, imported for the SDK peer test
 
 
 @pytest.fixture(scope="module")

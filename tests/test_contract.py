@@ -24,7 +24,8 @@ from mcp_bindgen.contract.naming import assign, identifier
 from mcp_bindgen.contract.render import render_client
 from mcp_bindgen.contract.surface import known_versions
 from mcp_bindgen.errors import BindgenError
-from tests.peers.harness import PEERS, free_port
+from tests.peers.harness import PEERS
+from tests.support import free_port
 
 OBJ: dict[str, Any] = {
     "type": "object",

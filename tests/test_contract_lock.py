@@ -19,12 +19,9 @@ SHOP = PEERS / "sdk_contract_server.py"
 
 @pytest.fixture(scope="module")
 def servers() -> dict[str, list[str]]:
-    from tests.test_runtime_interop import SDK_REQUIREMENT, SDK_VENV, _create_sdk_venv  # pyright: ignore[reportPrivateUsage]
+    from tests.support.sdk import sdk_python_path
 
-    problem = _create_sdk_venv()
-    if problem is not None:
-        pytest.skip(f"the official SDK venv ({SDK_REQUIREMENT}) could not be created: {problem}")
-    return {"shop": [str(SDK_VENV / "bin" / "python"), str(SHOP)]}
+    return {"shop": [sdk_python_path(), str(SHOP)]}
 
 
 VARIANTS = {  # CONTRACT_VARIANT of the shop server -> (exit code, a change it must report)

@@ -23,19 +23,12 @@ import pytest
 
 from mcp_bindgen.cli import main
 from tests.peers import contract_peers
-from tests.peers.harness import PEERS, REPO_ROOT
+from tests.peers.harness import PEERS
+from tests.support import REPO_ROOT
+from tests.support.sdk import sdk_python_path
 
 pytestmark = pytest.mark.slow
 SHOP = PEERS / "sdk_contract_server.py"
-
-
-def _sdk_python() -> str:
-    from tests.test_runtime_interop import SDK_REQUIREMENT, SDK_VENV, _create_sdk_venv  # pyright: ignore[reportPrivateUsage]
-
-    problem = _create_sdk_venv()
-    if problem is not None:
-        pytest.skip(f"the official SDK venv ({SDK_REQUIREMENT}) could not be created: {problem}")
-    return str(SDK_VENV / "bin" / "python")
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +48,7 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
         "time": [str(venv / "bin" / "mcp-server-time")],
         "git": [str(venv / "bin" / "mcp-server-git"), "--repository", str(repo)],
         "everything": everything,
-        "shop": [_sdk_python(), str(SHOP)],
+        "shop": [sdk_python_path(), str(SHOP)],
     }
 
 

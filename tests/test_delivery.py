@@ -18,8 +18,7 @@ from mcp_bindings.runtime.memory import connect_in_memory
 from mcp_bindings.v2025_11_25 import models as m
 from mcp_bindings.v2025_11_25.client import ClientHandlers
 from mcp_bindings.v2025_11_25.server import Server
-
-from .test_http_transport import serve_in_thread
+from tests.support.http import serve_in_thread
 
 pytestmark = pytest.mark.anyio
 URI = "test://a"

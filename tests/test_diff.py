@@ -14,8 +14,7 @@ import pytest
 from mcp_bindgen.cli import main
 from mcp_bindgen.diff import diff_specs, render, to_json
 from mcp_bindgen.errors import BindgenError
-
-from .conftest import REPO_ROOT
+from tests.support import REPO_ROOT
 
 GOLDEN = REPO_ROOT / "tests" / "golden" / "diff"
 PAIRS = [("2024-11-05", "2025-03-26"), ("2025-11-25", "2026-07-28")]

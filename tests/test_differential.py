@@ -55,8 +55,8 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from mcp_bindgen.normalise import DRAFT_07, detect_dialect, normalise
 from mcp_bindgen.pipeline import build_ir, pinned_source
 from mcp_bindings.runtime import registry
-
-from .conftest import PINNED_VERSIONS, shared_schema_dir
+from tests.support import shared_schema_dir
+from tests.support.pipeline import PINNED_VERSIONS
 
 SEED = os.environ.get("MCP_BINDGEN_DIFF_SEED", "0")
 EXAMPLES_VERSION = "2026-07-28"

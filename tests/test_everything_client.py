@@ -12,13 +12,13 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from tests.support import REPO_ROOT
+
 CLIENT = REPO_ROOT / "examples" / "everything_client.py"
 VERSIONS = ["2025-11-25", "2026-07-28"]
 RUN_TIMEOUT = 60  # seconds per client process; a run normally takes well under 2 s

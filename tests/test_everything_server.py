@@ -23,7 +23,8 @@ import httpx
 import orjson
 import pytest
 
-from tests.peers.harness import REPO_ROOT, RawPeer, server_env
+from tests.peers.harness import RawPeer, server_env
+from tests.support import REPO_ROOT, free_port
 
 pytestmark = pytest.mark.anyio
 
@@ -253,15 +254,9 @@ async def test_stdio_stateless_wire(tmp_path: Path) -> None:
 # -- HTTP -------------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def http_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("everything-http") / "server.log"
     with open(log, "wb") as out:
         process = subprocess.Popen(

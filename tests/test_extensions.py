@@ -37,8 +37,9 @@ from mcp_bindings.runtime.http_server import create_app
 from mcp_bindings.runtime.memory import connect_in_memory
 from mcp_bindings.runtime.spec import MethodSpec
 from mcp_bindings.runtime.stdio import connect_stdio
-from tests.peers.harness import REPO_ROOT, server_env
-from tests.test_http_transport import ACCEPT, rpc, serve_in_thread, stateless, stateless_headers
+from tests.peers.harness import server_env
+from tests.support import REPO_ROOT
+from tests.support.http import ACCEPT, rpc, serve_in_thread, stateless, stateless_headers
 
 pytestmark = pytest.mark.anyio
 

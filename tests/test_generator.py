@@ -18,17 +18,8 @@ from mcp_bindgen.errors import BindgenError
 from mcp_bindgen.ir import AliasDef, ObjectDef
 from mcp_bindgen.normalise import Patch, apply_patches, load_patches, normalise, patch_applies
 from mcp_bindgen.pipeline import package_name, pinned_source
-
-from .conftest import (
-    PINNED_VERSIONS,
-    REPO_ROOT,
-    cached_source,
-    name_table,
-    pinned_ir,
-    rendered,
-    rendered_pinned,
-    shared_schema_dir,
-)
+from tests.support import REPO_ROOT, shared_schema_dir
+from tests.support.pipeline import PINNED_VERSIONS, cached_source, name_table, pinned_ir, rendered, rendered_pinned
 
 GOLDEN = REPO_ROOT / "tests" / "golden" / "names"
 

@@ -21,8 +21,7 @@ from mcp_bindgen.ir import NO_DEFAULT
 from mcp_bindgen.lower import lower
 from mcp_bindgen.normalise import normalise
 from mcp_bindgen.pins import ExtensionPin, load_extension_pins, read_extension, sync_extensions
-
-from .conftest import REPO_ROOT
+from tests.support import REPO_ROOT
 
 TASKS = "io.modelcontextprotocol/tasks"
 INSTANCES = REPO_ROOT / "tests" / "fixtures" / "ext_tasks" / "instances.json"

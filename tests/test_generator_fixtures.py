@@ -34,8 +34,8 @@ from mcp_bindgen.pipeline import VersionSource, build_ir, file_source, package_n
 from mcp_bindgen.render.models import render_models
 from mcp_bindgen.render.templates import render
 from mcp_bindgen.surface import ProtocolSurface
-
-from .conftest import REPO_ROOT, name_table
+from tests.support import REPO_ROOT
+from tests.support.pipeline import name_table
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "schemas"
 VERSION = "fixture"

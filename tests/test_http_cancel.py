@@ -31,7 +31,8 @@ from mcp_bindings.runtime.http_client import connect_http, connect_sse
 from mcp_bindings.runtime.http_resume import TRANSPORT_POLICY, primes_streams
 from mcp_bindings.runtime.http_server import create_app
 from tests.peers.harness import client_module
-from tests.test_http_transport import _free_port, open_session, rpc, serve_in_thread
+from tests.support import free_port
+from tests.support.http import open_session, rpc, serve_in_thread
 
 pytestmark = pytest.mark.anyio
 
@@ -294,7 +295,7 @@ async def test_priming_event_only_from_2025_11_25(slow: tuple[str, Flags, Wire],
 
 
 async def test_connect_sse_failure_inside_fail_after_raises_the_connection_error() -> None:
-    url = f"http://127.0.0.1:{_free_port()}/sse"  # nothing listens there
+    url = f"http://127.0.0.1:{free_port()}/sse"  # nothing listens there
     with pytest.raises(ConnectionError, match="could not open") as caught:
         with anyio.fail_after(DEADLINE):
             async with connect_sse(url, client_module("2024-11-05").Client):

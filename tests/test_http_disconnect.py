@@ -20,7 +20,7 @@ import pytest
 
 from mcp_bindings.runtime import registry
 from mcp_bindings.runtime.http_server import create_app
-from tests.test_http_transport import META, serve_in_thread
+from tests.support.http import META, serve_in_thread
 
 STATELESS = "2026-07-28"
 HANDSHAKE = "2025-11-25"

@@ -15,7 +15,7 @@ import pytest
 
 from mcp_bindings.runtime.eager import when_suspended
 from mcp_bindings.runtime.http_server import create_app, uvicorn_config
-from tests.test_http_transport import META, STATELESS, _load_example
+from tests.support.http import META, STATELESS, load_example
 
 pytestmark = pytest.mark.anyio
 
@@ -67,7 +67,7 @@ async def test_cancellation_and_errors_pass_through() -> None:
 
 
 def _app() -> Any:
-    return create_app(_load_example("echo_server").make_server(STATELESS))
+    return create_app(load_example("echo_server").make_server(STATELESS))
 
 
 @pytest.mark.parametrize(("level", "access"), [("warning", False), ("error", False), ("info", True), ("debug", True)])

@@ -27,12 +27,12 @@ from mcp_bindings.runtime.http_server import StreamableHTTPApp, create_app, uvic
 from mcp_bindings.runtime.notifications import host_for
 from mcp_bindings.v2025_11_25 import models as hm
 from mcp_bindings.v2025_11_25.server import Server as HandshakeServer
-from tests.test_auth_resource_server import ISSUER, JWKS, RESOURCE, token
-from tests.test_http_transport import (
+from tests.support import free_port
+from tests.support.auth import ISSUER, JWKS, RESOURCE, token
+from tests.support.http import (
     ACCEPT,
     HANDSHAKE,
-    _free_port,
-    _load_example,
+    load_example,
     open_session,
     rpc,
     serve_in_thread,
@@ -53,7 +53,7 @@ def anyio_backend() -> str:
 
 
 def everything_app(**options: Any) -> StreamableHTTPApp:
-    return create_app(_load_example("everything_server").EverythingServer(), **options)
+    return create_app(load_example("everything_server").EverythingServer(), **options)
 
 
 @contextlib.contextmanager
@@ -62,7 +62,7 @@ def serve_guarded(app: StreamableHTTPApp, http: str = "h11") -> Iterator[str]:
     daemon thread; yields the base URL."""
     import uvicorn
 
-    config = uvicorn_config(app, "127.0.0.1", _free_port(), http=http, loop="asyncio")  # pyright: ignore[reportArgumentType]
+    config = uvicorn_config(app, "127.0.0.1", free_port(), http=http, loop="asyncio")  # pyright: ignore[reportArgumentType]
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name=f"uvicorn-{config.port}", daemon=True)
     thread.start()

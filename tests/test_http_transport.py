@@ -16,15 +16,11 @@ both ways, plus its legacy `sse_client` against our `/sse` endpoint.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import socket
 import subprocess
-import sys
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
-from types import ModuleType
 from typing import Any
 
 import anyio
@@ -34,28 +30,24 @@ import pytest
 
 from mcp_bindings.runtime.http_client import connect_http
 from mcp_bindings.runtime.http_server import create_app
-from tests.peers.harness import (
-    PEERS,
-    REPO_ROOT,
-    Recorder,
-    client_module,
-    make_handlers,
-    server_env,
-    tool_text,
+from tests.peers.harness import PEERS, Recorder, client_module, make_handlers, server_env, tool_text
+from tests.support import REPO_ROOT, free_port
+from tests.support.http import (
+    ACCEPT,
+    HANDSHAKE,
+    STATELESS,
+    load_example,
+    open_session,
+    rpc,
+    serve_in_thread,
+    sse_messages,
+    stateless,
+    stateless_headers,
 )
-from tests.test_runtime_interop import SDK_REQUIREMENT, _create_sdk_venv
 
 pytestmark = pytest.mark.anyio
 
-STATELESS = "2026-07-28"
-HANDSHAKE = "2025-11-25"
 DEADLINE = 20  # seconds per async test
-META = {
-    "io.modelcontextprotocol/protocolVersion": STATELESS,
-    "io.modelcontextprotocol/clientInfo": {"name": "pytest", "version": "0"},
-    "io.modelcontextprotocol/clientCapabilities": {"sampling": {}, "elicitation": {}, "roots": {}},
-}
-ACCEPT = {"Accept": "application/json, text/event-stream"}
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 
@@ -67,55 +59,10 @@ def anyio_backend() -> str:
 # -- servers ------------------------------------------------------------------------------------
 
 
-def _load_example(name: str) -> ModuleType:
-    """examples/<name>.py as a module (the examples directory is not a package)."""
-    module_name = f"_http_transport_example_{name}"
-    if module_name in sys.modules:
-        return sys.modules[module_name]
-    spec = importlib.util.spec_from_file_location(module_name, REPO_ROOT / "examples" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextlib.contextmanager
-def serve_in_thread(app: Any) -> Iterator[str]:
-    """Run an ASGI app on uvicorn (127.0.0.1, a free port) in a daemon thread; yields the base URL."""
-    import uvicorn
-
-    config = uvicorn.Config(app, host="127.0.0.1", port=_free_port(), log_level="warning", lifespan="on")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name=f"uvicorn-{config.port}", daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 15
-        while not server.started:
-            if not thread.is_alive():
-                pytest.fail("uvicorn exited before it started listening")
-            if time.monotonic() > deadline:
-                pytest.fail("uvicorn did not start within 15 s")
-            time.sleep(0.02)
-        yield f"http://127.0.0.1:{config.port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        if thread.is_alive():  # pragma: no cover - open streams that never end
-            server.force_exit = True
-            thread.join(5)
-
-
 @pytest.fixture(scope="module")
 def everything() -> Iterator[str]:
     """The conformance everything-server with default options; its /mcp URL."""
-    module = _load_example("everything_server")
+    module = load_example("everything_server")
     with serve_in_thread(create_app(module.EverythingServer())) as base:
         yield base + "/mcp"
 
@@ -123,59 +70,12 @@ def everything() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def echo_base() -> Iterator[str]:
     """examples/echo_server.py (2026-07-28 stub) with a small body limit; its base URL."""
-    module = _load_example("echo_server")
+    module = load_example("echo_server")
     with serve_in_thread(create_app(module.make_server(STATELESS), max_body_bytes=2048)) as base:
         yield base
 
 
 # -- wire helpers -------------------------------------------------------------------------------
-
-
-def stateless(params: dict[str, Any] | None = None, meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {**(params or {}), "_meta": {**META, **(meta or {})}}
-
-
-def stateless_headers(method: str, name: str | None = None, version: str = STATELESS) -> dict[str, str]:
-    headers = {**ACCEPT, "MCP-Protocol-Version": version, "Mcp-Method": method}
-    if name is not None:
-        headers["Mcp-Name"] = name
-    return headers
-
-
-def rpc(request_id: Any, method: str, params: Any = None) -> dict[str, Any]:
-    message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-    if params is not None:
-        message["params"] = params
-    return message
-
-
-async def sse_messages(response: httpx.Response) -> AsyncIterator[Any]:
-    """The JSON-RPC messages of an SSE stream (comments and priming events skipped)."""
-    data: list[str] = []
-    async for line in response.aiter_lines():
-        if not line:
-            if data and "".join(data).strip():
-                yield orjson.loads("\n".join(data))
-            data = []
-        elif line.startswith("data:"):
-            value = line[5:]
-            data.append(value.removeprefix(" "))
-
-
-async def open_session(client: httpx.AsyncClient, url: str, version: str = HANDSHAKE, **headers: str) -> dict[str, str]:
-    """initialize + notifications/initialized; the headers later requests of the session carry."""
-    init = rpc(
-        1,
-        "initialize",
-        {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "pytest", "version": "0"}},
-    )
-    reply = await client.post(url, json=init, headers={**ACCEPT, **headers})
-    assert reply.status_code == 200, reply.text
-    assert reply.json()["result"]["protocolVersion"] == version
-    session = {**ACCEPT, "Mcp-Session-Id": reply.headers["mcp-session-id"], "MCP-Protocol-Version": version}
-    note = await client.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
-    assert note.status_code == 202
-    return session
 
 
 # -- 1. handshake sessions: security, limits, session lifecycle, GET stream ---------------------
@@ -336,7 +236,7 @@ async def test_batches_in_a_2025_03_26_session_only(everything: str) -> None:
 
 async def test_session_bound_and_idle_expiry() -> None:
     """At most `max_sessions` sessions (503 past it); an idle session expires (then 404)."""
-    module = _load_example("echo_server")
+    module = load_example("echo_server")
     app = create_app(module.make_server(STATELESS), max_sessions=2, session_idle_seconds=0.5)
     with serve_in_thread(app) as base:
         url = base + "/mcp"
@@ -679,19 +579,9 @@ async def test_sixteen_concurrent_clients(echo_base: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def sdk_python() -> str:
-    problem = _create_sdk_venv()
-    if problem is not None:
-        pytest.skip(f"the official SDK venv ({SDK_REQUIREMENT}) could not be created: {problem}")
-    from tests.test_runtime_interop import SDK_VENV
-
-    return str(SDK_VENV / "bin" / "python")
-
-
-@pytest.fixture(scope="module")
 def echo_stub_server() -> Iterator[str]:
     """examples/echo_server.py (2025-11-25 stub) with default options; its base URL."""
-    module = _load_example("echo_server")
+    module = load_example("echo_server")
     with serve_in_thread(create_app(module.make_server(HANDSHAKE))) as base:
         yield base
 
@@ -727,7 +617,7 @@ def test_sdk_sse_client_against_our_legacy_endpoint(sdk_python: str, echo_stub_s
 
 @pytest.fixture(scope="module")
 def sdk_http_server(sdk_python: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("sdk-http") / "server.log"
     with open(log, "wb") as out:
         process = subprocess.Popen(
@@ -931,7 +821,7 @@ async def test_connect_failures_and_caller_errors_come_out_unwrapped(everything:
     with anyio.fail_after(DEADLINE):
         with pytest.raises(McpError, match="HTTP request failed"):
             async with connect_http(
-                f"http://127.0.0.1:{_free_port()}/mcp",
+                f"http://127.0.0.1:{free_port()}/mcp",
                 client_module(HANDSHAKE).Client,
                 protocol_version=HANDSHAKE,
                 request_timeout=5,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from .conftest import REPO_ROOT
+from tests.support import REPO_ROOT
 
 PROBE = """
 import anyio, importlib.util, sys

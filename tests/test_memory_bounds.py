@@ -39,11 +39,12 @@ from benchmarks.load_server import LoadServer
 from mcp_bindings.runtime.auth.resource_server import AccessToken
 from mcp_bindings.runtime.http_resume import EVENT_OVERHEAD, EventLog, ReplayLimits, ReplayStore
 from mcp_bindings.runtime.http_server import create_app
-from tests.test_http_transport import ACCEPT, HANDSHAKE, open_session, rpc, serve_in_thread, sse_messages
+from tests.support import REPO_ROOT, free_port
+from tests.support.http import ACCEPT, HANDSHAKE, open_session, rpc, serve_in_thread, sse_messages
 
 pytestmark = pytest.mark.anyio
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+
 LOAD_SERVER = REPO_ROOT / "benchmarks" / "load_server.py"
 DEADLINE = 60  # seconds per test
 MIB = 1024 * 1024
@@ -75,12 +76,6 @@ def settled_rss(pid: int, target: float, seconds: float = 5.0) -> float:
         if now <= target or time.monotonic() > deadline:
             return now
         time.sleep(0.1)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextlib.contextmanager

@@ -16,8 +16,7 @@ import mcp_bindings.v2024_11_05 as v2024
 import mcp_bindings.v2025_11_25 as v2025
 import mcp_bindings.v2026_07_28 as v2026
 from mcp_bindings.runtime import registry
-
-from .conftest import PINNED_VERSIONS
+from tests.support.pipeline import PINNED_VERSIONS
 
 
 def test_versions_table_lists_every_pin() -> None:

@@ -9,8 +9,7 @@ import pytest
 from pydantic import BaseModel, TypeAdapter
 
 import mcp_bindings.v2026_07_28 as v2026
-
-from .conftest import shared_schema_dir
+from tests.support import shared_schema_dir
 
 EXAMPLES = sorted((shared_schema_dir() / "2026-07-28" / "examples").glob("*/*.json"))
 

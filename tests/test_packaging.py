@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import PINNED_VERSIONS, REPO_ROOT
+from tests.support import REPO_ROOT
+from tests.support.pipeline import PINNED_VERSIONS
 
 PROBE = (
     "import json, mcp_bindings, mcp_bindings.runtime.stdio, mcp_bindings.v2025_11_25.server as s\n"

@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO_ROOT
-from .peers.harness import free_port
+from tests.support import REPO_ROOT, free_port
 
 README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
 BLOCKS = re.findall(r"```python\n(.*?)```", README, re.S)

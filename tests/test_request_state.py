@@ -30,7 +30,7 @@ from mcp_bindings.runtime.session import Session
 from mcp_bindings.v2026_07_28 import client as client_module
 from mcp_bindings.v2026_07_28 import models as m
 from mcp_bindings.v2026_07_28.server import Server
-from tests.test_http_transport import _load_example, rpc, serve_in_thread, stateless, stateless_headers
+from tests.support.http import load_example, rpc, serve_in_thread, stateless, stateless_headers
 
 pytestmark = pytest.mark.anyio
 
@@ -369,7 +369,7 @@ async def test_multi_round_flow_through_a_typed_client() -> None:
 async def test_http_everything_server_refuses_foreign_state_with_400() -> None:
     """The everything-server's multi-round tool used to answer HTTP 500 / -32603 when handed another
     tool's state (its handler parsed it); now the runtime refuses it first."""
-    module = _load_example("everything_server")
+    module = load_example("everything_server")
     with serve_in_thread(create_app(module.EverythingServer())) as base:
         url = base + "/mcp"
         with anyio.fail_after(DEADLINE):

@@ -22,8 +22,8 @@ from mcp_bindings.runtime.http_server import create_app
 from mcp_bindings.runtime.memory import connect_in_memory
 from mcp_bindings.runtime.stdio import connect_stdio
 from mcp_bindings.runtime.transport import MemoryTransport, memory_pair
-
-from .conftest import PINNED_VERSIONS, REPO_ROOT
+from tests.support import REPO_ROOT
+from tests.support.pipeline import PINNED_VERSIONS
 
 pytestmark = pytest.mark.anyio
 ECHO = str(REPO_ROOT / "examples" / "echo_server.py")

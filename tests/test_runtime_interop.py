@@ -9,11 +9,8 @@ skip, saying why, only when that venv cannot be created (no access to PyPI)."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,60 +19,13 @@ import pytest
 
 from mcp_bindings.runtime.calls import REQUEST_TIMEOUT
 from mcp_bindings.runtime.errors import McpError
-from mcp_bindings.runtime.stdio import connect_stdio
-from tests.peers.harness import (
-    HANDSHAKE_VERSIONS,
-    PEERS,
-    REPO_ROOT,
-    TEST_SERVER,
-    Recorder,
-    client_module,
-    make_handlers,
-    tool_json,
-    tool_text,
-)
+from tests.peers.harness import HANDSHAKE_VERSIONS, PEERS, TEST_SERVER, tool_json, tool_text
+from tests.support import REPO_ROOT
+from tests.support.sdk import sdk_server, step
 
-SDK_REQUIREMENT = "mcp==2.3.0"
-SDK_VENV = REPO_ROOT / ".cache" / "official-sdk-venv"
-STAMP = SDK_VENV / ".mcp-bindgen-stamp"
 LIMIT = 60
 
 versions = pytest.mark.parametrize("version", HANDSHAKE_VERSIONS)
-
-
-def _stamp_text() -> str:
-    return json.dumps({"requirement": SDK_REQUIREMENT, "python": sys.version.split()[0]})
-
-
-def _create_sdk_venv() -> str | None:
-    """Build the SDK venv if it is missing or stale; returns why it could not be built, or None."""
-    python = SDK_VENV / "bin" / "python"
-    if python.exists() and STAMP.exists() and STAMP.read_text() == _stamp_text():
-        return None
-    shutil.rmtree(SDK_VENV, ignore_errors=True)
-    SDK_VENV.parent.mkdir(parents=True, exist_ok=True)
-    base = getattr(sys, "_base_executable", None) or sys.executable
-    steps = [
-        [base, "-m", "venv", str(SDK_VENV)],
-        [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", SDK_REQUIREMENT],
-    ]
-    for argv in steps:
-        try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return f"{' '.join(argv[:4])}: {exc}"
-        if done.returncode != 0:
-            return f"{' '.join(argv[:4])} failed: {(done.stderr or done.stdout).strip()[-500:]}"
-    STAMP.write_text(_stamp_text())
-    return None
-
-
-@pytest.fixture(scope="module")
-def sdk_python() -> str:
-    problem = _create_sdk_venv()
-    if problem is not None:
-        pytest.skip(f"the official SDK venv ({SDK_REQUIREMENT}) could not be created: {problem}")
-    return str(SDK_VENV / "bin" / "python")
 
 
 @pytest.fixture(scope="module")
@@ -96,12 +46,6 @@ def sdk_client_report(sdk_python: str, version: str) -> dict[str, Any]:
         assert done.returncode == 0, f"the SDK client failed:\n{done.stderr[-3000:]}"
         _reports[version] = json.loads(done.stdout.strip().splitlines()[-1])
     return _reports[version]
-
-
-def step(report: dict[str, Any], name: str) -> Any:
-    value = report.get(name)
-    assert not (isinstance(value, dict) and "error" in value), f"step {name} failed: {value.get('traceback') or value}"
-    return value
 
 
 @versions
@@ -190,21 +134,6 @@ def test_sdk_client_resource_subscriptions(sdk_python: str, version: str) -> Non
 
 
 # -- our client drives the SDK's server --------------------------------------------------------------
-
-
-@asynccontextmanager
-async def sdk_server(sdk_python: str, version: str, tmp_path: Path) -> AsyncIterator[tuple[Any, Recorder]]:
-    recorder = Recorder()
-    with open(tmp_path / "sdk-server.stderr", "wb") as stderr:
-        async with connect_stdio(
-            [sdk_python, str(PEERS / "sdk_server.py")],
-            client_module(version).Client,
-            handlers=make_handlers(version, recorder),
-            request_timeout=20,
-            cwd=str(REPO_ROOT),
-            stderr=stderr,
-        ) as client:
-            yield client, recorder
 
 
 @versions

@@ -20,7 +20,6 @@ from mcp_bindings.runtime.server import LOG_LEVELS
 from mcp_bindings.runtime.stdio import connect_stdio
 from tests.peers.harness import (
     HANDSHAKE_VERSIONS,
-    REPO_ROOT,
     Recorder,
     client_module,
     make_handlers,
@@ -30,6 +29,7 @@ from tests.peers.harness import (
     tool_json,
     tool_text,
 )
+from tests.support import REPO_ROOT
 
 pytestmark = pytest.mark.anyio
 LIMIT = 30  # seconds any one test may take

@@ -32,8 +32,7 @@ from mcp_bindgen.scaffold import (
     scaffold,
     validate_name,
 )
-
-from .conftest import REPO_ROOT
+from tests.support import REPO_ROOT, free_port
 
 ALL = "tools,resources,prompts,completion,logging"
 # (protocol, transport, features): every version with everything, plus subsets that change the shape.
@@ -403,12 +402,6 @@ def _official_python() -> Path:
     return _venv_python(venv)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def http_server(tmp_path: Path) -> Iterator[Any]:
     """Start `command + [--port N]` and yield its URL once it listens; stop it after."""
@@ -416,7 +409,7 @@ def http_server(tmp_path: Path) -> Iterator[Any]:
     log = tmp_path / "http-server.log"
 
     def start(command: list[str]) -> str:
-        port = _free_port()
+        port = free_port()
         with log.open("wb") as stderr:
             process = subprocess.Popen(
                 [*command, "--port", str(port)], stdout=subprocess.DEVNULL, stderr=stderr, env=_clean_env()

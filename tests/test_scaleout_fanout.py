@@ -23,12 +23,12 @@ import httpx
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from tests.test_scaleout import (
+from tests.peers.redis_server import RedisServer
+from tests.support.scaleout import (
     META,
     SUBSCRIPTION_ID,
     TRIES,
     Deployment,
-    RedisServer,
     TaskSession,
     call,
     headers,

@@ -28,8 +28,9 @@ from mcp_bindings.runtime.http_resume import Handoff, ReplayLimits, ReplayStore
 from mcp_bindings.runtime.http_server import create_app
 from mcp_bindings.v2025_11_25 import models as m25
 from mcp_bindings.v2025_11_25.server import Server as Server25
-
-from .test_scaleout import ROOT, SECRET, RedisServer, free_port
+from tests.peers.redis_server import RedisServer
+from tests.support import REPO_ROOT, free_port
+from tests.support.scaleout import SECRET
 
 pytestmark = pytest.mark.anyio
 
@@ -90,13 +91,18 @@ class Workers:
     def __init__(self, redis_url: str, log: Path) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "MCP_REDIS_URL": redis_url, "MCP_REQUEST_STATE_SECRET": SECRET, "PYTHONPATH": str(ROOT)}
+        env = {
+            **os.environ,
+            "MCP_REDIS_URL": redis_url,
+            "MCP_REQUEST_STATE_SECRET": SECRET,
+            "PYTHONPATH": str(REPO_ROOT),
+        }
         command = [sys.executable, "-m", "uvicorn", "--factory", "tests.test_scaleout_replay:build", "--workers", "2"]
         command += ["--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"]
         command += ["--timeout-graceful-shutdown", "10"]
         self.log = log
         with log.open("wb") as out:
-            self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+            self.process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
 
     def wait_ready(self, timeout: float = 90) -> None:
         seen: set[str] = set()

@@ -18,9 +18,11 @@ from mcp_bindings.runtime.backends.memory import InMemoryBackend
 from mcp_bindings.runtime.backends.redis import RedisBackend
 from mcp_bindings.runtime.http_server import StreamableHTTPApp, create_app
 from mcp_bindings.runtime.request_state import PREVIOUS_SECRET_ENV, SECRET_ENV
+from tests.peers.redis_server import RedisServer
 from tests.peers.scaleout_app import Scaled
-from tests.test_http_transport import serve_in_thread
-from tests.test_scaleout import SECRET, RedisServer, call, free_port, headers, listening
+from tests.support import free_port
+from tests.support.http import serve_in_thread
+from tests.support.scaleout import SECRET, call, headers, listening
 
 pytestmark = pytest.mark.anyio
 

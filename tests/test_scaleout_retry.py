@@ -26,9 +26,9 @@ from mcp_bindings.runtime.errors import DeliveryFailed, OutcomeUnknown
 from mcp_bindings.runtime.http_client import connect_http
 from mcp_bindings.v2026_07_28 import models as m
 from mcp_bindings.v2026_07_28.client import Client, ClientHandlers
-from tests.peers.harness import free_port
 from tests.peers.redis_server import RedisServer
-from tests.test_scaleout import WORKERS, Deployment
+from tests.support import free_port
+from tests.support.scaleout import WORKERS, Deployment
 
 pytestmark = pytest.mark.anyio
 

@@ -35,11 +35,10 @@ from mcp_bindings.runtime.jsonrpc import Request
 from mcp_bindings.runtime.notifications import LIST_CHANGED, RESOURCE_UPDATED
 from mcp_bindings.runtime.server import ServerRuntime
 from mcp_bindings.runtime.session import Session
-from tests.peers.harness import free_port
 from tests.peers.redis_server import RedisServer
 from tests.peers.scaleout_sessions_app import Handshake
-from tests.test_scaleout import ACCEPT, ROOT, SECRET, TRIES, Deployment, rpc
-from tests.test_sdk_http_versions import sdk_python  # noqa: F401 - the SDK venv fixture
+from tests.support import REPO_ROOT, free_port
+from tests.support.scaleout import ACCEPT, SECRET, TRIES, Deployment, rpc
 
 pytestmark = pytest.mark.anyio
 
@@ -66,13 +65,18 @@ class Sessions(Deployment):
     def __init__(self, redis_url: str, workers: int, log: Path) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "MCP_REDIS_URL": redis_url, "MCP_REQUEST_STATE_SECRET": SECRET, "PYTHONPATH": str(ROOT)}
+        env = {
+            **os.environ,
+            "MCP_REDIS_URL": redis_url,
+            "MCP_REQUEST_STATE_SECRET": SECRET,
+            "PYTHONPATH": str(REPO_ROOT),
+        }
         self.log = log
         command = [sys.executable, "-m", "uvicorn", "--factory", "tests.peers.scaleout_sessions_app:build"]
         command += ["--workers", str(workers), "--host", "127.0.0.1", "--port", str(self.port)]
         command += ["--log-level", "warning", "--timeout-graceful-shutdown", "10"]
         with log.open("wb") as out:
-            self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+            self.process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
 
 
 @pytest.fixture(scope="module")
@@ -148,8 +152,8 @@ def test_only_session_notifications_are_sent_on_to_another_workers_get_stream() 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18"])
-def test_the_sdk_client_is_served_by_any_worker(deployment: Sessions, sdk_python: str, version: str) -> None:  # noqa: F811
-    client = str(ROOT / "tests" / "peers" / "sdk_scaleout_client.py")
+def test_the_sdk_client_is_served_by_any_worker(deployment: Sessions, sdk_python: str, version: str) -> None:
+    client = str(REPO_ROOT / "tests" / "peers" / "sdk_scaleout_client.py")
     done = subprocess.run(
         [sdk_python, client, "--version", version, "--url", deployment.base + "/mcp"],
         capture_output=True,
@@ -395,7 +399,7 @@ async def test_at_max_sessions_a_worker_forgets_an_idle_session_not_refuses(redi
     sessions all hold one still answers 503."""
     from mcp_bindings.runtime.backends.redis import RedisBackend
     from mcp_bindings.runtime.http_server import create_app
-    from tests.test_http_transport import serve_in_thread
+    from tests.support.http import serve_in_thread
 
     def worker() -> Any:
         backend = RedisBackend(redis_server.url, prefix="room:")

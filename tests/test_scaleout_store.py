@@ -13,7 +13,7 @@ import pytest
 from mcp_bindings.runtime.backends.redis import RedisBackend
 from mcp_bindings.runtime.backends.redis_tasks import RedisTaskStore
 from mcp_bindings.runtime.task_store import InvalidCursor, TaskLimitError
-from tests.test_scaleout import RedisServer
+from tests.peers.redis_server import RedisServer
 
 pytestmark = pytest.mark.anyio
 

@@ -35,19 +35,12 @@ from mcp_bindings.runtime.calls import REQUEST_TIMEOUT
 from mcp_bindings.runtime.http_resume import primes_streams
 from mcp_bindings.runtime.http_server import create_app
 from tests.peers import stdio_server
-from tests.peers.harness import HANDSHAKE_VERSIONS, PEERS, REPO_ROOT
-from tests.test_http_transport import serve_in_thread
-from tests.test_runtime_interop import SDK_REQUIREMENT, SDK_VENV, _create_sdk_venv, step
+from tests.peers.harness import HANDSHAKE_VERSIONS, PEERS
+from tests.support import REPO_ROOT
+from tests.support.http import serve_in_thread
+from tests.support.sdk import step
 
 versions = pytest.mark.parametrize("version", HANDSHAKE_VERSIONS)
-
-
-@pytest.fixture(scope="module")
-def sdk_python() -> str:
-    problem = _create_sdk_venv()
-    if problem is not None:
-        pytest.skip(f"the official SDK venv ({SDK_REQUIREMENT}) could not be created: {problem}")
-    return str(SDK_VENV / "bin" / "python")
 
 
 # -- the wire tap -----------------------------------------------------------------------------------

@@ -16,7 +16,6 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_bindings.runtime import tasks
 from mcp_bindings.runtime.bridge import NotExpressible
 from mcp_bindings.runtime.context import RequestContext
 from mcp_bindings.runtime.errors import McpError
@@ -27,7 +26,8 @@ from mcp_bindings.runtime.tasks_outgoing import ClientTask, request_as_task
 from mcp_bindings.v2025_11_25 import client as c
 from mcp_bindings.v2025_11_25 import models as m
 from mcp_bindings.v2025_11_25 import server as s
-from tests.test_http_transport import serve_in_thread
+from tests.support.http import serve_in_thread
+from tests.support.tasks import SleepServer, text
 
 pytestmark = pytest.mark.anyio
 
@@ -40,10 +40,6 @@ TASK_CAPS = {"sampling": {}, "tasks": {"cancel": {}, "requests": {"sampling": {"
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def text(value: str) -> m.CallToolResult:
-    return m.CallToolResult(content=[m.TextContent(type="text", text=value)])
 
 
 class AskingServer(s.Server):
@@ -95,27 +91,6 @@ def _text(result: m.CallToolResult) -> str:
     content = result.content[0]
     assert isinstance(content, m.TextContent)
     return content.text
-
-
-class SleepServer(s.Server):
-    """`sleep` runs as a task when the call is task-augmented."""
-
-    declared_capabilities = {"tools": {}, "tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}}}
-
-    async def list_tools(self, params: m.PaginatedRequestParams | None, ctx: RequestContext) -> m.ListToolsResult:
-        tool = m.Tool.model_validate(
-            {"name": "sleep", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "optional"}}
-        )
-        return m.ListToolsResult(tools=[tool])
-
-    async def call_tool(self, params: m.CallToolRequestParams, ctx: RequestContext) -> Any:
-        seconds = float((params.arguments or {}).get("seconds", 0))
-
-        async def work(task_ctx: Any) -> m.CallToolResult:
-            await anyio.sleep(seconds)
-            return text(f"slept {seconds:g}")
-
-        return await tasks.run_as_task(ctx, work)
 
 
 @pytest.fixture(scope="module")

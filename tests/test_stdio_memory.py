@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from tests.support import REPO_ROOT
+
 ECHO_SERVER = REPO_ROOT / "examples" / "echo_server.py"
 MIB = 1024 * 1024
 LARGE_CALLS = 60

@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from .conftest import REPO_ROOT
+from tests.support import REPO_ROOT
 
 SERVER = [sys.executable, str(REPO_ROOT / "examples" / "echo_server.py"), "--stub", "2025-11-25"]
 INITIALIZE = {

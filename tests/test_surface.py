@@ -13,8 +13,8 @@ from mcp_bindgen.pipeline import build_ir, pinned_source
 from mcp_bindgen.surface import ROLE_UNIONS, derive_surface, gate_rules
 from mcp_bindings.runtime import registry
 from mcp_bindings.runtime.errors import StubDefinitionError
-
-from .conftest import PINNED_VERSIONS, REPO_ROOT
+from tests.support import REPO_ROOT
+from tests.support.pipeline import PINNED_VERSIONS
 
 TABLES = {
     "ClientRequest": "CLIENT_REQUESTS",

@@ -38,9 +38,10 @@ from mcp_bindings.runtime.task_store import InMemoryTaskStore, InvalidCursor, Ta
 from mcp_bindings.runtime.tasks import RELATED_TASK, TaskHandle
 from mcp_bindings.v2025_11_25 import client as c
 from mcp_bindings.v2025_11_25 import models as m
-from tests.conftest import cached_source
-from tests.peers.harness import REPO_ROOT, server_env
-from tests.test_http_transport import ACCEPT, open_session, rpc, serve_in_thread, sse_messages
+from tests.peers.harness import server_env
+from tests.support import REPO_ROOT
+from tests.support.http import ACCEPT, open_session, rpc, serve_in_thread, sse_messages
+from tests.support.pipeline import cached_source
 
 pytestmark = pytest.mark.anyio
 
@@ -664,16 +665,6 @@ async def main():
 
 anyio.run(main)
 '''
-
-
-@pytest.fixture(scope="module")
-def sdk_python() -> str:
-    from tests.test_runtime_interop import SDK_REQUIREMENT, SDK_VENV, _create_sdk_venv
-
-    problem = _create_sdk_venv()
-    if problem is not None:
-        pytest.skip(f"the official SDK venv ({SDK_REQUIREMENT}) could not be created: {problem}")
-    return str(SDK_VENV / "bin" / "python")
 
 
 def test_official_sdk_client_drives_a_task(sdk_python: str, peer_script: Path, tmp_path: Path) -> None:

@@ -31,8 +31,9 @@ from mcp_bindings.runtime.stdio import connect_stdio
 from mcp_bindings.v2026_07_28 import client as c
 from mcp_bindings.v2026_07_28 import models as m
 from mcp_bindings.v2026_07_28.server import Server
-from tests.peers.harness import REPO_ROOT, server_env
-from tests.test_http_transport import ACCEPT, META, _load_example, open_session, rpc, serve_in_thread, sse_messages
+from tests.peers.harness import server_env
+from tests.support import REPO_ROOT
+from tests.support.http import ACCEPT, META, load_example, open_session, rpc, serve_in_thread, sse_messages
 
 pytestmark = pytest.mark.anyio
 
@@ -51,7 +52,7 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
-    module = _load_example("everything_server")
+    module = load_example("everything_server")
     with serve_in_thread(create_app(module.EverythingServer())) as base:
         yield base + "/mcp"
 
@@ -59,7 +60,7 @@ def url() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def short_url() -> Iterator[str]:
     """The everything-server with tasks that live 1.5 s."""
-    module = _load_example("everything_server")
+    module = load_example("everything_server")
     server = module.EverythingServer()
     tasks.configure(server, default_ttl_ms=1500, poll_interval_ms=100)
     with serve_in_thread(create_app(server)) as base:

@@ -203,8 +203,7 @@ async def test_over_streamable_http(version: str) -> None:
     a client that lists and one that never does are both checked."""
     from mcp_bindings.runtime.http_client import connect_http
     from mcp_bindings.runtime.http_server import create_app
-
-    from .test_http_transport import serve_in_thread
+    from tests.support.http import serve_in_thread
 
     server = make_server(version)
     with serve_in_thread(create_app(server)) as base, anyio.fail_after(30):

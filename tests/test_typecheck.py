@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from .conftest import REPO_ROOT
+from tests.support import REPO_ROOT
 
-CONFIG = Path(__file__).with_name("pyrightconfig.generated.json")
+CONFIG = REPO_ROOT / "tests" / "pyrightconfig.generated.json"
 GENERATED = REPO_ROOT / "generated" / "mcp_bindings"
 TIMEOUT = 600  # a cold start on a slow machine; a warm run takes ~10 s
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO_ROOT
+from . import REPO_ROOT
 
 
 def strict_errors(tmp_path: Path, source: str) -> list[str]:
