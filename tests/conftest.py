@@ -52,3 +52,12 @@ def sdk_python() -> str:
     from tests.support.sdk import sdk_python_path
 
     return sdk_python_path()
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    """The one event loop the suite runs on (`@pytest.mark.anyio` tests and async fixtures): asyncio,
+    which the runtime's servers and uvicorn use. Module scope, as the anyio plugin's own default, so
+    module-scoped async fixtures may use it. A module that means to run on several backends would
+    override this, saying why; none does today."""
+    return "asyncio"

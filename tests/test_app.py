@@ -36,11 +36,6 @@ STATELESS = set(registry.stateless_versions())
 PNG = b"\x89PNG\r\n\x1a\n-fake"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def has(version: str, model: str, field: str) -> bool:
     """Whether `version`'s `model` defines `field` (e.g. CallToolResult.structured_content)."""
     return field in getattr(registry.load_version(version), model).model_fields

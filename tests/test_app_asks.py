@@ -26,11 +26,6 @@ FORM: dict[str, Any] = {
 }
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 app = App("asks")
 
 

@@ -19,11 +19,6 @@ from mcp_bindings.runtime.errors import McpError
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Out(BaseModel):
     value: int
 

@@ -53,11 +53,6 @@ def fresh_app() -> Any:
     return module.app
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 _reports: dict[tuple[str, str], dict[str, Any]] = {}
 
 

@@ -36,11 +36,6 @@ pytestmark = pytest.mark.anyio
 LIMIT = 20  # seconds any one test may take
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def text_of(result: Any) -> str:
     return str(result.content[0].text)
 

@@ -27,11 +27,6 @@ VERSIONS = [v for v in registry.versions() if "elicitation/create" in registry.p
 )
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _client(version: str) -> Any:
     return importlib.import_module(f"{registry.load_version(version).__name__}.client").Client
 

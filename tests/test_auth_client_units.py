@@ -40,11 +40,6 @@ from mcp_bindings.runtime.auth.scopes import select_scope
 ISSUER = "https://as.example.com"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 # -- WWW-Authenticate --------------------------------------------------------------------------
 
 

@@ -30,11 +30,6 @@ AS = "http://127.0.0.1:9002"
 LIMIT = 10
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def as_metadata(issuer: str, **extra: Any) -> dict[str, Any]:
     return {
         "issuer": issuer,

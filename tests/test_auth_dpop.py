@@ -37,11 +37,6 @@ LIMIT = 30
 URL = "https://mcp.example.test/mcp"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def post(stack: Stack, headers: dict[str, str]) -> httpx.Response:
     async with httpx.AsyncClient(timeout=10) as http:
         return await http.post(stack.mcp_url, json=STATELESS_BODY, headers={**STATELESS_HEADERS, **headers})

@@ -42,11 +42,6 @@ pytestmark = pytest.mark.anyio
 LIMIT = 30  # seconds any one test may take
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def mcp_failure(exc: BaseException) -> McpError:
     """What `connect_http` raised, which must be the McpError itself (never an exception group)."""
     assert isinstance(exc, McpError), repr(exc)

@@ -42,11 +42,6 @@ JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 PLATFORM = "https://platform.example.test"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def pem_of(key: ec.EllipticCurvePrivateKey) -> str:
     return key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()

@@ -21,11 +21,6 @@ pytestmark = pytest.mark.anyio
 HEADING = "A machine client in a few lines"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def readme_snippet() -> str:
     text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     start = text.find(HEADING)

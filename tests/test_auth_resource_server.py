@@ -31,11 +31,6 @@ PRM_URL = "http://127.0.0.1:9100/.well-known/oauth-protected-resource/mcp"
 LIMIT = 10
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Inner:
     """The protected app: records what reached it and answers 200."""
 

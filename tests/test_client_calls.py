@@ -31,11 +31,6 @@ pytestmark = pytest.mark.anyio
 HANDSHAKE = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def mod(version: str, kind: str) -> Any:
     return importlib.import_module(f"mcp_bindings.{registry.info(version).package}.{kind}")
 

@@ -44,11 +44,6 @@ TASKS = tasks_wire.EXTENSION
 LIMIT = 20  # seconds any one run-time test may take
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 # -- the policy's task_results: not stale ---------------------------------------------------------
 
 

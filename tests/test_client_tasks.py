@@ -27,11 +27,6 @@ LIMIT = 20
 SAMPLE = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5}
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Driver(Server):
     """Tool `drive` runs a script of requests to the client (`arguments.steps`: [method, params]),
     each step's params may name the task of step 0 as "$task"; returns what each step got."""

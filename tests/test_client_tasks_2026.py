@@ -45,11 +45,6 @@ LIMIT = 20  # seconds any one test may take
 WHO = "x-test-principal"  # the test middleware's stand-in for a bearer token
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @dataclass
 class _Principal:
     principal: str

@@ -40,11 +40,6 @@ pytestmark = pytest.mark.anyio
 LIMIT = 20
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _ask_name() -> m26.ElicitRequest:
     schema = m26.ElicitRequestFormParamsRequestedSchema.model_validate(
         {"type": "object", "properties": {"name": {"type": "string"}}}

@@ -21,11 +21,6 @@ pytestmark = pytest.mark.anyio
 PINNED = registry.versions()
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def mod(version: str, kind: str) -> Any:
     return importlib.import_module(f"mcp_bindings.{registry.info(version).package}.{kind}")
 

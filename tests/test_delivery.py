@@ -24,11 +24,6 @@ pytestmark = pytest.mark.anyio
 URI = "test://a"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Resources(Server):
     """Serves one resource, lets clients subscribe to it, and has tools that notify and count."""
 

@@ -62,11 +62,6 @@ JSON_SCHEMA_FIXTURE: dict[str, Any] = {
 MISSING_URI = "test://nonexistent-resource-for-conformance-testing"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def stateless(params: dict[str, Any] | None = None, meta: dict[str, Any] | None = None) -> dict[str, Any]:
     return {**(params or {}), "_meta": {**META, **(meta or {})}}
 

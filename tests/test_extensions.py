@@ -151,11 +151,6 @@ if __name__ == "__main__":
 
 
 @pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
 def peer_script(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("extension_peer") / "peer.py"
     path.write_text(PEER, encoding="utf-8")

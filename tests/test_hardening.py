@@ -168,8 +168,3 @@ async def test_invalid_results_never_leave_the_server(tmp_path: Path, version: s
                     assert caught.value.code == -32603 and "the tools/call result is invalid" in caught.value.message
                 result = await client.call_tool(name="ok", arguments={})
                 assert result.content[0].text == "fine"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"

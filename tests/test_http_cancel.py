@@ -44,11 +44,6 @@ DEADLINE = 20.0  # seconds per test
 CANCELLED = "notifications/cancelled"
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Flags:
     """What the slow tool's handler saw (set in the server's thread)."""
 

@@ -20,11 +20,6 @@ from tests.support.http import META, STATELESS, load_example
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def _done_at_once() -> str:
     return "done"
 

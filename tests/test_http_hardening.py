@@ -47,11 +47,6 @@ DEADLINE = 20  # seconds per test
 PARSERS = ["h11", "httptools"]
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def everything_app(**options: Any) -> StreamableHTTPApp:
     return create_app(load_example("everything_server").EverythingServer(), **options)
 

@@ -51,11 +51,6 @@ DEADLINE = 20  # seconds per async test
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 # -- servers ------------------------------------------------------------------------------------
 
 

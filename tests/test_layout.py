@@ -71,3 +71,15 @@ def test_the_guard_sees_each_form_of_import(tmp_path: Path, source: str, module:
     found = [m for _, m in _imported_modules(path, tmp_path)]
     assert module in found and _is_test_module(module), found
     assert not _is_test_module("tests.support.http") and not _is_test_module("tests.peers.harness")
+
+
+def test_one_anyio_backend() -> None:
+    """`anyio_backend` is defined once, in tests/conftest.py; a module overriding it says why."""
+    overrides = [
+        str(path.relative_to(REPO_ROOT))
+        for path in _python_files()
+        if path != TESTS / "conftest.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef) and node.name == "anyio_backend"
+    ]
+    assert overrides == [], "an override needs a reason here (e.g. a module meant to run on trio too)"

@@ -26,11 +26,6 @@ MULTI_SELECT = {
 }
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def mod(version: str, kind: str) -> Any:
     return importlib.import_module(f"mcp_bindings.{registry.info(version).package}.{kind}")
 

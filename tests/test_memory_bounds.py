@@ -52,11 +52,6 @@ IDLE_MARGIN_MB = 40  # RSS after release, above idle
 LEGACY_PEAK_MB = 60  # RSS while a legacy client reads nothing, above idle (queue bound 8 MiB)
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 # -- a server in a subprocess, and its RSS --------------------------------------------------------
 
 

@@ -21,11 +21,6 @@ pytestmark = pytest.mark.anyio
 DEADLINE = 10
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"  # the transport is asyncio's (stdio serving runs on asyncio or uvloop)
-
-
 @asynccontextmanager
 async def piped(limit: int = 1024) -> AsyncIterator[tuple[PipeTransport, int, int]]:
     """A transport reading one pipe and writing another; yields it, the fd that feeds what it reads

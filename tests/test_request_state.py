@@ -45,11 +45,6 @@ SECRET_STATE = "plan:transfer-1000-EUR-to-acct-DE89370400440532013000"
 ANSWER = {"confirm": {"action": "accept", "content": {"ok": True}}}
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def confirm() -> m.ElicitRequest:
     schema = m.ElicitRequestFormParamsRequestedSchema.model_validate(
         {"type": "object", "properties": {"ok": {"type": "boolean"}}}

@@ -36,11 +36,6 @@ STATELESS = registry.stateless_versions()
 RULES = sorted(rules().values(), key=lambda rule: rule.method)
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(autouse=True)
 def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(client_retry, "BACKOFF_S", (0.01, 0.02))

@@ -23,11 +23,6 @@ DEADLINE = 20
 
 
 @pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
 async def peer(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[RawPeer]:
     """One server for the whole table, initialized at 2025-11-25 (no batches)."""
     path = tmp_path_factory.mktemp("bad-input") / "server.stderr"

@@ -29,11 +29,6 @@ pytestmark = pytest.mark.anyio
 ECHO = str(REPO_ROOT / "examples" / "echo_server.py")
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _module(version: str, name: str) -> Any:
     return importlib.import_module(f"mcp_bindings.{registry.info(version).package}.{name}")
 

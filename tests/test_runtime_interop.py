@@ -28,11 +28,6 @@ LIMIT = 60
 versions = pytest.mark.parametrize("version", HANDSHAKE_VERSIONS)
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 # -- the SDK's client drives our server ------------------------------------------------------------
 
 _reports: dict[str, dict[str, Any]] = {}

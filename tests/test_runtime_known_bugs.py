@@ -17,11 +17,6 @@ from tests.peers.harness import HANDSHAKE_VERSIONS
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _package(version: str) -> str:
     return f"mcp_bindings.{registry.info(version).package}"
 

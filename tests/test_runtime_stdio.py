@@ -35,11 +35,6 @@ pytestmark = pytest.mark.anyio
 LIMIT = 30  # seconds any one test may take
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @asynccontextmanager
 async def connected(
     version: str, tmp_path: Path, *, protocol_version: str | None = None, request_timeout: float = 10, **env: str

@@ -39,11 +39,6 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
 def deployment(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
     running = Deployment(redis_server.url, WORKERS, tmp_path_factory.mktemp("uvicorn") / "uvicorn.log")
     try:

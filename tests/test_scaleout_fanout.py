@@ -46,11 +46,6 @@ LEASE_S = "2"
 
 
 @pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
 def pair(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
     """Two workers whose leases last 2 s (`MCP_WORKER_LEASE_SECONDS`)."""
     before = os.environ.get("MCP_WORKER_LEASE_SECONDS")

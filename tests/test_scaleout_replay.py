@@ -39,11 +39,6 @@ ACCEPT = "application/json, text/event-stream"
 PID = str(os.getpid()).encode()
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 # -- the app the workers run --------------------------------------------------------------------
 
 

@@ -27,11 +27,6 @@ from tests.support.scaleout import SECRET, call, headers, listening
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture
 def no_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in (SECRET_ENV, PREVIOUS_SECRET_ENV, REDIS_URL_ENV):

@@ -37,11 +37,6 @@ APP = "tests.peers.retry_app"
 
 
 @pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
 def deployment(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
     log = tmp_path_factory.mktemp("uvicorn-retry") / "uvicorn.log"
     running = Deployment(redis_server.url, WORKERS, log, app=APP)

@@ -54,11 +54,6 @@ META_EXT = {
 LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Sessions(Deployment):
     """`uvicorn --workers N --factory tests.peers.scaleout_sessions_app:build` with the Redis backend."""
 

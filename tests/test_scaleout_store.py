@@ -18,11 +18,6 @@ from tests.peers.redis_server import RedisServer
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture
 async def workers(
     redis_server: RedisServer, request: pytest.FixtureRequest

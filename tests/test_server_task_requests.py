@@ -37,11 +37,6 @@ ASK = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]
 TASK_CAPS = {"sampling": {}, "tasks": {"cancel": {}, "requests": {"sampling": {"createMessage": {}}}}}
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class AskingServer(s.Server):
     declared_capabilities = {"tools": {}}
 

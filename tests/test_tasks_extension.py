@@ -46,11 +46,6 @@ NAME_METHODS = {"tools/call": "name", "tasks/get": "taskId", "tasks/update": "ta
 
 
 @pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
 def url() -> Iterator[str]:
     module = load_example("everything_server")
     with serve_in_thread(create_app(module.EverythingServer())) as base:

@@ -37,11 +37,6 @@ ADD_INPUT = {
 TOTAL_OUTPUT = {"type": "object", "properties": {"total": {"type": "integer"}}, "required": ["total"]}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def make_server(version: str, *, validate: bool = True, tools: dict[str, tuple[Any, Any]] | None = None) -> Any:
     """A server at `version` whose tools are `{name: (inputSchema, outputSchema or None)}`; each tool
     answers what its name says (see `call_tool`) and records the call."""
