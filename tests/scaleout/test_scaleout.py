@@ -198,7 +198,7 @@ async def test_a_task_created_through_one_worker_is_read_and_cancelled_through_a
 
 
 async def test_a_session_opened_on_one_worker_is_served_by_another(deployment: Deployment) -> None:
-    """Handshake sessions are records in Redis: any worker adopts one (tests/test_scaleout_sessions.py)."""
+    """Handshake sessions are records in Redis: any worker adopts one (tests/scaleout/test_scaleout_sessions.py)."""
     with anyio.fail_after(60):
         a = await TaskSession(deployment.base, "alice").open()
         try:

@@ -184,7 +184,7 @@ def test_fixture_output_is_deterministic_across_hash_seeds() -> None:
     # This process and one with another string-hash seed render every case byte for byte alike.
     script = (
         "import hashlib, json\n"
-        "from tests.test_generator_fixtures import CASES, outputs\n"
+        "from tests.generator.test_generator_fixtures import CASES, outputs\n"
         "print(hashlib.sha256(json.dumps({c: outputs(c) for c in CASES}, sort_keys=True).encode()).hexdigest())\n"
     )
     here = hashlib.sha256(json.dumps({c: outputs(c) for c in CASES}, sort_keys=True).encode()).hexdigest()

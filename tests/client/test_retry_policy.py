@@ -1,7 +1,7 @@
 """Repeating a request whose connection failed (client_retry.py, policy/retry.json): the policy
 file against the pinned tables (a test per entry, failing when it goes stale), the decisions, and
 the HTTP client transport's failures end to end against a scripted HTTP peer (httpx.MockTransport).
-The same against real workers being killed: tests/test_scaleout_retry.py."""
+The same against real workers being killed: tests/scaleout/test_scaleout_retry.py."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ tests/peers/task_app.py at 2025-11-25, over stdio and Streamable HTTP.
 The SDK creates the task, polls `tasks/get`, and fetches the result with `tasks/result`; when the
 task is `input_required` it calls `tasks/result` at once and answers the elicitation the server
 sends there (marked with the task it belongs to). The official Python SDK has no task-augmented
-call, so it cannot drive this; the in-memory tests of tests/test_app_tasks.py cover both eras.
+call, so it cannot drive this; the in-memory tests of tests/app/test_app_tasks.py cover both eras.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ CLAIMS = {
     "class Answers(ClientHandlers):": "test_input_handlers_snippet",
     "lenient=True) as client:": "test_lenient_client_snippet_against_the_example_server",
     "handlers.use_extension(EXTENSION)": "test_task_client_snippet",
-    "ClientCredentialsGrant(ClientSecretBasic(": "tests/test_auth_readme.py",
+    "ClientCredentialsGrant(ClientSecretBasic(": "tests/docs/test_auth_readme.py",
     "from demo_client import connect": "test_contract_client_snippet",
 }
 

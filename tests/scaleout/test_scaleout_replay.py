@@ -2,7 +2,7 @@
 stream after its worker drained"): 2 uvicorn workers and a private Redis on 127.0.0.1, plus the
 handover's bounds in one process against the same Redis.
 
-The app is this module's `build` (`uvicorn --factory tests.test_scaleout_replay:build`): a
+The app is this module's `build` (`uvicorn --factory tests.scaleout.test_scaleout_replay:build`): a
 2025-11-25 server whose `countdown` tool logs `before` messages, ends its POST stream early (SSE
 polling, SEP-1699), waits, logs `after` more and answers; every response names its worker's pid.
 """
@@ -92,7 +92,7 @@ class Workers:
             "MCP_REQUEST_STATE_SECRET": SECRET,
             "PYTHONPATH": str(REPO_ROOT),
         }
-        command = [sys.executable, "-m", "uvicorn", "--factory", "tests.test_scaleout_replay:build", "--workers", "2"]
+        command = [sys.executable, "-m", "uvicorn", "--factory", f"{__name__}:build", "--workers", "2"]
         command += ["--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"]
         command += ["--timeout-graceful-shutdown", "10"]
         self.log = log

@@ -5,7 +5,7 @@ The server is the stdio tests' `TestServer` (tests/peers/stdio_server.py, writte
 2025-11-25 stub), served by `create_app` on uvicorn in a thread of this process (127.0.0.1, a free
 port; a fresh server per version, as its state is per process). The client is
 tests/peers/sdk_client.py with `--url`: the same scenario the stdio interop tests run
-(tests/test_runtime_interop.py), with the handshake pinned the same way (a hand-made `initialize`
+(tests/interop/test_runtime_interop.py), with the handshake pinned the same way (a hand-made `initialize`
 offering the version, then `session.adopt`). Its report is checked with the stdio tests' assertions.
 
 Between the two sits a tap on the ASGI app recording every HTTP exchange, so the wire itself is

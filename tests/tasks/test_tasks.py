@@ -49,7 +49,7 @@ LIMIT = 30  # seconds any one test may take
 VERSION = "2025-11-25"
 
 PEER = '''
-"""A 2025-11-25 server whose tools run as tasks (tests/test_tasks.py). argv[1]: "tasks" or "plain"."""
+"""A 2025-11-25 server whose tools run as tasks (tests/tasks/test_tasks.py). argv[1]: "tasks" or "plain"."""
 
 import sys
 

@@ -1,9 +1,9 @@
 """A worker killed mid-request: a 2026-07-28 client sends the request again on another worker and
 its caller gets one answer (client_retry.py), or, when repeating is not known to be safe, a clear
 error at once. Four uvicorn workers behind one port sharing a private Redis on 127.0.0.1
-(`tests.test_scaleout.Deployment`, app `tests/peers/retry_app.py`, whose tools append the pid of
+(`tests.scaleout.test_scaleout.Deployment`, app `tests/peers/retry_app.py`, whose tools append the pid of
 the worker running them to a file, report progress, then sleep: the test kills that pid).
-The decisions themselves, without workers: tests/test_retry_policy.py."""
+The decisions themselves, without workers: tests/client/test_retry_policy.py."""
 
 from __future__ import annotations
 

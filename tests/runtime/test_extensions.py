@@ -50,7 +50,7 @@ EXT = "com.example/echo"
 
 # The peer: the declarations both sides share, and a server serving them (its `__main__` serves stdio).
 PEER = '''
-"""Custom methods of extension com.example/echo, and a server of them (tests/test_extensions.py)."""
+"""Custom methods of extension com.example/echo, and a server of them (tests/runtime/test_extensions.py)."""
 
 import importlib
 import sys

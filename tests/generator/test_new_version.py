@@ -28,10 +28,9 @@ import pytest
 from mcp_bindgen.cli import main
 from mcp_bindgen.diff import diff_specs, to_json
 from mcp_bindgen.pipeline import package_name
+from tests.fixtures.next_version import NAME, NEXT_WIRE, write_next_schema
 from tests.support import REPO_ROOT, shared_schema_dir
 from tests.support.pipeline import PINNED_VERSIONS, rendered
-
-from .fixtures.next_version import NAME, NEXT_WIRE, write_next_schema
 
 SCENARIO = REPO_ROOT / "tests" / "fixtures" / "new_version_scenario.py"
 BASE_SCHEMA = shared_schema_dir() / "2026-07-28" / "schema.json"

@@ -182,7 +182,7 @@ async def test_calls_of_another_version_than_the_servers_are_refused() -> None:
 STDIO_SERVER = """
 import sys
 sys.path[:0] = {paths!r}
-from tests.test_client_calls import asking_server
+from tests.client.test_client_calls import asking_server
 from mcp_bindings.runtime.stdio import serve_stdio
 serve_stdio(asking_server("2025-11-25"))
 """

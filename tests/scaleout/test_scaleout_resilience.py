@@ -1,7 +1,7 @@
 """Scale-out resilience and probes, in one process: Redis unavailable at start (a clear startup
 error), a worker of several refused without a configured secret, Redis lost mid-run (what needs it
 fails with -32603 naming Redis, the rest goes on, the bus comes back by itself), /healthz and
-/readyz, and draining before shutdown. The Redis is private (`tests/test_scaleout.py`'s server)."""
+/readyz, and draining before shutdown. The Redis is private (`tests/scaleout/test_scaleout.py`'s server)."""
 
 from __future__ import annotations
 
