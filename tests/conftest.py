@@ -15,6 +15,18 @@ if TYPE_CHECKING:
     from tests.peers.redis_server import RedisServer
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Markers by what a test needs, wherever it lives (modules made of such tests set `pytestmark`
+    themselves): a test taking the `sdk_python` fixture drives the official SDK (`interop`); one taking
+    `redis_server`, directly or through another fixture, needs Redis (`scaleout`)."""
+    for item in items:
+        needs = getattr(item, "fixturenames", ())
+        if "sdk_python" in needs:
+            item.add_marker(pytest.mark.interop)
+        if "redis_server" in needs:
+            item.add_marker(pytest.mark.scaleout)
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO_ROOT

@@ -36,7 +36,7 @@ from tests.support import REPO_ROOT
 from tests.support.http import serve_in_thread
 from tests.support.sdk import TS_SDK
 
-pytestmark = [pytest.mark.slow, pytest.mark.anyio]
+pytestmark = [pytest.mark.slow, pytest.mark.anyio, pytest.mark.interop]
 
 SERVER = REPO_ROOT / "examples" / "app_server.py"
 VERSIONS = [*HANDSHAKE_VERSIONS, "2026-07-28"]

@@ -24,6 +24,8 @@ from tests.support import REPO_ROOT
 from tests.support.http import serve_in_thread
 from tests.support.sdk import TS_SDK
 
+pytestmark = pytest.mark.interop
+
 _reports: dict[str, dict[str, Any]] = {}
 
 

@@ -13,7 +13,7 @@ import pytest
 from mcp_bindgen.cli import main
 from tests.peers.harness import PEERS
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.interop]
 SHOP = PEERS / "sdk_contract_server.py"
 
 

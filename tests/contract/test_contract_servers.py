@@ -27,7 +27,7 @@ from tests.peers.harness import PEERS
 from tests.support import REPO_ROOT
 from tests.support.sdk import sdk_python_path
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.interop]
 SHOP = PEERS / "sdk_contract_server.py"
 
 

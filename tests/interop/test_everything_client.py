@@ -19,6 +19,8 @@ import pytest
 
 from tests.support import REPO_ROOT
 
+pytestmark = pytest.mark.interop
+
 CLIENT = REPO_ROOT / "examples" / "everything_client.py"
 VERSIONS = ["2025-11-25", "2026-07-28"]
 RUN_TIMEOUT = 60  # seconds per client process; a run normally takes well under 2 s

@@ -26,7 +26,7 @@ import pytest
 from tests.peers.harness import RawPeer, server_env
 from tests.support import REPO_ROOT, free_port
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.interop]
 
 SCRIPT = REPO_ROOT / "examples" / "everything_server.py"
 DEADLINE = 30  # seconds per test, start-up included

@@ -23,6 +23,8 @@ from tests.peers.harness import HANDSHAKE_VERSIONS, PEERS, TEST_SERVER, tool_jso
 from tests.support import REPO_ROOT
 from tests.support.sdk import sdk_server, step
 
+pytestmark = pytest.mark.interop
+
 LIMIT = 60
 
 versions = pytest.mark.parametrize("version", HANDSHAKE_VERSIONS)

@@ -40,6 +40,8 @@ from tests.support import REPO_ROOT
 from tests.support.http import serve_in_thread
 from tests.support.sdk import step
 
+pytestmark = pytest.mark.interop
+
 versions = pytest.mark.parametrize("version", HANDSHAKE_VERSIONS)
 
 

@@ -35,7 +35,7 @@ from tests.support.scaleout import (
     rpc,
 )
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.scaleout]
 
 
 @pytest.fixture(scope="module")

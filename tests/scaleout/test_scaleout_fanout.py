@@ -37,7 +37,7 @@ from tests.support.scaleout import (
     sse_messages,
 )
 
-pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.scaleout]
 
 TASKS_EXT = "io.modelcontextprotocol/tasks"
 CAPS = "io.modelcontextprotocol/clientCapabilities"

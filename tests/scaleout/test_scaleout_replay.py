@@ -32,7 +32,7 @@ from tests.peers.redis_server import RedisServer
 from tests.support import REPO_ROOT, free_port
 from tests.support.scaleout import SECRET
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.scaleout]
 
 VERSION = "2025-11-25"
 ACCEPT = "application/json, text/event-stream"

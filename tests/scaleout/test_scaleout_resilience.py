@@ -24,7 +24,7 @@ from tests.support import free_port
 from tests.support.http import serve_in_thread
 from tests.support.scaleout import SECRET, call, headers, listening
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.scaleout]
 
 
 @pytest.fixture

@@ -30,7 +30,7 @@ from tests.peers.redis_server import RedisServer
 from tests.support import free_port
 from tests.support.scaleout import WORKERS, Deployment
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.scaleout]
 
 STATELESS = "2026-07-28"
 APP = "tests.peers.retry_app"

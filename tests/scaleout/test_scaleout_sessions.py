@@ -40,7 +40,7 @@ from tests.peers.scaleout_sessions_app import Handshake
 from tests.support import REPO_ROOT, free_port
 from tests.support.scaleout import ACCEPT, SECRET, TRIES, Deployment, rpc
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.scaleout]
 
 WORKERS = 4
 HANDSHAKE = "2025-11-25"

@@ -15,7 +15,7 @@ from mcp_bindings.runtime.backends.redis_tasks import RedisTaskStore
 from mcp_bindings.runtime.task_store import InvalidCursor, TaskLimitError
 from tests.peers.redis_server import RedisServer
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.scaleout]
 
 
 @pytest.fixture
