@@ -15,16 +15,26 @@ if TYPE_CHECKING:
     from tests.peers.redis_server import RedisServer
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+LONG_TIMEOUT = 900  # seconds; the ceiling of `slow` and `interop` tests (pyproject.toml sets the others')
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Markers by what a test needs, wherever it lives (modules made of such tests set `pytestmark`
     themselves): a test taking the `sdk_python` fixture drives the official SDK (`interop`); one taking
-    `redis_server`, directly or through another fixture, needs Redis (`scaleout`)."""
+    `redis_server`, directly or through another fixture, needs Redis (`scaleout`).
+
+    Then the longer ceiling: a `slow` or `interop` test builds virtual environments or starts real
+    peers (its subprocess steps may take up to 600 s each on a cold cache), unless it sets its own."""
+    timeouts = config.pluginmanager.hasplugin("timeout")
     for item in items:
         needs = getattr(item, "fixturenames", ())
         if "sdk_python" in needs:
             item.add_marker(pytest.mark.interop)
         if "redis_server" in needs:
             item.add_marker(pytest.mark.scaleout)
+        long = item.get_closest_marker("slow") or item.get_closest_marker("interop")
+        if timeouts and long and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(LONG_TIMEOUT))
 
 
 @pytest.fixture(scope="session")
