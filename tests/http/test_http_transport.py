@@ -70,9 +70,6 @@ def echo_base() -> Iterator[str]:
         yield base
 
 
-# -- wire helpers -------------------------------------------------------------------------------
-
-
 # -- 1. handshake sessions: security, limits, session lifecycle, GET stream ---------------------
 
 

@@ -17,9 +17,9 @@ from mcp_bindings.runtime.http_client import connect_http
 from tests.peers.auth_harness import Stack
 from tests.peers.harness import client_module
 
+# -- the client side: our client through OAuthClientAuth ------------------------------------------
+
 VERSIONS = ["2025-11-25", "2026-07-28"]
-
-
 STATELESS_BODY = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -32,8 +32,6 @@ STATELESS_BODY = {
         }
     },
 }
-
-
 STATELESS_HEADERS = {
     "MCP-Protocol-Version": "2026-07-28",
     "Mcp-Method": "tools/list",
@@ -53,15 +51,11 @@ async def call_echo(stack: Stack, auth: OAuthClientAuth, version: str = "2026-07
         return result.content[0].text
 
 
+# -- the resource-server side: a signing key, its JWKS, tokens ------------------------------------
+
 ISSUER = "https://as.example.com"
-
-
 RESOURCE = "http://127.0.0.1:9100/mcp"
-
-
 KEY = ec.generate_private_key(ec.SECP256R1())
-
-
 JWKS = {"keys": [{**ECAlgorithm.to_jwk(KEY.public_key(), as_dict=True), "kid": "k1", "alg": "ES256", "use": "sig"}]}
 
 

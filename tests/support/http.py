@@ -20,18 +20,12 @@ import pytest
 from tests.support import REPO_ROOT, free_port
 
 STATELESS = "2026-07-28"
-
-
 HANDSHAKE = "2025-11-25"
-
-
 META = {
     "io.modelcontextprotocol/protocolVersion": STATELESS,
     "io.modelcontextprotocol/clientInfo": {"name": "pytest", "version": "0"},
     "io.modelcontextprotocol/clientCapabilities": {"sampling": {}, "elicitation": {}, "roots": {}},
 }
-
-
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 

@@ -15,8 +15,6 @@ from mcp_bindings.runtime.server import ServerRuntime
 from mcp_bindings.runtime.session import Session
 
 LEGACY = "2025-11-25"
-
-
 STATELESS = "2026-07-28"
 
 

@@ -23,27 +23,15 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from tests.support import REPO_ROOT, free_port
 
 STATELESS = "2026-07-28"
-
-
 WORKERS = 4
-
-
 SECRET = "scale-out-test-secret-0123456789abcdef0123456789"
-
-
 META = {
     "io.modelcontextprotocol/protocolVersion": STATELESS,
     "io.modelcontextprotocol/clientInfo": {"name": "pytest", "version": "0"},
     "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
 }
-
-
 ACCEPT = "application/json, text/event-stream"
-
-
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
-
-
 TRIES = 40  # fresh connections tried to reach another worker
 
 

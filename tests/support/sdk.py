@@ -19,12 +19,10 @@ from tests.peers.harness import PEERS, Recorder, client_module, make_handlers
 from tests.support import REPO_ROOT
 
 SDK_REQUIREMENT = "mcp==2.3.0"
-
-
 SDK_VENV = REPO_ROOT / ".cache" / "official-sdk-venv"
-
-
 STAMP = SDK_VENV / ".mcp-bindgen-stamp"
+# The TypeScript SDK that `scripts/conformance --setup-only` installs (its client drives our servers).
+TS_SDK = REPO_ROOT / ".cache" / "conformance" / "node_modules" / "@modelcontextprotocol" / "sdk"
 
 
 def _stamp_text() -> str:
@@ -73,9 +71,6 @@ async def sdk_server(sdk_python: str, version: str, tmp_path: Path) -> AsyncIter
             stderr=stderr,
         ) as client:
             yield client, recorder
-
-
-TS_SDK = REPO_ROOT / ".cache" / "conformance" / "node_modules" / "@modelcontextprotocol" / "sdk"
 
 
 def sdk_python_path() -> str:
