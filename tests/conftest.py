@@ -1,78 +1,40 @@
+"""Fixtures shared by the whole suite. Plain helpers (paths, servers in threads, wire helpers, the
+SDK venvs) are in tests/support/; import them from there."""
+
 from __future__ import annotations
 
-import functools
-import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
-from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import pytest
 
-if TYPE_CHECKING:  # the generator is imported lazily: runtime-only test runs need not have its extra
-    from mcp_bindgen.ir import SchemaIR
-    from mcp_bindgen.pipeline import VersionSource
+from tests.support import REPO_ROOT, shared_schema_dir
+
+if TYPE_CHECKING:
     from tests.peers.redis_server import RedisServer
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-PINNED_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
+
+LONG_TIMEOUT = 900  # seconds; the ceiling of `slow` and `interop` tests (pyproject.toml sets the others')
 
 
-def shared_schema_dir() -> Path:
-    """The folder of official schemas CI passes to `schema sync` (env override for other layouts)."""
-    return Path(os.environ.get("MCP_SCHEMA_DIR", REPO_ROOT.parent / "shared" / "mcp-schema")).resolve()
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Markers by what a test needs, wherever it lives (modules made of such tests set `pytestmark`
+    themselves): a test taking the `sdk_python` fixture drives the official SDK (`interop`); one taking
+    `redis_server`, directly or through another fixture, needs Redis (`scaleout`).
 
-
-# -- the pipeline's results per pinned version, computed once per test session ------------------
-# Rendering one whole schema takes seconds; tests that only read the result share these. Treat what
-# they return as read-only (the IR is a plain dataclass; the rendered files come as a read-only view).
-
-
-@functools.cache
-def cached_source(version: str) -> VersionSource:
-    """`pipeline.pinned_source(version)`, read once (the checkout's pinned schema.json)."""
-    from mcp_bindgen.pipeline import pinned_source
-
-    return pinned_source(version)
-
-
-@functools.cache
-def pinned_ir(version: str) -> SchemaIR:
-    """`pipeline.build_ir` of a pinned version, once per session."""
-    from mcp_bindgen.pipeline import build_ir
-
-    return build_ir(cached_source(version))
-
-
-@functools.cache
-def rendered(version: str) -> Mapping[str, str]:
-    """`pipeline.render_version` of a pinned version (path -> file text), once per session."""
-    from mcp_bindgen.pipeline import render_version
-
-    return MappingProxyType(render_version(cached_source(version)))
-
-
-def rendered_pinned(versions: list[str] | None = None) -> dict[str, str]:
-    """`pipeline.render_pinned` built from `rendered`: a drop-in for tests that run `check`."""
-    from mcp_bindgen.pins import load_pins
-
-    out: dict[str, str] = {}
-    for version in versions or list(load_pins()):
-        out.update(rendered(version))
-    return dict(sorted(out.items()))
-
-
-def name_table(ir: SchemaIR) -> str:
-    """One line per definition: name, object/alias, where it comes from, and its class name if renamed."""
-    from mcp_bindgen.ir import ObjectDef
-
-    lines = []
-    for name, definition in ir.definitions.items():
-        kind = "object" if isinstance(definition, ObjectDef) else "alias"
-        origin = f"hoisted from {definition.origin}" if definition.hoisted else "schema"
-        py = ir.py_name(name)
-        lines.append(f"{name}\t{kind}\t{origin}" + (f"\tclass {py}" if py != name else ""))
-    return "\n".join(lines) + "\n"
+    Then the longer ceiling: a `slow` or `interop` test builds virtual environments or starts real
+    peers (its subprocess steps may take up to 600 s each on a cold cache), unless it sets its own."""
+    timeouts = config.pluginmanager.hasplugin("timeout")
+    for item in items:
+        needs = getattr(item, "fixturenames", ())
+        if "sdk_python" in needs:
+            item.add_marker(pytest.mark.interop)
+        if "redis_server" in needs:
+            item.add_marker(pytest.mark.scaleout)
+        long = item.get_closest_marker("slow") or item.get_closest_marker("interop")
+        if timeouts and long and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(LONG_TIMEOUT))
 
 
 @pytest.fixture(scope="session")
@@ -103,3 +65,21 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def sdk_python() -> str:
+    """The official MCP Python SDK's venv (tests/support/sdk.py), built on first use; its python.
+    Skips, saying why, when the venv cannot be created (no access to PyPI)."""
+    from tests.support.sdk import sdk_python_path
+
+    return sdk_python_path()
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    """The one event loop the suite runs on (`@pytest.mark.anyio` tests and async fixtures): asyncio,
+    which the runtime's servers and uvicorn use. Module scope, as the anyio plugin's own default, so
+    module-scoped async fixtures may use it. A module that means to run on several backends would
+    override this, saying why; none does today."""
+    return "asyncio"

@@ -2,7 +2,7 @@
 
 Its elicitation goes through a `Resolve(...)` dependency, the SDK's way to elicit on every protocol
 version (a standalone request up to 2025-11-25, an InputRequiredResult on 2026-07-28).
-Runs in the official SDK's environment (tests/test_runtime_interop.py builds one), not this one.
+Runs in the official SDK's environment (tests/interop/test_runtime_interop.py builds one), not this one.
 """
 
 from typing import Annotated

@@ -19,9 +19,9 @@ import uvicorn
 from mcp_bindings.runtime.auth import AccessToken, JWTVerifier, RequestInfo, require_bearer
 from mcp_bindings.runtime.auth.resource_server import BearerAuthMiddleware
 from mcp_bindings.runtime.http.app import create_app
+from tests.support import REPO_ROOT
 
 from .auth_server import AuthServer, AuthServerOptions
-from .harness import REPO_ROOT
 
 START_TIMEOUT = 10.0
 STOP_TIMEOUT = 10.0

@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.peers.harness import REPO_ROOT
+from tests.support import REPO_ROOT
 
 CACHE = REPO_ROOT / ".cache" / "contract-peers"
 PY_REQUIREMENTS = ("mcp-server-time==2026.10.19", "mcp-server-git==2026.10.19")

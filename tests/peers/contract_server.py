@@ -1,4 +1,4 @@
-"""A server on this project's runtime for the fast contract tests (`tests/test_contract.py`): its
+"""A server on this project's runtime for the fast contract tests (`tests/contract/test_contract.py`): its
 tools are listed one per page (so every page must be read), and `CONTRACT_MODE` makes it bad input:
 
   (unset)      tools `get-user.v2` {id: integer, verbose?: boolean} with an output schema, and `ping`

@@ -18,20 +18,12 @@ import orjson
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from tests.support import REPO_ROOT
+
 PEERS = Path(__file__).resolve().parent
-REPO_ROOT = PEERS.parent.parent
 TEST_SERVER = PEERS / "stdio_server.py"
 HANDSHAKE_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 MAX_LINE = 64 * 1024 * 1024
-
-
-def free_port() -> int:
-    """A port free on 127.0.0.1 now (for a server a test starts)."""
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def server_command(script: Path = TEST_SERVER) -> list[str]:

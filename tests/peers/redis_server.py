@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.peers.harness import free_port
+from tests.support import free_port
 
 
 class RedisServer:

@@ -1,5 +1,5 @@
-"""The app tests/test_scaleout_retry.py runs on N uvicorn workers (`uvicorn --workers N --factory
-tests.peers.retry_app:build`, through `tests.test_scaleout.Deployment`); it holds no tests itself.
+"""The app tests/scaleout/test_scaleout_retry.py runs on N uvicorn workers (`uvicorn --workers N --factory
+tests.peers.retry_app:build`, through `tests.scaleout.test_scaleout.Deployment`); it holds no tests itself.
 
 A 2026-07-28 server whose tools record the pid of the worker running them (a line appended to the
 file named by the `mark` argument, so a test knows which worker to kill), report progress, then

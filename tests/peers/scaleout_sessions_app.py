@@ -1,4 +1,4 @@
-"""The app `tests/test_scaleout_sessions.py` runs on N uvicorn workers (`uvicorn --workers N --factory
+"""The app `tests/scaleout/test_scaleout_sessions.py` runs on N uvicorn workers (`uvicorn --workers N --factory
 tests.peers.scaleout_sessions_app:build`); it holds no tests itself.
 
 Two servers behind one port, sharing the deployment's backend (`MCP_REDIS_URL`): `/mcp`, a

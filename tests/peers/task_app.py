@@ -1,4 +1,4 @@
-"""The decorated app of the task tests (tests/test_app_tasks.py, tests/test_app_tasks_peers.py):
+"""The decorated app of the task tests (tests/app/test_app_tasks.py, tests/app/test_app_tasks_peers.py):
 one tool that may run as a task, one that must, one that asks the user from inside its task, and a
 plain one. Run it to serve it over stdio: `python tests/peers/task_app.py [protocol]`."""
 

@@ -1,0 +1,57 @@
+"""docs/authoring.md stays true: its first example is examples/app_server.py as written, and its line
+count table is what the comparison files hold (ours the fewest)."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from tests.support import REPO_ROOT
+
+DOC = REPO_ROOT / "docs" / "authoring.md"
+FILES = {
+    "this layer": REPO_ROOT / "examples" / "app_server.py",
+    "FastMCP 4.1.6": REPO_ROOT / "docs" / "comparison" / "fastmcp_server.py",
+    "official SDK `MCPServer` (mcp 2.3.0)": REPO_ROOT / "docs" / "comparison" / "official_mcpserver.py",
+}
+
+
+def _without_module_docstring(source: str) -> list[str]:
+    lines = source.splitlines()
+    body = ast.parse(source).body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        first, last = body[0].lineno, body[0].end_lineno or body[0].lineno
+        lines = lines[: first - 1] + lines[last:]
+    while lines and not lines[0].strip():
+        lines = lines[1:]
+    return lines
+
+
+def counts(source: str) -> tuple[int, int]:
+    """(lines, code lines): without the module docstring; code lines without blank and comment lines."""
+    lines = _without_module_docstring(source)
+    code = [line for line in lines if line.strip() and not line.strip().startswith("#")]
+    return len(lines) + 1, len(code)  # +1: the blank line a module docstring leaves before the code
+
+
+def test_the_first_example_is_the_example_file() -> None:
+    block = re.search(r"```python\n(.*?)```", DOC.read_text(), re.DOTALL)
+    assert block is not None
+    example = "\n".join(_without_module_docstring(FILES["this layer"].read_text())) + "\n"
+    assert block.group(1) == example
+
+
+def test_the_line_count_table() -> None:
+    table = {
+        row[0]: (int(row[2].strip("*")), int(row[3].strip("*")))
+        for row in (
+            [cell.strip() for cell in line.strip("|").split("|")]
+            for line in DOC.read_text().splitlines()
+            if line.startswith("| ") and line.count("|") == 5
+        )
+        if row[0] in FILES
+    }
+    measured = {name: counts(path.read_text()) for name, path in FILES.items()}
+    assert table == measured
+    ours = measured["this layer"]
+    assert all(ours[0] < other[0] and ours[1] < other[1] for name, other in measured.items() if name != "this layer")

@@ -1,0 +1,178 @@
+"""Every Python snippet in the README runs as written (from the repository root, with the project's
+environment first on PATH, as a user who followed the set-up has it).
+
+Each test claims its block by a line only that block has; `test_every_snippet_has_a_test` fails when
+a block is added that no test claims (or a claimed block disappears)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support import REPO_ROOT, free_port
+
+README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+BLOCKS = re.findall(r"```python\n(.*?)```", README, re.S)
+
+# marker -> the test that runs the block holding it
+CLAIMS = {
+    "result = CallToolResult.model_validate_json": "test_models_snippet",
+    'app = App("demo", version="1.0")': "test_app_server_snippet_is_the_example",
+    'command = ["python", "examples/app_server.py"]': "test_app_client_snippet",
+    "app.test_client(": "test_app_in_memory_snippet",
+    "class Echo(Server):": "test_server_snippet_serves_the_client_snippet",
+    "await client.ping(timeout=5)": "test_client_snippet_against_the_example_server",
+    "class Answers(ClientHandlers):": "test_input_handlers_snippet",
+    "lenient=True) as client:": "test_lenient_client_snippet_against_the_example_server",
+    "handlers.use_extension(EXTENSION)": "test_task_client_snippet",
+    "ClientCredentialsGrant(ClientSecretBasic(": "tests/docs/test_auth_readme.py",
+    "from demo_client import connect": "test_contract_client_snippet",
+}
+
+
+def block(marker: str) -> str:
+    found = [b for b in BLOCKS if marker in b]
+    assert len(found) == 1, f"{len(found)} README blocks hold {marker!r}"
+    return found[0]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}", **extra}
+
+
+def _run(code: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, env=_env(**env), capture_output=True, text=True, timeout=timeout
+    )
+
+
+def test_every_snippet_has_a_test() -> None:
+    claimed = [marker for marker in CLAIMS if any(marker in b for b in BLOCKS)]
+    assert claimed == list(CLAIMS), "a claimed snippet is gone from the README"
+    unclaimed = [b.splitlines()[0] for b in BLOCKS if not any(marker in b for marker in CLAIMS)]
+    assert not unclaimed, f"README snippets without a test: {unclaimed}"
+
+
+def test_models_snippet() -> None:
+    code = block(next(iter(CLAIMS)))
+    result = _run(code + "\nprint(result.is_error, result.model_dump_json(exclude_none=True))\n")
+    assert result.returncode == 0, result.stderr
+    printed = result.stdout.split()
+    assert printed == ["False", '{"content":[{"text":"hi","type":"text"}],"isError":false}']
+    assert printed[1] in code  # what the snippet's comment says it writes
+
+
+def test_app_server_snippet_is_the_example() -> None:
+    """The README's authoring example is `examples/app_server.py` (below its docstring), which the
+    other snippets run."""
+    example = (REPO_ROOT / "examples" / "app_server.py").read_text(encoding="utf-8")
+    assert block('app = App("demo", version="1.0")') in example
+
+
+def test_app_client_snippet() -> None:
+    result = _run(block('command = ["python", "examples/app_server.py"]'))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["['weather', 'delete']", "{'city': 'Oslo', 'celsius': 21.5}"]
+
+
+def test_app_in_memory_snippet() -> None:
+    result = _run(block("app.test_client("))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "deleted notes.txt"
+
+
+def test_client_snippet_against_the_example_server() -> None:
+    result = _run(block("await client.ping(timeout=5)"))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "hi"
+
+
+def test_server_snippet_serves_the_client_snippet(tmp_path: Path) -> None:
+    server = tmp_path / "echo.py"
+    server.write_text(block("class Echo(Server):"), encoding="utf-8")
+    original = block("await client.ping(timeout=5)")
+    client = original.replace('"examples/echo_server.py"', repr(str(server)))
+    assert client != original
+    result = _run(client)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "hi"
+
+
+def test_input_handlers_snippet() -> None:
+    result = _run(block("class Answers(ClientHandlers):"))
+    assert result.returncode == 0, result.stderr
+    expected = 'User response: action=accept, content={"username": "ada", "email": "ada@example.com"}'
+    assert result.stdout.strip() == expected
+
+
+def test_lenient_client_snippet_against_the_example_server() -> None:
+    code = block("lenient=True) as client:")
+    result = _run(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "mcp_bindings.v2024_11_05.models hi"  # what its comment says
+    assert "# mcp_bindings.v2024_11_05.models hi" in code
+
+
+@pytest.mark.slow
+def test_task_client_snippet() -> None:
+    """Against the everything-server over HTTP, as the README says to start it (on a free port)."""
+    code = block("handlers.use_extension(EXTENSION)")
+    said = re.search(r"\(The server: `python (examples/everything_server\.py[^`]*)`", README)
+    assert said is not None and "--port 8000" in said.group(1)
+    port = free_port()
+    command = [sys.executable, *shlex.split(said.group(1).replace("8000", str(port)))]
+    server = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert server.poll() is None, server.stderr.read() if server.stderr else ""
+                time.sleep(0.1)
+        url = "http://127.0.0.1:8000/mcp"
+        assert url in code
+        result = _run(code.replace(url, f"http://127.0.0.1:{port}/mcp"), timeout=90)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].endswith(" working"), lines  # the task handle: its id and status
+    assert lines[-1].startswith("Computed"), lines
+
+
+@pytest.mark.slow
+def test_contract_client_snippet(tmp_path: Path) -> None:
+    """The `mcp-bindgen client` command as the README writes it (output into a scratch folder), then
+    the snippet that imports what it wrote."""
+    line = re.search(r"^mcp-bindgen client -o demo_client\.py --from (.+)$", README, re.M)
+    assert line is not None
+    generate = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "mcp-bindgen"),
+            "client",
+            "-o",
+            str(tmp_path / "demo_client.py"),
+            "--from",
+            *shlex.split(line.group(1)),
+        ],
+        cwd=REPO_ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert generate.returncode == 0, generate.stderr
+    result = _run(block("from demo_client import connect"), PYTHONPATH=str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "WeatherOutput Oslo 21.5"

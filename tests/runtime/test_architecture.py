@@ -1,0 +1,144 @@
+"""The runtime's layers and the generator's independence are enforced, not only described
+(architecture issue #29): `scripts/lint` runs the import contracts of pyproject.toml's
+[tool.importlinter] and `scripts/import_cycles.py`. Each test adds one forbidden import to a scratch
+copy of the hand-written packages and sees the check fail; the real tree passes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from tests.support import REPO_ROOT
+
+REPO = REPO_ROOT
+sys.path.insert(0, str(REPO / "scripts"))
+import import_cycles  # noqa: E402 - scripts/ is not a package
+
+RUNTIME = REPO / "runtime" / "mcp_bindings" / "runtime"
+ALLOW = REPO / "scripts" / "import_cycles.allow"
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of runtime/ and generator/ (Python files only) and of pyproject.toml."""
+    root = tmp_path_factory.mktemp("layers")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(REPO / "runtime", root / "runtime", ignore=ignore)
+    shutil.copytree(REPO / "generator", root / "generator", ignore=ignore)
+    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    return root
+
+
+def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    """import-linter over `root`'s copies (and the real generated packages), with no editable
+    install's paths: `-S` skips the .pth files, site-packages is named on PYTHONPATH instead."""
+    path = [str(root / "runtime"), str(REPO / "generated"), str(root / "generator"), sysconfig.get_paths()["purelib"]]
+    code = "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
+    return subprocess.run(
+        [sys.executable, "-S", "-c", code, "--no-cache"],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _with_line(path: Path, line: str) -> str:
+    original = path.read_text()
+    path.write_text(original + "\n" + line + "\n")
+    return original
+
+
+def test_the_tree_keeps_every_contract(scratch: Path) -> None:
+    result = _lint_imports(scratch)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "contract"),
+    [
+        (
+            "runtime/mcp_bindings/runtime/server/bridge.py",
+            "from mcp_bindings.runtime.client import handling as _handling",
+            "runtime layers",
+        ),
+        (
+            "runtime/mcp_bindings/runtime/rpc/logs.py",
+            "from mcp_bindings.runtime.server import runtime as _runtime",
+            "runtime layers",
+        ),
+        (
+            "runtime/mcp_bindings/runtime/server/peer.py",
+            "from mcp_bindings.runtime.scaleout import relay as _relay",
+            "scaleout is a plug-in",
+        ),
+        (
+            "runtime/mcp_bindings/runtime/protocol/versions.py",
+            "from mcp_bindings.runtime.tasks import store as _store",
+            "tasks is a plug-in",
+        ),
+        (
+            "generator/mcp_bindgen/lower.py",
+            "from mcp_bindings.runtime.protocol import registry as _registry",
+            "the generator pipeline imports nothing from the runtime",
+        ),
+    ],
+)
+def test_a_forbidden_import_breaks_a_contract(scratch: Path, module: str, line: str, contract: str) -> None:
+    target = scratch / module
+    original = _with_line(target, "def _late() -> None:\n    " + line)  # inside a function: counted too
+    try:
+        result = _lint_imports(scratch)
+    finally:
+        target.write_text(original)
+    assert result.returncode != 0, result.stdout
+    summary = " ".join(result.stdout.split())  # the report wraps long contract names
+    start = summary.find(contract)
+    verdict = summary[start : summary.find("ignored imports", start)] if start >= 0 else ""
+    assert "BROKEN" in verdict and "KEPT" not in verdict, result.stdout
+
+
+def test_the_runtime_has_no_import_cycle() -> None:
+    assert import_cycles.check(RUNTIME, ALLOW) == []
+
+
+def test_a_new_cycle_through_a_function_level_import_fails(scratch: Path) -> None:
+    root = scratch / "runtime" / "mcp_bindings" / "runtime"
+    target = root / "protocol" / "spec.py"  # registry imports spec: spec importing registry closes a loop
+    original = _with_line(
+        target, "def _late() -> None:\n    from mcp_bindings.runtime.protocol import registry  # noqa"
+    )
+    try:
+        problems = import_cycles.check(root, ALLOW)
+    finally:
+        target.write_text(original)
+    assert len(problems) == 1
+    assert "protocol.registry" in problems[0] and "protocol.spec" in problems[0]
+
+
+def test_an_allowed_edge_that_is_gone_must_be_deleted(scratch: Path, tmp_path: Path) -> None:
+    allow = tmp_path / "allow"
+    allow.write_text(ALLOW.read_text() + "\nrpc.logs -> rpc.errors  # no such import\n")
+    problems = import_cycles.check(scratch / "runtime" / "mcp_bindings" / "runtime", allow)
+    assert problems == ["allowed edge rpc.logs -> rpc.errors no longer exists: delete it from allow"]
+
+
+def test_a_single_process_server_imports_no_scaleout_module() -> None:
+    """A stdio server and the HTTP app, in a fresh interpreter: no `scaleout` module is loaded."""
+    code = (
+        "import sys\n"
+        "from mcp_bindings.runtime.stdio.serve import serve_stdio\n"
+        "import mcp_bindings.runtime.app\n"
+        "print(sorted(m for m in sys.modules if m.startswith('mcp_bindings.runtime.scaleout')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

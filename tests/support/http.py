@@ -1,0 +1,115 @@
+"""Streamable HTTP on real sockets: an ASGI app on uvicorn in a background thread of the test process
+(`serve_in_thread`), the examples loaded as modules, and the raw wire helpers (JSON-RPC messages, the
+2026-07-28 stateless `_meta` and headers, a handshake session, the messages of an SSE stream)."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from types import ModuleType
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from tests.support import REPO_ROOT, free_port
+
+STATELESS = "2026-07-28"
+HANDSHAKE = "2025-11-25"
+META = {
+    "io.modelcontextprotocol/protocolVersion": STATELESS,
+    "io.modelcontextprotocol/clientInfo": {"name": "pytest", "version": "0"},
+    "io.modelcontextprotocol/clientCapabilities": {"sampling": {}, "elicitation": {}, "roots": {}},
+}
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+
+def load_example(name: str) -> ModuleType:
+    """examples/<name>.py as a module (the examples directory is not a package)."""
+    module_name = f"_http_transport_example_{name}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, REPO_ROOT / "examples" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@contextlib.contextmanager
+def serve_in_thread(app: Any) -> Iterator[str]:
+    """Run an ASGI app on uvicorn (127.0.0.1, a free port) in a daemon thread; yields the base URL."""
+    import uvicorn
+
+    config = uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name=f"uvicorn-{config.port}", daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 15
+        while not server.started:
+            if not thread.is_alive():
+                pytest.fail("uvicorn exited before it started listening")
+            if time.monotonic() > deadline:
+                pytest.fail("uvicorn did not start within 15 s")
+            time.sleep(0.02)
+        yield f"http://127.0.0.1:{config.port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        if thread.is_alive():  # pragma: no cover - open streams that never end
+            server.force_exit = True
+            thread.join(5)
+
+
+def stateless(params: dict[str, Any] | None = None, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {**(params or {}), "_meta": {**META, **(meta or {})}}
+
+
+def stateless_headers(method: str, name: str | None = None, version: str = STATELESS) -> dict[str, str]:
+    headers = {**ACCEPT, "MCP-Protocol-Version": version, "Mcp-Method": method}
+    if name is not None:
+        headers["Mcp-Name"] = name
+    return headers
+
+
+def rpc(request_id: Any, method: str, params: Any = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+async def sse_messages(response: httpx.Response) -> AsyncIterator[Any]:
+    """The JSON-RPC messages of an SSE stream (comments and priming events skipped)."""
+    data: list[str] = []
+    async for line in response.aiter_lines():
+        if not line:
+            if data and "".join(data).strip():
+                yield orjson.loads("\n".join(data))
+            data = []
+        elif line.startswith("data:"):
+            value = line[5:]
+            data.append(value.removeprefix(" "))
+
+
+async def open_session(client: httpx.AsyncClient, url: str, version: str = HANDSHAKE, **headers: str) -> dict[str, str]:
+    """initialize + notifications/initialized; the headers later requests of the session carry."""
+    init = rpc(
+        1,
+        "initialize",
+        {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "pytest", "version": "0"}},
+    )
+    reply = await client.post(url, json=init, headers={**ACCEPT, **headers})
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["result"]["protocolVersion"] == version
+    session = {**ACCEPT, "Mcp-Session-Id": reply.headers["mcp-session-id"], "MCP-Protocol-Version": version}
+    note = await client.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+    assert note.status_code == 202
+    return session
