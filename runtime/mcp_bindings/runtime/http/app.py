@@ -184,6 +184,7 @@ class StreamableHTTPApp:
         self.backend: StateBackend = o.backend if o.backend is not None else backend_from_env()
         self.draining = False
         self._started = False
+        self._forwarder: forwarding.Forwarder | None = None
         self._chained: list[tuple[int, Any, Any]] = []  # (signal, our handler, the one it chains to)
         self._endpoint = o.path.rstrip("/") or "/"
         self._body_deadlines = Deadlines(o.body_timeout_seconds)
@@ -249,7 +250,8 @@ class StreamableHTTPApp:
             space = worker_space(self.backend.worker_id)
             if space is not None:  # event ids name this worker, so another one can relay its streams
                 self.streamable.replay.number_from(space)
-            forwarding.install(self.host, forwarding.Forwarder(self.server, self.backend, self.backend.worker_id))
+            self._forwarder = forwarding.Forwarder(self.server, self.backend, self.backend.worker_id)
+            forwarding.install(self.host, self._forwarder)
             service = tasks.service_for(self.server)
             if isinstance(service.store, InMemoryTaskStore) and not len(service.store):
                 service.store = self.backend.task_store()  # unless the server configured a store of its own
@@ -262,8 +264,7 @@ class StreamableHTTPApp:
         call from another worker (`forwarding`)."""
         if await self.streamable.from_bus(method, data):
             return
-        forwarder = forwarding.forwarder_for(self.host)
-        if forwarder is not None and await forwarder.received(method, data):
+        if self._forwarder is not None and await self._forwarder.received(method, data):
             return
         if method == TASK_CANCELLED:
             scope = tasks.service_for(self.server).running.pop(data, None) if isinstance(data, str) else None
@@ -277,6 +278,7 @@ class StreamableHTTPApp:
         if self.host.bus is self.backend:
             self.host.bus = None
             forwarding.install(self.host, None)
+            self._forwarder = None
         await self.streamable.flush()  # session records dropped and replay logs handed over reach the backend
         if self._started:
             self._started = False

@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio
 
-from mcp_bindings.runtime.scaleout.backends import Deliver
+from mcp_bindings.runtime.scaleout.backends.base import Deliver
 from mcp_bindings.runtime.tasks.store import InMemoryTaskStore, TaskStore
 
 

@@ -37,7 +37,7 @@ import anyio
 import orjson
 
 from mcp_bindings.runtime.rpc import logs
-from mcp_bindings.runtime.scaleout.backends import BackendUnavailable, Deliver
+from mcp_bindings.runtime.scaleout.backends.base import BackendUnavailable, Deliver
 from mcp_bindings.runtime.tasks.store import TaskStore
 
 if TYPE_CHECKING:
