@@ -15,11 +15,8 @@ events of that stream (`replay_handed_over`; docs/deployment.md).
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import ctypes.util
 import itertools
 import json
-import sys
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
@@ -32,6 +29,7 @@ import orjson
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Send
 
+from mcp_bindings.runtime.http.trim import reclaim
 from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.runtime.protocol.policies import policy_file
 from mcp_bindings.runtime.rpc import jsonrpc, logs
@@ -491,53 +489,6 @@ class Handoff:
             if any(event_id == wanted for stream in streams for event_id, _, _ in stream.events):
                 return replay_handed_over(streams, last_event_id, final=final)
         return replay_handed_over([], last_event_id, final=False)  # 404: not an event any of them held
-
-
-# -- giving memory back --------------------------------------------------------------------------
-
-RECLAIM_AFTER = 1 * MIB  # bytes freed (replay log, legacy queues) before memory is given back
-RECLAIM_DELAY = 0.5  # seconds: frees in a burst are given back together, at most twice a second
-_reclaim = {"freed": 0, "due": 0.0}  # bytes freed since the last trim; when the scheduled one runs
-
-
-@cache
-def _malloc_trim() -> Callable[[int], int] | None:
-    """glibc's `malloc_trim`; None elsewhere. glibc keeps the freed blocks of large frames in its
-    heap, so without it RSS stays at its peak after a heavy session is released."""
-    if sys.platform != "linux":
-        return None
-    try:
-        trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-    except (OSError, AttributeError):
-        return None
-    trim.argtypes = [ctypes.c_size_t]
-    trim.restype = ctypes.c_int
-    return trim
-
-
-def reclaim(freed: int) -> None:
-    """Note `freed` bytes released; once RECLAIM_AFTER have been, give the process's free heap
-    memory back to the system (glibc `malloc_trim`, in a worker thread, RECLAIM_DELAY later)."""
-    trim = _malloc_trim()
-    if trim is None:
-        return
-    _reclaim["freed"] += freed
-    now = time.monotonic()
-    if _reclaim["freed"] < RECLAIM_AFTER or now < _reclaim["due"]:
-        return  # not enough yet, or a trim is already scheduled
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:  # not asyncio (e.g. trio): trim here, it takes milliseconds
-        _reclaim["freed"], _reclaim["due"] = 0, now + RECLAIM_DELAY
-        trim(0)
-        return
-    _reclaim["due"] = now + RECLAIM_DELAY
-
-    def run() -> None:
-        _reclaim["freed"] = 0
-        loop.run_in_executor(None, trim, 0)
-
-    loop.call_later(RECLAIM_DELAY, run)
 
 
 def sse_event(frame: bytes, event_id: int | None = None) -> bytes:
