@@ -11,16 +11,17 @@ A backend is the state the workers of one deployment share:
   is waiting on, the answers to the input asks of a tasks-extension task running there (`forwarding`);
 * handed-over replay logs (`ReplayHandoff`, shared backends only): a worker that drains (SIGTERM)
   hands the held SSE events of its handshake sessions over, so that a GET with `Last-Event-ID`
-  reaching another worker replays what its client missed (`http_resume.replay_handed_over`);
+  reaching another worker replays what its client missed (`scaleout.handoff`);
 * the task store (`task_store.TaskStore`): tasks created through one worker are read, awaited and
   cancelled through any other; with a lease per worker (`MCP_WORKER_LEASE_SECONDS`), the tasks of a
   worker that died are reported `failed` once its lease has lapsed.
 
-`InMemoryBackend` (the default: one process, nothing new to run) and `RedisBackend`
-(`backends.redis`, the `redis` extra) implement it. `backend_from_env` picks Redis when
-`MCP_REDIS_URL` is set. What stays in each worker: a session's open streams and requests in flight,
-and their live resumption logs (in memory, `http_resume.ReplayStore`: no round trip per event)
-until the worker drains; see docs/deployment.md.
+`InMemoryBackend` (one process, nothing new to run) and `RedisBackend` (`backends.redis`, the
+`redis` extra) implement it; as an HTTP app's `http.backend.Backend`, each attaches itself to the app
+(`scaleout.attach`). `backend_from_env` picks Redis when `MCP_REDIS_URL` is set (the HTTP app calls
+it only then; without it the app has no backend and never imports this plug-in). What stays in each
+worker: a session's open streams and requests in flight, and their live resumption logs (in memory,
+`http.resume.ReplayStore`: no round trip per event) until the worker drains; see docs/deployment.md.
 """
 
 from __future__ import annotations
@@ -29,18 +30,16 @@ import os
 from collections.abc import Mapping
 
 from mcp_bindings.runtime.scaleout.backends.base import (
-    EXTENSION_BROADCAST,
     LEASE_ENV,
     REDIS_URL_ENV,
     TASK_CANCELLED,
-    BackendUnavailable,
     Deliver,
-    NotificationBus,
     ReplayHandoff,
     SessionRecords,
     StateBackend,
     WorkerMail,
 )
+from mcp_bindings.runtime.server.bus import EXTENSION_BROADCAST, BackendUnavailable, NotificationBus
 
 __all__ = [
     "EXTENSION_BROADCAST",

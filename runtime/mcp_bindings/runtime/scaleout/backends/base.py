@@ -6,30 +6,16 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mcp_bindings.runtime.server.bus import EXTENSION_BROADCAST, BackendUnavailable, NotificationBus
+from mcp_bindings.runtime.http.backend import SCALEOUT_ENV, Backend
+from mcp_bindings.runtime.server.bus import NotificationBus
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.tasks.store import TaskStore
 
-__all__ = [
-    "EXTENSION_BROADCAST",
-    "LEASE_ENV",
-    "REDIS_URL_ENV",
-    "TASK_CANCELLED",
-    "BackendUnavailable",
-    "Deliver",
-    "NotificationBus",
-    "ReplayHandoff",
-    "SessionRecords",
-    "StateBackend",
-    "WorkerMail",
-]
-
-REDIS_URL_ENV = "MCP_REDIS_URL"
+REDIS_URL_ENV = SCALEOUT_ENV  # "MCP_REDIS_URL": the HTTP app finds this plug-in by it
 # A bus message between workers, not a notification (no MCP method has this name): a task was
 # cancelled, so the worker running its work stops it (params: the task id).
 TASK_CANCELLED = "mcp-bindings/task-cancelled"
-# (A custom broadcast travels as `server.bus.EXTENSION_BROADCAST`, re-exported here.)
 # How long a worker's lease lasts without renewal (seconds; renewed every third of it): after that,
 # the tasks it was running are reported failed by the other workers.
 LEASE_ENV = "MCP_WORKER_LEASE_SECONDS"
@@ -91,8 +77,9 @@ class ReplayHandoff(Protocol):
         ...
 
 
-class StateBackend(NotificationBus, SessionRecords, ReplayHandoff, WorkerMail, Protocol):
-    """The state a deployment's workers share (see the module docstring)."""
+class StateBackend(Backend, NotificationBus, SessionRecords, ReplayHandoff, WorkerMail, Protocol):
+    """The state a deployment's workers share (see the package docstring); as an HTTP app's `Backend`,
+    it attaches itself to the app (implementations inherit `attach.Attachable`)."""
 
     @property
     def shared(self) -> bool:
