@@ -25,7 +25,8 @@ import pytest
 from starlette.types import Message, Receive, Scope, Send
 
 from mcp_bindings.runtime.http.app import create_app
-from mcp_bindings.runtime.http.resume import Handoff, ReplayLimits, ReplayStore
+from mcp_bindings.runtime.http.resume import ReplayLimits, ReplayStore
+from mcp_bindings.runtime.scaleout.handoff import Handoff
 from mcp_bindings.v2025_11_25 import models as m25
 from mcp_bindings.v2025_11_25.server import Server as Server25
 from tests.peers.redis_server import RedisServer

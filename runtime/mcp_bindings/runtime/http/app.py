@@ -10,11 +10,12 @@ when idle and belong to the principal that opened them. `serve_http` (through `u
 adds what only the HTTP server can do: a bound on connections, a deadline and a size bound for a
 request's head. Every limit, its default and its option: docs/security.md.
 
-Several workers (docs/deployment.md): the app's `backend` (`backends.StateBackend`; by default
-Redis when `MCP_REDIS_URL` is set, else in memory) carries broadcasts, session records (so any
-worker serves any handshake session), messages to one worker (forwarded responses and calls,
-`forwarding`) and tasks between workers; the lifespan connects it (a clear startup error when it cannot) and refuses to
-start a worker of several without a configured `requestState` secret. `/healthz` answers 200
+Several workers (docs/deployment.md): the app's `backend` (`http.backend.Backend`; by default the
+scale-out plug-in's Redis backend when `MCP_REDIS_URL` is set, else none) carries broadcasts, session
+records (so any worker serves any handshake session), messages to one worker (forwarded responses
+and calls) and tasks between workers; the lifespan attaches it (`backend.attach`, the plug-in's
+`scaleout.attach`: a clear startup error when it cannot connect) and refuses to start a worker of
+several without a configured `requestState` secret. `/healthz` answers 200
 while the process serves; `/readyz` 200 when it can take traffic (its backend reachable, not
 shutting down), else 503 naming why. On SIGTERM / SIGINT the app drains first: readiness turns
 503 and its open streams (GET, `subscriptions/listen`) are closed so clients reconnect elsewhere,
@@ -38,19 +39,17 @@ import anyio
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from mcp_bindings.runtime.http.backend import Backend, backend_from_env
 from mcp_bindings.runtime.http.legacy import LegacySse
-from mcp_bindings.runtime.http.resume import Handoff, ReplayLimits, error_response, worker_space
+from mcp_bindings.runtime.http.resume import ReplayLimits, error_response
 from mcp_bindings.runtime.http.streamable import SSE, StreamableHttp, StreamableOptions, principal_of
 from mcp_bindings.runtime.protocol.headers import accepts, authority_host, decode_header_value, media_type, origin_host
 from mcp_bindings.runtime.protocol.request_state import SecretError, secret_bytes
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import INVALID_REQUEST
-from mcp_bindings.runtime.scaleout import forwarding
-from mcp_bindings.runtime.scaleout.backends import TASK_CANCELLED, BackendUnavailable, StateBackend, backend_from_env
+from mcp_bindings.runtime.server.bus import BackendUnavailable
 from mcp_bindings.runtime.server.notifications import host_for
 from mcp_bindings.runtime.server.stubs import ServerStub
-from mcp_bindings.runtime.tasks import service as tasks
-from mcp_bindings.runtime.tasks.store import InMemoryTaskStore
 
 if TYPE_CHECKING:
     import uvicorn
@@ -109,7 +108,7 @@ class HttpOptions:
     max_header_bytes: int = 64 * 1024  # a request's line and headers larger than this: 400 / closed
     keep_alive_seconds: float = 5.0  # an idle keep-alive connection is closed after this
     # Several workers (docs/deployment.md). None: `backend_from_env()` (Redis if MCP_REDIS_URL is set).
-    backend: StateBackend | None = None
+    backend: Backend | None = None
     request_state_secret: bytes | str | None = None  # else the server's, else MCP_REQUEST_STATE_SECRET
     previous_request_state_secret: bytes | str | None = None  # rotation: still opens states for their TTL
     health_path: str = "/healthz"  # liveness: 200 while the process serves
@@ -181,7 +180,7 @@ class StreamableHTTPApp:
         )
         self.legacy = LegacySse(server, host, o.max_sessions, queue_bytes=o.legacy_queue_bytes)
         self.host = host
-        self.backend: StateBackend = o.backend if o.backend is not None else backend_from_env()
+        self.backend: Backend = o.backend if o.backend is not None else backend_from_env()
         self.draining = False
         self._started = False
         self._chained: list[tuple[int, Any, Any]] = []  # (signal, our handler, the one it chains to)
@@ -233,55 +232,22 @@ class StreamableHTTPApp:
     # -- several workers -----------------------------------------------------------------------
 
     async def start(self, group: TaskGroup) -> None:
-        """Configure the sealing secrets, connect the backend and run its bus (the lifespan's
-        startup). `SecretError` / `BackendUnavailable` say why a worker cannot start."""
+        """Check the sealing secrets and attach the backend (the lifespan's startup: connected, its
+        bus run in `group`). `SecretError` / `BackendUnavailable` say why a worker cannot start."""
         sealer = self.host.sealer
         if self.host.secret_problem is not None:  # MCP_REQUEST_STATE_SECRET set but unusable
             raise SecretError(self.host.secret_problem)
         if self.backend.shared or _in_worker_process():
             sealer.check_shareable()
-        await self.backend.start()
+        await self.backend.attach(self, group)
         self._started = True
-        if self.backend.shared:
-            self.host.bus = self.backend
-            self.streamable.records = self.backend
-            self.streamable.handoff = Handoff(self.backend, self.streamable.options.replay.ttl_seconds)
-            space = worker_space(self.backend.worker_id)
-            if space is not None:  # event ids name this worker, so another one can relay its streams
-                self.streamable.replay.number_from(space)
-            forwarding.install(self.host, forwarding.Forwarder(self.server, self.backend, self.backend.worker_id))
-            service = tasks.service_for(self.server)
-            if isinstance(service.store, InMemoryTaskStore) and not len(service.store):
-                service.store = self.backend.task_store()  # unless the server configured a store of its own
-            group.start_soon(self.backend.run_bus, self._from_bus)
         self._chain_signals()
-
-    async def _from_bus(self, method: str, data: Any) -> None:
-        """What another worker published or sent this one: a broadcast for this worker's clients, a
-        task cancelled through it whose work runs here, news of a session (`http_sessions`), or a
-        call from another worker (`forwarding`)."""
-        if await self.streamable.from_bus(method, data):
-            return
-        forwarder = forwarding.forwarder_for(self.host)
-        if forwarder is not None and await forwarder.received(method, data):
-            return
-        if method == TASK_CANCELLED:
-            scope = tasks.service_for(self.server).running.pop(data, None) if isinstance(data, str) else None
-            if scope is not None:
-                scope.cancel()
-            return
-        await self.host.deliver(method, data)
 
     async def stop(self) -> None:
         self._unchain_signals()
-        if self.host.bus is self.backend:
-            self.host.bus = None
-            forwarding.install(self.host, None)
-        await self.streamable.flush()  # session records dropped and replay logs handed over reach the backend
         if self._started:
             self._started = False
-            with anyio.CancelScope(shield=True):
-                await self.backend.aclose()
+            await self.backend.detach(self)
 
     def drain(self) -> None:
         """Stop taking traffic: readiness turns 503, open GET and listen streams are closed (their
@@ -366,9 +332,9 @@ class StreamableHTTPApp:
                 return body
             return await self.streamable.post(request.headers, body, principal_of(request.scope))
         if method == "GET":
-            return await self.streamable.get_or_refuse(request.headers, principal_of(request.scope))
+            return await self.streamable.get(request.headers, principal_of(request.scope))
         if method == "DELETE":
-            return await self.streamable.delete_everywhere(request.headers, principal_of(request.scope))
+            return await self.streamable.delete(request.headers, principal_of(request.scope))
         return Response(status_code=405, headers={"Allow": "GET, POST, DELETE"})
 
     # -- security ----------------------------------------------------------------------------

@@ -20,7 +20,8 @@ from anyio.streams.memory import MemoryObjectSendStream
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from mcp_bindings.runtime.http.resume import no_cache, raw_headers, reclaim, sse_event
+from mcp_bindings.runtime.http.resume import no_cache, raw_headers, sse_event
+from mcp_bindings.runtime.http.trim import reclaim
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId
 from mcp_bindings.runtime.rpc.session import Session

@@ -8,25 +8,20 @@ equal JSON-RPC ids never meet.
 
 Behind bearer auth (`auth.resource_server`) a session belongs to the principal that opened it
 (`principal_of`): a request of any other principal for it is answered 404, as for an unknown id.
-A session that expires is ended like a deleted one: its requests are cancelled, its GET stream is
-closed and it gets no more broadcasts.
 
-Several workers (a shared backend, `records`): a session is served by whichever worker a request
-reaches (`http_sessions`: rebuilt from its record on first sight, refreshed from it on every
-request, written back when a request changed it); a client's response to a request another worker
-sent is forwarded to that worker; DELETE on any worker ends the session on all of them.
+The sessions live in a `SessionDirectory` (`http.sessions`): `LocalSessions` in one process (idle
+expiry, `max_sessions`); several workers (a shared backend attached, `scaleout.attach`): the
+plug-in's `SharedSessions`, through which any worker serves any session.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import math
 import random
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import anyio
@@ -35,19 +30,21 @@ from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from mcp_bindings.runtime.http.resume import (
-    CLOSE_STREAM,
     DROP,
     EventLog,
-    FrameSink,
-    Handoff,
-    ReplayLimits,
     ReplayStore,
     ResponseWriter,
     error_response,
     no_cache,
     primes_streams,
     sse_event,
-    worker_of,
+)
+from mcp_bindings.runtime.http.sessions import (
+    HttpSession,
+    HttpTransport,
+    LocalSessions,
+    SessionDirectory,
+    StreamableOptions,
 )
 from mcp_bindings.runtime.http.stateless import (
     VERSION_HEADER,
@@ -59,30 +56,25 @@ from mcp_bindings.runtime.http.stateless import (
 )
 from mcp_bindings.runtime.protocol.headers import accepts
 from mcp_bindings.runtime.rpc import jsonrpc, logs
-from mcp_bindings.runtime.rpc.calls import CANCELLED
 from mcp_bindings.runtime.rpc.eager import when_suspended
-from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_REQUEST
 from mcp_bindings.runtime.rpc.jsonrpc import InvalidMessage, Request
 from mcp_bindings.runtime.rpc.session import Answer, Session
-from mcp_bindings.runtime.rpc.transport import Features, TransportBase
-from mcp_bindings.runtime.scaleout import relay as http_relay
-from mcp_bindings.runtime.scaleout import sessions as http_sessions
-from mcp_bindings.runtime.scaleout.backends import StateBackend
-from mcp_bindings.runtime.scaleout.sessions import (
-    RESPONSE,
-    SESSION_CANCEL,
-    SESSION_CHANGED,
-    SESSION_ENDED,
-    STREAM_MESSAGE,
-    Snapshot,
-    WorkerIds,
-    addressee,
-    snapshot,
-)
 from mcp_bindings.runtime.server.notifications import ServerHost
 from mcp_bindings.runtime.server.peer import stateless_meta
 from mcp_bindings.runtime.server.runtime import ServerRuntime
 from mcp_bindings.runtime.server.stubs import ServerStub
+
+__all__ = [
+    "SESSION_HEADER",
+    "SSE",
+    "HttpSession",
+    "HttpTransport",
+    "RequestsResponse",
+    "StreamableHttp",
+    "StreamableOptions",
+    "principal_of",
+]
 
 log = logs.logger("http")
 
@@ -100,109 +92,26 @@ def principal_of(scope: Scope) -> str | None:
     return principal if isinstance(principal, str) else None
 
 
-class HttpTransport(TransportBase):
-    """The `send` side of a session whose messages arrive as HTTP requests: a message related to a
-    request goes to that request's response stream, anything else to the session's GET stream."""
-
-    features = Features(closes_streams=True)
-
-    def __init__(self, standalone_limit: int = 8 * 1024 * 1024) -> None:
-        self.by_request: dict[Any, FrameSink] = {}
-        self.standalone: MemoryObjectSendStream[bytes] | None = None
-        # Bytes waiting for the GET stream's client; past the limit it is not reading: the stream
-        # is closed (it may reconnect) rather than buffering without end.
-        self.standalone_bytes = 0
-        self.standalone_limit = standalone_limit
-        # Several workers: where a message for the GET stream goes when this worker holds none.
-        self.elsewhere: Callable[[bytes], Awaitable[None]] | None = None
-
-    async def close_stream(self, related: Any) -> None:
-        """End the SSE stream of the POST carrying request `related` before its response (the request
-        goes on; the client resumes with GET + Last-Event-ID). Ignored where streams are not resumable."""
-        stream = self.by_request.get(related)
-        if stream is not None:
-            try:
-                await stream.send(CLOSE_STREAM)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass
-
-    async def send(self, frame: bytes, related: Any = None) -> None:
-        stream: FrameSink | MemoryObjectSendStream[bytes] | None = (
-            self.by_request.get(related) if related is not None else None
-        )
-        if stream is None:
-            stream = self.standalone
-            if stream is None:
-                if self.elsewhere is not None and http_sessions.addressed(frame):
-                    await self.elsewhere(frame)  # several workers: to the GET stream another one holds
-                    return
-                log.debug("no open stream for a server message; dropped")
-                return
-            if self.standalone_bytes and self.standalone_bytes + len(frame) > self.standalone_limit:
-                log.warning("GET stream closed: its client left %d bytes unread", self.standalone_bytes)
-                stream.close()
-                self.standalone = None
-                return
-            self.standalone_bytes += len(frame)
-        try:
-            await stream.send(frame)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            log.debug("stream closed; server message dropped")
-
-    async def receive(self) -> bytes:  # pragma: no cover - HTTP delivers messages itself
-        raise anyio.EndOfStream
-
-    async def aclose(self) -> None:
-        if self.standalone is not None:
-            self.standalone.close()
-
-
-@dataclass(eq=False)
-class HttpSession:
-    id: str
-    runtime: ServerRuntime
-    session: Session
-    transport: HttpTransport
-    events: EventLog | None = None
-    last_seen: float = field(default_factory=time.monotonic)
-    principal: str | None = None  # who opened it (`principal_of`); no one else may use it
-    # Several workers: the initialize params it was opened with, and its state as last recorded.
-    init_params: Any = None
-    written: Snapshot | None = None
-
-
-@dataclass
-class StreamableOptions:
-    max_sessions: int
-    session_idle_seconds: float
-    json_only: bool  # never upgrade a response to SSE
-    resumable: bool  # number SSE events, prime each POST stream (where the version has it), replay on Last-Event-ID
-    sse_retry_ms: int
-    replay: ReplayLimits  # bounds of the SSE replay log (events, bytes, age)
-    max_listen_streams: int = 1000  # open subscriptions/listen streams at once; one more is answered 503
-    get_stream_queue_bytes: int = 8 * 1024 * 1024  # unread on a session's GET stream; past it the stream is closed
-
-
 class StreamableHttp:
-    """The sessions of one server object and the POST / GET / DELETE that act on them."""
+    """The sessions of one server object (through its `SessionDirectory`) and the POST / GET /
+    DELETE that act on them."""
 
     def __init__(self, server: ServerStub, host: ServerHost, options: StreamableOptions) -> None:
         self.server = server
         self.host = host
         self.options = options
-        self.sessions: dict[str, HttpSession] = {}
         self._stateless_runtime = ServerRuntime(server, host=host)
         # Every session's replay log, bounded together; its event ids start at a random point, so that
         # where several workers serve one session their events' ids do not meet.
         self.replay = ReplayStore(options.replay, first_id=random.getrandbits(31) << 32 | 1)
+        self.directory: SessionDirectory = LocalSessions(server, host, options, self.replay)
         self._tool_headers = ToolHeaders(self._stateless_runtime)
-        self._next_expiry_sweep = 0.0
         self._listen_streams = 0
-        # Several workers: where the sessions of every worker are recorded (set by the app's lifespan).
-        self.records: StateBackend | None = None
-        self.handoff: Handoff | None = None  # several workers: replay logs handed over on drain
-        http_relay.register(host, self._log_of)  # several workers: streams resumed through another
-        self.draining = False
+
+    @property
+    def sessions(self) -> dict[str, HttpSession]:
+        """The open handshake sessions (of this process) by id."""
+        return self.directory.sessions
 
     # -- POST --------------------------------------------------------------------------------
 
@@ -223,7 +132,7 @@ class StreamableHttp:
                     log.warning("dropping a malformed response: %s", exc.message)
                     continue
                 return error_response(exc.id, exc.code, exc.message, 400, exc.data)
-        self._expire_idle()
+        self.directory.expire_idle()
         batch = isinstance(data, list)
         requests = [m for m in messages if isinstance(m, Request)]
         session_id = headers.get(SESSION_HEADER)
@@ -238,13 +147,6 @@ class StreamableHttp:
             return await self._post_in_session(headers, session_id, messages, batch, principal)
         return await self._post_stateless(headers, messages, batch, principal)
 
-    def _session(self, session_id: str | None, principal: str | None) -> HttpSession | None:
-        """The open session of that id, if it belongs to `principal` (else it is as good as unknown)."""
-        http_session = self.sessions.get(session_id or "")
-        if http_session is None or http_session.principal != principal:
-            return None
-        return http_session
-
     async def _post_in_session(
         self,
         headers: dict[str, str],
@@ -253,12 +155,9 @@ class StreamableHttp:
         batch: bool,
         principal: str | None = None,
     ) -> Any:
-        http_session = self._session(session_id, principal)
-        if self.records is not None:
-            fresh = await self._fresh(session_id, principal, http_session)
-            if isinstance(fresh, Response):
-                return fresh
-            http_session = fresh
+        http_session = await self.directory.find(session_id, principal)
+        if isinstance(http_session, Response):
+            return http_session
         if http_session is None:
             return error_response(None, INVALID_REQUEST, NOT_FOUND, 404)
         http_session.last_seen = time.monotonic()
@@ -271,21 +170,19 @@ class StreamableHttp:
             return error_response(
                 None, INVALID_REQUEST, "Invalid Request: batches are not part of the negotiated version", 400
             )
-        if self.records is not None:
-            kept = await self._forward_responses(session_id, messages)
-            if isinstance(kept, Response):
-                return kept
-            messages = kept
+        kept = await self.directory.route_responses(session_id, messages)
+        if isinstance(kept, Response):
+            return kept
         response = await self._dispatch(
             headers,
             http_session.session,
-            messages,
+            kept,
             stateless=False,
             batch=batch,
             events=http_session.events,
             priming=view is not None and primes_streams(view.version),
         )
-        return response if self.records is None else _BeforeSend(response, self._write_back(http_session))
+        return self.directory.sending(http_session, response)
 
     async def _post_stateless(
         self, headers: dict[str, str], messages: list[jsonrpc.Message], batch: bool, principal: str | None = None
@@ -324,51 +221,32 @@ class StreamableHttp:
     def _listen_ended(self) -> None:
         self._listen_streams -= 1
 
-    def _new_session(self, session_id: str, principal: str | None) -> tuple[HttpTransport, ServerRuntime, Session]:
-        """The transport, runtime and session engine of handshake session `session_id` bound to
-        `principal` (what the tasks it creates belong to without one is named after its id, so they
-        follow it to any worker)."""
-        transport = HttpTransport(self.options.get_stream_queue_bytes)
-        runtime = ServerRuntime(self.server, host=self.host)
-        session = Session(transport, runtime)
-        session.principal = principal
-        session.connection = hashlib.sha256(session_id.encode()).hexdigest()[:32]
-        return transport, runtime, session
-
     async def _initialize(
         self, headers: dict[str, str], messages: list[jsonrpc.Message], batch: bool, principal: str | None = None
     ) -> Any:
-        if not self._room():
+        directory = self.directory
+        if not directory.room():
             return error_response(None, INTERNAL_ERROR, "Service Unavailable: too many sessions", 503)
-        session_id = secrets.token_urlsafe(24)
-        transport, runtime, session = self._new_session(session_id, principal)
-        events = self.replay.new_log() if self.options.resumable else None
         requests = [m for m in messages if isinstance(m, Request)]
-        http_session = HttpSession(
-            session_id,
-            runtime,
-            session,
-            transport,
-            events,
-            principal=principal,
-            init_params=requests[0].params if requests else None,
-        )
-        if self.records is not None:
-            session.calls.ids = WorkerIds(self.records.worker_id)
-            transport.elsewhere = self._elsewhere(http_session.id)
+        http_session = directory.open(secrets.token_urlsafe(24), principal, requests[0].params if requests else None)
 
         def session_header() -> dict[str, str]:
             # Evaluated when the response starts, i.e. after initialize has been answered.
-            if runtime.view is None:
+            if http_session.runtime.view is None:
                 return {}
-            self.sessions[http_session.id] = http_session
+            directory.add(http_session)
             return {SESSION_HEADER: http_session.id}
 
         response = await self._dispatch(
-            headers, session, requests, stateless=False, batch=batch, extra=session_header, events=events
+            headers,
+            http_session.session,
+            requests,
+            stateless=False,
+            batch=batch,
+            extra=session_header,
+            events=http_session.events,
         )
-        # Several workers: the session's record is written before its id reaches the client.
-        return response if self.records is None else _BeforeSend(response, self._write_back(http_session))
+        return directory.sending(http_session, response)
 
     async def _dispatch(
         self,
@@ -403,39 +281,44 @@ class StreamableHttp:
 
     # -- GET and DELETE ----------------------------------------------------------------------
 
-    def get(self, headers: dict[str, str], principal: str | None = None) -> Response:
+    async def get(self, headers: dict[str, str], principal: str | None = None) -> Response:
+        """The session's GET stream, or the resumption of a stream (`Last-Event-ID`): from the log of
+        the session's events, else where the directory finds them (several workers)."""
         accept = headers.get("accept", "")
         if not accept.strip() or not accepts(accept, SSE):
             return Response(status_code=406, content="GET needs Accept: text/event-stream")
-        self._expire_idle()
+        self.directory.expire_idle()
         session_id = headers.get(SESSION_HEADER)
-        http_session = self._session(session_id, principal)
-        if http_session is None:
-            return Response(status_code=405 if not session_id else 404, headers={"Allow": "POST, DELETE"})
+        if not session_id:
+            return Response(status_code=405, headers={"Allow": "POST, DELETE"})
+        http_session = await self.directory.find(session_id, principal)
+        if isinstance(http_session, Response):
+            return http_session
         last_event_id = headers.get("last-event-id")
-        if last_event_id is not None:
-            replayed = self._replayed(http_session, last_event_id.strip())
-            if replayed is not None:
-                return replayed
+        resuming = last_event_id is not None and _event_id(last_event_id)
+        if last_event_id is not None and resuming:
+            resumed = await self.directory.resume(http_session, session_id, principal, last_event_id.strip())
+            if resumed is not None:
+                return resumed
+        if http_session is None:
+            return Response(status_code=404, headers={"Allow": "POST, DELETE"})
+        if last_event_id is not None and not resuming:
+            return error_response(None, INVALID_REQUEST, "Bad Request: Last-Event-ID is not an event id", 400)
         transport = http_session.transport
         if transport.standalone is not None:
             return Response(status_code=409, content="a GET stream is already open for this session")
+        if last_event_id is None:  # one GET stream per session (several workers: across all of them)
+            holder = await self.directory.claim_stream(session_id)
+            if holder is not None:
+                return Response(
+                    status_code=409, content=f"a GET stream is already open for this session (on worker {holder})"
+                )
         http_session.last_seen = time.monotonic()
         send_stream, receive_stream = anyio.create_memory_object_stream[bytes](math.inf)  # bounded in bytes
         transport.standalone = send_stream
         transport.standalone_bytes = 0
         events = self._standalone_events(http_session, send_stream, receive_stream)
         return StreamingResponse(events, media_type=SSE, headers=no_cache())
-
-    @staticmethod
-    def _replayed(http_session: HttpSession, wanted: str) -> Response | None:
-        """A GET resuming a stream (`Last-Event-ID`): 400 for what is not an event id, the replay
-        where this session's log has the event, else None (a new GET stream)."""
-        if not _event_id(wanted):
-            return error_response(None, INVALID_REQUEST, "Bad Request: Last-Event-ID is not an event id", 400)
-        if http_session.events is not None:
-            return http_session.events.replay(wanted)  # None: not an id of this session
-        return None
 
     async def _standalone_events(
         self,
@@ -444,29 +327,29 @@ class StreamableHttp:
         receive_stream: MemoryObjectReceiveStream[bytes],
     ) -> AsyncIterator[bytes]:
         """The session's GET stream: what the server sends outside any request, as SSE events, as
-        long as the session lives (it ends when the session expires, is deleted or shuts down)."""
-        transport = http_session.transport
+        long as the session lives (it ends when the session expires, is deleted or shuts down). Its
+        claim (`SessionDirectory.claim_stream`) is renewed while it is open; if another worker holds
+        it by then, this stream ends."""
+        transport, directory = http_session.transport, self.directory
         idle = self.options.session_idle_seconds
-        # Several workers: the claim of the session's one GET stream (`get_or_refuse`) is renewed
-        # while the stream is open; if another worker holds it by then, this stream ends.
-        renew_at = None if self.records is None else time.monotonic() + idle / 2
+        renew_at = time.monotonic() + idle / 2
         try:
             yield b": stream open\n\n"
             while True:
                 now = time.monotonic()
                 remaining = http_session.last_seen + idle - now
                 if remaining <= 0:
-                    if await self._still_recorded(http_session.id):  # used through other workers
+                    if await directory.still_used(http_session.id):  # used through other workers
                         http_session.last_seen = time.monotonic()
                         continue
-                    self._end(http_session)
+                    directory.end(http_session)
                     return
-                if renew_at is not None and now >= renew_at:
-                    if await self._claim_stream(http_session.id) is not None:
+                if now >= renew_at:
+                    if await directory.claim_stream(http_session.id) is not None:
                         return
                     renew_at = now + idle / 2
                 frame = None
-                with anyio.move_on_after(remaining if renew_at is None else min(remaining, renew_at - now)):
+                with anyio.move_on_after(min(remaining, renew_at - now)):
                     frame = await receive_stream.receive()
                 if frame is not None:
                     if transport.standalone is send_stream:
@@ -477,360 +360,21 @@ class StreamableHttp:
         finally:
             if transport.standalone is send_stream:
                 transport.standalone = None
-            if renew_at is not None:
-                await self._release_stream(http_session.id)
+            await directory.release_stream(http_session.id)
 
-    def delete(self, headers: dict[str, str], principal: str | None = None) -> Response:
-        session_id = headers.get(SESSION_HEADER)
-        http_session = self._session(session_id, principal)
-        if http_session is None:
-            return Response(status_code=404 if session_id else 400)
-        self._end(http_session)
-        return Response(status_code=200)
-
-    async def delete_everywhere(self, headers: dict[str, str], principal: str | None = None) -> Response:
-        """`delete`; several workers: the session's record is dropped and every worker ends its copy."""
-        records, session_id = self.records, headers.get(SESSION_HEADER)
-        if records is None or not session_id:
-            return self.delete(headers, principal)
-        try:
-            record = await records.record(session_id)
-        except McpError as exc:
-            return error_response(None, INTERNAL_ERROR, f"{exc.message} (the session was not deleted)", 503)
-        local = self._session(session_id, principal)
-        if record is None or record.get("principal") != principal:
-            if local is not None:
-                self._end(local)  # expired in the shared state: gone
-            return Response(status_code=404)
-        if local is not None:
-            self._end(local)
-        try:
-            await records.drop(session_id)
-            await records.publish(SESSION_ENDED, {"s": session_id})
-        except McpError as exc:
-            return error_response(None, INTERNAL_ERROR, f"{exc.message} (the session was not deleted)", 503)
-        return Response(status_code=200)
+    async def delete(self, headers: dict[str, str], principal: str | None = None) -> Response:
+        """End the session (several workers: on every worker)."""
+        return await self.directory.close(headers.get(SESSION_HEADER), principal)
 
     def close_all(self) -> None:
-        for http_session in list(self.sessions.values()):
-            self._end(http_session, shutdown=True)
-
-    def _room(self) -> bool:
-        """Whether one more session fits in `max_sessions`. Several workers: each session's state is
-        in its record, so at the limit the least recently used session that is idle here (no
-        request served or waiting, no stream open) is forgotten by this worker, not ended: any
-        worker, this one too, serves it again from its record on its next request."""
-        if len(self.sessions) < self.options.max_sessions:
-            return True
-        if self.records is None:
-            return False
-        idle = [
-            s
-            for s in self.sessions.values()
-            if s.transport.standalone is None and not s.transport.by_request and not s.session.busy
-        ]
-        if not idle:
-            return False
-        oldest = min(idle, key=lambda s: s.last_seen)
-        log.debug("session %s... forgotten here to make room (its record stays)", oldest.id[:8])
-        self._end(oldest)
-        return True
-
-    def _end(self, http_session: HttpSession, *, shutdown: bool = False) -> None:
-        """End a session (DELETE, expiry, shutdown): forget it, cancel its requests, close its GET
-        stream, and take it off the server's broadcast list."""
-        if self.sessions.get(http_session.id) is http_session:
-            del self.sessions[http_session.id]
-        http_session.session.cancel_all()
-        transport = http_session.transport
-        if transport.standalone is not None:
-            transport.standalone.close()
-            transport.standalone = None
-        self.host.connections.discard(http_session.runtime)
-        if http_session.events is not None:
-            if self.handoff is not None and self.draining and shutdown:  # the final state of its streams
-                self.handoff.hand_over(http_session.id, http_session.principal, http_session.events, final=True)
-            http_session.events.close()  # its replay log is released now
-
-    # -- several workers (backends.SessionRecords, http_sessions) --------------------------------
-
-    async def _fresh(
-        self, session_id: str, principal: str | None, local: HttpSession | None
-    ) -> HttpSession | Response | None:
-        """This worker's copy of a session, brought up to its record (and the record's lifetime
-        renewed): adopted on first sight, ended when the record is gone (deleted, or expired).
-        None: no such session for `principal`. Redis unreachable: the copy this worker has serves
-        (a 503 naming Redis where it has none)."""
-        records = self.records
-        assert records is not None
-        try:
-            record = await records.record(session_id, self.options.session_idle_seconds)
-        except McpError as exc:
-            if local is not None:
-                return local
-            return error_response(None, INTERNAL_ERROR, exc.message, 503)
-        if record is None:
-            if local is not None:
-                self._end(local)
-            return None
-        if record.get("principal") != principal:
-            return None
-        if local is None:
-            return await self._adopt(session_id, record, principal)
-        http_sessions.apply(local.runtime, record)
-        local.written = snapshot(local.runtime)
-        return local
-
-    async def _adopt(
-        self, session_id: str, record: dict[str, Any], principal: str | None
-    ) -> HttpSession | Response | None:
-        """A copy of a session another worker opened, rebuilt from its record."""
-        records = self.records
-        assert records is not None
-        if not self._room():
-            return error_response(None, INTERNAL_ERROR, "Service Unavailable: too many sessions", 503)
-        transport, runtime, session = self._new_session(session_id, principal)
-        session.calls.ids = WorkerIds(records.worker_id)
-        transport.elsewhere = self._elsewhere(session_id)
-        if not await http_sessions.rebuild(runtime, session, record):
-            self.host.connections.discard(runtime)
-            log.warning("session %s... not adopted: its record cannot be served by this worker", session_id[:8])
-            return None
-        existing = self.sessions.get(session_id)
-        if existing is not None:  # adopted meanwhile by another request of this session
-            self.host.connections.discard(runtime)
-            return existing
-        events = self.replay.new_log() if self.options.resumable else None
-        http_session = HttpSession(
-            session_id, runtime, session, transport, events, principal=principal, init_params=record["init"]
-        )
-        http_session.written = snapshot(runtime)
-        self.sessions[session_id] = http_session
-        return http_session
-
-    def _write_back(self, http_session: HttpSession) -> Callable[[], Awaitable[None]]:
-        """Before each message of a response leaves: if serving the request changed the session
-        (logging level, subscriptions, initialized, or it was just opened), write its record, and
-        tell the other workers holding a copy (their GET streams filter by it)."""
-        records = self.records
-        assert records is not None
-
-        async def write_back() -> None:
-            state = snapshot(http_session.runtime)
-            if state is None or state == http_session.written or self.sessions.get(http_session.id) is not http_session:
-                return
-            opened = http_session.written is None
-            http_session.written = state
-            record = http_sessions.record_of(http_session.init_params, http_session.principal, state)
-            try:
-                await records.put(http_session.id, self.options.session_idle_seconds, record)
-                if not opened:
-                    await records.publish(SESSION_CHANGED, {"s": http_session.id})
-            except McpError as exc:
-                log.warning("session record not written (other workers serve it as before): %s", exc.message)
-
-        return write_back
-
-    def _elsewhere(self, session_id: str) -> Callable[[bytes], Awaitable[None]]:
-        """Send a message for the session's GET stream to the workers (the one holding it sends it)."""
-        records = self.records
-        assert records is not None
-
-        async def elsewhere(frame: bytes) -> None:
-            try:
-                await records.publish(STREAM_MESSAGE, {"s": session_id, "f": frame.decode()})
-            except McpError as exc:
-                log.warning("a message for the GET stream of another worker was dropped: %s", exc.message)
-
-        return elsewhere
-
-    async def _forward_responses(
-        self, session_id: str, messages: list[jsonrpc.Message]
-    ) -> list[jsonrpc.Message] | Response:
-        """Send the client's responses to requests another worker sent (their ids name it) to that
-        worker; the rest is this worker's. A response whose worker is gone is refused (400) when the
-        POST carries nothing else. A cancellation goes to every worker too (the request it cancels
-        may run on any of them; where it does not, it is ignored, as the spec says)."""
-        records = self.records
-        assert records is not None
-        kept: list[jsonrpc.Message] = []
-        gone: list[Any] = []
-        for message in messages:
-            if isinstance(message, jsonrpc.Notification) and message.method == CANCELLED:
-                try:
-                    await records.publish(SESSION_CANCEL, {"s": session_id, "p": message.params})
-                except McpError as exc:
-                    log.warning("a cancellation was not sent to the other workers: %s", exc.message)
-            worker = addressee(message.id, records.worker_id) if isinstance(message, jsonrpc.Response) else None
-            if worker is None:
-                kept.append(message)
-                continue
-            assert isinstance(message, jsonrpc.Response)
-            data = {"s": session_id, "r": http_sessions.response_message(message)}
-            try:
-                if not await records.send_to(worker, RESPONSE, data):
-                    gone.append(message.id)
-            except McpError as exc:
-                return error_response(
-                    None, INTERNAL_ERROR, f"{exc.message} (response {message.id!r} not delivered)", 503
-                )
-        if gone:
-            text = ", ".join(repr(i) for i in gone)
-            log.warning("responses %s dropped: the worker that sent their requests is gone", text)
-            if not kept:
-                message = (
-                    f"Invalid Request: no request of this session is waiting for response {text}: the server"
-                    " worker that sent it has stopped (the request it was part of is abandoned)"
-                )
-                return error_response(None, INVALID_REQUEST, message, 400)
-        return kept
-
-    async def from_bus(self, method: str, data: Any) -> bool:
-        """Handle what another worker sent about a session (True), or leave it (False)."""
-        if method not in (RESPONSE, SESSION_CHANGED, SESSION_ENDED, STREAM_MESSAGE, SESSION_CANCEL):
-            return False
-        session_id = data.get("s") if isinstance(data, dict) else None
-        local = self.sessions.get(session_id) if isinstance(session_id, str) else None
-        if local is None or not isinstance(session_id, str):
-            if method == RESPONSE:
-                log.warning("a forwarded response for session %s... has no session here; dropped", str(session_id)[:8])
-            return True
-        if method == SESSION_CANCEL:
-            params = data.get("p")  # pyright: ignore[reportUnknownMemberType, reportOptionalMemberAccess, reportUnknownVariableType]
-            await local.session.accept(jsonrpc.Notification(CANCELLED, params, {}))
-        elif method == STREAM_MESSAGE:
-            frame = data.get("f")  # pyright: ignore[reportUnknownMemberType, reportOptionalMemberAccess, reportUnknownVariableType]
-            if local.transport.standalone is not None and isinstance(frame, str):
-                await local.transport.send(frame.encode())
-        elif method == SESSION_ENDED:
-            self._end(local)
-        elif method == SESSION_CHANGED and self.records is not None:
-            try:
-                record = await self.records.record(session_id)
-            except McpError:
-                return True  # the session's next request here re-reads it
-            if record is None:
-                self._end(local)
-            else:
-                http_sessions.apply(local.runtime, record)
-                local.written = snapshot(local.runtime)
-        elif method == RESPONSE:
-            try:
-                message = jsonrpc.classify(data.get("r"))  # pyright: ignore[reportUnknownMemberType, reportOptionalMemberAccess]
-            except InvalidMessage:
-                return True
-            if isinstance(message, jsonrpc.Response):
-                await local.session.accept(message)
-        return True
-
-    async def _still_recorded(self, session_id: str) -> bool:
-        """Whether a session's record lives (its requests go to other workers); True when Redis cannot say."""
-        if self.records is None:
-            return False
-        try:
-            return await self.records.record(session_id) is not None
-        except McpError:
-            return True
-
-    def _log_of(self, session_id: str) -> tuple[str | None, EventLog] | None:
-        """A session this worker holds: its principal and replay log (`http_relay`)."""
-        local = self.sessions.get(session_id)
-        if local is None or local.events is None:
-            return None
-        return local.principal, local.events
-
-    async def _claim_stream(self, session_id: str) -> str | None:
-        """Claim the session's GET stream (`backends.SessionRecords.claim_stream`): the worker
-        holding it, or None. Redis unreachable: None (the bus is down too, so nothing is sent twice)."""
-        assert self.records is not None
-        try:
-            return await self.records.claim_stream(session_id, self.options.session_idle_seconds)
-        except McpError as exc:
-            log.warning("GET stream of session %s... not claimed: %s", session_id[:8], exc.message)
-            return None
-
-    async def _release_stream(self, session_id: str) -> None:
-        assert self.records is not None
-        with anyio.CancelScope(shield=True), anyio.move_on_after(2.0):
-            try:
-                await self.records.release_stream(session_id)
-            except McpError as exc:  # it lapses with the session's idle timeout
-                log.warning("GET stream of session %s... not released: %s", session_id[:8], exc.message)
-
-    async def flush(self, timeout_s: float = 5.0) -> None:
-        """At shutdown: wait (at most `timeout_s`, even when cancelled) for the replay-log handovers
-        still being written."""
-        with anyio.CancelScope(shield=True), anyio.move_on_after(timeout_s):
-            if self.handoff is not None:
-                await self.handoff.flush(timeout_s)
-
-    async def get_or_refuse(self, headers: dict[str, str], principal: str | None = None) -> Response:
-        """`get`; several workers: the session is adopted from its record, a new GET stream is
-        claimed for this worker (409 while another worker holds the session's stream: one message
-        must not reach the client on two streams), and a GET resuming a stream (`Last-Event-ID`) is
-        answered from this worker's log, else relayed from the worker running it (`http_relay`),
-        else from the handover of a drained worker, else 404."""
-        session_id = headers.get(SESSION_HEADER)
-        if self.records is None or not session_id or not accepts(headers.get("accept", ""), SSE):
-            return self.get(headers, principal)
-        fresh = await self._fresh(session_id, principal, self._session(session_id, principal))
-        if isinstance(fresh, Response):
-            return fresh
-        last_event_id = headers.get("last-event-id")
-        if last_event_id is None or not _event_id(last_event_id):
-            if fresh is None:
-                return Response(status_code=404)
-            if last_event_id is None and fresh.transport.standalone is None:
-                holder = await self._claim_stream(session_id)
-                if holder is not None:
-                    return Response(
-                        status_code=409, content=f"a GET stream is already open for this session (on worker {holder})"
-                    )
-            return self.get(headers, principal)
-        if fresh is not None and fresh.events is not None:
-            replay = fresh.events.replay(last_event_id.strip())
-            if replay is not None:
-                return replay
-        holder = worker_of(last_event_id)
-        if holder is not None and holder != self.records.worker_id:  # a stream another worker runs
-            relayed = await http_relay.relay(self.host, holder, session_id, principal, last_event_id)
-            if relayed is not None:
-                return relayed
-        if self.handoff is not None:
-            resumed = await self.handoff.resume(session_id, principal, last_event_id)  # its worker drained
-            if resumed is not None:
-                return resumed
-        message = (
-            "Not Found: Last-Event-ID names no event of this session: none held by the worker that ran it"
-            " (event ids name it), nor handed over by a worker that drained"
-        )
-        return error_response(None, INVALID_REQUEST, message, 404)
+        self.directory.close_all()
 
     def close_streams(self) -> None:
         """Close every open GET stream and `subscriptions/listen` stream (draining before shutdown);
-        requests in flight go on. Several workers: the sessions' replay logs are handed over."""
-        self.draining = True
-        for http_session in list(self.sessions.values()):
-            if self.handoff is not None and http_session.events is not None:
-                self.handoff.hand_over(http_session.id, http_session.principal, http_session.events, final=False)
-            if http_session.transport.standalone is not None:
-                http_session.transport.standalone.close()
-                http_session.transport.standalone = None
+        requests in flight go on."""
+        self.directory.drain()
         for listener in list(self.host.listeners):
             listener.session.cancel_all()
-
-    def _expire_idle(self) -> None:
-        now = time.monotonic()
-        if now < self._next_expiry_sweep:
-            return  # one sweep a second at most: it walks every session
-        self._next_expiry_sweep = now + min(1.0, self.options.session_idle_seconds / 10)
-        cutoff = now - self.options.session_idle_seconds
-        shared = self.records is not None
-        for http_session in list(self.sessions.values()):
-            if http_session.last_seen < cutoff:
-                if shared and http_session.transport.standalone is not None:
-                    continue  # its GET stream checks the shared record (`get`)
-                self._end(http_session)  # several workers: this copy only (the record expires by itself)
 
 
 NOT_FOUND = "Not Found: unknown or expired Mcp-Session-Id"
@@ -841,21 +385,6 @@ def _event_id(value: str) -> bool:
     and other scripts' digits), short enough for int()."""
     wanted = value.strip()
     return wanted.isascii() and wanted.isdigit() and len(wanted) <= MAX_EVENT_ID_DIGITS
-
-
-class _BeforeSend:
-    """An ASGI response that awaits `hook` before each message it sends."""
-
-    def __init__(self, response: Any, hook: Callable[[], Awaitable[None]]) -> None:
-        self.response = response
-        self.hook = hook
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        async def sending(message: Any) -> None:
-            await self.hook()
-            await send(message)
-
-        await self.response(scope, receive, sending)
 
 
 class _Finally:

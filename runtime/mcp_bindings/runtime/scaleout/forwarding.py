@@ -8,28 +8,28 @@ worker holding it: a `CALL` message to that worker's mailbox (`backends.WorkerMa
 the state; a call to a worker that does not listen (or stops listening before it replies: killed
 mid-call) raises `WorkerGone`, one not answered in time -32603 naming the worker.
 
-One forwarder per server host (`forwarder_for`), set up by the HTTP app's lifespan when its backend
-is shared; with one process there is none and nothing is forwarded.
+The interfaces (`operation`, `WorkerGone`, `forwarder_for`) are the server's (`server.bus`), so that
+the modules owning such state need not import this plug-in; they are re-exported here. One forwarder
+per server host, installed when a shared backend is attached (`scaleout.attach`); with one process
+there is none and nothing is forwarded.
 """
 
 from __future__ import annotations
 
 import secrets
-import weakref
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
+from mcp_bindings.runtime.server.bus import WorkerGone, forwarder_for, install_forwarder, operation, operations
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.scaleout.backends import WorkerMail
-    from mcp_bindings.runtime.server.notifications import ServerHost
     from mcp_bindings.runtime.server.stubs import ServerStub
 
-__all__ = ["CALL", "REPLY", "Forwarder", "WorkerGone", "forwarder_for", "operation"]
+__all__ = ["CALL", "REPLY", "Forwarder", "WorkerGone", "forwarder_for", "install", "operation"]
 
 log = logs.logger("forwarding")
 
@@ -37,27 +37,6 @@ CALL = "mcp-bindings/call"  # {"c": call id, "from": worker, "op": name, "a": ar
 REPLY = "mcp-bindings/reply"  # {"c": call id, "r": result} or {"c": call id, "e": {"code", "message", "data"}}
 TIMEOUT_S = 5.0
 PROBE_S = 0.25  # while waiting for a reply, how often to ask whether the worker called still listens
-
-Operation = Callable[["ServerStub", Any], Awaitable[Any]]
-_OPERATIONS: dict[str, Operation] = {}
-
-
-def operation(name: str) -> Callable[[Operation], Operation]:
-    """Register `fn(server, args) -> JSON result` as what a worker does when another calls `name`."""
-
-    def register(fn: Operation) -> Operation:
-        _OPERATIONS[name] = fn
-        return fn
-
-    return register
-
-
-class WorkerGone(McpError):
-    """The worker called does not listen any more (it stopped, or was killed)."""
-
-    def __init__(self, worker_id: str, op: str) -> None:
-        super().__init__(INTERNAL_ERROR, f"Internal error: worker {worker_id} (for {op}) is gone")
-        self.worker_id = worker_id
 
 
 class Forwarder:
@@ -116,7 +95,7 @@ class Forwarder:
         caller, op = call.get("from"), call.get("op")
         if not isinstance(caller, str) or not isinstance(op, str):
             return True
-        fn = _OPERATIONS.get(op)
+        fn = operations().get(op)
         answer: dict[str, Any] = {"c": call.get("c")}
         try:
             if fn is None:
@@ -134,17 +113,4 @@ class Forwarder:
         return True
 
 
-_FORWARDERS: weakref.WeakKeyDictionary[ServerHost, Forwarder] = weakref.WeakKeyDictionary()
-
-
-def forwarder_for(host: ServerHost) -> Forwarder | None:
-    """The forwarder of a server's host (None: one process, nothing to forward)."""
-    return _FORWARDERS.get(host)
-
-
-def install(host: ServerHost, forwarder: Forwarder | None) -> None:
-    """Set (or, with None, remove) a host's forwarder (the HTTP app's lifespan)."""
-    if forwarder is None:
-        _FORWARDERS.pop(host, None)
-    else:
-        _FORWARDERS[host] = forwarder
+install = install_forwarder  # the name this module had for it

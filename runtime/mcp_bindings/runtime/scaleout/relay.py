@@ -1,13 +1,14 @@
 """Resuming a POST stream on another worker than the one running it (several workers).
 
-A handshake session's replay log lives on the worker that ran the stream (`http_resume`). Event ids
-name that worker (`http_resume.worker_space`), so a GET with `Last-Event-ID` reaching another worker
+A handshake session's replay log lives on the worker that ran the stream (`http.resume`). Event ids
+name that worker (`handoff.worker_space`), so a GET with `Last-Event-ID` reaching another worker
 is relayed: that worker calls the one holding the stream (`forwarding`, operation `REPLAY`) for the
 events after the client's cursor, sends them on, and calls again for the next ones (each call waits
 up to `WAIT_S` for some) until the stream's request is answered. If the holding worker stops, the
 relayed stream ends and the client resumes again (from a handover if that worker drained).
 
-The holding side: `register(host, logs)` names how a worker finds a session's log and owner.
+The holding side: `register(host, logs)` names how a worker finds a session's log and owner (set by
+`scaleout.attach`: `SharedSessions.log_of`).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ _LOGS: weakref.WeakKeyDictionary[ServerHost, Logs] = weakref.WeakKeyDictionary()
 
 
 def register(host: ServerHost, logs: Logs) -> None:
-    """How this worker finds the replay log of a session it holds (the HTTP app, at start)."""
+    """How this worker finds the replay log of a session it holds (`scaleout.attach`)."""
     _LOGS[host] = logs
 
 

@@ -198,7 +198,7 @@ async def broadcast(server: Any, method: CustomMethod[Any, Any], params: Any = N
     extension; returns how many of this worker's clients got it. Several workers (a shared backend):
     the other workers send it to theirs too; if the bus is unavailable, this worker's clients still
     get it and `BackendUnavailable` is raised after."""
-    from mcp_bindings.runtime.scaleout.backends import EXTENSION_BROADCAST
+    from mcp_bindings.runtime.server.bus import EXTENSION_BROADCAST
     from mcp_bindings.runtime.server.notifications import host_for
 
     host = host_for(server)

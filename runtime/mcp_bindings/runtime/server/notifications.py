@@ -6,7 +6,7 @@ its own (nothing is written into the user's server object). A broadcast goes to 
 connection whose negotiated version has the notification and whose advertised capabilities allow
 it, and to every stateless `subscriptions/listen` stream that opted in.
 
-Several workers: a host given a `bus` (`backends.NotificationBus`, set by the HTTP app) also
+Several workers: a host given a `bus` (`bus.NotificationBus`, set by the scale-out plug-in) also
 publishes each broadcast there, and the app delivers what other workers published with `deliver`,
 so a list change, resource update, task status of the tasks extension (`notifications/tasks`) or
 custom broadcast (`extensions.broadcast`) raised on one worker reaches the streams held by every
@@ -34,7 +34,7 @@ from mcp_bindings.runtime.server.seam import Plan, ServerFeature
 from mcp_bindings.runtime.server.stubs import ServerStub
 
 if TYPE_CHECKING:
-    from mcp_bindings.runtime.scaleout.backends import NotificationBus
+    from mcp_bindings.runtime.server.bus import NotificationBus
     from mcp_bindings.runtime.server.peer import PeerView
     from mcp_bindings.runtime.server.runtime import ServerRuntime
 
@@ -150,8 +150,8 @@ class ServerHost:
 
     async def deliver(self, method: str, data: Any) -> int:
         """Deliver a broadcast another worker published (decoded JSON params) to this worker's clients
-        (a custom one, `backends.EXTENSION_BROADCAST`, to those that declared its extension)."""
-        from mcp_bindings.runtime.scaleout.backends import EXTENSION_BROADCAST
+        (a custom one, `bus.EXTENSION_BROADCAST`, to those that declared its extension)."""
+        from mcp_bindings.runtime.server.bus import EXTENSION_BROADCAST
 
         if method == EXTENSION_BROADCAST:
             from mcp_bindings.runtime.server.extensions import deliver_broadcast

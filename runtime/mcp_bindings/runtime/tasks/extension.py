@@ -44,8 +44,7 @@ from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import json_object
-from mcp_bindings.runtime.scaleout import forwarding
-from mcp_bindings.runtime.scaleout.forwarding import WorkerGone
+from mcp_bindings.runtime.server.bus import WorkerGone, forwarder_for, operation
 from mcp_bindings.runtime.server.extensions import serve_bound
 from mcp_bindings.runtime.server.notifications import host_for
 from mcp_bindings.runtime.server.seam import Plan
@@ -194,7 +193,7 @@ async def _answer_asks(server: ServerStub, service: TaskService, task_id: str, r
             await _announce(server, service, updated)
 
 
-# -- several workers: the asks live where the task's work runs (`forwarding`) ----------------------
+# -- several workers: the asks live where the task's work runs (`bus.Forwarder`) ----------------------
 
 UPDATE = "tasks-extension/update"  # args {"t": task id, "r": inputResponses}; True when delivered
 ASKS = "tasks-extension/asks"  # args {"t": task id}; the open asks ({key: {"method", "params"}})
@@ -203,7 +202,7 @@ ASKS = "tasks-extension/asks"  # args {"t": task id}; the open asks ({key: {"met
 async def _at_owner(server: ServerStub, service: TaskService, op: str, args: dict[str, Any]) -> Any:
     """`op` done by the worker running the task's work; None when that is this worker or there are
     no other workers. `WorkerGone` when that worker is gone."""
-    forwarder = forwarding.forwarder_for(host_for(server))
+    forwarder = forwarder_for(host_for(server))
     owner_of = getattr(service.store, "owner", None)
     if forwarder is None or owner_of is None:
         return None
@@ -213,7 +212,7 @@ async def _at_owner(server: ServerStub, service: TaskService, op: str, args: dic
     return await forwarder.call(owner, op, args)
 
 
-@forwarding.operation(UPDATE)
+@operation(UPDATE)
 async def _update_here(server: ServerStub, args: Any) -> bool:
     task_id, responses = json_object(args).get("t"), json_object(args).get("r")
     service = service_for(server)
@@ -223,7 +222,7 @@ async def _update_here(server: ServerStub, args: Any) -> bool:
     return True
 
 
-@forwarding.operation(ASKS)
+@operation(ASKS)
 async def _asks_here(server: ServerStub, args: Any) -> dict[str, Any]:
     task_id = json_object(args).get("t")
     pending = service_for(server).inputs.get(task_id, {}) if isinstance(task_id, str) else {}

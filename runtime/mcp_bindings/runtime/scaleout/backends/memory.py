@@ -9,11 +9,12 @@ from typing import Any
 
 import anyio
 
-from mcp_bindings.runtime.scaleout.backends import Deliver
+from mcp_bindings.runtime.scaleout.attach import Attachable
+from mcp_bindings.runtime.scaleout.backends.base import Deliver
 from mcp_bindings.runtime.tasks.store import InMemoryTaskStore, TaskStore
 
 
-class InMemoryBackend:
+class InMemoryBackend(Attachable):
     shared = False
 
     def __init__(self) -> None:

@@ -37,7 +37,9 @@ import anyio
 import orjson
 
 from mcp_bindings.runtime.rpc import logs
-from mcp_bindings.runtime.scaleout.backends import BackendUnavailable, Deliver
+from mcp_bindings.runtime.scaleout.attach import Attachable
+from mcp_bindings.runtime.scaleout.backends.base import Deliver
+from mcp_bindings.runtime.server.bus import BackendUnavailable
 from mcp_bindings.runtime.tasks.store import TaskStore
 
 if TYPE_CHECKING:
@@ -78,7 +80,7 @@ def _where(url: str) -> str:
     return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}{parts.path}"
 
 
-class RedisBackend:
+class RedisBackend(Attachable):
     shared = True
 
     def __init__(

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import orjson
 
-from mcp_bindings.runtime.scaleout.backends import TASK_CANCELLED
+from mcp_bindings.runtime.scaleout.backends.base import TASK_CANCELLED
 from mcp_bindings.runtime.tasks.store import STATUSES, TaskLimitError, TaskState, decode_cursor, encode_cursor
 
 if TYPE_CHECKING:

@@ -1,0 +1,296 @@
+"""Where the handshake sessions of the Streamable HTTP transport live: the `SessionDirectory`.
+
+`StreamableHttp` finds, opens, serves and ends sessions only through a directory. `LocalSessions` is
+the one of a single process: a dict by id, idle expiry, and the `max_sessions` bound (one more is
+refused). The scale-out plug-in's `SharedSessions` (`scaleout.shared_sessions`, installed when a
+shared backend is attached) extends it: sessions recorded in the backend and served by any worker.
+
+A session expires like a deleted one ends: its requests are cancelled, its GET stream is closed and
+it gets no more broadcasts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import anyio
+from anyio.streams.memory import MemoryObjectSendStream
+from starlette.responses import Response
+
+from mcp_bindings.runtime.http.resume import CLOSE_STREAM, EventLog, FrameSink, ReplayLimits, ReplayStore
+from mcp_bindings.runtime.rpc import jsonrpc, logs
+from mcp_bindings.runtime.rpc.session import Session
+from mcp_bindings.runtime.rpc.transport import Features, TransportBase
+from mcp_bindings.runtime.server.notifications import ServerHost
+from mcp_bindings.runtime.server.runtime import ServerRuntime
+from mcp_bindings.runtime.server.stubs import ServerStub
+
+__all__ = ["HttpSession", "HttpTransport", "LocalSessions", "SessionDirectory", "StreamableOptions"]
+
+log = logs.logger("http")
+
+Elsewhere = Callable[[bytes], Awaitable[None]]
+
+
+async def _dropped(frame: bytes) -> None:
+    log.debug("no open stream for a server message; dropped")
+
+
+class HttpTransport(TransportBase):
+    """The `send` side of a session whose messages arrive as HTTP requests: a message related to a
+    request goes to that request's response stream, anything else to the session's GET stream."""
+
+    features = Features(closes_streams=True)
+
+    def __init__(self, standalone_limit: int = 8 * 1024 * 1024) -> None:
+        self.by_request: dict[Any, FrameSink] = {}
+        self.standalone: MemoryObjectSendStream[bytes] | None = None
+        # Bytes waiting for the GET stream's client; past the limit it is not reading: the stream
+        # is closed (it may reconnect) rather than buffering without end.
+        self.standalone_bytes = 0
+        self.standalone_limit = standalone_limit
+        # Where a message for the GET stream goes when this transport holds none (several workers:
+        # to the worker holding it; one process: nowhere).
+        self.elsewhere: Elsewhere = _dropped
+
+    async def close_stream(self, related: Any) -> None:
+        """End the SSE stream of the POST carrying request `related` before its response (the request
+        goes on; the client resumes with GET + Last-Event-ID). Ignored where streams are not resumable."""
+        stream = self.by_request.get(related)
+        if stream is not None:
+            try:
+                await stream.send(CLOSE_STREAM)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+
+    async def send(self, frame: bytes, related: Any = None) -> None:
+        stream: FrameSink | MemoryObjectSendStream[bytes] | None = (
+            self.by_request.get(related) if related is not None else None
+        )
+        if stream is None:
+            stream = self.standalone
+            if stream is None:
+                await self.elsewhere(frame)
+                return
+            if self.standalone_bytes and self.standalone_bytes + len(frame) > self.standalone_limit:
+                log.warning("GET stream closed: its client left %d bytes unread", self.standalone_bytes)
+                stream.close()
+                self.standalone = None
+                return
+            self.standalone_bytes += len(frame)
+        try:
+            await stream.send(frame)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            log.debug("stream closed; server message dropped")
+
+    async def receive(self) -> bytes:  # pragma: no cover - HTTP delivers messages itself
+        raise anyio.EndOfStream
+
+    async def aclose(self) -> None:
+        if self.standalone is not None:
+            self.standalone.close()
+
+
+@dataclass(eq=False)
+class HttpSession:
+    id: str
+    runtime: ServerRuntime
+    session: Session
+    transport: HttpTransport
+    events: EventLog | None = None
+    last_seen: float = field(default_factory=time.monotonic)
+    principal: str | None = None  # who opened it (`principal_of`); no one else may use it
+    init_params: Any = None  # the initialize params it was opened with
+    written: Any = None  # several workers: its state as last recorded (`SharedSessions`)
+
+
+@dataclass
+class StreamableOptions:
+    max_sessions: int
+    session_idle_seconds: float
+    json_only: bool  # never upgrade a response to SSE
+    resumable: bool  # number SSE events, prime each POST stream (where the version has it), replay on Last-Event-ID
+    sse_retry_ms: int
+    replay: ReplayLimits  # bounds of the SSE replay log (events, bytes, age)
+    max_listen_streams: int = 1000  # open subscriptions/listen streams at once; one more is answered 503
+    get_stream_queue_bytes: int = 8 * 1024 * 1024  # unread on a session's GET stream; past it the stream is closed
+
+
+class SessionDirectory(Protocol):
+    """The handshake sessions of one server object, as `StreamableHttp` uses them."""
+
+    @property
+    def sessions(self) -> dict[str, HttpSession]:
+        """The sessions this process holds, by id."""
+        ...
+
+    async def find(self, session_id: str, principal: str | None) -> HttpSession | Response | None:
+        """The session of that id, if it belongs to `principal`; a response refusing the request
+        when the directory cannot say (e.g. its shared state is unreachable)."""
+        ...
+
+    def room(self) -> bool:
+        """Whether one more session fits (`max_sessions`)."""
+        ...
+
+    def open(self, session_id: str, principal: str | None, init_params: Any) -> HttpSession:
+        """A new session, not yet listed (`add` lists it once its initialize is answered)."""
+        ...
+
+    def add(self, http_session: HttpSession) -> None: ...
+
+    async def route_responses(
+        self, session_id: str, messages: list[jsonrpc.Message]
+    ) -> list[jsonrpc.Message] | Response:
+        """The messages of a POST this process serves (others may go to other workers)."""
+        ...
+
+    def sending(self, http_session: HttpSession, response: Any) -> Any:
+        """The ASGI response answering a request of `http_session` (wrapped to record its changes)."""
+        ...
+
+    async def resume(
+        self, found: HttpSession | None, session_id: str, principal: str | None, last_event_id: str
+    ) -> Response | None:
+        """The answer to a GET with `Last-Event-ID` (an event id); None: not a resumption (a new
+        GET stream, or 404 when there is no session)."""
+        ...
+
+    async def claim_stream(self, session_id: str) -> str | None:
+        """Claim (or renew the claim of) the session's one GET stream: None, or who holds it."""
+        ...
+
+    async def release_stream(self, session_id: str) -> None: ...
+
+    async def still_used(self, session_id: str) -> bool:
+        """Whether a session idle here is still in use (through other workers)."""
+        ...
+
+    async def close(self, session_id: str | None, principal: str | None) -> Response:
+        """DELETE: end the session (200), or 404 / 400."""
+        ...
+
+    def end(self, http_session: HttpSession, *, shutdown: bool = False) -> None: ...
+
+    def expire_idle(self) -> None: ...
+
+    def drain(self) -> None:
+        """Close every GET stream (the app drains before shutdown); requests in flight go on."""
+        ...
+
+    def close_all(self) -> None: ...
+
+
+class LocalSessions:
+    """The sessions of one process: a dict by id, idle expiry and the `max_sessions` bound."""
+
+    def __init__(self, server: ServerStub, host: ServerHost, options: StreamableOptions, replay: ReplayStore) -> None:
+        self.server = server
+        self.host = host
+        self.options = options
+        self.replay = replay
+        self.sessions: dict[str, HttpSession] = {}
+        self._next_expiry_sweep = 0.0
+
+    def get(self, session_id: str | None, principal: str | None) -> HttpSession | None:
+        """The open session of that id, if it belongs to `principal` (else it is as good as unknown)."""
+        http_session = self.sessions.get(session_id or "")
+        if http_session is None or http_session.principal != principal:
+            return None
+        return http_session
+
+    async def find(self, session_id: str, principal: str | None) -> HttpSession | Response | None:
+        return self.get(session_id, principal)
+
+    def room(self) -> bool:
+        return len(self.sessions) < self.options.max_sessions
+
+    def open(self, session_id: str, principal: str | None, init_params: Any) -> HttpSession:
+        """The transport, runtime and session engine of handshake session `session_id` bound to
+        `principal` (what the tasks it creates belong to without one is named after its id, so they
+        follow it to any worker)."""
+        transport = HttpTransport(self.options.get_stream_queue_bytes)
+        runtime = ServerRuntime(self.server, host=self.host)
+        session = Session(transport, runtime)
+        session.principal = principal
+        session.connection = hashlib.sha256(session_id.encode()).hexdigest()[:32]
+        events = self.replay.new_log() if self.options.resumable else None
+        return HttpSession(
+            session_id, runtime, session, transport, events, principal=principal, init_params=init_params
+        )
+
+    def add(self, http_session: HttpSession) -> None:
+        self.sessions[http_session.id] = http_session
+
+    async def route_responses(
+        self, session_id: str, messages: list[jsonrpc.Message]
+    ) -> list[jsonrpc.Message] | Response:
+        return messages
+
+    def sending(self, http_session: HttpSession, response: Any) -> Any:
+        return response
+
+    async def resume(
+        self, found: HttpSession | None, session_id: str, principal: str | None, last_event_id: str
+    ) -> Response | None:
+        if found is None or found.events is None:
+            return None
+        return found.events.replay(last_event_id)  # None: not an id of this session
+
+    async def claim_stream(self, session_id: str) -> str | None:
+        return None  # the session's transport holds at most one GET stream
+
+    async def release_stream(self, session_id: str) -> None:
+        return None
+
+    async def still_used(self, session_id: str) -> bool:
+        return False
+
+    async def close(self, session_id: str | None, principal: str | None) -> Response:
+        http_session = self.get(session_id, principal)
+        if http_session is None:
+            return Response(status_code=404 if session_id else 400)
+        self.end(http_session)
+        return Response(status_code=200)
+
+    def end(self, http_session: HttpSession, *, shutdown: bool = False) -> None:
+        """End a session (DELETE, expiry, shutdown): forget it, cancel its requests, close its GET
+        stream, take it off the server's broadcast list and release its replay log."""
+        if self.sessions.get(http_session.id) is http_session:
+            del self.sessions[http_session.id]
+        http_session.session.cancel_all()
+        transport = http_session.transport
+        if transport.standalone is not None:
+            transport.standalone.close()
+            transport.standalone = None
+        self.host.connections.discard(http_session.runtime)
+        if http_session.events is not None:
+            http_session.events.close()
+
+    def expire_idle(self) -> None:
+        now = time.monotonic()
+        if now < self._next_expiry_sweep:
+            return  # one sweep a second at most: it walks every session
+        self._next_expiry_sweep = now + min(1.0, self.options.session_idle_seconds / 10)
+        cutoff = now - self.options.session_idle_seconds
+        for http_session in list(self.sessions.values()):
+            if http_session.last_seen < cutoff and self._expires_here(http_session):
+                self.end(http_session)
+
+    def _expires_here(self, http_session: HttpSession) -> bool:
+        """Whether an idle session is ended by the sweep (else something else watches it)."""
+        return True
+
+    def drain(self) -> None:
+        for http_session in list(self.sessions.values()):
+            if http_session.transport.standalone is not None:
+                http_session.transport.standalone.close()
+                http_session.transport.standalone = None
+
+    def close_all(self) -> None:
+        for http_session in list(self.sessions.values()):
+            self.end(http_session, shutdown=True)
