@@ -10,23 +10,27 @@ from functools import partial
 from typing import Any, TypeVar, cast
 
 import anyio
+import orjson
 from anyio.abc import TaskGroup
 from pydantic import ValidationError
 
 from mcp_bindings.runtime.client import extensions
+from mcp_bindings.runtime.client import headers as mirroring
 from mcp_bindings.runtime.client.handling import answer_request, handle_notification
-from mcp_bindings.runtime.client.headers import ToolHeaderMirror
 from mcp_bindings.runtime.client.listen import Listening, ListenStream
 from mcp_bindings.runtime.client.retry import RetryMode, RetryPolicy, send_with_retries
 from mcp_bindings.runtime.client.stateless import stateless_request
 from mcp_bindings.runtime.client.stub import ClientHandlerStub, ClientStub
 from mcp_bindings.runtime.client.tasks import ClientTasks
 from mcp_bindings.runtime.client.tasks_ext import task_answer
+from mcp_bindings.runtime.client.tool_catalog import ClientToolCatalog
+from mcp_bindings.runtime.client.tool_checks import ClientToolChecks
 from mcp_bindings.runtime.protocol import crossing, registry, tasks_wire, versions
 from mcp_bindings.runtime.protocol.custom_methods import CustomMethod
 from mcp_bindings.runtime.protocol.headers import encode_value
 from mcp_bindings.runtime.protocol.lenient import read_newer
 from mcp_bindings.runtime.protocol.spec import Capability, MethodSpec, ProtocolTables
+from mcp_bindings.runtime.protocol.tool_catalog import TOOLS_CALL, TOOLS_LIST, TOOLS_LIST_CHANGED, default_dialect
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.calls import ProgressCallback
 from mcp_bindings.runtime.rpc.errors import (
@@ -41,7 +45,6 @@ from mcp_bindings.runtime.rpc.errors import (
 from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request, validation_error
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.rpc.transport import Transport
-from mcp_bindings.runtime.server.tool_schemas import TOOL_METHODS, TOOLS_LIST_CHANGED, ClientToolChecks
 from mcp_bindings.runtime.tasks import service as tasks
 
 log = logs.logger("client")
@@ -97,7 +100,9 @@ class ClientRuntime:
     ) -> None:
         self.stub: ProtocolTables = client_cls.protocol
         # When a request whose connection failed is sent again ("safe", "always", "never": client_retry).
-        self.retry = RetryPolicy(retry)
+        # The one record of the listed tools: output checks, header mirroring and retry safety read it.
+        self.tools = ClientToolCatalog()
+        self.retry = RetryPolicy(retry, self.tools)
         self.lenient = lenient  # read what the negotiated version refuses with newer versions' models
         self.probe_timeout = probe_timeout  # "auto": how long a server/discover probe may go unanswered
         self.stub_version: str = self.stub.version
@@ -122,8 +127,7 @@ class ClientRuntime:
         # False in a pinned stateless session (no discover probe): the server alone enforces gates.
         self.capabilities_known = False
         self.log_level: str | None = None  # stateless: asks the server for notifications/message
-        self.mirror = ToolHeaderMirror()
-        self.tool_checks = ClientToolChecks()  # tools/call structuredContent against the listed outputSchema
+        self.tool_checks = ClientToolChecks(self.tools)  # tools/call structuredContent against the outputSchema
         self.listening = Listening()  # open subscriptions/listen streams (`client_listen`)
         self.tasks = ClientTasks()  # tasks the server asked the client to run (`client_tasks`)
         self.task_group: TaskGroup | None = None  # where those tasks run: the connection's
@@ -136,8 +140,11 @@ class ClientRuntime:
 
     @property
     def tool_schemas(self) -> dict[str, Any]:
-        """Input schemas of the tools the server listed (what x-mcp-header mirroring reads)."""
-        return self.mirror.tool_schemas
+        """Input schemas of the tools the server listed, as it sent them (what x-mcp-header mirroring reads)."""
+        return {
+            name: orjson.loads(tool.definition.input_source) if tool.definition.input_source is not None else {}
+            for name, tool in self.tools.last_listed.items()
+        }
 
     @property
     def capabilities(self) -> dict[str, Any]:
@@ -285,7 +292,7 @@ class ClientRuntime:
         spec = self.negotiated_spec(stub_spec)
         data = self.prepare(stub_spec, spec, params)
         assert self.session is not None
-        rejected = self.mirror.refuses(data) if spec.method == "tools/call" and self.mirrors_headers else None
+        rejected = mirroring.refuses(self.tools, data) if spec.method == TOOLS_CALL and self.mirrors_headers else None
         if rejected is not None:
             raise McpError(
                 INVALID_PARAMS, f"tool {rejected!r} has invalid x-mcp-header annotations; it must not be called"
@@ -300,9 +307,9 @@ class ClientRuntime:
         else:  # a handshake session: a request is sent again only if it never left (client_retry)
             attempt = partial(self.session.request, spec.method, data, timeout=timeout, on_progress=_on_progress.get())
             raw = await send_with_retries(self.retry, spec.method, data, attempt, stateless=False)
-        if spec.method == "tools/list" and isinstance(raw, dict):
-            raw = self.mirror.remember(raw, self.mirrors_headers)
-            self.retry.remember_tools(raw)
+        if spec.method == TOOLS_LIST and isinstance(raw, dict):
+            self.tools.remember_result(raw, default_dialect(self.version or self.stub_version))
+            raw = mirroring.without_invalid(raw, self.tools) if self.mirrors_headers else raw
         try:
             result = versions.validate(spec.result, raw)
         except ValidationError as exc:
@@ -310,8 +317,8 @@ class ClientRuntime:
             if newer is None:
                 raise McpError(INTERNAL_ERROR, f"invalid {spec.method} result from the server: {_first(exc)}") from None
             return newer  # lenient: the newer version's type, as is (see lenient.py)
-        if spec.method in TOOL_METHODS:  # remember the listed tools' schemas; check a call's structuredContent
-            self.tool_checks.on_result(spec.method, data, raw, self.version or "")
+        if spec.method == TOOLS_CALL:  # its structuredContent against the listed outputSchema
+            self.tool_checks.check_result(data, raw)
         if self.protocol is self.stub:
             return result
         return crossing.cross(
@@ -383,7 +390,7 @@ class ClientRuntime:
         (and the tasks extension's Mcp-Name: the taskId of tasks/get|update|cancel)."""
         if not self.stateless:
             return {}
-        headers = self.mirror.headers(message)
+        headers = mirroring.headers(message, self.tools)
         key = tasks_wire.NAME_PARAM.get(str(message.get("method")))
         params = message.get("params")
         value = cast("dict[str, Any]", params).get(key) if key is not None and isinstance(params, dict) else None
@@ -409,8 +416,7 @@ class ClientRuntime:
         if notification.method == TOOLS_LIST_CHANGED:
             # On whichever stream it came (a listen stream too), what was listed may be stale: tool
             # results go unchecked and no tool call is known safe to repeat until tools are listed again.
-            self.tool_checks.forget()
-            self.retry.forget_tools()
+            self.tools.forget()
         if self.listening.route(self, notification):
             return
         await handle_notification(self, notification)
