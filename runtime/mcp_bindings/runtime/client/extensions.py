@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from mcp_bindings.runtime.client.seam import current_progress
 from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.runtime.protocol.custom_methods import (
     EXTENSIONS,
@@ -65,17 +66,16 @@ def _client_checks(runtime: ClientRuntime, method: CustomMethod[Any, Any], kind:
 
 async def call(runtime: ClientRuntime, method: CustomMethod[Any, R], params: Any = None) -> R:
     """The typed client's call of a custom request (`ClientRuntime.call_extension`)."""
-    from mcp_bindings.runtime.client.runtime import _on_progress  # the typed client's progress callback of this task
-    from mcp_bindings.runtime.client.stateless import stateless_request
+    from mcp_bindings.runtime.client.stateless import stateless_request, with_meta
 
     _client_checks(runtime, method, "request")
     data = wire_params(method, params)
     assert runtime.session is not None
     if runtime.stateless:
-        raw = await stateless_request(runtime, method.spec, data, _on_progress.get())
+        raw = await stateless_request(runtime, method.spec, with_meta(runtime, data), current_progress())
     else:
         raw = await runtime.session.request(
-            method.method, data, timeout=runtime.request_timeout, on_progress=_on_progress.get()
+            method.method, data, timeout=runtime.request_timeout, on_progress=current_progress()
         )
     return typed_result(method, raw)
 
@@ -85,7 +85,9 @@ async def notify_server(runtime: ClientRuntime, method: CustomMethod[Any, Any], 
     _client_checks(runtime, method, "notification")
     data = wire_params(method, params)
     if runtime.stateless:
-        data = {**(data or {}), "_meta": {**runtime.request_meta(), **json_object((data or {}).get("_meta"))}}
+        from mcp_bindings.runtime.client.stateless import with_meta
+
+        data = with_meta(runtime, data)
     assert runtime.session is not None
     await runtime.session.notify(method.method, data)
 

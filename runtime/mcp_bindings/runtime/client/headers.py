@@ -4,13 +4,52 @@ tools must not be used because their annotations are invalid."""
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
+from mcp_bindings.runtime.client.seam import OutgoingCall, Send
 from mcp_bindings.runtime.client.tool_catalog import ClientToolCatalog
 from mcp_bindings.runtime.protocol.headers import mirrored_headers
+from mcp_bindings.runtime.protocol.spec import MethodSpec
+from mcp_bindings.runtime.protocol.tool_catalog import TOOLS_CALL, TOOLS_LIST
 from mcp_bindings.runtime.rpc import logs
+from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
+
+if TYPE_CHECKING:
+    from mcp_bindings.runtime.client.runtime import ClientRuntime
 
 log = logs.logger("client")
+
+
+class HeaderMirroring:
+    """The hook (`client.seam`) of a header-mirroring wire (stateless HTTP): a tool whose x-mcp-header
+    annotations are invalid is dropped from `tools/list` results and never called."""
+
+    def __init__(self, runtime: ClientRuntime) -> None:
+        self._runtime = runtime
+
+    def wrap(self, spec: MethodSpec, send: Send) -> Send:
+        if not self._runtime.mirrors_headers:  # known once connected; the chain is built per version
+            return send
+        catalog = self._runtime.tools
+        if spec.method == TOOLS_LIST:
+
+            async def listing(call: OutgoingCall) -> Any:
+                raw = await send(call)
+                return without_invalid(cast("dict[str, Any]", raw), catalog) if isinstance(raw, dict) else raw
+
+            return listing
+        if spec.method == TOOLS_CALL:
+
+            async def calling(call: OutgoingCall) -> Any:
+                rejected = refuses(catalog, call.params)
+                if rejected is not None:
+                    raise McpError(
+                        INVALID_PARAMS, f"tool {rejected!r} has invalid x-mcp-header annotations; it must not be called"
+                    )
+                return await send(call)
+
+            return calling
+        return send
 
 
 def without_invalid(raw: dict[str, Any], catalog: ClientToolCatalog) -> dict[str, Any]:

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from mcp_bindings.runtime.client.seam import OutgoingCall, Send
 from mcp_bindings.runtime.protocol.headers import header_params
 from mcp_bindings.runtime.protocol.json_schema import DRAFT_2020_12
-from mcp_bindings.runtime.protocol.tool_catalog import ToolDefinition, definitions
+from mcp_bindings.runtime.protocol.spec import MethodSpec
+from mcp_bindings.runtime.protocol.tool_catalog import TOOLS_LIST, ToolDefinition, default_dialect, definitions
 
 __all__ = ["ClientToolCatalog", "ListedTool"]
 
@@ -76,6 +78,19 @@ class ClientToolCatalog:
     def forget(self) -> None:
         """The tool list changed: nothing listed is current until tools are listed again."""
         self.tools.clear()
+
+    def wrap(self, spec: MethodSpec, send: Send) -> Send:
+        """The hook (`client.seam`) that fills the catalog from `tools/list` results."""
+        if spec.method != TOOLS_LIST:
+            return send
+
+        async def listing(call: OutgoingCall) -> Any:
+            raw = await send(call)
+            runtime = call.runtime
+            self.remember_result(raw, default_dialect(runtime.version or runtime.stub_version))
+            return raw
+
+        return listing
 
 
 def _task_support(tool: dict[str, Any]) -> str | None:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp_bindings.runtime.client.seam import OutgoingCall, Send
 from mcp_bindings.runtime.client.tool_catalog import ClientToolCatalog
-from mcp_bindings.runtime.protocol.tool_catalog import ToolOutputError, report_unusable
+from mcp_bindings.runtime.protocol.spec import MethodSpec
+from mcp_bindings.runtime.protocol.tool_catalog import TOOLS_CALL, ToolOutputError, report_unusable
 
 __all__ = ["ClientToolChecks", "ToolOutputError"]
 
@@ -22,6 +24,18 @@ class ClientToolChecks:
     def __init__(self, catalog: ClientToolCatalog) -> None:
         self.catalog = catalog
         self.enabled = True
+
+    def wrap(self, spec: MethodSpec, send: Send) -> Send:
+        """The hook (`client.seam`) that checks `tools/call` results."""
+        if spec.method != TOOLS_CALL:
+            return send
+
+        async def checked(call: OutgoingCall) -> Any:
+            raw = await send(call)
+            self.check_result(call.params, raw)
+            return raw
+
+        return checked
 
     def check_result(self, params: Any, raw: Any) -> None:
         """A tools/call result (decoded JSON) against its tool's outputSchema; raises `ToolOutputError`."""

@@ -1,0 +1,169 @@
+"""The client's call seam (`mcp_bindings.runtime.client.seam`): hooks registered from outside the
+runtime wrap real calls (before the send, instead of it, after it), each method's chain is built
+once, and a stateless request's `_meta` is built once per call."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Annotated, Any
+
+import pytest
+from pydantic import Field
+
+from mcp_bindings.runtime.app import App
+from mcp_bindings.runtime.client.seam import CallHook, OutgoingCall, Send
+from mcp_bindings.runtime.protocol.spec import MethodSpec
+from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
+from mcp_bindings.runtime.rpc.jsonrpc import Notification
+
+pytestmark = pytest.mark.anyio
+
+app = App("seam-app", version="1.0")
+calls: list[int] = []
+
+
+@app.tool
+def add(a: int, b: int = 2) -> int:
+    """Add two numbers."""
+    calls.append(a)
+    return a + b
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class Timing:
+    """The docs' example (docs/architecture.md, "The client's call seam"): how long each method took."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self.results: list[Any] = []
+        self.wrapped: list[str] = []
+
+    def wrap(self, spec: MethodSpec, send: Send) -> Send:
+        self.wrapped.append(spec.method)
+
+        async def timed(call: OutgoingCall) -> Any:
+            started = time.perf_counter()
+            try:
+                result = await send(call)
+                self.results.append(result)
+                return result
+            finally:
+                self.seconds[call.method] = time.perf_counter() - started
+
+        return timed
+
+
+class OnlyTools:
+    """Refuses some calls before they are sent, and changes the arguments of others."""
+
+    def wrap(self, spec: MethodSpec, send: Send) -> Send:
+        if spec.method != "tools/call":
+            return send  # nothing to do for the other methods: no extra frame on their calls
+
+        async def checked(call: OutgoingCall) -> Any:
+            arguments = call.params.get("arguments") or {}
+            if arguments.get("a") == 13:
+                raise McpError(INVALID_PARAMS, "13 is refused by the hook")
+            if arguments.get("a") == 7:
+                call = replace(call, params={**call.params, "arguments": {**arguments, "b": 100}})
+            return await send(call)
+
+        return checked
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+async def test_a_users_hook_wraps_real_calls_and_sees_typed_results(version: str) -> None:
+    timing = Timing()
+    hook: CallHook = timing  # the protocol is structural: any object with `wrap`
+    async with app.test_client(version) as client:
+        client.session.add_hook(hook)
+        listed = await client.list_tools()
+        assert "add" in [tool.name for tool in listed.tools]
+        for a in (1, 2):
+            result = await client.call_tool(name="add", arguments={"a": a})
+            assert result.structured_content == {"result": a + 2}
+    assert set(timing.seconds) == {"tools/list", "tools/call"}
+    assert all(seconds >= 0 for seconds in timing.seconds.values())
+    assert type(timing.results[0]).__name__ == "ListToolsResult"  # outside the runtime's hooks: typed
+    assert timing.wrapped == ["tools/list", "tools/call"]  # each method's chain is built once
+
+
+async def test_a_hook_may_refuse_a_call_before_it_is_sent_or_change_it() -> None:
+    calls.clear()
+    async with app.test_client() as client:
+        client.session.add_hook(OnlyTools())
+        with pytest.raises(McpError, match="13 is refused by the hook") as caught:
+            await client.call_tool(name="add", arguments={"a": 13})
+        assert caught.value.code == INVALID_PARAMS
+        assert (await client.call_tool(name="add", arguments={"a": 7})).structured_content == {"result": 107}
+        await client.list_tools()
+    assert calls == [7]  # the refused call never reached the server
+
+
+async def test_a_stateless_requests_meta_is_built_once_per_call() -> None:
+    async with app.test_client("2026-07-28") as client:
+        runtime = client.session
+        built: list[int] = []
+        request_meta = runtime.request_meta
+
+        def counted() -> dict[str, Any]:
+            built.append(1)
+            return request_meta()
+
+        runtime.request_meta = counted
+        seen: list[Any] = []
+
+        class Meta:
+            def wrap(self, spec: MethodSpec, send: Send) -> Send:
+                async def meta(call: OutgoingCall) -> Any:
+                    seen.append(call.params["_meta"])
+                    return await send(call)
+
+                return meta
+
+        runtime.add_hook(Meta())
+        await client.call_tool(name="add", arguments={"a": 1})
+    assert len(built) == 1
+    assert runtime.protocol is not None and runtime.protocol.meta.protocol_version in seen[0]
+
+
+@app.tool
+def tag(
+    label: Annotated[dict[str, str], Field(json_schema_extra={"x-mcp-header": "Label"})],
+) -> str:
+    """A tool whose x-mcp-header annotation is invalid (on an object): a client must not call it."""
+    return "tagged"
+
+
+@app.tool
+def region(name: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})]) -> str:
+    """A tool whose x-mcp-header annotation is valid."""
+    return name
+
+
+async def test_header_mirroring_drops_and_refuses_tools_with_invalid_annotations() -> None:
+    async with app.test_client("2026-07-28") as client:
+        runtime = client.session
+        runtime._header_wire = True  # as an HTTP transport sets it: the wire mirrors arguments into headers
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        assert "tag" not in names and "region" in names and "add" in names
+        assert runtime.tools.last_listed["tag"].headers is None
+        assert runtime.tools.last_listed["region"].headers == {"name": "Region"}
+        with pytest.raises(McpError, match="tool 'tag' has invalid x-mcp-header annotations"):
+            await client.call_tool(name="tag", arguments={"label": {}})
+        message = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "region", "arguments": {"name": "eu"}},
+        }
+        assert runtime.http_headers(message)["Mcp-Param-Region"] == "eu"
+        changed = "notifications/tools/list_changed"
+        await runtime.on_notification(Notification(changed, None, {"method": changed}), runtime.session)  # pyright: ignore[reportArgumentType]
+        assert runtime.tools.tools == {}  # the one invalidation: checks and retry safety forget
+        assert runtime.http_headers(message)["Mcp-Param-Region"] == "eu"  # the last listing still mirrors
