@@ -12,6 +12,7 @@ import pytest
 from pydantic import Field
 
 from mcp_bindings.runtime.app import App
+from mcp_bindings.runtime.client.options import ClientOptions
 from mcp_bindings.runtime.client.seam import CallHook, OutgoingCall, Send
 from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
@@ -103,6 +104,49 @@ async def test_a_hook_may_refuse_a_call_before_it_is_sent_or_change_it() -> None
         assert (await client.call_tool(name="add", arguments={"a": 7})).structured_content == {"result": 107}
         await client.list_tools()
     assert calls == [7]  # the refused call never reached the server
+
+
+async def test_hooks_given_to_connect_are_outermost_in_their_order() -> None:
+    order: list[str] = []
+
+    class Named:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def wrap(self, spec: MethodSpec, send: Send) -> Send:
+            async def named(call: OutgoingCall) -> Any:
+                order.append(self.name)
+                return await send(call)
+
+            return named
+
+    async with app.test_client(hooks=[Named("first"), Named("second")]) as client:
+        client.session.add_hook(Named("added"))
+        await client.list_tools()
+    assert order == ["first", "second", "added"]
+
+
+async def test_every_connect_takes_the_same_client_options() -> None:
+    import inspect
+
+    from mcp_bindings.runtime.client.http import connect_http, connect_sse
+    from mcp_bindings.runtime.client.runtime import connect
+    from mcp_bindings.runtime.memory import connect_in_memory
+    from mcp_bindings.runtime.stdio.connect import connect_stdio
+
+    for function in (connect, connect_http, connect_sse, connect_stdio, connect_in_memory):
+        parameters = inspect.signature(function).parameters
+        assert parameters["options"].annotation == "ClientOptions | None", function.__name__
+        assert parameters["args"].annotation == "Unpack[ClientArgs]", function.__name__
+    from mcp_bindings.v2025_11_25.client import Client
+
+    options = ClientOptions(protocol_version="2026-07-28", retry="never", probe_timeout=1.0)
+    async with connect_in_memory(app.server, Client, options=options, request_timeout=5.0) as client:
+        runtime = client.session
+        assert (runtime.version, runtime.retry.mode, runtime.probe_timeout) == ("2026-07-28", "never", 1.0)
+        assert runtime.request_timeout == 5.0  # a keyword argument on top of the options
+    with pytest.raises(ValueError, match="retry must be one of"):
+        ClientOptions(retry="sometimes")  # pyright: ignore[reportArgumentType]
 
 
 async def test_a_stateless_requests_meta_is_built_once_per_call() -> None:

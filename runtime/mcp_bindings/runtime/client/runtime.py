@@ -3,10 +3,10 @@ what the server asks for through the client's handlers."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from functools import partial
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar, Unpack, cast
 
 import anyio
 import orjson
@@ -17,7 +17,8 @@ from mcp_bindings.runtime.client import extensions, seam
 from mcp_bindings.runtime.client import headers as mirroring
 from mcp_bindings.runtime.client.handling import answer_request, handle_notification
 from mcp_bindings.runtime.client.listen import Listening, ListenStream
-from mcp_bindings.runtime.client.retry import RetryMode, RetryPolicy, send_with_retries
+from mcp_bindings.runtime.client.options import ClientArgs, ClientOptions
+from mcp_bindings.runtime.client.retry import RetryPolicy, send_with_retries
 from mcp_bindings.runtime.client.seam import CallHook, Finished, OutgoingCall, Send
 from mcp_bindings.runtime.client.stateless import stateless_request, with_meta
 from mcp_bindings.runtime.client.stub import ClientHandlerStub, ClientStub
@@ -88,36 +89,35 @@ class ClientRuntime:
     def __init__(
         self,
         client_cls: type[ClientStub],
-        handlers: ClientHandlerStub | None = None,
+        handler_stub: ClientHandlerStub | None = None,
+        /,
         *,
-        protocol_version: str | None = None,
-        client_info: dict[str, Any] | None = None,
-        request_timeout: float | None = None,
-        probe_timeout: float = 10.0,
-        lenient: bool = False,
-        retry: RetryMode = "safe",
-        hooks: Iterable[CallHook] = (),
+        options: ClientOptions | None = None,
+        **args: Unpack[ClientArgs],
     ) -> None:
+        """`options` (or the same as keyword arguments): see `ClientOptions`; handlers given here
+        (positionally) replace the options' `handlers`."""
+        self.options = options = ClientOptions.of(options, args)
         self.stub: ProtocolTables = client_cls.protocol
-        # When a request whose connection failed is sent again ("safe", "always", "never": client_retry).
         # The one record of the listed tools: output checks, header mirroring and retry safety read it.
         self.tools = ClientToolCatalog()
-        self.retry = RetryPolicy(retry, self.tools)
-        self.lenient = lenient  # read what the negotiated version refuses with newer versions' models
-        self.probe_timeout = probe_timeout  # "auto": how long a server/discover probe may go unanswered
+        # When a request whose connection failed is sent again ("safe", "always", "never": client_retry).
+        self.retry = RetryPolicy(options.retry, self.tools)
+        self.lenient = options.lenient  # read what the negotiated version refuses with newer versions' models
+        self.probe_timeout = options.probe_timeout  # "auto": how long a server/discover probe may go unanswered
         self.stub_version: str = self.stub.version
-        self.handlers = handlers
+        self.handlers = handler_stub or options.handlers
         self.supported = registry.handshake_versions()
         self.stateless_supported = registry.stateless_versions()
-        self.requested = protocol_version or self.stub_version
+        self.requested = options.protocol_version or self.stub_version
         if self.requested in registry.names():  # a version's name (e.g. "draft") stands for its wire version
             self.requested = registry.info(self.requested).version
         if self.requested != "auto" and self.requested not in self.supported + self.stateless_supported:
             known = ", ".join(self.supported + self.stateless_supported)
             raise ValueError(f"unknown protocol version {self.requested!r}; known: {known}")
         self.stateless = False
-        self.client_info = client_info or {"name": "mcp-bindgen-client", "version": "0.1.0"}
-        self.request_timeout = request_timeout
+        self.client_info = options.client_info or {"name": "mcp-bindgen-client", "version": "0.1.0"}
+        self.request_timeout = options.request_timeout
         self.protocol: ProtocolTables | None = None
         self.version: str | None = None
         self.peer_capabilities: dict[str, Any] = {}
@@ -129,7 +129,7 @@ class ClientRuntime:
         self.log_level: str | None = None  # stateless: asks the server for notifications/message
         self.tool_checks = ClientToolChecks(self.tools)  # tools/call structuredContent against the outputSchema
         # The call seam (`client.seam`): the user's hooks (outermost), then the runtime's own.
-        self.hooks: tuple[CallHook, ...] = tuple(hooks)
+        self.hooks: tuple[CallHook, ...] = tuple(options.hooks)
         self.builtin_hooks: tuple[CallHook, ...] = (
             TaskHandles(),
             TYPED,
@@ -475,31 +475,15 @@ async def connect(
     transport: Transport,
     client: type[C],
     *,
-    handlers: ClientHandlerStub | None = None,
-    protocol_version: str | None = None,
-    client_info: dict[str, Any] | None = None,
-    request_timeout: float | None = None,
-    probe_timeout: float = 10.0,
-    lenient: bool = False,
-    retry: RetryMode = "safe",
+    options: ClientOptions | None = None,
+    **args: Unpack[ClientArgs],
 ) -> AsyncIterator[C]:
     """Run a client session over any transport: initialize, yield the typed client, then close.
-    `protocol_version="auto"` probes with `server/discover` for at most `probe_timeout` seconds.
-    `lenient=True` accepts results and server requests that only a newer version's models accept
-    and hands them over as that version's types (see `lenient.py`); the default refuses them.
-    `retry`: when a request whose connection failed before its answer is sent again (HTTP;
-    `client_retry`): "safe" (default: if it never reached the server, or it is safe to repeat
-    per policy/retry.json), "always" (also what may have run), "never"."""
-    runtime = ClientRuntime(
-        client,
-        handlers,
-        protocol_version=protocol_version,
-        client_info=client_info,
-        request_timeout=request_timeout,
-        probe_timeout=probe_timeout,
-        lenient=lenient,
-        retry=retry,
-    )
+    `options` (or the same as keyword arguments: `handlers`, `protocol_version`, `client_info`,
+    `request_timeout`, `probe_timeout`, `lenient`, `retry`, `hooks`): see `ClientOptions`."""
+    settings = ClientOptions.of(options, args)
+    runtime = ClientRuntime(client, options=settings)
+    request_timeout = settings.request_timeout
     session = Session(transport, runtime)
     try:
         async with anyio.create_task_group() as task_group:
