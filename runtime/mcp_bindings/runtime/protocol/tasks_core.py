@@ -12,7 +12,11 @@ from pydantic import BaseModel
 
 from mcp_bindings.runtime.protocol.spec import Capability, ProtocolTables
 
-__all__ = ["create_task_result", "task_capability"]
+__all__ = ["RELATED_TASK", "TASK_STATUS", "create_task_result", "task_capability"]
+
+# The `_meta` key that ties a message to its task (2025-11-25: "Associating Task-Related Messages").
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+TASK_STATUS = "notifications/tasks/status"  # a receiver's word that a task's status changed
 
 
 @functools.cache

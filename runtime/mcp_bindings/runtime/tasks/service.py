@@ -50,7 +50,7 @@ from pydantic import ValidationError
 
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables
-from mcp_bindings.runtime.protocol.tasks_core import create_task_result, task_capability
+from mcp_bindings.runtime.protocol.tasks_core import RELATED_TASK, TASK_STATUS, create_task_result, task_capability
 from mcp_bindings.runtime.rpc import jsonrpc, logs
 from mcp_bindings.runtime.rpc.calls import PROGRESS_TOKEN
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
@@ -83,9 +83,6 @@ log = logs.logger("tasks")
 T = TypeVar("T")
 H = TypeVar("H", bound=Callable[..., Awaitable[Any]])
 
-# The `_meta` key that ties a message to its task (2025-11-25: "Associating Task-Related Messages").
-RELATED_TASK = "io.modelcontextprotocol/related-task"
-TASK_STATUS = "notifications/tasks/status"
 PROGRESS = "notifications/progress"
 LOG_MESSAGE = "notifications/message"
 TOOLS_CALL = "tools/call"
