@@ -66,10 +66,11 @@ def current_progress() -> ProgressCallback | None:
     return _on_progress.get()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class OutgoingCall:
-    """One typed request on its way out. A hook that changes it passes on
-    `dataclasses.replace(call, params=...)`."""
+    """One typed request on its way out. Treat it as read-only: a hook that changes it passes on
+    `dataclasses.replace(call, params=...)` (not frozen: one is made per call, and a frozen
+    dataclass costs four times as much to make)."""
 
     runtime: ClientRuntime
     stub_spec: MethodSpec  # the method as the typed client's stub declares it
