@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
 from pydantic import Field
 
 from mcp_bindings.runtime.app import App
-from mcp_bindings.runtime.client.options import ClientOptions
-from mcp_bindings.runtime.client.seam import CallHook, OutgoingCall, Send
+from mcp_bindings.runtime.client import CallHook, ClientOptions, OutgoingCall, Send
 from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import Notification
@@ -211,3 +211,11 @@ async def test_header_mirroring_drops_and_refuses_tools_with_invalid_annotations
         await runtime.on_notification(Notification(changed, None, {"method": changed}), runtime.session)  # pyright: ignore[reportArgumentType]
         assert runtime.tools.tools == {}  # the one invalidation: checks and retry safety forget
         assert runtime.http_headers(message)["Mcp-Param-Region"] == "eu"  # the last listing still mirrors
+
+
+def test_the_docs_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    text = (Path(__file__).parent.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text[text.index("## The client's call seam") :]
+    block = section[section.index("```python\n") + len("```python\n") : section.index("\n```\n")]
+    exec(compile(block, "docs/architecture.md", "exec"), {"__name__": "docs_example"})  # noqa: S102 - our own docs
+    assert capsys.readouterr().out.strip() == "['tools/call', 'tools/list']"
