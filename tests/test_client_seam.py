@@ -14,6 +14,7 @@ from pydantic import Field
 
 from mcp_bindings.runtime.app import App
 from mcp_bindings.runtime.client import CallHook, ClientOptions, OutgoingCall, Send
+from mcp_bindings.runtime.memory import connect_in_memory
 from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import Notification
@@ -131,7 +132,6 @@ async def test_every_connect_takes_the_same_client_options() -> None:
 
     from mcp_bindings.runtime.client.http import connect_http, connect_sse
     from mcp_bindings.runtime.client.runtime import connect
-    from mcp_bindings.runtime.memory import connect_in_memory
     from mcp_bindings.runtime.stdio.connect import connect_stdio
 
     for function in (connect, connect_http, connect_sse, connect_stdio, connect_in_memory):
@@ -219,3 +219,16 @@ def test_the_docs_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     block = section[section.index("```python\n") + len("```python\n") : section.index("\n```\n")]
     exec(compile(block, "docs/architecture.md", "exec"), {"__name__": "docs_example"})  # noqa: S102 - our own docs
     assert capsys.readouterr().out.strip() == "['tools/call', 'tools/list']"
+
+
+async def test_a_task_to_a_version_without_tasks_is_refused_before_it_is_sent() -> None:
+    from mcp_bindings.runtime.rpc.errors import CapabilityError
+    from mcp_bindings.v2025_11_25 import models as m25
+    from mcp_bindings.v2025_11_25.client import Client
+
+    calls.clear()
+    async with connect_in_memory(app.server, Client, protocol_version="2025-06-18") as client:
+        assert client.session.version == "2025-06-18"  # the stub's tools/call has `task`, this version's not
+        with pytest.raises(CapabilityError, match=r"tasks\.requests\.tools\.call"):
+            await client.call_tool(name="add", arguments={"a": 1}, task=m25.TaskMetadata(ttl=1000))
+    assert calls == []

@@ -131,7 +131,7 @@ class ClientRuntime:
         # The call seam (`client.seam`): the user's hooks (outermost), then the runtime's own.
         self.hooks: tuple[CallHook, ...] = tuple(options.hooks)
         self.builtin_hooks: tuple[CallHook, ...] = (
-            TaskHandles(),
+            TaskHandles(self.stub),
             TYPED,
             ToolTasks(self),
             mirroring.HeaderMirroring(self),

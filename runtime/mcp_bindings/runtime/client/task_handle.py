@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from mcp_bindings.runtime.client.seam import Finished, OutgoingCall, Send
 from mcp_bindings.runtime.protocol import versions
-from mcp_bindings.runtime.protocol.spec import MethodSpec
+from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables
 from mcp_bindings.runtime.protocol.tasks_core import create_task_result, task_capability
 from mcp_bindings.runtime.rpc import jsonrpc
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, CapabilityError, McpError
@@ -29,11 +29,14 @@ R = TypeVar("R")  # the typed result of the request a `TaskHandle` runs
 
 class TaskHandles:
     """The hook of task-augmented requests: a call whose params carry `task` (on a method whose
-    params may) is sent by `call_as_task` and answered with its `TaskHandle`."""
+    params may, in the stub's version or the negotiated one) is sent by `call_as_task` (which
+    refuses it where the server has no tasks) and answered with its `TaskHandle`."""
+
+    def __init__(self, stub: ProtocolTables) -> None:
+        self._stub = stub
 
     def wrap(self, spec: MethodSpec, send: Send) -> Send:
-        fields = getattr(spec.params, "model_fields", None)
-        if not isinstance(fields, dict) or "task" not in fields:
+        if not (_may_carry_task(spec) or _may_carry_task(self._stub.client_requests.get(spec.method))):
             return send
 
         async def augmented(call: OutgoingCall) -> Any:
@@ -43,6 +46,11 @@ class TaskHandles:
             return await send(call)
 
         return augmented
+
+
+def _may_carry_task(spec: MethodSpec | None) -> bool:
+    fields = getattr(spec.params, "model_fields", None) if spec is not None else None
+    return isinstance(fields, dict) and "task" in fields
 
 
 async def call_as_task(call: OutgoingCall) -> TaskHandle[Any]:
