@@ -93,15 +93,15 @@ def test_reads_are_repeatable_and_a_tool_call_only_when_its_annotations_say_so()
     assert "does not list" in (policy.why_not_repeat("com.example/custom", {}) or "")
     call = {"name": "read"}
     assert "list the tools first" in (policy.why_not_repeat("tools/call", call) or "")
-    policy.remember_tools(listed(("read", {"readOnlyHint": True}), ("put", {"idempotentHint": True})))
-    policy.remember_tools(listed(("charge", {"readOnlyHint": False, "destructiveHint": True}), ("bare", None)))
+    policy.tools.remember_result(listed(("read", {"readOnlyHint": True}), ("put", {"idempotentHint": True})))
+    policy.tools.remember_result(listed(("charge", {"readOnlyHint": False, "destructiveHint": True}), ("bare", None)))
     assert policy.why_not_repeat("tools/call", call) is None
     assert policy.why_not_repeat("tools/call", {"name": "put"}) is None
     for name in ("charge", "bare"):
         assert "not marked readOnlyHint or idempotentHint" in (
             policy.why_not_repeat("tools/call", {"name": name}) or ""
         )
-    policy.forget_tools()  # the tool list changed: nothing is known to be safe until listed again
+    policy.tools.forget()  # the tool list changed: nothing is known to be safe until listed again
     assert "list the tools first" in (policy.why_not_repeat("tools/call", call) or "")
 
 
@@ -162,7 +162,7 @@ async def test_a_call_that_may_have_run_is_repeated_only_when_safe_or_always() -
     assert caught.value.method == "tools/call"
 
     safe = RetryPolicy()
-    safe.remember_tools(listed(("charge", {"idempotentHint": True})))
+    safe.tools.remember_result(listed(("charge", {"idempotentHint": True})))
     assert await retried(safe, Script(cut())) == "answer"
     assert await retried(RetryPolicy(), Script(cut(), cut()), method="tools/list") == "answer"
     assert await retried(RetryPolicy("always"), Script(cut(), cut())) == "answer"
@@ -288,7 +288,7 @@ async def test_a_tool_list_change_forgets_which_tools_are_safe_to_repeat() -> No
     from mcp_bindings.runtime.rpc.jsonrpc import Notification
 
     runtime = ClientRuntime(Client, retry="safe")
-    runtime.retry.remember_tools(TOOLS)
+    runtime.tools.remember_result(TOOLS)
     assert runtime.retry.why_not_repeat("tools/call", {"name": "read"}) is None
     changed = "notifications/tools/list_changed"
     await runtime.on_notification(Notification(changed, None, {"method": changed}), None)  # pyright: ignore[reportArgumentType]

@@ -116,8 +116,8 @@ async def test_over_http(url: str) -> None:
 async def test_the_2025_client_handle_reads_like_the_2026_one() -> None:
     """`call_tool(..., task=...)` at 2025-11-25: a `TaskHandle` with the same `get()` / `result()` /
     `cancel()` as the 2026-07-28 `ToolTask`, and `finished()` takes either."""
+    from mcp_bindings.runtime.client.task_handle import TaskHandle
     from mcp_bindings.runtime.client.tasks_ext import finished
-    from mcp_bindings.runtime.tasks.service import TaskHandle
 
     with anyio.fail_after(LIMIT):
         async with connect_in_memory(SleepServer(), c.Client, protocol_version=VERSION) as client:

@@ -19,7 +19,7 @@ from mcp_bindings.runtime.protocol.context import NotificationContext, RequestCo
 from mcp_bindings.runtime.protocol.meta import Meta
 from mcp_bindings.runtime.protocol.spec import ProtocolTables
 from mcp_bindings.runtime.client.stub import ClientHandlerStub, ClientStub
-from mcp_bindings.runtime.tasks.service import TaskHandle
+from mcp_bindings.runtime.client.task_handle import TaskHandle
 
 from . import methods
 from . import models as m

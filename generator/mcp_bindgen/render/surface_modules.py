@@ -228,7 +228,7 @@ _META_TYPE = "Meta"
 
 
 # The params key of a task-augmented request (2025-11-25): with it the typed call answers the
-# runtime's `TaskHandle` of the request's result (`runtime/tasks.py`), without it the result itself.
+# runtime's `TaskHandle` of the request's result (`runtime/client/task_handle.py`), without it the result itself.
 _TASK_PARAM = "task"
 TASK_HANDLE = "TaskHandle"
 
@@ -413,7 +413,7 @@ def render_client(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
         version=surface.version,
         typing_imports=", ".join(typing_names),
         context_imports=_context_imports(requests, notifications),
-        task_imports=[f"from mcp_bindings.runtime.tasks.service import {TASK_HANDLE}"] if tasks else [],
+        task_imports=[f"from mcp_bindings.runtime.client.task_handle import {TASK_HANDLE}"] if tasks else [],
         calls=calls,
         listen=listen,
         ping=[{} for s in surface.table("client_to_server", "request") if s.method == "ping"],

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import TypeVar, Unpack
 
 import anyio
 
+from mcp_bindings.runtime.client.options import ClientArgs, ClientOptions
 from mcp_bindings.runtime.client.runtime import connect
-from mcp_bindings.runtime.client.stub import ClientHandlerStub, ClientStub
+from mcp_bindings.runtime.client.stub import ClientStub
+from mcp_bindings.runtime.protocol.request_state import RequestStateSealer
 from mcp_bindings.runtime.rpc.errors import sole_exception
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.rpc.transport import memory_pair
+from mcp_bindings.runtime.server.notifications import ServerHost
 from mcp_bindings.runtime.server.runtime import ServerRuntime
 from mcp_bindings.runtime.server.stubs import ServerStub
 
@@ -24,30 +27,24 @@ async def connect_in_memory(
     server: ServerStub,
     client: type[C],
     *,
-    handlers: ClientHandlerStub | None = None,
-    protocol_version: str | None = None,
-    request_timeout: float | None = None,
-    client_info: dict[str, Any] | None = None,
-    lenient: bool = False,
-    **runtime_options: Any,
+    supported_versions: list[str] | None = None,
+    request_state: RequestStateSealer | None = None,
+    host: ServerHost | None = None,
+    options: ClientOptions | None = None,
+    **args: Unpack[ClientArgs],
 ) -> AsyncGenerator[C, None]:
-    """A client and a server in one process (tests, embedding): the client options are
-    `client.connect`'s; `runtime_options` go to the `ServerRuntime`."""
+    """A client and a server in one process (tests, embedding): `options` (or the same as keyword
+    arguments) are `client.connect`'s (see `ClientOptions`); `supported_versions`, `request_state`
+    and `host` the `ServerRuntime`'s."""
+    settings = ClientOptions.of(options, args)
     client_end, server_end = memory_pair()
-    server_session = Session(server_end, ServerRuntime(server, **runtime_options))
+    runtime = ServerRuntime(server, supported_versions=supported_versions, request_state=request_state, host=host)
+    server_session = Session(server_end, runtime)
     try:
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(server_session.run)
             try:
-                async with connect(
-                    client_end,
-                    client,
-                    handlers=handlers,
-                    protocol_version=protocol_version,
-                    request_timeout=request_timeout,
-                    client_info=client_info,
-                    lenient=lenient,
-                ) as typed:
+                async with connect(client_end, client, options=settings) as typed:
                     yield typed
             finally:
                 task_group.cancel_scope.cancel()

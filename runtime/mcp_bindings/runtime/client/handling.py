@@ -9,17 +9,19 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from mcp_bindings.runtime.client import extensions
 from mcp_bindings.runtime.protocol import crossing, versions
+from mcp_bindings.runtime.protocol.custom_methods import Bound, registered, result_data, typed_params
 from mcp_bindings.runtime.protocol.lenient import read_newer
-from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables
-from mcp_bindings.runtime.rpc import jsonrpc
+from mcp_bindings.runtime.protocol.spec import Kind, MethodSpec, ProtocolTables
+from mcp_bindings.runtime.rpc import jsonrpc, logs
 from mcp_bindings.runtime.rpc.errors import METHOD_NOT_FOUND, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request, validation_error
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.client.runtime import ClientRuntime
     from mcp_bindings.runtime.client.stub import ClientHandlerStub
+
+log = logs.logger("extensions")
 
 
 class ClientContext:
@@ -65,7 +67,7 @@ async def answer_request(runtime: ClientRuntime, request: Request) -> bytes:
     stub_spec = handler_spec(runtime.stub, request.method)
     handlers = runtime.handlers
     if spec is None and stub_spec is None:  # not the version's: a custom or extension request (`extensions`)
-        return await extensions.answer(runtime, request)
+        return await answer_custom(runtime, request)
     implemented = stub_spec is not None and handlers is not None and handlers.implements(stub_spec)
     if spec is not None and not implemented and runtime.tasks.serves(runtime, request.method):
         return await runtime.tasks.answer(runtime, request)
@@ -146,7 +148,7 @@ async def handle_notification(runtime: ClientRuntime, notification: Notification
     spec = runtime.protocol.server_notifications.get(notification.method)
     stub_spec = runtime.stub.server_notifications.get(notification.method)
     if spec is None and stub_spec is None:  # not the version's: a custom or extension one (`extensions`)
-        await extensions.client_notified(runtime, notification)
+        await custom_notified(runtime, notification)
         return
     if spec is None or stub_spec is None or stub_spec.builtin:
         return
@@ -154,3 +156,30 @@ async def handle_notification(runtime: ClientRuntime, notification: Notification
     if stub_spec.params is not None and params is not None:
         params = versions.validate(stub_spec.params, params)
     await getattr(runtime.handlers, stub_spec.handler)(params, ClientContext(runtime, None))
+
+
+# -- custom and extension methods the server sends (`protocol.custom_methods`) ----------------------
+
+
+async def answer_custom(runtime: ClientRuntime, request: Request) -> bytes:
+    """A server's request the version does not define: to the handlers' registered method, else -32601."""
+    bound = _client_bound(runtime, request.method, "request")
+    if bound is None:
+        raise McpError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
+    result = await bound.handler(typed_params(bound.method.spec, request.params), ClientContext(runtime, request.id))
+    return jsonrpc.dumps(result_data(bound.method.spec, result))
+
+
+async def custom_notified(runtime: ClientRuntime, notification: Notification) -> None:
+    """A server's notification the version does not define: to the handlers' registered method."""
+    bound = _client_bound(runtime, notification.method, "notification")
+    if bound is None:
+        log.debug("ignoring notification %s", notification.method)
+        return
+    await bound.handler(typed_params(bound.method.spec, notification.params), ClientContext(runtime, None))
+
+
+def _client_bound(runtime: ClientRuntime, method: str, kind: Kind) -> Bound | None:
+    methods = registered(runtime.handlers)
+    bound = methods.handlers.get(method) if methods is not None else None
+    return bound if bound is not None and bound.method.kind == kind else None

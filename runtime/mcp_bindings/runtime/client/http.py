@@ -17,8 +17,9 @@ import math
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from email.utils import parsedate_to_datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 from urllib.parse import urljoin
 
 import anyio
@@ -26,9 +27,10 @@ import httpx
 import orjson
 from anyio.abc import TaskGroup
 
-from mcp_bindings.runtime.client.retry import RetryMode, wants_new_connection
+from mcp_bindings.runtime.client.options import ClientArgs, ClientOptions
+from mcp_bindings.runtime.client.retry import wants_new_connection
 from mcp_bindings.runtime.client.runtime import connect
-from mcp_bindings.runtime.client.stub import ClientHandlerStub, ClientStub
+from mcp_bindings.runtime.client.stub import ClientStub
 from mcp_bindings.runtime.rpc import jsonrpc, logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, DeliveryFailed
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId
@@ -535,31 +537,16 @@ async def connect_http(
     url: str,
     client: type[C],
     *,
-    handlers: ClientHandlerStub | None = None,
-    protocol_version: str | None = None,
     headers: Mapping[str, str] | None = None,
-    request_timeout: float | None = None,
-    client_info: dict[str, Any] | None = None,
     auth: httpx.Auth | None = None,
-    probe_timeout: float = 10.0,
-    lenient: bool = False,
-    retry: RetryMode = "safe",
+    options: ClientOptions | None = None,
+    **args: Unpack[ClientArgs],
 ) -> AsyncIterator[C]:
-    """Connect over Streamable HTTP. `protocol_version=None` picks the client stub's version;
-    "auto" probes with `server/discover` and falls back to `initialize` (the other options are
-    `client.connect`'s; `retry` says when a request whose connection failed is sent again)."""
+    """Connect over Streamable HTTP (`headers` and `auth` go on every HTTP request). `options` (or
+    the same as keyword arguments) are `client.connect`'s: see `ClientOptions`; with
+    `protocol_version="auto"` the client probes with `server/discover` and falls back to `initialize`."""
     async with StreamableHttpTransport(url, headers=headers, auth=auth) as transport:
-        async with connect(
-            transport,
-            client,
-            handlers=handlers,
-            protocol_version=protocol_version,
-            request_timeout=request_timeout,
-            client_info=client_info,
-            probe_timeout=probe_timeout,
-            lenient=lenient,
-            retry=retry,
-        ) as typed:
+        async with connect(transport, client, options=ClientOptions.of(options, args)) as typed:
             yield typed
 
 
@@ -568,25 +555,15 @@ async def connect_sse(
     url: str,
     client: type[C],
     *,
-    handlers: ClientHandlerStub | None = None,
-    protocol_version: str | None = None,
     headers: Mapping[str, str] | None = None,
-    request_timeout: float | None = None,
     auth: httpx.Auth | None = None,
-    client_info: dict[str, Any] | None = None,
-    probe_timeout: float = 10.0,
-    lenient: bool = False,
+    options: ClientOptions | None = None,
+    **args: Unpack[ClientArgs],
 ) -> AsyncIterator[C]:
-    """Connect to a legacy (2024-11-05) HTTP+SSE server at its SSE URL (e.g. http://host/sse)."""
+    """Connect to a legacy (2024-11-05) HTTP+SSE server at its SSE URL (e.g. http://host/sse); the
+    options are `connect_http`'s (`protocol_version` defaults to 2024-11-05)."""
+    settings = ClientOptions.of(options, args)
+    settings = replace(settings, protocol_version=settings.protocol_version or "2024-11-05")
     async with LegacySseTransport(url, headers=headers, auth=auth) as transport:
-        async with connect(
-            transport,
-            client,
-            handlers=handlers,
-            protocol_version=protocol_version or "2024-11-05",
-            request_timeout=request_timeout,
-            client_info=client_info,
-            probe_timeout=probe_timeout,
-            lenient=lenient,
-        ) as typed:
+        async with connect(transport, client, options=settings) as typed:
             yield typed

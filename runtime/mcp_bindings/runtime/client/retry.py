@@ -35,6 +35,7 @@ from typing import Any, Literal, TypeVar, cast, get_args
 
 import anyio
 
+from mcp_bindings.runtime.client.tool_catalog import ClientToolCatalog
 from mcp_bindings.runtime.protocol.policies import policy_file
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.calls import ProgressCallback
@@ -89,23 +90,11 @@ def check_mode(mode: str) -> RetryMode:
 
 
 class RetryPolicy:
-    """A client's retry mode and what it knows about the listed tools' annotations."""
+    """A client's retry mode, and where it reads the listed tools' annotations (the client's catalog)."""
 
-    def __init__(self, mode: str = "safe") -> None:
+    def __init__(self, mode: str = "safe", tools: ClientToolCatalog | None = None) -> None:
         self.mode: RetryMode = check_mode(mode)
-        self.tool_annotations: dict[str, dict[str, Any]] = {}  # from tools/list results
-
-    def remember_tools(self, raw: Any) -> None:
-        """Keep the annotations of the tools a tools/list result lists (pages add up)."""
-        tools = raw.get("tools") if isinstance(raw, dict) else None
-        for tool in cast("list[Any]", tools) if isinstance(tools, list) else []:
-            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
-                given = cast("dict[str, Any]", tool).get("annotations")
-                self.tool_annotations[tool["name"]] = cast("dict[str, Any]", given) if isinstance(given, dict) else {}
-
-    def forget_tools(self) -> None:
-        """The tool list changed: no tool call is known to be safe to repeat until tools are listed again."""
-        self.tool_annotations.clear()
+        self.tools = tools if tools is not None else ClientToolCatalog()
 
     def why_not_repeat(self, method: str, params: Any) -> str | None:
         """None when a request that may have run can be sent again (retry="safe"); else why not."""
@@ -117,11 +106,11 @@ class RetryPolicy:
         if not rule.tool_hints:
             return None
         name = params.get("name") if isinstance(params, dict) else None
-        annotations = self.tool_annotations.get(name) if isinstance(name, str) else None
+        listed = self.tools.tools.get(name) if isinstance(name, str) else None
         wanted = " or ".join(rule.tool_hints)
-        if annotations is None:
+        if listed is None:
             return f"the tool's annotations are unknown (list the tools first; only a tool marked {wanted} is repeated)"
-        if any(annotations.get(hint) is True for hint in rule.tool_hints):
+        if any(listed.annotations.get(hint) is True for hint in rule.tool_hints):
             return None
         return f"the tool is not marked {wanted}"
 

@@ -3,30 +3,36 @@ what the server asks for through the client's handlers."""
 
 from __future__ import annotations
 
-import contextvars
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from functools import partial
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar, Unpack, cast
 
 import anyio
+import orjson
 from anyio.abc import TaskGroup
 from pydantic import ValidationError
 
-from mcp_bindings.runtime.client import extensions
+from mcp_bindings.runtime.client import extensions, seam
+from mcp_bindings.runtime.client import headers as mirroring
 from mcp_bindings.runtime.client.handling import answer_request, handle_notification
-from mcp_bindings.runtime.client.headers import ToolHeaderMirror
 from mcp_bindings.runtime.client.listen import Listening, ListenStream
-from mcp_bindings.runtime.client.retry import RetryMode, RetryPolicy, send_with_retries
-from mcp_bindings.runtime.client.stateless import stateless_request
+from mcp_bindings.runtime.client.options import ClientArgs, ClientOptions
+from mcp_bindings.runtime.client.retry import RetryPolicy, send_with_retries
+from mcp_bindings.runtime.client.seam import CallHook, Finished, OutgoingCall, Send
+from mcp_bindings.runtime.client.stateless import stateless_request, with_meta
 from mcp_bindings.runtime.client.stub import ClientHandlerStub, ClientStub
+from mcp_bindings.runtime.client.task_handle import TaskHandles
 from mcp_bindings.runtime.client.tasks import ClientTasks
-from mcp_bindings.runtime.client.tasks_ext import task_answer
+from mcp_bindings.runtime.client.tasks_ext import ToolTasks
+from mcp_bindings.runtime.client.tool_catalog import ClientToolCatalog
+from mcp_bindings.runtime.client.tool_checks import ClientToolChecks
 from mcp_bindings.runtime.protocol import crossing, registry, tasks_wire, versions
 from mcp_bindings.runtime.protocol.custom_methods import CustomMethod
 from mcp_bindings.runtime.protocol.headers import encode_value
 from mcp_bindings.runtime.protocol.lenient import read_newer
 from mcp_bindings.runtime.protocol.spec import Capability, MethodSpec, ProtocolTables
+from mcp_bindings.runtime.protocol.tool_catalog import TOOLS_LIST_CHANGED
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.calls import ProgressCallback
 from mcp_bindings.runtime.rpc.errors import (
@@ -41,8 +47,6 @@ from mcp_bindings.runtime.rpc.errors import (
 from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request, validation_error
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.rpc.transport import Transport
-from mcp_bindings.runtime.server.tool_schemas import TOOL_METHODS, TOOLS_LIST_CHANGED, ClientToolChecks
-from mcp_bindings.runtime.tasks import service as tasks
 
 log = logs.logger("client")
 
@@ -52,8 +56,7 @@ SET_LEVEL = "logging/setLevel"
 C = TypeVar("C", bound=ClientStub)
 R = TypeVar("R")
 
-# The progress callback for requests sent by the current task (see `ClientRuntime.progress`).
-_on_progress: contextvars.ContextVar[ProgressCallback | None] = contextvars.ContextVar("mcp_on_progress", default=None)
+_on_progress = seam._on_progress  # the progress callback of this task's requests (`ClientRuntime.progress`)
 
 
 class ProtocolVersionError(McpError):
@@ -86,33 +89,35 @@ class ClientRuntime:
     def __init__(
         self,
         client_cls: type[ClientStub],
-        handlers: ClientHandlerStub | None = None,
+        handler_stub: ClientHandlerStub | None = None,
+        /,
         *,
-        protocol_version: str | None = None,
-        client_info: dict[str, Any] | None = None,
-        request_timeout: float | None = None,
-        probe_timeout: float = 10.0,
-        lenient: bool = False,
-        retry: RetryMode = "safe",
+        options: ClientOptions | None = None,
+        **args: Unpack[ClientArgs],
     ) -> None:
+        """`options` (or the same as keyword arguments): see `ClientOptions`; handlers given here
+        (positionally) replace the options' `handlers`."""
+        self.options = options = ClientOptions.of(options, args)
         self.stub: ProtocolTables = client_cls.protocol
+        # The one record of the listed tools: output checks, header mirroring and retry safety read it.
+        self.tools = ClientToolCatalog()
         # When a request whose connection failed is sent again ("safe", "always", "never": client_retry).
-        self.retry = RetryPolicy(retry)
-        self.lenient = lenient  # read what the negotiated version refuses with newer versions' models
-        self.probe_timeout = probe_timeout  # "auto": how long a server/discover probe may go unanswered
+        self.retry = RetryPolicy(options.retry, self.tools)
+        self.lenient = options.lenient  # read what the negotiated version refuses with newer versions' models
+        self.probe_timeout = options.probe_timeout  # "auto": how long a server/discover probe may go unanswered
         self.stub_version: str = self.stub.version
-        self.handlers = handlers
+        self.handlers = handler_stub or options.handlers
         self.supported = registry.handshake_versions()
         self.stateless_supported = registry.stateless_versions()
-        self.requested = protocol_version or self.stub_version
+        self.requested = options.protocol_version or self.stub_version
         if self.requested in registry.names():  # a version's name (e.g. "draft") stands for its wire version
             self.requested = registry.info(self.requested).version
         if self.requested != "auto" and self.requested not in self.supported + self.stateless_supported:
             known = ", ".join(self.supported + self.stateless_supported)
             raise ValueError(f"unknown protocol version {self.requested!r}; known: {known}")
         self.stateless = False
-        self.client_info = client_info or {"name": "mcp-bindgen-client", "version": "0.1.0"}
-        self.request_timeout = request_timeout
+        self.client_info = options.client_info or {"name": "mcp-bindgen-client", "version": "0.1.0"}
+        self.request_timeout = options.request_timeout
         self.protocol: ProtocolTables | None = None
         self.version: str | None = None
         self.peer_capabilities: dict[str, Any] = {}
@@ -122,8 +127,18 @@ class ClientRuntime:
         # False in a pinned stateless session (no discover probe): the server alone enforces gates.
         self.capabilities_known = False
         self.log_level: str | None = None  # stateless: asks the server for notifications/message
-        self.mirror = ToolHeaderMirror()
-        self.tool_checks = ClientToolChecks()  # tools/call structuredContent against the listed outputSchema
+        self.tool_checks = ClientToolChecks(self.tools)  # tools/call structuredContent against the outputSchema
+        # The call seam (`client.seam`): the user's hooks (outermost), then the runtime's own.
+        self.hooks: tuple[CallHook, ...] = tuple(options.hooks)
+        self.builtin_hooks: tuple[CallHook, ...] = (
+            TaskHandles(self.stub),
+            TYPED,
+            ToolTasks(self),
+            mirroring.HeaderMirroring(self),
+            self.tool_checks,
+            self.tools,
+        )
+        self._chains: dict[int, tuple[MethodSpec, Send]] = {}  # id(negotiated spec) -> its chain
         self.listening = Listening()  # open subscriptions/listen streams (`client_listen`)
         self.tasks = ClientTasks()  # tasks the server asked the client to run (`client_tasks`)
         self.task_group: TaskGroup | None = None  # where those tasks run: the connection's
@@ -136,8 +151,11 @@ class ClientRuntime:
 
     @property
     def tool_schemas(self) -> dict[str, Any]:
-        """Input schemas of the tools the server listed (what x-mcp-header mirroring reads)."""
-        return self.mirror.tool_schemas
+        """Input schemas of the tools the server listed, as it sent them (what x-mcp-header mirroring reads)."""
+        return {
+            name: orjson.loads(tool.definition.input_source) if tool.definition.input_source is not None else {}
+            for name, tool in self.tools.last_listed.items()
+        }
 
     @property
     def capabilities(self) -> dict[str, Any]:
@@ -202,7 +220,9 @@ class ClientRuntime:
         self.use_version(session, version)
         if not probe:
             return
-        raw = await stateless_request(self, self.protocol.client_requests["server/discover"], None, None)
+        raw = await stateless_request(
+            self, self.protocol.client_requests["server/discover"], with_meta(self, None), None
+        )
         if isinstance(raw, dict):
             self.capabilities_known = True
             self.peer_capabilities = raw.get("capabilities") or {}
@@ -264,8 +284,7 @@ class ClientRuntime:
             params = {key: value for key, value in params.items() if value is not None}
         data = versions.dump(params) if params is not None else None
         if self.stateless:
-            data = dict(data or {})
-            data["_meta"] = {**self.request_meta(), **(data.get("_meta") or {})}
+            data = with_meta(self, data)  # the request's `_meta`, built once
         elif data == {} and not spec.params_required:
             data = None
         for capability in spec.needed_capabilities(data) if self.capabilities_known else ():
@@ -279,30 +298,31 @@ class ClientRuntime:
         return data
 
     async def call(self, stub_spec: MethodSpec, params: Any, *, timeout: float | None = None) -> Any:
-        """Send a typed client request; `timeout` (seconds) replaces the client's request_timeout
-        for each message of this call (each input round of a stateless request)."""
-        timeout = timeout if timeout is not None else self.request_timeout
+        """Send a typed client request through its method's chain of hooks (`client.seam`);
+        `timeout` (seconds) replaces the client's request_timeout for each message of this call
+        (each input round of a stateless request)."""
         spec = self.negotiated_spec(stub_spec)
         data = self.prepare(stub_spec, spec, params)
-        assert self.session is not None
-        rejected = self.mirror.refuses(data) if spec.method == "tools/call" and self.mirrors_headers else None
-        if rejected is not None:
-            raise McpError(
-                INVALID_PARAMS, f"tool {rejected!r} has invalid x-mcp-header annotations; it must not be called"
-            )
-        if isinstance(data, dict) and data.get("task") is not None:  # task-augmented: a TaskHandle (`tasks`)
-            return await tasks.call_as_task(self, stub_spec, spec, data)
-        if self.stateless:
-            raw = await stateless_request(self, spec, data, _on_progress.get(), timeout=timeout)
-            handle = task_answer(self, stub_spec, spec, raw)  # the tasks extension (`client_tasks_ext`)
-            if handle is not None:
-                return handle
-        else:  # a handshake session: a request is sent again only if it never left (client_retry)
-            attempt = partial(self.session.request, spec.method, data, timeout=timeout, on_progress=_on_progress.get())
-            raw = await send_with_retries(self.retry, spec.method, data, attempt, stateless=False)
-        if spec.method == "tools/list" and isinstance(raw, dict):
-            raw = self.mirror.remember(raw, self.mirrors_headers)
-            self.retry.remember_tools(raw)
+        chain = self._chains.get(id(spec))
+        send = chain[1] if chain is not None and chain[0] is spec else self._chain(spec)
+        limit = timeout if timeout is not None else self.request_timeout
+        return await send(OutgoingCall(self, stub_spec, spec, data, limit, _on_progress.get()))
+
+    def _chain(self, spec: MethodSpec) -> Send:
+        """The chain of `spec`'s requests, built once (per method and negotiated version)."""
+        send = seam.compose((*self.hooks, *self.builtin_hooks), spec, _send)
+        self._chains[id(spec)] = (spec, send)
+        return send
+
+    def add_hook(self, hook: CallHook) -> None:
+        """Register a hook (`client.seam`): inside the user's hooks registered before it, outside
+        the runtime's own. Calls made from now on go through it."""
+        self.hooks = (*self.hooks, hook)
+        self._chains.clear()
+
+    def typed_result(self, stub_spec: MethodSpec, spec: MethodSpec, raw: Any) -> Any:
+        """A decoded result as the typed client returns it: validated against the negotiated
+        version's model, then crossed to the stub's version (lenient: a newer version's type)."""
         try:
             result = versions.validate(spec.result, raw)
         except ValidationError as exc:
@@ -310,8 +330,6 @@ class ClientRuntime:
             if newer is None:
                 raise McpError(INTERNAL_ERROR, f"invalid {spec.method} result from the server: {_first(exc)}") from None
             return newer  # lenient: the newer version's type, as is (see lenient.py)
-        if spec.method in TOOL_METHODS:  # remember the listed tools' schemas; check a call's structuredContent
-            self.tool_checks.on_result(spec.method, data, raw, self.version or "")
         if self.protocol is self.stub:
             return result
         return crossing.cross(
@@ -383,7 +401,7 @@ class ClientRuntime:
         (and the tasks extension's Mcp-Name: the taskId of tasks/get|update|cancel)."""
         if not self.stateless:
             return {}
-        headers = self.mirror.headers(message)
+        headers = mirroring.headers(message, self.tools)
         key = tasks_wire.NAME_PARAM.get(str(message.get("method")))
         params = message.get("params")
         value = cast("dict[str, Any]", params).get(key) if key is not None and isinstance(params, dict) else None
@@ -409,11 +427,37 @@ class ClientRuntime:
         if notification.method == TOOLS_LIST_CHANGED:
             # On whichever stream it came (a listen stream too), what was listed may be stale: tool
             # results go unchecked and no tool call is known safe to repeat until tools are listed again.
-            self.tool_checks.forget()
-            self.retry.forget_tools()
+            self.tools.forget()
         if self.listening.route(self, notification):
             return
         await handle_notification(self, notification)
+
+
+class _Typed:
+    """The `typed` hook (`client.seam`): the decoded answer of the hooks inside it becomes the
+    typed result (`ClientRuntime.typed_result`); a `Finished` answer passes as it is."""
+
+    def wrap(self, spec: MethodSpec, send: Send) -> Send:
+        async def typed(call: OutgoingCall) -> Any:
+            raw = await send(call)
+            return raw if isinstance(raw, Finished) else call.runtime.typed_result(call.stub_spec, call.spec, raw)
+
+        return typed
+
+
+TYPED = _Typed()
+
+
+async def _send(call: OutgoingCall) -> Any:
+    """The end of every chain: the request on the session (its decoded result). Stateless: with its
+    input rounds and retries (`stateless_request`); a handshake session's request is sent again
+    only if it never left (`client_retry`)."""
+    runtime, session = call.runtime, call.runtime.session
+    assert session is not None
+    if runtime.stateless:
+        return await stateless_request(runtime, call.spec, call.params, call.progress, timeout=call.timeout)
+    attempt = partial(session.request, call.method, call.params, timeout=call.timeout, on_progress=call.progress)
+    return await send_with_retries(runtime.retry, call.method, call.params, attempt, stateless=False)
 
 
 def _server_info_key(protocol: ProtocolTables) -> str:
@@ -431,31 +475,15 @@ async def connect(
     transport: Transport,
     client: type[C],
     *,
-    handlers: ClientHandlerStub | None = None,
-    protocol_version: str | None = None,
-    client_info: dict[str, Any] | None = None,
-    request_timeout: float | None = None,
-    probe_timeout: float = 10.0,
-    lenient: bool = False,
-    retry: RetryMode = "safe",
+    options: ClientOptions | None = None,
+    **args: Unpack[ClientArgs],
 ) -> AsyncIterator[C]:
     """Run a client session over any transport: initialize, yield the typed client, then close.
-    `protocol_version="auto"` probes with `server/discover` for at most `probe_timeout` seconds.
-    `lenient=True` accepts results and server requests that only a newer version's models accept
-    and hands them over as that version's types (see `lenient.py`); the default refuses them.
-    `retry`: when a request whose connection failed before its answer is sent again (HTTP;
-    `client_retry`): "safe" (default: if it never reached the server, or it is safe to repeat
-    per policy/retry.json), "always" (also what may have run), "never"."""
-    runtime = ClientRuntime(
-        client,
-        handlers,
-        protocol_version=protocol_version,
-        client_info=client_info,
-        request_timeout=request_timeout,
-        probe_timeout=probe_timeout,
-        lenient=lenient,
-        retry=retry,
-    )
+    `options` (or the same as keyword arguments: `handlers`, `protocol_version`, `client_info`,
+    `request_timeout`, `probe_timeout`, `lenient`, `retry`, `hooks`): see `ClientOptions`."""
+    settings = ClientOptions.of(options, args)
+    runtime = ClientRuntime(client, options=settings)
+    request_timeout = settings.request_timeout
     session = Session(transport, runtime)
     try:
         async with anyio.create_task_group() as task_group:

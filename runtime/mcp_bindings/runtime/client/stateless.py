@@ -20,6 +20,14 @@ if TYPE_CHECKING:
     from mcp_bindings.runtime.client.runtime import ClientRuntime
 
 
+def with_meta(runtime: ClientRuntime, data: Any) -> dict[str, Any]:
+    """A stateless-era request's params: `data` with the `_meta` of the negotiated version
+    (`ClientRuntime.request_meta`) under what `data` already has there."""
+    params = dict(data or {})
+    params["_meta"] = {**runtime.request_meta(), **(params.get("_meta") or {})}
+    return params
+
+
 async def stateless_request(
     runtime: ClientRuntime,
     spec: MethodSpec,
@@ -30,11 +38,11 @@ async def stateless_request(
 ) -> Any:
     """Send the request, answer `InputRequiredResult` rounds through the handlers and retry (a new
     id, the same requestState), and switch to a version the server supports once, on its
-    unsupported-version error. Returns the final result as decoded JSON."""
+    unsupported-version error. `data`: the params with the request's `_meta` (`with_meta`). Returns
+    the final result as decoded JSON."""
     session = runtime.session
     assert session is not None and runtime.protocol is not None
-    params = dict(data or {})
-    params["_meta"] = {**runtime.request_meta(), **(params.get("_meta") or {})}
+    params = dict(data or {})  # with its `_meta` (`with_meta`)
     # Over HTTP, closing the POST's response stream (the transport does it when the caller is
     # cancelled or times out) is the cancellation signal: no `notifications/cancelled` is expected.
     notify_cancel = not runtime.mirrors_headers

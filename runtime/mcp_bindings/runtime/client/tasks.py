@@ -8,8 +8,9 @@ sends `notifications/tasks/status` when a task ends.
 A client takes part by declaring the capability on its handlers, e.g.
 `declared_capabilities = {"tasks": {"list": {}, "cancel": {}, "requests": {"sampling":
 {"createMessage": {}}}}}`; the handler itself is the ordinary one. The client has one requestor
-(its server), so every task belongs to it; the store is the same `TaskService` a server uses
-(bounded, expiring, unguessable ids).
+(its server), so every task belongs to it; its store is the one a server uses by default
+(`protocol.task_store.InMemoryTaskStore`: bounded, expiring, unguessable ids), with a server's
+default TTLs (`DEFAULT_TTL_MS` when the request asks for none, at most `MAX_TTL_MS`).
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ import orjson
 
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.spec import Capability
+from mcp_bindings.runtime.protocol.task_store import TASK_METHODS, InMemoryTaskStore, InvalidCursor, TaskState
+from mcp_bindings.runtime.protocol.tasks_core import RELATED_TASK, TASK_STATUS
 from mcp_bindings.runtime.rpc import jsonrpc, logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import Request, json_object
-from mcp_bindings.runtime.tasks.service import RELATED_TASK, TASK_STATUS, TaskService
-from mcp_bindings.runtime.tasks.store import TASK_METHODS, InvalidCursor, TaskState
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.client.runtime import ClientRuntime
@@ -35,6 +36,11 @@ if TYPE_CHECKING:
 log = logs.logger("client")
 
 Work = Callable[[], Awaitable[bytes]]
+
+DEFAULT_TTL_MS = 300_000  # a task's TTL when the server's request asks for none
+MAX_TTL_MS = 3_600_000  # the longest TTL granted
+POLL_INTERVAL_MS = 1_000  # suggested to the server
+PAGE_SIZE = 50  # tasks per tasks/list page
 
 
 def receiver_capability(method: str) -> Capability:
@@ -46,7 +52,8 @@ class ClientTasks:
     """The tasks one client connection runs for its server."""
 
     def __init__(self) -> None:
-        self.service = TaskService()
+        self.store = InMemoryTaskStore()
+        self.running: dict[str, anyio.CancelScope] = {}  # task id -> the cancel scope of its work
 
     def augmented(self, runtime: ClientRuntime, request: Request) -> bool:
         """Whether the server task-augmented a request this client declared it takes as a task."""
@@ -59,17 +66,14 @@ class ClientTasks:
 
     async def create(self, runtime: ClientRuntime, request: Request, work: Work) -> bytes:
         """Answer a task-augmented request: a new task, its work started in the background."""
-        task = json_object(json_object(request.params).get("task"))
-        service = self.service
-        state = await service.store.create(
-            None, request.method, ttl_ms=service.ttl_for(task.get("ttl")), poll_interval_ms=service.poll_interval_ms
-        )
+        ttl = _granted_ttl(json_object(json_object(request.params).get("task")).get("ttl"))
+        state = await self.store.create(None, request.method, ttl_ms=ttl, poll_interval_ms=POLL_INTERVAL_MS)
         scope = anyio.CancelScope()
         if state.expires_at is not None:
             scope.deadline = anyio.current_time() + max(0.0, state.expires_at - time.time())
-        service.running[state.task_id] = scope
+        self.running[state.task_id] = scope
         if runtime.task_group is None:
-            await service.store.delete(state.task_id)
+            await self.store.delete(state.task_id)
             raise McpError(INTERNAL_ERROR, f"{request.method}: this client runs tasks only in a connect() session")
         runtime.task_group.start_soon(self._run, runtime, state, work, scope)
         return jsonrpc.dumps({"task": state.wire()})
@@ -87,11 +91,11 @@ class ClientTasks:
                     error = {"code": INTERNAL_ERROR, "message": "Internal error"}
                     outcome = {"status": "failed", "error": error, "status_message": "Internal error"}
         finally:
-            self.service.running.pop(state.task_id, None)
+            self.running.pop(state.task_id, None)
         if outcome is None:  # cancelled by tasks/cancel (already recorded) or by its TTL
             return
         with anyio.CancelScope(shield=True):
-            updated = await self.service.store.update(state.task_id, **outcome)
+            updated = await self.store.update(state.task_id, **outcome)
             if updated is not None and updated.terminal:
                 await _announce(runtime, updated)
 
@@ -101,13 +105,10 @@ class ClientTasks:
         spec = runtime.protocol.server_requests[request.method]
         versions.validate_params(spec, request.params)  # -32602 naming the field (taskId, cursor)
         params = json_object(request.params)
-        service = self.service
         if request.method == "tasks/list":
             cursor = params.get("cursor")
             try:
-                page, next_cursor = await service.store.list(
-                    None, cursor if isinstance(cursor, str) else None, service.page_size
-                )
+                page, next_cursor = await self.store.list(None, cursor if isinstance(cursor, str) else None, PAGE_SIZE)
             except InvalidCursor:
                 raise jsonrpc.invalid_field(
                     "params.cursor", "not a cursor this client issued", "invalid_cursor"
@@ -116,19 +117,50 @@ class ClientTasks:
             if next_cursor is not None:
                 data["nextCursor"] = next_cursor
             return _checked(spec.result, data, request.method)
-        state = await service.lookup(None, params.get("taskId"))
+        state = await self._task(params.get("taskId"))
         if request.method == "tasks/get":
             return _checked(spec.result, state.wire(), request.method)
         if request.method == "tasks/cancel":
-            cancelled = await service.cancel(state)
+            cancelled = await self._cancel(state)
             await _announce(runtime, cancelled)
             return _checked(spec.result, cancelled.wire(), request.method)
         return await self._result(state)
 
+    async def _task(self, task_id: Any) -> TaskState:
+        """The task `task_id` names, or -32602 (unknown or expired: an expired one is dropped)."""
+        state = await self.store.get(None, task_id) if isinstance(task_id, str) else None
+        if state is not None and state.expired():
+            await self.store.delete(state.task_id)
+            self._stop(state.task_id)
+            raise McpError(INVALID_PARAMS, "Failed to retrieve task: Task has expired")
+        if state is None:
+            raise McpError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
+        return state
+
+    async def _cancel(self, state: TaskState) -> TaskState:
+        """`tasks/cancel`: the task recorded as cancelled before its work is stopped; -32602 if it
+        had already ended (or ends meanwhile)."""
+        ended = f"Cannot cancel task: already in terminal status '{state.status}'"
+        if not state.terminal:
+            message = "The task was cancelled by request."
+            updated = await self.store.update(state.task_id, status="cancelled", status_message=message)
+            self._stop(state.task_id)
+            if updated is None:
+                raise McpError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
+            if updated.status == "cancelled":
+                return updated
+            ended = f"Cannot cancel task: already in terminal status '{updated.status}'"
+        raise McpError(INVALID_PARAMS, ended)
+
+    def _stop(self, task_id: str) -> None:
+        scope = self.running.pop(task_id, None)
+        if scope is not None:
+            scope.cancel()
+
     async def _result(self, state: TaskState) -> bytes:
         """Blocks until the task is terminal (bounded by its TTL); then exactly what the request
         would have answered: its result (with the related-task `_meta`) or its JSON-RPC error."""
-        store = self.service.store
+        store = self.store
         if not state.terminal:
             expires = state.expires_at
             with anyio.move_on_after(None if expires is None else max(0.0, expires - time.time())):
@@ -147,6 +179,13 @@ class ClientTasks:
         data = dict(cast("dict[str, Any]", state.result))
         data["_meta"] = {**json_object(data.get("_meta")), RELATED_TASK: {"taskId": state.task_id}}
         return jsonrpc.dumps(data)
+
+
+def _granted_ttl(requested: Any) -> int:
+    """The TTL (ms) of a task whose request asked for `requested` (the default when it asked for none)."""
+    if isinstance(requested, int) and not isinstance(requested, bool) and requested >= 0:
+        return min(requested, MAX_TTL_MS)
+    return DEFAULT_TTL_MS
 
 
 def _checked(model: Any, data: Any, method: str) -> bytes:

@@ -35,6 +35,7 @@ from pydantic import ValidationError
 from mcp_bindings.ext.io_modelcontextprotocol_tasks import models as ext
 from mcp_bindings.ext.io_modelcontextprotocol_tasks.methods import EXTENSION as TASKS
 from mcp_bindings.runtime.client.handling import answer_input_requests
+from mcp_bindings.runtime.client.seam import Finished, OutgoingCall, Send
 from mcp_bindings.runtime.protocol import tasks_wire, versions
 from mcp_bindings.runtime.protocol.custom_methods import peer_declares
 from mcp_bindings.runtime.protocol.spec import MethodSpec
@@ -44,7 +45,16 @@ if TYPE_CHECKING:
     from mcp_bindings.runtime.client.listen import ListenStream
     from mcp_bindings.runtime.client.runtime import ClientRuntime
 
-__all__ = ["TASK", "TaskCancelledError", "TaskExpiredError", "ToolTask", "finished", "opted_in", "task_answer"]
+__all__ = [
+    "TASK",
+    "TaskCancelledError",
+    "TaskExpiredError",
+    "ToolTask",
+    "ToolTasks",
+    "finished",
+    "opted_in",
+    "task_answer",
+]
 
 R = TypeVar("R")
 
@@ -99,13 +109,30 @@ def task_answer(runtime: ClientRuntime, stub_spec: MethodSpec, spec: MethodSpec,
 
 async def finished(answer: Any) -> Any:
     """The result of a typed call whether the server answered at once or with a task (a `ToolTask`,
-    or at 2025-11-25 a `tasks.TaskHandle`): `result = await finished(await client.call_tool(...))`."""
-    from mcp_bindings.runtime.tasks.service import TaskHandle
-
-    return await answer.result() if isinstance(answer, (ToolTask, TaskHandle)) else answer
+    or at 2025-11-25 a `task_handle.TaskHandle`): `result = await finished(await client.call_tool(...))`."""
+    return await answer.result() if isinstance(answer, Finished) else answer
 
 
-class ToolTask(Generic[R]):
+class ToolTasks:
+    """The hook (`client.seam`) that makes a stateless-era request answered with a task a `ToolTask`
+    (inside the `typed` hook: it reads the decoded answer)."""
+
+    def __init__(self, runtime: ClientRuntime) -> None:
+        self._runtime = runtime
+
+    def wrap(self, spec: MethodSpec, send: Send) -> Send:
+        if not self._runtime.stateless:  # the chain is built per negotiated version
+            return send
+
+        async def answered(call: OutgoingCall) -> Any:
+            raw = await send(call)
+            handle = task_answer(call.runtime, call.stub_spec, call.spec, raw)
+            return raw if handle is None else handle
+
+        return answered
+
+
+class ToolTask(Finished, Generic[R]):
     """A task the server runs for one of this client's requests (the extension's requestor side).
 
     `task` is what was last seen of it (the `CreateTaskResult`, then each `GetTaskResult`)."""

@@ -123,6 +123,12 @@ def header_params(schema: Any) -> dict[str, str] | None:
 
 
 def request_headers(message: dict[str, Any], tool_schemas: dict[str, Any]) -> dict[str, str]:
+    """The headers of `message` (`tool_schemas`: the listed tools' input schemas by name)."""
+    return mirrored_headers(message, lambda tool: header_params(tool_schemas.get(tool, {})))
+
+
+def mirrored_headers(message: dict[str, Any], header_map: Callable[[str], dict[str, str] | None]) -> dict[str, str]:
+    """The headers of `message`; `header_map(tool)`: the tool's x-mcp-header map (`header_params`)."""
     method = message.get("method")
     if not isinstance(method, str) or ("id" not in message and not method.startswith("notifications/")):
         return {}
@@ -135,7 +141,7 @@ def request_headers(message: dict[str, Any], tool_schemas: dict[str, Any]) -> di
         headers["Mcp-Name"] = value if _header_safe(value) else _base64(value)
     if method == "tools/call":
         tool = params.get("name")
-        mapping = header_params(tool_schemas.get(tool, {}) if isinstance(tool, str) else {}) or {}
+        mapping = (header_map(tool) if isinstance(tool, str) else None) or {}
         raw_arguments = params.get("arguments")
         arguments: dict[str, Any] = raw_arguments if isinstance(raw_arguments, dict) else {}
         for param, name in mapping.items():

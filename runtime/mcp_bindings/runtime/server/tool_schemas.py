@@ -34,6 +34,8 @@ Their default dialect is the protocol version's: the one its own schema is writt
 `$schema` keyword is honoured. A server's definitions are read in its stub's version; a client's in
 the negotiated one. A server turns all of this off with
 `validate_tools = False` on its class; a client with `runtime.tool_checks.enabled = False`.
+What both sides share (`ToolDefinition`, `ToolCatalog`, `ToolOutputError`, `default_dialect`) is
+`protocol.tool_catalog`; the client's checks are `client.tool_checks`.
 
 Not covered: the result of a stateless-era handler that asked for input and is called again by the
 version bridge for a handshake-era client (the bridge calls it itself); the client still checks it.
@@ -44,24 +46,24 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-import orjson
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from mcp_bindings.runtime.protocol import registry, versions
-from mcp_bindings.runtime.protocol.json_schema import (
-    DRAFT_07,
-    DRAFT_2020_12,
-    MAX_VIOLATIONS,
-    Check,
-    CompiledSchema,
-    Violation,
-    compiled,
-    describe,
+from mcp_bindings.runtime.protocol import versions
+from mcp_bindings.runtime.protocol.json_schema import CompiledSchema, Violation, describe
+from mcp_bindings.runtime.protocol.tool_catalog import (
+    TOOL_METHODS,
+    TOOLS_CALL,
+    TOOLS_LIST,
+    TOOLS_LIST_CHANGED,
+    ToolCatalog,
+    ToolDefinition,
+    ToolOutputError,
+    default_dialect,
+    definitions,
 )
-from mcp_bindings.runtime.protocol.spec import VersionInfo
+from mcp_bindings.runtime.protocol.tool_catalog import report_unusable as _report
 from mcp_bindings.runtime.rpc import logs
-from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
 from mcp_bindings.runtime.server.notifications import host_for
 from mcp_bindings.runtime.server.seam import Plan, ServerFeature, around
 
@@ -73,7 +75,6 @@ if TYPE_CHECKING:
 __all__ = [
     "TOOLS_LIST_CHANGED",
     "TOOL_METHODS",
-    "ClientToolChecks",
     "ServerToolChecks",
     "ToolCatalog",
     "ToolDefinition",
@@ -84,143 +85,8 @@ __all__ = [
 
 log = logs.logger("tool_schemas")
 
-TOOLS_LIST = "tools/list"
-TOOLS_CALL = "tools/call"
-TOOL_METHODS = frozenset({TOOLS_LIST, TOOLS_CALL})
-TOOLS_LIST_CHANGED = "notifications/tools/list_changed"
-
 Handler = Callable[[Any, Any], Awaitable[Any]]
 ToolHook = Callable[[Handler, Any, Any, Any], Awaitable[Any]]  # (handler, params, context, raw params)
-
-
-def default_dialect(version: str | VersionInfo) -> str:
-    """The JSON Schema dialect of a tool schema without `$schema`, in a protocol version (given by
-    wire version or by its `VersionInfo`): the dialect the version's own schema is written in, as
-    the spec makes them the same (SEP-1613: 2020-12 for both from 2025-11-25, draft-07 before)."""
-    info = version if isinstance(version, VersionInfo) else registry.info(version)
-    return DRAFT_2020_12 if info.schema_dialect == "2020-12" else DRAFT_07
-
-
-class ToolOutputError(McpError):
-    """A tools/call result whose `structuredContent` is missing or does not satisfy the tool's outputSchema."""
-
-    def __init__(self, tool: str, violations: list[Violation]) -> None:
-        if violations:
-            what = f"returned structuredContent that does not match its outputSchema:\n{describe(violations)}"
-        else:
-            what = "has an outputSchema but its result has no structuredContent"
-        data = {"tool": tool, "violations": [v._asdict() for v in violations[:MAX_VIOLATIONS]]}
-        super().__init__(INTERNAL_ERROR, f"tool {tool!r} {what}", data)
-        self.tool = tool
-        self.violations = violations
-
-
-# -- what tools/list said -------------------------------------------------------------------------
-
-
-class ToolDefinition:
-    """One listed tool's schemas, as the JSON they were listed with; compiled on first use (`resolve`)."""
-
-    __slots__ = ("accepts", "dialect", "input_schema", "input_source", "name", "output_schema", "output_source")
-
-    def __init__(self, name: str, input_source: bytes | None, output_source: bytes | None, dialect: str) -> None:
-        self.name = name
-        self.input_source = input_source
-        self.output_source = output_source
-        self.dialect = dialect
-        # Once resolved: the usable schemas (None: none listed, or one that cannot be used), and what
-        # the arguments meet first: True when they are valid for sure (the inputSchema's fast check;
-        # always True without an inputSchema), False when `input_schema.violations` must tell.
-        self.input_schema: CompiledSchema | None = None
-        self.output_schema: CompiledSchema | None = None
-        self.accepts: Check | None = None  # None: not resolved yet
-
-    def same_as(self, other: ToolDefinition) -> bool:
-        return (self.input_source, self.output_source, self.dialect) == (
-            other.input_source,
-            other.output_source,
-            other.dialect,
-        )
-
-    def resolve(self) -> Check:
-        """Compile the schemas (once: `json_schema.compiled`) and return `accepts`."""
-        accepts = self.accepts
-        if accepts is None:
-            self.input_schema = _resolve(self.name, "inputSchema", self.input_source, self.dialect)
-            self.output_schema = _resolve(self.name, "outputSchema", self.output_source, self.dialect)
-            schema = self.input_schema
-            accepts = self.accepts = _always if schema is None else schema.fast or _unsure
-        return accepts
-
-
-def _always(value: Any) -> bool:
-    return True
-
-
-def _unsure(value: Any) -> bool:
-    return False
-
-
-def _resolve(tool: str, which: str, source: bytes | None, dialect: str) -> CompiledSchema | None:
-    if source is None:
-        return None
-    schema = compiled(source, dialect)
-    if schema.usable:
-        return schema
-    _report(tool, which, schema)
-    return None
-
-
-def _report(tool: str, which: str, schema: CompiledSchema) -> None:
-    """Tell, once per schema, that it cannot be used (and so is not enforced)."""
-    if not schema.reported:  # once per schema: on a client, what is logged comes from the server
-        schema.reported = True
-        log.error("tool %.100r: its %s is not enforced: it is %s", tool, which, schema.problem)
-
-
-def definitions(tools: Iterable[Any], dialect: str) -> list[ToolDefinition]:
-    """The definitions in a tools/list result's `tools` (models or decoded JSON); malformed ones skipped."""
-    out: list[ToolDefinition] = []
-    for tool in tools:
-        if isinstance(tool, BaseModel):
-            name = getattr(tool, "name", None)
-            input_schema, output_schema = getattr(tool, "input_schema", None), getattr(tool, "output_schema", None)
-        elif isinstance(tool, dict):
-            name, input_schema, output_schema = tool.get("name"), tool.get("inputSchema"), tool.get("outputSchema")
-        else:
-            continue
-        if isinstance(name, str):
-            out.append(ToolDefinition(name, _source(input_schema), _source(output_schema), dialect))
-    return out
-
-
-def _source(schema: Any) -> bytes | None:
-    """A schema as the JSON clients see (a model is written as on the wire)."""
-    if schema is None:
-        return None
-    try:
-        return versions.to_json(schema) if isinstance(schema, BaseModel) else orjson.dumps(schema)
-    except Exception:  # noqa: BLE001 - not writable as JSON (e.g. nested deeper than orjson writes)
-        return b'"not writable as JSON"'  # compiles to "not a JSON Schema": reported once, not enforced
-
-
-class ToolCatalog:
-    """Tool definitions by name, as listed."""
-
-    __slots__ = ("tools",)
-
-    def __init__(self) -> None:
-        self.tools: dict[str, ToolDefinition] = {}
-
-    def remember(self, listed: Iterable[ToolDefinition]) -> None:
-        tools = self.tools
-        for definition in listed:
-            known = tools.get(definition.name)
-            if known is None or not known.same_as(definition):  # unchanged: keep what is compiled
-                tools[definition.name] = definition
-
-    def forget(self) -> None:
-        self.tools.clear()
 
 
 # -- the server side ------------------------------------------------------------------------------
@@ -356,46 +222,6 @@ def _wire(value: Any) -> Any:
         return to_jsonable_python(value)
     except Exception:  # noqa: BLE001 - not serialisable: the bridge reports that
         return value
-
-
-# -- the client side ------------------------------------------------------------------------------
-
-
-class ClientToolChecks:
-    """What a client checks of tool results: remembers tools/list results, checks tools/call ones."""
-
-    __slots__ = ("catalog", "enabled")
-
-    def __init__(self) -> None:
-        self.catalog = ToolCatalog()
-        self.enabled = True
-
-    def on_result(self, method: str, params: Any, raw: Any, version: str) -> None:
-        """After a tools/list or tools/call result arrived (decoded JSON, already typed as valid)."""
-        if not self.enabled or not isinstance(raw, dict):
-            return
-        if method == TOOLS_LIST:
-            tools = raw.get("tools")
-            if isinstance(tools, list):
-                self.catalog.remember(definitions(tools, default_dialect(version)))  # pyright: ignore[reportUnknownArgumentType]
-            return
-        name = params.get("name") if isinstance(params, dict) else None
-        tool = self.catalog.tools.get(name) if isinstance(name, str) else None
-        if tool is not None:
-            tool.resolve()
-        output = tool.output_schema if tool is not None else None
-        if tool is None or output is None or raw.get("isError") is True or "content" not in raw:
-            return
-        structured = raw.get("structuredContent")
-        violations = output.violations(structured) if structured is not None else []
-        if structured is None or violations:
-            raise ToolOutputError(tool.name, violations)
-        if output.problem is not None:
-            _report(tool.name, "outputSchema", output)
-
-    def forget(self) -> None:
-        """Forget the listed tools (on `notifications/tools/list_changed`): unchecked until listed again."""
-        self.catalog.forget()
 
 
 class ToolChecks(ServerFeature):

@@ -8,13 +8,14 @@ import sys
 from collections import deque
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 import anyio
 from anyio.abc import Process
 
+from mcp_bindings.runtime.client.options import ClientArgs, ClientOptions
 from mcp_bindings.runtime.client.runtime import connect
-from mcp_bindings.runtime.client.stub import ClientHandlerStub, ClientStub
+from mcp_bindings.runtime.client.stub import ClientStub
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import ConnectionClosed, sole_exception
 from mcp_bindings.runtime.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, LineTransport
@@ -55,23 +56,19 @@ async def connect_stdio(
     command: Sequence[str],
     client: type[C],
     *,
-    handlers: ClientHandlerStub | None = None,
-    protocol_version: str | None = None,
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
-    request_timeout: float | None = None,
     stderr: Any = None,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-    client_info: dict[str, Any] | None = None,
-    probe_timeout: float = 10.0,
-    lenient: bool = False,
+    options: ClientOptions | None = None,
+    **args: Unpack[ClientArgs],
 ) -> AsyncGenerator[C, None]:
     """Spawn a stdio server, initialize, and yield the typed client; shut the server down after.
-    `protocol_version`, `probe_timeout` and `lenient` are `client.connect`'s.
+    `options` (or the same as keyword arguments) are `client.connect`'s: see `ClientOptions`.
 
     The server's stderr goes to this process's stderr unless `stderr` says otherwise; its last lines
     are kept, so that a server that exits before answering is reported with its exit code and them."""
-
+    settings = ClientOptions.of(options, args)
     tail = _StderrTail() if stderr is None else None
     try:
         process = await anyio.open_process(
@@ -92,16 +89,7 @@ async def connect_stdio(
             if tail is not None and process.stderr is not None:
                 group.start_soon(tail.follow, process.stderr)
             try:
-                async with connect(
-                    transport,
-                    client,
-                    handlers=handlers,
-                    protocol_version=protocol_version,
-                    request_timeout=request_timeout,
-                    client_info=client_info,
-                    probe_timeout=probe_timeout,
-                    lenient=lenient,
-                ) as typed:
+                async with connect(transport, client, options=settings) as typed:
                     started = True
                     yield typed
             except (ConnectionClosed, anyio.BrokenResourceError, anyio.EndOfStream, anyio.ClosedResourceError) as exc:

@@ -6,9 +6,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mcp_bindings.runtime.client.task_handle import TaskHandle as TaskHandle
     from mcp_bindings.runtime.tasks.service import RELATED_TASK as RELATED_TASK
     from mcp_bindings.runtime.tasks.service import TaskContext as TaskContext
-    from mcp_bindings.runtime.tasks.service import TaskHandle as TaskHandle
     from mcp_bindings.runtime.tasks.service import TaskService as TaskService
     from mcp_bindings.runtime.tasks.service import as_task as as_task
     from mcp_bindings.runtime.tasks.service import configure as configure
@@ -34,6 +34,8 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     # Loaded on first use, so that importing one module of this package (`tasks.<module>`) does
     # not load `tasks.service` and everything it imports.
+    if name == "TaskHandle":  # the client's (kept importable here, where it used to live)
+        return importlib.import_module("mcp_bindings.runtime.client.task_handle").TaskHandle
     if name in __all__:
         return getattr(importlib.import_module("mcp_bindings.runtime.tasks.service"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

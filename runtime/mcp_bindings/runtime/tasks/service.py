@@ -24,10 +24,8 @@ on any worker, `Session.connection`). Another requester's task is
 "not found", like an unknown id. Errors (2025-11-25 spec): unknown, foreign or expired task ids,
 invalid cursors and cancelling a terminal task are -32602.
 
-The client side: a typed call with `task=` (`call_tool(name=..., task={"ttl": 60000})`) is sent only
-if the server advertised `tasks.requests.<method>` (else `CapabilityError`, nothing sent) and returns
-a `TaskHandle`: `get()` (or `status()`), `wait()`, `result()` (the request's typed result), `cancel()`
-(the 2026-07-28 `client_tasks_ext.ToolTask` reads the same; `client_tasks_ext.finished` takes either).
+The client side, a typed call with `task=` and its `TaskHandle`, is the client's
+(`client.task_handle`).
 
 Tasks of the stateless era (2026-07-28) are the `io.modelcontextprotocol/tasks` extension: the same
 service and store, server-directed creation, served by `tasks_extension` (`run_as_task` and
@@ -44,17 +42,17 @@ import importlib
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 import anyio
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from mcp_bindings.runtime.protocol import versions
-from mcp_bindings.runtime.protocol.spec import Capability, MethodSpec, ProtocolTables
+from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables
+from mcp_bindings.runtime.protocol.tasks_core import RELATED_TASK, TASK_STATUS, create_task_result, task_capability
 from mcp_bindings.runtime.rpc import jsonrpc, logs
 from mcp_bindings.runtime.rpc.calls import PROGRESS_TOKEN
-from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, CapabilityError, McpError
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId, json_object
 from mcp_bindings.runtime.server.bridge import outgoing_request
 from mcp_bindings.runtime.server.notifications import host_for
@@ -62,7 +60,6 @@ from mcp_bindings.runtime.server.peer import LOG_LEVELS, PeerView
 from mcp_bindings.runtime.tasks.store import TASK_METHODS, InMemoryTaskStore, InvalidCursor, TaskState, TaskStore
 
 if TYPE_CHECKING:
-    from mcp_bindings.runtime.client.runtime import ClientRuntime
     from mcp_bindings.runtime.rpc.session import Session
     from mcp_bindings.runtime.server.context import PeerSession, ServerRequestContext
     from mcp_bindings.runtime.server.runtime import ServerRuntime
@@ -72,7 +69,6 @@ if TYPE_CHECKING:
 __all__ = [
     "RELATED_TASK",
     "TaskContext",
-    "TaskHandle",
     "TaskService",
     "as_task",
     "configure",
@@ -85,12 +81,8 @@ __all__ = [
 log = logs.logger("tasks")
 
 T = TypeVar("T")
-R = TypeVar("R")  # the typed result of the request a `TaskHandle` runs
 H = TypeVar("H", bound=Callable[..., Awaitable[Any]])
 
-# The `_meta` key that ties a message to its task (2025-11-25: "Associating Task-Related Messages").
-RELATED_TASK = "io.modelcontextprotocol/related-task"
-TASK_STATUS = "notifications/tasks/status"
 PROGRESS = "notifications/progress"
 LOG_MESSAGE = "notifications/message"
 TOOLS_CALL = "tools/call"
@@ -235,27 +227,6 @@ def requester_of(session: Session, peer: PeerSession | None) -> str | None:
 
 
 # -- which version has tasks, and for which methods ------------------------------------------------
-
-
-@functools.cache
-def _models(protocol: ProtocolTables) -> ModuleType | None:
-    """The models module of a version with tasks (its tasks/get result's module); None without tasks."""
-    get = protocol.client_requests.get("tasks/get")
-    if get is None or not isinstance(get.result, type):
-        return None
-    return importlib.import_module(get.result.__module__)
-
-
-def create_task_result(protocol: ProtocolTables) -> type[BaseModel] | None:
-    """The version's `CreateTaskResult` model (None: the version has no tasks)."""
-    models = _models(protocol)
-    model = getattr(models, "CreateTaskResult", None) if models is not None else None
-    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
-
-
-def task_capability(method: str) -> Capability:
-    """The server capability that lets a requestor task-augment `method`: `tasks.requests.tools.call`."""
-    return Capability("server", ("tasks", "requests", *method.split("/")))
 
 
 def _augmentable(protocol: ProtocolTables, method: str) -> bool:
@@ -743,109 +714,3 @@ _BUILTINS: dict[str, Builtin] = {
     "tasks/list": _list,
     "tasks/cancel": _cancel,
 }
-
-
-# -- the client side -------------------------------------------------------------------------------
-
-
-async def call_as_task(
-    runtime: ClientRuntime, stub_spec: MethodSpec, spec: MethodSpec, data: dict[str, Any]
-) -> TaskHandle[Any]:
-    """Send a task-augmented request (params `task`) from the typed client: only to a server that
-    advertised `tasks.requests.<method>` (else `CapabilityError`, nothing sent). The handle it
-    returns polls, waits for, fetches and cancels the task."""
-    assert runtime.protocol is not None and runtime.session is not None
-    capability = task_capability(spec.method)
-    model = create_task_result(runtime.protocol)
-    if model is None or not (runtime.capabilities_known and capability.present_in(runtime.peer_capabilities)):
-        raise CapabilityError(spec.method, f"{capability} (task-augmented {spec.method})")
-    from mcp_bindings.runtime.client.runtime import _on_progress  # the typed client's progress callback of this task
-
-    raw = await runtime.session.request(
-        spec.method, data, timeout=runtime.request_timeout, on_progress=_on_progress.get()
-    )
-    if isinstance(raw, dict) and isinstance(raw.get("task"), dict):
-        try:
-            created = versions.validate(model, raw)
-        except ValidationError as exc:
-            raise jsonrpc.validation_error(exc, "result") from None
-        return TaskHandle(runtime, stub_spec, spec, cast("Any", created).task)
-    # The server processed it as an ordinary request: the handle holds the result already.
-    return TaskHandle(runtime, stub_spec, spec, None, _typed_result(runtime, stub_spec, spec, raw))
-
-
-def _typed_result(runtime: ClientRuntime, stub_spec: MethodSpec, spec: MethodSpec, raw: Any) -> Any:
-    try:
-        return versions.validate(stub_spec.result if runtime.protocol is runtime.stub else spec.result, raw)
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(root)"
-        raise McpError(
-            INTERNAL_ERROR, f"invalid {spec.method} task result from the server: {where}: {first['msg']}"
-        ) from None
-
-
-class TaskHandle(Generic[R]):
-    """A task the server runs for one of this client's requests (from a typed call with `task=`).
-
-    `task` is the `Task` last seen (None when the server answered at once: `result()` returns that).
-    `status()` asks `tasks/get`; `wait()` polls it, at the server's `pollInterval`, until the task is
-    terminal; `result()` asks `tasks/result`, which blocks until then, and returns the request's own
-    typed result (or raises its JSON-RPC error); `cancel()` asks `tasks/cancel`."""
-
-    def __init__(
-        self, runtime: ClientRuntime, stub_spec: MethodSpec, spec: MethodSpec, task: Any, result: Any = None
-    ) -> None:
-        self._runtime = runtime
-        self._stub_spec = stub_spec
-        self._spec = spec
-        self.task = task
-        self._result = result
-
-    def __repr__(self) -> str:
-        status = getattr(self.task, "status", "done")
-        return f"<TaskHandle {self._spec.method} {self.task_id or '-'} {status}>"
-
-    @property
-    def task_id(self) -> str | None:
-        return None if self.task is None else cast("str", self.task.task_id)
-
-    async def _call(self, method: str) -> Any:
-        if self.task_id is None:
-            raise McpError(INVALID_PARAMS, f"{self._spec.method}: the server answered at once; there is no task")
-        return await self._runtime.call(self._runtime.stub.client_requests[method], {"taskId": self.task_id})
-
-    async def status(self) -> Any:
-        """`tasks/get`: the task now (the version's `GetTaskResult`)."""
-        self.task = await self._call("tasks/get")
-        return self.task
-
-    async def get(self) -> Any:
-        """`tasks/get` (as `status()`; the name the 2026-07-28 `client_tasks_ext.ToolTask` uses)."""
-        return await self.status()
-
-    async def wait(self, *, poll_interval: float | None = None, timeout: float | None = None) -> Any:
-        """Poll `tasks/get` until the task is terminal; returns its last state."""
-        if self.task is None:
-            return None
-        with anyio.fail_after(timeout):
-            state = await self.status()
-            while state.status not in ("completed", "failed", "cancelled"):
-                interval = poll_interval
-                if interval is None:
-                    interval = (state.poll_interval or 1000) / 1000
-                await anyio.sleep(interval)
-                state = await self.status()
-            return state
-
-    async def result(self) -> R:
-        """`tasks/result`: blocks until the task is terminal, then the request's typed result."""
-        if self.task is None:
-            return cast("R", self._result)
-        payload = await self._call("tasks/result")
-        return cast("R", _typed_result(self._runtime, self._stub_spec, self._spec, versions.dump(payload)))
-
-    async def cancel(self) -> Any:
-        """`tasks/cancel`: the task, cancelled (-32602 if it had already finished)."""
-        self.task = await self._call("tasks/cancel")
-        return self.task
