@@ -213,13 +213,9 @@ class ServerHost:
             if isinstance(view.advertised.get(capability), dict) and view.advertised[capability].get(sub):
                 agreed[key] = value
                 methods[method] = list(value) if isinstance(value, list) else True
-        from mcp_bindings.runtime.tasks.extension import (
-            listen_filter,  # `taskIds`: the tasks extension's (-32021 undeclared)
-        )
-
-        task_ids = await listen_filter(view, session, wanted)
-        if task_ids is not None:
-            agreed["taskIds"] = methods["notifications/tasks"] = task_ids
+        for feature in self.features or ():  # filters of plug-ins (the tasks extension's `taskIds`)
+            for key, (method, value) in (await feature.listen_filters(view, session, wanted)).items():
+                agreed[key] = methods[method] = value
         meta_key = view.protocol.meta.subscription_id
         listener = Listener(session, request_id, methods, meta_key)
         self.listeners.add(listener)

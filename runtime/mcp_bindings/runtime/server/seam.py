@@ -35,7 +35,7 @@ it). User middleware will take the same seam.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mcp_bindings.runtime.protocol import versions
@@ -137,6 +137,13 @@ class ServerFeature:
     def wrap(self, runtime: ServerRuntime, plan: Plan, view: PeerView) -> None:
         """Adjust the plan of a method a handler serves, once, when it is built."""
         return None
+
+    async def listen_filters(
+        self, view: PeerView, session: Session, wanted: Mapping[str, Any]
+    ) -> dict[str, tuple[str, Any]]:
+        """Filters of a `subscriptions/listen` request this feature agrees to: filter key ->
+        (the notification it opts in to, the agreed value, also what a listed value matches)."""
+        return {}
 
 
 def load_plugins() -> list[ServerFeature]:

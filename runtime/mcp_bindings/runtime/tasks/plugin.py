@@ -10,9 +10,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from mcp_bindings.runtime.protocol.spec import MethodSpec
+from mcp_bindings.runtime.protocol.tasks_wire import TASK_STATUS
+from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.server.seam import Plan, ServerFeature
 from mcp_bindings.runtime.tasks import extension, service
 
@@ -41,6 +44,12 @@ class Tasks(ServerFeature):
         plan.around, model = service.augment(runtime.server, view, plan.spec, plan.around)  # around what was there
         if model is not None:
             plan.write_as_is(model)
+
+    async def listen_filters(
+        self, view: PeerView, session: Session, wanted: Mapping[str, Any]
+    ) -> dict[str, tuple[str, Any]]:
+        task_ids = await extension.listen_filter(view, session, wanted)  # -32021 undeclared
+        return {} if task_ids is None else {"taskIds": (TASK_STATUS, task_ids)}
 
 
 def feature() -> Tasks:
