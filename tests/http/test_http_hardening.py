@@ -13,7 +13,6 @@ honoured (406); the bound on open `subscriptions/listen` streams (503, -32603).
 from __future__ import annotations
 
 import contextlib
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any, ClassVar
@@ -35,6 +34,7 @@ from tests.support.http import (
     load_example,
     open_session,
     rpc,
+    serve_config,
     serve_in_thread,
     sse_messages,
     stateless,
@@ -55,27 +55,9 @@ def everything_app(**options: Any) -> StreamableHTTPApp:
 def serve_guarded(app: StreamableHTTPApp, http: str = "h11") -> Iterator[str]:
     """Run the app as `serve_http` does (`uvicorn_config`: connection bound, head deadline) in a
     daemon thread; yields the base URL."""
-    import uvicorn
-
     config = uvicorn_config(app, "127.0.0.1", free_port(), http=http, loop="asyncio")  # pyright: ignore[reportArgumentType]
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name=f"uvicorn-{config.port}", daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 15
-        while not server.started:
-            if not thread.is_alive():
-                pytest.fail("uvicorn exited before it started listening")
-            if time.monotonic() > deadline:
-                pytest.fail("uvicorn did not start within 15 s")
-            time.sleep(0.02)
-        yield f"http://127.0.0.1:{config.port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        if thread.is_alive():  # pragma: no cover - open streams that never end
-            server.force_exit = True
-            thread.join(5)
+    with serve_config(config) as url:
+        yield url
 
 
 def port_of(base: str) -> int:

@@ -47,7 +47,18 @@ def serve_in_thread(app: Any) -> Iterator[str]:
     """Run an ASGI app on uvicorn (127.0.0.1, a free port) in a daemon thread; yields the base URL."""
     import uvicorn
 
-    config = uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning", lifespan="on")
+    with serve_config(
+        uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning", lifespan="on")
+    ) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def serve_config(config: Any) -> Iterator[str]:
+    """Run uvicorn with `config` (a `uvicorn.Config` on 127.0.0.1) in a daemon thread; yields the base
+    URL once it listens, and stops it (forced after 10 s) when the block ends."""
+    import uvicorn
+
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name=f"uvicorn-{config.port}", daemon=True)
     thread.start()
