@@ -1,7 +1,7 @@
 """Cancellation over Streamable HTTP in both wire eras, SSE priming by version, and connect_sse errors.
 
 2026-07-28 (stateless): closing the POST's response stream is the only cancellation signal, so a
-cancelled or timed-out caller must close it (runtime/http_client.py: a request's POST runs in its
+cancelled or timed-out caller must close it (runtime/client/http.py: a request's POST runs in its
 caller's task), and the server must cancel the handler and write nothing more (http_streamable.py).
 Handshake sessions: `notifications/cancelled` cancels, for a user's cancel and a timeout alike.
 Priming events (id, `retry:`, empty data) open POST streams only in sessions of 2025-11-25 on.

@@ -1,4 +1,4 @@
-"""What a client closing its connection mid-request means, per wire era (runtime/http_server.py).
+"""What a client closing its connection mid-request means, per wire era (runtime/http/app.py).
 
 2026-07-28 (stateless): closing the response stream is the cancellation signal, so the handler is
 cancelled. Handshake sessions (2025-03-26 .. 2025-11-25): disconnection SHOULD NOT be taken as

@@ -1,4 +1,4 @@
-"""Real-socket tests of the Streamable HTTP transport (runtime/http_server.py, runtime/http_client.py).
+"""Real-socket tests of the Streamable HTTP transport (runtime/http/app.py, runtime/client/http.py).
 
 Every server listens on a free 127.0.0.1 port: our apps run on uvicorn in a background thread of
 this process (so options such as `max_body_bytes` can be set), the official SDK's server in a

@@ -1,4 +1,4 @@
-"""Custom and extension methods (runtime/extensions.py): declared once with their models and
+"""Custom and extension methods (runtime/server/extensions.py): declared once with their models and
 extension identifier, served by a server or by a client's handlers, advertised where each protocol
 version puts extensions (`experimental` before 2026-07-28, `extensions` from it), dispatched like
 core methods (params validated: -32602 naming fields; errors, progress, cancellation), typed on the

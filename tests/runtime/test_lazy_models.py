@@ -1,5 +1,5 @@
 """Models are built on first use; a server builds those of the methods it implements when a peer
-negotiates a version (runtime/server.py `_prepare`), and nothing else. Checked in a fresh
+negotiates a version (runtime/server/runtime.py `_prepare`), and nothing else. Checked in a fresh
 interpreter, since the rest of the suite builds models freely."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Sealed `requestState` (runtime/request_state.py): bound to its request and principal, expiring,
+"""Sealed `requestState` (runtime/protocol/request_state.py): bound to its request and principal, expiring,
 opaque, refused with -32602 naming `params.requestState` whatever is wrong with it.
 
 Most tests drive a `ServerRuntime` directly (a 2026-07-28 server of our own, with a clock the test

@@ -1,4 +1,4 @@
-"""`runtime/pagination.py`: opaque cursors, pages, and -32602 for a cursor the server did not issue."""
+"""`runtime/protocol/pagination.py`: opaque cursors, pages, and -32602 for a cursor the server did not issue."""
 
 from __future__ import annotations
 

@@ -250,6 +250,14 @@ async def test_concurrent_clients_get_each_answer_once(deployment: Deployment) -
         async with anyio.create_task_group() as group:
             for number in range(clients):
                 group.start_soon(client, number)
+        if len(workers) == 1:  # a loaded machine may hand all 16 kept-alive connections to one worker
+            n = 99_000_000
+            response = await on_other_worker(
+                deployment.base, call("echo", {"n": n}, request_id=f"c{n}"), headers("tools/call", "echo"), *workers
+            )
+            assert response.json()["id"] == f"c{n}"
+            answers[n] = [response.json()["result"]["content"][0]["text"]]
+            workers.add(response.headers["x-worker"])
     duplicated = sum(1 for got in answers.values() if len(got) > 1)
     crossed = sum(1 for n, got in answers.items() if not got[0].startswith(f"{n} from "))
     print(

@@ -1,4 +1,4 @@
-"""The typed client's side of the tasks extension at 2026-07-28 (runtime/client_tasks_ext.py):
+"""The typed client's side of the tasks extension at 2026-07-28 (runtime/client/tasks_ext.py):
 our client against our `examples/everything_server.py`, over real Streamable HTTP on 127.0.0.1 and
 over stdio (a real process).
 

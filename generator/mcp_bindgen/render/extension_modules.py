@@ -148,7 +148,7 @@ def task_results(identifier: str) -> list[str]:
     return list(extension_policy(identifier).task_results)
 
 
-# What a typed call that may become a task returns besides its result (runtime/client_tasks_ext.py).
+# What a typed call that may become a task returns besides its result (runtime/client/tasks_ext.py).
 _TOOL_TASK = "ToolTask"
 # The alias of the core version's generated models and methods in an extension's client module.
 _CORE = "core"

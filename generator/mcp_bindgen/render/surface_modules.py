@@ -223,7 +223,7 @@ _RUNTIME_FILLED = ("_meta",)
 # Params keys of the multi-round-trip requests (2026-07-28) the client runtime alone sets: it
 # answers an InputRequiredResult from the client's handlers and re-sends (`client_stateless`).
 _RUNTIME_OWNED = ("inputResponses", "requestState")
-# The one `_meta` type of every typed client method (runtime/meta.py), not a class per method.
+# The one `_meta` type of every typed client method (runtime/protocol/meta.py), not a class per method.
 _META_TYPE = "Meta"
 
 
