@@ -76,7 +76,7 @@ def test_wheel_holds_both_halves_and_imports(tmp_path: Path) -> None:
     found = _probe(python, tmp_path)
     (root,) = {Path(str(p)) for p in found["path"]}  # type: ignore[union-attr]
     assert root.parent.name == "site-packages" and (root / "runtime" / "server" / "runtime.py").is_file()
-    assert (root / "runtime" / "policy" / "crossing.json").is_file()  # the runtime's policy data ships too
+    assert (root / "runtime" / "protocol" / "policy" / "crossing.json").is_file()  # the runtime's policy data ships too
     assert found["versions"] == PINNED_VERSIONS and found["stub"] == "2025-11-25"
 
 
