@@ -42,7 +42,7 @@ from starlette.types import Receive, Scope, Send
 from mcp_bindings.runtime.http.backend import Backend, backend_from_env
 from mcp_bindings.runtime.http.legacy import LegacySse
 from mcp_bindings.runtime.http.resume import ReplayLimits, error_response
-from mcp_bindings.runtime.http.streamable import SSE, StreamableHttp, StreamableOptions, principal_of
+from mcp_bindings.runtime.http.streamable import SSE, StreamableHttp, StreamableOptions, address_of, principal_of
 from mcp_bindings.runtime.protocol.headers import accepts, authority_host, decode_header_value, media_type, origin_host
 from mcp_bindings.runtime.protocol.request_state import SecretError, secret_bytes
 from mcp_bindings.runtime.rpc import logs
@@ -330,7 +330,9 @@ class StreamableHTTPApp:
             body = await self._body(request)
             if isinstance(body, Response):
                 return body
-            return await self.streamable.post(request.headers, body, principal_of(request.scope))
+            return await self.streamable.post(
+                request.headers, body, principal_of(request.scope), address_of(request.scope)
+            )
         if method == "GET":
             return await self.streamable.get(request.headers, principal_of(request.scope))
         if method == "DELETE":

@@ -73,6 +73,7 @@ __all__ = [
     "RequestsResponse",
     "StreamableHttp",
     "StreamableOptions",
+    "address_of",
     "principal_of",
 ]
 
@@ -90,6 +91,13 @@ def principal_of(scope: Scope) -> str | None:
     auth. Sessions are bound to it when they open, and refuse every other principal."""
     principal = getattr(scope.get("auth"), "principal", None)
     return principal if isinstance(principal, str) else None
+
+
+def address_of(scope: Scope) -> str | None:
+    """The client's IP as the HTTP server reports it (the ASGI scope's `client`; not the port: one
+    client's many connections are one client). Keys per-client bounds where there is no principal."""
+    client = scope.get("client")
+    return client[0] if client else None
 
 
 class StreamableHttp:
@@ -115,7 +123,9 @@ class StreamableHttp:
 
     # -- POST --------------------------------------------------------------------------------
 
-    async def post(self, headers: dict[str, str], body: bytes, principal: str | None = None) -> Any:
+    async def post(
+        self, headers: dict[str, str], body: bytes, principal: str | None = None, address: str | None = None
+    ) -> Any:
         try:
             data = jsonrpc.decode(body)
         except InvalidMessage as exc:
@@ -145,7 +155,7 @@ class StreamableHttp:
             return await self._initialize(headers, messages, batch, principal)
         if session_id:
             return await self._post_in_session(headers, session_id, messages, batch, principal)
-        return await self._post_stateless(headers, messages, batch, principal)
+        return await self._post_stateless(headers, messages, batch, principal, address)
 
     async def _post_in_session(
         self,
@@ -185,7 +195,12 @@ class StreamableHttp:
         return self.directory.sending(http_session, response)
 
     async def _post_stateless(
-        self, headers: dict[str, str], messages: list[jsonrpc.Message], batch: bool, principal: str | None = None
+        self,
+        headers: dict[str, str],
+        messages: list[jsonrpc.Message],
+        batch: bool,
+        principal: str | None = None,
+        address: str | None = None,
     ) -> Any:
         if batch:
             return error_response(None, INVALID_REQUEST, "Invalid Request: batches need a session", 400)
@@ -205,6 +220,7 @@ class StreamableHttp:
             return error_response(rpc.id, refusal.code, refusal.message, refusal.status)
         session = Session(HttpTransport(), self._stateless_runtime)
         session.principal = principal
+        session.peer_address = address
         if rpc.method != LISTEN:
             return await self._dispatch(headers, session, messages, stateless=True, batch=False)
         if self._listen_streams >= self.options.max_listen_streams:
