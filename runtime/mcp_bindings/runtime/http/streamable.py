@@ -17,6 +17,7 @@ plug-in's `SharedSessions`, through which any worker serves any session.
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import random
 import secrets
@@ -57,7 +58,7 @@ from mcp_bindings.runtime.http.stateless import (
 from mcp_bindings.runtime.protocol.headers import accepts
 from mcp_bindings.runtime.rpc import jsonrpc, logs
 from mcp_bindings.runtime.rpc.eager import when_suspended
-from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_REQUEST
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_REQUEST, LIMIT_REACHED
 from mcp_bindings.runtime.rpc.jsonrpc import InvalidMessage, Request
 from mcp_bindings.runtime.rpc.session import Answer, Session
 from mcp_bindings.runtime.server.notifications import ServerHost
@@ -115,6 +116,8 @@ class StreamableHttp:
         self.directory: SessionDirectory = LocalSessions(server, host, options, self.replay)
         self._tool_headers = ToolHeaders(self._stateless_runtime)
         self._listen_streams = 0
+        # Open listen streams per client: its principal ("principal:..."), else its IP (`address_of`).
+        self._listens_by_client: dict[str | None, int] = {}
 
     @property
     def sessions(self) -> dict[str, HttpSession]:
@@ -223,19 +226,40 @@ class StreamableHttp:
         session.peer_address = address
         if rpc.method != LISTEN:
             return await self._dispatch(headers, session, messages, stateless=True, batch=False)
-        if self._listen_streams >= self.options.max_listen_streams:
-            message = f"Service Unavailable: {self.options.max_listen_streams} subscriptions/listen streams are open"
-            return error_response(rpc.id, INTERNAL_ERROR, message, 503)
+        client = f"principal:{principal}" if principal is not None else address
+        refusal = self._listen_refusal(rpc.id, client)
+        if refusal is not None:
+            return refusal
         self._listen_streams += 1
+        self._listens_by_client[client] = self._listens_by_client.get(client, 0) + 1
         try:
             response = await self._dispatch(headers, session, messages, stateless=True, batch=False)
         except BaseException:
-            self._listen_streams -= 1
+            self._listen_ended(client)
             raise
-        return _Finally(response, self._listen_ended)
+        return _Finally(response, functools.partial(self._listen_ended, client))
 
-    def _listen_ended(self) -> None:
+    def _listen_refusal(self, request_id: Any, client: str | None) -> Response | None:
+        """A `subscriptions/listen` over a bound: the client's own (429, `LIMIT_REACHED`), else the
+        app's (503); None when it may open."""
+        per_client = self.options.max_listen_streams_per_client
+        if self._listens_by_client.get(client, 0) >= per_client:
+            message = (
+                f"Refused: too many subscriptions/listen streams (at most {per_client} open per client, "
+                "max_listen_streams_per_client); close one first"
+            )
+            data = {"bound": "max_listen_streams_per_client", "limit": per_client}
+            return error_response(request_id, LIMIT_REACHED, message, 429, data)
+        if self._listen_streams >= self.options.max_listen_streams:
+            message = f"Service Unavailable: {self.options.max_listen_streams} subscriptions/listen streams are open"
+            return error_response(request_id, INTERNAL_ERROR, message, 503)
+        return None
+
+    def _listen_ended(self, client: str | None) -> None:
         self._listen_streams -= 1
+        left = self._listens_by_client.pop(client, 0) - 1
+        if left > 0:
+            self._listens_by_client[client] = left
 
     async def _initialize(
         self, headers: dict[str, str], messages: list[jsonrpc.Message], batch: bool, principal: str | None = None
