@@ -7,7 +7,8 @@ stops arriving or grows without end (closed within `header_timeout_seconds` / pa
 `max_header_bytes`, under both uvicorn parsers); connections beyond `max_connections` (503);
 `Last-Event-ID` that is no event id (400); an expired session's GET stream (closed, no broadcasts);
 `Host` / `Origin` with userinfo (403); Content-Type matched as a media type (415) and Accept
-honoured (406); the bound on open `subscriptions/listen` streams (503, -32603).
+honoured (406); the bound on open `subscriptions/listen` streams (503, -32603), and per client
+(429, -32050: one client cannot take them all; the app's bound leaves connections for requests).
 """
 
 from __future__ import annotations
@@ -401,27 +402,29 @@ async def test_content_type_is_a_media_type_and_accept_is_honoured(everything: s
         await assert_answers(everything)
 
 
+def listen(n: int) -> dict[str, Any]:
+    return rpc(f"sub-{n}", "subscriptions/listen", stateless({"notifications": {"toolsListChanged": True}}))
+
+
+@contextlib.asynccontextmanager
+async def open_listen(client: httpx.AsyncClient, url: str, n: int) -> AsyncIterator[httpx.Response]:
+    """A `subscriptions/listen` stream held open (acknowledged) for the block."""
+    async with client.stream("POST", url, json=listen(n), headers=stateless_headers("subscriptions/listen")) as stream:
+        assert stream.status_code == 200
+        messages = sse_messages(stream)  # kept: closing the generator would close the stream
+        with anyio.fail_after(5):
+            ack = await anext(messages)
+        assert ack["method"] == "notifications/subscriptions/acknowledged"
+        yield stream
+
+
 async def test_listen_streams_are_bounded() -> None:
     app = everything_app(max_listen_streams=2)
     with serve_in_thread(app) as base, anyio.fail_after(DEADLINE):
         url = base + "/mcp"
         headers = stateless_headers("subscriptions/listen")
-
-        def listen(n: int) -> dict[str, Any]:
-            return rpc(f"sub-{n}", "subscriptions/listen", stateless({"notifications": {"toolsListChanged": True}}))
-
-        @contextlib.asynccontextmanager
-        async def open_listen(client: httpx.AsyncClient, n: int) -> AsyncIterator[httpx.Response]:
-            async with client.stream("POST", url, json=listen(n), headers=headers) as stream:
-                assert stream.status_code == 200
-                messages = sse_messages(stream)  # kept: closing the generator would close the stream
-                with anyio.fail_after(5):
-                    ack = await anext(messages)
-                assert ack["method"] == "notifications/subscriptions/acknowledged"
-                yield stream
-
         async with httpx.AsyncClient(timeout=httpx.Timeout(10, read=None)) as client:
-            async with open_listen(client, 1), open_listen(client, 2):
+            async with open_listen(client, url, 1), open_listen(client, url, 2):
                 refused = await client.post(url, json=listen(3), headers=headers)
                 assert refused.status_code == 503
                 assert refused.json()["id"] == "sub-3" and refused.json()["error"]["code"] == -32603
@@ -434,9 +437,53 @@ async def test_listen_streams_are_bounded() -> None:
                 if app.streamable._listen_streams == 0:  # pyright: ignore[reportPrivateUsage]
                     break
                 await anyio.sleep(0.1)
-            async with open_listen(client, 5), open_listen(client, 6):
+            async with open_listen(client, url, 5), open_listen(client, url, 6):
                 pass
         await assert_answers(url)
+
+
+async def test_one_client_cannot_take_every_listen_stream() -> None:
+    """Per-client fairness (hardening item 5): client X (127.0.0.2) opens its
+    `max_listen_streams_per_client` streams, and one more is refused 429, -32050 naming the bound;
+    client Y (127.0.0.1) still opens a listen stream and gets answers. The app's own bound is at
+    most half of `max_connections`, so held streams leave connections for requests."""
+    app = everything_app(max_connections=8, max_listen_streams=100, max_listen_streams_per_client=2)
+    assert app.streamable.options.max_listen_streams == 4  # lowered to max_connections // 2
+    with serve_guarded(app) as base, anyio.fail_after(DEADLINE):
+        url = base + "/mcp"
+        timeout = httpx.Timeout(10, read=None)
+        x_transport = httpx.AsyncHTTPTransport(local_address="127.0.0.2")
+        async with (
+            httpx.AsyncClient(transport=x_transport, timeout=timeout) as x,
+            httpx.AsyncClient(timeout=timeout) as y,
+        ):
+            async with open_listen(x, url, 1), open_listen(x, url, 2):
+                refused = await x.post(url, json=listen(3), headers=stateless_headers("subscriptions/listen"))
+                assert refused.status_code == 429
+                error = refused.json()["error"]
+                assert refused.json()["id"] == "sub-3" and error["code"] == -32050
+                assert "max_listen_streams_per_client" in error["message"]
+                assert error["data"] == {"bound": "max_listen_streams_per_client", "limit": 2}
+                async with open_listen(y, url, 4):
+                    discover = await y.post(
+                        url, json=rpc(5, "server/discover", stateless()), headers=stateless_headers("server/discover")
+                    )
+                    assert discover.status_code == 200 and "result" in discover.json()
+                    await assert_answers(url)
+            for _ in range(50):  # X's streams closed: its slots are free again
+                if not app.streamable._listens_by_client:  # pyright: ignore[reportPrivateUsage]
+                    break
+                await anyio.sleep(0.1)
+            async with open_listen(x, url, 6), open_listen(x, url, 7):
+                pass
+
+
+def test_the_listen_bound_leaves_connections_for_requests() -> None:
+    """By default the app's listen bound is below the connection bound (half of it)."""
+    app = everything_app()
+    assert app.options.max_listen_streams < app.options.max_connections
+    assert app.streamable.options.max_listen_streams == 500
+    assert app.streamable.options.max_listen_streams_per_client == 100
 
 
 class Flood(HandshakeServer):

@@ -117,6 +117,29 @@ async def test_a_full_requester_evicts_terminal_tasks_then_refuses(
         await a.create("erin", "tools/call", ttl_ms=None, poll_interval_ms=None)
 
 
+async def test_tasks_without_a_requester_are_bounded_by_their_quota_key(
+    workers: tuple[RedisTaskStore, RedisTaskStore],
+) -> None:
+    """Per-client fairness (item 2): anonymous tasks counted against different quota keys (client
+    addresses) have a bound each, on any worker; they stay readable with no requester, and a
+    deleted or completed one makes room in its quota key's index."""
+    a, b = workers
+    x = [await a.create(None, "tools/call", ttl_ms=None, poll_interval_ms=None, quota="address:x") for _ in range(5)]
+    with pytest.raises(TaskLimitError) as raised:
+        await a.create(None, "tools/call", ttl_ms=None, poll_interval_ms=None, quota="address:x")
+    assert raised.value.data == {"bound": "max_tasks_per_requester", "limit": 5}
+    y = await a.create(None, "tools/call", ttl_ms=None, poll_interval_ms=None, quota="address:y")
+    assert y.requester is None and y.quota_key == "address:y"
+    assert await b.get(None, x[0].task_id) == x[0]
+    await b.delete(x[0].task_id)
+    await a.update(x[1].task_id, status="completed")
+    await a.create(None, "tools/call", ttl_ms=None, poll_interval_ms=None, quota="address:x")  # the deleted one's room
+    await a.create(None, "tools/call", ttl_ms=None, poll_interval_ms=None, quota="address:x")  # evicts the completed
+    assert await b.get(None, x[1].task_id) is None
+    with pytest.raises(TaskLimitError):
+        await a.create(None, "tools/call", ttl_ms=None, poll_interval_ms=None, quota="address:x")
+
+
 async def test_an_expired_task_is_reported_then_forgotten(workers: tuple[RedisTaskStore, RedisTaskStore]) -> None:
     a, b = workers
     task = await a.create("frank", "tools/call", ttl_ms=50, poll_interval_ms=None)

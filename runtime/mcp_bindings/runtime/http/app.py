@@ -42,7 +42,7 @@ from starlette.types import Receive, Scope, Send
 from mcp_bindings.runtime.http.backend import Backend, backend_from_env
 from mcp_bindings.runtime.http.legacy import LegacySse
 from mcp_bindings.runtime.http.resume import ReplayLimits, error_response
-from mcp_bindings.runtime.http.streamable import SSE, StreamableHttp, StreamableOptions, principal_of
+from mcp_bindings.runtime.http.streamable import SSE, StreamableHttp, StreamableOptions, address_of, principal_of
 from mcp_bindings.runtime.protocol.headers import accepts, authority_host, decode_header_value, media_type, origin_host
 from mcp_bindings.runtime.protocol.request_state import SecretError, secret_bytes
 from mcp_bindings.runtime.rpc import logs
@@ -99,7 +99,11 @@ class HttpOptions:
     legacy_queue_bytes: int = 8 * 1024 * 1024  # per connection
     # Slow and hostile peers (docs/security.md). Defaults no local client comes near.
     body_timeout_seconds: float = 60.0  # a POST body must arrive within this: else 408, connection closed
-    max_listen_streams: int = 1000  # open subscriptions/listen streams at once; one more is answered 503
+    # Open subscriptions/listen streams at once; one more is answered 503. At most half of
+    # `max_connections` (lowered to it, with a warning): the other connections stay for requests.
+    max_listen_streams: int = 500
+    # The same per client (its principal, else its IP); one more is answered 429, -32050.
+    max_listen_streams_per_client: int = 100
     get_stream_queue_bytes: int = 8 * 1024 * 1024  # unread on a session's GET stream: past it the stream is closed
     # Only where the app runs on uvicorn through serve_http / uvicorn_config (the HTTP server owns
     # connections; mounted elsewhere, configure that server):
@@ -113,6 +117,23 @@ class HttpOptions:
     previous_request_state_secret: bytes | str | None = None  # rotation: still opens states for their TTL
     health_path: str = "/healthz"  # liveness: 200 while the process serves
     ready_path: str = "/readyz"  # readiness: 200, or 503 naming why not (backend down, draining)
+
+
+def _listen_bound(o: HttpOptions) -> int:
+    """The app's bound on open listen streams: `max_listen_streams`, but at most half of
+    `max_connections`, so that streams held open (by any number of clients) leave connections for
+    other clients' requests."""
+    ceiling = max(1, o.max_connections // 2)
+    if o.max_listen_streams > ceiling:
+        log.warning(
+            "max_listen_streams=%d lowered to %d: at most half of max_connections=%d, so that listen streams "
+            "leave connections for other requests",
+            o.max_listen_streams,
+            ceiling,
+            o.max_connections,
+        )
+        return ceiling
+    return o.max_listen_streams
 
 
 # Header names decoded once: a client sends the same few on every request. Bounded, so that a
@@ -174,7 +195,8 @@ class StreamableHTTPApp:
                 o.resumable,
                 o.sse_retry_ms,
                 ReplayLimits(o.max_replay_events, o.max_replay_bytes, o.max_replay_bytes_total, o.replay_ttl_seconds),
-                max_listen_streams=o.max_listen_streams,
+                max_listen_streams=_listen_bound(o),
+                max_listen_streams_per_client=o.max_listen_streams_per_client,
                 get_stream_queue_bytes=o.get_stream_queue_bytes,
             ),
         )
@@ -330,7 +352,9 @@ class StreamableHTTPApp:
             body = await self._body(request)
             if isinstance(body, Response):
                 return body
-            return await self.streamable.post(request.headers, body, principal_of(request.scope))
+            return await self.streamable.post(
+                request.headers, body, principal_of(request.scope), address_of(request.scope)
+            )
         if method == "GET":
             return await self.streamable.get(request.headers, principal_of(request.scope))
         if method == "DELETE":
@@ -562,8 +586,8 @@ def uvicorn_config(
     o = app.options
     # Access log lines are written at level info: below it (the default, "warning") uvicorn would
     # still build each line's arguments on every response, and its proxy-headers middleware, which
-    # only changes the client address and scheme those lines show (the app reads neither), would
-    # still walk every request's headers. Both are off unless the lines can be seen.
+    # changes the client address and scheme (the app reads the address only to key per-client
+    # bounds), would still walk every request's headers. Both are off unless the lines can be seen.
     access_log = LOG_LEVELS.get(log_level.lower(), logging.INFO) <= logging.INFO
     base: type[asyncio.Protocol] = import_from_string(HTTP_PROTOCOLS[http])
     protocol: type[asyncio.Protocol] = type(

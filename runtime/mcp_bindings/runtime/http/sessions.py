@@ -116,7 +116,8 @@ class StreamableOptions:
     resumable: bool  # number SSE events, prime each POST stream (where the version has it), replay on Last-Event-ID
     sse_retry_ms: int
     replay: ReplayLimits  # bounds of the SSE replay log (events, bytes, age)
-    max_listen_streams: int = 1000  # open subscriptions/listen streams at once; one more is answered 503
+    max_listen_streams: int = 500  # open subscriptions/listen streams at once; one more is answered 503
+    max_listen_streams_per_client: int = 100  # the same per principal, else client IP; one more is answered 429
     get_stream_queue_bytes: int = 8 * 1024 * 1024  # unread on a session's GET stream; past it the stream is closed
 
 

@@ -17,6 +17,7 @@ plug-in's `SharedSessions`, through which any worker serves any session.
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import random
 import secrets
@@ -57,7 +58,7 @@ from mcp_bindings.runtime.http.stateless import (
 from mcp_bindings.runtime.protocol.headers import accepts
 from mcp_bindings.runtime.rpc import jsonrpc, logs
 from mcp_bindings.runtime.rpc.eager import when_suspended
-from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_REQUEST
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_REQUEST, LIMIT_REACHED
 from mcp_bindings.runtime.rpc.jsonrpc import InvalidMessage, Request
 from mcp_bindings.runtime.rpc.session import Answer, Session
 from mcp_bindings.runtime.server.notifications import ServerHost
@@ -73,6 +74,7 @@ __all__ = [
     "RequestsResponse",
     "StreamableHttp",
     "StreamableOptions",
+    "address_of",
     "principal_of",
 ]
 
@@ -92,6 +94,13 @@ def principal_of(scope: Scope) -> str | None:
     return principal if isinstance(principal, str) else None
 
 
+def address_of(scope: Scope) -> str | None:
+    """The client's IP as the HTTP server reports it (the ASGI scope's `client`; not the port: one
+    client's many connections are one client). Keys per-client bounds where there is no principal."""
+    client = scope.get("client")
+    return client[0] if client else None
+
+
 class StreamableHttp:
     """The sessions of one server object (through its `SessionDirectory`) and the POST / GET /
     DELETE that act on them."""
@@ -107,6 +116,8 @@ class StreamableHttp:
         self.directory: SessionDirectory = LocalSessions(server, host, options, self.replay)
         self._tool_headers = ToolHeaders(self._stateless_runtime)
         self._listen_streams = 0
+        # Open listen streams per client: its principal ("principal:..."), else its IP (`address_of`).
+        self._listens_by_client: dict[str | None, int] = {}
 
     @property
     def sessions(self) -> dict[str, HttpSession]:
@@ -115,7 +126,9 @@ class StreamableHttp:
 
     # -- POST --------------------------------------------------------------------------------
 
-    async def post(self, headers: dict[str, str], body: bytes, principal: str | None = None) -> Any:
+    async def post(
+        self, headers: dict[str, str], body: bytes, principal: str | None = None, address: str | None = None
+    ) -> Any:
         try:
             data = jsonrpc.decode(body)
         except InvalidMessage as exc:
@@ -145,7 +158,7 @@ class StreamableHttp:
             return await self._initialize(headers, messages, batch, principal)
         if session_id:
             return await self._post_in_session(headers, session_id, messages, batch, principal)
-        return await self._post_stateless(headers, messages, batch, principal)
+        return await self._post_stateless(headers, messages, batch, principal, address)
 
     async def _post_in_session(
         self,
@@ -185,7 +198,12 @@ class StreamableHttp:
         return self.directory.sending(http_session, response)
 
     async def _post_stateless(
-        self, headers: dict[str, str], messages: list[jsonrpc.Message], batch: bool, principal: str | None = None
+        self,
+        headers: dict[str, str],
+        messages: list[jsonrpc.Message],
+        batch: bool,
+        principal: str | None = None,
+        address: str | None = None,
     ) -> Any:
         if batch:
             return error_response(None, INVALID_REQUEST, "Invalid Request: batches need a session", 400)
@@ -205,21 +223,43 @@ class StreamableHttp:
             return error_response(rpc.id, refusal.code, refusal.message, refusal.status)
         session = Session(HttpTransport(), self._stateless_runtime)
         session.principal = principal
+        session.peer_address = address
         if rpc.method != LISTEN:
             return await self._dispatch(headers, session, messages, stateless=True, batch=False)
-        if self._listen_streams >= self.options.max_listen_streams:
-            message = f"Service Unavailable: {self.options.max_listen_streams} subscriptions/listen streams are open"
-            return error_response(rpc.id, INTERNAL_ERROR, message, 503)
+        client = f"principal:{principal}" if principal is not None else address
+        refusal = self._listen_refusal(rpc.id, client)
+        if refusal is not None:
+            return refusal
         self._listen_streams += 1
+        self._listens_by_client[client] = self._listens_by_client.get(client, 0) + 1
         try:
             response = await self._dispatch(headers, session, messages, stateless=True, batch=False)
         except BaseException:
-            self._listen_streams -= 1
+            self._listen_ended(client)
             raise
-        return _Finally(response, self._listen_ended)
+        return _Finally(response, functools.partial(self._listen_ended, client))
 
-    def _listen_ended(self) -> None:
+    def _listen_refusal(self, request_id: Any, client: str | None) -> Response | None:
+        """A `subscriptions/listen` over a bound: the client's own (429, `LIMIT_REACHED`), else the
+        app's (503); None when it may open."""
+        per_client = self.options.max_listen_streams_per_client
+        if self._listens_by_client.get(client, 0) >= per_client:
+            message = (
+                f"Refused: too many subscriptions/listen streams (at most {per_client} open per client, "
+                "max_listen_streams_per_client); close one first"
+            )
+            data = {"bound": "max_listen_streams_per_client", "limit": per_client}
+            return error_response(request_id, LIMIT_REACHED, message, 429, data)
+        if self._listen_streams >= self.options.max_listen_streams:
+            message = f"Service Unavailable: {self.options.max_listen_streams} subscriptions/listen streams are open"
+            return error_response(request_id, INTERNAL_ERROR, message, 503)
+        return None
+
+    def _listen_ended(self, client: str | None) -> None:
         self._listen_streams -= 1
+        left = self._listens_by_client.pop(client, 0) - 1
+        if left > 0:
+            self._listens_by_client[client] = left
 
     async def _initialize(
         self, headers: dict[str, str], messages: list[jsonrpc.Message], batch: bool, principal: str | None = None

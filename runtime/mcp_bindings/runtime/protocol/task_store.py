@@ -12,6 +12,10 @@ principal, else the connection). A store answers None for another requester's ta
 an unknown id, so a caller cannot tell the two apart; task ids are unguessable (`secrets`, 192
 bits) whether or not there is a principal.
 
+The per-requester bound counts against a task's `quota` key (`tasks.quota_of`): the requester where
+there is one, else the client's address. A task without a requester (a stateless-era request without
+auth) is anyone's who has its id, but one client's tasks must not fill every anonymous client's bound.
+
 Implementations: `InMemoryTaskStore` (one process: bounded, expiring by TTL). A shared store (Redis,
 a database: what several workers need) implements the same protocol, its `wait` a subscription or a
 poll; nothing else in the runtime keeps task state.
@@ -83,6 +87,12 @@ class TaskState:
     status_message: str | None = None
     result: Any = None  # terminal: the underlying request's result
     error: Mapping[str, Any] | None = None  # terminal: the JSON-RPC error object it failed with instead
+    quota: str | None = None  # what the per-requester bound counted it against, where not the requester
+
+    @property
+    def quota_key(self) -> str | None:
+        """The key of the per-requester bound this task counts against."""
+        return self.requester if self.quota is None else self.quota
 
     @property
     def terminal(self) -> bool:
@@ -121,10 +131,17 @@ class TaskStore(Protocol):
     """What keeps tasks. Every method is a coroutine, so a store may live in another process."""
 
     async def create(
-        self, requester: str | None, method: str, *, ttl_ms: int | None, poll_interval_ms: int | None
+        self,
+        requester: str | None,
+        method: str,
+        *,
+        ttl_ms: int | None,
+        poll_interval_ms: int | None,
+        quota: str | None = None,
     ) -> TaskState:
-        """A new task in `working` status, with a fresh unguessable id, scoped to `requester`.
-        Raises `TaskLimitError` when it cannot keep another one."""
+        """A new task in `working` status, with a fresh unguessable id, scoped to `requester`, counted
+        against `quota`'s per-requester bound (None: the requester's). Raises `TaskLimitError` when it
+        cannot keep another one."""
         ...
 
     async def get(self, requester: str | None, task_id: str) -> TaskState | None:
@@ -162,7 +179,8 @@ class TaskStore(Protocol):
 class InMemoryTaskStore:
     """The default store: one process's memory, bounded and expiring.
 
-    At most `max_tasks` tasks in all and `max_tasks_per_requester` per requester: when full, expired
+    At most `max_tasks` tasks in all and `max_tasks_per_requester` per requester (per quota key,
+    `TaskStore.create`): when full, expired
     tasks are purged first, then the oldest terminal ones; a store full of live tasks refuses to
     create another (`TaskLimitError`). Expired tasks are purged as the store is used (creating and
     listing), and are reported expired, not found, until then."""
@@ -176,6 +194,7 @@ class InMemoryTaskStore:
         self._tasks: dict[str, TaskState] = {}
         self._order: dict[str, int] = {}  # task id -> sequence number (creation order)
         self._by_requester: dict[str | None, dict[str, None]] = {}  # insertion-ordered ids per requester
+        self._by_quota: dict[str | None, dict[str, None]] = {}  # the same per quota key (the bound's)
         self._expiries: list[tuple[float, str]] = []  # heap of (expires_at, task id)
         self._events: dict[str, anyio.Event] = {}  # waiters of tasks not yet terminal
         self._sequence = itertools.count(1)
@@ -184,11 +203,18 @@ class InMemoryTaskStore:
         return len(self._tasks)
 
     async def create(
-        self, requester: str | None, method: str, *, ttl_ms: int | None, poll_interval_ms: int | None
+        self,
+        requester: str | None,
+        method: str,
+        *,
+        ttl_ms: int | None,
+        poll_interval_ms: int | None,
+        quota: str | None = None,
     ) -> TaskState:
         now = time.time()
         self._purge(now)
-        own = self._by_requester.get(requester, {})
+        quota = None if quota == requester else quota
+        own = self._by_quota.get(requester if quota is None else quota, {})
         if len(own) >= self.max_tasks_per_requester and not self._evict_terminal(own):
             raise TaskLimitError(
                 f"Refused: too many tasks (at most {self.max_tasks_per_requester} live tasks per requester, "
@@ -206,10 +232,11 @@ class InMemoryTaskStore:
         task_id = secrets.token_urlsafe(24)
         while task_id in self._tasks:  # pragma: no cover - 192 random bits
             task_id = secrets.token_urlsafe(24)
-        state = TaskState(task_id, requester, method, "working", now, now, ttl_ms, poll_interval_ms)
+        state = TaskState(task_id, requester, method, "working", now, now, ttl_ms, poll_interval_ms, quota=quota)
         self._tasks[task_id] = state
         self._order[task_id] = next(self._sequence)
         self._by_requester.setdefault(requester, {})[task_id] = None
+        self._by_quota.setdefault(state.quota_key, {})[task_id] = None
         if state.expires_at is not None:
             heapq.heappush(self._expiries, (state.expires_at, task_id))
         return state
@@ -298,17 +325,22 @@ class InMemoryTaskStore:
         if state is None:
             return
         self._order.pop(task_id, None)
-        own = self._by_requester.get(state.requester)
-        if own is not None:
-            own.pop(task_id, None)
-            if not own:
-                del self._by_requester[state.requester]
+        _unindex(self._by_requester, state.requester, task_id)
+        _unindex(self._by_quota, state.quota_key, task_id)
         self._wake(task_id)
 
     def _wake(self, task_id: str) -> None:
         event = self._events.pop(task_id, None)
         if event is not None:
             event.set()
+
+
+def _unindex(index: dict[str | None, dict[str, None]], key: str | None, task_id: str) -> None:
+    own = index.get(key)
+    if own is not None:
+        own.pop(task_id, None)
+        if not own:
+            del index[key]
 
 
 def encode_cursor(sequence: int) -> str:

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from mcp_bindings.runtime.tasks.service import as_task as as_task
     from mcp_bindings.runtime.tasks.service import configure as configure
     from mcp_bindings.runtime.tasks.service import current_task_id as current_task_id
+    from mcp_bindings.runtime.tasks.service import quota_of as quota_of
     from mcp_bindings.runtime.tasks.service import requester_of as requester_of
     from mcp_bindings.runtime.tasks.service import run_as_task as run_as_task
     from mcp_bindings.runtime.tasks.service import service_for as service_for
@@ -25,6 +26,7 @@ __all__ = [
     "as_task",
     "configure",
     "current_task_id",
+    "quota_of",
     "requester_of",
     "run_as_task",
     "service_for",

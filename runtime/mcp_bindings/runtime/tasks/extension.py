@@ -55,6 +55,7 @@ from mcp_bindings.runtime.tasks.service import (
     _parts,
     discard,
     output_checked,
+    quota_of,
     requester_of,
     service_for,
 )
@@ -294,7 +295,11 @@ async def run_as_task(
     session, peer, _ = _parts(ctx)
     service = service_for(ctx.server)
     state = await service.store.create(
-        requester_of(session, peer), method, ttl_ms=service.ttl_for(None), poll_interval_ms=service.poll_interval_ms
+        requester_of(session, peer),
+        method,
+        ttl_ms=service.ttl_for(None),
+        poll_interval_ms=service.poll_interval_ms,
+        quota=quota_of(session, peer),
     )
     task_context = ExtensionTaskContext(ctx, state.task_id, service, spec)
     service.start(state, output_checked(ctx, spec, work(task_context) if callable(work) else work), task_context)

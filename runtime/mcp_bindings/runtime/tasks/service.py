@@ -21,8 +21,10 @@ not in the request's task group), bounded by the task's TTL and cancelled by `ta
 Tasks are scoped to the requester (`requester_of`): the authenticated principal where there is one
 (so a client can reconnect and fetch its results), else the connection (a Streamable HTTP session
 on any worker, `Session.connection`). Another requester's task is
-"not found", like an unknown id. Errors (2025-11-25 spec): unknown, foreign or expired task ids,
-invalid cursors and cancelling a terminal task are -32602.
+"not found", like an unknown id. A new task counts against the store's per-requester bound under
+`quota_of`: the requester, else (a stateless request without auth) the client's address. Errors
+(2025-11-25 spec): unknown, foreign or expired task ids, invalid cursors and cancelling a terminal
+task are -32602.
 
 The client side, a typed call with `task=` and its `TaskHandle`, is the client's
 (`client.task_handle`).
@@ -73,6 +75,7 @@ __all__ = [
     "as_task",
     "configure",
     "current_task_id",
+    "quota_of",
     "requester_of",
     "run_as_task",
     "service_for",
@@ -226,6 +229,17 @@ def requester_of(session: Session, peer: PeerSession | None) -> str | None:
     return None
 
 
+def quota_of(session: Session, peer: PeerSession | None) -> str | None:
+    """What a new task counts against (the store's per-requester bound): the requester where there is
+    one, else the client's address as the transport reports it (`Session.peer_address`: a stateless
+    request without auth, whose task belongs to no one, so that one client cannot fill the bound of
+    every anonymous client). By IP, not IP and port: more connections are not more room."""
+    requester = requester_of(session, peer)
+    if requester is not None or session.peer_address is None:
+        return requester
+    return f"address:{session.peer_address}"
+
+
 # -- which version has tasks, and for which methods ------------------------------------------------
 
 
@@ -335,7 +349,9 @@ async def _finished(context: Any, service: TaskService, spec: MethodSpec, model:
     session, peer, _ = _parts(context)
     requester = requester_of(session, peer)
     ttl = service.ttl_for(json_object(json_object(raw).get("task")).get("ttl"))
-    state = await service.store.create(requester, spec.method, ttl_ms=ttl, poll_interval_ms=service.poll_interval_ms)
+    state = await service.store.create(
+        requester, spec.method, ttl_ms=ttl, poll_interval_ms=service.poll_interval_ms, quota=quota_of(session, peer)
+    )
     done = await service.store.update(state.task_id, **_outcome(spec, result))
     return versions.validate(model, {"task": (done or state).wire()})
 
@@ -404,6 +420,7 @@ async def run_as_task(ctx: Any, work: Awaitable[T] | Callable[[Any], Awaitable[T
         spec.method,
         ttl_ms=service.ttl_for(requested_ttl),
         poll_interval_ms=service.poll_interval_ms,
+        quota=quota_of(session, peer),
     )
     task_context = TaskContext(ctx, state.task_id, service, spec)
     service.start(state, output_checked(ctx, spec, work(task_context) if callable(work) else work), task_context)

@@ -3,8 +3,10 @@
 Keys (under the backend's prefix): `task:<id>` the task as JSON, expiring a grace period after its
 TTL (so it is reported expired, not unknown, for a while); `tasks:<requester>` a sorted set of the
 requester's task ids by creation sequence (`task-seq`), which pages `tasks/list` and bounds a
-requester's tasks. Updates are optimistic transactions (WATCH/MULTI), so a terminal task never
-changes whichever worker writes last; a cancellation is also published on the bus
+requester's tasks; `tasks-quota:<quota>` the same for a task counted against another quota key than
+its requester (`TaskStore.create`: an anonymous client's address), which then bounds it instead.
+Updates are optimistic transactions (WATCH/MULTI), so a terminal task never changes whichever
+worker writes last; a cancellation is also published on the bus
 (`TASK_CANCELLED`), so the worker running the task's work stops it. `wait` polls (every 50 ms,
 backing off to 1 s). A Redis error is `BackendUnavailable` (-32603 naming Redis).
 
@@ -75,6 +77,10 @@ class RedisTaskStore:
     def _index(self, requester: str | None) -> str:
         return f"{self.backend.prefix}tasks:{'' if requester is None else '=' + requester}"
 
+    def _quota_index(self, state: TaskState) -> str | None:
+        """The index bounding `state` where it is not its requester's (`quota`)."""
+        return None if state.quota is None else f"{self.backend.prefix}tasks-quota:={state.quota}"
+
     @staticmethod
     def _px(state: TaskState) -> int | None:
         if state.ttl_ms is None:
@@ -82,28 +88,45 @@ class RedisTaskStore:
         return max(1, int((state.created_at - time.time()) * 1000) + state.ttl_ms + EXPIRED_GRACE_MS)
 
     async def create(
-        self, requester: str | None, method: str, *, ttl_ms: int | None, poll_interval_ms: int | None
+        self,
+        requester: str | None,
+        method: str,
+        *,
+        ttl_ms: int | None,
+        poll_interval_ms: int | None,
+        quota: str | None = None,
     ) -> TaskState:
         from redis.exceptions import RedisError
 
         r = self.backend.client
+        now = time.time()
+        state = TaskState(
+            secrets.token_urlsafe(24),
+            requester,
+            method,
+            "working",
+            now,
+            now,
+            ttl_ms,
+            poll_interval_ms,
+            quota=None if quota == requester else quota,
+        )
         index = self._index(requester)
+        bounded = self._quota_index(state) or index
         try:
-            if await r.zcard(index) >= self.max_tasks_per_requester and not await self._make_room(index):  # pyright: ignore[reportUnknownMemberType]
+            if await r.zcard(bounded) >= self.max_tasks_per_requester and not await self._make_room(bounded):  # pyright: ignore[reportUnknownMemberType]
                 raise TaskLimitError(
                     f"Refused: too many tasks (at most {self.max_tasks_per_requester} live tasks per requester, "
                     "max_tasks_per_requester); retrieve or cancel some first",
                     "max_tasks_per_requester",
                     self.max_tasks_per_requester,
                 )
-            now = time.time()
-            state = TaskState(
-                secrets.token_urlsafe(24), requester, method, "working", now, now, ttl_ms, poll_interval_ms
-            )
             sequence = await r.incr(f"{self.backend.prefix}task-seq")  # pyright: ignore[reportUnknownMemberType]
             async with r.pipeline(transaction=True) as pipe:  # pyright: ignore[reportUnknownMemberType]
                 pipe.set(self._key(state.task_id), _encode(state), px=self._px(state), nx=True)  # pyright: ignore[reportUnknownMemberType]
                 pipe.zadd(index, {state.task_id: sequence})  # pyright: ignore[reportUnknownMemberType]
+                if bounded != index:
+                    pipe.zadd(bounded, {state.task_id: sequence})  # pyright: ignore[reportUnknownMemberType]
                 if self.backend.leasing:  # its work runs here: lost if this worker dies
                     pipe.set(self._owner(state.task_id), self.backend.worker_id, px=self._px(state))  # pyright: ignore[reportUnknownMemberType]
                 await pipe.execute()  # pyright: ignore[reportUnknownMemberType]
@@ -277,5 +300,8 @@ class RedisTaskStore:
             await self.backend.client.delete(key, self._owner(task_id))  # pyright: ignore[reportUnknownMemberType]
             if state is not None:
                 await self.backend.client.zrem(self._index(state.requester), task_id)  # pyright: ignore[reportUnknownMemberType]
+                quota_index = self._quota_index(state)
+                if quota_index is not None:
+                    await self.backend.client.zrem(quota_index, task_id)  # pyright: ignore[reportUnknownMemberType]
         except (RedisError, OSError) as exc:
             raise self.backend.unavailable(exc) from None
