@@ -17,10 +17,10 @@ from typing import Any
 import anyio
 from starlette.types import Message, Receive, Scope, Send
 
+from mcp_bindings.runtime import tasks
 from mcp_bindings.runtime.auth.resource_server import AccessToken, InvalidTokenError, require_bearer
 from mcp_bindings.runtime.http.app import StreamableHTTPApp, create_app
 from mcp_bindings.runtime.server import extensions
-from mcp_bindings.runtime.tasks import service as tasks
 from mcp_bindings.v2025_11_25 import models as m25
 from mcp_bindings.v2025_11_25.server import Server as Server25
 from mcp_bindings.v2026_07_28 import models as m

@@ -18,9 +18,9 @@ from typing import Any
 import anyio
 from starlette.types import Message, Receive, Scope, Send
 
+from mcp_bindings.runtime import tasks
 from mcp_bindings.runtime.http.app import create_app
 from mcp_bindings.runtime.server.peer import LOG_LEVELS
-from mcp_bindings.runtime.tasks import service as tasks
 from mcp_bindings.v2025_11_25 import models as m25
 from mcp_bindings.v2025_11_25.server import Server as Server25
 from mcp_bindings.v2026_07_28 import models as m

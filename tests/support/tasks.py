@@ -6,8 +6,8 @@ from typing import Any
 
 import anyio
 
+from mcp_bindings.runtime import tasks
 from mcp_bindings.runtime.protocol.context import RequestContext
-from mcp_bindings.runtime.tasks import service as tasks
 from mcp_bindings.v2025_11_25 import models as m
 from mcp_bindings.v2025_11_25 import server as s
 

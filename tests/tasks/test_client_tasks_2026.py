@@ -22,6 +22,7 @@ import anyio
 import pytest
 
 from mcp_bindings.ext.io_modelcontextprotocol_tasks.methods import EXTENSION as TASKS
+from mcp_bindings.runtime import tasks
 from mcp_bindings.runtime.client.http import connect_http
 from mcp_bindings.runtime.client.tasks_ext import TaskCancelledError, ToolTask, finished
 from mcp_bindings.runtime.http.app import create_app
@@ -31,7 +32,6 @@ from mcp_bindings.runtime.protocol.context import RequestContext
 from mcp_bindings.runtime.protocol.tasks_wire import EXTENSION
 from mcp_bindings.runtime.rpc.errors import McpError
 from mcp_bindings.runtime.stdio.connect import connect_stdio
-from mcp_bindings.runtime.tasks import service as tasks
 from mcp_bindings.v2026_07_28 import client as c
 from mcp_bindings.v2026_07_28 import models as m
 from mcp_bindings.v2026_07_28.server import Server

@@ -14,6 +14,7 @@ import anyio
 import httpx
 import pytest
 
+from mcp_bindings.runtime import tasks
 from mcp_bindings.runtime.app import App
 from mcp_bindings.runtime.http.app import create_app
 from mcp_bindings.runtime.http.stateless import stateless_status
@@ -22,7 +23,6 @@ from mcp_bindings.runtime.rpc.errors import LIMIT_REACHED, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import Request
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.server.runtime import ServerRuntime
-from mcp_bindings.runtime.tasks import service as tasks
 from mcp_bindings.runtime.tasks.store import InMemoryTaskStore, TaskLimitError
 from mcp_bindings.v2026_07_28 import models as m
 from mcp_bindings.v2026_07_28.server import Server

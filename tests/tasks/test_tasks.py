@@ -28,13 +28,13 @@ import orjson
 import pytest
 from jsonschema import Draft202012Validator
 
+from mcp_bindings.runtime import tasks
 from mcp_bindings.runtime.client.http import connect_http
 from mcp_bindings.runtime.client.task_handle import TaskHandle
 from mcp_bindings.runtime.http.app import create_app
 from mcp_bindings.runtime.memory import connect_in_memory
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, CapabilityError, McpError
 from mcp_bindings.runtime.stdio.connect import connect_stdio
-from mcp_bindings.runtime.tasks import service as tasks
 from mcp_bindings.runtime.tasks.service import RELATED_TASK
 from mcp_bindings.runtime.tasks.store import InMemoryTaskStore, InvalidCursor, TaskLimitError
 from mcp_bindings.v2025_11_25 import client as c
@@ -56,7 +56,7 @@ import sys
 
 import anyio
 
-from mcp_bindings.runtime.tasks import service as tasks
+from mcp_bindings.runtime import tasks
 from mcp_bindings.runtime.rpc.errors import McpError
 from mcp_bindings.v2025_11_25 import models as m
 from mcp_bindings.v2025_11_25 import server as s

@@ -24,10 +24,10 @@ import anyio
 import httpx
 import pytest
 
+from mcp_bindings.runtime import tasks
 from mcp_bindings.runtime.http.app import create_app
 from mcp_bindings.runtime.protocol.context import RequestContext
 from mcp_bindings.runtime.stdio.connect import connect_stdio
-from mcp_bindings.runtime.tasks import service as tasks
 from mcp_bindings.v2026_07_28 import client as c
 from mcp_bindings.v2026_07_28 import models as m
 from mcp_bindings.v2026_07_28.server import Server

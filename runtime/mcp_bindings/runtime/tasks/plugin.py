@@ -41,7 +41,10 @@ class Tasks(ServerFeature):
     def wrap(self, runtime: ServerRuntime, plan: Plan, view: PeerView) -> None:
         if plan.converts:
             return
-        plan.around, model = service.augment(runtime.server, view, plan.spec, plan.around)  # around what was there
+        if view.stateless:  # the tasks extension (2026-07-28): the handler decides, per request
+            model = extension.result_model(runtime.server, view, plan.spec)
+        else:
+            plan.around, model = service.augment(runtime.server, view, plan.spec, plan.around)  # around what was there
         if model is not None:
             plan.write_as_is(model)
 

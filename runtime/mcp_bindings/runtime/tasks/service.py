@@ -72,19 +72,18 @@ __all__ = [
     "RELATED_TASK",
     "TaskContext",
     "TaskService",
-    "as_task",
     "configure",
     "current_task_id",
     "quota_of",
     "requester_of",
-    "run_as_task",
+    "run_in_handshake_era",
     "service_for",
+    "stateless_request",
 ]
 
 log = logs.logger("tasks")
 
 T = TypeVar("T")
-H = TypeVar("H", bound=Callable[..., Awaitable[Any]])
 
 PROGRESS = "notifications/progress"
 LOG_MESSAGE = "notifications/message"
@@ -256,13 +255,9 @@ def served_by_runtime(method: str) -> Builtin | None:
 def augment(
     server: ServerStub, view: PeerView, spec: MethodSpec, tools: ToolHook | None
 ) -> tuple[ToolHook | None, type[Any] | None]:
-    """What a method's plan runs its handler through where tasks apply (`ServerRuntime.plan`), and the
-    `CreateTaskResult` type its handler may answer with (None: it may not). Unchanged elsewhere."""
+    """What a handshake-era method's plan runs its handler through where tasks apply (`tasks.plugin`),
+    and the `CreateTaskResult` type its handler may answer with (None: it may not). Unchanged elsewhere."""
     protocol = view.protocol
-    if view.stateless:  # the tasks extension (2026-07-28): the handler decides, per request
-        from mcp_bindings.runtime.tasks import extension as tasks_extension
-
-        return tools, tasks_extension.result_model(server, view, spec)
     if protocol is not server.protocol or create_task_result(protocol) is None:
         return tools, None
     if spec.method == TOOLS_LIST and task_capability(TOOLS_CALL).present_in(view.advertised):
@@ -386,25 +381,13 @@ def current_task_id() -> str | None:
     return _CURRENT_TASK.get()
 
 
-async def run_as_task(ctx: Any, work: Awaitable[T] | Callable[[Any], Awaitable[T]], *, required: bool = False) -> Any:
-    """Run `work` as this request's task where the request is task-augmented and the method's task
-    support is advertised: create the task, start the work in the background, and return the
-    `CreateTaskResult` for the handler to answer with. Otherwise run the work now and return what it
-    returns. `work` is an awaitable, or a callable given the context the work should use: a
-    `TaskContext` for a task (whose requests and notifications carry the task's `_meta`), else `ctx`:
-
-        async def call_tool(self, params, ctx):
-            return await run_as_task(ctx, lambda task_ctx: self.build(params, task_ctx))
-
-    A stateless-era request (2026-07-28) goes to the tasks extension (`tasks_extension.run_as_task`):
-    there the server decides, and `required=True` refuses with -32021 a client that did not declare
-    the extension instead of running the work at once. In the handshake era `required=True` refuses
-    a request that is not task-augmented with -32601 (as a tool whose taskSupport is "required").
-    """
-    if _stateless(ctx):
-        from mcp_bindings.runtime.tasks import extension as tasks_extension
-
-        return await tasks_extension.run_as_task(ctx, work, required=required)
+async def run_in_handshake_era(
+    ctx: Any, work: Awaitable[T] | Callable[[Any], Awaitable[T]], *, required: bool = False
+) -> Any:
+    """`tasks.run_as_task` (`tasks.api`) for a handshake-era request: a task where the request is
+    task-augmented and the method's task support is advertised, else the work now; `required=True`
+    refuses a request that is not task-augmented with -32601 (as a tool whose taskSupport is
+    "required")."""
     augmented = _augmentation(ctx)
     if augmented is None:
         if required:  # 2025-11-25: a request that must be a task but is not task-augmented is -32601
@@ -458,24 +441,8 @@ def output_checked(ctx: Any, spec: MethodSpec, work: Awaitable[T]) -> Awaitable[
     return checked()
 
 
-def as_task(handler: H) -> H:
-    """A request handler that runs as a task when its request is task-augmented (`run_as_task`):
-
-    class MyServer(Server):
-        declared_capabilities = {"tasks": {"requests": {"tools": {"call": {}}}}}
-
-        @as_task
-        async def call_tool(self, params, ctx): ...  # ctx: a TaskContext when it runs as a task
-    """
-
-    @functools.wraps(handler)
-    async def handle(self: Any, params: Any, ctx: Any) -> Any:
-        return await run_as_task(ctx, lambda context: handler(self, params, context))
-
-    return cast("H", handle)  # its signature; for a task, it answers the CreateTaskResult
-
-
-def _stateless(ctx: Any) -> bool:
+def stateless_request(ctx: Any) -> bool:
+    """Whether a handler's context serves a stateless-era (2026-07-28) request (not a task's work)."""
     if isinstance(ctx, TaskContext):
         return False  # already inside a task's work
     try:
