@@ -27,7 +27,7 @@ from mcp_bindings.runtime.app import (
 )
 from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.runtime.rpc.errors import McpError
-from mcp_bindings.runtime.server.notifications import host_for
+from mcp_bindings.runtime.server.host import host_for
 
 pytestmark = pytest.mark.anyio
 

@@ -24,7 +24,7 @@ import pytest
 
 from mcp_bindings.runtime.auth import JWTVerifier, require_bearer
 from mcp_bindings.runtime.http.app import StreamableHTTPApp, create_app, uvicorn_config
-from mcp_bindings.runtime.server.notifications import host_for
+from mcp_bindings.runtime.server.host import host_for
 from mcp_bindings.v2025_11_25 import models as hm
 from mcp_bindings.v2025_11_25.server import Server as HandshakeServer
 from tests.support import free_port

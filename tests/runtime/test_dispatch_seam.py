@@ -14,7 +14,7 @@ import pytest
 from mcp_bindings.runtime.memory import connect_in_memory
 from mcp_bindings.runtime.rpc.jsonrpc import Request, dumps
 from mcp_bindings.runtime.rpc.session import Session
-from mcp_bindings.runtime.server.notifications import host_for
+from mcp_bindings.runtime.server.host import host_for
 from mcp_bindings.runtime.server.peer import PeerView
 from mcp_bindings.runtime.server.runtime import ServerRuntime
 from mcp_bindings.runtime.server.seam import Around, Handler, Plan, ServerFeature

@@ -15,7 +15,7 @@ from mcp_bindings.runtime.protocol.request_state import RequestStateSealer
 from mcp_bindings.runtime.rpc.errors import sole_exception
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.rpc.transport import memory_pair
-from mcp_bindings.runtime.server.notifications import ServerHost
+from mcp_bindings.runtime.server.host import ServerHost
 from mcp_bindings.runtime.server.runtime import ServerRuntime
 from mcp_bindings.runtime.server.stubs import ServerStub
 

@@ -48,7 +48,7 @@ from mcp_bindings.runtime.protocol.request_state import SecretError, secret_byte
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import INVALID_REQUEST
 from mcp_bindings.runtime.server.bus import BackendUnavailable
-from mcp_bindings.runtime.server.notifications import host_for
+from mcp_bindings.runtime.server.host import host_for
 from mcp_bindings.runtime.server.stubs import ServerStub
 
 if TYPE_CHECKING:

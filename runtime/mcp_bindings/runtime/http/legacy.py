@@ -26,7 +26,7 @@ from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.rpc.transport import TransportBase
-from mcp_bindings.runtime.server.notifications import ServerHost
+from mcp_bindings.runtime.server.host import ServerHost
 from mcp_bindings.runtime.server.runtime import ServerRuntime
 from mcp_bindings.runtime.server.stubs import ServerStub
 

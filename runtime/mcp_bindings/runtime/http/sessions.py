@@ -25,7 +25,7 @@ from mcp_bindings.runtime.http.resume import CLOSE_STREAM, EventLog, FrameSink, 
 from mcp_bindings.runtime.rpc import jsonrpc, logs
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.rpc.transport import Features, TransportBase
-from mcp_bindings.runtime.server.notifications import ServerHost
+from mcp_bindings.runtime.server.host import ServerHost
 from mcp_bindings.runtime.server.runtime import ServerRuntime
 from mcp_bindings.runtime.server.stubs import ServerStub
 

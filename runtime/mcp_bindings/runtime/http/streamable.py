@@ -61,7 +61,7 @@ from mcp_bindings.runtime.rpc.eager import when_suspended
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_REQUEST, LIMIT_REACHED
 from mcp_bindings.runtime.rpc.jsonrpc import InvalidMessage, Request
 from mcp_bindings.runtime.rpc.session import Answer, Session
-from mcp_bindings.runtime.server.notifications import ServerHost
+from mcp_bindings.runtime.server.host import ServerHost
 from mcp_bindings.runtime.server.peer import stateless_meta
 from mcp_bindings.runtime.server.runtime import ServerRuntime
 from mcp_bindings.runtime.server.stubs import ServerStub

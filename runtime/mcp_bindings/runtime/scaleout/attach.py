@@ -20,6 +20,7 @@ from mcp_bindings.runtime.scaleout.backends.base import TASK_CANCELLED, StateBac
 from mcp_bindings.runtime.scaleout.forwarding import Forwarder
 from mcp_bindings.runtime.scaleout.handoff import worker_space
 from mcp_bindings.runtime.scaleout.shared_sessions import SharedSessions
+from mcp_bindings.runtime.server import notifications
 from mcp_bindings.runtime.server.bus import install_forwarder
 from mcp_bindings.runtime.tasks import service as tasks
 from mcp_bindings.runtime.tasks.store import InMemoryTaskStore
@@ -65,7 +66,7 @@ async def attach(app: StreamableHTTPApp, backend: StateBackend, group: TaskGroup
             if scope is not None:
                 scope.cancel()
             return
-        await host.deliver(method, data)
+        await notifications.deliver(host, method, data)
 
     group.start_soon(backend.run_bus, from_bus)
 

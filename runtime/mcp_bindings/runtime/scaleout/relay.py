@@ -23,10 +23,10 @@ from starlette.responses import Response, StreamingResponse
 from mcp_bindings.runtime.http.resume import EventLog, event_id_of, gone, no_cache, sse_event
 from mcp_bindings.runtime.rpc.errors import McpError
 from mcp_bindings.runtime.scaleout import forwarding
-from mcp_bindings.runtime.server.notifications import host_for
+from mcp_bindings.runtime.server.host import host_for
 
 if TYPE_CHECKING:
-    from mcp_bindings.runtime.server.notifications import ServerHost
+    from mcp_bindings.runtime.server.host import ServerHost
     from mcp_bindings.runtime.server.stubs import ServerStub
 
 __all__ = ["REPLAY", "WAIT_S", "register", "relay"]

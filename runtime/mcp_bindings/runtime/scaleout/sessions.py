@@ -59,7 +59,7 @@ SESSION_CANCEL = "mcp-bindings/session-cancel"  # to all: {"s": session id, "p":
 # What a worker without the session's GET stream sends on to the one holding it: requests (their
 # responses come back by id, `addressee`) and these notifications, addressed to one session. Never
 # the broadcasts (list changes, resource updates, custom broadcasts): every worker delivers those
-# to its own streams already (`notifications.ServerHost`), so forwarding them would send them twice.
+# to its own streams already (`host.ServerHost`), so forwarding them would send them twice.
 SESSION_NOTIFICATIONS = frozenset(
     {"notifications/tasks/status", "notifications/message", "notifications/progress", "notifications/cancelled"}
 )

@@ -38,7 +38,7 @@ from mcp_bindings.runtime.scaleout.sessions import (
     addressee,
     snapshot,
 )
-from mcp_bindings.runtime.server.notifications import ServerHost
+from mcp_bindings.runtime.server.host import ServerHost
 from mcp_bindings.runtime.server.stubs import ServerStub
 
 __all__ = ["SharedSessions"]

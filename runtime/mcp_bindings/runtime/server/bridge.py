@@ -24,10 +24,10 @@ from mcp_bindings.runtime.rpc import jsonrpc, logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError, NotExpressible
 from mcp_bindings.runtime.rpc.jsonrpc import Request
 from mcp_bindings.runtime.server.peer import PeerView, server_info
-from mcp_bindings.runtime.server.stubs import ServerStub
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.server.context import ServerRequestContext
+    from mcp_bindings.runtime.server.stubs import ServerStub
 
 log = logs.logger("bridge")
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
 
 if TYPE_CHECKING:
-    from mcp_bindings.runtime.server.notifications import ServerHost
+    from mcp_bindings.runtime.server.host import ServerHost
     from mcp_bindings.runtime.server.stubs import ServerStub
 
 __all__ = [

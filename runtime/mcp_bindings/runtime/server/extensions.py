@@ -16,10 +16,8 @@ from mcp_bindings.runtime.protocol.custom_methods import (
     EXTENSIONS as EXTENSIONS,
 )
 from mcp_bindings.runtime.protocol.custom_methods import (
-    TASKS_EXTENSION,
     Bound,
     peer_declares,
-    placed,
     result_data,
     typed_params,
     typed_result,
@@ -41,16 +39,22 @@ from mcp_bindings.runtime.protocol.custom_methods import (
 from mcp_bindings.runtime.protocol.custom_methods import (
     request as request,
 )
-from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables, Side
+from mcp_bindings.runtime.protocol.spec import MethodSpec, Side
 from mcp_bindings.runtime.protocol.stub_base import CapabilityDeriving
 from mcp_bindings.runtime.rpc import jsonrpc, logs
 from mcp_bindings.runtime.rpc.errors import NotExpressible
 from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request, json_object
+from mcp_bindings.runtime.server.bus import EXTENSION_BROADCAST
+from mcp_bindings.runtime.server.context import ServerNotificationContext, ServerRequestContext
+from mcp_bindings.runtime.server.host import host_for
+from mcp_bindings.runtime.server.host import server_capabilities as server_capabilities
+from mcp_bindings.runtime.server.host import server_methods as server_methods
+from mcp_bindings.runtime.server.notifications import deliver_broadcast
+from mcp_bindings.runtime.server.peer import stateless_meta
 from mcp_bindings.runtime.server.seam import Plan, ServerFeature
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.rpc.session import Session
-    from mcp_bindings.runtime.server.notifications import ServerHost
     from mcp_bindings.runtime.server.peer import PeerView
     from mcp_bindings.runtime.server.runtime import ServerRuntime
 
@@ -80,33 +84,11 @@ def methods_of(obj: Any, side: Side | None = None) -> Methods:
     return _methods_of(obj, side)
 
 
-def server_methods(server: Any) -> Methods | None:
-    """The custom methods a server registered (kept by its host; None: none yet)."""
-    from mcp_bindings.runtime.server.notifications import host_for
-
-    return host_for(server).methods
-
-
-def server_capabilities(server: Any, protocol: ProtocolTables, capabilities: dict[str, Any]) -> dict[str, Any]:
-    """What a server advertises to a client of `protocol` (`peer.Lifecycle.capabilities_for`): its
-    declared and registered extensions under `extensions` (2026-07-28) or `experimental` (before)."""
-    methods = server_methods(server)
-    declared = json_object(server.capabilities).get(EXTENSIONS)
-    if methods is None and not declared:
-        return capabilities
-    ids = {**json_object(declared), **(methods.extensions if methods is not None else {})}
-    if not protocol.info.stateless:  # the tasks extension is of the stateless era; before it, tasks are core
-        ids.pop(TASKS_EXTENSION, None)
-    return placed(protocol, "server", capabilities, ids)
-
-
 async def serve_bound(
     bound: Bound, runtime: ServerRuntime, request: Request, view: PeerView, session: Session
 ) -> bytes:
     """Answer a client's request to a registered method (a `server.Builtin`): params typed, the
     handler run in the usual context, the result checked and, in the stateless era, stamped."""
-    from mcp_bindings.runtime.server.context import ServerRequestContext
-
     spec = bound.method.spec
     params = typed_params(spec, request.params)
     context = ServerRequestContext(runtime.server, runtime.host, session, request, view, runtime.peer)
@@ -144,15 +126,11 @@ async def notified(runtime: ServerRuntime, notification: Notification, view: Pee
         log.debug("ignoring notification %s", notification.method)
         return
     if view is None:  # a stateless-era client: its view comes with the notification's `_meta`
-        from mcp_bindings.runtime.server.peer import stateless_meta
-
         probe = Request("", notification.method, notification.params, {})
         if stateless_meta(probe) is None or not runtime.lifecycle.stateless_supported:
             log.debug("ignoring notification %s before initialize", notification.method)
             return
         view = runtime.lifecycle.stateless_view(probe)
-    from mcp_bindings.runtime.server.context import ServerNotificationContext
-
     await bound.handler(typed_params(bound.method.spec, notification.params), ServerNotificationContext(view))
 
 
@@ -198,33 +176,9 @@ async def broadcast(server: Any, method: CustomMethod[Any, Any], params: Any = N
     extension; returns how many of this worker's clients got it. Several workers (a shared backend):
     the other workers send it to theirs too; if the bus is unavailable, this worker's clients still
     get it and `BackendUnavailable` is raised after."""
-    from mcp_bindings.runtime.server.bus import EXTENSION_BROADCAST
-    from mcp_bindings.runtime.server.notifications import host_for
-
     host = host_for(server)
     message = {"method": method.method, "extension": method.extension, "params": wire_params(method, params)}
     sent = await deliver_broadcast(host, message)
     if host.bus is not None:
         await host.bus.publish(EXTENSION_BROADCAST, message)
-    return sent
-
-
-async def deliver_broadcast(host: ServerHost, message: Any) -> int:
-    """Send a custom broadcast (`{"method", "extension", "params"}`, as `broadcast` publishes it) to
-    this worker's handshake-era clients that declared the extension; how many got it."""
-    body = json_object(message)
-    name, extension, data = body.get("method"), body.get("extension"), body.get("params")
-    if not isinstance(name, str) or not isinstance(extension, str) or not (data is None or isinstance(data, dict)):
-        log.warning("ignored a malformed custom broadcast from another worker")
-        return 0
-    sent = 0
-    for runtime in list(host.connections):
-        view, session = runtime.view, runtime.session
-        if view is None or session is None or not peer_declares(view.client_capabilities, extension):
-            continue
-        try:
-            await session.notify(name, data)
-            sent += 1
-        except Exception as exc:  # noqa: BLE001 - one client gone must not stop the others
-            log.debug("%s not sent to a client: %s", name, exc)
     return sent

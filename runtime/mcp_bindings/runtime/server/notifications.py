@@ -1,7 +1,7 @@
 """What a server sends outside a request's answer: broadcasts, `subscriptions/listen` streams, and
 the resource subscriptions of handshake-era clients.
 
-All connections of one server object share a `ServerHost`, which the runtime keeps in a registry of
+All connections of one server object share a `ServerHost` (`server.host`), which the runtime keeps in a registry of
 its own (nothing is written into the user's server object). A broadcast goes to every handshake
 connection whose negotiated version has the notification and whose advertised capabilities allow
 it, and to every stateless `subscriptions/listen` stream that opted in.
@@ -15,26 +15,23 @@ worker, still addressed per connection and per listen stream as above.
 
 from __future__ import annotations
 
-import weakref
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from mcp_bindings.runtime.protocol import versions
-from mcp_bindings.runtime.protocol.custom_methods import Methods
-from mcp_bindings.runtime.protocol.request_state import RequestStateSealer, SecretError, secrets_from_env
+from mcp_bindings.runtime.protocol.custom_methods import peer_declares
 from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import McpError, NotExpressible
 from mcp_bindings.runtime.rpc.jsonrpc import Request, invalid_field, json_object
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.server.bridge import outgoing_notification
+from mcp_bindings.runtime.server.bus import EXTENSION_BROADCAST
+from mcp_bindings.runtime.server.host import Listener, ServerHost
 from mcp_bindings.runtime.server.seam import Plan, ServerFeature
-from mcp_bindings.runtime.server.stubs import ServerStub
 
 if TYPE_CHECKING:
-    from mcp_bindings.runtime.server.bus import NotificationBus
     from mcp_bindings.runtime.server.peer import PeerView
     from mcp_bindings.runtime.server.runtime import ServerRuntime
 
@@ -54,179 +51,8 @@ LISTEN_FILTERS = {
     "resourceSubscriptions": (RESOURCE_UPDATED, ("resources", "subscribe")),
 }
 # The params field a listed filter value matches (default: the resource URI).
-LIST_FILTER_FIELDS = {"notifications/tasks": "taskId"}  # the tasks extension (`tasks_extension`)
 _UNSENDABLE = object()  # a broadcast's params that a version cannot express
 LIST_CHANGED = frozenset(method for method, _ in LISTEN_FILTERS.values() if method != RESOURCE_UPDATED)
-
-
-@dataclass(eq=False)
-class Listener:
-    """One open `subscriptions/listen` stream."""
-
-    session: Session
-    subscription_id: Any  # the listen request's id
-    methods: dict[str, Any]  # notification method -> filter value (True, or the subscribed URIs)
-    meta_key: str | None  # where the subscription id goes in each notification's `_meta`
-
-    def wants(self, method: str, params: Any) -> bool:
-        wanted = self.methods.get(method)
-        if wanted is None:
-            return False
-        if isinstance(wanted, list):
-            field = LIST_FILTER_FIELDS.get(method, "uri")
-            return (params.get(field) if isinstance(params, dict) else None) in wanted
-        return True
-
-
-@dataclass(eq=False)
-class ServerHost:
-    """The state one server object's connections share."""
-
-    secret: bytes | None = None
-    connections: weakref.WeakSet[ServerRuntime] = field(default_factory=weakref.WeakSet)
-    listeners: set[Listener] = field(default_factory=set)
-    list_generation: int = 0  # list_changed broadcasts so far (for caches of the server's lists)
-    previous_secret: bytes | None = None  # still opens states for a grace period (rotation)
-    bus: NotificationBus | None = None  # other workers' share of broadcasts (None: this process only)
-    secret_problem: str | None = None  # why the configured secret was not used (too short)
-    # The features on the dispatch seam (`seam`): made on the first connection (`ServerRuntime`);
-    # `use` adds one of the user's.
-    features: list[ServerFeature] | None = None
-    added: list[ServerFeature] = field(default_factory=list[ServerFeature])
-    # The server's custom and extension methods (`register_method`, `use_extension`).
-    methods: Methods | None = None
-    # The latest tool definitions listed to any connection, or declared (`tool_schemas.ToolCatalog`).
-    tool_catalog: Any = None
-    # The task service of the tasks plug-in (`tasks.service.TaskService`; None until tasks are used).
-    tasks: Any = None
-    _sealer: RequestStateSealer | None = None
-
-    def methods_for(self, server: ServerStub) -> Methods:
-        """The server's custom methods, made on first use."""
-        if self.methods is None:
-            self.methods = Methods("server", server.protocol)
-        return self.methods
-
-    def use(self, feature: ServerFeature) -> None:
-        """Add a feature to the dispatch seam of this server's connections. Register it before the
-        server serves: the plans already built (per connection, per version) keep what they had."""
-        self.added.append(feature)
-        if self.features is not None:
-            self.features.append(feature)
-
-    @property
-    def sealer(self) -> RequestStateSealer:
-        """Seals `requestState`; one key per server object, so every connection can open it. The
-        secret: the server's `request_state_secret`, else one configured (`configure_secrets`),
-        else `MCP_REQUEST_STATE_SECRET`; the previous one likewise."""
-        if self._sealer is None:
-            try:
-                current, previous = secrets_from_env()
-            except SecretError as exc:  # the HTTP app refuses to start on it; elsewhere: logged, a random key
-                log.error("requestState secret not used: %s", exc)
-                self.secret_problem = str(exc)
-                current = previous = None
-            self._sealer = RequestStateSealer(self.secret or current, previous=self.previous_secret or previous)
-        return self._sealer
-
-    def configure_secrets(self, secret: bytes | None, previous: bytes | None = None) -> None:
-        """Set the sealing secret (and the previous one) where the server object names none."""
-        if secret and not self.secret:
-            self.secret = secret
-            self._sealer = None
-        if previous:
-            self.previous_secret = previous
-            self._sealer = None
-
-    async def broadcast(self, method: str, params: Any = None) -> int:
-        """Send a server notification to every client allowed to get it; returns how many of this
-        worker's clients got it. With a bus, other workers deliver it to theirs; if the bus is
-        unavailable, this worker's clients still get it and `BackendUnavailable` is raised after."""
-        data = versions.dump(params) if params is not None else None
-        sent = await self._deliver(method, params, data)
-        if self.bus is not None:
-            await self.bus.publish(method, data)
-        return sent
-
-    async def deliver(self, method: str, data: Any) -> int:
-        """Deliver a broadcast another worker published (decoded JSON params) to this worker's clients
-        (a custom one, `bus.EXTENSION_BROADCAST`, to those that declared its extension)."""
-        from mcp_bindings.runtime.server.bus import EXTENSION_BROADCAST
-
-        if method == EXTENSION_BROADCAST:
-            from mcp_bindings.runtime.server.extensions import deliver_broadcast
-
-            return await deliver_broadcast(self, data)
-        return await self._deliver(method, data, data)
-
-    async def _deliver(self, method: str, params: Any, data: Any) -> int:
-        if method in LIST_CHANGED:
-            self.list_generation += 1
-        sent = 0
-        crossed: dict[ProtocolTables, Any] = {}  # the params in each client version, crossed once
-        for runtime in list(self.connections):
-            view, session = runtime.view, runtime.session
-            if (
-                view is None
-                or session is None
-                or not may_send(view, method)
-                or not wants(runtime.subscriptions, method, data)
-            ):
-                continue
-            if view.protocol not in crossed:
-                try:
-                    crossed[view.protocol] = outgoing_notification(runtime.stub, method, params, view)
-                except NotExpressible as exc:  # that version's clients cannot get it; the others can
-                    log.warning("%s not sent to MCP %s clients: %s", method, view.version, exc.message)
-                    crossed[view.protocol] = _UNSENDABLE
-            if crossed[view.protocol] is _UNSENDABLE:
-                continue
-            try:
-                # not part of a request: no related id (HTTP: the GET stream)
-                await session.notify(method, crossed[view.protocol])
-                sent += 1
-            except (McpError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass
-        for listener in list(self.listeners):
-            if not listener.wants(method, data):
-                continue
-            tagged = dict(data or {})
-            if listener.meta_key is not None:
-                tagged["_meta"] = {**(tagged.get("_meta") or {}), listener.meta_key: listener.subscription_id}
-            try:
-                await listener.session.notify(method, tagged, related=listener.subscription_id)
-                sent += 1
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                self.listeners.discard(listener)
-        return sent
-
-    async def listen(self, params: Any, request_id: Any, view: PeerView, session: Session) -> None:
-        """Hold a `subscriptions/listen` stream open: acknowledge what was agreed, then feed it
-        the opted-in notifications until the client goes away (the request is cancelled)."""
-        wanted = versions.dump(params).get("notifications") or {}
-        agreed: dict[str, Any] = {}
-        methods: dict[str, Any] = {}
-        for key, value in wanted.items():
-            if key not in LISTEN_FILTERS or value in (False, None, []):
-                continue
-            method, (capability, sub) = LISTEN_FILTERS[key]
-            if isinstance(view.advertised.get(capability), dict) and view.advertised[capability].get(sub):
-                agreed[key] = value
-                methods[method] = list(value) if isinstance(value, list) else True
-        for feature in self.features or ():  # filters of plug-ins (the tasks extension's `taskIds`)
-            for key, (method, value) in (await feature.listen_filters(view, session, wanted)).items():
-                agreed[key] = methods[method] = value
-        meta_key = view.protocol.meta.subscription_id
-        listener = Listener(session, request_id, methods, meta_key)
-        self.listeners.add(listener)
-        try:
-            ack: dict[str, Any] = {"notifications": agreed}
-            if meta_key is not None:
-                ack["_meta"] = {meta_key: request_id}
-            await session.notify("notifications/subscriptions/acknowledged", ack, related=request_id)
-            await anyio.sleep_forever()
-        finally:
-            self.listeners.discard(listener)
 
 
 def may_send(view: PeerView, method: str) -> bool:
@@ -246,16 +72,115 @@ def wants(subscriptions: set[str], method: str, params: Any) -> bool:
     return uri in subscriptions
 
 
-_HOSTS: dict[int, ServerHost] = {}
+async def broadcast(host: ServerHost, method: str, params: Any = None) -> int:
+    """Send a server notification to every client allowed to get it; returns how many of this
+    worker's clients got it. With a bus, other workers deliver it to theirs; if the bus is
+    unavailable, this worker's clients still get it and `BackendUnavailable` is raised after."""
+    data = versions.dump(params) if params is not None else None
+    sent = await _deliver(host, method, params, data)
+    if host.bus is not None:
+        await host.bus.publish(method, data)
+    return sent
 
 
-def host_for(server: ServerStub) -> ServerHost:
-    """The host of a server object, made on first use and dropped with the object."""
-    host = _HOSTS.get(id(server))
-    if host is None:
-        host = _HOSTS[id(server)] = ServerHost(server.request_state_secret)
-        weakref.finalize(server, _HOSTS.pop, id(server), None)
-    return host
+async def deliver(host: ServerHost, method: str, data: Any) -> int:
+    """Deliver a broadcast another worker published (decoded JSON params) to this worker's clients
+    (a custom one, `bus.EXTENSION_BROADCAST`, to those that declared its extension)."""
+    if method == EXTENSION_BROADCAST:
+        return await deliver_broadcast(host, data)
+    return await _deliver(host, method, data, data)
+
+
+async def _deliver(host: ServerHost, method: str, params: Any, data: Any) -> int:
+    if method in LIST_CHANGED:
+        host.list_generation += 1
+    sent = 0
+    crossed: dict[ProtocolTables, Any] = {}  # the params in each client version, crossed once
+    for runtime in list(host.connections):
+        view, session = runtime.view, runtime.session
+        if (
+            view is None
+            or session is None
+            or not may_send(view, method)
+            or not wants(runtime.subscriptions, method, data)
+        ):
+            continue
+        if view.protocol not in crossed:
+            try:
+                crossed[view.protocol] = outgoing_notification(runtime.stub, method, params, view)
+            except NotExpressible as exc:  # that version's clients cannot get it; the others can
+                log.warning("%s not sent to MCP %s clients: %s", method, view.version, exc.message)
+                crossed[view.protocol] = _UNSENDABLE
+        if crossed[view.protocol] is _UNSENDABLE:
+            continue
+        try:
+            # not part of a request: no related id (HTTP: the GET stream)
+            await session.notify(method, crossed[view.protocol])
+            sent += 1
+        except (McpError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
+    for listener in list(host.listeners):
+        if not listener.wants(method, data):
+            continue
+        tagged = dict(data or {})
+        if listener.meta_key is not None:
+            tagged["_meta"] = {**(tagged.get("_meta") or {}), listener.meta_key: listener.subscription_id}
+        try:
+            await listener.session.notify(method, tagged, related=listener.subscription_id)
+            sent += 1
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            host.listeners.discard(listener)
+    return sent
+
+
+async def listen(host: ServerHost, params: Any, request_id: Any, view: PeerView, session: Session) -> None:
+    """Hold a `subscriptions/listen` stream open: acknowledge what was agreed, then feed it
+    the opted-in notifications until the client goes away (the request is cancelled)."""
+    wanted = versions.dump(params).get("notifications") or {}
+    agreed: dict[str, Any] = {}
+    methods: dict[str, Any] = {}
+    for key, value in wanted.items():
+        if key not in LISTEN_FILTERS or value in (False, None, []):
+            continue
+        method, (capability, sub) = LISTEN_FILTERS[key]
+        if isinstance(view.advertised.get(capability), dict) and view.advertised[capability].get(sub):
+            agreed[key] = value
+            methods[method] = list(value) if isinstance(value, list) else True
+    for feature in host.features or ():  # filters of plug-ins (the tasks extension's `taskIds`)
+        for key, (method, value) in (await feature.listen_filters(view, session, wanted)).items():
+            agreed[key] = methods[method] = value
+    meta_key = view.protocol.meta.subscription_id
+    listener = Listener(session, request_id, methods, meta_key)
+    host.listeners.add(listener)
+    try:
+        ack: dict[str, Any] = {"notifications": agreed}
+        if meta_key is not None:
+            ack["_meta"] = {meta_key: request_id}
+        await session.notify("notifications/subscriptions/acknowledged", ack, related=request_id)
+        await anyio.sleep_forever()
+    finally:
+        host.listeners.discard(listener)
+
+
+async def deliver_broadcast(host: ServerHost, message: Any) -> int:
+    """Send a custom broadcast (`{"method", "extension", "params"}`, as `broadcast` publishes it) to
+    this worker's handshake-era clients that declared the extension; how many got it."""
+    body = json_object(message)
+    name, extension, data = body.get("method"), body.get("extension"), body.get("params")
+    if not isinstance(name, str) or not isinstance(extension, str) or not (data is None or isinstance(data, dict)):
+        log.warning("ignored a malformed custom broadcast from another worker")
+        return 0
+    sent = 0
+    for runtime in list(host.connections):
+        view, session = runtime.view, runtime.session
+        if view is None or session is None or not peer_declares(view.client_capabilities, extension):
+            continue
+        try:
+            await session.notify(name, data)
+            sent += 1
+        except Exception as exc:  # noqa: BLE001 - one client gone must not stop the others
+            log.debug("%s not sent to a client: %s", name, exc)
+    return sent
 
 
 class RuntimeSubscriptions(ServerFeature):

@@ -20,11 +20,11 @@ from mcp_bindings.runtime.protocol.spec import MetaKeys, ProtocolTables
 from mcp_bindings.runtime.rpc import jsonrpc
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, INVALID_REQUEST, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import Request, invalid_field, validation_error
-from mcp_bindings.runtime.server import extensions
-from mcp_bindings.runtime.server.stubs import ServerStub
+from mcp_bindings.runtime.server.host import server_capabilities, server_methods
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.server.runtime import Plan
+    from mcp_bindings.runtime.server.stubs import ServerStub
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -271,7 +271,7 @@ class Lifecycle:
         """What the server advertises to `protocol` (shared: read it, never change it), and the plans
         gate-checked against it (`ServerRuntime.plan` fills them); rebuilt when what it is built from
         changed: the server's `capabilities`, the extensions and methods registered on it."""
-        methods = extensions.server_methods(self.server)
+        methods = server_methods(self.server)
         inputs = (
             self.server.capabilities,
             methods.extensions if methods is not None else None,
@@ -300,7 +300,7 @@ class Lifecycle:
                 }
             else:
                 out[key] = value
-        return extensions.server_capabilities(self.server, protocol, out)  # where the version puts extensions
+        return server_capabilities(self.server, protocol, out)  # where the version puts extensions
 
     def prepared(self, protocol: ProtocolTables) -> bool:
         return (type(self.server), protocol.version) in _PREPARED

@@ -25,7 +25,7 @@ from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.server import extensions, notifications, tool_schemas
 from mcp_bindings.runtime.server.bridge import HandlerCall, VersionBridge
 from mcp_bindings.runtime.server.context import PeerSession, ServerNotificationContext, ServerRequestContext
-from mcp_bindings.runtime.server.notifications import ServerHost, host_for
+from mcp_bindings.runtime.server.host import ServerHost, host_for
 from mcp_bindings.runtime.server.peer import LOG_LEVELS, Lifecycle, PeerView, stateless_meta
 from mcp_bindings.runtime.server.seam import Around, Builtin, Plan, ServerFeature, load_plugins
 from mcp_bindings.runtime.server.stubs import ServerStub
@@ -276,7 +276,7 @@ async def _discover(runtime: ServerRuntime, request: Request, view: PeerView, se
 
 async def _listen(runtime: ServerRuntime, request: Request, view: PeerView, session: Session) -> bytes:
     params = versions.validate_params(view.protocol.client_requests[request.method], request.params)
-    await runtime.host.listen(params, request.id, view, session)
+    await notifications.listen(runtime.host, params, request.id, view, session)
     return EMPTY_RESULT  # pragma: no cover - a listen stream ends by cancellation
 
 

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 from mcp_bindings.runtime.protocol.custom_methods import Methods
 from mcp_bindings.runtime.protocol.spec import MethodSpec, Side
 from mcp_bindings.runtime.protocol.stub_base import CapabilityDeriving, overridden, stub_class
+from mcp_bindings.runtime.server.host import host_for
 
 __all__ = ["ServerStub"]
 
@@ -43,14 +44,12 @@ class ServerStub(CapabilityDeriving):
     async def broadcast(self, method: str, params: Any = None) -> int:
         """Send a server notification (e.g. `notifications/tools/list_changed`) to every connected
         client allowed to receive it; returns how many got it."""
-        from mcp_bindings.runtime.server.notifications import host_for
+        from mcp_bindings.runtime.server.notifications import broadcast  # the delivery, above the stubs
 
-        return await host_for(self).broadcast(method, params)
+        return await broadcast(host_for(self), method, params)
 
     def implements(self, spec: MethodSpec) -> bool:
         return overridden(self, spec.handler, stub_class(type(self))) or spec.optional_handler
 
     def _custom_methods(self) -> Methods:
-        from mcp_bindings.runtime.server.notifications import host_for
-
         return host_for(self).methods_for(self)

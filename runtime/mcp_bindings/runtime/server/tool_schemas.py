@@ -64,7 +64,7 @@ from mcp_bindings.runtime.protocol.tool_catalog import (
 )
 from mcp_bindings.runtime.protocol.tool_catalog import report_unusable as _report
 from mcp_bindings.runtime.rpc import logs
-from mcp_bindings.runtime.server.notifications import host_for
+from mcp_bindings.runtime.server.host import host_for
 from mcp_bindings.runtime.server.seam import Plan, ServerFeature, around
 
 if TYPE_CHECKING:

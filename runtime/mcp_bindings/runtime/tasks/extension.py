@@ -44,9 +44,10 @@ from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import json_object
+from mcp_bindings.runtime.server import notifications
 from mcp_bindings.runtime.server.bus import WorkerGone, forwarder_for, operation
 from mcp_bindings.runtime.server.extensions import serve_bound
-from mcp_bindings.runtime.server.notifications import host_for
+from mcp_bindings.runtime.server.host import host_for
 from mcp_bindings.runtime.server.seam import Plan
 from mcp_bindings.runtime.tasks.service import (
     PendingInput,
@@ -112,11 +113,11 @@ async def _lookup(ctx: Any, task_id: str) -> tuple[TaskService, Any]:
 
 async def _announce(server: ServerStub, service: TaskService, state: TaskState) -> None:
     """`notifications/tasks` (the task as tasks/get shows it) to the `subscriptions/listen` streams that
-    asked for this task (`notifications.ServerHost`; with a bus, other workers' streams too)."""
+    asked for this task (`host.ServerHost`; with a bus, other workers' streams too)."""
     pending = service.inputs.get(state.task_id, {})
     data = tasks_wire.detailed(state, {key: ask.request for key, ask in pending.items()})
     try:
-        await host_for(server).broadcast(tasks_wire.TASK_STATUS, data)
+        await notifications.broadcast(host_for(server), tasks_wire.TASK_STATUS, data)
     except Exception as exc:  # noqa: BLE001 - a status notification is best effort; the task goes on
         log.debug("task status of %s not sent: %s", state.task_id, exc)
 

@@ -57,7 +57,7 @@ from mcp_bindings.runtime.rpc.calls import PROGRESS_TOKEN
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId, json_object
 from mcp_bindings.runtime.server.bridge import outgoing_request
-from mcp_bindings.runtime.server.notifications import host_for
+from mcp_bindings.runtime.server.host import host_for
 from mcp_bindings.runtime.server.peer import LOG_LEVELS, PeerView
 from mcp_bindings.runtime.tasks.store import TASK_METHODS, InMemoryTaskStore, InvalidCursor, TaskState, TaskStore
 

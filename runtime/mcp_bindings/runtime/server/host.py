@@ -1,0 +1,140 @@
+"""The server host: the state all connections of one server object share, kept by the runtime in a
+registry of its own (`host_for`; nothing is written into the user's server object) and dropped with
+the object: the dispatch seam's features, the custom methods, the tool catalog, the task service,
+the `requestState` sealer, the open `subscriptions/listen` streams and the broadcast bus. A low
+module: what delivers notifications through it is `server.notifications`."""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mcp_bindings.runtime.protocol.custom_methods import EXTENSIONS, TASKS_EXTENSION, Methods, placed
+from mcp_bindings.runtime.protocol.request_state import RequestStateSealer, SecretError, secrets_from_env
+from mcp_bindings.runtime.protocol.spec import ProtocolTables
+from mcp_bindings.runtime.rpc import logs
+from mcp_bindings.runtime.rpc.jsonrpc import json_object
+
+if TYPE_CHECKING:
+    from mcp_bindings.runtime.rpc.session import Session
+    from mcp_bindings.runtime.server.bus import NotificationBus
+    from mcp_bindings.runtime.server.runtime import ServerRuntime
+    from mcp_bindings.runtime.server.seam import ServerFeature
+    from mcp_bindings.runtime.server.stubs import ServerStub
+
+__all__ = ["LIST_FILTER_FIELDS", "Listener", "ServerHost", "host_for", "server_capabilities", "server_methods"]
+
+log = logs.logger("notifications")
+
+LIST_FILTER_FIELDS = {"notifications/tasks": "taskId"}  # the tasks extension (`tasks_extension`)
+
+
+@dataclass(eq=False)
+class Listener:
+    """One open `subscriptions/listen` stream."""
+
+    session: Session
+    subscription_id: Any  # the listen request's id
+    methods: dict[str, Any]  # notification method -> filter value (True, or the subscribed URIs)
+    meta_key: str | None  # where the subscription id goes in each notification's `_meta`
+
+    def wants(self, method: str, params: Any) -> bool:
+        wanted = self.methods.get(method)
+        if wanted is None:
+            return False
+        if isinstance(wanted, list):
+            field = LIST_FILTER_FIELDS.get(method, "uri")
+            return (params.get(field) if isinstance(params, dict) else None) in wanted
+        return True
+
+
+@dataclass(eq=False)
+class ServerHost:
+    """The state one server object's connections share."""
+
+    secret: bytes | None = None
+    connections: weakref.WeakSet[ServerRuntime] = field(default_factory=weakref.WeakSet)
+    listeners: set[Listener] = field(default_factory=set)
+    list_generation: int = 0  # list_changed broadcasts so far (for caches of the server's lists)
+    previous_secret: bytes | None = None  # still opens states for a grace period (rotation)
+    bus: NotificationBus | None = None  # other workers' share of broadcasts (None: this process only)
+    secret_problem: str | None = None  # why the configured secret was not used (too short)
+    # The features on the dispatch seam (`seam`): made on the first connection (`ServerRuntime`);
+    # `use` adds one of the user's.
+    features: list[ServerFeature] | None = None
+    added: list[ServerFeature] = field(default_factory=list["ServerFeature"])
+    # The server's custom and extension methods (`register_method`, `use_extension`).
+    methods: Methods | None = None
+    # The latest tool definitions listed to any connection, or declared (`tool_schemas.ToolCatalog`).
+    tool_catalog: Any = None
+    # The task service of the tasks plug-in (`tasks.service.TaskService`; None until tasks are used).
+    tasks: Any = None
+    _sealer: RequestStateSealer | None = None
+
+    def methods_for(self, server: ServerStub) -> Methods:
+        """The server's custom methods, made on first use."""
+        if self.methods is None:
+            self.methods = Methods("server", server.protocol)
+        return self.methods
+
+    def use(self, feature: ServerFeature) -> None:
+        """Add a feature to the dispatch seam of this server's connections. Register it before the
+        server serves: the plans already built (per connection, per version) keep what they had."""
+        self.added.append(feature)
+        if self.features is not None:
+            self.features.append(feature)
+
+    @property
+    def sealer(self) -> RequestStateSealer:
+        """Seals `requestState`; one key per server object, so every connection can open it. The
+        secret: the server's `request_state_secret`, else one configured (`configure_secrets`),
+        else `MCP_REQUEST_STATE_SECRET`; the previous one likewise."""
+        if self._sealer is None:
+            try:
+                current, previous = secrets_from_env()
+            except SecretError as exc:  # the HTTP app refuses to start on it; elsewhere: logged, a random key
+                log.error("requestState secret not used: %s", exc)
+                self.secret_problem = str(exc)
+                current = previous = None
+            self._sealer = RequestStateSealer(self.secret or current, previous=self.previous_secret or previous)
+        return self._sealer
+
+    def configure_secrets(self, secret: bytes | None, previous: bytes | None = None) -> None:
+        """Set the sealing secret (and the previous one) where the server object names none."""
+        if secret and not self.secret:
+            self.secret = secret
+            self._sealer = None
+        if previous:
+            self.previous_secret = previous
+            self._sealer = None
+
+
+_HOSTS: dict[int, ServerHost] = {}
+
+
+def host_for(server: ServerStub) -> ServerHost:
+    """The host of a server object, made on first use and dropped with the object."""
+    host = _HOSTS.get(id(server))
+    if host is None:
+        host = _HOSTS[id(server)] = ServerHost(server.request_state_secret)
+        weakref.finalize(server, _HOSTS.pop, id(server), None)
+    return host
+
+
+def server_methods(server: Any) -> Methods | None:
+    """The custom methods a server registered (kept by its host; None: none yet)."""
+    return host_for(server).methods
+
+
+def server_capabilities(server: Any, protocol: ProtocolTables, capabilities: dict[str, Any]) -> dict[str, Any]:
+    """What a server advertises to a client of `protocol` (`peer.Lifecycle.capabilities_for`): its
+    declared and registered extensions under `extensions` (2026-07-28) or `experimental` (before)."""
+    methods = server_methods(server)
+    declared = json_object(server.capabilities).get(EXTENSIONS)
+    if methods is None and not declared:
+        return capabilities
+    ids = {**json_object(declared), **(methods.extensions if methods is not None else {})}
+    if not protocol.info.stateless:  # the tasks extension is of the stateless era; before it, tasks are core
+        ids.pop(TASKS_EXTENSION, None)
+    return placed(protocol, "server", capabilities, ids)
