@@ -3,6 +3,7 @@ SDK venvs) are in tests/support/; import them from there."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,6 +15,11 @@ from tests.support import REPO_ROOT, shared_schema_dir
 if TYPE_CHECKING:
     from tests.peers.redis_server import RedisServer
 
+
+# Every outgoing result is re-validated in the tests, whatever the server class says
+# (`ServerStub.check_results`; tests/app/test_result_checks.py covers the unchecked path). Servers the
+# tests start as processes inherit it.
+os.environ.setdefault("MCP_BINDINGS_CHECK_RESULTS", "1")
 
 LONG_TIMEOUT = 900  # seconds; the ceiling of `slow` and `interop` tests (pyproject.toml sets the others')
 

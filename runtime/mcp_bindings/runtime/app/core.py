@@ -413,6 +413,9 @@ class App(Serving, Running):
             "version": self.version,
             "declared_capabilities": declared,
             "app": self,
+            # Its results are validated as they are built (`_call_result`, the generated models'
+            # constructors): written without a second check (`ServerStub.check_results`).
+            "check_results": False,
             **{k: v for k, v in self.identity.items() if v is not None},
             **handlers,
         }

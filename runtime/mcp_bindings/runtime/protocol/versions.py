@@ -9,6 +9,7 @@ express fails validation there and becomes an internal error naming the type and
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from typing import Any
 
@@ -94,6 +95,20 @@ def to_json(value: Any, target: Any = None) -> bytes:
     if isinstance(value, BaseModel):
         return value.__pydantic_serializer__.to_json(value, by_alias=True, exclude_none=True)
     return adapter(target if target is not None else type(value)).dump_json(value, by_alias=True, exclude_none=True)
+
+
+def results_always_checked() -> bool:
+    """Whether every outgoing result is re-validated whatever the server class says
+    (`MCP_BINDINGS_CHECK_RESULTS=1`: tests and debugging)."""
+    return os.environ.get("MCP_BINDINGS_CHECK_RESULTS") == "1"
+
+
+def result_json(value: BaseModel, what: str, check: bool) -> bytes:
+    """A result model's wire JSON: checked on the way out (`checked_json`) where `check`, else only
+    written (for results whose constructors already validated them: `ServerStub.check_results`)."""
+    if check:
+        return checked_json(value, what)
+    return value.__pydantic_serializer__.to_json(value, by_alias=True, exclude_none=True)
 
 
 def checked_json(value: BaseModel, what: str) -> bytes:

@@ -98,9 +98,9 @@ class ServerRuntime:
         if type(result) is plan.fast_result:  # the stub's own result type, for a client of the stub's version
             if view.stateless:
                 return self.bridge.stamped_json(request.method, result, view)
-            return versions.checked_json(result, f"the {request.method} result")
+            return self.bridge.result_json(result, f"the {request.method} result")
         if type(result) in plan.as_is:  # e.g. a CreateTaskResult (`tasks.plugin`)
-            return versions.checked_json(result, f"the {request.method} result")
+            return self.bridge.result_json(result, f"the {request.method} result")
         # An input round's re-run of the handler goes through what wraps it too.
         call = (
             None

@@ -37,6 +37,12 @@ class ServerStub(CapabilityDeriving):
     # Check tools/call arguments against the listed tool's inputSchema, and results against its
     # outputSchema (`tool_schemas`); False: the handlers do it themselves.
     validate_tools: ClassVar[bool] = True
+    # Re-validate every result against its model as it is written (`versions.checked_json`): a
+    # result built with `model_construct`, changed after validation or holding NaN is refused with
+    # -32603 instead of reaching the client. False: only written, for a class whose handlers'
+    # results are validated as they are built (the authoring layer's); MCP_BINDINGS_CHECK_RESULTS=1
+    # turns the check back on (tests, debugging).
+    check_results: ClassVar[bool] = True
 
     def __init__(self) -> None:
         self.capabilities = self.derive_capabilities()
