@@ -10,6 +10,7 @@ streams) are a table here; everything else about methods comes from the generate
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from functools import partial
 from typing import Any
 
@@ -94,7 +95,8 @@ class ServerRuntime:
         if plan.converts or (plan.input_required and params is not None and "requestState" in params):
             stub_spec, typed, round_number = self.bridge.params_to_stub(plan.spec, params, typed, view)
         context = ServerRequestContext(self.server, self.host, session, request, view, self.peer)
-        result = await self._handle(plan, stub_spec, typed, context, params, view)
+        handler = getattr(self.server, stub_spec.handler)
+        result = await self._invoke(plan, handler, typed, context, params, view)
         if type(result) is plan.fast_result:  # the stub's own result type, for a client of the stub's version
             if view.stateless:
                 return self.bridge.stamped_json(request.method, result, view)
@@ -102,11 +104,7 @@ class ServerRuntime:
         if type(result) in plan.as_is:  # e.g. a CreateTaskResult (`tasks.plugin`)
             return self.bridge.result_json(result, f"the {request.method} result")
         # An input round's re-run of the handler goes through what wraps it too.
-        call = (
-            None
-            if plan.around is None
-            else _wrapped_call(plan.around, getattr(self.server, stub_spec.handler), context)
-        )
+        call = None if plan.around is None else _wrapped_call(plan.around, handler, context)
         answer = await self.bridge.settle(plan.spec, stub_spec, request, result, context, view, round_number, call)
         if plan.after is not None:  # such plans have no fast_result: run once answered
             plan.after(self, params)
@@ -120,19 +118,24 @@ class ServerRuntime:
             session.defer(partial(self.lifecycle.prepare, view.protocol))
         return view
 
-    async def _handle(
-        self, plan: Plan, stub_spec: MethodSpec, typed: Any, context: ServerRequestContext, params: Any, view: PeerView
+    def _invoke(
+        self, plan: Plan, handler: Any, typed: Any, context: ServerRequestContext, params: Any, view: PeerView
+    ) -> Awaitable[Any]:
+        """What runs the stub's handler: the handler's own coroutine, or what features put around it
+        (`seam`: tool schema checks, tasks, ...); no extra frame on the usual path. An error of a
+        converting plan is translated to the client's version."""
+        if plan.converts:
+            return self._translated(plan, handler, typed, context, params, view)
+        return handler(typed, context) if plan.around is None else plan.around(handler, typed, context, params)
+
+    async def _translated(
+        self, plan: Plan, handler: Any, typed: Any, context: ServerRequestContext, params: Any, view: PeerView
     ) -> Any:
-        """Run the stub's handler (through the tool schema checks where the plan has them); an error
-        of a converting plan is translated to the client's version."""
         try:
             if plan.around is None:
-                return await getattr(self.server, stub_spec.handler)(typed, context)
-            # what features put around the handler (tool schema checks, tasks, ...: `seam`)
-            return await plan.around(getattr(self.server, stub_spec.handler), typed, context, params)
+                return await handler(typed, context)
+            return await plan.around(handler, typed, context, params)
         except McpError as exc:
-            if not plan.converts:
-                raise
             raise crossing.translate_error(exc, plan.spec.method, self.stub, view.protocol) from None
 
     def plan(self, method: str, view: PeerView) -> Plan:
