@@ -66,6 +66,16 @@ class TaskLimitError(McpError):
     def __init__(self, message: str, bound: str, limit: int) -> None:
         super().__init__(LIMIT_REACHED, message, {"bound": bound, "limit": limit})
 
+    @classmethod
+    def per_requester(cls, limit: int) -> TaskLimitError:
+        """The refusal of a requester (or quota key) at its bound, as every store words it."""
+        return cls(
+            f"Refused: too many tasks (at most {limit} live tasks per requester, "
+            "max_tasks_per_requester); retrieve or cancel some first",
+            "max_tasks_per_requester",
+            limit,
+        )
+
 
 class InvalidCursor(ValueError):
     """A `tasks/list` cursor this store did not issue."""
@@ -216,12 +226,7 @@ class InMemoryTaskStore:
         quota = None if quota == requester else quota
         own = self._by_quota.get(requester if quota is None else quota, {})
         if len(own) >= self.max_tasks_per_requester and not self._evict_terminal(own):
-            raise TaskLimitError(
-                f"Refused: too many tasks (at most {self.max_tasks_per_requester} live tasks per requester, "
-                "max_tasks_per_requester); retrieve or cancel some first",
-                "max_tasks_per_requester",
-                self.max_tasks_per_requester,
-            )
+            raise TaskLimitError.per_requester(self.max_tasks_per_requester)
         if len(self._tasks) >= self.max_tasks and not self._evict_terminal(self._order):
             raise TaskLimitError(
                 f"Refused: too many tasks (the server keeps at most {self.max_tasks} live tasks, max_tasks); "

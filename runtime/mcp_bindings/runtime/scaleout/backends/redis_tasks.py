@@ -115,12 +115,7 @@ class RedisTaskStore:
         bounded = self._quota_index(state) or index
         try:
             if await r.zcard(bounded) >= self.max_tasks_per_requester and not await self._make_room(bounded):  # pyright: ignore[reportUnknownMemberType]
-                raise TaskLimitError(
-                    f"Refused: too many tasks (at most {self.max_tasks_per_requester} live tasks per requester, "
-                    "max_tasks_per_requester); retrieve or cancel some first",
-                    "max_tasks_per_requester",
-                    self.max_tasks_per_requester,
-                )
+                raise TaskLimitError.per_requester(self.max_tasks_per_requester)
             sequence = await r.incr(f"{self.backend.prefix}task-seq")  # pyright: ignore[reportUnknownMemberType]
             async with r.pipeline(transaction=True) as pipe:  # pyright: ignore[reportUnknownMemberType]
                 pipe.set(self._key(state.task_id), _encode(state), px=self._px(state), nx=True)  # pyright: ignore[reportUnknownMemberType]
