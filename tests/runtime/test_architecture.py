@@ -196,3 +196,23 @@ def test_an_http_server_serving_a_request_imports_no_scaleout_module() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout
+
+
+# Where the runtime may keep a module-level registry of objects: the one of server hosts, and the
+# custom methods of a client's handlers objects (a client has no host).
+OBJECT_REGISTRIES = {"server/host.py": "_HOSTS", "protocol/custom_methods.py": "_METHODS"}
+
+
+def test_state_of_servers_is_kept_by_their_host_not_in_module_tables() -> None:
+    """No module-level table keyed by a server object or its host outside the host registry: a
+    `WeakKeyDictionary`, or a dict whose entries `weakref.finalize` drops with their object."""
+    found: list[str] = []
+    for path in sorted(RUNTIME.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        relative = path.relative_to(RUNTIME).as_posix()
+        for line in source.splitlines():
+            if line.startswith("_") and ("WeakKeyDictionary" in line or "dict[int," in line):
+                name = line.split(":", 1)[0].split("=", 1)[0].strip()
+                if OBJECT_REGISTRIES.get(relative) != name:
+                    found.append(f"{relative}: {line.strip()}")
+    assert found == []

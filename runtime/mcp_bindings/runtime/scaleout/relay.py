@@ -13,7 +13,6 @@ The holding side: `register(host, logs)` names how a worker finds a session's lo
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, cast
 
@@ -35,14 +34,13 @@ __all__ = ["REPLAY", "WAIT_S", "register", "relay"]
 REPLAY = "http/replay"
 WAIT_S = 3.0  # how long one call waits for new events (below the forwarder's reply timeout)
 
-# session id -> (its principal, its replay log), per server host (the worker's HTTP app)
+# session id -> (its principal, its replay log), kept by the server host (the worker's HTTP app)
 Logs = Callable[[str], "tuple[str | None, EventLog] | None"]
-_LOGS: weakref.WeakKeyDictionary[ServerHost, Logs] = weakref.WeakKeyDictionary()
 
 
 def register(host: ServerHost, logs: Logs) -> None:
     """How this worker finds the replay log of a session it holds (`scaleout.attach`)."""
-    _LOGS[host] = logs
+    host.replay_logs = logs
 
 
 @forwarding.operation(REPLAY)
@@ -50,7 +48,7 @@ async def _held_here(server: ServerStub, args: Any) -> dict[str, Any]:
     """The events after the cursor of a stream this worker holds (waiting up to `w` seconds for
     some), and whether its request has been answered; a status when it cannot be resumed."""
     call: dict[str, Any] = cast("dict[str, Any]", args) if isinstance(args, dict) else {}
-    logs = _LOGS.get(host_for(server))
+    logs: Logs | None = host_for(server).replay_logs
     session_id, cursor, wait = call.get("s"), call.get("c"), call.get("w")
     found = logs(session_id) if logs is not None and isinstance(session_id, str) else None
     if found is None or found[0] != call.get("p") or not isinstance(cursor, int):

@@ -15,7 +15,6 @@ docs/deployment.md). One process has none of them: nothing here imports the scal
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -98,17 +97,12 @@ def operations() -> dict[str, Operation]:
     return _OPERATIONS
 
 
-_FORWARDERS: weakref.WeakKeyDictionary[ServerHost, Forwarder] = weakref.WeakKeyDictionary()
-
-
 def forwarder_for(host: ServerHost) -> Forwarder | None:
     """The forwarder of a server's host (None: one process, nothing to forward)."""
-    return _FORWARDERS.get(host)
+    forwarder: Forwarder | None = host.forwarder
+    return forwarder
 
 
 def install_forwarder(host: ServerHost, forwarder: Forwarder | None) -> None:
     """Set (or, with None, remove) a host's forwarder (the scale-out plug-in, when it is attached)."""
-    if forwarder is None:
-        _FORWARDERS.pop(host, None)
-    else:
-        _FORWARDERS[host] = forwarder
+    host.forwarder = forwarder

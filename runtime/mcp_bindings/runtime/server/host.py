@@ -70,6 +70,11 @@ class ServerHost:
     tool_catalog: Any = None
     # The task service of the tasks plug-in (`tasks.service.TaskService`; None until tasks are used).
     tasks: Any = None
+    # Several workers (the scale-out plug-in sets both when it attaches; None: one process):
+    # calls to another worker (`bus.Forwarder`), and how this worker finds the replay log of a
+    # session it holds (session id -> (principal, log) or None; `scaleout.relay`).
+    forwarder: Any = None
+    replay_logs: Any = None
     _sealer: RequestStateSealer | None = None
 
     def methods_for(self, server: ServerStub) -> Methods:
