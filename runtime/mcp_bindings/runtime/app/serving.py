@@ -122,7 +122,7 @@ class Serving:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}", {"name": params.name})
         arguments = params.arguments
         try:
-            kwargs = dict(entry.validate(arguments if arguments is not None else {}).__dict__)
+            kwargs = entry.arguments(arguments if arguments is not None else {})
         except ValidationError as exc:
             return self._call_result(entry.invalid(exc))
         if entry.task is None:
