@@ -23,9 +23,15 @@ from typing import Any, TypeVar, Unpack
 from urllib.parse import urljoin
 
 import anyio
-import httpx
 import orjson
 from anyio.abc import TaskGroup
+
+from mcp_bindings.runtime.rpc.extras import missing
+
+try:
+    import httpx
+except ModuleNotFoundError as exc:  # the `http` extra
+    raise missing(exc, "the HTTP client (mcp_bindings.runtime.client.http)", "http") from None
 
 from mcp_bindings.runtime.client.options import ClientArgs, ClientOptions
 from mcp_bindings.runtime.client.retry import wants_new_connection
