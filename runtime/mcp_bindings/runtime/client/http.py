@@ -262,7 +262,7 @@ class StreamableHttpTransport(TransportBase):
         if frame is not None:
             await self._deliver(frame)
         elif request_id is not None:
-            await self._fail(request_id, f"HTTP {response.status_code}: {body[:200].decode('utf-8', 'replace')}")
+            await self._fail(request_id, not_mcp(response, body))
         elif response.status_code >= 400:
             log.warning("POST of a %s answered HTTP %s", _kind(message), response.status_code)
 
@@ -415,9 +415,30 @@ async def _gateway_failure(response: httpx.Response, request_id: Any) -> Deliver
     if isinstance(error, dict) and isinstance(error.get("code"), int) and isinstance(error.get("message"), str):
         code, message, data = error["code"], error["message"], error.get("data")
         return DeliveryFailed(code, message, data, stage=stage, retry_after=retry_after)
-    text = body[:200].decode("utf-8", "replace").strip()
+    text = _body_text(response, body)
     message = f"HTTP {response.status_code}: {text}" if text else f"HTTP {response.status_code}"
     return DeliveryFailed(INTERNAL_ERROR, message, stage=stage, retry_after=retry_after)
+
+
+def _body_text(response: httpx.Response, body: bytes) -> str:
+    """A short account of a body that is no MCP message: its first line (at most 200 characters);
+    an HTML page is named, not dumped."""
+    if "html" in response.headers.get("content-type", "") or body.lstrip()[:1] == b"<":
+        return "an HTML page"
+    lines = body[:200].decode("utf-8", "replace").strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def not_mcp(response: httpx.Response, body: bytes) -> str:
+    """The error of a request answered by something that is no MCP message, in one line: the request,
+    the status and what came back (e.g. `POST http://host/ answered HTTP 501 Not Implemented with an
+    HTML page, not an MCP response: is this URL the server's MCP endpoint?`)."""
+    request = response.request
+    text = _body_text(response, body)
+    got = f" with {text}" if text == "an HTML page" else (f": {text!r}" if text else "")
+    status = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+    where = f"{request.method} {request.url}"
+    return f"{where} answered {status}{got}, not an MCP response: is this URL the server's MCP endpoint?"
 
 
 def _retry_after(value: str | None) -> float | None:
