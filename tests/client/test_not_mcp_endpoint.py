@@ -13,6 +13,7 @@ import anyio
 import pytest
 
 from mcp_bindings.runtime.client.http import connect_http
+from mcp_bindings.runtime.rpc.errors import McpError
 from mcp_bindings.v2025_11_25.client import Client
 
 pytestmark = pytest.mark.anyio
@@ -37,7 +38,7 @@ def static_site() -> Iterator[str]:
 @pytest.mark.parametrize("version", ["2025-11-25", "auto"])
 async def test_a_web_page_is_not_an_mcp_endpoint(version: str) -> None:
     with static_site() as url, anyio.fail_after(20):
-        with pytest.raises(Exception) as caught:  # noqa: PT011 - whichever error the handshake raises
+        with pytest.raises(McpError) as caught:
             async with connect_http(url, Client, protocol_version=version, request_timeout=10):
                 pass
     message = str(caught.value)
