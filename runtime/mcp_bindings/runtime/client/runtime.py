@@ -27,7 +27,7 @@ from mcp_bindings.runtime.client.tasks import ClientTasks
 from mcp_bindings.runtime.client.tasks_ext import ToolTasks
 from mcp_bindings.runtime.client.tool_catalog import ClientToolCatalog
 from mcp_bindings.runtime.client.tool_checks import ClientToolChecks
-from mcp_bindings.runtime.protocol import crossing, registry, tasks_wire, versions
+from mcp_bindings.runtime.protocol import crossing, registry, tasks_names, versions
 from mcp_bindings.runtime.protocol.custom_methods import CustomMethod
 from mcp_bindings.runtime.protocol.headers import encode_value
 from mcp_bindings.runtime.protocol.lenient import read_newer
@@ -402,7 +402,7 @@ class ClientRuntime:
         if not self.stateless:
             return {}
         headers = mirroring.headers(message, self.tools)
-        key = tasks_wire.NAME_PARAM.get(str(message.get("method")))
+        key = tasks_names.NAME_PARAM.get(str(message.get("method")))
         params = message.get("params")
         value = cast("dict[str, Any]", params).get(key) if key is not None and isinstance(params, dict) else None
         if "Mcp-Method" in headers and isinstance(value, str):

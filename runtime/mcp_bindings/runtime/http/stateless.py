@@ -9,6 +9,7 @@ from typing import Any
 
 from mcp_bindings.runtime.protocol import headers as codec
 from mcp_bindings.runtime.protocol.registry import newest_stateless
+from mcp_bindings.runtime.protocol.tasks_names import NAME_PARAM as TASK_NAME_PARAM
 from mcp_bindings.runtime.rpc.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -101,8 +102,6 @@ def check_headers(headers: dict[str, str], rpc: Request, meta: dict[str, Any] | 
         raise Refusal(_mismatch_code(), "Header mismatch: the Mcp-Method header is required")
     key = codec.NAME_PARAM.get(rpc.method)
     if key is None and rpc.method.startswith("tasks/"):  # the tasks extension's routing header (taskId)
-        from mcp_bindings.runtime.protocol.tasks_wire import NAME_PARAM as TASK_NAME_PARAM
-
         key = TASK_NAME_PARAM.get(rpc.method)
     if key is not None:
         params = rpc.params if isinstance(rpc.params, dict) else {}
