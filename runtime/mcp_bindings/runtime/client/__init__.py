@@ -9,10 +9,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mcp_bindings.runtime.client.eras import SET_LEVEL as SET_LEVEL
     from mcp_bindings.runtime.client.options import ClientArgs as ClientArgs
     from mcp_bindings.runtime.client.options import ClientOptions as ClientOptions
     from mcp_bindings.runtime.client.runtime import PING as PING
-    from mcp_bindings.runtime.client.runtime import SET_LEVEL as SET_LEVEL
     from mcp_bindings.runtime.client.runtime import C as C
     from mcp_bindings.runtime.client.runtime import ClientRuntime as ClientRuntime
     from mcp_bindings.runtime.client.runtime import LegacyServerError as LegacyServerError
@@ -51,6 +51,7 @@ _HOME = {
     "Send": "seam",
     "ClientArgs": "options",
     "ClientOptions": "options",
+    "SET_LEVEL": "eras",
 }
 
 
