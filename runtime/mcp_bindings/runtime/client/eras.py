@@ -17,15 +17,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from mcp_bindings.runtime.protocol import crossing, versions
-from mcp_bindings.runtime.protocol.spec import Capability, MethodSpec, ProtocolTables
-from mcp_bindings.runtime.rpc.errors import METHOD_NOT_FOUND, CapabilityError, McpError, NotExpressible
+from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables
+from mcp_bindings.runtime.rpc.errors import METHOD_NOT_FOUND, McpError, NotExpressible
 from mcp_bindings.runtime.rpc.jsonrpc import validation_error
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.client.runtime import ClientRuntime
 
 SET_LEVEL = "logging/setLevel"
-_LOGGING = Capability("server", ("logging",))
 # A task-augmented request's param (2025-11-25): the task-handle hook refuses it by its capability
 # (`task_handle.call_as_task`: `CapabilityError` naming `tasks.requests.<method>`), not this module.
 TASK = "task"
@@ -123,9 +122,12 @@ def result(runtime: ClientRuntime, stub: MethodSpec, spec: MethodSpec, value: An
 
 
 async def set_logging_level(runtime: ClientRuntime, level: str, timeout: float | None) -> None:
-    """`logging/setLevel` on a handshake session; in the stateless era the level every later request
-    carries in `_meta` (the server checks it: -32602 on the next request if it is no level); either
-    way whichever stub the client is written on."""
+    """`logging/setLevel` on a handshake session (a request: the server must advertise `logging`);
+    in the stateless era the level every later request carries in `_meta`, whichever stub the client
+    is written on. That is the client opting in (the schema's words), nothing is sent: it needs no
+    capability, which servers there may leave out (the official SDK 2.x deprecates it, SEP-2577, yet
+    sends the messages a request asks for). The server checks the level: -32602 on the next request
+    if it is no level."""
     protocol = connected(runtime, SET_LEVEL)
     spec = protocol.client_requests.get(SET_LEVEL)
     if spec is not None:
@@ -139,6 +141,4 @@ async def set_logging_level(runtime: ClientRuntime, level: str, timeout: float |
             versions.validate(own.params, {"level": level})
         except ValidationError as exc:
             raise validation_error(exc) from None
-    if runtime.capabilities_known and not _LOGGING.present_in(runtime.peer_capabilities):
-        raise CapabilityError(SET_LEVEL, str(_LOGGING))
     runtime.log_level = level

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from mcp_bindings.runtime.client import eras, extensions, seam
 from mcp_bindings.runtime.client import headers as mirroring
 from mcp_bindings.runtime.client.handling import answer_request, handle_notification
+from mcp_bindings.runtime.client.legacy import LegacyCheck, LegacyServerError
 from mcp_bindings.runtime.client.listen import Listening, ListenStream
 from mcp_bindings.runtime.client.options import ClientArgs, ClientOptions
 from mcp_bindings.runtime.client.retry import RetryPolicy, send_with_retries
@@ -38,8 +39,8 @@ from mcp_bindings.runtime.rpc.calls import ProgressCallback
 from mcp_bindings.runtime.rpc.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    INVALID_REQUEST,
     CapabilityError,
+    ConnectionClosed,
     McpError,
     sole_exception,
 )
@@ -68,17 +69,20 @@ class ProtocolVersionError(McpError):
         )
 
 
-class LegacyServerError(McpError):
-    """A client pinned to a stateless version found no stateless server: `server/discover` failed
-    or went unanswered, as it does on a server that only knows the `initialize` handshake."""
+class ProbeFailedError(ConnectionError):
+    """In "auto", over a transport that can start the server again (`Features.respawns`: stdio), the
+    server left the `server/discover` probe unanswered or closed on it, as a server on an old SDK does
+    (mcp 1.1.x stops reading on a method it cannot parse): `connect_stdio` starts a fresh process for
+    the handshake rather than trust this one with it."""
 
-    def __init__(self, version: str, why: str) -> None:
+    def __init__(self, why: str) -> None:
         super().__init__(
-            INVALID_REQUEST,
-            f"the server does not speak MCP {version} ({why}); it may be a legacy server: connect with "
-            "protocol_version='auto' to fall back to initialize, or pin a handshake version",
+            f"the server {why} on the server/discover probe; it may be a legacy server: "
+            "pin a handshake version (e.g. protocol_version='2025-11-25')"
         )
-        self.version = version
+
+
+_CLOSED = (ConnectionClosed, anyio.BrokenResourceError, anyio.EndOfStream, anyio.ClosedResourceError)
 
 
 class ClientRuntime:
@@ -135,6 +139,7 @@ class ClientRuntime:
             mirroring.HeaderMirroring(self),
             self.tool_checks,
             self.tools,
+            LegacyCheck(self),
         )
         self._chains: dict[int, tuple[MethodSpec, Send]] = {}  # id(negotiated spec) -> its chain
         self.listening = Listening()  # open subscriptions/listen streams (`client_listen`)
@@ -189,7 +194,11 @@ class ClientRuntime:
                     return
                 except McpError as exc:
                     log.debug("server/discover failed (%s); falling back to initialize", exc.message)
+                except _CLOSED as exc:
+                    raise ProbeFailedError(f"closed the connection ({type(exc).__name__})") from None
             if probe.cancelled_caught:
+                if session.transport.features.respawns:
+                    raise ProbeFailedError(f"did not answer within {self.probe_timeout:g} s")
                 log.debug("server/discover unanswered after %s s; falling back to initialize", self.probe_timeout)
             self.protocol, self.version, self.stateless = None, None, False  # the probe's version: not agreed
             self.use_version(session, None)
