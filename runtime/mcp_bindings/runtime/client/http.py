@@ -33,6 +33,7 @@ try:
 except ModuleNotFoundError as exc:  # the `http` extra
     raise missing(exc, "the HTTP client (mcp_bindings.runtime.client.http)", "http") from None
 
+from mcp_bindings.runtime.client.legacy import HTTP_STATUS
 from mcp_bindings.runtime.client.options import ClientArgs, ClientOptions
 from mcp_bindings.runtime.client.retry import wants_new_connection
 from mcp_bindings.runtime.client.runtime import connect
@@ -226,7 +227,7 @@ class StreamableHttpTransport(TransportBase):
                         await self._post(frame, message, renewed=True)
                         return
                 session_id = response.headers.get(SESSION_HEADER)
-                if session_id:
+                if session_id and response.status_code < 400:  # an error assigns none (mcp 1.x's 400 has one)
                     self.session_id = session_id
                 await self._consume(response, request_id, message)
         except (*NOT_SENT, *CUT) as exc:
@@ -258,11 +259,11 @@ class StreamableHttpTransport(TransportBase):
                 await self._resume(request_id, stream)
             return
         body = await response.aread()
-        frame = _jsonrpc_answer(body, request_id) if "application/json" in content_type else None
+        frame = _jsonrpc_answer(body, request_id, response.status_code) if "application/json" in content_type else None
         if frame is not None:
             await self._deliver(frame)
         elif request_id is not None:
-            await self._fail(request_id, not_mcp(response, body))
+            await self._fail(request_id, not_mcp(response, body), {HTTP_STATUS: response.status_code})
         elif response.status_code >= 400:
             log.warning("POST of a %s answered HTTP %s", _kind(message), response.status_code)
 
@@ -306,8 +307,8 @@ class StreamableHttpTransport(TransportBase):
         reason = "the response stream closed before the response arrived"
         raise DeliveryFailed(INTERNAL_ERROR, reason, {"retryable": True}, stage="cut")
 
-    async def _fail(self, request_id: Any, reason: str) -> None:
-        await self._deliver(jsonrpc.encode_error(request_id, INTERNAL_ERROR, reason))
+    async def _fail(self, request_id: Any, reason: str, data: Any = None) -> None:
+        await self._deliver(jsonrpc.encode_error(request_id, INTERNAL_ERROR, reason, data))
 
     async def _deliver(self, frame: bytes) -> None:
         """Hand a message to the session; after `aclose` (streams still draining) it is dropped."""
@@ -381,11 +382,13 @@ class StreamableHttpTransport(TransportBase):
         self._inbound_send.close()
 
 
-def _jsonrpc_answer(body: bytes, request_id: Any) -> bytes | None:
+def _jsonrpc_answer(body: bytes, request_id: Any, status: int = 200) -> bytes | None:
     """A JSON body as a frame for the session; None if it is not JSON-RPC (e.g. an HTTP error
     document), which the caller turns into an error for the request rather than let it wait.
-    An error carrying `id: null` (a server rejecting the request before reading its id) answers
-    the request it was posted with, so it gets that id."""
+    An error carrying `id: null` or an id that is not the request's (a server rejecting the request
+    before reading its id; the official SDK 1.x says `"server-error"`) answers the request it was
+    posted with, so it gets that id, and, with an HTTP error status, that status in its `data`
+    (`httpStatus`: what `client.legacy` reads)."""
     try:
         message = orjson.loads(body)
     except orjson.JSONDecodeError:
@@ -394,8 +397,12 @@ def _jsonrpc_answer(body: bytes, request_id: Any) -> bytes | None:
         return body  # a batch
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         return None
-    if request_id is not None and "error" in message and message.get("id") is None:
+    error = message.get("error")
+    if request_id is not None and isinstance(error, dict) and message.get("id") != request_id:
         message["id"] = request_id
+        data = error.get("data")
+        if status >= 400 and (data is None or isinstance(data, dict)):
+            error["data"] = {**(data or {}), HTTP_STATUS: status}
         return orjson.dumps(message)
     return body
 
