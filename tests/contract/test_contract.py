@@ -113,12 +113,14 @@ def test_surface_changes_tools_prompts_templates() -> None:
     new = _surface(_tool("add", description="other"), _tool("new"))
     new["prompts"][0]["arguments"].append({"name": "extra", "required": True})
     new["resourceTemplates"] = []
-    got = {(c.where, c.what, c.kind) for c in compare_surfaces(old, new, "v")}
-    assert ("[v] tool `gone`", "tool removed", "breaking") in got
-    assert ("[v] tool `new`", "tool added", "additive") in got
-    assert ("[v] tool `add`", "description changed", "additive") in got
-    assert ("[v] prompt `hi` argument `extra`", "required argument added", "breaking") in got
-    assert ("[v] resource template `demo://items/{id}`", "resource template removed", "breaking") in got
+    changes = compare_surfaces(old, new, "v")
+    assert {c.version for c in changes} == {"v"}
+    got = {(c.where, c.what, c.kind) for c in changes}
+    assert ("tool `gone`", "tool removed", "breaking") in got
+    assert ("tool `new`", "tool added", "additive") in got
+    assert ("tool `add`", "description changed", "additive") in got
+    assert ("prompt `hi` argument `extra`", "required argument added", "breaking") in got
+    assert ("resource template `demo://items/{id}`", "resource template removed", "breaking") in got
     assert compare_surfaces(old, old, "v") == []
 
 
@@ -283,8 +285,12 @@ def test_live_lock_every_version_and_check(
     monkeypatch.setenv("CONTRACT_MODE", "collide")
     assert main(["lock", "--check", "-o", str(lock), "--protocol", "2025-11-25", "--from", *RUNTIME_SERVER]) == 1
     report = capsys.readouterr().out
-    assert "| [2025-11-25] tool `get-user.v2` | tool removed |" in report
-    assert "| [2025-11-25] tool `a-b` | tool added |" in report
+    assert "| tool `get-user.v2` | tool removed | 2025-11-25 |" in report
+    assert "| tool `a-b` | tool added | 2025-11-25 |" in report
+    # The same change at every version checked is one row, not one per version.
+    assert main(["lock", "--check", "-o", str(lock), *two, "--from", *RUNTIME_SERVER]) == 1
+    report = capsys.readouterr().out
+    assert report.count("tool `get-user.v2`") == 1 and "| tool `get-user.v2` | tool removed | all 2 |" in report
 
 
 def test_parameters_may_shadow_the_method_locals(tmp_path: Path) -> None:
@@ -345,3 +351,18 @@ def test_the_client_module_is_a_view_model_the_template_only_loops_over() -> Non
     assert plan.notes == [
         "tool `bag`: its inputSchema is no object model with properties; the method takes `arguments` as a dict"
     ]
+
+
+def test_a_server_that_fails_is_reported_once_with_its_stderr(tmp_path: Path) -> None:
+    """`--from` a server that exits before the handshake: its stderr appears once, in the one-line
+    error (it used to be echoed as well, so every line came twice)."""
+    failing = [sys.executable, "-c", "import sys; sys.stderr.write('BOOM' + '-LINE\\n'); sys.exit(3)"]
+    run = subprocess.run(
+        [str(Path(sys.executable).parent / "mcp-bindgen"), "lock", "-o", str(tmp_path / "l.json"), "--from", *failing],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 1
+    assert run.stderr.count("BOOM-LINE") == 1, run.stderr
+    assert "exited with code 3 before answering the handshake; its stderr ends with:" in run.stderr

@@ -9,7 +9,7 @@ direction decides which of the two breaks. The rules and their limits are in doc
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 Kind = Literal["breaking", "additive"]
@@ -28,6 +28,7 @@ class Change:
     where: str  # e.g. "tool `add` inputSchema.properties.b"
     what: str
     kind: Kind
+    version: str = ""  # the protocol version whose surfaces differ ("": not compared per version)
 
     def as_json(self) -> dict[str, str]:
         return asdict(self)
@@ -231,13 +232,12 @@ def _by(items: list[dict[str, Any]], key: str) -> dict[str, dict[str, Any]]:
 
 
 def compare_surfaces(old: dict[str, Any], new: dict[str, Any], version: str) -> list[Change]:
-    """Every change from `old` to `new` (one protocol version's surfaces), sorted."""
-    prefix = f"[{version}] "
-    changes = _tools_changes(old, new, prefix)
-    changes += _prompts_changes(old, new, prefix)
-    changes += _resources_changes(old, new, prefix)
-    changes += _capabilities_changes(old, new, prefix)
-    return sorted(changes)
+    """Every change from `old` to `new` (one protocol version's surfaces, `version`), sorted."""
+    changes = _tools_changes(old, new, "")
+    changes += _prompts_changes(old, new, "")
+    changes += _resources_changes(old, new, "")
+    changes += _capabilities_changes(old, new, "")
+    return sorted(replace(change, version=version) for change in changes)
 
 
 def _tools_changes(old: dict[str, Any], new: dict[str, Any], prefix: str) -> list[Change]:

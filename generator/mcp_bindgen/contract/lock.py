@@ -80,6 +80,7 @@ def read_lock(path: Path) -> dict[str, Any]:
 @dataclass(frozen=True)
 class CheckResult:
     changes: list[Change]
+    versions: tuple[str, ...] = ()  # the versions compared (a change at all of them is shown once)
 
     @property
     def breaking(self) -> list[Change]:
@@ -104,11 +105,23 @@ class CheckResult:
             return "\n".join([*lines, "No changes: the server matches the lock.", ""])
         lines.append(f"{len(self.breaking)} breaking, {len(self.changes) - len(self.breaking)} additive change(s).")
         for kind in ("breaking", "additive"):
-            chosen = [c for c in self.changes if c.kind == kind]
-            if chosen:
-                lines += ["", f"## {kind.capitalize()}", "", "| where | change |", "|---|---|"]
-                lines += [f"| {c.where} | {c.what} |".replace("\n", " ") for c in chosen]
+            grouped: dict[tuple[str, str], list[str]] = {}
+            for c in self.changes:
+                if c.kind == kind:
+                    grouped.setdefault((c.where, c.what), []).append(c.version)
+            if grouped:
+                lines += ["", f"## {kind.capitalize()}", "", "| where | change | versions |", "|---|---|---|"]
+                lines += [
+                    f"| {where} | {what} | {self._versions(found)} |".replace("\n", " ")
+                    for (where, what), found in sorted(grouped.items())
+                ]
         return "\n".join(lines) + "\n"
+
+    def _versions(self, found: list[str]) -> str:
+        """The versions a change was found at: "all" when it is every version compared."""
+        if len(found) > 1 and sorted(found) == sorted(self.versions):
+            return f"all {len(found)}"
+        return ", ".join(sorted(found))
 
 
 def check_lock(lock: dict[str, Any], current: dict[str, Any]) -> CheckResult:
@@ -117,12 +130,12 @@ def check_lock(lock: dict[str, Any], current: dict[str, Any]) -> CheckResult:
     new_versions: dict[str, Any] = current["versions"]
     for version in sorted(set(old_versions) | set(new_versions)):
         if version not in new_versions:
-            changes.append(Change(f"[{version}] protocol", "protocol version no longer spoken", "breaking"))
+            changes.append(Change("protocol", "protocol version no longer spoken", "breaking", version))
         elif version not in old_versions:
-            changes.append(Change(f"[{version}] protocol", "protocol version newly spoken", "additive"))
+            changes.append(Change("protocol", "protocol version newly spoken", "additive", version))
         else:
             changes += compare_surfaces(old_versions[version], new_versions[version], version)
-    return CheckResult(changes)
+    return CheckResult(changes, tuple(sorted(set(old_versions) | set(new_versions))))
 
 
 def lock_text(lock: dict[str, Any]) -> str:

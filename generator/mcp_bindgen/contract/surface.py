@@ -106,9 +106,10 @@ async def _with_client(
 
             async with connect_http(target[0], cls, headers=headers) as client:
                 return await use(client)
-        from mcp_bindings.runtime.stdio.connect import connect_stdio
+        from mcp_bindings.runtime.stdio.connect import TAIL_ONLY, connect_stdio
 
-        async with connect_stdio(list(target), cls) as client:
+        # The server's stderr is not echoed: an error names its last lines once (`_exited`).
+        async with connect_stdio(list(target), cls, stderr=TAIL_ONLY) as client:
             return await use(client)
 
 

@@ -72,6 +72,7 @@ async def connect_stdio(
 
     The server's stderr goes to this process's stderr unless `stderr` says otherwise; its last lines
     are kept, so that a server that exits before answering is reported with its exit code and them.
+    `stderr=TAIL_ONLY` keeps those last lines without echoing anything (a tool that reports them).
 
     With `protocol_version="auto"`, a server that leaves the `server/discover` probe unanswered
     (within `probe_timeout`) or closes on it is started again for the `initialize` handshake: one on
@@ -107,7 +108,7 @@ async def _spawned(
     settings: ClientOptions,
 ) -> AsyncGenerator[C, None]:
     """One server process and the client session over its pipes."""
-    tail = _StderrTail() if stderr is None else None
+    tail = _StderrTail(echo=stderr is None) if stderr is None or stderr is TAIL_ONLY else None
     try:
         process = await anyio.open_process(
             list(command),
@@ -145,18 +146,23 @@ async def _spawned(
         raise sole from None
 
 
+TAIL_ONLY: Any = object()  # `connect_stdio(stderr=TAIL_ONLY)`: keep the server's last stderr lines, echo none
+
+
 class _StderrTail:
     """Forwards a child's stderr to ours, keeping its last lines for error messages."""
 
-    def __init__(self, keep: int = 20) -> None:
+    def __init__(self, keep: int = 20, echo: bool = True) -> None:
         self.lines: deque[str] = deque(maxlen=keep)
+        self.echo = echo
 
     async def follow(self, stream: anyio.abc.ByteReceiveStream) -> None:
         pending = b""
         try:
             async for chunk in stream:
-                sys.stderr.buffer.write(chunk)
-                sys.stderr.flush()
+                if self.echo:
+                    sys.stderr.buffer.write(chunk)
+                    sys.stderr.flush()
                 pending += chunk
                 *complete, pending = pending.split(b"\n")
                 self.lines.extend(line.decode("utf-8", "replace") for line in complete)
