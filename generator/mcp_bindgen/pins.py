@@ -189,9 +189,12 @@ def sync_extensions(source_dir: Path | None, versions: list[str] | None = None, 
                 )
                 continue
             _verify_extension(pin, data, pin.url)
-        pin.local_path.parent.mkdir(parents=True, exist_ok=True)
-        pin.local_path.write_bytes(data)
-        lines.append(f"synced {pin.local_path}")
+        # Where the core schemas go too (a checkout's schema/, else the current folder's): never
+        # into an installed package.
+        target = project_root() / "schema" / "extensions" / pin.folder / "schema.json"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        lines.append(f"synced {target}")
     return lines
 
 

@@ -507,6 +507,13 @@ def test_a_wheel_user_generates_installs_serves_and_connects_a_new_version(tmp_p
     assert _cli(["--version"], python=python).stdout.startswith("mcp-bindgen ")
 
     _pip(python, "install", "-q", f"{wheel}[runtime,generator]")
+    # From a wheel, `schema sync` writes every schema, the extensions' too, under ./schema: never
+    # into the installed package.
+    synced = _cli(["schema", "sync", "--from", str(shared_schema_dir())], cwd=work, python=python)
+    assert synced.returncode == 0, synced.stderr
+    assert (work / "schema" / "2025-11-25" / "schema.json").is_file()
+    assert (work / "schema" / "extensions" / "io.modelcontextprotocol-tasks" / "schema.json").is_file()
+    assert "site-packages" not in synced.stdout, synced.stdout
     # Run from a wheel, generate writes an installable package (here into the current folder).
     made = _cli(
         ["generate", "--schema", str(next_dir), "--version", NAME, "--protocol-version", NEXT_WIRE],
