@@ -1,0 +1,97 @@
+"""The MCP Apps snippets run as written: the README's server with a UI (as a stdio server, driven by a
+host that declared the extension) and docs/extensions-apps.md's authoring and host examples."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from mcp_bindings.runtime.app.testing import client_handlers
+from mcp_bindings.runtime.client.apps import call_app_tool, declare_apps, list_apps, read_ui
+from mcp_bindings.runtime.stdio.connect import connect_stdio
+from mcp_bindings.v2025_11_25.client import Client
+from tests.support import REPO_ROOT
+
+README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+APPS_DOC = (REPO_ROOT / "docs" / "extensions-apps.md").read_text(encoding="utf-8")
+
+
+def blocks(text: str) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", text, re.S)
+
+
+def only(text: str, marker: str) -> str:
+    found = [b for b in blocks(text) if marker in b]
+    assert len(found) == 1, f"{len(found)} blocks hold {marker!r}"
+    return found[0]
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def test_readme_server_with_a_ui_is_served_as_written(tmp_path: Path) -> None:
+    code = only(README, 'app = App("counter", version="1.0")')
+    assert len(code.splitlines()) < 25
+    server = tmp_path / "ui_server.py"
+    server.write_text(code, encoding="utf-8")
+
+    async def host() -> None:
+        handlers = client_handlers("2025-11-25")
+        declare_apps(handlers)
+        async with connect_stdio([sys.executable, str(server)], Client, handlers=handlers, cwd=str(REPO_ROOT)) as c:
+            apps = {a.name: a.visibility for a in await list_apps(c)}
+            assert apps == {"counter": ("model", "app"), "increment": ("app",)}
+            view = await read_ui(c, "ui://counter/view")
+            assert "<output id='value'>" in view.html and view.meta is not None and view.meta.csp is not None
+            assert (await call_app_tool(c, "increment", {"value": 1})).structured_content == {"value": 2}
+
+    anyio.run(host)
+
+
+def test_apps_doc_authoring_example_runs() -> None:
+    code = only(APPS_DOC, 'app = App("dashboards", version="1.0")')
+    check = (
+        "\nimport anyio\n"
+        "async def _check():\n"
+        "    async with app.test_client('2026-07-28') as c:\n"
+        "        print(sorted(t.name for t in (await c.list_tools()).tools))\n"
+        "anyio.run(_check)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code + check], cwd=REPO_ROOT, env=_env(), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert (
+        done.stdout.strip() == "['show']"
+    )  # `refresh` is for the view only: this client did not declare the extension
+
+
+@pytest.mark.parametrize("marker", ['command = ["python", "examples/app_ui_server.py"]'])
+def test_apps_doc_host_example_runs(marker: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", only(APPS_DOC, marker)],
+        cwd=REPO_ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "counter ui://counter/view ('model', 'app')",
+        "increment ui://counter/view ('app',)",
+        "True True",
+        "{'value': 2}",
+    ]
+
+
+def test_every_apps_doc_snippet_is_run() -> None:
+    claimed = ['app = App("dashboards", version="1.0")', 'command = ["python", "examples/app_ui_server.py"]']
+    assert all(any(m in b for m in claimed) for b in blocks(APPS_DOC))
