@@ -46,6 +46,10 @@ def _installed(package: str) -> str | None:
     return json.loads(manifest.read_text())["version"] if manifest.is_file() else None
 
 
+def node_path() -> Path:
+    return NODE_DIR / "bin" / "node"
+
+
 def ensure_packages() -> None:
     """Install the host page's npm packages (pinned) when they are not there yet."""
     if all(_installed(p) == v for p, v in PACKAGES.items()):
@@ -81,18 +85,15 @@ def ensure_packages() -> None:
         raise RuntimeError(f"npm install {' '.join(specs)} failed: {done.stderr[-800:]}")
 
 
-def bundle(entry: Path, out: Path) -> Path:
-    """`entry` and what it imports as one ES module for the browser (esbuild)."""
+# For node: the bundled CommonJS dependencies `require` node's own modules.
+NODE_BANNER = "--banner:js=import { createRequire } from 'module'; const require = createRequire(import.meta.url);"
+
+
+def bundle(entry: Path, out: Path, platform: str = "browser") -> Path:
+    """`entry` and what it imports as one ES module for the browser (or node) (esbuild)."""
     esbuild = APPS_CACHE / "node_modules" / "esbuild" / "bin" / "esbuild"
-    argv = [
-        str(esbuild),
-        str(entry),
-        "--bundle",
-        "--format=esm",
-        "--platform=browser",
-        f"--outfile={out}",
-        "--log-level=warning",
-    ]
+    argv = [str(esbuild), str(entry), "--bundle", "--format=esm", f"--platform={platform}", f"--outfile={out}"]
+    argv += ["--log-level=warning", *([NODE_BANNER] if platform == "node" else [])]
     env = {**os.environ, "NODE_PATH": str(APPS_CACHE / "node_modules")}
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
     if done.returncode != 0:
