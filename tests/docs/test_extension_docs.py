@@ -95,3 +95,70 @@ def test_apps_doc_host_example_runs(marker: str) -> None:
 def test_every_apps_doc_snippet_is_run() -> None:
     claimed = ['app = App("dashboards", version="1.0")', 'command = ["python", "examples/app_ui_server.py"]']
     assert all(any(m in b for m in claimed) for b in blocks(APPS_DOC))
+
+
+def test_readme_server_with_skills_is_served_as_written(tmp_path: Path) -> None:
+    from mcp_bindings.runtime.client.skills import download_skill, list_skills
+    from mcp_bindings.v2026_07_28.client import Client as Client2026
+
+    code = only(README, 'app = App("skills-demo", version="1.0")')
+    assert len(code.splitlines()) < 25
+    server = tmp_path / "skills_server.py"
+    server.write_text(code, encoding="utf-8")
+
+    async def host() -> None:
+        async with connect_stdio([sys.executable, str(server)], Client2026, cwd=str(REPO_ROOT)) as c:
+            listed = {s.uri: s.resources for s in await list_skills(c)}
+            assert listed["skill://reports/daily/SKILL.md"] == "dynamic"
+            assert "skill://acme/billing/refunds/SKILL.md" in listed
+            dest = await download_skill(c, "skill://acme/billing/refunds/SKILL.md", tmp_path / "refunds")
+            assert (dest / "examples" / "email.md").is_file()
+
+    anyio.run(host)
+
+
+SKILLS_DOC = (REPO_ROOT / "docs" / "extensions-skills.md").read_text(encoding="utf-8")
+
+
+def test_skills_doc_authoring_example_runs() -> None:
+    code = only(SKILLS_DOC, 'app = App("team-skills", version="1.0")')
+    check = (
+        "\nimport anyio\n"
+        "from mcp_bindings.runtime.client.skills import list_skills\n"
+        "async def _check():\n"
+        "    async with app.test_client('2025-11-25') as c:\n"
+        "        print(sorted((s.frontmatter.name, s.resources == 'dynamic') for s in await list_skills(c)))\n"
+        "anyio.run(_check)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code + check], cwd=REPO_ROOT, env=_env(), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (
+        "[('git-workflow', False), ('pdf-processing', False), ('refunds', False), ('weekly', True)]"
+    )
+
+
+def test_skills_doc_client_example_runs() -> None:
+    code = only(SKILLS_DOC, 'connect_stdio(["python", "examples/skills_server.py"], Client)')
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, env=_env(), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "refunds skill://acme/billing/refunds/SKILL.md",
+        "git-workflow skill://git-workflow/SKILL.md",
+        "pdf-processing skill://pdf-processing/SKILL.md",
+        "daily skill://reports/daily/SKILL.md",
+        "Apache-2.0",
+        "['skill://pdf-processing/templates/invoice.md', 'skill://pdf-processing/templates/regional']",
+        "['SKILL.md', 'examples/email.md']",
+    ]
+
+
+def test_every_skills_doc_snippet_is_run() -> None:
+    claimed = [
+        'app = App("team-skills", version="1.0")',
+        'connect_stdio(["python", "examples/skills_server.py"], Client)',
+    ]
+    assert all(any(m in b for m in claimed) for b in blocks(SKILLS_DOC))
