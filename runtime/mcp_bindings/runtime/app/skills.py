@@ -20,7 +20,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from mcp_bindings.ext.io_modelcontextprotocol_skills import models as sk
 from mcp_bindings.ext.io_modelcontextprotocol_skills.methods import EXTENSION
@@ -62,13 +62,21 @@ def _state(obj: object) -> _SkillsState:
     return cast("_SkillsState", found)
 
 
+class _Registers(Protocol):
+    """What the mixin uses of `App`'s public methods."""
+
+    def resource(self, uri: str, **options: Any) -> Callable[[Any], Any]: ...
+
+
+def _app(obj: object) -> _Registers:
+    return cast("_Registers", obj)
+
+
 class SkillsMixin:
     """`App.skills` and `App.skill` (see the module)."""
 
     if TYPE_CHECKING:
         _pkg: Any  # App's: the version package whose contents models a read returns
-
-        def resource(self, uri: str, **options: Any) -> Callable[[Any], Any]: ...
 
     def skills(self, directory: str | Path, *, directory_read: bool = True) -> None:
         """Serve the Agent Skills under `directory` (see the module)."""
@@ -85,7 +93,7 @@ class SkillsMixin:
         state.roots.append(root)
         state.directory_read = directory_read
         for skill in found:  # SKILL.md listed with its name and description (skills.mdx, Resource Metadata)
-            self.resource(
+            _app(self).resource(
                 skill.uri,
                 name=skill.frontmatter["name"],
                 description=skill.frontmatter["description"],
@@ -96,7 +104,7 @@ class SkillsMixin:
         def read(path: str) -> Any:
             return _read(pkg, root, f"{files.SCHEME}{path}")
 
-        self.resource(files.SCHEME + "{+path}", name="skill-files", description="A file of a skill")(read)
+        _app(self).resource(files.SCHEME + "{+path}", name="skill-files", description="A file of a skill")(read)
 
     def skill(self, uri: str, *, description: str, **frontmatter: Any) -> Callable[[Any], Any]:
         """A decorator: the function makes a skill's SKILL.md body at each read; the skill is listed
@@ -119,7 +127,7 @@ class SkillsMixin:
                 body = await body if inspect.isawaitable(body) else body
                 return _document(fields, str(body))
 
-            self.resource(uri, name=name, description=description, mime_type="text/markdown")(read)
+            _app(self).resource(uri, name=name, description=description, mime_type="text/markdown")(read)
             return fn
 
         return register
