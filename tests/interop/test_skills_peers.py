@@ -48,3 +48,35 @@ def test_the_typescript_sdk_skills_client_lists_gets_verifies_and_reads_director
         "code": -32602,
         "message": "No skill is served at skill://acme/billing/chargebacks/SKILL.md",
     }
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_the_inspector_verifies_the_skills_server_over_stdio_and_http(era: str) -> None:
+    """MCP Inspector 2.12's CLI `--verify` (SEP-2640 conformance and digest checks) exits 0 on
+    examples/skills_server.py, over stdio and over Streamable HTTP, handshake era and 2026-07-28."""
+    from examples.skills_server import make_app
+    from tests.support.browser import inspector_cli
+    from tests.support.http import serve_in_thread
+
+    cli = [str(node_path()), str(inspector_cli()), "--cli", "--protocol-era", era]
+    verify = ["--method", "skills/list", "--verify", "--quiet"]
+    stdio = subprocess.run(
+        [*cli, *verify, "--", sys.executable, str(REPO_ROOT / "examples" / "skills_server.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO_ROOT,
+    )
+    with serve_in_thread(make_app().asgi()) as url:
+        http = subprocess.run(
+            [*cli, f"{url}/mcp", "--transport", "http", *verify], capture_output=True, text=True, timeout=120
+        )
+    for done in (stdio, http):
+        assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
+        reports = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        outcomes = {r["uri"]: r["outcome"] for r in reports}
+        assert outcomes["skill://acme/billing/refunds/SKILL.md"] == "verified"
+        assert outcomes["skill://pdf-processing/SKILL.md"] == "verified"
+        # the generated skill (resources "dynamic") is reported unverifiable, with a note saying why
+        static = [r for r in reports if r["uri"] != "skill://reports/daily/SKILL.md"]
+        assert len(static) == 3 and all(r["conformance"] == [] and r["ok"] for r in static), static

@@ -31,6 +31,9 @@ PACKAGES = {
     "esbuild": "0.28.2",
 }
 ARTIFACTS = REPO_ROOT / ".cache" / "artifacts"
+# The MCP Inspector (its CLI's `--verify` checks a Skills server), in a cache of its own.
+INSPECTOR_CACHE = REPO_ROOT / ".cache" / "inspector"
+INSPECTOR = ("@modelcontextprotocol/inspector", "2.12.0")
 
 
 def chromium_path() -> str | None:
@@ -48,6 +51,31 @@ def _installed(package: str) -> str | None:
 
 def node_path() -> Path:
     return NODE_DIR / "bin" / "node"
+
+
+def _npm(prefix: Path, specs: list[str]) -> None:
+    node = NODE_DIR / "bin" / "node"
+    npm = NODE_DIR / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js"
+    if not node.exists():
+        setup = [str(REPO_ROOT / ".venv" / "bin" / "python"), "scripts/conformance", "--setup-only"]
+        subprocess.run(setup, cwd=REPO_ROOT, check=True, capture_output=True, timeout=900)
+    prefix.mkdir(parents=True, exist_ok=True)
+    (prefix / "package.json").write_text(
+        json.dumps({"name": f"mcp-bindgen-{prefix.name}-cache", "private": True}) + "\n"
+    )
+    argv = [str(node), str(npm), "install", "--no-audit", "--no-fund", "--save-exact", "--prefix", str(prefix), *specs]
+    done = subprocess.run(argv, cwd=prefix, capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        raise RuntimeError(f"npm install {' '.join(specs)} failed: {done.stderr[-800:]}")
+
+
+def inspector_cli() -> Path:
+    """The Inspector's launcher script (installed first if need be); run it with `node_path()`."""
+    package, version = INSPECTOR
+    manifest = INSPECTOR_CACHE / "node_modules" / package / "package.json"
+    if not manifest.is_file() or json.loads(manifest.read_text())["version"] != version:
+        _npm(INSPECTOR_CACHE, [f"{package}@{version}"])
+    return INSPECTOR_CACHE / "node_modules" / package / "clients" / "launcher" / "build" / "index.js"
 
 
 def ensure_packages() -> None:
