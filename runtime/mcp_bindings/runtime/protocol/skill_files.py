@@ -37,7 +37,12 @@ class SkillDir:
 
 def frontmatter(text: str, where: str) -> dict[str, Any]:
     """The YAML frontmatter of a SKILL.md, as written (`name` and `description` checked)."""
-    import yaml  # the `skills` extra: pip install "mcp-bindgen[skills]"
+    try:
+        import yaml  # the `skills` extra
+    except ImportError:
+        raise SkillError(
+            f"{where}: reading SKILL.md frontmatter needs PyYAML: pip install 'mcp-bindgen[skills]'"
+        ) from None
 
     if not text.startswith("---"):
         raise SkillError(f"{where}: SKILL.md must begin with YAML frontmatter between '---' lines")
