@@ -40,6 +40,9 @@ class ExtensionMethod:
     params_required: bool
     result_type: str | None
     handler: str
+    # A message of the extension's own channel (MCP Apps: the host<->app postMessage bridge, where the
+    # app plays the client and the host the server), not of the MCP connection.
+    bridge: bool = False
 
 
 def spliced(ext: SchemaIR, core: SchemaIR) -> set[str]:
@@ -60,20 +63,30 @@ def policy_methods(identifier: str) -> dict[str, Direction]:
     return dict(extension_policy(identifier).directions)
 
 
+def _message_kind(name: str, definition: ObjectDef, bridge: bool) -> Literal["request", "notification"]:
+    """A JSON-RPC message has an `id` when it is a request; a bridge message's schema leaves the
+    envelope out, so its name says (`...Request`, answered by `...Result`)."""
+    if not bridge:
+        return "request" if definition.field("id") else "notification"
+    return "request" if name.endswith("Request") else "notification"
+
+
 def extension_methods(identifier: str, ir: SchemaIR, own: set[str]) -> list[ExtensionMethod]:
     """The requests and notifications among the extension's own definitions, by method name."""
-    directions = policy_methods(identifier)
+    policy = extension_policy(identifier)
+    directions = dict(policy.directions)
     out = []
     for name in sorted(own):
         definition = ir.definitions[name]
         if not isinstance(definition, ObjectDef) or definition.hoisted:
             continue
         method, jsonrpc = definition.field("method"), definition.field("jsonrpc")
-        if method is None or jsonrpc is None or not isinstance(method.type, Const):
+        if method is None or not isinstance(method.type, Const) or not isinstance(method.type.value, str):
             continue
-        if not isinstance(method.type.value, str):
+        bridge = method.type.value in policy.bridge
+        if jsonrpc is None and not policy.bridge:
             continue
-        kind: Literal["request", "notification"] = "request" if definition.field("id") else "notification"
+        kind = _message_kind(name, definition, bridge)
         if method.type.value not in directions:
             raise BindgenError(
                 f"extension {identifier}: who sends {method.type.value} ({name}) is not known; add it to "
@@ -84,7 +97,9 @@ def extension_methods(identifier: str, ir: SchemaIR, own: set[str]) -> list[Exte
         result_type = None
         if kind == "request":
             result_type = name.removesuffix("Request") + "Result"
-            if result_type not in ir.definitions:
+            if bridge and result_type not in ir.definitions:
+                result_type = None  # answered with an empty result (the schema defines none)
+            elif result_type not in ir.definitions:
                 raise BindgenError(f"extension {identifier}: {name} ({method.type.value}) has no {result_type}")
         out.append(
             ExtensionMethod(
@@ -96,6 +111,7 @@ def extension_methods(identifier: str, ir: SchemaIR, own: set[str]) -> list[Exte
                 params_required=params is not None and params.required,
                 result_type=result_type,
                 handler=handler_name(name, kind),
+                bridge=bridge,
             )
         )
     return sorted(out, key=lambda m: m.method)

@@ -243,13 +243,11 @@ class _Lowerer:
         branches = [part for part in parts if _is_choice(part[0])]
         if not branches:
             return self._merged_object(name, schema, [part for part, _ in parts], origin, hoisted)
-        if len(branches) > 1:
-            raise BindgenError(
-                f"{self.schema.version}: allOf at {origin} has {len(branches)} anyOf/oneOf parts; only one is supported"
-            )
+        # Several choices are distributed one at a time: each variant keeps the other choices, and is
+        # distributed over the next when it is lowered.
         choice, choice_origin = branches[0]
         key = "anyOf" if "anyOf" in choice else "oneOf"
-        fixed = [part for part, _ in parts if not _is_choice(part)]
+        fixed = [part for part, where in parts if where != choice_origin]
         alternatives = [self._deref(alt, f"{choice_origin}/{key}/{i}") for i, alt in enumerate(choice[key])]
         for index, alt in enumerate(alternatives):
             if not _is_object_schema(alt) and not _is_choice(alt) and "allOf" not in alt:

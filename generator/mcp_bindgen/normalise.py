@@ -102,6 +102,48 @@ def _rewrite_refs(node: Any, old_prefix: str) -> Any:
     return node
 
 
+def _lift_embedded_defs(defs: dict[str, Any], what: str) -> dict[str, Any]:
+    """A definition that carries its own `$defs` (a bundler's embedded schema resource without `$id`,
+    as zod's output in the MCP Apps schema: `McpUiHostContext/$defs/__schema0`, referred to as
+    `#/$defs/__schema0`) has them lifted to the top, where its references resolve. The same name
+    embedded twice must have the same content."""
+    out = dict(defs)
+    for name, definition in defs.items():
+        if not isinstance(definition, dict) or not isinstance(definition.get("$defs"), dict):
+            continue
+        out[name] = {k: v for k, v in definition.items() if k != "$defs"}
+        for inner, body in definition["$defs"].items():
+            if inner in defs or (inner in out and out[inner] != body):
+                raise BindgenError(
+                    f"{what}: {name} embeds a definition {inner!r} that differs from another of that name"
+                )
+            out[inner] = body
+    lifted = {n for n in out if n not in defs}
+    renamed = {n: _public_name(n) for n in lifted}
+    if clash := sorted(n for n in renamed.values() if n in defs):
+        raise BindgenError(f"{what}: an embedded definition's name clashes with {', '.join(clash)}")
+    return {renamed.get(n, n): _renamed_refs(body, renamed) for n, body in out.items()}
+
+
+def _public_name(name: str) -> str:
+    """A bundler's private name (`__schema0`) as a definition name (`Schema0`)."""
+    text = name.lstrip("_")
+    return text[:1].upper() + text[1:]
+
+
+def _renamed_refs(node: Any, renamed: dict[str, str]) -> Any:
+    if not renamed:
+        return node
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/") and ref[8:] in renamed:
+            return {**node, "$ref": "#/$defs/" + renamed[ref[8:]]}
+        return {k: _renamed_refs(v, renamed) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_renamed_refs(v, renamed) for v in node]
+    return node
+
+
 @dataclass
 class NormalisedSchema:
     version: str
@@ -131,5 +173,5 @@ def normalise(
     if dialect == DRAFT_07:
         defs = _rewrite_refs(doc["definitions"], "#/definitions/")
     else:
-        defs = _rewrite_refs(doc["$defs"], "#/$defs/")
+        defs = _rewrite_refs(_lift_embedded_defs(doc["$defs"], what), "#/$defs/")
     return NormalisedSchema(version, sha256, dialect, {"$defs": defs}, tuple(applied))

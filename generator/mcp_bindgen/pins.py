@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
+import tarfile
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -13,6 +15,8 @@ from .errors import BindgenError
 from .paths import manifest_path, pinned_extension_schema, pinned_schema, project_root
 
 RAW_URL = "https://raw.githubusercontent.com/{repository}/{commit}/{path}"
+# An extension published only in an npm package is pinned by package, version and the file's path in it.
+NPM_TARBALL = "https://registry.npmjs.org/{package}/-/{basename}-{version}.tgz"
 
 
 @dataclass(frozen=True)
@@ -120,7 +124,10 @@ def read_pinned(version: str) -> tuple[bytes, Pin]:
 
 @dataclass(frozen=True)
 class ExtensionPin:
-    """An official extension's schema, pinned like a core version, and the core version it plugs into."""
+    """An official extension's schema, pinned like a core version, and the core version it plugs into.
+
+    Pinned either in a git repository (`repository`, `commit`, `path`) or in an npm package
+    (`npm_package`, `npm_version`, `path` inside the package); both verified by sha256."""
 
     identifier: str  # e.g. io.modelcontextprotocol/tasks
     repository: str
@@ -128,6 +135,11 @@ class ExtensionPin:
     path: str
     sha256: str
     core_version: str
+    npm_package: str = ""
+    npm_version: str = ""
+    # A schema the project owns (written from a specification that publishes none): its path in the
+    # repository; `repository`/`commit`/`path` then name the specification it was written from.
+    owned: str = ""
 
     @property
     def folder(self) -> str:
@@ -140,20 +152,55 @@ class ExtensionPin:
 
     @property
     def url(self) -> str:
+        if self.npm_package:
+            basename = self.npm_package.rsplit("/", 1)[-1]
+            return NPM_TARBALL.format(package=self.npm_package, basename=basename, version=self.npm_version)
         return RAW_URL.format(repository=self.repository, commit=self.commit, path=self.path)
 
     @property
     def source(self) -> str:
+        if self.owned:
+            return f"{self.owned} (written from {self.repository}@{self.commit}:{self.path})"
+        if self.npm_package:
+            return f"npm:{self.npm_package}@{self.npm_version}:{self.path}"
         return f"{self.repository}@{self.commit}:{self.path}"
+
+    def download(self, timeout: float) -> bytes:
+        """The pinned file, from the repository or out of the npm package's tarball (not yet verified);
+        an owned schema is read from the project."""
+        if self.owned:
+            return (project_root() / self.owned).read_bytes()
+        with urllib.request.urlopen(self.url, timeout=timeout) as response:  # noqa: S310 - pinned https URL
+            data = response.read()
+        if not self.npm_package:
+            return data
+        try:
+            with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+                member = tar.extractfile(f"package/{self.path}")
+                if member is None:
+                    raise KeyError(self.path)
+                return member.read()
+        except (tarfile.TarError, KeyError) as exc:
+            raise BindgenError(f"{self.url} has no file {self.path} (extension {self.identifier})") from exc
 
 
 def load_extension_pins(path: Path | None = None) -> dict[str, ExtensionPin]:
     raw = json.loads((path or manifest_path()).read_text(encoding="utf-8"))
-    keys = ("repository", "commit", "path", "sha256", "core_version")
-    return {
-        identifier: ExtensionPin(identifier=identifier, **{k: entry[k] for k in keys})
-        for identifier, entry in sorted(raw.get("extensions", {}).items())
-    }
+    pins = {}
+    for identifier, entry in sorted(raw.get("extensions", {}).items()):
+        npm = entry.get("npm", {})
+        pins[identifier] = ExtensionPin(
+            identifier=identifier,
+            repository=entry.get("repository", ""),
+            commit=entry.get("commit", ""),
+            path=entry["path"],
+            sha256=entry["sha256"],
+            core_version=entry["core_version"],
+            npm_package=npm.get("package", ""),
+            npm_version=npm.get("version", ""),
+            owned=entry.get("owned", ""),
+        )
+    return pins
 
 
 def _verify_extension(pin: ExtensionPin, data: bytes, source: str) -> None:
@@ -174,13 +221,14 @@ def sync_extensions(source_dir: Path | None, versions: list[str] | None = None, 
         if versions and pin.core_version not in versions:
             continue
         local = source_dir / "extensions" / pin.folder / "schema.json" if source_dir is not None else None
+        if pin.owned:
+            local = project_root() / pin.owned
         if local is not None and local.is_file():
             data = local.read_bytes()
             _verify_extension(pin, data, str(local))
         else:
             try:
-                with urllib.request.urlopen(pin.url, timeout=timeout) as response:  # noqa: S310 - pinned https URL
-                    data = response.read()
+                data = pin.download(timeout)
             except (urllib.error.URLError, OSError):
                 where = f"{local} is missing and " if local is not None else ""
                 lines.append(

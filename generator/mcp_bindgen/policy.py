@@ -269,6 +269,8 @@ class ExtensionPolicy:
 
     directions: Mapping[str, Direction]  # method -> who sends it
     task_results: tuple[str, ...]  # core request methods, sorted
+    # Methods of the extension's own channel, not the MCP connection (MCP Apps: the host<->app bridge).
+    bridge: frozenset[str] = frozenset()
 
 
 @cache
@@ -276,9 +278,15 @@ def extension_policies() -> Mapping[str, ExtensionPolicy]:
     """Extension identifier -> its policy."""
     raw = _read("extension_methods.json")
     directions: dict[str, dict[str, Direction]] = {}
+    bridge: dict[str, set[str]] = {}
     for identifier, methods in raw["extensions"].items():
         directions[identifier] = {}
+        bridge[identifier] = set()
         for method, entry in methods.items():
+            if entry.get("channel", "mcp") not in ("mcp", "bridge"):
+                raise BindgenError(f"policy/extension_methods.json: {identifier} {method} has no valid channel")
+            if entry.get("channel") == "bridge":
+                bridge[identifier].add(method)
             if not entry.get("reason"):
                 raise BindgenError(f"policy/extension_methods.json: {identifier} {method} has no reason")
             if entry.get("direction") not in _DIRECTIONS:
@@ -293,7 +301,9 @@ def extension_policies() -> Mapping[str, ExtensionPolicy]:
     return MappingProxyType(
         {
             identifier: ExtensionPolicy(
-                MappingProxyType(directions.get(identifier, {})), task_results.get(identifier, ())
+                MappingProxyType(directions.get(identifier, {})),
+                task_results.get(identifier, ()),
+                frozenset(bridge.get(identifier, ())),
             )
             for identifier in sorted(set(directions) | set(task_results))
         }

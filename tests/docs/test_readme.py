@@ -36,6 +36,8 @@ CLAIMS = {
     "handlers.use_extension(EXTENSION)": "test_task_client_snippet",
     "ClientCredentialsGrant(ClientSecretBasic(": "tests/docs/test_auth_readme.py",
     "from demo_client import connect": "test_contract_client_snippet",
+    'app = App("counter", version="1.0")': "tests/docs/test_extension_docs.py",
+    'app = App("skills-demo", version="1.0")': "tests/docs/test_extension_docs.py",
 }
 
 

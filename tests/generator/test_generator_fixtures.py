@@ -133,6 +133,7 @@ VIEWS: dict[str, Callable[[str], dict[str, str]]] = {
     "all_of_choice": _with_names,
     "all_of_merge": _with_fields,
     "anonymous_nested": _with_names,
+    "bundled_ui": _with_names,
     "capability_gate": _method_table,
     "discriminated_union": _models_only,
     "forward_reference": _models_only,
@@ -266,6 +267,10 @@ SAMPLES: dict[str, tuple[str, Any]] = {
     "anonymous_nested": (
         "ClientCapabilities",
         {"roots": {"listChanged": True}, "experimental": {"x": {"enabled": False}}},
+    ),
+    "bundled_ui": (
+        "ToolInfo",
+        {"id": 7, "properties": {"a": [1, "x", None, {"b": True}]}, "box": {"height": 2, "maxWidth": 3.5}},
     ),
     "capability_gate": ("ClientRequest", {"method": "tools/call", "params": {"name": "echo"}}),
     "discriminated_union": (

@@ -280,16 +280,19 @@ async def in_memory(peer: ModuleType, version: str, got: list[Any], **options: A
 
 @pytest.mark.parametrize("version", ALL_VERSIONS)
 async def test_capabilities_where_each_version_puts_extensions(peer: ModuleType, version: str) -> None:
-    key, other = ("extensions", "experimental") if registry.info(version).stateless else ("experimental", "extensions")
+    # 2026-07-28 on: `extensions` only. Before: `experimental` (what those schemas define) and
+    # `extensions` too, where SEP-1724 peers (the TypeScript SDK v2, MCP Apps, Skills) read them.
+    stateless = registry.info(version).stateless
+    keys = ("extensions",) if stateless else ("experimental", "extensions")
     with anyio.fail_after(LIMIT):
         async with in_memory(peer, version, []) as client:
             advertised = client.server_capabilities
-            assert advertised[key] == {EXT: {}}
-            assert other not in advertised
             declared = client.session.capabilities
-            assert declared[key] == {EXT: {}} and other not in declared
             seen = orjson.loads((await client.session.call_extension(peer.CAPS)).echoed)
-            assert seen[key] == {EXT: {}}
+            for key in keys:
+                assert advertised[key] == {EXT: {}} and declared[key] == {EXT: {}} and seen[key] == {EXT: {}}
+            if stateless:
+                assert "experimental" not in advertised and "experimental" not in declared
 
 
 @pytest.mark.parametrize("version", ALL_VERSIONS)
@@ -321,8 +324,11 @@ async def test_settings_and_declared_extensions(peer: ModuleType) -> None:
                 "com.example/declared": {"level": 2},
                 EXT: {"maxTimes": 3},
             }
-            assert "extensions" not in client.server_capabilities
-            assert client.session.capabilities == {"experimental": {"com.example/client": {}}}
+            assert client.server_capabilities["extensions"] == client.server_capabilities["experimental"]
+            assert client.session.capabilities == {
+                "experimental": {"com.example/client": {}},
+                "extensions": {"com.example/client": {}},
+            }
 
 
 async def test_nothing_sent_where_the_peer_lacks_the_extension(peer: ModuleType) -> None:
@@ -502,7 +508,7 @@ async def test_http_round_trip(peer: ModuleType, http_servers: dict[str, str], v
             if is_stateless:
                 assert capabilities["extensions"] == {EXT: {}} and "experimental" not in capabilities
             else:
-                assert capabilities["experimental"] == {EXT: {}} and "extensions" not in capabilities
+                assert capabilities["experimental"] == {EXT: {}} and capabilities["extensions"] == {EXT: {}}
 
 
 async def test_stateless_notification_post_checks_its_method_header(http_servers: dict[str, str]) -> None:

@@ -48,6 +48,11 @@ def type_schema(expr: TypeExpr, py_names: dict[str, str]) -> dict[str, Any]:
         if nullable is not None:
             # One `type` list, so the tool keeps the constraints inline instead of naming the member.
             return {**type_schema(nullable, py_names), "type": [nullable.kind, "null"]}
+        scalars = _constrained_scalars(expr)
+        if scalars is not None:
+            # `string | integer(minimum, maximum)` (a JSON-RPC id): one `type` list with the constraints,
+            # which apply only to the kind they are for, so the tool does not name the member.
+            return _scalar_list(scalars)
         out: dict[str, Any] = {"anyOf": [type_schema(m, py_names) for m in expr.members]}
         if expr.discriminator:
             out = {"oneOf": out["anyOf"], "discriminator": {"propertyName": expr.discriminator}}
@@ -63,6 +68,34 @@ def _nullable_constrained(expr: UnionOf) -> Scalar | None:
     if isinstance(other, Scalar) and other.constraints and other.kind in ("string", "integer", "boolean"):
         return other
     return None
+
+
+def _constrained_scalars(expr: UnionOf) -> list[Scalar] | None:
+    """The members of a union of scalars of different kinds, one or more with constraints none of
+    the others shares (each keyword applies to one JSON type only); None for any other union."""
+    members = expr.members
+    if expr.discriminator or not all(isinstance(m, Scalar) for m in members):
+        return None
+    scalars = [m for m in members if isinstance(m, Scalar)]
+    kinds = [m.kind for m in scalars]
+    if len(set(kinds)) != len(kinds) or "any" in kinds or not any(m.constraints for m in scalars):
+        return None
+    if "number" in kinds and "integer" in kinds:  # numeric constraints would apply to both
+        return None
+    keywords = [k for m in scalars for k, _ in m.constraints]
+    if len(set(keywords)) != len(keywords) or any(m.format for m in scalars):
+        return None
+    return scalars
+
+
+def _scalar_list(scalars: list[Scalar]) -> dict[str, Any]:
+    types: list[str] = []
+    for m in scalars:
+        types += ["integer", "number"] if m.kind == "number" else [m.kind]
+    out: dict[str, Any] = {"type": types}
+    for m in scalars:
+        out.update(dict(m.constraints))
+    return out
 
 
 def definition_schema(definition: ObjectDef | AliasDef, py_names: dict[str, str]) -> dict[str, Any]:

@@ -90,12 +90,34 @@ def _spec(ir: SchemaIR, method: ExtensionMethod) -> dict[str, str | bool]:
     }
 
 
-def render_ext_methods(ir: SchemaIR, methods: list[ExtensionMethod], view: ExtensionView) -> str:
-    tables = [
+# The tables of an extension's own channel (MCP Apps' host<->app bridge: the app plays the client).
+BRIDGE_TABLES = (
+    ("APP_REQUESTS", "client_to_server", "request"),
+    ("APP_NOTIFICATIONS", "client_to_server", "notification"),
+    ("HOST_REQUESTS", "server_to_client", "request"),
+    ("HOST_NOTIFICATIONS", "server_to_client", "notification"),
+)
+
+
+def _tables(ir: SchemaIR, methods: list[ExtensionMethod], names: tuple[tuple[str, str, str], ...]) -> list[Any]:
+    return [
         {"name": name, "specs": [_spec(ir, m) for m in methods if m.direction == direction and m.kind == kind]}
-        for name, direction, kind in TABLES
+        for name, direction, kind in names
     ]
-    return render("ext/methods.py.j2", header=view.header, identifier=view.identifier, tables=tables)
+
+
+def render_ext_methods(ir: SchemaIR, methods: list[ExtensionMethod], view: ExtensionView) -> str:
+    """The MCP connection's tables (`EXTENSION`) and, when the extension has its own channel, that
+    channel's (`BRIDGE`)."""
+    wire = [m for m in methods if not m.bridge]
+    bridge = [m for m in methods if m.bridge]
+    return render(
+        "ext/methods.py.j2",
+        header=view.header,
+        identifier=view.identifier,
+        tables=_tables(ir, wire, TABLES),
+        bridge_tables=_tables(ir, bridge, BRIDGE_TABLES) if bridge else [],
+    )
 
 
 def render_ext_about(view: ExtensionView) -> str:
@@ -138,7 +160,7 @@ def _call(ir: SchemaIR, method: ExtensionMethod) -> dict[str, str]:
 
 def render_ext_server(ir: SchemaIR, methods: list[ExtensionMethod], view: ExtensionView) -> str:
     """Handlers for what a client sends (served by a server); `use_extension(EXTENSION, handlers=...)`."""
-    handlers = [_handler(ir, m) for m in methods if m.direction == "client_to_server"]
+    handlers = [_handler(ir, m) for m in methods if m.direction == "client_to_server" and not m.bridge]
     return _stub("ext/handlers.py.j2", "Server", "client", handlers, view)
 
 
@@ -183,8 +205,8 @@ def render_ext_client(
     """Calls a client makes, and handlers for what a server sends (on the client's handlers object);
     `core` (the core version's IR and surface) types the core requests the extension may answer with
     a task."""
-    calls = [_call(ir, m) for m in methods if m.direction == "client_to_server"]
-    handlers = [_handler(ir, m) for m in methods if m.direction == "server_to_client"]
+    calls = [_call(ir, m) for m in methods if m.direction == "client_to_server" and not m.bridge]
+    handlers = [_handler(ir, m) for m in methods if m.direction == "server_to_client" and not m.bridge]
     task_calls: list[dict[str, Any]] = []
     if task_results(view.identifier):
         task_calls = _task_calls(view.identifier, core)

@@ -48,6 +48,7 @@ def base_passes() -> list[cst.CSTTransformer]:
         passes.StripHeaderComments(),
         passes.TypedExtras(),
         passes.RecursiveAliasesFirst(),
+        passes.ConstrainedAsAnnotated(),
     ]
 
 

@@ -502,3 +502,39 @@ def _quote_forward(expr: cst.BaseExpression, later: set[str]) -> cst.BaseExpress
         return expr.with_changes(slice=elements)
     code = cst.Module(body=[]).code_for_node(expr)
     raise BindgenError(f"cannot quote a forward reference inside the annotation {code!r}")
+
+
+# The tool's constrained-type calls and the type each constrains.
+_CONSTRAINED = {"conint": "int", "confloat": "float", "constr": "str"}
+
+
+class ConstrainedAsAnnotated(cst.CSTTransformer):
+    """`conint(ge=0, strict=True)` (what the tool writes for a constrained member of a union) ->
+    `Annotated[int, Field(ge=0, strict=True)]`: a call is no type expression for a type checker;
+    the `Annotated` form validates the same. The tool's import of the function is dropped."""
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        func = updated_node.func
+        if not isinstance(func, cst.Name) or func.value not in _CONSTRAINED:
+            return updated_node
+        field = cst.Call(func=cst.Name("Field"), args=updated_node.args)
+        return cst.Subscript(
+            value=cst.Name("Annotated"),
+            slice=[
+                cst.SubscriptElement(cst.Index(cst.Name(_CONSTRAINED[func.value]))),
+                cst.SubscriptElement(cst.Index(field)),
+            ],
+        )
+
+    def leave_ImportFrom(
+        self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom
+    ) -> cst.ImportFrom | cst.RemovalSentinel:
+        if isinstance(updated_node.names, cst.ImportStar):
+            return updated_node
+        kept = [a for a in updated_node.names if not (isinstance(a.name, cst.Name) and a.name.value in _CONSTRAINED)]
+        if len(kept) == len(updated_node.names):
+            return updated_node
+        if not kept:
+            return cst.RemoveFromParent()
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated_node.with_changes(names=kept)

@@ -27,6 +27,8 @@ from mcp_bindings.runtime.app.entries import (
 from mcp_bindings.runtime.app.errors import AppDefinitionError
 from mcp_bindings.runtime.app.running import Running
 from mcp_bindings.runtime.app.serving import Serving
+from mcp_bindings.runtime.app.skills import SkillsMixin
+from mcp_bindings.runtime.app.ui import UiMixin
 from mcp_bindings.runtime.protocol import registry, versions
 from mcp_bindings.runtime.protocol.context import RequestContext
 from mcp_bindings.runtime.protocol.spec import ProtocolTables
@@ -49,7 +51,7 @@ RESOURCES_CHANGED = "notifications/resources/list_changed"
 PROMPTS_CHANGED = "notifications/prompts/list_changed"
 
 
-class App(Serving, Running):
+class App(Serving, Running, UiMixin, SkillsMixin):
     """An MCP server made of decorated functions:
 
         app = App("weather", version="1.0")
@@ -420,7 +422,10 @@ class App(Serving, Running):
             **handlers,
         }
         cls = type(f"{_class_name(self.name)}Server", (stub,), namespace)
-        return cls()
+        server = cls()
+        self._extend_ui(server)  # the MCP Apps extension, when the app has a UI (app/ui.py)
+        self._extend_skills(server)  # the Skills extension, when it serves skills (app/skills.py)
+        return server
 
     def _task_capabilities(self) -> dict[str, Any]:
         """What a server with task-capable tools declares, as its stub's version defines it: the

@@ -274,12 +274,17 @@ def registered(obj: Any) -> Methods | None:
 def placed(
     protocol: ProtocolTables, side: Side, capabilities: Mapping[str, Any], ids: Mapping[str, Any]
 ) -> dict[str, Any]:
+    """Extension ids under `extensions` where the version defines it; before 2026-07-28 under
+    `experimental` and, as SEP-1724 peers read them at every version (the TypeScript SDK v2, the
+    MCP Apps and Skills clients), under `extensions` as well."""
     out = dict(capabilities)
     key = EXTENSIONS if EXTENSIONS in protocol.capability_paths(side) else EXPERIMENTAL
     if key == EXPERIMENTAL:
         out.pop(EXTENSIONS, None)
     if ids:
         out[key] = {**json_object(out.get(key)), **{k: dict(v) for k, v in ids.items()}}
+        if key == EXPERIMENTAL:
+            out[EXTENSIONS] = {k: dict(v) for k, v in ids.items()}
     return out
 
 

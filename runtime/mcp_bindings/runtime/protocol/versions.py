@@ -138,6 +138,9 @@ def _refused(exc: ValidationError, what: str) -> McpError:
     return McpError(INTERNAL_ERROR, f"Internal error: {what} is invalid ({where}: {first['msg']})")
 
 
+META = "_meta"
+
+
 def project(value: Any, source: Any = None) -> Any:
     """Wire JSON of a converted value with only what the target version can carry.
 
@@ -154,7 +157,9 @@ def project(value: Any, source: Any = None) -> Any:
                 key = field.alias or name
                 out[key] = project(item, _source_child(source, key))
         for key, item in (value.__pydantic_extra__ or {}).items():
-            if _open_in(source, key):
+            # `_meta` is metadata in every version (reserved on any object since 2024-11-05): it
+            # crosses even where the target's model has no such field (a tool's `_meta.ui`).
+            if key == META or _open_in(source, key):
                 out[key] = item  # extras are kept as the decoded JSON they arrived as
         return out
     if isinstance(value, list):

@@ -1,0 +1,224 @@
+"""The Skills extension (`io.modelcontextprotocol/skills`) on the authoring layer: a directory of
+Agent Skills served in one line.
+
+    app.skills("skills/")          # skill:// resources, skills/list, skills/get, resources/directory/read
+
+Every `SKILL.md` under the directory (nested ones too) is a skill at
+`skill://<skill-path>/SKILL.md`; its files are `skill://` resources (read at each read, so the
+directory may change while serving: `skills/list` and `skills/get` scan it again); entries carry the
+frontmatter verbatim and every file's `sha256:` digest and size. `app.skill(uri, description=...)`
+adds a generated skill (`resources: "dynamic"`). A bad `SKILL.md` (no `name` or `description`, a
+name breaking the naming rules or not matching its folder) is an `AppDefinitionError` at
+registration; a URI leaving the root is refused (-32602) and nothing is read. The extension is
+declared (with `directoryRead`) only by an app that serves skills.
+"""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from mcp_bindings.ext.io_modelcontextprotocol_skills import models as sk
+from mcp_bindings.ext.io_modelcontextprotocol_skills.methods import EXTENSION
+from mcp_bindings.runtime.app.errors import AppDefinitionError, ResourceNotFound
+from mcp_bindings.runtime.protocol import skill_files as files
+from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
+
+if TYPE_CHECKING:
+    from mcp_bindings.runtime.server.stubs import ServerStub
+
+__all__ = ["SKILLS", "SkillsMixin"]
+
+SKILLS = EXTENSION.identifier
+log = logging.getLogger("mcp_bindings.runtime.app.skills")
+TTL_MS = 60_000
+
+
+class _Dynamic:
+    __slots__ = ("fn", "frontmatter", "uri")
+
+    def __init__(self, uri: str, frontmatter: dict[str, Any], fn: Callable[[], Any]) -> None:
+        self.uri, self.frontmatter, self.fn = uri, frontmatter, fn
+
+
+class _SkillsState:
+    __slots__ = ("directory_read", "dynamic", "roots")
+
+    def __init__(self) -> None:
+        self.roots: list[Path] = []
+        self.dynamic: dict[str, _Dynamic] = {}
+        self.directory_read = True
+
+
+def _state(obj: object) -> _SkillsState:
+    attributes = obj.__dict__
+    found = attributes.get("_skills_state")
+    if found is None:
+        found = attributes["_skills_state"] = _SkillsState()
+    return cast("_SkillsState", found)
+
+
+class _Registers(Protocol):
+    """What the mixin uses of `App`'s public methods."""
+
+    def resource(self, uri: str, **options: Any) -> Callable[[Any], Any]: ...
+
+
+def _app(obj: object) -> _Registers:
+    return cast("_Registers", obj)
+
+
+class SkillsMixin:
+    """`App.skills` and `App.skill` (see the module)."""
+
+    if TYPE_CHECKING:
+        _pkg: Any  # App's: the version package whose contents models a read returns
+
+    def skills(self, directory: str | Path, *, directory_read: bool = True) -> None:
+        """Serve the Agent Skills under `directory` (see the module)."""
+        root = Path(directory).resolve()
+        if not root.is_dir():
+            raise AppDefinitionError(f"app.skills: {directory} is not a directory")
+        try:
+            found = files.scan(root)
+        except files.SkillError as exc:
+            raise AppDefinitionError(f"app.skills: {exc}") from None
+        state = _state(self)
+        if state.roots:
+            raise AppDefinitionError("app.skills: the app already serves a skills directory")
+        state.roots.append(root)
+        state.directory_read = directory_read
+        for skill in found:  # SKILL.md listed with its name and description (skills.mdx, Resource Metadata)
+            _app(self).resource(
+                skill.uri,
+                name=skill.frontmatter["name"],
+                description=skill.frontmatter["description"],
+                mime_type="text/markdown",
+            )(_reader(self._pkg, root, skill.uri))
+        pkg = self._pkg
+
+        def read(path: str) -> Any:
+            return _read(pkg, root, f"{files.SCHEME}{path}")
+
+        _app(self).resource(files.SCHEME + "{+path}", name="skill-files", description="A file of a skill")(read)
+
+    def skill(self, uri: str, *, description: str, **frontmatter: Any) -> Callable[[Any], Any]:
+        """A decorator: the function makes a skill's SKILL.md body at each read; the skill is listed
+        with `resources: "dynamic"` (skills.mdx, Resources). `uri` is `skill://<skill-path>/SKILL.md`."""
+        if not uri.startswith(files.SCHEME) or not uri.endswith("/" + files.SKILL_FILE):
+            raise AppDefinitionError(f"app.skill: {uri!r} is not a skill URI (skill://<skill-path>/SKILL.md)")
+        folder = uri.removeprefix(files.SCHEME).removesuffix("/" + files.SKILL_FILE).rsplit("/", 1)[-1]
+        name = str(frontmatter.pop("name", folder))
+        try:
+            files.check_name(name, folder, uri)
+        except files.SkillError as exc:
+            raise AppDefinitionError(f"app.skill: {exc}") from None
+
+        def register(fn: Callable[[], Any]) -> Callable[[], Any]:
+            fields = {"name": name, "description": description, **frontmatter}
+            _state(self).dynamic[uri] = _Dynamic(uri, fields, fn)
+
+            async def read() -> str:
+                body = fn()
+                body = await body if inspect.isawaitable(body) else body
+                return _document(fields, str(body))
+
+            _app(self).resource(uri, name=name, description=description, mime_type="text/markdown")(read)
+            return fn
+
+        return register
+
+    def _extend_skills(self, server: ServerStub) -> None:
+        state = _state(self)
+        if not state.roots and not state.dynamic:
+            return
+        settings = {"directoryRead": True} if state.directory_read and state.roots else {}
+        server.use_extension(EXTENSION, settings, handlers=_Handlers(state))
+
+
+def _document(fields: dict[str, Any], body: str) -> str:
+    import yaml
+
+    return "---\n" + yaml.safe_dump(fields, sort_keys=False, allow_unicode=True) + "---\n\n" + body
+
+
+def _read(pkg: Any, root: Path, uri: str) -> Any:
+    """A skill file's contents, its bytes as they are (text when UTF-8, else a blob), with its MIME type."""
+    target = files.resolve(root, uri)
+    if target is None or not target.is_file():
+        raise ResourceNotFound(uri)
+    data = target.read_bytes()
+    mime = files.mime_type(target)
+    try:
+        return pkg.TextResourceContents(uri=uri, mime_type=mime, text=data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return pkg.BlobResourceContents(uri=uri, mime_type=mime, blob=base64.b64encode(data).decode("ascii"))
+
+
+def _reader(pkg: Any, root: Path, uri: str) -> Callable[[], Awaitable[Any]]:
+    async def read() -> Any:
+        return _read(pkg, root, uri)
+
+    return read
+
+
+class _Handlers:
+    """skills/list, skills/get, resources/directory/read over the app's skills (scanned at each call)."""
+
+    def __init__(self, state: _SkillsState) -> None:
+        self.state = state
+
+    def _entries(self) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for root in self.state.roots:
+            try:
+                found = files.scan(root)
+            except files.SkillError as exc:  # changed on disk into something invalid: said, not served
+                log.warning("skills: %s", exc)
+                found = _each_valid(root)
+            out.update({s.uri: files.entry(s) for s in found})
+        for uri, dynamic in self.state.dynamic.items():
+            out[uri] = {"uri": uri, "frontmatter": dynamic.frontmatter, "resources": "dynamic"}
+        return out
+
+    async def list_skills(self, params: Any, ctx: Any) -> sk.ListSkillsResult:
+        skills = list(self._entries().values())
+        return sk.ListSkillsResult.model_validate(
+            {"resultType": "complete", "skills": skills, "ttlMs": TTL_MS, "cacheScope": "public"}
+        )
+
+    async def get_skill(self, params: sk.GetSkillRequestParams, ctx: Any) -> sk.GetSkillResult:
+        found = self._entries().get(params.uri)
+        if found is None:
+            raise McpError(INVALID_PARAMS, f"No skill is served at {params.uri}", {"uri": params.uri})
+        return sk.GetSkillResult.model_validate(
+            {"resultType": "complete", "skill": found, "ttlMs": TTL_MS, "cacheScope": "public"}
+        )
+
+    async def read_resource_directory(
+        self, params: sk.ReadResourceDirectoryRequestParams, ctx: Any
+    ) -> sk.ReadResourceDirectoryResult:
+        for root in self.state.roots:
+            target = files.resolve(root, params.uri)
+            if target is not None and target.is_dir() and target != root.resolve():
+                children = [
+                    {"uri": f"{params.uri}/{child.name}", "name": child.name, "mimeType": files.mime_type(child)}
+                    for child in sorted(target.iterdir())
+                    if not child.is_symlink()
+                ]
+                return sk.ReadResourceDirectoryResult.model_validate({"resultType": "complete", "resources": children})
+        raise McpError(INVALID_PARAMS, f"{params.uri} is not a directory resource", {"uri": params.uri})
+
+
+def _each_valid(root: Path) -> list[files.SkillDir]:
+    out: list[files.SkillDir] = []
+    for skill_md in root.rglob(files.SKILL_FILE):
+        try:
+            out.append(files.load(root, skill_md))
+        except files.SkillError:
+            continue
+    return out

@@ -1,0 +1,278 @@
+"""MCP Apps (`io.modelcontextprotocol/ui`) on the authoring layer: tools that open a UI and the
+`ui://` HTML resources they open.
+
+    app.ui_resource("ui://counter/view", "<!doctype html>...", csp=Csp(connect_domains=[...]))
+
+    @app.ui_tool("ui://counter/view")
+    def counter(start: int = 0) -> dict[str, int]: ...
+
+    @app.ui_tool("ui://counter/view", visibility=["app"])   # only the app's view calls it
+    def increment(value: int) -> dict[str, int]: ...
+
+A UI resource is served as `text/html;profile=mcp-app` from a string, a file (read at each read)
+or a function (called at each read), with its CSP, permissions, domain and border preference typed
+by the models generated from the pinned Apps schema. The extension is declared in the server's
+capabilities only when the app has a UI (under `extensions` from 2026-07-28, `experimental` before).
+A client that did not declare the extension gets no app-only tool listed and cannot call one: no
+View of it could, so only its model would.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast
+
+from pydantic import BaseModel, ValidationError
+
+from mcp_bindings.ext.io_modelcontextprotocol_ui import models as ui
+from mcp_bindings.runtime.app.errors import AppDefinitionError
+from mcp_bindings.runtime.protocol import versions
+from mcp_bindings.runtime.protocol.custom_methods import peer_declares
+from mcp_bindings.runtime.protocol.ui_meta import DEPRECATED_RESOURCE_URI, MIME_TYPE, UI, UI_SCHEME, tool_ui
+from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
+from mcp_bindings.runtime.server.host import host_for
+from mcp_bindings.runtime.server.seam import Around, Handler, ServerFeature
+
+if TYPE_CHECKING:
+    from mcp_bindings.runtime.app.entries import ToolEntry
+    from mcp_bindings.runtime.server.peer import PeerView
+    from mcp_bindings.runtime.server.runtime import ServerRuntime
+    from mcp_bindings.runtime.server.seam import Plan
+    from mcp_bindings.runtime.server.stubs import ServerStub
+
+__all__ = ["MIME_TYPE", "UI", "AppOnlyTools", "Csp", "Permissions", "UiMixin", "Visibility"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+Csp = ui.McpUiResourceCsp
+Permissions = ui.McpUiResourcePermissions
+Visibility = Literal["model", "app"]
+Source = str | Path | Callable[[], str | Awaitable[str]]
+
+
+class _AppLike(Protocol):
+    """What the mixin uses of `App`'s public methods."""
+
+    def tool(self, fn: Any = None, /, **options: Any) -> Any: ...
+
+    def resource(self, uri: str, **options: Any) -> Callable[[F], F]: ...
+
+
+class UiMixin:
+    """`App.ui_resource` and `App.ui_tool` (see the module)."""
+
+    if TYPE_CHECKING:  # App's, which this mixin reads
+        _tools: dict[str, ToolEntry]
+        _resources: dict[str, Any]
+        _pkg: Any
+
+    def ui_resource(
+        self,
+        uri: str,
+        source: Source | None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        csp: ui.McpUiResourceCsp | Mapping[str, Any] | None = None,
+        permissions: ui.McpUiResourcePermissions | Mapping[str, Any] | None = None,
+        domain: str | None = None,
+        prefers_border: bool | None = None,
+    ) -> Any:
+        """Serve `source` (HTML text, a file, or a function returning HTML) as the UI resource `uri`
+        (`ui://...`, MIME type `text/html;profile=mcp-app`); without `source`, a decorator of the
+        function. Its `_meta.ui` (CSP, permissions, domain, prefersBorder) is in the listing and in
+        every read."""
+        app = _app(self)
+        if not uri.startswith(UI_SCHEME):
+            raise AppDefinitionError(
+                f"UI resource {uri!r}: its URI must start with {UI_SCHEME!r} (apps.mdx, UI Resource Format)"
+            )
+        meta = _resource_meta(uri, csp, permissions, domain, prefers_border)
+
+        def register(fn: Source) -> Any:
+            read = _reader(self._pkg, uri, fn, meta)
+            label = name or (getattr(fn, "__name__", None) if callable(fn) else None) or uri.removeprefix(UI_SCHEME)
+            options = {"name": label, "title": title, "description": description, "mime_type": MIME_TYPE}
+            app.resource(uri, **options, meta={"ui": meta} if meta else None)(read)
+            _state(self).used = True
+            return fn
+
+        if source is None:
+            return register
+        register(source)
+        return None
+
+    def ui_tool(
+        self,
+        resource_uri: str | None = None,
+        /,
+        *,
+        visibility: Sequence[Visibility] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> Callable[[F], F]:
+        """A decorator registering a tool (as `app.tool`, with its `options`) that opens the UI
+        resource `resource_uri` (a host renders its results there) and/or has a `visibility`:
+        `["app"]` for a tool only the app's view calls (hidden from the model)."""
+        app = _app(self)
+        if resource_uri is None and visibility is None:
+            raise AppDefinitionError("app.ui_tool: name the UI resource it opens, or a visibility, or both")
+        if resource_uri is not None and not resource_uri.startswith(UI_SCHEME):
+            raise AppDefinitionError(
+                f"app.ui_tool: {resource_uri!r} is not a UI resource URI (it starts with {UI_SCHEME!r})"
+            )
+        try:
+            typed = ui.McpUiToolMeta(resource_uri=resource_uri, visibility=list(visibility) if visibility else None)
+        except ValidationError as exc:
+            raise AppDefinitionError(
+                f"app.ui_tool: visibility must be a list of 'model' and 'app' ({exc.errors()[0]['msg']})"
+            ) from None
+        wire: dict[str, Any] = {**(meta or {}), "ui": versions.dump(typed)}
+        if resource_uri is not None:
+            wire[DEPRECATED_RESOURCE_URI] = resource_uri
+        _state(self).used = True
+
+        def register(fn: F) -> F:
+            return cast("F", app.tool(meta=wire, **options)(fn))
+
+        return register
+
+    def _extend_ui(self, server: ServerStub) -> None:
+        """Once the server is built: declare the extension and guard app-only tools, if the app has a UI."""
+        if not _state(self).used:
+            return
+        for entry in self._tools.values():
+            found = tool_ui(_meta_of(entry.definition))
+            if found is not None and found.resource_uri is not None and found.resource_uri not in self._resources:
+                raise AppDefinitionError(
+                    f"tool {entry.name!r} opens {found.resource_uri!r}, which is no resource of the app: "
+                    "register it with app.ui_resource(...)"
+                )
+        server.use_extension(UI)
+        host_for(server).use(AppOnlyTools(self._app_only))
+
+    def _app_only(self, name: str) -> bool:
+        entry = self._tools.get(name)
+        if entry is None:
+            return False
+        found = tool_ui(_meta_of(entry.definition))
+        return found is not None and found.visibility is not None and "model" not in found.visibility
+
+
+class _UiState:
+    __slots__ = ("used",)
+
+    def __init__(self) -> None:
+        self.used = False
+
+
+def _state(obj: object) -> _UiState:
+    attributes = obj.__dict__
+    found = attributes.get("_ui_state")
+    if found is None:
+        found = attributes["_ui_state"] = _UiState()
+    return cast("_UiState", found)
+
+
+def _app(obj: object) -> _AppLike:
+    return cast("_AppLike", obj)
+
+
+def _meta_of(definition: Any) -> dict[str, Any] | None:
+    data: Any = versions.dump(definition)
+    if not isinstance(data, dict):
+        return None
+    return cast("dict[str, Any] | None", cast("dict[str, Any]", data).get("_meta"))
+
+
+def _resource_meta(
+    uri: str,
+    csp: BaseModel | Mapping[str, Any] | None,
+    permissions: BaseModel | Mapping[str, Any] | None,
+    domain: str | None,
+    prefers_border: bool | None,
+) -> dict[str, Any]:
+    raw = {
+        "csp": versions.dump(csp) if isinstance(csp, BaseModel) else csp,
+        "permissions": versions.dump(permissions) if isinstance(permissions, BaseModel) else permissions,
+        "domain": domain,
+        "prefersBorder": prefers_border,
+    }
+    try:
+        typed = ui.McpUiResourceMeta.model_validate({k: v for k, v in raw.items() if v is not None})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise AppDefinitionError(f"UI resource {uri!r}: _meta.ui.{where}: {first['msg']}") from None
+    return cast("dict[str, Any]", versions.dump(typed))
+
+
+def _reader(pkg: Any, uri: str, source: Source, meta: dict[str, Any]) -> Callable[[], Awaitable[Any]]:
+    """What `resources/read` runs: the HTML as `TextResourceContents` with the MIME type and `_meta.ui`."""
+    if isinstance(source, Path) and not source.is_file():
+        raise AppDefinitionError(f"UI resource {uri!r}: {source} is not a file")
+
+    async def read() -> Any:
+        if isinstance(source, str):
+            html = source
+        elif isinstance(source, Path):
+            html = source.read_text(encoding="utf-8")
+        else:
+            value: Any = source()
+            html = await value if inspect.isawaitable(value) else value
+        if not isinstance(html, str):
+            raise McpError(-32603, f"UI resource {uri!r}: its function returned {type(html).__name__}, not HTML text")
+        contents: dict[str, Any] = {"uri": uri, "mimeType": MIME_TYPE, "text": html}
+        if meta:
+            contents["_meta"] = {"ui": meta}
+        return pkg.TextResourceContents.model_validate(contents)
+
+    return read
+
+
+class AppOnlyTools(ServerFeature):
+    """apps.mdx, Visibility, on the server: a client that did not declare `io.modelcontextprotocol/ui`
+    has no View to call an app-only tool (`visibility: ["app"]`), so it is not listed to it and its
+    call is refused (-32602 naming the tool). Registered only on servers with a UI."""
+
+    def __init__(self, app_only: Callable[[str], bool]) -> None:
+        self.app_only = app_only
+
+    def wrap(self, runtime: ServerRuntime, plan: Plan, view: PeerView) -> None:
+        if plan.spec.method == "tools/list":
+            plan.wrap(self._listing)
+        elif plan.spec.method == "tools/call":
+            plan.wrap(self._calling)
+
+    def _listing(self, inner: Around | None) -> Around:
+        async def listed(handler: Handler, params: Any, context: Any, raw: Any) -> Any:
+            result = await (inner(handler, params, context, raw) if inner else handler(params, context))
+            if peer_declares(context.session.client_capabilities, UI) or not isinstance(result, BaseModel):
+                return result
+            tools = cast("list[Any]", getattr(result, "tools", []))
+            kept = [t for t in tools if not self.app_only(getattr(t, "name", ""))]
+            return result if len(kept) == len(tools) else result.model_copy(update={"tools": kept})
+
+        return listed
+
+    def _calling(self, inner: Around | None) -> Around:
+        async def called(handler: Handler, params: Any, context: Any, raw: Any) -> Any:
+            name = getattr(params, "name", None)
+            if (
+                isinstance(name, str)
+                and self.app_only(name)
+                and not peer_declares(context.session.client_capabilities, UI)
+            ):
+                raise McpError(
+                    INVALID_PARAMS,
+                    f'tool {name!r} is callable only by an MCP Apps view (its _meta.ui.visibility is ["app"]); '
+                    f"this client did not declare the {UI} extension",
+                    {"name": name},
+                )
+            return await (inner(handler, params, context, raw) if inner else handler(params, context))
+
+        return called
