@@ -151,6 +151,12 @@ class ExtensionPin:
         return pinned_extension_schema(self.folder)
 
     @property
+    def sync_path(self) -> Path:
+        """Where `schema sync` writes it: beside the core schemas (a checkout's schema/, else the
+        current folder's), never into an installed package (whose copy `local_path` may be)."""
+        return project_root() / "schema" / "extensions" / self.folder / "schema.json"
+
+    @property
     def url(self) -> str:
         if self.npm_package:
             basename = self.npm_package.rsplit("/", 1)[-1]
@@ -237,9 +243,7 @@ def sync_extensions(source_dir: Path | None, versions: list[str] | None = None, 
                 )
                 continue
             _verify_extension(pin, data, pin.url)
-        # Where the core schemas go too (a checkout's schema/, else the current folder's): never
-        # into an installed package.
-        target = project_root() / "schema" / "extensions" / pin.folder / "schema.json"
+        target = pin.sync_path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
         lines.append(f"synced {target}")

@@ -55,3 +55,34 @@ def test_the_line_count_table() -> None:
     assert table == measured
     ours = measured["this layer"]
     assert all(ours[0] < other[0] and ours[1] < other[1] for name, other in measured.items() if name != "this layer")
+
+
+def _snippet(marker: str) -> str:
+    found = [b for b in re.findall(r"```python\n(.*?)```", DOC.read_text(), re.DOTALL) if marker in b]
+    assert len(found) == 1, f"{len(found)} blocks of docs/authoring.md hold {marker!r}"
+    return found[0]
+
+
+def _python(code: str) -> str:
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+def test_the_running_snippet_runs_in_memory() -> None:
+    assert _python(_snippet('app = App("files", version="1.0")')).strip() == "deleted /tmp/x"
+
+
+def test_the_input_first_snippet_defines_its_tool() -> None:
+    code = _snippet('@app.tool(task="required", input_first=True)') + (
+        "\nimport anyio\n"
+        "async def main() -> None:\n"
+        "    async with app.test_client('2025-11-25') as client:\n"
+        "        tool = (await client.list_tools()).tools[0]\n"
+        "        print(tool.name)\n"
+        "anyio.run(main)\n"
+    )
+    assert _python(code).strip() == "enrol"

@@ -74,7 +74,7 @@ def test_apps_doc_authoring_example_runs() -> None:
     )  # `refresh` is for the view only: this client did not declare the extension
 
 
-@pytest.mark.parametrize("marker", ['command = ["python", "examples/app_ui_server.py"]'])
+@pytest.mark.parametrize("marker", ['command = [sys.executable, "examples/app_ui_server.py"]'])
 def test_apps_doc_host_example_runs(marker: str) -> None:
     done = subprocess.run(
         [sys.executable, "-c", only(APPS_DOC, marker)],
@@ -94,7 +94,7 @@ def test_apps_doc_host_example_runs(marker: str) -> None:
 
 
 def test_every_apps_doc_snippet_is_run() -> None:
-    claimed = ['app = App("dashboards", version="1.0")', 'command = ["python", "examples/app_ui_server.py"]']
+    claimed = ['app = App("dashboards", version="1.0")', 'command = [sys.executable, "examples/app_ui_server.py"]']
     assert all(any(m in b for m in claimed) for b in blocks(APPS_DOC))
 
 
@@ -141,7 +141,7 @@ def test_skills_doc_authoring_example_runs() -> None:
 
 
 def test_skills_doc_client_example_runs() -> None:
-    code = only(SKILLS_DOC, 'connect_stdio(["python", "examples/skills_server.py"], Client)')
+    code = only(SKILLS_DOC, 'connect_stdio([sys.executable, "examples/skills_server.py"], Client)')
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=REPO_ROOT, env=_env(), capture_output=True, text=True, timeout=60
     )
@@ -160,6 +160,6 @@ def test_skills_doc_client_example_runs() -> None:
 def test_every_skills_doc_snippet_is_run() -> None:
     claimed = [
         'app = App("team-skills", version="1.0")',
-        'connect_stdio(["python", "examples/skills_server.py"], Client)',
+        'connect_stdio([sys.executable, "examples/skills_server.py"], Client)',
     ]
     assert all(any(m in b for m in claimed) for b in blocks(SKILLS_DOC))

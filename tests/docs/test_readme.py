@@ -23,7 +23,19 @@ from tests.support.docs import block as find_block
 from tests.support.docs import pages
 
 # The README and the pages of the site its sections moved to: the snippets this module runs.
-OWN_PAGES = ("README.md",)
+OWN_PAGES = (
+    "README.md",
+    "docs/getting-started.md",
+    "docs/servers.md",
+    "docs/clients.md",
+    "docs/extensions.md",
+    "docs/auth.md",
+    "docs/scaleout.md",
+    "docs/contract.md",
+    "docs/performance.md",
+    "docs/generator.md",
+    "docs/versions.md",
+)
 ALL_TEXT = "\n".join(text for path, text in pages().items() if path.relative_to(REPO_ROOT).as_posix() in OWN_PAGES)
 
 
@@ -33,9 +45,11 @@ def block(marker: str) -> str:
 
 # marker -> the test that runs the block holding it
 CLAIMS = {
+    "async def add(a: int, b: int, ctx: Context) -> int:": "test_readme_server_serves_a_typed_client",
+    'server = [sys.executable, "examples/app_server.py"]  # this environment': "test_readme_client_snippet",
     "result = CallToolResult.model_validate_json": "test_models_snippet",
     'answer = await ctx.elicit(f"Delete {path}?", bool)': "test_app_server_snippet_is_the_example",
-    'command = ["python", "examples/app_server.py"]': "test_app_client_snippet",
+    'command = [sys.executable, "examples/app_server.py"]': "test_app_client_snippet",
     "app.test_client(": "test_app_in_memory_snippet",
     "class Echo(Server):": "test_server_snippet_serves_the_client_snippet",
     "await client.ping(timeout=5)": "test_client_snippet_against_the_example_server",
@@ -66,7 +80,7 @@ def test_every_claimed_snippet_is_there() -> None:
 
 
 def test_models_snippet() -> None:
-    code = block(next(iter(CLAIMS)))
+    code = block("result = CallToolResult.model_validate_json")
     result = _run(code + "\nprint(result.is_error, result.model_dump_json(exclude_none=True))\n")
     assert result.returncode == 0, result.stderr
     printed = result.stdout.split()
@@ -81,8 +95,35 @@ def test_app_server_snippet_is_the_example() -> None:
     assert block('answer = await ctx.elicit(f"Delete {path}?", bool)') in example
 
 
+def test_readme_client_snippet() -> None:
+    result = _run(block('server = [sys.executable, "examples/app_server.py"]  # this environment'))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["{'city': 'Oslo', 'celsius': 21.5}"]
+
+
+def test_readme_server_serves_a_typed_client(tmp_path: Path) -> None:
+    """The README's server, saved as server.py and run as it says, answers a typed client."""
+    server = tmp_path / "server.py"
+    server.write_text(block("async def add(a: int, b: int, ctx: Context) -> int:"), encoding="utf-8")
+    client = (
+        "import sys, anyio\n"
+        "from mcp_bindings.runtime.stdio import connect_stdio\n"
+        "from mcp_bindings.v2025_11_25.client import Client\n"
+        "async def main() -> None:\n"
+        f"    async with connect_stdio([sys.executable, {str(server)!r}], Client) as client:\n"
+        "        print([t.name for t in (await client.list_tools()).tools])\n"
+        "        result = await client.call_tool(name='add', arguments={'a': 2, 'b': 3})\n"
+        "        print(result.structured_content)\n"
+        "        print((await client.read_resource(uri='config://app')).contents[0].text)\n"
+        "anyio.run(main)\n"
+    )
+    result = _run(client)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["['add']", "{'result': 5}", "debug=false"]
+
+
 def test_app_client_snippet() -> None:
-    result = _run(block('command = ["python", "examples/app_server.py"]'))
+    result = _run(block('command = [sys.executable, "examples/app_server.py"]'))
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["['weather', 'delete']", "{'city': 'Oslo', 'celsius': 21.5}"]
 
@@ -138,7 +179,7 @@ def test_eras_snippet_against_the_example_server() -> None:
 def test_task_client_snippet() -> None:
     """Against the everything-server over HTTP, as the README says to start it (on a free port)."""
     code = block("handlers.use_extension(EXTENSION)")
-    said = re.search(r"\(The server: `python (examples/everything_server\.py[^`]*)`", ALL_TEXT)
+    said = re.search(r"\(The server: `\.venv/bin/python (examples/everything_server\.py[^`]*)`", ALL_TEXT)
     assert said is not None and "--port 8000" in said.group(1)
     port = free_port()
     command = [sys.executable, *shlex.split(said.group(1).replace("8000", str(port)))]

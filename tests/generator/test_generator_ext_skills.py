@@ -56,7 +56,7 @@ def test_every_own_definition_cites_its_section() -> None:
 def test_sync_verifies_the_owned_schema(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     needs_schema()
     target = tmp_path / "synced" / "schema.json"
-    monkeypatch.setattr(ExtensionPin, "local_path", property(lambda self: target))
+    monkeypatch.setattr(ExtensionPin, "sync_path", property(lambda self: target))
     monkeypatch.setattr(pins, "load_extension_pins", lambda path=None: {SKILLS: skills_pin()})
     assert sync_extensions(None) == [f"synced {target}"]
     edited = tmp_path / "edited.json"
