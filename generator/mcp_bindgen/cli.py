@@ -138,12 +138,30 @@ def _cmd_new(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Version(argparse.Action):
+    """`--version`: the generator's version and the protocol versions installed (read as text)."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from .installed import installed_versions
+
+        versions = sorted({v.version for v in installed_versions().values()})
+        print(f"mcp-bindgen {__version__} (MCP protocol versions: {', '.join(versions)})")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcp-bindgen", description="Generate typed Python bindings for every MCP protocol version."
     )
-    parser.add_argument("--version", action="version", version=f"mcp-bindgen {__version__}")
+    parser.add_argument("--version", action=_Version, help="show the generator's version and the protocol versions")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    from .cli_server import add_parsers as add_server_parsers
+
+    add_server_parsers(sub)  # run, dev, list, call, read, get-prompt, inspect, install, uninstall
 
     schema = sub.add_parser("schema", help="manage the pinned official schemas")
     schema_sub = schema.add_subparsers(dest="schema_command", required=True, metavar="SUBCOMMAND")
@@ -263,20 +281,35 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .cli_server import server_after_dashes
+
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(server_after_dashes(sys.argv[1:] if argv is None else argv))
     try:
         return int(args.func(args))
     except BindgenError as exc:
+        if args.debug:
+            raise
         print(f"mcp-bindgen: error: {exc}", file=sys.stderr)
-        return 1
+        return int(getattr(exc, "exit_code", 1))
     except ModuleNotFoundError as exc:
         extra = missing_extra(exc)
-        if extra is None:
+        if extra is None or args.debug:
             raise
         print(
             f"mcp-bindgen: error: `mcp-bindgen {args.command}` needs the {extra} extra (no module {exc.name!r}): "
             f"install mcp-bindgen[{extra}]",
+            file=sys.stderr,
+        )
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - a bug or an unforeseen failure: one line, the traceback on --debug
+        if args.debug:
+            raise
+        text = " ".join(str(exc).split())[:400]
+        print(
+            f"mcp-bindgen: error: {type(exc).__name__}: {text} (run again with --debug for the traceback)",
             file=sys.stderr,
         )
         return 1

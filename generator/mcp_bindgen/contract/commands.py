@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import BindgenError
+from .connection import parse_headers
 from .surface import Surface, capture, load_surface
 
 
@@ -28,16 +29,6 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def _headers(values: list[str] | None) -> dict[str, str] | None:
-    out: dict[str, str] = {}
-    for value in values or []:
-        name, sep, content = value.partition(":")
-        if not sep or not name.strip():
-            raise BindgenError(f"--header {value!r} must read `Name: value`")
-        out[name.strip()] = content.strip()
-    return out or None
-
-
 def _surface(args: argparse.Namespace) -> Surface:
     if args.from_file:
         return load_surface(Path(args.from_file), args.protocol)
@@ -45,7 +36,7 @@ def _surface(args: argparse.Namespace) -> Surface:
         raise BindgenError(
             "no server given: pass --from COMMAND... (a stdio command or an http(s) URL) or --from-file FILE"
         )
-    return capture(args.target, args.protocol, _headers(args.header))
+    return capture(args.target, args.protocol, parse_headers(args.header))
 
 
 def cmd_client(args: argparse.Namespace) -> int:
@@ -78,12 +69,12 @@ def cmd_lock(args: argparse.Namespace) -> int:
             raise BindgenError("--check needs the live server: pass --from COMMAND... or --from URL")
         versions = args.protocol_list or sorted(old["versions"])
         old["versions"] = {v: s for v, s in old["versions"].items() if v in versions}  # --protocol: only those
-        result = check_lock(old, current_surfaces(args.target, versions, _headers(args.header)))
+        result = check_lock(old, current_surfaces(args.target, versions, parse_headers(args.header)))
         sys.stdout.write(result.render(args.format))
         return 1 if result.breaking else 0
     if not args.target:
         raise BindgenError("no server given: pass --from COMMAND... (a stdio command or an http(s) URL)")
-    lock = build_lock(args.target, args.protocol_list, _headers(args.header))
+    lock = build_lock(args.target, args.protocol_list, parse_headers(args.header))
     write_atomic(path, lock_text(lock))
     print(f"wrote {path} ({', '.join(lock['versions'])})")
     return 0
