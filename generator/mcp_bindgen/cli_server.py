@@ -205,7 +205,6 @@ def _add_install_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser
     install.add_argument("--name", help="the entry's name (default: the file's or module's name)")
     install.add_argument("--env", action="append", metavar="NAME=VALUE", help="environment of the server (repeatable)")
     install.add_argument("--header", action="append", metavar="'NAME: VALUE'", help="HTTP header for a URL server")
-    install.add_argument("--transport", choices=("stdio", "http"), default="stdio", help=argparse.SUPPRESS)
     install.add_argument("--config", metavar="FILE", help="the host's configuration file (default: its documented one)")
     install.add_argument("--dry-run", action="store_true", help="print the change; write nothing")
     install.add_argument("--print", action="store_true", help="print the standard mcpServers JSON; write nothing")

@@ -3,30 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from ..errors import BindgenError
+from ..files import write_atomic
 from .connection import parse_headers
 from .surface import Surface, capture, load_surface
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """All or nothing: a temporary file beside `path`, renamed over it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _surface(args: argparse.Namespace) -> Surface:
