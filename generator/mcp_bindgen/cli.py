@@ -284,7 +284,11 @@ def main(argv: list[str] | None = None) -> int:
     from .cli_server import server_after_dashes
 
     parser = build_parser()
-    args = parser.parse_args(server_after_dashes(sys.argv[1:] if argv is None else argv))
+    args, extra = parser.parse_known_args(server_after_dashes(sys.argv[1:] if argv is None else argv))
+    if extra and isinstance(getattr(args, "arguments", None), list) and not any(w.startswith("-") for w in extra):
+        args.arguments.extend(extra)  # `call S T a=1 --format json b=2`: NAME=VALUE words after an option
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return int(args.func(args))
     except BindgenError as exc:

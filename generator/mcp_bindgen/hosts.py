@@ -184,11 +184,17 @@ def server_of(target: str, name: str | None, env: Sequence[str] | None, headers:
         if not path.is_file():
             raise BindgenError(f"no such file: {where}: pass a server file, pkg.mod:app, a URL, or a command after --")
         resolved = str(path.resolve()) + (f":{attribute}" if attribute else "")
-        return Server(name or path.stem, [*bindgen_command(), "run", resolved], None, envs, heads)
+        return Server(name or _file_name(path.resolve()), [*bindgen_command(), "run", resolved], None, envs, heads)
     module = where.split(":", 1)[0]
     if not module.replace(".", "").replace("_", "").isalnum():
         raise BindgenError(f"{target!r} is no server file, module (pkg.mod:app) or URL: give a command after --")
     return Server(name or module.rsplit(".", 1)[-1], [*bindgen_command(), "run", words[0]], None, envs, heads)
+
+
+def _file_name(path: Path) -> str:
+    """An entry's default name: the file's, or its folder's for a generic one (weather/server.py: weather)."""
+    generic = {"server", "app", "main", "__main__", "mcp_server"}
+    return path.parent.name if path.stem in generic and path.parent.name else path.stem
 
 
 def _url_name(url: str) -> str:

@@ -18,6 +18,7 @@ from .surface import list_all, wire
 KINDS = {"tools": "tools", "resources": "resources", "templates": "resourceTemplates", "prompts": "prompts"}
 CAPABILITY = {"tools": "tools", "resources": "resources", "resourceTemplates": "resources", "prompts": "prompts"}
 RESOURCE_NOT_FOUND = -32002
+METHOD_NOT_FOUND = -32601
 
 
 def _run(args: argparse.Namespace, use: Callable[[Any], Awaitable[Any]]) -> Any:
@@ -48,9 +49,19 @@ def _emit(args: argparse.Namespace, data: Any, human: Callable[[], str]) -> None
 
 
 async def _items(client: Any, key: str) -> list[dict[str, Any]]:
-    if CAPABILITY[key] not in client.server_capabilities:
-        return []
-    return await list_all(client, key)
+    """Every item of one list; none where the server declares no such capability. A session pinned
+    to a stateless version over HTTP knows no capabilities (no `server/discover`): it asks, and a
+    method the server does not serve lists nothing."""
+    from mcp_bindings.runtime.rpc.errors import McpError
+
+    if client.session.capabilities_known or client.server_capabilities:
+        return await list_all(client, key) if CAPABILITY[key] in client.server_capabilities else []
+    try:
+        return await list_all(client, key)
+    except McpError as exc:
+        if exc.code == METHOD_NOT_FOUND:
+            return []
+        raise
 
 
 def _named(items: list[dict[str, Any]], name: str, what: str) -> dict[str, Any]:
@@ -93,7 +104,7 @@ def cmd_read(args: argparse.Namespace) -> int:
     from mcp_bindings.runtime.rpc.errors import McpError
 
     async def use(client: Any) -> dict[str, Any]:
-        if "resources" not in client.server_capabilities:
+        if client.session.capabilities_known and "resources" not in client.server_capabilities:
             raise LiveError("the server offers no resources", ExitCode.NOT_FOUND)
         try:
             return wire(await client.read_resource(uri=args.uri))
