@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -45,6 +46,10 @@ def test_dev_over_http_serves_the_edited_tool(tmp_path: Path) -> None:
     assert "a source file changed: restarting" in log
 
 
+def _text(result: Any) -> str:
+    return str(result.content[0].text)
+
+
 def test_dev_over_stdio_keeps_the_client_connected(tmp_path: Path) -> None:
     from mcp_bindings.runtime.stdio.connect import connect_stdio
     from mcp_bindings.v2025_11_25.client import Client
@@ -63,8 +68,7 @@ def test_dev_over_stdio_keeps_the_client_connected(tmp_path: Path) -> None:
                 env=env(),
                 stderr=stderr,
             ) as client:
-                first = await client.call_tool(name="greet", arguments={"name": "ada"})
-                texts.append(first.content[0].text)
+                texts.append(_text(await client.call_tool(name="greet", arguments={"name": "ada"})))
                 _edit(server, "hello", "goodbye")
                 for _ in range(100):  # bounded
                     await anyio.sleep(0.2)
@@ -73,8 +77,8 @@ def test_dev_over_stdio_keeps_the_client_connected(tmp_path: Path) -> None:
                     except Exception as exc:  # a request in flight during the restart is answered with an error
                         changed.append(str(exc))
                         continue
-                    if result.content[0].text != texts[-1]:
-                        texts.append(result.content[0].text)
+                    if _text(result) != texts[-1]:
+                        texts.append(_text(result))
                         break
         return texts
 

@@ -37,7 +37,7 @@ def test_install_merges_keeps_a_backup_and_uninstall_removes(tmp_path: Path, hos
     before = {"theme": "dark", key: {"other": {"command": "other-server", "args": ["--x"]}}}
     config.write_text(json.dumps(before), encoding="utf-8")
 
-    done = bindgen("install", host, APP_SERVER, "--env", "LOG=debug", **env)
+    done = bindgen("install", host, APP_SERVER, "--env", "LOG=debug", environ=env)
     assert done.returncode == 0, done.stderr
     assert f"added `app_server` in {config}" in done.stdout
     written = json.loads(config.read_text(encoding="utf-8"))
@@ -49,13 +49,13 @@ def test_install_merges_keeps_a_backup_and_uninstall_removes(tmp_path: Path, hos
     call = bindgen("call", " ".join([entry["command"], *entry["args"]]), "weather", "city=Paris")
     assert call.returncode == 0 and "Paris" in call.stdout
 
-    dry = bindgen("uninstall", host, "app_server", "--dry-run", **env)
+    dry = bindgen("uninstall", host, "app_server", "--dry-run", environ=env)
     assert dry.returncode == 0 and dry.stdout.startswith(f"would remove `app_server` from {config}")
     assert json.loads(config.read_text(encoding="utf-8")) == written
-    gone = bindgen("uninstall", host, "app_server", **env)
+    gone = bindgen("uninstall", host, "app_server", environ=env)
     assert gone.returncode == 0, gone.stderr
     assert json.loads(config.read_text(encoding="utf-8")) == before
-    missing = bindgen("uninstall", host, "app_server", **env)
+    missing = bindgen("uninstall", host, "app_server", environ=env)
     assert missing.returncode == 1 and "has no server `app_server` (it has: other)" in missing.stderr
 
 
@@ -64,7 +64,7 @@ def test_install_into_a_missing_file_a_url_and_a_command(tmp_path: Path, host: s
     relative, key, stdio_extra, remote = EXPECTED[host]
     env = _home_env(tmp_path)
     config = tmp_path / relative
-    done = bindgen("install", host, URL, "--name", "web", "--header", "Authorization: Bearer t", **env)
+    done = bindgen("install", host, URL, "--name", "web", "--header", "Authorization: Bearer t", environ=env)
     if remote is None:
         assert done.returncode == 1 and "adds remote servers in the app" in done.stderr
         assert not config.exists()
@@ -73,7 +73,15 @@ def test_install_into_a_missing_file_a_url_and_a_command(tmp_path: Path, host: s
         expected = {k: v.replace("{url}", URL) for k, v in remote.items()}
         assert json.loads(config.read_text())[key] == {"web": {**expected, "headers": {"Authorization": "Bearer t"}}}
     command = bindgen(
-        "install", host, "--name", "everything", "--", "npx", "-y", "@modelcontextprotocol/server-everything", **env
+        "install",
+        host,
+        "--name",
+        "everything",
+        "--",
+        "npx",
+        "-y",
+        "@modelcontextprotocol/server-everything",
+        environ=env,
     )
     assert command.returncode == 0, command.stderr
     servers = json.loads(config.read_text())[key]
@@ -87,18 +95,18 @@ def test_install_into_a_missing_file_a_url_and_a_command(tmp_path: Path, host: s
 
 def test_dry_run_writes_nothing_and_update_says_so(tmp_path: Path) -> None:
     env = _home_env(tmp_path)
-    dry = bindgen("install", "cursor", APP_SERVER, "--dry-run", **env)
+    dry = bindgen("install", "cursor", APP_SERVER, "--dry-run", environ=env)
     assert dry.returncode == 0 and dry.stdout.startswith("would add `app_server`")
     assert not (tmp_path / ".cursor").exists()
-    assert bindgen("install", "cursor", APP_SERVER, **env).returncode == 0
-    again = bindgen("install", "cursor", f"{APP_SERVER}:app", **env)
+    assert bindgen("install", "cursor", APP_SERVER, environ=env).returncode == 0
+    again = bindgen("install", "cursor", f"{APP_SERVER}:app", environ=env)
     assert again.returncode == 0 and again.stdout.startswith("updated `app_server`")
     entry = json.loads((tmp_path / ".cursor" / "mcp.json").read_text())["mcpServers"]["app_server"]
     assert entry["args"] == ["run", f"{APP_SERVER}:app"]
 
 
 def test_print_is_the_standard_mcp_servers_json(tmp_path: Path) -> None:
-    done = bindgen("install", "--print", APP_SERVER, "--name", "demo", **_home_env(tmp_path))
+    done = bindgen("install", "--print", APP_SERVER, "--name", "demo", environ=_home_env(tmp_path))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {
         "mcpServers": {"demo": {"command": str(SCRIPT), "args": ["run", str(APP_SERVER)]}}
@@ -116,7 +124,7 @@ def test_print_is_the_standard_mcp_servers_json(tmp_path: Path) -> None:
     ],
 )
 def test_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str) -> None:
-    done = bindgen(*[a.replace("{server}", str(APP_SERVER)) for a in args], **_home_env(tmp_path))
+    done = bindgen(*[a.replace("{server}", str(APP_SERVER)) for a in args], environ=_home_env(tmp_path))
     assert done.returncode == 1 and message in done.stderr and "Traceback" not in done.stderr
 
 
@@ -124,7 +132,7 @@ def test_a_config_that_is_not_json_is_left_alone(tmp_path: Path) -> None:
     config = tmp_path / ".cursor" / "mcp.json"
     config.parent.mkdir()
     config.write_text("{ // a comment\n}", encoding="utf-8")
-    done = bindgen("install", "cursor", APP_SERVER, **_home_env(tmp_path))
+    done = bindgen("install", "cursor", APP_SERVER, environ=_home_env(tmp_path))
     assert done.returncode == 1 and "is not plain JSON" in done.stderr
     assert config.read_text(encoding="utf-8") == "{ // a comment\n}"
 

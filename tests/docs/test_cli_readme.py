@@ -37,7 +37,7 @@ def test_from_zero_to_claude_runs_as_written(tmp_path: Path) -> None:
     steps = _steps()
     assert all(argv[0] == "mcp-bindgen" for argv, _ in steps)  # only the CLI's own commands
     for argv, shown in steps:
-        done = bindgen(*argv[1:], cwd=work, HOME=str(home), XDG_CONFIG_HOME="")
+        done = bindgen(*argv[1:], cwd=work, environ={"HOME": str(home), "XDG_CONFIG_HOME": ""})
         assert done.returncode == 0, (argv, done.stderr)
         printed = done.stdout.replace(str(home), "~").splitlines()
         assert printed[: len(shown)] == shown, argv

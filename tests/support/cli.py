@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from tests.support import REPO_ROOT
@@ -26,13 +26,13 @@ def env(**extra: str) -> dict[str, str]:
 
 
 def bindgen(
-    *args: str | Path, cwd: Path | None = None, timeout: float = 120, **extra_env: str
+    *args: str | Path, cwd: Path | None = None, timeout: float = 120, environ: Mapping[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """`mcp-bindgen ARGS...` run to its end (bounded), output captured."""
+    """`mcp-bindgen ARGS...` run to its end (bounded), output captured; `environ` on top of `env()`."""
     return subprocess.run(
         [str(SCRIPT), *map(str, args)],
         cwd=cwd or REPO_ROOT,
-        env=env(**extra_env),
+        env=env(**(environ or {})),
         capture_output=True,
         text=True,
         timeout=timeout,
