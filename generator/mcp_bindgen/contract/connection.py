@@ -123,6 +123,7 @@ def one_line(exc: BaseException) -> str:
 
 def failure(exc: BaseException, target: Sequence[str]) -> LiveError:
     """What a failed connection or request means: one sentence and its exit code."""
+    from mcp_bindings.runtime.client.runtime import LegacyServerError, ProtocolVersionError
     from mcp_bindings.runtime.rpc.errors import McpError
 
     inner = innermost(exc) or exc
@@ -132,6 +133,14 @@ def failure(exc: BaseException, target: Sequence[str]) -> LiveError:
         return inner
     if isinstance(inner, TimeoutError):
         return LiveError(f"the server `{where}` did not answer within {CONNECT_TIMEOUT:.0f} s", ExitCode.CONNECTION)
+    if isinstance(inner, LegacyServerError):
+        return LiveError(
+            f"`{where}` does not speak MCP {inner.version} (it has no server/discover): "
+            "pass --protocol auto or a handshake version such as 2025-11-25",
+            ExitCode.CONNECTION,
+        )
+    if isinstance(inner, ProtocolVersionError):
+        return LiveError(f"`{where}`: {inner.message}: pass --protocol auto", ExitCode.CONNECTION)
     if "HTTP 401" in text or "HTTP 403" in text:
         return LiveError(
             f"`{where}` requires authorization ({text}): pass --header 'Authorization: Bearer TOKEN'", ExitCode.AUTH
