@@ -85,7 +85,9 @@ def _live_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _target_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("target", metavar="TARGET", help="server.py, server.py:app, or pkg.module:app")
+    parser.add_argument(
+        "target", metavar="TARGET", help="server.py, server.py:app, pkg.module:app, or an installed command"
+    )
     parser.add_argument("--transport", choices=("stdio", "http"), default="stdio", help="default: stdio")
     parser.add_argument("--host", default="127.0.0.1", help="HTTP: address to bind (default: 127.0.0.1)")
     parser.add_argument("--port", type=_port, default=3001, help="HTTP: port (default: 3001; 0 picks a free one)")
@@ -99,7 +101,8 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "serve the App (or server object) a Python file or module defines, on stdio or Streamable HTTP",
         "  mcp-bindgen run server.py                      # stdio, for a host that starts it\n"
         "  mcp-bindgen run server.py:app --transport http --port 3001\n"
-        "  mcp-bindgen run mypkg.server:make_app          # a factory is called",
+        "  mcp-bindgen run mypkg.server:make_app          # a factory is called\n"
+        "  mcp-bindgen run weather                        # an installed command: its module's App",
     )
     _target_options(run)
     run.add_argument("--fd", type=int, help=argparse.SUPPRESS)  # `dev`: serve on an inherited listening socket

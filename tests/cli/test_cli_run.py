@@ -120,3 +120,31 @@ def test_a_taken_port_and_a_bad_port() -> None:
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "pick another --port" in done.stderr
     bad = bindgen("run", APP_SERVER, "--transport", "http", "--port", "70000")
     assert bad.returncode == 2 and "'70000' is not a port number" in bad.stderr
+
+
+def test_run_an_installed_command(tmp_path: Path) -> None:
+    """TARGET naming an installed command (a `console_scripts` entry point) serves the server object
+    of the entry point's module, as a project made by `mcp-bindgen new` installs one."""
+    (tmp_path / "forecast").mkdir()
+    (tmp_path / "forecast" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "forecast" / "server.py").write_text(
+        "from mcp_bindings.runtime.app import App\n"
+        "app = App('forecast', version='1')\n\n\n"
+        "@app.tool\n"
+        "def sky() -> str:\n"
+        "    return 'clear'\n\n\n"
+        "def main() -> None:\n"
+        "    app.run()\n",
+        encoding="utf-8",
+    )
+    dist = tmp_path / "forecast-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: forecast\nVersion: 1.0\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text(
+        "[console_scripts]\nforecast-server = forecast.server:main\n", encoding="utf-8"
+    )
+    done = bindgen(
+        "call", "mcp-bindgen run forecast-server", "sky", cwd=tmp_path, environ={"PYTHONPATH": str(tmp_path)}
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "clear\n"

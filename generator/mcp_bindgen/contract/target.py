@@ -3,6 +3,7 @@
     server.py            the one `App` (or server stub instance) the file defines at module level
     server.py:app        that attribute (dotted; a function without parameters is called: a factory)
     pkg.mod:app, pkg.mod the same in an importable module (the current directory is on sys.path)
+    weather              an installed command (a `console_scripts` entry point): its module's server object
 
 A file is imported under its own module name with its folder first on sys.path, so that its
 `if __name__ == "__main__":` block does not run and its sibling modules import."""
@@ -39,8 +40,14 @@ class Target:
                     f"no such file: {where} (TARGET: server.py, server.py:app, pkg.mod:app)", ExitCode.USAGE
                 )
             return cls(path.resolve(), None, attribute or None)
+        script = None if attribute else _entry_point_module(where)
+        if script is not None:
+            return cls(None, script, None)  # an installed command: the server object of its module
         if not where.replace(".", "").replace("_", "").isalnum():
-            raise LiveError(f"{text!r} is neither a .py file nor a module path such as pkg.mod:app", ExitCode.USAGE)
+            raise LiveError(
+                f"{text!r} is neither a .py file, a module path such as pkg.mod:app, nor an installed command",
+                ExitCode.USAGE,
+            )
         return cls(None, where, attribute or None)
 
     @property
@@ -55,6 +62,15 @@ class Target:
     def describe(self) -> str:
         base = str(self.file) if self.file is not None else str(self.module)
         return f"{base}:{self.attribute}" if self.attribute else base
+
+
+def _entry_point_module(name: str) -> str | None:
+    """The module of an installed command (`console_scripts` entry point) named `name`, if any."""
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group="console_scripts", name=name):
+        return entry.module
+    return None
 
 
 def _has_attribute(text: str) -> bool:
