@@ -82,6 +82,12 @@ def _live_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format", choices=("text", "json"), default="text", help="output: text for people (default) or json"
     )
+    parser.add_argument(
+        "--oauth",
+        action="store_true",
+        help="a URL server asking for authorization: run the OAuth flow in the browser (tokens kept in "
+        "~/.cache/mcp-bindgen/oauth.json for the next run)",
+    )
 
 
 def _target_options(parser: argparse.ArgumentParser) -> None:

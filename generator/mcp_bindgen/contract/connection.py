@@ -89,6 +89,7 @@ async def open_client(
     headers: dict[str, str] | None = None,
     *,
     stderr: Any = None,
+    oauth: bool = False,
     **options: Any,
 ) -> AsyncIterator[Any]:
     """The typed client of `version` (None or "auto": the newest, negotiating down) connected to
@@ -100,13 +101,46 @@ async def open_client(
     if is_url(target):
         from mcp_bindings.runtime.client.http import connect_http
 
-        async with connect_http(target[0], cls, headers=headers, **options) as client:
+        auth = oauth_client() if oauth else None
+        async with connect_http(target[0], cls, headers=headers, auth=auth, **options) as client:
             yield client
     else:
         from mcp_bindings.runtime.stdio.connect import connect_stdio
 
         async with connect_stdio(list(target), cls, stderr=stderr, **options) as client:
             yield client
+
+
+OAUTH_REDIRECT_PORT = 33418  # one redirect URI across runs: the registration stored with the tokens stays valid
+
+
+def token_store() -> Path:
+    """Where `--oauth` keeps client registrations and tokens (mode 0600), reused by the next run."""
+    import os
+
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "mcp-bindgen" / "oauth.json"
+
+
+async def _open_browser(url: str) -> None:
+    """Print the URL and open it; in a thread, as a browser command may wait (the loopback listener
+    answering its redirect runs on this event loop)."""
+    import webbrowser
+
+    import anyio
+
+    print(f"mcp-bindgen: authorize in your browser: {url}", file=sys.stderr, flush=True)
+    await anyio.to_thread.run_sync(webbrowser.open, url)
+
+
+def oauth_client() -> Any:
+    """The project's OAuth client (`auth.OAuthClientAuth`): discovery, registration, PKCE, the
+    authorization code flow through the browser and a loopback redirect, refresh; tokens kept in
+    `token_store()`."""
+    from mcp_bindings.runtime.auth import JsonFileTokenStorage, LoopbackAuthorizationHandler, OAuthClientAuth
+
+    handler = LoopbackAuthorizationHandler(port=OAUTH_REDIRECT_PORT, open_browser=_open_browser)
+    return OAuthClientAuth(handler, storage=JsonFileTokenStorage(token_store()), client_name="mcp-bindgen")
 
 
 def innermost(exc: BaseException | None) -> BaseException | None:
@@ -143,7 +177,8 @@ def failure(exc: BaseException, target: Sequence[str]) -> LiveError:
         return LiveError(f"`{where}`: {inner.message}: pass --protocol auto", ExitCode.CONNECTION)
     if "HTTP 401" in text or "HTTP 403" in text:
         return LiveError(
-            f"`{where}` requires authorization ({text}): pass --header 'Authorization: Bearer TOKEN'", ExitCode.AUTH
+            f"`{where}` requires authorization ({text}): pass --oauth, or --header 'Authorization: Bearer TOKEN'",
+            ExitCode.AUTH,
         )
     if isinstance(inner, McpError) and not _connection_failure(inner):
         return LiveError(f"the server answered an error: {text}", ExitCode.SERVER_ERROR)

@@ -30,7 +30,7 @@ def _run(args: argparse.Namespace, use: Callable[[Any], Awaitable[Any]]) -> Any:
     timeout = getattr(args, "timeout", None)
 
     async def session() -> Any:
-        async with open_client(target, args.protocol, headers, request_timeout=timeout) as client:
+        async with open_client(target, args.protocol, headers, oauth=args.oauth, request_timeout=timeout) as client:
             return await use(client)
 
     try:
@@ -143,12 +143,12 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         return report
 
     report: dict[str, Any] = _run(args, use)
-    report["versions"] = spoken_versions(server_command(args.server), parse_headers(args.header))
+    report["versions"] = spoken_versions(server_command(args.server), parse_headers(args.header), oauth=args.oauth)
     _emit(args, report, lambda: render_inspect(report))
     return 0
 
 
-def spoken_versions(target: Sequence[str], headers: dict[str, str] | None) -> list[str]:
+def spoken_versions(target: Sequence[str], headers: dict[str, str] | None, *, oauth: bool = False) -> list[str]:
     """The protocol versions of this client that the server negotiates when offered each alone."""
     import anyio
 
@@ -159,7 +159,7 @@ def spoken_versions(target: Sequence[str], headers: dict[str, str] | None) -> li
     async def probe(version: str) -> None:
         try:
             with anyio.fail_after(30):
-                async with open_client(target, version, headers, stderr=_devnull()) as client:
+                async with open_client(target, version, headers, stderr=_devnull(), oauth=oauth) as client:
                     if client.session.version == version:
                         spoken.append(version)
         except Exception:  # refused, another version chosen, no answer: not spoken
