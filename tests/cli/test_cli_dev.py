@@ -53,10 +53,12 @@ def _text(result: Any) -> str:
 def test_dev_over_stdio_keeps_the_client_connected(tmp_path: Path) -> None:
     from mcp_bindings.runtime.stdio.connect import connect_stdio
     from mcp_bindings.v2025_11_25.client import Client
+    from tests.peers.harness import Recorder, make_handlers
 
     server = tmp_path / "server.py"
     server.write_text(SERVER, encoding="utf-8")
     changed: list[str] = []
+    recorder = Recorder()
 
     async def main() -> list[str]:
         texts = []
@@ -67,6 +69,7 @@ def test_dev_over_stdio_keeps_the_client_connected(tmp_path: Path) -> None:
                 cwd=str(tmp_path),
                 env=env(),
                 stderr=stderr,
+                handlers=make_handlers("2025-11-25", recorder),
             ) as client:
                 texts.append(_text(await client.call_tool(name="greet", arguments={"name": "ada"})))
                 _edit(server, "hello", "goodbye")
@@ -80,6 +83,8 @@ def test_dev_over_stdio_keeps_the_client_connected(tmp_path: Path) -> None:
                     if _text(result) != texts[-1]:
                         texts.append(_text(result))
                         break
+                # the client is told that the tools may have changed
+                await recorder.wait_for(lambda r: bool(r.of("tools_changed")), timeout=10)
         return texts
 
     texts = anyio.run(main)

@@ -53,7 +53,9 @@ def _schema_type(schema: dict[str, Any]) -> str:
     options = schema.get("anyOf") or schema.get("oneOf")
     if isinstance(options, list):
         return "|".join(_schema_type(option) for option in options if isinstance(option, dict))
-    return "enum" if "enum" in schema else "any"
+    if "enum" in schema:
+        return "enum"
+    return "object" if "$ref" in schema or "properties" in schema else "any"
 
 
 def tool_arguments(tool: dict[str, Any]) -> str:
