@@ -381,10 +381,17 @@ def _main(opts: ScaffoldOptions) -> str:
     what = {"stdio": "over stdio", "http": "over Streamable HTTP"}
     description = f"{opts.dist_name}: an MCP server " + " or ".join(what[t] for t in transports)
     one_line = f'    parser = argparse.ArgumentParser(description="{description}")'
+    split = description.index(": ") + 2  # after the name: two string literals if one is too long
     parser = (
         [one_line]
         if len(one_line) <= LINE_LENGTH
-        else ["    parser = argparse.ArgumentParser(", f'        description="{description}"', "    )"]
+        else [
+            "    parser = argparse.ArgumentParser(",
+            f'        description="{description}"'
+            if len(description) + 22 <= LINE_LENGTH
+            else f'        description="{description[:split]}"\n        "{description[split:]}"',
+            "    )",
+        ]
     )
     return _render(
         "app/main.py.j2",
@@ -501,7 +508,12 @@ def build_files(opts: ScaffoldOptions) -> dict[str, str]:
     )
     files["README.md"] = _render("README.md.j2", **_readme_context(opts, parts.feature_notes, run_lines))
     files[".gitignore"] = _render("gitignore.j2")
-    return {path: text + "\n" if text else text for path, text in files.items()}
+    files = {path: text + "\n" if text else text for path, text in files.items()}
+    from .format import format_python  # black comes with the `generator` extra, as jinja2 (`_render`)
+
+    # The project's own `ruff format` agrees with black at its line length: code lines that a long
+    # project name makes too long are wrapped here (names in prose are laid out by the templates).
+    return {path: format_python(text, path) if path.endswith(".py") else text for path, text in files.items()}
 
 
 def _version_package(version: str) -> str:
@@ -517,6 +529,8 @@ def _run_lines(opts: ScaffoldOptions) -> list[str]:
         flag = "--transport http " if opts.transport == "both" else ""
         lines.append((f"{opts.dist_name} {flag}--port 3001", "Streamable HTTP on http://127.0.0.1:3001/mcp"))
     width = max(len(command) for command, _ in lines)
+    if width + max(len(what) for _, what in lines) + 10 > LINE_LENGTH:  # a long name: comments above
+        return [line for command, what in lines for line in (f"# {what}", command)]
     return [f"{command.ljust(width)}  # {what}" for command, what in lines]
 
 
