@@ -277,7 +277,35 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_contract import add_parsers as add_contract_parsers
 
     add_contract_parsers(sub)  # `client`, `lock`, `lint`: a server's own contract (docs/contract.md)
+    _add_examples(parser, sub)
     return parser
+
+
+# An example for each command that does not write its own (the server commands do, in cli_server.py).
+_EXAMPLES = {
+    "schema": "mcp-bindgen schema sync --from ../shared/mcp-schema\nmcp-bindgen schema pin 2026-12-01 --commit SHA",
+    "generate": "mcp-bindgen generate\nmcp-bindgen generate --schema draft/schema.json --version draft",
+    "check": "mcp-bindgen check",
+    "diff": "mcp-bindgen diff 2025-11-25 2026-07-28\nmcp-bindgen diff 2025-06-18 2025-11-25 --format json -o diff.json",
+    "new": "mcp-bindgen new weather\nmcp-bindgen new weather --transport http --features tools,resources",
+    "client": "mcp-bindgen client -o shop_client.py --from python server.py",
+    "lock": "mcp-bindgen lock --from python server.py\nmcp-bindgen lock --check --from python server.py",
+    "lint": "mcp-bindgen lint --from python server.py",
+}
+
+
+def _add_examples(parser: argparse.ArgumentParser, sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = (
+        "examples:\n  mcp-bindgen new weather && mcp-bindgen call weather/src/weather/server.py add a=1 b=2\n"
+        "  mcp-bindgen run server.py --transport http --port 3001\n"
+        "  mcp-bindgen install claude-desktop server.py\n\n"
+        "`mcp-bindgen COMMAND --help` shows each command's options and examples."
+    )
+    for name, text in _EXAMPLES.items():
+        command = sub.choices[name]
+        command.formatter_class = argparse.RawDescriptionHelpFormatter
+        command.epilog = "examples:\n" + "\n".join(f"  {line}" for line in text.splitlines())
 
 
 def main(argv: list[str] | None = None) -> int:
