@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from benchmarks import (
+    bench_cli,
     bench_generator,
     bench_import,
     bench_load,
@@ -32,6 +33,7 @@ SECTIONS = {
     "generator": bench_generator.run,
     "toolschemas": bench_tool_schemas.run,
     "load": bench_load.run,
+    "cli": bench_cli.run,
 }
 
 

@@ -139,12 +139,30 @@ def _cmd_new(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Version(argparse.Action):
+    """`--version`: the generator's version and the protocol versions installed (read as text)."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from .installed import installed_versions
+
+        versions = sorted({v.version for v in installed_versions().values()})
+        print(f"mcp-bindgen {__version__} (MCP protocol versions: {', '.join(versions)})")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcp-bindgen", description="Generate typed Python bindings for every MCP protocol version."
     )
-    parser.add_argument("--version", action="version", version=f"mcp-bindgen {__version__}")
+    parser.add_argument("--version", action=_Version, help="show the generator's version and the protocol versions")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    from .cli_server import add_parsers as add_server_parsers
+
+    add_server_parsers(sub)  # run, dev, list, call, read, get-prompt, inspect, install, uninstall
 
     schema = sub.add_parser("schema", help="manage the pinned official schemas")
     schema_sub = schema.add_subparsers(dest="schema_command", required=True, metavar="SUBCOMMAND")
@@ -260,24 +278,71 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_contract import add_parsers as add_contract_parsers
 
     add_contract_parsers(sub)  # `client`, `lock`, `lint`: a server's own contract (docs/contract.md)
+    _add_examples(parser, sub)
     return parser
 
 
+# An example for each command that does not write its own (the server commands do, in cli_server.py).
+_EXAMPLES = {
+    "schema": "mcp-bindgen schema sync --from ../shared/mcp-schema\nmcp-bindgen schema pin 2026-12-01 --commit SHA",
+    "generate": "mcp-bindgen generate\nmcp-bindgen generate --schema draft/schema.json --version draft",
+    "check": "mcp-bindgen check",
+    "diff": "mcp-bindgen diff 2025-11-25 2026-07-28\nmcp-bindgen diff 2025-06-18 2025-11-25 --format json -o diff.json",
+    "new": "mcp-bindgen new weather\nmcp-bindgen new weather --transport http --features tools,resources",
+    "client": "mcp-bindgen client -o shop_client.py --from python server.py",
+    "lock": "mcp-bindgen lock --from python server.py\nmcp-bindgen lock --check --from python server.py",
+    "lint": "mcp-bindgen lint --from python server.py",
+}
+
+
+def _add_examples(parser: argparse.ArgumentParser, sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = (
+        "examples:\n  mcp-bindgen new weather && mcp-bindgen call weather/src/weather/server.py add a=1 b=2\n"
+        "  mcp-bindgen run server.py --transport http --port 3001\n"
+        "  mcp-bindgen install claude-desktop server.py\n\n"
+        "`mcp-bindgen COMMAND --help` shows each command's options and examples."
+    )
+    for name, text in _EXAMPLES.items():
+        command = sub.choices[name]
+        command.formatter_class = argparse.RawDescriptionHelpFormatter
+        command.epilog = "examples:\n" + "\n".join(f"  {line}" for line in text.splitlines())
+
+
 def main(argv: list[str] | None = None) -> int:
+    from .cli_server import server_after_dashes
+
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(server_after_dashes(sys.argv[1:] if argv is None else argv))
+    if extra and isinstance(getattr(args, "arguments", None), list) and not any(w.startswith("-") for w in extra):
+        args.arguments.extend(extra)  # `call S T a=1 --format json b=2`: NAME=VALUE words after an option
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return int(args.func(args))
     except BindgenError as exc:
+        if args.debug:
+            raise
         print(f"mcp-bindgen: error: {exc}", file=sys.stderr)
-        return 1
+        return int(getattr(exc, "exit_code", 1))
     except ModuleNotFoundError as exc:
         extra = missing_extra(exc)
-        if extra is None:
+        if extra is None or args.debug:
             raise
         print(
             f"mcp-bindgen: error: `mcp-bindgen {args.command}` needs the {extra} extra (no module {exc.name!r}): "
             f"install mcp-bindgen[{extra}]",
+            file=sys.stderr,
+        )
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - a bug or an unforeseen failure: one line, the traceback on --debug
+        if args.debug:
+            raise
+        text = " ".join(str(exc).split())[:400]
+        print(
+            f"mcp-bindgen: error: {type(exc).__name__}: {text} (run again with --debug for the traceback)",
             file=sys.stderr,
         )
         return 1

@@ -376,11 +376,15 @@ def test_a_schema_without_a_wire_version_asks_for_one(made: dict[str, Any], caps
 
 
 def test_version_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    """The generator's version and the protocol versions installed (issue 33: `--version` names them)."""
     from mcp_bindgen import __version__
+    from mcp_bindings.runtime.protocol import registry
 
     with pytest.raises(SystemExit) as info:
         main(["--version"])
-    assert info.value.code == 0 and capsys.readouterr().out == f"mcp-bindgen {__version__}\n"
+    known = ", ".join(registry.versions())
+    assert info.value.code == 0
+    assert capsys.readouterr().out == f"mcp-bindgen {__version__} (MCP protocol versions: {known})\n"
 
 
 _WITHOUT = (

@@ -3,39 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from ..errors import BindgenError
+from ..files import write_atomic
+from .connection import parse_headers
 from .surface import Surface, capture, load_surface
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """All or nothing: a temporary file beside `path`, renamed over it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _headers(values: list[str] | None) -> dict[str, str] | None:
-    out: dict[str, str] = {}
-    for value in values or []:
-        name, sep, content = value.partition(":")
-        if not sep or not name.strip():
-            raise BindgenError(f"--header {value!r} must read `Name: value`")
-        out[name.strip()] = content.strip()
-    return out or None
 
 
 def _surface(args: argparse.Namespace) -> Surface:
@@ -45,7 +19,7 @@ def _surface(args: argparse.Namespace) -> Surface:
         raise BindgenError(
             "no server given: pass --from COMMAND... (a stdio command or an http(s) URL) or --from-file FILE"
         )
-    return capture(args.target, args.protocol, _headers(args.header))
+    return capture(args.target, args.protocol, parse_headers(args.header))
 
 
 def cmd_client(args: argparse.Namespace) -> int:
@@ -78,12 +52,12 @@ def cmd_lock(args: argparse.Namespace) -> int:
             raise BindgenError("--check needs the live server: pass --from COMMAND... or --from URL")
         versions = args.protocol_list or sorted(old["versions"])
         old["versions"] = {v: s for v, s in old["versions"].items() if v in versions}  # --protocol: only those
-        result = check_lock(old, current_surfaces(args.target, versions, _headers(args.header)))
+        result = check_lock(old, current_surfaces(args.target, versions, parse_headers(args.header)))
         sys.stdout.write(result.render(args.format))
         return 1 if result.breaking else 0
     if not args.target:
         raise BindgenError("no server given: pass --from COMMAND... (a stdio command or an http(s) URL)")
-    lock = build_lock(args.target, args.protocol_list, _headers(args.header))
+    lock = build_lock(args.target, args.protocol_list, parse_headers(args.header))
     write_atomic(path, lock_text(lock))
     print(f"wrote {path} ({', '.join(lock['versions'])})")
     return 0

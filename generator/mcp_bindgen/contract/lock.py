@@ -11,7 +11,8 @@ from typing import Any
 
 from ..errors import BindgenError
 from .compat import Change, compare_surfaces
-from .surface import Surface, capture, describe, dumps, known_versions, speaks
+from .connection import describe
+from .surface import Surface, capture, dumps, known_versions, speaks
 
 LOCK_FORMAT = 1
 

@@ -8,16 +8,16 @@ from a saved file, as plain wire JSON in a canonical order.
 
 from __future__ import annotations
 
-import importlib
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import BindgenError
+from .connection import CONNECT_TIMEOUT, describe, innermost, one_line, open_client
+from .connection import known_versions as known_versions  # re-exported: the contract tests and lock use it
 
 Surface = dict[str, Any]
-CONNECT_TIMEOUT = 60.0
 MAX_PAGES = 1000  # a server whose cursors never end is refused, not followed forever
 LISTS = {  # surface key -> (client method, result field, sort key, capability)
     "tools": ("list_tools", "tools", "name", "tools"),
@@ -27,39 +27,33 @@ LISTS = {  # surface key -> (client method, result field, sort key, capability)
 }
 
 
-def is_url(target: Sequence[str]) -> bool:
-    return len(target) == 1 and target[0].startswith(("http://", "https://"))
-
-
-def describe(target: Sequence[str]) -> str:
-    return target[0] if is_url(target) else " ".join(target)
-
-
 def newest_handshake_version() -> str:
     from mcp_bindings.runtime.protocol import registry
 
     return [v for v, info in registry.versions().items() if not info.stateless][-1]
 
 
-def known_versions() -> list[str]:
-    from mcp_bindings.runtime.protocol import registry
-
-    return list(registry.versions())
-
-
-def client_class(version: str) -> Any:
-    from mcp_bindings.runtime.protocol import registry
-
-    try:
-        package = registry.info(version).package
-    except Exception as exc:  # an unknown version: say which ones exist
-        raise BindgenError(f"unknown protocol version {version!r}: use one of {', '.join(known_versions())}") from exc
-    return importlib.import_module(f"mcp_bindings.{package}.client").Client
-
-
-def _wire(value: Any) -> Any:
+def wire(value: Any) -> Any:
     """A validated model back to the wire JSON it was read from (explicit nulls kept)."""
     return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+async def list_all(client: Any, key: str) -> list[Any]:
+    """Every page of one list (a `LISTS` key) as wire JSON, in the server's order."""
+    method, field, _sort_key, _capability = LISTS[key]
+    items: list[Any] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    for _ in range(MAX_PAGES):
+        page = await getattr(client, method)(cursor=cursor)
+        items.extend(wire(item) for item in getattr(page, field))
+        cursor = page.next_cursor
+        if cursor is None:
+            return items
+        if cursor in seen:
+            raise BindgenError(f"the server repeated the cursor {cursor!r} while listing {key}")
+        seen.add(cursor)
+    raise BindgenError(f"the server listed {key} over more than {MAX_PAGES} pages")
 
 
 async def _read_lists(client: Any) -> Surface:
@@ -70,47 +64,25 @@ async def _read_lists(client: Any) -> Surface:
         "serverInfo": dict(session.server_info),
         "capabilities": _wire_dict(capabilities),
     }
-    for key, (method, field, sort_key, capability) in LISTS.items():
-        items: list[Any] = []
-        if capability in capabilities:
-            cursor: str | None = None
-            seen: set[str] = set()
-            for _ in range(MAX_PAGES):
-                page = await getattr(client, method)(cursor=cursor)
-                items.extend(_wire(item) for item in getattr(page, field))
-                cursor = page.next_cursor
-                if cursor is None:
-                    break
-                if cursor in seen:
-                    raise BindgenError(f"the server repeated the cursor {cursor!r} while listing {key}")
-                seen.add(cursor)
-            else:
-                raise BindgenError(f"the server listed {key} over more than {MAX_PAGES} pages")
+    for key, (_method, _field, sort_key, capability) in LISTS.items():
+        items = await list_all(client, key) if capability in capabilities else []
         surface[key] = sorted(items, key=lambda item: str(item.get(sort_key, "")))
     return canonical(surface)
 
 
 def _wire_dict(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=_wire))
+    return json.loads(json.dumps(value, default=wire))
 
 
-async def _with_client(
-    target: Sequence[str], version: str, use: Callable[[Any], Awaitable[Any]], headers: dict[str, str] | None
-) -> Any:
+async def _read_surface(target: Sequence[str], version: str, headers: dict[str, str] | None) -> Surface:
     import anyio
 
-    cls = client_class(version)
     with anyio.fail_after(CONNECT_TIMEOUT):
-        if is_url(target):
-            from mcp_bindings.runtime.client.http import connect_http
+        from mcp_bindings.runtime.stdio.connect import TAIL_ONLY
 
-            async with connect_http(target[0], cls, headers=headers) as client:
-                return await use(client)
-        from mcp_bindings.runtime.stdio.connect import TAIL_ONLY, connect_stdio
-
-        # The server's stderr is not echoed: an error names its last lines once (`_exited`).
-        async with connect_stdio(list(target), cls, stderr=TAIL_ONLY) as client:
-            return await use(client)
+        # A stdio server's stderr is not echoed: an error names its last lines once.
+        async with open_client(target, version, headers, stderr=TAIL_ONLY) as client:
+            return await _read_lists(client)
 
 
 def capture(target: Sequence[str], version: str | None = None, headers: dict[str, str] | None = None) -> Surface:
@@ -121,7 +93,7 @@ def capture(target: Sequence[str], version: str | None = None, headers: dict[str
         raise BindgenError("no server given: pass --from COMMAND... (a stdio command) or --from URL")
     chosen = version or newest_handshake_version()
     try:
-        return anyio.run(_with_client, target, chosen, _read_lists, headers)
+        return anyio.run(_read_surface, target, chosen, headers)
     except BindgenError:
         raise
     except TimeoutError as exc:
@@ -129,7 +101,7 @@ def capture(target: Sequence[str], version: str | None = None, headers: dict[str
             f"the server `{describe(target)}` did not answer within {CONNECT_TIMEOUT:.0f} s: check the command"
         ) from exc
     except Exception as exc:  # spawn failures, transport errors, refused handshakes: one sentence
-        raise BindgenError(f"could not read the surface of `{describe(target)}`: {_one_line(exc)}") from exc
+        raise BindgenError(f"could not read the surface of `{describe(target)}`: {one_line(exc)}") from exc
 
 
 def speaks(target: Sequence[str], version: str, headers: dict[str, str] | None = None) -> Surface | None:
@@ -139,25 +111,10 @@ def speaks(target: Sequence[str], version: str, headers: dict[str, str] | None =
     try:
         surface = capture(target, version, headers)
     except BindgenError as exc:
-        if isinstance(_innermost(exc.__cause__), (ProtocolVersionError, LegacyServerError)):
+        if isinstance(innermost(exc.__cause__), (ProtocolVersionError, LegacyServerError)):
             return None  # it chose a version this client does not speak, or has no server/discover
         raise
     return surface if surface["protocolVersion"] == version else None
-
-
-def _innermost(exc: BaseException | None) -> BaseException | None:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:  # pyright: ignore[reportUnknownMemberType]
-        exc = exc.exceptions[0]  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    return exc  # pyright: ignore[reportUnknownVariableType]
-
-
-def _one_line(exc: BaseException) -> str:
-    if isinstance(exc, BaseExceptionGroup):
-        inner: list[BaseException] = list(exc.exceptions)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
-        if inner:
-            return _one_line(inner[0])
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text[:600]
 
 
 def canonical(value: Any) -> Any:
@@ -178,7 +135,7 @@ def load_surface(path: Path, version: str | None = None) -> Surface:
     except FileNotFoundError as exc:
         raise BindgenError(f"surface file {path} not found") from exc
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BindgenError(f"{path} is not a JSON surface or lock file: {_one_line(exc)}") from exc
+        raise BindgenError(f"{path} is not a JSON surface or lock file: {one_line(exc)}") from exc
     if isinstance(data, dict) and isinstance(data.get("versions"), dict):
         versions: dict[str, Any] = data["versions"]
         if not versions:

@@ -1,0 +1,200 @@
+"""One client connection to a live server for the commands that talk to one (`list`, `call`, `read`,
+`get-prompt`, `inspect`, and the contract tools' `capture`): the server named on the command line
+(a stdio command, an http(s) URL, or a server file `mcp-bindgen run` serves), the protocol version
+(one, or "auto": the newest client probing with `server/discover`, falling back to `initialize`),
+and what a failure means to a script (the exit codes, `ExitCode`).
+
+    async with open_client(server_command("python server.py"), "auto") as client: ...
+"""
+
+from __future__ import annotations
+
+import importlib
+import shlex
+import sys
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from enum import IntEnum
+from pathlib import Path
+from typing import Any
+
+from ..errors import BindgenError
+
+CONNECT_TIMEOUT = 60.0
+
+
+class ExitCode(IntEnum):
+    """What `mcp-bindgen list|call|read|get-prompt|inspect` exit with (the commands' --help lists them)."""
+
+    OK = 0
+    TOOL_ERROR = 1  # the tool ran and answered isError: true (or another command failed)
+    USAGE = 2  # bad arguments (argparse's own code too)
+    NOT_FOUND = 3  # no such tool, prompt or resource
+    CONNECTION = 4  # the server could not be started, reached, or did not complete the handshake
+    AUTH = 5  # the server asks for authorization (HTTP 401 / 403): pass --header 'Authorization: ...'
+    SERVER_ERROR = 6  # the server answered the request with a JSON-RPC error
+
+
+class LiveError(BindgenError):
+    """A failure of a command against a live server, with the exit code it means."""
+
+    def __init__(self, message: str, code: ExitCode) -> None:
+        super().__init__(message)
+        self.exit_code = int(code)
+
+
+def is_url(target: Sequence[str]) -> bool:
+    return len(target) == 1 and target[0].startswith(("http://", "https://"))
+
+
+def describe(target: Sequence[str]) -> str:
+    return target[0] if is_url(target) else shlex.join(target)
+
+
+def server_command(spec: str | Sequence[str]) -> list[str]:
+    """The server of a command line: a URL, a server file (`server.py`, `server.py:app`, which
+    `mcp-bindgen run` serves on stdio), or a stdio command (one quoted string or its words)."""
+    words = shlex.split(spec) if isinstance(spec, str) else list(spec)
+    if not words:
+        raise LiveError("no server given: pass a URL, a server file, or a stdio command after --", ExitCode.USAGE)
+    if len(words) == 1 and not words[0].startswith(("http://", "https://")):
+        file = words[0].rsplit(":", 1)[0] if ".py:" in words[0] else words[0]
+        if file.endswith(".py") and Path(file).is_file():
+            return [sys.executable, "-m", "mcp_bindgen.cli", "run", words[0]]
+    return words
+
+
+def known_versions() -> list[str]:
+    from mcp_bindings.runtime.protocol import registry
+
+    return list(registry.versions())
+
+
+def client_class(version: str) -> Any:
+    from mcp_bindings.runtime.protocol import registry
+
+    try:
+        package = registry.info(version).package
+    except Exception as exc:  # an unknown version: say which ones exist
+        raise LiveError(
+            f"unknown protocol version {version!r}: use one of {', '.join(known_versions())} or auto", ExitCode.USAGE
+        ) from exc
+    return importlib.import_module(f"mcp_bindings.{package}.client").Client
+
+
+@asynccontextmanager
+async def open_client(
+    target: Sequence[str],
+    version: str | None,
+    headers: dict[str, str] | None = None,
+    *,
+    stderr: Any = None,
+    oauth: bool = False,
+    **options: Any,
+) -> AsyncIterator[Any]:
+    """The typed client of `version` (None or "auto": the newest, negotiating down) connected to
+    `target`; the handshake is bounded by CONNECT_TIMEOUT (the runtime's handshake timeout)."""
+    if version in (None, "auto"):
+        cls, options["protocol_version"] = client_class(known_versions()[-1]), "auto"
+    else:
+        cls = client_class(version)
+    if is_url(target):
+        from mcp_bindings.runtime.client.http import connect_http
+
+        auth = oauth_client() if oauth else None
+        async with connect_http(target[0], cls, headers=headers, auth=auth, **options) as client:
+            yield client
+    else:
+        from mcp_bindings.runtime.stdio.connect import connect_stdio
+
+        async with connect_stdio(list(target), cls, stderr=stderr, **options) as client:
+            yield client
+
+
+OAUTH_REDIRECT_PORT = 33418  # one redirect URI across runs: the registration stored with the tokens stays valid
+
+
+def token_store() -> Path:
+    """Where `--oauth` keeps client registrations and tokens (mode 0600), reused by the next run."""
+    import os
+
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "mcp-bindgen" / "oauth.json"
+
+
+async def _open_browser(url: str) -> None:
+    """Print the URL and open it; in a thread, as a browser command may wait (the loopback listener
+    answering its redirect runs on this event loop)."""
+    import webbrowser
+
+    import anyio
+
+    print(f"mcp-bindgen: authorize in your browser: {url}", file=sys.stderr, flush=True)
+    await anyio.to_thread.run_sync(webbrowser.open, url)
+
+
+def oauth_client() -> Any:
+    """The project's OAuth client (`auth.OAuthClientAuth`): discovery, registration, PKCE, the
+    authorization code flow through the browser and a loopback redirect, refresh; tokens kept in
+    `token_store()`."""
+    from mcp_bindings.runtime.auth import JsonFileTokenStorage, LoopbackAuthorizationHandler, OAuthClientAuth
+
+    handler = LoopbackAuthorizationHandler(port=OAUTH_REDIRECT_PORT, open_browser=_open_browser)
+    return OAuthClientAuth(handler, storage=JsonFileTokenStorage(token_store()), client_name="mcp-bindgen")
+
+
+def innermost(exc: BaseException | None) -> BaseException | None:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:  # pyright: ignore[reportUnknownMemberType]
+        exc = exc.exceptions[0]  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    return exc  # pyright: ignore[reportUnknownVariableType]
+
+
+def one_line(exc: BaseException) -> str:
+    inner = innermost(exc) or exc
+    text = " ".join(str(inner).split()) or type(inner).__name__
+    return text[:600]
+
+
+def failure(exc: BaseException, target: Sequence[str]) -> LiveError:
+    """What a failed connection or request means: one sentence and its exit code."""
+    from mcp_bindings.runtime.client.runtime import LegacyServerError, ProtocolVersionError
+    from mcp_bindings.runtime.rpc.errors import McpError
+
+    inner = innermost(exc) or exc
+    where = describe(target)
+    text = one_line(inner)
+    if isinstance(inner, LiveError):
+        return inner
+    if isinstance(inner, TimeoutError):
+        return LiveError(f"the server `{where}` did not answer within {CONNECT_TIMEOUT:.0f} s", ExitCode.CONNECTION)
+    if isinstance(inner, LegacyServerError):
+        return LiveError(
+            f"`{where}` does not speak MCP {inner.version} (it has no server/discover): "
+            "pass --protocol auto or a handshake version such as 2025-11-25",
+            ExitCode.CONNECTION,
+        )
+    if isinstance(inner, ProtocolVersionError):
+        return LiveError(f"`{where}`: {inner.message}: pass --protocol auto", ExitCode.CONNECTION)
+    if "HTTP 401" in text or "HTTP 403" in text:
+        return LiveError(
+            f"`{where}` requires authorization ({text}): pass --oauth, or --header 'Authorization: Bearer TOKEN'",
+            ExitCode.AUTH,
+        )
+    if isinstance(inner, McpError) and not _connection_failure(inner):
+        return LiveError(f"the server answered an error: {text}", ExitCode.SERVER_ERROR)
+    return LiveError(f"could not talk to `{where}`: {text}", ExitCode.CONNECTION)
+
+
+def _connection_failure(exc: Any) -> bool:
+    stage = getattr(exc, "stage", None)
+    return stage is not None or "HTTP request failed" in str(exc) or "could not" in str(exc)
+
+
+def parse_headers(values: Sequence[str] | None) -> dict[str, str] | None:
+    out: dict[str, str] = {}
+    for value in values or []:
+        name, sep, content = value.partition(":")
+        if not sep or not name.strip():
+            raise LiveError(f"--header {value!r} must read `Name: value`", ExitCode.USAGE)
+        out[name.strip()] = content.strip()
+    return out or None

@@ -1,0 +1,180 @@
+"""`mcp-bindgen list | call | read | get-prompt | inspect SERVER`: one request (or a few) to a live
+server through the typed client of the negotiated version (`connection.open_client`), printed for
+people (`show`) or as wire JSON (`--format json`); a failure is one line and an exit code."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from .arguments import prompt_arguments, typed_arguments
+from .connection import ExitCode, LiveError, failure, open_client, parse_headers, server_command
+from .show import Saver, render_call, render_contents, render_inspect, render_list, render_prompt
+from .surface import list_all, wire
+
+KINDS = {"tools": "tools", "resources": "resources", "templates": "resourceTemplates", "prompts": "prompts"}
+CAPABILITY = {"tools": "tools", "resources": "resources", "resourceTemplates": "resources", "prompts": "prompts"}
+RESOURCE_NOT_FOUND = -32002
+METHOD_NOT_FOUND = -32601
+
+
+def _run(args: argparse.Namespace, use: Callable[[Any], Awaitable[Any]]) -> Any:
+    """`use(client)` on a connection to the command's server; failures as `LiveError`s."""
+    import anyio
+
+    target = server_command(args.server)
+    headers = parse_headers(args.header)
+    timeout = getattr(args, "timeout", None)
+
+    async def session() -> Any:
+        async with open_client(target, args.protocol, headers, oauth=args.oauth, request_timeout=timeout) as client:
+            return await use(client)
+
+    try:
+        return anyio.run(session)
+    except LiveError:
+        raise
+    except Exception as exc:
+        raise failure(exc, target) from exc
+
+
+def _emit(args: argparse.Namespace, data: Any, human: Callable[[], str]) -> None:
+    if args.format == "json":
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(human())
+
+
+async def _items(client: Any, key: str) -> list[dict[str, Any]]:
+    """Every item of one list; none where the server declares no such capability. A session pinned
+    to a stateless version over HTTP knows no capabilities (no `server/discover`): it asks, and a
+    method the server does not serve lists nothing."""
+    from mcp_bindings.runtime.rpc.errors import McpError
+
+    if client.session.capabilities_known or client.server_capabilities:
+        return await list_all(client, key) if CAPABILITY[key] in client.server_capabilities else []
+    try:
+        return await list_all(client, key)
+    except McpError as exc:
+        if exc.code == METHOD_NOT_FOUND:
+            return []
+        raise
+
+
+def _named(items: list[dict[str, Any]], name: str, what: str) -> dict[str, Any]:
+    for item in items:
+        if item.get("name") == name:
+            return item
+    offered = ", ".join(sorted(str(item.get("name")) for item in items)) or "none"
+    raise LiveError(f"the server has no {what} {name!r} (it has: {offered})", ExitCode.NOT_FOUND)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    key = KINDS[args.kind]
+    items: list[dict[str, Any]] = _run(args, lambda client: _items(client, key))
+    _emit(args, {key: items}, lambda: render_list(args.kind, items))
+    return 0
+
+
+def cmd_call(args: argparse.Namespace) -> int:
+    async def use(client: Any) -> dict[str, Any]:
+        tool = _named(await _items(client, "tools"), args.tool, "tool")
+        arguments = typed_arguments(tool, args.arguments, args.json)
+        with client.session.progress(_progress):
+            result = await client.call_tool(name=args.tool, arguments=arguments)
+        return wire(result)
+
+    result: dict[str, Any] = _run(args, use)
+    _emit(args, result, lambda: render_call(result, Saver(args.save_dir)))
+    if result.get("isError"):
+        print(f"mcp-bindgen: the tool {args.tool!r} answered an error (isError)", file=sys.stderr)
+        return int(ExitCode.TOOL_ERROR)
+    return 0
+
+
+async def _progress(progress: float, total: float | None, message: str | None) -> None:
+    done = f"{progress:g}/{total:g}" if total else f"{progress:g}"
+    print(f"progress {done}{f' {message}' if message else ''}", file=sys.stderr, flush=True)
+
+
+def cmd_read(args: argparse.Namespace) -> int:
+    from mcp_bindings.runtime.rpc.errors import McpError
+
+    async def use(client: Any) -> dict[str, Any]:
+        if client.session.capabilities_known and "resources" not in client.server_capabilities:
+            raise LiveError("the server offers no resources", ExitCode.NOT_FOUND)
+        try:
+            return wire(await client.read_resource(uri=args.uri))
+        except McpError as exc:
+            if exc.code == RESOURCE_NOT_FOUND or "not found" in exc.message.lower():
+                raise LiveError(f"the server has no resource {args.uri!r}: {exc.message}", ExitCode.NOT_FOUND) from exc
+            raise
+
+    result: dict[str, Any] = _run(args, use)
+    _emit(args, result, lambda: render_contents(result.get("contents") or [], Saver(args.save_dir)) + "\n")
+    return 0
+
+
+def cmd_get_prompt(args: argparse.Namespace) -> int:
+    async def use(client: Any) -> dict[str, Any]:
+        prompt = _named(await _items(client, "prompts"), args.name, "prompt")
+        arguments = prompt_arguments(prompt, args.arguments)
+        return wire(await client.get_prompt(name=args.name, arguments=arguments or None))
+
+    result: dict[str, Any] = _run(args, use)
+    _emit(args, result, lambda: render_prompt(result, Saver(args.save_dir)))
+    return 0
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    async def use(client: Any) -> dict[str, Any]:
+        session = client.session
+        report: dict[str, Any] = {
+            "serverInfo": dict(session.server_info),
+            "protocolVersion": session.version,
+            "capabilities": json.loads(json.dumps(dict(client.server_capabilities), default=wire)),
+            "instructions": session.instructions,
+        }
+        for key in ("tools", "prompts", "resources", "resourceTemplates"):
+            report[key] = await _items(client, key)
+        return report
+
+    report: dict[str, Any] = _run(args, use)
+    report["versions"] = spoken_versions(server_command(args.server), parse_headers(args.header), oauth=args.oauth)
+    _emit(args, report, lambda: render_inspect(report))
+    return 0
+
+
+def spoken_versions(target: Sequence[str], headers: dict[str, str] | None, *, oauth: bool = False) -> list[str]:
+    """The protocol versions of this client that the server negotiates when offered each alone."""
+    import anyio
+
+    from .connection import known_versions
+
+    spoken: list[str] = []
+
+    async def probe(version: str) -> None:
+        try:
+            with anyio.fail_after(30):
+                async with open_client(target, version, headers, stderr=_devnull(), oauth=oauth) as client:
+                    if client.session.version == version:
+                        spoken.append(version)
+        except Exception:  # refused, another version chosen, no answer: not spoken
+            return
+
+    async def probe_all() -> None:
+        async with anyio.create_task_group() as group:
+            for version in known_versions():
+                group.start_soon(probe, version)
+
+    anyio.run(probe_all)
+    return sorted(spoken)
+
+
+def _devnull() -> Any:
+    import subprocess
+
+    return subprocess.DEVNULL

@@ -1,0 +1,287 @@
+"""`mcp-bindgen install HOST TARGET` / `uninstall HOST NAME`: one server entry in an MCP host's own
+configuration file, at the path and in the format each host documents, merged into what is there
+(other entries and settings untouched, the old file kept as FILE.bak). `install --print` writes the
+standard `mcpServers` JSON that most other hosts take.
+
+Neither the runtime nor the generator is imported: TARGET is only turned into a command line
+(`mcp-bindgen run TARGET`, with absolute paths, as hosts start servers from anywhere)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import BindgenError
+from .files import write_atomic
+
+Entry = dict[str, Any]
+
+
+def _home() -> Path:
+    return Path(os.environ.get("HOME") or Path.home())
+
+
+def _app_data(platform: str) -> Path:
+    """Where per-user application settings live: the folder under which Claude/ and Code/User/ are."""
+    if platform == "darwin":
+        return _home() / "Library" / "Application Support"
+    if platform == "win32":
+        return Path(os.environ.get("APPDATA") or _home() / "AppData" / "Roaming")
+    return Path(os.environ.get("XDG_CONFIG_HOME") or _home() / ".config")
+
+
+def _stdio(command: str, args: list[str], env: dict[str, str], typed: bool) -> Entry:
+    entry: Entry = {"type": "stdio"} if typed else {}
+    entry.update(command=command, args=args)
+    if env:
+        entry["env"] = env
+    return entry
+
+
+def _remote(url: str, headers: dict[str, str], *, key: str = "url", typed: bool) -> Entry:
+    entry: Entry = {"type": "http"} if typed else {}
+    entry[key] = url
+    if headers:
+        entry["headers"] = headers
+    return entry
+
+
+@dataclass(frozen=True)
+class Host:
+    """One MCP host: its configuration file per platform, the key holding the servers, and the
+    shape of a stdio and of a remote (Streamable HTTP) entry."""
+
+    name: str
+    title: str
+    path: Callable[[str], Path]
+    key: str
+    stdio: Callable[[str, list[str], dict[str, str]], Entry]
+    remote: Callable[[str, dict[str, str]], Entry] | None
+
+    def config(self, platform: str | None = None) -> Path:
+        return self.path(platform or sys.platform)
+
+
+HOSTS: dict[str, Host] = {
+    host.name: host
+    for host in (
+        # modelcontextprotocol.io "Connect to local MCP servers": claude_desktop_config.json; remote
+        # servers are added in the app (Settings > Connectors), not in this file.
+        Host(
+            "claude-desktop",
+            "Claude Desktop",
+            lambda p: _app_data(p) / "Claude" / "claude_desktop_config.json",
+            "mcpServers",
+            lambda c, a, e: _stdio(c, a, e, typed=False),
+            None,
+        ),
+        # Claude Code: user-scope servers are `mcpServers` of ~/.claude.json (`claude mcp add --scope user`).
+        Host(
+            "claude-code",
+            "Claude Code",
+            lambda p: _home() / ".claude.json",
+            "mcpServers",
+            lambda c, a, e: _stdio(c, a, e, typed=True),
+            lambda u, h: _remote(u, h, typed=True),
+        ),
+        # Cursor: the global ~/.cursor/mcp.json.
+        Host(
+            "cursor",
+            "Cursor",
+            lambda p: _home() / ".cursor" / "mcp.json",
+            "mcpServers",
+            lambda c, a, e: _stdio(c, a, e, typed=False),
+            lambda u, h: _remote(u, h, typed=False),
+        ),
+        # VS Code: the user profile's mcp.json, whose servers are under `servers` with a `type`.
+        Host(
+            "vscode",
+            "VS Code",
+            lambda p: _app_data(p) / "Code" / "User" / "mcp.json",
+            "servers",
+            lambda c, a, e: _stdio(c, a, e, typed=True),
+            lambda u, h: _remote(u, h, typed=True),
+        ),
+        # Windsurf: ~/.codeium/windsurf/mcp_config.json; a remote server's URL is `serverUrl`.
+        Host(
+            "windsurf",
+            "Windsurf",
+            lambda p: _home() / ".codeium" / "windsurf" / "mcp_config.json",
+            "mcpServers",
+            lambda c, a, e: _stdio(c, a, e, typed=False),
+            lambda u, h: _remote(u, h, key="serverUrl", typed=False),
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Server:
+    """What an entry starts: a command line, or the URL of a remote server."""
+
+    name: str
+    command: list[str] | None
+    url: str | None
+    env: dict[str, str]
+    headers: dict[str, str]
+
+    def entry(self, host: Host | None) -> Entry:
+        if self.url is not None:
+            if host is None:
+                return _remote(self.url, self.headers, typed=False)
+            if host.remote is None:
+                raise BindgenError(
+                    f"{host.title} adds remote servers in the app (Settings > Connectors), not in its file: "
+                    f"install a stdio command there, e.g. -- npx -y mcp-remote {self.url}"
+                )
+            return host.remote(self.url, self.headers)
+        assert self.command is not None
+        if host is None:
+            return _stdio(self.command[0], self.command[1:], self.env, typed=False)
+        return host.stdio(self.command[0], self.command[1:], self.env)
+
+
+def bindgen_command() -> list[str]:
+    """How a host starts `mcp-bindgen`: this installation's script by absolute path (hosts start
+    servers with a minimal PATH), or this interpreter running the CLI module."""
+    script = Path(sys.executable).parent / ("mcp-bindgen.exe" if sys.platform == "win32" else "mcp-bindgen")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "mcp_bindgen.cli"]
+
+
+def _pairs(values: Sequence[str] | None, sep: str, option: str, form: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for value in values or []:
+        name, found, content = value.partition(sep)
+        if not found or not name.strip():
+            raise BindgenError(f"{option} {value!r} must read {form}")
+        out[name.strip()] = content.strip() if sep == ":" else content
+    return out
+
+
+def server_of(target: str, name: str | None, env: Sequence[str] | None, headers: Sequence[str] | None) -> Server:
+    """TARGET of `install`: a URL, a server file or module (run by `mcp-bindgen run`), or a quoted
+    stdio command (what followed `--`)."""
+    envs = _pairs(env, "=", "--env", "NAME=VALUE")
+    heads = _pairs(headers, ":", "--header", "'Name: value'")
+    if target.startswith(("http://", "https://")):
+        return Server(name or _url_name(target), None, target, envs, heads)
+    words = shlex.split(target)
+    if not words:
+        raise BindgenError("no TARGET given: pass server.py, pkg.mod:app, a URL, or a command after --")
+    if len(words) > 1:
+        return Server(name or Path(words[-1]).stem or Path(words[0]).name, words, None, envs, heads)
+    where, _, attribute = words[0].partition(":") if ".py:" in words[0] else (words[0], "", "")
+    if where.endswith(".py"):
+        path = Path(where)
+        if not path.is_file():
+            raise BindgenError(f"no such file: {where}: pass a server file, pkg.mod:app, a URL, or a command after --")
+        resolved = str(path.resolve()) + (f":{attribute}" if attribute else "")
+        return Server(name or _file_name(path.resolve()), [*bindgen_command(), "run", resolved], None, envs, heads)
+    module = where.split(":", 1)[0]
+    if not module.replace(".", "").replace("_", "").isalnum():
+        raise BindgenError(f"{target!r} is no server file, module (pkg.mod:app) or URL: give a command after --")
+    return Server(name or module.rsplit(".", 1)[-1], [*bindgen_command(), "run", words[0]], None, envs, heads)
+
+
+def _file_name(path: Path) -> str:
+    """An entry's default name: the file's, or its folder's for a generic one (weather/server.py: weather)."""
+    generic = {"server", "app", "main", "__main__", "mcp_server"}
+    return path.parent.name if path.stem in generic and path.parent.name else path.stem
+
+
+def _url_name(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    return (urlsplit(url).hostname or "server").split(".")[0]
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BindgenError(f"{path} is not plain JSON ({exc}): fix it (or remove comments) and run again") from exc
+    if not isinstance(data, dict):
+        raise BindgenError(f"{path} holds no JSON object: fix it and run again")
+    return data  # pyright: ignore[reportUnknownVariableType]
+
+
+def _servers(data: dict[str, Any], host: Host, path: Path) -> dict[str, Any]:
+    servers = data.setdefault(host.key, {})
+    if not isinstance(servers, dict):
+        raise BindgenError(f"`{host.key}` in {path} is not an object: fix it and run again")
+    return servers  # pyright: ignore[reportUnknownVariableType]
+
+
+def _save(path: Path, data: dict[str, Any]) -> Path | None:
+    """Write `data` over `path`, the old file kept beside it as .bak first; the backup's path."""
+    backup = None
+    mode = None
+    if path.exists():
+        backup = path.with_name(path.name + ".bak")
+        shutil.copy2(path, backup)
+        mode = path.stat().st_mode & 0o777
+    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode)
+    return backup
+
+
+def _host(args: argparse.Namespace, name: str) -> tuple[Host, Path]:
+    if name not in HOSTS:
+        raise BindgenError(f"unknown host {name!r}: use one of {', '.join(HOSTS)} (or --print for any other)")
+    host = HOSTS[name]
+    return host, Path(args.config) if args.config else host.config()
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    words: list[str] = args.words
+    if args.print:
+        if len(words) != 1:
+            raise BindgenError("--print takes only TARGET: mcp-bindgen install --print server.py")
+        server = server_of(words[0], args.name, args.env, args.header)
+        print(json.dumps({"mcpServers": {server.name: server.entry(None)}}, indent=2, ensure_ascii=False))
+        return 0
+    if len(words) != 2:
+        raise BindgenError(f"install takes HOST TARGET: mcp-bindgen install {'|'.join(HOSTS)} server.py")
+    host, path = _host(args, words[0])
+    server = server_of(words[1], args.name, args.env, args.header)
+    entry = server.entry(host)
+    data = read_config(path)
+    servers = _servers(data, host, path)
+    verb = "updated" if server.name in servers else "added"
+    if args.dry_run:
+        old = servers.get(server.name)
+        print(f"would {verb[:-1] if verb == 'updated' else 'add'} `{server.name}` in {path} ({host.key}):")
+        if old is not None:
+            print("- " + json.dumps(old, ensure_ascii=False))
+        print("+ " + json.dumps(entry, ensure_ascii=False))
+        return 0
+    servers[server.name] = entry
+    backup = _save(path, data)
+    kept = f" (the previous file is {backup})" if backup else ""
+    print(f"{verb} `{server.name}` in {path}{kept}; restart {host.title} to load it")
+    return 0
+
+
+def cmd_uninstall(args: argparse.Namespace) -> int:
+    host, path = _host(args, args.host)
+    data = read_config(path)
+    servers = data.get(host.key)
+    if not isinstance(servers, dict) or args.name not in servers:
+        names = ", ".join(sorted(servers)) if isinstance(servers, dict) and servers else "none"  # pyright: ignore[reportUnknownArgumentType]
+        raise BindgenError(f"{path} has no server `{args.name}` (it has: {names})")
+    if args.dry_run:
+        print(f"would remove `{args.name}` from {path}:\n- {json.dumps(servers[args.name], ensure_ascii=False)}")
+        return 0
+    del servers[args.name]
+    backup = _save(path, data)
+    print(f"removed `{args.name}` from {path} (the previous file is {backup})")
+    return 0
