@@ -18,6 +18,7 @@ docs/authoring.md is the guide.
 from mcp_bindings.runtime.app.content import Audio, Embedded, Image, Message, assistant, user
 from mcp_bindings.runtime.app.context import Accepted, Cancelled, Context, Declined, Elicited, LogLevel, Root, Sampled
 from mcp_bindings.runtime.app.core import App
+from mcp_bindings.runtime.app.depends import Depends
 from mcp_bindings.runtime.app.errors import AppDefinitionError, MissingClientCapability, ResourceNotFound, ToolError
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "Cancelled",
     "Context",
     "Declined",
+    "Depends",
     "Elicited",
     "Embedded",
     "Image",

@@ -13,7 +13,7 @@ import importlib
 import inspect
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel
 
@@ -25,6 +25,7 @@ from mcp_bindings.runtime.app.entries import (
     ToolEntry,
 )
 from mcp_bindings.runtime.app.errors import AppDefinitionError
+from mcp_bindings.runtime.app.lifespan import LifespanFactory, Lifetime
 from mcp_bindings.runtime.app.running import Running
 from mcp_bindings.runtime.app.serving import Serving
 from mcp_bindings.runtime.protocol import registry, versions
@@ -34,9 +35,6 @@ from mcp_bindings.runtime.protocol.tasks_wire import EXTENSION as TASKS_EXTENSIO
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
 from mcp_bindings.runtime.server.notifications import RESOURCE_UPDATED
 from mcp_bindings.runtime.server.stubs import ServerStub
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["App"]
 
@@ -60,7 +58,12 @@ class App(Serving, Running):
         app.run()                      # stdio; app.run("http", port=3001); app.asgi(); app.test_client()
 
     `protocol` is the version the app is written against (default: the newest); it serves clients
-    of every version all the same. `page_size` pages every list (None: one page)."""
+    of every version all the same. `page_size` pages every list (None: one page). `inline_refs=True`
+    writes tool schemas without `$ref` / `$defs` (what a pydantic model argument yields), for hosts
+    that refuse references (`mcp-bindgen lint` warns of them); `@app.tool(inline_refs=...)` per tool.
+    `lifespan`: a function of the app returning an async context manager (`@asynccontextmanager`),
+    entered when the app starts serving and left when it stops; what it yields is `ctx.lifespan`
+    (typed with `Context[State]`). Dependencies: `Annotated[T, Depends(provider)]` parameters."""
 
     def __init__(
         self,
@@ -76,6 +79,8 @@ class App(Serving, Running):
         page_size: int | None = 100,
         logging: bool = True,
         request_state_secret: bytes | None = None,
+        inline_refs: bool = False,
+        lifespan: LifespanFactory | None = None,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1 (or None: no pagination)")
@@ -93,6 +98,8 @@ class App(Serving, Running):
         self._pkg: Any = registry.load_version(self.protocol_version)
         self.page_size = page_size
         self.logging = logging
+        self.inline_refs = inline_refs
+        self._lifetime = Lifetime(self, lifespan)
         self._tools: dict[str, ToolEntry] = {}
         self._resources: dict[str, ResourceEntry] = {}
         self._templates: dict[str, TemplateEntry] = {}
@@ -128,6 +135,7 @@ class App(Serving, Running):
         input_schema: Mapping[str, Any] | None = None,
         task: bool | Literal["optional", "required"] = False,
         input_first: bool = False,
+        inline_refs: bool | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -145,6 +153,7 @@ class App(Serving, Running):
         input_schema: Mapping[str, Any] | None = None,
         task: bool | Literal["optional", "required"] = False,
         input_first: bool = False,
+        inline_refs: bool | None = None,
     ) -> F | Callable[[F], F]:
         """Register a tool: arguments and inputSchema from the signature (`Annotated[int,
         Field(description=...)]`, defaults), description from the docstring, outputSchema and
@@ -173,6 +182,7 @@ class App(Serving, Running):
                 input_schema=input_schema,
                 task=task,
                 input_first=input_first,
+                inline_refs=self.inline_refs if inline_refs is None else inline_refs,
             )
             known = self._tools.get(entry.name)
             if known is not None:
@@ -204,6 +214,11 @@ class App(Serving, Running):
         RFC 6570; its variables are the function's arguments). The function returns text (`str`),
         bytes, or anything JSON (written as `application/json`); raise `ResourceNotFound(uri)` for a
         URI that names nothing."""
+        if not isinstance(uri, str):  # pyright: ignore[reportUnnecessaryIsInstance]  # `@app.resource` bare
+            raise AppDefinitionError(
+                f'@app.resource needs the resource\'s URI: @app.resource("config://app") (got {uri!r}), '
+                'or a URI template whose variables are the function\'s arguments: @app.resource("users://{id}")'
+            )
         options: dict[str, Any] = {
             "name": name,
             "title": title,

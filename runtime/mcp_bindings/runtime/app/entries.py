@@ -15,6 +15,7 @@ from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
 
 from mcp_bindings.runtime.app import content as c
 from mcp_bindings.runtime.app.errors import AppDefinitionError
+from mcp_bindings.runtime.app.inline import inline_refs as inline
 from mcp_bindings.runtime.app.signature import MISSING, FunctionSignature, analyse, json_schema, output_kind
 from mcp_bindings.runtime.app.uri_template import Template, TemplateError, is_uri
 from mcp_bindings.runtime.protocol import versions
@@ -53,6 +54,15 @@ def _wire(value: Any) -> Any:
     return value
 
 
+def _type_name(tp: Any) -> str:
+    """`int`, `Forecast`, `list[str]`: a return annotation as it was written."""
+    return (
+        tp.__qualname__
+        if isinstance(tp, type) and not getattr(tp, "__args__", None)
+        else repr(tp).replace("typing.", "")
+    )
+
+
 def _model(pkg: Any, name: str, data: dict[str, Any], what: str) -> Any:
     try:
         return getattr(pkg, name).model_validate(data)
@@ -64,10 +74,18 @@ def _model(pkg: Any, name: str, data: dict[str, Any], what: str) -> Any:
         ) from None
 
 
-def errors_text(exc: ValidationError) -> str:
-    return "\n".join(
-        f"- {'.'.join(str(p) for p in e['loc']) or '(arguments)'}: {e['msg']}" for e in exc.errors(include_url=False)
-    )
+def errors_text(exc: ValidationError, root: str = "(arguments)") -> str:
+    """One line per error, at its location (`root` for the value itself; a return value's are below
+    `return value`: `return value.items.0`)."""
+    lines: list[str] = []
+    for e in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in e["loc"])
+        if root.startswith("("):
+            where = where or root
+        else:
+            where = f"{root}.{where}" if where else root
+        lines.append(f"- {where}: {e['msg']}")
+    return "\n".join(lines)
 
 
 # -- tools ----------------------------------------------------------------------------------------
@@ -113,6 +131,7 @@ class ToolEntry:
         input_schema: Mapping[str, Any] | None = None,
         task: bool | str = False,
         input_first: bool = False,
+        inline_refs: bool = False,
     ) -> None:
         name = name if name is not None else str(getattr(fn, "__name__", ""))
         if TOOL_NAME.fullmatch(name) is None:
@@ -169,16 +188,19 @@ class ToolEntry:
                 schema = _clean(
                     {"type": "object", "properties": {"result": schema}, "required": ["result"], "$defs": defs}
                 )
-            self.output_schema = schema
+            self.output_schema = inline(schema, f"{what}: output schema") if inline_refs else schema
+        arguments_schema = (
+            dict(input_schema) if input_schema is not None else json_schema(self.sig.arguments, "validation")
+        )
+        if inline_refs:
+            arguments_schema = inline(arguments_schema, f"{what}: input schema")
         tool = pkg.Tool
         definition = _clean(
             {
                 "name": name,
                 "title": title,
                 "description": description if description is not None else self.sig.description(),
-                "inputSchema": (
-                    dict(input_schema) if input_schema is not None else json_schema(self.sig.arguments, "validation")
-                ),
+                "inputSchema": arguments_schema,
                 "outputSchema": self.output_schema if "output_schema" in tool.model_fields else None,
                 "annotations": _wire(annotations),
                 "icons": _wire(icons),
@@ -201,8 +223,11 @@ class ToolEntry:
         try:
             data = self.result.dump_python(self.result.validate_python(value), mode="json", by_alias=True)
         except (ValidationError, ValueError, TypeError) as exc:
-            detail = errors_text(exc) if isinstance(exc, ValidationError) else f"- {str(exc).strip().splitlines()[0]}"
-            expected = f"its return type {self.sig.returns!r}"
+            if isinstance(exc, ValidationError):
+                detail = errors_text(exc, "return value")
+            else:
+                detail = f"- return value: {str(exc).strip().splitlines()[0]}"
+            expected = f"its return type {_type_name(self.sig.returns)}"
             message = f"tool {self.name!r} returned a value that does not match {expected}:\n{detail}"
             raise McpError(INTERNAL_ERROR, message, {"tool": self.name}) from None
         structured = {"result": data} if self.wrap else data

@@ -8,6 +8,7 @@ from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
+from mcp_bindings.runtime.app.lifespan import Lifetime
 from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.runtime.server.stubs import ServerStub
 
@@ -21,6 +22,7 @@ class Running:
     """`App.run`, `App.asgi` and `App.test_client`."""
 
     protocol_version: str
+    _lifetime: Lifetime
 
     @property
     def server(self) -> ServerStub:  # the app's server object (`App.server`)
@@ -36,24 +38,28 @@ class Running:
         **options: Any,
     ) -> None:
         """Serve until interrupted: on stdin/stdout, or Streamable HTTP (and the legacy SSE transport)
-        at http://host:port/mcp. `options` go to `serve_stdio` / `serve_http`."""
+        at http://host:port/mcp (printed on stderr once it listens). `options` go to `serve_stdio` /
+        `serve_http`. The app's lifespan runs around it."""
         if transport == "stdio":
             from mcp_bindings.runtime.stdio.serve import serve_stdio
 
-            serve_stdio(self.server, **options)
+            serve_stdio(self.server, lifespan=self._lifetime, **options)
         elif transport == "http":
             from mcp_bindings.runtime.http.app import serve_http
 
-            serve_http(self.server, host=host, port=port, path=path, **options)
+            serve_http(self.server, host=host, port=port, path=path, lifespan=self._lifetime, **options)
         else:
             raise ValueError(f"unknown transport {transport!r}: 'stdio' or 'http'")
 
     def asgi(self, **options: Any) -> StreamableHTTPApp:
-        """The ASGI app (Streamable HTTP at `/mcp`), to mount in Starlette, FastAPI, ...; `options`
-        are `http_server.create_app`'s."""
+        """The ASGI app (Streamable HTTP at `/mcp`), to mount in Starlette, FastAPI, ... at any prefix
+        (`Mount("/api", app=mcp)`: `/api/mcp`; `path="/"` serves at the prefix itself). Its ASGI
+        lifespan runs the app's; where the application does not run a mounted app's lifespan
+        (Starlette, FastAPI), pass it on: `Starlette(..., lifespan=mcp.lifespan)`. `options` are
+        `http_server.create_app`'s."""
         from mcp_bindings.runtime.http.app import create_app
 
-        return create_app(self.server, **options)
+        return create_app(self.server, lifespan=self._lifetime, **options)
 
     def test_client(
         self,
@@ -99,7 +105,10 @@ class Running:
         client_cls = importlib.import_module(f"{package}.client").Client
         if handlers is None and any(hook is not None for hook in hooks.values()):
             handlers = client_handlers(version, **hooks)
-        async with connect_in_memory(
-            self.server, client_cls, handlers=handlers, protocol_version=version, **options
-        ) as client:
+        async with (
+            self._lifetime(),
+            connect_in_memory(
+                self.server, client_cls, handlers=handlers, protocol_version=version, **options
+            ) as client,
+        ):
             yield client

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from contextlib import AsyncExitStack
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from mcp_bindings.runtime.app.context import Boundary, Context, Replay, StartTask, Suspend
+from mcp_bindings.runtime.app.dependencies import provide
 from mcp_bindings.runtime.app.entries import (
     Completer,
     PromptEntry,
@@ -22,6 +24,7 @@ from mcp_bindings.runtime.app.entries import (
     messages,
 )
 from mcp_bindings.runtime.app.errors import ResourceNotFound, ToolError
+from mcp_bindings.runtime.app.lifespan import Lifetime
 from mcp_bindings.runtime.app.signature import FunctionSignature
 from mcp_bindings.runtime.protocol import registry, versions
 from mcp_bindings.runtime.protocol.context import RequestContext
@@ -74,6 +77,7 @@ class Serving:
     _call_result: Callable[[Any], Any]
     _input_required: set[str]
     _lists: dict[str, list[Any]]
+    _lifetime: Lifetime
     page_size: int | None
 
     def _listed(self, kind: str) -> list[Any]:
@@ -108,11 +112,16 @@ class Serving:
             replay = Replay(
                 self.protocol, getattr(params, "request_state", None), getattr(params, "input_responses", None)
             )
-        return Context(ctx, self.protocol, method, replay, boundary)
+        return Context(ctx, self.protocol, method, replay, boundary, lifespan=self._lifetime.value)
 
     async def _run(self, sig: FunctionSignature, kwargs: dict[str, Any], context: Context | None) -> Any:
         if context is not None and sig.context is not None:
             kwargs[sig.context] = context
+        if sig.dependencies:
+            async with AsyncExitStack() as stack:
+                kwargs.update(await provide(sig.dependencies, context, stack, self._lifetime))
+                value = sig.fn(**kwargs)
+                return await value if sig.is_async else value
         value = sig.fn(**kwargs)
         return await value if sig.is_async else value
 
@@ -150,7 +159,8 @@ class Serving:
         """The tool's result (or an input round); `START_TASK` where it unwound at `ctx.start_task()`."""
         sig = entry.sig
         target = sig.context
-        context = self._context(sig, ctx, "tools/call", params, boundary) if target is not None else None
+        context = self._context(sig, ctx, "tools/call", params, boundary) if sig.needs_context else None
+        stack = AsyncExitStack() if sig.dependencies else None
         # The order of the except clauses is load-bearing. `Suspend` and `StartTask` are control flow,
         # not failures: BaseExceptions (app/context.py), so that no `except Exception`, the tool's own
         # or the one here, takes them for an error. `ToolError` and `McpError` are Exceptions: they
@@ -161,10 +171,14 @@ class Serving:
         try:
             if target is not None:
                 kwargs[target] = context
+            if stack is not None:  # the dependencies' clean-up runs once the call has its answer
+                await stack.__aenter__()
+                kwargs.update(await provide(sig.dependencies, context, stack, self._lifetime))
             value = sig.fn(**kwargs)
             if sig.is_async:
                 value = await value
-        except ToolError as exc:
+        except ToolError as exc:  # expected: one line, no traceback (any other exception: with it)
+            log.info("tool %r answered an error: %s", entry.name, exc)
             return self._call_result(entry.error(str(exc)))
         except McpError:
             raise
@@ -177,9 +191,16 @@ class Serving:
             return self._call_result(entry.error(f"Error executing tool {entry.name}: {type(exc).__name__}: {exc}"))
         except BaseExceptionGroup as group:
             return _suspended(group, context)
+        finally:
+            if stack is not None:
+                await stack.aclose()
         if context is not None and context.suspended:
             return context.input_required()
-        return self._call_result(entry.content(value))
+        try:
+            return self._call_result(entry.content(value))
+        except McpError as exc:  # the tool returned what its annotation does not allow: a bug to see here
+            log.error("%s", exc.message)
+            raise
 
     async def serve_read_resource(self, params: Any, ctx: RequestContext) -> Any:
         uri: str = params.uri
@@ -194,7 +215,7 @@ class Serving:
             else:
                 raise McpError(self._not_found, f"Resource not found: {uri}", {"uri": uri})
         sig = entry.sig
-        context = self._context(sig, ctx, "resources/read", params) if sig.context is not None else None
+        context = self._context(sig, ctx, "resources/read", params) if sig.needs_context else None
         try:
             value = await self._run(sig, kwargs, context)
         except ResourceNotFound as exc:
@@ -213,7 +234,7 @@ class Serving:
             raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}", {"name": params.name})
         kwargs = entry.arguments(params.arguments)
         sig = entry.sig
-        context = self._context(sig, ctx, "prompts/get", params) if sig.context is not None else None
+        context = self._context(sig, ctx, "prompts/get", params) if sig.needs_context else None
         try:
             value = await self._run(sig, kwargs, context)
         except Suspend:
