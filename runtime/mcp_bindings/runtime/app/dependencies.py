@@ -20,15 +20,15 @@ async def provide(
     dependencies: Mapping[str, Depends[Any]], context: Any, stack: AsyncExitStack, lifetime: Lifetime
 ) -> dict[str, Any]:
     """The values of `dependencies` by parameter name. `context`: the request's Context (or None)."""
-    made: dict[Depends[Any], Any] = {}
+    made: dict[Any, Any] = {}  # provider -> its value in this request
     return {name: await _value(dep, context, stack, lifetime, made) for name, dep in dependencies.items()}
 
 
 async def _value(
-    dep: Depends[Any], context: Any, stack: AsyncExitStack, lifetime: Lifetime, made: dict[Depends[Any], Any]
+    dep: Depends[Any], context: Any, stack: AsyncExitStack, lifetime: Lifetime, made: dict[Any, Any]
 ) -> Any:
-    if dep in made:
-        return made[dep]
+    if dep.fn in made:
+        return made[dep.fn]
     if dep.scope == "app":
         key = dep.fn
         if key in lifetime.app_values:
@@ -56,5 +56,5 @@ async def _value(
         value = dep.fn(**kwargs)
     if dep.scope == "app":
         lifetime.app_values[dep.fn] = value
-    made[dep] = value
+    made[dep.fn] = value
     return value

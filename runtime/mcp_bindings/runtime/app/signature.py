@@ -84,7 +84,9 @@ def _depends(hint: Any, default: Any) -> Depends[Any] | None:
     return cast("Depends[Any]", default) if isinstance(default, Depends) else None
 
 
-def _provider(dep: Depends[Any], what: str, seen: tuple[Depends[Any], ...] = ()) -> bool:
+def _provider(
+    dep: Depends[Any], what: str, scope: Mapping[str, Any] | None, seen: tuple[Depends[Any], ...] = ()
+) -> bool:
     """Check a dependency's provider (once) and its own dependencies; whether any takes the Context."""
     if dep in seen:
         raise AppDefinitionError(f"{what}: {dep!r} depends on itself")
@@ -92,7 +94,7 @@ def _provider(dep: Depends[Any], what: str, seen: tuple[Depends[Any], ...] = ())
         where = f"{what}: dependency {getattr(dep.fn, '__qualname__', dep.fn)!r}"
         if not callable(dep.fn):
             raise AppDefinitionError(f"{where} is not a function")
-        hints = _hints(dep.fn, where, None)
+        hints = _hints(dep.fn, where, scope)
         needs: dict[str, Depends[Any]] = {}
         for name, parameter in inspect.signature(dep.fn).parameters.items():
             hint = hints.get(name, MISSING)
@@ -114,7 +116,7 @@ def _provider(dep: Depends[Any], what: str, seen: tuple[Depends[Any], ...] = ())
     for inner in dep.needs.values():
         if dep.scope == "app" and inner.scope == "request":
             raise AppDefinitionError(f"{what}: {dep!r} (scope='app') cannot depend on {inner!r} (scope='request')")
-    return dep.context is not None or any(_provider(inner, what, (*seen, dep)) for inner in dep.needs.values())
+    return dep.context is not None or any(_provider(inner, what, scope, (*seen, dep)) for inner in dep.needs.values())
 
 
 def _hints(fn: Callable[..., Any], what: str, scope: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -153,7 +155,7 @@ def analyse(
         hint = hints.get(name, MISSING)
         dep = _depends(hint, parameter.default)
         if dep is not None:
-            needs_context = _provider(dep, what) or needs_context
+            needs_context = _provider(dep, what, scope) or needs_context
             dependencies[name] = dep
             continue
         if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
