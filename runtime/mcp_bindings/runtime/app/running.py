@@ -6,9 +6,10 @@ from __future__ import annotations
 import importlib
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from mcp_bindings.runtime.app.lifespan import Lifetime
+from mcp_bindings.runtime.client.stub import ClientStub
 from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.runtime.server.stubs import ServerStub
 
@@ -16,6 +17,8 @@ if TYPE_CHECKING:
     from mcp_bindings.runtime.http.app import StreamableHTTPApp
 
 __all__ = ["Running"]
+
+C = TypeVar("C", bound=ClientStub)
 
 
 class Running:
@@ -61,6 +64,21 @@ class Running:
 
         return create_app(self.server, lifespan=self._lifetime, **options)
 
+    @overload
+    def test_client(
+        self,
+        protocol_version: type[C],
+        *,
+        elicit: Callable[[str, dict[str, Any]], Any] | None = None,
+        sample: Callable[[dict[str, Any]], Any] | None = None,
+        roots: Sequence[str | Mapping[str, Any]] | None = None,
+        on_log: Callable[[dict[str, Any]], Any] | None = None,
+        on_notification: Callable[[str, Any], Any] | None = None,
+        handlers: Any = None,
+        **options: Any,
+    ) -> AbstractAsyncContextManager[C]: ...
+
+    @overload
     def test_client(
         self,
         protocol_version: str | None = None,
@@ -72,14 +90,29 @@ class Running:
         on_notification: Callable[[str, Any], Any] | None = None,
         handlers: Any = None,
         **options: Any,
+    ) -> AbstractAsyncContextManager[Any]: ...
+
+    def test_client(
+        self,
+        protocol_version: str | type[ClientStub] | None = None,
+        *,
+        elicit: Callable[[str, dict[str, Any]], Any] | None = None,
+        sample: Callable[[dict[str, Any]], Any] | None = None,
+        roots: Sequence[str | Mapping[str, Any]] | None = None,
+        on_log: Callable[[dict[str, Any]], Any] | None = None,
+        on_notification: Callable[[str, Any], Any] | None = None,
+        handlers: Any = None,
+        **options: Any,
     ) -> AbstractAsyncContextManager[Any]:
-        """An in-memory client of `protocol_version` (default: the app's) connected to the app:
-        the generated `Client` of that version. `elicit(message, requested_schema)` answers
-        elicitations (a dict of content accepts, a single value accepts a single-value form, None
-        declines, a dict with "action" is sent as is),
-        `sample(params)` sampling (a string is the model's text), `roots` roots/list; `on_log(params)`
-        gets log messages, `on_notification(method, params)` every other notification. `options` go
-        to `memory.connect_in_memory`."""
+        """An in-memory client connected to the app: the generated `Client` of `protocol_version`
+        (default: the app's version). Pass the `Client` class itself (`app.test_client(Client)`, from
+        `mcp_bindings.v2025_11_25.client`) and the client is typed as that class, so a type checker
+        sees a misspelled method or argument; a version string gives the same client, untyped.
+        `elicit(message, requested_schema)` answers elicitations (a dict of content accepts, a
+        single value accepts a single-value form, None declines, a dict with "action" is sent as
+        is), `sample(params)` sampling (a string is the model's text), `roots` roots/list;
+        `on_log(params)` gets log messages, `on_notification(method, params)` every other
+        notification. `options` go to `memory.connect_in_memory`."""
         hooks: dict[str, Any] = {
             "elicit": elicit,
             "sample": sample,
@@ -92,7 +125,7 @@ class Running:
     @asynccontextmanager
     async def _test_client(
         self,
-        protocol_version: str | None,
+        protocol_version: str | type[ClientStub] | None,
         hooks: dict[str, Any],
         handlers: Any,
         options: dict[str, Any],
@@ -100,9 +133,14 @@ class Running:
         from mcp_bindings.runtime.app.testing import client_handlers
         from mcp_bindings.runtime.memory import connect_in_memory
 
-        version = protocol_version or self.protocol_version
-        package = registry.load_version(version).__name__
-        client_cls = importlib.import_module(f"{package}.client").Client
+        client_cls: type[ClientStub]
+        if isinstance(protocol_version, type):
+            client_cls = protocol_version
+            version = client_cls.protocol.info.key
+        else:
+            version = protocol_version or self.protocol_version
+            package = registry.load_version(version).__name__
+            client_cls = importlib.import_module(f"{package}.client").Client
         if handlers is None and any(hook is not None for hook in hooks.values()):
             handlers = client_handlers(version, **hooks)
         async with (
