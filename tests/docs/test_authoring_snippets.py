@@ -26,6 +26,7 @@ BLOCKS = re.findall(r"```python\n(.*?)```", DOC, re.S)
 # marker -> what the snippet prints, line by line
 SNIPPETS = {
     'app = App("people", version="1.0", lifespan=lifespan)': ["['name']", "Ada Lovelace"],
+    "async def no_root(call: Call, call_next: Next) -> Any:": ["looked up ada", "looked up ada", "not for you"],
 }
 # Snippets that serve until interrupted under `__main__`: loaded as a module, then driven.
 MOUNTED = 'web = Starlette(routes=[Route("/", home), Mount("/api", app=mcp)], lifespan=mcp.lifespan)'

@@ -1,7 +1,8 @@
 """An authoring-layer server using the features of issue 32 (a lifespan, a per-request dependency
-on it, an app-scoped one), for the official SDK client to drive: over stdio as a script
-(`python tests/peers/app_features_server.py LOGFILE`: the lifespan writes "start" / "stop" lines
-there), or over Streamable HTTP through `build()` mounted by the test."""
+on it, an app-scoped one, middleware that refuses a call before the tool runs, timing), for the
+official SDK client to drive: over stdio as a script (`python tests/peers/app_features_server.py
+LOGFILE`: the lifespan writes "start" / "stop" lines there), or over Streamable HTTP through
+`build()` mounted by the test."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from mcp_bindings.runtime.app import App, Context, Depends
+from mcp_bindings.runtime.middleware import Call, Next, Timing
 
 
 @dataclass
@@ -46,7 +48,15 @@ def build(log: Path | None = None) -> App:
     def greeting() -> str:
         return "hello"
 
-    app = App("features", version="1.0", lifespan=lifespan)
+    app = App("features", version="1.0", lifespan=lifespan, middleware=[Timing()])
+
+    @app.middleware
+    async def guard(call: Call, call_next: Next) -> Any:
+        arguments = getattr(call.params, "arguments", None) or {}
+        if call.target == "lookup" and arguments.get("name") == "root":  # answered here: the tool never runs
+            result = app.server.protocol.client_requests["tools/call"].result
+            return result(content=[{"type": "text", "text": "refused by policy"}], is_error=True)
+        return await call_next(call)
 
     @app.tool
     async def lookup(

@@ -17,6 +17,8 @@ from typing import Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel
 
+from mcp_bindings.runtime.app.around import Around
+from mcp_bindings.runtime.app.changes import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED, ListChanges
 from mcp_bindings.runtime.app.entries import (
     Completer,
     PromptEntry,
@@ -28,12 +30,12 @@ from mcp_bindings.runtime.app.errors import AppDefinitionError
 from mcp_bindings.runtime.app.lifespan import LifespanFactory, Lifetime
 from mcp_bindings.runtime.app.running import Running
 from mcp_bindings.runtime.app.serving import Serving
+from mcp_bindings.runtime.middleware.chain import Middleware
 from mcp_bindings.runtime.protocol import registry, versions
 from mcp_bindings.runtime.protocol.context import RequestContext
 from mcp_bindings.runtime.protocol.spec import ProtocolTables
 from mcp_bindings.runtime.protocol.tasks_wire import EXTENSION as TASKS_EXTENSION
-from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
-from mcp_bindings.runtime.server.notifications import RESOURCE_UPDATED
+from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS
 from mcp_bindings.runtime.server.stubs import ServerStub
 
 __all__ = ["App"]
@@ -42,12 +44,8 @@ log = logging.getLogger("mcp_bindings.runtime.app")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-TOOLS_CHANGED = "notifications/tools/list_changed"
-RESOURCES_CHANGED = "notifications/resources/list_changed"
-PROMPTS_CHANGED = "notifications/prompts/list_changed"
 
-
-class App(Serving, Running):
+class App(ListChanges, Around, Serving, Running):
     """An MCP server made of decorated functions:
 
         app = App("weather", version="1.0")
@@ -63,7 +61,8 @@ class App(Serving, Running):
     that refuse references (`mcp-bindgen lint` warns of them); `@app.tool(inline_refs=...)` per tool.
     `lifespan`: a function of the app returning an async context manager (`@asynccontextmanager`),
     entered when the app starts serving and left when it stops; what it yields is `ctx.lifespan`
-    (typed with `Context[State]`). Dependencies: `Annotated[T, Depends(provider)]` parameters."""
+    (typed with `Context[State]`). Dependencies: `Annotated[T, Depends(provider)]` parameters.
+    `middleware`: what runs around every request (`mcp_bindings.runtime.middleware`; or `@app.middleware`)."""
 
     def __init__(
         self,
@@ -81,6 +80,7 @@ class App(Serving, Running):
         request_state_secret: bytes | None = None,
         inline_refs: bool = False,
         lifespan: LifespanFactory | None = None,
+        middleware: Sequence[Middleware] = (),
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1 (or None: no pagination)")
@@ -100,6 +100,7 @@ class App(Serving, Running):
         self.logging = logging
         self.inline_refs = inline_refs
         self._lifetime = Lifetime(self, lifespan)
+        self._middleware: list[Middleware] = []
         self._tools: dict[str, ToolEntry] = {}
         self._resources: dict[str, ResourceEntry] = {}
         self._templates: dict[str, TemplateEntry] = {}
@@ -107,6 +108,8 @@ class App(Serving, Running):
         self._completers: dict[tuple[str, str, str], Completer] = {}
         self._lists: dict[str, list[Any]] = {}  # cached definitions per list
         self._server: ServerStub | None = None
+        for each in middleware:
+            self.middleware(each)
         self._pending: set[str] = set()  # list changes not broadcast yet
         self._flush: asyncio.Task[None] | None = None
         self._not_found = self.protocol.error_codes.resource_not_found or INVALID_PARAMS
@@ -335,58 +338,6 @@ class App(Serving, Running):
             if argument not in template.template.names:
                 raise AppDefinitionError(f"app.complete: template {target!r} has no variable {argument!r}")
 
-    def remove_tool(self, name: str) -> None:
-        del self._tools[name]
-        self._changed(TOOLS_CHANGED, "tools")
-
-    def remove_resource(self, uri: str) -> None:
-        if uri in self._templates:
-            del self._templates[uri]
-        else:
-            del self._resources[uri]
-        self._changed(RESOURCES_CHANGED, "resources", "templates")
-
-    def remove_prompt(self, name: str) -> None:
-        del self._prompts[name]
-        self._changed(PROMPTS_CHANGED, "prompts")
-
-    def _require(self, kind: str, had: bool) -> None:
-        """Capabilities are fixed once the server is built: the first tool (prompt, ...) cannot come later."""
-        if self._server is not None and not had:
-            raise AppDefinitionError(
-                f"the app is already serving without {kind}: register at least one before it starts "
-                "(its capabilities are advertised at the handshake)"
-            )
-
-    def _changed(self, method: str, *lists: str) -> None:
-        for name in lists:
-            self._lists.pop(name, None)
-        if self._server is None:
-            return
-        if method == TOOLS_CHANGED:
-            self._declare_tools()
-        self._pending.add(method)
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # changed outside the event loop: clients see it when they list again
-            return
-        flush = self._flush
-        if flush is None or flush.done() or flush.get_loop() is not loop:
-            self._flush = loop.create_task(self._broadcast())
-
-    async def _broadcast(self) -> None:
-        await asyncio.sleep(0)  # changes made together go out as one notification each
-        while self._pending:
-            method = self._pending.pop()
-            try:
-                await self.server.broadcast(method)
-            except McpError as error:  # e.g. the shared bus is down: nobody awaits this task
-                log.warning("could not send %s: %s", method, error.message)
-
-    async def resource_updated(self, uri: str) -> int:
-        """Tell the clients subscribed to `uri` that it changed; returns how many were told."""
-        return await self.server.broadcast(RESOURCE_UPDATED, {"uri": uri})
-
     # -- the server -----------------------------------------------------------------------------
 
     @property
@@ -394,6 +345,7 @@ class App(Serving, Running):
         """The server object (a subclass of the stub's `Server`), built on first use."""
         if self._server is None:
             self._server = self._build()
+            self._install_middleware(self._server)
             self._declare_tools()
         return self._server
 

@@ -1,0 +1,96 @@
+"""What changes while an `App` serves: tools, resources and prompts removed or added (the
+`notifications/*/list_changed` broadcasts, one per list however many changes are made together),
+resources updated, and what cannot change once the capabilities are advertised. A mixin of `App`
+(`app.core`)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from mcp_bindings.runtime.app.entries import PromptEntry, ResourceEntry, TemplateEntry, ToolEntry
+from mcp_bindings.runtime.app.errors import AppDefinitionError
+from mcp_bindings.runtime.rpc.errors import McpError
+from mcp_bindings.runtime.server.notifications import RESOURCE_UPDATED
+from mcp_bindings.runtime.server.stubs import ServerStub
+
+__all__ = ["PROMPTS_CHANGED", "RESOURCES_CHANGED", "TOOLS_CHANGED", "ListChanges"]
+
+log = logging.getLogger("mcp_bindings.runtime.app")
+
+TOOLS_CHANGED = "notifications/tools/list_changed"
+RESOURCES_CHANGED = "notifications/resources/list_changed"
+PROMPTS_CHANGED = "notifications/prompts/list_changed"
+
+
+class ListChanges:
+    """`remove_*`, `resource_updated` and the list-changed broadcasts of an `App`."""
+
+    _tools: dict[str, ToolEntry]
+    _resources: dict[str, ResourceEntry]
+    _templates: dict[str, TemplateEntry]
+    _prompts: dict[str, PromptEntry]
+    _lists: dict[str, list[Any]]
+    _server: ServerStub | None
+    _pending: set[str]
+    _flush: asyncio.Task[None] | None
+
+    @property
+    def server(self) -> ServerStub:  # the app's server object (`App.server`)
+        raise NotImplementedError
+
+    def _declare_tools(self) -> None:
+        raise NotImplementedError
+
+    def remove_tool(self, name: str) -> None:
+        del self._tools[name]
+        self._changed(TOOLS_CHANGED, "tools")
+
+    def remove_resource(self, uri: str) -> None:
+        if uri in self._templates:
+            del self._templates[uri]
+        else:
+            del self._resources[uri]
+        self._changed(RESOURCES_CHANGED, "resources", "templates")
+
+    def remove_prompt(self, name: str) -> None:
+        del self._prompts[name]
+        self._changed(PROMPTS_CHANGED, "prompts")
+
+    def _require(self, kind: str, had: bool) -> None:
+        """Capabilities are fixed once the server is built: the first tool (prompt, ...) cannot come later."""
+        if self._server is not None and not had:
+            raise AppDefinitionError(
+                f"the app is already serving without {kind}: register at least one before it starts "
+                "(its capabilities are advertised at the handshake)"
+            )
+
+    def _changed(self, method: str, *lists: str) -> None:
+        for name in lists:
+            self._lists.pop(name, None)
+        if self._server is None:
+            return
+        if method == TOOLS_CHANGED:
+            self._declare_tools()
+        self._pending.add(method)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # changed outside the event loop: clients see it when they list again
+            return
+        flush = self._flush
+        if flush is None or flush.done() or flush.get_loop() is not loop:
+            self._flush = loop.create_task(self._broadcast())
+
+    async def _broadcast(self) -> None:
+        await asyncio.sleep(0)  # changes made together go out as one notification each
+        while self._pending:
+            method = self._pending.pop()
+            try:
+                await self.server.broadcast(method)
+            except McpError as error:  # e.g. the shared bus is down: nobody awaits this task
+                log.warning("could not send %s: %s", method, error.message)
+
+    async def resource_updated(self, uri: str) -> int:
+        """Tell the clients subscribed to `uri` that it changed; returns how many were told."""
+        return await self.server.broadcast(RESOURCE_UPDATED, {"uri": uri})
