@@ -1,5 +1,6 @@
 """An authoring-layer server using the features of issue 32 (a lifespan, a per-request dependency
-on it, an app-scoped one, middleware that refuses a call before the tool runs, timing), for the
+on it, an app-scoped one, middleware that refuses a call before the tool runs, timing, a tool
+disabled by tag), for the
 official SDK client to drive: over stdio as a script (`python tests/peers/app_features_server.py
 LOGFILE`: the lifespan writes "start" / "stop" lines there), or over Streamable HTTP through
 `build()` mounted by the test."""
@@ -67,6 +68,12 @@ def build(log: Path | None = None) -> App:
         """The full name of a user."""
         found = db.rows.get(name, f"no user {name!r}")
         return f"{hello} {found} (connections out: {db.connections_out}, opened: {db.opened})"
+
+    @app.tool(tags={"admin"})
+    def reset() -> str:
+        return "reset"
+
+    app.disable(tags={"admin"})  # hidden from the list, answered as unknown
 
     return app
 

@@ -1,12 +1,14 @@
 """What changes while an `App` serves: tools, resources and prompts removed or added (the
 `notifications/*/list_changed` broadcasts, one per list however many changes are made together),
-resources updated, and what cannot change once the capabilities are advertised. A mixin of `App`
+resources updated, tools / prompts / resources hidden and shown again (`disable`, `enable`, by name
+or tag), and what cannot change once the capabilities are advertised. A mixin of `App`
 (`app.core`)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from mcp_bindings.runtime.app.entries import PromptEntry, ResourceEntry, TemplateEntry, ToolEntry
@@ -57,6 +59,48 @@ class ListChanges:
     def remove_prompt(self, name: str) -> None:
         del self._prompts[name]
         self._changed(PROMPTS_CHANGED, "prompts")
+
+    def disable(self, *names: str, tags: Collection[str] = ()) -> int:
+        """Hide tools, prompts (by name), resources and templates (by URI or URI template), and those
+        with any of `tags`: left out of their lists and answered as unknown, until `enable`d. The
+        clients are told (`notifications/*/list_changed`). Returns how many changed; a name that
+        names nothing is a `KeyError`."""
+        return self._switch(False, names, tags)
+
+    def enable(self, *names: str, tags: Collection[str] = ()) -> int:
+        """Show again what `disable` hid (same selection); returns how many changed."""
+        return self._switch(True, names, tags)
+
+    def _switch(self, enabled: bool, names: tuple[str, ...], tags: Collection[str]) -> int:
+        if isinstance(tags, str):
+            raise TypeError(f"tags={tags!r} is one string; give a collection: tags={{{tags!r}}}")
+        wanted, tagged = set(names), frozenset(tags)
+        tables: dict[str, Mapping[str, Any]] = {
+            "tools": self._tools,
+            "resources": self._resources,
+            "templates": self._templates,
+            "prompts": self._prompts,
+        }
+        chosen = [
+            (kind, entry)
+            for kind, table in tables.items()
+            for key, entry in table.items()
+            if key in wanted or entry.tags & tagged
+        ]
+        unknown = wanted - {key for table in tables.values() for key in table}
+        if unknown:
+            raise KeyError(f"no tool, prompt, resource or template named {', '.join(sorted(unknown))}")
+        changed = [(kind, entry) for kind, entry in chosen if entry.enabled != enabled]
+        for _kind, entry in changed:
+            entry.enabled = enabled
+        kinds = {kind for kind, _entry in changed}
+        if "tools" in kinds:
+            self._changed(TOOLS_CHANGED, "tools")
+        if kinds & {"resources", "templates"}:
+            self._changed(RESOURCES_CHANGED, "resources", "templates")
+        if "prompts" in kinds:
+            self._changed(PROMPTS_CHANGED, "prompts")
+        return len(changed)
 
     def _require(self, kind: str, had: bool) -> None:
         """Capabilities are fixed once the server is built: the first tool (prompt, ...) cannot come later."""

@@ -12,7 +12,7 @@ import asyncio
 import importlib
 import inspect
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel
@@ -139,6 +139,7 @@ class App(ListChanges, Around, Serving, Running):
         task: bool | Literal["optional", "required"] = False,
         input_first: bool = False,
         inline_refs: bool | None = None,
+        tags: Collection[str] = (),
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -157,6 +158,7 @@ class App(ListChanges, Around, Serving, Running):
         task: bool | Literal["optional", "required"] = False,
         input_first: bool = False,
         inline_refs: bool | None = None,
+        tags: Collection[str] = (),
     ) -> F | Callable[[F], F]:
         """Register a tool: arguments and inputSchema from the signature (`Annotated[int,
         Field(description=...)]`, defaults), description from the docstring, outputSchema and
@@ -166,7 +168,9 @@ class App(ListChanges, Around, Serving, Running):
         JSON Schema instead of the signature's (calls are checked against it; the function gets the
         arguments its parameters name). `task=True` (or "optional") lets a call run as a task the
         client polls, "required" only as one (see `serve_call_tool`); `input_first=True` lets it ask
-        for input as a plain call first and become the task where it calls `ctx.start_task()`."""
+        for input as a plain call first and become the task where it calls `ctx.start_task()`.
+        `tags`: names to `app.disable(tags=...)` / `app.enable(tags=...)` it by (also on resources
+        and prompts)."""
 
         scope = _caller_scope()
 
@@ -187,6 +191,7 @@ class App(ListChanges, Around, Serving, Running):
                 input_first=input_first,
                 inline_refs=self.inline_refs if inline_refs is None else inline_refs,
             )
+            entry.tags = _tags(tags, f"tool {entry.name!r}")
             known = self._tools.get(entry.name)
             if known is not None:
                 raise AppDefinitionError(
@@ -212,6 +217,7 @@ class App(ListChanges, Around, Serving, Running):
         annotations: Mapping[str, Any] | BaseModel | None = None,
         icons: Sequence[Mapping[str, Any] | BaseModel] | None = None,
         meta: Mapping[str, Any] | None = None,
+        tags: Collection[str] = (),
     ) -> Callable[[F], F]:
         """Register a resource (`"config://app"`) or a resource template (`"users://{id}/posts{/rest*}"`,
         RFC 6570; its variables are the function's arguments). The function returns text (`str`),
@@ -241,12 +247,14 @@ class App(ListChanges, Around, Serving, Running):
                 if size is not None:
                     raise AppDefinitionError(f"resource template {uri!r}: size is for resources, not templates")
                 template = TemplateEntry(uri, fn, self._pkg, options, scope)
+                template.tags = _tags(tags, f"resource template {uri!r}")
                 if uri in self._templates:
                     raise AppDefinitionError(f"resource template {uri!r} is already registered")
                 self._require("resources", had)
                 self._templates[uri] = template
             else:
                 entry = ResourceEntry(uri, fn, self._pkg, options, scope)
+                entry.tags = _tags(tags, f"resource {uri!r}")
                 if uri in self._resources:
                     raise AppDefinitionError(f"resource {uri!r} is already registered")
                 self._require("resources", had)
@@ -270,6 +278,7 @@ class App(ListChanges, Around, Serving, Running):
         description: str | None = None,
         icons: Sequence[Mapping[str, Any] | BaseModel] | None = None,
         meta: Mapping[str, Any] | None = None,
+        tags: Collection[str] = (),
     ) -> Callable[[F], F]: ...
 
     def prompt(
@@ -282,6 +291,7 @@ class App(ListChanges, Around, Serving, Running):
         description: str | None = None,
         icons: Sequence[Mapping[str, Any] | BaseModel] | None = None,
         meta: Mapping[str, Any] | None = None,
+        tags: Collection[str] = (),
     ) -> F | Callable[[F], F]:
         """Register a prompt: its arguments are the function's (strings on the wire, converted to the
         annotated types); it returns text (one user message), a `Message` (`user(...)`,
@@ -292,6 +302,7 @@ class App(ListChanges, Around, Serving, Running):
 
         def register(fn: F) -> F:
             entry = PromptEntry(fn, self._pkg, name, options, scope)
+            entry.tags = _tags(tags, f"prompt {entry.name!r}")
             if entry.name in self._prompts:
                 raise AppDefinitionError(f"prompt {entry.name!r} is already registered")
             self._require("prompts", bool(self._prompts))
@@ -405,7 +416,7 @@ class App(ListChanges, Around, Serving, Running):
         from mcp_bindings.runtime.server.tool_schemas import declare_tools
 
         if self._server is not None:
-            declare_tools(self._server, [t.definition for t in self._tools.values()])
+            declare_tools(self._server, [t.definition for t in self._tools.values() if t.enabled])
 
 
 def _caller_scope() -> dict[str, Any]:
@@ -417,6 +428,12 @@ def _caller_scope() -> dict[str, Any]:
     if frame is None or frame.f_locals is frame.f_globals:
         return {}
     return dict(frame.f_locals)
+
+
+def _tags(tags: Collection[str], what: str) -> frozenset[str]:
+    if isinstance(tags, str):
+        raise AppDefinitionError(f"{what}: tags={tags!r} is one string; give a collection: tags={{{tags!r}}}")
+    return frozenset(tags)
 
 
 def _where(fn: Callable[..., Any]) -> str:

@@ -103,6 +103,7 @@ class ToolEntry:
 
     __slots__ = (
         "definition",
+        "enabled",
         "fn",
         "input_first",
         "name",
@@ -110,6 +111,7 @@ class ToolEntry:
         "output_schema",
         "result",
         "sig",
+        "tags",
         "task",
         "validate",
         "wrap",
@@ -137,6 +139,8 @@ class ToolEntry:
         if TOOL_NAME.fullmatch(name) is None:
             raise AppDefinitionError(f"tool {name!r}: a tool name is 1-128 of A-Z a-z 0-9 _ - . (SEP-986)")
         what = f"tool {name!r}"
+        self.tags: frozenset[str] = frozenset()  # the app's (`@app.tool(tags=...)`), for enable / disable
+        self.enabled = True
         if task not in TASK_SUPPORT:
             raise AppDefinitionError(f'{what}: task={task!r}; use False, True (= "optional") or "required"')
         # How the tool runs as a task: None (never), "optional" (when the client asks), "required".
@@ -279,12 +283,14 @@ def contents(uri: str, value: Any, mime_type: str | None) -> list[dict[str, Any]
 class ResourceEntry:
     """A resource with a fixed URI."""
 
-    __slots__ = ("definition", "mime_type", "sig", "uri")
+    __slots__ = ("definition", "enabled", "mime_type", "sig", "tags", "uri")
 
     def __init__(
         self, uri: str, fn: Callable[..., Any], pkg: Any, options: Options, scope: Mapping[str, Any] | None = None
     ) -> None:
         what = f"resource {uri!r}"
+        self.tags: frozenset[str] = frozenset()
+        self.enabled = True
         if not is_uri(uri):
             raise AppDefinitionError(f"{what}: not a URI (it needs a scheme, like 'file:' or 'config://')")
         self.uri = uri
@@ -312,7 +318,7 @@ class ResourceEntry:
 class TemplateEntry:
     """A resource template: RFC 6570 URI template whose variables are the function's arguments."""
 
-    __slots__ = ("definition", "mime_type", "sig", "template")
+    __slots__ = ("definition", "enabled", "mime_type", "sig", "tags", "template")
 
     def __init__(
         self,
@@ -323,6 +329,8 @@ class TemplateEntry:
         scope: Mapping[str, Any] | None = None,
     ) -> None:
         what = f"resource template {uri_template!r}"
+        self.tags: frozenset[str] = frozenset()
+        self.enabled = True
         try:
             self.template = Template(uri_template)
             self.template.check()
@@ -392,7 +400,7 @@ def messages(value: Any) -> list[dict[str, Any]]:
 
 
 class PromptEntry:
-    __slots__ = ("definition", "name", "sig")
+    __slots__ = ("definition", "enabled", "name", "sig", "tags")
 
     def __init__(
         self,
@@ -404,6 +412,8 @@ class PromptEntry:
     ) -> None:
         name = name if name is not None else str(getattr(fn, "__name__", ""))
         what = f"prompt {name!r}"
+        self.tags: frozenset[str] = frozenset()
+        self.enabled = True
         self.name = name
         self.sig = analyse(fn, what, model_name="PromptArguments", lax_strings=True, scope=scope)
         fields = self.sig.arguments.model_fields

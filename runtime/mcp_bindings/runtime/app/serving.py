@@ -89,7 +89,7 @@ class Serving:
                 "templates": self._templates,
                 "prompts": self._prompts,
             }[kind]
-            items = self._lists[kind] = [entry.definition for entry in source.values()]
+            items = self._lists[kind] = [entry.definition for entry in source.values() if entry.enabled]
         return items
 
     def _page(self, kind: str, params: Any) -> tuple[list[Any], str | None]:
@@ -127,7 +127,7 @@ class Serving:
 
     async def serve_call_tool(self, params: Any, ctx: RequestContext) -> Any:
         entry = self._tools.get(params.name)
-        if entry is None:
+        if entry is None or not entry.enabled:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}", {"name": params.name})
         arguments = params.arguments
         try:
@@ -206,8 +206,12 @@ class Serving:
         uri: str = params.uri
         entry: ResourceEntry | TemplateEntry | None = self._resources.get(uri)
         kwargs: dict[str, Any] = {}
+        if entry is not None and not entry.enabled:
+            raise McpError(self._not_found, f"Resource not found: {uri}", {"uri": uri})
         if entry is None:
             for template in self._templates.values():
+                if not template.enabled:
+                    continue
                 values = template.template.match(uri)
                 if values is not None:
                     entry, kwargs = template, template.arguments(uri, values)
@@ -230,7 +234,7 @@ class Serving:
 
     async def serve_get_prompt(self, params: Any, ctx: RequestContext) -> Any:
         entry = self._prompts.get(params.name)
-        if entry is None:
+        if entry is None or not entry.enabled:
             raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}", {"name": params.name})
         kwargs = entry.arguments(params.arguments)
         sig = entry.sig
