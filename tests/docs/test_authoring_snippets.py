@@ -28,6 +28,7 @@ SNIPPETS = {
     'app = App("people", version="1.0", lifespan=lifespan)': ["['name']", "Ada Lovelace"],
     "async def no_root(call: Call, call_next: Next) -> Any:": ["looked up ada", "looked up ada", "not for you"],
     'app.disable(tags={"admin"})  # hidden': ["['status']", "['reset', 'status']"],
+    'app.mount(weather, namespace="weather")': ["['weather_forecast']", "Oslo: 21C"],
 }
 # Snippets that serve until interrupted under `__main__`: loaded as a module, then driven.
 MOUNTED = 'web = Starlette(routes=[Route("/", home), Mount("/api", app=mcp)], lifespan=mcp.lifespan)'

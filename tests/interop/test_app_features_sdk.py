@@ -1,7 +1,7 @@
 """The official MCP Python SDK client (mcp==2.3.0, tests/peers/sdk_steps_client.py) drives the
 authoring layer's issue-32 features at 2025-11-25 and 2026-07-28: an app with a lifespan, a
-per-request dependency on it, an app-scoped one, middleware that answers a call itself and a
-tool disabled by its tag (tests/peers/app_features_server.py), over stdio
+per-request dependency on it, an app-scoped one, middleware that answers a call itself, a
+tool disabled by its tag and a mounted app (tests/peers/app_features_server.py), over stdio
 (`app.run()`: the lifespan starts and stops with the process) and over Streamable HTTP mounted at a
 prefix of a Starlette and a FastAPI application (root_path honoured, the lifespan handed on with
 `lifespan=mcp.lifespan`), on uvicorn at 127.0.0.1."""
@@ -30,12 +30,14 @@ CALLS = [
     *("--call", 'lookup={"name": "ada"}'),
     *("--call", 'lookup={"name": "root"}'),
     *("--call", 'lookup={"name": "alan"}'),
+    *("--call", 'weather_forecast={"city": "Oslo"}'),  # the mounted app's
     *("--call", "reset={}"),  # disabled by its tag
 ]
 EXPECTED = [
     "hello Ada Lovelace (connections out: 1, opened: 1)",  # one connection per request, given back after it
     "refused by policy",  # the middleware answered: no connection was opened
     "hello Alan Turing (connections out: 1, opened: 2)",
+    "sunny in Oslo",
 ]
 
 
@@ -48,12 +50,12 @@ def sdk_report(argv: list[str]) -> dict[str, Any]:
 
 
 def check(report: dict[str, Any], version: str) -> None:
-    assert report["tools"] == ["lookup"]  # not `reset`: disabled
+    assert report["tools"] == ["lookup", "weather_forecast"]  # not `reset`: disabled
     *calls, reset = report["calls"]
     for call in calls:
         assert "result" in call, call
     assert [call["result"]["content"][0]["text"] for call in calls] == EXPECTED
-    assert [call["result"].get("isError", False) for call in calls] == [False, True, False]
+    assert [call["result"].get("isError", False) for call in calls] == [False, True, False, False]
     assert reset["mcp_error"] == {"code": -32602, "message": "Unknown tool: reset"}
     if version != "2026-07-28":
         assert report["negotiated"] == version

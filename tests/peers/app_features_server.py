@@ -1,6 +1,6 @@
 """An authoring-layer server using the features of issue 32 (a lifespan, a per-request dependency
 on it, an app-scoped one, middleware that refuses a call before the tool runs, timing, a tool
-disabled by tag), for the
+disabled by tag, a mounted app), for the
 official SDK client to drive: over stdio as a script (`python tests/peers/app_features_server.py
 LOGFILE`: the lifespan writes "start" / "stop" lines there), or over Streamable HTTP through
 `build()` mounted by the test."""
@@ -74,6 +74,14 @@ def build(log: Path | None = None) -> App:
         return "reset"
 
     app.disable(tags={"admin"})  # hidden from the list, answered as unknown
+
+    weather = App("weather", version="1.0")
+
+    @weather.tool
+    def forecast(city: str) -> str:
+        return f"sunny in {city}"
+
+    app.mount(weather, namespace="weather")  # its tools as weather_*
 
     return app
 

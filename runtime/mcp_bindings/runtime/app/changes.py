@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from mcp_bindings.runtime.app.entries import PromptEntry, ResourceEntry, TemplateEntry, ToolEntry
@@ -37,6 +37,9 @@ class ListChanges:
     _server: ServerStub | None
     _pending: set[str]
     _flush: asyncio.Task[None] | None
+    _parents: list[Any]  # the apps this one is mounted in (`app.mount`)
+    _origins: dict[int, tuple[Any, Any]]  # id(a mounted copy) -> (the mounted app's entry, that app)
+    _remount: Callable[[Any], None]  # `Mounting._remount`
 
     @property
     def server(self) -> ServerStub:  # the app's server object (`App.server`)
@@ -93,6 +96,10 @@ class ListChanges:
         changed = [(kind, entry) for kind, entry in chosen if entry.enabled != enabled]
         for _kind, entry in changed:
             entry.enabled = enabled
+            mounted = self._origins.get(id(entry))
+            if mounted is not None:  # a mounted app's: its own entry too (what a re-mount copies)
+                mounted[0].enabled = enabled
+                mounted[1]._lists.clear()
         kinds = {kind for kind, _entry in changed}
         if "tools" in kinds:
             self._changed(TOOLS_CHANGED, "tools")
@@ -113,6 +120,8 @@ class ListChanges:
     def _changed(self, method: str, *lists: str) -> None:
         for name in lists:
             self._lists.pop(name, None)
+        for parent in self._parents:  # mounted: the apps serving this one place it again
+            parent._remount(self)
         if self._server is None:
             return
         if method == TOOLS_CHANGED:

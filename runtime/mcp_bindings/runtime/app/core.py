@@ -28,6 +28,7 @@ from mcp_bindings.runtime.app.entries import (
 )
 from mcp_bindings.runtime.app.errors import AppDefinitionError
 from mcp_bindings.runtime.app.lifespan import LifespanFactory, Lifetime
+from mcp_bindings.runtime.app.mounting import Mounting
 from mcp_bindings.runtime.app.running import Running
 from mcp_bindings.runtime.app.serving import Serving
 from mcp_bindings.runtime.middleware.chain import Middleware
@@ -45,7 +46,7 @@ log = logging.getLogger("mcp_bindings.runtime.app")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class App(ListChanges, Around, Serving, Running):
+class App(ListChanges, Mounting, Around, Serving, Running):
     """An MCP server made of decorated functions:
 
         app = App("weather", version="1.0")
@@ -108,6 +109,9 @@ class App(ListChanges, Around, Serving, Running):
         self._completers: dict[tuple[str, str, str], Completer] = {}
         self._lists: dict[str, list[Any]] = {}  # cached definitions per list
         self._server: ServerStub | None = None
+        self._mounts: list[Any] = []  # the apps mounted here (`app.mount`)
+        self._parents: list[App] = []  # the apps this one is mounted in
+        self._origins: dict[int, tuple[Any, App]] = {}
         for each in middleware:
             self.middleware(each)
         self._pending: set[str] = set()  # list changes not broadcast yet

@@ -106,6 +106,7 @@ class ToolEntry:
         "enabled",
         "fn",
         "input_first",
+        "lifetime",
         "name",
         "output",
         "output_schema",
@@ -141,6 +142,7 @@ class ToolEntry:
         what = f"tool {name!r}"
         self.tags: frozenset[str] = frozenset()  # the app's (`@app.tool(tags=...)`), for enable / disable
         self.enabled = True
+        self.lifetime: Any = None  # a mounted app's (`app.mount`): its lifespan and dependencies; None: the app's
         if task not in TASK_SUPPORT:
             raise AppDefinitionError(f'{what}: task={task!r}; use False, True (= "optional") or "required"')
         # How the tool runs as a task: None (never), "optional" (when the client asks), "required".
@@ -283,7 +285,7 @@ def contents(uri: str, value: Any, mime_type: str | None) -> list[dict[str, Any]
 class ResourceEntry:
     """A resource with a fixed URI."""
 
-    __slots__ = ("definition", "enabled", "mime_type", "sig", "tags", "uri")
+    __slots__ = ("definition", "enabled", "lifetime", "mime_type", "sig", "tags", "uri")
 
     def __init__(
         self, uri: str, fn: Callable[..., Any], pkg: Any, options: Options, scope: Mapping[str, Any] | None = None
@@ -291,6 +293,7 @@ class ResourceEntry:
         what = f"resource {uri!r}"
         self.tags: frozenset[str] = frozenset()
         self.enabled = True
+        self.lifetime: Any = None  # a mounted app's (`app.mount`): its lifespan and dependencies; None: the app's
         if not is_uri(uri):
             raise AppDefinitionError(f"{what}: not a URI (it needs a scheme, like 'file:' or 'config://')")
         self.uri = uri
@@ -318,7 +321,7 @@ class ResourceEntry:
 class TemplateEntry:
     """A resource template: RFC 6570 URI template whose variables are the function's arguments."""
 
-    __slots__ = ("definition", "enabled", "mime_type", "sig", "tags", "template")
+    __slots__ = ("definition", "enabled", "lifetime", "mime_type", "sig", "tags", "template")
 
     def __init__(
         self,
@@ -331,6 +334,7 @@ class TemplateEntry:
         what = f"resource template {uri_template!r}"
         self.tags: frozenset[str] = frozenset()
         self.enabled = True
+        self.lifetime: Any = None  # a mounted app's (`app.mount`): its lifespan and dependencies; None: the app's
         try:
             self.template = Template(uri_template)
             self.template.check()
@@ -400,7 +404,7 @@ def messages(value: Any) -> list[dict[str, Any]]:
 
 
 class PromptEntry:
-    __slots__ = ("definition", "enabled", "name", "sig", "tags")
+    __slots__ = ("definition", "enabled", "lifetime", "name", "sig", "tags")
 
     def __init__(
         self,
@@ -414,6 +418,7 @@ class PromptEntry:
         what = f"prompt {name!r}"
         self.tags: frozenset[str] = frozenset()
         self.enabled = True
+        self.lifetime: Any = None  # a mounted app's (`app.mount`): its lifespan and dependencies; None: the app's
         self.name = name
         self.sig = analyse(fn, what, model_name="PromptArguments", lax_strings=True, scope=scope)
         fields = self.sig.arguments.model_fields

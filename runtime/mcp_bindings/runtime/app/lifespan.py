@@ -29,7 +29,7 @@ class Lifetime:
     """One app's lifespan: its value while it runs, the app-scoped dependency values, and how many
     servings share it (the last one out leaves it)."""
 
-    __slots__ = ("_entries", "_factory", "_lock", "_owner", "_stack", "app_values", "value")
+    __slots__ = ("_entries", "_factory", "_lock", "_owner", "_stack", "app_values", "children", "value")
 
     def __init__(self, owner: Any, factory: LifespanFactory | None) -> None:
         self._owner = owner
@@ -39,6 +39,7 @@ class Lifetime:
         self._lock: anyio.Lock | None = None
         self.value: Any = NOT_STARTED  # the lifespan's value (None without a lifespan) while it runs
         self.app_values: dict[Hashable, Any] = {}  # app-scoped dependencies made so far
+        self.children: list[Lifetime] = []  # of the apps mounted in this one (`app.mount`): run inside it
 
     @property
     def running(self) -> bool:
@@ -61,9 +62,11 @@ class Lifetime:
                 stack = AsyncExitStack()
                 await stack.__aenter__()
                 try:
-                    value = (
-                        None if self._factory is None else await stack.enter_async_context(self._factory(self._owner))
-                    )
+                    value = None
+                    if self._factory is not None:
+                        value = await stack.enter_async_context(self._factory(self._owner))
+                    for child in self.children:
+                        await stack.enter_async_context(child())
                 except BaseException:
                     await stack.aclose()
                     raise

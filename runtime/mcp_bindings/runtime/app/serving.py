@@ -102,7 +102,13 @@ class Serving:
         return paginate(items, cursor, self.page_size, scope=kind)
 
     def _context(
-        self, sig: FunctionSignature, ctx: RequestContext, method: str, params: Any, boundary: Boundary = None
+        self,
+        sig: FunctionSignature,
+        ctx: RequestContext,
+        method: str,
+        params: Any,
+        boundary: Boundary = None,
+        lifetime: Lifetime | None = None,
     ) -> Context:
         replay = None
         # A task's work asks the client through the task (`inputRequests`), not by replaying rounds;
@@ -112,14 +118,16 @@ class Serving:
             replay = Replay(
                 self.protocol, getattr(params, "request_state", None), getattr(params, "input_responses", None)
             )
-        return Context(ctx, self.protocol, method, replay, boundary, lifespan=self._lifetime.value)
+        return Context(ctx, self.protocol, method, replay, boundary, lifespan=(lifetime or self._lifetime).value)
 
-    async def _run(self, sig: FunctionSignature, kwargs: dict[str, Any], context: Context | None) -> Any:
+    async def _run(
+        self, sig: FunctionSignature, kwargs: dict[str, Any], context: Context | None, lifetime: Lifetime | None
+    ) -> Any:
         if context is not None and sig.context is not None:
             kwargs[sig.context] = context
         if sig.dependencies:
             async with AsyncExitStack() as stack:
-                kwargs.update(await provide(sig.dependencies, context, stack, self._lifetime))
+                kwargs.update(await provide(sig.dependencies, context, stack, lifetime or self._lifetime))
                 value = sig.fn(**kwargs)
                 return await value if sig.is_async else value
         value = sig.fn(**kwargs)
@@ -159,7 +167,8 @@ class Serving:
         """The tool's result (or an input round); `START_TASK` where it unwound at `ctx.start_task()`."""
         sig = entry.sig
         target = sig.context
-        context = self._context(sig, ctx, "tools/call", params, boundary) if sig.needs_context else None
+        lifetime: Lifetime = entry.lifetime or self._lifetime
+        context = self._context(sig, ctx, "tools/call", params, boundary, lifetime) if sig.needs_context else None
         stack = AsyncExitStack() if sig.dependencies else None
         # The order of the except clauses is load-bearing. `Suspend` and `StartTask` are control flow,
         # not failures: BaseExceptions (app/context.py), so that no `except Exception`, the tool's own
@@ -173,7 +182,7 @@ class Serving:
                 kwargs[target] = context
             if stack is not None:  # the dependencies' clean-up runs once the call has its answer
                 await stack.__aenter__()
-                kwargs.update(await provide(sig.dependencies, context, stack, self._lifetime))
+                kwargs.update(await provide(sig.dependencies, context, stack, lifetime))
             value = sig.fn(**kwargs)
             if sig.is_async:
                 value = await value
@@ -219,9 +228,9 @@ class Serving:
             else:
                 raise McpError(self._not_found, f"Resource not found: {uri}", {"uri": uri})
         sig = entry.sig
-        context = self._context(sig, ctx, "resources/read", params) if sig.needs_context else None
+        context = self._context(sig, ctx, "resources/read", params, None, entry.lifetime) if sig.needs_context else None
         try:
-            value = await self._run(sig, kwargs, context)
+            value = await self._run(sig, kwargs, context, entry.lifetime)
         except ResourceNotFound as exc:
             raise McpError(self._not_found, exc.message, exc.data) from None
         except Suspend:
@@ -238,9 +247,9 @@ class Serving:
             raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}", {"name": params.name})
         kwargs = entry.arguments(params.arguments)
         sig = entry.sig
-        context = self._context(sig, ctx, "prompts/get", params) if sig.needs_context else None
+        context = self._context(sig, ctx, "prompts/get", params, None, entry.lifetime) if sig.needs_context else None
         try:
-            value = await self._run(sig, kwargs, context)
+            value = await self._run(sig, kwargs, context, entry.lifetime)
         except Suspend:
             return _input_required(context)
         except BaseExceptionGroup as group:
