@@ -32,7 +32,8 @@ SNIPPETS = {
 }
 # Snippets that serve until interrupted under `__main__`: loaded as a module, then driven.
 MOUNTED = 'web = Starlette(routes=[Route("/", home), Mount("/api", app=mcp)], lifespan=mcp.lifespan)'
-STRICT = [*SNIPPETS, MOUNTED]
+AUTH = '@app.tool(scopes=["accounts:admin"])'
+STRICT = [*SNIPPETS, MOUNTED, AUTH]
 
 
 def block(marker: str) -> str:
@@ -62,6 +63,20 @@ async def test_mounted_snippet_serves_below_its_prefix(version: str) -> None:
         async with connect_http(f"{base}/api/mcp", client_cls, protocol_version=version) as client:
             result = await client.call_tool(name="lookup", arguments={"name": "ada"})
     assert result.content[0].text == "Ada Lovelace"
+
+
+@pytest.mark.anyio
+async def test_auth_snippet_serves_metadata_and_challenges() -> None:
+    namespace: dict[str, Any] = {"__name__": "authoring_auth_snippet"}
+    exec(compile(block(AUTH), "docs/authoring.md", "exec"), namespace)
+    with serve_in_thread(namespace["app"].asgi()) as base:
+        async with httpx.AsyncClient() as http:
+            metadata = (await http.get(f"{base}/.well-known/oauth-protected-resource/mcp")).json()
+            refused = await http.post(f"{base}/mcp", json={}, headers={"Accept": "application/json"})
+    assert metadata["resource"] == "https://mcp.example.com/mcp"
+    assert metadata["authorization_servers"] == ["https://auth.example.com"]
+    assert metadata["scopes_supported"] == ["accounts:read", "accounts:admin"]
+    assert refused.status_code == 401 and "resource_metadata=" in refused.headers["www-authenticate"]
 
 
 @pytest.mark.parametrize("marker", STRICT)

@@ -15,6 +15,7 @@
 docs/authoring.md is the guide.
 """
 
+from mcp_bindings.runtime.app.auth import Auth
 from mcp_bindings.runtime.app.content import Audio, Embedded, Image, Message, assistant, user
 from mcp_bindings.runtime.app.context import Accepted, Cancelled, Context, Declined, Elicited, LogLevel, Root, Sampled
 from mcp_bindings.runtime.app.core import App
@@ -26,6 +27,7 @@ __all__ = [
     "App",
     "AppDefinitionError",
     "Audio",
+    "Auth",
     "Cancelled",
     "Context",
     "Declined",

@@ -352,6 +352,13 @@ class Context(Generic[L]):
     # -- who is asking ------------------------------------------------------------------------
 
     @property
+    def principal(self) -> str | None:
+        """Who the HTTP bearer token speaks for (`App(auth=...)`: issuer, subject and client id as
+        one string); None without auth."""
+        principal = getattr(self._ctx, "principal", None)
+        return principal if isinstance(principal, str) else None
+
+    @property
     def raw(self) -> RequestContext:
         """The runtime's request context (`ctx.raw.request(...)` in the stub version's terms)."""
         return self._ctx

@@ -18,6 +18,7 @@ from typing import Any, Literal, TypeVar, overload
 from pydantic import BaseModel
 
 from mcp_bindings.runtime.app.around import Around
+from mcp_bindings.runtime.app.auth import Auth
 from mcp_bindings.runtime.app.changes import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED, ListChanges
 from mcp_bindings.runtime.app.entries import (
     Completer,
@@ -63,7 +64,8 @@ class App(ListChanges, Mounting, Around, Serving, Running):
     `lifespan`: a function of the app returning an async context manager (`@asynccontextmanager`),
     entered when the app starts serving and left when it stops; what it yields is `ctx.lifespan`
     (typed with `Context[State]`). Dependencies: `Annotated[T, Depends(provider)]` parameters.
-    `middleware`: what runs around every request (`mcp_bindings.runtime.middleware`; or `@app.middleware`)."""
+    `middleware`: what runs around every request (`mcp_bindings.runtime.middleware`; or `@app.middleware`).
+    `auth=Auth(...)`: served over HTTP as an OAuth resource server (`app.auth`)."""
 
     def __init__(
         self,
@@ -82,6 +84,7 @@ class App(ListChanges, Mounting, Around, Serving, Running):
         inline_refs: bool = False,
         lifespan: LifespanFactory | None = None,
         middleware: Sequence[Middleware] = (),
+        auth: Auth | None = None,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1 (or None: no pagination)")
@@ -100,6 +103,7 @@ class App(ListChanges, Mounting, Around, Serving, Running):
         self.page_size = page_size
         self.logging = logging
         self.inline_refs = inline_refs
+        self.auth = auth
         self._lifetime = Lifetime(self, lifespan)
         self._middleware: list[Middleware] = []
         self._tools: dict[str, ToolEntry] = {}
@@ -144,6 +148,7 @@ class App(ListChanges, Mounting, Around, Serving, Running):
         input_first: bool = False,
         inline_refs: bool | None = None,
         tags: Collection[str] = (),
+        scopes: Collection[str] = (),
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -163,6 +168,7 @@ class App(ListChanges, Mounting, Around, Serving, Running):
         input_first: bool = False,
         inline_refs: bool | None = None,
         tags: Collection[str] = (),
+        scopes: Collection[str] = (),
     ) -> F | Callable[[F], F]:
         """Register a tool: arguments and inputSchema from the signature (`Annotated[int,
         Field(description=...)]`, defaults), description from the docstring, outputSchema and
@@ -174,7 +180,7 @@ class App(ListChanges, Mounting, Around, Serving, Running):
         client polls, "required" only as one (see `serve_call_tool`); `input_first=True` lets it ask
         for input as a plain call first and become the task where it calls `ctx.start_task()`.
         `tags`: names to `app.disable(tags=...)` / `app.enable(tags=...)` it by (also on resources
-        and prompts)."""
+        and prompts). `scopes`: the OAuth scopes a call needs on top of the app's (`App(auth=...)`)."""
 
         scope = _caller_scope()
 
@@ -196,6 +202,7 @@ class App(ListChanges, Mounting, Around, Serving, Running):
                 inline_refs=self.inline_refs if inline_refs is None else inline_refs,
             )
             entry.tags = _tags(tags, f"tool {entry.name!r}")
+            entry.scopes = tuple(_tags(scopes, f"tool {entry.name!r}: scopes"))
             known = self._tools.get(entry.name)
             if known is not None:
                 raise AppDefinitionError(

@@ -111,6 +111,7 @@ class ToolEntry:
         "output",
         "output_schema",
         "result",
+        "scopes",
         "sig",
         "tags",
         "task",
@@ -140,6 +141,7 @@ class ToolEntry:
         if TOOL_NAME.fullmatch(name) is None:
             raise AppDefinitionError(f"tool {name!r}: a tool name is 1-128 of A-Z a-z 0-9 _ - . (SEP-986)")
         what = f"tool {name!r}"
+        self.scopes: tuple[str, ...] = ()  # OAuth scopes a call needs on top of the app's (`App(auth=...)`)
         self.tags: frozenset[str] = frozenset()  # the app's (`@app.tool(tags=...)`), for enable / disable
         self.enabled = True
         self.lifetime: Any = None  # a mounted app's (`app.mount`): its lifespan and dependencies; None: the app's

@@ -14,6 +14,7 @@ from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.runtime.server.stubs import ServerStub
 
 if TYPE_CHECKING:
+    from mcp_bindings.runtime.app.auth import Auth, ProtectedApp
     from mcp_bindings.runtime.http.app import StreamableHTTPApp
 
 __all__ = ["Running"]
@@ -26,6 +27,12 @@ class Running:
 
     protocol_version: str
     _lifetime: Lifetime
+    auth: Auth | None
+    _tools: dict[str, Any]
+
+    def _tool_scopes(self) -> dict[str, tuple[str, ...]]:
+        """The scopes each tool needs on top of the app's (`@app.tool(scopes=[...])`)."""
+        return {name: entry.scopes for name, entry in self._tools.items() if entry.scopes}
 
     @property
     def server(self) -> ServerStub:  # the app's server object (`App.server`)
@@ -50,19 +57,26 @@ class Running:
         elif transport == "http":
             from mcp_bindings.runtime.http.app import serve_http
 
-            serve_http(self.server, host=host, port=port, path=path, lifespan=self._lifetime, **options)
+            auth = self.auth
+
+            def wrap(app: StreamableHTTPApp) -> Any:
+                return app if auth is None else auth.protect(app, self._tool_scopes)
+
+            serve_http(self.server, host=host, port=port, path=path, lifespan=self._lifetime, wrap=wrap, **options)
         else:
             raise ValueError(f"unknown transport {transport!r}: 'stdio' or 'http'")
 
-    def asgi(self, **options: Any) -> StreamableHTTPApp:
+    def asgi(self, **options: Any) -> StreamableHTTPApp | ProtectedApp:
         """The ASGI app (Streamable HTTP at `/mcp`), to mount in Starlette, FastAPI, ... at any prefix
         (`Mount("/api", app=mcp)`: `/api/mcp`; `path="/"` serves at the prefix itself). Its ASGI
         lifespan runs the app's; where the application does not run a mounted app's lifespan
         (Starlette, FastAPI), pass it on: `Starlette(..., lifespan=mcp.lifespan)`. `options` are
-        `http_server.create_app`'s."""
+        `http_server.create_app`'s. With `App(auth=...)`, behind bearer auth (`ProtectedApp`; the
+        Protected Resource Metadata is served at the root's well-known path: mount it at the root)."""
         from mcp_bindings.runtime.http.app import create_app
 
-        return create_app(self.server, lifespan=self._lifetime, **options)
+        app = create_app(self.server, lifespan=self._lifetime, **options)
+        return app if self.auth is None else self.auth.protect(app, self._tool_scopes)
 
     @overload
     def test_client(

@@ -675,12 +675,14 @@ def serve_http(
     log_level: str = "warning",
     http: Literal["auto", "h11", "httptools"] = "auto",
     loop: Literal["auto", "asyncio", "uvloop"] = "auto",
+    wrap: Callable[[StreamableHTTPApp], Any] | None = None,
     **options: Any,
 ) -> None:
     """`serve_http(MyServer(), port=3001)`: run the server on uvicorn until interrupted.
 
     `http` and `loop` choose uvicorn's HTTP parser and event loop; "auto" takes httptools and uvloop
-    (both in the `http` extra) where installed, "h11" / "asyncio" the pure-Python ones."""
+    (both in the `http` extra) where installed, "h11" / "asyncio" the pure-Python ones. `wrap(app)`:
+    the ASGI app uvicorn runs around the MCP app (e.g. `require_bearer`)."""
     import uvicorn
 
     if host not in LOCAL_HOSTS and "allowed_hosts" not in options:
@@ -698,8 +700,11 @@ def serve_http(
                 print(f"serving MCP (Streamable HTTP) at {_url(self, host, port, app.endpoint)}", file=sys.stderr)
                 sys.stderr.flush()
 
+    config = uvicorn_config(app, host, port, log_level=log_level, http=http, loop=loop)
+    if wrap is not None:
+        config.app = wrap(app)
     try:
-        Announcing(uvicorn_config(app, host, port, log_level=log_level, http=http, loop=loop)).run()
+        Announcing(config).run()
     except KeyboardInterrupt:  # as uvicorn.run: Ctrl-C ends the server quietly
         pass
 

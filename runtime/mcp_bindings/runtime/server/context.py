@@ -130,7 +130,7 @@ class ServerRequestContext:
     @property
     def principal(self) -> str | None:
         """Who the transport authenticated (HTTP bearer auth: `AccessToken.principal`); None: nobody."""
-        return self._view.principal
+        return self._session.principal
 
     @property
     def protocol_version(self) -> str:
