@@ -8,6 +8,7 @@ import importlib
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from tests.support.http import serve_in_thread
 from tests.support.pyright_snippet import strict_errors
 
 DOC = (REPO_ROOT / "docs" / "authoring.md").read_text(encoding="utf-8")
-BLOCKS = re.findall(r"```python\n(.*?)```", DOC, re.S)
+BLOCKS = re.findall(r"```python\n(.*?)^ *```", DOC, re.S | re.M)
 
 # marker -> what the snippet prints, line by line
 SNIPPETS = {
@@ -29,6 +30,7 @@ SNIPPETS = {
     "async def no_root(call: Call, call_next: Next) -> Any:": ["looked up ada", "looked up ada", "not for you"],
     'app.disable(tags={"admin"})  # hidden': ["['status']", "['reset', 'status']"],
     'app.mount(weather, namespace="weather")': ["['weather_forecast']", "Oslo: 21C"],
+    "middleware=[Tracing(tracer_provider=provider)]": ["['tools/call lookup']"],
 }
 # Snippets that serve until interrupted under `__main__`: loaded as a module, then driven.
 MOUNTED = 'web = Starlette(routes=[Route("/", home), Mount("/api", app=mcp)], lifespan=mcp.lifespan)'
@@ -39,7 +41,7 @@ STRICT = [*SNIPPETS, MOUNTED, AUTH]
 def block(marker: str) -> str:
     found = [b for b in BLOCKS if marker in b]
     assert len(found) == 1, f"{len(found)} docs/authoring.md blocks hold {marker!r}"
-    return found[0]
+    return textwrap.dedent(found[0])  # a block inside a list item is indented
 
 
 @pytest.mark.parametrize("marker", list(SNIPPETS))
