@@ -6,10 +6,10 @@
 params and the typed result; calling a method the server did not advertise raises
 `CapabilityError` before anything is sent. Every call takes `meta=` (one `Meta` type for all),
 `timeout=` (seconds, this call only) and `progress=` (`await progress(value, total, message)` for
-each progress notification the server sends about this call). `ClientHandlers` answers what the server asks for
-(sampling, elicitation, roots), as requests or as the input requests of a multi-round-trip
-result, which the client answers and re-sends by itself; the handlers you override decide the
-client's capabilities.
+each progress notification the server sends about this call). `ClientHandlers` answers what the
+server asks for (sampling, elicitation, roots), as requests or as the input requests of a
+multi-round-trip result, which the client answers and re-sends by itself; the handlers you
+override decide the client's capabilities.
 """
 
 from __future__ import annotations
