@@ -100,7 +100,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if problems:
         print("\n".join(problems))
         print(
-            f"\nmcp-bindgen check: {len(problems)} generated file(s) differ; run `mcp-bindgen generate`",
+            f"\nmcp-bindgen check: {len(problems)} problem(s); `mcp-bindgen generate` rewrites what differs "
+            "(where a line above says otherwise, do what it says)",
             file=sys.stderr,
         )
         return 1

@@ -10,6 +10,7 @@ would import the runtime's `spec`).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,15 +24,23 @@ class InstalledVersion:
     name: str  # what it was generated under (the registry's key): `2025-11-25`, `draft`
     version: str  # the wire protocol version
     package: str  # the subpackage of `mcp_bindings`, e.g. `v2025_11_25`
+    # The distribution that declares it (`generate --package`: its entry point), as a requirement
+    # (`mcp-bindings-draft==0.1.0`); None for the versions of mcp-bindgen itself or of a checkout.
+    requirement: str | None = None
 
 
 def installed_versions() -> dict[str, InstalledVersion]:
     """Version name -> the installed version, by wire version then name (the registry's `names()`)."""
     found: dict[str, InstalledVersion] = {}
-    for folder in [*_namespace_folders(), *_entry_point_folders()]:
+    declared = _entry_point_folders()
+    for folder in [*_namespace_folders(), *declared]:
         item = read_about(folder / "about.py")
         if item is not None:
             found.setdefault(item.name, item)  # seen by both routes: keep the first, as the registry does
+    for folder, requirement in declared.items():
+        item = read_about(folder / "about.py")
+        if item is not None and requirement is not None and found[item.name].package == item.package:
+            found[item.name] = dataclasses.replace(found[item.name], requirement=requirement)
     return {name: found[name] for name in sorted(found, key=lambda n: (found[n].version, n))}
 
 
@@ -48,10 +57,11 @@ def _namespace_folders() -> list[Path]:
     return sorted(folders, key=lambda p: p.name)
 
 
-def _entry_point_folders() -> list[Path]:
+def _entry_point_folders() -> dict[Path, str | None]:
+    """The folders the entry points name -> the requirement on the distribution declaring each."""
     from importlib.metadata import entry_points
 
-    folders = []
+    folders: dict[Path, str | None] = {}
     for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
         package = entry.value.split(":", 1)[0].strip()
         try:
@@ -60,7 +70,8 @@ def _entry_point_folders() -> list[Path]:
             continue
         locations = list(spec.submodule_search_locations or []) if spec is not None else []
         if locations:
-            folders.append(Path(locations[0]))
+            dist = entry.dist
+            folders[Path(locations[0])] = f"{dist.name}=={dist.version}" if dist is not None else None
     return folders
 
 

@@ -9,6 +9,7 @@ wherever it is installed. Each run ends with the policy review (`review.py`).
 
 from __future__ import annotations
 
+import ast
 import difflib
 import re
 from collections.abc import Iterable
@@ -102,6 +103,7 @@ def generate_files(
         raise BindgenError("--schema needs exactly one --version NAME for the new version")
     if out and package:
         raise BindgenError("give --out DIR (a src root) or --package NAME (an installable distribution), not both")
+    check_version_name(versions[0])
     source = file_source(schema, versions[0], protocol_version)
     _refuse_pinned_overwrite(source, force)
     ir, surface = _read(source)
@@ -112,6 +114,7 @@ def generate_files(
     report = review([*pinned, this], new=[] if is_pinned else [source.version])
     if package is None and (out or checkout() is not None):
         root = _root(out)
+        _refuse_ambiguous(root, source.version, protocol_version_of(source, ir), force)
         _remove_stale(root, generated_dirs([source.version]), files)
         return Generated(_write(root, files), root, review=report)
     project = Path(package) if package else Path.cwd() / f"mcp-bindings-{slug(source.version)}"
@@ -141,6 +144,60 @@ def _pin_named(version: str) -> Pin | None:
         if version == pin.version or package_name(version) == package_name(pin.version):
             return pin
     return None
+
+
+_VERSION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def check_version_name(name: str) -> None:
+    """A version name given with --schema must name its package unambiguously."""
+    if not _VERSION_NAME.fullmatch(name):
+        raise BindgenError(
+            f"--version {name!r}: a version name holds only letters, digits, '.', '-' and '_' and starts with "
+            "a letter or digit (e.g. --version draft); it names the package the version is loaded by"
+        )
+
+
+def _generated_info(package_dir: Path) -> dict[str, str]:
+    """The `name` and wire `version` a generated package's about.py declares (read as Python, not
+    imported: it is this generator's own output)."""
+    about = package_dir / "about.py"
+    if not about.is_file():
+        return {}
+    for node in ast.walk(ast.parse(about.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "VersionInfo":
+            return {
+                k.arg: k.value.value
+                for k in node.keywords
+                if k.arg in ("name", "version") and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str)
+            }
+    return {}
+
+
+def _refuse_ambiguous(root: Path, name: str, wire: str, force: bool) -> None:
+    """Refuse a version that another generated package of `root` would be confused with: one that
+    takes the same package under another name, or one that serves the same wire version (the
+    runtime would load either for it)."""
+    if force:
+        return
+    pinned = {package_name(v) for v in load_pins()}
+    mine = package_name(name)
+    for package_dir in sorted((root / PACKAGE).glob("v*")):
+        if package_dir.name in pinned:
+            continue
+        info = _generated_info(package_dir)
+        other = info.get("name", package_dir.name)
+        if package_dir.name == mine and other != name:
+            raise BindgenError(
+                f"--version {name!r} would replace the package of version {other!r} ({PACKAGE}.{mine}): "
+                f"name it differently, or remove {package_dir} first"
+            )
+        if package_dir.name != mine and info.get("version") == wire:
+            raise BindgenError(
+                f"{PACKAGE}.{package_dir.name} (version {other!r}) already serves wire version {wire}; two packages "
+                f"for one wire version make the runtime load either: remove {package_dir}, or give this schema "
+                "another --protocol-version (--force generates it anyway)"
+            )
 
 
 def _refuse_pinned_overwrite(source: VersionSource, force: bool) -> None:
@@ -225,13 +282,34 @@ def check_files(out: str | None) -> list[str]:
             problems.append(
                 f"--- {rel} differs" + ("" if path.is_file() else " (missing)") + "\n" + "".join(list(diff)[:80])
             )
+    unpinned = _unpinned_packages(root, expected)
+    for package_dir, name in unpinned.items():
+        rel = package_dir.relative_to(root).as_posix()
+        problems.append(
+            f"--- {rel}/ holds version {name!r}, generated with --schema from a schema that is not pinned: "
+            f"to keep it, pin it (mcp-bindgen schema pin VERSION --from SCHEMA --commit SHA); else remove {rel}/"
+        )
     for path in sorted(root.rglob("*")) if root.is_dir() else []:
-        if not path.is_file() or "__pycache__" in path.parts:
+        if not path.is_file() or "__pycache__" in path.parts or any(d in path.parents for d in unpinned):
             continue
         rel = path.relative_to(root).as_posix()
         if rel not in expected and not rel.startswith(tuple(unverified)):
             problems.append(f"--- {rel} is not generated by mcp-bindgen (stale or hand-written)")
     return problems
+
+
+def _unpinned_packages(root: Path, expected: dict[str, str]) -> dict[Path, str]:
+    """Version packages this generator wrote from a schema that is not pinned (`generate --schema`):
+    folder -> version name."""
+    found: dict[Path, str] = {}
+    for package_dir in sorted((root / PACKAGE).glob("v*")) if (root / PACKAGE).is_dir() else []:
+        rel = package_dir.relative_to(root).as_posix()
+        if any(key.startswith(rel + "/") for key in expected):
+            continue  # a pinned version's package
+        name = _generated_info(package_dir).get("name")
+        if name is not None:
+            found[package_dir] = name
+    return found
 
 
 def extension_notes() -> list[str]:

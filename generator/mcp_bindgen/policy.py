@@ -225,6 +225,40 @@ def runtime_methods() -> Mapping[str, str]:
     return MappingProxyType(dict(_read("runtime_methods.json")["builtin"]))
 
 
+# -- era_methods.json --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EraMethod:
+    """A request of one era a stub of the other era still offers (sent by name on the negotiated version)."""
+
+    method: str
+    name: str  # the typed client's method
+    params: tuple[tuple[str, str, bool], ...]  # (wire name, JSON type, required)
+    result: str | None  # the stub's type of that name where its schema defines one; None: answers nothing
+
+
+@dataclass(frozen=True)
+class EraMethods:
+    requests: tuple[EraMethod, ...]
+    listen: str  # the listen method
+    listen_notification: str  # what a listen stream yields, in the stub's types
+
+
+@cache
+def era_methods() -> EraMethods:
+    """policy/era_methods.json: what a typed client offers of the era its version is not."""
+    raw = _read("era_methods.json")
+    requests = []
+    for method, entry in raw["requests"].items():
+        if not entry.get("reason"):
+            raise BindgenError(f"policy/era_methods.json: {method} has no reason")
+        params = tuple((wire, kind.rstrip("?"), not kind.endswith("?")) for wire, kind in entry["params"].items())
+        requests.append(EraMethod(method, entry["name"], params, entry["result"]))
+    listen = raw["listen"]
+    return EraMethods(tuple(requests), listen["method"], listen["notification"])
+
+
 # -- extension_methods.json --------------------------------------------------------------------
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from .ir import NO_DEFAULT, ObjectDef, SchemaIR
 from .naming import field_renames, type_renames
 from .normalise import load_patches
-from .policy import field_defaults
+from .policy import era_methods, field_defaults
 from .surface import (
     ProtocolSurface,
     builtin_methods,
@@ -104,6 +104,10 @@ def attachments(ir: SchemaIR, surface: ProtocolSurface) -> dict[str, str]:
     for method in builtin_methods():
         if method in names:
             out[f"runtime_methods.json {method}"] = method
+    eras = era_methods()
+    for method in [e.method for e in eras.requests] + [eras.listen]:
+        if method in names:
+            out[f"era_methods.json {method}"] = method
     return out
 
 
@@ -162,6 +166,8 @@ def all_rules() -> list[str]:
     rules += [f"handler_names.json {n}" for n in handler_renames()]
     rules += [f"results.json {m}" for m in empty_result_methods()]
     rules += [f"runtime_methods.json {m}" for m in sorted(builtin_methods())]
+    eras = era_methods()
+    rules += [f"era_methods.json {m}" for m in [e.method for e in eras.requests] + [eras.listen]]
     return list(dict.fromkeys(rules))
 
 

@@ -70,6 +70,9 @@ class ScaffoldOptions:
     requirement: str  # the mcp-bindgen requirement written into pyproject.toml
     direct_reference: bool  # the requirement is `name @ url` (hatchling must be told to allow it)
     force: bool = False
+    # The distribution holding the chosen version where it is not mcp-bindgen's own (a draft
+    # installed from `generate --package`): the project depends on it too.
+    version_requirement: str | None = None
 
     @classmethod
     def from_cli(
@@ -90,7 +93,8 @@ class ScaffoldOptions:
             raise BindgenError(f"--transport must be one of {', '.join(TRANSPORTS)}, not {transport!r}")
         chosen = parse_features(features if features is not None else DEFAULT_FEATURES)
         requirement, direct = bindgen_requirement(bindgen, runtime_extras(transport))
-        return cls(path, dist_name, package, version, transport, chosen, requirement, direct, force)
+        holder = installed_versions()[version].requirement
+        return cls(path, dist_name, package, version, transport, chosen, requirement, direct, force, holder)
 
     @property
     def transports(self) -> tuple[str, ...]:
@@ -105,11 +109,15 @@ class ScaffoldOptions:
             f"  .venv/bin/{self.dist_name}" + ("" if "stdio" in self.transports else " --port 3001"),
         ]
         root = checkout_root()
-        if not self.direct_reference and root is not None:
-            lines.append(
-                f"(it depends on {self.requirement} from the package index; to use this checkout "
-                f"instead, scaffold with --bindgen {root})"
+        if not self.direct_reference:
+            instead = (
+                f"this checkout instead, scaffold with --bindgen {root}"
+                if root is not None
+                else "a local wheel or folder instead, scaffold with --bindgen PATH"
             )
+            lines.append(f"(it depends on {self.requirement} from the package index; to use {instead})")
+        if self.version_requirement:
+            lines.append(f"(protocol {self.protocol} comes from {self.version_requirement}: install it in .venv first)")
         return "\n".join(lines)
 
 
@@ -386,10 +394,17 @@ def _main(opts: ScaffoldOptions) -> str:
     what = {"stdio": "over stdio", "http": "over Streamable HTTP"}
     description = f"{opts.dist_name}: an MCP server " + " or ".join(what[t] for t in transports)
     one_line = f'    parser = argparse.ArgumentParser(description="{description}")'
+    split = description.index(": ") + 2  # after the name: two string literals if one is too long
     parser = (
         [one_line]
         if len(one_line) <= LINE_LENGTH
-        else ["    parser = argparse.ArgumentParser(", f'        description="{description}"', "    )"]
+        else [
+            "    parser = argparse.ArgumentParser(",
+            f'        description="{description}"'
+            if len(description) + 22 <= LINE_LENGTH
+            else f'        description="{description[:split]}"\n        "{description[split:]}"',
+            "    )",
+        ]
     )
     return _render(
         "app/main.py.j2",
@@ -499,7 +514,7 @@ def build_files(opts: ScaffoldOptions) -> dict[str, str]:
         dist_name=opts.dist_name,
         package=pkg,
         version=opts.protocol,
-        requirement=opts.requirement,
+        requirements=[opts.requirement, *([opts.version_requirement] if opts.version_requirement else [])],
         hatch_metadata=(
             [
                 "",
@@ -512,7 +527,12 @@ def build_files(opts: ScaffoldOptions) -> dict[str, str]:
     )
     files["README.md"] = _render("README.md.j2", **_readme_context(opts, parts.feature_notes, run_lines))
     files[".gitignore"] = _render("gitignore.j2")
-    return {path: text + "\n" if text else text for path, text in files.items()}
+    files = {path: text + "\n" if text else text for path, text in files.items()}
+    from .format import format_python  # black comes with the `generator` extra, as jinja2 (`_render`)
+
+    # The project's own `ruff format` agrees with black at its line length: code lines that a long
+    # project name makes too long are wrapped here (names in prose are laid out by the templates).
+    return {path: format_python(text, path) if path.endswith(".py") else text for path, text in files.items()}
 
 
 def _version_package(version: str) -> str:
@@ -528,6 +548,8 @@ def _run_lines(opts: ScaffoldOptions) -> list[str]:
         flag = "--transport http " if opts.transport == "both" else ""
         lines.append((f"{opts.dist_name} {flag}--port 3001", "Streamable HTTP on http://127.0.0.1:3001/mcp"))
     width = max(len(command) for command, _ in lines)
+    if width + max(len(what) for _, what in lines) + 10 > LINE_LENGTH:  # a long name: comments above
+        return [line for command, what in lines for line in (f"# {what}", command)]
     return [f"{command.ljust(width)}  # {what}" for command, what in lines]
 
 
@@ -589,6 +611,16 @@ def _readme_context(opts: ScaffoldOptions, features: list[str], run_lines: list[
         "run_lines": run_lines,
         "configs": configs,
         "requirement": opts.requirement,
+        "version_lines": (
+            [
+                "",
+                f"Protocol {opts.protocol} is not one of mcp-bindgen's own versions: it comes from",
+                f"`{opts.version_requirement}` (made with `mcp-bindgen generate --package`), which the",
+                "project depends on too; install that distribution (from its folder or a wheel) first.",
+            ]
+            if opts.version_requirement
+            else []
+        ),
         "http_command": [
             f".venv/bin/{opts.dist_name} " + ("--transport http " if opts.transport == "both" else "") + "--port 3001"
         ]

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import shutil
 import subprocess
 import sys
 from typing import Any
@@ -34,7 +33,7 @@ from mcp_bindings.runtime.stdio.connect import connect_stdio
 from tests.peers.harness import HANDSHAKE_VERSIONS, PEERS
 from tests.support import REPO_ROOT
 from tests.support.http import serve_in_thread
-from tests.support.sdk import TS_SDK
+from tests.support.sdk import TS_SDK, node_with_ts_sdk
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio, pytest.mark.interop]
 
@@ -128,9 +127,7 @@ def test_official_sdk_client(sdk_python: str, version: str, transport: str) -> N
 @pytest.mark.parametrize("transport", TRANSPORTS)
 @pytest.mark.parametrize("version", HANDSHAKE_VERSIONS)  # the TypeScript SDK 1.x has no 2026-07-28
 def test_typescript_sdk_client(version: str, transport: str) -> None:
-    node = shutil.which("node")
-    if node is None or not (TS_SDK / "package.json").is_file():
-        pytest.skip("the TypeScript SDK comes with the conformance harness: run scripts/conformance --setup-only")
+    node = node_with_ts_sdk()
     argv = [node, str(PEERS / "ts_app_client.mjs"), str(TS_SDK), ",".join(HANDSHAKE_VERSIONS), transport]
     check(reports("typescript-sdk", transport, argv, [])[version], version)
 

@@ -11,7 +11,6 @@ call, so it cannot drive this; the in-memory tests of tests/app/test_app_tasks.p
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from typing import Any
@@ -22,7 +21,7 @@ from tests.peers.harness import PEERS
 from tests.peers.task_app import build
 from tests.support import REPO_ROOT
 from tests.support.http import serve_in_thread
-from tests.support.sdk import TS_SDK
+from tests.support.sdk import TS_SDK, node_with_ts_sdk
 
 pytestmark = pytest.mark.interop
 
@@ -32,9 +31,7 @@ _reports: dict[str, dict[str, Any]] = {}
 def report(transport: str) -> dict[str, Any]:
     """What the TypeScript SDK client observed (one run per transport)."""
     if transport not in _reports:
-        node = shutil.which("node")
-        if node is None or not (TS_SDK / "package.json").is_file():
-            pytest.skip("node or the TypeScript SDK (.cache/conformance, set up by scripts/setup) is missing")
+        node = node_with_ts_sdk()
         argv = [node, str(PEERS / "ts_task_client.mjs"), str(TS_SDK), transport]
         if transport == "http":
             with serve_in_thread(build("2025-11-25").asgi()) as base:

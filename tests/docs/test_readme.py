@@ -32,6 +32,7 @@ CLAIMS = {
     "await client.ping(timeout=5)": "test_client_snippet_against_the_example_server",
     "class Answers(ClientHandlers):": "test_input_handlers_snippet",
     "lenient=True) as client:": "test_lenient_client_snippet_against_the_example_server",
+    "except NotExpressible as exc:": "test_eras_snippet_against_the_example_server",
     "handlers.use_extension(EXTENSION)": "test_task_client_snippet",
     "ClientCredentialsGrant(ClientSecretBasic(": "tests/docs/test_auth_readme.py",
     "from demo_client import connect": "test_contract_client_snippet",
@@ -119,6 +120,15 @@ def test_lenient_client_snippet_against_the_example_server() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "mcp_bindings.v2024_11_05.models hi"  # what its comment says
     assert "# mcp_bindings.v2024_11_05.models hi" in code
+
+
+def test_eras_snippet_against_the_example_server() -> None:
+    code = block("except NotExpressible as exc:")
+    result = _run(code)
+    assert result.returncode == 0, result.stderr
+    printed = result.stdout.split()
+    assert printed == ["2026-07-28", "mcp_bindings.v2025_11_25.models", "2026-07-28"]
+    assert all(f"# {line}" in code for line in printed)  # what its comments say
 
 
 @pytest.mark.slow

@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 import venv
 from pathlib import Path
 from typing import Any
@@ -565,3 +566,19 @@ def test_a_wheel_user_generates_installs_serves_and_connects_a_new_version(tmp_p
         text=True,
     )
     assert points.stdout.strip() == "['mcp_bindings.v_next']"
+
+    # A server project scaffolded on the installed version depends on the distribution holding it
+    # (its tests could not collect without it: `unknown MCP protocol version`), and says so.
+    scaffolded = _cli(["new", str(work / "on-next"), "--protocol", NAME, "--bindgen", str(wheel)], python=python)
+    assert scaffolded.returncode == 0, scaffolded.stderr
+    pyproject = tomllib.loads((work / "on-next" / "pyproject.toml").read_text())
+    assert "mcp-bindings-next==0.1.0" in pyproject["project"]["dependencies"]
+    assert (
+        "`mcp-bindings-next==0.1.0` (made with `mcp-bindgen generate --package`)"
+        in (work / "on-next" / "README.md").read_text()
+    )
+    assert "(protocol next comes from mcp-bindings-next==0.1.0: install it in .venv first)" in scaffolded.stdout
+    # From a wheel (no checkout), the hint says how to depend on a local wheel instead of the index.
+    portable = _cli(["new", str(work / "portable")], python=python)
+    assert portable.returncode == 0, portable.stderr
+    assert "to use a local wheel or folder instead, scaffold with --bindgen PATH)" in portable.stdout

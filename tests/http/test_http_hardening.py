@@ -471,7 +471,7 @@ async def test_one_client_cannot_take_every_listen_stream() -> None:
                     assert discover.status_code == 200 and "result" in discover.json()
                     await assert_answers(url)
             for _ in range(50):  # X's streams closed: its slots are free again
-                if not app.streamable._listens_by_client:  # pyright: ignore[reportPrivateUsage]
+                if not app.streamable._listens.held("127.0.0.2"):  # pyright: ignore[reportPrivateUsage]
                     break
                 await anyio.sleep(0.1)
             async with open_listen(x, url, 6), open_listen(x, url, 7):

@@ -350,6 +350,10 @@ async def test_http_stateless_wire(http_url: str) -> None:
             assert refused.status_code == 400 and refused.json()["error"]["code"] == -32021
 
             # SEP-2243: x-mcp-header parameters must be mirrored in Mcp-Param-* (plain or Base64).
+            # The server knows them from its tool catalog, which tools/list fills (as a client learns them).
+            listing = {"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": stateless()}
+            listed = await client.post(http_url, json=listing, headers=stateless_headers("tools/list"))
+            assert listed.status_code == 200, listed.text
             call = {
                 "jsonrpc": "2.0",
                 "id": 5,

@@ -21,6 +21,10 @@ from tests.support import REPO_ROOT
 
 CACHE = REPO_ROOT / ".cache" / "contract-peers"
 PY_REQUIREMENTS = ("mcp-server-time==2026.10.19", "mcp-server-git==2026.10.19")
+# A server as still deployed on the oldest SDK: it dies on the `server/discover` probe of `auto`.
+LEGACY_REQUIREMENTS = ("mcp-server-time==0.6.2", "mcp==1.1.3")
+# The last handshake-only official SDK (its `FastMCP`): `tests/peers/sdk_legacy_server.py`, stdio or HTTP.
+HANDSHAKE_SDK_REQUIREMENTS = ("mcp==1.30.0",)
 NPM_PACKAGE = "@modelcontextprotocol/server-everything@2026.8.31"
 
 
@@ -39,16 +43,30 @@ def _run(argv: list[str], timeout: float = 900) -> None:
 
 def python_peers() -> Path:
     """The venv holding mcp-server-time and mcp-server-git (its `bin/` has both commands)."""
-    venv = CACHE / "venv"
+    return _venv("venv", PY_REQUIREMENTS, "mcp-server-git")
+
+
+def legacy_python_peers() -> Path:
+    """The venv holding mcp-server-time 0.6.2 on mcp 1.1.3 (`bin/mcp-server-time`)."""
+    return _venv("legacy-venv", LEGACY_REQUIREMENTS, "mcp-server-time")
+
+
+def handshake_sdk() -> Path:
+    """The venv holding the official SDK's last 1.x release (`bin/python`)."""
+    return _venv("handshake-sdk-venv", HANDSHAKE_SDK_REQUIREMENTS, "python")
+
+
+def _venv(name: str, requirements: tuple[str, ...], command: str) -> Path:
+    venv = CACHE / name
     stamp = venv / ".mcp-bindgen-stamp"
-    expected = json.dumps({"requirements": PY_REQUIREMENTS, "python": sys.version.split()[0]})
-    if stamp.exists() and stamp.read_text() == expected and (venv / "bin" / "mcp-server-git").exists():
+    expected = json.dumps({"requirements": requirements, "python": sys.version.split()[0]})
+    if stamp.exists() and stamp.read_text() == expected and (venv / "bin" / command).exists():
         return venv
     shutil.rmtree(venv, ignore_errors=True)
     CACHE.mkdir(parents=True, exist_ok=True)
     base = getattr(sys, "_base_executable", None) or sys.executable
     _run([base, "-m", "venv", str(venv)])
-    _run([str(venv / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", "-q", *PY_REQUIREMENTS])
+    _run([str(venv / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", "-q", *requirements])
     stamp.write_text(expected)
     return venv
 

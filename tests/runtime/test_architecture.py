@@ -5,6 +5,7 @@ copy of the hand-written packages and sees the check fail; the real tree passes.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -216,3 +217,62 @@ def test_state_of_servers_is_kept_by_their_host_not_in_module_tables() -> None:
                 if OBJECT_REGISTRIES.get(relative) != name:
                     found.append(f"{relative}: {line.strip()}")
     assert found == []
+
+
+STDIO_SERVE = """
+import atexit, json, sys
+from mcp_bindings.runtime.app import App
+
+app = App("probe", protocol="2025-11-25")
+
+@app.tool
+def echo(text: str) -> str:
+    return text
+
+atexit.register(lambda: print(json.dumps(sorted(sys.modules)), file=sys.stderr))
+app.run()
+"""
+
+# What a stdio server of a handshake-era version never loads (issue 36): the HTTP server and client,
+# OAuth, several workers, the generator, the tasks extension and the other era's models.
+NOT_ON_THE_STDIO_PATH = (
+    "mcp_bindings.runtime.http",
+    "mcp_bindings.runtime.client.http",
+    "mcp_bindings.runtime.auth",
+    "mcp_bindings.runtime.scaleout",
+    "mcp_bindings.runtime.tasks.extension",
+    "mcp_bindings.runtime.protocol.tasks_wire",
+    "mcp_bindings.ext",
+    "mcp_bindings.v2026_07_28",
+    "mcp_bindgen",
+    "starlette",
+    "uvicorn",
+    "httpx",
+)
+
+
+def test_a_stdio_server_loads_only_what_its_traffic_needs() -> None:
+    """A 2025-11-25 app served over stdio answers a handshake and a tool call; then, at exit, none of
+    the modules it has no use for is loaded."""
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}
+    frames = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}},
+    ]
+    stdin = "".join(json.dumps(frame) + "\n" for frame in frames)
+    result = subprocess.run(
+        [sys.executable, "-c", STDIO_SERVE], input=stdin, capture_output=True, text=True, timeout=60, cwd=REPO
+    )
+    assert result.returncode == 0, result.stderr
+    answers = [json.loads(line) for line in result.stdout.splitlines()]
+    assert answers[-1]["result"]["content"][0]["text"] == "hi"
+    loaded = json.loads(result.stderr.strip().splitlines()[-1])
+    assert "mcp_bindings.v2025_11_25.models" in loaded
+    # Every version's `about` (a few constants) is read by the version registry: not its models.
+    unwanted = sorted(
+        m
+        for m in loaded
+        if any(m == p or m.startswith(p + ".") for p in NOT_ON_THE_STDIO_PATH) and not m.endswith(".about")
+    )
+    assert not unwanted, f"loaded on a stdio server's path: {unwanted}"

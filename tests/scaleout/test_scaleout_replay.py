@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,8 +28,7 @@ from mcp_bindings.runtime.scaleout.handoff import Handoff
 from mcp_bindings.v2025_11_25 import models as m25
 from mcp_bindings.v2025_11_25.server import Server as Server25
 from tests.peers.redis_server import RedisServer
-from tests.support import REPO_ROOT, free_port
-from tests.support.scaleout import SECRET
+from tests.support.scaleout import Deployment, rpc
 
 pytestmark = [pytest.mark.anyio, pytest.mark.scaleout]
 
@@ -83,59 +80,15 @@ def build() -> Any:
 # -- two workers ----------------------------------------------------------------------------------
 
 
-class Workers:
-    def __init__(self, redis_url: str, log: Path) -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        env = {
-            **os.environ,
-            "MCP_REDIS_URL": redis_url,
-            "MCP_REQUEST_STATE_SECRET": SECRET,
-            "PYTHONPATH": str(REPO_ROOT),
-        }
-        command = [sys.executable, "-m", "uvicorn", "--factory", f"{__name__}:build", "--workers", "2"]
-        command += ["--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"]
-        command += ["--timeout-graceful-shutdown", "10"]
-        self.log = log
-        with log.open("wb") as out:
-            self.process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-
-    def wait_ready(self, timeout: float = 90) -> None:
-        seen: set[str] = set()
-        deadline = time.monotonic() + timeout
-        while len(seen) < 2:
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"2 workers not ready: {self.log.read_text()[-2000:]}")
-            try:
-                response = httpx.get(self.base + "/readyz", timeout=2)
-                if response.status_code == 200:
-                    seen.add(response.headers["x-worker"])
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
-
-
 @pytest.fixture
-def workers(redis_server: RedisServer, tmp_path: Path) -> Iterator[Workers]:
-    running = Workers(redis_server.url, tmp_path / "uvicorn.log")
+def workers(redis_server: RedisServer, tmp_path: Path) -> Iterator[Deployment]:
+    """Two workers of this module's `build` (the shared deployment of `tests.support.scaleout`)."""
+    running = Deployment(redis_server.url, 2, tmp_path / "uvicorn.log", app=__name__)
     try:
-        running.wait_ready()
+        running.wait_ready(2)
         yield running
     finally:
         running.stop()
-
-
-def rpc(request_id: Any, method: str, params: Any) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
 
 
 def sse_events(text: str) -> list[tuple[int | None, Any]]:
@@ -201,7 +154,7 @@ async def get_elsewhere(base: str, head: dict[str, str], avoid: str) -> httpx.Re
 
 
 @pytest.mark.slow
-async def test_a_stream_cut_by_a_draining_worker_is_resumed_on_another_once_and_in_order(workers: Workers) -> None:
+async def test_a_stream_cut_by_a_draining_worker_is_resumed_on_another_once_and_in_order(workers: Deployment) -> None:
     with anyio.fail_after(60):
         session = await Session(workers.base).open()
         other = Session(workers.base)
@@ -255,7 +208,7 @@ async def test_a_stream_cut_by_a_draining_worker_is_resumed_on_another_once_and_
 
 
 @pytest.mark.slow
-async def test_a_stream_is_resumed_through_another_worker_while_its_worker_runs_it(workers: Workers) -> None:
+async def test_a_stream_is_resumed_through_another_worker_while_its_worker_runs_it(workers: Deployment) -> None:
     """A GET with `Last-Event-ID` reaching the worker that did not run the stream is relayed from the
     one running it (event ids name it): the missed events, then the rest live, up to the response."""
     with anyio.fail_after(60):

@@ -14,6 +14,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from mcp_bindings.runtime.stdio.connect import connect_stdio
 from tests.peers.harness import PEERS, Recorder, client_module, make_handlers
 from tests.support import REPO_ROOT
@@ -23,6 +25,15 @@ SDK_VENV = REPO_ROOT / ".cache" / "official-sdk-venv"
 STAMP = SDK_VENV / ".mcp-bindgen-stamp"
 # The TypeScript SDK that `scripts/conformance --setup-only` installs (its client drives our servers).
 TS_SDK = REPO_ROOT / ".cache" / "conformance" / "node_modules" / "@modelcontextprotocol" / "sdk"
+
+
+def node_with_ts_sdk() -> str:
+    """The `node` that runs the TypeScript SDK's client scripts; skips the test, with the one reason
+    and the one fix, where node or the SDK is missing."""
+    node = shutil.which("node")
+    if node is None or not (TS_SDK / "package.json").is_file():
+        pytest.skip("node or the TypeScript SDK is missing: run scripts/conformance --setup-only (CI does)")
+    return node
 
 
 def _stamp_text() -> str:

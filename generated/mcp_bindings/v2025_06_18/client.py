@@ -14,6 +14,8 @@ override decide the client's capabilities.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from typing import Any, ClassVar
 
 from mcp_bindings.runtime.protocol.context import NotificationContext, RequestContext
@@ -39,6 +41,34 @@ class Client(ClientStub):
     ) -> None:
         """The lowest level of `notifications/message` the server should send (needs server capability `logging`)."""
         await self._set_logging_level(level, timeout)
+
+    def listen(
+        self, notifications: dict[str, Any]
+    ) -> AbstractAsyncContextManager[AsyncIterator[m.ServerNotification]]:
+        """`subscriptions/listen` (not in MCP 2025-06-18): `async with client.listen({"toolsListChanged": True}) as stream:`
+        then `async for notification in stream:`; the stream closes when the block ends (where the
+        session speaks a version without it: `NotExpressible` naming that version)."""
+        return self._listen(notifications)
+
+    async def get_task(self, *, task_id: str, timeout: float | None = None) -> dict[str, Any]:
+        """`tasks/get`, where the session speaks a version that has it (not MCP 2025-06-18): else `NotExpressible` naming the session's version."""
+        return await self._era_request("tasks/get", {"taskId": task_id}, None, timeout)
+
+    async def list_tasks(
+        self, *, cursor: str | None = None, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """`tasks/list`, where the session speaks a version that has it (not MCP 2025-06-18): else `NotExpressible` naming the session's version."""
+        return await self._era_request("tasks/list", {"cursor": cursor}, None, timeout)
+
+    async def cancel_task(self, *, task_id: str, timeout: float | None = None) -> dict[str, Any]:
+        """`tasks/cancel`, where the session speaks a version that has it (not MCP 2025-06-18): else `NotExpressible` naming the session's version."""
+        return await self._era_request("tasks/cancel", {"taskId": task_id}, None, timeout)
+
+    async def get_task_result(
+        self, *, task_id: str, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """`tasks/result`, where the session speaks a version that has it (not MCP 2025-06-18): else `NotExpressible` naming the session's version."""
+        return await self._era_request("tasks/result", {"taskId": task_id}, None, timeout)
 
     async def complete(
         self,

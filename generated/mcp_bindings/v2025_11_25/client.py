@@ -14,6 +14,8 @@ override decide the client's capabilities.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from typing import Any, ClassVar, overload
 
 from mcp_bindings.runtime.protocol.context import NotificationContext, RequestContext
@@ -40,6 +42,14 @@ class Client(ClientStub):
     ) -> None:
         """The lowest level of `notifications/message` the server should send (needs server capability `logging`)."""
         await self._set_logging_level(level, timeout)
+
+    def listen(
+        self, notifications: dict[str, Any]
+    ) -> AbstractAsyncContextManager[AsyncIterator[m.ServerNotification]]:
+        """`subscriptions/listen` (not in MCP 2025-11-25): `async with client.listen({"toolsListChanged": True}) as stream:`
+        then `async for notification in stream:`; the stream closes when the block ends (where the
+        session speaks a version without it: `NotExpressible` naming that version)."""
+        return self._listen(notifications)
 
     async def complete(
         self,

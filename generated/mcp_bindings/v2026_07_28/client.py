@@ -42,8 +42,41 @@ class Client(ClientStub):
         self, notifications: m.SubscriptionFilter | dict[str, Any]
     ) -> AbstractAsyncContextManager[AsyncIterator[m.ServerNotification]]:
         """`subscriptions/listen`: `async with client.listen({"toolsListChanged": True}) as stream:`
-        then `async for notification in stream:`; the stream closes when the block ends."""
+        then `async for notification in stream:`; the stream closes when the block ends (where the
+        session speaks a version without it: `NotExpressible` naming that version)."""
         return self._listen(notifications)
+
+    async def ping(self, *, timeout: float | None = None) -> None:
+        """`ping`, where the session speaks a version that has it (not MCP 2026-07-28): else `NotExpressible` naming the session's version."""
+        await self._ping(timeout)
+
+    async def subscribe_resource(self, *, uri: str, timeout: float | None = None) -> None:
+        """`resources/subscribe`, where the session speaks a version that has it (not MCP 2026-07-28): else `NotExpressible` naming the session's version."""
+        await self._era_request("resources/subscribe", {"uri": uri}, None, timeout)
+
+    async def unsubscribe_resource(self, *, uri: str, timeout: float | None = None) -> None:
+        """`resources/unsubscribe`, where the session speaks a version that has it (not MCP 2026-07-28): else `NotExpressible` naming the session's version."""
+        await self._era_request("resources/unsubscribe", {"uri": uri}, None, timeout)
+
+    async def get_task(self, *, task_id: str, timeout: float | None = None) -> dict[str, Any]:
+        """`tasks/get`, where the session speaks a version that has it (not MCP 2026-07-28): else `NotExpressible` naming the session's version."""
+        return await self._era_request("tasks/get", {"taskId": task_id}, None, timeout)
+
+    async def list_tasks(
+        self, *, cursor: str | None = None, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """`tasks/list`, where the session speaks a version that has it (not MCP 2026-07-28): else `NotExpressible` naming the session's version."""
+        return await self._era_request("tasks/list", {"cursor": cursor}, None, timeout)
+
+    async def cancel_task(self, *, task_id: str, timeout: float | None = None) -> dict[str, Any]:
+        """`tasks/cancel`, where the session speaks a version that has it (not MCP 2026-07-28): else `NotExpressible` naming the session's version."""
+        return await self._era_request("tasks/cancel", {"taskId": task_id}, None, timeout)
+
+    async def get_task_result(
+        self, *, task_id: str, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """`tasks/result`, where the session speaks a version that has it (not MCP 2026-07-28): else `NotExpressible` naming the session's version."""
+        return await self._era_request("tasks/result", {"taskId": task_id}, None, timeout)
 
     async def complete(
         self,

@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .. import policy
 from ..errors import BindgenError
 from ..ir import ArrayOf, Const, Enum, MapOf, ObjectDef, Ref, Scalar, SchemaIR, TypeExpr, UnionOf
+from ..naming import snake_case
 from ..surface import Gate, MethodSurface, ParamGate, ProtocolSurface, builtin_methods
 from .templates import render
 
@@ -324,7 +326,70 @@ def _listen_view(ir: SchemaIR, spec: MethodSurface) -> dict[str, str]:
     assert spec.params_type is not None
     notifications = ir.object(spec.params_type).field("notifications")
     assert notifications is not None
-    return {"filter": annotation(ir, notifications.type).removeprefix("m."), "notification": "ServerNotification"}
+    return {
+        "filter": annotation(ir, notifications.type) + " | dict[str, Any]",
+        "notification": "m.ServerNotification",
+        "doc": "",
+    }
+
+
+_JSON_TYPES = {
+    "string": "str",
+    "integer": "int",
+    "number": "int | float",
+    "boolean": "bool",
+    "object": "dict[str, Any]",
+}
+
+
+def _era_calls(ir: SchemaIR, surface: ProtocolSurface) -> list[dict[str, str]]:
+    """The requests of the other lifecycle era (policy/era_methods.json) this version lacks: typed
+    methods all the same, which the runtime sends by name on the negotiated version
+    (`ClientStub._era_request`), or refuses with `NotExpressible` naming it."""
+    own = {s.method for s in surface.table("client_to_server", "request")}
+    views = []
+    for era in policy.era_methods().requests:
+        if era.method in own:
+            continue
+        keywords = [f"{snake_case(w)}: {_JSON_TYPES[t]}" for w, t, required in era.params if required]
+        keywords += [
+            f"{snake_case(w)}: {_JSON_TYPES[t]} | None = None" for w, t, required in era.params if not required
+        ]
+        keywords.append("timeout: float | None = None")
+        params = "{" + ", ".join(f'"{w}": {snake_case(w)}' for w, _, _ in era.params) + "}"
+        if era.result is None:
+            result, target = "None", "None"
+        elif era.result in ir.definitions:
+            result = target = f"m.{ir.py_name(era.result)}"
+        else:
+            result, target = "dict[str, Any]", "None"
+        if era.method == "ping":
+            body = "await self._ping(timeout)"
+        else:
+            call = f'self._era_request("{era.method}", {params}, {target}, timeout)'
+            body = f"await {call}" if era.result is None else f"return await {call}"
+        views.append(
+            {
+                "name": era.name,
+                "signature": ", *, " + ", ".join(keywords),
+                "result": result,
+                "doc": f"`{era.method}`, where the session speaks a version that has it (not MCP {surface.version}): "
+                "else `NotExpressible` naming the session's version.",
+                "body": body,
+            }
+        )
+    return views
+
+
+def _era_listen(ir: SchemaIR, surface: ProtocolSurface) -> list[dict[str, str]]:
+    """`Client.listen` in a version without `subscriptions/listen`: a filter as JSON, the stub's own
+    server notifications (crossed from the session's version)."""
+    era = policy.era_methods()
+    if any(s.method == era.listen for s in surface.table("client_to_server", "request")):
+        return []
+    notification = era.listen_notification
+    yields = f"m.{ir.py_name(notification)}" if notification in ir.definitions else "Any"
+    return [{"filter": "dict[str, Any]", "notification": yields, "doc": f" (not in MCP {surface.version})"}]
 
 
 def _context_imports(*views: list[dict[str, str]]) -> list[str]:
@@ -410,7 +475,7 @@ def render_client(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
     # subscriptions/listen (2026-07-28 on): an async iterator of the version's server notifications.
     listen = [
         _listen_view(ir, s) for s in surface.table("client_to_server", "request") if s.method == "subscriptions/listen"
-    ]
+    ] or _era_listen(ir, surface)
     typing_names = ["Any", "ClassVar"]
     if any("Literal[" in call["signature"] for call in calls):
         typing_names.append("Literal")
@@ -426,6 +491,7 @@ def render_client(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
         task_imports=[f"from mcp_bindings.runtime.client.task_handle import {TASK_HANDLE}"] if tasks else [],
         calls=calls,
         listen=listen,
+        era_calls=_era_calls(ir, surface),
         ping=[{} for s in surface.table("client_to_server", "request") if s.method == "ping"],
         requests=requests,
         notifications=notifications,

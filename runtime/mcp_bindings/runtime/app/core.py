@@ -36,7 +36,7 @@ from mcp_bindings.runtime.middleware.chain import Middleware
 from mcp_bindings.runtime.protocol import registry, versions
 from mcp_bindings.runtime.protocol.context import RequestContext
 from mcp_bindings.runtime.protocol.spec import ProtocolTables
-from mcp_bindings.runtime.protocol.tasks_wire import EXTENSION as TASKS_EXTENSION
+from mcp_bindings.runtime.protocol.tasks_names import EXTENSION as TASKS_EXTENSION
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS
 from mcp_bindings.runtime.server.stubs import ServerStub
 

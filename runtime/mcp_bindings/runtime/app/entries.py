@@ -14,6 +14,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
 
 from mcp_bindings.runtime.app import content as c
+from mcp_bindings.runtime.app.arguments import Arguments, arguments_reader
 from mcp_bindings.runtime.app.errors import AppDefinitionError
 from mcp_bindings.runtime.app.inline import inline_refs as inline
 from mcp_bindings.runtime.app.signature import MISSING, FunctionSignature, analyse, json_schema, output_kind
@@ -102,6 +103,7 @@ class ToolEntry:
     """One tool: its definition (the stub's `Tool`) and how its results are made."""
 
     __slots__ = (
+        "arguments",
         "definition",
         "enabled",
         "fn",
@@ -115,7 +117,6 @@ class ToolEntry:
         "sig",
         "tags",
         "task",
-        "validate",
         "wrap",
     )
 
@@ -160,16 +161,19 @@ class ToolEntry:
         )
         if input_first and self.sig.context is None:
             raise AppDefinitionError(f"{what}: input_first=True needs a Context parameter (to call ctx.start_task())")
-        validate: Callable[[Any], BaseModel] = self.sig.arguments.__pydantic_validator__.validate_python
+        # The call's arguments -> the function's keyword arguments (`arguments`; ValidationError).
+        self.arguments: Arguments
         if input_schema is not None:  # the advertised schema checks the call; the function picks its parameters
+            validate = self.sig.arguments.__pydantic_validator__.validate_python
             known = frozenset(self.sig.parameters)
 
-            def validate_known(arguments: Any) -> BaseModel:
-                return validate({k: v for k, v in cast("dict[str, Any]", arguments).items() if k in known})
+            def validate_known(arguments: Any) -> dict[str, Any]:
+                given = cast("dict[str, Any]", arguments)
+                return dict(validate({k: v for k, v in given.items() if k in known}).__dict__)
 
-            self.validate = validate_known
+            self.arguments = validate_known
         else:
-            self.validate = validate
+            self.arguments = arguments_reader(self.sig.arguments)
         kind = output_kind(self.sig.returns)
         if structured is False and kind == "structured":
             kind = "content"

@@ -31,7 +31,7 @@ from mcp_bindings.runtime.protocol.context import RequestContext
 from mcp_bindings.runtime.protocol.custom_methods import peer_declares
 from mcp_bindings.runtime.protocol.pagination import invalid_cursor, paginate
 from mcp_bindings.runtime.protocol.spec import ProtocolTables
-from mcp_bindings.runtime.protocol.tasks_wire import EXTENSION as TASKS_EXTENSION
+from mcp_bindings.runtime.protocol.tasks_names import EXTENSION as TASKS_EXTENSION
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
 from mcp_bindings.runtime.tasks.api import run_as_task
 from mcp_bindings.runtime.tasks.service import TaskContext
@@ -139,7 +139,7 @@ class Serving:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}", {"name": params.name})
         arguments = params.arguments
         try:
-            kwargs = dict(entry.validate(arguments if arguments is not None else {}).__dict__)
+            kwargs = entry.arguments(arguments if arguments is not None else {})
         except ValidationError as exc:
             return self._call_result(entry.invalid(exc))
         if entry.task is None:

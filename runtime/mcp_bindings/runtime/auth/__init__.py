@@ -21,6 +21,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from mcp_bindings.runtime.rpc.extras import require
+
+require("MCP authorization (mcp_bindings.runtime.auth)", "http", "httpx", "jwt")
+
 _EXPORTS = {
     # client
     "OAuthClientAuth": "client",

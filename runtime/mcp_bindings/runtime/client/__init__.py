@@ -9,13 +9,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mcp_bindings.runtime.client.eras import SET_LEVEL as SET_LEVEL
+    from mcp_bindings.runtime.client.legacy import LegacyServerError as LegacyServerError
     from mcp_bindings.runtime.client.options import ClientArgs as ClientArgs
     from mcp_bindings.runtime.client.options import ClientOptions as ClientOptions
     from mcp_bindings.runtime.client.runtime import PING as PING
-    from mcp_bindings.runtime.client.runtime import SET_LEVEL as SET_LEVEL
     from mcp_bindings.runtime.client.runtime import C as C
     from mcp_bindings.runtime.client.runtime import ClientRuntime as ClientRuntime
-    from mcp_bindings.runtime.client.runtime import LegacyServerError as LegacyServerError
+    from mcp_bindings.runtime.client.runtime import ProbeFailedError as ProbeFailedError
     from mcp_bindings.runtime.client.runtime import ProtocolVersionError as ProtocolVersionError
     from mcp_bindings.runtime.client.runtime import R as R
     from mcp_bindings.runtime.client.runtime import connect as connect
@@ -36,6 +37,7 @@ __all__ = [
     "Finished",
     "LegacyServerError",
     "OutgoingCall",
+    "ProbeFailedError",
     "ProtocolVersionError",
     "R",
     "Send",
@@ -51,6 +53,8 @@ _HOME = {
     "Send": "seam",
     "ClientArgs": "options",
     "ClientOptions": "options",
+    "SET_LEVEL": "eras",
+    "LegacyServerError": "legacy",
 }
 
 

@@ -23,10 +23,17 @@ from typing import Any, TypeVar, Unpack
 from urllib.parse import urljoin
 
 import anyio
-import httpx
 import orjson
 from anyio.abc import TaskGroup
 
+from mcp_bindings.runtime.rpc.extras import missing
+
+try:
+    import httpx
+except ModuleNotFoundError as exc:  # the `http` extra
+    raise missing(exc, "the HTTP client (mcp_bindings.runtime.client.http)", "http") from None
+
+from mcp_bindings.runtime.client.legacy import HTTP_STATUS
 from mcp_bindings.runtime.client.options import ClientArgs, ClientOptions
 from mcp_bindings.runtime.client.retry import wants_new_connection
 from mcp_bindings.runtime.client.runtime import connect
@@ -220,7 +227,7 @@ class StreamableHttpTransport(TransportBase):
                         await self._post(frame, message, renewed=True)
                         return
                 session_id = response.headers.get(SESSION_HEADER)
-                if session_id:
+                if session_id and response.status_code < 400:  # an error assigns none (mcp 1.x's 400 has one)
                     self.session_id = session_id
                 await self._consume(response, request_id, message)
         except (*NOT_SENT, *CUT) as exc:
@@ -252,11 +259,11 @@ class StreamableHttpTransport(TransportBase):
                 await self._resume(request_id, stream)
             return
         body = await response.aread()
-        frame = _jsonrpc_answer(body, request_id) if "application/json" in content_type else None
+        frame = _jsonrpc_answer(body, request_id, response.status_code) if "application/json" in content_type else None
         if frame is not None:
             await self._deliver(frame)
         elif request_id is not None:
-            await self._fail(request_id, f"HTTP {response.status_code}: {body[:200].decode('utf-8', 'replace')}")
+            await self._fail(request_id, not_mcp(response, body), {HTTP_STATUS: response.status_code})
         elif response.status_code >= 400:
             log.warning("POST of a %s answered HTTP %s", _kind(message), response.status_code)
 
@@ -300,8 +307,8 @@ class StreamableHttpTransport(TransportBase):
         reason = "the response stream closed before the response arrived"
         raise DeliveryFailed(INTERNAL_ERROR, reason, {"retryable": True}, stage="cut")
 
-    async def _fail(self, request_id: Any, reason: str) -> None:
-        await self._deliver(jsonrpc.encode_error(request_id, INTERNAL_ERROR, reason))
+    async def _fail(self, request_id: Any, reason: str, data: Any = None) -> None:
+        await self._deliver(jsonrpc.encode_error(request_id, INTERNAL_ERROR, reason, data))
 
     async def _deliver(self, frame: bytes) -> None:
         """Hand a message to the session; after `aclose` (streams still draining) it is dropped."""
@@ -375,11 +382,13 @@ class StreamableHttpTransport(TransportBase):
         self._inbound_send.close()
 
 
-def _jsonrpc_answer(body: bytes, request_id: Any) -> bytes | None:
+def _jsonrpc_answer(body: bytes, request_id: Any, status: int = 200) -> bytes | None:
     """A JSON body as a frame for the session; None if it is not JSON-RPC (e.g. an HTTP error
     document), which the caller turns into an error for the request rather than let it wait.
-    An error carrying `id: null` (a server rejecting the request before reading its id) answers
-    the request it was posted with, so it gets that id."""
+    An error carrying `id: null` or an id that is not the request's (a server rejecting the request
+    before reading its id; the official SDK 1.x says `"server-error"`) answers the request it was
+    posted with, so it gets that id, and, with an HTTP error status, that status in its `data`
+    (`httpStatus`: what `client.legacy` reads)."""
     try:
         message = orjson.loads(body)
     except orjson.JSONDecodeError:
@@ -388,8 +397,12 @@ def _jsonrpc_answer(body: bytes, request_id: Any) -> bytes | None:
         return body  # a batch
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         return None
-    if request_id is not None and "error" in message and message.get("id") is None:
+    error = message.get("error")
+    if request_id is not None and isinstance(error, dict) and message.get("id") != request_id:
         message["id"] = request_id
+        data = error.get("data")
+        if status >= 400 and (data is None or isinstance(data, dict)):
+            error["data"] = {**(data or {}), HTTP_STATUS: status}
         return orjson.dumps(message)
     return body
 
@@ -409,9 +422,30 @@ async def _gateway_failure(response: httpx.Response, request_id: Any) -> Deliver
     if isinstance(error, dict) and isinstance(error.get("code"), int) and isinstance(error.get("message"), str):
         code, message, data = error["code"], error["message"], error.get("data")
         return DeliveryFailed(code, message, data, stage=stage, retry_after=retry_after)
-    text = body[:200].decode("utf-8", "replace").strip()
+    text = _body_text(response, body)
     message = f"HTTP {response.status_code}: {text}" if text else f"HTTP {response.status_code}"
     return DeliveryFailed(INTERNAL_ERROR, message, stage=stage, retry_after=retry_after)
+
+
+def _body_text(response: httpx.Response, body: bytes) -> str:
+    """A short account of a body that is no MCP message: its first line (at most 200 characters);
+    an HTML page is named, not dumped."""
+    if "html" in response.headers.get("content-type", "") or body.lstrip()[:1] == b"<":
+        return "an HTML page"
+    lines = body[:200].decode("utf-8", "replace").strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def not_mcp(response: httpx.Response, body: bytes) -> str:
+    """The error of a request answered by something that is no MCP message, in one line: the request,
+    the status and what came back (e.g. `POST http://host/ answered HTTP 501 Not Implemented with an
+    HTML page, not an MCP response: is this URL the server's MCP endpoint?`)."""
+    request = response.request
+    text = _body_text(response, body)
+    got = f" with {text}" if text == "an HTML page" else (f": {text!r}" if text else "")
+    status = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+    where = f"{request.method} {request.url}"
+    return f"{where} answered {status}{got}, not an MCP response: is this URL the server's MCP endpoint?"
 
 
 def _retry_after(value: str | None) -> float | None:

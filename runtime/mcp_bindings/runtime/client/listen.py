@@ -17,7 +17,8 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import ValidationError
 
-from mcp_bindings.runtime.protocol import versions
+from mcp_bindings.runtime.client import eras
+from mcp_bindings.runtime.protocol import crossing, versions
 from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
@@ -105,11 +106,8 @@ class Listening:
         """Send `subscriptions/listen`, wait for its acknowledgement, yield the stream; end the
         request (the server drops the subscription) when the block ends. `extra`: notifications
         an extension adds (by method, with their specs) that the stream delivers too, typed."""
-        stub_spec = runtime.stub.client_requests.get(LISTEN)
-        if stub_spec is None:
-            raise McpError(INTERNAL_ERROR, f"{LISTEN} does not exist in MCP {runtime.stub_version}")
-        spec = runtime.negotiated_spec(stub_spec)
-        data = runtime.prepare(stub_spec, spec, {"notifications": versions.dump(notifications)})
+        spec = eras.negotiated(runtime, LISTEN)  # the session's version decides, whichever stub (`client.eras`)
+        data = runtime.prepare(eras.stub_spec(runtime, spec), spec, {"notifications": versions.dump(notifications)})
         send, receive = anyio.create_memory_object_stream[Any](BUFFER)
         stream = ListenStream(receive)
         stream.extra = dict(extra or {})
@@ -155,8 +153,8 @@ class Listening:
 
 
 def _typed(runtime: ClientRuntime, notification: Notification, extra: Mapping[str, MethodSpec]) -> Any:
-    """The notification as the stub version's (or the stream's extension's) message model, or None
-    (logged) when it is not one."""
+    """The notification as the stub version's (or the stream's extension's) message model, crossed
+    from the session's version where they differ, or None (logged) when it is not one."""
     spec = runtime.stub.server_notifications.get(notification.method) or extra.get(notification.method)
     if spec is None:
         log.warning(
@@ -167,7 +165,18 @@ def _typed(runtime: ClientRuntime, notification: Notification, extra: Mapping[st
     if notification.params is not None:
         message["params"] = notification.params
     try:
-        return versions.validate(spec.message, message)
+        if runtime.protocol is runtime.stub or notification.method in extra:
+            return versions.validate(spec.message, message)
+        return crossing.cross(
+            message,
+            spec.message,
+            what=f"the {notification.method} notification",
+            method=notification.method,
+            source=runtime.version or "?",
+            destination=runtime.stub_version,
+        )
     except ValidationError as exc:
         log.warning("listen stream: ignoring an invalid %s: %s", notification.method, exc.errors()[0]["msg"])
-        return None
+    except McpError as exc:
+        log.warning("listen stream: ignoring %s: %s", notification.method, exc.message)
+    return None

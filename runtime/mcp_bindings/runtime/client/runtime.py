@@ -13,9 +13,10 @@ import orjson
 from anyio.abc import TaskGroup
 from pydantic import ValidationError
 
-from mcp_bindings.runtime.client import extensions, seam
+from mcp_bindings.runtime.client import eras, extensions, seam
 from mcp_bindings.runtime.client import headers as mirroring
 from mcp_bindings.runtime.client.handling import answer_request, handle_notification
+from mcp_bindings.runtime.client.legacy import LegacyCheck, LegacyServerError
 from mcp_bindings.runtime.client.listen import Listening, ListenStream
 from mcp_bindings.runtime.client.options import ClientArgs, ClientOptions
 from mcp_bindings.runtime.client.retry import RetryPolicy, send_with_retries
@@ -27,31 +28,29 @@ from mcp_bindings.runtime.client.tasks import ClientTasks
 from mcp_bindings.runtime.client.tasks_ext import ToolTasks
 from mcp_bindings.runtime.client.tool_catalog import ClientToolCatalog
 from mcp_bindings.runtime.client.tool_checks import ClientToolChecks
-from mcp_bindings.runtime.protocol import crossing, registry, tasks_wire, versions
+from mcp_bindings.runtime.protocol import registry, tasks_names, versions
 from mcp_bindings.runtime.protocol.custom_methods import CustomMethod
 from mcp_bindings.runtime.protocol.headers import encode_value
 from mcp_bindings.runtime.protocol.lenient import read_newer
-from mcp_bindings.runtime.protocol.spec import Capability, MethodSpec, ProtocolTables
+from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables
 from mcp_bindings.runtime.protocol.tool_catalog import TOOLS_LIST_CHANGED
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.calls import ProgressCallback
 from mcp_bindings.runtime.rpc.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
     CapabilityError,
+    ConnectionClosed,
     McpError,
     sole_exception,
 )
-from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request, validation_error
+from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.rpc.transport import Transport
 
 log = logs.logger("client")
 
 PING = "ping"
-SET_LEVEL = "logging/setLevel"
 
 C = TypeVar("C", bound=ClientStub)
 R = TypeVar("R")
@@ -70,17 +69,20 @@ class ProtocolVersionError(McpError):
         )
 
 
-class LegacyServerError(McpError):
-    """A client pinned to a stateless version found no stateless server: `server/discover` failed
-    or went unanswered, as it does on a server that only knows the `initialize` handshake."""
+class ProbeFailedError(ConnectionError):
+    """In "auto", over a transport that can start the server again (`Features.respawns`: stdio), the
+    server left the `server/discover` probe unanswered or closed on it, as a server on an old SDK does
+    (mcp 1.1.x stops reading on a method it cannot parse): `connect_stdio` starts a fresh process for
+    the handshake rather than trust this one with it."""
 
-    def __init__(self, version: str, why: str) -> None:
+    def __init__(self, why: str) -> None:
         super().__init__(
-            INVALID_REQUEST,
-            f"the server does not speak MCP {version} ({why}); it may be a legacy server: connect with "
-            "protocol_version='auto' to fall back to initialize, or pin a handshake version",
+            f"the server {why} on the server/discover probe; it may be a legacy server: "
+            "pin a handshake version (e.g. protocol_version='2025-11-25')"
         )
-        self.version = version
+
+
+_CLOSED = (ConnectionClosed, anyio.BrokenResourceError, anyio.EndOfStream, anyio.ClosedResourceError)
 
 
 class ClientRuntime:
@@ -137,6 +139,7 @@ class ClientRuntime:
             mirroring.HeaderMirroring(self),
             self.tool_checks,
             self.tools,
+            LegacyCheck(self),
         )
         self._chains: dict[int, tuple[MethodSpec, Send]] = {}  # id(negotiated spec) -> its chain
         self.listening = Listening()  # open subscriptions/listen streams (`client_listen`)
@@ -191,7 +194,11 @@ class ClientRuntime:
                     return
                 except McpError as exc:
                     log.debug("server/discover failed (%s); falling back to initialize", exc.message)
+                except _CLOSED as exc:
+                    raise ProbeFailedError(f"closed the connection ({type(exc).__name__})") from None
             if probe.cancelled_caught:
+                if session.transport.features.respawns:
+                    raise ProbeFailedError(f"did not answer within {self.probe_timeout:g} s")
                 log.debug("server/discover unanswered after %s s; falling back to initialize", self.probe_timeout)
             self.protocol, self.version, self.stateless = None, None, False  # the probe's version: not agreed
             self.use_version(session, None)
@@ -268,34 +275,22 @@ class ClientRuntime:
     # -- calls made by the typed client ------------------------------------------------------
 
     def negotiated_spec(self, stub_spec: MethodSpec) -> MethodSpec:
-        """The negotiated version's spec of a method the typed client sends."""
-        if self.protocol is None:
-            raise McpError(METHOD_NOT_FOUND, f"{stub_spec.method}: not connected")
-        table = self.protocol.client_requests if stub_spec.kind == "request" else self.protocol.client_notifications
-        spec = table.get(stub_spec.method)
-        if spec is None:
-            raise CapabilityError(
-                stub_spec.method, f"protocol version {self.stub_version} (the session speaks {self.version})"
-            )
-        return spec
+        """The negotiated version's spec of a method the typed client sends (`NotExpressible` naming
+        the session's version where it has no such method: `client.eras`)."""
+        return eras.negotiated(self, stub_spec.method, stub_spec.kind)
 
     def prepare(self, stub_spec: MethodSpec, spec: MethodSpec, params: Any) -> Any:
         if isinstance(params, dict):
             params = {key: value for key, value in params.items() if value is not None}
         data = versions.dump(params) if params is not None else None
+        for capability in spec.needed_capabilities(data) if self.capabilities_known else ():
+            if capability.side == "server" and not capability.present_in(self.peer_capabilities):
+                raise CapabilityError(spec.method, str(capability))
         if self.stateless:
             data = with_meta(self, data)  # the request's `_meta`, built once
         elif data == {} and not spec.params_required:
             data = None
-        for capability in spec.needed_capabilities(data) if self.capabilities_known else ():
-            if capability.side == "server" and not capability.present_in(self.peer_capabilities):
-                raise CapabilityError(spec.method, str(capability))
-        if data is not None and stub_spec.params is not None and self.protocol is self.stub:
-            try:
-                versions.validate(spec.params, data)  # catch a bad argument here, with its path
-            except ValidationError as exc:
-                raise validation_error(exc) from None
-        return data
+        return eras.params(self, stub_spec, spec, data)  # checked in the stub's version, or crossed to the session's
 
     async def call(self, stub_spec: MethodSpec, params: Any, *, timeout: float | None = None) -> Any:
         """Send a typed client request through its method's chain of hooks (`client.seam`);
@@ -307,6 +302,12 @@ class ClientRuntime:
         send = chain[1] if chain is not None and chain[0] is spec else self._chain(spec)
         limit = timeout if timeout is not None else self.request_timeout
         return await send(OutgoingCall(self, stub_spec, spec, data, limit, _on_progress.get()))
+
+    async def call_method(self, method: str, params: Any, result: Any = None, *, timeout: float | None = None) -> Any:
+        """A typed call of a request the stub's version may lack (the other era's: `client.eras`),
+        by name; answers the stub's `result` type (None: the JSON object)."""
+        spec = eras.negotiated(self, method)
+        return await self.call(eras.stub_spec(self, spec, result), params, timeout=timeout)
 
     def _chain(self, spec: MethodSpec) -> Send:
         """The chain of `spec`'s requests, built once (per method and negotiated version)."""
@@ -330,39 +331,21 @@ class ClientRuntime:
             if newer is None:
                 raise McpError(INTERNAL_ERROR, f"invalid {spec.method} result from the server: {_first(exc)}") from None
             return newer  # lenient: the newer version's type, as is (see lenient.py)
-        if self.protocol is self.stub:
-            return result
-        return crossing.cross(
-            versions.dump(result),
-            stub_spec.result,
-            what=f"the {spec.method} result",
-            method=spec.method,
-            source=self.version or "?",
-            destination=self.stub_version,
-        )
+        return eras.result(self, stub_spec, spec, result)
 
     async def ping(self, *, timeout: float | None = None) -> None:
         """Send `ping`; returns when the server answers (McpError -32001 after `timeout` seconds)."""
         assert self.session is not None and self.protocol is not None
         limit = timeout if timeout is not None else self.request_timeout
         if PING not in self.protocol.client_requests:
-            raise CapabilityError(PING, f"protocol version {self.version}")
+            raise eras.missing(self, PING)
         await self.session.request(PING, None, timeout=limit)
 
     async def set_logging_level(self, level: str, *, timeout: float | None = None) -> None:
         """Ask for the server's `notifications/message` from `level` up: `logging/setLevel` where
-        the version has it, else (stateless) the level every later request carries in `_meta`."""
-        stub_spec = self.stub.client_requests.get(SET_LEVEL)
-        if stub_spec is not None:
-            await self.call(stub_spec, {"level": level}, timeout=timeout)
-            return
-        assert self.protocol is not None
-        if self.protocol.meta.log_level is None:
-            raise CapabilityError(SET_LEVEL, f"protocol version {self.version}")
-        logging_gate = Capability("server", ("logging",))
-        if self.capabilities_known and not logging_gate.present_in(self.peer_capabilities):
-            raise CapabilityError(SET_LEVEL, str(logging_gate))
-        self.log_level = level  # the server checks it (-32602 on the next request if it is no level)
+        the negotiated version has it, else (stateless) the level every later request carries in
+        `_meta`, whichever the stub's version (`client.eras`)."""
+        await eras.set_logging_level(self, level, timeout)
 
     def listen(
         self, notifications: Any, *, extra: Mapping[str, MethodSpec] | None = None
@@ -402,7 +385,7 @@ class ClientRuntime:
         if not self.stateless:
             return {}
         headers = mirroring.headers(message, self.tools)
-        key = tasks_wire.NAME_PARAM.get(str(message.get("method")))
+        key = tasks_names.NAME_PARAM.get(str(message.get("method")))
         params = message.get("params")
         value = cast("dict[str, Any]", params).get(key) if key is not None and isinstance(params, dict) else None
         if "Mcp-Method" in headers and isinstance(value, str):

@@ -36,7 +36,9 @@ them, are in `ClientRuntime.builtin_hooks` (outermost first):
   tools from `tools/list` results (the stateless HTTP wire);
 * `tool_checks.ClientToolChecks`: a `tools/call` result's `structuredContent` against the tool's
   outputSchema;
-* `tool_catalog.ClientToolCatalog`: fills the catalog from `tools/list` results.
+* `tool_catalog.ClientToolCatalog`: fills the catalog from `tools/list` results;
+* `legacy.LegacyCheck`: a pinned stateless HTTP session whose server turns out legacy raises one
+  `LegacyServerError` (and sends nothing more).
 
 Inside `typed`, what a hook gets back from `send` is the decoded JSON result; outside it, the typed
 one. Errors travel as exceptions (`McpError` and its kinds).

@@ -50,6 +50,10 @@ class ClientStub:
         with self._session.progress(progress):  # a progress token on this call, its notifications to `progress`
             return await self._session.call(spec, params, timeout=timeout)
 
+    async def _era_request(self, method: str, params: Any, result: Any, timeout: float | None) -> Any:
+        """A request of the other era (the stub's version lacks it), sent by name where the session's version has it."""
+        return await self._session.call_method(method, params, result, timeout=timeout)
+
     async def _ping(self, timeout: float | None) -> None:
         await self._session.ping(timeout=timeout)
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import Any, cast
 
 from mcp_bindings.runtime.client.seam import OutgoingCall, Send
-from mcp_bindings.runtime.protocol.headers import header_params
 from mcp_bindings.runtime.protocol.json_schema import DRAFT_2020_12
 from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.protocol.tool_catalog import TOOLS_LIST, ToolDefinition, default_dialect, definitions
@@ -28,23 +27,21 @@ __all__ = ["ClientToolCatalog", "ListedTool"]
 class ListedTool:
     """One tool as the server listed it to this client."""
 
-    __slots__ = ("annotations", "definition", "headers", "task_support")
+    __slots__ = ("annotations", "definition", "task_support")
 
-    def __init__(
-        self,
-        definition: ToolDefinition,
-        headers: dict[str, str] | None,
-        task_support: str | None,
-        annotations: dict[str, Any],
-    ) -> None:
+    def __init__(self, definition: ToolDefinition, task_support: str | None, annotations: dict[str, Any]) -> None:
         self.definition = definition  # the schemas (`definition.resolve()` compiles them)
-        self.headers = headers  # x-mcp-header: argument -> header name; None: invalid annotations
         self.task_support = task_support  # execution.taskSupport ("forbidden", "optional", "required")
         self.annotations = annotations  # readOnlyHint, idempotentHint, ... ({} when none)
 
     @property
     def name(self) -> str:
         return self.definition.name
+
+    @property
+    def headers(self) -> dict[str, str] | None:
+        """x-mcp-header: argument -> header name; None: invalid annotations."""
+        return self.definition.headers
 
 
 class ClientToolCatalog:
@@ -66,7 +63,7 @@ class ClientToolCatalog:
             if known is not None and known.definition.same_as(definition):
                 definition = known.definition  # unchanged: keep what is compiled
             self.tools[definition.name] = self.last_listed[definition.name] = ListedTool(
-                definition, header_params(tool.get("inputSchema") or {}), _task_support(tool), _annotations(tool)
+                definition, _task_support(tool), _annotations(tool)
             )
 
     def remember_result(self, raw: Any, dialect: str = DRAFT_2020_12) -> None:

@@ -103,8 +103,11 @@ class HttpOptions:
     # Open subscriptions/listen streams at once; one more is answered 503. At most half of
     # `max_connections` (lowered to it, with a warning): the other connections stay for requests.
     max_listen_streams: int = 500
-    # The same per client (its principal, else its IP); one more is answered 429, -32050.
+    # Per client (its principal, else its IP; `http.fairness`), so that one client leaves the rest
+    # for the others; one more is answered 429, -32050 (LIMIT_REACHED) naming the bound.
     max_listen_streams_per_client: int = 100
+    max_sessions_per_client: int = 100  # handshake sessions open (of `max_sessions`)
+    max_requests_in_flight_per_client: int = 200  # POSTs being answered, listen streams included
     get_stream_queue_bytes: int = 8 * 1024 * 1024  # unread on a session's GET stream: past it the stream is closed
     # Only where the app runs on uvicorn through serve_http / uvicorn_config (the HTTP server owns
     # connections; mounted elsewhere, configure that server):
@@ -201,10 +204,18 @@ class StreamableHTTPApp:
                 ReplayLimits(o.max_replay_events, o.max_replay_bytes, o.max_replay_bytes_total, o.replay_ttl_seconds),
                 max_listen_streams=_listen_bound(o),
                 max_listen_streams_per_client=o.max_listen_streams_per_client,
+                max_sessions_per_client=o.max_sessions_per_client,
+                max_requests_in_flight_per_client=o.max_requests_in_flight_per_client,
                 get_stream_queue_bytes=o.get_stream_queue_bytes,
             ),
         )
-        self.legacy = LegacySse(server, host, o.max_sessions, queue_bytes=o.legacy_queue_bytes)
+        self.legacy = LegacySse(
+            server,
+            host,
+            o.max_sessions,
+            queue_bytes=o.legacy_queue_bytes,
+            max_sessions_per_client=o.max_sessions_per_client,
+        )
         self.host = host
         self.backend: Backend = o.backend if o.backend is not None else backend_from_env()
         self.draining = False
@@ -370,7 +381,7 @@ class StreamableHTTPApp:
         if path == self._endpoint:
             return await self._endpoint_request(request, method)
         if self.options.legacy_sse and path == "/sse" and method == "GET":
-            return self.legacy.stream(principal_of(request.scope))
+            return self.legacy.stream(principal_of(request.scope), address_of(request.scope))
         if self.options.legacy_sse and path == "/messages" and method == "POST":
             session_id = request.query_param("session_id")
             if not self.legacy.admits(session_id, principal_of(request.scope)):

@@ -20,6 +20,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from mcp_bindings.runtime.http.fairness import PerClient, client_key
 from mcp_bindings.runtime.http.resume import no_cache, raw_headers, sse_event
 from mcp_bindings.runtime.http.trim import reclaim
 from mcp_bindings.runtime.rpc import logs
@@ -83,11 +84,18 @@ class LegacyConnection(TransportBase):
     """One `/sse` client: its session's transport (POSTed frames in, the event stream out)."""
 
     def __init__(
-        self, legacy: LegacySse, session_id: str, principal: str | None, queue_bytes: int, inbound_frames: int
+        self,
+        legacy: LegacySse,
+        session_id: str,
+        principal: str | None,
+        queue_bytes: int,
+        inbound_frames: int,
+        client: str | None = None,
     ) -> None:
         self.legacy = legacy
         self.id = session_id
         self.principal = principal
+        self.client = client  # whose share of sessions it holds (`http.fairness.client_key`)
         self.outbox = _Outbox(queue_bytes)
         self.inbound, self._inbound_receive = anyio.create_memory_object_stream[bytes](inbound_frames)
         self.session = Session(self, ServerRuntime(legacy.server, host=legacy.host))
@@ -136,6 +144,7 @@ class LegacyConnection(TransportBase):
         self.closed = True
         if self.legacy.sessions.get(self.id) is self:
             del self.legacy.sessions[self.id]
+        self.legacy.shares.give_back(self.client)
         self.inbound.close()
         self.session.cancel_all()
         reclaim(self.outbox.close())
@@ -188,20 +197,33 @@ class LegacySse:
         *,
         queue_bytes: int = 8 * 1024 * 1024,
         inbound_frames: int = INBOUND_FRAMES,
+        max_sessions_per_client: int = 100,
     ) -> None:
         self.server = server
         self.host = host
         self.max_sessions = max_sessions
+        # Each client's share of the sessions (`http.fairness`): one more is answered 429.
+        self.shares = PerClient(
+            "max_sessions_per_client", max_sessions_per_client, "legacy /sse sessions open", "close one first"
+        )
         self.queue_bytes = queue_bytes
         self.inbound_frames = inbound_frames
         self.sessions: dict[str, LegacyConnection] = {}
 
-    def stream(self, principal: str | None = None) -> Any:
-        """GET /sse: a new session, bound to the request's principal (None without auth)."""
+    def stream(self, principal: str | None = None, address: str | None = None) -> Any:
+        """GET /sse: a new session, bound to the request's principal (None without auth), counted
+        against its client's share (its principal, else `address`)."""
+        client = client_key(principal, address)
+        refusal = self.shares.refusal(None, client)
+        if refusal is not None:
+            return refusal
         if len(self.sessions) >= self.max_sessions:
             return Response(status_code=503)
-        connection = LegacyConnection(self, secrets.token_hex(16), principal, self.queue_bytes, self.inbound_frames)
+        connection = LegacyConnection(
+            self, secrets.token_hex(16), principal, self.queue_bytes, self.inbound_frames, client
+        )
         self.sessions[connection.id] = connection
+        self.shares.take(client)
         return connection
 
     def admits(self, session_id: str, principal: str | None = None) -> bool:

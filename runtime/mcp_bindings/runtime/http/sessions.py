@@ -106,6 +106,7 @@ class HttpSession:
     principal: str | None = None  # who opened it (`principal_of`); no one else may use it
     init_params: Any = None  # the initialize params it was opened with
     written: Any = None  # several workers: its state as last recorded (`SharedSessions`)
+    on_end: Callable[[], None] | None = None  # called once when it ends (gives back its client's share)
 
 
 @dataclass
@@ -118,6 +119,8 @@ class StreamableOptions:
     replay: ReplayLimits  # bounds of the SSE replay log (events, bytes, age)
     max_listen_streams: int = 500  # open subscriptions/listen streams at once; one more is answered 503
     max_listen_streams_per_client: int = 100  # the same per principal, else client IP; one more is answered 429
+    max_sessions_per_client: int = 100  # handshake sessions open per client; one more is answered 429
+    max_requests_in_flight_per_client: int = 200  # POSTs being answered per client; one more is answered 429
     get_stream_queue_bytes: int = 8 * 1024 * 1024  # unread on a session's GET stream; past it the stream is closed
 
 
@@ -263,6 +266,9 @@ class LocalSessions:
         stream, take it off the server's broadcast list and release its replay log."""
         if self.sessions.get(http_session.id) is http_session:
             del self.sessions[http_session.id]
+        on_end, http_session.on_end = http_session.on_end, None
+        if on_end is not None:
+            on_end()
         http_session.session.cancel_all()
         transport = http_session.transport
         if transport.standalone is not None:

@@ -4,14 +4,12 @@ body, else the request is refused before it runs (HEADER_MISMATCH, HTTP 400)."""
 
 from __future__ import annotations
 
-import itertools
 from functools import cache
 from typing import Any
 
-import orjson
-
 from mcp_bindings.runtime.protocol import headers as codec
 from mcp_bindings.runtime.protocol.registry import newest_stateless
+from mcp_bindings.runtime.protocol.tasks_names import NAME_PARAM as TASK_NAME_PARAM
 from mcp_bindings.runtime.rpc.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -19,18 +17,17 @@ from mcp_bindings.runtime.rpc.errors import (
     LIMIT_REACHED,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
-    McpError,
 )
 from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.rpc.transport import TransportBase
+from mcp_bindings.runtime.server.host import ServerHost
 from mcp_bindings.runtime.server.runtime import ServerRuntime
 
 VERSION_HEADER = "mcp-protocol-version"
 METHOD_HEADER = "mcp-method"
 NAME_HEADER = "mcp-name"
 PARAM_HEADER = "mcp-param-"  # + the x-mcp-header name of a tool's parameter (SEP-2243)
-MAX_TOOL_PAGES = 100  # bound on tools/list pages read to learn the x-mcp-header annotations
 
 
 class Refusal(Exception):
@@ -57,12 +54,6 @@ def _wire() -> tuple[str | None, int]:
 
 def _mismatch_code() -> int:
     return _wire()[1]
-
-
-def _version_of(meta: dict[str, Any]) -> str:
-    """The protocol version a stateless request's `_meta` names ("" when there is no such key)."""
-    version_key = _wire()[0]
-    return str(meta.get(version_key)) if version_key else ""
 
 
 def stateless_status(code: int | None) -> int:
@@ -111,8 +102,6 @@ def check_headers(headers: dict[str, str], rpc: Request, meta: dict[str, Any] | 
         raise Refusal(_mismatch_code(), "Header mismatch: the Mcp-Method header is required")
     key = codec.NAME_PARAM.get(rpc.method)
     if key is None and rpc.method.startswith("tasks/"):  # the tasks extension's routing header (taskId)
-        from mcp_bindings.runtime.protocol.tasks_wire import NAME_PARAM as TASK_NAME_PARAM
-
         key = TASK_NAME_PARAM.get(rpc.method)
     if key is not None:
         params = rpc.params if isinstance(rpc.params, dict) else {}
@@ -137,14 +126,14 @@ async def deliver_notifications(
         )
     if not notifications:
         return
-    session = Session(_ProbeTransport(), runtime)
+    session = Session(_NoReplies(), runtime)
     session.principal = principal
     for notification in notifications:
         await session.accept(notification)  # a bad one is logged and dropped there (nothing to answer)
 
 
-class _ProbeTransport(TransportBase):
-    """Where the tools/list probe's own messages go: nowhere (its answer is returned, not sent)."""
+class _NoReplies(TransportBase):
+    """The transport of a POST of notifications alone: nothing is ever answered on it."""
 
     async def receive(self) -> bytes:  # pragma: no cover - never read
         raise EOFError
@@ -160,26 +149,22 @@ class ToolHeaders:
     """SEP-2243: every `x-mcp-header` parameter of the called tool must be mirrored, exactly, in its
     `Mcp-Param-<Name>` header (plain, or `=?base64?...?=`); absent or null ones must not be.
 
-    The annotations are in the tools' input schemas, which only the server's own `tools/list` has:
-    they are read through the runtime (all pages, as the request's version lists them) and cached
-    until the server broadcasts a list change."""
+    The annotations are read from the server host's tool catalog (`ServerHost.tool_catalog`): what
+    the authoring layer declared, or what the server's tools/list last showed any client. A tool the
+    server never listed (a stub-based server before any client listed its tools) is not checked:
+    no client can have learnt its headers from this server either."""
 
-    def __init__(self, runtime: ServerRuntime) -> None:
-        self._runtime = runtime
-        self._session = Session(_ProbeTransport(), runtime)
-        self._ids = itertools.count(1)
-        # protocol version -> (list generation, tool name -> x-mcp-header params)
-        self._cache: dict[str, tuple[int, dict[str, dict[str, str] | None]]] = {}
+    def __init__(self, host: ServerHost) -> None:
+        self._catalog = host.tool_catalog
 
-    async def check(self, headers: dict[str, str], rpc: Request, meta: dict[str, Any] | None) -> None:
+    def check(self, headers: dict[str, str], rpc: Request, meta: dict[str, Any] | None) -> None:
         """(`meta`: the request's `stateless_meta`.)"""
         params = rpc.params if isinstance(rpc.params, dict) else {}
-        if meta is None or not isinstance(params.get("name"), str):
+        name = params.get("name")
+        if meta is None or not isinstance(name, str):
             return  # not a stateless-era request, or malformed: the runtime answers it
-        mappings = self._cached(meta)
-        if mappings is None:
-            mappings = await self._mappings(meta)
-        mapping = mappings.get(params["name"])
+        tool = self._catalog.tools.get(name)
+        mapping = tool.headers if tool is not None else None
         if not mapping:
             return
         given = params.get("arguments")
@@ -200,39 +185,3 @@ class ToolHeaders:
                 raise Refusal(mismatch, f"Header mismatch: {header} is not valid =?base64?...?= encoding")
             if not codec.header_matches(decoded, value):
                 raise Refusal(mismatch, f"Header mismatch: {header} does not equal arguments.{param}")
-
-    def _cached(self, meta: dict[str, Any]) -> dict[str, dict[str, str] | None] | None:
-        """`_mappings` as cached for the request's version, if the tool list has not changed since."""
-        cached = self._cache.get(_version_of(meta))
-        if cached is not None and cached[0] == self._runtime.host.list_generation:
-            return cached[1]
-        return None
-
-    async def _mappings(self, meta: dict[str, Any]) -> dict[str, dict[str, str] | None]:
-        """Tool name -> its `x-mcp-header` parameters (parameter -> header name), read from the
-        server's tools/list (all pages) and cached per version until the tool list changes."""
-        newest = newest_stateless()
-        keys = newest.meta if newest is not None else None
-        generation = self._runtime.host.list_generation
-        wanted = (keys.protocol_version, keys.client_capabilities, keys.client_info) if keys is not None else ()
-        probe_meta = {k: meta[k] for k in wanted if k is not None and k in meta}
-        mappings: dict[str, dict[str, str] | None] = {}
-        cursor: Any = None
-        for _ in range(MAX_TOOL_PAGES):
-            params: dict[str, Any] = {"_meta": probe_meta}
-            if cursor is not None:
-                params["cursor"] = cursor
-            probe = Request(id=f"mcp-param-probe-{next(self._ids)}", method="tools/list", params=params, raw={})
-            try:
-                page = orjson.loads(await self._runtime.on_request(probe, self._session))
-            except McpError:
-                return {}  # no tools/list (or a client the server refuses): nothing to check against
-            for tool in page.get("tools") or []:
-                if isinstance(tool, dict) and isinstance(tool.get("name"), str):
-                    schema = tool.get("inputSchema")
-                    mappings[tool["name"]] = codec.header_params(schema) if schema is not None else None
-            cursor = page.get("nextCursor")
-            if not cursor:
-                break
-        self._cache[_version_of(meta)] = (generation, mappings)
-        return mappings

@@ -30,6 +30,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
+from mcp_bindings.runtime.http.fairness import PerClient, client_key
 from mcp_bindings.runtime.http.resume import (
     DROP,
     EventLog,
@@ -58,7 +59,7 @@ from mcp_bindings.runtime.http.stateless import (
 from mcp_bindings.runtime.protocol.headers import accepts
 from mcp_bindings.runtime.rpc import jsonrpc, logs
 from mcp_bindings.runtime.rpc.eager import when_suspended
-from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_REQUEST, LIMIT_REACHED
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_REQUEST
 from mcp_bindings.runtime.rpc.jsonrpc import InvalidMessage, Request
 from mcp_bindings.runtime.rpc.session import Answer, Session
 from mcp_bindings.runtime.server.host import ServerHost
@@ -114,10 +115,24 @@ class StreamableHttp:
         # where several workers serve one session their events' ids do not meet.
         self.replay = ReplayStore(options.replay, first_id=random.getrandbits(31) << 32 | 1)
         self.directory: SessionDirectory = LocalSessions(server, host, options, self.replay)
-        self._tool_headers = ToolHeaders(self._stateless_runtime)
+        self._tool_headers = ToolHeaders(host)
         self._listen_streams = 0
-        # Open listen streams per client: its principal ("principal:..."), else its IP (`address_of`).
-        self._listens_by_client: dict[str | None, int] = {}
+        # Each client's share of the shared bounds (`http.fairness`): its principal, else its IP.
+        self._listens = PerClient(
+            "max_listen_streams_per_client",
+            options.max_listen_streams_per_client,
+            "subscriptions/listen streams open",
+            "close one first",
+        )
+        self._sessions_per_client = PerClient(
+            "max_sessions_per_client", options.max_sessions_per_client, "sessions open", "end one with DELETE first"
+        )
+        self._in_flight = PerClient(
+            "max_requests_in_flight_per_client",
+            options.max_requests_in_flight_per_client,
+            "requests being answered",
+            "wait for an answer first",
+        )
 
     @property
     def sessions(self) -> dict[str, HttpSession]:
@@ -128,6 +143,22 @@ class StreamableHttp:
 
     async def post(
         self, headers: dict[str, str], body: bytes, principal: str | None = None, address: str | None = None
+    ) -> Any:
+        """Answer a POST, counted against its client's share of requests being answered."""
+        client = client_key(principal, address)
+        refusal = self._in_flight.refusal(None, client)  # before the body is read as JSON-RPC: id null
+        if refusal is not None:
+            return refusal
+        self._in_flight.take(client)
+        try:
+            response = await self._post(headers, body, principal, address, client)
+        except BaseException:
+            self._in_flight.give_back(client)
+            raise
+        return _Finally(response, functools.partial(self._in_flight.give_back, client))
+
+    async def _post(
+        self, headers: dict[str, str], body: bytes, principal: str | None, address: str | None, client: str | None
     ) -> Any:
         try:
             data = jsonrpc.decode(body)
@@ -155,10 +186,10 @@ class StreamableHttp:
             message = "Invalid Request: initialize must not be part of a JSON-RPC batch"
             return error_response(handshakes[0].id, INVALID_REQUEST, message, 400)
         if handshakes and not session_id:
-            return await self._initialize(headers, messages, batch, principal)
+            return await self._initialize(headers, messages, batch, principal, client)
         if session_id:
             return await self._post_in_session(headers, session_id, messages, batch, principal)
-        return await self._post_stateless(headers, messages, batch, principal, address)
+        return await self._post_stateless(headers, messages, batch, principal, address, client)
 
     async def _post_in_session(
         self,
@@ -204,6 +235,7 @@ class StreamableHttp:
         batch: bool,
         principal: str | None = None,
         address: str | None = None,
+        client: str | None = None,
     ) -> Any:
         if batch:
             return error_response(None, INVALID_REQUEST, "Invalid Request: batches need a session", 400)
@@ -218,7 +250,7 @@ class StreamableHttp:
         try:
             check_headers(headers, rpc, meta)
             if rpc.method == "tools/call":
-                await self._tool_headers.check(headers, rpc, meta)
+                self._tool_headers.check(headers, rpc, meta)
         except Refusal as refusal:
             return error_response(rpc.id, refusal.code, refusal.message, refusal.status)
         session = Session(HttpTransport(), self._stateless_runtime)
@@ -226,12 +258,11 @@ class StreamableHttp:
         session.peer_address = address
         if rpc.method != LISTEN:
             return await self._dispatch(headers, session, messages, stateless=True, batch=False)
-        client = f"principal:{principal}" if principal is not None else address
         refusal = self._listen_refusal(rpc.id, client)
         if refusal is not None:
             return refusal
         self._listen_streams += 1
-        self._listens_by_client[client] = self._listens_by_client.get(client, 0) + 1
+        self._listens.take(client)
         try:
             response = await self._dispatch(headers, session, messages, stateless=True, batch=False)
         except BaseException:
@@ -242,14 +273,9 @@ class StreamableHttp:
     def _listen_refusal(self, request_id: Any, client: str | None) -> Response | None:
         """A `subscriptions/listen` over a bound: the client's own (429, `LIMIT_REACHED`), else the
         app's (503); None when it may open."""
-        per_client = self.options.max_listen_streams_per_client
-        if self._listens_by_client.get(client, 0) >= per_client:
-            message = (
-                f"Refused: too many subscriptions/listen streams (at most {per_client} open per client, "
-                "max_listen_streams_per_client); close one first"
-            )
-            data = {"bound": "max_listen_streams_per_client", "limit": per_client}
-            return error_response(request_id, LIMIT_REACHED, message, 429, data)
+        refusal = self._listens.refusal(request_id, client)
+        if refusal is not None:
+            return refusal
         if self._listen_streams >= self.options.max_listen_streams:
             message = f"Service Unavailable: {self.options.max_listen_streams} subscriptions/listen streams are open"
             return error_response(request_id, INTERNAL_ERROR, message, 503)
@@ -257,23 +283,32 @@ class StreamableHttp:
 
     def _listen_ended(self, client: str | None) -> None:
         self._listen_streams -= 1
-        left = self._listens_by_client.pop(client, 0) - 1
-        if left > 0:
-            self._listens_by_client[client] = left
+        self._listens.give_back(client)
 
     async def _initialize(
-        self, headers: dict[str, str], messages: list[jsonrpc.Message], batch: bool, principal: str | None = None
+        self,
+        headers: dict[str, str],
+        messages: list[jsonrpc.Message],
+        batch: bool,
+        principal: str | None = None,
+        client: str | None = None,
     ) -> Any:
         directory = self.directory
+        requests = [m for m in messages if isinstance(m, Request)]
+        shares = self._sessions_per_client
+        refusal = shares.refusal(requests[0].id if requests else None, client)
+        if refusal is not None:
+            return refusal
         if not directory.room():
             return error_response(None, INTERNAL_ERROR, "Service Unavailable: too many sessions", 503)
-        requests = [m for m in messages if isinstance(m, Request)]
         http_session = directory.open(secrets.token_urlsafe(24), principal, requests[0].params if requests else None)
 
         def session_header() -> dict[str, str]:
             # Evaluated when the response starts, i.e. after initialize has been answered.
             if http_session.runtime.view is None:
                 return {}
+            shares.take(client)
+            http_session.on_end = functools.partial(shares.give_back, client)
             directory.add(http_session)
             return {SESSION_HEADER: http_session.id}
 

@@ -51,6 +51,7 @@ from pydantic import ValidationError
 
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.spec import Kind, MethodSpec, ProtocolTables, Side
+from mcp_bindings.runtime.protocol.tasks_names import EXTENSION as TASKS_EXTENSION  # served by the runtime (`tasks`)
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import json_object, validation_error
@@ -88,7 +89,6 @@ Handler = Callable[[Any, Any], Awaitable[Any]]
 # only `experimental`.
 EXTENSIONS = "extensions"
 EXPERIMENTAL = "experimental"
-TASKS_EXTENSION = "io.modelcontextprotocol/tasks"  # served by the runtime (`tasks_extension`)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

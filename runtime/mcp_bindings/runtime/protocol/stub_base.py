@@ -8,6 +8,7 @@ the method tables, never a method name.
 from __future__ import annotations
 
 import copy
+import inspect
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar, cast
 
@@ -15,7 +16,7 @@ from mcp_bindings.runtime.protocol.custom_methods import Methods, methods_of
 from mcp_bindings.runtime.protocol.spec import Capability, MethodSpec, ProtocolTables, Side
 from mcp_bindings.runtime.rpc.errors import StubDefinitionError
 
-__all__ = ["CapabilityDeriving", "overridden", "stub_class"]
+__all__ = ["CapabilityDeriving", "check_handlers", "overridden", "stub_class"]
 
 
 def _handler_specs(protocol: ProtocolTables, side: Side) -> Iterator[MethodSpec]:
@@ -50,6 +51,30 @@ def _paths(capabilities: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> Ite
             yield from _paths(cast("Mapping[str, Any]", value), (*prefix, key))
 
 
+def check_handlers(cls: type, protocol: ProtocolTables, side: Side) -> None:
+    """Every handler `cls` defines must be called as the runtime calls it: `async def name(self,
+    params, ctx)`; else `StubDefinitionError` when the class is defined, not a -32603 per call."""
+    for spec in _handler_specs(protocol, side):
+        handler = vars(cls).get(spec.handler)
+        if handler is None:
+            continue
+        expected = f"async def {spec.handler}(self, params, ctx)"
+        where = f"{cls.__name__}.{spec.handler} (the handler of {spec.method})"
+        if not callable(handler):
+            raise StubDefinitionError(f"{where} is {type(handler).__name__!r}, not a method; define {expected}")
+        if not (inspect.iscoroutinefunction(handler) or inspect.isasyncgenfunction(handler)):
+            raise StubDefinitionError(f"{where} is not async; define {expected}")
+        try:
+            inspect.signature(handler).bind(None, None, None)
+        except TypeError:
+            taken = ", ".join(inspect.signature(handler).parameters)
+            raise StubDefinitionError(
+                f"{where} takes ({taken}); the runtime calls it with (params, ctx): define {expected}"
+            ) from None
+        except ValueError:
+            continue  # no signature to read (a builtin): nothing to check
+
+
 class CapabilityDeriving:
     """Derive `side`'s capabilities from overridden handlers plus declared sub-capabilities."""
 
@@ -57,6 +82,11 @@ class CapabilityDeriving:
     _side: ClassVar[Side]
     # Sub-capabilities only the author can vouch for, e.g. {"tools": {"listChanged": True}}.
     declared_capabilities: ClassVar[Mapping[str, Any]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "protocol" not in vars(cls) and hasattr(cls, "protocol") and hasattr(cls, "_side"):
+            check_handlers(cls, cls.protocol, cls._side)  # a user's class (the generated one defines `protocol`)
 
     def derive_capabilities(self) -> dict[str, Any]:
         stub = stub_class(type(self))

@@ -19,12 +19,14 @@ from pydantic import Field
 from mcp_bindings.ext.io_modelcontextprotocol_tasks import models as ext
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.task_store import TaskState, iso8601
+from mcp_bindings.runtime.protocol.tasks_names import EXTENSION, METHODS, NAME_PARAM, SUPPORTED_METHODS, TASK_STATUS
 
 __all__ = [
     "EXTENSION",
     "METHODS",
     "NAME_PARAM",
     "SUPPORTED_METHODS",
+    "TASK_STATUS",
     "CancelTaskParams",
     "CreateTaskResult",
     "GetTaskParams",
@@ -34,14 +36,6 @@ __all__ = [
     "missing_capability_data",
 ]
 
-EXTENSION = "io.modelcontextprotocol/tasks"
-# What a requestor sends about its tasks (the extension's methods; tasks/result and tasks/list are gone).
-METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
-# The requests whose result may be a task (the extension's "Supported Methods").
-SUPPORTED_METHODS = frozenset({"tools/call"})
-# Streamable HTTP routing headers: `Mcp-Name` carries params.taskId on these methods.
-NAME_PARAM: dict[str, str] = dict.fromkeys(METHODS, "taskId")
-TASK_STATUS = "notifications/tasks"  # a task's status, to the subscriptions/listen streams that asked
 
 # The extension's generated models (mcp_bindings.ext.io_modelcontextprotocol_tasks), where they fit as is.
 GetTaskParams = ext.GetTaskRequestParams

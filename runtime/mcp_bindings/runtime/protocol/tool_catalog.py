@@ -16,6 +16,7 @@ import orjson
 from pydantic import BaseModel
 
 from mcp_bindings.runtime.protocol import registry, versions
+from mcp_bindings.runtime.protocol.headers import header_params
 from mcp_bindings.runtime.protocol.json_schema import (
     DRAFT_07,
     DRAFT_2020_12,
@@ -79,7 +80,16 @@ class ToolOutputError(McpError):
 class ToolDefinition:
     """One listed tool's schemas, as the JSON they were listed with; compiled on first use (`resolve`)."""
 
-    __slots__ = ("accepts", "dialect", "input_schema", "input_source", "name", "output_schema", "output_source")
+    __slots__ = (
+        "_headers",
+        "accepts",
+        "dialect",
+        "input_schema",
+        "input_source",
+        "name",
+        "output_schema",
+        "output_source",
+    )
 
     def __init__(self, name: str, input_source: bytes | None, output_source: bytes | None, dialect: str) -> None:
         self.name = name
@@ -92,6 +102,17 @@ class ToolDefinition:
         self.input_schema: CompiledSchema | None = None
         self.output_schema: CompiledSchema | None = None
         self.accepts: Check | None = None  # None: not resolved yet
+        self._headers: dict[str, str] | bool | None = False  # False: not read yet
+
+    @property
+    def headers(self) -> dict[str, str] | None:
+        """Its `x-mcp-header` parameters (parameter -> header name; {} when none; None when the
+        annotations are invalid), read from the inputSchema once (SEP-2243)."""
+        headers = self._headers
+        if headers is False:
+            schema = orjson.loads(self.input_source) if self.input_source is not None else None
+            headers = self._headers = header_params(schema)
+        return headers  # pyright: ignore[reportReturnType] - never False once read
 
     def same_as(self, other: ToolDefinition) -> bool:
         return (self.input_source, self.output_source, self.dialect) == (
@@ -163,12 +184,28 @@ def _source(schema: Any) -> bytes | None:
 
 
 class ToolCatalog:
-    """Tool definitions by name, as listed."""
+    """Tool definitions by name, as listed (or declared: `declare`)."""
 
-    __slots__ = ("tools",)
+    __slots__ = ("declared", "tools")
 
     def __init__(self) -> None:
         self.tools: dict[str, ToolDefinition] = {}
+        self.declared = False  # the server declared its whole list: a list change re-declares it
+
+    def declare(self, tools: Iterable[ToolDefinition]) -> None:
+        """The server's whole tool list, as its author declared it (the authoring layer): tools not
+        in it are gone; what is unchanged keeps what is compiled."""
+        known, self.tools = self.tools, {}
+        for definition in tools:
+            old = known.get(definition.name)
+            self.tools[definition.name] = old if old is not None and old.same_as(definition) else definition
+        self.declared = True
+
+    def changed(self) -> None:
+        """The server's tool list changed (`notifications/tools/list_changed`): the one invalidation.
+        A listed catalog forgets (the next tools/list fills it); a declared one was re-declared."""
+        if not self.declared:
+            self.tools.clear()
 
     def remember(self, listed: Iterable[ToolDefinition]) -> None:
         tools = self.tools

@@ -40,6 +40,9 @@ class Features:
     # `open_server_stream()`: a channel for what the server sends outside any response (the GET
     # stream of a Streamable HTTP session).
     server_stream: bool = False
+    # The client can start the peer again (a stdio server process): in "auto", a server that leaves
+    # the `server/discover` probe unanswered or closes on it is restarted for the handshake.
+    respawns: bool = False
 
 
 PLAIN = Features()

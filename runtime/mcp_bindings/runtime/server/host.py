@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_bindings.runtime.protocol.custom_methods import EXTENSIONS, TASKS_EXTENSION, Methods, placed
 from mcp_bindings.runtime.protocol.request_state import RequestStateSealer, SecretError, secrets_from_env
 from mcp_bindings.runtime.protocol.spec import ProtocolTables
+from mcp_bindings.runtime.protocol.tool_catalog import TOOLS_LIST_CHANGED, ToolCatalog
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.jsonrpc import json_object
 
@@ -56,7 +57,6 @@ class ServerHost:
     secret: bytes | None = None
     connections: weakref.WeakSet[ServerRuntime] = field(default_factory=weakref.WeakSet)
     listeners: set[Listener] = field(default_factory=set)
-    list_generation: int = 0  # list_changed broadcasts so far (for caches of the server's lists)
     previous_secret: bytes | None = None  # still opens states for a grace period (rotation)
     bus: NotificationBus | None = None  # other workers' share of broadcasts (None: this process only)
     secret_problem: str | None = None  # why the configured secret was not used (too short)
@@ -66,8 +66,9 @@ class ServerHost:
     added: list[ServerFeature] = field(default_factory=list["ServerFeature"])
     # The server's custom and extension methods (`register_method`, `use_extension`).
     methods: Methods | None = None
-    # The latest tool definitions listed to any connection, or declared (`tool_schemas.ToolCatalog`).
-    tool_catalog: Any = None
+    # The server's one tool catalog: the latest definitions listed to any connection, or declared
+    # (`server.tool_schemas`); read by the tool checks and the stateless wire's header checks.
+    tool_catalog: ToolCatalog = field(default_factory=ToolCatalog)
     # The task service of the tasks plug-in (`tasks.service.TaskService`; None until tasks are used).
     tasks: Any = None
     # Several workers (the scale-out plug-in sets both when it attaches; None: one process):
@@ -82,6 +83,12 @@ class ServerHost:
         if self.methods is None:
             self.methods = Methods("server", server.protocol)
         return self.methods
+
+    def list_changed(self, method: str) -> None:
+        """A list of the server changed (a `notifications/*/list_changed` broadcast, from this worker
+        or another): the one place the tool catalog is invalidated."""
+        if method == TOOLS_LIST_CHANGED:
+            self.tool_catalog.changed()
 
     def use(self, feature: ServerFeature) -> None:
         """Add a feature to the dispatch seam of this server's connections. Register it before the

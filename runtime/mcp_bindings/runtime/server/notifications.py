@@ -93,7 +93,7 @@ async def deliver(host: ServerHost, method: str, data: Any) -> int:
 
 async def _deliver(host: ServerHost, method: str, params: Any, data: Any) -> int:
     if method in LIST_CHANGED:
-        host.list_generation += 1
+        host.list_changed(method)
     sent = 0
     crossed: dict[ProtocolTables, Any] = {}  # the params in each client version, crossed once
     for runtime in list(host.connections):

@@ -94,27 +94,25 @@ ToolHook = Callable[[Handler, Any, Any, Any], Awaitable[Any]]  # (handler, param
 
 def _shared_catalog(server: ServerStub) -> ToolCatalog:
     """The server's catalog (latest definitions listed to any connection), kept by its host."""
-    host = host_for(server)
-    if host.tool_catalog is None:
-        host.tool_catalog = ToolCatalog()
-    catalog: ToolCatalog = host.tool_catalog
-    return catalog
+    return host_for(server).tool_catalog
 
 
 def declare_tools(server: ServerStub, tools: Iterable[Any]) -> None:
-    """Check calls to `tools` (models or decoded JSON) as if a client had listed them: for servers
-    that know their tools up front (the authoring layer, `mcp_bindings.runtime.app`)."""
-    _shared_catalog(server).remember(definitions(tools, default_dialect(server.protocol.info)))
+    """Declare the server's whole tool list (models or decoded JSON), for servers that know their
+    tools up front (the authoring layer, `mcp_bindings.runtime.app`): calls are checked as if a
+    client had listed them, and a tool left out is gone. Declare again after every change."""
+    _shared_catalog(server).declare(definitions(tools, default_dialect(server.protocol.info)))
 
 
 class ServerToolChecks:
     """The tool schemas of one server connection (`ServerRuntime`): what runs around its list_tools and
     call_tool handlers (`hook`)."""
 
-    __slots__ = ("_listed", "_result_type", "_shared", "dialect", "listed", "shared")
+    __slots__ = ("_listed", "_result_type", "_shared", "check_calls", "dialect", "listed", "shared")
 
-    def __init__(self, server: ServerStub) -> None:
+    def __init__(self, server: ServerStub, check_calls: bool = True) -> None:
         protocol = server.protocol
+        self.check_calls = check_calls
         self.dialect = default_dialect(protocol.info)
         self.listed = ToolCatalog()  # shown to this connection
         self.shared = _shared_catalog(server)
@@ -126,7 +124,7 @@ class ServerToolChecks:
         """What wraps the handler of `method` (None: nothing)."""
         if method == TOOLS_LIST:
             return self.list_tools
-        if method == TOOLS_CALL and self._result_type is not None:
+        if method == TOOLS_CALL and self.check_calls and self._result_type is not None:
             return self.call_tool
         return None
 
@@ -225,16 +223,15 @@ def _wire(value: Any) -> Any:
 
 
 class ToolChecks(ServerFeature):
-    """Tool schema checks on the dispatch seam: around the handlers of tools/list (remember what is
-    listed) and tools/call (check the arguments, then the result), per connection, for a server
-    whose class keeps `validate_tools` on. The innermost wrapper: it calls the handler itself."""
+    """The tool catalog and the tool schema checks on the dispatch seam: around the handlers of
+    tools/list (remember what is listed: the catalog the stateless wire's header checks read too)
+    and, for a server whose class keeps `validate_tools` on, tools/call (check the arguments, then
+    the result), per connection. The innermost wrapper: it calls the handler itself."""
 
     def wrap(self, runtime: ServerRuntime, plan: Plan, view: PeerView) -> None:
-        if not runtime.server.validate_tools:
-            return
         checks = runtime.feature_state.get(self)
         if checks is None:
-            checks = runtime.feature_state[self] = ServerToolChecks(runtime.server)
+            checks = runtime.feature_state[self] = ServerToolChecks(runtime.server, runtime.server.validate_tools)
         hook = checks.hook(plan.spec.method)
         if hook is not None:
             plan.wrap(lambda inner: around(hook, inner))

@@ -8,22 +8,26 @@ import sys
 from collections import deque
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import replace
+from functools import partial
 from typing import Any, TypeVar, Unpack
 
 import anyio
 from anyio.abc import Process
 
 from mcp_bindings.runtime.client.options import ClientArgs, ClientOptions
-from mcp_bindings.runtime.client.runtime import connect
+from mcp_bindings.runtime.client.runtime import ProbeFailedError, connect
 from mcp_bindings.runtime.client.stub import ClientStub
+from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import ConnectionClosed, sole_exception
-from mcp_bindings.runtime.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, LineTransport
+from mcp_bindings.runtime.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, Features, LineTransport
 
 log = logs.logger("stdio")
 
 C = TypeVar("C", bound=ClientStub)
 SHUTDOWN_GRACE_SECONDS = 2.0
+RESPAWNS = Features(respawns=True)
 
 
 async def _shutdown(process: Process) -> None:
@@ -67,8 +71,42 @@ async def connect_stdio(
     `options` (or the same as keyword arguments) are `client.connect`'s: see `ClientOptions`.
 
     The server's stderr goes to this process's stderr unless `stderr` says otherwise; its last lines
-    are kept, so that a server that exits before answering is reported with its exit code and them."""
+    are kept, so that a server that exits before answering is reported with its exit code and them.
+
+    With `protocol_version="auto"`, a server that leaves the `server/discover` probe unanswered
+    (within `probe_timeout`) or closes on it is started again for the `initialize` handshake: one on
+    an old SDK (mcp 1.1.x) stops reading on a method it cannot parse, and is only good for a fresh
+    start. Restarting only then, rather than probing every server in a throw-away process first,
+    costs nothing for the servers that answer the probe, with a result or an error (all current
+    ones, and the legacy servers that follow JSON-RPC): they are started once."""
     settings = ClientOptions.of(options, args)
+    spawn = partial(_spawned, command, client, env, cwd, stderr, max_message_bytes)
+    started = False
+    try:
+        async with spawn(settings) as typed:
+            started = True
+            yield typed
+        return
+    except ProbeFailedError:
+        if started or settings.protocol_version != "auto":
+            raise
+    handshake = registry.handshake_versions()[-1]
+    log.info("the MCP server %r failed the server/discover probe; starting it again for initialize", list(command))
+    async with spawn(replace(settings, protocol_version=handshake)) as typed:
+        yield typed
+
+
+@asynccontextmanager
+async def _spawned(
+    command: Sequence[str],
+    client: type[C],
+    env: Mapping[str, str] | None,
+    cwd: str | None,
+    stderr: Any,
+    max_message_bytes: int,
+    settings: ClientOptions,
+) -> AsyncGenerator[C, None]:
+    """One server process and the client session over its pipes."""
     tail = _StderrTail() if stderr is None else None
     try:
         process = await anyio.open_process(
@@ -83,6 +121,7 @@ async def connect_stdio(
         raise ConnectionError(f"cannot start the MCP server {list(command)!r}: {exc}") from None
     assert process.stdout is not None and process.stdin is not None
     transport = LineTransport(process.stdout, process.stdin, max_message_bytes)
+    transport.features = RESPAWNS  # this function can start the server again ("auto": `connect_stdio`)
     started = False
     try:
         async with anyio.create_task_group() as group:

@@ -14,16 +14,26 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from mcp_bindings.runtime.protocol.spec import MethodSpec
-from mcp_bindings.runtime.protocol.tasks_wire import TASK_STATUS
+from mcp_bindings.runtime.protocol.tasks_names import TASK_STATUS
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.server.seam import Plan, ServerFeature
-from mcp_bindings.runtime.tasks import extension, service
+from mcp_bindings.runtime.tasks import service
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from mcp_bindings.runtime.server.peer import PeerView
     from mcp_bindings.runtime.server.runtime import ServerRuntime
 
 __all__ = ["Tasks", "feature"]
+
+
+def _extension() -> ModuleType:
+    """The tasks extension (2026-07-28), loaded where a stateless-era request first meets it: its
+    models (and the 2026-07-28 ones under them) stay out of a handshake-era server."""
+    from mcp_bindings.runtime.tasks import extension
+
+    return extension
 
 
 class Tasks(ServerFeature):
@@ -31,7 +41,7 @@ class Tasks(ServerFeature):
 
     def serve(self, runtime: ServerRuntime, method: str, spec: MethodSpec | None, view: PeerView) -> Plan | None:
         if spec is None:  # the tasks extension is of the stateless era: its methods exist only there
-            return extension.plan(runtime.server, method) if view.stateless else None
+            return _extension().plan(runtime.server, method) if view.stateless else None
         stub_spec = runtime.stub.client_requests.get(method)
         if stub_spec is None or runtime.server.implements(stub_spec):
             return None
@@ -42,7 +52,7 @@ class Tasks(ServerFeature):
         if plan.converts:
             return
         if view.stateless:  # the tasks extension (2026-07-28): the handler decides, per request
-            model = extension.result_model(runtime.server, view, plan.spec)
+            model = _extension().result_model(runtime.server, view, plan.spec)
         else:
             plan.around, model = service.augment(runtime.server, view, plan.spec, plan.around)  # around what was there
         if model is not None:
@@ -51,7 +61,7 @@ class Tasks(ServerFeature):
     async def listen_filters(
         self, view: PeerView, session: Session, wanted: Mapping[str, Any]
     ) -> dict[str, tuple[str, Any]]:
-        task_ids = await extension.listen_filter(view, session, wanted)  # -32021 undeclared
+        task_ids = await _extension().listen_filter(view, session, wanted)  # -32021 undeclared
         return {} if task_ids is None else {"taskIds": (TASK_STATUS, task_ids)}
 
 
