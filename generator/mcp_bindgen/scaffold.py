@@ -273,6 +273,7 @@ def _logs(opts: ScaffoldOptions, feature: str, message: str) -> tuple[list[str],
 
 
 def _tools(opts: ScaffoldOptions, parts: _Parts) -> None:
+    parts.test_imports.add(f"from mcp_bindings.{_version_package(opts.protocol)} import models as m")
     parts.stdlib.add("from typing import Annotated")
     parts.third_party.add("from pydantic import BaseModel, Field")
     params, log_lines = _logs(opts, "tools", 'f"add: {a} + {b}"')
@@ -292,6 +293,7 @@ def _tools(opts: ScaffoldOptions, parts: _Parts) -> None:
 
 
 def _resources(opts: ScaffoldOptions, parts: _Parts) -> None:
+    parts.test_imports.add(f"from mcp_bindings.{_version_package(opts.protocol)} import models as m")
     params, log_lines = _logs(opts, "resources", '"read example://about"')
     parts.sections.append(
         _render(
@@ -315,6 +317,7 @@ def _resources(opts: ScaffoldOptions, parts: _Parts) -> None:
 
 
 def _prompts(opts: ScaffoldOptions, parts: _Parts) -> None:
+    parts.test_imports.add(f"from mcp_bindings.{_version_package(opts.protocol)} import models as m")
     parts.stdlib.add("from typing import Annotated")
     parts.third_party.add("from pydantic import Field")
     params, log_lines = _logs(opts, "prompts", 'f"greet: {name}"')
@@ -333,13 +336,14 @@ def _prompts(opts: ScaffoldOptions, parts: _Parts) -> None:
 
 
 def _completion(opts: ScaffoldOptions, parts: _Parts) -> None:
+    parts.test_imports.add(f"from mcp_bindings.{_version_package(opts.protocol)} import models as m")
     targets: list[dict[str, str]] = []
     refs: list[str] = []
     if "prompts" in opts.features:
         targets.append(
             {"where": 'prompt="greet"', "function": "complete_greet_name", "what": "the `greet` prompt's `name`"}
         )
-        refs.append('{"type": "ref/prompt", "name": "greet"}')
+        refs.append('m.PromptReference(type="ref/prompt", name="greet")')
     if "resources" in opts.features:
         targets.append(
             {
@@ -348,7 +352,8 @@ def _completion(opts: ScaffoldOptions, parts: _Parts) -> None:
                 "what": "the greeting template's `{name}`",
             }
         )
-        refs.append('{"type": "ref/resource", "uri": "example://greeting/{name}"}')
+        template_ref = "ResourceReference" if opts.protocol < "2025-06-18" else "ResourceTemplateReference"
+        refs.append(f'm.{template_ref}(type="ref/resource", uri="example://greeting/{{name}}")')
     parts.sections.append(_render("app/completion.py.j2", targets=targets))
     parts.tests.append(_render("tests/test_completion.py.j2", refs=refs))
     what = " and ".join(
@@ -418,7 +423,13 @@ def build_files(opts: ScaffoldOptions) -> dict[str, str]:
     parts.stdlib.add("import argparse")
     app_names = "App, Context" if "logging" in opts.features else "App"
     parts.third_party.add(f"from mcp_bindings.runtime.app import {app_names}")
-    parts.test_imports |= {"import pytest", "from mcp_bindings.runtime import registry"}
+    # The feature tests use the version's typed `Client` (`app.test_client(Client)`): pyright strict
+    # sees a misspelled call in them.
+    parts.test_imports |= {
+        "import pytest",
+        "from mcp_bindings.runtime import registry",
+        f"from mcp_bindings.{_version_package(opts.protocol)}.client import Client",
+    }
     builders = {
         "tools": _tools,
         "resources": _resources,

@@ -118,18 +118,13 @@ def test_projects_are_ruff_clean(projects: dict[str, Path]) -> None:
     _run([*_ruff(), "format", "--check", "--no-cache", str(root)], timeout=120)
 
 
-def test_projects_are_pyright_strict_clean(projects: dict[str, Path]) -> None:
+def _pyright_strict(root: Path, paths: list[Path]) -> dict[str, Any]:
+    """pyright strict over the `src` and `tests` of the projects at `paths` (under `root`): its report."""
     if importlib.util.find_spec("pyright") is None:
         pytest.skip("the `pyright` package is not installed (pip install -e '.[test]')")
-    for path in projects.values():  # what the project itself asks pyright for
-        settings = tomllib.loads((path / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pyright"]
-        assert settings["typeCheckingMode"] == "strict" and settings["include"] == ["src", "tests"]
-    # One pyright run over every project, with those settings (one run per project costs ~8 s each);
-    # pyright wants the config's paths relative to it, so it sits beside the projects.
-    root = next(iter(projects.values())).parent
     config = {
-        "include": [f"{p.name}/{d}" for p in projects.values() for d in ("src", "tests")],
-        "extraPaths": [f"{p.name}/src" for p in projects.values()],
+        "include": [f"{p.name}/{d}" for p in paths for d in ("src", "tests")],
+        "extraPaths": [f"{p.name}/src" for p in paths],
         "pythonVersion": "3.11",
         "typeCheckingMode": "strict",
     }
@@ -153,12 +148,46 @@ def test_projects_are_pyright_strict_clean(projects: dict[str, Path]) -> None:
         check=False,
     )
     try:
-        report = json.loads(result.stdout)
+        report: dict[str, Any] = json.loads(result.stdout)
     except json.JSONDecodeError:
         pytest.skip(f"pyright cannot run here: {(result.stderr or result.stdout)[-500:]}")
-    errors = [d for d in report.get("generalDiagnostics", []) if d.get("severity") == "error"]
+    return report
+
+
+def _errors(report: dict[str, Any]) -> list[str]:
+    return [
+        f"{d['file']}:{d['range']['start']['line'] + 1}: {d['message']}"
+        for d in report.get("generalDiagnostics", [])
+        if d.get("severity") == "error"
+    ]
+
+
+def test_projects_are_pyright_strict_clean(projects: dict[str, Path]) -> None:
+    for path in projects.values():  # what the project itself asks pyright for
+        settings = tomllib.loads((path / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pyright"]
+        assert settings["typeCheckingMode"] == "strict" and settings["include"] == ["src", "tests"]
+    # One pyright run over every project, with those settings (one run per project costs ~8 s each);
+    # pyright wants the config's paths relative to it, so it sits beside the projects.
+    report = _pyright_strict(next(iter(projects.values())).parent, list(projects.values()))
     assert report["summary"]["filesAnalyzed"] >= 3 * len(projects)
-    assert not errors, "\n".join(f"{d['file']}:{d['range']['start']['line'] + 1}: {d['message']}" for d in errors)
+    assert not _errors(report), "\n".join(_errors(report))
+
+
+def test_a_misspelled_call_in_a_project_test_fails_pyright(projects: dict[str, Path], tmp_path: Path) -> None:
+    """The project's tests use the version's typed `Client` (`app.test_client(Client)`): a call to a
+    method or with an argument the version does not have is a pyright error, not a passing check."""
+    path = shutil.copytree(projects["2025-11-25-both-all"], tmp_path / "misspelled")
+    tests = path / "tests" / "test_server.py"
+    source = tests.read_text(encoding="utf-8")
+    typo = source.replace(
+        'await client.call_tool(name="subtract", arguments={})', 'await client.cal_tool(name="subtract")'
+    )
+    typo = typo.replace('await client.get_prompt(name="greet", arguments={})', 'await client.get_prompt(nme="greet")')
+    assert typo.count("cal_tool") == 1 and typo.count("nme=") == 1
+    tests.write_text(typo, encoding="utf-8")
+    errors = _errors(_pyright_strict(tmp_path, [path]))
+    assert any('Cannot access attribute "cal_tool" for class "Client"' in e for e in errors), errors
+    assert any('No parameter named "nme"' in e for e in errors), errors
 
 
 @pytest.mark.parametrize("spec", PROJECTS, ids=_project_id)

@@ -4,11 +4,12 @@
 
 `Client` has one async method per request a client sends, with keyword arguments mirroring the
 params and the typed result; calling a method the server did not advertise raises
-`CapabilityError` before anything is sent. Every call takes `meta=` (one `Meta` type for all)
-and `timeout=` (seconds, this call only). `ClientHandlers` answers what the server asks for
-(sampling, elicitation, roots), as requests or as the input requests of a multi-round-trip
-result, which the client answers and re-sends by itself; the handlers you override decide the
-client's capabilities.
+`CapabilityError` before anything is sent. Every call takes `meta=` (one `Meta` type for all),
+`timeout=` (seconds, this call only) and `progress=` (`await progress(value, total, message)` for
+each progress notification the server sends about this call). `ClientHandlers` answers what the
+server asks for (sampling, elicitation, roots), as requests or as the input requests of a
+multi-round-trip result, which the client answers and re-sends by itself; the handlers you
+override decide the client's capabilities.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, ClassVar
 from mcp_bindings.runtime.protocol.context import NotificationContext, RequestContext
 from mcp_bindings.runtime.protocol.meta import Meta
 from mcp_bindings.runtime.protocol.spec import ProtocolTables
-from mcp_bindings.runtime.client.stub import ClientHandlerStub, ClientStub
+from mcp_bindings.runtime.client.stub import ClientHandlerStub, ClientStub, ProgressCallback
 
 from . import methods
 from . import models as m
@@ -75,84 +76,139 @@ class Client(ClientStub):
         argument: m.CompleteRequestParamsArgument,
         ref: m.CompleteRequestParamsRef,
         timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.CompleteResult:
         """`completion/complete` (ungated)."""
         return await self._request(
             methods.CLIENT_REQUESTS["completion/complete"],
             {"argument": argument, "ref": ref},
             timeout=timeout,
+            progress=progress,
         )
 
     async def get_prompt(
-        self, *, name: str, arguments: dict[str, str] | None = None, timeout: float | None = None
+        self,
+        *,
+        name: str,
+        arguments: dict[str, str] | None = None,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.GetPromptResult:
         """`prompts/get` (needs server capability `prompts`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["prompts/get"],
             {"arguments": arguments, "name": name},
             timeout=timeout,
+            progress=progress,
         )
 
     async def list_prompts(
-        self, *, cursor: str | None = None, timeout: float | None = None
+        self,
+        *,
+        cursor: str | None = None,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.ListPromptsResult:
         """`prompts/list` (needs server capability `prompts`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["prompts/list"], {"cursor": cursor}, timeout=timeout
+            methods.CLIENT_REQUESTS["prompts/list"],
+            {"cursor": cursor},
+            timeout=timeout,
+            progress=progress,
         )
 
     async def list_resources(
-        self, *, cursor: str | None = None, timeout: float | None = None
+        self,
+        *,
+        cursor: str | None = None,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.ListResourcesResult:
         """`resources/list` (needs server capability `resources`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["resources/list"], {"cursor": cursor}, timeout=timeout
+            methods.CLIENT_REQUESTS["resources/list"],
+            {"cursor": cursor},
+            timeout=timeout,
+            progress=progress,
         )
 
     async def read_resource(
-        self, *, uri: str, timeout: float | None = None
+        self, *, uri: str, timeout: float | None = None, progress: ProgressCallback | None = None
     ) -> m.ReadResourceResult:
         """`resources/read` (needs server capability `resources`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["resources/read"], {"uri": uri}, timeout=timeout
+            methods.CLIENT_REQUESTS["resources/read"],
+            {"uri": uri},
+            timeout=timeout,
+            progress=progress,
         )
 
-    async def subscribe_resource(self, *, uri: str, timeout: float | None = None) -> m.Result:
+    async def subscribe_resource(
+        self, *, uri: str, timeout: float | None = None, progress: ProgressCallback | None = None
+    ) -> m.Result:
         """`resources/subscribe` (needs server capability `resources.subscribe`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["resources/subscribe"], {"uri": uri}, timeout=timeout
+            methods.CLIENT_REQUESTS["resources/subscribe"],
+            {"uri": uri},
+            timeout=timeout,
+            progress=progress,
         )
 
     async def list_resource_templates(
-        self, *, cursor: str | None = None, timeout: float | None = None
+        self,
+        *,
+        cursor: str | None = None,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.ListResourceTemplatesResult:
         """`resources/templates/list` (needs server capability `resources`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["resources/templates/list"], {"cursor": cursor}, timeout=timeout
+            methods.CLIENT_REQUESTS["resources/templates/list"],
+            {"cursor": cursor},
+            timeout=timeout,
+            progress=progress,
         )
 
-    async def unsubscribe_resource(self, *, uri: str, timeout: float | None = None) -> m.Result:
+    async def unsubscribe_resource(
+        self, *, uri: str, timeout: float | None = None, progress: ProgressCallback | None = None
+    ) -> m.Result:
         """`resources/unsubscribe` (needs server capability `resources.subscribe`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["resources/unsubscribe"], {"uri": uri}, timeout=timeout
+            methods.CLIENT_REQUESTS["resources/unsubscribe"],
+            {"uri": uri},
+            timeout=timeout,
+            progress=progress,
         )
 
     async def call_tool(
-        self, *, name: str, arguments: dict[str, Any] | None = None, timeout: float | None = None
+        self,
+        *,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.CallToolResult:
         """`tools/call` (needs server capability `tools`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["tools/call"],
             {"arguments": arguments, "name": name},
             timeout=timeout,
+            progress=progress,
         )
 
     async def list_tools(
-        self, *, cursor: str | None = None, timeout: float | None = None
+        self,
+        *,
+        cursor: str | None = None,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.ListToolsResult:
         """`tools/list` (needs server capability `tools`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["tools/list"], {"cursor": cursor}, timeout=timeout
+            methods.CLIENT_REQUESTS["tools/list"],
+            {"cursor": cursor},
+            timeout=timeout,
+            progress=progress,
         )
 
     async def notify_roots_list_changed(self, *, meta: Meta | None = None) -> None:

@@ -4,11 +4,12 @@
 
 `Client` has one async method per request a client sends, with keyword arguments mirroring the
 params and the typed result; calling a method the server did not advertise raises
-`CapabilityError` before anything is sent. Every call takes `meta=` (one `Meta` type for all)
-and `timeout=` (seconds, this call only). `ClientHandlers` answers what the server asks for
-(sampling, elicitation, roots), as requests or as the input requests of a multi-round-trip
-result, which the client answers and re-sends by itself; the handlers you override decide the
-client's capabilities.
+`CapabilityError` before anything is sent. Every call takes `meta=` (one `Meta` type for all),
+`timeout=` (seconds, this call only) and `progress=` (`await progress(value, total, message)` for
+each progress notification the server sends about this call). `ClientHandlers` answers what the
+server asks for (sampling, elicitation, roots), as requests or as the input requests of a
+multi-round-trip result, which the client answers and re-sends by itself; the handlers you
+override decide the client's capabilities.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, ClassVar, overload
 from mcp_bindings.runtime.protocol.context import NotificationContext, RequestContext
 from mcp_bindings.runtime.protocol.meta import Meta
 from mcp_bindings.runtime.protocol.spec import ProtocolTables
-from mcp_bindings.runtime.client.stub import ClientHandlerStub, ClientStub
+from mcp_bindings.runtime.client.stub import ClientHandlerStub, ClientStub, ProgressCallback
 from mcp_bindings.runtime.client.task_handle import TaskHandle
 
 from . import methods
@@ -58,12 +59,14 @@ class Client(ClientStub):
         meta: Meta | None = None,
         context: m.CompleteRequestParamsContext | None = None,
         timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.CompleteResult:
         """`completion/complete` (needs server capability `completions`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["completion/complete"],
             {"_meta": meta, "argument": argument, "context": context, "ref": ref},
             timeout=timeout,
+            progress=progress,
         )
 
     async def get_prompt(
@@ -73,102 +76,171 @@ class Client(ClientStub):
         meta: Meta | None = None,
         arguments: dict[str, str] | None = None,
         timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.GetPromptResult:
         """`prompts/get` (needs server capability `prompts`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["prompts/get"],
             {"_meta": meta, "arguments": arguments, "name": name},
             timeout=timeout,
+            progress=progress,
         )
 
     async def list_prompts(
-        self, *, meta: Meta | None = None, cursor: str | None = None, timeout: float | None = None
+        self,
+        *,
+        meta: Meta | None = None,
+        cursor: str | None = None,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.ListPromptsResult:
         """`prompts/list` (needs server capability `prompts`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["prompts/list"],
             {"_meta": meta, "cursor": cursor},
             timeout=timeout,
+            progress=progress,
         )
 
     async def list_resources(
-        self, *, meta: Meta | None = None, cursor: str | None = None, timeout: float | None = None
+        self,
+        *,
+        meta: Meta | None = None,
+        cursor: str | None = None,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.ListResourcesResult:
         """`resources/list` (needs server capability `resources`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["resources/list"],
             {"_meta": meta, "cursor": cursor},
             timeout=timeout,
+            progress=progress,
         )
 
     async def read_resource(
-        self, *, uri: str, meta: Meta | None = None, timeout: float | None = None
+        self,
+        *,
+        uri: str,
+        meta: Meta | None = None,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.ReadResourceResult:
         """`resources/read` (needs server capability `resources`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["resources/read"], {"_meta": meta, "uri": uri}, timeout=timeout
+            methods.CLIENT_REQUESTS["resources/read"],
+            {"_meta": meta, "uri": uri},
+            timeout=timeout,
+            progress=progress,
         )
 
     async def subscribe_resource(
-        self, *, uri: str, meta: Meta | None = None, timeout: float | None = None
+        self,
+        *,
+        uri: str,
+        meta: Meta | None = None,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.Result:
         """`resources/subscribe` (needs server capability `resources.subscribe`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["resources/subscribe"],
             {"_meta": meta, "uri": uri},
             timeout=timeout,
+            progress=progress,
         )
 
     async def list_resource_templates(
-        self, *, meta: Meta | None = None, cursor: str | None = None, timeout: float | None = None
+        self,
+        *,
+        meta: Meta | None = None,
+        cursor: str | None = None,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.ListResourceTemplatesResult:
         """`resources/templates/list` (needs server capability `resources`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["resources/templates/list"],
             {"_meta": meta, "cursor": cursor},
             timeout=timeout,
+            progress=progress,
         )
 
     async def unsubscribe_resource(
-        self, *, uri: str, meta: Meta | None = None, timeout: float | None = None
+        self,
+        *,
+        uri: str,
+        meta: Meta | None = None,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.Result:
         """`resources/unsubscribe` (needs server capability `resources.subscribe`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["resources/unsubscribe"],
             {"_meta": meta, "uri": uri},
             timeout=timeout,
+            progress=progress,
         )
 
     async def cancel_task(
-        self, *, task_id: str, timeout: float | None = None
+        self,
+        *,
+        task_id: str,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.CancelTaskResult:
         """`tasks/cancel` (needs server capability `tasks.cancel`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["tasks/cancel"], {"taskId": task_id}, timeout=timeout
+            methods.CLIENT_REQUESTS["tasks/cancel"],
+            {"taskId": task_id},
+            timeout=timeout,
+            progress=progress,
         )
 
-    async def get_task(self, *, task_id: str, timeout: float | None = None) -> m.GetTaskResult:
+    async def get_task(
+        self,
+        *,
+        task_id: str,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> m.GetTaskResult:
         """`tasks/get` (needs server capability `tasks`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["tasks/get"], {"taskId": task_id}, timeout=timeout
+            methods.CLIENT_REQUESTS["tasks/get"],
+            {"taskId": task_id},
+            timeout=timeout,
+            progress=progress,
         )
 
     async def list_tasks(
-        self, *, meta: Meta | None = None, cursor: str | None = None, timeout: float | None = None
+        self,
+        *,
+        meta: Meta | None = None,
+        cursor: str | None = None,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.ListTasksResult:
         """`tasks/list` (needs server capability `tasks.list`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["tasks/list"],
             {"_meta": meta, "cursor": cursor},
             timeout=timeout,
+            progress=progress,
         )
 
     async def get_task_result(
-        self, *, task_id: str, timeout: float | None = None
+        self,
+        *,
+        task_id: str,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.GetTaskPayloadResult:
         """`tasks/result` (needs server capability `tasks`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["tasks/result"], {"taskId": task_id}, timeout=timeout
+            methods.CLIENT_REQUESTS["tasks/result"],
+            {"taskId": task_id},
+            timeout=timeout,
+            progress=progress,
         )
 
     @overload
@@ -180,6 +252,7 @@ class Client(ClientStub):
         arguments: dict[str, Any] | None = None,
         task: None = None,
         timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.CallToolResult: ...
 
     @overload
@@ -191,6 +264,7 @@ class Client(ClientStub):
         arguments: dict[str, Any] | None = None,
         task: m.TaskMetadata,
         timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> TaskHandle[m.CallToolResult]: ...
 
     async def call_tool(
@@ -201,22 +275,30 @@ class Client(ClientStub):
         arguments: dict[str, Any] | None = None,
         task: m.TaskMetadata | None = None,
         timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.CallToolResult | TaskHandle[m.CallToolResult]:
         """`tools/call` (needs server capability `tools`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["tools/call"],
             {"_meta": meta, "arguments": arguments, "name": name, "task": task},
             timeout=timeout,
+            progress=progress,
         )
 
     async def list_tools(
-        self, *, meta: Meta | None = None, cursor: str | None = None, timeout: float | None = None
+        self,
+        *,
+        meta: Meta | None = None,
+        cursor: str | None = None,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.ListToolsResult:
         """`tools/list` (needs server capability `tools`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["tools/list"],
             {"_meta": meta, "cursor": cursor},
             timeout=timeout,
+            progress=progress,
         )
 
     async def notify_roots_list_changed(self, *, meta: Meta | None = None) -> None:

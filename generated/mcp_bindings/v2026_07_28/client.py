@@ -4,11 +4,12 @@
 
 `Client` has one async method per request a client sends, with keyword arguments mirroring the
 params and the typed result; calling a method the server did not advertise raises
-`CapabilityError` before anything is sent. Every call takes `meta=` (one `Meta` type for all)
-and `timeout=` (seconds, this call only). `ClientHandlers` answers what the server asks for
-(sampling, elicitation, roots), as requests or as the input requests of a multi-round-trip
-result, which the client answers and re-sends by itself; the handlers you override decide the
-client's capabilities.
+`CapabilityError` before anything is sent. Every call takes `meta=` (one `Meta` type for all),
+`timeout=` (seconds, this call only) and `progress=` (`await progress(value, total, message)` for
+each progress notification the server sends about this call). `ClientHandlers` answers what the
+server asks for (sampling, elicitation, roots), as requests or as the input requests of a
+multi-round-trip result, which the client answers and re-sends by itself; the handlers you
+override decide the client's capabilities.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, ClassVar
 from mcp_bindings.runtime.protocol.context import NotificationContext, RequestContext
 from mcp_bindings.runtime.protocol.meta import Meta
 from mcp_bindings.runtime.protocol.spec import ProtocolTables
-from mcp_bindings.runtime.client.stub import ClientHandlerStub, ClientStub
+from mcp_bindings.runtime.client.stub import ClientHandlerStub, ClientStub, ProgressCallback
 
 from . import methods
 from . import models as m
@@ -85,12 +86,14 @@ class Client(ClientStub):
         meta: Meta | None = None,
         context: m.CompleteRequestParamsContext | None = None,
         timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.CompleteResult:
         """`completion/complete` (needs server capability `completions`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["completion/complete"],
             {"_meta": meta, "argument": argument, "context": context, "ref": ref},
             timeout=timeout,
+            progress=progress,
         )
 
     async def get_prompt(
@@ -100,50 +103,78 @@ class Client(ClientStub):
         meta: Meta | None = None,
         arguments: dict[str, str] | None = None,
         timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.GetPromptResult:
         """`prompts/get` (needs server capability `prompts`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["prompts/get"],
             {"_meta": meta, "arguments": arguments, "name": name},
             timeout=timeout,
+            progress=progress,
         )
 
     async def list_prompts(
-        self, *, meta: Meta | None = None, cursor: str | None = None, timeout: float | None = None
+        self,
+        *,
+        meta: Meta | None = None,
+        cursor: str | None = None,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.ListPromptsResult:
         """`prompts/list` (needs server capability `prompts`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["prompts/list"],
             {"_meta": meta, "cursor": cursor},
             timeout=timeout,
+            progress=progress,
         )
 
     async def list_resources(
-        self, *, meta: Meta | None = None, cursor: str | None = None, timeout: float | None = None
+        self,
+        *,
+        meta: Meta | None = None,
+        cursor: str | None = None,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.ListResourcesResult:
         """`resources/list` (needs server capability `resources`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["resources/list"],
             {"_meta": meta, "cursor": cursor},
             timeout=timeout,
+            progress=progress,
         )
 
     async def read_resource(
-        self, *, uri: str, meta: Meta | None = None, timeout: float | None = None
+        self,
+        *,
+        uri: str,
+        meta: Meta | None = None,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.ReadResourceResult:
         """`resources/read` (needs server capability `resources`)."""
         return await self._request(
-            methods.CLIENT_REQUESTS["resources/read"], {"_meta": meta, "uri": uri}, timeout=timeout
+            methods.CLIENT_REQUESTS["resources/read"],
+            {"_meta": meta, "uri": uri},
+            timeout=timeout,
+            progress=progress,
         )
 
     async def list_resource_templates(
-        self, *, meta: Meta | None = None, cursor: str | None = None, timeout: float | None = None
+        self,
+        *,
+        meta: Meta | None = None,
+        cursor: str | None = None,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.ListResourceTemplatesResult:
         """`resources/templates/list` (needs server capability `resources`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["resources/templates/list"],
             {"_meta": meta, "cursor": cursor},
             timeout=timeout,
+            progress=progress,
         )
 
     async def call_tool(
@@ -153,22 +184,30 @@ class Client(ClientStub):
         meta: Meta | None = None,
         arguments: dict[str, Any] | None = None,
         timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.CallToolResult:
         """`tools/call` (needs server capability `tools`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["tools/call"],
             {"_meta": meta, "arguments": arguments, "name": name},
             timeout=timeout,
+            progress=progress,
         )
 
     async def list_tools(
-        self, *, meta: Meta | None = None, cursor: str | None = None, timeout: float | None = None
+        self,
+        *,
+        meta: Meta | None = None,
+        cursor: str | None = None,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
     ) -> m.ListToolsResult:
         """`tools/list` (needs server capability `tools`)."""
         return await self._request(
             methods.CLIENT_REQUESTS["tools/list"],
             {"_meta": meta, "cursor": cursor},
             timeout=timeout,
+            progress=progress,
         )
 
 

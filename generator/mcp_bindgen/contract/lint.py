@@ -59,7 +59,10 @@ def no_refs(tool: dict[str, Any]) -> Iterator[str]:
         ]
         if places:
             shown = ", ".join(sorted(set(places))[:3]) + (", ..." if len(set(places)) > 3 else "")
-            yield f"{which} uses $ref/$defs in {len(places)} place(s): {shown}"
+            yield (
+                f"{which} uses $ref/$defs in {len(places)} place(s): {shown} "
+                "(an mcp-bindgen App writes them out with App(inline_refs=True))"
+            )
 
 
 def no_type_arrays(tool: dict[str, Any]) -> Iterator[str]:

@@ -236,12 +236,18 @@ TASK_HANDLE = "TaskHandle"
 
 
 def call_view(
-    ir: SchemaIR, spec: MethodSurface, table: str, skip: tuple[str, ...] = (), models: str = "m"
+    ir: SchemaIR,
+    spec: MethodSurface,
+    table: str,
+    skip: tuple[str, ...] = (),
+    models: str = "m",
+    progress: bool = False,
 ) -> dict[str, Any]:
     """A typed call (a client's, or a server's to its client): keyword arguments mirroring the
     params, typed from the IR; `skip` leaves out params keys the caller cannot use; `models` is the
     module alias naming the generated types. A request with a `task` param gets two `overloads`
-    (without `task`: the result; with it: a `TaskHandle` of the result)."""
+    (without `task`: the result; with it: a `TaskHandle` of the result). `progress`: a request takes
+    `progress=` (a callback of the server's progress notifications for this call)."""
     params: ObjectDef | None = None
     if spec.params_type and isinstance(ir.definitions[spec.params_type], ObjectDef):
         params = ir.object(spec.params_type)
@@ -271,6 +277,9 @@ def call_view(
         params_expr = "params"
     keywords = params is not None  # a params object: keyword arguments only
     tail = ["timeout: float | None = None"] if spec.kind == "request" else []
+    with_progress = progress and spec.kind == "request"
+    if with_progress:
+        tail.append("progress: ProgressCallback | None = None")
     result = f"{models}.{ir.py_name(spec.result_type)}" if spec.result_type else "None"
     overloads: list[dict[str, str]] = []
     if task_ann is not None:
@@ -297,7 +306,8 @@ def call_view(
         "method": spec.method,
         "params": params_expr,
         "call": "_request" if spec.kind == "request" else "_notify",
-        "timeout": ", timeout=timeout" if spec.kind == "request" else "",
+        "timeout": (", timeout=timeout" if spec.kind == "request" else "")
+        + (", progress=progress" if with_progress else ""),
     }
 
 
@@ -452,7 +462,7 @@ def render_client(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
     server_asks = surface.table("server_to_client", "request")
     input_asks = _input_asks(surface)
     calls = [
-        call_view(ir, s, "CLIENT_REQUESTS")
+        call_view(ir, s, "CLIENT_REQUESTS", progress=True)
         for s in surface.table("client_to_server", "request")
         if s.method not in builtin_methods()
     ] + [

@@ -15,9 +15,11 @@
 docs/authoring.md is the guide.
 """
 
+from mcp_bindings.runtime.app.auth import Auth
 from mcp_bindings.runtime.app.content import Audio, Embedded, Image, Message, assistant, user
 from mcp_bindings.runtime.app.context import Accepted, Cancelled, Context, Declined, Elicited, LogLevel, Root, Sampled
 from mcp_bindings.runtime.app.core import App
+from mcp_bindings.runtime.app.depends import Depends
 from mcp_bindings.runtime.app.errors import AppDefinitionError, MissingClientCapability, ResourceNotFound, ToolError
 
 __all__ = [
@@ -25,9 +27,11 @@ __all__ = [
     "App",
     "AppDefinitionError",
     "Audio",
+    "Auth",
     "Cancelled",
     "Context",
     "Declined",
+    "Depends",
     "Elicited",
     "Embedded",
     "Image",

@@ -28,9 +28,11 @@ from typing import Any, Generic, Literal, TypeAlias, TypeVar, Union, cast, overl
 
 import orjson
 from pydantic import BaseModel, ValidationError, create_model
+from typing_extensions import TypeVar as DefaultedTypeVar
 
 from mcp_bindings.runtime.app.content import Message
 from mcp_bindings.runtime.app.errors import AppDefinitionError, MissingClientCapability
+from mcp_bindings.runtime.app.lifespan import NOT_STARTED
 from mcp_bindings.runtime.protocol import registry, versions
 from mcp_bindings.runtime.protocol.context import RequestContext, SessionContext
 from mcp_bindings.runtime.protocol.spec import Capability, ProtocolTables
@@ -51,6 +53,7 @@ __all__ = [
 log = logging.getLogger("mcp_bindings.runtime.app")
 
 T = TypeVar("T")
+L = DefaultedTypeVar("L", default=Any)  # the app's lifespan value (`App(lifespan=...)`)
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
 ELICIT = "elicitation/create"
@@ -310,16 +313,25 @@ def _check_form(stub: ProtocolTables, schema: dict[str, Any], what: str) -> None
         ) from None
 
 
-class Context:
+class Context(Generic[L]):
     """What a tool, resource, prompt or completion function gets by annotating a parameter with
     `Context`: the client's identity and capabilities, logging, progress, and asks to the client
-    that work the same on every protocol version."""
+    that work the same on every protocol version. `Context[State]`: `ctx.lifespan` is the value of
+    the app's lifespan (`App(lifespan=...)`), typed `State`."""
 
-    __slots__ = ("_boundary", "_ctx", "_method", "_replay", "_stateless", "_stub")
+    __slots__ = ("_boundary", "_ctx", "_lifespan", "_method", "_replay", "_stateless", "_stub")
 
     def __init__(
-        self, ctx: RequestContext, stub: ProtocolTables, method: str, replay: Replay | None, boundary: Boundary = None
+        self,
+        ctx: RequestContext,
+        stub: ProtocolTables,
+        method: str,
+        replay: Replay | None,
+        boundary: Boundary = None,
+        *,
+        lifespan: Any = None,
     ) -> None:
+        self._lifespan = lifespan
         self._ctx = ctx
         self._stub = stub
         self._method = method
@@ -327,7 +339,24 @@ class Context:
         self._boundary: Boundary = boundary
         self._stateless = registry.info(ctx.protocol_version).stateless
 
+    @property
+    def lifespan(self) -> L:
+        """What the app's lifespan yielded (`App(lifespan=...)`; None without one)."""
+        if self._lifespan is NOT_STARTED:
+            raise RuntimeError(
+                "the app's lifespan has not started: serve it with app.run(), app.asgi() (mounted: pass "
+                "lifespan=mcp.lifespan to the application) or app.test_client()"
+            )
+        return cast("L", self._lifespan)
+
     # -- who is asking ------------------------------------------------------------------------
+
+    @property
+    def principal(self) -> str | None:
+        """Who the HTTP bearer token speaks for (`App(auth=...)`: issuer, subject and client id as
+        one string); None without auth."""
+        principal = getattr(self._ctx, "principal", None)
+        return principal if isinstance(principal, str) else None
 
     @property
     def raw(self) -> RequestContext:

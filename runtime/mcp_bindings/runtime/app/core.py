@@ -12,11 +12,14 @@ import asyncio
 import importlib
 import inspect
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel
 
+from mcp_bindings.runtime.app.around import Around
+from mcp_bindings.runtime.app.auth import Auth
+from mcp_bindings.runtime.app.changes import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED, ListChanges
 from mcp_bindings.runtime.app.entries import (
     Completer,
     PromptEntry,
@@ -25,20 +28,19 @@ from mcp_bindings.runtime.app.entries import (
     ToolEntry,
 )
 from mcp_bindings.runtime.app.errors import AppDefinitionError
+from mcp_bindings.runtime.app.lifespan import LifespanFactory, Lifetime
+from mcp_bindings.runtime.app.mounting import Mounting
 from mcp_bindings.runtime.app.running import Running
 from mcp_bindings.runtime.app.serving import Serving
 from mcp_bindings.runtime.app.skills import SkillsMixin
 from mcp_bindings.runtime.app.ui import UiMixin
+from mcp_bindings.runtime.middleware.chain import Middleware
 from mcp_bindings.runtime.protocol import registry, versions
 from mcp_bindings.runtime.protocol.context import RequestContext
 from mcp_bindings.runtime.protocol.spec import ProtocolTables
 from mcp_bindings.runtime.protocol.tasks_names import EXTENSION as TASKS_EXTENSION
-from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
-from mcp_bindings.runtime.server.notifications import RESOURCE_UPDATED
+from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS
 from mcp_bindings.runtime.server.stubs import ServerStub
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["App"]
 
@@ -46,12 +48,8 @@ log = logging.getLogger("mcp_bindings.runtime.app")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-TOOLS_CHANGED = "notifications/tools/list_changed"
-RESOURCES_CHANGED = "notifications/resources/list_changed"
-PROMPTS_CHANGED = "notifications/prompts/list_changed"
 
-
-class App(Serving, Running, UiMixin, SkillsMixin):
+class App(ListChanges, Mounting, Around, Serving, Running, UiMixin, SkillsMixin):
     """An MCP server made of decorated functions:
 
         app = App("weather", version="1.0")
@@ -62,7 +60,14 @@ class App(Serving, Running, UiMixin, SkillsMixin):
         app.run()                      # stdio; app.run("http", port=3001); app.asgi(); app.test_client()
 
     `protocol` is the version the app is written against (default: the newest); it serves clients
-    of every version all the same. `page_size` pages every list (None: one page)."""
+    of every version all the same. `page_size` pages every list (None: one page). `inline_refs=True`
+    writes tool schemas without `$ref` / `$defs` (what a pydantic model argument yields), for hosts
+    that refuse references (`mcp-bindgen lint` warns of them); `@app.tool(inline_refs=...)` per tool.
+    `lifespan`: a function of the app returning an async context manager (`@asynccontextmanager`),
+    entered when the app starts serving and left when it stops; what it yields is `ctx.lifespan`
+    (typed with `Context[State]`). Dependencies: `Annotated[T, Depends(provider)]` parameters.
+    `middleware`: what runs around every request (`mcp_bindings.runtime.middleware`; or `@app.middleware`).
+    `auth=Auth(...)`: served over HTTP as an OAuth resource server (`app.auth`)."""
 
     def __init__(
         self,
@@ -78,6 +83,10 @@ class App(Serving, Running, UiMixin, SkillsMixin):
         page_size: int | None = 100,
         logging: bool = True,
         request_state_secret: bytes | None = None,
+        inline_refs: bool = False,
+        lifespan: LifespanFactory | None = None,
+        middleware: Sequence[Middleware] = (),
+        auth: Auth | None = None,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1 (or None: no pagination)")
@@ -95,6 +104,10 @@ class App(Serving, Running, UiMixin, SkillsMixin):
         self._pkg: Any = registry.load_version(self.protocol_version)
         self.page_size = page_size
         self.logging = logging
+        self.inline_refs = inline_refs
+        self.auth = auth
+        self._lifetime = Lifetime(self, lifespan)
+        self._middleware: list[Middleware] = []
         self._tools: dict[str, ToolEntry] = {}
         self._resources: dict[str, ResourceEntry] = {}
         self._templates: dict[str, TemplateEntry] = {}
@@ -102,6 +115,11 @@ class App(Serving, Running, UiMixin, SkillsMixin):
         self._completers: dict[tuple[str, str, str], Completer] = {}
         self._lists: dict[str, list[Any]] = {}  # cached definitions per list
         self._server: ServerStub | None = None
+        self._mounts: list[Any] = []  # the apps mounted here (`app.mount`)
+        self._parents: list[App] = []  # the apps this one is mounted in
+        self._origins: dict[int, tuple[Any, App]] = {}
+        for each in middleware:
+            self.middleware(each)
         self._pending: set[str] = set()  # list changes not broadcast yet
         self._flush: asyncio.Task[None] | None = None
         self._not_found = self.protocol.error_codes.resource_not_found or INVALID_PARAMS
@@ -130,6 +148,9 @@ class App(Serving, Running, UiMixin, SkillsMixin):
         input_schema: Mapping[str, Any] | None = None,
         task: bool | Literal["optional", "required"] = False,
         input_first: bool = False,
+        inline_refs: bool | None = None,
+        tags: Collection[str] = (),
+        scopes: Collection[str] = (),
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -147,6 +168,9 @@ class App(Serving, Running, UiMixin, SkillsMixin):
         input_schema: Mapping[str, Any] | None = None,
         task: bool | Literal["optional", "required"] = False,
         input_first: bool = False,
+        inline_refs: bool | None = None,
+        tags: Collection[str] = (),
+        scopes: Collection[str] = (),
     ) -> F | Callable[[F], F]:
         """Register a tool: arguments and inputSchema from the signature (`Annotated[int,
         Field(description=...)]`, defaults), description from the docstring, outputSchema and
@@ -156,7 +180,9 @@ class App(Serving, Running, UiMixin, SkillsMixin):
         JSON Schema instead of the signature's (calls are checked against it; the function gets the
         arguments its parameters name). `task=True` (or "optional") lets a call run as a task the
         client polls, "required" only as one (see `serve_call_tool`); `input_first=True` lets it ask
-        for input as a plain call first and become the task where it calls `ctx.start_task()`."""
+        for input as a plain call first and become the task where it calls `ctx.start_task()`.
+        `tags`: names to `app.disable(tags=...)` / `app.enable(tags=...)` it by (also on resources
+        and prompts). `scopes`: the OAuth scopes a call needs on top of the app's (`App(auth=...)`)."""
 
         scope = _caller_scope()
 
@@ -175,7 +201,10 @@ class App(Serving, Running, UiMixin, SkillsMixin):
                 input_schema=input_schema,
                 task=task,
                 input_first=input_first,
+                inline_refs=self.inline_refs if inline_refs is None else inline_refs,
             )
+            entry.tags = _tags(tags, f"tool {entry.name!r}")
+            entry.scopes = tuple(_tags(scopes, f"tool {entry.name!r}: scopes"))
             known = self._tools.get(entry.name)
             if known is not None:
                 raise AppDefinitionError(
@@ -201,11 +230,17 @@ class App(Serving, Running, UiMixin, SkillsMixin):
         annotations: Mapping[str, Any] | BaseModel | None = None,
         icons: Sequence[Mapping[str, Any] | BaseModel] | None = None,
         meta: Mapping[str, Any] | None = None,
+        tags: Collection[str] = (),
     ) -> Callable[[F], F]:
         """Register a resource (`"config://app"`) or a resource template (`"users://{id}/posts{/rest*}"`,
         RFC 6570; its variables are the function's arguments). The function returns text (`str`),
         bytes, or anything JSON (written as `application/json`); raise `ResourceNotFound(uri)` for a
         URI that names nothing."""
+        if not isinstance(uri, str):  # pyright: ignore[reportUnnecessaryIsInstance]  # `@app.resource` bare
+            raise AppDefinitionError(
+                f'@app.resource needs the resource\'s URI: @app.resource("config://app") (got {uri!r}), '
+                'or a URI template whose variables are the function\'s arguments: @app.resource("users://{id}")'
+            )
         options: dict[str, Any] = {
             "name": name,
             "title": title,
@@ -225,12 +260,14 @@ class App(Serving, Running, UiMixin, SkillsMixin):
                 if size is not None:
                     raise AppDefinitionError(f"resource template {uri!r}: size is for resources, not templates")
                 template = TemplateEntry(uri, fn, self._pkg, options, scope)
+                template.tags = _tags(tags, f"resource template {uri!r}")
                 if uri in self._templates:
                     raise AppDefinitionError(f"resource template {uri!r} is already registered")
                 self._require("resources", had)
                 self._templates[uri] = template
             else:
                 entry = ResourceEntry(uri, fn, self._pkg, options, scope)
+                entry.tags = _tags(tags, f"resource {uri!r}")
                 if uri in self._resources:
                     raise AppDefinitionError(f"resource {uri!r} is already registered")
                 self._require("resources", had)
@@ -254,6 +291,7 @@ class App(Serving, Running, UiMixin, SkillsMixin):
         description: str | None = None,
         icons: Sequence[Mapping[str, Any] | BaseModel] | None = None,
         meta: Mapping[str, Any] | None = None,
+        tags: Collection[str] = (),
     ) -> Callable[[F], F]: ...
 
     def prompt(
@@ -266,6 +304,7 @@ class App(Serving, Running, UiMixin, SkillsMixin):
         description: str | None = None,
         icons: Sequence[Mapping[str, Any] | BaseModel] | None = None,
         meta: Mapping[str, Any] | None = None,
+        tags: Collection[str] = (),
     ) -> F | Callable[[F], F]:
         """Register a prompt: its arguments are the function's (strings on the wire, converted to the
         annotated types); it returns text (one user message), a `Message` (`user(...)`,
@@ -276,6 +315,7 @@ class App(Serving, Running, UiMixin, SkillsMixin):
 
         def register(fn: F) -> F:
             entry = PromptEntry(fn, self._pkg, name, options, scope)
+            entry.tags = _tags(tags, f"prompt {entry.name!r}")
             if entry.name in self._prompts:
                 raise AppDefinitionError(f"prompt {entry.name!r} is already registered")
             self._require("prompts", bool(self._prompts))
@@ -322,58 +362,6 @@ class App(Serving, Running, UiMixin, SkillsMixin):
             if argument not in template.template.names:
                 raise AppDefinitionError(f"app.complete: template {target!r} has no variable {argument!r}")
 
-    def remove_tool(self, name: str) -> None:
-        del self._tools[name]
-        self._changed(TOOLS_CHANGED, "tools")
-
-    def remove_resource(self, uri: str) -> None:
-        if uri in self._templates:
-            del self._templates[uri]
-        else:
-            del self._resources[uri]
-        self._changed(RESOURCES_CHANGED, "resources", "templates")
-
-    def remove_prompt(self, name: str) -> None:
-        del self._prompts[name]
-        self._changed(PROMPTS_CHANGED, "prompts")
-
-    def _require(self, kind: str, had: bool) -> None:
-        """Capabilities are fixed once the server is built: the first tool (prompt, ...) cannot come later."""
-        if self._server is not None and not had:
-            raise AppDefinitionError(
-                f"the app is already serving without {kind}: register at least one before it starts "
-                "(its capabilities are advertised at the handshake)"
-            )
-
-    def _changed(self, method: str, *lists: str) -> None:
-        for name in lists:
-            self._lists.pop(name, None)
-        if self._server is None:
-            return
-        if method == TOOLS_CHANGED:
-            self._declare_tools()
-        self._pending.add(method)
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # changed outside the event loop: clients see it when they list again
-            return
-        flush = self._flush
-        if flush is None or flush.done() or flush.get_loop() is not loop:
-            self._flush = loop.create_task(self._broadcast())
-
-    async def _broadcast(self) -> None:
-        await asyncio.sleep(0)  # changes made together go out as one notification each
-        while self._pending:
-            method = self._pending.pop()
-            try:
-                await self.server.broadcast(method)
-            except McpError as error:  # e.g. the shared bus is down: nobody awaits this task
-                log.warning("could not send %s: %s", method, error.message)
-
-    async def resource_updated(self, uri: str) -> int:
-        """Tell the clients subscribed to `uri` that it changed; returns how many were told."""
-        return await self.server.broadcast(RESOURCE_UPDATED, {"uri": uri})
-
     # -- the server -----------------------------------------------------------------------------
 
     @property
@@ -381,6 +369,7 @@ class App(Serving, Running, UiMixin, SkillsMixin):
         """The server object (a subclass of the stub's `Server`), built on first use."""
         if self._server is None:
             self._server = self._build()
+            self._install_middleware(self._server)
             self._declare_tools()
         return self._server
 
@@ -443,7 +432,7 @@ class App(Serving, Running, UiMixin, SkillsMixin):
         from mcp_bindings.runtime.server.tool_schemas import declare_tools
 
         if self._server is not None:
-            declare_tools(self._server, [t.definition for t in self._tools.values()])
+            declare_tools(self._server, [t.definition for t in self._tools.values() if t.enabled])
 
 
 def _caller_scope() -> dict[str, Any]:
@@ -455,6 +444,12 @@ def _caller_scope() -> dict[str, Any]:
     if frame is None or frame.f_locals is frame.f_globals:
         return {}
     return dict(frame.f_locals)
+
+
+def _tags(tags: Collection[str], what: str) -> frozenset[str]:
+    if isinstance(tags, str):
+        raise AppDefinitionError(f"{what}: tags={tags!r} is one string; give a collection: tags={{{tags!r}}}")
+    return frozenset(tags)
 
 
 def _where(fn: Callable[..., Any]) -> str:

@@ -16,6 +16,7 @@ from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
 from mcp_bindings.runtime.app import content as c
 from mcp_bindings.runtime.app.arguments import Arguments, arguments_reader
 from mcp_bindings.runtime.app.errors import AppDefinitionError
+from mcp_bindings.runtime.app.inline import inline_refs as inline
 from mcp_bindings.runtime.app.signature import MISSING, FunctionSignature, analyse, json_schema, output_kind
 from mcp_bindings.runtime.app.uri_template import Template, TemplateError, is_uri
 from mcp_bindings.runtime.protocol import versions
@@ -54,6 +55,15 @@ def _wire(value: Any) -> Any:
     return value
 
 
+def _type_name(tp: Any) -> str:
+    """`int`, `Forecast`, `list[str]`: a return annotation as it was written."""
+    return (
+        tp.__qualname__
+        if isinstance(tp, type) and not getattr(tp, "__args__", None)
+        else repr(tp).replace("typing.", "")
+    )
+
+
 def _model(pkg: Any, name: str, data: dict[str, Any], what: str) -> Any:
     try:
         return getattr(pkg, name).model_validate(data)
@@ -65,10 +75,18 @@ def _model(pkg: Any, name: str, data: dict[str, Any], what: str) -> Any:
         ) from None
 
 
-def errors_text(exc: ValidationError) -> str:
-    return "\n".join(
-        f"- {'.'.join(str(p) for p in e['loc']) or '(arguments)'}: {e['msg']}" for e in exc.errors(include_url=False)
-    )
+def errors_text(exc: ValidationError, root: str = "(arguments)") -> str:
+    """One line per error, at its location (`root` for the value itself; a return value's are below
+    `return value`: `return value.items.0`)."""
+    lines: list[str] = []
+    for e in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in e["loc"])
+        if root.startswith("("):
+            where = where or root
+        else:
+            where = f"{root}.{where}" if where else root
+        lines.append(f"- {where}: {e['msg']}")
+    return "\n".join(lines)
 
 
 # -- tools ----------------------------------------------------------------------------------------
@@ -87,13 +105,17 @@ class ToolEntry:
     __slots__ = (
         "arguments",
         "definition",
+        "enabled",
         "fn",
         "input_first",
+        "lifetime",
         "name",
         "output",
         "output_schema",
         "result",
+        "scopes",
         "sig",
+        "tags",
         "task",
         "wrap",
     )
@@ -114,11 +136,16 @@ class ToolEntry:
         input_schema: Mapping[str, Any] | None = None,
         task: bool | str = False,
         input_first: bool = False,
+        inline_refs: bool = False,
     ) -> None:
         name = name if name is not None else str(getattr(fn, "__name__", ""))
         if TOOL_NAME.fullmatch(name) is None:
             raise AppDefinitionError(f"tool {name!r}: a tool name is 1-128 of A-Z a-z 0-9 _ - . (SEP-986)")
         what = f"tool {name!r}"
+        self.scopes: tuple[str, ...] = ()  # OAuth scopes a call needs on top of the app's (`App(auth=...)`)
+        self.tags: frozenset[str] = frozenset()  # the app's (`@app.tool(tags=...)`), for enable / disable
+        self.enabled = True
+        self.lifetime: Any = None  # a mounted app's (`app.mount`): its lifespan and dependencies; None: the app's
         if task not in TASK_SUPPORT:
             raise AppDefinitionError(f'{what}: task={task!r}; use False, True (= "optional") or "required"')
         # How the tool runs as a task: None (never), "optional" (when the client asks), "required".
@@ -173,16 +200,19 @@ class ToolEntry:
                 schema = _clean(
                     {"type": "object", "properties": {"result": schema}, "required": ["result"], "$defs": defs}
                 )
-            self.output_schema = schema
+            self.output_schema = inline(schema, f"{what}: output schema") if inline_refs else schema
+        arguments_schema = (
+            dict(input_schema) if input_schema is not None else json_schema(self.sig.arguments, "validation")
+        )
+        if inline_refs:
+            arguments_schema = inline(arguments_schema, f"{what}: input schema")
         tool = pkg.Tool
         definition = _clean(
             {
                 "name": name,
                 "title": title,
                 "description": description if description is not None else self.sig.description(),
-                "inputSchema": (
-                    dict(input_schema) if input_schema is not None else json_schema(self.sig.arguments, "validation")
-                ),
+                "inputSchema": arguments_schema,
                 "outputSchema": self.output_schema if "output_schema" in tool.model_fields else None,
                 "annotations": _wire(annotations),
                 "icons": _wire(icons),
@@ -205,8 +235,11 @@ class ToolEntry:
         try:
             data = self.result.dump_python(self.result.validate_python(value), mode="json", by_alias=True)
         except (ValidationError, ValueError, TypeError) as exc:
-            detail = errors_text(exc) if isinstance(exc, ValidationError) else f"- {str(exc).strip().splitlines()[0]}"
-            expected = f"its return type {self.sig.returns!r}"
+            if isinstance(exc, ValidationError):
+                detail = errors_text(exc, "return value")
+            else:
+                detail = f"- return value: {str(exc).strip().splitlines()[0]}"
+            expected = f"its return type {_type_name(self.sig.returns)}"
             message = f"tool {self.name!r} returned a value that does not match {expected}:\n{detail}"
             raise McpError(INTERNAL_ERROR, message, {"tool": self.name}) from None
         structured = {"result": data} if self.wrap else data
@@ -258,12 +291,15 @@ def contents(uri: str, value: Any, mime_type: str | None) -> list[dict[str, Any]
 class ResourceEntry:
     """A resource with a fixed URI."""
 
-    __slots__ = ("definition", "mime_type", "sig", "uri")
+    __slots__ = ("definition", "enabled", "lifetime", "mime_type", "sig", "tags", "uri")
 
     def __init__(
         self, uri: str, fn: Callable[..., Any], pkg: Any, options: Options, scope: Mapping[str, Any] | None = None
     ) -> None:
         what = f"resource {uri!r}"
+        self.tags: frozenset[str] = frozenset()
+        self.enabled = True
+        self.lifetime: Any = None  # a mounted app's (`app.mount`): its lifespan and dependencies; None: the app's
         if not is_uri(uri):
             raise AppDefinitionError(f"{what}: not a URI (it needs a scheme, like 'file:' or 'config://')")
         self.uri = uri
@@ -291,7 +327,7 @@ class ResourceEntry:
 class TemplateEntry:
     """A resource template: RFC 6570 URI template whose variables are the function's arguments."""
 
-    __slots__ = ("definition", "mime_type", "sig", "template")
+    __slots__ = ("definition", "enabled", "lifetime", "mime_type", "sig", "tags", "template")
 
     def __init__(
         self,
@@ -302,6 +338,9 @@ class TemplateEntry:
         scope: Mapping[str, Any] | None = None,
     ) -> None:
         what = f"resource template {uri_template!r}"
+        self.tags: frozenset[str] = frozenset()
+        self.enabled = True
+        self.lifetime: Any = None  # a mounted app's (`app.mount`): its lifespan and dependencies; None: the app's
         try:
             self.template = Template(uri_template)
             self.template.check()
@@ -371,7 +410,7 @@ def messages(value: Any) -> list[dict[str, Any]]:
 
 
 class PromptEntry:
-    __slots__ = ("definition", "name", "sig")
+    __slots__ = ("definition", "enabled", "lifetime", "name", "sig", "tags")
 
     def __init__(
         self,
@@ -383,6 +422,9 @@ class PromptEntry:
     ) -> None:
         name = name if name is not None else str(getattr(fn, "__name__", ""))
         what = f"prompt {name!r}"
+        self.tags: frozenset[str] = frozenset()
+        self.enabled = True
+        self.lifetime: Any = None  # a mounted app's (`app.mount`): its lifespan and dependencies; None: the app's
         self.name = name
         self.sig = analyse(fn, what, model_name="PromptArguments", lax_strings=True, scope=scope)
         fields = self.sig.arguments.model_fields

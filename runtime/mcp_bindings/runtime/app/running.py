@@ -6,21 +6,33 @@ from __future__ import annotations
 import importlib
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
+from mcp_bindings.runtime.app.lifespan import Lifetime
+from mcp_bindings.runtime.client.stub import ClientStub
 from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.runtime.server.stubs import ServerStub
 
 if TYPE_CHECKING:
+    from mcp_bindings.runtime.app.auth import Auth, ProtectedApp
     from mcp_bindings.runtime.http.app import StreamableHTTPApp
 
 __all__ = ["Running"]
+
+C = TypeVar("C", bound=ClientStub)
 
 
 class Running:
     """`App.run`, `App.asgi` and `App.test_client`."""
 
     protocol_version: str
+    _lifetime: Lifetime
+    auth: Auth | None
+    _tools: dict[str, Any]
+
+    def _tool_scopes(self) -> dict[str, tuple[str, ...]]:
+        """The scopes each tool needs on top of the app's (`@app.tool(scopes=[...])`)."""
+        return {name: entry.scopes for name, entry in self._tools.items() if entry.scopes}
 
     @property
     def server(self) -> ServerStub:  # the app's server object (`App.server`)
@@ -36,25 +48,51 @@ class Running:
         **options: Any,
     ) -> None:
         """Serve until interrupted: on stdin/stdout, or Streamable HTTP (and the legacy SSE transport)
-        at http://host:port/mcp. `options` go to `serve_stdio` / `serve_http`."""
+        at http://host:port/mcp (printed on stderr once it listens). `options` go to `serve_stdio` /
+        `serve_http`. The app's lifespan runs around it."""
         if transport == "stdio":
             from mcp_bindings.runtime.stdio.serve import serve_stdio
 
-            serve_stdio(self.server, **options)
+            serve_stdio(self.server, lifespan=self._lifetime, **options)
         elif transport == "http":
             from mcp_bindings.runtime.http.app import serve_http
 
-            serve_http(self.server, host=host, port=port, path=path, **options)
+            auth = self.auth
+
+            def wrap(app: StreamableHTTPApp) -> Any:
+                return app if auth is None else auth.protect(app, self._tool_scopes)
+
+            serve_http(self.server, host=host, port=port, path=path, lifespan=self._lifetime, wrap=wrap, **options)
         else:
             raise ValueError(f"unknown transport {transport!r}: 'stdio' or 'http'")
 
-    def asgi(self, **options: Any) -> StreamableHTTPApp:
-        """The ASGI app (Streamable HTTP at `/mcp`), to mount in Starlette, FastAPI, ...; `options`
-        are `http_server.create_app`'s."""
+    def asgi(self, **options: Any) -> StreamableHTTPApp | ProtectedApp:
+        """The ASGI app (Streamable HTTP at `/mcp`), to mount in Starlette, FastAPI, ... at any prefix
+        (`Mount("/api", app=mcp)`: `/api/mcp`; `path="/"` serves at the prefix itself). Its ASGI
+        lifespan runs the app's; where the application does not run a mounted app's lifespan
+        (Starlette, FastAPI), pass it on: `Starlette(..., lifespan=mcp.lifespan)`. `options` are
+        `http_server.create_app`'s. With `App(auth=...)`, behind bearer auth (`ProtectedApp`; the
+        Protected Resource Metadata is served at the root's well-known path: mount it at the root)."""
         from mcp_bindings.runtime.http.app import create_app
 
-        return create_app(self.server, **options)
+        app = create_app(self.server, lifespan=self._lifetime, **options)
+        return app if self.auth is None else self.auth.protect(app, self._tool_scopes)
 
+    @overload
+    def test_client(
+        self,
+        protocol_version: type[C],
+        *,
+        elicit: Callable[[str, dict[str, Any]], Any] | None = None,
+        sample: Callable[[dict[str, Any]], Any] | None = None,
+        roots: Sequence[str | Mapping[str, Any]] | None = None,
+        on_log: Callable[[dict[str, Any]], Any] | None = None,
+        on_notification: Callable[[str, Any], Any] | None = None,
+        handlers: Any = None,
+        **options: Any,
+    ) -> AbstractAsyncContextManager[C]: ...
+
+    @overload
     def test_client(
         self,
         protocol_version: str | None = None,
@@ -66,14 +104,29 @@ class Running:
         on_notification: Callable[[str, Any], Any] | None = None,
         handlers: Any = None,
         **options: Any,
+    ) -> AbstractAsyncContextManager[Any]: ...
+
+    def test_client(
+        self,
+        protocol_version: str | type[ClientStub] | None = None,
+        *,
+        elicit: Callable[[str, dict[str, Any]], Any] | None = None,
+        sample: Callable[[dict[str, Any]], Any] | None = None,
+        roots: Sequence[str | Mapping[str, Any]] | None = None,
+        on_log: Callable[[dict[str, Any]], Any] | None = None,
+        on_notification: Callable[[str, Any], Any] | None = None,
+        handlers: Any = None,
+        **options: Any,
     ) -> AbstractAsyncContextManager[Any]:
-        """An in-memory client of `protocol_version` (default: the app's) connected to the app:
-        the generated `Client` of that version. `elicit(message, requested_schema)` answers
-        elicitations (a dict of content accepts, a single value accepts a single-value form, None
-        declines, a dict with "action" is sent as is),
-        `sample(params)` sampling (a string is the model's text), `roots` roots/list; `on_log(params)`
-        gets log messages, `on_notification(method, params)` every other notification. `options` go
-        to `memory.connect_in_memory`."""
+        """An in-memory client connected to the app: the generated `Client` of `protocol_version`
+        (default: the app's version). Pass the `Client` class itself (`app.test_client(Client)`, from
+        `mcp_bindings.v2025_11_25.client`) and the client is typed as that class, so a type checker
+        sees a misspelled method or argument; a version string gives the same client, untyped.
+        `elicit(message, requested_schema)` answers elicitations (a dict of content accepts, a
+        single value accepts a single-value form, None declines, a dict with "action" is sent as
+        is), `sample(params)` sampling (a string is the model's text), `roots` roots/list;
+        `on_log(params)` gets log messages, `on_notification(method, params)` every other
+        notification. `options` go to `memory.connect_in_memory`."""
         hooks: dict[str, Any] = {
             "elicit": elicit,
             "sample": sample,
@@ -86,7 +139,7 @@ class Running:
     @asynccontextmanager
     async def _test_client(
         self,
-        protocol_version: str | None,
+        protocol_version: str | type[ClientStub] | None,
         hooks: dict[str, Any],
         handlers: Any,
         options: dict[str, Any],
@@ -94,12 +147,20 @@ class Running:
         from mcp_bindings.runtime.app.testing import client_handlers
         from mcp_bindings.runtime.memory import connect_in_memory
 
-        version = protocol_version or self.protocol_version
-        package = registry.load_version(version).__name__
-        client_cls = importlib.import_module(f"{package}.client").Client
+        client_cls: type[ClientStub]
+        if isinstance(protocol_version, type):
+            client_cls = protocol_version
+            version = client_cls.protocol.info.key
+        else:
+            version = protocol_version or self.protocol_version
+            package = registry.load_version(version).__name__
+            client_cls = importlib.import_module(f"{package}.client").Client
         if handlers is None and any(hook is not None for hook in hooks.values()):
             handlers = client_handlers(version, **hooks)
-        async with connect_in_memory(
-            self.server, client_cls, handlers=handlers, protocol_version=version, **options
-        ) as client:
+        async with (
+            self._lifetime(),
+            connect_in_memory(
+                self.server, client_cls, handlers=handlers, protocol_version=version, **options
+            ) as client,
+        ):
             yield client

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from contextlib import AsyncExitStack
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from mcp_bindings.runtime.app.context import Boundary, Context, Replay, StartTask, Suspend
+from mcp_bindings.runtime.app.dependencies import provide
 from mcp_bindings.runtime.app.entries import (
     Completer,
     PromptEntry,
@@ -22,6 +24,7 @@ from mcp_bindings.runtime.app.entries import (
     messages,
 )
 from mcp_bindings.runtime.app.errors import ResourceNotFound, ToolError
+from mcp_bindings.runtime.app.lifespan import Lifetime
 from mcp_bindings.runtime.app.signature import FunctionSignature
 from mcp_bindings.runtime.protocol import registry, versions
 from mcp_bindings.runtime.protocol.context import RequestContext
@@ -74,6 +77,7 @@ class Serving:
     _call_result: Callable[[Any], Any]
     _input_required: set[str]
     _lists: dict[str, list[Any]]
+    _lifetime: Lifetime
     page_size: int | None
 
     def _listed(self, kind: str) -> list[Any]:
@@ -85,7 +89,7 @@ class Serving:
                 "templates": self._templates,
                 "prompts": self._prompts,
             }[kind]
-            items = self._lists[kind] = [entry.definition for entry in source.values()]
+            items = self._lists[kind] = [entry.definition for entry in source.values() if entry.enabled]
         return items
 
     def _page(self, kind: str, params: Any) -> tuple[list[Any], str | None]:
@@ -98,7 +102,13 @@ class Serving:
         return paginate(items, cursor, self.page_size, scope=kind)
 
     def _context(
-        self, sig: FunctionSignature, ctx: RequestContext, method: str, params: Any, boundary: Boundary = None
+        self,
+        sig: FunctionSignature,
+        ctx: RequestContext,
+        method: str,
+        params: Any,
+        boundary: Boundary = None,
+        lifetime: Lifetime | None = None,
     ) -> Context:
         replay = None
         # A task's work asks the client through the task (`inputRequests`), not by replaying rounds;
@@ -108,17 +118,24 @@ class Serving:
             replay = Replay(
                 self.protocol, getattr(params, "request_state", None), getattr(params, "input_responses", None)
             )
-        return Context(ctx, self.protocol, method, replay, boundary)
+        return Context(ctx, self.protocol, method, replay, boundary, lifespan=(lifetime or self._lifetime).value)
 
-    async def _run(self, sig: FunctionSignature, kwargs: dict[str, Any], context: Context | None) -> Any:
+    async def _run(
+        self, sig: FunctionSignature, kwargs: dict[str, Any], context: Context | None, lifetime: Lifetime | None
+    ) -> Any:
         if context is not None and sig.context is not None:
             kwargs[sig.context] = context
+        if sig.dependencies:
+            async with AsyncExitStack() as stack:
+                kwargs.update(await provide(sig.dependencies, context, stack, lifetime or self._lifetime))
+                value = sig.fn(**kwargs)
+                return await value if sig.is_async else value
         value = sig.fn(**kwargs)
         return await value if sig.is_async else value
 
     async def serve_call_tool(self, params: Any, ctx: RequestContext) -> Any:
         entry = self._tools.get(params.name)
-        if entry is None:
+        if entry is None or not entry.enabled:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}", {"name": params.name})
         arguments = params.arguments
         try:
@@ -150,7 +167,9 @@ class Serving:
         """The tool's result (or an input round); `START_TASK` where it unwound at `ctx.start_task()`."""
         sig = entry.sig
         target = sig.context
-        context = self._context(sig, ctx, "tools/call", params, boundary) if target is not None else None
+        lifetime: Lifetime = entry.lifetime or self._lifetime
+        context = self._context(sig, ctx, "tools/call", params, boundary, lifetime) if sig.needs_context else None
+        stack = AsyncExitStack() if sig.dependencies else None
         # The order of the except clauses is load-bearing. `Suspend` and `StartTask` are control flow,
         # not failures: BaseExceptions (app/context.py), so that no `except Exception`, the tool's own
         # or the one here, takes them for an error. `ToolError` and `McpError` are Exceptions: they
@@ -161,10 +180,14 @@ class Serving:
         try:
             if target is not None:
                 kwargs[target] = context
+            if stack is not None:  # the dependencies' clean-up runs once the call has its answer
+                await stack.__aenter__()
+                kwargs.update(await provide(sig.dependencies, context, stack, lifetime))
             value = sig.fn(**kwargs)
             if sig.is_async:
                 value = await value
-        except ToolError as exc:
+        except ToolError as exc:  # expected: one line, no traceback (any other exception: with it)
+            log.info("tool %r answered an error: %s", entry.name, exc)
             return self._call_result(entry.error(str(exc)))
         except McpError:
             raise
@@ -177,16 +200,27 @@ class Serving:
             return self._call_result(entry.error(f"Error executing tool {entry.name}: {type(exc).__name__}: {exc}"))
         except BaseExceptionGroup as group:
             return _suspended(group, context)
+        finally:
+            if stack is not None:
+                await stack.aclose()
         if context is not None and context.suspended:
             return context.input_required()
-        return self._call_result(entry.content(value))
+        try:
+            return self._call_result(entry.content(value))
+        except McpError as exc:  # the tool returned what its annotation does not allow: a bug to see here
+            log.error("%s", exc.message)
+            raise
 
     async def serve_read_resource(self, params: Any, ctx: RequestContext) -> Any:
         uri: str = params.uri
         entry: ResourceEntry | TemplateEntry | None = self._resources.get(uri)
         kwargs: dict[str, Any] = {}
+        if entry is not None and not entry.enabled:
+            raise McpError(self._not_found, f"Resource not found: {uri}", {"uri": uri})
         if entry is None:
             for template in self._templates.values():
+                if not template.enabled:
+                    continue
                 values = template.template.match(uri)
                 if values is not None:
                     entry, kwargs = template, template.arguments(uri, values)
@@ -194,9 +228,9 @@ class Serving:
             else:
                 raise McpError(self._not_found, f"Resource not found: {uri}", {"uri": uri})
         sig = entry.sig
-        context = self._context(sig, ctx, "resources/read", params) if sig.context is not None else None
+        context = self._context(sig, ctx, "resources/read", params, None, entry.lifetime) if sig.needs_context else None
         try:
-            value = await self._run(sig, kwargs, context)
+            value = await self._run(sig, kwargs, context, entry.lifetime)
         except ResourceNotFound as exc:
             raise McpError(self._not_found, exc.message, exc.data) from None
         except Suspend:
@@ -209,13 +243,13 @@ class Serving:
 
     async def serve_get_prompt(self, params: Any, ctx: RequestContext) -> Any:
         entry = self._prompts.get(params.name)
-        if entry is None:
+        if entry is None or not entry.enabled:
             raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}", {"name": params.name})
         kwargs = entry.arguments(params.arguments)
         sig = entry.sig
-        context = self._context(sig, ctx, "prompts/get", params) if sig.context is not None else None
+        context = self._context(sig, ctx, "prompts/get", params, None, entry.lifetime) if sig.needs_context else None
         try:
-            value = await self._run(sig, kwargs, context)
+            value = await self._run(sig, kwargs, context, entry.lifetime)
         except Suspend:
             return _input_required(context)
         except BaseExceptionGroup as group:

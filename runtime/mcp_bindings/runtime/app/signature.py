@@ -8,13 +8,14 @@ import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, PydanticUserError, TypeAdapter, create_model
 from pydantic.errors import PydanticSchemaGenerationError
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 
 from mcp_bindings.runtime.app.content import Audio, Embedded, Image, is_content_model
+from mcp_bindings.runtime.app.depends import Depends
 from mcp_bindings.runtime.app.errors import AppDefinitionError
 
 __all__ = ["MISSING", "FunctionSignature", "OutputKind", "analyse", "json_schema", "output_kind"]
@@ -48,6 +49,8 @@ class FunctionSignature:
     hints: dict[str, Any]  # resolved annotations (with Annotated extras)
     arguments: type[BaseModel]  # validates the arguments; its schema is the inputSchema
     returns: Any  # the resolved return annotation, or MISSING
+    dependencies: dict[str, Depends[Any]]  # the parameters the app provides (`Depends`)
+    needs_context: bool  # the function or one of its dependencies takes the Context
 
     def description(self) -> str | None:
         doc = inspect.getdoc(self.fn)
@@ -64,12 +67,56 @@ def _is_context(tp: Any) -> bool:
     from mcp_bindings.runtime.app.context import Context
 
     tp = _strip(tp)
-    if tp is Context:
+    if tp is Context or get_origin(tp) is Context:  # `Context`, `Context[State]`
         return True
     if get_origin(tp) in (Union, types.UnionType):
-        args = [a for a in get_args(tp) if a is not type(None)]
-        return len(args) == 1 and _strip(args[0]) is Context
+        args = [_strip(a) for a in get_args(tp) if a is not type(None)]
+        return len(args) == 1 and (args[0] is Context or get_origin(args[0]) is Context)
     return False
+
+
+def _depends(hint: Any, default: Any) -> Depends[Any] | None:
+    """The `Depends` of a parameter: in its `Annotated[...]` extras, or its default."""
+    if get_origin(hint) is Annotated:
+        for extra in hint.__metadata__:
+            if isinstance(extra, Depends):
+                return cast("Depends[Any]", extra)
+    return cast("Depends[Any]", default) if isinstance(default, Depends) else None
+
+
+def _provider(
+    dep: Depends[Any], what: str, scope: Mapping[str, Any] | None, seen: tuple[Depends[Any], ...] = ()
+) -> bool:
+    """Check a dependency's provider (once) and its own dependencies; whether any takes the Context."""
+    if dep in seen:
+        raise AppDefinitionError(f"{what}: {dep!r} depends on itself")
+    if dep.needs is None:
+        where = f"{what}: dependency {getattr(dep.fn, '__qualname__', dep.fn)!r}"
+        if not callable(dep.fn):
+            raise AppDefinitionError(f"{where} is not a function")
+        hints = _hints(dep.fn, where, scope)
+        needs: dict[str, Depends[Any]] = {}
+        for name, parameter in inspect.signature(dep.fn).parameters.items():
+            hint = hints.get(name, MISSING)
+            inner = _depends(hint, parameter.default)
+            if inner is not None:
+                needs[name] = inner
+            elif hint is not MISSING and _is_context(hint):
+                if dep.scope == "app":
+                    raise AppDefinitionError(
+                        f"{where}: scope='app' outlives a request: it cannot take the Context ({name!r})"
+                    )
+                dep.context = name
+            elif parameter.default is inspect.Parameter.empty:
+                raise AppDefinitionError(
+                    f"{where}: parameter {name!r} is neither the Context nor a dependency "
+                    "(Annotated[T, Depends(...)]); a provider takes no client arguments"
+                )
+        dep.needs = needs
+    for inner in dep.needs.values():
+        if dep.scope == "app" and inner.scope == "request":
+            raise AppDefinitionError(f"{what}: {dep!r} (scope='app') cannot depend on {inner!r} (scope='request')")
+    return dep.context is not None or any(_provider(inner, what, scope, (*seen, dep)) for inner in dep.needs.values())
 
 
 def _hints(fn: Callable[..., Any], what: str, scope: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -102,8 +149,15 @@ def analyse(
     context: str | None = None
     parameters: dict[str, inspect.Parameter] = {}
     fields: dict[str, Any] = {}
+    dependencies: dict[str, Depends[Any]] = {}
+    needs_context = False
     for name, parameter in signature.parameters.items():
         hint = hints.get(name, MISSING)
+        dep = _depends(hint, parameter.default)
+        if dep is not None:
+            needs_context = _provider(dep, what, scope) or needs_context
+            dependencies[name] = dep
+            continue
         if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
             raise AppDefinitionError(
                 f"{what}: *{name} / **{name} cannot be described as JSON Schema; name each argument"
@@ -140,6 +194,8 @@ def analyse(
         hints,
         model,
         returns,
+        dependencies,
+        needs_context or context is not None,
     )
 
 

@@ -9,8 +9,9 @@ from typing import Any, ClassVar
 
 from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables, Side
 from mcp_bindings.runtime.protocol.stub_base import CapabilityDeriving, overridden, stub_class
+from mcp_bindings.runtime.rpc.calls import ProgressCallback
 
-__all__ = ["ClientHandlerStub", "ClientStub"]
+__all__ = ["ClientHandlerStub", "ClientStub", "ProgressCallback"]
 
 
 class ClientHandlerStub(CapabilityDeriving):
@@ -41,8 +42,13 @@ class ClientStub:
     def server_capabilities(self) -> Mapping[str, Any]:
         return self._session.peer_capabilities
 
-    async def _request(self, spec: MethodSpec, params: Any, timeout: float | None = None) -> Any:
-        return await self._session.call(spec, params, timeout=timeout)
+    async def _request(
+        self, spec: MethodSpec, params: Any, timeout: float | None = None, progress: ProgressCallback | None = None
+    ) -> Any:
+        if progress is None:
+            return await self._session.call(spec, params, timeout=timeout)
+        with self._session.progress(progress):  # a progress token on this call, its notifications to `progress`
+            return await self._session.call(spec, params, timeout=timeout)
 
     async def _era_request(self, method: str, params: Any, result: Any, timeout: float | None) -> Any:
         """A request of the other era (the stub's version lacks it), sent by name where the session's version has it."""

@@ -30,7 +30,8 @@ import multiprocessing
 import signal
 import sys
 import threading
-from collections.abc import Awaitable
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import parse_qs
@@ -120,6 +121,9 @@ class HttpOptions:
     previous_request_state_secret: bytes | str | None = None  # rotation: still opens states for their TTL
     health_path: str = "/healthz"  # liveness: 200 while the process serves
     ready_path: str = "/readyz"  # readiness: 200, or 503 naming why not (backend down, draining)
+    # What else starts and stops with the app (the authoring layer's `App(lifespan=...)`): entered
+    # at startup once the backend is attached, left at shutdown once the streams are closed.
+    lifespan: Callable[[], AbstractAsyncContextManager[Any]] | None = None
 
 
 def _listen_bound(o: HttpOptions) -> int:
@@ -224,6 +228,11 @@ class StreamableHTTPApp:
         self._hosts_seen: dict[str, bool] = {}  # Host value -> allowed (bounded)
 
     @property
+    def endpoint(self) -> str:
+        """The MCP endpoint's path below where the app is mounted (`HttpOptions.path`)."""
+        return self._endpoint
+
+    @property
     def sessions(self) -> dict[str, Any]:
         """The open handshake sessions by id."""
         return self.streamable.sessions
@@ -241,26 +250,59 @@ class StreamableHTTPApp:
         await response(scope, receive, send)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
-        async with anyio.create_task_group() as group:
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    try:
-                        await self.start(group)
-                    except (BackendUnavailable, SecretError) as exc:
-                        text = exc.message if isinstance(exc, BackendUnavailable) else str(exc)
-                        log.error("cannot start: %s", text)
-                        await send({"type": "lifespan.startup.failed", "message": text})
-                        group.cancel_scope.cancel()
-                        return
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    self.drain()
-                    self.streamable.close_all()
+        """The ASGI lifespan protocol: `lifespan()` entered at startup, left at shutdown, each step
+        answered (`startup.failed` / `shutdown.failed` with the reason)."""
+        async with AsyncExitStack() as stack:
+            message = await receive()
+            if message["type"] != "lifespan.startup":  # pragma: no cover - the protocol starts with it
+                return
+            try:
+                await stack.enter_async_context(self.lifespan())
+            except (BackendUnavailable, SecretError) as exc:
+                text = exc.message if isinstance(exc, BackendUnavailable) else str(exc)
+                log.error("cannot start: %s", text)
+                await send({"type": "lifespan.startup.failed", "message": text})
+                return
+            except Exception as exc:
+                log.exception("cannot start")
+                await send({"type": "lifespan.startup.failed", "message": f"{type(exc).__name__}: {exc}"})
+                return
+            await send({"type": "lifespan.startup.complete"})
+            await receive()  # lifespan.shutdown
+            try:
+                await stack.aclose()
+            except Exception as exc:
+                log.exception("shutdown failed")
+                await send({"type": "lifespan.shutdown.failed", "message": f"{type(exc).__name__}: {exc}"})
+                return
+        await send({"type": "lifespan.shutdown.complete"})
+
+    @asynccontextmanager
+    async def lifespan(self, parent: object = None) -> AsyncGenerator[None]:
+        """What the app does at startup and shutdown, as an async context manager: pass it as the
+        `lifespan=` of the Starlette / FastAPI application this app is mounted in (they do not run a
+        mounted app's lifespan): `Starlette(routes=[Mount("/api", app=mcp)], lifespan=mcp.lifespan)`."""
+        try:
+            async with anyio.create_task_group() as group:
+                await self.start(group)
+                try:
+                    async with AsyncExitStack() as stack:
+                        if self.options.lifespan is not None:
+                            await stack.enter_async_context(self.options.lifespan())
+                        try:
+                            yield
+                        finally:
+                            self.drain()
+                            self.streamable.close_all()
+                finally:
                     group.cancel_scope.cancel()
-                    await self.stop()
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+        except BaseExceptionGroup as group_error:  # what failed, as it was raised (the task group wraps it)
+            if len(group_error.exceptions) == 1:
+                raise group_error.exceptions[0] from None
+            raise
+        finally:
+            # Out of the cancelled task group: what stops here may await.
+            await self.stop()
 
     # -- several workers -----------------------------------------------------------------------
 
@@ -326,7 +368,7 @@ class StreamableHTTPApp:
         return None
 
     async def _handle(self, request: HttpExchange) -> Any:
-        path = request.scope["path"].rstrip("/") or "/"
+        path = route_path(request.scope).rstrip("/") or "/"
         method = request.scope["method"]
         if method == "GET" and path in (self.options.health_path, self.options.ready_path):
             # Before the Host check: probes (a load balancer's, Kubernetes') name the machine by address.
@@ -492,6 +534,16 @@ class Deadlines:
             self._sweep_timer = loop.call_later(self.period, self._sweep, loop)
 
 
+def route_path(scope: Scope) -> str:
+    """The request's path below where the app is mounted: `path` less the `root_path` prefix (set by
+    Starlette's `Mount`, FastAPI's `mount`, uvicorn's `--root-path`), as ASGI has `path` include it."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root) and (len(path) == len(root) or path[len(root)] == "/"):
+        return path[len(root) :]
+    return path
+
+
 def _in_worker_process() -> bool:
     """Whether this process is one worker of several: a child of uvicorn's `--workers` supervisor
     (multiprocessing spawn) or of gunicorn's arbiter."""
@@ -634,12 +686,14 @@ def serve_http(
     log_level: str = "warning",
     http: Literal["auto", "h11", "httptools"] = "auto",
     loop: Literal["auto", "asyncio", "uvloop"] = "auto",
+    wrap: Callable[[StreamableHTTPApp], Any] | None = None,
     **options: Any,
 ) -> None:
     """`serve_http(MyServer(), port=3001)`: run the server on uvicorn until interrupted.
 
     `http` and `loop` choose uvicorn's HTTP parser and event loop; "auto" takes httptools and uvloop
-    (both in the `http` extra) where installed, "h11" / "asyncio" the pure-Python ones."""
+    (both in the `http` extra) where installed, "h11" / "asyncio" the pure-Python ones. `wrap(app)`:
+    the ASGI app uvicorn runs around the MCP app (e.g. `require_bearer`)."""
     import uvicorn
 
     if host not in LOCAL_HOSTS and "allowed_hosts" not in options:
@@ -647,7 +701,30 @@ def serve_http(
             "binding %s: DNS-rebinding protection still only admits Host headers of %s", host, ", ".join(LOCAL_HOSTS)
         )
     app = create_app(server, path=path, **options)
+
+    class Announcing(uvicorn.Server):
+        """Says where it serves once it listens (the port it was given, or the one it got for 0)."""
+
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started:
+                print(f"serving MCP (Streamable HTTP) at {_url(self, host, port, app.endpoint)}", file=sys.stderr)
+                sys.stderr.flush()
+
+    config = uvicorn_config(app, host, port, log_level=log_level, http=http, loop=loop)
+    if wrap is not None:
+        config.app = wrap(app)
     try:
-        uvicorn.Server(uvicorn_config(app, host, port, log_level=log_level, http=http, loop=loop)).run()
+        Announcing(config).run()
     except KeyboardInterrupt:  # as uvicorn.run: Ctrl-C ends the server quietly
         pass
+
+
+def _url(server: Any, host: str, port: int, path: str) -> str:
+    """The URL a started uvicorn server serves `path` at."""
+    for listener in getattr(server, "servers", ()):
+        for sock in getattr(listener, "sockets", ()):
+            port = sock.getsockname()[1]
+            break
+    name = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return f"http://{name}:{port}{path}"

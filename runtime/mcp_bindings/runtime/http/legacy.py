@@ -153,7 +153,9 @@ class LegacyConnection(TransportBase):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The ASGI response: the `endpoint` event, then every message the session sends."""
-        endpoint = b"event: endpoint\ndata: /messages?session_id=" + self.id.encode() + b"\n\n"
+        # Below where the app is mounted (`root_path`: Starlette's Mount, uvicorn's --root-path).
+        prefix = str(scope.get("root_path", "")).rstrip("/").encode("latin-1")
+        endpoint = b"event: endpoint\ndata: " + prefix + b"/messages?session_id=" + self.id.encode() + b"\n\n"
         headers = raw_headers({"content-type": "text/event-stream", **no_cache()})
         started = complete = False
         try:

@@ -128,6 +128,11 @@ class ServerRequestContext:
         return self._request.id
 
     @property
+    def principal(self) -> str | None:
+        """Who the transport authenticated (HTTP bearer auth: `AccessToken.principal`); None: nobody."""
+        return self._session.principal
+
+    @property
     def protocol_version(self) -> str:
         return self._view.version
 

@@ -9,6 +9,8 @@ import os
 import signal
 import stat
 import sys
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar
 
 import anyio
@@ -124,12 +126,21 @@ async def _stdio_transport(max_message_bytes: int) -> Transport:
 
 
 async def serve_stdio_async(
-    server: ServerStub, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, **runtime_options: Any
+    server: ServerStub,
+    *,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    lifespan: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
+    **runtime_options: Any,
 ) -> None:
     """Serve one client on stdin/stdout until stdin ends or SIGTERM/SIGINT arrives. `runtime_options`
-    go to `ServerRuntime` (e.g. `supported_versions=[...]`)."""
+    go to `ServerRuntime` (e.g. `supported_versions=[...]`); `lifespan()` is entered around it all
+    (what the server holds while it serves: the authoring layer's `App(lifespan=...)`)."""
     if not logging.getLogger().handlers:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if lifespan is not None:
+        async with lifespan():
+            await serve_stdio_async(server, max_message_bytes=max_message_bytes, **runtime_options)
+        return
     transport = await _stdio_transport(max_message_bytes)
     session = Session(transport, ServerRuntime(server, **runtime_options))
     async with anyio.create_task_group() as task_group:
@@ -146,7 +157,11 @@ async def serve_stdio_async(
 
 
 def serve_stdio(
-    server: ServerStub, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, **runtime_options: Any
+    server: ServerStub,
+    *,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    lifespan: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
+    **runtime_options: Any,
 ) -> None:
     """`serve_stdio(MyServer())`: the whole main() of a stdio MCP server."""
     # uvloop where installed (the `http` extra): its loop costs a fraction of asyncio's per message.
@@ -155,7 +170,7 @@ def serve_stdio(
     ttys = os.isatty(0) or os.isatty(1)
     fast_loop = _watchable(0) and _watchable(1) and not ttys and importlib.util.find_spec("uvloop") is not None
     anyio.run(
-        lambda: serve_stdio_async(server, max_message_bytes=max_message_bytes, **runtime_options),
+        lambda: serve_stdio_async(server, max_message_bytes=max_message_bytes, lifespan=lifespan, **runtime_options),
         backend_options={"use_uvloop": fast_loop},
     )
 

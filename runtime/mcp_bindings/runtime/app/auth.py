@@ -1,0 +1,116 @@
+"""Auth in one argument: `App(auth=Auth(resource=..., issuer=..., jwks_uri=...))` serves the app over
+HTTP as an OAuth 2.1 resource server (the runtime's `auth.resource_server`: bearer tokens verified,
+the Protected Resource Metadata served, 401 / 403 challenges), with the scopes every request needs
+(`scopes`) and those a tool needs on top (`@app.tool(scopes=[...])`, asked for with a 403
+`insufficient_scope` challenge: step-up). The principal reaches the functions as `ctx.principal`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from starlette.types import Receive, Scope, Send
+
+    from mcp_bindings.runtime.auth.resource_server import RequestInfo, TokenVerifier
+    from mcp_bindings.runtime.http.app import StreamableHTTPApp
+
+__all__ = ["Auth", "ProtectedApp"]
+
+
+@dataclass(frozen=True)
+class Auth:
+    """The resource-server settings of an app. `resource`: the MCP endpoint's URL (tokens must be
+    issued for it, RFC 8707). Tokens are JWTs from `issuer`, checked with `jwks` or `jwks_uri` (else
+    the issuer's metadata names it), for `audience` (default: `resource`); or give any `verifier`
+    (`IntrospectionVerifier`, ...). `authorization_servers` (default: the issuer) and
+    `scopes_supported` (default: every scope named here and on tools) go into the metadata.
+    `dpop=DPoPProofVerifier()` takes DPoP-bound tokens (`dpop_required`: only those). `options`: the
+    rest of `require_bearer`'s (`scope_hierarchy`, `resource_name`, ...)."""
+
+    resource: str
+    issuer: str | None = None
+    jwks: Mapping[str, Any] | None = None
+    jwks_uri: str | None = None
+    audience: str | Sequence[str] | None = None
+    verifier: TokenVerifier | None = None
+    authorization_servers: Sequence[str] = ()
+    scopes: Sequence[str] = ()
+    scopes_supported: Sequence[str] | None = None
+    dpop: Any = None
+    dpop_required: bool = False
+    options: Mapping[str, Any] = field(default_factory=dict[str, Any])
+
+    def __post_init__(self) -> None:
+        if self.verifier is None and self.issuer is None:
+            raise ValueError("Auth: name the token issuer (issuer=..., with jwks or jwks_uri) or give a verifier=")
+        if isinstance(self.scopes, str):
+            raise ValueError(f"Auth(scopes={self.scopes!r}) is one string; give a list: scopes=[{self.scopes!r}]")
+
+    def protect(self, app: StreamableHTTPApp, tool_scopes: Callable[[], Mapping[str, Sequence[str]]]) -> ProtectedApp:
+        """`app` behind bearer auth; `tool_scopes()`: each tool's own required scopes (read per request)."""
+        # Loaded here: an app without auth does not import the OAuth machinery (nor httpx, PyJWT).
+        from mcp_bindings.runtime.auth.resource_server import JWTVerifier, require_bearer
+
+        verifier = self.verifier
+        if verifier is None:
+            assert self.issuer is not None
+            verifier = JWTVerifier(
+                issuer=self.issuer, jwks=self.jwks, jwks_uri=self.jwks_uri, audience=self.audience or self.resource
+            )
+        every = list(self.scopes)
+
+        def required(request: RequestInfo) -> list[str]:
+            needed = list(every)
+            for name in _called_tools(request.message):
+                needed += [s for s in tool_scopes().get(name, ()) if s not in needed]
+            return needed
+
+        supported = self.scopes_supported
+        if supported is None:
+            named = [*every, *(s for scopes in tool_scopes().values() for s in scopes)]
+            supported = list(dict.fromkeys(named))
+        asgi: Any = app  # an ASGI app (its own Scope / Receive / Send types)
+        outer = require_bearer(
+            asgi,
+            verifier,
+            resource=self.resource,
+            authorization_servers=list(self.authorization_servers) or [self.issuer or self.resource],
+            scopes_supported=supported or None,
+            required_scopes=required,
+            dpop=self.dpop,
+            dpop_required=self.dpop_required,
+            **self.options,
+        )
+        return ProtectedApp(app, outer)
+
+
+def _called_tools(message: Any) -> list[str]:
+    """The tools a POSTed JSON-RPC message (or batch) calls."""
+    items = cast("list[Any]", message) if isinstance(message, list) else [message]
+    names: list[str] = []
+    for item in items:
+        if isinstance(item, dict) and cast("dict[str, Any]", item).get("method") == "tools/call":
+            params = cast("dict[str, Any]", item).get("params")
+            if isinstance(params, dict):
+                names.append(str(cast("dict[str, Any]", params).get("name")))
+    return names
+
+
+class ProtectedApp:
+    """An app's ASGI app behind bearer auth: `inner` is the Streamable HTTP app; `lifespan` as its."""
+
+    def __init__(self, inner: StreamableHTTPApp, outer: Any) -> None:
+        self.inner = inner
+        self.outer = outer
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.outer(scope, receive, send)
+
+    @asynccontextmanager
+    async def lifespan(self, parent: object = None) -> AsyncGenerator[None]:
+        """See `StreamableHTTPApp.lifespan`."""
+        async with self.inner.lifespan(parent):
+            yield

@@ -1,0 +1,86 @@
+"""What lives as long as the app serves: the user's `App(lifespan=...)` (an async context manager
+made from the app, entered when serving starts and left when it stops: a database pool, an HTTP
+client) and the dependencies of scope "app" (`Depends(..., scope="app")`), made on first use and
+cleaned up with it. Entered by `app.run`, `app.asgi()` (its ASGI lifespan, or the `lifespan=` of
+the application it is mounted in) and `app.test_client()`; nested entries share one run."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Callable, Hashable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from typing import Any
+
+import anyio
+
+__all__ = ["NOT_STARTED", "LifespanFactory", "Lifetime"]
+
+LifespanFactory = Callable[[Any], AbstractAsyncContextManager[Any]]
+
+
+class _NotStarted:
+    def __repr__(self) -> str:
+        return "NOT_STARTED"
+
+
+NOT_STARTED: Any = _NotStarted()
+
+
+class Lifetime:
+    """One app's lifespan: its value while it runs, the app-scoped dependency values, and how many
+    servings share it (the last one out leaves it)."""
+
+    __slots__ = ("_entries", "_factory", "_lock", "_owner", "_stack", "app_values", "children", "value")
+
+    def __init__(self, owner: Any, factory: LifespanFactory | None) -> None:
+        self._owner = owner
+        self._factory = factory
+        self._entries = 0
+        self._stack: AsyncExitStack | None = None
+        self._lock: anyio.Lock | None = None
+        self.value: Any = NOT_STARTED  # the lifespan's value (None without a lifespan) while it runs
+        self.app_values: dict[Hashable, Any] = {}  # app-scoped dependencies made so far
+        self.children: list[Lifetime] = []  # of the apps mounted in this one (`app.mount`): run inside it
+
+    @property
+    def running(self) -> bool:
+        return self._stack is not None
+
+    @property
+    def stack(self) -> AsyncExitStack:
+        """Where app-scoped dependencies put their clean-up (left with the lifespan)."""
+        if self._stack is None:
+            raise RuntimeError("the app is not serving")
+        return self._stack
+
+    @asynccontextmanager
+    async def __call__(self) -> AsyncGenerator[Any]:
+        if self._lock is None:  # one per run: a lock belongs to the event loop it was made in
+            self._lock = anyio.Lock()
+        lock = self._lock
+        async with lock:
+            if self._entries == 0:
+                stack = AsyncExitStack()
+                await stack.__aenter__()
+                try:
+                    value = None
+                    if self._factory is not None:
+                        value = await stack.enter_async_context(self._factory(self._owner))
+                    for child in self.children:
+                        await stack.enter_async_context(child())
+                except BaseException:
+                    await stack.aclose()
+                    raise
+                self._stack, self.value = stack, value
+            self._entries += 1
+        try:
+            yield self.value
+        finally:
+            with anyio.CancelScope(shield=True):
+                async with lock:
+                    self._entries -= 1
+                    if self._entries == 0:
+                        stack, self._stack, self._lock = self._stack, None, None
+                        self.value = NOT_STARTED
+                        self.app_values.clear()
+                        if stack is not None:
+                            await stack.aclose()

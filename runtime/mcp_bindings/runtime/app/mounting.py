@@ -1,0 +1,180 @@
+"""Composition: `app.mount(other, namespace="x")` serves another `App`'s tools, prompts, resources,
+templates and completions as this app's own, under a namespace (tool and prompt `x_name`, resource
+`scheme://x/rest`). Live: what the mounted app registers, removes, enables or disables later is
+re-mounted and the clients told (list changed); its lifespan runs inside this app's, and its
+functions keep their own lifespan value and dependencies. A mixin of `App` (`app.core`)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mcp_bindings.runtime.app.changes import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED
+from mcp_bindings.runtime.app.entries import TOOL_NAME, Completer, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry
+from mcp_bindings.runtime.app.errors import AppDefinitionError
+from mcp_bindings.runtime.app.lifespan import Lifetime
+from mcp_bindings.runtime.app.uri_template import Template
+
+if TYPE_CHECKING:
+    from mcp_bindings.runtime.app.core import App
+
+__all__ = ["Mounting"]
+
+Entry = ToolEntry | ResourceEntry | TemplateEntry | PromptEntry
+
+
+@dataclass(eq=False)
+class _Mount:
+    app: App
+    namespace: str | None
+    keys: list[tuple[str, str]] = field(default_factory=list["tuple[str, str]"])  # (table, key) placed here
+    completions: list[tuple[str, str, str]] = field(default_factory=list["tuple[str, str, str]"])
+
+
+def _name(namespace: str | None, name: str) -> str:
+    return name if namespace is None else f"{namespace}_{name}"
+
+
+def _uri(namespace: str | None, uri: str) -> str:
+    """`config://app` -> `config://x/app` (`file:///a` -> `file://x/a`; `urn:a` -> `urn:x/a`)."""
+    if namespace is None:
+        return uri
+    scheme, sep, rest = uri.partition("://")
+    if sep:
+        return f"{scheme}://{namespace}/{rest.lstrip('/')}"
+    scheme, _, rest = uri.partition(":")
+    return f"{scheme}:{namespace}/{rest}"
+
+
+class Mounting:
+    """`App.mount`."""
+
+    _tools: dict[str, ToolEntry]
+    _resources: dict[str, ResourceEntry]
+    _templates: dict[str, TemplateEntry]
+    _prompts: dict[str, PromptEntry]
+    _completers: dict[tuple[str, str, str], Completer]
+    _lifetime: Lifetime
+    _mounts: list[_Mount]
+    _parents: list[App]
+    _origins: dict[int, tuple[Entry, App]]  # id(a mounted copy) -> the mounted app's own entry, and that app
+    protocol_version: str
+    _changed: Callable[..., None]  # `ListChanges._changed`
+    _require: Callable[[str, bool], None]  # `ListChanges._require`
+
+    def mount(self, other: App, namespace: str | None = None) -> None:
+        """Serve `other`'s tools, prompts, resources, templates and completions as this app's, their
+        names prefixed `namespace_` (resource URIs `scheme://namespace/...`; None: as they are). The
+        two apps must be written against the same protocol version; a name taken here is refused."""
+        me: Any = self
+        if any(m.app is other for m in self._mounts):
+            raise AppDefinitionError(f"app.mount: {other.name!r} is already mounted here")
+        if other is me or other in _ancestors(me):
+            raise AppDefinitionError("app.mount: an app cannot be mounted in itself")
+        if other.protocol_version != self.protocol_version:
+            raise AppDefinitionError(
+                f"app.mount: {other.name!r} is written against MCP {other.protocol_version}, this app against "
+                f"{self.protocol_version}; mount apps of the same version (App(protocol=...))"
+            )
+        if namespace is not None and TOOL_NAME.fullmatch(f"{namespace}_x") is None:
+            raise AppDefinitionError(f"app.mount: namespace {namespace!r} must be letters, digits, _ - . (SEP-986)")
+        mount = _Mount(other, namespace)
+        self._mounts.append(mount)
+        try:
+            self._place(mount)
+        except AppDefinitionError:
+            self._mounts.remove(mount)
+            raise
+        other._parents.append(me)  # pyright: ignore[reportPrivateUsage]
+        self._lifetime.children.append(other._lifetime)  # pyright: ignore[reportPrivateUsage]
+
+    def _remount(self, other: App) -> None:
+        """Place a mounted app's components again (it changed)."""
+        for mount in self._mounts:
+            if mount.app is other:
+                self._place(mount)
+
+    def _place(self, mount: _Mount) -> None:
+        tables: dict[str, dict[str, Any]] = {
+            "tools": self._tools,
+            "resources": self._resources,
+            "templates": self._templates,
+            "prompts": self._prompts,
+        }
+        had = {kind: bool(table) for kind, table in tables.items()}
+        had_completions = bool(self._completers)
+        touched = {kind for kind, _key in mount.keys}
+        for kind, key in mount.keys:
+            self._origins.pop(id(tables[kind].pop(key, None)), None)
+        for key in mount.completions:
+            self._completers.pop(key, None)
+        placed = _copies(mount)
+        for (kind, key), _entry in placed.items():
+            if key in tables[kind]:
+                raise AppDefinitionError(
+                    f"app.mount: {key!r} of {mount.app.name!r} is already registered here; mount it with a namespace"
+                )
+        for kind in ("tools", "prompts"):
+            if any(k == kind for k, _ in placed):
+                self._require(kind, had[kind])
+        if any(k in ("resources", "templates") for k, _ in placed):
+            self._require("resources", had["resources"] or had["templates"])
+        mount.keys = list(placed)
+        touched |= {kind for kind, _key in placed}
+        for (kind, key), (entry, origin) in placed.items():
+            tables[kind][key] = entry
+            self._origins[id(entry)] = (origin, mount.app)
+        mount.completions = []
+        for (kind, target, argument), completer in mount.app._completers.items():  # pyright: ignore[reportPrivateUsage]
+            renamed = (kind, _name(mount.namespace, target) if kind == "prompt" else _uri(mount.namespace, target))
+            key = (*renamed, argument)
+            self._require("completions", had_completions or bool(self._completers))
+            self._completers[key] = completer
+            mount.completions.append(key)
+        if "tools" in touched:
+            self._changed(TOOLS_CHANGED, "tools")
+        if touched & {"resources", "templates"}:
+            self._changed(RESOURCES_CHANGED, "resources", "templates")
+        if "prompts" in touched:
+            self._changed(PROMPTS_CHANGED, "prompts")
+
+
+def _ancestors(app: App) -> list[App]:
+    out: list[App] = []
+    for parent in app._parents:  # pyright: ignore[reportPrivateUsage]
+        out += [parent, *_ancestors(parent)]
+    return out
+
+
+def _copies(mount: _Mount) -> dict[tuple[str, str], tuple[Any, Entry]]:
+    """The mounted app's entries as this app places them: (table, key) -> (copy, the original)."""
+    app, ns = mount.app, mount.namespace
+    lifetime = app._lifetime  # pyright: ignore[reportPrivateUsage]
+    out: dict[tuple[str, str], tuple[Any, Entry]] = {}
+    for tool in app._tools.values():  # pyright: ignore[reportPrivateUsage]
+        name = _name(ns, tool.name)
+        new = copy.copy(tool)
+        new.name, new.lifetime = name, tool.lifetime or lifetime
+        new.definition = tool.definition.model_copy(update={"name": name})
+        out["tools", name] = (new, tool)
+    for prompt in app._prompts.values():  # pyright: ignore[reportPrivateUsage]
+        name = _name(ns, prompt.name)
+        new = copy.copy(prompt)
+        new.name, new.lifetime = name, prompt.lifetime or lifetime
+        new.definition = prompt.definition.model_copy(update={"name": name})
+        out["prompts", name] = (new, prompt)
+    for resource in app._resources.values():  # pyright: ignore[reportPrivateUsage]
+        uri = _uri(ns, resource.uri)
+        new = copy.copy(resource)
+        new.uri, new.lifetime = uri, resource.lifetime or lifetime
+        new.definition = resource.definition.model_copy(update={"uri": uri})
+        out["resources", uri] = (new, resource)
+    for template in app._templates.values():  # pyright: ignore[reportPrivateUsage]
+        uri = _uri(ns, template.template.template)
+        new = copy.copy(template)
+        new.template, new.lifetime = Template(uri), template.lifetime or lifetime
+        new.definition = template.definition.model_copy(update={"uri_template": uri})
+        out["templates", uri] = (new, template)
+    return out

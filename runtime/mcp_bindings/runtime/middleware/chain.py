@@ -1,0 +1,147 @@
+"""Middleware on the dispatch seam: functions around every request a handler serves, registered on
+a server's host (`use_middleware(server, ...)`; the authoring layer's `@app.middleware` /
+`App(middleware=[...])`), for stub-based servers and apps alike.
+
+A middleware is `async def mw(call: Call, call_next: Next) -> result`: it sees the method, the
+params (typed in the server's version, and as the client sent them), the session, the principal
+and the protocol version; it may answer itself (short-circuit: return a result of the server's
+version, or raise `McpError`), change `call.params` before `await call_next(call)`, or look at or
+replace what that returns. One that has a `methods` attribute (a collection of method names) runs
+for those methods only. The chain of a method is built once, with its plan (per protocol version
+and method): a method no middleware wants, and a server without middleware, run as before.
+
+Middleware sees requests a handler serves (tools, resources, prompts, completion, custom
+methods...), after the runtime has checked the params and before the tool schema checks and the
+tasks plug-in; the runtime's own answers (initialize, ping, logging/setLevel) do not pass through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from mcp_bindings.runtime.protocol import registry
+from mcp_bindings.runtime.server.host import host_for
+from mcp_bindings.runtime.server.seam import Around, Handler, Plan, ServerFeature, direct
+
+if TYPE_CHECKING:
+    from mcp_bindings.runtime.protocol.context import RequestContext, SessionContext
+    from mcp_bindings.runtime.server.peer import PeerView
+    from mcp_bindings.runtime.server.runtime import ServerRuntime
+    from mcp_bindings.runtime.server.stubs import ServerStub
+
+__all__ = ["Call", "Middleware", "MiddlewareFeature", "Next", "use_middleware"]
+
+
+class Call:
+    """One request as middleware sees it. `params` may be replaced (the rest of the chain and the
+    handler get the new value): typed in the server's version, like what its handler gets."""
+
+    __slots__ = ("_handler", "context", "method", "params", "raw")
+
+    def __init__(self, method: str, params: Any, raw: Any, context: RequestContext, handler: Handler) -> None:
+        self.method = method
+        self.params = params
+        self.raw = raw  # the params as the client sent them (its version's JSON), or None
+        self.context = context
+        self._handler = handler
+
+    @property
+    def protocol_version(self) -> str:
+        """The client's version of the protocol for this request."""
+        return self.context.protocol_version
+
+    @property
+    def session(self) -> SessionContext:
+        """The client: its id (one per connection; one per request at 2026-07-28), `state`, info."""
+        return self.context.session
+
+    @property
+    def principal(self) -> str | None:
+        """Who the transport authenticated (HTTP bearer auth); None: nobody."""
+        principal = getattr(self.context, "principal", None)
+        return principal if isinstance(principal, str) else None
+
+    @property
+    def target(self) -> str | None:
+        """What the request names: a tool's or prompt's name, a resource's URI (None otherwise)."""
+        params = self.params
+        name = getattr(params, "name", None)
+        if isinstance(name, str):
+            return name
+        uri = getattr(params, "uri", None)
+        return uri if isinstance(uri, str) else None
+
+    @property
+    def client_key(self) -> str:
+        """Who is asking, for per-client bounds: the principal, else the connection (handshake
+        era), else "anonymous" (an unauthenticated stateless request has no identity to key by)."""
+        principal = self.principal
+        if principal is not None:
+            return f"principal:{principal}"
+        if registry.info(self.context.protocol_version).stateless:
+            return "anonymous"
+        return f"session:{self.context.session.id}"
+
+
+Next = Callable[[Call], Awaitable[Any]]
+
+
+class Middleware(Protocol):
+    """`async def middleware(call, call_next) -> result` (optionally with a `methods` attribute)."""
+
+    def __call__(self, call: Call, call_next: Next, /) -> Awaitable[Any]: ...
+
+
+def _wants(middleware: Middleware, method: str) -> bool:
+    methods: Collection[str] | None = getattr(middleware, "methods", None)
+    return methods is None or method in methods
+
+
+def _link(middleware: Middleware, call_next: Next) -> Next:
+    def step(call: Call) -> Awaitable[Any]:
+        return middleware(call, call_next)
+
+    return step
+
+
+class MiddlewareFeature(ServerFeature):
+    """The middleware of one server, on its dispatch seam. `chain` is read when a method's plan is
+    built (a callable: the list as it is then)."""
+
+    def __init__(self, chain: Sequence[Middleware] | Callable[[], Sequence[Middleware]]) -> None:
+        self._chain = chain
+
+    def middleware(self) -> Sequence[Middleware]:
+        return self._chain() if callable(self._chain) else self._chain
+
+    def wrap(self, runtime: ServerRuntime, plan: Plan, view: PeerView) -> None:
+        method = plan.spec.method
+        wanted = [m for m in self.middleware() if _wants(m, method)]
+        if not wanted:
+            return
+
+        def outer(inner: Around | None) -> Around:
+            run = inner or direct
+
+            async def end(call: Call) -> Any:
+                return await run(call._handler, call.params, call.context, call.raw)  # pyright: ignore[reportPrivateUsage]
+
+            entry: Next = end
+            for middleware in reversed(wanted):
+                entry = _link(middleware, entry)
+
+            def around(handler: Handler, params: Any, context: Any, raw: Any) -> Awaitable[Any]:
+                return entry(Call(method, params, raw, context, handler))
+
+            return around
+
+        plan.wrap(outer)
+
+
+def use_middleware(server: ServerStub, *middleware: Middleware) -> MiddlewareFeature:
+    """Run `middleware` (outermost first) around the requests `server`'s handlers serve. Call it
+    before the server serves: plans already built keep what they had."""
+    feature = MiddlewareFeature(list(middleware))
+    host_for(server).use(feature)
+    return feature

@@ -1,0 +1,214 @@
+"""Middleware on the dispatch seam (issue 32, item 2): `@app.middleware` / `App(middleware=[...])` and
+`use_middleware(server, ...)` on a stub-based server see each request (method, typed and raw params,
+session, principal, protocol version), can short-circuit, transform params and results, and run in
+order; the ready-made `Timing`, `RateLimit` (per client) and `Cache` (read-only results: resources,
+tools listed with readOnlyHint, the 2026-07-28 ttlMs / cacheScope hints) do what they say; an app
+without middleware puts nothing on the seam. At 2025-11-25 and 2026-07-28, in memory; over
+Streamable HTTP with the official SDK client in tests/interop/test_app_features_sdk.py."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import logging
+from typing import Any
+
+import pytest
+
+from mcp_bindings.runtime.app import App, AppDefinitionError
+from mcp_bindings.runtime.memory import connect_in_memory
+from mcp_bindings.runtime.middleware import Cache, Call, MiddlewareFeature, Next, RateLimit, Timing, use_middleware
+from mcp_bindings.runtime.protocol import registry
+from mcp_bindings.runtime.rpc.errors import McpError
+from mcp_bindings.runtime.server.host import host_for
+from tests.support import REPO_ROOT
+
+pytestmark = pytest.mark.anyio
+
+VERSIONS = ["2025-11-25", "2026-07-28"]
+
+
+def _client(version: str) -> Any:
+    return importlib.import_module(f"{registry.load_version(version).__name__}.client").Client
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_middleware_sees_transforms_and_short_circuits(version: str) -> None:
+    seen: list[tuple[str, str | None, str, Any]] = []
+    app = App("mw")
+
+    @app.middleware
+    async def record(call: Call, call_next: Next) -> Any:
+        seen.append((call.method, call.target, call.protocol_version, call.raw))
+        assert call.session.id and call.principal is None
+        return await call_next(call)
+
+    @app.middleware
+    async def guard(call: Call, call_next: Next) -> Any:
+        if call.target == "delete":  # short-circuit: the handler is not called
+            return app.server.protocol.client_requests["tools/call"].result(
+                content=[{"type": "text", "text": "refused by policy"}], is_error=True
+            )
+        if call.target == "shout":  # transform the params, then the result
+            call.params = call.params.model_copy(update={"arguments": {"text": call.params.arguments["text"].upper()}})
+            result = await call_next(call)
+            bang = type(result.content[0])(type="text", text="!")
+            return result.model_copy(update={"content": [*result.content, bang]})
+        return await call_next(call)
+
+    deleted: list[str] = []
+
+    @app.tool
+    def delete(path: str) -> str:
+        deleted.append(path)
+        return "deleted"
+
+    @app.tool
+    def shout(text: str) -> str:
+        return text
+
+    async with app.test_client(version) as client:
+        refused = await client.call_tool(name="delete", arguments={"path": "/etc"})
+        shouted = await client.call_tool(name="shout", arguments={"text": "hi"})
+    assert refused.is_error and refused.content[0].text == "refused by policy" and deleted == []
+    assert [block.text for block in shouted.content] == ["HI", "!"]
+    assert ("tools/call", "delete", version, {"name": "delete", "arguments": {"path": "/etc"}}) in [
+        (m, t, v, {k: r[k] for k in ("name", "arguments")}) for m, t, v, r in seen if m == "tools/call"
+    ]
+    assert [s[1] for s in seen if s[0] == "tools/call"] == ["delete", "shout"]
+
+
+def test_middleware_after_the_app_serves_is_refused() -> None:
+    app = App("late")
+
+    @app.tool
+    def ping() -> str:
+        return "pong"
+
+    assert app.server is not None
+    with pytest.raises(AppDefinitionError, match="register middleware before it starts"):
+        app.middleware(Timing())
+
+
+def test_an_app_without_middleware_puts_nothing_on_the_seam() -> None:
+    app = App("plain")
+
+    @app.tool
+    def ping() -> str:
+        return "pong"
+
+    assert not any(isinstance(f, MiddlewareFeature) for f in host_for(app.server).added)
+    timed = App("timed", middleware=[Timing()])
+    timed.tool(ping)
+    assert [type(f) for f in host_for(timed.server).added] == [MiddlewareFeature]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_on_a_stub_based_server(version: str) -> None:
+    spec = importlib.util.spec_from_file_location("_echo_for_middleware", REPO_ROOT / "examples" / "echo_server.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    server = module.make_server("2025-11-25")
+    timing = Timing()
+    use_middleware(server, timing, RateLimit(rate=0.001, burst=2))
+    async with connect_in_memory(server, _client(version), protocol_version=version) as client:
+        assert (await client.call_tool(name="echo", arguments={"text": "a"})).content[0].text == "a"
+        assert (await client.call_tool(name="echo", arguments={"text": "b"})).content[0].text == "b"
+        with pytest.raises(McpError) as limited:
+            await client.call_tool(name="echo", arguments={"text": "c"})
+        await client.list_tools()  # not counted by the rate limit (tools/call only)
+    assert limited.value.code == -32050
+    assert limited.value.message.startswith("Rate limit reached: at most 0.001 tools/call requests per second")
+    assert timing.times["tools/call"].calls == 3 and timing.times["tools/call"].errors == 1
+    assert timing.times["tools/list"].calls == 1
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_timing_logs_each_request(version: str, caplog: pytest.LogCaptureFixture) -> None:
+    app = App("timed", middleware=[Timing()])
+
+    @app.tool
+    def ping() -> str:
+        return "pong"
+
+    caplog.set_level(logging.INFO, logger="mcp_bindings.runtime.middleware")
+    async with app.test_client(version) as client:
+        await client.call_tool(name="ping")
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "mcp_bindings.runtime.middleware"]
+    assert line.startswith("tools/call ping: ") and line.endswith(f", ok (session {line.split('session ')[1]}")
+    assert f", {version})" in line
+
+
+async def test_rate_limit_is_per_client() -> None:
+    app = App("limited", middleware=[RateLimit(rate=0.001, burst=1)])
+
+    @app.tool
+    def ping() -> str:
+        return "pong"
+
+    async with app.test_client("2025-11-25") as one, app.test_client("2025-11-25") as two:
+        await one.call_tool(name="ping")
+        await two.call_tool(name="ping")  # another session: its own bucket
+        with pytest.raises(McpError, match="Rate limit reached"):
+            await one.call_tool(name="ping")
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_cache_keeps_read_only_results(version: str) -> None:
+    cache = Cache(ttl=60)
+    app = App("cached", middleware=[cache])
+    runs: list[str] = []
+
+    @app.tool(annotations={"readOnlyHint": True})
+    def lookup(key: str) -> str:
+        runs.append(f"lookup {key}")
+        return key.upper()
+
+    @app.tool
+    def write(key: str) -> str:
+        runs.append(f"write {key}")
+        return "ok"
+
+    @app.resource("config://app")
+    def config() -> str:
+        runs.append("config")
+        return "debug=false"
+
+    async with app.test_client(version) as client:
+        await client.list_tools()  # the cache learns which tools are read-only
+        for _ in range(2):
+            assert (await client.call_tool(name="lookup", arguments={"key": "a"})).content[0].text == "A"
+            await client.call_tool(name="write", arguments={"key": "a"})
+            assert (await client.read_resource(uri="config://app")).contents[0].text == "debug=false"
+        await client.call_tool(name="lookup", arguments={"key": "b"})
+    assert runs == ["lookup a", "write a", "config", "write a", "lookup b"]
+    assert (cache.hits, cache.misses) == (2, 3)
+
+
+async def test_cache_follows_the_2026_hints() -> None:
+    async def hints(call: Call, call_next: Next) -> Any:  # what a server says of its results at 2026-07-28
+        result = await call_next(call)
+        if call.target == "config://app":
+            return result.model_copy(update={"ttl_ms": 60_000, "cache_scope": "public"})
+        return result
+
+    cache = Cache(ttl=0)  # nothing kept unless the result says how long
+    app = App("hinted", protocol="2026-07-28", middleware=[cache, hints])
+    reads: list[str] = []
+
+    @app.resource("config://app")
+    def config() -> str:
+        reads.append("config")
+        return "debug=false"
+
+    @app.resource("config://volatile")
+    def volatile() -> str:
+        reads.append("volatile")
+        return "now"
+
+    async with app.test_client("2026-07-28") as one, app.test_client("2025-11-25") as two:
+        for client in (one, two, one):
+            assert (await client.read_resource(uri="config://app")).contents[0].text == "debug=false"
+            await client.read_resource(uri="config://volatile")
+    assert reads == ["config", "volatile", "volatile", "volatile"]  # public for 60 s: kept for every client

@@ -1,0 +1,112 @@
+"""A client built on the official MCP Python SDK (mcp==2.3.0) that lists the tools of one of our
+servers and calls the ones it is told to, at one protocol version, over Streamable HTTP (`--url`) or
+stdio (a command after `--`); prints what it saw as one JSON object on stdout. Runs in the SDK's
+venv, never in the project's.
+
+    <sdk-python> tests/peers/sdk_steps_client.py --version 2025-11-25 --url URL --call 'greet={"name": "ada"}'
+    <sdk-python> tests/peers/sdk_steps_client.py --version 2026-07-28 --call 'count={}' -- <python> server.py
+
+Handshake versions are pinned by hand (an `initialize` offering the version, then `session.adopt`);
+2026-07-28 uses `Client(mode="2026-07-28")`. The report: {"version", "tools": [names], "calls":
+[{"name", "result"} | {"name", "mcp_error"} | {"name", "error"}], "progress": [[progress, total]]}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+import warnings
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.client.client import Client
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+warnings.simplefilter("ignore")
+
+MODERN = "2026-07-28"
+INFO = types.Implementation(name="sdk-steps", version="2.3.0")
+
+
+def dump(value: Any) -> Any:
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return value
+
+
+async def run(version: str, calls: list[tuple[str, dict[str, Any]]], url: str | None, command: list[str]) -> Any:
+    report: dict[str, Any] = {"version": version, "calls": [], "progress": []}
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        report["progress"].append([value, total])
+
+    async def scenario(session: Any) -> None:
+        report["tools"] = [tool.name for tool in (await session.list_tools()).tools]
+        for name, arguments in calls:
+            entry: dict[str, Any] = {"name": name}
+            try:
+                with anyio.fail_after(20):
+                    entry["result"] = dump(await session.call_tool(name, arguments, progress_callback=progress))
+            except MCPError as exc:
+                entry["mcp_error"] = {"code": exc.error.code, "message": exc.error.message}
+            except Exception as exc:  # noqa: BLE001 - reported to the test
+                entry["error"] = repr(exc)
+                entry["traceback"] = traceback.format_exc()
+            report["calls"].append(entry)
+
+    if version == MODERN:
+        server: Any = url if url is not None else StdioServerParameters(command=command[0], args=command[1:])
+        async with Client(server, mode=MODERN, client_info=INFO, cache=None) as client:
+            await scenario(client)
+        return report
+    transport = (
+        streamable_http_client(url)
+        if url is not None
+        else stdio_client(StdioServerParameters(command=command[0], args=command[1:]))
+    )
+    async with (
+        transport as (read_stream, write_stream),
+        ClientSession(read_stream, write_stream, client_info=INFO) as session,
+    ):
+        init = await session.send_request(
+            types.InitializeRequest(
+                params=types.InitializeRequestParams(
+                    protocol_version=version,
+                    capabilities=session._build_capabilities(version),  # noqa: SLF001
+                    client_info=INFO,
+                )
+            ),
+            types.InitializeResult,
+        )
+        session.adopt(init)
+        await session.send_notification(types.InitializedNotification())
+        report["negotiated"] = init.protocol_version
+        await scenario(session)
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--version", required=True)
+    parser.add_argument("--url")
+    parser.add_argument("--call", action="append", default=[], help="NAME=JSON arguments; repeatable")
+    parser.add_argument("command", nargs="*")
+    args = parser.parse_args()
+    if (args.url is None) == (not args.command):
+        parser.error("give exactly one of: a server command, --url")
+    calls = [(spec.split("=", 1)[0], json.loads(spec.split("=", 1)[1])) for spec in args.call]
+    try:
+        report = anyio.run(run, args.version, calls, args.url, args.command)
+    except BaseException as exc:  # noqa: BLE001 - the test reads the report
+        report = {"fatal": repr(exc), "traceback": traceback.format_exc()}
+    sys.stdout.write(json.dumps(report) + "\n")
+
+
+if __name__ == "__main__":
+    main()
