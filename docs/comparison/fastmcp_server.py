@@ -1,10 +1,12 @@
-"""The comparison server of docs/authoring.md, on FastMCP 4.1.6.
+"""The comparison server of docs/authoring.md, on FastMCP 4.2.3 (`pip install fastmcp==4.2.3`).
 
 Written from FastMCP's documentation and sources (`@mcp.completion` is its server-level completion
-handler); not run here: FastMCP 4.1.6 pins dependencies newer than this machine's package index.
+handler); run by tests/interop/test_comparison_servers.py, and pyright-strict-clean with FastMCP
+installed.
 """
 
 from fastmcp import Context, FastMCP
+from fastmcp.server.elicitation import AcceptedElicitation
 from mcp_types import CompletionArgument, CompletionContext, PromptReference, ResourceTemplateReference
 from pydantic import BaseModel
 
@@ -27,7 +29,7 @@ async def weather(city: str, ctx: Context) -> Weather:
 async def delete(path: str, ctx: Context) -> str:
     """Delete a file, after asking the user."""
     answer = await ctx.elicit(f"Delete {path}?", response_type=bool)
-    return f"deleted {path}" if answer and answer.data else "kept"
+    return f"deleted {path}" if isinstance(answer, AcceptedElicitation) and answer.data else "kept"
 
 
 @mcp.resource("config://app")

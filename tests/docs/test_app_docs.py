@@ -11,7 +11,7 @@ from tests.support import REPO_ROOT
 DOC = REPO_ROOT / "docs" / "authoring.md"
 FILES = {
     "this layer": REPO_ROOT / "examples" / "app_server.py",
-    "FastMCP 4.1.6": REPO_ROOT / "docs" / "comparison" / "fastmcp_server.py",
+    "FastMCP 4.2.3": REPO_ROOT / "docs" / "comparison" / "fastmcp_server.py",
     "official SDK `MCPServer` (mcp 2.3.0)": REPO_ROOT / "docs" / "comparison" / "official_mcpserver.py",
 }
 

@@ -25,6 +25,8 @@ PY_REQUIREMENTS = ("mcp-server-time==2026.10.19", "mcp-server-git==2026.10.19")
 LEGACY_REQUIREMENTS = ("mcp-server-time==0.6.2", "mcp==1.1.3")
 # The last handshake-only official SDK (its `FastMCP`): `tests/peers/sdk_legacy_server.py`, stdio or HTTP.
 HANDSHAKE_SDK_REQUIREMENTS = ("mcp==1.30.0",)
+# FastMCP as people install it (the comparison server of docs/authoring.md runs on it).
+FASTMCP_REQUIREMENTS = ("fastmcp==4.2.3",)
 NPM_PACKAGE = "@modelcontextprotocol/server-everything@2026.8.31"
 
 
@@ -54,6 +56,11 @@ def legacy_python_peers() -> Path:
 def handshake_sdk() -> Path:
     """The venv holding the official SDK's last 1.x release (`bin/python`)."""
     return _venv("handshake-sdk-venv", HANDSHAKE_SDK_REQUIREMENTS, "python")
+
+
+def fastmcp() -> Path:
+    """The venv holding FastMCP 4.2.3 (`bin/python`)."""
+    return _venv("fastmcp-venv", FASTMCP_REQUIREMENTS, "python")
 
 
 def _venv(name: str, requirements: tuple[str, ...], command: str) -> Path:
