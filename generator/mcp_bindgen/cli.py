@@ -260,6 +260,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_contract import add_parsers as add_contract_parsers
 
     add_contract_parsers(sub)  # `client`, `lock`, `lint`: a server's own contract (docs/contract.md)
+    from .cli_sessions import add_parsers as add_session_parsers
+
+    add_session_parsers(sub)  # `record`, `replay`, `replay-client`, `diff-sessions` (docs/testing-with-recordings.md)
     return parser
 
 

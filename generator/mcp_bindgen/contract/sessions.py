@@ -1,0 +1,109 @@
+"""The recorded-session commands (`record`, `replay`, `replay-client`, `diff-sessions`): parse the
+options, run the runtime's `recording` package, turn its errors into one-sentence CLI errors."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+import anyio
+
+from mcp_bindings.runtime.recording.compare import DEFAULT_IGNORED, MatchRules
+from mcp_bindings.runtime.recording.redaction import DEFAULT, Redaction, RedactionError, load_redaction
+from mcp_bindings.runtime.recording.session_file import Recording, SessionFileError, read_recording
+
+from ..errors import BindgenError
+
+
+def _server(args: argparse.Namespace, what: str) -> list[str]:
+    server = [part for part in args.server]
+    if server and server[0] == "--":
+        server = server[1:]
+    if not server:
+        raise BindgenError(f"no server given: put it last, after `--` (mcp-bindgen {what} ... -- COMMAND ARGS...)")
+    return server
+
+
+def _redaction(args: argparse.Namespace) -> Redaction:
+    try:
+        base = load_redaction(args.redaction) if args.redaction else DEFAULT
+    except RedactionError as exc:
+        raise BindgenError(str(exc)) from None
+    missing = [name for name in args.redact_env if name not in os.environ]
+    if missing:
+        raise BindgenError(f"--redact-env {missing[0]}: that environment variable is not set")
+    return base.with_rules(
+        headers=args.redact_header, fields=args.redact_field, values=[os.environ[name] for name in args.redact_env]
+    )
+
+
+def _read(path: str) -> Recording:
+    try:
+        return read_recording(path)
+    except SessionFileError as exc:
+        raise BindgenError(str(exc)) from None
+
+
+def _rules(args: argparse.Namespace) -> MatchRules:
+    return MatchRules(ignore=(*DEFAULT_IGNORED, *args.ignore), method_only=args.match == "method")
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    server = _server(args, "record")
+    redaction = _redaction(args)
+    if server[0].startswith(("http://", "https://")):
+        from mcp_bindings.runtime.recording.http_proxy import record_http
+
+        if len(server) > 1:
+            raise BindgenError("a URL server takes no further arguments: mcp-bindgen record -o FILE -- URL")
+        host, _, port = (args.listen or "127.0.0.1:0").rpartition(":")
+        if not port.isdigit():
+            raise BindgenError(f"--listen {args.listen!r} must read HOST:PORT, e.g. 127.0.0.1:8800")
+        anyio.run(
+            lambda: record_http(server[0], args.output, redaction=redaction, host=host or "127.0.0.1", port=int(port))
+        )
+        return 0
+    from mcp_bindings.runtime.recording.stdio_proxy import record_stdio
+
+    try:
+        anyio.run(lambda: record_stdio(server, args.output, redaction=redaction))
+    except RuntimeError as exc:
+        raise BindgenError(f"{exc}; check the command after `--`") from None
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from mcp_bindings.runtime.recording.replay_server import replay_stdio
+
+    recording = _read(args.session)
+    rules = _rules(args)
+    anyio.run(lambda: replay_stdio(recording, rules=rules, order=args.order, timing=args.timing))
+    return 0
+
+
+def cmd_replay_client(args: argparse.Namespace) -> int:
+    from mcp_bindings.runtime.recording.replay_client import replay_client
+
+    recording = _read(args.session)
+    server = _server(args, "replay-client")
+    try:
+        report = anyio.run(lambda: replay_client(recording, server, ignore=tuple(args.ignore_result)))
+    except RuntimeError as exc:
+        raise BindgenError(f"{exc}; check the command after `--`") from None
+    if args.format == "json":
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        print(report.text())
+    return 0 if report.ok else 1
+
+
+def cmd_diff_sessions(args: argparse.Namespace) -> int:
+    from mcp_bindings.runtime.recording.session_diff import diff_sessions
+
+    report = diff_sessions(_read(args.a), _read(args.b))
+    out: Any = report.to_json() if args.format == "json" else report.text()
+    print(json.dumps(out, indent=2) if args.format == "json" else out, file=sys.stdout)
+    return 1 if report.breaking else 0
