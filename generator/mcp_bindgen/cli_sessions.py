@@ -49,7 +49,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="redact the value of this environment variable wherever it appears (repeatable)",
     )
     record.add_argument("--listen", metavar="HOST:PORT", help="for a URL server: where the recording proxy listens")
-    record.add_argument("server", nargs=argparse.REMAINDER, metavar="-- CMD... | URL", help="the server to record")
+    record.add_argument("server", nargs="*", metavar="-- CMD... | URL", help="the server to record")
     record.set_defaults(func=_run("cmd_record"))
 
     replay = sub.add_parser("replay", help="serve the recorded server side of a session file over stdio")
@@ -73,7 +73,14 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         metavar="PATH",
         help="a dotted path of results not compared, e.g. result.content (repeatable)",
     )
-    client.add_argument("server", nargs=argparse.REMAINDER, metavar="-- CMD...", help="the server to drive")
+    client.add_argument(
+        "--from",
+        dest="server",
+        nargs=argparse.REMAINDER,
+        default=[],
+        metavar="CMD...",
+        help="the stdio server to drive: a command with its arguments (put it last)",
+    )
     client.set_defaults(func=_run("cmd_replay_client"))
 
     diff = sub.add_parser("diff-sessions", help="compare two session files message by message, ids and timings ignored")

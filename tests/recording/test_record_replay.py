@@ -4,6 +4,7 @@ asked of the client again; an unmatched request named with its nearest recorded 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -30,3 +31,60 @@ async def test_replay_answers_as_recorded(tmp_path: Path, version: str) -> None:
     assert replayed == live
     replayed_strict = await replay_in_memory(recording, version, order="strict")
     assert replayed_strict == live
+
+
+async def test_unmatched_request_names_the_nearest_recorded_one(tmp_path: Path) -> None:
+    import anyio
+
+    from mcp_bindings.runtime.recording.replay_server import ServerReplay
+    from mcp_bindings.runtime.rpc.transport import memory_pair
+
+    path = tmp_path / "s.mcpsession"
+    await record_in_memory(path, "2025-11-25")
+    recording = read_recording(path)
+    client_end, server_end = memory_pair()
+    replay = ServerReplay(recording)
+    answers: list[dict[str, object]] = []
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(replay.serve, server_end)
+            for request in (
+                {
+                    "jsonrpc": "2.0",
+                    "id": 7,
+                    "method": "tools/call",
+                    "params": {"name": "greet", "arguments": {"name": "Bob"}},
+                },
+                {"jsonrpc": "2.0", "id": 8, "method": "resources/list", "params": {}},
+            ):
+                await client_end.send(json.dumps(request).encode())
+                answers.append(json.loads(await client_end.receive()))
+            group.cancel_scope.cancel()
+    first, second = answers
+    assert first["id"] == 7 and first["error"]["code"] == -32602
+    message = first["error"]["message"]
+    assert "no recorded tools/call matches: the nearest is tools/call greet (s.mcpsession:" in message
+    assert 'params.arguments.name: recorded "Ada", got "Bob"' in message
+    assert first["error"]["data"]["differences"] == [
+        {"path": "params.arguments.name", "kind": "changed", "recorded": "Ada", "actual": "Bob"}
+    ]
+    assert second["error"]["code"] == -32601
+    assert second["error"]["message"].startswith("resources/list was never recorded (the recording has initialize, ")
+
+
+async def test_strict_order_refuses_a_request_out_of_turn(tmp_path: Path) -> None:
+    from mcp_bindings.runtime.recording.replay_server import ServerReplay, Unmatched
+
+    path = tmp_path / "s.mcpsession"
+    await record_in_memory(path, "2025-11-25")
+    replay = ServerReplay(read_recording(path), order="strict")
+    initialize = next(e for e in replay.exchanges if e.message.get("method") == "initialize")
+    assert replay.claim(initialize.message) is initialize
+    out_of_turn = replay.claim({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add"}})
+    assert isinstance(out_of_turn, Unmatched)
+    assert out_of_turn.message.startswith("tools/call add is out of the recorded order: tools/list (s.mcpsession:")
+    # In any order, the same request is found (and a request asked again is answered again).
+    relaxed = ServerReplay(read_recording(path))
+    add = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 2, "b": 3}}}
+    first, again = relaxed.claim(add), relaxed.claim(add)
+    assert not isinstance(first, Unmatched) and first is again and first.played == 2

@@ -23,7 +23,8 @@ def _server(args: argparse.Namespace, what: str) -> list[str]:
     if server and server[0] == "--":
         server = server[1:]
     if not server:
-        raise BindgenError(f"no server given: put it last, after `--` (mcp-bindgen {what} ... -- COMMAND ARGS...)")
+        where = "--from COMMAND ARGS..." if what == "replay-client" else "-- COMMAND ARGS..."
+        raise BindgenError(f"no server given: put it last (mcp-bindgen {what} ... {where})")
     return server
 
 

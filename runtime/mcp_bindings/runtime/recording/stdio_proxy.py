@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import uuid
 from collections.abc import Mapping, Sequence
 
@@ -30,7 +29,7 @@ async def spawn(
             list(command),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=sys.stderr,
+            stderr=None,  # the server's log goes where ours goes
             env={**os.environ, **env} if env is not None else None,
             cwd=cwd,
         )
