@@ -4,6 +4,7 @@ one JSON object on stdout. Runs in the SDK's venv, never in the project's.
 
     <sdk-python> tests/peers/sdk_everything_client.py -- <server command...>
     <sdk-python> tests/peers/sdk_everything_client.py --url http://127.0.0.1:PORT/mcp
+    <sdk-python> tests/peers/sdk_everything_client.py --scenario time -- <mcp-server-time command...>
 
 Each step's outcome is recorded under its name; a step that raises records {"error": ...} and the
 scenario goes on, so the test can say exactly which step failed.
@@ -34,7 +35,7 @@ def dump(value: Any) -> Any:
     return value
 
 
-async def run(command: list[str], url: str | None) -> dict[str, Any]:
+async def run(command: list[str], url: str | None, scenario: str = "everything") -> dict[str, Any]:
     report: dict[str, Any] = {}
     progress: list[Any] = []
 
@@ -76,6 +77,12 @@ async def run(command: list[str], url: str | None) -> dict[str, Any]:
                 return report
             report["initialize"] = {k: v for k, v in report["initialize"].items() if k != "instructions"}
             await step("tools", session.list_tools())
+            if scenario == "time":
+                await step("now", session.call_tool("get_current_time", {"timezone": "UTC"}))
+                convert = {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}
+                await step("convert", session.call_tool("convert_time", convert))
+                await step("bad_zone", session.call_tool("get_current_time", {"timezone": "Mars/Olympus"}))
+                return report
             await step("echo", session.call_tool("echo", {"message": "hello recording"}))
             await step("sum", session.call_tool("get-sum", {"a": 2, "b": 40}))
             await step("structured", session.call_tool("get-structured-content", {"location": "Chicago"}))
@@ -103,10 +110,11 @@ async def run(command: list[str], url: str | None) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--url")
+    parser.add_argument("--scenario", choices=("everything", "time"), default="everything")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    print(json.dumps(anyio.run(run, command, args.url)))
+    print(json.dumps(anyio.run(run, command, args.url, args.scenario)))
     sys.stdout.flush()
 
 

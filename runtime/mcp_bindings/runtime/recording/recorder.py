@@ -26,7 +26,14 @@ class Recorder:
         self._versions: dict[str | None, str] = {}
         self._initialize_ids: dict[str | None, set[Any]] = {}
 
-    def _track_version(self, direction: Direction, message: dict[str, Any], session: str | None) -> None:
+    def _track_version(
+        self, direction: Direction, message: dict[str, Any], session: str | None, http: dict[str, Any] | None
+    ) -> None:
+        headers = (http or {}).get("headers")
+        if isinstance(headers, dict):
+            stated = {k.lower(): v for k, v in cast("dict[str, Any]", headers).items()}.get("mcp-protocol-version")
+            if isinstance(stated, str):
+                self._versions[session] = stated
         params = message.get("params")
         if direction == "client" and isinstance(params, dict):
             params = cast("dict[str, Any]", params)
@@ -37,12 +44,14 @@ class Recorder:
                 version = cast("dict[str, Any]", meta).get(STATELESS_VERSION_KEY)
                 if isinstance(version, str):
                     self._versions[session] = version
-        elif direction == "server" and message.get("id") in self._initialize_ids.get(session, set()):
-            result = message.get("result")
-            if isinstance(result, dict):
-                version = cast("dict[str, Any]", result).get("protocolVersion")
-                if isinstance(version, str):
-                    self._versions[session] = version
+            return
+        # An HTTP session gets its id with the initialize answer: its request had none.
+        asked = self._initialize_ids.get(session, set()) | self._initialize_ids.get(None, set())
+        result = message.get("result")
+        if direction == "server" and message.get("id") in asked and isinstance(result, dict):
+            version = cast("dict[str, Any]", result).get("protocolVersion")
+            if isinstance(version, str):
+                self._versions[session] = version
 
     def frame(
         self,
@@ -64,7 +73,7 @@ class Recorder:
             if not isinstance(message, dict):
                 message, raw = None, frame.decode("utf-8", "replace")
         if message is not None:
-            self._track_version(direction, cast("dict[str, Any]", message), session)
+            self._track_version(direction, cast("dict[str, Any]", message), session, http)
         self.seq += 1
         self.writer.write(
             Entry(
