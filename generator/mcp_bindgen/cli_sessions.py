@@ -59,6 +59,15 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "--timing", choices=("fast", "preserved"), default="fast", help="answer at once or keep the recorded delays"
     )
     _match_options(replay)
+    replay.add_argument(
+        "--new-episodes",
+        dest="live",
+        nargs=argparse.REMAINDER,
+        default=[],
+        metavar="CMD...",
+        help="send what the recording cannot answer to this live stdio server and write the whole session "
+        "back to FILE (put it last)",
+    )
     replay.set_defaults(func=_run("cmd_replay"))
 
     client = sub.add_parser(

@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -81,7 +82,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     recording = _read(args.session)
     rules = _rules(args)
-    anyio.run(lambda: replay_stdio(recording, rules=rules, order=args.order, timing=args.timing))
+    live = args.live or None
+    record_to = Path(args.session) if live else None
+    anyio.run(
+        lambda: replay_stdio(
+            recording, live=live, record_to=record_to, rules=rules, order=args.order, timing=args.timing
+        )
+    )
     return 0
 
 

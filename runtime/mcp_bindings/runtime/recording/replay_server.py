@@ -16,14 +16,20 @@ from each request to what answered it."""
 from __future__ import annotations
 
 import json
+import os
 import sys
+import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, cast
 
 import anyio
 
 from mcp_bindings.runtime.recording.compare import DEFAULT_RULES, Difference, MatchRules, what_is
-from mcp_bindings.runtime.recording.session_file import Entry, Recording
+from mcp_bindings.runtime.recording.live_fallback import LiveFallback, RecordingTransport
+from mcp_bindings.runtime.recording.recorder import Recorder
+from mcp_bindings.runtime.recording.session_file import Entry, Recording, SessionWriter, new_header
 from mcp_bindings.runtime.rpc.transport import OversizedMessage, Transport
 
 Order = Literal["strict", "any"]
@@ -111,6 +117,7 @@ class ServerReplay:
         order: Order = "any",
         timing: Timing = "fast",
         log: Any = None,
+        fallback: LiveFallback | None = None,
     ) -> None:
         self.recording = recording
         self.rules = rules
@@ -122,6 +129,8 @@ class ServerReplay:
         self._next_id = 0
         self._waiting: dict[Any, anyio.Event] = {}
         self._closing = False
+        self.fallback = fallback
+        self.forwarded: list[dict[str, Any]] = []
 
     # -- matching --------------------------------------------------------------------------------
 
@@ -207,6 +216,8 @@ class ServerReplay:
             self._closing = True
             for event in self._waiting.values():
                 event.set()
+            if self.fallback is not None:  # the client is done: so is the live server (its reader ends)
+                await self.fallback.aclose()
 
     async def _incoming(self, transport: Transport, group: anyio.abc.TaskGroup, frame: bytes) -> None:
         try:
@@ -222,8 +233,16 @@ class ServerReplay:
             event = self._waiting.pop(message.get("id"), None)
             if event is not None:
                 event.set()
+            elif self.fallback is not None:  # or to one the live server sent
+                await self.fallback.forward(message, transport, group)
             return
+        if self.fallback is not None:
+            self.fallback.remember(message)
         found = self.claim(message)
+        if isinstance(found, Unmatched) and self.fallback is not None:
+            self.forwarded.append(message)
+            await self.fallback.forward(message, transport, group)
+            return
         if isinstance(found, Unmatched):
             self.unmatched.append((message, found))
             if "id" in message:
@@ -285,14 +304,30 @@ class ServerReplay:
         await transport.send(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode())
 
 
-async def replay_stdio(recording: Recording, **options: Any) -> ServerReplay:
-    """Serve the recorded server side on this process's stdin/stdout until the client closes it."""
+async def replay_stdio(
+    recording: Recording, *, live: Sequence[str] | None = None, record_to: Path | None = None, **options: Any
+) -> ServerReplay:
+    """Serve the recorded server side on this process's stdin/stdout until the client closes it.
+    With `live` (a server command), what the recording cannot answer goes to that server; with
+    `record_to`, the whole conversation is written there as a new session file (`new_episodes`)."""
     from mcp_bindings.runtime.stdio.serve import open_stdio_transport
 
-    replay = ServerReplay(recording, **options)
-    transport = await open_stdio_transport()
+    fallback = LiveFallback(live) if live else None
+    replay = ServerReplay(recording, fallback=fallback, **options)
+    transport: Transport = await open_stdio_transport()
+    writer: SessionWriter | None = None
+    if record_to is not None:
+        header = new_header("stdio", {"command": list(live or recording.header["server"].get("command", []))}, {})
+        header["redaction"] = recording.header.get("redaction", {})
+        writer = SessionWriter(record_to.with_name(record_to.name + ".new"), header)
+        transport = RecordingTransport(transport, Recorder(writer, "stdio"), uuid.uuid4().hex)
     try:
         await replay.serve(transport)
     finally:
+        if fallback is not None:
+            await fallback.aclose()
         await transport.aclose()
+        if writer is not None and record_to is not None:
+            writer.close()
+            os.replace(writer.path, record_to)
     return replay
