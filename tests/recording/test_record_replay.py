@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,7 +45,7 @@ async def test_unmatched_request_names_the_nearest_recorded_one(tmp_path: Path) 
     recording = read_recording(path)
     client_end, server_end = memory_pair()
     replay = ServerReplay(recording)
-    answers: list[dict[str, object]] = []
+    answers: list[Any] = []
     with anyio.fail_after(10):
         async with anyio.create_task_group() as group:
             group.start_soon(replay.serve, server_end)

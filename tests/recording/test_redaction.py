@@ -82,7 +82,7 @@ async def test_a_real_bearer_token_never_reaches_the_file(tmp_path: Path) -> Non
     assert token not in text and token.split(".")[1] not in text
     recording = read_recording(path)
     requests = [e for e in recording.entries if e.dir == "client" and e.http]
-    assert requests and all(e.http["headers"]["authorization"] == "[REDACTED]" for e in requests)
+    assert requests and all((e.http or {})["headers"]["authorization"] == "[REDACTED]" for e in requests)
     answers = [e for e in recording.entries if e.dir == "server"]
     assert answers and all(e.http and e.http["status"] == 200 for e in answers)
     assert {e.session for e in recording.entries} - {None}  # the Mcp-Session-Id of the session

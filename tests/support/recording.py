@@ -44,6 +44,7 @@ async def scenario(client: Any) -> dict[str, Any]:
 async def record_in_memory(path: Path, version: str, command: list[str] = SERVER) -> dict[str, Any]:
     """Record `scenario` at `version` through the stdio recording proxy; what the client saw."""
     client_end, proxy_end = memory_pair()
+    result: dict[str, Any] = {}
     with anyio.fail_after(LIMIT):
         async with anyio.create_task_group() as group:
             group.start_soon(lambda: record_stdio(command, path, client=proxy_end))
@@ -58,6 +59,7 @@ async def replay_in_memory(recording: Recording, version: str, **options: Any) -
     """Run `scenario` at `version` against a replay of `recording`; what the client saw."""
     client_end, server_end = memory_pair()
     replay = ServerReplay(recording, **options)
+    result: dict[str, Any] = {}
     with anyio.fail_after(LIMIT):
         async with anyio.create_task_group() as group:
             group.start_soon(replay.serve, server_end)
