@@ -24,6 +24,8 @@ _EXTRAS = {
     "uvicorn": "http",
     "httpx": "http",
     "jwt": "http",
+    "jsf": "mock",
+    "faker": "mock",
 }
 
 

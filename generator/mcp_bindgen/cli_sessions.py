@@ -1,4 +1,4 @@
-"""The command line of recorded sessions (`record`, `replay`, `replay-client`, `diff-sessions`;
+"""The command line of recorded sessions (`record`, `replay`, `replay-client`, `diff-sessions`, `mock`;
 docs/testing-with-recordings.md). Only the parsers live here; a command imports
 `contract.sessions` (which runs the runtime's `recording` package) when it runs."""
 
@@ -97,3 +97,10 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     diff.add_argument("b", metavar="B", help="the session file compared with it")
     diff.add_argument("--format", choices=("text", "json"), default="text", help="report format")
     diff.set_defaults(func=_run("cmd_diff_sessions"))
+
+    mock = sub.add_parser(
+        "mock", help="serve a lock file's surface on stdio, tool results generated from their schemas"
+    )
+    mock.add_argument("lock", metavar="LOCK", help="a lock file (mcp-bindgen lock)")
+    mock.add_argument("--seed", type=int, default=0, help="the seed of the generated results (default: 0)")
+    mock.set_defaults(func=_run("cmd_mock"))

@@ -8,6 +8,7 @@ a block is added that no test claims."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -43,6 +44,7 @@ CLAIMS = {
     "mcp-bindgen diff-sessions": "test_shell_commands",
     "pytest_plugins = [": "test_pytest_snippets",
     "def test_weather_client(": "test_pytest_snippets",
+    "mcp-bindgen mock mcp-lock.json --seed 7": "test_mock_commands",
 }
 
 
@@ -97,15 +99,10 @@ def test_record_then_replay_programs(workdir: Path) -> None:
 
 def test_shell_commands(workdir: Path) -> None:
     record(workdir)
-    commands = [
-        line
-        for lang, text in BLOCKS
-        if lang == "sh"
-        for line in text.splitlines()
-        if line.startswith("mcp-bindgen ") and "--listen" not in line
-    ]
-    assert len(commands) == 4
-    recorder, replay, replay_client, diff = commands
+    recorder = block("mcp-bindgen record -o weather.mcpsession -- python").strip()
+    replay = block("mcp-bindgen replay weather.mcpsession --order strict").strip()
+    replay_client = block("mcp-bindgen replay-client weather.mcpsession").strip()
+    diff = block("mcp-bindgen diff-sessions").strip()
     # The recording command is a server command: a host (our client) spawns it.
     program = block('"record", "-o", "weather.mcpsession"').replace(
         '["mcp-bindgen", "record", "-o", "weather.mcpsession", "--", *SERVER]', repr(shlex.split(recorder))
@@ -209,3 +206,17 @@ def test_pytest_snippets(workdir: Path) -> None:
     assert session.exists()
     second = run([*argv, "--mcp-record-mode=none"], workdir, timeout=120)
     assert second.returncode == 0, second.stdout + second.stderr
+
+
+def test_mock_commands(workdir: Path) -> None:
+    lock_line, mock_line = block("mcp-bindgen mock mcp-lock.json --seed 7").strip().splitlines()
+    done = run(shlex.split(lock_line), workdir)
+    assert done.returncode == 0, done.stderr
+    program = block('connect_stdio(["mcp-bindgen", "replay", "weather.mcpsession"]').replace(
+        '["mcp-bindgen", "replay", "weather.mcpsession"]', repr(shlex.split(mock_line))
+    )
+    served = python(program, workdir)
+    assert served.returncode == 0, served.stderr
+    weather = ast.literal_eval(served.stdout.splitlines()[0])
+    assert set(weather) == {"city", "celsius"} and isinstance(weather["celsius"], float)
+    assert python(program, workdir).stdout.splitlines()[0] == served.stdout.splitlines()[0]  # the same seed

@@ -77,6 +77,12 @@ async def run(command: list[str], url: str | None, scenario: str = "everything")
                 return report
             report["initialize"] = {k: v for k, v in report["initialize"].items() if k != "instructions"}
             await step("tools", session.list_tools())
+            if scenario == "app":  # examples/app_server.py, or a mock of its lock
+                await step("weather", session.call_tool("weather", {"city": "Oslo"}))
+                await step("prompts", session.list_prompts())
+                await step("prompt", session.get_prompt("review", {"code": "x = 1", "language": "python"}))
+                await step("templates", session.list_resource_templates())
+                return report
             if scenario == "time":
                 await step("now", session.call_tool("get_current_time", {"timezone": "UTC"}))
                 convert = {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}
@@ -110,7 +116,7 @@ async def run(command: list[str], url: str | None, scenario: str = "everything")
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--url")
-    parser.add_argument("--scenario", choices=("everything", "time"), default="everything")
+    parser.add_argument("--scenario", choices=("everything", "time", "app"), default="everything")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command

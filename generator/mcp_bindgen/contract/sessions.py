@@ -115,3 +115,11 @@ def cmd_diff_sessions(args: argparse.Namespace) -> int:
     out: Any = report.to_json() if args.format == "json" else report.text()
     print(json.dumps(out, indent=2) if args.format == "json" else out, file=sys.stdout)
     return 1 if report.breaking else 0
+
+
+def cmd_mock(args: argparse.Namespace) -> int:
+    from .mock import Mock, load_lock, serve_mock
+
+    mock = Mock(load_lock(Path(args.lock)), seed=args.seed)
+    anyio.run(lambda: serve_mock(mock))
+    return 0
