@@ -52,13 +52,18 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     record.add_argument("server", nargs="*", metavar="-- CMD... | URL", help="the server to record")
     record.set_defaults(func=_run("cmd_record"))
 
-    replay = sub.add_parser("replay", help="serve the recorded server side of a session file over stdio")
+    replay = sub.add_parser(
+        "replay", help="serve the recorded server side of a session file (stdio, or Streamable HTTP)"
+    )
     replay.add_argument("session", metavar="FILE", help="a session file (.mcpsession)")
     replay.add_argument("--order", choices=("any", "strict"), default="any", help="request order (default: any)")
     replay.add_argument(
         "--timing", choices=("fast", "preserved"), default="fast", help="answer at once or keep the recorded delays"
     )
     _match_options(replay)
+    replay.add_argument(
+        "--http", metavar="HOST:PORT", help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio"
+    )
     replay.add_argument(
         "--new-episodes",
         dest="live",

@@ -69,3 +69,25 @@ async def replay_in_memory(recording: Recording, version: str, **options: Any) -
                 result = await scenario(client)
             group.cancel_scope.cancel()
     return result
+
+
+def recording_app() -> Any:
+    """The recorded server's `App` (tests/peers/recording_server.py), to serve in-process over HTTP."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("recording_server_app", PEERS / "recording_server.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.app
+
+
+async def drive_http(url: str, version: str) -> dict[str, Any]:
+    """`scenario` at `version` over Streamable HTTP."""
+    from mcp_bindings.runtime.client.http import connect_http
+
+    with anyio.fail_after(LIMIT):
+        async with connect_http(
+            url, client_module(version).Client, handlers=make_handlers(version, Recorder())
+        ) as client:
+            return await scenario(client)

@@ -42,6 +42,13 @@ def _redaction(args: argparse.Namespace) -> Redaction:
     )
 
 
+def _address(value: str, option: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    if not port.isdigit():
+        raise BindgenError(f"{option} {value!r} must read HOST:PORT, e.g. 127.0.0.1:8800")
+    return host or "127.0.0.1", int(port)
+
+
 def _read(path: str) -> Recording:
     try:
         return read_recording(path)
@@ -61,12 +68,8 @@ def cmd_record(args: argparse.Namespace) -> int:
 
         if len(server) > 1:
             raise BindgenError("a URL server takes no further arguments: mcp-bindgen record -o FILE -- URL")
-        host, _, port = (args.listen or "127.0.0.1:0").rpartition(":")
-        if not port.isdigit():
-            raise BindgenError(f"--listen {args.listen!r} must read HOST:PORT, e.g. 127.0.0.1:8800")
-        anyio.run(
-            lambda: record_http(server[0], args.output, redaction=redaction, host=host or "127.0.0.1", port=int(port))
-        )
+        host, port = _address(args.listen or "127.0.0.1:0", "--listen")
+        anyio.run(lambda: record_http(server[0], args.output, redaction=redaction, host=host, port=port))
         return 0
     from mcp_bindings.runtime.recording.stdio_proxy import record_stdio
 
@@ -82,6 +85,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     recording = _read(args.session)
     rules = _rules(args)
+    if args.http:
+        from mcp_bindings.runtime.recording.http_replay import serve_replay_http
+        from mcp_bindings.runtime.recording.replay_server import ServerReplay
+
+        if args.live:
+            raise BindgenError("--new-episodes replays over stdio only: drop --http or --new-episodes")
+        host, port = _address(args.http, "--http")
+        replay = ServerReplay(recording, rules=rules, order=args.order, timing=args.timing)
+        anyio.run(lambda: serve_replay_http(replay, host=host, port=port))
+        return 0
     live = args.live or None
     record_to = Path(args.session) if live else None
     anyio.run(

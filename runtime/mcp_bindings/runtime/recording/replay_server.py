@@ -212,14 +212,16 @@ class ServerReplay:
                     continue
                 except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                     break
-                await self._incoming(transport, group, frame)
+                await self.incoming(transport, group, frame)
             self._closing = True
             for event in self._waiting.values():
                 event.set()
             if self.fallback is not None:  # the client is done: so is the live server (its reader ends)
                 await self.fallback.aclose()
 
-    async def _incoming(self, transport: Transport, group: anyio.abc.TaskGroup, frame: bytes) -> None:
+    async def incoming(self, transport: Transport, group: anyio.abc.TaskGroup, frame: bytes) -> None:
+        """Handle one frame from the client; what answers it goes to `transport` (the final answer to a
+        request with `related` set to its id)."""
         try:
             message = json.loads(frame)
         except ValueError as exc:
@@ -301,7 +303,7 @@ class ServerReplay:
         error: dict[str, Any] = {"code": code, "message": message}
         if data is not None:
             error["data"] = data
-        await transport.send(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode())
+        await transport.send(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode(), request_id)
 
 
 async def replay_stdio(

@@ -1,0 +1,72 @@
+"""Streamable HTTP both ways: a session recorded through the HTTP recording proxy in front of a real
+server (tests/peers/recording_server.py on uvicorn), then served by the HTTP replay to the same
+client: every answer the same (progress and sampling included, the sampling request on the POST's
+SSE stream and its answer on a POST of its own); and `mcp-bindgen replay --http` as a command."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from mcp_bindings.runtime.recording.http_proxy import recording_proxy
+from mcp_bindings.runtime.recording.http_replay import replay_http
+from mcp_bindings.runtime.recording.replay_server import ServerReplay
+from mcp_bindings.runtime.recording.session_file import read_recording
+from tests.peers.auth_harness import bind_local, serve
+from tests.support import REPO_ROOT, free_port
+from tests.support.recording import drive_http, recording_app
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
+async def test_recorded_over_http_replays_over_http(tmp_path: Path, version: str) -> None:
+    path = tmp_path / "http.mcpsession"
+    sock, base = bind_local()
+    async with serve(recording_app().asgi(), sock):
+        async with recording_proxy(base + "/mcp", path) as url:
+            live = await drive_http(url, version)
+    assert live["progress"] == [[1, 3], [2, 3], [3, 3]]
+    recording = read_recording(path)
+    assert recording.header["transport"] == "http" and recording.versions == [version]
+    async with replay_http(ServerReplay(recording)) as url:
+        replayed = await drive_http(url, version)
+    assert replayed == live
+
+
+def test_replay_http_command(tmp_path: Path) -> None:
+    import anyio
+
+    path = tmp_path / "http.mcpsession"
+
+    async def record() -> None:
+        sock, base = bind_local()
+        async with serve(recording_app().asgi(), sock), recording_proxy(base + "/mcp", path) as url:
+            await drive_http(url, "2025-11-25")
+
+    anyio.run(record)
+    port = free_port()
+    command = [sys.executable, "-m", "mcp_bindgen.cli", "replay", str(path), "--http", f"127.0.0.1:{port}"]
+    process = subprocess.Popen(command, cwd=REPO_ROOT, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                answer = httpx.get(f"http://127.0.0.1:{port}/mcp", timeout=2)
+                break
+            except httpx.HTTPError:
+                assert time.monotonic() < deadline and process.poll() is None
+                time.sleep(0.1)
+        assert answer.status_code == 405
+        replayed = anyio.run(drive_http, f"http://127.0.0.1:{port}/mcp", "2025-11-25")
+        assert replayed["greet"]["content"][0]["text"] == "Hello, Ada!"
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=10)
+    assert process.returncode == 0 and f"at http://127.0.0.1:{port}/mcp" in err
