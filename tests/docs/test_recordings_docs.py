@@ -45,6 +45,7 @@ CLAIMS = {
     "pytest_plugins = [": "test_pytest_snippets",
     "def test_weather_client(": "test_pytest_snippets",
     "mcp-bindgen mock mcp-lock.json --seed 7": "test_mock_commands",
+    "--http 127.0.0.1:8800": "test_http_replay_command",
 }
 
 
@@ -220,3 +221,37 @@ def test_mock_commands(workdir: Path) -> None:
     weather = ast.literal_eval(served.stdout.splitlines()[0])
     assert set(weather) == {"city", "celsius"} and isinstance(weather["celsius"], float)
     assert python(program, workdir).stdout.splitlines()[0] == served.stdout.splitlines()[0]  # the same seed
+
+
+def test_http_replay_command(workdir: Path) -> None:
+    record(workdir)
+    port = free_port()
+    command = shlex.split(block("--http 127.0.0.1:8800").strip().replace("8800", str(port)))
+    process = subprocess.Popen(
+        command, cwd=workdir, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    program = block('connect_stdio(["mcp-bindgen", "replay", "weather.mcpsession"]')
+    program = program.replace(
+        "from mcp_bindings.runtime.stdio import connect_stdio",
+        "from mcp_bindings.runtime.http_client import connect_http",
+    )
+    program = program.replace(
+        'connect_stdio(["mcp-bindgen", "replay", "weather.mcpsession"], Client)',
+        f'connect_http("http://127.0.0.1:{port}/mcp", Client)',
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and process.poll() is None
+                time.sleep(0.1)
+        done = python(program, workdir)
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=10)
+    assert done.returncode == 0, done.stderr
+    first, error = done.stdout.strip().splitlines()
+    assert first == "{'city': 'Oslo', 'celsius': 21.5}" and "no recorded tools/call matches" in error
