@@ -83,7 +83,7 @@ class Mock:
         return {"protocolVersion": version, "capabilities": self.surface.get("capabilities", {}), "serverInfo": info}
 
     def _call_tool(self, params: dict[str, Any]) -> dict[str, Any]:
-        name = params.get("name")
+        name = str(params.get("name"))
         tools = {t["name"]: t for t in self.surface.get("tools", [])}
         if name not in tools:
             raise _Error(-32602, f"unknown tool {name!r}: the lock has {', '.join(sorted(tools)) or 'no tools'}")

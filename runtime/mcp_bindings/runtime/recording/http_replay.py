@@ -41,6 +41,9 @@ class _PostStream(TransportBase):
     async def receive(self) -> bytes:  # pragma: no cover - the replay never reads from a POST stream
         raise anyio.EndOfStream
 
+    async def aclose(self) -> None:
+        self.send_frames.close()
+
 
 async def _body(receive: Any) -> bytes:
     body = b""
