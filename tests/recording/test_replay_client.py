@@ -56,7 +56,7 @@ def test_cli_replay_client_exit_status(recorded: Path, capsys: pytest.CaptureFix
 
 
 @pytest.mark.anyio
-async def test_diff_sessions_classifies(recorded: Path, tmp_path: Path) -> None:
+async def test_diff_sessions_classifies(recorded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     changed = tmp_path / "changed.mcpsession"
     await record_in_memory(changed, "2025-11-25", CHANGED_SERVER)
     diff = diff_sessions(read_recording(recorded), read_recording(changed))
@@ -71,6 +71,8 @@ async def test_diff_sessions_classifies(recorded: Path, tmp_path: Path) -> None:
         tools = (message.get("result") or {}).get("tools")
         if tools:
             message["result"]["tools"] = [t for t in tools if t["name"] != "count"]
+            greet = next(t for t in tools if t["name"] == "greet")
+            greet["inputSchema"]["properties"]["name"]["maxLength"] = 3  # accepts less: breaking, says the lock
         if (message.get("result") or {}).get("structuredContent") == {"result": 5}:
             del message["result"]
             message["error"] = {"code": -32603, "message": "adder is down"}
@@ -80,5 +82,15 @@ async def test_diff_sessions_classifies(recorded: Path, tmp_path: Path) -> None:
     breaking = {(c.request, c.what.split(":")[0]) for c in diff.breaking}
     assert ("tools/list", "tools.count") in breaking
     assert ("tools/call add", "an error where there was a result") in breaking
-    assert main(["diff-sessions", str(recorded), str(broken)]) == 1
+    # A new keyword in a schema is only a field added to the session diff; the lock's own
+    # classification (contract.compat, as `mcp-bindgen lock --check`) knows it narrows the input.
+    added = [c for c in diff.changes if c.what.startswith("tools.greet.inputSchema.properties.name.maxLength")]
+    assert [c.severity for c in added] == ["harmless"]
+    capsys.readouterr()
+    assert main(["diff-sessions", "--format", "json", str(recorded), str(broken)]) == 1
+    surface = {(c["where"], c["kind"]) for c in json.loads(capsys.readouterr().out)["surface"]}
+    assert ("[2025-11-25] tool `count`", "breaking") in surface
+    assert any(
+        where.startswith("[2025-11-25] tool `greet` inputSchema") and kind == "breaking" for where, kind in surface
+    )
     assert main(["diff-sessions", str(recorded), str(recorded)]) == 0

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -121,13 +120,62 @@ def cmd_replay_client(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+LISTED = {
+    "tools/list": "tools",
+    "prompts/list": "prompts",
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
+}
+
+
+def session_surface(recording: Recording) -> dict[str, Any]:
+    """What the server showed of its surface in a session (the lock's shape): the lists it answered
+    (every page), and the capabilities of its `initialize` answer. Keys it never showed are absent."""
+    methods = {e.id: e.method for e in recording.entries if e.dir == "client" and e.is_request}
+    surface: dict[str, Any] = {}
+    for entry in recording.entries:
+        result = (entry.message or {}).get("result")
+        if entry.dir != "server" or not entry.is_response or not isinstance(result, dict):
+            continue
+        method = methods.get(entry.id)
+        if method == "initialize":
+            surface["capabilities"] = result.get("capabilities") or {}
+        elif method in LISTED:
+            key = LISTED[method]
+            name = "uri" if key == "resources" else "uriTemplate" if key == "resourceTemplates" else "name"
+            listed = surface.setdefault(key, {})
+            for item in result.get(key) or []:
+                if isinstance(item, dict):
+                    listed[str(item.get(name))] = item
+    return {k: list(v.values()) if isinstance(v, dict) and k != "capabilities" else v for k, v in surface.items()}
+
+
+def surface_changes(a: Recording, b: Recording) -> list[Any]:
+    """The lock's classification (`compat.compare_surfaces`) of what both sessions showed."""
+    from .compat import compare_surfaces
+
+    old, new = session_surface(a), session_surface(b)
+    shared = set(old) & set(new)
+    version = (b.versions or a.versions or ["?"])[-1]
+    return compare_surfaces({k: old[k] for k in shared}, {k: new[k] for k in shared}, version)
+
+
 def cmd_diff_sessions(args: argparse.Namespace) -> int:
     from mcp_bindings.runtime.recording.session_diff import diff_sessions
 
-    report = diff_sessions(_read(args.a), _read(args.b))
-    out: Any = report.to_json() if args.format == "json" else report.text()
-    print(json.dumps(out, indent=2) if args.format == "json" else out, file=sys.stdout)
-    return 1 if report.breaking else 0
+    a, b = _read(args.a), _read(args.b)
+    report = diff_sessions(a, b)
+    changes = surface_changes(a, b)
+    breaking = bool(report.breaking) or any(c.kind == "breaking" for c in changes)
+    if args.format == "json":
+        print(json.dumps({**report.to_json(), "surface": [c.as_json() for c in changes]}, indent=2))
+    else:
+        print(report.text())
+        if changes:
+            print("the surface, as `mcp-bindgen lock --check` classifies it:")
+            for change in changes:
+                print(f"  {change.kind}: {change.where}: {change.what}")
+    return 1 if breaking else 0
 
 
 def cmd_mock(args: argparse.Namespace) -> int:
