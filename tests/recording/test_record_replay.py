@@ -89,3 +89,41 @@ async def test_strict_order_refuses_a_request_out_of_turn(tmp_path: Path) -> Non
     add = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 2, "b": 3}}}
     first, again = relaxed.claim(add), relaxed.claim(add)
     assert not isinstance(first, Unmatched) and first is again and first.played == 2
+
+
+async def test_versions_cross_where_negotiation_allows_and_say_so_where_not(tmp_path: Path) -> None:
+    """A 2025-06-18 recording answers a 2025-11-25 client's handshake with its own version, which the
+    client accepts as from any server; a 2026-07-28 (stateless) request is refused, saying why."""
+    import anyio
+
+    from mcp_bindings.runtime.client.runtime import connect
+    from mcp_bindings.runtime.recording.replay_server import ServerReplay
+    from mcp_bindings.runtime.rpc.transport import memory_pair
+    from tests.peers.harness import Recorder, client_module, make_handlers
+
+    path = tmp_path / "s.mcpsession"
+    await record_in_memory(path, "2025-06-18")
+    recording = read_recording(path)
+    client_end, server_end = memory_pair()
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(ServerReplay(recording).serve, server_end)
+            handlers = make_handlers("2025-11-25", Recorder())
+            async with connect(client_end, client_module("2025-11-25").Client, handlers=handlers) as client:
+                assert client.session.version == "2025-06-18"
+                result = await client.call_tool(name="greet", arguments={"name": "Ada"})
+                assert result.content[0].text == "Hello, Ada!"
+            group.cancel_scope.cancel()
+    replay = ServerReplay(recording)
+    stateless = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/list",
+        "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}},
+    }
+    refused = replay.claim(stateless)
+    assert not isinstance(refused, type(replay.exchanges[0]))
+    assert refused.message == (
+        "tools/list is at protocol 2026-07-28, the recording at 2025-06-18: a recording replays at the "
+        "protocol era it was made in (record the session with a 2026-07-28 client)"
+    )

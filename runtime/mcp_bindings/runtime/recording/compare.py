@@ -3,7 +3,8 @@ matching rules a replay uses to pair an incoming request with a recorded one.
 
 By default a request is identified by its method and params, with `_meta` (progress tokens, the
 stateless era's per-request protocol version and client info) and the `initialize` request's
-`clientInfo` left out, and the JSON-RPC id never looked at. `MatchRules` changes that: more params
+`clientInfo` and `protocolVersion` (negotiated, not matched) left out, and the JSON-RPC id never
+looked at. `MatchRules` changes that: more params
 paths to ignore (`arguments.timestamp`), or match on the method alone."""
 
 from __future__ import annotations
@@ -119,6 +120,10 @@ class MatchRules:
         if isinstance(params, dict):
             for dotted in self.ignore:
                 params = _drop(params, dotted)
+            if message.get("method") == "initialize":
+                # The version a client offers is negotiated, not matched: the recorded answer states
+                # the recording's version, which the client accepts or refuses as with any server.
+                params = _drop(params, "protocolVersion")
         return {"method": message.get("method"), "params": params if params is not None else {}}
 
     def differences(self, recorded: dict[str, Any], incoming: dict[str, Any]) -> list[Difference]:

@@ -28,7 +28,7 @@ import anyio
 
 from mcp_bindings.runtime.recording.compare import DEFAULT_RULES, Difference, MatchRules, what_is
 from mcp_bindings.runtime.recording.live_fallback import LiveFallback, RecordingTransport
-from mcp_bindings.runtime.recording.recorder import Recorder
+from mcp_bindings.runtime.recording.recorder import STATELESS_VERSION_KEY, Recorder
 from mcp_bindings.runtime.recording.session_file import Entry, Recording, SessionWriter, new_header
 from mcp_bindings.runtime.rpc.transport import OversizedMessage, Transport
 
@@ -97,6 +97,17 @@ def exchanges_of(recording: Recording) -> tuple[list[Entry], list[Exchange]]:
     return prologue, exchanges
 
 
+def _stateless_version(message: dict[str, Any]) -> str | None:
+    """The protocol version a stateless-era request states in its `_meta`, if any."""
+    params = message.get("params")
+    if isinstance(params, dict):
+        meta = cast("dict[str, Any]", params).get("_meta")
+        if isinstance(meta, dict):
+            version = cast("dict[str, Any]", meta).get(STATELESS_VERSION_KEY)
+            return version if isinstance(version, str) else None
+    return None
+
+
 def _progress_token(message: dict[str, Any]) -> Any:
     params = message.get("params")
     if isinstance(params, dict):
@@ -136,6 +147,13 @@ class ServerReplay:
 
     def claim(self, message: dict[str, Any]) -> Exchange | Unmatched:
         """The recorded exchange that answers `message` (marked played), or why there is none."""
+        spoken = _stateless_version(message)
+        if spoken is not None and self.recording.versions and spoken not in self.recording.versions:
+            return Unmatched(
+                INVALID_PARAMS,
+                f"{what_is(message)} is at protocol {spoken}, the recording at {', '.join(self.recording.versions)}: "
+                f"a recording replays at the protocol era it was made in (record the session with a {spoken} client)",
+            )
         is_request = "id" in message
         candidates = [ex for ex in self.exchanges if ex.is_request == is_request]
         key = self.rules.key(message)
