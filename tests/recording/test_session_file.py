@@ -83,3 +83,25 @@ def test_cli_says_what_is_wrong_in_one_sentence(tmp_path: Path, capsys: pytest.C
     assert "missing.mcpsession: cannot read the session file" in capsys.readouterr().err
     assert main(["record", "-o", str(path)]) == 1
     assert "no server given: put it last (mcp-bindgen record ... -- COMMAND ARGS...)" in capsys.readouterr().err
+
+
+def test_cli_record_of_a_missing_server_is_one_sentence(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    argv = [
+        sys.executable,
+        "-m",
+        "mcp_bindgen.cli",
+        "record",
+        "-o",
+        str(tmp_path / "s.mcpsession"),
+        "--",
+        "/no/such/server",
+    ]
+    done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "mcp-bindgen: error: cannot start the server '/no/such/server': No such file or directory; "
+        "check the command after `--`"
+    ]
