@@ -88,3 +88,23 @@ async def test_a_real_bearer_token_never_reaches_the_file(tmp_path: Path) -> Non
     assert {e.session for e in recording.entries} - {None}  # the Mcp-Session-Id of the session
     assert recording.versions == [version]
     assert any("my token is [REDACTED]" in json.dumps(e.message) for e in answers)
+
+
+def test_redact_env_covers_the_server_command(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from tests.support.recording import SERVER
+
+    path = tmp_path / "s.mcpsession"
+    argv = [sys.executable, "-m", "mcp_bindgen.cli", "record", "-o", str(path), "--redact-env", "RECORD_SECRET"]
+    argv += ["--", *SERVER, "--api-key=hunter2-secret"]
+    env = {**os.environ, "RECORD_SECRET": "hunter2-secret"}
+    request = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}) + "\n"
+    done = subprocess.run(argv, input=request, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["result"] == {}
+    text = path.read_text()
+    assert "hunter2-secret" not in text and "--api-key=[REDACTED]" in text
+    assert read_recording(path).header["redaction"]["values"] == 1  # how many, never which

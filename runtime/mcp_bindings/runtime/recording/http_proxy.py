@@ -133,7 +133,7 @@ async def recording_proxy(
 
     import uvicorn
 
-    writer = SessionWriter(output, new_header("http", {"url": upstream}, redaction.describe()))
+    writer = SessionWriter(output, new_header("http", {"url": redaction.text(upstream)}, redaction.describe()))
     proxy = RecordingProxy(upstream, Recorder(writer, "http", redaction))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

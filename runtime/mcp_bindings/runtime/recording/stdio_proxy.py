@@ -85,7 +85,8 @@ async def record_stdio(
 ) -> int:
     """Proxy `client` (default: this process's stdin/stdout) to the server `command`, recording every
     frame to `output`, until either side ends; returns how many messages were recorded."""
-    writer = SessionWriter(output, new_header("stdio", {"command": list(command)}, redaction.describe()))
+    server = {"command": [redaction.text(part) for part in command]}  # a secret passed as an argument, too
+    writer = SessionWriter(output, new_header("stdio", server, redaction.describe()))
     recorder = Recorder(writer, "stdio", redaction)
     session = uuid.uuid4().hex
     try:
