@@ -93,7 +93,14 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         nargs=argparse.REMAINDER,
         default=[],
         metavar="CMD...",
-        help="the stdio server to drive: a command with its arguments (put it last)",
+        help="the server to drive: a stdio command with its arguments, or a Streamable HTTP URL (put it last)",
+    )
+    client.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="HTTP header for a URL server, e.g. 'Authorization: Bearer TOKEN' (repeatable)",
     )
     client.set_defaults(func=_run("cmd_replay_client"))
 

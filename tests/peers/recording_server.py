@@ -3,6 +3,7 @@ one reporting progress and one asking the client's model, over stdio.
 
     python tests/peers/recording_server.py              # as recorded
     python tests/peers/recording_server.py --changed    # `greet` answers differently (a regression)
+    python tests/peers/recording_server.py --http PORT  # Streamable HTTP at http://127.0.0.1:PORT/mcp
 """
 
 from __future__ import annotations
@@ -43,4 +44,7 @@ async def ask(question: str, ctx: Context) -> str:
 
 
 if __name__ == "__main__":
-    app.run()
+    if "--http" in sys.argv:
+        app.run("http", port=int(sys.argv[sys.argv.index("--http") + 1]))
+    else:
+        app.run()

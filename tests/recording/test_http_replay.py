@@ -70,3 +70,43 @@ def test_replay_http_command(tmp_path: Path) -> None:
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=10)
     assert process.returncode == 0 and f"at http://127.0.0.1:{port}/mcp" in err
+
+
+def test_replay_client_over_http(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The recorded client side driven into a server over Streamable HTTP: the same server passes,
+    the changed one is named (tool and field)."""
+    import anyio
+
+    from mcp_bindgen.cli import main
+
+    path = tmp_path / "http.mcpsession"
+
+    async def record() -> None:
+        sock, base = bind_local()
+        async with serve(recording_app().asgi(), sock), recording_proxy(base + "/mcp", path) as url:
+            await drive_http(url, "2025-11-25")
+
+    anyio.run(record)
+    for variant, expected in (([], 0), (["--changed"], 1)):
+        port = free_port()
+        server = [sys.executable, str(REPO_ROOT / "tests" / "peers" / "recording_server.py"), *variant]
+        process = subprocess.Popen([*server, "--http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    httpx.get(f"http://127.0.0.1:{port}/mcp", timeout=2)
+                    break
+                except httpx.HTTPError:
+                    assert time.monotonic() < deadline and process.poll() is None
+                    time.sleep(0.1)
+            capsys.readouterr()
+            assert main(["replay-client", str(path), "--from", f"http://127.0.0.1:{port}/mcp"]) == expected
+            out = capsys.readouterr().out
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+        if expected:
+            assert 'tools/call greet: result.content[0].text: recorded "Hello, Ada!", got "Howdy, Ada!"' in out
+        else:
+            assert out.strip().endswith("all 6 recorded answers match")

@@ -16,6 +16,7 @@ from mcp_bindings.runtime.recording.redaction import DEFAULT, Redaction, Redacti
 from mcp_bindings.runtime.recording.session_file import Recording, SessionFileError, read_recording
 
 from ..errors import BindgenError
+from .commands import _headers  # pyright: ignore[reportPrivateUsage] - the contract tools' one --header parser
 
 
 def _server(args: argparse.Namespace, what: str) -> list[str]:
@@ -110,7 +111,8 @@ def cmd_replay_client(args: argparse.Namespace) -> int:
     recording = _read(args.session)
     server = _server(args, "replay-client")
     try:
-        report = anyio.run(lambda: replay_client(recording, server, ignore=tuple(args.ignore_result)))
+        headers = _headers(args.header)
+        report = anyio.run(lambda: replay_client(recording, server, ignore=tuple(args.ignore_result), headers=headers))
     except RuntimeError as exc:
         raise BindgenError(f"{exc}; check the command after `--`") from None
     if args.format == "json":

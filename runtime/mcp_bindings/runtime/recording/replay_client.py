@@ -1,5 +1,6 @@
-"""Replaying a recorded client: drive a live server with what the client sent in a recording and
-report, message by message, where the server's answers differ from the recorded ones.
+"""Replaying a recorded client: drive a live server (stdio command or Streamable HTTP URL) with what
+the client sent in a recording and report, message by message, where the server's answers differ
+from the recorded ones.
 
 The recorded client messages are sent in their order, each request waiting for its answer; a
 request the server sends meanwhile (sampling, roots, elicitation) is answered with the client's
@@ -10,7 +11,8 @@ dropped from both sides."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -139,37 +141,60 @@ class _Driver:
     async def ask(self, entry: Entry) -> dict[str, Any] | None:
         message = entry.message or {}
         self.arrived[entry.id] = anyio.Event()
-        await self.transport.send(json.dumps(message).encode())
+        await self.transport.send(json.dumps(message).encode(), entry.id)
         with anyio.move_on_after(ANSWER_SECONDS):
             await self.arrived[entry.id].wait()
-        return self.answers.get(entry.id)
+        answer = self.answers.get(entry.id)
+        result = (answer or {}).get("result")
+        if entry.method == "initialize" and isinstance(result, dict):
+            version = cast("dict[str, Any]", result).get("protocolVersion")
+            # Over HTTP, later requests carry it as MCP-Protocol-Version (stdio ignores it).
+            self.transport.use_version(version if isinstance(version, str) else None, None)
+        return answer
+
+
+@asynccontextmanager
+async def _server(
+    target: Sequence[str], env: Mapping[str, str] | None, cwd: str | None, headers: Mapping[str, str] | None
+) -> AsyncIterator[Transport]:
+    """A transport to the server: a Streamable HTTP URL, or a stdio command spawned for the replay."""
+    if len(target) == 1 and target[0].startswith(("http://", "https://")):
+        from mcp_bindings.runtime.client.http import StreamableHttpTransport
+
+        async with StreamableHttpTransport(target[0], headers=headers) as transport:
+            yield transport
+        return
+    process, transport = await spawn(target, env=env, cwd=cwd)
+    try:
+        yield transport
+    finally:
+        await stop(process)
+        await transport.aclose()
 
 
 async def replay_client(
     recording: Recording,
-    command: Sequence[str],
+    target: Sequence[str],
     *,
     ignore: Sequence[str] = (),
     rules: MatchRules = DEFAULT_RULES,
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> ClientReplayReport:
-    """Drive the stdio server `command` with the recorded client side; what differed, request by request."""
+    """Drive the server `target` (a stdio command, or one Streamable HTTP URL) with the recorded
+    client side; what differed, request by request."""
     recorded_answers = {e.id: e for e in recording.entries if e.dir == "server" and e.is_response}
     report = ClientReplayReport(str(recording.path or "the recording"))
-    process, transport = await spawn(command, env=env, cwd=cwd)
-    driver = _Driver(recording, transport, rules)
-    try:
+    async with _server(target, env, cwd, headers) as transport:
+        driver = _Driver(recording, transport, rules)
         async with anyio.create_task_group() as group:
             group.start_soon(driver.read)
             for entry in recording.entries:
                 if entry.dir != "client" or entry.message is None or entry.is_response:
                     continue
-                if entry.is_notification:
-                    await transport.send(json.dumps(entry.message).encode())
-                    continue
                 expected = recorded_answers.get(entry.id)
-                if expected is None:  # never answered in the recording (cancelled, cut short)
+                if entry.is_notification or expected is None:  # (a request never answered in the recording)
                     await transport.send(json.dumps(entry.message).encode())
                     continue
                 report.checked += 1
@@ -182,7 +207,4 @@ async def replay_client(
                 if diffs:
                     report.mismatches.append(Mismatch(where, name, tuple(diffs)))
             group.cancel_scope.cancel()
-    finally:
-        await stop(process)
-        await transport.aclose()
     return report
