@@ -105,3 +105,42 @@ def test_cli_record_of_a_missing_server_is_one_sentence(tmp_path: Path) -> None:
         "mcp-bindgen: error: cannot start the server '/no/such/server': No such file or directory; "
         "check the command after `--`"
     ]
+
+
+def test_cli_record_stops_its_server_on_sigterm(tmp_path: Path) -> None:
+    """A host that stops the recorder with SIGTERM leaves no server behind and a whole file."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pid_file = tmp_path / "server.pid"
+    server = [
+        sys.executable,
+        "-c",
+        f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)",
+    ]
+    path = tmp_path / "s.mcpsession"
+    argv = [sys.executable, "-m", "mcp_bindgen.cli", "record", "-o", str(path), "--", *server]
+    recorder = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while not (pid_file.exists() and pid_file.read_text()):
+            assert time.monotonic() < deadline and recorder.poll() is None
+            time.sleep(0.05)
+        recorder.send_signal(signal.SIGTERM)
+        assert recorder.wait(timeout=15) == 0
+    finally:
+        recorder.kill()
+        recorder.communicate()
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        assert time.monotonic() < deadline, "the server outlived its recorder"
+        time.sleep(0.05)
+    assert read_recording(path).entries == []

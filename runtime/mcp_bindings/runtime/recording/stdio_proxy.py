@@ -4,6 +4,7 @@ server and passes every frame through unchanged, writing each to the session fil
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import uuid
 from collections.abc import Mapping, Sequence
@@ -82,13 +83,17 @@ async def record_stdio(
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
     client: Transport | None = None,
+    stop_on_signals: bool | None = None,
 ) -> int:
     """Proxy `client` (default: this process's stdin/stdout) to the server `command`, recording every
-    frame to `output`, until either side ends; returns how many messages were recorded."""
+    frame to `output`, until either side ends (or, on our own stdio, SIGTERM/SIGINT arrives: the
+    server is stopped in the spec's order); returns how many messages were recorded."""
     server = {"command": [redaction.text(part) for part in command]}  # a secret passed as an argument, too
     writer = SessionWriter(output, new_header("stdio", server, redaction.describe()))
     recorder = Recorder(writer, "stdio", redaction)
     session = uuid.uuid4().hex
+    if stop_on_signals is None:
+        stop_on_signals = client is None  # on our own stdio we are a process of our own
     try:
         if client is None:
             client = await open_stdio_transport(DEFAULT_MAX_MESSAGE_BYTES)
@@ -104,8 +109,16 @@ async def record_stdio(
                     await pump(server, client, recorder, "server", session)
                     group.cancel_scope.cancel()  # the server is gone: nothing more will come
 
+                async def on_signal() -> None:  # the host stops us: stop the server too (the finally below)
+                    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                        async for _ in signals:
+                            group.cancel_scope.cancel()
+                            return
+
                 group.start_soon(to_server)
                 group.start_soon(to_client)
+                if stop_on_signals:
+                    group.start_soon(on_signal)
         finally:
             await stop(process)
             await client.aclose()
