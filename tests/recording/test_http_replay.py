@@ -110,3 +110,24 @@ def test_replay_client_over_http(tmp_path: Path, capsys: pytest.CaptureFixture[s
             assert 'tools/call greet: result.content[0].text: recorded "Hello, Ada!", got "Howdy, Ada!"' in out
         else:
             assert out.strip().endswith("all 6 recorded answers match")
+
+
+async def test_the_fixture_value_records_then_replays_over_http(tmp_path: Path) -> None:
+    """`McpRecording.http(url)`: the recording proxy on the first run, a replay over HTTP afterwards
+    (the server gone), `none` without a file fails the test."""
+    from mcp_bindings.runtime.recording.pytest_plugin import McpRecording
+
+    path = tmp_path / "recordings" / "t.mcpsession"
+    first = McpRecording(path=path, mode="once")
+    assert first.recording
+    sock, base = bind_local()
+    async with serve(recording_app().asgi(), sock):
+        async with first.http(base + "/mcp") as url:
+            live = await drive_http(url, "2025-11-25")
+    second = McpRecording(path=path, mode="once")
+    assert not second.recording
+    async with second.http(base + "/mcp") as url:  # nothing listens at `base` any more
+        assert await drive_http(url, "2025-11-25") == live
+    with pytest.raises(pytest.fail.Exception, match="no recording at"):
+        async with McpRecording(path=tmp_path / "none.mcpsession", mode="none").http(base + "/mcp"):
+            pass

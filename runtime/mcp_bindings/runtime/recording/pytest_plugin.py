@@ -10,6 +10,10 @@ afterwards, as vcrpy does for HTTP (docs/testing-with-recordings.md).
     def test_my_server(mcp_recording):
         mcp_recording.check_server(["python", "server.py"])      # the recorded client side, replayed
 
+    async def test_my_http_host(mcp_recording):
+        async with mcp_recording.http("http://127.0.0.1:8000/mcp") as url:   # a proxy, or a replay
+            ...
+
 The file is `recordings/<test module>/<test name>.mcpsession` beside the test module, or the
 `path=` of `@pytest.mark.mcp_recording(...)`. The mode (`--mcp-record-mode`, or the marker's `mode=`):
 
@@ -26,11 +30,15 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
 import pytest
+
+from mcp_bindings.runtime.recording.replay_server import Order, Timing
 
 Mode = Literal["once", "none", "new_episodes", "all"]
 MODES: tuple[Mode, ...] = get_args(Mode)
@@ -72,6 +80,32 @@ class McpRecording:
         if self.mode == "new_episodes":
             return [*BINDGEN, "replay", str(self.path), *self._replay_options(), "--new-episodes", *command]
         return [*BINDGEN, "replay", str(self.path), *self._replay_options()]
+
+    @asynccontextmanager
+    async def http(self, url: str) -> AsyncIterator[str]:
+        """For a client test of a Streamable HTTP server: the URL to connect to instead of `url`, for
+        the block: the recording proxy in front of it when this run records, else a replay of the file
+        over HTTP (`new_episodes` is stdio only)."""
+        from mcp_bindings.runtime.recording.compare import DEFAULT_IGNORED, MatchRules
+        from mcp_bindings.runtime.recording.http_proxy import recording_proxy
+        from mcp_bindings.runtime.recording.http_replay import replay_http
+        from mcp_bindings.runtime.recording.replay_server import ServerReplay
+        from mcp_bindings.runtime.recording.session_file import read_recording
+
+        if self.recording:
+            async with recording_proxy(url, self.path) as proxied:
+                yield proxied
+            return
+        if not self.path.exists():
+            pytest.fail(f"no recording at {self.path} (mode {self.mode!r}): run once with --mcp-record-mode=once")
+        if self.mode == "new_episodes":
+            pytest.fail("mcp_recording.http() replays without new episodes: use mode once, none or all")
+        rules = MatchRules(ignore=(*DEFAULT_IGNORED, *self.ignore))
+        replay = ServerReplay(
+            read_recording(self.path), rules=rules, order=cast("Order", self.order), timing=cast("Timing", self.timing)
+        )
+        async with replay_http(replay) as replayed:
+            yield replayed
 
     def check_server(self, command: list[str], *, ignore_results: tuple[str, ...] = ()) -> None:
         """Drive the stdio server `command` with the recorded client side; fail the test naming every
