@@ -7,7 +7,6 @@ the same, none fails. The recorded client side replayed to the live server match
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +18,7 @@ from mcp_bindgen.cli import main
 from tests.peers import contract_peers
 from tests.peers.harness import PEERS
 from tests.support import REPO_ROOT
-from tests.support.sdk import TS_SDK
+from tests.support.sdk import TS_SDK, node_with_ts_sdk
 
 pytestmark = [pytest.mark.slow, pytest.mark.interop]
 BINDGEN = [sys.executable, "-m", "mcp_bindgen.cli"]
@@ -69,9 +68,7 @@ def test_sdk_client_replays_a_recorded_third_party_server(
 
 
 def test_typescript_sdk_client_replays_a_recorded_server(peers: dict[str, list[str]], tmp_path: Path) -> None:
-    node = shutil.which("node")
-    if node is None or not (TS_SDK / "package.json").is_file():
-        pytest.skip("the TypeScript SDK comes with the conformance harness: run scripts/conformance --setup-only")
+    node = node_with_ts_sdk()
 
     def ts_report(server: list[str]) -> dict[str, Any]:
         argv = [node, str(PEERS / "ts_everything_client.mjs"), str(TS_SDK), *server]
