@@ -89,8 +89,6 @@ async def test_diff_sessions_classifies(recorded: Path, tmp_path: Path, capsys: 
     capsys.readouterr()
     assert main(["diff-sessions", "--format", "json", str(recorded), str(broken)]) == 1
     surface = {(c["where"], c["kind"]) for c in json.loads(capsys.readouterr().out)["surface"]}
-    assert ("[2025-11-25] tool `count`", "breaking") in surface
-    assert any(
-        where.startswith("[2025-11-25] tool `greet` inputSchema") and kind == "breaking" for where, kind in surface
-    )
+    assert any(where.endswith("tool `count`") and kind == "breaking" for where, kind in surface)
+    assert any("tool `greet` inputSchema" in where and kind == "breaking" for where, kind in surface)
     assert main(["diff-sessions", str(recorded), str(recorded)]) == 0

@@ -176,7 +176,8 @@ def cmd_diff_sessions(args: argparse.Namespace) -> int:
         if changes:
             print("the surface, as `mcp-bindgen lock --check` classifies it:")
             for change in changes:
-                print(f"  {change.kind}: {change.where}: {change.what}")
+                at = f"[{change.version}] " if change.version else ""
+                print(f"  {change.kind}: {at}{change.where}: {change.what}")
     return 1 if breaking else 0
 
 
