@@ -24,6 +24,8 @@ _EXTRAS = {
     "uvicorn": "http",
     "httpx": "http",
     "jwt": "http",
+    "jsf": "mock",
+    "faker": "mock",
 }
 
 
@@ -278,6 +280,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_contract import add_parsers as add_contract_parsers
 
     add_contract_parsers(sub)  # `client`, `lock`, `lint`: a server's own contract (docs/contract.md)
+    from .cli_sessions import add_parsers as add_session_parsers
+
+    add_session_parsers(sub)  # `record`, `replay`, `replay-client`, `diff-sessions` (docs/testing-with-recordings.md)
     _add_examples(parser, sub)
     return parser
 
@@ -289,9 +294,17 @@ _EXAMPLES = {
     "check": "mcp-bindgen check",
     "diff": "mcp-bindgen diff 2025-11-25 2026-07-28\nmcp-bindgen diff 2025-06-18 2025-11-25 --format json -o diff.json",
     "new": "mcp-bindgen new weather\nmcp-bindgen new weather --transport http --features tools,resources",
-    "client": "mcp-bindgen client -o shop_client.py --from python server.py",
-    "lock": "mcp-bindgen lock --from python server.py\nmcp-bindgen lock --check --from python server.py",
-    "lint": "mcp-bindgen lint --from python server.py",
+    "client": "mcp-bindgen client -o shop_client.py --from .venv/bin/python server.py",
+    "lock": "mcp-bindgen lock --from .venv/bin/python server.py\n"
+    "mcp-bindgen lock --check --from .venv/bin/python server.py",
+    "lint": "mcp-bindgen lint --from .venv/bin/python server.py",
+    "record": "mcp-bindgen record -o shop.mcpsession -- .venv/bin/python server.py\n"
+    "mcp-bindgen record -o shop.mcpsession --listen 127.0.0.1:8765 http://127.0.0.1:3001/mcp",
+    "replay": "mcp-bindgen replay shop.mcpsession\n"
+    "mcp-bindgen replay shop.mcpsession --http 127.0.0.1:8765 --order strict",
+    "replay-client": "mcp-bindgen replay-client shop.mcpsession --from .venv/bin/python server.py",
+    "diff-sessions": "mcp-bindgen diff-sessions before.mcpsession after.mcpsession",
+    "mock": "mcp-bindgen mock mcp-lock.json --seed 7",
 }
 
 

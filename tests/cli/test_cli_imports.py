@@ -22,6 +22,7 @@ CLI_MODULES = {
     "mcp_bindgen.cli",
     "mcp_bindgen.cli_server",
     "mcp_bindgen.cli_contract",
+    "mcp_bindgen.cli_sessions",
     "mcp_bindgen.errors",
     "mcp_bindgen.files",
     "mcp_bindgen.hosts",

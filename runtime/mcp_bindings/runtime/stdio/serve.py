@@ -184,3 +184,9 @@ def _watchable(fd: int) -> bool:
     except OSError:
         return False
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
+
+
+async def open_stdio_transport(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> Transport:
+    """This process's stdin/stdout as a line transport (fd 1 then points at stderr), for what speaks
+    raw frames on stdio without a `ServerRuntime` (the recording proxy and replays)."""
+    return await _stdio_transport(max_message_bytes)

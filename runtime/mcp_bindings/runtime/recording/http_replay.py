@@ -1,0 +1,141 @@
+"""Replaying a recorded server over Streamable HTTP: each POST is one message for the replay
+(`replay_server.ServerReplay.incoming`); a request's answer comes back on that POST as an SSE stream
+(the notifications and server-to-client requests of its exchange, then the answer), a notification
+or an answer gets 202. The handshake's answer carries an `Mcp-Session-Id`; GET (no standalone
+stream) is 405, DELETE ends the session."""
+
+from __future__ import annotations
+
+import json
+import math
+import socket
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from mcp_bindings.runtime.recording.replay_server import ServerReplay
+from mcp_bindings.runtime.rpc.jsonrpc import RequestId
+from mcp_bindings.runtime.rpc.transport import TransportBase
+
+START_SECONDS = 10.0
+
+
+class _PostStream(TransportBase):
+    """What the replay sends while it answers one POST: frames queued for its SSE stream, which ends
+    with the answer to the POST's request."""
+
+    def __init__(self, request_id: Any) -> None:
+        self.request_id = request_id
+        self.send_frames, self.frames = anyio.create_memory_object_stream[bytes](math.inf)
+
+    async def send(self, frame: bytes, related: RequestId | None = None) -> None:
+        await self.send_frames.send(frame)
+        if related is not None and related == self.request_id:
+            self.send_frames.close()
+
+    async def receive(self) -> bytes:  # pragma: no cover - the replay never reads from a POST stream
+        raise anyio.EndOfStream
+
+    async def aclose(self) -> None:
+        self.send_frames.close()
+
+
+async def _body(receive: Any) -> bytes:
+    body = b""
+    while True:
+        event = await receive()
+        body += event.get("body", b"")
+        if not event.get("more_body"):
+            return body
+
+
+async def _plain(send: Any, status: int, text: bytes = b"", headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": headers or []})
+    await send({"type": "http.response.body", "body": text})
+
+
+class HttpReplay:
+    """The ASGI app of a replay: one `ServerReplay`, its tasks in `group`."""
+
+    def __init__(self, replay: ServerReplay, group: anyio.abc.TaskGroup) -> None:
+        self.replay = replay
+        self.group = group
+        self.session = uuid.uuid4().hex
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        if scope["method"] == "DELETE":
+            await _plain(send, 200)
+            return
+        if scope["method"] != "POST":
+            await _plain(send, 405, b"this replay serves POST only", [(b"allow", b"POST, DELETE")])
+            return
+        body = await _body(receive)
+        try:
+            message = json.loads(body)
+        except ValueError:
+            message = None
+        if not isinstance(message, dict):
+            await _plain(send, 400, b"a POST carries one JSON-RPC message (an object)")
+            return
+        if "method" not in message or "id" not in message:  # a notification, or an answer to the replay
+            await self.replay.incoming(_PostStream(None), self.group, body)
+            await _plain(send, 202)
+            return
+        stream = _PostStream(message["id"])
+        await self.replay.incoming(stream, self.group, body)
+        headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+        headers.append((b"mcp-session-id", self.session.encode()))
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        async with stream.frames:
+            async for frame in stream.frames:
+                event = b"event: message\ndata: " + frame + b"\n\n"
+                await send({"type": "http.response.body", "body": event, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+
+@asynccontextmanager
+async def replay_http(
+    replay: ServerReplay, *, host: str = "127.0.0.1", port: int = 0, path: str = "/mcp"
+) -> AsyncIterator[str]:
+    """Serve `replay` over Streamable HTTP until the block ends; yields its URL."""
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    address = sock.getsockname()
+    try:
+        async with anyio.create_task_group() as group:
+            app = HttpReplay(replay, group)
+            config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
+            server = uvicorn.Server(config)
+            server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+            group.start_soon(server.serve, [sock])
+            with anyio.fail_after(START_SECONDS):
+                while not server.started:
+                    await anyio.sleep(0.01)
+            try:
+                yield f"http://{address[0]}:{address[1]}{path}"
+            finally:
+                server.should_exit = True
+                group.cancel_scope.cancel()
+    finally:
+        sock.close()
+
+
+async def serve_replay_http(replay: ServerReplay, *, host: str = "127.0.0.1", port: int = 0) -> None:
+    """`mcp-bindgen replay FILE --http HOST:PORT`: serve until SIGINT/SIGTERM, saying where."""
+    import signal
+
+    async with replay_http(replay, host=host, port=port) as url:
+        print(f"replaying {replay.recording.path} at {url} (Ctrl-C stops)", file=sys.stderr)
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for _ in signals:
+                return

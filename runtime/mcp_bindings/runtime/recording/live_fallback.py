@@ -1,0 +1,109 @@
+"""The live server behind a replay (`new_episodes`): a request the recording cannot answer goes to
+the real server, started on first need and given the client's own handshake first; what it sends
+back (answers, notifications, its requests) goes to the client unchanged, and the client's answers
+to its requests go back to it. `RecordingTransport` writes the whole conversation (replayed and
+live) as a new session file."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from mcp_bindings.runtime.recording.recorder import Recorder
+from mcp_bindings.runtime.recording.stdio_proxy import spawn, stop
+from mcp_bindings.runtime.rpc.jsonrpc import RequestId
+from mcp_bindings.runtime.rpc.transport import OversizedMessage, Transport, TransportBase
+
+HANDSHAKE_ID = "live-fallback-initialize"
+HANDSHAKE_SECONDS = 30.0
+
+
+class LiveFallback:
+    def __init__(self, command: Sequence[str]) -> None:
+        self.command = list(command)
+        self.handshake: dict[str, Any] | None = None  # the client's initialize request, as it came
+        self.initialized: dict[str, Any] | None = None  # and its initialized notification
+        self._upstream: Transport | None = None
+        self._process: Any = None
+        self._ready = anyio.Event()
+        self._starting = False
+        self._answered = anyio.Event()
+
+    def remember(self, message: dict[str, Any]) -> None:
+        if message.get("method") == "initialize":
+            self.handshake = message
+        elif message.get("method") == "notifications/initialized":
+            self.initialized = message
+
+    async def _pump(self, upstream: Transport, client: Transport) -> None:
+        while True:
+            try:
+                frame = await upstream.receive()
+            except OversizedMessage:
+                continue
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return
+            try:
+                message = json.loads(frame)
+            except ValueError:
+                message = None
+            if isinstance(message, dict) and message.get("id") == HANDSHAKE_ID and "method" not in message:
+                self._answered.set()
+                continue
+            await client.send(frame)
+
+    async def _start(self, client: Transport, group: anyio.abc.TaskGroup) -> Transport:
+        if self._starting:
+            await self._ready.wait()
+            assert self._upstream is not None
+            return self._upstream
+        self._starting = True
+        self._process, upstream = await spawn(self.command)
+        self._upstream = upstream
+        group.start_soon(self._pump, upstream, client)
+        if self.handshake is not None:
+            await upstream.send(json.dumps({**self.handshake, "id": HANDSHAKE_ID}).encode())
+            with anyio.move_on_after(HANDSHAKE_SECONDS):
+                await self._answered.wait()
+            if self.initialized is not None:
+                await upstream.send(json.dumps(self.initialized).encode())
+        self._ready.set()
+        return upstream
+
+    async def forward(self, message: dict[str, Any], client: Transport, group: anyio.abc.TaskGroup) -> None:
+        """Send a client message the recording has no answer for to the live server."""
+        upstream = await self._start(client, group)
+        await upstream.send(json.dumps(message).encode())
+
+    async def aclose(self) -> None:
+        process, upstream = self._process, self._upstream
+        self._process = self._upstream = None
+        if process is not None:
+            await stop(process)
+        if upstream is not None:
+            await upstream.aclose()
+
+
+class RecordingTransport(TransportBase):
+    """A transport that writes every frame it carries to a recorder (in: client, out: server)."""
+
+    def __init__(self, inner: Transport, recorder: Recorder, session: str) -> None:
+        self.inner = inner
+        self.recorder = recorder
+        self.session = session
+
+    async def receive(self) -> bytes:
+        frame = await self.inner.receive()
+        self.recorder.frame("client", frame, session=self.session)
+        return frame
+
+    async def send(self, frame: bytes, related: RequestId | None = None) -> None:
+        self.recorder.frame("server", frame, session=self.session)
+        await self.inner.send(frame, related)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()

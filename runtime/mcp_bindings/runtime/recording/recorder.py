@@ -1,0 +1,99 @@
+"""What every recording proxy shares: turning frames into redacted entries of a session file, with
+the time, direction, session and the protocol version negotiated so far."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, cast
+
+from mcp_bindings.runtime.recording.redaction import DEFAULT, Redaction
+from mcp_bindings.runtime.recording.session_file import Direction, Entry, SessionWriter
+
+STATELESS_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+
+
+class Recorder:
+    """Writes each frame it is shown as one entry; tracks the negotiated version per session (the
+    `initialize` result, or the stateless era's `_meta` protocol version of each request)."""
+
+    def __init__(self, writer: SessionWriter, transport: str, redaction: Redaction = DEFAULT) -> None:
+        self.writer = writer
+        self.transport = transport
+        self.redaction = redaction
+        self.started = time.monotonic()
+        self.seq = 0
+        self._versions: dict[str | None, str] = {}
+        self._initialize_ids: dict[str | None, set[Any]] = {}
+
+    def _track_version(
+        self, direction: Direction, message: dict[str, Any], session: str | None, http: dict[str, Any] | None
+    ) -> None:
+        headers = (http or {}).get("headers")
+        if isinstance(headers, dict):
+            stated = {k.lower(): v for k, v in cast("dict[str, Any]", headers).items()}.get("mcp-protocol-version")
+            if isinstance(stated, str):
+                self._versions[session] = stated
+        params = message.get("params")
+        if direction == "client" and isinstance(params, dict):
+            params = cast("dict[str, Any]", params)
+            if message.get("method") == "initialize" and "id" in message:
+                self._initialize_ids.setdefault(session, set()).add(message["id"])
+            meta = params.get("_meta")
+            if isinstance(meta, dict):
+                version = cast("dict[str, Any]", meta).get(STATELESS_VERSION_KEY)
+                if isinstance(version, str):
+                    self._versions[session] = version
+            return
+        # An HTTP session gets its id with the initialize answer: its request had none.
+        asked = self._initialize_ids.get(session, set()) | self._initialize_ids.get(None, set())
+        result = message.get("result")
+        if direction == "server" and message.get("id") in asked and isinstance(result, dict):
+            version = cast("dict[str, Any]", result).get("protocolVersion")
+            if isinstance(version, str):
+                self._versions[session] = version
+
+    def frame(
+        self,
+        direction: Direction,
+        frame: bytes | dict[str, Any],
+        *,
+        session: str | None = None,
+        http: dict[str, Any] | None = None,
+    ) -> None:
+        message: Any
+        raw: str | None = None
+        if isinstance(frame, dict):
+            message = frame
+        else:
+            try:
+                message = json.loads(frame)
+            except ValueError:
+                message = None
+            if not isinstance(message, dict):
+                message, raw = None, frame.decode("utf-8", "replace")
+        if message is not None:
+            self._track_version(direction, cast("dict[str, Any]", message), session, http)
+        self.seq += 1
+        self.writer.write(
+            Entry(
+                seq=self.seq,
+                t=time.monotonic() - self.started,
+                dir=direction,
+                transport=self.transport,
+                message=self.redaction.json(message) if message is not None else None,
+                raw=self.redaction.text(raw) if raw is not None else None,
+                session=session,
+                version=self._versions.get(session),
+                http=self._http(http),
+            )
+        )
+
+    def _http(self, http: dict[str, Any] | None) -> dict[str, Any] | None:
+        if http is None:
+            return None
+        out = dict(http)
+        headers = out.get("headers")
+        if isinstance(headers, dict):
+            out["headers"] = self.redaction.header_map(cast("dict[str, str]", headers))
+        return out

@@ -1,0 +1,353 @@
+"""Replaying a recorded server: answer a live client from a recording, on any transport.
+
+The recording is cut into exchanges: each message the client sent (request or notification) with
+what the server sent because of it, in order: the notifications and server-to-client requests sent
+while that request was open (or after that notification), then the response. An incoming request is
+matched to a recorded one (`compare.MatchRules`); its exchange is played back with the incoming id,
+progress notifications carry the incoming progress token, and a server-to-client request waits for
+the client's answer before the exchange goes on. A request that matches nothing gets a JSON-RPC
+error naming the nearest recorded request and what differed.
+
+`order="strict"` takes the recorded requests in their order (a request may only match the next
+unplayed one); `order="any"` takes the first unplayed match, then, for a request asked again, the
+last played one. `timing="fast"` answers at once; `timing="preserved"` keeps the recorded delays
+from each request to what answered it."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, cast
+
+import anyio
+
+from mcp_bindings.runtime.recording.compare import DEFAULT_RULES, Difference, MatchRules, what_is
+from mcp_bindings.runtime.recording.live_fallback import LiveFallback, RecordingTransport
+from mcp_bindings.runtime.recording.recorder import STATELESS_VERSION_KEY, Recorder
+from mcp_bindings.runtime.recording.session_file import Entry, Recording, SessionWriter, new_header
+from mcp_bindings.runtime.rpc.transport import OversizedMessage, Transport
+
+Order = Literal["strict", "any"]
+Timing = Literal["fast", "preserved"]
+
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+PARSE_ERROR = -32700
+CLIENT_ANSWER_SECONDS = 30.0
+
+
+@dataclass
+class Exchange:
+    """One message the client sent and what the server sent because of it."""
+
+    entry: Entry
+    episode: list[Entry] = field(default_factory=lambda: [])
+    response: Entry | None = None
+    played: int = 0
+
+    @property
+    def message(self) -> dict[str, Any]:
+        return self.entry.message or {}
+
+    @property
+    def is_request(self) -> bool:
+        return self.entry.is_request
+
+
+@dataclass(frozen=True)
+class Unmatched:
+    """Why an incoming request got no recorded answer."""
+
+    code: int
+    message: str
+    nearest: Exchange | None = None
+    differences: tuple[Difference, ...] = ()
+
+
+def exchanges_of(recording: Recording) -> tuple[list[Entry], list[Exchange]]:
+    """The server messages sent before the client said anything, and the exchanges in order."""
+    prologue: list[Entry] = []
+    exchanges: list[Exchange] = []
+    open_requests: dict[Any, Exchange] = {}
+    last: Exchange | None = None
+    for entry in recording.entries:
+        if entry.message is None:
+            continue
+        if entry.dir == "client":
+            if entry.is_request or entry.is_notification:
+                last = Exchange(entry)
+                exchanges.append(last)
+                if entry.is_request:
+                    open_requests[entry.id] = last
+            continue
+        if entry.is_response:
+            owner = open_requests.pop(entry.id, None)
+            if owner is not None:
+                owner.response = entry
+            continue
+        # A notification or a request of the server's: it belongs to the newest open request, else
+        # to what the client said last.
+        target = next(reversed(open_requests.values()), None) or last
+        (target.episode if target is not None else prologue).append(entry)
+    return prologue, exchanges
+
+
+def _stateless_version(message: dict[str, Any]) -> str | None:
+    """The protocol version a stateless-era request states in its `_meta`, if any."""
+    params = message.get("params")
+    if isinstance(params, dict):
+        meta = cast("dict[str, Any]", params).get("_meta")
+        if isinstance(meta, dict):
+            version = cast("dict[str, Any]", meta).get(STATELESS_VERSION_KEY)
+            return version if isinstance(version, str) else None
+    return None
+
+
+def _progress_token(message: dict[str, Any]) -> Any:
+    params = message.get("params")
+    if isinstance(params, dict):
+        meta = cast("dict[str, Any]", params).get("_meta")
+        if isinstance(meta, dict):
+            return cast("dict[str, Any]", meta).get("progressToken")
+    return None
+
+
+class ServerReplay:
+    """Plays the server side of a recording to one client connection (`serve`)."""
+
+    def __init__(
+        self,
+        recording: Recording,
+        *,
+        rules: MatchRules = DEFAULT_RULES,
+        order: Order = "any",
+        timing: Timing = "fast",
+        log: Any = None,
+        fallback: LiveFallback | None = None,
+    ) -> None:
+        self.recording = recording
+        self.rules = rules
+        self.order = order
+        self.timing = timing
+        self.prologue, self.exchanges = exchanges_of(recording)
+        self.unmatched: list[tuple[dict[str, Any], Unmatched]] = []
+        self._log = log if log is not None else sys.stderr
+        self._next_id = 0
+        self._waiting: dict[Any, anyio.Event] = {}
+        self._closing = False
+        self.fallback = fallback
+        self.forwarded: list[dict[str, Any]] = []
+
+    # -- matching --------------------------------------------------------------------------------
+
+    def claim(self, message: dict[str, Any]) -> Exchange | Unmatched:
+        """The recorded exchange that answers `message` (marked played), or why there is none."""
+        spoken = _stateless_version(message)
+        if spoken is not None and self.recording.versions and spoken not in self.recording.versions:
+            return Unmatched(
+                INVALID_PARAMS,
+                f"{what_is(message)} is at protocol {spoken}, the recording at {', '.join(self.recording.versions)}: "
+                f"a recording replays at the protocol era it was made in (record the session with a {spoken} client)",
+            )
+        is_request = "id" in message
+        candidates = [ex for ex in self.exchanges if ex.is_request == is_request]
+        key = self.rules.key(message)
+        if self.order == "strict":
+            upcoming = next((ex for ex in candidates if not ex.played), None)
+            if upcoming is not None and self.rules.key(upcoming.message) == key:
+                upcoming.played += 1
+                return upcoming
+            return self._unmatched(message, candidates, upcoming)
+        fresh = next((ex for ex in candidates if not ex.played and self.rules.key(ex.message) == key), None)
+        again = next((ex for ex in reversed(candidates) if ex.played and self.rules.key(ex.message) == key), None)
+        chosen = fresh or again
+        if chosen is None:
+            return self._unmatched(message, candidates, None)
+        chosen.played += 1
+        return chosen
+
+    def _unmatched(self, message: dict[str, Any], candidates: list[Exchange], upcoming: Exchange | None) -> Unmatched:
+        method = message.get("method")
+        name = what_is(message)
+        if upcoming is not None:
+            diffs = self.rules.differences(upcoming.message, message)
+            return Unmatched(
+                INVALID_PARAMS,
+                f"{name} is out of the recorded order: {self._describe(upcoming, diffs)} comes next",
+                upcoming,
+                tuple(diffs),
+            )
+        same_method = [ex for ex in candidates if ex.message.get("method") == method]
+        if not same_method:
+            methods = sorted({str(ex.message.get("method")) for ex in candidates})
+            return Unmatched(
+                METHOD_NOT_FOUND,
+                f"{method} was never recorded (the recording has {', '.join(methods) or 'no requests'})",
+            )
+        scored = [(len(self.rules.differences(ex.message, message)), not ex.played, ex) for ex in same_method]
+        _, _, nearest = min(scored, key=lambda item: (item[0], not item[1]))
+        diffs = self.rules.differences(nearest.message, message)
+        if not diffs:
+            return Unmatched(
+                INVALID_PARAMS,
+                f"{name} was asked more often than recorded: {self._describe(nearest, diffs)} was already played",
+                nearest,
+            )
+        return Unmatched(
+            INVALID_PARAMS,
+            f"no recorded {method} matches: the nearest is {self._describe(nearest, diffs)}",
+            nearest,
+            tuple(diffs),
+        )
+
+    def _describe(self, exchange: Exchange, diffs: list[Difference]) -> str:
+        where = f"{what_is(exchange.message)} ({self.recording.where(exchange.entry)})"
+        if not diffs:
+            return where
+        shown = "; ".join(d.describe() for d in diffs[:3])
+        more = f" and {len(diffs) - 3} more" if len(diffs) > 3 else ""
+        return f"{where}, which differs in {shown}{more}"
+
+    # -- serving ---------------------------------------------------------------------------------
+
+    async def serve(self, transport: Transport) -> None:
+        """Answer the client on `transport` until it closes its side."""
+        started = anyio.current_time()
+        async with anyio.create_task_group() as group:
+            for entry in self.prologue:
+                await self._pause(started, entry.t)
+                await transport.send(json.dumps(entry.message).encode())
+            while True:
+                try:
+                    frame = await transport.receive()
+                except OversizedMessage as exc:
+                    await self._send_error(transport, None, -32600, str(exc))
+                    continue
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    break
+                await self.incoming(transport, group, frame)
+            self._closing = True
+            for event in self._waiting.values():
+                event.set()
+            if self.fallback is not None:  # the client is done: so is the live server (its reader ends)
+                await self.fallback.aclose()
+
+    async def incoming(self, transport: Transport, group: anyio.abc.TaskGroup, frame: bytes) -> None:
+        """Handle one frame from the client; what answers it goes to `transport` (the final answer to a
+        request with `related` set to its id)."""
+        try:
+            message = json.loads(frame)
+        except ValueError as exc:
+            await self._send_error(transport, None, PARSE_ERROR, f"Parse error: {exc}")
+            return
+        if not isinstance(message, dict):
+            await self._send_error(transport, None, -32600, "a JSON-RPC message is an object")
+            return
+        message = cast("dict[str, Any]", message)
+        if "method" not in message:  # the client's answer to a request the replay sent
+            event = self._waiting.pop(message.get("id"), None)
+            if event is not None:
+                event.set()
+            elif self.fallback is not None:  # or to one the live server sent
+                await self.fallback.forward(message, transport, group)
+            return
+        if self.fallback is not None:
+            self.fallback.remember(message)
+        found = self.claim(message)
+        if isinstance(found, Unmatched) and self.fallback is not None:
+            self.forwarded.append(message)
+            await self.fallback.forward(message, transport, group)
+            return
+        if isinstance(found, Unmatched):
+            self.unmatched.append((message, found))
+            if "id" in message:
+                data = {
+                    "nearest": None if found.nearest is None else self.recording.where(found.nearest.entry),
+                    "differences": [d.to_json() for d in found.differences],
+                }
+                await self._send_error(transport, message["id"], found.code, found.message, data)
+            else:
+                print(f"mcp replay: ignored {found.message}", file=self._log)
+            return
+        group.start_soon(self._play, transport, found, message, anyio.current_time())
+
+    async def _play(self, transport: Transport, exchange: Exchange, incoming: dict[str, Any], arrived: float) -> None:
+        token = _progress_token(incoming)
+        recorded_token = _progress_token(exchange.message)
+        for entry in exchange.episode:
+            await self._pause(arrived, entry.t - exchange.entry.t)
+            message = dict(entry.message or {})
+            if message.get("method") == "notifications/progress" and recorded_token is not None:
+                params = dict(cast("dict[str, Any]", message.get("params") or {}))
+                if params.get("progressToken") == recorded_token:
+                    params["progressToken"] = token
+                    message["params"] = params
+            if "id" in message:
+                await self._ask(transport, message)
+            else:
+                await transport.send(json.dumps(message).encode())
+        if exchange.response is not None and "id" in incoming:
+            await self._pause(arrived, exchange.response.t - exchange.entry.t)
+            answer = {**(exchange.response.message or {}), "id": incoming["id"]}
+            await transport.send(json.dumps(answer).encode(), incoming["id"])
+
+    async def _ask(self, transport: Transport, message: dict[str, Any]) -> None:
+        """Send a recorded server-to-client request under a fresh id; wait for the client's answer."""
+        self._next_id += 1
+        request_id = f"replay-{self._next_id}"
+        event = anyio.Event()
+        self._waiting[request_id] = event
+        await transport.send(json.dumps({**message, "id": request_id}).encode())
+        if self._closing:
+            return
+        with anyio.move_on_after(CLIENT_ANSWER_SECONDS):
+            await event.wait()
+
+    async def _pause(self, since: float, offset: float) -> None:
+        if self.timing == "preserved":
+            delay = since + max(offset, 0.0) - anyio.current_time()
+            if delay > 0:
+                await anyio.sleep(delay)
+
+    @staticmethod
+    async def _send_error(
+        transport: Transport, request_id: Any, code: int, message: str, data: dict[str, Any] | None = None
+    ) -> None:
+        error: dict[str, Any] = {"code": code, "message": message}
+        if data is not None:
+            error["data"] = data
+        await transport.send(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode(), request_id)
+
+
+async def replay_stdio(
+    recording: Recording, *, live: Sequence[str] | None = None, record_to: Path | None = None, **options: Any
+) -> ServerReplay:
+    """Serve the recorded server side on this process's stdin/stdout until the client closes it.
+    With `live` (a server command), what the recording cannot answer goes to that server; with
+    `record_to`, the whole conversation is written there as a new session file (`new_episodes`)."""
+    from mcp_bindings.runtime.stdio.serve import open_stdio_transport
+
+    fallback = LiveFallback(live) if live else None
+    replay = ServerReplay(recording, fallback=fallback, **options)
+    transport: Transport = await open_stdio_transport()
+    writer: SessionWriter | None = None
+    if record_to is not None:
+        header = new_header("stdio", {"command": list(live or recording.header["server"].get("command", []))}, {})
+        header["redaction"] = recording.header.get("redaction", {})
+        writer = SessionWriter(record_to.with_name(record_to.name + ".new"), header)
+        transport = RecordingTransport(transport, Recorder(writer, "stdio"), uuid.uuid4().hex)
+    try:
+        await replay.serve(transport)
+    finally:
+        if fallback is not None:
+            await fallback.aclose()
+        await transport.aclose()
+        if writer is not None and record_to is not None:
+            writer.close()
+            os.replace(writer.path, record_to)
+    return replay

@@ -1,0 +1,127 @@
+"""Recording a stdio server: a transparent proxy on this process's stdin/stdout that spawns the
+server and passes every frame through unchanged, writing each to the session file."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import uuid
+from collections.abc import Mapping, Sequence
+
+import anyio
+from anyio.abc import Process
+
+from mcp_bindings.runtime.recording.recorder import Recorder
+from mcp_bindings.runtime.recording.redaction import DEFAULT, Redaction
+from mcp_bindings.runtime.recording.session_file import Direction, SessionWriter, new_header
+from mcp_bindings.runtime.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, LineTransport, OversizedMessage, Transport
+from mcp_bindings.runtime.stdio.serve import open_stdio_transport
+
+SHUTDOWN_GRACE_SECONDS = 2.0
+
+
+async def spawn(
+    command: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None
+) -> tuple[Process, LineTransport]:
+    """Start a stdio server (its stderr goes to ours); its pipes as a line transport."""
+    try:
+        process = await anyio.open_process(
+            list(command),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=None,  # the server's log goes where ours goes
+            env={**os.environ, **env} if env is not None else None,
+            cwd=cwd,
+        )
+    except OSError as exc:
+        raise RuntimeError(f"cannot start the server {command[0]!r}: {exc.strerror or exc}") from None
+    assert process.stdin is not None and process.stdout is not None
+    return process, LineTransport(process.stdout, process.stdin, DEFAULT_MAX_MESSAGE_BYTES)
+
+
+async def stop(process: Process) -> None:
+    """The spec's order: close the server's stdin, wait, SIGTERM, wait, SIGKILL."""
+    with anyio.CancelScope(shield=True):
+        if process.stdin is not None:
+            try:
+                await process.stdin.aclose()
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                pass
+        for signal_it in (None, process.terminate, process.kill):
+            if signal_it is not None:
+                try:
+                    signal_it()
+                except ProcessLookupError:
+                    return
+            with anyio.move_on_after(SHUTDOWN_GRACE_SECONDS):
+                await process.wait()
+                return
+
+
+async def pump(source: Transport, target: Transport, recorder: Recorder, direction: Direction, session: str) -> None:
+    """Pass frames from `source` to `target` until `source` ends, recording each."""
+    while True:
+        try:
+            frame = await source.receive()
+        except OversizedMessage:
+            continue
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return
+        recorder.frame(direction, frame, session=session)
+        try:
+            await target.send(frame)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            return
+
+
+async def record_stdio(
+    command: Sequence[str],
+    output: str | os.PathLike[str],
+    *,
+    redaction: Redaction = DEFAULT,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    client: Transport | None = None,
+    stop_on_signals: bool | None = None,
+) -> int:
+    """Proxy `client` (default: this process's stdin/stdout) to the server `command`, recording every
+    frame to `output`, until either side ends (or, on our own stdio, SIGTERM/SIGINT arrives: the
+    server is stopped in the spec's order); returns how many messages were recorded."""
+    server = {"command": [redaction.text(part) for part in command]}  # a secret passed as an argument, too
+    writer = SessionWriter(output, new_header("stdio", server, redaction.describe()))
+    recorder = Recorder(writer, "stdio", redaction)
+    session = uuid.uuid4().hex
+    if stop_on_signals is None:
+        stop_on_signals = client is None  # on our own stdio we are a process of our own
+    try:
+        if client is None:
+            client = await open_stdio_transport(DEFAULT_MAX_MESSAGE_BYTES)
+        process, server = await spawn(command, env=env, cwd=cwd)
+        try:
+            async with anyio.create_task_group() as group:
+
+                async def to_server() -> None:
+                    await pump(client, server, recorder, "client", session)
+                    await stop(process)  # the client is gone: the server's stdin closes too
+
+                async def to_client() -> None:
+                    await pump(server, client, recorder, "server", session)
+                    group.cancel_scope.cancel()  # the server is gone: nothing more will come
+
+                async def on_signal() -> None:  # the host stops us: stop the server too (the finally below)
+                    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                        async for _ in signals:
+                            group.cancel_scope.cancel()
+                            return
+
+                group.start_soon(to_server)
+                group.start_soon(to_client)
+                if stop_on_signals:
+                    group.start_soon(on_signal)
+        finally:
+            await stop(process)
+            await client.aclose()
+    finally:
+        writer.close()
+    return writer.count

@@ -1,0 +1,133 @@
+"""Streamable HTTP both ways: a session recorded through the HTTP recording proxy in front of a real
+server (tests/peers/recording_server.py on uvicorn), then served by the HTTP replay to the same
+client: every answer the same (progress and sampling included, the sampling request on the POST's
+SSE stream and its answer on a POST of its own); and `mcp-bindgen replay --http` as a command."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from mcp_bindings.runtime.recording.http_proxy import recording_proxy
+from mcp_bindings.runtime.recording.http_replay import replay_http
+from mcp_bindings.runtime.recording.replay_server import ServerReplay
+from mcp_bindings.runtime.recording.session_file import read_recording
+from tests.peers.auth_harness import bind_local, serve
+from tests.support import REPO_ROOT, free_port
+from tests.support.recording import drive_http, recording_app
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
+async def test_recorded_over_http_replays_over_http(tmp_path: Path, version: str) -> None:
+    path = tmp_path / "http.mcpsession"
+    sock, base = bind_local()
+    async with serve(recording_app().asgi(), sock):
+        async with recording_proxy(base + "/mcp", path) as url:
+            live = await drive_http(url, version)
+    assert live["progress"] == [[1, 3], [2, 3], [3, 3]]
+    recording = read_recording(path)
+    assert recording.header["transport"] == "http" and recording.versions == [version]
+    async with replay_http(ServerReplay(recording)) as url:
+        replayed = await drive_http(url, version)
+    assert replayed == live
+
+
+def test_replay_http_command(tmp_path: Path) -> None:
+    import anyio
+
+    path = tmp_path / "http.mcpsession"
+
+    async def record() -> None:
+        sock, base = bind_local()
+        async with serve(recording_app().asgi(), sock), recording_proxy(base + "/mcp", path) as url:
+            await drive_http(url, "2025-11-25")
+
+    anyio.run(record)
+    port = free_port()
+    command = [sys.executable, "-m", "mcp_bindgen.cli", "replay", str(path), "--http", f"127.0.0.1:{port}"]
+    process = subprocess.Popen(command, cwd=REPO_ROOT, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                answer = httpx.get(f"http://127.0.0.1:{port}/mcp", timeout=2)
+                break
+            except httpx.HTTPError:
+                assert time.monotonic() < deadline and process.poll() is None
+                time.sleep(0.1)
+        assert answer.status_code == 405
+        replayed = anyio.run(drive_http, f"http://127.0.0.1:{port}/mcp", "2025-11-25")
+        assert replayed["greet"]["content"][0]["text"] == "Hello, Ada!"
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=10)
+    assert process.returncode == 0 and f"at http://127.0.0.1:{port}/mcp" in err
+
+
+def test_replay_client_over_http(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The recorded client side driven into a server over Streamable HTTP: the same server passes,
+    the changed one is named (tool and field)."""
+    import anyio
+
+    from mcp_bindgen.cli import main
+
+    path = tmp_path / "http.mcpsession"
+
+    async def record() -> None:
+        sock, base = bind_local()
+        async with serve(recording_app().asgi(), sock), recording_proxy(base + "/mcp", path) as url:
+            await drive_http(url, "2025-11-25")
+
+    anyio.run(record)
+    for variant, expected in (([], 0), (["--changed"], 1)):
+        port = free_port()
+        server = [sys.executable, str(REPO_ROOT / "tests" / "peers" / "recording_server.py"), *variant]
+        process = subprocess.Popen([*server, "--http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    httpx.get(f"http://127.0.0.1:{port}/mcp", timeout=2)
+                    break
+                except httpx.HTTPError:
+                    assert time.monotonic() < deadline and process.poll() is None
+                    time.sleep(0.1)
+            capsys.readouterr()
+            assert main(["replay-client", str(path), "--from", f"http://127.0.0.1:{port}/mcp"]) == expected
+            out = capsys.readouterr().out
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+        if expected:
+            assert 'tools/call greet: result.content[0].text: recorded "Hello, Ada!", got "Howdy, Ada!"' in out
+        else:
+            assert out.strip().endswith("all 6 recorded answers match")
+
+
+async def test_the_fixture_value_records_then_replays_over_http(tmp_path: Path) -> None:
+    """`McpRecording.http(url)`: the recording proxy on the first run, a replay over HTTP afterwards
+    (the server gone), `none` without a file fails the test."""
+    from mcp_bindings.runtime.recording.pytest_plugin import McpRecording
+
+    path = tmp_path / "recordings" / "t.mcpsession"
+    first = McpRecording(path=path, mode="once")
+    assert first.recording
+    sock, base = bind_local()
+    async with serve(recording_app().asgi(), sock):
+        async with first.http(base + "/mcp") as url:
+            live = await drive_http(url, "2025-11-25")
+    second = McpRecording(path=path, mode="once")
+    assert not second.recording
+    async with second.http(base + "/mcp") as url:  # nothing listens at `base` any more
+        assert await drive_http(url, "2025-11-25") == live
+    with pytest.raises(pytest.fail.Exception, match="no recording at"):
+        async with McpRecording(path=tmp_path / "none.mcpsession", mode="none").http(base + "/mcp"):
+            pass

@@ -1,0 +1,88 @@
+"""`mcp-bindgen mock`: the lock of examples/app_server.py served on stdio, to the typed client
+`mcp-bindgen client` generates from the same lock and to the official SDK client (which checks
+structured results against the output schema): every call type-valid, the same seed the same
+answers, another seed others."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_bindgen.cli import main
+from tests.peers.harness import PEERS
+from tests.support import REPO_ROOT
+
+APP = [sys.executable, str(REPO_ROOT / "examples" / "app_server.py")]
+
+
+@pytest.fixture(scope="module")
+def lock(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("mock") / "mcp-lock.json"
+    assert main(["lock", "-o", str(path), "--from", *APP]) == 0
+    return path
+
+
+def typed_client(lock: Path) -> ModuleType:
+    path = lock.parent / "demo_client.py"
+    if not path.exists():
+        assert main(["client", "-o", str(path), "--from-file", str(lock), "--protocol", "2025-11-25"]) == 0
+    spec = importlib.util.spec_from_file_location("mock_demo_client", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def mock(lock: Path, seed: int) -> list[str]:
+    return [sys.executable, "-m", "mcp_bindgen.cli", "mock", str(lock), "--seed", str(seed)]
+
+
+async def calls(module: ModuleType, command: list[str]) -> list[Any]:
+    async with module.connect(command) as server:
+        first = await server.weather(city="Oslo")
+        second = await server.weather(city="Oslo")
+        deleted = await server.delete(path="notes.txt")
+        prompt = await server.prompt_review(code="x = 1", language="python")
+        return [first, second, deleted, prompt]
+
+
+def test_the_generated_typed_client_gets_valid_results(lock: Path) -> None:
+    module = typed_client(lock)
+    first, second, deleted, prompt = anyio.run(calls, module, mock(lock, 1))
+    assert type(first).__name__ == "WeatherOutput" and isinstance(first.city, str) and isinstance(first.celsius, float)
+    assert first != second  # each call draws anew, from the seed
+    assert deleted.content[0].type == "text" and deleted.content[0].text
+    assert prompt.messages[0].content.text.startswith("(mock) prompt review")
+    again = anyio.run(calls, module, mock(lock, 1))
+    assert [first, second] == again[:2]  # the same seed, the same answers
+    other = anyio.run(calls, module, mock(lock, 2))
+    assert other[0] != first
+
+
+def test_bad_lock_is_one_sentence(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mock", str(tmp_path / "missing.json")]) == 1
+    err = capsys.readouterr().err
+    assert "lock file" in err and "not found: write one with `mcp-bindgen lock" in err
+
+
+@pytest.mark.interop
+def test_the_official_sdk_client_gets_valid_results(lock: Path, sdk_python: str) -> None:
+    argv = [sdk_python, str(PEERS / "sdk_everything_client.py"), "--scenario", "app", "--", *mock(lock, 7)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    failed = {k: v for k, v in report.items() if isinstance(v, dict) and ("error" in v or "mcp_error" in v)}
+    assert not failed, failed
+    weather = report["weather"]
+    assert weather.get("isError") is not True
+    assert set(weather["structuredContent"]) == {"city", "celsius"}
+    assert [t["name"] for t in report["tools"]["tools"]] == ["delete", "weather"]  # as the lock sorts them
