@@ -6,7 +6,7 @@ wrote, over stdio and Streamable HTTP, at both eras' versions:
 * npm `@modelcontextprotocol/server-everything` over stdio and Streamable HTTP (tests/peers/contract_peers.py);
 * the official SDK's client driving `mcp-bindgen run ... --transport http` (tests/peers/http_sdk_client.py).
 
-(FastMCP 4.x itself does not install from this registry: see tests/peers/sdk_contract_server.py.)"""
+* FastMCP 4.2.3 from PyPI over stdio (tests/peers/fastmcp_eras_server.py, `contract_peers.fastmcp()`)."""
 
 from __future__ import annotations
 
@@ -200,3 +200,21 @@ def test_the_sdk_client_drives_mcp_bindgen_run_over_http(sdk_python: str, mode: 
     assert report["tools"] == ["echo"]
     assert report["echo"] == "héllo ✓ \U0001f600"
     assert report["concurrent"] == {str(i): f"c{i}" for i in range(5)}
+
+
+@pytest.mark.parametrize("version", ["auto", "2025-11-25"])
+def test_a_fastmcp_server_over_stdio(version: str) -> None:
+    """FastMCP 4.2.3 (PyPI), as people run it: list, call (a typed argument), read, inspect."""
+    try:
+        python = contract_peers.fastmcp() / "bin" / "python"
+    except contract_peers.Unavailable as exc:
+        pytest.skip(f"FastMCP could not be installed: {exc}")
+    server = f"{python} {PEERS / 'fastmcp_eras_server.py'}"
+    protocol = ("--protocol", version)
+    tools = _json(bindgen("list", "tools", server, *protocol, "--format", "json"))["tools"]
+    assert [t["name"] for t in tools] == ["weather"]
+    called = bindgen("call", server, "weather", "city=Oslo", *protocol)
+    assert called.returncode == 0 and called.stdout.strip() == "Oslo: 21.5", called.stderr
+    read = bindgen("read", server, "eras://config", *protocol)
+    assert read.returncode == 0 and read.stdout.strip() == "debug=false", read.stderr
+    assert bindgen("inspect", server, *protocol).returncode == 0

@@ -8,6 +8,7 @@ The servers, all installed and pinned by the suite (`tests/peers/contract_peers.
 * the official SDK's last handshake-only release (mcp 1.30.0, its `FastMCP`): 2025-11-25, over
   stdio and Streamable HTTP (`tests/peers/sdk_eras_server.py` is both servers);
 * npm `@modelcontextprotocol/server-everything`: 2025-11-25, with logging, subscriptions and tasks;
+* FastMCP 4.2.3 from PyPI (`tests/peers/fastmcp_eras_server.py`);
 * PyPI `mcp-server-time`, current (2026-07-28) and 0.6.2 on mcp 1.1.3, which stops reading on the
   `server/discover` probe: `connect_stdio` starts it again for the handshake.
 """
@@ -107,6 +108,29 @@ async def test_logs_arrive_after_set_logging_level_from_the_official_mcpserver(s
             await _until(lambda: len(logs) >= 4)
     data = [entry["data"] for entry in logs]
     assert data == ["looking up Oslo", "Oslo is windy", "looking up Bergen", "Bergen is windy"]
+
+
+@pytest.mark.parametrize("stub", [HANDSHAKE, STATELESS])
+async def test_logs_arrive_after_set_logging_level_from_fastmcp(stub: str) -> None:
+    """FastMCP 4.2.3, in `auto` with either stub: the level set is the level that filters (the
+    debug line never arrives), whichever era the session landed on; a resource reads as the stub's
+    type."""
+    fastmcp = _installed(contract_peers.fastmcp) / "bin" / "python"
+    logs: list[dict[str, Any]] = []
+    with anyio.fail_after(LIMIT):
+        async with connect(
+            [str(fastmcp), str(PEERS / "fastmcp_eras_server.py")], stub, on_log=lambda p: logs.append(versions.dump(p))
+        ) as client:
+            await client.set_logging_level("info")
+            result = await client.call_tool(name="weather", arguments={"city": "Oslo"})
+            assert type(result) is MODELS[stub].CallToolResult
+            await _until(lambda: len(logs) >= 2)
+            await client.call_tool(name="weather", arguments={"city": "Bergen"})
+            await _until(lambda: len(logs) >= 4)
+            read = await client.read_resource(uri="eras://config")
+            assert type(read) is MODELS[stub].ReadResourceResult
+    said = [entry["data"]["msg"] for entry in logs]  # FastMCP logs {"msg": ..., "extra": ...}
+    assert said == ["looking up Oslo", "Oslo is windy", "looking up Bergen", "Bergen is windy"]
 
 
 @pytest.mark.parametrize("stub", [HANDSHAKE, STATELESS])

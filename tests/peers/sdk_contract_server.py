@@ -1,6 +1,6 @@
 """A FastMCP-style stdio server for the contract tests (`mcp-bindgen client` / `lock`), written with the
-official SDK's high-level `MCPServer` (mcp==2.3.0; the `fastmcp` 4.x and 3.x releases do not install
-from this registry: they need a `certifi` release it does not have). Runs in the SDK's venv.
+official SDK's high-level `MCPServer` (mcp==2.3.0). Runs in the SDK's venv. (FastMCP 4.2.3 itself is a
+peer of the CLI, era and comparison tests: `contract_peers.fastmcp()`.)
 
 Tools with nested models, enums, optional and list arguments and an output schema; one tool that
 fails (`isError`), a prompt with arguments and a resource template.
