@@ -48,9 +48,9 @@ CLAIMS = {
     "async def add(a: int, b: int, ctx: Context) -> int:": "test_readme_server_serves_a_typed_client",
     'server = [sys.executable, "examples/app_server.py"]  # this environment': "test_readme_client_snippet",
     "result = CallToolResult.model_validate_json": "test_models_snippet",
-    'answer = await ctx.elicit(f"Delete {path}?", bool)': "test_app_server_snippet_is_the_example",
+    "class Weather(BaseModel):": "test_app_server_snippet_is_the_example",
     'command = [sys.executable, "examples/app_server.py"]': "test_app_client_snippet",
-    "app.test_client(": "test_app_in_memory_snippet",
+    'app = App("demo", version="1.0")  # or import yours': "test_app_in_memory_snippet",
     "class Echo(Server):": "test_server_snippet_serves_the_client_snippet",
     "await client.ping(timeout=5)": "test_client_snippet_against_the_example_server",
     "class Answers(ClientHandlers):": "test_input_handlers_snippet",
@@ -92,7 +92,7 @@ def test_app_server_snippet_is_the_example() -> None:
     """The README's authoring example is `examples/app_server.py` (below its docstring), which the
     other snippets run."""
     example = (REPO_ROOT / "examples" / "app_server.py").read_text(encoding="utf-8")
-    assert block('answer = await ctx.elicit(f"Delete {path}?", bool)') in example
+    assert block("class Weather(BaseModel):") in example
 
 
 def test_readme_client_snippet() -> None:
@@ -129,7 +129,7 @@ def test_app_client_snippet() -> None:
 
 
 def test_app_in_memory_snippet() -> None:
-    result = _run(block("app.test_client("))
+    result = _run(block('app = App("demo", version="1.0")  # or import yours'))
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "deleted notes.txt"
 
