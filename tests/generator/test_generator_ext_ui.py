@@ -71,6 +71,7 @@ def test_sync_takes_the_file_out_of_the_npm_tarball_and_checks_its_sha256(
     monkeypatch.setattr(pins, "load_extension_pins", lambda path=None: {UI: ui_pin()})
     target = tmp_path / "synced" / "schema.json"
     monkeypatch.setattr(ExtensionPin, "local_path", property(lambda self: target))
+    monkeypatch.setattr(ExtensionPin, "sync_path", property(lambda self: target))
     assert sync_extensions(tmp_path / "empty") == [f"synced {target}"]
     assert target.read_bytes() == raw
     served["body"] = _tarball({"package/dist/src/generated/schema.json": raw + b" "})

@@ -76,6 +76,7 @@ def test_sync_takes_the_schema_from_the_folder_and_checks_its_sha256(
     source = tmp_path / "shared"
     target = tmp_path / "synced" / "schema.json"
     monkeypatch.setattr(ExtensionPin, "local_path", property(lambda self: target))
+    monkeypatch.setattr(ExtensionPin, "sync_path", property(lambda self: target))
     (source / "extensions" / tasks_pin().folder).mkdir(parents=True)
     (source / "extensions" / tasks_pin().folder / "schema.json").write_bytes(raw)
     assert sync_extensions(source) == [f"synced {target}"]
@@ -89,6 +90,7 @@ def test_sync_takes_the_schema_from_the_folder_and_checks_its_sha256(
 def test_sync_without_the_schema_says_so_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     target = tmp_path / "synced" / "schema.json"
     monkeypatch.setattr(ExtensionPin, "local_path", property(lambda self: target))
+    monkeypatch.setattr(ExtensionPin, "sync_path", property(lambda self: target))
     monkeypatch.setattr(ExtensionPin, "url", property(lambda self: "http://127.0.0.1:9/unreachable"))
     (line,) = sync_extensions(tmp_path / "empty")
     assert line.startswith(f"not synced: extension {TASKS}") and str(target) in line
