@@ -348,7 +348,9 @@ class _Lowerer:
     def _union(self, schema: dict[str, Any], key: str, context: str, origin: str, top: bool) -> TypeExpr:
         """The type of an `anyOf` / `oneOf` (`key`): a union, or a named alias when it is discriminated."""
         inline = _inline_objects(schema[key])
-        discriminator = self._discriminator(schema[key]) or (_shared_const(schema[key]) if inline else None)
+        discriminator = self._discriminator(schema[key], f"{origin}/{key}") or (
+            _shared_const(schema[key]) if inline else None
+        )
         if discriminator and not top:
             # A named alias, so the model renderer never has to invent a name for it.
             self._definition(context, schema, origin, hoisted=True)
@@ -393,11 +395,12 @@ class _Lowerer:
 
     # -- discriminated unions ----------------------------------------------------------------
 
-    def _discriminator(self, members: list[Any]) -> str | None:
-        """A required property holding a distinct constant in every member (all `$ref`s to objects)."""
+    def _discriminator(self, members: list[Any], origin: str) -> str | None:
+        """A required property holding a distinct constant in every member (all `$ref`s to objects);
+        `origin`: where the members are (for errors)."""
         if len(members) < 2 or not all(isinstance(m, dict) and set(m) == {"$ref"} for m in members):
             return None
-        objects = [self._deref(m, "") for m in members]
+        objects = [self._deref(m, f"{origin}/{i}") for i, m in enumerate(members)]
         if not all(_is_object_schema(o) and o.get("properties") and "allOf" not in o for o in objects):
             return None
         candidates: set[str] | None = None
