@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.peers import contract_peers
 from tests.support import REPO_ROOT
 from tests.support.browser import bundle, ensure_packages, node_path
 
@@ -80,3 +81,26 @@ def test_the_inspector_verifies_the_skills_server_over_stdio_and_http(era: str) 
         # the generated skill (resources "dynamic") is reported unverifiable, with a note saying why
         static = [r for r in reports if r["uri"] != "skill://reports/daily/SKILL.md"]
         assert len(static) == 3 and all(r["conformance"] == [] and r["ok"] for r in static), static
+
+
+def test_fastmcps_skills_client_lists_gets_and_reads() -> None:
+    """FastMCP 4.2.3's client (`list_skills`, `get_skill`, `read_skill`) against the example skills
+    server, run as people install FastMCP (its own venv)."""
+    try:
+        python = contract_peers.fastmcp() / "bin" / "python"
+    except contract_peers.Unavailable as exc:
+        pytest.skip(f"FastMCP could not be installed: {exc}")
+    client = REPO_ROOT / "tests" / "peers" / "fastmcp_skills_client.py"
+    server = [sys.executable, str(REPO_ROOT / "examples" / "skills_server.py")]
+    run = subprocess.run(
+        [str(python), str(client), *server], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    seen = json.loads(run.stdout.strip().splitlines()[-1])
+    assert seen["uris"] == [
+        "skill://acme/billing/refunds/SKILL.md",
+        "skill://git-workflow/SKILL.md",
+        "skill://pdf-processing/SKILL.md",
+        "skill://reports/daily/SKILL.md",
+    ]
+    assert seen["got"] == "skill://acme/billing/refunds/SKILL.md" and seen["read"] == "Skill"
