@@ -22,18 +22,28 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from mcp_bindings.ext.io_modelcontextprotocol_skills import models as sk
-from mcp_bindings.ext.io_modelcontextprotocol_skills.methods import EXTENSION
 from mcp_bindings.runtime.app.errors import AppDefinitionError, ResourceNotFound
 from mcp_bindings.runtime.protocol import skill_files as files
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
+    from mcp_bindings.ext.io_modelcontextprotocol_skills import models as sk
     from mcp_bindings.runtime.server.stubs import ServerStub
 
 __all__ = ["SKILLS", "SkillsMixin"]
 
-SKILLS = EXTENSION.identifier
+SKILLS = "io.modelcontextprotocol/skills"  # the extension's identifier (its generated `about.IDENTIFIER`)
+
+
+def _models() -> ModuleType:
+    """The extension's generated models, loaded by an app that serves skills (not by every app)."""
+    from mcp_bindings.ext.io_modelcontextprotocol_skills import models
+
+    return models
+
+
 log = logging.getLogger("mcp_bindings.runtime.app.skills")
 TTL_MS = 60_000
 
@@ -137,6 +147,8 @@ class SkillsMixin:
         if not state.roots and not state.dynamic:
             return
         settings = {"directoryRead": True} if state.directory_read and state.roots else {}
+        from mcp_bindings.ext.io_modelcontextprotocol_skills.methods import EXTENSION
+
         server.use_extension(EXTENSION, settings, handlers=_Handlers(state))
 
 
@@ -187,7 +199,7 @@ class _Handlers:
 
     async def list_skills(self, params: Any, ctx: Any) -> sk.ListSkillsResult:
         skills = list(self._entries().values())
-        return sk.ListSkillsResult.model_validate(
+        return _models().ListSkillsResult.model_validate(
             {"resultType": "complete", "skills": skills, "ttlMs": TTL_MS, "cacheScope": "public"}
         )
 
@@ -195,7 +207,7 @@ class _Handlers:
         found = self._entries().get(params.uri)
         if found is None:
             raise McpError(INVALID_PARAMS, f"No skill is served at {params.uri}", {"uri": params.uri})
-        return sk.GetSkillResult.model_validate(
+        return _models().GetSkillResult.model_validate(
             {"resultType": "complete", "skill": found, "ttlMs": TTL_MS, "cacheScope": "public"}
         )
 
@@ -210,7 +222,9 @@ class _Handlers:
                     for child in sorted(target.iterdir())
                     if not child.is_symlink()
                 ]
-                return sk.ReadResourceDirectoryResult.model_validate({"resultType": "complete", "resources": children})
+                return _models().ReadResourceDirectoryResult.model_validate(
+                    {"resultType": "complete", "resources": children}
+                )
         raise McpError(INVALID_PARAMS, f"{params.uri} is not a directory resource", {"uri": params.uri})
 
 

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
-from mcp_bindings.ext.io_modelcontextprotocol_ui import models as ui
 from mcp_bindings.runtime.app.errors import AppDefinitionError
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.custom_methods import peer_declares
@@ -36,6 +35,11 @@ from mcp_bindings.runtime.server.host import host_for
 from mcp_bindings.runtime.server.seam import Around, Handler, ServerFeature
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
+    from mcp_bindings.ext.io_modelcontextprotocol_ui import models as ui
+    from mcp_bindings.ext.io_modelcontextprotocol_ui.models import McpUiResourceCsp as Csp
+    from mcp_bindings.ext.io_modelcontextprotocol_ui.models import McpUiResourcePermissions as Permissions
     from mcp_bindings.runtime.app.entries import ToolEntry
     from mcp_bindings.runtime.server.peer import PeerView
     from mcp_bindings.runtime.server.runtime import ServerRuntime
@@ -46,8 +50,24 @@ __all__ = ["MIME_TYPE", "UI", "AppOnlyTools", "Csp", "Permissions", "UiMixin", "
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-Csp = ui.McpUiResourceCsp
-Permissions = ui.McpUiResourcePermissions
+_LAZY = {"Csp": "McpUiResourceCsp", "Permissions": "McpUiResourcePermissions"}
+
+
+def _ui() -> ModuleType:
+    """The extension's generated models, loaded where an app uses a UI (not by every app)."""
+    from mcp_bindings.ext.io_modelcontextprotocol_ui import models
+
+    return models
+
+
+def __getattr__(name: str) -> Any:
+    """`Csp` and `Permissions` (the generated `McpUiResourceCsp` / `McpUiResourcePermissions`),
+    loaded on first use."""
+    if name in _LAZY:
+        return getattr(_ui(), _LAZY[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 Visibility = Literal["model", "app"]
 Source = str | Path | Callable[[], str | Awaitable[str]]
 
@@ -126,7 +146,7 @@ class UiMixin:
                 f"app.ui_tool: {resource_uri!r} is not a UI resource URI (it starts with {UI_SCHEME!r})"
             )
         try:
-            typed = ui.McpUiToolMeta(resource_uri=resource_uri, visibility=list(visibility) if visibility else None)
+            typed = _ui().McpUiToolMeta(resource_uri=resource_uri, visibility=list(visibility) if visibility else None)
         except ValidationError as exc:
             raise AppDefinitionError(
                 f"app.ui_tool: visibility must be a list of 'model' and 'app' ({exc.errors()[0]['msg']})"
@@ -203,7 +223,7 @@ def _resource_meta(
         "prefersBorder": prefers_border,
     }
     try:
-        typed = ui.McpUiResourceMeta.model_validate({k: v for k, v in raw.items() if v is not None})
+        typed = _ui().McpUiResourceMeta.model_validate({k: v for k, v in raw.items() if v is not None})
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])

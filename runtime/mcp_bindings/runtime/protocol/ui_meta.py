@@ -6,11 +6,12 @@ call it). The models are generated from the pinned Apps schema (`mcp_bindings.ex
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
 
-from mcp_bindings.ext.io_modelcontextprotocol_ui import models as ui
+if TYPE_CHECKING:
+    from mcp_bindings.ext.io_modelcontextprotocol_ui import models as ui
 
 __all__ = [
     "DEPRECATED_RESOURCE_URI",
@@ -33,8 +34,10 @@ DEPRECATED_RESOURCE_URI = "ui/resourceUri"
 def tool_ui(meta: Mapping[str, Any] | None) -> ui.McpUiToolMeta | None:
     """A tool's `_meta.ui` (or the deprecated flat `ui/resourceUri`), typed; None when it has none
     or it is not an MCP Apps object (a tool of another convention is just a tool)."""
-    if not meta:
-        return None
+    if not meta or ("ui" not in meta and DEPRECATED_RESOURCE_URI not in meta):
+        return None  # no MCP Apps metadata: the extension's models are not loaded for it
+    from mcp_bindings.ext.io_modelcontextprotocol_ui import models as ui  # where a tool has a UI
+
     raw = meta.get("ui")
     if isinstance(raw, Mapping):
         try:
