@@ -16,9 +16,8 @@ from mcp_bindings.runtime.recording.recorder import Recorder
 from mcp_bindings.runtime.recording.redaction import DEFAULT, Redaction
 from mcp_bindings.runtime.recording.session_file import Direction, SessionWriter, new_header
 from mcp_bindings.runtime.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, LineTransport, OversizedMessage, Transport
+from mcp_bindings.runtime.stdio.connect import shutdown_process as stop  # the spec's order: stdin, SIGTERM, SIGKILL
 from mcp_bindings.runtime.stdio.serve import open_stdio_transport
-
-SHUTDOWN_GRACE_SECONDS = 2.0
 
 
 async def spawn(
@@ -38,25 +37,6 @@ async def spawn(
         raise RuntimeError(f"cannot start the server {command[0]!r}: {exc.strerror or exc}") from None
     assert process.stdin is not None and process.stdout is not None
     return process, LineTransport(process.stdout, process.stdin, DEFAULT_MAX_MESSAGE_BYTES)
-
-
-async def stop(process: Process) -> None:
-    """The spec's order: close the server's stdin, wait, SIGTERM, wait, SIGKILL."""
-    with anyio.CancelScope(shield=True):
-        if process.stdin is not None:
-            try:
-                await process.stdin.aclose()
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                pass
-        for signal_it in (None, process.terminate, process.kill):
-            if signal_it is not None:
-                try:
-                    signal_it()
-                except ProcessLookupError:
-                    return
-            with anyio.move_on_after(SHUTDOWN_GRACE_SECONDS):
-                await process.wait()
-                return
 
 
 async def pump(source: Transport, target: Transport, recorder: Recorder, direction: Direction, session: str) -> None:

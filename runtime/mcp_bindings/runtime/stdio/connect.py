@@ -30,7 +30,7 @@ SHUTDOWN_GRACE_SECONDS = 2.0
 RESPAWNS = Features(respawns=True)
 
 
-async def _shutdown(process: Process) -> None:
+async def shutdown_process(process: Process) -> None:
     """The spec's order: close the server's stdin, wait, SIGTERM, wait, SIGKILL."""
     with anyio.CancelScope(shield=True):
         if process.stdin is not None:
@@ -137,7 +137,7 @@ async def _spawned(
                     raise
                 raise await _exited(process, tail, command, exc) from None
             finally:
-                await _shutdown(process)
+                await shutdown_process(process)
                 group.cancel_scope.cancel()
     except BaseExceptionGroup as group_error:
         sole = sole_exception(group_error)
