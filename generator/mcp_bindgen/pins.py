@@ -227,8 +227,8 @@ def sync_extensions(source_dir: Path | None, versions: list[str] | None = None, 
         if versions and pin.core_version not in versions:
             continue
         local = source_dir / "extensions" / pin.folder / "schema.json" if source_dir is not None else None
-        if pin.owned:
-            local = project_root() / pin.owned
+        if pin.owned:  # the project's own file; from a wheel, the copy the wheel ships
+            local = next((p for p in (project_root() / pin.owned, pin.local_path) if p.is_file()), None)
         if local is not None and local.is_file():
             data = local.read_bytes()
             _verify_extension(pin, data, str(local))
@@ -239,7 +239,7 @@ def sync_extensions(source_dir: Path | None, versions: list[str] | None = None, 
                 where = f"{local} is missing and " if local is not None else ""
                 lines.append(
                     f"not synced: extension {pin.identifier} ({where}{pin.url} could not be downloaded); "
-                    f"place that file at {pin.local_path} or under <DIR>/extensions/{pin.folder}/ to generate it"
+                    f"place that file at {pin.sync_path} or under <DIR>/extensions/{pin.folder}/ to generate it"
                 )
                 continue
             _verify_extension(pin, data, pin.url)
