@@ -132,8 +132,15 @@ def render_ir(source: VersionSource, ir: SchemaIR, surface: ProtocolSurface) -> 
     # The renderers need the `generator` extra (jinja2, datamodel-code-generator, libcst, black);
     # reading a schema into the IR (`diff`) does not.
     from .format import format_python
-    from .render.models import render_models
-    from .render.surface_modules import render_about, render_client, render_methods, render_server
+    from .render.models import render_models_module
+    from .render.split import split_models
+    from .render.surface_modules import (
+        render_about,
+        render_client,
+        render_messages,
+        render_methods,
+        render_server,
+    )
     from .render.templates import render
 
     package = f"{PACKAGE}/{package_name(source.version)}"
@@ -147,7 +154,6 @@ def render_ir(source: VersionSource, ir: SchemaIR, surface: ProtocolSurface) -> 
         f"{package}/server.py": render_server(ir, surface, header),
         f"{package}/client.py": render_client(ir, surface, header),
         f"{package}/_base.py": render("base.py.j2", header=header, version=source.version),
-        f"{package}/models.py": header + "\n\n" + render_models(ir, package.replace("/", ".")),
         f"{package}/__init__.py": render(
             "version_init.py.j2",
             header=header,
@@ -155,7 +161,12 @@ def render_ir(source: VersionSource, ir: SchemaIR, surface: ProtocolSurface) -> 
             names=[{"schema": n, "py": ir.py_name(n)} for n in ir.definitions],
         ),
     }
-    files = {path: format_python(text, path) for path, text in python_files.items()}
+    models = split_models(render_models_module(ir, package.replace("/", ".")), ir, header)
+    python_files.update({f"{package}/{path}": text for path, text in models.items()})
+    messages = render_messages(ir, surface, header)
+    if messages is not None:
+        python_files[f"{package}/_messages.py"] = messages
+    files = {path: format_python(text, path) for path, text in sorted(python_files.items())}
     files[f"{package}/py.typed"] = ""  # PEP 561, per subpackage of the `mcp_bindings` namespace
     return files, surface
 

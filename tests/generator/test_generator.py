@@ -261,7 +261,7 @@ def test_check_is_clean_then_catches_a_hand_edit(tmp_path: Path, render_once: No
     out = tmp_path / "generated"
     shutil.copytree(REPO_ROOT / "generated", out, ignore=shutil.ignore_patterns("__pycache__"))
     assert main(["check", "--out", str(out)]) == 0
-    models = out / "mcp_bindings" / "v2025_11_25" / "models.py"
+    models = out / "mcp_bindings" / "v2025_11_25" / "models" / "_tool.py"
     models.write_text(models.read_text(encoding="utf-8").replace("class Tool(", "class Tool2(", 1), encoding="utf-8")
     (out / "mcp_bindings" / "v2024_11_05" / "extra.py").write_text("x = 1\n", encoding="utf-8")
     assert main(["check", "--out", str(out)]) == 1
@@ -285,7 +285,7 @@ def test_unpinned_schema_generates_a_new_importable_version(tmp_path: Path) -> N
     schema = shared_schema_dir() / "2026-07-28" / "schema.json"
     assert main(["generate", "--schema", str(schema), "--version", "draft", "--out", str(out)]) == 0
     package = out / "mcp_bindings" / package_name("draft")
-    assert (package / "models.py").is_file()
+    assert (package / "models" / "__init__.py").is_file()
     code = (
         "import mcp_bindings.v_draft as d\n"
         "from mcp_bindings.runtime import registry\n"

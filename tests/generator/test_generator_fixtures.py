@@ -10,6 +10,7 @@ UPDATE_GOLDEN=1 and review the diff like code.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
 import hashlib
@@ -31,7 +32,8 @@ from mcp_bindgen.ir import AliasDef, ObjectDef, SchemaIR, UnionOf
 from mcp_bindgen.lower import lower
 from mcp_bindgen.normalise import apply_patches, load_patches, normalise, patch_applies
 from mcp_bindgen.pipeline import VersionSource, build_ir, file_source, package_name, render_version_surface
-from mcp_bindgen.render.models import render_models
+from mcp_bindgen.render.models import render_models, render_models_module
+from mcp_bindgen.render.split import split_models
 from mcp_bindgen.render.templates import render
 from mcp_bindgen.surface import ProtocolSurface
 from tests.support import REPO_ROOT
@@ -123,6 +125,37 @@ def _with_fields(case: str) -> dict[str, str]:
     return {"fields.txt": field_table(ir), "models.py": models_py(ir)}
 
 
+def model_files(ir: SchemaIR, package: str = PACKAGE) -> dict[str, str]:
+    """The models package as the pipeline writes it (`models/__init__.py`, `models/_x.py`, ...),
+    formatted, without headers."""
+    split = split_models(render_models_module(ir, package), ir, header="")
+    return {path: format_python(text, path) for path, text in split.items()}
+
+
+def split_layout(files: dict[str, str]) -> str:
+    """The submodules of a models package: the names each defines and what it imports from the index."""
+    rows = [("module", "defines", "imports")]
+    for path, text in sorted(files.items()):
+        if path.endswith("__init__.py"):
+            continue
+        tree = ast.parse(text)
+        defines = [n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))]
+        defines += [t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)]
+        imports = [
+            a.name
+            for n in tree.body
+            if isinstance(n, ast.ImportFrom) and n.level == 1 and n.module in (None, "_support")
+            for a in n.names
+        ]
+        rows.append((path.removeprefix("models/"), ", ".join(defines), ", ".join(imports) or "-"))
+    return aligned(rows)
+
+
+def _with_groups(case: str) -> dict[str, str]:
+    ir = case_ir(case)
+    return {"split.txt": split_layout(model_files(ir)), "models.py": models_py(ir)}
+
+
 def _method_table(case: str) -> dict[str, str]:
     # The whole pipeline: role unions -> surface -> methods.py.
     files, surface = render_version_surface(source(case))
@@ -137,6 +170,7 @@ VIEWS: dict[str, Callable[[str], dict[str, str]]] = {
     "capability_gate": _method_table,
     "discriminated_union": _models_only,
     "forward_reference": _models_only,
+    "model_groups": _with_groups,
     "recursive_type": _models_only,
     "renamed_field": _with_fields,
     "required_nullable": _models_only,
@@ -175,10 +209,64 @@ def test_fixture_renders_as_expected(case: str) -> None:
 def test_models_stage_is_what_the_pipeline_writes(case: str) -> None:
     # Cases about types compare normalise -> lower -> render_models -> black; the whole pipeline
     # (which also renders tables and stubs, with no handler imports for a schema without messages)
-    # writes the very same models.py.
+    # writes the very same definitions, split into the models package.
     files, _ = render_version_surface(source(case))
-    assert without_header(files[f"{PACKAGE_DIR}/models.py"]) == models_py(case_ir(case))
+    written = {p.removeprefix(f"{PACKAGE_DIR}/"): without_header(t) for p, t in files.items() if "/models/" in p}
+    assert written == model_files(case_ir(case))
+    submodules = [text for path, text in written.items() if not path.endswith("__init__.py")]
+    assert _definitions(submodules) == _definitions([models_py(case_ir(case))])
     assert "from mcp_bindings.runtime.protocol.context import \n" not in files[f"{PACKAGE_DIR}/server.py"]
+
+
+def _definitions(sources: Any) -> list[str]:
+    """Every class, function and alias statement of some modules (not imports, not the `__module__`
+    lines), as AST dumps in a fixed order."""
+    out: list[str] = []
+    for text in sources:
+        for node in ast.parse(text).body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Attribute):
+                continue  # `X.__module__ = ...`
+            if isinstance(node, ast.FunctionDef):
+                node.name = node.name.lstrip("_")  # public inside `_support`
+            out.append(ast.dump(node))
+    return sorted(out)
+
+
+def test_importing_one_model_creates_only_what_it_refers_to(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = f"{PACKAGE}_groups"
+    folder = tmp_path / "mcp_bindings" / package.rpartition(".")[2]
+    _write_models_package(folder, model_files(case_ir("model_groups"), package))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        models = importlib.import_module(f"{package}.models")
+        assert not [n for n in sys.modules if n.startswith(f"{package}.models.")]
+        request = models.Request
+        loaded = sorted(n.rpartition(".")[2] for n in sys.modules if n.startswith(f"{package}.models."))
+        assert loaded == ["_leaf", "_node", "_params", "_request", "_support"]
+        # One object per name whatever the path, shown under the index, and the deferred
+        # annotations resolve there.
+        assert request is importlib.import_module(f"{package}.models._request").Request
+        assert request.__module__ == f"{package}.models" and models.Owner.__module__ == f"{package}.models"
+        value = request.model_validate({"params": {"node": {"children": [{"leaf": {"owner": {}}}]}, "ttl": None}})
+        assert value.model_dump(by_alias=True, exclude_none=True) == {
+            "params": {"node": {"children": [{"leaf": {"owner": {}}}]}, "ttl": None}
+        }
+        with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
+            _ = models.Nope
+        assert "Unused" in dir(models) and "_unused" not in {n.rpartition(".")[2] for n in sys.modules}
+    finally:
+        for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
+            del sys.modules[name]
+
+
+def _write_models_package(folder: Path, files: dict[str, str]) -> None:
+    (folder / "models").mkdir(parents=True)
+    (folder / "__init__.py").write_text("", encoding="utf-8")
+    (folder / "_base.py").write_text(render("base.py.j2", header="", version=VERSION), encoding="utf-8")
+    for path, text in files.items():
+        (folder / path).write_text(text, encoding="utf-8")
 
 
 def test_fixture_output_is_deterministic_across_hash_seeds() -> None:
@@ -286,6 +374,7 @@ SAMPLES: dict[str, tuple[str, Any]] = {
             "files": [{"name": "f", "folder": {"name": "a", "files": []}, "kind": "text"}],
         },
     ),
+    "model_groups": ("Request", {"params": {"node": {"leaf": {"owner": {"leaves": [{}]}}}, "ttl": 3}}),
     "recursive_type": ("TreeNode", {"name": "a", "children": [{"name": "b", "children": [{"name": "c"}]}]}),
     "renamed_field": (
         "Resource",
@@ -306,9 +395,7 @@ def test_rendered_models_round_trip_a_message(case: str, tmp_path: Path, monkeyp
     ir = case_ir(case)
     package = f"{PACKAGE}_{case}"  # one package per case, so the imports do not collide
     folder = tmp_path / "mcp_bindings" / package.rpartition(".")[2]
-    folder.mkdir(parents=True)
-    (folder / "_base.py").write_text(render("base.py.j2", header="", version=VERSION), encoding="utf-8")
-    (folder / "models.py").write_text(models_py(ir, package), encoding="utf-8")
+    _write_models_package(folder, model_files(ir, package))  # the split package the pipeline writes
     monkeypatch.syspath_prepend(str(tmp_path))
     try:
         target = getattr(importlib.import_module(f"{package}.models"), ir.py_name(definition))

@@ -276,3 +276,14 @@ def test_a_stdio_server_loads_only_what_its_traffic_needs() -> None:
         if any(m == p or m.startswith(p + ".") for p in NOT_ON_THE_STDIO_PATH) and not m.endswith(".about")
     )
     assert not unwanted, f"loaded on a stdio server's path: {unwanted}"
+    # The models it creates are the ones its traffic names and what they refer to, each in its own
+    # submodule: not the models of methods never called, nor the unions of every message.
+    prefix = "mcp_bindings.v2025_11_25.models."
+    created = {m.removeprefix(prefix) for m in loaded if m.startswith(prefix)}
+    assert {"_initialize_request_params", "_call_tool_request_params", "_call_tool_result", "_text_content"} <= created
+    never = {"_get_prompt_result", "_read_resource_result", "_elicit_request", "_create_message_request"}
+    never |= {"_client_request", "_server_result", "_jsonrpc_message", "_list_prompts_result"}
+    assert not created & never, sorted(created & never)
+    total = len(list((REPO / "generated" / "mcp_bindings" / "v2025_11_25" / "models").glob("_*.py")))
+    assert len(created) < total / 3, f"{len(created)} of {total} model modules loaded"
+    assert "mcp_bindings.v2025_11_25._messages" not in loaded

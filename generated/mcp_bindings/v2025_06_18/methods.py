@@ -11,12 +11,17 @@ are never sent as wire requests.
 from collections.abc import Mapping
 from functools import cache
 from types import MappingProxyType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import Field, TypeAdapter
-from typing_extensions import TypeAliasType
+from pydantic import TypeAdapter
 
-from mcp_bindings.runtime.protocol.spec import Capability, ErrorCodes, MethodSpec, ProtocolTables
+from mcp_bindings.runtime.protocol.spec import (
+    Capability,
+    Deferred,
+    ErrorCodes,
+    MethodSpec,
+    ProtocolTables,
+)
 
 from . import models as m
 from .about import INFO
@@ -65,10 +70,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="complete",
-            message=m.CompleteRequest,
-            params=m.CompleteRequestParams,
+            message=Deferred(m, "CompleteRequest"),
+            params=Deferred(m, "CompleteRequestParams"),
             params_required=True,
-            result=m.CompleteResult,
+            result=Deferred(m, "CompleteResult"),
             input_required=False,
             gate=Capability("server", ("completions",)),
             param_gates=(),
@@ -80,10 +85,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="initialize",
-            message=m.InitializeRequest,
-            params=m.InitializeRequestParams,
+            message=Deferred(m, "InitializeRequest"),
+            params=Deferred(m, "InitializeRequestParams"),
             params_required=True,
-            result=m.InitializeResult,
+            result=Deferred(m, "InitializeResult"),
             input_required=False,
             gate=None,
             param_gates=(),
@@ -95,10 +100,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="set_logging_level",
-            message=m.SetLevelRequest,
-            params=m.SetLevelRequestParams,
+            message=Deferred(m, "SetLevelRequest"),
+            params=Deferred(m, "SetLevelRequestParams"),
             params_required=True,
-            result=m.Result,
+            result=Deferred(m, "Result"),
             input_required=False,
             gate=Capability("server", ("logging",)),
             param_gates=(),
@@ -110,10 +115,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="ping",
-            message=m.PingRequest,
-            params=m.PingRequestParams,
+            message=Deferred(m, "PingRequest"),
+            params=Deferred(m, "PingRequestParams"),
             params_required=False,
-            result=m.Result,
+            result=Deferred(m, "Result"),
             input_required=False,
             gate=None,
             param_gates=(),
@@ -125,10 +130,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="get_prompt",
-            message=m.GetPromptRequest,
-            params=m.GetPromptRequestParams,
+            message=Deferred(m, "GetPromptRequest"),
+            params=Deferred(m, "GetPromptRequestParams"),
             params_required=True,
-            result=m.GetPromptResult,
+            result=Deferred(m, "GetPromptResult"),
             input_required=False,
             gate=Capability("server", ("prompts",)),
             param_gates=(),
@@ -140,10 +145,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="list_prompts",
-            message=m.ListPromptsRequest,
-            params=m.ListPromptsRequestParams,
+            message=Deferred(m, "ListPromptsRequest"),
+            params=Deferred(m, "ListPromptsRequestParams"),
             params_required=False,
-            result=m.ListPromptsResult,
+            result=Deferred(m, "ListPromptsResult"),
             input_required=False,
             gate=Capability("server", ("prompts",)),
             param_gates=(),
@@ -155,10 +160,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="list_resources",
-            message=m.ListResourcesRequest,
-            params=m.ListResourcesRequestParams,
+            message=Deferred(m, "ListResourcesRequest"),
+            params=Deferred(m, "ListResourcesRequestParams"),
             params_required=False,
-            result=m.ListResourcesResult,
+            result=Deferred(m, "ListResourcesResult"),
             input_required=False,
             gate=Capability("server", ("resources",)),
             param_gates=(),
@@ -170,10 +175,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="read_resource",
-            message=m.ReadResourceRequest,
-            params=m.ReadResourceRequestParams,
+            message=Deferred(m, "ReadResourceRequest"),
+            params=Deferred(m, "ReadResourceRequestParams"),
             params_required=True,
-            result=m.ReadResourceResult,
+            result=Deferred(m, "ReadResourceResult"),
             input_required=False,
             gate=Capability("server", ("resources",)),
             param_gates=(),
@@ -185,10 +190,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="subscribe_resource",
-            message=m.SubscribeRequest,
-            params=m.SubscribeRequestParams,
+            message=Deferred(m, "SubscribeRequest"),
+            params=Deferred(m, "SubscribeRequestParams"),
             params_required=True,
-            result=m.Result,
+            result=Deferred(m, "Result"),
             input_required=False,
             gate=Capability("server", ("resources", "subscribe")),
             param_gates=(),
@@ -200,10 +205,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="list_resource_templates",
-            message=m.ListResourceTemplatesRequest,
-            params=m.ListResourceTemplatesRequestParams,
+            message=Deferred(m, "ListResourceTemplatesRequest"),
+            params=Deferred(m, "ListResourceTemplatesRequestParams"),
             params_required=False,
-            result=m.ListResourceTemplatesResult,
+            result=Deferred(m, "ListResourceTemplatesResult"),
             input_required=False,
             gate=Capability("server", ("resources",)),
             param_gates=(),
@@ -215,10 +220,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="unsubscribe_resource",
-            message=m.UnsubscribeRequest,
-            params=m.UnsubscribeRequestParams,
+            message=Deferred(m, "UnsubscribeRequest"),
+            params=Deferred(m, "UnsubscribeRequestParams"),
             params_required=True,
-            result=m.Result,
+            result=Deferred(m, "Result"),
             input_required=False,
             gate=Capability("server", ("resources", "subscribe")),
             param_gates=(),
@@ -230,10 +235,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="call_tool",
-            message=m.CallToolRequest,
-            params=m.CallToolRequestParams,
+            message=Deferred(m, "CallToolRequest"),
+            params=Deferred(m, "CallToolRequestParams"),
             params_required=True,
-            result=m.CallToolResult,
+            result=Deferred(m, "CallToolResult"),
             input_required=False,
             gate=Capability("server", ("tools",)),
             param_gates=(),
@@ -245,10 +250,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="list_tools",
-            message=m.ListToolsRequest,
-            params=m.ListToolsRequestParams,
+            message=Deferred(m, "ListToolsRequest"),
+            params=Deferred(m, "ListToolsRequestParams"),
             params_required=False,
-            result=m.ListToolsResult,
+            result=Deferred(m, "ListToolsResult"),
             input_required=False,
             gate=Capability("server", ("tools",)),
             param_gates=(),
@@ -265,8 +270,8 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="client_to_server",
             handler="on_cancelled",
-            message=m.CancelledNotification,
-            params=m.CancelledNotificationParams,
+            message=Deferred(m, "CancelledNotification"),
+            params=Deferred(m, "CancelledNotificationParams"),
             params_required=True,
             result=None,
             input_required=False,
@@ -280,8 +285,8 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="client_to_server",
             handler="on_initialized",
-            message=m.InitializedNotification,
-            params=m.InitializedNotificationParams,
+            message=Deferred(m, "InitializedNotification"),
+            params=Deferred(m, "InitializedNotificationParams"),
             params_required=False,
             result=None,
             input_required=False,
@@ -295,8 +300,8 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="client_to_server",
             handler="on_progress",
-            message=m.ProgressNotification,
-            params=m.ProgressNotificationParams,
+            message=Deferred(m, "ProgressNotification"),
+            params=Deferred(m, "ProgressNotificationParams"),
             params_required=True,
             result=None,
             input_required=False,
@@ -310,8 +315,8 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="client_to_server",
             handler="on_roots_list_changed",
-            message=m.RootsListChangedNotification,
-            params=m.RootsListChangedNotificationParams,
+            message=Deferred(m, "RootsListChangedNotification"),
+            params=Deferred(m, "RootsListChangedNotificationParams"),
             params_required=False,
             result=None,
             input_required=False,
@@ -330,10 +335,10 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="server_to_client",
             handler="elicit",
-            message=m.ElicitRequest,
-            params=m.ElicitRequestParams,
+            message=Deferred(m, "ElicitRequest"),
+            params=Deferred(m, "ElicitRequestParams"),
             params_required=True,
-            result=m.ElicitResult,
+            result=Deferred(m, "ElicitResult"),
             input_required=False,
             gate=Capability("client", ("elicitation",)),
             param_gates=(),
@@ -345,10 +350,10 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="server_to_client",
             handler="ping",
-            message=m.PingRequest,
-            params=m.PingRequestParams,
+            message=Deferred(m, "PingRequest"),
+            params=Deferred(m, "PingRequestParams"),
             params_required=False,
-            result=m.Result,
+            result=Deferred(m, "Result"),
             input_required=False,
             gate=None,
             param_gates=(),
@@ -360,10 +365,10 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="server_to_client",
             handler="list_roots",
-            message=m.ListRootsRequest,
-            params=m.ListRootsRequestParams,
+            message=Deferred(m, "ListRootsRequest"),
+            params=Deferred(m, "ListRootsRequestParams"),
             params_required=False,
-            result=m.ListRootsResult,
+            result=Deferred(m, "ListRootsResult"),
             input_required=False,
             gate=Capability("client", ("roots",)),
             param_gates=(),
@@ -375,10 +380,10 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="server_to_client",
             handler="create_message",
-            message=m.CreateMessageRequest,
-            params=m.CreateMessageRequestParams,
+            message=Deferred(m, "CreateMessageRequest"),
+            params=Deferred(m, "CreateMessageRequestParams"),
             params_required=True,
-            result=m.CreateMessageResult,
+            result=Deferred(m, "CreateMessageResult"),
             input_required=False,
             gate=Capability("client", ("sampling",)),
             param_gates=(),
@@ -395,8 +400,8 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="server_to_client",
             handler="on_cancelled",
-            message=m.CancelledNotification,
-            params=m.CancelledNotificationParams,
+            message=Deferred(m, "CancelledNotification"),
+            params=Deferred(m, "CancelledNotificationParams"),
             params_required=True,
             result=None,
             input_required=False,
@@ -410,8 +415,8 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="server_to_client",
             handler="on_logging_message",
-            message=m.LoggingMessageNotification,
-            params=m.LoggingMessageNotificationParams,
+            message=Deferred(m, "LoggingMessageNotification"),
+            params=Deferred(m, "LoggingMessageNotificationParams"),
             params_required=True,
             result=None,
             input_required=False,
@@ -425,8 +430,8 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="server_to_client",
             handler="on_progress",
-            message=m.ProgressNotification,
-            params=m.ProgressNotificationParams,
+            message=Deferred(m, "ProgressNotification"),
+            params=Deferred(m, "ProgressNotificationParams"),
             params_required=True,
             result=None,
             input_required=False,
@@ -440,8 +445,8 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="server_to_client",
             handler="on_prompt_list_changed",
-            message=m.PromptListChangedNotification,
-            params=m.PromptListChangedNotificationParams,
+            message=Deferred(m, "PromptListChangedNotification"),
+            params=Deferred(m, "PromptListChangedNotificationParams"),
             params_required=False,
             result=None,
             input_required=False,
@@ -455,8 +460,8 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="server_to_client",
             handler="on_resource_list_changed",
-            message=m.ResourceListChangedNotification,
-            params=m.ResourceListChangedNotificationParams,
+            message=Deferred(m, "ResourceListChangedNotification"),
+            params=Deferred(m, "ResourceListChangedNotificationParams"),
             params_required=False,
             result=None,
             input_required=False,
@@ -470,8 +475,8 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="server_to_client",
             handler="on_resource_updated",
-            message=m.ResourceUpdatedNotification,
-            params=m.ResourceUpdatedNotificationParams,
+            message=Deferred(m, "ResourceUpdatedNotification"),
+            params=Deferred(m, "ResourceUpdatedNotificationParams"),
             params_required=True,
             result=None,
             input_required=False,
@@ -485,8 +490,8 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="server_to_client",
             handler="on_tool_list_changed",
-            message=m.ToolListChangedNotification,
-            params=m.ToolListChangedNotificationParams,
+            message=Deferred(m, "ToolListChangedNotification"),
+            params=Deferred(m, "ToolListChangedNotificationParams"),
             params_required=False,
             result=None,
             input_required=False,
@@ -500,60 +505,38 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
 
 INPUT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType({})
 
-ClientMessage = TypeAliasType(
-    "ClientMessage",
-    Annotated[
-        m.CancelledNotification
-        | m.InitializedNotification
-        | m.ProgressNotification
-        | m.RootsListChangedNotification
-        | m.CompleteRequest
-        | m.InitializeRequest
-        | m.SetLevelRequest
-        | m.PingRequest
-        | m.GetPromptRequest
-        | m.ListPromptsRequest
-        | m.ListResourcesRequest
-        | m.ReadResourceRequest
-        | m.SubscribeRequest
-        | m.ListResourceTemplatesRequest
-        | m.UnsubscribeRequest
-        | m.CallToolRequest
-        | m.ListToolsRequest,
-        Field(discriminator="method"),
-    ],
-)
-
 
 @cache
 def client_message_adapter() -> TypeAdapter[Any]:
     """Parse a request or notification a client sent: one pass from JSON bytes to the typed message, keyed on `method`."""
+    from ._messages import ClientMessage
+
     return TypeAdapter(ClientMessage)
-
-
-ServerMessage = TypeAliasType(
-    "ServerMessage",
-    Annotated[
-        m.CancelledNotification
-        | m.LoggingMessageNotification
-        | m.ProgressNotification
-        | m.PromptListChangedNotification
-        | m.ResourceListChangedNotification
-        | m.ResourceUpdatedNotification
-        | m.ToolListChangedNotification
-        | m.ElicitRequest
-        | m.PingRequest
-        | m.ListRootsRequest
-        | m.CreateMessageRequest,
-        Field(discriminator="method"),
-    ],
-)
 
 
 @cache
 def server_message_adapter() -> TypeAdapter[Any]:
     """Parse a request or notification a server sent: one pass from JSON bytes to the typed message, keyed on `method`."""
+    from ._messages import ServerMessage
+
     return TypeAdapter(ServerMessage)
+
+
+if TYPE_CHECKING:
+    from ._messages import ClientMessage as ClientMessage
+    from ._messages import ServerMessage as ServerMessage
+
+
+def __getattr__(name: str) -> Any:
+    """`ClientMessage, ServerMessage` are created on first use (each names every message model)."""
+    if name in (
+        "ClientMessage",
+        "ServerMessage",
+    ):
+        from . import _messages
+
+        return getattr(_messages, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 PROTOCOL = ProtocolTables(
@@ -566,5 +549,5 @@ PROTOCOL = ProtocolTables(
     error_codes=ERROR_CODES,
     server_capability_paths=SERVER_CAPABILITY_PATHS,
     client_capability_paths=CLIENT_CAPABILITY_PATHS,
-    input_required_result=None,
+    input_required_model=None,
 )

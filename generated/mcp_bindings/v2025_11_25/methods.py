@@ -11,13 +11,13 @@ are never sent as wire requests.
 from collections.abc import Mapping
 from functools import cache
 from types import MappingProxyType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import Field, TypeAdapter
-from typing_extensions import TypeAliasType
+from pydantic import TypeAdapter
 
 from mcp_bindings.runtime.protocol.spec import (
     Capability,
+    Deferred,
     ErrorCodes,
     MethodSpec,
     ParamCapability,
@@ -90,10 +90,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="complete",
-            message=m.CompleteRequest,
-            params=m.CompleteRequestParams,
+            message=Deferred(m, "CompleteRequest"),
+            params=Deferred(m, "CompleteRequestParams"),
             params_required=True,
-            result=m.CompleteResult,
+            result=Deferred(m, "CompleteResult"),
             input_required=False,
             gate=Capability("server", ("completions",)),
             param_gates=(),
@@ -105,10 +105,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="initialize",
-            message=m.InitializeRequest,
-            params=m.InitializeRequestParams,
+            message=Deferred(m, "InitializeRequest"),
+            params=Deferred(m, "InitializeRequestParams"),
             params_required=True,
-            result=m.InitializeResult,
+            result=Deferred(m, "InitializeResult"),
             input_required=False,
             gate=None,
             param_gates=(),
@@ -120,10 +120,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="set_logging_level",
-            message=m.SetLevelRequest,
-            params=m.SetLevelRequestParams,
+            message=Deferred(m, "SetLevelRequest"),
+            params=Deferred(m, "SetLevelRequestParams"),
             params_required=True,
-            result=m.Result,
+            result=Deferred(m, "Result"),
             input_required=False,
             gate=Capability("server", ("logging",)),
             param_gates=(),
@@ -135,10 +135,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="ping",
-            message=m.PingRequest,
-            params=m.RequestParams,
+            message=Deferred(m, "PingRequest"),
+            params=Deferred(m, "RequestParams"),
             params_required=False,
-            result=m.Result,
+            result=Deferred(m, "Result"),
             input_required=False,
             gate=None,
             param_gates=(),
@@ -150,10 +150,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="get_prompt",
-            message=m.GetPromptRequest,
-            params=m.GetPromptRequestParams,
+            message=Deferred(m, "GetPromptRequest"),
+            params=Deferred(m, "GetPromptRequestParams"),
             params_required=True,
-            result=m.GetPromptResult,
+            result=Deferred(m, "GetPromptResult"),
             input_required=False,
             gate=Capability("server", ("prompts",)),
             param_gates=(),
@@ -165,10 +165,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="list_prompts",
-            message=m.ListPromptsRequest,
-            params=m.PaginatedRequestParams,
+            message=Deferred(m, "ListPromptsRequest"),
+            params=Deferred(m, "PaginatedRequestParams"),
             params_required=False,
-            result=m.ListPromptsResult,
+            result=Deferred(m, "ListPromptsResult"),
             input_required=False,
             gate=Capability("server", ("prompts",)),
             param_gates=(),
@@ -180,10 +180,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="list_resources",
-            message=m.ListResourcesRequest,
-            params=m.PaginatedRequestParams,
+            message=Deferred(m, "ListResourcesRequest"),
+            params=Deferred(m, "PaginatedRequestParams"),
             params_required=False,
-            result=m.ListResourcesResult,
+            result=Deferred(m, "ListResourcesResult"),
             input_required=False,
             gate=Capability("server", ("resources",)),
             param_gates=(),
@@ -195,10 +195,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="read_resource",
-            message=m.ReadResourceRequest,
-            params=m.ReadResourceRequestParams,
+            message=Deferred(m, "ReadResourceRequest"),
+            params=Deferred(m, "ReadResourceRequestParams"),
             params_required=True,
-            result=m.ReadResourceResult,
+            result=Deferred(m, "ReadResourceResult"),
             input_required=False,
             gate=Capability("server", ("resources",)),
             param_gates=(),
@@ -210,10 +210,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="subscribe_resource",
-            message=m.SubscribeRequest,
-            params=m.SubscribeRequestParams,
+            message=Deferred(m, "SubscribeRequest"),
+            params=Deferred(m, "SubscribeRequestParams"),
             params_required=True,
-            result=m.Result,
+            result=Deferred(m, "Result"),
             input_required=False,
             gate=Capability("server", ("resources", "subscribe")),
             param_gates=(),
@@ -225,10 +225,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="list_resource_templates",
-            message=m.ListResourceTemplatesRequest,
-            params=m.PaginatedRequestParams,
+            message=Deferred(m, "ListResourceTemplatesRequest"),
+            params=Deferred(m, "PaginatedRequestParams"),
             params_required=False,
-            result=m.ListResourceTemplatesResult,
+            result=Deferred(m, "ListResourceTemplatesResult"),
             input_required=False,
             gate=Capability("server", ("resources",)),
             param_gates=(),
@@ -240,10 +240,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="unsubscribe_resource",
-            message=m.UnsubscribeRequest,
-            params=m.UnsubscribeRequestParams,
+            message=Deferred(m, "UnsubscribeRequest"),
+            params=Deferred(m, "UnsubscribeRequestParams"),
             params_required=True,
-            result=m.Result,
+            result=Deferred(m, "Result"),
             input_required=False,
             gate=Capability("server", ("resources", "subscribe")),
             param_gates=(),
@@ -255,10 +255,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="cancel_task",
-            message=m.CancelTaskRequest,
-            params=m.CancelTaskRequestParams,
+            message=Deferred(m, "CancelTaskRequest"),
+            params=Deferred(m, "CancelTaskRequestParams"),
             params_required=True,
-            result=m.CancelTaskResult,
+            result=Deferred(m, "CancelTaskResult"),
             input_required=False,
             gate=Capability("server", ("tasks", "cancel")),
             param_gates=(),
@@ -270,10 +270,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="get_task",
-            message=m.GetTaskRequest,
-            params=m.GetTaskRequestParams,
+            message=Deferred(m, "GetTaskRequest"),
+            params=Deferred(m, "GetTaskRequestParams"),
             params_required=True,
-            result=m.GetTaskResult,
+            result=Deferred(m, "GetTaskResult"),
             input_required=False,
             gate=Capability("server", ("tasks",)),
             param_gates=(),
@@ -285,10 +285,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="list_tasks",
-            message=m.ListTasksRequest,
-            params=m.PaginatedRequestParams,
+            message=Deferred(m, "ListTasksRequest"),
+            params=Deferred(m, "PaginatedRequestParams"),
             params_required=False,
-            result=m.ListTasksResult,
+            result=Deferred(m, "ListTasksResult"),
             input_required=False,
             gate=Capability("server", ("tasks", "list")),
             param_gates=(),
@@ -300,10 +300,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="get_task_result",
-            message=m.GetTaskPayloadRequest,
-            params=m.GetTaskPayloadRequestParams,
+            message=Deferred(m, "GetTaskPayloadRequest"),
+            params=Deferred(m, "GetTaskPayloadRequestParams"),
             params_required=True,
-            result=m.GetTaskPayloadResult,
+            result=Deferred(m, "GetTaskPayloadResult"),
             input_required=False,
             gate=Capability("server", ("tasks",)),
             param_gates=(),
@@ -315,10 +315,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="call_tool",
-            message=m.CallToolRequest,
-            params=m.CallToolRequestParams,
+            message=Deferred(m, "CallToolRequest"),
+            params=Deferred(m, "CallToolRequestParams"),
             params_required=True,
-            result=m.CallToolResult,
+            result=Deferred(m, "CallToolResult"),
             input_required=False,
             gate=Capability("server", ("tools",)),
             param_gates=(),
@@ -330,10 +330,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="list_tools",
-            message=m.ListToolsRequest,
-            params=m.PaginatedRequestParams,
+            message=Deferred(m, "ListToolsRequest"),
+            params=Deferred(m, "PaginatedRequestParams"),
             params_required=False,
-            result=m.ListToolsResult,
+            result=Deferred(m, "ListToolsResult"),
             input_required=False,
             gate=Capability("server", ("tools",)),
             param_gates=(),
@@ -350,8 +350,8 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="client_to_server",
             handler="on_cancelled",
-            message=m.CancelledNotification,
-            params=m.CancelledNotificationParams,
+            message=Deferred(m, "CancelledNotification"),
+            params=Deferred(m, "CancelledNotificationParams"),
             params_required=True,
             result=None,
             input_required=False,
@@ -365,8 +365,8 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="client_to_server",
             handler="on_initialized",
-            message=m.InitializedNotification,
-            params=m.NotificationParams,
+            message=Deferred(m, "InitializedNotification"),
+            params=Deferred(m, "NotificationParams"),
             params_required=False,
             result=None,
             input_required=False,
@@ -380,8 +380,8 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="client_to_server",
             handler="on_progress",
-            message=m.ProgressNotification,
-            params=m.ProgressNotificationParams,
+            message=Deferred(m, "ProgressNotification"),
+            params=Deferred(m, "ProgressNotificationParams"),
             params_required=True,
             result=None,
             input_required=False,
@@ -395,8 +395,8 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="client_to_server",
             handler="on_roots_list_changed",
-            message=m.RootsListChangedNotification,
-            params=m.NotificationParams,
+            message=Deferred(m, "RootsListChangedNotification"),
+            params=Deferred(m, "NotificationParams"),
             params_required=False,
             result=None,
             input_required=False,
@@ -410,8 +410,8 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="client_to_server",
             handler="on_task_status",
-            message=m.TaskStatusNotification,
-            params=m.TaskStatusNotificationParams,
+            message=Deferred(m, "TaskStatusNotification"),
+            params=Deferred(m, "TaskStatusNotificationParams"),
             params_required=True,
             result=None,
             input_required=False,
@@ -430,10 +430,10 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="server_to_client",
             handler="elicit",
-            message=m.ElicitRequest,
-            params=m.ElicitRequestParams,
+            message=Deferred(m, "ElicitRequest"),
+            params=Deferred(m, "ElicitRequestParams"),
             params_required=True,
-            result=m.ElicitResult,
+            result=Deferred(m, "ElicitResult"),
             input_required=False,
             gate=Capability("client", ("elicitation",)),
             param_gates=(
@@ -452,10 +452,10 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="server_to_client",
             handler="ping",
-            message=m.PingRequest,
-            params=m.RequestParams,
+            message=Deferred(m, "PingRequest"),
+            params=Deferred(m, "RequestParams"),
             params_required=False,
-            result=m.Result,
+            result=Deferred(m, "Result"),
             input_required=False,
             gate=None,
             param_gates=(),
@@ -467,10 +467,10 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="server_to_client",
             handler="list_roots",
-            message=m.ListRootsRequest,
-            params=m.RequestParams,
+            message=Deferred(m, "ListRootsRequest"),
+            params=Deferred(m, "RequestParams"),
             params_required=False,
-            result=m.ListRootsResult,
+            result=Deferred(m, "ListRootsResult"),
             input_required=False,
             gate=Capability("client", ("roots",)),
             param_gates=(),
@@ -482,10 +482,10 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="server_to_client",
             handler="create_message",
-            message=m.CreateMessageRequest,
-            params=m.CreateMessageRequestParams,
+            message=Deferred(m, "CreateMessageRequest"),
+            params=Deferred(m, "CreateMessageRequestParams"),
             params_required=True,
-            result=m.CreateMessageResult,
+            result=Deferred(m, "CreateMessageResult"),
             input_required=False,
             gate=Capability("client", ("sampling",)),
             param_gates=(
@@ -504,10 +504,10 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="server_to_client",
             handler="cancel_task",
-            message=m.CancelTaskRequest,
-            params=m.CancelTaskRequestParams,
+            message=Deferred(m, "CancelTaskRequest"),
+            params=Deferred(m, "CancelTaskRequestParams"),
             params_required=True,
-            result=m.CancelTaskResult,
+            result=Deferred(m, "CancelTaskResult"),
             input_required=False,
             gate=Capability("client", ("tasks", "cancel")),
             param_gates=(),
@@ -519,10 +519,10 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="server_to_client",
             handler="get_task",
-            message=m.GetTaskRequest,
-            params=m.GetTaskRequestParams,
+            message=Deferred(m, "GetTaskRequest"),
+            params=Deferred(m, "GetTaskRequestParams"),
             params_required=True,
-            result=m.GetTaskResult,
+            result=Deferred(m, "GetTaskResult"),
             input_required=False,
             gate=Capability("client", ("tasks",)),
             param_gates=(),
@@ -534,10 +534,10 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="server_to_client",
             handler="list_tasks",
-            message=m.ListTasksRequest,
-            params=m.PaginatedRequestParams,
+            message=Deferred(m, "ListTasksRequest"),
+            params=Deferred(m, "PaginatedRequestParams"),
             params_required=False,
-            result=m.ListTasksResult,
+            result=Deferred(m, "ListTasksResult"),
             input_required=False,
             gate=Capability("client", ("tasks", "list")),
             param_gates=(),
@@ -549,10 +549,10 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="server_to_client",
             handler="get_task_result",
-            message=m.GetTaskPayloadRequest,
-            params=m.GetTaskPayloadRequestParams,
+            message=Deferred(m, "GetTaskPayloadRequest"),
+            params=Deferred(m, "GetTaskPayloadRequestParams"),
             params_required=True,
-            result=m.GetTaskPayloadResult,
+            result=Deferred(m, "GetTaskPayloadResult"),
             input_required=False,
             gate=Capability("client", ("tasks",)),
             param_gates=(),
@@ -569,8 +569,8 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="server_to_client",
             handler="on_cancelled",
-            message=m.CancelledNotification,
-            params=m.CancelledNotificationParams,
+            message=Deferred(m, "CancelledNotification"),
+            params=Deferred(m, "CancelledNotificationParams"),
             params_required=True,
             result=None,
             input_required=False,
@@ -584,8 +584,8 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="server_to_client",
             handler="on_elicitation_complete",
-            message=m.ElicitationCompleteNotification,
-            params=m.ElicitationCompleteNotificationParams,
+            message=Deferred(m, "ElicitationCompleteNotification"),
+            params=Deferred(m, "ElicitationCompleteNotificationParams"),
             params_required=True,
             result=None,
             input_required=False,
@@ -599,8 +599,8 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="server_to_client",
             handler="on_logging_message",
-            message=m.LoggingMessageNotification,
-            params=m.LoggingMessageNotificationParams,
+            message=Deferred(m, "LoggingMessageNotification"),
+            params=Deferred(m, "LoggingMessageNotificationParams"),
             params_required=True,
             result=None,
             input_required=False,
@@ -614,8 +614,8 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="server_to_client",
             handler="on_progress",
-            message=m.ProgressNotification,
-            params=m.ProgressNotificationParams,
+            message=Deferred(m, "ProgressNotification"),
+            params=Deferred(m, "ProgressNotificationParams"),
             params_required=True,
             result=None,
             input_required=False,
@@ -629,8 +629,8 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="server_to_client",
             handler="on_prompt_list_changed",
-            message=m.PromptListChangedNotification,
-            params=m.NotificationParams,
+            message=Deferred(m, "PromptListChangedNotification"),
+            params=Deferred(m, "NotificationParams"),
             params_required=False,
             result=None,
             input_required=False,
@@ -644,8 +644,8 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="server_to_client",
             handler="on_resource_list_changed",
-            message=m.ResourceListChangedNotification,
-            params=m.NotificationParams,
+            message=Deferred(m, "ResourceListChangedNotification"),
+            params=Deferred(m, "NotificationParams"),
             params_required=False,
             result=None,
             input_required=False,
@@ -659,8 +659,8 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="server_to_client",
             handler="on_resource_updated",
-            message=m.ResourceUpdatedNotification,
-            params=m.ResourceUpdatedNotificationParams,
+            message=Deferred(m, "ResourceUpdatedNotification"),
+            params=Deferred(m, "ResourceUpdatedNotificationParams"),
             params_required=True,
             result=None,
             input_required=False,
@@ -674,8 +674,8 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="server_to_client",
             handler="on_task_status",
-            message=m.TaskStatusNotification,
-            params=m.TaskStatusNotificationParams,
+            message=Deferred(m, "TaskStatusNotification"),
+            params=Deferred(m, "TaskStatusNotificationParams"),
             params_required=True,
             result=None,
             input_required=False,
@@ -689,8 +689,8 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="server_to_client",
             handler="on_tool_list_changed",
-            message=m.ToolListChangedNotification,
-            params=m.NotificationParams,
+            message=Deferred(m, "ToolListChangedNotification"),
+            params=Deferred(m, "NotificationParams"),
             params_required=False,
             result=None,
             input_required=False,
@@ -704,71 +704,38 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
 
 INPUT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType({})
 
-ClientMessage = TypeAliasType(
-    "ClientMessage",
-    Annotated[
-        m.CancelledNotification
-        | m.InitializedNotification
-        | m.ProgressNotification
-        | m.RootsListChangedNotification
-        | m.TaskStatusNotification
-        | m.CompleteRequest
-        | m.InitializeRequest
-        | m.SetLevelRequest
-        | m.PingRequest
-        | m.GetPromptRequest
-        | m.ListPromptsRequest
-        | m.ListResourcesRequest
-        | m.ReadResourceRequest
-        | m.SubscribeRequest
-        | m.ListResourceTemplatesRequest
-        | m.UnsubscribeRequest
-        | m.CancelTaskRequest
-        | m.GetTaskRequest
-        | m.ListTasksRequest
-        | m.GetTaskPayloadRequest
-        | m.CallToolRequest
-        | m.ListToolsRequest,
-        Field(discriminator="method"),
-    ],
-)
-
 
 @cache
 def client_message_adapter() -> TypeAdapter[Any]:
     """Parse a request or notification a client sent: one pass from JSON bytes to the typed message, keyed on `method`."""
+    from ._messages import ClientMessage
+
     return TypeAdapter(ClientMessage)
-
-
-ServerMessage = TypeAliasType(
-    "ServerMessage",
-    Annotated[
-        m.CancelledNotification
-        | m.ElicitationCompleteNotification
-        | m.LoggingMessageNotification
-        | m.ProgressNotification
-        | m.PromptListChangedNotification
-        | m.ResourceListChangedNotification
-        | m.ResourceUpdatedNotification
-        | m.TaskStatusNotification
-        | m.ToolListChangedNotification
-        | m.ElicitRequest
-        | m.PingRequest
-        | m.ListRootsRequest
-        | m.CreateMessageRequest
-        | m.CancelTaskRequest
-        | m.GetTaskRequest
-        | m.ListTasksRequest
-        | m.GetTaskPayloadRequest,
-        Field(discriminator="method"),
-    ],
-)
 
 
 @cache
 def server_message_adapter() -> TypeAdapter[Any]:
     """Parse a request or notification a server sent: one pass from JSON bytes to the typed message, keyed on `method`."""
+    from ._messages import ServerMessage
+
     return TypeAdapter(ServerMessage)
+
+
+if TYPE_CHECKING:
+    from ._messages import ClientMessage as ClientMessage
+    from ._messages import ServerMessage as ServerMessage
+
+
+def __getattr__(name: str) -> Any:
+    """`ClientMessage, ServerMessage` are created on first use (each names every message model)."""
+    if name in (
+        "ClientMessage",
+        "ServerMessage",
+    ):
+        from . import _messages
+
+        return getattr(_messages, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 PROTOCOL = ProtocolTables(
@@ -781,5 +748,5 @@ PROTOCOL = ProtocolTables(
     error_codes=ERROR_CODES,
     server_capability_paths=SERVER_CAPABILITY_PATHS,
     client_capability_paths=CLIENT_CAPABILITY_PATHS,
-    input_required_result=None,
+    input_required_model=None,
 )

@@ -11,13 +11,13 @@ are never sent as wire requests.
 from collections.abc import Mapping
 from functools import cache
 from types import MappingProxyType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import Field, TypeAdapter
-from typing_extensions import TypeAliasType
+from pydantic import TypeAdapter
 
 from mcp_bindings.runtime.protocol.spec import (
     Capability,
+    Deferred,
     ErrorCodes,
     MethodSpec,
     ParamCapability,
@@ -78,10 +78,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="complete",
-            message=m.CompleteRequest,
-            params=m.CompleteRequestParams,
+            message=Deferred(m, "CompleteRequest"),
+            params=Deferred(m, "CompleteRequestParams"),
             params_required=True,
-            result=m.CompleteResult,
+            result=Deferred(m, "CompleteResult"),
             input_required=False,
             gate=Capability("server", ("completions",)),
             param_gates=(),
@@ -93,10 +93,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="get_prompt",
-            message=m.GetPromptRequest,
-            params=m.GetPromptRequestParams,
+            message=Deferred(m, "GetPromptRequest"),
+            params=Deferred(m, "GetPromptRequestParams"),
             params_required=True,
-            result=m.GetPromptResult,
+            result=Deferred(m, "GetPromptResult"),
             input_required=True,
             gate=Capability("server", ("prompts",)),
             param_gates=(),
@@ -108,10 +108,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="list_prompts",
-            message=m.ListPromptsRequest,
-            params=m.PaginatedRequestParams,
+            message=Deferred(m, "ListPromptsRequest"),
+            params=Deferred(m, "PaginatedRequestParams"),
             params_required=True,
-            result=m.ListPromptsResult,
+            result=Deferred(m, "ListPromptsResult"),
             input_required=False,
             gate=Capability("server", ("prompts",)),
             param_gates=(),
@@ -123,10 +123,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="list_resources",
-            message=m.ListResourcesRequest,
-            params=m.PaginatedRequestParams,
+            message=Deferred(m, "ListResourcesRequest"),
+            params=Deferred(m, "PaginatedRequestParams"),
             params_required=True,
-            result=m.ListResourcesResult,
+            result=Deferred(m, "ListResourcesResult"),
             input_required=False,
             gate=Capability("server", ("resources",)),
             param_gates=(),
@@ -138,10 +138,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="read_resource",
-            message=m.ReadResourceRequest,
-            params=m.ReadResourceRequestParams,
+            message=Deferred(m, "ReadResourceRequest"),
+            params=Deferred(m, "ReadResourceRequestParams"),
             params_required=True,
-            result=m.ReadResourceResult,
+            result=Deferred(m, "ReadResourceResult"),
             input_required=True,
             gate=Capability("server", ("resources",)),
             param_gates=(),
@@ -153,10 +153,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="list_resource_templates",
-            message=m.ListResourceTemplatesRequest,
-            params=m.PaginatedRequestParams,
+            message=Deferred(m, "ListResourceTemplatesRequest"),
+            params=Deferred(m, "PaginatedRequestParams"),
             params_required=True,
-            result=m.ListResourceTemplatesResult,
+            result=Deferred(m, "ListResourceTemplatesResult"),
             input_required=False,
             gate=Capability("server", ("resources",)),
             param_gates=(),
@@ -168,10 +168,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="discover",
-            message=m.DiscoverRequest,
-            params=m.RequestParams,
+            message=Deferred(m, "DiscoverRequest"),
+            params=Deferred(m, "RequestParams"),
             params_required=True,
-            result=m.DiscoverResult,
+            result=Deferred(m, "DiscoverResult"),
             input_required=False,
             gate=None,
             param_gates=(),
@@ -183,10 +183,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="listen",
-            message=m.SubscriptionsListenRequest,
-            params=m.SubscriptionsListenRequestParams,
+            message=Deferred(m, "SubscriptionsListenRequest"),
+            params=Deferred(m, "SubscriptionsListenRequestParams"),
             params_required=True,
-            result=m.SubscriptionsListenResult,
+            result=Deferred(m, "SubscriptionsListenResult"),
             input_required=False,
             gate=None,
             param_gates=(),
@@ -198,10 +198,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="call_tool",
-            message=m.CallToolRequest,
-            params=m.CallToolRequestParams,
+            message=Deferred(m, "CallToolRequest"),
+            params=Deferred(m, "CallToolRequestParams"),
             params_required=True,
-            result=m.CallToolResult,
+            result=Deferred(m, "CallToolResult"),
             input_required=True,
             gate=Capability("server", ("tools",)),
             param_gates=(),
@@ -213,10 +213,10 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="client_to_server",
             handler="list_tools",
-            message=m.ListToolsRequest,
-            params=m.PaginatedRequestParams,
+            message=Deferred(m, "ListToolsRequest"),
+            params=Deferred(m, "PaginatedRequestParams"),
             params_required=True,
-            result=m.ListToolsResult,
+            result=Deferred(m, "ListToolsResult"),
             input_required=False,
             gate=Capability("server", ("tools",)),
             param_gates=(),
@@ -233,8 +233,8 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="client_to_server",
             handler="on_cancelled",
-            message=m.CancelledNotification,
-            params=m.CancelledNotificationParams,
+            message=Deferred(m, "CancelledNotification"),
+            params=Deferred(m, "CancelledNotificationParams"),
             params_required=True,
             result=None,
             input_required=False,
@@ -255,8 +255,8 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="server_to_client",
             handler="on_cancelled",
-            message=m.CancelledNotification,
-            params=m.CancelledNotificationParams,
+            message=Deferred(m, "CancelledNotification"),
+            params=Deferred(m, "CancelledNotificationParams"),
             params_required=True,
             result=None,
             input_required=False,
@@ -270,8 +270,8 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="server_to_client",
             handler="on_logging_message",
-            message=m.LoggingMessageNotification,
-            params=m.LoggingMessageNotificationParams,
+            message=Deferred(m, "LoggingMessageNotification"),
+            params=Deferred(m, "LoggingMessageNotificationParams"),
             params_required=True,
             result=None,
             input_required=False,
@@ -285,8 +285,8 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="server_to_client",
             handler="on_progress",
-            message=m.ProgressNotification,
-            params=m.ProgressNotificationParams,
+            message=Deferred(m, "ProgressNotification"),
+            params=Deferred(m, "ProgressNotificationParams"),
             params_required=True,
             result=None,
             input_required=False,
@@ -300,8 +300,8 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="server_to_client",
             handler="on_prompt_list_changed",
-            message=m.PromptListChangedNotification,
-            params=m.NotificationParams,
+            message=Deferred(m, "PromptListChangedNotification"),
+            params=Deferred(m, "NotificationParams"),
             params_required=False,
             result=None,
             input_required=False,
@@ -315,8 +315,8 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="server_to_client",
             handler="on_resource_list_changed",
-            message=m.ResourceListChangedNotification,
-            params=m.NotificationParams,
+            message=Deferred(m, "ResourceListChangedNotification"),
+            params=Deferred(m, "NotificationParams"),
             params_required=False,
             result=None,
             input_required=False,
@@ -330,8 +330,8 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="server_to_client",
             handler="on_resource_updated",
-            message=m.ResourceUpdatedNotification,
-            params=m.ResourceUpdatedNotificationParams,
+            message=Deferred(m, "ResourceUpdatedNotification"),
+            params=Deferred(m, "ResourceUpdatedNotificationParams"),
             params_required=True,
             result=None,
             input_required=False,
@@ -345,8 +345,8 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="server_to_client",
             handler="on_subscriptions_acknowledged",
-            message=m.SubscriptionsAcknowledgedNotification,
-            params=m.SubscriptionsAcknowledgedNotificationParams,
+            message=Deferred(m, "SubscriptionsAcknowledgedNotification"),
+            params=Deferred(m, "SubscriptionsAcknowledgedNotificationParams"),
             params_required=True,
             result=None,
             input_required=False,
@@ -360,8 +360,8 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="notification",
             direction="server_to_client",
             handler="on_tool_list_changed",
-            message=m.ToolListChangedNotification,
-            params=m.NotificationParams,
+            message=Deferred(m, "ToolListChangedNotification"),
+            params=Deferred(m, "NotificationParams"),
             params_required=False,
             result=None,
             input_required=False,
@@ -380,10 +380,10 @@ INPUT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="server_to_client",
             handler="elicit",
-            message=m.ElicitRequest,
-            params=m.ElicitRequestParams,
+            message=Deferred(m, "ElicitRequest"),
+            params=Deferred(m, "ElicitRequestParams"),
             params_required=True,
-            result=m.ElicitResult,
+            result=Deferred(m, "ElicitResult"),
             input_required=False,
             gate=Capability("client", ("elicitation",)),
             param_gates=(
@@ -402,10 +402,10 @@ INPUT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="server_to_client",
             handler="list_roots",
-            message=m.ListRootsRequest,
-            params=m.ListRootsRequestParams,
+            message=Deferred(m, "ListRootsRequest"),
+            params=Deferred(m, "ListRootsRequestParams"),
             params_required=True,
-            result=m.ListRootsResult,
+            result=Deferred(m, "ListRootsResult"),
             input_required=False,
             gate=Capability("client", ("roots",)),
             param_gates=(),
@@ -417,10 +417,10 @@ INPUT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             kind="request",
             direction="server_to_client",
             handler="create_message",
-            message=m.CreateMessageRequest,
-            params=m.CreateMessageRequestParams,
+            message=Deferred(m, "CreateMessageRequest"),
+            params=Deferred(m, "CreateMessageRequestParams"),
             params_required=True,
-            result=m.CreateMessageResult,
+            result=Deferred(m, "CreateMessageResult"),
             input_required=False,
             gate=Capability("client", ("sampling",)),
             param_gates=(
@@ -437,51 +437,38 @@ INPUT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
     }
 )
 
-ClientMessage = TypeAliasType(
-    "ClientMessage",
-    Annotated[
-        m.CancelledNotification
-        | m.CompleteRequest
-        | m.GetPromptRequest
-        | m.ListPromptsRequest
-        | m.ListResourcesRequest
-        | m.ReadResourceRequest
-        | m.ListResourceTemplatesRequest
-        | m.DiscoverRequest
-        | m.SubscriptionsListenRequest
-        | m.CallToolRequest
-        | m.ListToolsRequest,
-        Field(discriminator="method"),
-    ],
-)
-
 
 @cache
 def client_message_adapter() -> TypeAdapter[Any]:
     """Parse a request or notification a client sent: one pass from JSON bytes to the typed message, keyed on `method`."""
+    from ._messages import ClientMessage
+
     return TypeAdapter(ClientMessage)
-
-
-ServerMessage = TypeAliasType(
-    "ServerMessage",
-    Annotated[
-        m.CancelledNotification
-        | m.LoggingMessageNotification
-        | m.ProgressNotification
-        | m.PromptListChangedNotification
-        | m.ResourceListChangedNotification
-        | m.ResourceUpdatedNotification
-        | m.SubscriptionsAcknowledgedNotification
-        | m.ToolListChangedNotification,
-        Field(discriminator="method"),
-    ],
-)
 
 
 @cache
 def server_message_adapter() -> TypeAdapter[Any]:
     """Parse a request or notification a server sent: one pass from JSON bytes to the typed message, keyed on `method`."""
+    from ._messages import ServerMessage
+
     return TypeAdapter(ServerMessage)
+
+
+if TYPE_CHECKING:
+    from ._messages import ClientMessage as ClientMessage
+    from ._messages import ServerMessage as ServerMessage
+
+
+def __getattr__(name: str) -> Any:
+    """`ClientMessage, ServerMessage` are created on first use (each names every message model)."""
+    if name in (
+        "ClientMessage",
+        "ServerMessage",
+    ):
+        from . import _messages
+
+        return getattr(_messages, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 PROTOCOL = ProtocolTables(
@@ -494,5 +481,5 @@ PROTOCOL = ProtocolTables(
     error_codes=ERROR_CODES,
     server_capability_paths=SERVER_CAPABILITY_PATHS,
     client_capability_paths=CLIENT_CAPABILITY_PATHS,
-    input_required_result=m.InputRequiredResult,
+    input_required_model=Deferred(m, "InputRequiredResult"),
 )

@@ -57,6 +57,11 @@ def render_models(ir: SchemaIR, package: str) -> str:
 
     `package` is the dotted name of the version package, where `_base.MCPModel` lives.
     """
+    return render_models_module(ir, package).code
+
+
+def render_models_module(ir: SchemaIR, package: str) -> cst.Module:
+    """`render_models` as a CST (what `split.split_models` cuts into a package)."""
     source = generate(
         dcg_document(ir),
         **DCG_OPTIONS,
@@ -77,7 +82,7 @@ def render_models(ir: SchemaIR, package: str) -> str:
         passes.EagerAnnotations(_references(ir)),
     )
     _check_names(ir, passes.top_level_names(module))
-    return module.code
+    return module
 
 
 def _admits_null(ir: SchemaIR, expr: TypeExpr) -> bool:

@@ -56,16 +56,21 @@ def _param_gate(pg: ParamGate) -> str:
     )
 
 
+def _deferred(py_name: str, models: str = "m") -> str:
+    """A model the tables name without creating it (`Deferred`: looked up on first use)."""
+    return f'Deferred({models}, "{py_name}")'
+
+
 def _spec_view(ir: SchemaIR, spec: MethodSurface) -> dict[str, Any]:
     return {
         "method": spec.method,
         "kind": spec.kind,
         "direction": spec.direction,
         "handler": spec.handler,
-        "message": ir.py_name(spec.message_type),
-        "params": f"m.{ir.py_name(spec.params_type)}" if spec.params_type else "None",
+        "message": _deferred(ir.py_name(spec.message_type)),
+        "params": _deferred(ir.py_name(spec.params_type)) if spec.params_type else "None",
         "params_required": spec.params_required,
-        "result": f"m.{ir.py_name(spec.result_type)}" if spec.result_type else "None",
+        "result": _deferred(ir.py_name(spec.result_type)) if spec.result_type else "None",
         "input_required": spec.input_required,
         "gate": _gate(spec.gate),
         "param_gates": [_param_gate(pg) for pg in spec.param_gates],
@@ -96,14 +101,9 @@ def _input_asks(surface: ProtocolSurface) -> list[MethodSurface]:
     ]
 
 
-def render_methods(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
-    tables = [
-        {"name": name, "specs": [_spec_view(ir, s) for s in surface.table(direction, kind)]}  # type: ignore[arg-type]
-        for name, direction, kind in TABLES
-    ]
-    input_specs = [_spec_view(ir, ask) for ask in _input_asks(surface)]
-    tables.append({"name": "INPUT_REQUESTS", "specs": input_specs})
-    parsers = []
+def _parsers(ir: SchemaIR, surface: ProtocolSurface) -> list[dict[str, str]]:
+    """The message unions (`ClientMessage`, `ServerMessage`) of the directions with two messages or more."""
+    parsers: list[dict[str, str]] = []
     for direction, label, doc in (
         ("client_to_server", "ClientMessage", "Parse a request or notification a client sent"),
         ("server_to_client", "ServerMessage", "Parse a request or notification a server sent"),
@@ -118,7 +118,33 @@ def render_methods(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
                     "doc": doc,
                 }
             )
-    spec_imports = ["Capability", "ErrorCodes", "MethodSpec", "ProtocolTables"]
+    return parsers
+
+
+def render_messages(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str | None:
+    """`_messages.py`: the message unions `methods` creates on first use (None: the version has none)."""
+    parsers = _parsers(ir, surface)
+    if not parsers:
+        return None
+    return render(
+        "messages.py.j2",
+        header=header,
+        version=surface.version,
+        parsers=parsers,
+        parser_names=", ".join(p["name"] for p in parsers),
+    )
+
+
+def render_methods(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
+    tables = [
+        {"name": name, "specs": [_spec_view(ir, s) for s in surface.table(direction, kind)]}  # type: ignore[arg-type]
+        for name, direction, kind in TABLES
+    ]
+    input_specs = [_spec_view(ir, ask) for ask in _input_asks(surface)]
+    tables.append({"name": "INPUT_REQUESTS", "specs": input_specs})
+    parsers = _parsers(ir, surface)
+    parser_names = ", ".join(p["name"] for p in parsers)
+    spec_imports = ["Capability", "Deferred", "ErrorCodes", "MethodSpec", "ProtocolTables"]
     if any(spec["param_gates"] for table in tables for spec in table["specs"]):
         spec_imports.append("ParamCapability")
     spec_imports.sort()
@@ -132,7 +158,8 @@ def render_methods(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
         client_capability_paths=surface.capability_paths["client"],
         tables=tables,
         parsers=parsers,
-        input_required_result=f"m.{ir.py_name(surface.input_required_result)}"
+        parser_names=parser_names,
+        input_required_result=_deferred(ir.py_name(surface.input_required_result))
         if surface.input_required_result
         else "None",
     )

@@ -11,7 +11,6 @@ generator) is sent by name and answers the stub's type of the same name, else th
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -60,7 +59,7 @@ def stub_spec(runtime: ClientRuntime, spec: MethodSpec, result: Any = None) -> M
     JSON object, see `typed_result`)."""
     table = runtime.stub.client_requests if spec.kind == "request" else runtime.stub.client_notifications
     own = table.get(spec.method)
-    return own if own is not None else replace(spec, params=None, result=result)
+    return own if own is not None else spec.replace(params=None, result=result)
 
 
 def params(runtime: ClientRuntime, stub: MethodSpec, spec: MethodSpec, data: Any) -> Any:

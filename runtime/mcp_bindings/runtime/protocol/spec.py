@@ -8,7 +8,8 @@ error codes and result types). Kept free of I/O and of anyio so that importing a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any, Literal, cast
 
 Side = Literal["server", "client"]
@@ -53,21 +54,119 @@ class ParamCapability:
         return self.present or params[self.param] == self.equals
 
 
-@dataclass(frozen=True, slots=True)
+class Deferred:
+    """A model of a generated version package named by its models package and name, looked up (and
+    so created) on first use: a process creates only the classes its traffic needs. The generated
+    method tables name their models this way."""
+
+    __slots__ = ("models", "name")
+
+    def __init__(self, models: ModuleType, name: str) -> None:
+        self.models = models
+        self.name = name
+
+    def resolve(self) -> Any:
+        return getattr(self.models, self.name)
+
+    def __repr__(self) -> str:
+        return f"Deferred({self.models.__name__}.{self.name})"
+
+
+def _resolved(value: Any) -> Any:
+    return value.resolve() if type(value) is Deferred else value
+
+
 class MethodSpec:
+    """One method of a version: its direction, handler name, models, capability gates.
+
+    `message`, `params` and `result` may be given as `Deferred`: each is resolved on first access
+    (and kept), so listing a version's methods creates none of their models."""
+
+    __slots__ = (
+        "_message",
+        "_params",
+        "_result",
+        "builtin",
+        "direction",
+        "gate",
+        "handler",
+        "input_required",
+        "kind",
+        "method",
+        "optional_handler",
+        "param_gates",
+        "params_required",
+    )
     method: str
     kind: Kind
     direction: Direction
     handler: str  # snake_case name of the handler / client method
-    message: type[Any]  # the whole message model (e.g. CallToolRequest)
-    params: Any  # params model or type alias; None when untyped
     params_required: bool
-    result: Any  # result model (requests), None for notifications
     input_required: bool  # may be answered with InputRequiredResult (2026-07-28)
     gate: Capability | None
     param_gates: tuple[ParamCapability, ...]
     optional_handler: bool  # a server may leave it unimplemented; it then answers an empty result
     builtin: bool  # implemented by the runtime itself (lifecycle, ping, ...): no stub handler
+
+    def __init__(
+        self,
+        *,
+        method: str,
+        kind: Kind,
+        direction: Direction,
+        handler: str,
+        message: Any,
+        params: Any,
+        params_required: bool,
+        result: Any,
+        input_required: bool,
+        gate: Capability | None,
+        param_gates: tuple[ParamCapability, ...],
+        optional_handler: bool,
+        builtin: bool,
+    ) -> None:
+        self.method = method
+        self.kind = kind
+        self.direction = direction
+        self.handler = handler
+        self._message = message
+        self._params = params
+        self.params_required = params_required
+        self._result = result
+        self.input_required = input_required
+        self.gate = gate
+        self.param_gates = param_gates
+        self.optional_handler = optional_handler
+        self.builtin = builtin
+
+    @property
+    def message(self) -> type[Any]:
+        """The whole message model (e.g. CallToolRequest)."""
+        if type(self._message) is Deferred:
+            self._message = self._message.resolve()
+        return self._message
+
+    @property
+    def params(self) -> Any:
+        """The params model or type alias; None when untyped."""
+        if type(self._params) is Deferred:
+            self._params = self._params.resolve()
+        return self._params
+
+    @property
+    def result(self) -> Any:
+        """The result model (requests); None for notifications."""
+        if type(self._result) is Deferred:
+            self._result = self._result.resolve()
+        return self._result
+
+    def replace(self, **changes: Any) -> MethodSpec:
+        """A copy with `changes` (keyword names as in the constructor)."""
+        fields = {name.lstrip("_"): getattr(self, name) for name in self.__slots__}
+        return MethodSpec(**{**fields, **changes})
+
+    def __repr__(self) -> str:
+        return f"MethodSpec({self.method!r}, {self.kind}, {self.direction})"
 
     def needed_capabilities(self, params: Mapping[str, Any] | None) -> list[Capability]:
         needed = [self.gate] if self.gate else []
@@ -177,7 +276,16 @@ class ProtocolTables:
     error_codes: ErrorCodes
     server_capability_paths: frozenset[str]  # every dotted path of the capabilities object
     client_capability_paths: frozenset[str]
-    input_required_result: type[Any] | None  # the InputRequiredResult model, where the version has one
+    # The InputRequiredResult model (or a `Deferred` naming it), where the version has one.
+    input_required_model: Any
+    _input_required: Any = field(default=None, init=False, repr=False)
+
+    @property
+    def input_required_result(self) -> type[Any] | None:
+        """The InputRequiredResult model, where the version has one (created on first use)."""
+        if self._input_required is None and self.input_required_model is not None:
+            object.__setattr__(self, "_input_required", _resolved(self.input_required_model))
+        return self._input_required
 
     @property
     def version(self) -> str:
@@ -202,5 +310,9 @@ class ProtocolTables:
 
     def is_input_required(self, result: object) -> bool:
         """Whether a handler's result asks the client for input (an InputRequiredResult)."""
-        kind = self.input_required_result
-        return kind is not None and type(result) is kind
+        model = self.input_required_model
+        if model is None:
+            return False
+        # By name first: a version whose InputRequiredResult was never used has not created it.
+        name = model.name if type(model) is Deferred else model.__name__
+        return type(result).__name__ == name and type(result) is self.input_required_result
