@@ -315,5 +315,5 @@ def verify_registry_schemas() -> list[str]:
     lines = []
     for pin in load_registry_pins().values():
         read_registry_schema(pin)
-        lines.append(f"verified {pin.local_path} (MCP Registry server.json {pin.version})")
+        lines.append(f"verified the MCP Registry's server.json schema {pin.version} (sha256 {pin.sha256[:12]})")
     return lines

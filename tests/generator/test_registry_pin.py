@@ -47,7 +47,9 @@ def test_a_changed_copy_is_refused(tmp_path: Path) -> None:
 
 def test_schema_sync_verifies_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     pin = load_registry_pins()["2025-12-11"]
-    assert verify_registry_schemas() == [f"verified {REPO_ROOT / pin.file} (MCP Registry server.json 2025-12-11)"]
+    assert verify_registry_schemas() == [
+        f"verified the MCP Registry's server.json schema 2025-12-11 (sha256 {pin.sha256[:12]})"
+    ]
     edited = tmp_path / "schema" / "edited.json"
     edited.parent.mkdir()
     edited.write_bytes((REPO_ROOT / pin.file).read_bytes() + b" ")
