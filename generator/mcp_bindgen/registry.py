@@ -268,7 +268,34 @@ def _semantic(doc: dict[str, Any], folder: Path, current: RegistryPin, notes: li
         for index, package in enumerate(packages):
             if isinstance(package, dict):
                 found += _package(package, index, name if isinstance(name, str) else "", folder, notes)
+    remotes = doc.get("remotes")
+    if isinstance(remotes, list):
+        for index, remote in enumerate(remotes):
+            if isinstance(remote, dict) and isinstance(remote.get("url"), str):
+                found += _remote(remote["url"], remote.get("variables"), index)
     return found
+
+
+def _remote(url: str, variables: Any, index: int) -> list[Finding]:
+    """A remote is a public https URL; its `{variables}` are declared in `variables`."""
+    from urllib.parse import urlsplit
+
+    at = pointer("remotes", index, "url")
+    parts = urlsplit(url)
+    host = (parts.hostname or "").rstrip(".")
+    if parts.scheme != "https":
+        return [Finding(at, f"{url!r} is not https: a remote is reached over https (a local server goes in packages)")]
+    if host in ("localhost", "127.0.0.1", "::1") or host.endswith(".localhost"):
+        return [
+            Finding(
+                at, f"{url!r} is this machine: a remote must be reachable by others (a local server goes in packages)"
+            )
+        ]
+    declared = set(variables) if isinstance(variables, dict) else set()
+    undeclared = [v for v in re.findall(r"\{([^{}]+)\}", url) if v not in declared]
+    if undeclared:
+        return [Finding(at, f'{{{undeclared[0]}}} is not declared: add it to the remote\'s "variables"')]
+    return []
 
 
 def _package(package: dict[str, Any], index: int, name: str, folder: Path, notes: list[str]) -> list[Finding]:
@@ -334,14 +361,14 @@ def _ownership(kind: str, identifier: str, name: str, index: int, folder: Path, 
     if kind == "npm":
         manifest = _json_file(folder / "package.json")
         if manifest is None or manifest.get("name") != identifier:
-            notes.append(f"{at}: mcpName not checked: no package.json of {identifier} beside server.json")
+            notes.append(f"{at}: mcpName not checked: no package.json of {identifier} in {folder}")
             return []
         if manifest.get("mcpName") != name:
             return [Finding(at, f'package.json must hold "mcpName": "{name}" (the registry checks it on npm)')]
         return []
     readme = _pypi_readme(folder, identifier)
     if readme is None:
-        notes.append(f"{at}: mcp-name not checked: no pyproject.toml of {identifier} beside server.json")
+        notes.append(f"{at}: mcp-name not checked: no pyproject.toml of {identifier} in {folder}")
         return []
     if isinstance(readme, str):
         return [Finding(at, readme)]

@@ -120,6 +120,24 @@ BROKEN: dict[str, tuple[Callable[[dict[str, Any]], object], list[str]]] = {
             "leave the field out"
         ],
     ),
+    "remote-http": (
+        lambda e: e.__setitem__("remotes", [{"type": "sse", "url": "http://weather.example.com/sse"}]),
+        [
+            "/remotes/0/url: 'http://weather.example.com/sse' is not https: a remote is reached over https (a local "
+            "server goes in packages)"
+        ],
+    ),
+    "remote-localhost": (
+        lambda e: e.__setitem__("remotes", [{"type": "streamable-http", "url": "https://localhost:3001/mcp"}]),
+        [
+            "/remotes/0/url: 'https://localhost:3001/mcp' is this machine: a remote must be reachable by others (a "
+            "local server goes in packages)"
+        ],
+    ),
+    "remote-variable": (
+        lambda e: e.__setitem__("remotes", [{"type": "streamable-http", "url": "https://{tenant}.example.com/mcp"}]),
+        ['/remotes/0/url: {tenant} is not declared: add it to the remote\'s "variables"'],
+    ),
     "long-description": (
         lambda e: e.__setitem__("description", "x" * 101),
         [f"/description: '{'x' * 101}' is too long (schema rule properties/description/maxLength): change it to match"],
@@ -173,7 +191,7 @@ def test_a_package_published_from_elsewhere_is_noted_not_failed(project: Path, t
     (tmp_path / "server.json").write_text((project / "server.json").read_text(encoding="utf-8"), encoding="utf-8")
     done = bindgen("registry", "check", tmp_path / "server.json")
     assert done.returncode == 0
-    assert done.stderr == "note: /packages/0: mcp-name not checked: no pyproject.toml of weather beside server.json\n"
+    assert done.stderr == f"note: /packages/0: mcp-name not checked: no pyproject.toml of weather in {tmp_path}\n"
 
 
 @pytest.mark.parametrize(
