@@ -35,7 +35,7 @@ def missing_extra(exc: ModuleNotFoundError) -> str | None:
 
 
 def _cmd_sync(args: argparse.Namespace) -> int:
-    from .pins import sync_extensions, sync_from_dir, sync_from_upstream
+    from .pins import sync_extensions, sync_from_dir, sync_from_upstream, verify_registry_schemas
 
     if args.source_dir:
         written = sync_from_dir(Path(args.source_dir), args.version)
@@ -44,6 +44,8 @@ def _cmd_sync(args: argparse.Namespace) -> int:
     for path in written:
         print(f"synced {path}")
     for line in sync_extensions(Path(args.source_dir) if args.source_dir else None, args.version):
+        print(line)
+    for line in verify_registry_schemas():
         print(line)
     return 0
 
@@ -134,6 +136,7 @@ def _cmd_new(args: argparse.Namespace) -> int:
         features=args.features,
         bindgen=args.bindgen,
         force=args.force,
+        registry_name=args.registry_name,
     )
     written = scaffold(options)
     print(f"wrote {len(written)} files to {options.path}")
@@ -274,6 +277,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="where the project gets mcp-bindgen: a path to a checkout or a wheel (file:// requirement), a version "
         "(==X) or a full requirement (default: this version of mcp-bindgen from the package index)",
     )
+    new.add_argument(
+        "--registry-name",
+        metavar="NAME",
+        help="the server's name in the MCP Registry, written to server.json and README.md "
+        "(default: io.github.your-github-user/DIST, to be replaced)",
+    )
     new.add_argument("--force", action="store_true", help="write into an existing non-empty directory")
     new.set_defaults(func=_cmd_new)
 
@@ -283,6 +292,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_sessions import add_parsers as add_session_parsers
 
     add_session_parsers(sub)  # `record`, `replay`, `replay-client`, `diff-sessions` (docs/testing-with-recordings.md)
+    from .cli_registry import add_parsers as add_registry_parsers
+
+    add_registry_parsers(sub)  # `registry check`: the server.json of the MCP Registry
     _add_examples(parser, sub)
     return parser
 
@@ -293,7 +305,8 @@ _EXAMPLES = {
     "generate": "mcp-bindgen generate\nmcp-bindgen generate --schema draft/schema.json --version draft",
     "check": "mcp-bindgen check",
     "diff": "mcp-bindgen diff 2025-11-25 2026-07-28\nmcp-bindgen diff 2025-06-18 2025-11-25 --format json -o diff.json",
-    "new": "mcp-bindgen new weather\nmcp-bindgen new weather --transport http --features tools,resources",
+    "new": "mcp-bindgen new weather\nmcp-bindgen new weather --transport http --features tools,resources\n"
+    "mcp-bindgen new weather --registry-name io.github.alice/weather",
     "client": "mcp-bindgen client -o shop_client.py --from .venv/bin/python server.py",
     "lock": "mcp-bindgen lock --from .venv/bin/python server.py\n"
     "mcp-bindgen lock --check --from .venv/bin/python server.py",

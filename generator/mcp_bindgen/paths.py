@@ -49,6 +49,18 @@ def pinned_extension_schema(folder: str) -> Path:
     return root / "schema" / "extensions" / folder / "schema.json"
 
 
+def pinned_file(relative: str) -> Path:
+    """A file the project commits under schema/ (`schema/NAME`): the checkout's, or the copy an
+    installed wheel carries (`_schema/NAME`)."""
+    root = checkout()
+    if root is None:
+        shipped = _PACKAGE_DIR / "_schema" / Path(relative).relative_to("schema")
+        if shipped.is_file():
+            return shipped
+        root = Path.cwd()
+    return root / relative
+
+
 def templates_dir() -> Path:
     in_checkout = _PACKAGE_DIR.parent.parent / "templates"
     return in_checkout if in_checkout.is_dir() else _PACKAGE_DIR / "_templates"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import BindgenError
-from .paths import manifest_path, pinned_extension_schema, pinned_schema, project_root
+from .paths import manifest_path, pinned_extension_schema, pinned_file, pinned_schema, project_root
 
 RAW_URL = "https://raw.githubusercontent.com/{repository}/{commit}/{path}"
 # An extension published only in an npm package is pinned by package, version and the file's path in it.
@@ -257,3 +257,63 @@ def read_extension(pin: ExtensionPin) -> bytes | None:
     data = pin.local_path.read_bytes()
     _verify_extension(pin, data, str(pin.local_path))
     return data
+
+
+# -- the MCP Registry's server.json schema -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RegistryPin:
+    """A version of the MCP Registry's server.json schema: committed at `file` (the registry serves
+    it at `url`), copied from `repository`@`commit`:`path`, verified by sha256 whenever it is read."""
+
+    version: str
+    file: str
+    url: str
+    repository: str
+    commit: str
+    path: str
+    sha256: str
+
+    @property
+    def local_path(self) -> Path:
+        return pinned_file(self.file)
+
+    @property
+    def source(self) -> str:
+        return f"{self.repository}@{self.commit}:{self.path}"
+
+
+def load_registry_pins(path: Path | None = None) -> dict[str, RegistryPin]:
+    raw = json.loads((path or manifest_path()).read_text(encoding="utf-8"))
+    fields = ("file", "url", "repository", "commit", "path", "sha256")
+    return {
+        version: RegistryPin(version=version, **{k: entry[k] for k in fields})
+        for version, entry in sorted(raw.get("registry", {}).items())
+    }
+
+
+def read_registry_schema(pin: RegistryPin) -> bytes:
+    """The pinned server.json schema, its sha256 checked (a hand edit or a bad copy is caught)."""
+    if not pin.local_path.is_file():
+        raise BindgenError(
+            f"{pin.local_path} is missing (the MCP Registry's server.json schema {pin.version}): "
+            f"restore it from the mcp-bindgen checkout or reinstall mcp-bindgen"
+        )
+    data = pin.local_path.read_bytes()
+    actual = sha256_of(data)
+    if actual != pin.sha256:
+        raise BindgenError(
+            f"sha256 mismatch for {pin.local_path} (MCP Registry server.json schema {pin.version}): "
+            f"expected {pin.sha256}, got {actual}; restore the file as copied from {pin.source}"
+        )
+    return data
+
+
+def verify_registry_schemas() -> list[str]:
+    """`schema sync`: every pinned server.json schema is in place and unchanged (one line each)."""
+    lines = []
+    for pin in load_registry_pins().values():
+        read_registry_schema(pin)
+        lines.append(f"verified the MCP Registry's server.json schema {pin.version} (sha256 {pin.sha256[:12]})")
+    return lines

@@ -25,6 +25,7 @@ from .installed import installed_versions
 FEATURES: tuple[str, ...] = ("tools", "resources", "prompts", "completion", "logging")
 TRANSPORTS: tuple[str, ...] = ("stdio", "http", "both")
 DEFAULT_FEATURES = ",".join(FEATURES)
+PROJECT_VERSION = "0.1.0"  # pyproject.toml's and server.json's (templates/scaffold/pyproject.toml.j2)
 
 # PEP 508 names; the import package is the normalised name with `_` for `-`.
 _DIST_NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)
@@ -73,6 +74,9 @@ class ScaffoldOptions:
     # The distribution holding the chosen version where it is not mcp-bindgen's own (a draft
     # installed from `generate --package`): the project depends on it too.
     version_requirement: str | None = None
+    # The server's name in the MCP Registry (server.json, the README's `mcp-name:` line); the
+    # placeholder namespace of `registry.default_name` when not given.
+    registry_name: str = ""
 
     @classmethod
     def from_cli(
@@ -85,16 +89,18 @@ class ScaffoldOptions:
         features: str | None = DEFAULT_FEATURES,
         bindgen: str | None = None,
         force: bool = False,
+        registry_name: str | None = None,
     ) -> ScaffoldOptions:
         path = path.expanduser().resolve()
         dist_name, package = validate_name(name or path.name, from_path=name is None)
+        registry = validate_registry_name(registry_name, dist_name)
         version = choose_protocol(protocol)
         if transport not in TRANSPORTS:
             raise BindgenError(f"--transport must be one of {', '.join(TRANSPORTS)}, not {transport!r}")
         chosen = parse_features(features if features is not None else DEFAULT_FEATURES)
         requirement, direct = bindgen_requirement(bindgen, runtime_extras(transport))
         holder = installed_versions()[version].requirement
-        return cls(path, dist_name, package, version, transport, chosen, requirement, direct, force, holder)
+        return cls(path, dist_name, package, version, transport, chosen, requirement, direct, force, holder, registry)
 
     @property
     def transports(self) -> tuple[str, ...]:
@@ -118,6 +124,14 @@ class ScaffoldOptions:
             lines.append(f"(it depends on {self.requirement} from the package index; to use {instead})")
         if self.version_requirement:
             lines.append(f"(protocol {self.protocol} comes from {self.version_requirement}: install it in .venv first)")
+        from .registry import PLACEHOLDER_OWNER
+
+        if PLACEHOLDER_OWNER in self.registry_name:
+            lines.append(
+                f"(server.json names it {self.registry_name} in the MCP Registry: put your GitHub user in place of "
+                f"{PLACEHOLDER_OWNER} there and in README.md, or scaffold with --registry-name io.github.USER/"
+                f"{self.dist_name}; then `mcp-bindgen registry check {self.path / 'server.json'}`)"
+            )
         return "\n".join(lines)
 
 
@@ -141,6 +155,19 @@ def validate_name(name: str, *, from_path: bool = False) -> tuple[str, str]:
     if package in _TAKEN or package in sys.stdlib_module_names:
         raise BindgenError(f"{source} gives the package name {package!r}, which would shadow the module of that name")
     return dist, package
+
+
+def validate_registry_name(name: str | None, dist_name: str) -> str:
+    """The server's MCP Registry name: `name` if valid, else `io.github.<placeholder>/<dist_name>`."""
+    from .registry import default_name, name_problem
+
+    chosen = name or default_name(dist_name)
+    problem = name_problem(chosen)
+    if problem is None:
+        return chosen
+    if name:
+        raise BindgenError(f"--registry-name: {problem}")
+    raise BindgenError(f"the MCP Registry name {chosen!r} is not valid ({problem}): pass --registry-name")
 
 
 def available_versions() -> dict[str, str]:
@@ -512,6 +539,7 @@ def build_files(opts: ScaffoldOptions) -> dict[str, str]:
     files["pyproject.toml"] = _render(
         "pyproject.toml.j2",
         dist_name=opts.dist_name,
+        project_version=PROJECT_VERSION,
         package=pkg,
         version=opts.protocol,
         requirements=[opts.requirement, *([opts.version_requirement] if opts.version_requirement else [])],
@@ -526,6 +554,7 @@ def build_files(opts: ScaffoldOptions) -> dict[str, str]:
         ),
     )
     files["README.md"] = _render("README.md.j2", **_readme_context(opts, parts.feature_notes, run_lines))
+    files["server.json"] = _server_json(opts)
     files[".gitignore"] = _render("gitignore.j2")
     files = {path: text + "\n" if text else text for path, text in files.items()}
     from .format import format_python  # black comes with the `generator` extra, as jinja2 (`_render`)
@@ -533,6 +562,22 @@ def build_files(opts: ScaffoldOptions) -> dict[str, str]:
     # The project's own `ruff format` agrees with black at its line length: code lines that a long
     # project name makes too long are wrapped here (names in prose are laid out by the templates).
     return {path: format_python(text, path) if path.endswith(".py") else text for path, text in files.items()}
+
+
+def _server_json(opts: ScaffoldOptions) -> str:
+    import json
+
+    from .registry import server_entry
+
+    description = f"An MCP server (protocol {opts.protocol}) built on mcp-bindgen's typed bindings"
+    entry = server_entry(
+        name=opts.registry_name,
+        description=description,
+        version=PROJECT_VERSION,
+        package=opts.dist_name,
+        transport=opts.transport,
+    )
+    return json.dumps(entry, indent=2)
 
 
 def _version_package(version: str) -> str:
@@ -603,8 +648,12 @@ def _readme_context(opts: ScaffoldOptions, features: list[str], run_lines: list[
                 "json": json.dumps(http, indent=2).splitlines(),
             }
         )
+    from .registry import mcp_name_line
+
     return {
         "dist_name": opts.dist_name,
+        "registry_name": opts.registry_name,
+        "mcp_name_line": mcp_name_line(opts.registry_name),
         "package": opts.package,
         "version": opts.protocol,
         "features": features,

@@ -23,6 +23,7 @@ CLI_MODULES = {
     "mcp_bindgen.cli_server",
     "mcp_bindgen.cli_contract",
     "mcp_bindgen.cli_sessions",
+    "mcp_bindgen.cli_registry",
     "mcp_bindgen.errors",
     "mcp_bindgen.files",
     "mcp_bindgen.hosts",
@@ -73,6 +74,13 @@ def test_call_loads_the_runtime_but_no_generator_code() -> None:
     modules = _modules("call", APP_SERVER, "weather", "city=Paris")
     assert "mcp_bindings.runtime.client.runtime" in modules  # the call did go through the typed client
     assert _generator_code(modules) == []
+
+
+def test_registry_check_loads_no_generator_library_nor_runtime(tmp_path: Path) -> None:
+    """`registry check` reads the pin manifest and the schema (`pins`, `registry`), nothing that renders."""
+    modules = _modules("registry", "check", tmp_path / "missing.json")
+    assert "mcp_bindgen.registry" in modules
+    assert sorted(m for m in modules if m.split(".")[0] in GENERATOR_LIBRARIES or m.startswith("mcp_bindings")) == []
 
 
 def test_a_generator_command_is_seen_by_the_check() -> None:

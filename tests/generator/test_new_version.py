@@ -518,6 +518,18 @@ def test_a_wheel_user_generates_installs_serves_and_connects_a_new_version(tmp_p
     assert (work / "schema" / "2025-11-25" / "schema.json").is_file()
     assert (work / "schema" / "extensions" / "io.modelcontextprotocol-tasks" / "schema.json").is_file()
     assert "site-packages" not in synced.stdout, synced.stdout
+    assert "verified the MCP Registry's server.json schema 2025-12-11" in synced.stdout
+    # `registry check` reads the server.json schema the wheel ships (mcp_bindgen/_schema/).
+    entry = {
+        "$schema": "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",
+        "name": "io.github.alice/weather",
+        "description": "Weather",
+        "version": "1.0.0",
+        "remotes": [{"type": "streamable-http", "url": "https://weather.example.com/mcp"}],
+    }
+    (work / "server.json").write_text(json.dumps(entry), encoding="utf-8")
+    checked = _cli(["registry", "check"], cwd=work, python=python)
+    assert checked.returncode == 0 and "a valid MCP Registry entry" in checked.stdout, checked.stderr
     # Run from a wheel, generate writes an installable package (here into the current folder).
     made = _cli(
         ["generate", "--schema", str(next_dir), "--version", NAME, "--protocol-version", NEXT_WIRE],

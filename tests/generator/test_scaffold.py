@@ -227,6 +227,7 @@ def test_pyproject_readme_and_layout(tmp_path: Path) -> None:
         ".gitignore",
         "README.md",
         "pyproject.toml",
+        "server.json",
         "src/weather_server/__init__.py",
         "src/weather_server/__main__.py",
         "src/weather_server/py.typed",
@@ -341,6 +342,8 @@ def test_non_empty_directory_needs_force(tmp_path: Path, capsys: pytest.CaptureF
         (["--features", "logging"], "needs at least one of tools, resources, prompts"),
         (["--features", "tools,completion"], "completion completes a prompt argument"),
         (["--bindgen", "what?"], "neither a path, a URL"),
+        (["--registry-name", "weather"], "--registry-name: 'weather' has no namespace"),
+        (["--registry-name", "io.github.a/b/c"], "has more than one '/'"),
     ],
 )
 def test_bad_options_are_clear_errors(
