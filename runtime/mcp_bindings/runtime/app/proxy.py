@@ -83,7 +83,7 @@ class Remote:
         self.client: Any = None  # the typed client (the app's version's `Client`) while connected
         self.gone: str | None = None  # why the remote is not there (None: connected, or not started)
         self.calls: list[Context[Any]] = []  # the contexts of the calls in progress, oldest first
-        self.asked: dict[int, BaseException] = {}  # id(context) -> why the remote's ask unwound it
+        self.scopes: dict[int, anyio.CancelScope] = {}  # id(context) -> the scope of its forwarded request
         self.keys: dict[str, set[str]] = {kind: set() for kind in _TABLES}  # what the remote placed
         self._group: TaskGroup | None = None
 
@@ -110,6 +110,8 @@ class Remote:
                 self._narrow(client.server_capabilities)
                 for kind in _TABLES:
                     await self.refresh(kind)
+                if client.session.stateless:  # list changes come on a listen stream only (2026-07-28)
+                    group.start_soon(self._listen, client)
                 if "logging" in client.server_capabilities:
                     await client.set_logging_level("debug")  # each client of the app gets what its level lets through
                 try:
@@ -177,6 +179,28 @@ class Remote:
             for kind in kinds:
                 self._group.start_soon(self._refresh_logged, kind)
 
+    async def _listen(self, client: Any) -> None:
+        """A stateless remote's list changes, on a `subscriptions/listen` stream while connected."""
+        wanted = {f"{kind}ListChanged": True for kind in KINDS if kind in client.server_capabilities}
+        if not wanted:
+            return
+        kinds = {
+            TOOLS_CHANGED: ("tools",),
+            PROMPTS_CHANGED: ("prompts",),
+            RESOURCES_CHANGED: ("resources", "templates"),
+        }
+        try:
+            async with client.session.listen(wanted) as stream:
+                async for notification in stream:
+                    self.changed(*kinds.get(getattr(notification, "method", ""), ()))
+        except (McpError, *_GONE) as exc:
+            log.warning("App.proxy: the remote's list changes cannot be followed: %s", exc)
+        except BaseExceptionGroup as group:  # the stream's own task group: the connection went away
+            _ended, rest = group.split((McpError, *_GONE))
+            if rest is not None:
+                raise
+            log.warning("App.proxy: the remote's list changes cannot be followed: %s", group.exceptions[0])
+
     async def _refresh_logged(self, kind: str) -> None:
         try:
             await self.refresh(kind)
@@ -193,13 +217,9 @@ class Remote:
         self.calls.append(ctx)
         try:
             with anyio.CancelScope() as scope, client.session.progress(ctx.report_progress):
-                self.asked.pop(id(ctx), None)
-                try:
-                    return await _send(client, method, params)
-                finally:
-                    if id(ctx) in self.asked:  # the remote asked what this call's client answers next round
-                        scope.cancel()
-            return None  # unwound for an input round: the app answers with its InputRequiredResult
+                self.scopes[id(ctx)] = scope
+                return await _send(client, method, params)
+            return None  # unwound for an input round (`ask`): the app answers with its InputRequiredResult
         except McpError as exc:
             raise self._error(method, params, exc) from None
         except _GONE as exc:
@@ -209,7 +229,7 @@ class Remote:
             ) from None
         finally:
             self.calls.remove(ctx)
-            self.asked.pop(id(ctx), None)
+            self.scopes.pop(id(ctx), None)
 
     def _error(self, method: str, params: dict[str, Any], exc: McpError) -> Exception:
         client = self.client
@@ -227,8 +247,10 @@ class Remote:
         ctx = self.calls[-1]
         try:
             return await ctx._ask(method, versions.dump(params) if params is not None else None)  # pyright: ignore[reportPrivateUsage]
-        except Suspend as exc:  # a stateless client: asked in an input round of its call, which unwinds
-            self.asked[id(ctx)] = exc
+        except Suspend:  # a stateless client: asked in the next input round of its call, which unwinds now
+            scope = self.scopes.get(id(ctx))
+            if scope is not None:
+                scope.cancel()
             raise McpError(INVALID_REQUEST, f"{method} is asked of the proxy's client in an input round") from None
 
     async def log(self, params: Any) -> None:
