@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Self, cast
 
 import anyio
 from anyio.abc import TaskGroup
+from pydantic import BaseModel
 
 from mcp_bindings.runtime.app.changes import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED
 from mcp_bindings.runtime.app.context import Context, Suspend
@@ -46,6 +47,7 @@ log = logging.getLogger("mcp_bindings.runtime.app")
 KINDS = ("tools", "resources", "prompts")  # what a proxy serves before it knows what the remote has
 _GONE = (ConnectionClosed, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, OSError)
 _TABLES = {"tools": "_tools", "prompts": "_prompts", "resources": "_resources", "templates": "_templates"}
+RESERVED = "io.modelcontextprotocol/"  # the protocol's own `_meta` keys (2026-07-28: serverInfo, ...)
 _CHANGED = {"tools": TOOLS_CHANGED, "prompts": PROMPTS_CHANGED, "resources": RESOURCES_CHANGED}
 
 
@@ -218,7 +220,7 @@ class Remote:
         try:
             with anyio.CancelScope() as scope, client.session.progress(ctx.report_progress):
                 self.scopes[id(ctx)] = scope
-                return await _send(client, method, params)
+                return _own(await _send(client, method, params))
             return None  # unwound for an input round (`ask`): the app answers with its InputRequiredResult
         except McpError as exc:
             raise self._error(method, params, exc) from None
@@ -302,6 +304,18 @@ async def _send(client: Any, method: str, params: dict[str, Any]) -> Any:
     if method == "prompts/get":
         return await client.get_prompt(name=params["name"], arguments=params["arguments"] or None)
     return await client.read_resource(uri=params["uri"])
+
+
+def _own(result: BaseModel) -> Any:
+    """The remote's result without what the protocol stamps on it (the remote's name in `_meta`, the
+    result type): the app's runtime stamps its own for each client."""
+    data: dict[str, Any] = versions.dump(result)
+    data.pop("resultType", None)
+    meta: dict[str, Any] = data.pop("_meta", None) or {}
+    kept = {key: value for key, value in meta.items() if not key.startswith(RESERVED)}
+    if kept:
+        data["_meta"] = kept
+    return type(result).model_validate(data)
 
 
 def _handlers(remote: Remote) -> ClientHandlerStub:

@@ -66,8 +66,11 @@ class RemoteTool(ToolEntry):
         self.scopes, self.tags, self.enabled, self.lifetime = (), frozenset[str](), True, None
 
     def content(self, value: Any) -> dict[str, Any]:
-        """The remote's CallToolResult, as it came (crossed into the app's version by the client)."""
-        return versions.dump(value)
+        """The remote's CallToolResult, as it came (crossed into the app's version by the client),
+        but for its result type, which the runtime writes for each client's version."""
+        data: dict[str, Any] = versions.dump(value)
+        data.pop("resultType", None)
+        return data
 
 
 def _as_given(arguments: Any) -> dict[str, Any]:
