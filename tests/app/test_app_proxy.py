@@ -34,7 +34,7 @@ def _text(result: Any) -> str:
 
 def old_remote() -> App:
     """The remote, reached at 2024-11-05 whatever its clients speak."""
-    return App.proxy(REMOTE, name="old", protocol_version="2024-11-05", stderr=None)
+    return App.proxy(REMOTE, name="old", protocol_version="2024-11-05")
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -197,3 +197,21 @@ async def test_a_streamable_http_remote_in_front_of_a_stdio_one() -> None:
                 assert _text(await client.call_tool(name="echo", arguments={"text": "twice"})) == "twice"
             async with connect_http(f"{base}/mcp", client_25.Client) as direct:
                 assert direct.session.server_info["name"] == "front"
+
+
+async def test_a_legacy_http_sse_remote() -> None:
+    """A 2024-11-05 HTTP+SSE server (the front proxy's /sse) served to a 2026-07-28 client."""
+    front = App.proxy(REMOTE, name="front")
+    with serve_in_thread(front.asgi()) as base:
+        proxy = App.proxy(f"{base}/sse", name="back", sse=True)
+        with anyio.fail_after(LIMIT):
+            async with proxy.test_client("2026-07-28") as client:
+                assert proxy.remote is not None and proxy.remote.client.session.version == "2024-11-05"
+                assert _text(await client.call_tool(name="echo", arguments={"text": "old"})) == "old"
+
+
+def test_sse_needs_a_url() -> None:
+    with pytest.raises(ValueError, match="sse=True is for a URL"):
+        App.proxy(REMOTE, sse=True)
+    with pytest.raises(ValueError, match=r"URL .* or the command"):
+        App.proxy([])

@@ -76,10 +76,14 @@ class Remote:
         env: Mapping[str, str] | None,
         cwd: str | None,
         headers: Mapping[str, str] | None,
+        sse: bool = False,
         options: Mapping[str, Any],
     ) -> None:
         self.app = app
         self.url, self.command = _target(target)
+        if sse and self.url is None:
+            raise ValueError("App.proxy: sse=True is for a URL (the server's /sse endpoint), not a command")
+        self.sse = sse
         self.env, self.cwd, self.headers, self.options = env, cwd, headers, dict(options)
         self.name = self.url or shlex.join(self.command)
         self.client: Any = None  # the typed client (the app's version's `Client`) while connected
@@ -95,8 +99,11 @@ class Remote:
         client_cls = importlib.import_module(f"{self.app._pkg.__name__}.client").Client  # pyright: ignore[reportPrivateUsage]
         settings: dict[str, Any] = {"protocol_version": "auto", **self.options, "handlers": handlers}
         if self.url is not None:
-            from mcp_bindings.runtime.client.http import connect_http
+            from mcp_bindings.runtime.client.http import connect_http, connect_sse
 
+            if self.sse:  # the 2024-11-05 HTTP+SSE transport: that version only
+                settings["protocol_version"] = self.options.get("protocol_version") or "2024-11-05"
+                return connect_sse(self.url, client_cls, headers=self.headers, **settings)
             return connect_http(self.url, client_cls, headers=self.headers, **settings)
         from mcp_bindings.runtime.stdio.connect import connect_stdio
 
@@ -371,11 +378,13 @@ class Proxying:
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         headers: Mapping[str, str] | None = None,
+        sse: bool = False,
         request_timeout: float | None = 60.0,
         **options: Any,
     ) -> Self:
         """An app serving the remote MCP server at `target`: an http(s) URL (Streamable HTTP), or the
-        command that starts a stdio server (a list, or a string split as a shell would; `env`, `cwd`).
+        command that starts a stdio server (a list, or a string split as a shell would; `env`, `cwd`);
+        `sse=True`: the URL is a legacy (2024-11-05) HTTP+SSE server's `/sse` endpoint.
         `protocol`: the version the app is written against (default: the newest; the remote may speak
         any). `headers` go on every HTTP request to the remote; `request_timeout` bounds each
         forwarded request (seconds); `options` are the client's (`ClientOptions`: `protocol_version`
@@ -389,7 +398,13 @@ class Proxying:
         make: Any = cls  # `App`, whose constructor this mixin does not know
         app = make(name or "proxy", version, protocol=protocol, lifespan=lifespan)
         remote = Remote(
-            app, target, env=env, cwd=cwd, headers=headers, options={"request_timeout": request_timeout, **options}
+            app,
+            target,
+            env=env,
+            cwd=cwd,
+            headers=headers,
+            sse=sse,
+            options={"request_timeout": request_timeout, **options},
         )
         holder.append(remote)
         app._serves |= set(KINDS)
