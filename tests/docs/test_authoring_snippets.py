@@ -31,6 +31,11 @@ SNIPPETS = {
     'app.disable(tags={"admin"})  # hidden': ["['status']", "['reset', 'status']"],
     'app.mount(weather, namespace="weather")': ["['weather_forecast']", "Oslo: 21C"],
     "middleware=[Tracing(tracer_provider=provider)]": ["['tools/call lookup']"],
+    'proxy = App.proxy([sys.executable, "examples/app_server.py"]': [
+        "['weather', 'delete']",
+        '{"city":"Oslo","celsius":21.5}',
+        "profile of ada",
+    ],
 }
 # Snippets that serve until interrupted under `__main__`: loaded as a module, then driven.
 MOUNTED = 'web = Starlette(routes=[Route("/", home), Mount("/api", app=mcp)], lifespan=mcp.lifespan)'

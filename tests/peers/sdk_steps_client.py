@@ -5,10 +5,12 @@ venv, never in the project's.
 
     <sdk-python> tests/peers/sdk_steps_client.py --version 2025-11-25 --url URL --call 'greet={"name": "ada"}'
     <sdk-python> tests/peers/sdk_steps_client.py --version 2026-07-28 --call 'count={}' -- <python> server.py
+    <sdk-python> tests/peers/sdk_steps_client.py --version 2025-11-25 --url URL --read config://app --prompt 'ask={}'
 
 Handshake versions are pinned by hand (an `initialize` offering the version, then `session.adopt`);
 2026-07-28 uses `Client(mode="2026-07-28")`. The report: {"version", "tools": [names], "calls":
-[{"name", "result"} | {"name", "mcp_error"} | {"name", "error"}], "progress": [[progress, total]]}.
+[{"name", "result"} | {"name", "mcp_error"} | {"name", "error"}], "progress": [[progress, total]], and with
+`--read` / `--prompt`: "reads" and "prompts", entries of the same shape (the URI or prompt as "name")}.
 """
 
 from __future__ import annotations
@@ -40,25 +42,39 @@ def dump(value: Any) -> Any:
     return value
 
 
-async def run(version: str, calls: list[tuple[str, dict[str, Any]]], url: str | None, command: list[str]) -> Any:
-    report: dict[str, Any] = {"version": version, "calls": [], "progress": []}
+async def run(
+    version: str,
+    calls: list[tuple[str, dict[str, Any]]],
+    url: str | None,
+    command: list[str],
+    reads: list[str],
+    prompts: list[tuple[str, dict[str, Any]]],
+) -> Any:
+    report: dict[str, Any] = {"version": version, "calls": [], "progress": [], "reads": [], "prompts": []}
 
     async def progress(value: float, total: float | None, message: str | None) -> None:
         report["progress"].append([value, total])
 
+    async def step(kind: str, name: str, call: Any) -> None:
+        entry: dict[str, Any] = {"name": name}
+        try:
+            with anyio.fail_after(20):
+                entry["result"] = dump(await call)
+        except MCPError as exc:
+            entry["mcp_error"] = {"code": exc.error.code, "message": exc.error.message}
+        except Exception as exc:  # noqa: BLE001 - reported to the test
+            entry["error"] = repr(exc)
+            entry["traceback"] = traceback.format_exc()
+        report[kind].append(entry)
+
     async def scenario(session: Any) -> None:
         report["tools"] = [tool.name for tool in (await session.list_tools()).tools]
         for name, arguments in calls:
-            entry: dict[str, Any] = {"name": name}
-            try:
-                with anyio.fail_after(20):
-                    entry["result"] = dump(await session.call_tool(name, arguments, progress_callback=progress))
-            except MCPError as exc:
-                entry["mcp_error"] = {"code": exc.error.code, "message": exc.error.message}
-            except Exception as exc:  # noqa: BLE001 - reported to the test
-                entry["error"] = repr(exc)
-                entry["traceback"] = traceback.format_exc()
-            report["calls"].append(entry)
+            await step("calls", name, session.call_tool(name, arguments, progress_callback=progress))
+        for uri in reads:
+            await step("reads", uri, session.read_resource(uri))
+        for name, arguments in prompts:
+            await step("prompts", name, session.get_prompt(name, arguments))
 
     if version == MODERN:
         server: Any = url if url is not None else StdioServerParameters(command=command[0], args=command[1:])
@@ -96,13 +112,16 @@ def main() -> None:
     parser.add_argument("--version", required=True)
     parser.add_argument("--url")
     parser.add_argument("--call", action="append", default=[], help="NAME=JSON arguments; repeatable")
+    parser.add_argument("--read", action="append", default=[], help="a resource URI to read; repeatable")
+    parser.add_argument("--prompt", action="append", default=[], help="NAME=JSON arguments; repeatable")
     parser.add_argument("command", nargs="*")
     args = parser.parse_args()
     if (args.url is None) == (not args.command):
         parser.error("give exactly one of: a server command, --url")
     calls = [(spec.split("=", 1)[0], json.loads(spec.split("=", 1)[1])) for spec in args.call]
+    prompts = [(spec.split("=", 1)[0], json.loads(spec.split("=", 1)[1])) for spec in args.prompt]
     try:
-        report = anyio.run(run, args.version, calls, args.url, args.command)
+        report = anyio.run(run, args.version, calls, args.url, args.command, args.read, prompts)
     except BaseException as exc:  # noqa: BLE001 - the test reads the report
         report = {"fatal": repr(exc), "traceback": traceback.format_exc()}
     sys.stdout.write(json.dumps(report) + "\n")

@@ -40,6 +40,7 @@ class ListChanges:
     _parents: list[Any]  # the apps this one is mounted in (`app.mount`)
     _origins: dict[int, tuple[Any, Any]]  # id(a mounted copy) -> (the mounted app's entry, that app)
     _remount: Callable[[Any], None]  # `Mounting._remount`
+    _serves: set[str]  # kinds served while their table may be empty (`App.proxy`)
 
     @property
     def server(self) -> ServerStub:  # the app's server object (`App.server`)
@@ -111,7 +112,7 @@ class ListChanges:
 
     def _require(self, kind: str, had: bool) -> None:
         """Capabilities are fixed once the server is built: the first tool (prompt, ...) cannot come later."""
-        if self._server is not None and not had:
+        if self._server is not None and not had and kind not in self._serves:
             raise AppDefinitionError(
                 f"the app is already serving without {kind}: register at least one before it starts "
                 "(its capabilities are advertised at the handshake)"

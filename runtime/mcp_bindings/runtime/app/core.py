@@ -30,6 +30,7 @@ from mcp_bindings.runtime.app.entries import (
 from mcp_bindings.runtime.app.errors import AppDefinitionError
 from mcp_bindings.runtime.app.lifespan import LifespanFactory, Lifetime
 from mcp_bindings.runtime.app.mounting import Mounting
+from mcp_bindings.runtime.app.proxy import Proxying
 from mcp_bindings.runtime.app.running import Running
 from mcp_bindings.runtime.app.serving import Serving
 from mcp_bindings.runtime.app.skills import SkillsMixin
@@ -49,7 +50,7 @@ log = logging.getLogger("mcp_bindings.runtime.app")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class App(ListChanges, Mounting, Around, Serving, Running, UiMixin, SkillsMixin):
+class App(ListChanges, Mounting, Proxying, Around, Serving, Running, UiMixin, SkillsMixin):
     """An MCP server made of decorated functions:
 
         app = App("weather", version="1.0")
@@ -118,6 +119,8 @@ class App(ListChanges, Mounting, Around, Serving, Running, UiMixin, SkillsMixin)
         self._mounts: list[Any] = []  # the apps mounted here (`app.mount`)
         self._parents: list[App] = []  # the apps this one is mounted in
         self._origins: dict[int, tuple[Any, App]] = {}
+        # Kinds served (and advertised) while their table may still be empty: a proxy's, a mounted proxy's.
+        self._serves: set[str] = set()
         for each in middleware:
             self.middleware(each)
         self._pending: set[str] = set()  # list changes not broadcast yet
@@ -377,12 +380,12 @@ class App(ListChanges, Mounting, Around, Serving, Running, UiMixin, SkillsMixin)
         stub: type[ServerStub] = importlib.import_module(f"{self._pkg.__name__}.server").Server
         handlers: dict[str, Any] = {}
         declared: dict[str, Any] = {}
-        if self._tools:
+        if self._tools or "tools" in self._serves:
             handlers.update(list_tools=_list_tools, call_tool=_call_tool)
             declared["tools"] = {"listChanged": True}
             if any(entry.task for entry in self._tools.values()):
                 declared.update(self._task_capabilities())
-        if self._resources or self._templates:
+        if self._resources or self._templates or "resources" in self._serves:
             handlers.update(
                 list_resources=_list_resources, list_resource_templates=_list_templates, read_resource=_read_resource
             )
@@ -390,7 +393,7 @@ class App(ListChanges, Mounting, Around, Serving, Running, UiMixin, SkillsMixin)
                 if hasattr(stub, name):  # handshake-era stubs; the runtime records the subscriptions
                     handlers[name] = _subscription
             declared["resources"] = {"listChanged": True, "subscribe": True}
-        if self._prompts:
+        if self._prompts or "prompts" in self._serves:
             handlers.update(list_prompts=_list_prompts, get_prompt=_get_prompt)
             declared["prompts"] = {"listChanged": True}
         if self._completers:

@@ -29,7 +29,7 @@ class Lifetime:
     """One app's lifespan: its value while it runs, the app-scoped dependency values, and how many
     servings share it (the last one out leaves it)."""
 
-    __slots__ = ("_entries", "_factory", "_lock", "_owner", "_stack", "app_values", "children", "value")
+    __slots__ = ("_entries", "_factory", "_lock", "_owner", "_shield", "_stack", "app_values", "children", "value")
 
     def __init__(self, owner: Any, factory: LifespanFactory | None) -> None:
         self._owner = owner
@@ -37,6 +37,7 @@ class Lifetime:
         self._entries = 0
         self._stack: AsyncExitStack | None = None
         self._lock: anyio.Lock | None = None
+        self._shield: anyio.CancelScope | None = None
         self.value: Any = NOT_STARTED  # the lifespan's value (None without a lifespan) while it runs
         self.app_values: dict[Hashable, Any] = {}  # app-scoped dependencies made so far
         self.children: list[Lifetime] = []  # of the apps mounted in this one (`app.mount`): run inside it
@@ -62,6 +63,9 @@ class Lifetime:
                 stack = AsyncExitStack()
                 await stack.__aenter__()
                 try:
+                    # Shielded when the run ends: the clean-up runs to its end, from the scopes it
+                    # was entered in (a task group of the lifespan's, e.g. a proxy's connection).
+                    self._shield = stack.enter_context(anyio.CancelScope())
                     value = None
                     if self._factory is not None:
                         value = await stack.enter_async_context(self._factory(self._owner))
@@ -76,11 +80,18 @@ class Lifetime:
             yield self.value
         finally:
             with anyio.CancelScope(shield=True):
-                async with lock:
-                    self._entries -= 1
-                    if self._entries == 0:
-                        stack, self._stack, self._lock = self._stack, None, None
-                        self.value = NOT_STARTED
-                        self.app_values.clear()
-                        if stack is not None:
-                            await stack.aclose()
+                await lock.acquire()
+            try:
+                self._entries -= 1
+                if self._entries == 0:
+                    stack, self._stack, self._lock = self._stack, None, None
+                    self.value = NOT_STARTED
+                    self.app_values.clear()
+                    if stack is not None:
+                        # Not inside a scope of its own: a task group on the stack must be left
+                        # from its own scope; the stack's first scope shields what it cleans up.
+                        if self._shield is not None:
+                            self._shield.shield = True
+                        await stack.aclose()
+            finally:
+                lock.release()

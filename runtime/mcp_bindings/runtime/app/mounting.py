@@ -58,6 +58,7 @@ class Mounting:
     _completers: dict[tuple[str, str, str], Completer]
     _lifetime: Lifetime
     _mounts: list[_Mount]
+    _serves: set[str]
     _parents: list[App]
     _origins: dict[int, tuple[Entry, App]]  # id(a mounted copy) -> the mounted app's own entry, and that app
     protocol_version: str
@@ -82,6 +83,7 @@ class Mounting:
             raise AppDefinitionError(f"app.mount: namespace {namespace!r} must be letters, digits, _ - . (SEP-986)")
         mount = _Mount(other, namespace)
         self._mounts.append(mount)
+        self._serves |= other._serves  # pyright: ignore[reportPrivateUsage]  # a proxy's kinds, listed once it connects
         try:
             self._place(mount)
         except AppDefinitionError:

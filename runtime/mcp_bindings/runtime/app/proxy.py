@@ -1,0 +1,412 @@
+"""A proxy: `App.proxy(url | command)` serves a remote MCP server, of any protocol version over any
+transport (Streamable HTTP, or stdio: a command to start), through this runtime, as an `App` of its
+own: what it serves to its clients (any version, any transport) is what the remote lists, and every
+call goes to the remote. A stdio server written for 2024-11-05 becomes a 2026-07-28 Streamable HTTP
+server with `App.proxy(["python", "old_server.py"]).run("http")`.
+
+The upstream connection is the app's lifespan: opened (and everything listed) when the app starts
+serving, closed when it stops. The remote's tools, prompts, resources and templates are entries of
+the app's tables (`app.proxy_entries`), so the app pages, enables, disables and mounts them as its
+own (`app.mount(App.proxy(...), namespace="x")`); the remote's list changes re-list them and reach
+the app's clients. Calls are forwarded as they came and answered with what the remote answered: a
+JSON-RPC error with its code (resource not found crossed into the app's version's code), a remote
+gone with -32603 naming it. Progress and log messages of a call reach the client of that call; the
+remote's sampling, elicitation and roots requests are asked of the client whose call is in progress
+(where its version and capabilities allow: else the remote gets the reason as its error). A mixin of
+`App` (`app.core`)."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import shlex
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING, Any, Self, cast
+
+import anyio
+from anyio.abc import TaskGroup
+from pydantic import BaseModel
+
+from mcp_bindings.runtime.app.changes import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED
+from mcp_bindings.runtime.app.context import Context, Suspend
+from mcp_bindings.runtime.app.errors import ResourceNotFound
+from mcp_bindings.runtime.app.proxy_entries import RemotePrompt, RemoteResource, RemoteTemplate, RemoteTool
+from mcp_bindings.runtime.app.uri_template import TemplateError
+from mcp_bindings.runtime.client.stub import ClientHandlerStub
+from mcp_bindings.runtime.protocol import versions
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosed, McpError
+
+if TYPE_CHECKING:
+    from mcp_bindings.runtime.app.core import App
+
+__all__ = ["Proxying", "Remote"]
+
+log = logging.getLogger("mcp_bindings.runtime.app")
+
+KINDS = ("tools", "resources", "prompts")  # what a proxy serves before it knows what the remote has
+_GONE = (ConnectionClosed, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, OSError)
+_TABLES = {"tools": "_tools", "prompts": "_prompts", "resources": "_resources", "templates": "_templates"}
+RESERVED = "io.modelcontextprotocol/"  # the protocol's own `_meta` keys (2026-07-28: serverInfo, ...)
+_CHANGED = {"tools": TOOLS_CHANGED, "prompts": PROMPTS_CHANGED, "resources": RESOURCES_CHANGED}
+
+
+def _target(target: str | Sequence[str]) -> tuple[str | None, list[str]]:
+    """(url, []) for an http(s) URL; (None, argv) for a command (a string is split as a shell would)."""
+    if isinstance(target, str):
+        if target.startswith(("http://", "https://")):
+            return target, []
+        argv = shlex.split(target)
+    else:
+        argv = list(target)
+    if not argv:
+        raise ValueError("App.proxy: give the remote server's URL (http://...) or the command that starts it")
+    return None, argv
+
+
+class Remote:
+    """The proxy's upstream: the connection (the app's lifespan), what it lists, and the calls in
+    progress (where the remote's requests and log messages go)."""
+
+    def __init__(
+        self,
+        app: App,
+        target: str | Sequence[str],
+        *,
+        env: Mapping[str, str] | None,
+        cwd: str | None,
+        headers: Mapping[str, str] | None,
+        sse: bool = False,
+        options: Mapping[str, Any],
+    ) -> None:
+        self.app = app
+        self.url, self.command = _target(target)
+        if sse and self.url is None:
+            raise ValueError("App.proxy: sse=True is for a URL (the server's /sse endpoint), not a command")
+        self.sse = sse
+        self.env, self.cwd, self.headers, self.options = env, cwd, headers, dict(options)
+        self.name = self.url or shlex.join(self.command)
+        self.client: Any = None  # the typed client (the app's version's `Client`) while connected
+        self.gone: str | None = None  # why the remote is not there (None: connected, or not started)
+        self.calls: list[Context[Any]] = []  # the contexts of the calls in progress, oldest first
+        self.scopes: dict[int, anyio.CancelScope] = {}  # id(context) -> the scope of its forwarded request
+        self.keys: dict[str, set[str]] = {kind: set() for kind in _TABLES}  # what the remote placed
+        self._group: TaskGroup | None = None
+
+    # -- the connection -------------------------------------------------------------------------
+
+    def connection(self, handlers: ClientHandlerStub) -> AbstractAsyncContextManager[Any]:
+        client_cls = importlib.import_module(f"{self.app._pkg.__name__}.client").Client  # pyright: ignore[reportPrivateUsage]
+        settings: dict[str, Any] = {"protocol_version": "auto", **self.options, "handlers": handlers}
+        if self.url is not None:
+            from mcp_bindings.runtime.client.http import connect_http, connect_sse
+
+            if self.sse:  # the 2024-11-05 HTTP+SSE transport: that version only
+                settings["protocol_version"] = self.options.get("protocol_version") or "2024-11-05"
+                return connect_sse(self.url, client_cls, headers=self.headers, **settings)
+            return connect_http(self.url, client_cls, headers=self.headers, **settings)
+        from mcp_bindings.runtime.stdio.connect import connect_stdio
+
+        return connect_stdio(self.command, client_cls, env=self.env, cwd=self.cwd, **settings)
+
+    @asynccontextmanager
+    async def lifespan(self, app: Any) -> AsyncGenerator[Any]:
+        """Connect, list everything, serve; disconnect when the app stops."""
+        self.gone = None
+        try:
+            async with self.connection(_handlers(self)) as client, anyio.create_task_group() as group:
+                self.client, self._group = client, group
+                self._narrow(client.server_capabilities)
+                for kind in _TABLES:
+                    await self.refresh(kind)
+                if client.session.stateless:  # list changes come on a listen stream only (2026-07-28)
+                    group.start_soon(self._listen, client)
+                if "logging" in client.server_capabilities:
+                    await client.set_logging_level("debug")  # each client of the app gets what its level lets through
+                try:
+                    yield client
+                finally:
+                    group.cancel_scope.cancel()
+        except (ConnectionError, McpError, TimeoutError) as exc:
+            if self.client is None:
+                raise ConnectionError(f"App.proxy: cannot connect to the MCP server {self.name}: {exc}") from None
+            raise
+        finally:
+            self.client, self._group = None, None
+            self.gone = self.gone or "the proxy app is not serving"
+
+    def _narrow(self, remote: Mapping[str, Any]) -> None:
+        """Advertise what the remote has (a server built already advertised every kind)."""
+        app: Any = self.app
+        app._serves = {kind for kind in KINDS if kind in remote} | (app._serves - set(KINDS))
+        server = app._server
+        if server is None or app._parents:
+            return  # built later (from what is listed), or mounted: the parent advertises
+        for kind in KINDS:
+            if kind not in remote and not getattr(app, _TABLES[kind]) and not (kind == "resources" and app._templates):
+                server.capabilities.pop(kind, None)
+        if "resources" in server.capabilities:
+            server.capabilities["resources"] = {"listChanged": True}  # subscriptions are not forwarded
+
+    # -- what the remote lists ------------------------------------------------------------------
+
+    async def refresh(self, kind: str) -> None:
+        """List one kind from the remote again and place it in the app's tables (list changed)."""
+        client = self.client
+        if client is None:
+            return
+        gate = "resources" if kind == "templates" else kind
+        if gate not in client.server_capabilities:
+            return
+        listed = await _list_all(client, kind)
+        app: Any = self.app
+        table: dict[str, Any] = getattr(app, _TABLES[kind])
+        for key in self.keys[kind]:
+            table.pop(key, None)
+        made: dict[str, Any] = {}
+        for definition in listed:
+            try:
+                entry = _ENTRY[kind](definition, self.forward)
+            except TemplateError as exc:
+                log.warning("App.proxy: the remote's resource template is skipped: %s", exc)
+                continue
+            key = _key(kind, entry)
+            if key in table:
+                log.warning("App.proxy: the remote's %s %r is shadowed by the app's own", kind[:-1], key)
+                continue
+            made[key] = entry
+        table.update(made)
+        self.keys[kind] = set(made)
+        if kind == "resources" or kind == "templates":
+            app._changed(RESOURCES_CHANGED, "resources", "templates")
+        else:
+            app._changed(_CHANGED[kind], kind)
+
+    def changed(self, *kinds: str) -> None:
+        """The remote's list changed: list it again (in the connection's task group, not the reader's)."""
+        if self._group is not None:
+            for kind in kinds:
+                self._group.start_soon(self._refresh_logged, kind)
+
+    async def _listen(self, client: Any) -> None:
+        """A stateless remote's list changes, on a `subscriptions/listen` stream while connected."""
+        wanted = {f"{kind}ListChanged": True for kind in KINDS if kind in client.server_capabilities}
+        if not wanted:
+            return
+        kinds = {
+            TOOLS_CHANGED: ("tools",),
+            PROMPTS_CHANGED: ("prompts",),
+            RESOURCES_CHANGED: ("resources", "templates"),
+        }
+        try:
+            async with client.session.listen(wanted) as stream:
+                async for notification in stream:
+                    self.changed(*kinds.get(getattr(notification, "method", ""), ()))
+        except (McpError, *_GONE) as exc:
+            log.warning("App.proxy: the remote's list changes cannot be followed: %s", exc)
+        except BaseExceptionGroup as group:  # the stream's own task group: the connection went away
+            _ended, rest = group.split((McpError, *_GONE))
+            if rest is not None:
+                raise
+            log.warning("App.proxy: the remote's list changes cannot be followed: %s", group.exceptions[0])
+
+    async def _refresh_logged(self, kind: str) -> None:
+        try:
+            await self.refresh(kind)
+        except (McpError, *_GONE) as exc:
+            log.warning("App.proxy: listing the remote's %s again failed: %s", kind, exc)
+
+    # -- forwarding -----------------------------------------------------------------------------
+
+    async def forward(self, method: str, params: dict[str, Any], ctx: Context[Any]) -> Any:
+        """Send one request to the remote on behalf of `ctx`'s call; its result (the app's version)."""
+        client = self.client
+        if client is None:
+            raise McpError(INTERNAL_ERROR, f"the upstream MCP server {self.name} is not connected: {self.gone}")
+        self.calls.append(ctx)
+        try:
+            with anyio.CancelScope() as scope, client.session.progress(ctx.report_progress):
+                self.scopes[id(ctx)] = scope
+                return _own(await _send(client, method, params))
+            return None  # unwound for an input round (`ask`): the app answers with its InputRequiredResult
+        except McpError as exc:
+            raise self._error(method, params, exc) from None
+        except _GONE as exc:
+            self.gone = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            raise McpError(
+                INTERNAL_ERROR, f"the upstream MCP server {self.name} is gone ({self.gone}); {method} was not answered"
+            ) from None
+        finally:
+            self.calls.remove(ctx)
+            self.scopes.pop(id(ctx), None)
+
+    def _error(self, method: str, params: dict[str, Any], exc: McpError) -> Exception:
+        client = self.client
+        protocol = client.session.protocol if client is not None else None
+        not_found = protocol.error_codes.resource_not_found if protocol is not None else None
+        if method == "resources/read" and not_found is not None and exc.code == not_found:
+            return ResourceNotFound(params["uri"])
+        return McpError(exc.code, exc.message, exc.data)
+
+    async def ask(self, method: str, params: Any) -> Any:
+        """The remote asks its client (sampling, elicitation, roots): asked of the client of the
+        latest call in progress, in the app's terms."""
+        if not self.calls:
+            raise McpError(INVALID_REQUEST, f"the proxy has no call in progress whose client could answer {method}")
+        ctx = self.calls[-1]
+        try:
+            return await ctx._ask(method, versions.dump(params) if params is not None else None)  # pyright: ignore[reportPrivateUsage]
+        except Suspend:  # a stateless client: asked in the next input round of its call, which unwinds now
+            scope = self.scopes.get(id(ctx))
+            if scope is not None:
+                scope.cancel()
+            raise McpError(INVALID_REQUEST, f"{method} is asked of the proxy's client in an input round") from None
+
+    async def log(self, params: Any) -> None:
+        data: dict[str, Any] = versions.dump(params)
+        if self.calls:
+            await self.calls[-1].log(data.get("level", "info"), data.get("data"), data.get("logger"))
+        else:
+            log.info("the upstream MCP server %s logged: %s", self.name, data.get("data"))
+
+
+_ENTRY: dict[str, Callable[..., Any]] = {
+    "tools": RemoteTool,
+    "prompts": RemotePrompt,
+    "resources": RemoteResource,
+    "templates": RemoteTemplate,
+}
+_LIST = {
+    "tools": ("list_tools", "tools"),
+    "prompts": ("list_prompts", "prompts"),
+    "resources": ("list_resources", "resources"),
+    "templates": ("list_resource_templates", "resource_templates"),
+}
+
+
+def _key(kind: str, entry: Any) -> str:
+    if kind == "resources":
+        return entry.uri
+    if kind == "templates":
+        return entry.template.template
+    return entry.name
+
+
+async def _list_all(client: Any, kind: str) -> list[Any]:
+    call, field = _LIST[kind]
+    items: list[Any] = []
+    cursor: str | None = None
+    for _page in range(1000):  # bounded: a remote that pages for ever is cut off
+        result = await getattr(client, call)(cursor=cursor)
+        items += getattr(result, field)
+        cursor = getattr(result, "next_cursor", None)
+        if not cursor:
+            break
+    return items
+
+
+async def _send(client: Any, method: str, params: dict[str, Any]) -> Any:
+    if method == "tools/call":
+        return await client.call_tool(name=params["name"], arguments=params["arguments"])
+    if method == "prompts/get":
+        return await client.get_prompt(name=params["name"], arguments=params["arguments"] or None)
+    return await client.read_resource(uri=params["uri"])
+
+
+def _own(result: BaseModel) -> Any:
+    """The remote's result without what the protocol stamps on it (the remote's name in `_meta`, the
+    result type): the app's runtime stamps its own for each client."""
+    data: dict[str, Any] = versions.dump(result)
+    data.pop("resultType", None)
+    meta: dict[str, Any] = data.pop("_meta", None) or {}
+    kept = {key: value for key, value in meta.items() if not key.startswith(RESERVED)}
+    if kept:
+        data["_meta"] = kept
+    return type(result).model_validate(data)
+
+
+def _handlers(remote: Remote) -> ClientHandlerStub:
+    """The proxy's client handlers (the app's version): the remote's requests and notifications."""
+    base: type[ClientHandlerStub] = importlib.import_module(f"{remote.app._pkg.__name__}.client").ClientHandlers  # pyright: ignore[reportPrivateUsage]
+
+    def asking(method: str) -> Any:
+        async def handler(self: Any, params: Any, ctx: Any) -> Any:
+            return await remote.ask(method, params)
+
+        return handler
+
+    def refreshing(*kinds: str) -> Any:
+        async def handler(self: Any, params: Any, ctx: Any) -> None:
+            remote.changed(*kinds)
+
+        return handler
+
+    async def on_logging_message(self: Any, params: Any, ctx: Any) -> None:
+        await remote.log(params)
+
+    async def on_resource_updated(self: Any, params: Any, ctx: Any) -> None:
+        await remote.app.resource_updated(versions.dump(params)["uri"])
+
+    namespace: dict[str, Any] = {
+        "__module__": __name__,
+        "create_message": asking("sampling/createMessage"),
+        "elicit": asking("elicitation/create"),
+        "list_roots": asking("roots/list"),
+        "on_logging_message": on_logging_message,
+        "on_tool_list_changed": refreshing("tools"),
+        "on_prompt_list_changed": refreshing("prompts"),
+        "on_resource_list_changed": refreshing("resources", "templates"),
+        "on_resource_updated": on_resource_updated,
+    }
+    namespace = {k: v for k, v in namespace.items() if k == "__module__" or hasattr(base, k)}
+    return type("ProxyClientHandlers", (base,), namespace)()
+
+
+class Proxying:
+    """`App.proxy`."""
+
+    remote: Remote | None = None  # a proxy's upstream (`App.proxy`); None for any other app
+
+    @classmethod
+    def proxy(
+        cls,
+        target: str | Sequence[str],
+        *,
+        name: str | None = None,
+        version: str = "0.1.0",
+        protocol: str | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        sse: bool = False,
+        request_timeout: float | None = 60.0,
+        **options: Any,
+    ) -> Self:
+        """An app serving the remote MCP server at `target`: an http(s) URL (Streamable HTTP), or the
+        command that starts a stdio server (a list, or a string split as a shell would; `env`, `cwd`);
+        `sse=True`: the URL is a legacy (2024-11-05) HTTP+SSE server's `/sse` endpoint.
+        `protocol`: the version the app is written against (default: the newest; the remote may speak
+        any). `headers` go on every HTTP request to the remote; `request_timeout` bounds each
+        forwarded request (seconds); `options` are the client's (`ClientOptions`: `protocol_version`
+        pins the remote's version instead of "auto", `probe_timeout`, ...). Run it as any app
+        (`run`, `asgi`, `test_client`) or mount it (`app.mount(App.proxy(...), namespace="x")`)."""
+        holder: list[Remote] = []
+
+        def lifespan(app: Any) -> AbstractAsyncContextManager[Any]:
+            return holder[0].lifespan(app)
+
+        make: Any = cls  # `App`, whose constructor this mixin does not know
+        app = make(name or "proxy", version, protocol=protocol, lifespan=lifespan)
+        remote = Remote(
+            app,
+            target,
+            env=env,
+            cwd=cwd,
+            headers=headers,
+            sse=sse,
+            options={"request_timeout": request_timeout, **options},
+        )
+        holder.append(remote)
+        app._serves |= set(KINDS)
+        app.remote = remote
+        return cast("Self", app)
