@@ -5,6 +5,7 @@ venv, never in the project's.
 
     <sdk-python> tests/peers/sdk_steps_client.py --version 2025-11-25 --url URL --call 'greet={"name": "ada"}'
     <sdk-python> tests/peers/sdk_steps_client.py --version 2026-07-28 --call 'count={}' -- <python> server.py
+    <sdk-python> tests/peers/sdk_steps_client.py --version 2025-11-25 --url URL --bearer TOKEN --call ...
 
 Handshake versions are pinned by hand (an `initialize` offering the version, then `session.adopt`);
 2026-07-28 uses `Client(mode="2026-07-28")`. The report: {"version", "tools": [names], "calls":
@@ -40,7 +41,19 @@ def dump(value: Any) -> Any:
     return value
 
 
-async def run(version: str, calls: list[tuple[str, dict[str, Any]]], url: str | None, command: list[str]) -> Any:
+def http_transport(url: str, bearer: str | None) -> Any:
+    """The SDK's Streamable HTTP transport, sending `Authorization: Bearer <bearer>` when given."""
+    if bearer is None:
+        return streamable_http_client(url)
+    import httpx2
+
+    client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {bearer}"}, timeout=30)
+    return streamable_http_client(url, http_client=client)
+
+
+async def run(
+    version: str, calls: list[tuple[str, dict[str, Any]]], url: str | None, command: list[str], bearer: str | None
+) -> Any:
     report: dict[str, Any] = {"version": version, "calls": [], "progress": []}
 
     async def progress(value: float, total: float | None, message: str | None) -> None:
@@ -61,12 +74,16 @@ async def run(version: str, calls: list[tuple[str, dict[str, Any]]], url: str | 
             report["calls"].append(entry)
 
     if version == MODERN:
-        server: Any = url if url is not None else StdioServerParameters(command=command[0], args=command[1:])
+        server: Any = (
+            http_transport(url, bearer)
+            if url is not None
+            else StdioServerParameters(command=command[0], args=command[1:])
+        )
         async with Client(server, mode=MODERN, client_info=INFO, cache=None) as client:
             await scenario(client)
         return report
     transport = (
-        streamable_http_client(url)
+        http_transport(url, bearer)
         if url is not None
         else stdio_client(StdioServerParameters(command=command[0], args=command[1:]))
     )
@@ -95,6 +112,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--version", required=True)
     parser.add_argument("--url")
+    parser.add_argument("--bearer", help="an access token sent as Authorization: Bearer (HTTP only)")
     parser.add_argument("--call", action="append", default=[], help="NAME=JSON arguments; repeatable")
     parser.add_argument("command", nargs="*")
     args = parser.parse_args()
@@ -102,7 +120,7 @@ def main() -> None:
         parser.error("give exactly one of: a server command, --url")
     calls = [(spec.split("=", 1)[0], json.loads(spec.split("=", 1)[1])) for spec in args.call]
     try:
-        report = anyio.run(run, args.version, calls, args.url, args.command)
+        report = anyio.run(run, args.version, calls, args.url, args.command, args.bearer)
     except BaseException as exc:  # noqa: BLE001 - the test reads the report
         report = {"fatal": repr(exc), "traceback": traceback.format_exc()}
     sys.stdout.write(json.dumps(report) + "\n")
