@@ -31,6 +31,7 @@ SNIPPETS = {
     'app.disable(tags={"admin"})  # hidden': ["['status']", "['reset', 'status']"],
     'app.mount(weather, namespace="weather")': ["['weather_forecast']", "Oslo: 21C"],
     "middleware=[Tracing(tracer_provider=provider)]": ["['tools/call lookup']"],
+    "progress = ctx.progress(total=len(rows))": ["1 2 imported a", "2 2 imported b"],
 }
 # Snippets that serve until interrupted under `__main__`: loaded as a module, then driven.
 MOUNTED = 'web = Starlette(routes=[Route("/", home), Mount("/api", app=mcp)], lifespan=mcp.lifespan)'
