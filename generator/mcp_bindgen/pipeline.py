@@ -86,6 +86,11 @@ def stated_protocol_version(ir: SchemaIR) -> str | None:
     return stated.pop() if stated else None
 
 
+def known_versions(wire: str) -> list[str]:
+    """The wire versions a generated client can speak: every pinned protocol version, and its own."""
+    return sorted({version for version in load_pins() if _DATE_VERSION.match(version)} | {wire})
+
+
 def protocol_version_of(source: VersionSource, ir: SchemaIR) -> str:
     """The wire protocol version of a source: what its schema says, else `--protocol-version`, else the
     pinned version whose schema has the very same bytes, else the name when it is a protocol version."""
@@ -152,7 +157,7 @@ def render_ir(source: VersionSource, ir: SchemaIR, surface: ProtocolSurface) -> 
         ),
         f"{package}/methods.py": render_methods(ir, surface, header),
         f"{package}/server.py": render_server(ir, surface, header),
-        f"{package}/client.py": render_client(ir, surface, header),
+        f"{package}/client.py": render_client(ir, surface, header, known_versions(wire)),
         f"{package}/_base.py": render("base.py.j2", header=header, version=source.version),
         f"{package}/__init__.py": render(
             "version_init.py.j2",

@@ -28,6 +28,7 @@ from mcp_bindings.runtime.app import (
 from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.runtime.rpc.errors import McpError
 from mcp_bindings.runtime.server.host import host_for
+from tests.support.content import text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -435,7 +436,7 @@ async def test_concurrent_asks_share_one_round() -> None:
         assert raw["resultType"] == "input_required"
         assert sorted(raw["inputRequests"]) == ["ask0", "ask1"]
         result = await c.call_tool(name="together")
-    assert result.content[0].text == "First & Second"
+    assert text_of(result.content[0]) == "First & Second"
 
 
 async def test_a_handler_that_asks_differently_is_refused() -> None:
@@ -463,7 +464,7 @@ async def test_a_stateless_client_of_a_handshake_era_app_gets_a_clear_error() ->
         return (await ctx.elicit("name?", Name)).action
 
     async with old.test_client("2025-11-25", elicit=lambda m, s: {"name": "x"}) as c:
-        assert (await c.call_tool(name="ask")).content[0].text == "accept"
+        assert text_of((await c.call_tool(name="ask")).content[0]) == "accept"
     async with old.test_client("2026-07-28", elicit=lambda m, s: {"name": "x"}) as c:
         with pytest.raises(McpError) as raised:
             await c.call_tool(name="ask")
@@ -713,9 +714,9 @@ async def test_the_app_on_every_stub_version(stub: str) -> None:
     other.resource("config://app")(config)
     other.prompt(review)
     async with other.test_client("2025-11-25") as c:
-        assert (await c.call_tool(name="add", arguments={"a": 1})).content[0].text == '{"result":3}'
-        assert (await c.read_resource(uri="config://app")).contents[0].text == "debug=false"
-        assert (await c.get_prompt(name="review", arguments={"code": "y"})).messages[0].content.text.endswith("y")
+        assert text_of((await c.call_tool(name="add", arguments={"a": 1})).content[0]) == '{"result":3}'
+        assert text_of((await c.read_resource(uri="config://app")).contents[0]) == "debug=false"
+        assert text_of((await c.get_prompt(name="review", arguments={"code": "y"})).messages[0].content).endswith("y")
 
 
 async def test_sampling_and_roots_results_are_typed() -> None:
@@ -751,7 +752,7 @@ async def test_declined_is_a_type() -> None:
         return type(answer).__name__
 
     async with probe.test_client("2026-07-28", elicit=lambda m, s: None) as c:
-        assert (await c.call_tool(name="ask")).content[0].text == Declined.__name__
+        assert text_of((await c.call_tool(name="ask")).content[0]) == Declined.__name__
 
 
 async def test_errors_in_a_tools_task_group() -> None:
@@ -774,6 +775,6 @@ async def test_errors_in_a_tools_task_group() -> None:
         return "never"
 
     async with probe.test_client("2026-07-28", elicit=answers) as c:
-        assert (await c.call_tool(name="crowd")).content[0].text == "asked"
+        assert text_of((await c.call_tool(name="crowd")).content[0]) == "asked"
         result = await c.call_tool(name="broken")
-    assert result.is_error is True and "ExceptionGroup" in result.content[0].text
+    assert result.is_error is True and "ExceptionGroup" in text_of(result.content[0])

@@ -12,6 +12,7 @@ import pytest
 
 from mcp_bindings.runtime.app import Accepted, App, AppDefinitionError, Context, Embedded, user
 from mcp_bindings.runtime.rpc.errors import McpError
+from tests.support.content import text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -124,7 +125,7 @@ async def test_a_json_form_mcp_cannot_carry_is_refused() -> None:
 
     async with bad.test_client("2025-11-25", elicit=lambda m, s: {}) as c:
         result = await c.call_tool(name="nested")
-    assert result.is_error and "cannot be an elicitation form in MCP 2026-07-28" in result.content[0].text
+    assert result.is_error and "cannot be an elicitation form in MCP 2026-07-28" in text_of(result.content[0])
 
 
 @pytest.mark.parametrize("version", BOTH)

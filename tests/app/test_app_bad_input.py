@@ -15,6 +15,7 @@ from typing_extensions import TypedDict
 
 from mcp_bindings.runtime.app import App, AppDefinitionError, Context
 from mcp_bindings.runtime.rpc.errors import McpError
+from tests.support.content import text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -297,4 +298,4 @@ async def test_elicitation_schemas_that_are_not_forms() -> None:
     async with app.test_client("2025-11-25", elicit=lambda m, s: {}) as client:
         result = await client.call_tool(name="ask")
     assert result.is_error is True
-    assert "Nested cannot be an elicitation form in MCP 2026-07-28" in result.content[0].text
+    assert "Nested cannot be an elicitation form in MCP 2026-07-28" in text_of(result.content[0])

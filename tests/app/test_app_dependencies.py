@@ -18,6 +18,7 @@ from mcp_bindings.runtime.app import App, AppDefinitionError, Context, Depends, 
 from mcp_bindings.runtime.memory import connect_in_memory
 from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.runtime.rpc.errors import McpError
+from tests.support.content import text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -124,7 +125,7 @@ async def test_nested_servings_share_one_lifespan() -> None:
     async with app.test_client("2025-11-25") as one, app.test_client("2026-07-28") as two:
         for client in (one, two):
             result = await client.call_tool(name="query", arguments={"sql": "x"})
-            assert result.content[0].text.endswith("client-1 x out=1")
+            assert text_of(result.content[0]).endswith("client-1 x out=1")
         assert log.count("lifespan start") == 1 and log.count("client made") == 1
     assert log.count("lifespan stop") == 1
     async with app.test_client() as again:  # a new run: a new app-scoped value

@@ -22,6 +22,7 @@ from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.runtime.rpc.errors import McpError
 from mcp_bindings.runtime.server.host import host_for
 from tests.support import REPO_ROOT
+from tests.support.content import text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -209,6 +210,6 @@ async def test_cache_follows_the_2026_hints() -> None:
 
     async with app.test_client("2026-07-28") as one, app.test_client("2025-11-25") as two:
         for client in (one, two, one):
-            assert (await client.read_resource(uri="config://app")).contents[0].text == "debug=false"
+            assert text_of((await client.read_resource(uri="config://app")).contents[0]) == "debug=false"
             await client.read_resource(uri="config://volatile")
     assert reads == ["config", "volatile", "volatile", "volatile"]  # public for 60 s: kept for every client

@@ -1,16 +1,27 @@
 """`progress=` on every typed client call (issue 32, item 6): the call carries a progress token and
 the server's progress notifications for it reach the callback, at every protocol version, from an
-app's `ctx.report_progress` in memory and from the official SDK's server over stdio (interop)."""
+app's `ctx.report_progress` in memory and from the official SDK's server over stdio (interop).
+And the handler side: `ctx.progress(total)` counts a tool's steps and reports each, at every
+version in memory, and to the official SDK client at 2025-11-25 and 2026-07-28 over stdio and
+Streamable HTTP (interop, tests/peers/progress_app.py)."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from mcp_bindings.runtime.app import App, Context
+from mcp_bindings.runtime.app import App, Context, Progress
 from mcp_bindings.runtime.protocol import registry
+from tests.peers.harness import PEERS
+from tests.peers.progress_app import app as progress_app
+from tests.support import REPO_ROOT
+from tests.support.content import text_of
+from tests.support.http import serve_in_thread
 from tests.support.sdk import sdk_server
 
 pytestmark = pytest.mark.anyio
@@ -58,3 +69,58 @@ async def test_progress_callback_from_the_official_sdk_server(sdk_python: str, v
     assert [(value, total) for value, total, _message in seen] == [(1, 2), (2, 2)]
     if version != "2024-11-05":  # (the SDK sends a message at 2024-11-05 too, which that version lacks)
         assert [message for _value, _total, message in seen] == ["step 1", "step 2"]
+
+
+@pytest.mark.parametrize("version", list(registry.versions()))
+async def test_ctx_progress_counts_the_steps(version: str) -> None:
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append((value, total, message))
+
+    async with progress_app.test_client(version) as client:
+        result = await client.call_tool(name="count", arguments={"steps": 3}, progress=progress)
+        assert text_of(result.content[0]) == "counted to 3"
+        await client.call_tool(name="count", arguments={"steps": 2})  # no token: nothing is sent
+    with_message = version != "2024-11-05"
+    assert seen == [(step, 3, f"step {step}" if with_message else None) for step in (1, 2, 3)]
+
+
+async def test_progress_refuses_what_the_protocol_forbids() -> None:
+    sent: list[tuple[float, float | None, str | None]] = []
+
+    async def report(value: float, total: float | None, message: str | None) -> None:
+        sent.append((value, total, message))
+
+    with pytest.raises(ValueError, match=r"ctx.progress\(total=0\): the total must be a positive number"):
+        Progress(report, total=0)
+    progress = Progress(report, total=10)
+    await progress.advance(2.5, "a quarter")
+    await progress.update(5)
+    with pytest.raises(ValueError, match=r"progress must increase: 5 after 5"):
+        await progress.update(5)
+    with pytest.raises(ValueError, match=r"progress must increase: 4 after 5"):
+        await progress.advance(-1)
+    assert sent == [(2.5, 10, "a quarter"), (5, 10, None)] and progress.value == 5
+
+
+def sdk_steps(sdk_python: str, version: str, *where: str) -> dict[str, Any]:
+    argv = [sdk_python, str(PEERS / "sdk_steps_client.py"), "--version", version, "--call", 'count={"steps": 3}']
+    done = subprocess.run([*argv, *where], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "fatal" not in report, report.get("traceback")
+    return report
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_the_official_sdk_client_receives_ctx_progress(sdk_python: str, version: str, transport: str) -> None:
+    if transport == "stdio":
+        report = sdk_steps(sdk_python, version, "--", sys.executable, str(PEERS / "progress_app.py"))
+    else:
+        with serve_in_thread(progress_app.asgi()) as base:
+            report = sdk_steps(sdk_python, version, "--url", f"{base}/mcp")
+    assert report["calls"][0]["result"]["content"][0]["text"] == "counted to 3"
+    assert report["progress"] == [[1, 3], [2, 3], [3, 3]]

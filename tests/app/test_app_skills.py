@@ -22,6 +22,7 @@ from mcp_bindings.runtime.client.skills import (
 )
 from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.runtime.rpc.errors import CapabilityError, McpError
+from mcp_bindings.v2025_11_25.models import TextResourceContents
 
 pytestmark = pytest.mark.anyio
 
@@ -135,8 +136,9 @@ async def test_download_verifies_every_file_before_writing(skills_dir: Path, tmp
 
             async def read_resource(self, *, uri: str) -> Any:
                 result = await client.read_resource(uri=uri)
-                if uri.endswith("email.md"):
-                    result.contents[0].text += "and a little extra\n"
+                first = result.contents[0]
+                if uri.endswith("email.md") and isinstance(first, TextResourceContents):
+                    first.text += "and a little extra\n"
                 return result
 
         with pytest.raises(SkillVerificationError, match=r"email\.md: \d+ bytes, the entry says \d+"):

@@ -12,6 +12,7 @@ import pytest
 
 from mcp_bindings.runtime.app import App, AppDefinitionError
 from mcp_bindings.runtime.rpc.errors import McpError
+from tests.support.content import text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -77,7 +78,7 @@ async def test_disable_and_enable_by_tag_at_2025_11_25() -> None:
         assert app.disable(tags={"admin"}) == 0  # already hidden: nothing changes
         assert app.enable("reset", tags={"beta"}) == 2
         assert await _names(client) == (["reset", "status"], [], [], ["audit"])
-        assert (await client.call_tool(name="reset")).content[0].text == "reset"
+        assert text_of((await client.call_tool(name="reset")).content[0]) == "reset"
 
 
 async def test_disable_by_name_reaches_a_listen_stream_at_2026_07_28() -> None:

@@ -36,6 +36,7 @@ SNIPPETS = {
         '{"city":"Oslo","celsius":21.5}',
         "profile of ada",
     ],
+    "progress = ctx.progress(total=len(rows))": ["1 2 imported a", "2 2 imported b"],
 }
 # Snippets that serve until interrupted under `__main__`: loaded as a module, then driven.
 MOUNTED = 'web = Starlette(routes=[Route("/", home), Mount("/api", app=mcp)], lifespan=mcp.lifespan)'

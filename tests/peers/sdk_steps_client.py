@@ -6,6 +6,7 @@ venv, never in the project's.
     <sdk-python> tests/peers/sdk_steps_client.py --version 2025-11-25 --url URL --call 'greet={"name": "ada"}'
     <sdk-python> tests/peers/sdk_steps_client.py --version 2026-07-28 --call 'count={}' -- <python> server.py
     <sdk-python> tests/peers/sdk_steps_client.py --version 2025-11-25 --url URL --read config://app --prompt 'ask={}'
+    <sdk-python> tests/peers/sdk_steps_client.py --version 2025-11-25 --url URL --bearer TOKEN --call ...
 
 Handshake versions are pinned by hand (an `initialize` offering the version, then `session.adopt`);
 2026-07-28 uses `Client(mode="2026-07-28")`. The report: {"version", "tools": [names], "calls":
@@ -42,6 +43,16 @@ def dump(value: Any) -> Any:
     return value
 
 
+def http_transport(url: str, bearer: str | None) -> Any:
+    """The SDK's Streamable HTTP transport, sending `Authorization: Bearer <bearer>` when given."""
+    if bearer is None:
+        return streamable_http_client(url)
+    import httpx2
+
+    client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {bearer}"}, timeout=30)
+    return streamable_http_client(url, http_client=client)
+
+
 async def run(
     version: str,
     calls: list[tuple[str, dict[str, Any]]],
@@ -49,6 +60,7 @@ async def run(
     command: list[str],
     reads: list[str],
     prompts: list[tuple[str, dict[str, Any]]],
+    bearer: str | None,
 ) -> Any:
     report: dict[str, Any] = {"version": version, "calls": [], "progress": [], "reads": [], "prompts": []}
 
@@ -77,12 +89,16 @@ async def run(
             await step("prompts", name, session.get_prompt(name, arguments))
 
     if version == MODERN:
-        server: Any = url if url is not None else StdioServerParameters(command=command[0], args=command[1:])
+        server: Any = (
+            http_transport(url, bearer)
+            if url is not None
+            else StdioServerParameters(command=command[0], args=command[1:])
+        )
         async with Client(server, mode=MODERN, client_info=INFO, cache=None) as client:
             await scenario(client)
         return report
     transport = (
-        streamable_http_client(url)
+        http_transport(url, bearer)
         if url is not None
         else stdio_client(StdioServerParameters(command=command[0], args=command[1:]))
     )
@@ -111,6 +127,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--version", required=True)
     parser.add_argument("--url")
+    parser.add_argument("--bearer", help="an access token sent as Authorization: Bearer (HTTP only)")
     parser.add_argument("--call", action="append", default=[], help="NAME=JSON arguments; repeatable")
     parser.add_argument("--read", action="append", default=[], help="a resource URI to read; repeatable")
     parser.add_argument("--prompt", action="append", default=[], help="NAME=JSON arguments; repeatable")
@@ -121,7 +138,7 @@ def main() -> None:
     calls = [(spec.split("=", 1)[0], json.loads(spec.split("=", 1)[1])) for spec in args.call]
     prompts = [(spec.split("=", 1)[0], json.loads(spec.split("=", 1)[1])) for spec in args.prompt]
     try:
-        report = anyio.run(run, args.version, calls, args.url, args.command, args.read, prompts)
+        report = anyio.run(run, args.version, calls, args.url, args.command, args.read, prompts, args.bearer)
     except BaseException as exc:  # noqa: BLE001 - the test reads the report
         report = {"fatal": repr(exc), "traceback": traceback.format_exc()}
     sys.stdout.write(json.dumps(report) + "\n")

@@ -15,8 +15,9 @@ import pytest
 from . import REPO_ROOT
 
 
-def strict_errors(tmp_path: Path, source: str) -> list[str]:
-    """The errors pyright strict reports on `source` ("line: message" each)."""
+def strict_errors(tmp_path: Path, source: str, python: str | None = None) -> list[str]:
+    """The errors pyright strict reports on `source` ("line: message" each), with the packages of
+    `python`'s environment (default: this one's; e.g. a peer library's venv)."""
     if importlib.util.find_spec("pyright") is None:
         pytest.skip("the `pyright` package is not installed (pip install -e '.[test]')")
     (tmp_path / "snippet.py").write_text(source)
@@ -30,7 +31,7 @@ def strict_errors(tmp_path: Path, source: str) -> list[str]:
     env = {**os.environ, "PYRIGHT_PYTHON_IGNORE_WARNINGS": "1"}
     try:
         run = subprocess.run(
-            [sys.executable, "-m", "pyright", "--outputjson", "--pythonpath", sys.executable],
+            [sys.executable, "-m", "pyright", "--outputjson", "--pythonpath", python or sys.executable],
             capture_output=True,
             text=True,
             timeout=300,

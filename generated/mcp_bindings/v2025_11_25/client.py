@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
-from typing import Any, ClassVar, overload
+from typing import Any, ClassVar, Literal, overload
 
 from mcp_bindings.runtime.protocol.context import NotificationContext, RequestContext
 from mcp_bindings.runtime.protocol.meta import Meta
@@ -27,11 +27,19 @@ from mcp_bindings.runtime.client.task_handle import TaskHandle
 from . import methods
 from . import models as m
 
+ProtocolVersion = Literal["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
+"""The protocol versions a client of this package can speak (`Client.protocol_version`)."""
+
 
 class Client(ClientStub):
     """Requests and notifications an MCP 2025-11-25 client sends."""
 
     protocol: ClassVar[ProtocolTables] = methods.PROTOCOL
+
+    @property
+    def protocol_version(self) -> ProtocolVersion:
+        """The protocol version this connection speaks (negotiated with the server, or pinned)."""
+        return self._protocol_version()
 
     async def ping(self, *, timeout: float | None = None) -> None:
         """`ping`: returns when the server answers (McpError -32001 after `timeout` seconds)."""

@@ -485,7 +485,9 @@ def render_server(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
     )
 
 
-def render_client(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
+def render_client(ir: SchemaIR, surface: ProtocolSurface, header: str, known_versions: list[str]) -> str:
+    """The version's `client.py`; `known_versions`: the wire versions its `ProtocolVersion` names
+    (every version the runtime speaks, for the negotiated version typed on the client)."""
     server_asks = surface.table("server_to_client", "request")
     input_asks = _input_asks(surface)
     calls = [
@@ -503,9 +505,7 @@ def render_client(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
     listen = [
         _listen_view(ir, s) for s in surface.table("client_to_server", "request") if s.method == "subscriptions/listen"
     ] or _era_listen(ir, surface)
-    typing_names = ["Any", "ClassVar"]
-    if any("Literal[" in call["signature"] for call in calls):
-        typing_names.append("Literal")
+    typing_names = ["Any", "ClassVar", "Literal"]
     tasks = any(call["overloads"] for call in calls)
     if tasks:
         typing_names.append("overload")
@@ -513,6 +513,7 @@ def render_client(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
         "client.py.j2",
         header=header,
         version=surface.version,
+        known_versions=", ".join(f'"{v}"' for v in known_versions),
         typing_imports=", ".join(typing_names),
         context_imports=_context_imports(requests, notifications),
         task_imports=[f"from mcp_bindings.runtime.client.task_handle import {TASK_HANDLE}"] if tasks else [],

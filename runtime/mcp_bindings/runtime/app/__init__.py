@@ -21,6 +21,7 @@ from mcp_bindings.runtime.app.context import Accepted, Cancelled, Context, Decli
 from mcp_bindings.runtime.app.core import App
 from mcp_bindings.runtime.app.depends import Depends
 from mcp_bindings.runtime.app.errors import AppDefinitionError, MissingClientCapability, ResourceNotFound, ToolError
+from mcp_bindings.runtime.app.progress import Progress
 
 __all__ = [
     "Accepted",
@@ -38,6 +39,7 @@ __all__ = [
     "LogLevel",
     "Message",
     "MissingClientCapability",
+    "Progress",
     "ResourceNotFound",
     "Root",
     "Sampled",

@@ -33,6 +33,7 @@ from typing_extensions import TypeVar as DefaultedTypeVar
 from mcp_bindings.runtime.app.content import Message
 from mcp_bindings.runtime.app.errors import AppDefinitionError, MissingClientCapability
 from mcp_bindings.runtime.app.lifespan import NOT_STARTED
+from mcp_bindings.runtime.app.progress import Progress
 from mcp_bindings.runtime.protocol import registry, versions
 from mcp_bindings.runtime.protocol.context import RequestContext, SessionContext
 from mcp_bindings.runtime.protocol.spec import Capability, ProtocolTables
@@ -419,6 +420,11 @@ class Context(Generic[L]):
         """`notifications/progress`, if the request asked for progress (else nothing)."""
         if not self._replaying:
             await self._ctx.report_progress(progress, total, message)
+
+    def progress(self, total: float | None = None) -> Progress:
+        """This request's progress as a counter (`mcp_bindings.runtime.app.progress`):
+        `await progress.advance(message=...)` per step, each one reported like `report_progress`."""
+        return Progress(self.report_progress, total)
 
     # -- becoming a task ----------------------------------------------------------------------
 

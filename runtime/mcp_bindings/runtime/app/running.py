@@ -6,7 +6,9 @@ from __future__ import annotations
 import importlib
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, overload
+
+from typing_extensions import Unpack
 
 from mcp_bindings.runtime.app.lifespan import Lifetime
 from mcp_bindings.runtime.client.stub import ClientStub
@@ -15,11 +17,44 @@ from mcp_bindings.runtime.server.stubs import ServerStub
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.app.auth import Auth, ProtectedApp
+    from mcp_bindings.runtime.client.retry import RetryMode
+    from mcp_bindings.runtime.client.seam import CallHook
     from mcp_bindings.runtime.http.app import StreamableHTTPApp
+    from mcp_bindings.runtime.protocol.request_state import RequestStateSealer
+    from mcp_bindings.runtime.server.host import ServerHost
+
+    # The generated clients: `test_client("<version>")` is typed as that version's `Client` (types
+    # only; tests/app/test_app_typed_client.py checks every version the runtime speaks has its overload).
+    from mcp_bindings.v2024_11_05.client import Client as Client_2024_11_05
+    from mcp_bindings.v2025_03_26.client import Client as Client_2025_03_26
+    from mcp_bindings.v2025_06_18.client import Client as Client_2025_06_18
+    from mcp_bindings.v2025_11_25.client import Client as Client_2025_11_25
+    from mcp_bindings.v2026_07_28.client import Client as Client_2026_07_28
 
 __all__ = ["Running"]
 
 C = TypeVar("C", bound=ClientStub)
+
+
+class TestClientOptions(TypedDict, total=False):
+    """`App.test_client`'s keyword arguments: the answers to what the app asks of its client, then
+    `memory.connect_in_memory`'s (see `ClientOptions`)."""
+
+    elicit: Callable[[str, dict[str, Any]], Any] | None
+    sample: Callable[[dict[str, Any]], Any] | None
+    roots: Sequence[str | Mapping[str, Any]] | None
+    on_log: Callable[[dict[str, Any]], Any] | None
+    on_notification: Callable[[str, Any], Any] | None
+    handlers: Any
+    client_info: dict[str, Any] | None
+    request_timeout: float | None
+    probe_timeout: float
+    lenient: bool
+    retry: RetryMode
+    hooks: Sequence[CallHook]
+    supported_versions: list[str] | None
+    request_state: RequestStateSealer | None
+    host: ServerHost | None
 
 
 class Running:
@@ -80,30 +115,31 @@ class Running:
 
     @overload
     def test_client(
-        self,
-        protocol_version: type[C],
-        *,
-        elicit: Callable[[str, dict[str, Any]], Any] | None = None,
-        sample: Callable[[dict[str, Any]], Any] | None = None,
-        roots: Sequence[str | Mapping[str, Any]] | None = None,
-        on_log: Callable[[dict[str, Any]], Any] | None = None,
-        on_notification: Callable[[str, Any], Any] | None = None,
-        handlers: Any = None,
-        **options: Any,
+        self, protocol_version: type[C], **options: Unpack[TestClientOptions]
     ) -> AbstractAsyncContextManager[C]: ...
-
     @overload
     def test_client(
-        self,
-        protocol_version: str | None = None,
-        *,
-        elicit: Callable[[str, dict[str, Any]], Any] | None = None,
-        sample: Callable[[dict[str, Any]], Any] | None = None,
-        roots: Sequence[str | Mapping[str, Any]] | None = None,
-        on_log: Callable[[dict[str, Any]], Any] | None = None,
-        on_notification: Callable[[str, Any], Any] | None = None,
-        handlers: Any = None,
-        **options: Any,
+        self, protocol_version: Literal["2024-11-05"], **options: Unpack[TestClientOptions]
+    ) -> AbstractAsyncContextManager[Client_2024_11_05]: ...
+    @overload
+    def test_client(
+        self, protocol_version: Literal["2025-03-26"], **options: Unpack[TestClientOptions]
+    ) -> AbstractAsyncContextManager[Client_2025_03_26]: ...
+    @overload
+    def test_client(
+        self, protocol_version: Literal["2025-06-18"], **options: Unpack[TestClientOptions]
+    ) -> AbstractAsyncContextManager[Client_2025_06_18]: ...
+    @overload
+    def test_client(
+        self, protocol_version: Literal["2025-11-25"], **options: Unpack[TestClientOptions]
+    ) -> AbstractAsyncContextManager[Client_2025_11_25]: ...
+    @overload
+    def test_client(
+        self, protocol_version: Literal["2026-07-28"], **options: Unpack[TestClientOptions]
+    ) -> AbstractAsyncContextManager[Client_2026_07_28]: ...
+    @overload
+    def test_client(
+        self, protocol_version: str | None = None, **options: Unpack[TestClientOptions]
     ) -> AbstractAsyncContextManager[Any]: ...
 
     def test_client(
@@ -119,9 +155,11 @@ class Running:
         **options: Any,
     ) -> AbstractAsyncContextManager[Any]:
         """An in-memory client connected to the app: the generated `Client` of `protocol_version`
-        (default: the app's version). Pass the `Client` class itself (`app.test_client(Client)`, from
-        `mcp_bindings.v2025_11_25.client`) and the client is typed as that class, so a type checker
-        sees a misspelled method or argument; a version string gives the same client, untyped.
+        (default: the app's version). A version string (`app.test_client("2025-11-25")`) or the `Client`
+        class itself (`app.test_client(Client)`, from `mcp_bindings.v2025_11_25.client`) types the
+        client as that version's `Client`, so a type checker sees a misspelled method or argument;
+        its `protocol_version` is a `Literal` of the versions it speaks (a name that is not a known
+        version gives the same client, untyped).
         `elicit(message, requested_schema)` answers elicitations (a dict of content accepts, a
         single value accepts a single-value form, None declines, a dict with "action" is sent as
         is), `sample(params)` sampling (a string is the model's text), `roots` roots/list;

@@ -42,6 +42,13 @@ class ClientStub:
     def server_capabilities(self) -> Mapping[str, Any]:
         return self._session.peer_capabilities
 
+    def _protocol_version(self) -> Any:
+        """The connection's protocol version (the generated `Client.protocol_version` types it)."""
+        version = getattr(self._session, "version", None)
+        if version is None:
+            raise RuntimeError("the client is not connected: no protocol version has been negotiated yet")
+        return version
+
     async def _request(
         self, spec: MethodSpec, params: Any, timeout: float | None = None, progress: ProgressCallback | None = None
     ) -> Any:
