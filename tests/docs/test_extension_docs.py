@@ -157,9 +157,19 @@ def test_skills_doc_client_example_runs() -> None:
     ]
 
 
+def test_skills_doc_watch_example_runs() -> None:
+    code = only(SKILLS_DOC, 'app = App("live-skills", version="1.0")')
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, env=_env(), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["['skill://release-notes/SKILL.md']"]
+
+
 def test_every_skills_doc_snippet_is_run() -> None:
     claimed = [
         'app = App("team-skills", version="1.0")',
+        'app = App("live-skills", version="1.0")',
         'connect_stdio([sys.executable, "examples/skills_server.py"], Client)',
     ]
     assert all(any(m in b for m in claimed) for b in blocks(SKILLS_DOC))
