@@ -284,7 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--features",
         metavar="LIST",
         default="tools,resources,prompts,completion,logging",
-        help="comma-separated subset of tools,resources,prompts,completion,logging (default: all)",
+        help="comma-separated subset of tools,resources,prompts,completion,logging (default: all of these), "
+        "and the extensions ui (a tool opening an MCP Apps UI) and skills (a skills/ folder served)",
     )
     new.add_argument(
         "--bindgen",
@@ -313,7 +314,8 @@ _EXAMPLES = {
     "diff": "mcp-bindgen diff 2025-11-25 2026-07-28\n"
     "mcp-bindgen diff 2025-06-18 2025-11-25 --format json -o diff.json\n"
     "mcp-bindgen diff io.modelcontextprotocol/ui new-ext-apps/schema.json",
-    "new": "mcp-bindgen new weather\nmcp-bindgen new weather --transport http --features tools,resources",
+    "new": "mcp-bindgen new weather\nmcp-bindgen new weather --transport http --features tools,resources\n"
+    "mcp-bindgen new dashboard --features tools,ui,skills",
     "client": "mcp-bindgen client -o shop_client.py --from .venv/bin/python server.py",
     "lock": "mcp-bindgen lock --from .venv/bin/python server.py\n"
     "mcp-bindgen lock --check --from .venv/bin/python server.py",

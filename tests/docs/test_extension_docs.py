@@ -173,3 +173,31 @@ def test_every_skills_doc_snippet_is_run() -> None:
         'connect_stdio([sys.executable, "examples/skills_server.py"], Client)',
     ]
     assert all(any(m in b for m in claimed) for b in blocks(SKILLS_DOC))
+
+
+def test_the_docs_scaffold_commands_run_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`mcp-bindgen new ... --features ...ui/skills` as docs/cli.md and the two extension pages write it."""
+    import shlex
+
+    from mcp_bindgen.cli import main
+
+    texts = [(REPO_ROOT / "docs" / name).read_text(encoding="utf-8") for name in ("cli.md",)]
+    texts += [APPS_DOC, SKILLS_DOC]
+    commands = sorted(
+        {c for text in texts for c in re.findall(r"`(mcp-bindgen new dashboard --features [a-z,]+)`", text)}
+    )
+    assert commands == [
+        "mcp-bindgen new dashboard --features tools,skills",
+        "mcp-bindgen new dashboard --features tools,ui",
+        "mcp-bindgen new dashboard --features tools,ui,skills",
+    ]
+    for index, command in enumerate(commands):
+        work = tmp_path / str(index)
+        work.mkdir()
+        monkeypatch.chdir(work)
+        assert main(shlex.split(command)[1:]) == 0
+        package = work / "dashboard" / "src" / "dashboard"
+        server = (package / "server.py").read_text(encoding="utf-8")
+        features = command.rsplit(" ", 1)[1].split(",")
+        assert ("@app.ui_tool(VIEW_URI)" in server) == ("ui" in features)
+        assert (package / "skills" / "getting-started" / "SKILL.md").is_file() == ("skills" in features)
