@@ -126,6 +126,27 @@ async def test_the_watch_stops_with_the_app_and_starts_again(skills_dir: Path) -
         await until(seen, lambda n: n[0] == LIST_CHANGED)
 
 
+async def test_without_file_events_the_folder_is_polled(
+    skills_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import watchfiles
+
+    real = watchfiles.awatch
+
+    def no_file_events(*paths: Any, force_polling: bool | None = None, **options: Any) -> Any:
+        if not force_polling:  # as where the system's limit of inotify watches is reached
+            raise OSError("OS file watch limit reached")
+        return real(*paths, force_polling=force_polling, **options)
+
+    monkeypatch.setattr(watchfiles, "awatch", no_file_events)
+    seen: list[tuple[str, Any]] = []
+    async with make_app(skills_dir).test_client("2025-11-25", on_notification=lambda m, p: seen.append((m, p))) as c:
+        add_skill(skills_dir)
+        await until(seen, lambda n: n[0] == LIST_CHANGED)
+        assert NEW in await resource_uris(c)
+    assert "no file events for" in caplog.text and "polling it every 300 ms" in caplog.text
+
+
 def test_watching_without_watchfiles_is_a_clear_error(skills_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(app_skills, "can_watch", lambda: False)
     with pytest.raises(AppDefinitionError, match=r"needs watchfiles: pip install 'mcp-bindgen\[skills\]'"):

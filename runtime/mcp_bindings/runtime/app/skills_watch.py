@@ -3,7 +3,8 @@ called after each burst of changes under the root (files added, removed, edited,
 
 The watching is watchfiles' (the `skills` extra): the operating system's file events (inotify,
 FSEvents, ReadDirectoryChangesW) through a maintained Rust library, with bursts grouped (a `git
-checkout` is one call, not hundreds) and no work at all while nothing changes. One watcher per
+checkout` is one call, not hundreds) and no work at all while nothing changes; where the system gives
+no file events (its limit of watches reached, say), it polls the tree instead. One watcher per
 served directory, owned by the app's lifetime (`Lifetime.services`): started when the app starts
 serving, stopped when it stops; nothing is kept at module level."""
 
@@ -25,6 +26,7 @@ log = logging.getLogger("mcp_bindings.runtime.app.skills")
 STEP_MS = 50  # quiet time that ends a burst of changes
 DEBOUNCE_MS = 1_000  # a burst longer than this is reported in parts
 STOP_SECONDS = 2.0  # what stopping the watch may take at most
+POLL_MS = 300  # watchfiles' polling interval, where the system gives no file events
 
 
 def can_watch() -> bool:
@@ -60,13 +62,25 @@ class DirectoryWatcher:
         from watchfiles import awatch  # pyright: ignore[reportUnknownVariableType]  # stop_event may be trio's (not installed)
 
         await self._tell(set())  # what changed while nothing watched (before serving, between runs)
-        try:
-            async for batch in awatch(
-                self.root, stop_event=stop, step=STEP_MS, debounce=DEBOUNCE_MS, ignore_permission_denied=True
-            ):
-                await self._tell({Path(path) for _change, path in batch})
-        except (OSError, RuntimeError) as exc:  # the root removed or unreadable: served as it is now
-            log.warning("skills: stopped watching %s: %s", self.root, exc)
+        for polling in (False, True):
+            try:
+                async for batch in awatch(
+                    self.root,
+                    stop_event=stop,
+                    step=STEP_MS,
+                    debounce=DEBOUNCE_MS,
+                    ignore_permission_denied=True,
+                    force_polling=True if polling else None,  # None: file events (or WATCHFILES_FORCE_POLLING)
+                    poll_delay_ms=POLL_MS,
+                ):
+                    await self._tell({Path(path) for _change, path in batch})
+                return
+            except (OSError, RuntimeError) as exc:
+                if polling or not self.root.is_dir():  # the root removed or unreadable: served as it is now
+                    log.warning("skills: stopped watching %s: %s", self.root, exc)
+                    return
+                # No file events here (the system's limit of watches reached, say): polling instead.
+                log.warning("skills: no file events for %s (%s): polling it every %d ms", self.root, exc, POLL_MS)
 
     async def _tell(self, paths: set[Path]) -> None:
         try:
