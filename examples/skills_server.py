@@ -3,6 +3,7 @@ skills/list, skills/get with digests, resources/directory/read) and one generate
 
     python examples/skills_server.py                               # stdio
     python examples/skills_server.py --transport http --port 3001
+    python examples/skills_server.py --directory my-skills/      # another folder of skills
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     parser.add_argument("--port", type=int, default=3001)
+    parser.add_argument("--directory", type=Path, default=SKILLS, help="the folder of skills to serve")
     args = parser.parse_args()
-    make_app().run(args.transport, port=args.port)
+    make_app(args.directory).run(args.transport, port=args.port)
 
 
 if __name__ == "__main__":

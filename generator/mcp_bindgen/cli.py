@@ -115,8 +115,14 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 def _cmd_diff(args: argparse.Namespace) -> int:
     from .diff import diff_specs, render
+    from .diff_extension import diff_extension_specs, extension_of
 
-    text = render(diff_specs(args.old, args.new, old_name=args.old_name, new_name=args.new_name), args.format)
+    extension = extension_of(args.old, args.new, args.extension)
+    if extension is not None:
+        report = diff_extension_specs(extension, args.old, args.new)
+    else:
+        report = diff_specs(args.old, args.new, old_name=args.old_name, new_name=args.new_name)
+    text = render(report, args.format)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
         print(f"wrote {args.output}")
@@ -229,13 +235,25 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(func=_cmd_check)
 
     diff = sub.add_parser(
-        "diff", help="what changed between two protocol versions (methods, capabilities, error codes, types, fields)"
+        "diff",
+        help="what changed between two protocol versions, or two schemas of an extension "
+        "(methods, capabilities, error codes, types, fields)",
     )
     diff.add_argument(
-        "old", metavar="OLD", help="a pinned version (e.g. 2025-11-25) or a schema.json file / its folder"
+        "old",
+        metavar="OLD",
+        help="a pinned version (e.g. 2025-11-25), a pinned extension (e.g. io.modelcontextprotocol/ui) "
+        "or a schema.json file / its folder",
     )
     diff.add_argument(
-        "new", metavar="NEW", help="a pinned version or a schema.json file / its folder (e.g. an upstream draft)"
+        "new",
+        metavar="NEW",
+        help="a pinned version or extension, or a schema.json file / its folder (e.g. an upstream draft)",
+    )
+    diff.add_argument(
+        "--extension",
+        metavar="ID",
+        help="compare two schema files of this pinned extension (default: the extension OLD or NEW names)",
     )
     diff.add_argument(
         "--format", choices=("markdown", "json"), default="markdown", help="output format (default: markdown)"
@@ -269,7 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--features",
         metavar="LIST",
         default="tools,resources,prompts,completion,logging",
-        help="comma-separated subset of tools,resources,prompts,completion,logging (default: all)",
+        help="comma-separated subset of tools,resources,prompts,completion,logging (default: all of these), "
+        "and the extensions ui (a tool opening an MCP Apps UI) and skills (a skills/ folder served)",
     )
     new.add_argument(
         "--bindgen",
@@ -304,8 +323,11 @@ _EXAMPLES = {
     "schema": "mcp-bindgen schema sync --from ../shared/mcp-schema\nmcp-bindgen schema pin 2026-12-01 --commit SHA",
     "generate": "mcp-bindgen generate\nmcp-bindgen generate --schema draft/schema.json --version draft",
     "check": "mcp-bindgen check",
-    "diff": "mcp-bindgen diff 2025-11-25 2026-07-28\nmcp-bindgen diff 2025-06-18 2025-11-25 --format json -o diff.json",
+    "diff": "mcp-bindgen diff 2025-11-25 2026-07-28\n"
+    "mcp-bindgen diff 2025-06-18 2025-11-25 --format json -o diff.json\n"
+    "mcp-bindgen diff io.modelcontextprotocol/ui new-ext-apps/schema.json",
     "new": "mcp-bindgen new weather\nmcp-bindgen new weather --transport http --features tools,resources\n"
+    "mcp-bindgen new dashboard --features tools,ui,skills\n"
     "mcp-bindgen new weather --registry-name io.github.alice/weather",
     "client": "mcp-bindgen client -o shop_client.py --from .venv/bin/python server.py",
     "lock": "mcp-bindgen lock --from .venv/bin/python server.py\n"

@@ -1,7 +1,8 @@
 """`mcp-bindgen diff OLD NEW`: what changed between two protocol versions, read from the IR and the
 protocol surface (never from the raw schema text).
 
-OLD and NEW are pinned version names or schema.json files (an unpinned upstream draft, say). The
+OLD and NEW are pinned version names or schema.json files (an unpinned upstream draft, say); an
+extension's schemas are compared the same way (`diff_extension.py`). The
 report lists methods added / removed / moved to another direction or role and their changed
 signatures, capability paths, error codes, lifecycle flags, types added / removed / changed, and
 fields added / removed / retyped / made (non-)required. It is rendered as Markdown for people or
@@ -49,6 +50,14 @@ ROLE_LABELS = {
     ("server_to_client", "request"): "server -> client request",
     ("server_to_client", "notification"): "server -> client notification",
     ("input", "request"): "input request in InputRequiredResult",
+    # An extension's methods (diff_extension.py): those of its own channel (MCP Apps' view <-> host
+    # bridge, the view playing the client), and those no policy entry gives a sender yet.
+    ("bridge:client_to_server", "request"): "client -> server request on the extension's channel",
+    ("bridge:client_to_server", "notification"): "client -> server notification on the extension's channel",
+    ("bridge:server_to_client", "request"): "server -> client request on the extension's channel",
+    ("bridge:server_to_client", "notification"): "server -> client notification on the extension's channel",
+    ("?", "request"): "request, sender not in policy/extension_methods.json",
+    ("?", "notification"): "notification, sender not in policy/extension_methods.json",
 }
 _ROLE_ORDER = list(ROLE_LABELS)
 

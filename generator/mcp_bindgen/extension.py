@@ -34,7 +34,7 @@ def extension_package(identifier: str) -> str:
 class ExtensionMethod:
     method: str
     kind: Literal["request", "notification"]
-    direction: Direction
+    direction: Direction | Literal["?"]  # "?": no policy entry says (only with `lenient`, for `diff`)
     message_type: str
     params_type: str | None
     params_required: bool
@@ -71,8 +71,10 @@ def _message_kind(name: str, definition: ObjectDef, bridge: bool) -> Literal["re
     return "request" if name.endswith("Request") else "notification"
 
 
-def extension_methods(identifier: str, ir: SchemaIR, own: set[str]) -> list[ExtensionMethod]:
-    """The requests and notifications among the extension's own definitions, by method name."""
+def extension_methods(identifier: str, ir: SchemaIR, own: set[str], *, lenient: bool = False) -> list[ExtensionMethod]:
+    """The requests and notifications among the extension's own definitions, by method name.
+    `lenient` (`mcp-bindgen diff` of a schema not generated yet): a method the policy does not
+    know is kept, its direction "?", instead of refused."""
     policy = extension_policy(identifier)
     directions = dict(policy.directions)
     out = []
@@ -87,7 +89,7 @@ def extension_methods(identifier: str, ir: SchemaIR, own: set[str]) -> list[Exte
         if jsonrpc is None and not policy.bridge:
             continue
         kind = _message_kind(name, definition, bridge)
-        if method.type.value not in directions:
+        if method.type.value not in directions and not lenient:
             raise BindgenError(
                 f"extension {identifier}: who sends {method.type.value} ({name}) is not known; add it to "
                 "generator/mcp_bindgen/policy/extension_methods.json with the direction its specification gives"
@@ -105,7 +107,7 @@ def extension_methods(identifier: str, ir: SchemaIR, own: set[str]) -> list[Exte
             ExtensionMethod(
                 method=method.type.value,
                 kind=kind,
-                direction=directions[method.type.value],
+                direction=directions.get(method.type.value, "?"),
                 message_type=name,
                 params_type=params_type,
                 params_required=params is not None and params.required,

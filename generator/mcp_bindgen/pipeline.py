@@ -10,7 +10,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -249,6 +249,9 @@ class ExtensionRender:
     notes: list[str]
     # The extension packages (paths relative to the src root) rendered or left as they are.
     dirs: list[str]
+    # Extension identifier -> the methods its schema defines (None: not synced, not read); every
+    # pinned extension plugging into the versions asked for. The policy review reads it.
+    methods: dict[str, frozenset[str] | None] = field(default_factory=dict)
 
 
 def extension_dir(identifier: str) -> str:
@@ -257,9 +260,9 @@ def extension_dir(identifier: str) -> str:
     return f"{PACKAGE}/{EXT_PACKAGE}/{extension_package(identifier)}"
 
 
-def render_extension(pin: ExtensionPin, raw: bytes, core: Core) -> dict[str, str]:
+def render_extension(pin: ExtensionPin, raw: bytes, core: Core) -> tuple[dict[str, str], frozenset[str]]:
     """The files of one extension package, plugging into the pinned core version it names (`core`:
-    that version's IR and surface)."""
+    that version's IR and surface), and the methods its schema defines."""
     from .extension import extension_methods, references, spliced
     from .format import format_python
     from .render.extension_modules import (
@@ -298,7 +301,7 @@ def render_extension(pin: ExtensionPin, raw: bytes, core: Core) -> dict[str, str
     }
     files = {path: format_python(text, path) for path, text in python_files.items()}
     files[f"{package}/py.typed"] = ""
-    return files
+    return files, frozenset(m.method for m in methods)
 
 
 def unsynced_note(pin: ExtensionPin) -> str:
@@ -323,11 +326,13 @@ def render_extensions(versions: list[str] | None = None, cores: Mapping[str, Cor
             continue
         done.dirs.append(extension_dir(pin.identifier))
         raw = read_extension(pin)
+        done.methods[pin.identifier] = None
         if raw is None:
             done.notes.append(unsynced_note(pin))
             continue
         core = (cores or {}).get(pin.core_version) or _core(pin.core_version)
-        done.files.update(render_extension(pin, raw, core))
+        files, done.methods[pin.identifier] = render_extension(pin, raw, core)
+        done.files.update(files)
     done.files = dict(sorted(done.files.items()))
     return done
 

@@ -9,20 +9,25 @@ whose subject it still has. `mcp-bindgen generate` prints this review:
   for a version that is not pinned, rules of the pinned version it follows that find nothing in it;
 - what a new version brings that no rule covers: methods without a capability rule (generated
   ungated), capabilities no rule gates a method on, definitions no rule names, and anything else the
-  surface derivation had to default (`surface.PolicyGap`).
+  surface derivation had to default (`surface.PolicyGap`);
+- the extensions' rules (`extension_methods.json`: who sends each method, the requests answered
+  with a task), when the run read the extensions' schemas: a rule for a method its extension's schema
+  does not define, or for an extension that is not pinned, is stale. (A method no rule covers stops
+  generation itself: `extension.extension_methods`.)
 
 It reads the IR and the protocol surface only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .ir import NO_DEFAULT, ObjectDef, SchemaIR
 from .naming import field_renames, type_renames
 from .normalise import load_patches
-from .policy import era_methods, field_defaults
+from .pins import load_extension_pins
+from .policy import era_methods, extension_policies, field_defaults
 from .surface import (
     ProtocolSurface,
     builtin_methods,
@@ -193,9 +198,39 @@ def _base_of(version: Known, pinned: Sequence[Known]) -> Known | None:
     return max(candidates, key=lambda k: k.name) if candidates else None
 
 
-def review(known: Iterable[Known], new: Iterable[str] = ()) -> Review:
+def extension_rules() -> list[tuple[str, str, str]]:
+    """Every rule of `extension_methods.json`: (rule id, extension identifier, the extension's method
+    it names; "" for a core request answered with a task, which its own test checks)."""
+    rules = []
+    for identifier, policy in extension_policies().items():
+        rules += [(f"extension_methods.json {identifier} {m}", identifier, m) for m in policy.directions]
+        tasks = policy.task_results
+        rules += [(f"extension_methods.json task_results {identifier} {m}", identifier, "") for m in tasks]
+    return rules
+
+
+def extension_review(extensions: Mapping[str, frozenset[str] | None]) -> list[ReviewItem]:
+    """The stale rules of `extension_methods.json`. `extensions`: the pinned extensions the run
+    considered -> the methods each one's schema defines (None: not synced, so its rules are not judged)."""
+    pinned = load_extension_pins()
+    items = []
+    for rule, identifier, method in extension_rules():
+        defined = extensions.get(identifier)
+        if identifier not in pinned:
+            items.append(ReviewItem(NOTHING, rule, f"{identifier} is not a pinned extension (stale: remove it)"))
+        elif defined is not None and method and method not in defined:
+            items.append(
+                ReviewItem(NOTHING, rule, f"the {identifier} schema defines no {method} (stale: remove or update it)")
+            )
+    return items
+
+
+def review(
+    known: Iterable[Known], new: Iterable[str] = (), extensions: Mapping[str, frozenset[str] | None] | None = None
+) -> Review:
     """The review of a generation run: `known` are every schema the run knows (the pinned ones and
-    those generated), `new` the names of the versions it generated that are not pinned."""
+    those generated), `new` the names of the versions it generated that are not pinned, `extensions`
+    the extensions it read (`extension_review`; None: none)."""
     known = list(known)
     by_name = {k.name: k for k in known}
     attached = {k.name: attachments(k.ir, k.surface) for k in known}
@@ -240,4 +275,6 @@ def review(known: Iterable[Known], new: Iterable[str] = ()) -> Review:
                         "new; generated from the schema alone (no policy rule names it)",
                     )
                 )
+    if extensions is not None:
+        out.items += extension_review(extensions)
     return out

@@ -22,9 +22,12 @@ from . import __version__
 from .errors import BindgenError
 from .installed import installed_versions
 
-FEATURES: tuple[str, ...] = ("tools", "resources", "prompts", "completion", "logging")
+# `ui`: a tool that opens an MCP Apps UI (`ui://` HTML); `skills`: a skills/ folder served with the
+# Skills extension. Both are extensions: asked for by name, not in the default.
+FEATURES: tuple[str, ...] = ("tools", "resources", "prompts", "completion", "logging", "ui", "skills")
 TRANSPORTS: tuple[str, ...] = ("stdio", "http", "both")
-DEFAULT_FEATURES = ",".join(FEATURES)
+DEFAULT_FEATURES = "tools,resources,prompts,completion,logging"
+_OFFERING = ("tools", "resources", "prompts", "ui", "skills")  # a server must offer one of these
 PROJECT_VERSION = "0.1.0"  # pyproject.toml's and server.json's (templates/scaffold/pyproject.toml.j2)
 
 # PEP 508 names; the import package is the normalised name with `_` for `-`.
@@ -98,7 +101,8 @@ class ScaffoldOptions:
         if transport not in TRANSPORTS:
             raise BindgenError(f"--transport must be one of {', '.join(TRANSPORTS)}, not {transport!r}")
         chosen = parse_features(features if features is not None else DEFAULT_FEATURES)
-        requirement, direct = bindgen_requirement(bindgen, runtime_extras(transport))
+        extras = runtime_extras(transport) + (["skills"] if "skills" in chosen else [])
+        requirement, direct = bindgen_requirement(bindgen, extras)
         holder = installed_versions()[version].requirement
         return cls(path, dist_name, package, version, transport, chosen, requirement, direct, force, holder, registry)
 
@@ -194,8 +198,10 @@ def parse_features(text: str) -> tuple[str, ...]:
     if unknown:
         raise BindgenError(f"--features: unknown {', '.join(unknown)} (choose from {', '.join(FEATURES)})")
     chosen = tuple(f for f in FEATURES if f in asked)
-    if not {"tools", "resources", "prompts"} & set(chosen):
-        raise BindgenError("--features needs at least one of tools, resources, prompts (a server must offer something)")
+    if not set(_OFFERING) & set(chosen):
+        raise BindgenError(f"--features needs at least one of {', '.join(_OFFERING)} (a server must offer something)")
+    if "logging" in chosen and not {"tools", "resources", "prompts"} & set(chosen):
+        raise BindgenError("--features logging logs from the tools, prompts or resources example: add one of them")
     if "completion" in chosen and not {"prompts", "resources"} & set(chosen):
         raise BindgenError(
             "--features completion completes a prompt argument or a resource template variable: "
@@ -273,6 +279,7 @@ class _Parts:
     smoke: list[str] = field(default_factory=list)  # lines run against `app.test_client(version)`
     typed_smoke: list[str] = field(default_factory=list)  # ... against the version's typed `Client`
     feature_notes: list[str] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)  # other files of the project (skills/...)
 
 
 def _render(template: str, **context: Any) -> str:
@@ -307,7 +314,7 @@ def _tools(opts: ScaffoldOptions, parts: _Parts) -> None:
     parts.sections.append(_render("app/tools.py.j2", params=params, log_lines=log_lines))
     parts.test_stdlib.add("import json")
     parts.test_imports.add("from mcp_bindings.runtime.errors import McpError")
-    parts.tests.append(_render("tests/test_tools.py.j2"))
+    parts.tests.append(_render("tests/test_tools.py.j2", tool_names=_listed(opts)["tools"]))
     parts.smoke += [
         'result = await client.call_tool(name="add", arguments={"a": 2, "b": 3})',
         'assert json.loads(result.content[0].text) == {"total": 5}',
@@ -331,7 +338,15 @@ def _resources(opts: ScaffoldOptions, parts: _Parts) -> None:
         )
     )
     parts.test_imports.add("from mcp_bindings.runtime.errors import McpError")
-    parts.tests.append(_render("tests/test_resources.py.j2", dist_name=opts.dist_name))
+    listed = _listed(opts)
+    parts.tests.append(
+        _render(
+            "tests/test_resources.py.j2",
+            dist_name=opts.dist_name,
+            resource_uris=listed["resources"],
+            template_uris=listed["templates"],
+        )
+    )
     parts.smoke += [
         'read = await client.read_resource(uri="example://greeting/Ada")',
         'assert read.contents[0].text == "Hello, Ada!"',
@@ -387,6 +402,70 @@ def _completion(opts: ScaffoldOptions, parts: _Parts) -> None:
         x for x, on in (("prompt argument", "prompts"), ("template variable", "resources")) if on in opts.features
     )
     parts.feature_notes.append(f"completion of the `name` {what}, by prefix")
+
+
+def _listed(opts: ScaffoldOptions) -> dict[str, list[str]]:
+    """What the app lists, by kind, in registration order (the features' order)."""
+    tools = (["add"] if "tools" in opts.features else []) + (["show_greeting"] if "ui" in opts.features else [])
+    resources = ["example://about"] if "resources" in opts.features else []
+    templates = ["example://greeting/{name}"] if "resources" in opts.features else []
+    if "ui" in opts.features:
+        resources.append(_view_uri(opts))
+    if "skills" in opts.features:
+        resources.append(SKILL_URI)
+        templates.append("skill://{+path}")
+    return {"tools": tools, "resources": resources, "templates": templates}
+
+
+def _view_uri(opts: ScaffoldOptions) -> str:
+    return f"ui://{opts.dist_name}/greeting"
+
+
+SKILL_URI = "skill://getting-started/SKILL.md"
+
+
+def _ui(opts: ScaffoldOptions, parts: _Parts) -> None:
+    models = f"from mcp_bindings.{_version_package(opts.protocol)} import models as m"
+    parts.stdlib.add("from typing import Annotated")
+    parts.third_party |= {"from pydantic import BaseModel, Field", "from mcp_bindings.runtime.app.ui import Csp"}
+    parts.sections.append(_render("app/ui.py.j2", dist_name=opts.dist_name))
+    parts.test_stdlib.add("import json")
+    parts.test_imports |= {
+        models,
+        "from mcp_bindings.runtime.app.testing import client_handlers",
+        "from mcp_bindings.runtime.client.apps import declare_apps, list_apps, read_ui",
+    }
+    parts.tests.append(_render("tests/test_ui.py.j2", version=opts.protocol, dist_name=opts.dist_name))
+    parts.smoke += [
+        'result = await client.call_tool(name="show_greeting", arguments={"name": "Ada"})',
+        'assert "Hello, Ada!" in result.content[0].text',
+    ]
+    parts.typed_smoke += [
+        'result = await client.call_tool(name="show_greeting", arguments={"name": "Ada"})',
+        "assert result.is_error is not True and len(result.content) == 1",
+    ]
+    parts.feature_notes.append("`show_greeting`: a tool that opens a UI (MCP Apps): its view, `VIEW_URI`")
+
+
+def _skills(opts: ScaffoldOptions, parts: _Parts) -> None:
+    parts.stdlib.add("from pathlib import Path")
+    parts.sections.append(_render("app/skills.py.j2"))
+    parts.test_stdlib.add("import hashlib")
+    parts.test_imports |= {
+        f"from mcp_bindings.{_version_package(opts.protocol)} import models as m",
+        "from mcp_bindings.runtime.errors import McpError",
+        "from mcp_bindings.runtime.client.skills import get_skill, list_skills",
+    }
+    parts.tests.append(_render("tests/test_skills.py.j2"))
+    parts.smoke += [
+        f'read = await client.read_resource(uri="{SKILL_URI}")',
+        'assert read.contents[0].text.startswith("---\\nname: getting-started")',
+    ]
+    parts.typed_smoke += [
+        f'read = await client.read_resource(uri="{SKILL_URI}")',
+        f'assert read.contents[0].uri == "{SKILL_URI}"',
+    ]
+    parts.feature_notes.append(f"`{SKILL_URI}`: an Agent Skill in the watched skills/ folder (Skills)")
 
 
 def _logging(opts: ScaffoldOptions, parts: _Parts) -> None:
@@ -463,9 +542,15 @@ def build_files(opts: ScaffoldOptions) -> dict[str, str]:
         "prompts": _prompts,
         "completion": _completion,
         "logging": _logging,
+        "ui": _ui,
+        "skills": _skills,
     }
     for feature in opts.features:
         builders[feature](opts, parts)
+    if "skills" in opts.features:  # written last: it lists what the server offers
+        parts.files[f"src/{pkg}/skills/getting-started/SKILL.md"] = _render(
+            "skills/SKILL.md.j2", dist_name=opts.dist_name, features=parts.feature_notes
+        )
     head = _render(
         "app/head.py.j2",
         version=opts.protocol,
@@ -556,6 +641,7 @@ def build_files(opts: ScaffoldOptions) -> dict[str, str]:
     files["README.md"] = _render("README.md.j2", **_readme_context(opts, parts.feature_notes, run_lines))
     files["server.json"] = _server_json(opts)
     files[".gitignore"] = _render("gitignore.j2")
+    files.update(parts.files)
     files = {path: text + "\n" if text else text for path, text in files.items()}
     from .format import format_python  # black comes with the `generator` extra, as jinja2 (`_render`)
 

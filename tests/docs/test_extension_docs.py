@@ -157,9 +157,47 @@ def test_skills_doc_client_example_runs() -> None:
     ]
 
 
+def test_skills_doc_watch_example_runs() -> None:
+    code = only(SKILLS_DOC, 'app = App("live-skills", version="1.0")')
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, env=_env(), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["['skill://release-notes/SKILL.md']"]
+
+
 def test_every_skills_doc_snippet_is_run() -> None:
     claimed = [
         'app = App("team-skills", version="1.0")',
+        'app = App("live-skills", version="1.0")',
         'connect_stdio([sys.executable, "examples/skills_server.py"], Client)',
     ]
     assert all(any(m in b for m in claimed) for b in blocks(SKILLS_DOC))
+
+
+def test_the_docs_scaffold_commands_run_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`mcp-bindgen new ... --features ...ui/skills` as docs/cli.md and the two extension pages write it."""
+    import shlex
+
+    from mcp_bindgen.cli import main
+
+    texts = [(REPO_ROOT / "docs" / name).read_text(encoding="utf-8") for name in ("cli.md",)]
+    texts += [APPS_DOC, SKILLS_DOC]
+    commands = sorted(
+        {c for text in texts for c in re.findall(r"`(mcp-bindgen new dashboard --features [a-z,]+)`", text)}
+    )
+    assert commands == [
+        "mcp-bindgen new dashboard --features tools,skills",
+        "mcp-bindgen new dashboard --features tools,ui",
+        "mcp-bindgen new dashboard --features tools,ui,skills",
+    ]
+    for index, command in enumerate(commands):
+        work = tmp_path / str(index)
+        work.mkdir()
+        monkeypatch.chdir(work)
+        assert main(shlex.split(command)[1:]) == 0
+        package = work / "dashboard" / "src" / "dashboard"
+        server = (package / "server.py").read_text(encoding="utf-8")
+        features = command.rsplit(" ", 1)[1].split(",")
+        assert ("@app.ui_tool(VIEW_URI)" in server) == ("ui" in features)
+        assert (package / "skills" / "getting-started" / "SKILL.md").is_file() == ("skills" in features)

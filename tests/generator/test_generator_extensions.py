@@ -298,3 +298,51 @@ def test_policy_default_never_contradicts_the_schema() -> None:
     assert ttl.required and ttl.default is NO_DEFAULT
     update = ir.object("UpdateTaskResult").field("resultType")  # "complete" agrees with its constant
     assert update is not None and update.default == "complete"
+
+
+# -- the policy review of the extensions' rules (extension_methods.json) ---------------------------
+
+
+def test_every_extension_rule_attaches_to_its_pinned_schema(rendered: pipeline.ExtensionRender) -> None:
+    from mcp_bindgen.review import extension_review, extension_rules
+
+    methods = rendered.methods
+    assert set(methods) == set(load_extension_pins())  # the tasks, MCP Apps and Skills packages
+    ruled = {identifier for _rule, identifier, _method in extension_rules()}
+    assert ruled == set(load_extension_pins())
+    if any(found is None for found in methods.values()):
+        pytest.skip(f"an extension schema is {NOT_SYNCED}: its rules are not judged")
+    assert extension_review(methods) == []
+
+
+def test_a_stale_extension_rule_is_named_by_the_review(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rule for a method the extension's schema no longer defines, or for an extension no longer
+    pinned, is stale; an extension whose schema was not read is not judged."""
+    from types import MappingProxyType
+
+    from mcp_bindgen import review
+    from mcp_bindgen.policy import Direction, ExtensionPolicy, extension_policies
+
+    gone: Direction = "client_to_server"
+
+    skills = "io.modelcontextprotocol/skills"
+    real = extension_policies()
+    grown: dict[str, Direction] = {**real[skills].directions, "skills/search": "client_to_server"}
+    policies = {
+        **real,
+        skills: ExtensionPolicy(MappingProxyType(grown), (), real[skills].bridge),
+        "example.com/gone": ExtensionPolicy(MappingProxyType({"gone/ping": gone}), ()),
+    }
+    monkeypatch.setattr(review, "extension_policies", lambda: policies)
+    defined = {identifier: frozenset(p.directions) for identifier, p in real.items()}
+    stale = {item.subject: item.text for item in review.extension_review(defined)}
+    assert stale == {
+        f"extension_methods.json {skills} skills/search": f"the {skills} schema defines no skills/search "
+        "(stale: remove or update it)",
+        "extension_methods.json example.com/gone gone/ping": "example.com/gone is not a pinned extension "
+        "(stale: remove it)",
+    }
+    unread = {**defined, skills: None}
+    assert [i.subject for i in review.extension_review(unread)] == ["extension_methods.json example.com/gone gone/ping"]
+    text = review.review([], extensions=defined).render()
+    assert "rules that found nothing to attach to" in text and "skills/search" in text

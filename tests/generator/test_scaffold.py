@@ -43,11 +43,15 @@ PROJECTS = [
     ("2025-11-25", "both", ALL),
     ("2026-07-28", "both", ALL),
     ("2026-07-28", "stdio", "prompts,logging"),
+    # The extensions (issue 31): a tool opening an MCP Apps UI, a skills/ folder served.
+    ("2025-11-25", "both", ALL + ",ui,skills"),
+    ("2024-11-05", "http", "ui"),
+    ("2026-07-28", "stdio", "skills"),
 ]
 # Three of them take a long name: every line the name appears in must still be ruff-clean (a name of 13
 # characters or more used to push generated lines past the project's line length).
 LONG_NAME = "a-rather-long-project-name-that-wraps-every-line"
-LONG_NAMED = {1, 3, 5}
+LONG_NAMED = {1, 3, 5, 7}
 OFFICIAL_REQUIREMENTS = ("mcp==2.3.0", "mcp-types==2.3.0")
 OFFICIAL_VENVS = (REPO_ROOT / ".cache" / "bench" / "official-venv", REPO_ROOT / ".cache" / "official-sdk-venv")
 
@@ -255,6 +259,31 @@ def test_pyproject_readme_and_layout(tmp_path: Path) -> None:
     assert "from mcp_bindings.runtime.app import App, Context" in server
 
 
+def test_the_extension_features_add_their_files_requirement_and_tests(tmp_path: Path) -> None:
+    target = tmp_path / "dashboard"
+    assert main(["new", str(target), "--features", "ui,skills", "--bindgen", str(REPO_ROOT)]) == 0
+    files = sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file())
+    assert "src/dashboard/skills/getting-started/SKILL.md" in files
+    skill = (target / "src" / "dashboard" / "skills" / "getting-started" / "SKILL.md").read_text(encoding="utf-8")
+    assert skill.startswith("---\nname: getting-started\ndescription: How to use the dashboard MCP server.")
+    pyproject = tomllib.loads((target / "pyproject.toml").read_text(encoding="utf-8"))
+    assert pyproject["project"]["dependencies"] == [f"mcp-bindgen[runtime,skills] @ {REPO_ROOT.as_uri()}"]
+    server = (target / "src" / "dashboard" / "server.py").read_text(encoding="utf-8")
+    assert "@app.ui_tool(VIEW_URI)" in server and 'VIEW_URI = "ui://dashboard/greeting"' in server
+    assert 'app.skills(Path(__file__).parent / "skills")' in server
+    assert "@app.tool\n" not in server and "@app.prompt" not in server  # only what was asked for
+    tests = (target / "tests" / "test_server.py").read_text(encoding="utf-8")
+    assert "async def test_the_tool_opens_its_ui()" in tests and "async def test_the_skills_folder_is_served()" in tests
+
+
+def test_new_help_shows_the_extension_features(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["new", "--help"])
+    out = capsys.readouterr().out
+    assert "mcp-bindgen new dashboard --features tools,ui,skills" in out
+    assert "ui (a tool opening an MCP Apps UI) and skills (a skills/ folder served)" in " ".join(out.split())
+
+
 @pytest.mark.parametrize(("transport", "extras"), [("stdio", "runtime"), ("http", "http"), ("both", "http,runtime")])
 def test_requirement_follows_the_transport(transport: str, extras: str) -> None:
     assert bindgen_requirement(
@@ -338,7 +367,11 @@ def test_non_empty_directory_needs_force(tmp_path: Path, capsys: pytest.CaptureF
     ("args", "message"),
     [
         (["--protocol", "2023-01-01"], "is not a generated version"),
-        (["--features", "tools,sampling"], "unknown sampling"),
+        (
+            ["--features", "tools,sampling"],
+            "unknown sampling (choose from tools, resources, prompts, completion, logging, ui, skills)",
+        ),
+        (["--features", "ui,logging"], "logging logs from the tools, prompts or resources example: add one"),
         (["--features", "logging"], "needs at least one of tools, resources, prompts"),
         (["--features", "tools,completion"], "completion completes a prompt argument"),
         (["--bindgen", "what?"], "neither a path, a URL"),

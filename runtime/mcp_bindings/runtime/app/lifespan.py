@@ -2,7 +2,9 @@
 made from the app, entered when serving starts and left when it stops: a database pool, an HTTP
 client) and the dependencies of scope "app" (`Depends(..., scope="app")`), made on first use and
 cleaned up with it. Entered by `app.run`, `app.asgi()` (its ASGI lifespan, or the `lifespan=` of
-the application it is mounted in) and `app.test_client()`; nested entries share one run."""
+the application it is mounted in) and `app.test_client()`; nested entries share one run. What a
+feature of the app keeps running while it serves (`services`: the skills directory's watcher) is
+entered with it, after the user's lifespan."""
 
 from __future__ import annotations
 
@@ -29,7 +31,18 @@ class Lifetime:
     """One app's lifespan: its value while it runs, the app-scoped dependency values, and how many
     servings share it (the last one out leaves it)."""
 
-    __slots__ = ("_entries", "_factory", "_lock", "_owner", "_shield", "_stack", "app_values", "children", "value")
+    __slots__ = (
+        "_entries",
+        "_factory",
+        "_lock",
+        "_owner",
+        "_shield",
+        "_stack",
+        "app_values",
+        "children",
+        "services",
+        "value",
+    )
 
     def __init__(self, owner: Any, factory: LifespanFactory | None) -> None:
         self._owner = owner
@@ -41,6 +54,8 @@ class Lifetime:
         self.value: Any = NOT_STARTED  # the lifespan's value (None without a lifespan) while it runs
         self.app_values: dict[Hashable, Any] = {}  # app-scoped dependencies made so far
         self.children: list[Lifetime] = []  # of the apps mounted in this one (`app.mount`): run inside it
+        # What the app's features run while it serves (each a function making an async context manager).
+        self.services: list[Callable[[], AbstractAsyncContextManager[Any]]] = []
 
     @property
     def running(self) -> bool:
@@ -71,6 +86,8 @@ class Lifetime:
                         value = await stack.enter_async_context(self._factory(self._owner))
                     for child in self.children:
                         await stack.enter_async_context(child())
+                    for service in self.services:
+                        await stack.enter_async_context(service())
                 except BaseException:
                     await stack.aclose()
                     raise

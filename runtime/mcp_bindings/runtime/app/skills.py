@@ -11,6 +11,13 @@ adds a generated skill (`resources: "dynamic"`). A bad `SKILL.md` (no `name` or 
 name breaking the naming rules or not matching its folder) is an `AppDefinitionError` at
 registration; a URI leaving the root is refused (-32602) and nothing is read. The extension is
 declared (with `directoryRead`) only by an app that serves skills.
+
+While the app serves, the directory is watched (`app.skills(..., watch=False)`: not; see
+`app.skills_watch`): when the skills it holds change (a skill added, removed or renamed, a file of
+one added, removed or edited), the `SKILL.md` resources follow and the clients are told with
+`notifications/resources/list_changed` (the Skills specification defines no notification of its
+own: `skills/list` is answered from the directory at each call), and those subscribed to a changed
+file with `notifications/resources/updated`.
 """
 
 from __future__ import annotations
@@ -22,7 +29,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from mcp_bindings.runtime.app.changes import RESOURCES_CHANGED
 from mcp_bindings.runtime.app.errors import AppDefinitionError, ResourceNotFound
+from mcp_bindings.runtime.app.skills_watch import DirectoryWatcher, can_watch
 from mcp_bindings.runtime.protocol import skill_files as files
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
 
@@ -30,6 +39,7 @@ if TYPE_CHECKING:
     from types import ModuleType
 
     from mcp_bindings.ext.io_modelcontextprotocol_skills import models as sk
+    from mcp_bindings.runtime.app.lifespan import Lifetime
     from mcp_bindings.runtime.server.stubs import ServerStub
 
 __all__ = ["SKILLS", "SkillsMixin"]
@@ -56,12 +66,14 @@ class _Dynamic:
 
 
 class _SkillsState:
-    __slots__ = ("directory_read", "dynamic", "roots")
+    __slots__ = ("directory_read", "dynamic", "entries", "listed", "roots")
 
     def __init__(self) -> None:
         self.roots: list[Path] = []
         self.dynamic: dict[str, _Dynamic] = {}
         self.directory_read = True
+        self.listed: dict[str, tuple[str, str]] = {}  # SKILL.md resource -> (name, description) it is listed with
+        self.entries: dict[str, dict[str, Any]] = {}  # the directory's skills entries, as clients were last told
 
 
 def _state(obj: object) -> _SkillsState:
@@ -77,6 +89,10 @@ class _Registers(Protocol):
 
     def resource(self, uri: str, **options: Any) -> Callable[[Any], Any]: ...
 
+    def remove_resource(self, uri: str) -> None: ...
+
+    async def resource_updated(self, uri: str) -> int: ...
+
 
 def _app(obj: object) -> _Registers:
     return cast("_Registers", obj)
@@ -87,12 +103,20 @@ class SkillsMixin:
 
     if TYPE_CHECKING:
         _pkg: Any  # App's: the version package whose contents models a read returns
+        _lifetime: Lifetime  # App's: what runs while it serves (the directory's watcher)
+        _changed: Callable[..., None]  # `ListChanges._changed`
 
-    def skills(self, directory: str | Path, *, directory_read: bool = True) -> None:
-        """Serve the Agent Skills under `directory` (see the module)."""
+    def skills(self, directory: str | Path, *, directory_read: bool = True, watch: bool = True) -> None:
+        """Serve the Agent Skills under `directory` (see the module); `watch`: follow its changes
+        while serving."""
         root = Path(directory).resolve()
         if not root.is_dir():
             raise AppDefinitionError(f"app.skills: {directory} is not a directory")
+        if watch and not can_watch():
+            raise AppDefinitionError(
+                "app.skills: watching the directory needs watchfiles: pip install 'mcp-bindgen[skills]' "
+                "(or app.skills(..., watch=False) to serve it without following its changes)"
+            )
         try:
             found = files.scan(root)
         except files.SkillError as exc:
@@ -102,19 +126,50 @@ class SkillsMixin:
             raise AppDefinitionError("app.skills: the app already serves a skills directory")
         state.roots.append(root)
         state.directory_read = directory_read
-        for skill in found:  # SKILL.md listed with its name and description (skills.mdx, Resource Metadata)
-            _app(self).resource(
-                skill.uri,
-                name=skill.frontmatter["name"],
-                description=skill.frontmatter["description"],
-                mime_type="text/markdown",
-            )(_reader(self._pkg, root, skill.uri))
+        for skill in found:
+            self._list_skill(root, skill)
+        state.entries = {s.uri: files.entry(s) for s in found}
         pkg = self._pkg
 
         def read(path: str) -> Any:
             return _read(pkg, root, f"{files.SCHEME}{path}")
 
         _app(self).resource(files.SCHEME + "{+path}", name="skill-files", description="A file of a skill")(read)
+        if watch:
+
+            async def changed(paths: set[Path]) -> None:
+                await self._follow_skills(root, paths)
+
+            self._lifetime.services.append(DirectoryWatcher(root, changed))
+
+    def _list_skill(self, root: Path, skill: files.SkillDir) -> None:
+        """A SKILL.md listed with its name and description (skills.mdx, Resource Metadata)."""
+        labels = (str(skill.frontmatter["name"]), str(skill.frontmatter["description"]))
+        _app(self).resource(skill.uri, name=labels[0], description=labels[1], mime_type="text/markdown")(
+            _reader(self._pkg, root, skill.uri)
+        )
+        _state(self).listed[skill.uri] = labels
+
+    async def _follow_skills(self, root: Path, paths: set[Path]) -> None:
+        """The directory changed (`paths`, from the watcher): list its SKILL.md resources again and
+        tell the clients (see the module)."""
+        state, app = _state(self), _app(self)
+        found = {s.uri: s for s in _each_valid(root, warn=True)}
+        for uri, labels in list(state.listed.items()):
+            skill = found.get(uri)
+            if skill is None or labels != (str(skill.frontmatter["name"]), str(skill.frontmatter["description"])):
+                del state.listed[uri]
+                app.remove_resource(uri)
+        for uri, skill in found.items():
+            if uri not in state.listed:
+                self._list_skill(root, skill)
+        entries = {uri: files.entry(s) for uri, s in found.items()}
+        if entries != state.entries:  # skills/list answers otherwise now: a file's digest, a skill
+            state.entries = entries
+            self._changed(RESOURCES_CHANGED, "resources", "templates")
+        for path in sorted(paths):
+            if path.is_relative_to(root) and path != root and not path.is_dir():
+                await app.resource_updated(files.SCHEME + path.relative_to(root).as_posix())
 
     def skill(self, uri: str, *, description: str, **frontmatter: Any) -> Callable[[Any], Any]:
         """A decorator: the function makes a skill's SKILL.md body at each read; the skill is listed
@@ -228,11 +283,14 @@ class _Handlers:
         raise McpError(INVALID_PARAMS, f"{params.uri} is not a directory resource", {"uri": params.uri})
 
 
-def _each_valid(root: Path) -> list[files.SkillDir]:
+def _each_valid(root: Path, *, warn: bool = False) -> list[files.SkillDir]:
+    """The skills under `root` that are valid (`warn`: saying why each other one is left out)."""
     out: list[files.SkillDir] = []
-    for skill_md in root.rglob(files.SKILL_FILE):
+    for skill_md in sorted(p for p in root.rglob(files.SKILL_FILE) if p.parent != root):
         try:
             out.append(files.load(root, skill_md))
-        except files.SkillError:
+        except (files.SkillError, OSError, UnicodeDecodeError) as exc:  # bad, or removed while read
+            if warn:
+                log.warning("skills: not served: %s", exc)
             continue
     return out
