@@ -101,10 +101,12 @@ def fit(points: list[tuple[float, float]]) -> Fit | None:
 
 
 def verdict(points: list[tuple[float, float]], slope: float, mean: float) -> str:
-    """flat when the fitted line rises by less than a quarter of the mean over the whole range (noise
-    at one point does not make a flat cost "growing"); else judged on the last two segments."""
+    """flat when the fitted line rises by less than a quarter of the mean over the whole range and the
+    last step by less than a tenth (noise at one point does not make a flat cost "growing", and a
+    per-unit cost on top of a large base is still judged); else judged on the last two segments."""
     span = points[-1][0] - points[0][0]
-    if mean > 0 and abs(slope * span) < (FLAT - 1) * mean:
+    last_step = abs(points[-1][1] - points[-2][1])
+    if mean > 0 and abs(slope * span) < (FLAT - 1) * mean and last_step < 0.1 * abs(points[-2][1]):
         return "flat"
     if slope < 0:
         return "falling"
