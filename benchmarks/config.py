@@ -14,11 +14,14 @@ CACHE_DIR = REPO_ROOT / ".cache" / "bench"
 LOG_DIR = CACHE_DIR / "logs"
 OFFICIAL_VENV = CACHE_DIR / "official-venv"
 MIXED_VENV = CACHE_DIR / "mixed-venv"
+FASTMCP_VENV = CACHE_DIR / "fastmcp-venv"  # the scaling curves' third peer (benchmarks/curves/)
 PYC_DIR = CACHE_DIR / "pyc"  # per-side PYTHONPYCACHEPREFIX trees (never writes into the repo)
 
 # The official SDK, pinned. mcp-types is a separate distribution since mcp 2.x
 # (mcp depends on it; it carries the wire models and `mcp_types.methods`).
 OFFICIAL_REQUIREMENTS: tuple[str, ...] = ("mcp==2.3.0", "mcp-types==2.3.0")
+# FastMCP as people install it; the same pin as tests/peers/contract_peers.py (it brings its own mcp).
+FASTMCP_REQUIREMENTS: tuple[str, ...] = ("fastmcp==4.2.3",)
 # The message-path venv: the official SDK + orjson (floor) + our project (editable, when it has a pyproject).
 MIXED_REQUIREMENTS: tuple[str, ...] = (*OFFICIAL_REQUIREMENTS, "orjson")
 

@@ -116,9 +116,15 @@ class StdioClient:
 
     def read_line(self) -> bytes:
         deadline = time.monotonic() + self.timeout
+        # A long line (a 10 MB resource) arrives in many pipe-sized reads: they are joined once its end
+        # is in, so the cost stays linear in its length.
+        parts = [self._buf]
         while True:
-            nl = self._buf.find(b"\n")
+            nl = parts[-1].find(b"\n")
             if nl >= 0:
+                if len(parts) > 1:
+                    self._buf = b"".join(parts)
+                    nl = self._buf.find(b"\n", len(self._buf) - len(parts[-1]))
                 line, self._buf = self._buf[:nl], self._buf[nl + 1 :]
                 return line
             remaining = deadline - time.monotonic()
@@ -129,7 +135,7 @@ class StdioClient:
                 chunk = os.read(self._out, 1 << 20)
                 if not chunk:
                     raise DriverError(f"server closed stdout (exit code {self.proc.poll()})")
-                self._buf += chunk
+                parts.append(chunk)
 
     def request(self, line: bytes, req_id: int) -> dict[str, Any]:
         """Send one request and return the response with that id (skipping server notifications)."""

@@ -21,6 +21,7 @@ from benchmarks import (
     bench_tool_schemas,
 )
 from benchmarks.config import FULL, QUICK, RESULTS_DIR
+from benchmarks.curves import run as curves
 from benchmarks.procs import stop_all
 from benchmarks.report import Row, render_table, write_json
 from benchmarks.setup_env import prepare
@@ -36,6 +37,7 @@ SECTIONS = {
     "toolschemas": bench_tool_schemas.run,
     "load": bench_load.run,
     "cli": bench_cli.run,
+    "curves": curves.section,  # benchmarks/curves: tables and plots, and the scaling rows
 }
 
 
@@ -72,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     notes: list[str] = []
     raw: dict[str, object] = {}
     try:
-        env = prepare(need_mixed="message" in selected)
+        env = prepare(need_mixed="message" in selected, need_fastmcp="curves" in selected)
         notes += env.notes
         for name in selected:
             print(f"[bench] {name} ({budget.name})", file=sys.stderr, flush=True)
@@ -122,5 +124,8 @@ def main(argv: list[str] | None = None) -> int:
             "raw": raw,
         },
     )
+    curve_tables = raw.get("curves", {})
+    if isinstance(curve_tables, dict) and curve_tables.get("markdown"):
+        print("\n" + str(curve_tables["markdown"]))
     print(f"\nJSON: {args.output}")
     return 0

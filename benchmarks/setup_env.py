@@ -29,6 +29,8 @@ from pathlib import Path
 from benchmarks import ours
 from benchmarks.config import (
     CACHE_DIR,
+    FASTMCP_REQUIREMENTS,
+    FASTMCP_VENV,
     LOG_DIR,
     MIXED_REQUIREMENTS,
     MIXED_VENV,
@@ -50,6 +52,7 @@ class Environment:
     ours_python: str | None  # None: mcp_bindings not importable -> ours skipped everywhere
     ours_in_mixed: bool
     notes: list[str] = field(default_factory=list)
+    fastmcp_python: str | None = None  # only when asked for (the scaling curves)
     versions: dict[str, str] = field(default_factory=dict)
 
     def pyc_env(self, side: str, *, write: bool = False, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -184,7 +187,7 @@ def _precompile(python: str, side: str, dirs: list[str], env: dict[str, str], *,
     marker.write_text(key)
 
 
-def prepare(*, need_mixed: bool = True) -> Environment:
+def prepare(*, need_mixed: bool = True, need_fastmcp: bool = False) -> Environment:
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
     ok, note = _ensure_venv(OFFICIAL_VENV, OFFICIAL_REQUIREMENTS, None, "official")
@@ -211,6 +214,15 @@ def prepare(*, need_mixed: bool = True) -> Environment:
         ours_py = None
 
     env = Environment(official_python, mixed_python, ours_py, ours_in_mixed, notes)
+    if need_fastmcp:
+        ok, note = _ensure_venv(FASTMCP_VENV, FASTMCP_REQUIREMENTS, None, "fastmcp")
+        if ok:
+            env.fastmcp_python = str(venv_python(FASTMCP_VENV))
+            _precompile(
+                env.fastmcp_python, "fastmcp", [_site_packages(env.fastmcp_python)], env.side_env("fastmcp", write=True)
+            )
+        else:
+            notes.append(f"FastMCP skipped: {note}")
 
     # Bytecode for every side, into private prefixes (never into the repo).
     _precompile(

@@ -1,0 +1,161 @@
+"""Starting the three peers' curve servers (``ours_server.py`` and its two twins in ``peers/``) over
+stdio or Streamable HTTP, each in its own venv and bytecode tree, and the budgets of a curves run."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.config import BENCH_DIR, PEERS_DIR, PROTOCOL_LEGACY
+from benchmarks.driver import StdioClient, stdio_handshake
+from benchmarks.procs import free_port, spawn, stop, wait_for_port
+from benchmarks.setup_env import Environment
+
+SCRIPTS = {
+    "ours": BENCH_DIR / "curves" / "ours_server.py",
+    "official": PEERS_DIR / "official_curves_server.py",
+    "fastmcp": PEERS_DIR / "fastmcp_curves_server.py",
+}
+ALL_PEERS: tuple[str, ...] = ("ours", "official", "fastmcp")
+
+
+@dataclass(frozen=True)
+class CurveBudget:
+    name: str
+    sessions: tuple[int, ...]
+    session_probes: int  # tools/call round trips timed at each session count
+    tools: tuple[int, ...]
+    tool_reps: int  # tools/list per point (interleaved over the peers)
+    tool_calls: int  # tools/call per point
+    payloads: tuple[int, ...]  # bytes
+    payload_reps: int
+    inflight: tuple[int, ...]
+    inflight_calls: int  # at least this many calls per point (whole bursts)
+    inflight_sleep_ms: float
+    workers: tuple[int, ...]
+    worker_seconds: float
+    worker_clients: int
+    timeout: float = 120.0
+
+
+FULL_CURVES = CurveBudget(
+    name="full",
+    sessions=(1, 10, 100, 1000, 10_000),
+    session_probes=200,
+    tools=(10, 100, 1000, 5000),
+    tool_reps=7,
+    tool_calls=300,
+    payloads=(1024, 100 * 1024, 1024 * 1024, 10 * 1024 * 1024),
+    payload_reps=5,
+    inflight=(1, 10, 100, 1000),
+    inflight_calls=500,
+    inflight_sleep_ms=10.0,
+    workers=(1, 2, 4),
+    worker_seconds=5.0,
+    worker_clients=16,
+)
+
+QUICK_CURVES = CurveBudget(
+    name="quick",
+    sessions=(1, 10, 100),
+    session_probes=30,
+    tools=(10, 100, 500),
+    tool_reps=3,
+    tool_calls=50,
+    payloads=(1024, 100 * 1024, 1024 * 1024),
+    payload_reps=3,
+    inflight=(1, 10, 100),
+    inflight_calls=100,
+    inflight_sleep_ms=10.0,
+    workers=(1, 2),
+    worker_seconds=1.0,
+    worker_clients=4,
+)
+
+
+def peers(env: Environment) -> list[str]:
+    """The peers this environment can run (ours needs mcp_bindings, FastMCP its venv)."""
+    return [p for p in ALL_PEERS if python_of(env, p) is not None]
+
+
+def python_of(env: Environment, peer: str) -> str | None:
+    return {"ours": env.ours_python, "official": env.official_python, "fastmcp": env.fastmcp_python}[peer]
+
+
+def command(env: Environment, peer: str, *, port: int | None = None, **options: int | bool) -> list[str]:
+    python = python_of(env, peer)
+    assert python is not None
+    argv = [python, str(SCRIPTS[peer])]
+    if port is not None:
+        argv += ["--http", str(port)]
+    for key, value in options.items():
+        flag = "--" + key.replace("_", "-")
+        if value is True:
+            argv.append(flag)
+        elif value is not False:
+            argv += [flag, str(value)]
+    return argv
+
+
+@dataclass
+class StdioPeer:
+    peer: str
+    proc: subprocess.Popen
+    client: StdioClient
+
+
+@contextlib.contextmanager
+def stdio_servers(
+    env: Environment, names: list[str], timeout: float, **options: int | bool
+) -> Iterator[dict[str, StdioPeer]]:
+    """One stdio server per peer, all up at once, each past its 2025-11-25 handshake."""
+    started: dict[str, StdioPeer] = {}
+    try:
+        for peer in names:
+            proc = spawn(
+                command(env, peer, **options),
+                env=env.side_env(peer),
+                log_name=f"curves-{peer}",
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
+            client = StdioClient(proc, timeout)
+            started[peer] = StdioPeer(peer, proc, client)
+            stdio_handshake(client, PROTOCOL_LEGACY)
+        yield started
+    finally:
+        for running in started.values():
+            stop(running.proc)
+
+
+@dataclass
+class HttpPeer:
+    peer: str
+    proc: subprocess.Popen
+    port: int
+
+
+@contextlib.contextmanager
+def http_servers(
+    env: Environment, names: list[str], timeout: float, **options: int | bool
+) -> Iterator[dict[str, HttpPeer]]:
+    started: dict[str, HttpPeer] = {}
+    try:
+        for peer in names:
+            port = free_port()
+            proc = spawn(
+                command(env, peer, port=port, **options), env=env.side_env(peer), log_name=f"curves-{peer}-http"
+            )
+            started[peer] = HttpPeer(peer, proc, port)
+            wait_for_port(proc, port, timeout)
+        yield started
+    finally:
+        for running in started.values():
+            stop(running.proc)
+
+
+def script_path(peer: str) -> Path:
+    return SCRIPTS[peer]

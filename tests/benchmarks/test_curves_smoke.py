@@ -1,0 +1,93 @@
+"""`python -m benchmarks.curves --quick`, end to end: every curve's table and plot are written, with a
+row per point of the quick budget and a figure for every peer at every point. Nothing about the
+figures themselves is asserted (speed is measured in benchmarks/, never asserted in tests)."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support import REPO_ROOT
+
+pytestmark = [pytest.mark.slow, pytest.mark.interop]  # builds the FastMCP venv; drives the official SDK
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _quick_points() -> dict[str, list[float]]:
+    from benchmarks.curves.servers import QUICK_CURVES as quick
+
+    inflight = [float(n) for n in quick.inflight]
+    return {
+        "sessions": [float(n) for n in quick.sessions],
+        "tools": [float(n) for n in quick.tools],
+        "payload": [n / (1024 * 1024) for n in quick.payloads],
+        "inflight_stdio": inflight,
+        "inflight_http": inflight,
+        "workers": [float(n) for n in quick.workers],
+    }
+
+
+@pytest.fixture(scope="module")
+def curves_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("matplotlib", reason="the plots need the bench extra (pip install -e '.[bench]')")
+    out = tmp_path_factory.mktemp("curves")
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.curves", "--quick", "--out", str(out)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=840,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "tables and plots:" in done.stdout
+    return out
+
+
+def test_every_curve_has_its_table_and_plot(curves_run: Path) -> None:
+    expected = set(_quick_points())
+    if shutil.which("redis-server") is None:
+        expected.discard("workers")  # the workers curve needs a private Redis; skipped without one
+    for key in expected:
+        assert (curves_run / f"{key}.png").read_bytes()[:8] == PNG_MAGIC, key
+        table = (curves_run / f"{key}.md").read_text()
+        assert table.startswith("#### "), key
+    summary = (curves_run / "curves.md").read_text()
+    for key in expected:
+        assert f"]({key}.png)" in summary
+
+
+def test_tables_have_a_row_per_point_and_every_peer(curves_run: Path) -> None:
+    doc = json.loads((curves_run / "curves.json").read_text())
+    for key, xs in _quick_points().items():
+        if key not in doc["curves"]:
+            assert key == "workers" and shutil.which("redis-server") is None
+            continue
+        curve = doc["curves"][key]
+        assert curve["xs"] == pytest.approx(xs), key
+        rows = [line for line in (curves_run / f"{key}.md").read_text().splitlines() if line.startswith("| ")]
+        # header, separator, one row per point (then the fits' table)
+        assert len(rows) >= 2 + len(xs)
+        peers = {"ours"} if key == "workers" else {"ours", "official", "fastmcp"}
+        first = next(iter(curve["metrics"].values()))
+        assert set(first["series"]) == peers, key
+        for name, metric in curve["metrics"].items():
+            for peer, points in metric["series"].items():
+                assert len(points) == len(xs), (key, name, peer)
+                assert all(p is not None and math.isfinite(p["median"]) for p in points), (key, name, peer)
+
+
+def test_linear_fits_are_reported(curves_run: Path) -> None:
+    doc = json.loads((curves_run / "curves.json").read_text())
+    fits = doc["curves"]["sessions"]["fits"]
+    for peer in ("ours", "official", "fastmcp"):
+        fit = fits[f"RSS / {peer}"]
+        assert fit["verdict"] in {"flat", "linear", "sub-linear", "super-linear", "falling"}
+    assert "KiB per session" in (curves_run / "sessions.md").read_text()
