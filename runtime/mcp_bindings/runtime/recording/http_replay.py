@@ -2,7 +2,9 @@
 (`replay_server.ServerReplay.incoming`); a request's answer comes back on that POST as an SSE stream
 (the notifications and server-to-client requests of its exchange, then the answer), a notification
 or an answer gets 202. The handshake's answer carries an `Mcp-Session-Id`; GET (no standalone
-stream) is 405, DELETE ends the session."""
+stream) is 405, DELETE ends the session. A request of the other era than the recording's (and what
+follows in the session it opens) goes to the runtime's own Streamable HTTP app serving the recording
+as a server stub (`crossed_replay`): the version crossing is the runtime's."""
 
 from __future__ import annotations
 
@@ -12,12 +14,13 @@ import socket
 import sys
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import anyio
 import anyio.abc
 
+from mcp_bindings.runtime.recording.crossed_replay import needs_crossing, recorded_server
 from mcp_bindings.runtime.recording.replay_server import ServerReplay
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId
 from mcp_bindings.runtime.rpc.transport import TransportBase
@@ -54,6 +57,20 @@ async def _body(receive: Any) -> bytes:
             return body
 
 
+def _replayed(body: bytes) -> Any:
+    """An ASGI `receive` giving `body` (already read) once more."""
+    sent = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent
+        if sent:
+            await anyio.sleep_forever()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return receive
+
+
 async def _plain(send: Any, status: int, text: bytes = b"", headers: list[tuple[bytes, bytes]] | None = None) -> None:
     await send({"type": "http.response.start", "status": status, "headers": headers or []})
     await send({"type": "http.response.body", "body": text})
@@ -62,13 +79,23 @@ async def _plain(send: Any, status: int, text: bytes = b"", headers: list[tuple[
 class HttpReplay:
     """The ASGI app of a replay: one `ServerReplay`, its tasks in `group`."""
 
-    def __init__(self, replay: ServerReplay, group: anyio.abc.TaskGroup) -> None:
+    def __init__(self, replay: ServerReplay, group: anyio.abc.TaskGroup, crossed: Any = None) -> None:
         self.replay = replay
         self.group = group
         self.session = uuid.uuid4().hex
+        self.crossed = crossed  # the runtime's app serving the recording to the other era (started), or None
+
+    def _crossed_session(self, scope: dict[str, Any]) -> bool:
+        if self.crossed is None:
+            return False
+        session = dict(scope.get("headers") or []).get(b"mcp-session-id", b"").decode("latin-1")
+        return bool(session) and session in self.crossed.sessions
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
+            return
+        if self._crossed_session(scope):
+            await self.crossed(scope, receive, send)
             return
         if scope["method"] == "DELETE":
             await _plain(send, 200)
@@ -83,6 +110,9 @@ class HttpReplay:
             message = None
         if not isinstance(message, dict):
             await _plain(send, 400, b"a POST carries one JSON-RPC message (an object)")
+            return
+        if self.crossed is not None and needs_crossing(self.replay.recording, message):
+            await self.crossed(scope, _replayed(body), send)
             return
         if "method" not in message or "id" not in message:  # a notification, or an answer to the replay
             await self.replay.incoming(_PostStream(None), self.group, body)
@@ -100,6 +130,20 @@ class HttpReplay:
         await send({"type": "http.response.body", "body": b""})
 
 
+async def _crossed_app(replay: ServerReplay, path: str, stack: AsyncExitStack) -> Any:
+    """The runtime's Streamable HTTP app serving the recording as a stub (started in `stack`), or
+    None when the recording states no version this runtime has."""
+    from mcp_bindings.runtime.http.app import create_app
+
+    try:
+        server = recorded_server(replay)
+    except ValueError:
+        return None
+    app = create_app(server, path=path)
+    await stack.enter_async_context(app.lifespan())
+    return app
+
+
 @asynccontextmanager
 async def replay_http(
     replay: ServerReplay, *, host: str = "127.0.0.1", port: int = 0, path: str = "/mcp"
@@ -112,20 +156,22 @@ async def replay_http(
     sock.bind((host, port))
     address = sock.getsockname()
     try:
-        async with anyio.create_task_group() as group:
-            app = HttpReplay(replay, group)
-            config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
-            server = uvicorn.Server(config)
-            server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-            group.start_soon(server.serve, [sock])
-            with anyio.fail_after(START_SECONDS):
-                while not server.started:
-                    await anyio.sleep(0.01)
-            try:
-                yield f"http://{address[0]}:{address[1]}{path}"
-            finally:
-                server.should_exit = True
-                group.cancel_scope.cancel()
+        async with AsyncExitStack() as stack:  # the crossed app's tasks outlive the replay's
+            crossed = await _crossed_app(replay, path, stack)
+            async with anyio.create_task_group() as group:
+                app = HttpReplay(replay, group, crossed)
+                config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
+                server = uvicorn.Server(config)
+                server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+                group.start_soon(server.serve, [sock])
+                with anyio.fail_after(START_SECONDS):
+                    while not server.started:
+                        await anyio.sleep(0.01)
+                try:
+                    yield f"http://{address[0]}:{address[1]}{path}"
+                finally:
+                    server.should_exit = True
+                    group.cancel_scope.cancel()
     finally:
         sock.close()
 

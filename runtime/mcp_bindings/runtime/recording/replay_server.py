@@ -20,16 +20,17 @@ import os
 import sys
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
 import anyio
 
 from mcp_bindings.runtime.recording.compare import DEFAULT_RULES, Difference, MatchRules, what_is
+from mcp_bindings.runtime.recording.crossed_replay import first_message, needs_crossing, serve_crossed
+from mcp_bindings.runtime.recording.exchanges import Exchange, Unmatched, exchanges_of
 from mcp_bindings.runtime.recording.live_fallback import LiveFallback, RecordingTransport
 from mcp_bindings.runtime.recording.recorder import STATELESS_VERSION_KEY, Recorder
-from mcp_bindings.runtime.recording.session_file import Entry, Recording, SessionWriter, new_header
+from mcp_bindings.runtime.recording.session_file import Recording, SessionWriter, new_header
 from mcp_bindings.runtime.rpc.transport import OversizedMessage, Transport
 
 Order = Literal["strict", "any"]
@@ -39,62 +40,6 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 PARSE_ERROR = -32700
 CLIENT_ANSWER_SECONDS = 30.0
-
-
-@dataclass
-class Exchange:
-    """One message the client sent and what the server sent because of it."""
-
-    entry: Entry
-    episode: list[Entry] = field(default_factory=lambda: [])
-    response: Entry | None = None
-    played: int = 0
-
-    @property
-    def message(self) -> dict[str, Any]:
-        return self.entry.message or {}
-
-    @property
-    def is_request(self) -> bool:
-        return self.entry.is_request
-
-
-@dataclass(frozen=True)
-class Unmatched:
-    """Why an incoming request got no recorded answer."""
-
-    code: int
-    message: str
-    nearest: Exchange | None = None
-    differences: tuple[Difference, ...] = ()
-
-
-def exchanges_of(recording: Recording) -> tuple[list[Entry], list[Exchange]]:
-    """The server messages sent before the client said anything, and the exchanges in order."""
-    prologue: list[Entry] = []
-    exchanges: list[Exchange] = []
-    open_requests: dict[Any, Exchange] = {}
-    last: Exchange | None = None
-    for entry in recording.entries:
-        if entry.message is None:
-            continue
-        if entry.dir == "client":
-            if entry.is_request or entry.is_notification:
-                last = Exchange(entry)
-                exchanges.append(last)
-                if entry.is_request:
-                    open_requests[entry.id] = last
-            continue
-        if entry.is_response:
-            owner = open_requests.pop(entry.id, None)
-            if owner is not None:
-                owner.response = entry
-            continue
-        # A notification or a request of the server's: it belongs to the newest open request, else
-        # to what the client said last.
-        target = next(reversed(open_requests.values()), None) or last
-        (target.episode if target is not None else prologue).append(entry)
-    return prologue, exchanges
 
 
 def _stateless_version(message: dict[str, Any]) -> str | None:
@@ -142,6 +87,10 @@ class ServerReplay:
         self._closing = False
         self.fallback = fallback
         self.forwarded: list[dict[str, Any]] = []
+
+    def note(self, text: str) -> None:
+        """Say something about the replay on its log (stderr by default)."""
+        print(f"mcp replay: {text}", file=self._log)
 
     # -- matching --------------------------------------------------------------------------------
 
@@ -222,6 +171,7 @@ class ServerReplay:
             for entry in self.prologue:
                 await self._pause(started, entry.t)
                 await transport.send(json.dumps(entry.message).encode())
+            first = True
             while True:
                 try:
                     frame = await transport.receive()
@@ -230,6 +180,10 @@ class ServerReplay:
                     continue
                 except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                     break
+                if first and needs_crossing(self.recording, first_message(frame)):
+                    await serve_crossed(self, transport, frame)  # a client of the other era: the runtime
+                    break
+                first = False
                 await self.incoming(transport, group, frame)
             self._closing = True
             for event in self._waiting.values():
@@ -272,7 +226,7 @@ class ServerReplay:
                 }
                 await self._send_error(transport, message["id"], found.code, found.message, data)
             else:
-                print(f"mcp replay: ignored {found.message}", file=self._log)
+                self.note(f"ignored {found.message}")
             return
         group.start_soon(self._play, transport, found, message, anyio.current_time())
 
