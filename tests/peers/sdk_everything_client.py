@@ -103,6 +103,11 @@ async def steps(session: Any, scenario: str, step: Any, progress: list[Any], rep
         await step("prompt", session.get_prompt("review", {"code": "x = 1", "language": "python"}))
         await step("templates", session.list_resource_templates())
         return
+    if scenario == "recorded":  # tests/peers/recording_server.py: `ask` samples (2026-07-28: an input round)
+        await step("add", session.call_tool("add", {"a": 2, "b": 3}))
+        await step("ask", session.call_tool("ask", {"question": "why?"}))
+        await step("greet", session.call_tool("greet", {"name": "Ada"}))
+        return
     if scenario == "time":
         await step("now", session.call_tool("get_current_time", {"timezone": "UTC"}))
         convert = {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}
@@ -136,7 +141,7 @@ def main() -> None:
     parser.add_argument("--url")
     parser.add_argument("--mode", default="legacy", help="legacy (the handshake), or a stateless version: 2026-07-28")
     parser.add_argument("--no-roots", action="store_true", help="declare no roots (the server asks for none)")
-    parser.add_argument("--scenario", choices=("everything", "time", "app"), default="everything")
+    parser.add_argument("--scenario", choices=("everything", "time", "app", "recorded"), default="everything")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command

@@ -188,3 +188,27 @@ def test_what_cannot_cross_to_2026_07_28_is_a_clear_error_to_the_sdk_client(sdk_
     assert message.startswith("tools/call ask (ask.mcpsession:")
     assert "the recording (MCP 2025-11-25) asked the client sampling/createMessage" in message
     assert "a client of MCP 2026-07-28 cannot be asked" in message
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_sdk_2026_07_28_input_rounds_replay(sdk_python: str, transport: str, tmp_path: Path) -> None:
+    """The SDK's 2026-07-28 client calls our recording server's `ask` (an input round: the result asks
+    for sampling, the SDK retries with its answer and the sealed state) through `mcp-bindgen record`;
+    replayed, the SDK's own retry matches the recorded round and gets the recorded final answer."""
+    session = tmp_path / "rounds.mcpsession"
+    server = [sys.executable, str(PEERS / "recording_server.py")]
+    live = sdk_report(
+        sdk_python, ["--mode", MODERN, "--", *BINDGEN, "record", "-o", str(session), "--", *server], "recorded"
+    )
+    assert live["ask"]["content"] == [{"type": "text", "text": "the model said: sdk sampled"}]
+    lines = [json.loads(line) for line in session.read_text().splitlines()[1:]]
+    asked = [e["message"] for e in lines if (e["message"].get("result") or {}).get("resultType") == "input_required"]
+    assert len(asked) == 1  # the round is in the file
+    if transport == "stdio":
+        replayed = sdk_report(
+            sdk_python, ["--mode", MODERN, "--", *BINDGEN, "replay", "--order", "strict", str(session)], "recorded"
+        )
+    else:
+        with replay_over_http(session) as url:
+            replayed = sdk_report(sdk_python, ["--mode", MODERN, "--url", url], "recorded")
+    assert replayed == live

@@ -20,9 +20,11 @@ import json
 from collections.abc import Mapping
 from typing import Any, Protocol, cast
 
+from pydantic import ValidationError
+
 from mcp_bindings.runtime.protocol import registry, versions
 from mcp_bindings.runtime.protocol.context import RequestContext
-from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables
+from mcp_bindings.runtime.protocol.spec import INPUT_REQUIRED, MethodSpec, ProtocolTables
 from mcp_bindings.runtime.recording.compare import what_is
 from mcp_bindings.runtime.recording.exchanges import Exchange, Unmatched
 from mcp_bindings.runtime.recording.recorder import STATELESS_VERSION_KEY
@@ -135,19 +137,35 @@ def recorded_server(replay: ReplaySource) -> ServerStub:
         gate = spec.gate
         if spec.builtin or (gate is not None and not gate.present_in(capabilities)):
             continue
-        body[spec.handler] = _handler(replay, spec, version)
+        body[spec.handler] = _handler(replay, spec, base.protocol)
     return type("RecordedServer", (base,), body)()
 
 
-def _handler(replay: ReplaySource, spec: MethodSpec, recorded: str) -> Any:
+def _handler(replay: ReplaySource, spec: MethodSpec, protocol: ProtocolTables) -> Any:
     async def handler(self: ServerStub, params: Any, ctx: RequestContext) -> Any:
-        return await answer(replay, spec.method, params, ctx, recorded)
+        return typed_result(spec, protocol, await answer(replay, spec.method, params, ctx, protocol.version))
 
     handler.__name__ = spec.handler
     return handler
 
 
-async def answer(replay: ReplaySource, method: str, params: Any, ctx: RequestContext, recorded: str) -> Any:
+def typed_result(spec: MethodSpec, protocol: ProtocolTables, result: dict[str, Any]) -> Any:
+    """A recorded result as its version's model (the runtime crosses it, and bridges a stateless-era
+    input round to a handshake client, from the model), or an error saying it is not one."""
+    asks = result.get("resultType") == INPUT_REQUIRED and protocol.input_required_result is not None
+    target = protocol.input_required_result if asks else spec.result
+    try:
+        return versions.validate(target, result)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(root)"
+        raise McpError(
+            INTERNAL_ERROR,
+            f"the recorded {spec.method} result is not a valid MCP {protocol.version} result: {where}: {first['msg']}",
+        ) from None
+
+
+async def answer(replay: ReplaySource, method: str, params: Any, ctx: RequestContext, recorded: str) -> dict[str, Any]:
     """The recorded answer to `method` with `params` (already crossed into the recorded version):
     its notifications sent, its result returned (the runtime crosses it back) or its error raised."""
     message: dict[str, Any] = {"jsonrpc": "2.0", "id": ctx.request_id, "method": method}

@@ -138,8 +138,14 @@ class ServerReplay:
                 METHOD_NOT_FOUND,
                 f"{method} was never recorded (the recording has {', '.join(methods) or 'no requests'})",
             )
-        scored = [(len(self.rules.differences(ex.message, message)), not ex.played, ex) for ex in same_method]
-        _, _, nearest = min(scored, key=lambda item: (item[0], not item[1]))
+        # Nearest: the same params present (a retried round is nearest a recorded retry), then the
+        # fewest differences, then one not played yet.
+        shape = self._shape(message)
+        scored = [
+            (len(shape ^ self._shape(ex.message)), len(self.rules.differences(ex.message, message)), ex.played > 0, ex)
+            for ex in same_method
+        ]
+        nearest = min(scored, key=lambda item: item[:3])[3]
         diffs = self.rules.differences(nearest.message, message)
         if not diffs:
             return Unmatched(
@@ -153,6 +159,10 @@ class ServerReplay:
             nearest,
             tuple(diffs),
         )
+
+    def _shape(self, message: dict[str, Any]) -> set[str]:
+        params = self.rules.key(message).get("params")
+        return set(cast("dict[str, Any]", params)) if isinstance(params, dict) else set()
 
     def _describe(self, exchange: Exchange, diffs: list[Difference]) -> str:
         where = f"{what_is(exchange.message)} ({self.recording.where(exchange.entry)})"
