@@ -69,9 +69,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         dest="live",
         nargs=argparse.REMAINDER,
         default=[],
-        metavar="CMD...",
-        help="send what the recording cannot answer to this live stdio server and write the whole session "
-        "back to FILE (put it last)",
+        metavar="SERVER...",
+        help="send what the recording cannot answer to this live server (a stdio command, or a Streamable HTTP "
+        "URL; with --http, a URL) and write the whole session back to FILE (put it last)",
     )
     replay.set_defaults(func=_run("cmd_replay"))
 

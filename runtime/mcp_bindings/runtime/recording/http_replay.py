@@ -15,29 +15,37 @@ import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.abc
 
 from mcp_bindings.runtime.recording.crossed_replay import needs_crossing, recorded_server
+from mcp_bindings.runtime.recording.live_fallback import episodes_done, episodes_writer
+from mcp_bindings.runtime.recording.recorder import Recorder
 from mcp_bindings.runtime.recording.replay_server import ServerReplay
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId
 from mcp_bindings.runtime.rpc.transport import TransportBase
 
 START_SECONDS = 10.0
+STOP_SECONDS = 5.0
 
 
 class _PostStream(TransportBase):
     """What the replay sends while it answers one POST: frames queued for its SSE stream, which ends
     with the answer to the POST's request."""
 
-    def __init__(self, request_id: Any) -> None:
+    def __init__(self, request_id: Any, request_headers: dict[str, str] | None = None) -> None:
         self.request_id = request_id
+        self.request_headers = request_headers or {}  # the client's (a live server behind the replay reads them)
         self.send_frames, self.frames = anyio.create_memory_object_stream[bytes](math.inf)
 
     async def send(self, frame: bytes, related: RequestId | None = None) -> None:
-        await self.send_frames.send(frame)
+        try:
+            await self.send_frames.send(frame)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return  # after the answer (or to a POST that needs none): nobody reads it
         if related is not None and related == self.request_id:
             self.send_frames.close()
 
@@ -79,11 +87,14 @@ async def _plain(send: Any, status: int, text: bytes = b"", headers: list[tuple[
 class HttpReplay:
     """The ASGI app of a replay: one `ServerReplay`, its tasks in `group`."""
 
-    def __init__(self, replay: ServerReplay, group: anyio.abc.TaskGroup, crossed: Any = None) -> None:
+    def __init__(
+        self, replay: ServerReplay, group: anyio.abc.TaskGroup, crossed: Any = None, recorder: Recorder | None = None
+    ) -> None:
         self.replay = replay
         self.group = group
         self.session = uuid.uuid4().hex
         self.crossed = crossed  # the runtime's app serving the recording to the other era (started), or None
+        self.recorder = recorder  # `new_episodes`: what the client sent and what it got, replayed or live
 
     def _crossed_session(self, scope: dict[str, Any]) -> bool:
         if self.crossed is None:
@@ -114,17 +125,23 @@ class HttpReplay:
         if self.crossed is not None and needs_crossing(self.replay.recording, message):
             await self.crossed(scope, _replayed(body), send)
             return
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers") or []}
+        if self.recorder is not None:
+            self.recorder.frame("client", message, session=self.session, http={"method": "POST", "headers": headers})
         if "method" not in message or "id" not in message:  # a notification, or an answer to the replay
-            await self.replay.incoming(_PostStream(None), self.group, body)
+            await self.replay.incoming(_PostStream(None, headers), self.group, body)
             await _plain(send, 202)
             return
-        stream = _PostStream(message["id"])
+        stream = _PostStream(message["id"], headers)
         await self.replay.incoming(stream, self.group, body)
-        headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
-        headers.append((b"mcp-session-id", self.session.encode()))
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        out = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+        out.append((b"mcp-session-id", self.session.encode()))
+        await send({"type": "http.response.start", "status": 200, "headers": out})
+        answered = {"status": 200, "headers": {"content-type": "text/event-stream"}}
         async with stream.frames:
             async for frame in stream.frames:
+                if self.recorder is not None:
+                    self.recorder.frame("server", frame, session=self.session, http=answered)
                 event = b"event: message\ndata: " + frame + b"\n\n"
                 await send({"type": "http.response.body", "body": event, "more_body": True})
         await send({"type": "http.response.body", "body": b""})
@@ -146,9 +163,17 @@ async def _crossed_app(replay: ServerReplay, path: str, stack: AsyncExitStack) -
 
 @asynccontextmanager
 async def replay_http(
-    replay: ServerReplay, *, host: str = "127.0.0.1", port: int = 0, path: str = "/mcp"
+    replay: ServerReplay,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    path: str = "/mcp",
+    record_to: Path | None = None,
+    server: dict[str, Any] | None = None,
 ) -> AsyncIterator[str]:
-    """Serve `replay` over Streamable HTTP until the block ends; yields its URL."""
+    """Serve `replay` over Streamable HTTP until the block ends; yields its URL. With `record_to`,
+    the whole conversation (replayed, and answered by `replay.fallback`) is written there as a new
+    session file when the block ends (`new_episodes`; `server` describes the live server)."""
     import uvicorn
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -158,29 +183,49 @@ async def replay_http(
     try:
         async with AsyncExitStack() as stack:  # the crossed app's tasks outlive the replay's
             crossed = await _crossed_app(replay, path, stack)
+            if record_to is not None:
+                writer = episodes_writer(replay.recording, record_to, "http", server or {})
+                stack.callback(episodes_done, writer, record_to)
+                recorder = Recorder(writer, "http")
+            else:
+                recorder = None
+            if replay.fallback is not None:
+                stack.push_async_callback(replay.fallback.aclose)
             async with anyio.create_task_group() as group:
-                app = HttpReplay(replay, group, crossed)
+                app = HttpReplay(replay, group, crossed, recorder)
                 config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
-                server = uvicorn.Server(config)
-                server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-                group.start_soon(server.serve, [sock])
+                http_server = uvicorn.Server(config)
+                http_server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+                stopped = anyio.Event()
+
+                async def run() -> None:
+                    try:
+                        await http_server.serve([sock])
+                    finally:
+                        stopped.set()
+
+                group.start_soon(run)
                 with anyio.fail_after(START_SECONDS):
-                    while not server.started:
+                    while not http_server.started:
                         await anyio.sleep(0.01)
                 try:
                     yield f"http://{address[0]}:{address[1]}{path}"
                 finally:
-                    server.should_exit = True
+                    # uvicorn stopped mid-serve (cancelled) leaves the next server of the loop deaf: let it end.
+                    http_server.should_exit = True
+                    with anyio.move_on_after(STOP_SECONDS):
+                        await stopped.wait()
                     group.cancel_scope.cancel()
     finally:
         sock.close()
 
 
-async def serve_replay_http(replay: ServerReplay, *, host: str = "127.0.0.1", port: int = 0) -> None:
-    """`mcp-bindgen replay FILE --http HOST:PORT`: serve until SIGINT/SIGTERM, saying where."""
+async def serve_replay_http(replay: ServerReplay, *, host: str = "127.0.0.1", port: int = 0, **options: Any) -> None:
+    """`mcp-bindgen replay FILE --http HOST:PORT`: serve until SIGINT/SIGTERM, saying where
+    (`options`: `replay_http`'s `record_to` and `server`)."""
     import signal
 
-    async with replay_http(replay, host=host, port=port) as url:
+    async with replay_http(replay, host=host, port=port, **options) as url:
         print(f"replaying {replay.recording.path} at {url} (Ctrl-C stops)", file=sys.stderr)
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async for _ in signals:

@@ -16,7 +16,6 @@ from each request to what answered it."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 import uuid
 from collections.abc import Sequence
@@ -28,9 +27,15 @@ import anyio
 from mcp_bindings.runtime.recording.compare import DEFAULT_RULES, Difference, MatchRules, what_is
 from mcp_bindings.runtime.recording.crossed_replay import first_message, needs_crossing, serve_crossed
 from mcp_bindings.runtime.recording.exchanges import Exchange, Unmatched, exchanges_of
-from mcp_bindings.runtime.recording.live_fallback import LiveFallback, RecordingTransport
+from mcp_bindings.runtime.recording.live_fallback import (
+    Fallback,
+    LiveFallback,
+    RecordingTransport,
+    episodes_done,
+    episodes_writer,
+)
 from mcp_bindings.runtime.recording.recorder import STATELESS_VERSION_KEY, Recorder
-from mcp_bindings.runtime.recording.session_file import Recording, SessionWriter, new_header
+from mcp_bindings.runtime.recording.session_file import Recording, SessionWriter
 from mcp_bindings.runtime.rpc.transport import OversizedMessage, Transport
 
 Order = Literal["strict", "any"]
@@ -73,7 +78,7 @@ class ServerReplay:
         order: Order = "any",
         timing: Timing = "fast",
         log: Any = None,
-        fallback: LiveFallback | None = None,
+        fallback: Fallback | None = None,
     ) -> None:
         self.recording = recording
         self.rules = rules
@@ -222,6 +227,9 @@ class ServerReplay:
             return
         if self.fallback is not None:
             self.fallback.remember(message)
+            if self.fallback.takes(message):
+                await self.fallback.forward(message, transport, group)
+                return
         found = self.claim(message)
         if isinstance(found, Unmatched) and self.fallback is not None:
             self.forwarded.append(message)
@@ -292,18 +300,25 @@ async def replay_stdio(
     recording: Recording, *, live: Sequence[str] | None = None, record_to: Path | None = None, **options: Any
 ) -> ServerReplay:
     """Serve the recorded server side on this process's stdin/stdout until the client closes it.
-    With `live` (a server command), what the recording cannot answer goes to that server; with
-    `record_to`, the whole conversation is written there as a new session file (`new_episodes`)."""
+    With `live` (a server command, or a Streamable HTTP URL), what the recording cannot answer goes
+    to that server; with `record_to`, the whole conversation is written there as a new session file
+    (`new_episodes`)."""
+    from mcp_bindings.runtime.recording.http_fallback import HttpLiveFallback, is_url
     from mcp_bindings.runtime.stdio.serve import open_stdio_transport
 
-    fallback = LiveFallback(live) if live else None
+    fallback: Fallback | None = None
+    if live:
+        fallback = HttpLiveFallback(live[0]) if is_url(live) else LiveFallback(live)
     replay = ServerReplay(recording, fallback=fallback, **options)
     transport: Transport = await open_stdio_transport()
     writer: SessionWriter | None = None
     if record_to is not None:
-        header = new_header("stdio", {"command": list(live or recording.header["server"].get("command", []))}, {})
-        header["redaction"] = recording.header.get("redaction", {})
-        writer = SessionWriter(record_to.with_name(record_to.name + ".new"), header)
+        server = (
+            {"url": live[0]}
+            if live and is_url(live)
+            else {"command": list(live or recording.header["server"].get("command", []))}
+        )
+        writer = episodes_writer(recording, record_to, "stdio", server)
         transport = RecordingTransport(transport, Recorder(writer, "stdio"), uuid.uuid4().hex)
     try:
         await replay.serve(transport)
@@ -312,6 +327,5 @@ async def replay_stdio(
             await fallback.aclose()
         await transport.aclose()
         if writer is not None and record_to is not None:
-            writer.close()
-            os.replace(writer.path, record_to)
+            episodes_done(writer, record_to)
     return replay
