@@ -111,8 +111,12 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     diff.set_defaults(func=_run("cmd_diff_sessions"))
 
     mock = sub.add_parser(
-        "mock", help="serve a lock file's surface on stdio, tool results generated from their schemas"
+        "mock",
+        help="serve a lock file's surface (stdio or HTTP, every version), tool results generated from their schemas",
     )
     mock.add_argument("lock", metavar="LOCK", help="a lock file (mcp-bindgen lock)")
     mock.add_argument("--seed", type=int, default=0, help="the seed of the generated results (default: 0)")
+    mock.add_argument(
+        "--http", metavar="HOST:PORT", help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio"
+    )
     mock.set_defaults(func=_run("cmd_mock"))

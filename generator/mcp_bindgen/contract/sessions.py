@@ -187,8 +187,16 @@ def cmd_diff_sessions(args: argparse.Namespace) -> int:
 
 
 def cmd_mock(args: argparse.Namespace) -> int:
-    from .mock import Mock, load_lock, serve_mock
+    from .mock import Mock, load_lock, mock_server
 
-    mock = Mock(load_lock(Path(args.lock)), seed=args.seed)
-    anyio.run(lambda: serve_mock(mock))
+    server = mock_server(Mock(load_lock(Path(args.lock)), seed=args.seed))
+    if args.http:
+        from mcp_bindings.runtime.http.app import serve_http
+
+        host, port = _address(args.http, "--http")
+        serve_http(server, host=host, port=port)
+        return 0
+    from mcp_bindings.runtime.stdio.serve import serve_stdio
+
+    serve_stdio(server)
     return 0

@@ -15,16 +15,14 @@ which is only asked through an input-required result."""
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Mapping
 from typing import Any, Protocol, cast
 
-from pydantic import ValidationError
-
-from mcp_bindings.runtime.protocol import registry, versions
+from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.runtime.protocol.context import RequestContext
-from mcp_bindings.runtime.protocol.spec import INPUT_REQUIRED, MethodSpec, ProtocolTables
+from mcp_bindings.runtime.protocol.spec import ProtocolTables
+from mcp_bindings.runtime.recording.answering import answering_server
 from mcp_bindings.runtime.recording.compare import what_is
 from mcp_bindings.runtime.recording.exchanges import Exchange, Unmatched
 from mcp_bindings.runtime.recording.recorder import STATELESS_VERSION_KEY
@@ -119,58 +117,23 @@ def recorded_server(replay: ReplaySource) -> ServerStub:
     version = recorded_version(replay.recording)
     if version is None or _known(version) is None:
         raise ValueError(f"{replay.recording.path}: the recording states no protocol version this runtime has")
-    base: type[ServerStub] = importlib.import_module(registry.load_version(version).__name__ + ".server").Server
-    capabilities, answer = _answers(replay.recording)
-    info = cast("dict[str, Any]", answer.get("serverInfo") or {})
-    body: dict[str, Any] = {
-        "declared_capabilities": capabilities,
-        "validate_tools": False,  # the recorded answers are what they were: the replay checks nothing
-        "name": str(info.get("name") or "mcp-replay"),
-        "version": str(info.get("version") or "0.0.0"),
-        "title": info.get("title"),
-        "description": info.get("description"),
-        "website_url": info.get("websiteUrl"),
-        "icons": info.get("icons"),
-        "instructions": answer.get("instructions"),
-    }
-    for spec in base.protocol.client_requests.values():
-        gate = spec.gate
-        if spec.builtin or (gate is not None and not gate.present_in(capabilities)):
-            continue
-        body[spec.handler] = _handler(replay, spec, base.protocol)
-    return type("RecordedServer", (base,), body)()
+    capabilities, identity = _answers(replay.recording)
+
+    async def recorded(method: str, params: dict[str, Any] | None, ctx: RequestContext) -> dict[str, Any]:
+        return await answer(replay, method, params, ctx, version)
+
+    return answering_server(version, capabilities, identity, recorded)
 
 
-def _handler(replay: ReplaySource, spec: MethodSpec, protocol: ProtocolTables) -> Any:
-    async def handler(self: ServerStub, params: Any, ctx: RequestContext) -> Any:
-        return typed_result(spec, protocol, await answer(replay, spec.method, params, ctx, protocol.version))
-
-    handler.__name__ = spec.handler
-    return handler
-
-
-def typed_result(spec: MethodSpec, protocol: ProtocolTables, result: dict[str, Any]) -> Any:
-    """A recorded result as its version's model (the runtime crosses it, and bridges a stateless-era
-    input round to a handshake client, from the model), or an error saying it is not one."""
-    asks = result.get("resultType") == INPUT_REQUIRED and protocol.input_required_result is not None
-    target = protocol.input_required_result if asks else spec.result
-    try:
-        return versions.validate(target, result)
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(root)"
-        raise McpError(
-            INTERNAL_ERROR,
-            f"the recorded {spec.method} result is not a valid MCP {protocol.version} result: {where}: {first['msg']}",
-        ) from None
-
-
-async def answer(replay: ReplaySource, method: str, params: Any, ctx: RequestContext, recorded: str) -> dict[str, Any]:
-    """The recorded answer to `method` with `params` (already crossed into the recorded version):
-    its notifications sent, its result returned (the runtime crosses it back) or its error raised."""
+async def answer(
+    replay: ReplaySource, method: str, params: dict[str, Any] | None, ctx: RequestContext, recorded: str
+) -> dict[str, Any]:
+    """The recorded answer to `method` with `params` (wire JSON of the recorded version, without the
+    client's era's `_meta`): its notifications sent, its result returned (the runtime crosses it
+    back) or its error raised."""
     message: dict[str, Any] = {"jsonrpc": "2.0", "id": ctx.request_id, "method": method}
-    if params is not None:  # its `_meta` is the client's era's (and never matched): left out
-        message["params"] = {k: v for k, v in versions.dump(params).items() if k != "_meta"}
+    if params is not None:
+        message["params"] = params
     found = replay.claim(message)
     if isinstance(found, Unmatched):
         replay.unmatched.append((message, found))
