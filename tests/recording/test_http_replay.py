@@ -206,3 +206,26 @@ async def test_replay_http_command_with_new_episodes(tmp_path: Path, capsys: pyt
     capsys.readouterr()
     assert main(["replay", str(path), "--http", "127.0.0.1:0", "--new-episodes", sys.executable, "server.py"]) == 1
     assert "--new-episodes with --http takes the live server's URL" in capsys.readouterr().err
+
+
+async def test_stdio_replay_with_a_live_http_server(tmp_path: Path) -> None:
+    """`mcp-bindgen replay FILE --new-episodes URL` on stdio: what the file (recorded over stdio) has
+    not is asked of the live server on Streamable HTTP, and the file is written back with it."""
+    from mcp_bindings.runtime.stdio import connect_stdio
+    from mcp_bindings.v2025_11_25.client import Client
+    from tests.support.recording import record_in_memory
+
+    path = tmp_path / "stdio.mcpsession"
+    await record_in_memory(path, "2025-11-25")
+    sock, base = bind_local()
+    async with serve(recording_app().asgi(), sock):
+        command = [sys.executable, "-m", "mcp_bindgen.cli", "replay", str(path), "--new-episodes", base + "/mcp"]
+        async with connect_stdio(command, Client) as client:
+            answers = [
+                (await client.call_tool(name="greet", arguments={"name": name})).content[0].text  # pyright: ignore[reportAttributeAccessIssue]
+                for name in ("Ada", "Bob")
+            ]
+    assert answers == ["Hello, Ada!", "Hello, Bob!"]
+    recording = read_recording(path)
+    assert recording.header["server"] == {"url": base + "/mcp"}
+    assert any("Hello, Bob!" in json.dumps(e.message) for e in recording.entries)

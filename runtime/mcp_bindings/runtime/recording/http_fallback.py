@@ -155,6 +155,8 @@ class HttpLiveFallback:
             self._version = cast("dict[str, Any]", result)["protocolVersion"]
 
     async def aclose(self) -> None:
+        if self._http.is_closed:  # closed already (the replay ends it, and so may its owner)
+            return
         if self._session is not None:
             with anyio.move_on_after(5):
                 try:
