@@ -127,7 +127,13 @@ async def test_versions_cross_where_negotiation_allows_and_say_so_where_not(tmp_
             group.start_soon(replay.serve, server_end)
             async with connect(client_end, ModernClient) as modern:
                 assert modern.session.version == "2026-07-28"
-                assert sorted(t.name for t in (await modern.list_tools()).tools) == ["add", "ask", "count", "greet"]
+                listed = {t["name"]: t for t in dump(await modern.list_tools())["tools"]}
+                assert sorted(listed) == ["add", "ask", "count", "greet"]
+                assert listed["add"]["outputSchema"] == {  # crossed whole (2026-07-28 leaves its keywords open)
+                    "type": "object",
+                    "properties": {"result": {"type": "integer"}},
+                    "required": ["result"],
+                }
                 greeted = await modern.call_tool(name="greet", arguments={"name": "Ada"})
                 assert dump(greeted)["content"] == [{"type": "text", "text": "Hello, Ada!"}]  # a 2026-07-28 result
                 stamped = dump(greeted)["_meta"]["io.modelcontextprotocol/serverInfo"]

@@ -67,12 +67,17 @@ def _handler(spec: MethodSpec, protocol: ProtocolTables, answer: Answer) -> Any:
 
 
 def typed_result(spec: MethodSpec, protocol: ProtocolTables, result: dict[str, Any]) -> Any:
-    """A result as its version's model (the runtime crosses it, and bridges a stateless-era input
-    round to a handshake client, from the model), or an error saying it is not one."""
+    """A result checked as its version's model, or an error saying it is not one. A stateless-era
+    result is handed on as the model: the runtime crosses it to a handshake client from the model
+    (dropping what that version lacks; an input round bridged into real requests). A handshake-era
+    one as the JSON it is, which the runtime takes as a handler's dict (valid in the client's newer
+    models as it is): crossed from the model, `versions.project` would drop the keywords of a tool's
+    `outputSchema` that 2025-11-25 defines as fields and 2026-07-28 leaves open."""
     asks = result.get("resultType") == INPUT_REQUIRED and protocol.input_required_result is not None
     target = protocol.input_required_result if asks else spec.result
     try:
-        return versions.validate(target, result)
+        typed = versions.validate(target, result)
+        return typed if asks or protocol.stateless else result
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"]) or "(root)"
