@@ -336,10 +336,11 @@ _EXAMPLES = {
     "record": "mcp-bindgen record -o shop.mcpsession -- .venv/bin/python server.py\n"
     "mcp-bindgen record -o shop.mcpsession --listen 127.0.0.1:8765 http://127.0.0.1:3001/mcp",
     "replay": "mcp-bindgen replay shop.mcpsession\n"
-    "mcp-bindgen replay shop.mcpsession --http 127.0.0.1:8765 --order strict",
+    "mcp-bindgen replay shop.mcpsession --http 127.0.0.1:8765 --order strict\n"
+    "mcp-bindgen replay shop.mcpsession --http 127.0.0.1:8765 --new-episodes http://127.0.0.1:3001/mcp",
     "replay-client": "mcp-bindgen replay-client shop.mcpsession --from .venv/bin/python server.py",
     "diff-sessions": "mcp-bindgen diff-sessions before.mcpsession after.mcpsession",
-    "mock": "mcp-bindgen mock mcp-lock.json --seed 7",
+    "mock": "mcp-bindgen mock mcp-lock.json --seed 7\nmcp-bindgen mock mcp-lock.json --http 127.0.0.1:8765",
 }
 
 

@@ -69,9 +69,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         dest="live",
         nargs=argparse.REMAINDER,
         default=[],
-        metavar="CMD...",
-        help="send what the recording cannot answer to this live stdio server and write the whole session "
-        "back to FILE (put it last)",
+        metavar="SERVER...",
+        help="send what the recording cannot answer to this live server (a stdio command, or a Streamable HTTP "
+        "URL; with --http, a URL) and write the whole session back to FILE (put it last)",
     )
     replay.set_defaults(func=_run("cmd_replay"))
 
@@ -111,8 +111,12 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     diff.set_defaults(func=_run("cmd_diff_sessions"))
 
     mock = sub.add_parser(
-        "mock", help="serve a lock file's surface on stdio, tool results generated from their schemas"
+        "mock",
+        help="serve a lock file's surface (stdio or HTTP, every version), tool results generated from their schemas",
     )
     mock.add_argument("lock", metavar="LOCK", help="a lock file (mcp-bindgen lock)")
     mock.add_argument("--seed", type=int, default=0, help="the seed of the generated results (default: 0)")
+    mock.add_argument(
+        "--http", metavar="HOST:PORT", help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio"
+    )
     mock.set_defaults(func=_run("cmd_mock"))

@@ -46,6 +46,10 @@ CLAIMS = {
     "def test_weather_client(": "test_pytest_snippets",
     "mcp-bindgen mock mcp-lock.json --seed 7": "test_mock_commands",
     "--http 127.0.0.1:8800": "test_http_replay_command",
+    "from mcp_bindings.v2026_07_28.client import Client": "test_replay_across_eras",
+    "asked the client elicitation/create": "test_what_cannot_cross",
+    "--new-episodes http://127.0.0.1:8000/mcp": "test_new_episodes_http_command",
+    "mcp-bindgen mock mcp-lock.json --http 127.0.0.1:8801": "test_mock_http_command",
 }
 
 
@@ -257,3 +261,133 @@ def test_http_replay_command(workdir: Path) -> None:
     assert done.returncode == 0, done.stderr
     first, error = done.stdout.strip().splitlines()
     assert first == "{'city': 'Oslo', 'celsius': 21.5}" and "no recorded tools/call matches" in error
+
+
+def wait_for_port(port: int, process: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.1)
+
+
+def test_replay_across_eras(workdir: Path) -> None:
+    record(workdir)
+    (workdir / "examples" / "app_server.py").unlink()  # replayed: the server is not needed
+    done = python(block("from mcp_bindings.v2026_07_28.client import Client"), workdir)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines() == ["2026-07-28", "{'city': 'Oslo', 'celsius': 21.5}"]
+
+
+CROSSING_PROGRAM = """
+import sys
+
+import anyio
+
+from mcp_bindings.runtime.stdio import connect_stdio
+from mcp_bindings.v2025_11_25.client import Client, ClientHandlers
+from mcp_bindings.v2026_07_28.client import Client as ModernClient
+
+
+class Declines(ClientHandlers):
+    async def elicit(self, params, ctx):
+        return {"action": "decline"}
+
+
+async def main() -> None:
+    record = ["mcp-bindgen", "record", "-o", "delete.mcpsession", "--", sys.executable, "examples/app_server.py"]
+    async with connect_stdio(record, Client, handlers=Declines()) as client:
+        print((await client.call_tool(name="delete", arguments={"path": "notes.txt"})).content[0].text)
+    async with connect_stdio(["mcp-bindgen", "replay", "delete.mcpsession"], ModernClient) as modern:
+        try:
+            await modern.call_tool(name="delete", arguments={"path": "notes.txt"})
+        except Exception as error:
+            print(error)
+
+
+anyio.run(main)
+"""
+
+
+def test_what_cannot_cross(workdir: Path) -> None:
+    done = python(CROSSING_PROGRAM, workdir)
+    assert done.returncode == 0, done.stderr
+    kept, error = done.stdout.strip().splitlines()
+    assert kept == "kept"
+    assert error == block("asked the client elicitation/create").strip() + " (code -32603)"
+
+
+def test_new_episodes_http_command(workdir: Path) -> None:
+    record(workdir)
+    live_port, replay_port = free_port(), free_port()
+    line = block("--new-episodes http://127.0.0.1:8000/mcp").strip()
+    command = shlex.split(line.replace("8000", str(live_port)).replace("8802", str(replay_port)))
+    live = subprocess.Popen(
+        ["mcp-bindgen", "run", "examples/app_server.py", "--transport", "http", "--port", str(live_port)],
+        cwd=workdir,
+        env=env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    replay = subprocess.Popen(
+        command, cwd=workdir, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    program = block('connect_stdio(["mcp-bindgen", "replay", "weather.mcpsession"]')
+    program = program.replace(
+        "from mcp_bindings.runtime.stdio import connect_stdio",
+        "from mcp_bindings.runtime.http_client import connect_http",
+    )
+    program = program.replace(
+        'connect_stdio(["mcp-bindgen", "replay", "weather.mcpsession"], Client)',
+        f'connect_http("http://127.0.0.1:{replay_port}/mcp", Client)',
+    )
+    try:
+        wait_for_port(live_port, live)
+        wait_for_port(replay_port, replay)
+        done = python(program, workdir)
+    finally:
+        replay.send_signal(signal.SIGINT)
+        _, err = replay.communicate(timeout=20)
+        live.terminate()
+        live.wait(timeout=10)
+    assert done.returncode == 0, done.stderr
+    # Oslo from the file; Lima, never recorded, from the live server: no error this time.
+    assert done.stdout.strip().splitlines() == ["{'city': 'Oslo', 'celsius': 21.5}"]
+    assert replay.returncode == 0, err
+    grown = (workdir / "weather.mcpsession").read_text()
+    assert '"Lima"' in grown and read_recording(workdir / "weather.mcpsession").header["transport"] == "http"
+
+
+def test_mock_http_command(workdir: Path) -> None:
+    lock_line = block("mcp-bindgen mock mcp-lock.json --seed 7").strip().splitlines()[0]
+    assert run(shlex.split(lock_line), workdir).returncode == 0
+    port = free_port()
+    command = shlex.split(
+        block("mcp-bindgen mock mcp-lock.json --http 127.0.0.1:8801").strip().replace("8801", str(port))
+    )
+    process = subprocess.Popen(
+        command, cwd=workdir, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    program = block("from mcp_bindings.v2026_07_28.client import Client")
+    program = program.replace(
+        "from mcp_bindings.runtime.stdio import connect_stdio",
+        "from mcp_bindings.runtime.http_client import connect_http",
+    )
+    program = program.replace(
+        "connect_stdio(REPLAY, Client)",
+        f'connect_http("http://127.0.0.1:{port}/mcp", Client)',
+    )
+    try:
+        wait_for_port(port, process)
+        done = python(program, workdir)
+    finally:
+        process.terminate()
+        process.communicate(timeout=20)
+    assert done.returncode == 0, done.stderr
+    version, weather = done.stdout.strip().splitlines()
+    assert version == "2026-07-28"
+    assert set(ast.literal_eval(weather)) == {"city", "celsius"}

@@ -78,8 +78,10 @@ def make_handlers(version: str, recorder: Recorder) -> Any:
     version has it) elicitation, and recording notifications."""
     base = client_module(version).ClientHandlers
 
+    list_changed = "roots.listChanged" in base.protocol.capability_paths("client")  # not in 2026-07-28
+
     class Handlers(base):  # type: ignore[misc, valid-type]
-        declared_capabilities = {"roots": {"listChanged": True}}
+        declared_capabilities = {"roots": {"listChanged": True}} if list_changed else {}
 
         async def create_message(self, params: Any, ctx: Any) -> Any:
             data = _dump(params)

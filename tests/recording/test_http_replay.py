@@ -5,12 +5,15 @@ SSE stream and its answer on a POST of its own); and `mcp-bindgen replay --http`
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import anyio
+import anyio.to_thread
 import httpx
 import pytest
 
@@ -131,3 +134,98 @@ async def test_the_fixture_value_records_then_replays_over_http(tmp_path: Path) 
     with pytest.raises(pytest.fail.Exception, match="no recording at"):
         async with McpRecording(path=tmp_path / "none.mcpsession", mode="none").http(base + "/mcp"):
             pass
+
+
+async def _greet_only(url: str, version: str) -> str:
+    from mcp_bindings.runtime.client.http import connect_http
+    from tests.peers.harness import client_module
+
+    async with connect_http(url, client_module(version).Client) as client:
+        result = await client.call_tool(name="greet", arguments={"name": "Ada"})
+        return result.content[0].text  # pyright: ignore[reportAttributeAccessIssue]
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+async def test_new_episodes_over_http(tmp_path: Path, version: str) -> None:
+    """`new_episodes` with the recorded server on Streamable HTTP: a file that has only `greet` replays
+    it and sends the rest (tools/list, add, progress of count, the sampling of ask: a server-to-client
+    request at 2025-11-25, an input round at 2026-07-28) to the live server behind the replay; the
+    client sees what the live server alone would show, and the file written back answers it all
+    with the server gone."""
+    from mcp_bindings.runtime.recording.pytest_plugin import McpRecording
+
+    path = tmp_path / "recordings" / "t.mcpsession"
+    sock, base = bind_local()
+    async with serve(recording_app().asgi(), sock):
+        alone = await drive_http(base + "/mcp", version)
+        async with McpRecording(path=path, mode="once").http(base + "/mcp") as url:
+            assert await _greet_only(url, version) == "Hello, Ada!"
+        assert not any(
+            "Howdy" in json.dumps(e.message) or "add" in json.dumps(e.message) for e in read_recording(path).entries
+        )
+        episodes = McpRecording(path=path, mode="new_episodes")
+        assert not episodes.recording
+        async with episodes.http(base + "/mcp") as url:
+            grown = await drive_http(url, version)
+    assert grown == alone
+    assert grown["progress"] == [[1, 3], [2, 3], [3, 3]]
+    assert grown["ask"]["content"][0]["text"] == "the model said: sampled: why?"
+    recording = read_recording(path)
+    assert recording.header["transport"] == "http" and recording.header["server"] == {"url": base + "/mcp"}
+    assert recording.versions == [version]
+    async with McpRecording(path=path, mode="none").http(base + "/mcp") as url:  # nothing listens any more
+        assert await drive_http(url, version) == alone
+
+
+async def test_replay_http_command_with_new_episodes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`mcp-bindgen replay FILE --http HOST:PORT --new-episodes URL`: the command line of the same; a
+    live server given as a command is refused with what to give instead."""
+    from mcp_bindgen.cli import main
+
+    path = tmp_path / "cli.mcpsession"
+    sock, base = bind_local()
+    async with serve(recording_app().asgi(), sock):
+        async with recording_proxy(base + "/mcp", path) as url:
+            assert await _greet_only(url, "2025-11-25") == "Hello, Ada!"
+        port = free_port()
+        argv = [sys.executable, "-m", "mcp_bindgen.cli", "replay", str(path), "--http", f"127.0.0.1:{port}"]
+        process = subprocess.Popen(
+            [*argv, "--new-episodes", base + "/mcp"], cwd=REPO_ROOT, stderr=subprocess.PIPE, text=True
+        )
+        try:
+            assert process.stderr is not None
+            line = await anyio.to_thread.run_sync(process.stderr.readline)
+            assert "replaying" in line, line
+            grown = await drive_http(f"http://127.0.0.1:{port}/mcp", "2025-11-25")
+        finally:
+            process.send_signal(signal.SIGINT)
+            await anyio.to_thread.run_sync(lambda: process.wait(timeout=20))
+    assert process.returncode == 0
+    assert grown["ask"]["content"][0]["text"] == "the model said: sampled: why?"
+    assert any("counted to 3" in json.dumps(e.message) for e in read_recording(path).entries)
+    capsys.readouterr()
+    assert main(["replay", str(path), "--http", "127.0.0.1:0", "--new-episodes", sys.executable, "server.py"]) == 1
+    assert "--new-episodes with --http takes the live server's URL" in capsys.readouterr().err
+
+
+async def test_stdio_replay_with_a_live_http_server(tmp_path: Path) -> None:
+    """`mcp-bindgen replay FILE --new-episodes URL` on stdio: what the file (recorded over stdio) has
+    not is asked of the live server on Streamable HTTP, and the file is written back with it."""
+    from mcp_bindings.runtime.stdio import connect_stdio
+    from mcp_bindings.v2025_11_25.client import Client
+    from tests.support.recording import record_in_memory
+
+    path = tmp_path / "stdio.mcpsession"
+    await record_in_memory(path, "2025-11-25")
+    sock, base = bind_local()
+    async with serve(recording_app().asgi(), sock):
+        command = [sys.executable, "-m", "mcp_bindgen.cli", "replay", str(path), "--new-episodes", base + "/mcp"]
+        async with connect_stdio(command, Client) as client:
+            answers = [
+                (await client.call_tool(name="greet", arguments={"name": name})).content[0].text  # pyright: ignore[reportAttributeAccessIssue]
+                for name in ("Ada", "Bob")
+            ]
+    assert answers == ["Hello, Ada!", "Hello, Bob!"]
+    recording = read_recording(path)
+    assert recording.header["server"] == {"url": base + "/mcp"}
+    assert any("Hello, Bob!" in json.dumps(e.message) for e in recording.entries)

@@ -6,9 +6,11 @@ the same, none fails. The recorded client side replayed to the live server match
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ import pytest
 from mcp_bindgen.cli import main
 from tests.peers import contract_peers
 from tests.peers.harness import PEERS
-from tests.support import REPO_ROOT
+from tests.support import REPO_ROOT, free_port
 from tests.support.sdk import TS_SDK, node_with_ts_sdk
 
 pytestmark = [pytest.mark.slow, pytest.mark.interop]
@@ -25,7 +27,10 @@ BINDGEN = [sys.executable, "-m", "mcp_bindgen.cli"]
 
 
 def sdk_report(sdk_python: str, server: list[str], scenario: str) -> dict[str, Any]:
-    argv = [sdk_python, str(PEERS / "sdk_everything_client.py"), "--scenario", scenario, "--", *server]
+    """The SDK client's report; `server` is the command after `--`, or options before one (or a URL)."""
+    if "--" not in server and "--url" not in server:
+        server = ["--", *server]
+    argv = [sdk_python, str(PEERS / "sdk_everything_client.py"), "--scenario", scenario, *server]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     report: dict[str, Any] = json.loads(done.stdout)
@@ -88,4 +93,122 @@ def test_typescript_sdk_client_replays_a_recorded_server(peers: dict[str, list[s
     # timing the first step's arrives, as live, well before it.
     replayed = ts_report([*BINDGEN, "replay", str(session), "--timing", "preserved"])
     assert replayed.pop("progress")[:1] == live.pop("progress")[:1] == [[1, 2]]
+    assert replayed == live
+
+
+MODERN = "2026-07-28"
+SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+
+
+@contextlib.contextmanager
+def replay_over_http(session: Path) -> Iterator[str]:
+    """`mcp-bindgen replay SESSION --http 127.0.0.1:PORT` in a process of its own; its URL."""
+    port = free_port()
+    argv = [*BINDGEN, "replay", str(session), "--http", f"127.0.0.1:{port}"]
+    process = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT)
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()  # "replaying ... at URL (Ctrl-C stops)", once it listens
+        assert "replaying" in line, line + process.stderr.read()
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_2025_11_25_recording_replays_to_a_2026_07_28_sdk_client(
+    sdk_python: str, peers: dict[str, list[str]], transport: str, tmp_path: Path
+) -> None:
+    """Recorded at 2025-11-25 (the SDK's handshake), replayed to the SDK's stateless 2026-07-28 client:
+    the runtime serves the recording as a 2025-11-25 server, so every answer crosses as a live one
+    would (stamped with the recorded server's identity, progress on the new request's token)."""
+    session = tmp_path / "everything.mcpsession"
+    recorded = [*BINDGEN, "record", "-o", str(session), "--", *peers["everything"]]
+    live = sdk_report(sdk_python, ["--no-roots", "--", *recorded], "everything")
+    assert live["initialize"]["protocolVersion"] == "2025-11-25"
+    if transport == "stdio":
+        modern = sdk_report(
+            sdk_python, ["--no-roots", "--mode", MODERN, "--", *BINDGEN, "replay", str(session)], "everything"
+        )
+    else:
+        with replay_over_http(session) as url:
+            modern = sdk_report(sdk_python, ["--no-roots", "--mode", MODERN, "--url", url], "everything")
+    for step in (
+        "tools",
+        "echo",
+        "sum",
+        "structured",
+        "image",
+        "long",
+        "resources",
+        "templates",
+        "read",
+        "prompts",
+        "prompt",
+    ):
+        answer = dict(modern[step])
+        assert answer.pop("_meta")[SERVER_INFO]["name"] == "mcp-servers/everything", step
+        assert answer == live[step], step
+    assert modern["progress"] == live["progress"] == [[1.0, 3.0], [2.0, 3.0], [3.0, 3.0]]
+    assert modern["read"]["contents"][0]["uri"] == "demo://resource/static/document/architecture.md"
+    assert modern["prompt"]["messages"][0]["content"]["text"] == "What's weather in Paris, TX?"
+
+
+def test_what_cannot_cross_to_2026_07_28_is_a_clear_error_to_the_sdk_client(sdk_python: str, tmp_path: Path) -> None:
+    """Our recording server's `ask` asks the client's model mid-request (sampling/createMessage, a
+    handshake-era server-to-client request). Recorded at 2025-11-25, it cannot be played to the
+    SDK's 2026-07-28 client: a JSON-RPC error names the call, the method and both versions; the other
+    tools of the same recording answer."""
+    import anyio
+
+    from tests.support.recording import record_in_memory
+
+    session = tmp_path / "ask.mcpsession"
+    anyio.run(record_in_memory, session, "2025-11-25")
+    argv = [sdk_python, str(PEERS / "sdk_steps_client.py"), "--version", MODERN]
+    argv += [
+        "--call",
+        'greet={"name": "Ada"}',
+        "--call",
+        'ask={"question": "why?"}',
+        "--",
+        *BINDGEN,
+        "replay",
+        str(session),
+    ]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert report["tools"] == ["add", "greet", "count", "ask"]
+    greet, ask = report["calls"]
+    assert greet["result"]["content"] == [{"type": "text", "text": "Hello, Ada!"}]
+    assert ask["mcp_error"]["code"] == -32603
+    message = ask["mcp_error"]["message"]
+    assert message.startswith("tools/call ask (ask.mcpsession:")
+    assert "the recording (MCP 2025-11-25) asked the client sampling/createMessage" in message
+    assert "a client of MCP 2026-07-28 cannot be asked" in message
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_sdk_2026_07_28_input_rounds_replay(sdk_python: str, transport: str, tmp_path: Path) -> None:
+    """The SDK's 2026-07-28 client calls our recording server's `ask` (an input round: the result asks
+    for sampling, the SDK retries with its answer and the sealed state) through `mcp-bindgen record`;
+    replayed, the SDK's own retry matches the recorded round and gets the recorded final answer."""
+    session = tmp_path / "rounds.mcpsession"
+    server = [sys.executable, str(PEERS / "recording_server.py")]
+    live = sdk_report(
+        sdk_python, ["--mode", MODERN, "--", *BINDGEN, "record", "-o", str(session), "--", *server], "recorded"
+    )
+    assert live["ask"]["content"] == [{"type": "text", "text": "the model said: sdk sampled"}]
+    lines = [json.loads(line) for line in session.read_text().splitlines()[1:]]
+    asked = [e["message"] for e in lines if (e["message"].get("result") or {}).get("resultType") == "input_required"]
+    assert len(asked) == 1  # the round is in the file
+    if transport == "stdio":
+        replayed = sdk_report(
+            sdk_python, ["--mode", MODERN, "--", *BINDGEN, "replay", "--order", "strict", str(session)], "recorded"
+        )
+    else:
+        with replay_over_http(session) as url:
+            replayed = sdk_report(sdk_python, ["--mode", MODERN, "--url", url], "recorded")
     assert replayed == live

@@ -1,14 +1,16 @@
-"""`mcp-bindgen mock`: the lock of examples/app_server.py served on stdio, to the typed client
-`mcp-bindgen client` generates from the same lock and to the official SDK client (which checks
-structured results against the output schema): every call type-valid, the same seed the same
-answers, another seed others."""
+"""`mcp-bindgen mock`: the lock of examples/app_server.py served on stdio and Streamable HTTP, to the
+typed client `mcp-bindgen client` generates from the same lock, this project's 2026-07-28 client and
+the official SDK client at 2025-11-25 and 2026-07-28 (which checks structured results against the
+output schema): every call type-valid, the same seed the same answers, another seed others."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -18,7 +20,7 @@ import pytest
 
 from mcp_bindgen.cli import main
 from tests.peers.harness import PEERS
-from tests.support import REPO_ROOT
+from tests.support import REPO_ROOT, free_port
 
 APP = [sys.executable, str(REPO_ROOT / "examples" / "app_server.py")]
 
@@ -86,3 +88,65 @@ def test_the_official_sdk_client_gets_valid_results(lock: Path, sdk_python: str)
     assert weather.get("isError") is not True
     assert set(weather["structuredContent"]) == {"city", "celsius"}
     assert [t["name"] for t in report["tools"]["tools"]] == ["delete", "weather"]  # as the lock sorts them
+
+
+@contextlib.contextmanager
+def mock_over_http(lock: Path, seed: int) -> Iterator[str]:
+    """`mcp-bindgen mock LOCK --http 127.0.0.1:PORT` in a process of its own; its URL once it listens."""
+    port = free_port()
+    process = subprocess.Popen(
+        [*mock(lock, seed), "--http", f"127.0.0.1:{port}"], stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT
+    )
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()  # "serving MCP (Streamable HTTP) at URL"
+        assert "serving MCP" in line, line + process.stderr.read()
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def test_a_2026_07_28_client_gets_the_locked_surface(lock: Path) -> None:
+    """The stateless era over stdio: this project's 2026-07-28 client, no handshake; the lock's
+    2026-07-28 surface, results type-valid (the client checks them against the output schema)."""
+    from mcp_bindings.runtime.protocol.versions import dump
+    from mcp_bindings.runtime.stdio import connect_stdio
+    from mcp_bindings.v2026_07_28.client import Client
+
+    async def run() -> list[Any]:
+        async with connect_stdio(mock(lock, 3), Client) as client:
+            assert client.session.version == "2026-07-28"
+            tools = [t.name for t in (await client.list_tools()).tools]
+            weather = dump(await client.call_tool(name="weather", arguments={"city": "Oslo"}))
+            prompt = dump(await client.get_prompt(name="review", arguments={"code": "x = 1", "language": "python"}))
+            return [tools, weather, prompt]
+
+    tools, weather, prompt = anyio.run(run)
+    assert tools == ["delete", "weather"]
+    assert set(weather["structuredContent"]) == {"city", "celsius"} and weather["resultType"] == "complete"
+    assert weather["_meta"]["io.modelcontextprotocol/serverInfo"] == {"name": "demo", "version": "0.0.0+mock"}
+    assert prompt["messages"][0]["content"]["text"].startswith("(mock) prompt review")
+
+
+@pytest.mark.interop
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_the_official_sdk_client_at_2026_07_28(lock: Path, sdk_python: str, transport: str) -> None:
+    """The SDK's stateless 2026-07-28 client (`Client(mode="2026-07-28")`) against the mock, over
+    stdio and Streamable HTTP: every call answers, type-valid for the SDK."""
+    argv = [sdk_python, str(PEERS / "sdk_everything_client.py"), "--scenario", "app", "--mode", "2026-07-28"]
+    with contextlib.ExitStack() as stack:
+        if transport == "stdio":
+            argv += ["--", *mock(lock, 7)]
+        else:
+            argv += ["--url", stack.enter_context(mock_over_http(lock, 7))]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    failed = {k: v for k, v in report.items() if isinstance(v, dict) and ("error" in v or "mcp_error" in v)}
+    assert not failed, failed
+    assert [t["name"] for t in report["tools"]["tools"]] == ["delete", "weather"]
+    weather = report["weather"]
+    assert weather.get("isError") is not True and set(weather["structuredContent"]) == {"city", "celsius"}
+    assert report["prompt"]["messages"][0]["content"]["text"].startswith("(mock) prompt review")
+    assert [t["name"] for t in report["templates"]["resourceTemplates"]] == ["profile"]

@@ -93,12 +93,18 @@ async def test_strict_order_refuses_a_request_out_of_turn(tmp_path: Path) -> Non
 
 async def test_versions_cross_where_negotiation_allows_and_say_so_where_not(tmp_path: Path) -> None:
     """A 2025-06-18 recording answers a 2025-11-25 client's handshake with its own version, which the
-    client accepts as from any server; a 2026-07-28 (stateless) request is refused, saying why."""
+    client accepts as from any server. A 2026-07-28 (stateless) client is served the recording through
+    the runtime's version crossing: answers cross into 2026-07-28; an exchange in which the recorded
+    server asked the client something mid-request (sampling) cannot cross, and the error says so,
+    naming the method and both versions. A stateless request inside a handshake connection is refused."""
     import anyio
 
     from mcp_bindings.runtime.client.runtime import connect
+    from mcp_bindings.runtime.errors import McpError
+    from mcp_bindings.runtime.protocol.versions import dump
     from mcp_bindings.runtime.recording.replay_server import ServerReplay
     from mcp_bindings.runtime.rpc.transport import memory_pair
+    from mcp_bindings.v2026_07_28.client import Client as ModernClient
     from tests.peers.harness import Recorder, client_module, make_handlers
 
     path = tmp_path / "s.mcpsession"
@@ -115,15 +121,42 @@ async def test_versions_cross_where_negotiation_allows_and_say_so_where_not(tmp_
                 assert result.content[0].text == "Hello, Ada!"
             group.cancel_scope.cancel()
     replay = ServerReplay(recording)
+    client_end, server_end = memory_pair()
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(replay.serve, server_end)
+            async with connect(client_end, ModernClient) as modern:
+                assert modern.session.version == "2026-07-28"
+                listed = {t["name"]: t for t in dump(await modern.list_tools())["tools"]}
+                assert sorted(listed) == ["add", "ask", "count", "greet"]
+                assert listed["add"]["outputSchema"] == {  # crossed whole (2026-07-28 leaves its keywords open)
+                    "type": "object",
+                    "properties": {"result": {"type": "integer"}},
+                    "required": ["result"],
+                }
+                greeted = await modern.call_tool(name="greet", arguments={"name": "Ada"})
+                assert dump(greeted)["content"] == [{"type": "text", "text": "Hello, Ada!"}]  # a 2026-07-28 result
+                stamped = dump(greeted)["_meta"]["io.modelcontextprotocol/serverInfo"]
+                assert stamped == {"name": "recorded", "version": "1.0"}  # the recorded identity
+                with pytest.raises(McpError) as refused:
+                    await modern.call_tool(name="ask", arguments={"question": "why?"})
+                assert refused.value.code == -32603
+                assert str(refused.value.message).startswith("tools/call ask (s.mcpsession:")
+                assert str(refused.value.message).endswith(
+                    "the recording (MCP 2025-06-18) asked the client sampling/createMessage during this request, "
+                    "which a client of MCP 2026-07-28 cannot be asked (a handshake-era server-to-client request "
+                    "does not cross to the stateless era): record the session with a 2026-07-28 client"
+                )
+            group.cancel_scope.cancel()
     stateless = {
         "jsonrpc": "2.0",
         "id": 1,
         "method": "tools/list",
         "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}},
     }
-    refused = replay.claim(stateless)
-    assert not isinstance(refused, type(replay.exchanges[0]))
-    assert refused.message == (
+    refused_claim = replay.claim(stateless)
+    assert not isinstance(refused_claim, type(replay.exchanges[0]))
+    assert refused_claim.message == (
         "tools/list is at protocol 2026-07-28, the recording at 2025-06-18: a recording replays at the "
         "protocol era it was made in (record the session with a 2026-07-28 client)"
     )

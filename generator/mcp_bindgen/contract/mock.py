@@ -1,9 +1,13 @@
-"""`mcp-bindgen mock mcp-lock.json`: serve a locked surface on stdio before the real server exists.
+"""`mcp-bindgen mock mcp-lock.json`: serve a locked surface before the real server exists, on stdio
+or Streamable HTTP, to clients of every version the runtime has, both eras.
 
-The handshake answers with the lock's capabilities and server info at the client's version (when the
-lock has it, else the newest the lock has); the lists are the lock's; `tools/call` answers with a
-result generated from the tool's `outputSchema` (as `structuredContent`, and as JSON text), or a
-text result for a tool without one; `prompts/get` and `resources/read` with a placeholder text.
+The runtime serves it (`recording.answering.answering_server`: a stub of the lock's newest version
+with the lock's capabilities and server name): the handshake or `server/discover`, the version
+crossing and the stateless era's per-request fields are its own. Each answer comes from the lock's
+surface at the client's version (when the lock has it, else the newest the lock has): the lists are
+the lock's; `tools/call` answers with a result generated from the tool's `outputSchema` (as
+`structuredContent`, and as JSON text), or a text result for a tool without one; `prompts/get` and
+`resources/read` with a placeholder text.
 
 Data comes from jsf (JSON Schema Faker: a maintained generator covering the usual keywords, $ref,
 formats and patterns), seeded per tool and call from `--seed`, so the same seed gives the same
@@ -18,13 +22,11 @@ import random
 from pathlib import Path
 from typing import Any, cast
 
-import anyio
 from jsonschema import Draft202012Validator
 
 from ..errors import BindgenError
 
 ATTEMPTS = 20
-HANDSHAKE_VERSIONS_BEFORE = "2026-07-28"  # the stateless era has no initialize; the mock serves handshake versions
 
 
 class SchemaUnsatisfied(Exception):
@@ -59,32 +61,36 @@ def load_lock(path: Path) -> dict[str, dict[str, Any]]:
     versions = data.get("versions") if isinstance(data, dict) else None
     if not isinstance(versions, dict):
         raise BindgenError(f"{path} is not a lock file (no `versions`): write one with `mcp-bindgen lock`")
-    served = {v: s for v, s in cast("dict[str, Any]", versions).items() if v < HANDSHAKE_VERSIONS_BEFORE}
+    from mcp_bindings.runtime.protocol import registry
+
+    known = set(registry.versions())
+    served = {v: s for v, s in cast("dict[str, Any]", versions).items() if v in known and isinstance(s, dict)}
     if not served:
-        raise BindgenError(f"{path} locks no handshake-era version (the mock serves 2024-11-05 to 2025-11-25)")
+        have = ", ".join(sorted(known))
+        raise BindgenError(f"{path} locks no protocol version this runtime serves ({have}): lock the server again")
     return served
 
 
 class Mock:
-    """Answers one client's JSON-RPC messages from a lock."""
+    """Answers from a lock: each request from the surface locked at the client's version."""
 
     def __init__(self, versions: dict[str, dict[str, Any]], seed: int = 0) -> None:
         self.versions = versions
         self.seed = seed
-        self.surface = versions[max(versions)]
+        self.newest = max(versions)
         self.calls: dict[str, int] = {}
 
-    def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
-        asked = params.get("protocolVersion")
-        version = asked if asked in self.versions else max(self.versions)
-        self.surface = self.versions[version]
-        # A lock keeps the server's name, not its version (which changes without the surface changing).
-        info = {"name": "mock", "version": "0.0.0+mock", **(self.surface.get("serverInfo") or {})}
-        return {"protocolVersion": version, "capabilities": self.surface.get("capabilities", {}), "serverInfo": info}
+    def surface(self, version: str) -> dict[str, Any]:
+        return self.versions.get(version) or self.versions[self.newest]
 
-    def _call_tool(self, params: dict[str, Any]) -> dict[str, Any]:
+    def identity(self) -> dict[str, Any]:
+        # A lock keeps the server's name, not its version (which changes without the surface changing).
+        info = {"name": "mock", "version": "0.0.0+mock", **(self.surface(self.newest).get("serverInfo") or {})}
+        return {"serverInfo": info}
+
+    def _call_tool(self, surface: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
         name = str(params.get("name"))
-        tools = {t["name"]: t for t in self.surface.get("tools", [])}
+        tools = {t["name"]: t for t in surface.get("tools", [])}
         if name not in tools:
             raise _Error(-32602, f"unknown tool {name!r}: the lock has {', '.join(sorted(tools)) or 'no tools'}")
         count = self.calls[name] = self.calls.get(name, 0) + 1
@@ -99,12 +105,9 @@ class Mock:
             raise _Error(-32603, f"the mock cannot answer {name}: {exc}") from None
         return {"content": [{"type": "text", "text": text}]}
 
-    def answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        surface = self.surface
-        if method == "initialize":
-            return self._initialize(params)
-        if method == "ping":
-            return {}
+    def answer(self, method: str, params: dict[str, Any], version: str | None = None) -> dict[str, Any]:
+        """The answer to `method` for a client of `version` (default: the lock's newest)."""
+        surface = self.surface(version or self.newest)
         lists = {
             "tools/list": "tools",
             "prompts/list": "prompts",
@@ -114,13 +117,13 @@ class Mock:
         if method in lists:
             return {lists[method]: surface.get(lists[method], [])}
         if method == "tools/call":
-            return self._call_tool(params)
+            return self._call_tool(surface, params)
         if method == "prompts/get":
             text = f"(mock) prompt {params.get('name')} with {json.dumps(params.get('arguments') or {})}"
             return {"messages": [{"role": "user", "content": {"type": "text", "text": text}}]}
         if method == "resources/read":
             return {"contents": [{"uri": params.get("uri"), "mimeType": "text/plain", "text": "(mock) resource"}]}
-        if method == "logging/setLevel":
+        if method in ("logging/setLevel", "resources/subscribe", "resources/unsubscribe"):
             return {}
         raise _Error(-32601, f"the mock serves no {method} (it answers what a lock file describes)")
 
@@ -131,30 +134,16 @@ class _Error(Exception):
         self.code = code
 
 
-async def serve_mock(mock: Mock) -> None:
-    from mcp_bindings.runtime.stdio.serve import open_stdio_transport
+def mock_server(mock: Mock) -> Any:
+    """The runtime's server stub answering from `mock` (serve it with `serve_stdio` or `serve_http`)."""
+    from mcp_bindings.runtime.errors import McpError
+    from mcp_bindings.runtime.recording.answering import answering_server
 
-    transport = await open_stdio_transport()
-    try:
-        while True:
-            try:
-                frame = await transport.receive()
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return
-            try:
-                message = json.loads(frame)
-            except ValueError as exc:
-                error = {"code": -32700, "message": f"Parse error: {exc}"}
-                await transport.send(json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode())
-                continue
-            if not isinstance(message, dict) or "method" not in message or "id" not in message:
-                continue  # notifications and answers need nothing
-            message = cast("dict[str, Any]", message)
-            params = message.get("params") if isinstance(message.get("params"), dict) else {}
-            try:
-                reply: dict[str, Any] = {"result": mock.answer(str(message["method"]), cast("dict[str, Any]", params))}
-            except _Error as exc:
-                reply = {"error": {"code": exc.code, "message": str(exc)}}
-            await transport.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], **reply}).encode())
-    finally:
-        await transport.aclose()
+    async def answer(method: str, params: dict[str, Any] | None, ctx: Any) -> dict[str, Any]:
+        try:
+            return mock.answer(method, params or {}, ctx.protocol_version)
+        except _Error as exc:
+            raise McpError(exc.code, str(exc)) from None
+
+    capabilities = mock.surface(mock.newest).get("capabilities") or {}
+    return answering_server(mock.newest, capabilities, mock.identity(), answer, validate_tools=True)

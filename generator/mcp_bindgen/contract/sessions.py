@@ -85,18 +85,23 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     recording = _read(args.session)
     rules = _rules(args)
+    live = args.live or None
+    record_to = Path(args.session) if live else None
     if args.http:
+        from mcp_bindings.runtime.recording.http_fallback import HttpLiveFallback, is_url
         from mcp_bindings.runtime.recording.http_replay import serve_replay_http
         from mcp_bindings.runtime.recording.replay_server import ServerReplay
 
-        if args.live:
-            raise BindgenError("--new-episodes replays over stdio only: drop --http or --new-episodes")
         host, port = _address(args.http, "--http")
-        replay = ServerReplay(recording, rules=rules, order=args.order, timing=args.timing)
-        anyio.run(lambda: serve_replay_http(replay, host=host, port=port))
+        if live and not is_url(live):
+            raise BindgenError(
+                "--new-episodes with --http takes the live server's URL: give http://HOST:PORT/PATH after it"
+            )
+        fallback = HttpLiveFallback(live[0]) if live else None
+        server = {"url": live[0]} if live else None
+        replay = ServerReplay(recording, rules=rules, order=args.order, timing=args.timing, fallback=fallback)
+        anyio.run(lambda: serve_replay_http(replay, host=host, port=port, record_to=record_to, server=server))
         return 0
-    live = args.live or None
-    record_to = Path(args.session) if live else None
     anyio.run(
         lambda: replay_stdio(
             recording, live=live, record_to=record_to, rules=rules, order=args.order, timing=args.timing
@@ -182,8 +187,16 @@ def cmd_diff_sessions(args: argparse.Namespace) -> int:
 
 
 def cmd_mock(args: argparse.Namespace) -> int:
-    from .mock import Mock, load_lock, serve_mock
+    from .mock import Mock, load_lock, mock_server
 
-    mock = Mock(load_lock(Path(args.lock)), seed=args.seed)
-    anyio.run(lambda: serve_mock(mock))
+    server = mock_server(Mock(load_lock(Path(args.lock)), seed=args.seed))
+    if args.http:
+        from mcp_bindings.runtime.http.app import serve_http
+
+        host, port = _address(args.http, "--http")
+        serve_http(server, host=host, port=port)
+        return 0
+    from mcp_bindings.runtime.stdio.serve import serve_stdio
+
+    serve_stdio(server)
     return 0

@@ -2,7 +2,8 @@
 matching rules a replay uses to pair an incoming request with a recorded one.
 
 By default a request is identified by its method and params, with `_meta` (progress tokens, the
-stateless era's per-request protocol version and client info) and the `initialize` request's
+stateless era's per-request protocol version and client info), `requestState` (the sealed state of
+a stateless-era input round, issued anew by each run of a server) and the `initialize` request's
 `clientInfo` and `protocolVersion` (negotiated, not matched) left out, and the JSON-RPC id never
 looked at. `MatchRules` changes that: more params
 paths to ignore (`arguments.timestamp`), or match on the method alone."""
@@ -13,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "(absent)"})()
-DEFAULT_IGNORED = ("_meta", "clientInfo")
+# `requestState`: the stateless era's sealed round state, which differs each time a server seals it.
+DEFAULT_IGNORED = ("_meta", "clientInfo", "requestState")
 
 
 @dataclass(frozen=True)

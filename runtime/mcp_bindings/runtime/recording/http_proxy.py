@@ -37,7 +37,7 @@ def _messages(body: bytes) -> list[dict[str, Any]]:
     return [cast("dict[str, Any]", item) for item in items if isinstance(item, dict)]
 
 
-class _SseEvents:
+class SseEvents:
     """Cuts an SSE byte stream into the data of its events, as the bytes arrive."""
 
     def __init__(self) -> None:
@@ -104,7 +104,7 @@ class RecordingProxy:
         http = {"status": response.status_code, "headers": dict(response.headers.items())}
         await send({"type": "http.response.start", "status": response.status_code, "headers": out_headers})
         kind = response.headers.get("content-type", "")
-        sse = _SseEvents() if kind.startswith("text/event-stream") else None
+        sse = SseEvents() if kind.startswith("text/event-stream") else None
         whole = b""
         async for chunk in response.aiter_raw():
             if sse is not None:

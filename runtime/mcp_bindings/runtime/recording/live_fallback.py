@@ -2,24 +2,60 @@
 the real server, started on first need and given the client's own handshake first; what it sends
 back (answers, notifications, its requests) goes to the client unchanged, and the client's answers
 to its requests go back to it. `RecordingTransport` writes the whole conversation (replayed and
-live) as a new session file."""
+live) as a new session file (`episodes_writer`, then `episodes_done`). `Fallback` is what a replay
+needs of a live server: this one (a stdio command) or `http_fallback.HttpLiveFallback` (a URL)."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 import anyio
 import anyio.abc
 
 from mcp_bindings.runtime.recording.recorder import Recorder
+from mcp_bindings.runtime.recording.session_file import Recording, SessionWriter, new_header
 from mcp_bindings.runtime.recording.stdio_proxy import spawn, stop
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId
 from mcp_bindings.runtime.rpc.transport import OversizedMessage, Transport, TransportBase
 
 HANDSHAKE_ID = "live-fallback-initialize"
 HANDSHAKE_SECONDS = 30.0
+
+
+class Fallback(Protocol):
+    """The live server behind a replay."""
+
+    def remember(self, message: dict[str, Any]) -> None:
+        """See every client request and notification (the handshake is given to the live server first)."""
+        ...
+
+    def takes(self, message: dict[str, Any]) -> bool:
+        """Whether `message` goes to the live server even where the recording has it: the client's
+        `notifications/initialized` after its own `initialize` went there."""
+        ...
+
+    async def forward(self, message: dict[str, Any], client: Transport, group: anyio.abc.TaskGroup) -> None:
+        """Send a message the recording cannot answer to the live server; what it answers goes to `client`."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+def episodes_writer(recording: Recording, record_to: Path, transport: str, server: dict[str, Any]) -> SessionWriter:
+    """Where a `new_episodes` replay writes the whole session: beside `record_to` until `episodes_done`."""
+    header = new_header(transport, server, {})
+    header["redaction"] = recording.header.get("redaction", {})
+    return SessionWriter(record_to.with_name(record_to.name + ".new"), header)
+
+
+def episodes_done(writer: SessionWriter, record_to: Path) -> None:
+    """The new session replaces the file it was replayed from."""
+    writer.close()
+    os.replace(writer.path, record_to)
 
 
 class LiveFallback:
@@ -32,12 +68,16 @@ class LiveFallback:
         self._ready = anyio.Event()
         self._starting = False
         self._answered = anyio.Event()
+        self.live_handshake = False  # the client's own initialize went to the live server
 
     def remember(self, message: dict[str, Any]) -> None:
         if message.get("method") == "initialize":
             self.handshake = message
         elif message.get("method") == "notifications/initialized":
             self.initialized = message
+
+    def takes(self, message: dict[str, Any]) -> bool:
+        return self.live_handshake and message.get("method") == "notifications/initialized"
 
     async def _pump(self, upstream: Transport, client: Transport) -> None:
         while True:
@@ -56,7 +96,7 @@ class LiveFallback:
                 continue
             await client.send(frame)
 
-    async def _start(self, client: Transport, group: anyio.abc.TaskGroup) -> Transport:
+    async def _start(self, client: Transport, group: anyio.abc.TaskGroup, first: dict[str, Any]) -> Transport:
         if self._starting:
             await self._ready.wait()
             assert self._upstream is not None
@@ -65,7 +105,8 @@ class LiveFallback:
         self._process, upstream = await spawn(self.command)
         self._upstream = upstream
         group.start_soon(self._pump, upstream, client)
-        if self.handshake is not None:
+        self.live_handshake = first.get("method") == "initialize"
+        if self.handshake is not None and not self.live_handshake:  # the recording answered the client's
             await upstream.send(json.dumps({**self.handshake, "id": HANDSHAKE_ID}).encode())
             with anyio.move_on_after(HANDSHAKE_SECONDS):
                 await self._answered.wait()
@@ -76,7 +117,7 @@ class LiveFallback:
 
     async def forward(self, message: dict[str, Any], client: Transport, group: anyio.abc.TaskGroup) -> None:
         """Send a client message the recording has no answer for to the live server."""
-        upstream = await self._start(client, group)
+        upstream = await self._start(client, group, message)
         await upstream.send(json.dumps(message).encode())
 
     async def aclose(self) -> None:

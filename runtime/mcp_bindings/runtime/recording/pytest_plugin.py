@@ -85,8 +85,9 @@ class McpRecording:
     async def http(self, url: str) -> AsyncIterator[str]:
         """For a client test of a Streamable HTTP server: the URL to connect to instead of `url`, for
         the block: the recording proxy in front of it when this run records, else a replay of the file
-        over HTTP (`new_episodes` is stdio only)."""
+        over HTTP (in `new_episodes` mode with `url` behind it, the file written again when the block ends)."""
         from mcp_bindings.runtime.recording.compare import DEFAULT_IGNORED, MatchRules
+        from mcp_bindings.runtime.recording.http_fallback import HttpLiveFallback
         from mcp_bindings.runtime.recording.http_proxy import recording_proxy
         from mcp_bindings.runtime.recording.http_replay import replay_http
         from mcp_bindings.runtime.recording.replay_server import ServerReplay
@@ -98,13 +99,17 @@ class McpRecording:
             return
         if not self.path.exists():
             pytest.fail(f"no recording at {self.path} (mode {self.mode!r}): run once with --mcp-record-mode=once")
-        if self.mode == "new_episodes":
-            pytest.fail("mcp_recording.http() replays without new episodes: use mode once, none or all")
         rules = MatchRules(ignore=(*DEFAULT_IGNORED, *self.ignore))
+        episodes = self.mode == "new_episodes"
         replay = ServerReplay(
-            read_recording(self.path), rules=rules, order=cast("Order", self.order), timing=cast("Timing", self.timing)
+            read_recording(self.path),
+            rules=rules,
+            order=cast("Order", self.order),
+            timing=cast("Timing", self.timing),
+            fallback=HttpLiveFallback(url) if episodes else None,
         )
-        async with replay_http(replay) as replayed:
+        record_to = self.path if episodes else None
+        async with replay_http(replay, record_to=record_to, server={"url": url}) as replayed:
             yield replayed
 
     def check_server(self, command: list[str], *, ignore_results: tuple[str, ...] = ()) -> None:

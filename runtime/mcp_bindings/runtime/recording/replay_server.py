@@ -16,20 +16,26 @@ from each request to what answered it."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
 import anyio
 
 from mcp_bindings.runtime.recording.compare import DEFAULT_RULES, Difference, MatchRules, what_is
-from mcp_bindings.runtime.recording.live_fallback import LiveFallback, RecordingTransport
+from mcp_bindings.runtime.recording.crossed_replay import first_message, needs_crossing, serve_crossed
+from mcp_bindings.runtime.recording.exchanges import Exchange, Unmatched, exchanges_of
+from mcp_bindings.runtime.recording.live_fallback import (
+    Fallback,
+    LiveFallback,
+    RecordingTransport,
+    episodes_done,
+    episodes_writer,
+)
 from mcp_bindings.runtime.recording.recorder import STATELESS_VERSION_KEY, Recorder
-from mcp_bindings.runtime.recording.session_file import Entry, Recording, SessionWriter, new_header
+from mcp_bindings.runtime.recording.session_file import Recording, SessionWriter
 from mcp_bindings.runtime.rpc.transport import OversizedMessage, Transport
 
 Order = Literal["strict", "any"]
@@ -39,62 +45,6 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 PARSE_ERROR = -32700
 CLIENT_ANSWER_SECONDS = 30.0
-
-
-@dataclass
-class Exchange:
-    """One message the client sent and what the server sent because of it."""
-
-    entry: Entry
-    episode: list[Entry] = field(default_factory=lambda: [])
-    response: Entry | None = None
-    played: int = 0
-
-    @property
-    def message(self) -> dict[str, Any]:
-        return self.entry.message or {}
-
-    @property
-    def is_request(self) -> bool:
-        return self.entry.is_request
-
-
-@dataclass(frozen=True)
-class Unmatched:
-    """Why an incoming request got no recorded answer."""
-
-    code: int
-    message: str
-    nearest: Exchange | None = None
-    differences: tuple[Difference, ...] = ()
-
-
-def exchanges_of(recording: Recording) -> tuple[list[Entry], list[Exchange]]:
-    """The server messages sent before the client said anything, and the exchanges in order."""
-    prologue: list[Entry] = []
-    exchanges: list[Exchange] = []
-    open_requests: dict[Any, Exchange] = {}
-    last: Exchange | None = None
-    for entry in recording.entries:
-        if entry.message is None:
-            continue
-        if entry.dir == "client":
-            if entry.is_request or entry.is_notification:
-                last = Exchange(entry)
-                exchanges.append(last)
-                if entry.is_request:
-                    open_requests[entry.id] = last
-            continue
-        if entry.is_response:
-            owner = open_requests.pop(entry.id, None)
-            if owner is not None:
-                owner.response = entry
-            continue
-        # A notification or a request of the server's: it belongs to the newest open request, else
-        # to what the client said last.
-        target = next(reversed(open_requests.values()), None) or last
-        (target.episode if target is not None else prologue).append(entry)
-    return prologue, exchanges
 
 
 def _stateless_version(message: dict[str, Any]) -> str | None:
@@ -128,7 +78,7 @@ class ServerReplay:
         order: Order = "any",
         timing: Timing = "fast",
         log: Any = None,
-        fallback: LiveFallback | None = None,
+        fallback: Fallback | None = None,
     ) -> None:
         self.recording = recording
         self.rules = rules
@@ -142,6 +92,10 @@ class ServerReplay:
         self._closing = False
         self.fallback = fallback
         self.forwarded: list[dict[str, Any]] = []
+
+    def note(self, text: str) -> None:
+        """Say something about the replay on its log (stderr by default)."""
+        print(f"mcp replay: {text}", file=self._log)
 
     # -- matching --------------------------------------------------------------------------------
 
@@ -189,8 +143,14 @@ class ServerReplay:
                 METHOD_NOT_FOUND,
                 f"{method} was never recorded (the recording has {', '.join(methods) or 'no requests'})",
             )
-        scored = [(len(self.rules.differences(ex.message, message)), not ex.played, ex) for ex in same_method]
-        _, _, nearest = min(scored, key=lambda item: (item[0], not item[1]))
+        # Nearest: the same params present (a retried round is nearest a recorded retry), then the
+        # fewest differences, then one not played yet.
+        shape = self._shape(message)
+        scored = [
+            (len(shape ^ self._shape(ex.message)), len(self.rules.differences(ex.message, message)), ex.played > 0, ex)
+            for ex in same_method
+        ]
+        nearest = min(scored, key=lambda item: item[:3])[3]
         diffs = self.rules.differences(nearest.message, message)
         if not diffs:
             return Unmatched(
@@ -204,6 +164,10 @@ class ServerReplay:
             nearest,
             tuple(diffs),
         )
+
+    def _shape(self, message: dict[str, Any]) -> set[str]:
+        params = self.rules.key(message).get("params")
+        return set(cast("dict[str, Any]", params)) if isinstance(params, dict) else set()
 
     def _describe(self, exchange: Exchange, diffs: list[Difference]) -> str:
         where = f"{what_is(exchange.message)} ({self.recording.where(exchange.entry)})"
@@ -222,6 +186,7 @@ class ServerReplay:
             for entry in self.prologue:
                 await self._pause(started, entry.t)
                 await transport.send(json.dumps(entry.message).encode())
+            first = True
             while True:
                 try:
                     frame = await transport.receive()
@@ -230,6 +195,10 @@ class ServerReplay:
                     continue
                 except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                     break
+                if first and needs_crossing(self.recording, first_message(frame)):
+                    await serve_crossed(self, transport, frame)  # a client of the other era: the runtime
+                    break
+                first = False
                 await self.incoming(transport, group, frame)
             self._closing = True
             for event in self._waiting.values():
@@ -258,6 +227,9 @@ class ServerReplay:
             return
         if self.fallback is not None:
             self.fallback.remember(message)
+            if self.fallback.takes(message):
+                await self.fallback.forward(message, transport, group)
+                return
         found = self.claim(message)
         if isinstance(found, Unmatched) and self.fallback is not None:
             self.forwarded.append(message)
@@ -272,7 +244,7 @@ class ServerReplay:
                 }
                 await self._send_error(transport, message["id"], found.code, found.message, data)
             else:
-                print(f"mcp replay: ignored {found.message}", file=self._log)
+                self.note(f"ignored {found.message}")
             return
         group.start_soon(self._play, transport, found, message, anyio.current_time())
 
@@ -328,18 +300,25 @@ async def replay_stdio(
     recording: Recording, *, live: Sequence[str] | None = None, record_to: Path | None = None, **options: Any
 ) -> ServerReplay:
     """Serve the recorded server side on this process's stdin/stdout until the client closes it.
-    With `live` (a server command), what the recording cannot answer goes to that server; with
-    `record_to`, the whole conversation is written there as a new session file (`new_episodes`)."""
+    With `live` (a server command, or a Streamable HTTP URL), what the recording cannot answer goes
+    to that server; with `record_to`, the whole conversation is written there as a new session file
+    (`new_episodes`)."""
+    from mcp_bindings.runtime.recording.http_fallback import HttpLiveFallback, is_url
     from mcp_bindings.runtime.stdio.serve import open_stdio_transport
 
-    fallback = LiveFallback(live) if live else None
+    fallback: Fallback | None = None
+    if live:
+        fallback = HttpLiveFallback(live[0]) if is_url(live) else LiveFallback(live)
     replay = ServerReplay(recording, fallback=fallback, **options)
     transport: Transport = await open_stdio_transport()
     writer: SessionWriter | None = None
     if record_to is not None:
-        header = new_header("stdio", {"command": list(live or recording.header["server"].get("command", []))}, {})
-        header["redaction"] = recording.header.get("redaction", {})
-        writer = SessionWriter(record_to.with_name(record_to.name + ".new"), header)
+        server = (
+            {"url": live[0]}
+            if live and is_url(live)
+            else {"command": list(live or recording.header["server"].get("command", []))}
+        )
+        writer = episodes_writer(recording, record_to, "stdio", server)
         transport = RecordingTransport(transport, Recorder(writer, "stdio"), uuid.uuid4().hex)
     try:
         await replay.serve(transport)
@@ -348,6 +327,5 @@ async def replay_stdio(
             await fallback.aclose()
         await transport.aclose()
         if writer is not None and record_to is not None:
-            writer.close()
-            os.replace(writer.path, record_to)
+            episodes_done(writer, record_to)
     return replay

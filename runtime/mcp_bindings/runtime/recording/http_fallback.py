@@ -1,0 +1,183 @@
+"""A live Streamable HTTP server behind a replay (`new_episodes`): a message the recording cannot
+answer is POSTed to the server's URL and what comes back (a JSON answer, or an SSE stream of the
+server's notifications and requests, then the answer) goes to the client on the stream of the
+request it answers. A handshake-era client's `initialize` and `notifications/initialized` are given
+to the server first (the replay answered them from the recording), and the session it opens is
+used from then on; a stateless-era request stands alone and keeps the client's `Mcp-*` headers.
+The client's answers to the server's requests are POSTed back the same way."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+import anyio
+import anyio.abc
+import httpx
+
+from mcp_bindings.runtime.recording.compare import what_is
+from mcp_bindings.runtime.recording.http_proxy import SseEvents
+from mcp_bindings.runtime.recording.live_fallback import HANDSHAKE_ID
+from mcp_bindings.runtime.rpc.transport import Transport
+
+INTERNAL_ERROR = -32603
+PASSED_HEADERS = ("mcp-protocol-version", "mcp-method", "mcp-name")  # and every `mcp-param-*`
+
+
+def is_url(server: Sequence[str]) -> bool:
+    """Whether a live server is a URL (one word, http or https) rather than a command."""
+    return len(server) == 1 and server[0].startswith(("http://", "https://"))
+
+
+def _passed(headers: Mapping[str, str]) -> dict[str, str]:
+    """The client's headers a live server needs to read a stateless-era request as it was sent."""
+    return {k: v for k, v in headers.items() if k.lower() in PASSED_HEADERS or k.lower().startswith("mcp-param-")}
+
+
+class HttpLiveFallback:
+    def __init__(self, url: str, headers: Mapping[str, str] | None = None) -> None:
+        self.url = url
+        self.headers = dict(headers or {})  # e.g. Authorization, for every request to the live server
+        self.handshake: dict[str, Any] | None = None
+        self.initialized: dict[str, Any] | None = None
+        self._session: str | None = None
+        self._version: str | None = None
+        self._started = False
+        self.live_handshake = False  # the client's own initialize went to the live server
+        self.handshake_id: Any = None  # ... with this id
+        self._lock = anyio.Lock()
+        self._http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None))
+
+    def remember(self, message: dict[str, Any]) -> None:
+        if message.get("method") == "initialize":
+            self.handshake = message
+        elif message.get("method") == "notifications/initialized":
+            self.initialized = message
+
+    def takes(self, message: dict[str, Any]) -> bool:
+        return self.live_handshake and message.get("method") == "notifications/initialized"
+
+    def _request_headers(self, client: Mapping[str, str]) -> dict[str, str]:
+        headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+        headers.update(_passed(client))
+        headers.update(self.headers)
+        if self._session is not None:
+            headers["mcp-session-id"] = self._session
+        if self._version is not None:
+            headers["mcp-protocol-version"] = self._version
+        return headers
+
+    async def _start(self, first: dict[str, Any]) -> None:
+        """Give the live server the client's handshake, once (nothing for a stateless-era client, nor
+        when the first message it gets is the client's `initialize` itself)."""
+        async with self._lock:
+            if self._started or self.handshake is None:
+                return
+            self._started = True
+            if first.get("method") == "initialize":
+                self.live_handshake = True
+                self.handshake_id = first.get("id")
+                return
+            request = {**self.handshake, "id": HANDSHAKE_ID}
+            response = await self._http.post(self.url, json=request, headers=self._request_headers({}))
+            self._session = response.headers.get("mcp-session-id")
+            for message in _answers(response):
+                result = message.get("result")
+                if message.get("id") == HANDSHAKE_ID and isinstance(result, dict):
+                    version = cast("dict[str, Any]", result).get("protocolVersion")
+                    self._version = version if isinstance(version, str) else None
+            if self.initialized is not None:
+                await self._http.post(self.url, json=self.initialized, headers=self._request_headers({}))
+
+    async def forward(self, message: dict[str, Any], client: Transport, group: anyio.abc.TaskGroup) -> None:
+        """POST `message` to the live server in `group`; what it answers goes to `client` (the
+        replay's stream of the client's request; its `request_headers`, if it has them, are the
+        client's own)."""
+        await self._start(message)
+        if self.live_handshake and message.get("method") == "initialize":  # its session is the one to use
+            await self._exchange(message, self._request_headers({}), client)
+            return
+        headers = self._request_headers(cast("Mapping[str, str]", getattr(client, "request_headers", {})))
+        group.start_soon(self._exchange, message, headers, client)
+
+    async def _exchange(self, message: dict[str, Any], headers: dict[str, str], client: Transport) -> None:
+        request_id = message.get("id") if "method" in message else None
+        answered = False
+        try:
+            async with self._http.stream("POST", self.url, json=message, headers=headers) as response:
+                if message.get("method") == "initialize":
+                    self._session = response.headers.get("mcp-session-id")
+                if response.status_code >= 400 and "json" not in response.headers.get("content-type", ""):
+                    await response.aread()
+                    raise httpx.HTTPStatusError(
+                        f"HTTP {response.status_code}", request=response.request, response=response
+                    )
+                if response.headers.get("content-type", "").startswith("text/event-stream"):
+                    events = SseEvents()
+                    async for chunk in response.aiter_bytes():
+                        for data in events.feed(chunk):
+                            answered = await self._relay(data, request_id, client) or answered
+                else:
+                    body = await response.aread()
+                    if body.strip():
+                        answered = await self._relay(body, request_id, client)
+        except httpx.HTTPError as exc:
+            if request_id is not None and not answered:
+                text = f"{what_is(message)}: the live server at {self.url} did not answer it: {exc}"
+                error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": INTERNAL_ERROR, "message": text}}
+                await client.send(json.dumps(error).encode(), request_id)
+            return
+        if request_id is not None and not answered:
+            text = f"{what_is(message)}: the live server at {self.url} ended its answer without a result"
+            error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": INTERNAL_ERROR, "message": text}}
+            await client.send(json.dumps(error).encode(), request_id)
+
+    async def _relay(self, frame: bytes, request_id: Any, client: Transport) -> bool:
+        """Send one message of the live server to the client; whether it answered `request_id`."""
+        try:
+            message = json.loads(frame)
+        except ValueError:
+            return False
+        if request_id == self.handshake_id:
+            self._negotiated(frame)
+        answers = isinstance(message, dict) and "method" not in message and message.get("id") == request_id
+        await client.send(frame, request_id if answers and request_id is not None else None)
+        return answers and request_id is not None
+
+    def _negotiated(self, frame: bytes) -> None:
+        """The version the live server's answer to the client's own `initialize` states."""
+        try:
+            result = json.loads(frame).get("result")
+        except (ValueError, AttributeError):
+            return
+        if isinstance(result, dict) and isinstance(cast("dict[str, Any]", result).get("protocolVersion"), str):
+            self._version = cast("dict[str, Any]", result)["protocolVersion"]
+
+    async def aclose(self) -> None:
+        if self._http.is_closed:  # closed already (the replay ends it, and so may its owner)
+            return
+        if self._session is not None:
+            with anyio.move_on_after(5):
+                try:
+                    await self._http.delete(self.url, headers=self._request_headers({}))
+                except httpx.HTTPError:
+                    pass
+        await self._http.aclose()
+
+
+def _answers(response: httpx.Response) -> list[dict[str, Any]]:
+    """The JSON-RPC messages of a whole (read) response: its JSON body or its SSE events."""
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        frames = SseEvents().feed(response.content + b"\n\n")
+    else:
+        frames = [response.content]
+    out: list[dict[str, Any]] = []
+    for frame in frames:
+        try:
+            value = json.loads(frame)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            out.append(cast("dict[str, Any]", value))
+    return out
