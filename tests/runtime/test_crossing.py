@@ -389,3 +389,36 @@ async def test_a_handler_can_ask_whether_its_client_takes_a_request() -> None:
     assert seen == {"elicitation/create": False, "roots/list": False}
     await call_ask(asking_server("2025-06-18", check), "2025-06-18", recording_handlers("2025-06-18"))
     assert seen == {"elicitation/create": True, "roots/list": False}  # the handlers answer no roots
+
+
+async def test_a_tools_json_schemas_cross_whole_to_the_other_era() -> None:
+    # 2025-11-25 defines `type`, `properties` and `required` of a tool's schemas as fields; 2026-07-28's
+    # models hold a JSON Schema as open content. Crossing keeps every keyword of both schemas.
+    m = mod("2025-11-25", "models")
+    output = {"type": "object", "properties": {"celsius": {"type": "number"}}, "required": ["celsius"]}
+    inputs = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+    class Weather(mod("2025-11-25", "server").Server):  # type: ignore[misc]
+        name, version_ = "weather", "1"
+
+        async def list_tools(self, params: Any, ctx: Any) -> Any:
+            tool = m.Tool(
+                name="weather",
+                input_schema=m.ToolInputSchema.model_validate(inputs),
+                output_schema=m.ToolOutputSchema.model_validate(output),
+            )
+            return m.ListToolsResult(tools=[tool])
+
+        async def call_tool(self, params: Any, ctx: Any) -> Any:
+            return m.CallToolResult(content=[], structured_content={"celsius": 21.5})
+
+    for client_version in ("2026-07-28", "2024-11-05"):
+        with anyio.fail_after(10):
+            async with connect_in_memory(
+                Weather(), mod(client_version, "client").Client, protocol_version=client_version
+            ) as client:
+                [tool] = (await client.list_tools()).tools
+        listed = versions.dump(tool)
+        assert listed["inputSchema"] == inputs, client_version
+        if client_version == "2026-07-28":
+            assert listed["outputSchema"] == output

@@ -147,7 +147,8 @@ def project(value: Any, source: Any = None) -> Any:
     Keys of the target's models are kept; a key the target model does not define (an "extra") is
     kept only if it was open content in the source too (an extra of the source model, or inside a
     plain JSON value such as a tool's `inputSchema` keywords or `_meta`), and dropped if the source
-    version defined it as a field (e.g. `resultType`, `ttlMs` going to a handshake-era client).
+    version defined it as a field (e.g. `resultType`, `ttlMs` going to a handshake-era client). A
+    JSON Schema document (a tool's `inputSchema`) keeps every keyword.
     """
     if isinstance(value, BaseModel):
         out: dict[str, Any] = {}
@@ -159,7 +160,7 @@ def project(value: Any, source: Any = None) -> Any:
         for key, item in (value.__pydantic_extra__ or {}).items():
             # `_meta` is metadata in every version (reserved on any object since 2024-11-05): it
             # crosses even where the target's model has no such field (a tool's `_meta.ui`).
-            if key == META or _open_in(source, key):
+            if key == META or _open_in(source, key) or _json_schema(type(value)):
                 out[key] = item  # extras are kept as the decoded JSON they arrived as
         return out
     if isinstance(value, list):
@@ -168,6 +169,14 @@ def project(value: Any, source: Any = None) -> Any:
     if isinstance(value, dict):
         return {key: project(item, _source_child(source, key)) for key, item in value.items()}
     return value
+
+
+@cache
+def _json_schema(model: type[BaseModel]) -> bool:
+    """A model of a JSON Schema document (a tool's `inputSchema` / `outputSchema`: it has the
+    `$schema` keyword): every keyword is its content, whichever of them a version names as fields
+    (2025-11-25 names `type`, `properties`, `required`; 2026-07-28 only `$schema`)."""
+    return any(field.alias == "$schema" for field in model.model_fields.values())
 
 
 def _source_child(source: Any, key: str) -> Any:
