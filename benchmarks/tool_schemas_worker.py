@@ -81,7 +81,8 @@ def _request_path(structured: bool, validate: bool) -> Callable[[], bytes]:
         assert isinstance(request, jsonrpc.Request)
         _complete(runtime.on_request(request, session))
     checks = [state for state in runtime.feature_state.values() if isinstance(state, ServerToolChecks)]
-    assert bool(checks) == validate  # the tool checks' state of this connection, after tools/list
+    # Every server keeps its listed tools (the tools/list hook); the call checks run only with validate.
+    assert [state.check_calls for state in checks] == [validate]
     wire = jsonrpc.encode_request(2, "tools/call", CALL)
 
     def path() -> bytes:
