@@ -7,12 +7,15 @@ Streamable HTTP (interop, tests/peers/progress_app.py)."""
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import json
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from mcp_bindings.runtime.app import App, Context, Progress
@@ -124,3 +127,36 @@ def test_the_official_sdk_client_receives_ctx_progress(sdk_python: str, version:
             report = sdk_steps(sdk_python, version, "--url", f"{base}/mcp")
     assert report["calls"][0]["result"]["content"][0]["text"] == "counted to 3"
     assert report["progress"] == [[1, 3], [2, 3], [3, 3]]
+
+
+@pytest.mark.parametrize("version", list(registry.versions()))
+async def test_progress_for_a_token_of_ones_own_reaches_on_progress(version: str) -> None:
+    """A `progressToken` put in `meta` by hand has no callback: its notifications reach the client
+    handlers' `on_progress` (the generated `ClientHandlers` hook), at every version; a call's
+    `progress=` callback still takes its own, which never reach `on_progress`."""
+    seen: list[tuple[Any, float, float | None]] = []
+    package = registry.load_version(version).__name__
+    base: Any = importlib.import_module(f"{package}.client").ClientHandlers
+
+    class Handlers(base):  # type: ignore[misc, valid-type]
+        async def on_progress(self, params: Any, ctx: Any) -> None:
+            seen.append((params.progress_token, params.progress, params.total))
+
+    async with make_app().test_client(version, handlers=Handlers()) as client:
+        if "meta" in inspect.signature(client.call_tool).parameters:
+            await client.call_tool(name="count", arguments={"steps": 2}, meta={"progressToken": "mine"})
+        else:  # a version whose schema gives tools/call params no `_meta`: the untyped request
+            params = {"name": "count", "arguments": {"steps": 2}, "_meta": {"progressToken": "mine"}}
+            await client.session.session.request("tools/call", params)
+        with anyio.fail_after(5):  # delivered as notifications: they may follow the answer
+            while len(seen) < 2:
+                await anyio.sleep(0.01)
+        assert seen == [("mine", 1, 2), ("mine", 2, 2)]
+        called: list[float] = []
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            called.append(value)
+
+        await client.call_tool(name="count", arguments={"steps": 1}, progress=progress)
+        await anyio.sleep(0.05)
+        assert called == [1] and len(seen) == 2

@@ -219,6 +219,19 @@ class Client(ClientStub):
             progress=progress,
         )
 
+    async def notify_progress(
+        self,
+        *,
+        progress: int | float,
+        progress_token: m.ProgressToken,
+        total: int | float | None = None,
+    ) -> None:
+        """`notifications/progress` (ungated)."""
+        return await self._notify(
+            methods.CLIENT_NOTIFICATIONS["notifications/progress"],
+            {"progress": progress, "progressToken": progress_token, "total": total},
+        )
+
     async def notify_roots_list_changed(self, *, meta: Meta | None = None) -> None:
         """`notifications/roots/list_changed` (needs client capability `roots.listChanged`)."""
         return await self._notify(
@@ -247,6 +260,12 @@ class ClientHandlers(ClientHandlerStub):
         self, params: m.LoggingMessageNotificationParams, ctx: NotificationContext
     ) -> None:
         """`notifications/message` (needs server capability `logging`)."""
+        return None
+
+    async def on_progress(
+        self, params: m.ProgressNotificationParams, ctx: NotificationContext
+    ) -> None:
+        """`notifications/progress` (ungated)."""
         return None
 
     async def on_prompt_list_changed(

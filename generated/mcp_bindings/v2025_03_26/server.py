@@ -91,6 +91,12 @@ class Server(ServerStub):
         """`tools/list` (needs server capability `tools`)."""
         raise NotImplementedError("tools/list")
 
+    async def on_progress(
+        self, params: m.ProgressNotificationParams, ctx: NotificationContext
+    ) -> None:
+        """`notifications/progress` (ungated)."""
+        return None
+
     async def on_roots_list_changed(
         self, params: m.RootsListChangedNotificationParams | None, ctx: NotificationContext
     ) -> None:

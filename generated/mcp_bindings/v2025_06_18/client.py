@@ -220,6 +220,25 @@ class Client(ClientStub):
             progress=progress,
         )
 
+    async def notify_progress(
+        self,
+        *,
+        progress: int | float,
+        progress_token: m.ProgressToken,
+        message: str | None = None,
+        total: int | float | None = None,
+    ) -> None:
+        """`notifications/progress` (ungated)."""
+        return await self._notify(
+            methods.CLIENT_NOTIFICATIONS["notifications/progress"],
+            {
+                "message": message,
+                "progress": progress,
+                "progressToken": progress_token,
+                "total": total,
+            },
+        )
+
     async def notify_roots_list_changed(self, *, meta: Meta | None = None) -> None:
         """`notifications/roots/list_changed` (needs client capability `roots.listChanged`)."""
         return await self._notify(
@@ -252,6 +271,12 @@ class ClientHandlers(ClientHandlerStub):
         self, params: m.LoggingMessageNotificationParams, ctx: NotificationContext
     ) -> None:
         """`notifications/message` (needs server capability `logging`)."""
+        return None
+
+    async def on_progress(
+        self, params: m.ProgressNotificationParams, ctx: NotificationContext
+    ) -> None:
+        """`notifications/progress` (ungated)."""
         return None
 
     async def on_prompt_list_changed(

@@ -246,6 +246,12 @@ class ClientHandlers(ClientHandlerStub):
         """`notifications/message` (needs server capability `logging`)."""
         return None
 
+    async def on_progress(
+        self, params: m.ProgressNotificationParams, ctx: NotificationContext
+    ) -> None:
+        """`notifications/progress` (ungated)."""
+        return None
+
     async def on_prompt_list_changed(
         self, params: m.NotificationParams | None, ctx: NotificationContext
     ) -> None:

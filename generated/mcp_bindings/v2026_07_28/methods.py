@@ -292,7 +292,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             input_required=False,
             gate=None,
             param_gates=(),
-            builtin=True,
+            builtin=False,
             optional_handler=False,
         ),
         "notifications/prompts/list_changed": MethodSpec(

@@ -2,7 +2,8 @@
 
 It correlates responses by id (ids are never reused), runs incoming requests concurrently,
 cancels them on `notifications/cancelled` (no response is sent then), routes progress to the
-caller that asked for it, and turns bad input into the right error without ever ending the
+caller that asked for it (progress for a token no call registered goes to the dispatcher like any
+notification: the handlers' `on_progress`), and turns bad input into the right error without ever ending the
 session. What a method means is the dispatcher's business (`ServerRuntime`, `ClientRuntime`).
 
 Requests are served by the task that read them (no task per request): most handlers finish
@@ -172,6 +173,8 @@ class Session:
             progress = self.calls.progress_for(message.params)
             if progress is not None:
                 self._task_group.start_soon(self._report_progress, *progress)
+            else:  # a token no call registered (the caller's own `_meta`): the handlers' `on_progress`
+                self._task_group.start_soon(self._serve_notification, message)
         else:
             self._task_group.start_soon(self._serve_notification, message)
 
@@ -246,6 +249,8 @@ class Session:
             progress = self.calls.progress_for(message.params)
             if progress is not None:
                 await self._report_progress(*progress)
+            else:
+                await self._serve_notification(message)
         else:
             await self._serve_notification(message)
 
