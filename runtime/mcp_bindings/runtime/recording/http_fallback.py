@@ -18,7 +18,7 @@ import httpx
 
 from mcp_bindings.runtime.recording.compare import what_is
 from mcp_bindings.runtime.recording.http_proxy import SseEvents
-from mcp_bindings.runtime.recording.live_fallback import HANDSHAKE_ID
+from mcp_bindings.runtime.recording.live_fallback import HANDSHAKE_ID, HandshakeKept
 from mcp_bindings.runtime.rpc.transport import Transport
 
 INTERNAL_ERROR = -32603
@@ -35,28 +35,17 @@ def _passed(headers: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in headers.items() if k.lower() in PASSED_HEADERS or k.lower().startswith("mcp-param-")}
 
 
-class HttpLiveFallback:
+class HttpLiveFallback(HandshakeKept):
     def __init__(self, url: str, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__()
         self.url = url
         self.headers = dict(headers or {})  # e.g. Authorization, for every request to the live server
-        self.handshake: dict[str, Any] | None = None
-        self.initialized: dict[str, Any] | None = None
         self._session: str | None = None
         self._version: str | None = None
         self._started = False
-        self.live_handshake = False  # the client's own initialize went to the live server
         self.handshake_id: Any = None  # ... with this id
         self._lock = anyio.Lock()
         self._http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None))
-
-    def remember(self, message: dict[str, Any]) -> None:
-        if message.get("method") == "initialize":
-            self.handshake = message
-        elif message.get("method") == "notifications/initialized":
-            self.initialized = message
-
-    def takes(self, message: dict[str, Any]) -> bool:
-        return self.live_handshake and message.get("method") == "notifications/initialized"
 
     def _request_headers(self, client: Mapping[str, str]) -> dict[str, str]:
         headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}

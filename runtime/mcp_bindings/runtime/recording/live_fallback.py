@@ -58,16 +58,12 @@ def episodes_done(writer: SessionWriter, record_to: Path) -> None:
     os.replace(writer.path, record_to)
 
 
-class LiveFallback:
-    def __init__(self, command: Sequence[str]) -> None:
-        self.command = list(command)
+class HandshakeKept:
+    """What every live fallback keeps of the client's handshake (the `Fallback` methods that read it)."""
+
+    def __init__(self) -> None:
         self.handshake: dict[str, Any] | None = None  # the client's initialize request, as it came
         self.initialized: dict[str, Any] | None = None  # and its initialized notification
-        self._upstream: Transport | None = None
-        self._process: Any = None
-        self._ready = anyio.Event()
-        self._starting = False
-        self._answered = anyio.Event()
         self.live_handshake = False  # the client's own initialize went to the live server
 
     def remember(self, message: dict[str, Any]) -> None:
@@ -78,6 +74,17 @@ class LiveFallback:
 
     def takes(self, message: dict[str, Any]) -> bool:
         return self.live_handshake and message.get("method") == "notifications/initialized"
+
+
+class LiveFallback(HandshakeKept):
+    def __init__(self, command: Sequence[str]) -> None:
+        super().__init__()
+        self.command = list(command)
+        self._upstream: Transport | None = None
+        self._process: Any = None
+        self._ready = anyio.Event()
+        self._starting = False
+        self._answered = anyio.Event()
 
     async def _pump(self, upstream: Transport, client: Transport) -> None:
         while True:
