@@ -215,3 +215,36 @@ def test_sse_needs_a_url() -> None:
         App.proxy(REMOTE, sse=True)
     with pytest.raises(ValueError, match=r"URL .* or the command"):
         App.proxy([])
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_completions_are_the_remotes(version: str) -> None:
+    # The remote (2024-11-05) completes from its colours; the proxy advertises completions and
+    # answers each request with the remote's completion, total and hasMore as the remote gave them.
+    proxy = old_remote()
+    with anyio.fail_after(LIMIT):
+        async with proxy.test_client(version) as client:
+            assert "completions" in client.session.peer_capabilities
+            result = await client.complete(
+                ref={"type": "ref/prompt", "name": "p1"}, argument={"name": "topic", "value": "b"}
+            )
+            assert versions.dump(result)["completion"] == {
+                "values": ["blue", "black", "brown"],
+                "total": 3,
+                "hasMore": False,
+            }
+
+
+async def test_a_remote_without_completions_is_not_advertised_as_having_them() -> None:
+    remote = App("plain", protocol="2025-11-25")
+
+    @remote.tool
+    def echo(text: str) -> str:
+        return text
+
+    with serve_in_thread(remote.asgi()) as base:
+        proxy = App.proxy(f"{base}/mcp", name="front")
+        with anyio.fail_after(LIMIT):
+            async with proxy.test_client("2025-11-25") as client:
+                assert "completions" not in client.session.peer_capabilities
+                assert [tool.name for tool in (await client.list_tools()).tools] == ["echo"]

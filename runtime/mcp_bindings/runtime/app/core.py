@@ -396,7 +396,7 @@ class App(ListChanges, Mounting, Proxying, Around, Serving, Running, UiMixin, Sk
         if self._prompts or "prompts" in self._serves:
             handlers.update(list_prompts=_list_prompts, get_prompt=_get_prompt)
             declared["prompts"] = {"listChanged": True}
-        if self._completers:
+        if self._completers or "completions" in self._serves:
             handlers["complete"] = _complete
         if self.logging:
             declared["logging"] = {}

@@ -18,6 +18,7 @@ remote's sampling, elicitation and roots requests are asked of the client whose 
 from __future__ import annotations
 
 import importlib
+import inspect
 import logging
 import shlex
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
@@ -45,6 +46,7 @@ __all__ = ["Proxying", "Remote"]
 log = logging.getLogger("mcp_bindings.runtime.app")
 
 KINDS = ("tools", "resources", "prompts")  # what a proxy serves before it knows what the remote has
+COMPLETIONS = "completions"  # served too, forwarded (no table: the remote answers each request)
 _GONE = (ConnectionClosed, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, OSError)
 _TABLES = {"tools": "_tools", "prompts": "_prompts", "resources": "_resources", "templates": "_templates"}
 RESERVED = "io.modelcontextprotocol/"  # the protocol's own `_meta` keys (2026-07-28: serverInfo, ...)
@@ -138,13 +140,19 @@ class Remote:
     def _narrow(self, remote: Mapping[str, Any]) -> None:
         """Advertise what the remote has (a server built already advertised every kind)."""
         app: Any = self.app
-        app._serves = {kind for kind in KINDS if kind in remote} | (app._serves - set(KINDS))
+        served = {*KINDS, COMPLETIONS}
+        has = {kind for kind in served if kind in remote}
+        if COMPLETIONS not in self.client.session.protocol.server_capability_paths:
+            has.add(COMPLETIONS)  # a version without the capability (2024-11-05): completion is ungated
+        app._serves = has | (app._serves - served)
         server = app._server
         if server is None or app._parents:
             return  # built later (from what is listed), or mounted: the parent advertises
         for kind in KINDS:
             if kind not in remote and not getattr(app, _TABLES[kind]) and not (kind == "resources" and app._templates):
                 server.capabilities.pop(kind, None)
+        if COMPLETIONS not in has and not app._completers:
+            server.capabilities.pop(COMPLETIONS, None)
         if "resources" in server.capabilities:
             server.capabilities["resources"] = {"listChanged": True}  # subscriptions are not forwarded
 
@@ -310,6 +318,11 @@ async def _send(client: Any, method: str, params: dict[str, Any]) -> Any:
         return await client.call_tool(name=params["name"], arguments=params["arguments"])
     if method == "prompts/get":
         return await client.get_prompt(name=params["name"], arguments=params["arguments"] or None)
+    if method == "completion/complete":
+        asked = {"ref": params.get("ref"), "argument": params.get("argument")}
+        if params.get("context") is not None and "context" in inspect.signature(client.complete).parameters:
+            asked["context"] = params["context"]  # (a remote's version without it does not get it)
+        return await client.complete(**asked)
     return await client.read_resource(uri=params["uri"])
 
 
@@ -407,6 +420,6 @@ class Proxying:
             options={"request_timeout": request_timeout, **options},
         )
         holder.append(remote)
-        app._serves |= set(KINDS)
+        app._serves |= {*KINDS, COMPLETIONS}
         app.remote = remote
         return cast("Self", app)

@@ -78,6 +78,7 @@ class Serving:
     _input_required: set[str]
     _lists: dict[str, list[Any]]
     _lifetime: Lifetime
+    remote: Any  # a proxy's upstream (`app.proxy.Remote`, `App.proxy`); None for any other app
     page_size: int | None
 
     def _listed(self, kind: str) -> list[Any]:
@@ -272,6 +273,10 @@ class Serving:
         else:
             key = ("template", str(ref.get("uri")), str(argument.get("name")))
         completer = self._completers.get(key)
+        if completer is None and self.remote is not None:  # a proxy: the remote's completion, as it answered
+            return await self.remote.forward(
+                "completion/complete", data, Context(ctx, self.protocol, "completion/complete", None)
+            )
         values: Any = []
         if completer is not None:
             extra: dict[str, Any] = data.get("context") or {}
