@@ -17,8 +17,9 @@ from benchmarks.curves.common import call, rotated
 from benchmarks.curves.model import Curve, Metric
 from benchmarks.curves.servers import CurveBudget, http_servers, stdio_servers
 from benchmarks.driver import DriverError, HttpClient, McpHttpSession, StdioClient
+from benchmarks.procs import memory_kib
 from benchmarks.setup_env import Environment
-from benchmarks.stats import percentile, stat_or_none
+from benchmarks.stats import Stat, percentile, stat_or_none
 
 Burst = tuple[float, float, float]  # calls/s, p50 ms, p95 ms
 
@@ -52,6 +53,8 @@ def _summary(n: int, elapsed: float, latencies: list[float]) -> Burst:
 def _stdio_curve(env: Environment, budget: CurveBudget, names: list[str]) -> Curve:
     levels = list(budget.inflight)
     metrics = _metrics()
+    # The server's high-water RSS once each level has run (levels rise, so it is that level's peak).
+    peak = Metric("peak RSS", "MiB", per_unit="MiB per call in flight")
     with stdio_servers(env, names, budget.timeout) as running:
         for index, n in enumerate(levels):
             got: dict[str, list[Burst]] = {p: [] for p in names}
@@ -62,16 +65,19 @@ def _stdio_curve(env: Environment, budget: CurveBudget, names: list[str]) -> Cur
                         got[peer].append(result)
             for peer in names:
                 _record(metrics, peer, index, len(levels), got[peer])
+                high = memory_kib(running[peer].proc.pid)["VmHWM"] / 1024
+                peak.add(peer, index, Stat([high], "MiB"), len(levels))
     curve = Curve(
         "inflight_stdio",
         "Calls in flight over one stdio pipe",
         "calls in flight",
         [float(x) for x in levels],
-        list(metrics),
+        [*metrics, peak],
     )
     curve.notes.append(
         f"stdio, 2025-11-25, tools/call sleep ({budget.inflight_sleep_ms:g} ms) x N written at once on one pipe; "
-        "latency from the write of the burst to each answer."
+        "latency from the write of the burst to each answer; peak RSS is the server's VmHWM after each level "
+        "(the levels rise, so it is that level's high-water mark), its slope the memory one call in flight holds."
     )
     return curve
 
