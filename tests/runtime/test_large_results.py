@@ -162,3 +162,47 @@ def test_a_large_string_is_not_copied_by_the_check() -> None:
         patch.setattr(versions, "checked", spying)
         ResultChecks().check(result, "the resources/read result")
     assert seen and seen[0] is big
+
+
+STATELESS_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+}
+
+
+async def test_a_large_stateless_result_stamped_and_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At 2026-07-28 the server's identity is written into the result's JSON and the whole checked
+    (`VersionBridge.stamped_json`): the same list twice is the same answer, a list changed in place
+    after it passed is refused as the JSON check refuses it."""
+    monkeypatch.delenv("MCP_BINDINGS_CHECK_RESULTS", raising=False)
+    from mcp_bindings.v2026_07_28 import models as m2
+    from mcp_bindings.v2026_07_28.server import Server as Server2
+
+    tools = [{"name": f"tool_{i}", "inputSchema": {"type": "object", "description": "d" * 100}} for i in range(600)]
+    result = versions.validate(m2.ListToolsResult, {"tools": tools})
+
+    class Lister2(Server2):
+        name = "lister"
+        version = "1"
+
+        async def list_tools(self, params: Any, ctx: Any) -> Any:
+            return result
+
+        async def call_tool(self, params: Any, ctx: Any) -> Any:
+            return m2.CallToolResult(content=[m2.TextContent(text="ok")])
+
+    runtime = ServerRuntime(Lister2())
+    session = Session(None, runtime)  # type: ignore[arg-type]
+
+    async def list_once(number: int) -> bytes:
+        request = jsonrpc.Request(number, "tools/list", {"_meta": STATELESS_META}, {})
+        return await runtime.on_request(request, session)
+
+    first, again = await list_once(1), await list_once(2)
+    assert first == again and len(first) >= LARGE
+    assert len(orjson.loads(first)["tools"]) == 600 and "_meta" in orjson.loads(first)
+    result.tools[5].name = 7  # pyright: ignore[reportAttributeAccessIssue] - not a string, on purpose
+    with pytest.raises(McpError) as raised:
+        await list_once(3)
+    assert raised.value.code == INTERNAL_ERROR and "tools.5.name" in raised.value.message
