@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_bindings.runtime.rpc import pipes
+from mcp_bindings.runtime.rpc import jsonrpc, pipes
 from mcp_bindings.runtime.rpc.pipes import PipeTransport
 from mcp_bindings.runtime.rpc.transport import OversizedMessage
 
@@ -144,6 +144,42 @@ async def test_sending_after_the_reader_went_away() -> None:
             with pytest.raises((anyio.BrokenResourceError, OSError)):
                 for _ in range(100):  # the first write may find out only when the loop sees the error
                     await transport.send(b"x" * 65536)
+                    await anyio.sleep(0.001)
+
+
+async def test_a_result_is_written_around_its_json_as_one_whole_frame() -> None:
+    """`send_result` writes the envelope, the result JSON and the end of the frame one after the
+    other (a large result is not copied into a frame first): what arrives is `encode_result`'s
+    frame, whole, also when the pipe is full and the send waits, and the next frame follows it."""
+    with anyio.fail_after(DEADLINE):
+        async with piped() as (transport, _, drain):
+            await transport.send_result(7, b'{"ok":true}')
+            assert os.read(drain, 100) == jsonrpc.encode_result(7, b'{"ok":true}') + b"\n"
+            body = b'{"text":"' + b"w" * (1 << 20) + b'"}'  # more than a pipe holds
+            done = anyio.Event()
+
+            async def send() -> None:
+                await transport.send_result("big", body)
+                await transport.send(b"next")
+                done.set()
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(send)
+                received = b""
+                while not received.endswith(b"next\n"):
+                    await anyio.wait_readable(drain)
+                    received += os.read(drain, 1 << 16)
+                assert received == jsonrpc.encode_result("big", body) + b"\nnext\n"
+                await done.wait()
+
+
+async def test_sending_a_result_after_the_reader_went_away() -> None:
+    with anyio.fail_after(DEADLINE):
+        async with piped() as (transport, _, drain):
+            os.close(drain)
+            with pytest.raises((anyio.BrokenResourceError, OSError)):
+                for number in range(100):
+                    await transport.send_result(number, b'{"x":"' + b"x" * 65536 + b'"}')
                     await anyio.sleep(0.001)
 
 

@@ -10,6 +10,7 @@ client's catalog (`client.tool_catalog`).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from hashlib import blake2b
 from typing import Any
 
 import orjson
@@ -38,6 +39,7 @@ __all__ = [
     "TOOL_METHODS",
     "ToolCatalog",
     "ToolDefinition",
+    "ToolListing",
     "ToolOutputError",
     "default_dialect",
     "definitions",
@@ -183,29 +185,69 @@ def _source(schema: Any) -> bytes | None:
         return b'"not writable as JSON"'  # compiles to "not a JSON Schema": reported once, not enforced
 
 
+class ToolListing:
+    """One tools/list result's `tools` as the catalog takes them: written to JSON once (`digest`:
+    what tells one listing from another, by content), their definitions made from that JSON only
+    when a catalog does not hold that listing already (`definitions`)."""
+
+    __slots__ = ("_definitions", "_tools", "data", "dialect", "digest")
+
+    def __init__(self, tools: list[Any], dialect: str) -> None:
+        self._tools: list[Any] | None = tools
+        self.dialect = dialect
+        self._definitions: list[ToolDefinition] | None = None
+        try:
+            self.data: bytes | None = versions.to_json(tools)
+        except Exception:  # noqa: BLE001 - not writable as JSON: read the tools one by one, every time
+            self.data = None
+        self.digest = None if self.data is None else blake2b(self.data, digest_size=16).digest()
+
+    @property
+    def definitions(self) -> list[ToolDefinition]:
+        made = self._definitions
+        if made is None:
+            source = self._tools if self.data is None else orjson.loads(self.data)
+            made = self._definitions = definitions(source or (), self.dialect)
+            self._tools = None
+        return made
+
+
 class ToolCatalog:
     """Tool definitions by name, as listed (or declared: `declare`)."""
 
-    __slots__ = ("declared", "tools")
+    __slots__ = ("declared", "listing", "tools")
 
     def __init__(self) -> None:
+        # One dict for the catalog's life (connections keep a reference to read it on every call).
         self.tools: dict[str, ToolDefinition] = {}
         self.declared = False  # the server declared its whole list: a list change re-declares it
+        self.listing: bytes | None = None  # the digest of the listing last remembered (`take`)
 
     def declare(self, tools: Iterable[ToolDefinition]) -> None:
         """The server's whole tool list, as its author declared it (the authoring layer): tools not
         in it are gone; what is unchanged keeps what is compiled."""
-        known, self.tools = self.tools, {}
+        known = dict(self.tools)
+        self.tools.clear()
         for definition in tools:
             old = known.get(definition.name)
             self.tools[definition.name] = old if old is not None and old.same_as(definition) else definition
         self.declared = True
+        self.listing = None
 
     def changed(self) -> None:
         """The server's tool list changed (`notifications/tools/list_changed`): the one invalidation.
         A listed catalog forgets (the next tools/list fills it); a declared one was re-declared."""
+        self.listing = None
         if not self.declared:
             self.tools.clear()
+
+    def take(self, listing: ToolListing) -> None:
+        """Remember a tools/list result's tools, unless they are the very listing last remembered
+        (same JSON: nothing to do, whatever the size of the list)."""
+        if listing.digest is not None and listing.digest == self.listing:
+            return
+        self.remember(listing.definitions)
+        self.listing = listing.digest
 
     def remember(self, listed: Iterable[ToolDefinition]) -> None:
         tools = self.tools
@@ -216,3 +258,4 @@ class ToolCatalog:
 
     def forget(self) -> None:
         self.tools.clear()
+        self.listing = None

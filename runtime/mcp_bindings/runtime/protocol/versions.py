@@ -103,24 +103,22 @@ def results_always_checked() -> bool:
     return os.environ.get("MCP_BINDINGS_CHECK_RESULTS") == "1"
 
 
-def result_json(value: BaseModel, what: str, check: bool) -> bytes:
-    """A result model's wire JSON: checked on the way out (`checked_json`) where `check`, else only
-    written (for results whose constructors already validated them: `ServerStub.check_results`)."""
-    if check:
-        return checked_json(value, what)
-    return value.__pydantic_serializer__.to_json(value, by_alias=True, exclude_none=True)
-
-
 def checked_json(value: BaseModel, what: str) -> bytes:
     """A result model's wire JSON, checked against its model on the way out: a model built with
     `model_construct`, changed after validation or holding NaN/Infinity (written as null) is refused
     with an internal error naming `what`, instead of reaching the peer."""
     data = value.__pydantic_serializer__.to_json(value, by_alias=True, exclude_none=True)
+    check_json(type(value), data, what)
+    return data
+
+
+def check_json(model: type[BaseModel], data: bytes, what: str) -> None:
+    """JSON about to be sent, validated against `model`: failure is an internal error naming `what`
+    (large results: `result_checks.ResultChecks`)."""
     try:
-        type(value).__pydantic_validator__.validate_json(data, by_name=False, context=WIRE_CONTEXT)
+        model.__pydantic_validator__.validate_json(data, by_name=False, context=WIRE_CONTEXT)
     except ValidationError as exc:
         raise _refused(exc, what) from None
-    return data
 
 
 def checked(target: Any, data: Any, what: str) -> Any:

@@ -186,7 +186,13 @@ def encode_notification(method: str, params: Any) -> bytes:
 def encode_result(id: RequestId, result_json: bytes) -> bytes:
     """A result response around already-serialised result JSON (no re-encoding of the body)."""
     # One join, one copy of the body (chained `+` copies a large body once per step).
-    return b"".join((b'{"jsonrpc":"2.0","id":', dumps(id), b',"result":', result_json, b"}"))
+    return b"".join((result_prefix(id), result_json, b"}"))
+
+
+def result_prefix(id: RequestId) -> bytes:
+    """What comes before the result JSON in a result response (`}` comes after it): a transport
+    that writes to a stream writes the three without joining them (`Transport.send_result`)."""
+    return b'{"jsonrpc":"2.0","id":' + dumps(id) + b',"result":'
 
 
 def encode_error(id: RequestId | None, code: int, message: str, data: Any = None) -> bytes:

@@ -20,6 +20,7 @@ from typing import Any, cast
 
 import anyio
 
+from mcp_bindings.runtime.rpc import jsonrpc
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId
 from mcp_bindings.runtime.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, OversizedMessage, TransportBase
 
@@ -220,6 +221,21 @@ class PipeTransport(TransportBase):
         if writer.paused:
             await writer.drain()
             if writer.lost:  # the reader went away while the frame waited in the buffer
+                raise anyio.BrokenResourceError
+
+    async def send_result(self, id: RequestId, result_json: bytes) -> None:
+        """The envelope, the result JSON and the end of the frame written one after the other (no
+        await between them): a 10 MB result is not copied into a frame first."""
+        writer = self._writer
+        if writer.lost or self._write_transport.is_closing():
+            raise anyio.BrokenResourceError
+        write = self._write_transport.write
+        write(jsonrpc.result_prefix(id))
+        write(result_json)
+        write(b"}\n")
+        if writer.paused:
+            await writer.drain()
+            if writer.lost:
                 raise anyio.BrokenResourceError
 
     async def aclose(self) -> None:

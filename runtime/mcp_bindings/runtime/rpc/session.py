@@ -274,16 +274,17 @@ class Session:
         self._in_flight[request_id] = scope
         try:
             try:
-                frame: bytes | None = (await self._respond(request))[0]
+                body, code = await self._outcome(request)
             finally:
                 self._in_flight.pop(request_id, None)
-            if self._cancelled_by_peer and request_id in self._cancelled_by_peer:
-                frame = None  # the peer cancelled it: no response at all
-            if frame is not None:
+            if not (self._cancelled_by_peer and request_id in self._cancelled_by_peer):  # else: no response
                 try:
-                    await self.transport.send(frame, request_id)
+                    if code is None:  # a result: the transport writes the envelope around it
+                        await self.transport.send_result(request_id, body)
+                    else:
+                        await self.transport.send(body, request_id)
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-                    self._unsent(exc, frame)
+                    self._unsent(exc, body)
             if self._deferred:
                 self._run_deferred()
         finally:
@@ -318,7 +319,8 @@ class Session:
         answer: Answer | None = None
         try:
             with scope:
-                answer = Answer(*await self._respond(request))
+                body, code = await self._outcome(request)
+                answer = Answer(jsonrpc.encode_result(request.id, body) if code is None else body, code)
         finally:
             self._in_flight.pop(request.id, None)
         if self._cancelled_by_peer and request.id in self._cancelled_by_peer:
@@ -326,12 +328,11 @@ class Session:
             return None  # the peer cancelled it: no response at all
         return answer
 
-    async def _respond(self, request: Request) -> tuple[bytes, int | None]:
-        """The dispatcher's answer to a request (the frame, and its error code: None for a result),
-        its errors turned into error responses."""
+    async def _outcome(self, request: Request) -> tuple[bytes, int | None]:
+        """The dispatcher's answer to a request: the result JSON and None, or an error response's
+        frame and its code (its errors turned into error responses)."""
         try:
-            result = await self.dispatcher.on_request(request, self)
-            return jsonrpc.encode_result(request.id, result), None
+            return await self.dispatcher.on_request(request, self), None
         except McpError as exc:
             return jsonrpc.encode_error(request.id, exc.code, exc.message, exc.data), exc.code
         except Exception:  # a handler bug: log it here, never leak a traceback to the peer

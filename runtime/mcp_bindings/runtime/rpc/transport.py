@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
+from mcp_bindings.runtime.rpc import jsonrpc
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId
 
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
@@ -56,6 +57,10 @@ class Transport(Protocol):
 
     async def send(self, frame: bytes, related: RequestId | None = None) -> None: ...
 
+    async def send_result(self, id: RequestId, result_json: bytes) -> None:
+        """Send the result response of request `id` around already-serialised result JSON."""
+        ...
+
     async def aclose(self) -> None: ...
 
     # Optional (see `Features`); `TransportBase` has do-nothing versions.
@@ -70,6 +75,14 @@ class TransportBase:
     """No optional features; the methods behind them do nothing (subclasses override what they declare)."""
 
     features: Features = PLAIN
+
+    async def send(self, frame: bytes, related: RequestId | None = None) -> None:
+        raise NotImplementedError
+
+    async def send_result(self, id: RequestId, result_json: bytes) -> None:
+        """The response as one frame (`send`); a transport writing to a stream may instead write
+        the envelope and the result JSON one after the other, without a copy of the result."""
+        await self.send(jsonrpc.encode_result(id, result_json), id)
 
     async def close_stream(self, related: RequestId) -> None:
         return None

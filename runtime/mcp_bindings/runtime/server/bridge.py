@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from mcp_bindings.runtime.protocol import crossing, versions
 from mcp_bindings.runtime.protocol.request_state import MAX_INPUT_ROUNDS, RequestStateSealer
+from mcp_bindings.runtime.protocol.result_checks import ResultChecks
 from mcp_bindings.runtime.protocol.spec import INPUT_REQUIRED, MethodSpec, ProtocolTables
 from mcp_bindings.runtime.rpc import jsonrpc, logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError, NotExpressible
@@ -36,7 +37,11 @@ HandlerCall = Callable[[Any, Any], Awaitable[Any]]  # (typed params, raw params)
 
 class VersionBridge:
     def __init__(
-        self, server: ServerStub, sealer: RequestStateSealer, identity: Callable[[ProtocolTables], Any] | None = None
+        self,
+        server: ServerStub,
+        sealer: RequestStateSealer,
+        identity: Callable[[ProtocolTables], Any] | None = None,
+        results: ResultChecks | None = None,
     ) -> None:
         self.server = server
         self.stub = server.protocol
@@ -48,11 +53,15 @@ class VersionBridge:
         self._meta_bytes: dict[ProtocolTables, tuple[Any, bytes]] = {}
         # Whether results are re-validated as they are written (`ServerStub.check_results`).
         self.check_results = server.check_results or versions.results_always_checked()
+        # The output check, with what it remembers of large results (shared by the server's connections).
+        self.results = results or ResultChecks()
 
     def result_json(self, result: BaseModel, what: str) -> bytes:
         """A result of the stub's own type, as JSON: checked on the way out unless the server's
         class says its results are validated as they are built."""
-        return versions.result_json(result, what, self.check_results)
+        if self.check_results:
+            return self.results.check(result, what)
+        return result.__pydantic_serializer__.to_json(result, by_alias=True, exclude_none=True)
 
     # -- into the stub's version -------------------------------------------------------------
 
@@ -228,13 +237,9 @@ class VersionBridge:
             except (TypeError, ValueError):  # not JSON (an icon's value): the long way says what
                 return None
             data = meta + b"}" if data == b"{}" else meta + b"," + data[1:]  # `_meta` comes first in the models
-        if not self.check_results:
+        if not self.check_results or self.results.check_bytes(type(result), data):
             return data
-        try:
-            type(result).__pydantic_validator__.validate_json(data, by_name=False, context=versions.WIRE_CONTEXT)
-        except ValidationError:
-            return None
-        return data
+        return None
 
     def _meta_json(self, protocol: ProtocolTables, key: str) -> bytes:
         """`{"_meta":{<key>:<the server's identity>}` (open: the result's JSON follows), kept while the

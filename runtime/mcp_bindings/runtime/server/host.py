@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_bindings.runtime.protocol.custom_methods import EXTENSIONS, TASKS_EXTENSION, Methods, placed
 from mcp_bindings.runtime.protocol.request_state import RequestStateSealer, SecretError, secrets_from_env
+from mcp_bindings.runtime.protocol.result_checks import ResultChecks
 from mcp_bindings.runtime.protocol.spec import ProtocolTables
 from mcp_bindings.runtime.protocol.tool_catalog import TOOLS_LIST_CHANGED, ToolCatalog
 from mcp_bindings.runtime.rpc import logs
@@ -69,6 +70,8 @@ class ServerHost:
     # The server's one tool catalog: the latest definitions listed to any connection, or declared
     # (`server.tool_schemas`); read by the tool checks and the stateless wire's header checks.
     tool_catalog: ToolCatalog = field(default_factory=ToolCatalog)
+    # The output check of results and what it remembers of large ones (`protocol.result_checks`).
+    results: ResultChecks = field(default_factory=ResultChecks)
     # The task service of the tasks plug-in (`tasks.service.TaskService`; None until tasks are used).
     tasks: Any = None
     # Several workers (the scale-out plug-in sets both when it attaches; None: one process):

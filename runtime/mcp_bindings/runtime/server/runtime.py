@@ -54,7 +54,9 @@ class ServerRuntime:
         self.stub: ProtocolTables = server.protocol  # the tables of the version the server was written against
         self.host = host or host_for(server)
         self.lifecycle = Lifecycle(server, supported_versions)
-        self.bridge = VersionBridge(server, request_state or self.host.sealer, self.lifecycle.identity)
+        self.bridge = VersionBridge(
+            server, request_state or self.host.sealer, self.lifecycle.identity, self.host.results
+        )
         self.view: PeerView | None = None  # set by initialize (handshake lifecycle)
         self.initialized = False
         self.session: Session | None = None

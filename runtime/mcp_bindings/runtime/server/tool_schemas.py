@@ -58,6 +58,7 @@ from mcp_bindings.runtime.protocol.tool_catalog import (
     TOOLS_LIST_CHANGED,
     ToolCatalog,
     ToolDefinition,
+    ToolListing,
     ToolOutputError,
     default_dialect,
     definitions,
@@ -132,9 +133,11 @@ class ServerToolChecks:
         result = await handler(params, context)
         tools = result.get("tools") if isinstance(result, dict) else getattr(result, "tools", None)
         if isinstance(tools, list):
-            listed = definitions(tools, self.dialect)  # pyright: ignore[reportUnknownArgumentType]
-            self.listed.remember(listed)
-            self.shared.remember(listed)
+            # Written to JSON once; the definitions are made only where a catalog does not hold
+            # this very listing already (a server answering the same list again: nothing to do).
+            listing = ToolListing(tools, self.dialect)  # pyright: ignore[reportUnknownArgumentType]
+            self.listed.take(listing)
+            self.shared.take(listing)
         return result
 
     def call_tool(self, handler: Handler, params: Any, context: Any, raw: Any) -> Awaitable[Any]:
