@@ -102,6 +102,21 @@ def test_server_everything(version: str, everything: str, sdk_python: str) -> No
 
 
 @pytest.mark.parametrize("version", VERSIONS)
+def test_server_everything_subscriptions(version: str, everything: str, sdk_python: str) -> None:
+    """server-everything offers subscriptions: two SDK clients subscribe to its document through the
+    proxy, its `toggle-subscriber-updates` starts its updates (to its one client, the proxy), and
+    both clients get them."""
+    argv = [sdk_python, str(PEERS / "sdk_subscribe_client.py"), "--version", version, "--url", everything]
+    argv += ["--uri", EVERYTHING_DOC, "--toggle", "toggle-subscriber-updates"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "fatal" not in report, report.get("traceback")
+    assert report["toggled"].startswith("Started simulated resource updated notifications")
+    assert set(report["updates"]["a"]) == {EVERYTHING_DOC} and set(report["updates"]["b"]) == {EVERYTHING_DOC}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
 def test_mcp_server_time(version: str, time_server: str, sdk_python: str) -> None:
     report = sdk(
         sdk_python,

@@ -5,12 +5,15 @@ pinned by hand as in sdk_steps_client.py) or a `subscriptions/listen` stream (20
 tests/peers/subscriptions_server.py, whose `state` and `touch` tools it calls. Runs in the SDK's venv.
 
     <sdk-python> tests/peers/sdk_subscribe_client.py --version 2025-11-25 --url URL --uri sub://a
+    <sdk-python> tests/peers/sdk_subscribe_client.py --version 2026-07-28 --url URL --uri U --toggle TOOL
 
 Steps: A and B subscribe; once the remote holds the URI (`state`), A calls `touch`; both wait for
 the update; A unsubscribes (closes its stream), B disconnects without unsubscribing; then a third
 client waits until the remote let go. Prints one JSON object: {"updates": {"a": [...], "b": [...]},
 "held": the remote's state while both held it, "state": its state at the end, "touched": touch's
-answer}, or {"fatal", "traceback"}.
+answer}, or {"fatal", "traceback"}. With `--toggle TOOL` (a server of its own, e.g. server-everything's
+`toggle-subscriber-updates`): both subscribe, A calls TOOL (which starts the server's updates), both
+wait for an update, A calls TOOL again (stopping them); {"updates", "toggled": TOOL's first answer}.
 """
 
 from __future__ import annotations
@@ -104,6 +107,29 @@ async def remote_state(client: Any, until: Callable[[dict[str, Any]], bool]) -> 
             await anyio.sleep(0.05)
 
 
+async def wait_for(updates: dict[str, list[str]]) -> None:
+    with anyio.fail_after(15):
+        while not updates["a"] or not updates["b"]:
+            await anyio.sleep(0.02)
+
+
+async def toggled(version: str, url: str, uri: str, tool: str) -> dict[str, Any]:
+    updates: dict[str, list[str]] = {"a": [], "b": []}
+    report: dict[str, Any] = {"updates": updates}
+    with anyio.fail_after(60):
+        async with connected(url, version, updates["a"].append) as a, connected(url, version, updates["b"].append) as b:
+            async with (
+                subscribed(a, version, uri, updates["a"].append, let_go=True),
+                subscribed(b, version, uri, updates["b"].append, let_go=True),
+            ):
+                report["toggled"] = (await a.call_tool(tool, {})).content[0].text
+                try:
+                    await wait_for(updates)
+                finally:
+                    await a.call_tool(tool, {})
+    return report
+
+
 async def run(version: str, url: str, uri: str) -> dict[str, Any]:
     updates: dict[str, list[str]] = {"a": [], "b": []}
     report: dict[str, Any] = {"updates": updates}
@@ -116,9 +142,7 @@ async def run(version: str, url: str, uri: str) -> dict[str, Any]:
                     report["held"] = await remote_state(a, lambda state: f"{uri} 1" in state["holders"])
                     touched = await a.call_tool("touch", {"uri": uri})
                     report["touched"] = json.loads(touched.content[0].text)
-                    with anyio.fail_after(10):
-                        while not updates["a"] or not updates["b"]:
-                            await anyio.sleep(0.02)
+                    await wait_for(updates)
             report["state"] = await remote_state(a, lambda state: state["holders"][-1] == f"{uri} 0")
     return report
 
@@ -128,9 +152,13 @@ def main() -> None:
     parser.add_argument("--version", required=True)
     parser.add_argument("--url", required=True)
     parser.add_argument("--uri", required=True)
+    parser.add_argument("--toggle", help="a tool of the server that starts (and stops) its updates")
     args = parser.parse_args()
     try:
-        report = anyio.run(run, args.version, args.url, args.uri)
+        if args.toggle:
+            report = anyio.run(toggled, args.version, args.url, args.uri, args.toggle)
+        else:
+            report = anyio.run(run, args.version, args.url, args.uri)
     except BaseException as exc:  # noqa: BLE001 - the test reads the report
         report = {"fatal": repr(exc), "traceback": traceback.format_exc()}
     sys.stdout.write(json.dumps(report) + "\n")

@@ -1,9 +1,10 @@
 """The server host: the state all connections of one server object share, kept by the runtime in a
 registry of its own (`host_for`; nothing is written into the user's server object) and dropped with
 the object: the dispatch seam's features, the custom methods, the tool catalog, the task service,
-the `requestState` sealer, the open `subscriptions/listen` streams, the resource subscriptions
-(`server.subscriptions`: the hook that tells watchers when a URI is first subscribed to and last let
-go) and the broadcast bus. A low module: what delivers notifications through it is `server.notifications`."""
+the `requestState` sealer, the open `subscriptions/listen` streams, the resource subscriptions of
+both eras (`server.subscriptions`, with the hook that tells watchers how many hold a URI whenever
+that changes) and the broadcast bus. A low module: what delivers notifications through it is
+`server.notifications`."""
 
 from __future__ import annotations
 
