@@ -6,17 +6,22 @@ the official SDK's client in front, are in tests/interop/test_proxy_peers.py."""
 
 from __future__ import annotations
 
+import importlib
 import json
+import os
 import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import anyio
 import pytest
 
 from mcp_bindings.runtime.app import App
+from mcp_bindings.runtime.app.testing import client_handlers
 from mcp_bindings.runtime.client.http import connect_http
 from mcp_bindings.runtime.protocol import registry, versions
-from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from mcp_bindings.v2025_11_25 import client as client_25
 from tests.peers.harness import PEERS
 from tests.support.http import serve_in_thread
@@ -248,3 +253,100 @@ async def test_a_remote_without_completions_is_not_advertised_as_having_them() -
             async with proxy.test_client("2025-11-25") as client:
                 assert "completions" not in client.session.peer_capabilities
                 assert [tool.name for tool in (await client.list_tools()).tools] == ["echo"]
+
+
+# -- resource subscriptions ----------------------------------------------------------------------
+
+SUBSCRIBING = [sys.executable, str(PEERS / "subscriptions_server.py")]  # offers resources.subscribe
+# (the remote's version, the proxy's clients'): a 2024-11-05 remote (resources/subscribe) and a
+# 2026-07-28 one (subscriptions/listen), each served to clients of both eras.
+ERAS = [
+    ("2024-11-05", "2026-07-28"),
+    ("2024-11-05", "2025-11-25"),
+    ("2026-07-28", "2024-11-05"),
+    ("2026-07-28", "2025-11-25"),
+    ("2026-07-28", "2026-07-28"),
+]
+
+
+@asynccontextmanager
+async def _subscribed(client: Any, uri: str, *, let_go: bool = True) -> AsyncIterator[None]:
+    """`uri` subscribed to for the block, as the client's era does it (the update reaches its
+    handlers); `let_go=False`: a handshake client does not unsubscribe (its session ends later)."""
+    if client.session.stateless:
+        async with client.listen({"resourceSubscriptions": [uri]}) as stream:
+            assert stream.agreed == {"resourceSubscriptions": [uri]}
+            yield
+    else:
+        await client.subscribe_resource(uri=uri)
+        yield
+        if let_go:
+            await client.unsubscribe_resource(uri=uri)
+
+
+async def _remote_state(client: Any, until: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """The remote's record (its `state` tool, through the proxy), once `until` holds (bounded)."""
+    with anyio.fail_after(10):
+        while True:
+            state: dict[str, Any] = json.loads(_text(await client.call_tool(name="state", arguments={})))
+            if until(state):
+                return state
+            await anyio.sleep(0.05)
+
+
+@pytest.mark.parametrize(("remote_version", "version"), ERAS)
+async def test_subscriptions_are_held_at_the_remote_once_per_uri(remote_version: str, version: str) -> None:
+    pinned: dict[str, Any] = {"protocol_version": remote_version} if remote_version != "2026-07-28" else {}
+    proxy = App.proxy(SUBSCRIBING, name="proxy", **pinned)
+    client_cls = importlib.import_module(f"{registry.load_version(version).__name__}.client").Client
+    updates: dict[str, list[str]] = {"a": [], "b": []}
+
+    def connect(name: str, url: str) -> Any:
+        def seen(method: str, params: Any) -> None:
+            if method == "notifications/resources/updated":
+                updates[name].append(params["uri"])
+
+        handlers = client_handlers(version, on_notification=seen)
+        asked = "auto" if version == "2026-07-28" else version  # (probed: the capabilities are known)
+        return connect_http(url, client_cls, protocol_version=asked, handlers=handlers)
+
+    with serve_in_thread(proxy.asgi()) as base, anyio.fail_after(LIMIT):
+        async with connect("a", f"{base}/mcp") as a:
+            assert proxy.remote is not None and proxy.remote.client.session.version == remote_version
+            assert a.session.version == version
+            assert a.session.peer_capabilities["resources"] == {"listChanged": True, "subscribe": True}
+            async with AsyncExitStack() as b_connection:
+                b = await b_connection.enter_async_context(connect("b", f"{base}/mcp"))
+                await b_connection.enter_async_context(_subscribed(b, "sub://a", let_go=False))
+                async with _subscribed(a, "sub://a"):
+                    await _remote_state(a, lambda state: state["holders"] == ["sub://a 1"])
+                    assert json.loads(_text(await a.call_tool(name="touch", arguments={"uri": "sub://a"}))) == 1
+                    assert json.loads(_text(await a.call_tool(name="touch", arguments={"uri": "sub://b"}))) == 0
+                    with anyio.fail_after(5):
+                        while updates["a"] == [] or updates["b"] == []:
+                            await anyio.sleep(0.02)
+                # a let go; b still holds it: the remote too
+                await anyio.sleep(0.2)
+                assert (await _remote_state(a, lambda state: True))["holders"] == ["sub://a 1"]
+            # b's session ended (or its listen stream closed) without unsubscribing: the remote let go
+            state = await _remote_state(a, lambda state: state["holders"][-1] == "sub://a 0")
+    assert updates == {"a": ["sub://a"], "b": ["sub://a"]}
+    assert state["holders"] == ["sub://a 1", "sub://a 0"]
+    handshake = remote_version != "2026-07-28"  # (a stateless remote holds a listen stream instead)
+    assert state["requests"] == (["subscribe sub://a", "unsubscribe sub://a"] if handshake else [])
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_a_remote_without_subscriptions_is_not_advertised_as_having_them(version: str) -> None:
+    proxy = App.proxy(SUBSCRIBING, name="proxy", env={**os.environ, "MCP_TEST_NO_SUBSCRIBE": "1"})
+    with anyio.fail_after(LIMIT):
+        async with proxy.test_client(version) as client:
+            assert client.session.peer_capabilities["resources"] == {"listChanged": True}
+            if client.session.stateless:  # not agreed: the acknowledgement leaves it out
+                async with client.listen({"resourceSubscriptions": ["sub://a"]}) as stream:
+                    assert stream.agreed == {}
+            else:
+                with pytest.raises(McpError) as refused:
+                    await client.subscribe_resource(uri="sub://a")
+                assert refused.value.code == METHOD_NOT_FOUND
+                assert "resources/subscribe" in refused.value.message and "resources.subscribe" in refused.value.message

@@ -102,6 +102,21 @@ def test_server_everything(version: str, everything: str, sdk_python: str) -> No
 
 
 @pytest.mark.parametrize("version", VERSIONS)
+def test_server_everything_subscriptions(version: str, everything: str, sdk_python: str) -> None:
+    """server-everything offers subscriptions: two SDK clients subscribe to its document through the
+    proxy, its `toggle-subscriber-updates` starts its updates (to its one client, the proxy), and
+    both clients get them."""
+    argv = [sdk_python, str(PEERS / "sdk_subscribe_client.py"), "--version", version, "--url", everything]
+    argv += ["--uri", EVERYTHING_DOC, "--toggle", "toggle-subscriber-updates"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "fatal" not in report, report.get("traceback")
+    assert report["toggled"].startswith("Started simulated resource updated notifications")
+    assert set(report["updates"]["a"]) == {EVERYTHING_DOC} and set(report["updates"]["b"]) == {EVERYTHING_DOC}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
 def test_mcp_server_time(version: str, time_server: str, sdk_python: str) -> None:
     report = sdk(
         sdk_python,
@@ -154,3 +169,34 @@ def test_a_remote_that_exits_mid_call(version: str, sdk_python: str) -> None:
     assert died["mcp_error"]["code"] == -32603, died
     assert "stdio_server.py" in died["mcp_error"]["message"] and "is gone" in died["mcp_error"]["message"]
     assert after["mcp_error"]["code"] == -32603 and "stdio_server.py" in after["mcp_error"]["message"]
+
+
+# (the remote's version, the SDK clients'): a 2024-11-05 remote (resources/subscribe) and a 2026-07-28
+# one (a subscriptions/listen stream per URI), each served to SDK clients of both eras.
+SUBSCRIPTION_ERAS = [
+    ("2024-11-05", "2026-07-28"),
+    ("2024-11-05", "2025-11-25"),
+    ("2026-07-28", "2025-11-25"),
+    ("2026-07-28", "2026-07-28"),
+]
+
+
+@pytest.mark.parametrize(("remote_version", "version"), SUBSCRIPTION_ERAS)
+def test_resource_subscriptions_through_the_proxy(remote_version: str, version: str, sdk_python: str) -> None:
+    """Two SDK clients subscribe to one URI: the remote (tests/peers/subscriptions_server.py) is
+    subscribed once, its update reaches both, and it is let go once both are gone (one unsubscribed,
+    the other disconnected)."""
+    remote = [sys.executable, str(PEERS / "subscriptions_server.py")]
+    pinned: dict[str, Any] = {"protocol_version": remote_version} if remote_version != "2026-07-28" else {}
+    with serve_in_thread(App.proxy(remote, name="subscribing", **pinned).asgi()) as base:
+        argv = [sdk_python, str(PEERS / "sdk_subscribe_client.py"), "--version", version, "--url", f"{base}/mcp"]
+        done = subprocess.run([*argv, "--uri", "sub://a"], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "fatal" not in report, report.get("traceback")
+    assert report["held"]["holders"] == ["sub://a 1"]  # one subscription at the remote for two clients
+    assert report["touched"] == 1  # the remote's update went to its one client, the proxy...
+    assert report["updates"] == {"a": ["sub://a"], "b": ["sub://a"]}  # ...which told both of its own
+    assert report["state"]["holders"] == ["sub://a 1", "sub://a 0"]
+    handshake = remote_version != "2026-07-28"
+    assert report["state"]["requests"] == (["subscribe sub://a", "unsubscribe sub://a"] if handshake else [])

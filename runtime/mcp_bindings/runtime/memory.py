@@ -48,6 +48,7 @@ async def connect_in_memory(
                     yield typed
             finally:
                 task_group.cancel_scope.cancel()
+                runtime.host.disconnect(runtime)
     except BaseExceptionGroup as group:
         sole = sole_exception(group)  # an error in the caller's block comes out as itself
         if sole is None:

@@ -12,8 +12,9 @@ the app's clients. Calls are forwarded as they came and answered with what the r
 JSON-RPC error with its code (resource not found crossed into the app's version's code), a remote
 gone with -32603 naming it. Progress and log messages of a call reach the client of that call; the
 remote's sampling, elicitation and roots requests are asked of the client whose call is in progress
-(where its version and capabilities allow: else the remote gets the reason as its error). A mixin of
-`App` (`app.core`)."""
+(where its version and capabilities allow: else the remote gets the reason as its error). Where the
+remote offers resource subscriptions, so does the app: its clients' subscriptions are held at the
+remote once per URI (`app.proxy_subscriptions`). A mixin of `App` (`app.core`)."""
 
 from __future__ import annotations
 
@@ -33,10 +34,12 @@ from mcp_bindings.runtime.app.changes import PROMPTS_CHANGED, RESOURCES_CHANGED,
 from mcp_bindings.runtime.app.context import Context, Suspend
 from mcp_bindings.runtime.app.errors import ResourceNotFound
 from mcp_bindings.runtime.app.proxy_entries import RemotePrompt, RemoteResource, RemoteTemplate, RemoteTool
+from mcp_bindings.runtime.app.proxy_subscriptions import RemoteSubscriptions, subscribes
 from mcp_bindings.runtime.app.uri_template import TemplateError
 from mcp_bindings.runtime.client.stub import ClientHandlerStub
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosed, McpError
+from mcp_bindings.runtime.server.host import host_for
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.app.core import App
@@ -93,6 +96,7 @@ class Remote:
         self.calls: list[Context[Any]] = []  # the contexts of the calls in progress, oldest first
         self.scopes: dict[int, anyio.CancelScope] = {}  # id(context) -> the scope of its forwarded request
         self.keys: dict[str, set[str]] = {kind: set() for kind in _TABLES}  # what the remote placed
+        self.subscribes = True  # the remote offers resource subscriptions (until connected: assumed)
         self._group: TaskGroup | None = None
 
     # -- the connection -------------------------------------------------------------------------
@@ -125,9 +129,11 @@ class Remote:
                     group.start_soon(self._listen, client)
                 if "logging" in client.server_capabilities:
                     await client.set_logging_level("debug")  # each client of the app gets what its level lets through
+                unwatch = self._forward_subscriptions(client, group)
                 try:
                     yield client
                 finally:
+                    unwatch()
                     group.cancel_scope.cancel()
         except (ConnectionError, McpError, TimeoutError) as exc:
             if self.client is None:
@@ -137,9 +143,20 @@ class Remote:
             self.client, self._group = None, None
             self.gone = self.gone or "the proxy app is not serving"
 
+    def _forward_subscriptions(self, client: Any, group: TaskGroup) -> Callable[[], None]:
+        """Hold the app's clients' resource subscriptions at the remote (where it has them, and the
+        app serves its own clients: a mounted proxy's are the parent's); returns what stops it."""
+        app: Any = self.app
+        if not self.subscribes or app._parents:
+            return lambda: None
+        forwarding = RemoteSubscriptions(client, self.name)
+        group.start_soon(forwarding.run)
+        return host_for(app.server).subscriptions.watch(forwarding.watch)
+
     def _narrow(self, remote: Mapping[str, Any]) -> None:
         """Advertise what the remote has (a server built already advertised every kind)."""
         app: Any = self.app
+        self.subscribes = subscribes(remote)
         served = {*KINDS, COMPLETIONS}
         has = {kind for kind in served if kind in remote}
         if COMPLETIONS not in self.client.session.protocol.server_capability_paths:
@@ -154,7 +171,7 @@ class Remote:
         if COMPLETIONS not in has and not app._completers:
             server.capabilities.pop(COMPLETIONS, None)
         if "resources" in server.capabilities:
-            server.capabilities["resources"] = {"listChanged": True}  # subscriptions are not forwarded
+            server.capabilities["resources"] = {"listChanged": True, **({"subscribe": True} if self.subscribes else {})}
 
     # -- what the remote lists ------------------------------------------------------------------
 
@@ -379,6 +396,10 @@ class Proxying:
     """`App.proxy`."""
 
     remote: Remote | None = None  # a proxy's upstream (`App.proxy`); None for any other app
+
+    def _subscribes(self) -> bool:
+        """Whether the app offers resource subscriptions: every app does, a proxy where its remote does."""
+        return self.remote is None or self.remote.subscribes
 
     @classmethod
     def proxy(

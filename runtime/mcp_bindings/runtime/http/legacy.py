@@ -98,7 +98,8 @@ class LegacyConnection(TransportBase):
         self.client = client  # whose share of sessions it holds (`http.fairness.client_key`)
         self.outbox = _Outbox(queue_bytes)
         self.inbound, self._inbound_receive = anyio.create_memory_object_stream[bytes](inbound_frames)
-        self.session = Session(self, ServerRuntime(legacy.server, host=legacy.host))
+        self.runtime = ServerRuntime(legacy.server, host=legacy.host)
+        self.session = Session(self, self.runtime)
         self.dropped = False  # closed because the client did not keep up
         self.closed = False
         self._scope: anyio.CancelScope | None = None  # the response's, cancelled to close the connection
@@ -147,6 +148,7 @@ class LegacyConnection(TransportBase):
         self.legacy.shares.give_back(self.client)
         self.inbound.close()
         self.session.cancel_all()
+        self.legacy.host.disconnect(self.runtime)
         reclaim(self.outbox.close())
         if self._scope is not None:
             self._scope.cancel()

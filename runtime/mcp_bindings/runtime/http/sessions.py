@@ -274,7 +274,7 @@ class LocalSessions:
         if transport.standalone is not None:
             transport.standalone.close()
             transport.standalone = None
-        self.host.connections.discard(http_session.runtime)
+        self.host.disconnect(http_session.runtime)
         if http_session.events is not None:
             http_session.events.close()
 

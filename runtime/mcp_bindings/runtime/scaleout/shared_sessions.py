@@ -115,7 +115,7 @@ class SharedSessions(LocalSessions):
 
     def _discard(self, http_session: HttpSession) -> None:
         """Forget a copy that was never listed."""
-        self.host.connections.discard(http_session.runtime)
+        self.host.disconnect(http_session.runtime)
         if http_session.events is not None:
             http_session.events.close()
 

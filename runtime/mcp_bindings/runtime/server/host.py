@@ -1,8 +1,10 @@
 """The server host: the state all connections of one server object share, kept by the runtime in a
 registry of its own (`host_for`; nothing is written into the user's server object) and dropped with
 the object: the dispatch seam's features, the custom methods, the tool catalog, the task service,
-the `requestState` sealer, the open `subscriptions/listen` streams and the broadcast bus. A low
-module: what delivers notifications through it is `server.notifications`."""
+the `requestState` sealer, the open `subscriptions/listen` streams, the resource subscriptions of
+both eras (`server.subscriptions`, with the hook that tells watchers how many hold a URI whenever
+that changes) and the broadcast bus. A low module: what delivers notifications through it is
+`server.notifications`."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from mcp_bindings.runtime.protocol.spec import ProtocolTables
 from mcp_bindings.runtime.protocol.tool_catalog import TOOLS_LIST_CHANGED, ToolCatalog
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.jsonrpc import json_object
+from mcp_bindings.runtime.server.subscriptions import RESOURCE_UPDATED, Subscriptions
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.rpc.session import Session
@@ -58,6 +61,8 @@ class ServerHost:
     secret: bytes | None = None
     connections: weakref.WeakSet[ServerRuntime] = field(default_factory=weakref.WeakSet)
     listeners: set[Listener] = field(default_factory=set)
+    # The resource subscriptions of every connection and listen stream (`subscriptions.watch`: the hook).
+    subscriptions: Subscriptions = field(default_factory=Subscriptions)
     previous_secret: bytes | None = None  # still opens states for a grace period (rotation)
     bus: NotificationBus | None = None  # other workers' share of broadcasts (None: this process only)
     secret_problem: str | None = None  # why the configured secret was not used (too short)
@@ -92,6 +97,25 @@ class ServerHost:
         or another): the one place the tool catalog is invalidated."""
         if method == TOOLS_LIST_CHANGED:
             self.tool_catalog.changed()
+
+    def disconnect(self, runtime: ServerRuntime) -> None:
+        """A connection ended (session closed or expired, transport gone): off the broadcast list,
+        its resource subscriptions let go."""
+        self.connections.discard(runtime)
+        self.subscriptions.drop(runtime)
+
+    def open_listener(self, listener: Listener) -> None:
+        """A `subscriptions/listen` stream opened: it gets what it opted in to, and holds the URIs
+        of its `resourceSubscriptions`."""
+        self.listeners.add(listener)
+        uris = listener.methods.get(RESOURCE_UPDATED)
+        if isinstance(uris, list):
+            self.subscriptions.replace(listener, [uri for uri in uris if isinstance(uri, str)])
+
+    def close_listener(self, listener: Listener) -> None:
+        """A listen stream closed (or can no longer be written to): its URIs let go."""
+        self.listeners.discard(listener)
+        self.subscriptions.drop(listener)
 
     def use(self, feature: ServerFeature) -> None:
         """Add a feature to the dispatch seam of this server's connections. Register it before the

@@ -15,6 +15,7 @@ worker, still addressed per connection and per listen stream as above.
 
 from __future__ import annotations
 
+from collections.abc import Set
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -30,6 +31,7 @@ from mcp_bindings.runtime.server.bridge import outgoing_notification
 from mcp_bindings.runtime.server.bus import EXTENSION_BROADCAST
 from mcp_bindings.runtime.server.host import Listener, ServerHost
 from mcp_bindings.runtime.server.seam import Plan, ServerFeature
+from mcp_bindings.runtime.server.subscriptions import RESOURCE_UPDATED
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.server.peer import PeerView
@@ -37,9 +39,9 @@ if TYPE_CHECKING:
 
 log = logs.logger("notifications")
 
-RESOURCE_UPDATED = "notifications/resources/updated"
 # Handshake-era subscription requests (method -> subscribe?). The runtime records the URIs each
-# connection subscribed to and sends resource updates only there. A server written against a
+# connection subscribed to on the host (`ServerHost.subscriptions`, as it does a listen stream's
+# `resourceSubscriptions`) and sends resource updates only there. A server written against a
 # stateless-era stub has no handlers for them (that era folds them into subscriptions/listen): the
 # runtime then answers them itself.
 SUBSCRIPTION_REQUESTS = {"resources/subscribe": True, "resources/unsubscribe": False}
@@ -63,7 +65,7 @@ def may_send(view: PeerView, method: str) -> bool:
     return spec.gate is None or spec.gate.side != "server" or spec.gate.present_in(view.advertised)
 
 
-def wants(subscriptions: set[str], method: str, params: Any) -> bool:
+def wants(subscriptions: Set[str], method: str, params: Any) -> bool:
     """Whether a connection asked for `method`: resource updates are opt-in, per URI (the runtime
     records every subscription, whether it or the server's handlers serve the requests)."""
     if method != RESOURCE_UPDATED:
@@ -129,7 +131,7 @@ async def _deliver(host: ServerHost, method: str, params: Any, data: Any) -> int
             await listener.session.notify(method, tagged, related=listener.subscription_id)
             sent += 1
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            host.listeners.discard(listener)
+            host.close_listener(listener)
     return sent
 
 
@@ -151,7 +153,7 @@ async def listen(host: ServerHost, params: Any, request_id: Any, view: PeerView,
             agreed[key] = methods[method] = value
     meta_key = view.protocol.meta.subscription_id
     listener = Listener(session, request_id, methods, meta_key)
-    host.listeners.add(listener)
+    host.open_listener(listener)
     try:
         ack: dict[str, Any] = {"notifications": agreed}
         if meta_key is not None:
@@ -159,7 +161,7 @@ async def listen(host: ServerHost, params: Any, request_id: Any, view: PeerView,
         await session.notify("notifications/subscriptions/acknowledged", ack, related=request_id)
         await anyio.sleep_forever()
     finally:
-        host.listeners.discard(listener)
+        host.close_listener(listener)
 
 
 async def deliver_broadcast(host: ServerHost, message: Any) -> int:

@@ -10,7 +10,7 @@ streams) are a table here; everything else about methods comes from the generate
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Collection, Set
 from functools import partial
 from typing import Any
 
@@ -61,9 +61,8 @@ class ServerRuntime:
         self.initialized = False
         self.session: Session | None = None
         self.peer: PeerSession | None = None  # the client of this connection (handshake era)
-        # URIs the client subscribed to (resources/subscribe), served by the runtime itself where the
-        # server's stub has no such handlers (a stateless-era stub).
-        self.subscriptions: set[str] = set()
+        # resources/subscribe is served by the runtime itself where the server's stub has no such
+        # handlers (a stateless-era stub); what the client subscribed to is kept by the host.
         self.serves_subscriptions = "resources/subscribe" not in self.stub.client_requests
         self._plans: dict[ProtocolTables, dict[str, Plan]] = {}
         self.features = _features(self.host)
@@ -197,13 +196,22 @@ class ServerRuntime:
         session.defer(partial(self.lifecycle.prepare, view.protocol))
         return result
 
+    @property
+    def subscriptions(self) -> Set[str]:
+        """The URIs this connection's client subscribed to (`resources/subscribe`), as its host keeps them."""
+        return self.host.subscriptions.of(self)
+
+    @subscriptions.setter
+    def subscriptions(self, uris: Collection[str]) -> None:  # a shared session's record (scale-out)
+        self.host.subscriptions.replace(self, uris)
+
     def record_subscription(self, subscribe: bool, params: Any) -> None:
         uri = json_object(params).get("uri")
         if isinstance(uri, str):
             if subscribe:
-                self.subscriptions.add(uri)
+                self.host.subscriptions.add(self, uri)
             else:
-                self.subscriptions.discard(uri)
+                self.host.subscriptions.remove(self, uri)
 
     # -- notifications -----------------------------------------------------------------------
 

@@ -142,7 +142,8 @@ async def serve_stdio_async(
             await serve_stdio_async(server, max_message_bytes=max_message_bytes, **runtime_options)
         return
     transport = await _stdio_transport(max_message_bytes)
-    session = Session(transport, ServerRuntime(server, **runtime_options))
+    runtime = ServerRuntime(server, **runtime_options)
+    session = Session(transport, runtime)
     async with anyio.create_task_group() as task_group:
 
         async def stop_on_signal() -> None:
@@ -152,7 +153,10 @@ async def serve_stdio_async(
                     return
 
         task_group.start_soon(stop_on_signal)
-        await session.run()
+        try:
+            await session.run()
+        finally:
+            runtime.host.disconnect(runtime)  # its resource subscriptions are let go
         task_group.cancel_scope.cancel()
 
 
