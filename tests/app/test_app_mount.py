@@ -164,3 +164,64 @@ async def test_mounting_a_new_kind_after_serving_is_refused() -> None:
         with pytest.raises(AppDefinitionError, match="already serving without prompts"):
             main.mount(prompts_only, namespace="p")
     _: Any = None
+
+
+# -- resource updates and subscriptions across a mount ------------------------------------------
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_a_mounted_apps_resource_updates_reach_the_parents_subscribers(version: str) -> None:
+    settings = App("settings")
+
+    @settings.resource("config://theme")
+    def theme() -> str:
+        return "dark"
+
+    @settings.resource("config://users/{name}")
+    def user(name: str) -> str:
+        return f"user {name}"
+
+    main = App("main")
+    main.mount(settings, namespace="s")
+    seen: list[tuple[str, int]] = []
+    stop = settings._watch_subscribed(lambda uri, holders: seen.append((uri, holders)))  # pyright: ignore[reportPrivateUsage]
+    updates: list[str] = []
+
+    def on_notification(method: str, params: Any) -> None:
+        if method == "notifications/resources/updated":
+            updates.append(params["uri"])
+
+    with anyio.fail_after(20):
+        async with main.test_client(version, on_notification=on_notification) as client:
+            uris = ["config://s/theme", "config://s/users/ann", "config://elsewhere"]
+            async with anyio.create_task_group() as listening:
+                if client.session.stateless:  # the stateless era subscribes on a listen stream
+                    listening.start_soon(_listen, client, uris)
+                else:
+                    for uri in uris:
+                        await client.subscribe_resource(uri=uri)
+                while len(seen) < 2:  # told under its own URIs; a URI not its own is not told
+                    await anyio.sleep(0.01)
+                assert sorted(seen) == [("config://theme", 1), ("config://users/ann", 1)]
+                assert await settings.resource_updated("config://theme") == 1
+                assert await settings.resource_updated("config://users/ann") == 1
+                assert await settings.resource_updated("config://users/bob") == 0  # nobody holds it
+                with anyio.fail_after(5):
+                    while len(updates) < 2:
+                        await anyio.sleep(0.01)
+                assert sorted(updates) == ["config://s/theme", "config://s/users/ann"]
+                if not client.session.stateless:
+                    await client.unsubscribe_resource(uri="config://s/theme")
+                    assert seen[-1] == ("config://theme", 0)
+                listening.cancel_scope.cancel()
+        with anyio.fail_after(5):  # the session ended: what it held is let go
+            while ("config://users/ann", 0) not in seen:
+                await anyio.sleep(0.01)
+    stop()
+    assert ("config://theme", 0) in seen
+
+
+async def _listen(client: Any, uris: list[str]) -> None:
+    async with client.listen({"resourceSubscriptions": uris}) as stream:
+        assert stream.agreed == {"resourceSubscriptions": uris}
+        await anyio.sleep_forever()

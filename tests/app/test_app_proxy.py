@@ -284,11 +284,11 @@ async def _subscribed(client: Any, uri: str, *, let_go: bool = True) -> AsyncIte
             await client.unsubscribe_resource(uri=uri)
 
 
-async def _remote_state(client: Any, until: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+async def _remote_state(client: Any, until: Callable[[dict[str, Any]], bool], tool: str = "state") -> dict[str, Any]:
     """The remote's record (its `state` tool, through the proxy), once `until` holds (bounded)."""
     with anyio.fail_after(10):
         while True:
-            state: dict[str, Any] = json.loads(_text(await client.call_tool(name="state", arguments={})))
+            state: dict[str, Any] = json.loads(_text(await client.call_tool(name=tool, arguments={})))
             if until(state):
                 return state
             await anyio.sleep(0.05)
@@ -350,3 +350,30 @@ async def test_a_remote_without_subscriptions_is_not_advertised_as_having_them(v
                     await client.subscribe_resource(uri="sub://a")
                 assert refused.value.code == METHOD_NOT_FOUND
                 assert "resources/subscribe" in refused.value.message and "resources.subscribe" in refused.value.message
+
+
+@pytest.mark.parametrize(("remote_version", "version"), [("2024-11-05", "2025-11-25"), ("2026-07-28", "2026-07-28")])
+async def test_a_mounted_proxy_holds_the_parents_subscriptions_at_the_remote(remote_version: str, version: str) -> None:
+    pinned: dict[str, Any] = {"protocol_version": remote_version} if remote_version != "2026-07-28" else {}
+    main = App("main")
+    main.mount(App.proxy(SUBSCRIBING, name="up", **pinned), namespace="up")
+    updates: list[str] = []
+
+    def seen(method: str, params: Any) -> None:
+        if method == "notifications/resources/updated":
+            updates.append(params["uri"])
+
+    with anyio.fail_after(LIMIT):
+        async with main.test_client(version, on_notification=seen) as client:
+            assert client.session.peer_capabilities["resources"]["subscribe"] is True
+            touch = {"name": "up_touch", "arguments": {"uri": "sub://a"}}
+            async with _subscribed(client, "sub://up/a"):  # the remote's sub://a, under the namespace
+                state = await _remote_state(client, lambda state: state["holders"] == ["sub://a 1"], "up_state")
+                assert json.loads(_text(await client.call_tool(**touch))) == 1
+                with anyio.fail_after(5):
+                    while not updates:
+                        await anyio.sleep(0.02)
+            state = await _remote_state(client, lambda state: state["holders"][-1] == "sub://a 0", "up_state")
+    assert updates == ["sub://up/a"]
+    handshake = remote_version != "2026-07-28"
+    assert state["requests"] == (["subscribe sub://a", "unsubscribe sub://a"] if handshake else [])

@@ -40,6 +40,7 @@ class ListChanges:
     _parents: list[Any]  # the apps this one is mounted in (`app.mount`)
     _origins: dict[int, tuple[Any, Any]]  # id(a mounted copy) -> (the mounted app's entry, that app)
     _remount: Callable[[Any], None]  # `Mounting._remount`
+    _updated_below: Callable[[Any, str], Any]  # `Mounting._updated_below`
     _serves: set[str]  # kinds served while their table may be empty (`App.proxy`)
 
     @property
@@ -146,5 +147,12 @@ class ListChanges:
                 log.warning("could not send %s: %s", method, error.message)
 
     async def resource_updated(self, uri: str) -> int:
-        """Tell the clients subscribed to `uri` that it changed; returns how many were told."""
-        return await self.server.broadcast(RESOURCE_UPDATED, {"uri": uri})
+        """Tell the clients subscribed to `uri` that it changed; returns how many were told. A mounted
+        app tells those of the apps it is mounted in (under its namespace there), and its own where it
+        serves too."""
+        told = 0
+        if self._server is not None or not self._parents:
+            told += await self.server.broadcast(RESOURCE_UPDATED, {"uri": uri})
+        for parent in self._parents:
+            told += await parent._updated_below(self, uri)
+        return told

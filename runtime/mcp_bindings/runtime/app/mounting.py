@@ -2,20 +2,24 @@
 templates and completions as this app's own, under a namespace (tool and prompt `x_name`, resource
 `scheme://x/rest`). Live: what the mounted app registers, removes, enables or disables later is
 re-mounted and the clients told (list changed); its lifespan runs inside this app's, and its
-functions keep their own lifespan value and dependencies. A mixin of `App` (`app.core`)."""
+functions keep their own lifespan value and dependencies. Resources too: a mounted app's
+`resource_updated` reaches this app's clients subscribed to the URI under its namespace, and what this
+app's clients subscribe to is told to the mounted app under its own URIs (`_watch_subscribed`: a
+mounted `App.proxy` holds them at its remote). A mixin of `App` (`app.core`)."""
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mcp_bindings.runtime.app.changes import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED
 from mcp_bindings.runtime.app.entries import TOOL_NAME, Completer, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry
 from mcp_bindings.runtime.app.errors import AppDefinitionError
 from mcp_bindings.runtime.app.lifespan import Lifetime
 from mcp_bindings.runtime.app.uri_template import Template
+from mcp_bindings.runtime.server.host import host_for
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.app.core import App
@@ -61,7 +65,9 @@ class Mounting:
     _serves: set[str]
     _parents: list[App]
     _origins: dict[int, tuple[Entry, App]]  # id(a mounted copy) -> the mounted app's own entry, and that app
+    _server: Any  # the app's server object once built (`App.server`)
     protocol_version: str
+    resource_updated: Callable[[str], Any]  # `ListChanges.resource_updated`
     _changed: Callable[..., None]  # `ListChanges._changed`
     _require: Callable[[str, bool], None]  # `ListChanges._require`
 
@@ -141,6 +147,73 @@ class Mounting:
             self._changed(RESOURCES_CHANGED, "resources", "templates")
         if "prompts" in touched:
             self._changed(PROMPTS_CHANGED, "prompts")
+
+    # -- resources: updates up, subscriptions down ------------------------------------------------
+
+    async def _updated_below(self, other: App, uri: str) -> int:
+        """A mounted app's resource `uri` changed: tell this app's clients subscribed to it under its
+        namespace; returns how many were told."""
+        told = 0
+        for mount in self._mounts:
+            if mount.app is other:
+                told += await self.resource_updated(_uri(mount.namespace, uri))
+        return told
+
+    def _watch_subscribed(self, watcher: Callable[[str, int], None]) -> Callable[[], None]:
+        """Tell `watcher(uri, holders)` how many clients hold each of this app's resource URIs: those
+        of its own server (where it serves, not only mounted) and those of every app it is mounted in,
+        their URIs read back as this app's. Returns what stops it."""
+        me: Any = self
+        stops: list[Callable[[], None]] = []
+        if self._server is not None or not self._parents:
+            stops.append(host_for(me.server).subscriptions.watch(watcher))
+        for parent in self._parents:
+            for mount in parent._mounts:  # pyright: ignore[reportPrivateUsage]
+                if mount.app is me:
+                    read_back = _ReadBack(parent, mount, watcher)
+                    stops.append(parent._watch_subscribed(read_back))  # pyright: ignore[reportPrivateUsage]
+
+        def stop() -> None:
+            for each in stops:
+                each()
+
+        return stop
+
+    def _own_uri(self, mount: _Mount, uri: str) -> str | None:
+        """The mounted app's URI of this app's `uri`, if that is one of the mount's resources or an
+        expansion of one of its templates, else None."""
+        entry = self._resources.get(uri)
+        if entry is not None:
+            origin = self._origins.get(id(entry))
+            return cast(ResourceEntry, origin[0]).uri if origin is not None and origin[1] is mount.app else None
+        for kind, key in mount.keys:
+            template = self._templates.get(key) if kind == "templates" else None
+            values = template.template.match(uri) if template is not None else None
+            origin = self._origins.get(id(template)) if values is not None else None
+            if values is not None and origin is not None:
+                return cast(TemplateEntry, origin[0]).template.expand(values)
+        return None
+
+
+class _ReadBack:
+    """A parent app's subscription counts passed to a mounted app's watcher under the mounted app's
+    URIs (each URI read back once, while held: a resource removed meanwhile is still let go)."""
+
+    def __init__(self, parent: Mounting, mount: _Mount, watcher: Callable[[str, int], None]) -> None:
+        self.parent, self.mount, self.watcher = parent, mount, watcher
+        self.held: dict[str, str] = {}  # the parent's URI -> the mounted app's
+
+    def __call__(self, uri: str, holders: int) -> None:
+        own = self.held.get(uri)
+        if own is None:
+            own = self.parent._own_uri(self.mount, uri)  # pyright: ignore[reportPrivateUsage]
+            if own is None:
+                return  # not one of the mounted app's resources
+        if holders > 0:
+            self.held[uri] = own
+        else:
+            self.held.pop(uri, None)
+        self.watcher(own, holders)
 
 
 def _ancestors(app: App) -> list[App]:

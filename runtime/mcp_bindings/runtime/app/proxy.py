@@ -39,7 +39,6 @@ from mcp_bindings.runtime.app.uri_template import TemplateError
 from mcp_bindings.runtime.client.stub import ClientHandlerStub
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosed, McpError
-from mcp_bindings.runtime.server.host import host_for
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.app.core import App
@@ -144,14 +143,14 @@ class Remote:
             self.gone = self.gone or "the proxy app is not serving"
 
     def _forward_subscriptions(self, client: Any, group: TaskGroup) -> Callable[[], None]:
-        """Hold the app's clients' resource subscriptions at the remote (where it has them, and the
-        app serves its own clients: a mounted proxy's are the parent's); returns what stops it."""
+        """Hold the app's clients' resource subscriptions at the remote, where it has them (a mounted
+        proxy: the subscriptions of the apps it is mounted in, to its URIs); returns what stops it."""
         app: Any = self.app
-        if not self.subscribes or app._parents:
+        if not self.subscribes:
             return lambda: None
         forwarding = RemoteSubscriptions(client, self.name)
         group.start_soon(forwarding.run)
-        return host_for(app.server).subscriptions.watch(forwarding.watch)
+        return app._watch_subscribed(forwarding.watch)
 
     def _narrow(self, remote: Mapping[str, Any]) -> None:
         """Advertise what the remote has (a server built already advertised every kind)."""
