@@ -13,13 +13,18 @@ streamed and logged) returns within 40 MB of idle once deleted; a legacy client 
 while 1 MiB results are posted for it costs under 60 MB at its peak and is released within 40 MB of
 idle once it is dropped. Before these bounds the first run pinned about 155 MB until DELETE (and
 75 MB stayed in the heap after it), and the legacy one grew without limit (idle + 203 MB after 200
-results, all of it kept after the client left). Every
+results, all of it kept after the client left). After 64 clients of the benchmark's mixed load and
+every session deleted, the server is back within 12 MB of its idle figure and a second round adds
+under 2 MB; what the runtime itself kept after a load (pydantic-core's string cache filled by
+result checks, the replay store's shells of dropped events, dicts emptied but kept at their peak
+size) is checked directly. Every
 exchange runs under a deadline, every server is stopped when its test ends, and each test checks
 that the server answers a normal request afterwards.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import select
@@ -27,6 +32,7 @@ import socket
 import subprocess
 import sys
 import time
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,9 +41,11 @@ import anyio
 import httpx
 import pytest
 
+from benchmarks import bench_load
 from benchmarks.load_server import LoadServer
 from mcp_bindings.runtime.auth.resource_server import AccessToken
-from mcp_bindings.runtime.http.app import create_app
+from mcp_bindings.runtime.http.app import Deadlines, create_app
+from mcp_bindings.runtime.http.fairness import PerClient
 from mcp_bindings.runtime.http.resume import EVENT_OVERHEAD, EventLog, ReplayLimits, ReplayStore
 from tests.support import REPO_ROOT, free_port
 from tests.support.http import ACCEPT, HANDSHAKE, open_session, rpc, serve_in_thread, sse_messages
@@ -49,6 +57,8 @@ LOAD_SERVER = REPO_ROOT / "benchmarks" / "load_server.py"
 DEADLINE = 60  # seconds per test
 MIB = 1024 * 1024
 IDLE_MARGIN_MB = 40  # RSS after release, above idle
+LOAD_MARGIN_MB = 12  # RSS after the 64-client load and DELETE, above the idle server that served one session
+LOAD_ROUND_GROWTH_MB = 2  # a second round of the same load may add at most this (no state kept per session)
 LEGACY_PEAK_MB = 60  # RSS while a legacy client reads nothing, above idle (queue bound 8 MiB)
 
 
@@ -319,6 +329,90 @@ def test_event_log_units() -> None:
     log.close()
     other.close()
     assert store.bytes == 0
+
+
+# -- what outlives a load ------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_mixed_load_of_64_clients_returns_near_idle_after_delete(tmp_path: Path) -> None:
+    """64 clients of the benchmark's mixed load (`benchmarks/bench_load.py`: echo, progress,
+    cancelled and dropped-then-resumed calls, sessions deleted and reopened) for a few seconds, then
+    every session deleted: the server's RSS comes back within 12 MB of what it was idle after one
+    session had been served (the first requests import and build what any server's first requests
+    do), and a second round adds under 2 MB (nothing is kept per session or request). Measured, not
+    asserted, in `python -m benchmarks --only load` and docs/security.md ("Giving memory back"):
+    idle + 7.5 MiB, from 64 clients' peak of idle + 36 MiB."""
+    with load_server(tmp_path) as (proc, base, _):
+        port = int(base.rsplit(":", 1)[1])
+
+        async def load(seconds: float, *, clients: int) -> bench_load.Tally:
+            tally = bench_load.Tally()
+            until = time.monotonic() + seconds
+            crowd = [bench_load.Client(n, port, tally, 30, seed=n) for n in range(clients)]
+            with anyio.fail_after(DEADLINE):
+                await asyncio.gather(*(client.run(until) for client in crowd))
+            return tally
+
+        warm = asyncio.run(load(1.0, clients=1))
+        assert warm.lost == warm.crossed == warm.duplicated == 0
+        time.sleep(1.0)
+        idle = rss_mb(proc.pid)
+        after = []
+        for _ in range(2):
+            tally = asyncio.run(load(4.0, clients=bench_load.CLIENTS))
+            assert sum(tally.ops.values()) > bench_load.CLIENTS and tally.lost == tally.crossed == 0, tally.examples
+            after.append(settled_rss(proc.pid, idle + LOAD_MARGIN_MB / 2))
+        assert after[0] - idle <= LOAD_MARGIN_MB, (idle, after)
+        assert after[1] - after[0] <= LOAD_ROUND_GROWTH_MB, (idle, after)
+        answers_normally(f"{base}/mcp")
+
+
+def test_result_checks_do_not_keep_the_strings_they_read() -> None:
+    """Results are checked with the model's `validate_json` (`versions.checked_json`); pydantic-core
+    would keep the last ~16,000 distinct strings it read in a process-wide cache (about 1 MB, spread
+    over the allocator's arenas after a load). The generated models cache dict keys only."""
+    from mcp_bindings.runtime.protocol.versions import checked_json
+    from mcp_bindings.v2025_11_25 import models as m
+
+    checked_json(m.CallToolResult(content=[m.TextContent(text="warm")]), "warm")
+    tracemalloc.start()
+    try:
+        for n in range(5000):
+            checked_json(m.CallToolResult(content=[m.TextContent(text=f"distinct text {n}")]), "result")
+        kept = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert kept < 50_000, f"{kept} bytes kept after checking 5,000 results"  # 'all': about 300,000
+
+
+def test_nothing_the_load_sized_stays_once_every_session_is_gone() -> None:
+    """Once every replay log is closed, no shell of a dropped event stays in the store's order (up to
+    256 did); a per-client share and the request deadlines that held many entries are emptied to
+    fresh tables, not kept at the size the load grew them to."""
+    store = ReplayStore()
+    logs = [store.new_log() for _ in range(64)]
+    for log in logs:
+        stream = log.open_stream()
+        for _ in range(5):
+            log.add(stream, b"x" * 100)
+    for log in logs:
+        log.close()
+    assert store.bytes == 0 and len(store._order) == 0 and store._timer is None
+
+    share = PerClient("max_things_per_client", 1000, "things", "drop one first")
+    for n in range(200):
+        share.take(f"client {n}")
+    for n in range(200):
+        share.give_back(f"client {n}")
+    assert sys.getsizeof(share._held) == sys.getsizeof({})
+
+    async def reads() -> None:
+        deadlines = Deadlines(30.0)
+        await asyncio.gather(*(deadlines.run(asyncio.sleep(0)) for _ in range(200)))
+        assert sys.getsizeof(deadlines._running) == sys.getsizeof({})
+
+    asyncio.run(reads())
 
 
 # -- legacy /sse: sessions bound to their principal -----------------------------------------------

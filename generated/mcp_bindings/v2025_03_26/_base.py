@@ -35,4 +35,9 @@ class MCPModel(BaseModel):
         # Each model is built on first use, not at import: a process pays only for the types its
         # traffic needs (import time, memory).
         defer_build=True,
+        # JSON input (the runtime checks results with `validate_json`) caches dict keys only, not
+        # every string value: pydantic-core's process-wide string cache would otherwise keep the
+        # last ~16,000 distinct values alive (about 1 MB of small strings, spread over the allocator's
+        # arenas, which then cannot be returned after a load).
+        cache_strings="keys",
     )

@@ -522,6 +522,9 @@ class Deadlines:
         finally:
             self._running.pop(task, None)
             self._expired.discard(task)
+            if not self._running:  # an emptied dict keeps its table (allocated at the load's peak)
+                self._running.clear()
+                self._expired.clear()
 
     def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
         self._sweep_timer = None

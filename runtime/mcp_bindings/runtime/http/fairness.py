@@ -55,3 +55,5 @@ class PerClient:
         left = self._held.pop(client, 0) - 1
         if left > 0:
             self._held[client] = left
+        elif not self._held:  # an emptied dict keeps its table (allocated at the load's peak)
+            self._held.clear()

@@ -144,11 +144,12 @@ class ReplayStore:
         # own `worker_space`, so the workers serving one session number its events apart, and an
         # event id names the worker holding it).
         self._ids = itertools.count(first_id)
-        self._logs = 0
+        self._logs = False  # whether a log was opened (a flag, not a count: nothing updated per session
+        # stays behind in memory the load took)
         self._timer: asyncio.TimerHandle | None = None
 
     def new_log(self) -> EventLog:
-        self._logs += 1
+        self._logs = True
         return EventLog(self)
 
     def number_from(self, first_id: int) -> None:
@@ -180,7 +181,12 @@ class ReplayStore:
         self._held -= 1
         self.bytes -= event.size
         reclaim(event.size)
-        if len(self._order) > 2 * self._held + 256:  # mostly dropped entries: compact
+        if not self._held:  # every log is empty: no shell of a dropped event outlives them
+            self._order.clear()
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+        elif len(self._order) > 2 * self._held + 256:  # mostly dropped entries: compact
             self._order = deque(e for e in self._order if e.log is not None)
 
     def _arm(self) -> None:

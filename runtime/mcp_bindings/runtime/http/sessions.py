@@ -266,6 +266,9 @@ class LocalSessions:
         stream, take it off the server's broadcast list and release its replay log."""
         if self.sessions.get(http_session.id) is http_session:
             del self.sessions[http_session.id]
+            if not self.sessions:  # the last one: nothing sized or timed by the sessions stays behind
+                self.sessions.clear()
+                self._next_expiry_sweep = 0.0
         on_end, http_session.on_end = http_session.on_end, None
         if on_end is not None:
             on_end()

@@ -8,6 +8,7 @@ import asyncio
 import ctypes
 import ctypes.util
 import sys
+import threading
 import time
 from collections.abc import Callable
 from functools import cache
@@ -55,6 +56,12 @@ def reclaim(freed: int) -> None:
 
     def run() -> None:
         _reclaim["freed"] = 0
-        loop.run_in_executor(None, trim, 0)
+        # A thread of its own, gone once the trim returns (not the loop's default executor, whose
+        # thread and queues would be created at the load's peak and outlive it in memory the load
+        # took: see docs/security.md, "Giving memory back").
+        threading.Thread(target=trim, args=(0,), name="mcp-malloc-trim", daemon=True).start()
 
     loop.call_later(RECLAIM_DELAY, run)
+
+
+_malloc_trim()  # looked up as the module is imported, not first at the peak of a load
