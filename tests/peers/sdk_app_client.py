@@ -28,6 +28,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from sdk_handshake import sdk_initialize  # beside this file (run as a script)
 
 warnings.simplefilter("ignore")
 
@@ -102,18 +103,7 @@ async def run(version: str, command: list[str], url: str | None) -> dict[str, An
             async with ClientSession(
                 read_stream, write_stream, elicitation_callback=elicitation, logging_callback=on_log, client_info=INFO
             ) as session:
-                init = await session.send_request(
-                    types.InitializeRequest(
-                        params=types.InitializeRequestParams(
-                            protocol_version=version,
-                            capabilities=session._build_capabilities(version),  # noqa: SLF001
-                            client_info=INFO,
-                        )
-                    ),
-                    types.InitializeResult,
-                )
-                session.adopt(init)
-                await session.send_notification(types.InitializedNotification())
+                init = await sdk_initialize(session, version, INFO.name)
                 report["initialize"] = dump(init)
                 await step("set_level", session.set_logging_level("info"))
                 await scenario(session)

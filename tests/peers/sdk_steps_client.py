@@ -30,6 +30,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from sdk_handshake import sdk_initialize  # beside this file (run as a script)
 
 warnings.simplefilter("ignore")
 
@@ -106,18 +107,7 @@ async def run(
         transport as (read_stream, write_stream),
         ClientSession(read_stream, write_stream, client_info=INFO) as session,
     ):
-        init = await session.send_request(
-            types.InitializeRequest(
-                params=types.InitializeRequestParams(
-                    protocol_version=version,
-                    capabilities=session._build_capabilities(version),  # noqa: SLF001
-                    client_info=INFO,
-                )
-            ),
-            types.InitializeResult,
-        )
-        session.adopt(init)
-        await session.send_notification(types.InitializedNotification())
+        init = await sdk_initialize(session, version, INFO.name)
         report["negotiated"] = init.protocol_version
         await scenario(session)
     return report

@@ -32,6 +32,7 @@ import mcp_types as types
 from mcp.client.client import Client
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from sdk_handshake import sdk_initialize  # beside this file (run as a script)
 
 warnings.simplefilter("ignore")
 
@@ -50,18 +51,7 @@ async def handshake(url: str, version: str, on_updated: Callable[[str], None]) -
         streamable_http_client(url) as (read_stream, write_stream),
         ClientSession(read_stream, write_stream, client_info=INFO, message_handler=messages) as session,
     ):
-        init = await session.send_request(
-            types.InitializeRequest(
-                params=types.InitializeRequestParams(
-                    protocol_version=version,
-                    capabilities=session._build_capabilities(version),  # noqa: SLF001
-                    client_info=INFO,
-                )
-            ),
-            types.InitializeResult,
-        )
-        session.adopt(init)
-        await session.send_notification(types.InitializedNotification())
+        await sdk_initialize(session, version, INFO.name)
         yield session
 
 
