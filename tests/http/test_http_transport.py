@@ -171,8 +171,9 @@ async def test_body_over_the_limit_is_413(echo_base: str) -> None:
             # The legacy /messages endpoint has the same limit.
             async with client.stream("GET", echo_base + "/sse", headers={"Accept": "text/event-stream"}) as stream:
                 endpoint = None
-                # Kept: a line iterator left by `break` and dropped is finalized (closed) by the event
-                # loop, which closes the stream, and with it the session, under the POST below.
+                # Kept (a local, alive to the end of the test): a line iterator left by `break` and
+                # dropped is finalized (closed) by the event loop, which closes the stream, and with it
+                # the session, under the POST below.
                 lines = stream.aiter_lines()
                 async for line in lines:
                     if line.startswith("data:"):
@@ -183,7 +184,6 @@ async def test_body_over_the_limit_is_413(echo_base: str) -> None:
                     echo_base + endpoint, content=body, headers={"Content-Type": "application/json"}
                 )
                 assert over.status_code == 413
-                await lines.aclose()
 
 
 async def test_unknown_session_and_delete(everything: str) -> None:
