@@ -164,6 +164,9 @@ class _LineWriter(asyncio.Protocol):
                         self._waiters.remove(waiter)
 
 
+SPLIT_BYTES = 64 * 1024  # a frame this large is written in parts, not joined (`PipeTransport._send_frame`)
+
+
 class PipeTransport(TransportBase):
     """A transport over two pipes (or sockets) watched by the running asyncio loop."""
 
@@ -211,31 +214,29 @@ class PipeTransport(TransportBase):
         return frame
 
     async def send(self, frame: bytes, related: RequestId | None = None) -> None:
-        writer = self._writer
-        if writer.lost or self._write_transport.is_closing():
-            raise anyio.BrokenResourceError
-        # Two writes with no await between them, so two frames never interleave; not `frame + b"\n"`,
-        # which copies the frame (a 10 MB result would briefly be held twice more).
-        self._write_transport.write(frame)
-        self._write_transport.write(b"\n")
-        if writer.paused:
-            await writer.drain()
-            if writer.lost:  # the reader went away while the frame waited in the buffer
-                raise anyio.BrokenResourceError
+        await self._send_frame((frame, b"\n"))
 
     async def send_result(self, id: RequestId, result_json: bytes) -> None:
-        """The envelope, the result JSON and the end of the frame written one after the other (no
-        await between them): a 10 MB result is not copied into a frame first."""
+        """The envelope, the result JSON and the end of the frame as one frame (`_send_frame`): a
+        10 MB result is not copied into a frame first."""
+        await self._send_frame((jsonrpc.result_prefix(id), result_json, b"}\n"))
+
+    async def _send_frame(self, parts: tuple[bytes, ...]) -> None:
+        """One frame from its parts, with no await between the writes, so two frames never interleave:
+        joined into one write where small (one system call), written one after the other where large
+        (no copy of a large body, which would briefly be held twice)."""
         writer = self._writer
         if writer.lost or self._write_transport.is_closing():
             raise anyio.BrokenResourceError
         write = self._write_transport.write
-        write(jsonrpc.result_prefix(id))
-        write(result_json)
-        write(b"}\n")
+        if sum(map(len, parts)) < SPLIT_BYTES:
+            write(b"".join(parts))
+        else:
+            for part in parts:
+                write(part)
         if writer.paused:
             await writer.drain()
-            if writer.lost:
+            if writer.lost:  # the reader went away while the frame waited in the buffer
                 raise anyio.BrokenResourceError
 
     async def aclose(self) -> None:
