@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
-import ctypes.util
 import sys
 import threading
 import time
@@ -27,9 +26,9 @@ def _malloc_trim() -> Callable[[int], int] | None:
     heap, so without it RSS stays at its peak after a heavy session is released."""
     if sys.platform != "linux":
         return None
-    try:
-        trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-    except (OSError, AttributeError):
+    try:  # the process's own symbols: libc is loaded already (`find_library` would run `ldconfig`)
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
         return None
     trim.argtypes = [ctypes.c_size_t]
     trim.restype = ctypes.c_int
@@ -64,4 +63,4 @@ def reclaim(freed: int) -> None:
     loop.call_later(RECLAIM_DELAY, run)
 
 
-_malloc_trim()  # looked up as the module is imported, not first at the peak of a load
+_malloc_trim()  # looked up as the module is imported (about 0.03 ms), not first at the peak of a load
