@@ -146,12 +146,16 @@ class ListChanges:
             except McpError as error:  # e.g. the shared bus is down: nobody awaits this task
                 log.warning("could not send %s: %s", method, error.message)
 
+    def _serves_own_clients(self) -> bool:
+        """Whether the app has clients of its own: it serves (or will), not only mounted in others."""
+        return self._server is not None or not self._parents
+
     async def resource_updated(self, uri: str) -> int:
         """Tell the clients subscribed to `uri` that it changed; returns how many were told. A mounted
         app tells those of the apps it is mounted in (under its namespace there), and its own where it
         serves too."""
         told = 0
-        if self._server is not None or not self._parents:
+        if self._serves_own_clients():
             told += await self.server.broadcast(RESOURCE_UPDATED, {"uri": uri})
         for parent in self._parents:
             told += await parent._updated_below(self, uri)

@@ -389,11 +389,10 @@ class App(ListChanges, Mounting, Proxying, Around, Serving, Running, UiMixin, Sk
             handlers.update(
                 list_resources=_list_resources, list_resource_templates=_list_templates, read_resource=_read_resource
             )
-            subscribes = self._subscribes()  # (a proxy: where its remote does)
+            declared["resources"] = self._resources_capability()  # (a proxy: subscriptions where its remote has them)
             for name in ("subscribe_resource", "unsubscribe_resource"):
-                if subscribes and hasattr(stub, name):  # handshake-era stubs; the host records the subscriptions
+                if "subscribe" in declared["resources"] and hasattr(stub, name):  # handshake era (host records)
                     handlers[name] = _subscription
-            declared["resources"] = {"listChanged": True, **({"subscribe": True} if subscribes else {})}
         if self._prompts or "prompts" in self._serves:
             handlers.update(list_prompts=_list_prompts, get_prompt=_get_prompt)
             declared["prompts"] = {"listChanged": True}

@@ -68,6 +68,7 @@ class Mounting:
     _server: Any  # the app's server object once built (`App.server`)
     protocol_version: str
     resource_updated: Callable[[str], Any]  # `ListChanges.resource_updated`
+    _serves_own_clients: Callable[[], bool]  # `ListChanges._serves_own_clients`
     _changed: Callable[..., None]  # `ListChanges._changed`
     _require: Callable[[str, bool], None]  # `ListChanges._require`
 
@@ -165,7 +166,7 @@ class Mounting:
         their URIs read back as this app's. Returns what stops it."""
         me: Any = self
         stops: list[Callable[[], None]] = []
-        if self._server is not None or not self._parents:
+        if self._serves_own_clients():
             stops.append(host_for(me.server).subscriptions.watch(watcher))
         for parent in self._parents:
             for mount in parent._mounts:  # pyright: ignore[reportPrivateUsage]

@@ -170,7 +170,7 @@ class Remote:
         if COMPLETIONS not in has and not app._completers:
             server.capabilities.pop(COMPLETIONS, None)
         if "resources" in server.capabilities:
-            server.capabilities["resources"] = {"listChanged": True, **({"subscribe": True} if self.subscribes else {})}
+            server.capabilities["resources"] = app._resources_capability()
 
     # -- what the remote lists ------------------------------------------------------------------
 
@@ -396,9 +396,11 @@ class Proxying:
 
     remote: Remote | None = None  # a proxy's upstream (`App.proxy`); None for any other app
 
-    def _subscribes(self) -> bool:
-        """Whether the app offers resource subscriptions: every app does, a proxy where its remote does."""
-        return self.remote is None or self.remote.subscribes
+    def _resources_capability(self) -> dict[str, Any]:
+        """The app's `resources` capability: lists change; subscriptions are offered by every app, by a
+        proxy where its remote offers them."""
+        subscribes = self.remote is None or self.remote.subscribes
+        return {"listChanged": True, "subscribe": True} if subscribes else {"listChanged": True}
 
     @classmethod
     def proxy(
