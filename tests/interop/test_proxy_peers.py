@@ -181,14 +181,23 @@ SUBSCRIPTION_ERAS = [
 ]
 
 
+@pytest.mark.parametrize("mounted", [False, True], ids=["proxy", "mounted"])
 @pytest.mark.parametrize(("remote_version", "version"), SUBSCRIPTION_ERAS)
-def test_resource_subscriptions_through_the_proxy(remote_version: str, version: str, sdk_python: str) -> None:
+def test_resource_subscriptions_through_the_proxy(
+    remote_version: str, version: str, mounted: bool, sdk_python: str
+) -> None:
     """Two SDK clients subscribe to one URI: the remote (tests/peers/subscriptions_server.py) is
     subscribed once, its update reaches both, and it is let go once both are gone (one unsubscribed,
-    the other disconnected)."""
+    the other disconnected). `mounted`: the proxy mounted in another app (without a namespace, so the
+    names and URIs are the remote's), whose clients' subscriptions it holds at the remote."""
     remote = [sys.executable, str(PEERS / "subscriptions_server.py")]
     pinned: dict[str, Any] = {"protocol_version": remote_version} if remote_version != "2026-07-28" else {}
-    with serve_in_thread(App.proxy(remote, name="subscribing", **pinned).asgi()) as base:
+    served = App.proxy(remote, name="subscribing", **pinned)
+    if mounted:
+        parent = App("parent")
+        parent.mount(served)
+        served = parent
+    with serve_in_thread(served.asgi()) as base:
         argv = [sdk_python, str(PEERS / "sdk_subscribe_client.py"), "--version", version, "--url", f"{base}/mcp"]
         done = subprocess.run([*argv, "--uri", "sub://a"], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
