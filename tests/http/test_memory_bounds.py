@@ -388,17 +388,20 @@ def test_result_checks_do_not_keep_the_strings_they_read() -> None:
 
 def test_nothing_the_load_sized_stays_once_every_session_is_gone() -> None:
     """Once every replay log is closed, no shell of a dropped event stays in the store's order (up to
-    256 did); a per-client share and the request deadlines that held many entries are emptied to
+    256 did), and the order is the deque the store began with (one made at the load's peak pinned an
+    allocator arena of its own); a per-client share and the request deadlines that held many entries are emptied to
     fresh tables, not kept at the size the load grew them to."""
-    store = ReplayStore()
+    store = ReplayStore(ReplayLimits(events=2))
+    order = store._order
     logs = [store.new_log() for _ in range(64)]
     for log in logs:
         stream = log.open_stream()
-        for _ in range(5):
+        for _ in range(10):  # 8 of each log's 10 dropped while it is open: the order is compacted
             log.add(stream, b"x" * 100)
     for log in logs:
         log.close()
     assert store.bytes == 0 and len(store._order) == 0 and store._timer is None
+    assert store._order is order  # compacted in place: no container made under the load stays
 
     share = PerClient("max_things_per_client", 1000, "things", "drop one first")
     for n in range(200):

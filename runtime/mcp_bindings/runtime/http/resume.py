@@ -186,8 +186,11 @@ class ReplayStore:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
-        elif len(self._order) > 2 * self._held + 256:  # mostly dropped entries: compact
-            self._order = deque(e for e in self._order if e.log is not None)
+        elif len(self._order) > 2 * self._held + 256:  # mostly dropped entries: compact in place (a
+            # deque made now, at the load's peak, would pin an arena of the allocator once it is idle)
+            held = [e for e in self._order if e.log is not None]
+            self._order.clear()
+            self._order.extend(held)
 
     def _arm(self) -> None:
         """A timer for the next event to age out (asyncio only; one at a time)."""
