@@ -76,13 +76,13 @@ _EXPORTS = {
     # resource server
     "require_bearer": "resource_server",
     "BearerAuthMiddleware": "resource_server",
-    "TokenVerifier": "resource_server",
-    "JWTVerifier": "resource_server",
-    "IntrospectionVerifier": "resource_server",
-    "AccessToken": "resource_server",
+    "TokenVerifier": "verifiers",
+    "JWTVerifier": "verifiers",
+    "IntrospectionVerifier": "verifiers",
+    "AccessToken": "verifiers",
     "RequestInfo": "resource_server",
-    "InvalidTokenError": "resource_server",
-    "VerifierUnavailableError": "resource_server",
+    "InvalidTokenError": "verifiers",
+    "VerifierUnavailableError": "verifiers",
     "protected_resource_metadata": "resource_server",
     "protected_resource_metadata_url": "resource_server",
     # errors
@@ -229,14 +229,8 @@ if TYPE_CHECKING:
         MachineGrant,
     )
     from mcp_bindings.runtime.auth.resource_server import (
-        AccessToken,
         BearerAuthMiddleware,
-        IntrospectionVerifier,
-        InvalidTokenError,
-        JWTVerifier,
         RequestInfo,
-        TokenVerifier,
-        VerifierUnavailableError,
         protected_resource_metadata,
         protected_resource_metadata_url,
         require_bearer,
@@ -247,6 +241,14 @@ if TYPE_CHECKING:
         JsonFileTokenStorage,
         OAuthTokens,
         TokenStorage,
+    )
+    from mcp_bindings.runtime.auth.verifiers import (
+        AccessToken,
+        IntrospectionVerifier,
+        InvalidTokenError,
+        JWTVerifier,
+        TokenVerifier,
+        VerifierUnavailableError,
     )
 
 
