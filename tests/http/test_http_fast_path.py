@@ -13,7 +13,8 @@ import anyio
 import httpx
 import pytest
 
-from mcp_bindings.runtime.http.app import create_app, uvicorn_config
+from mcp_bindings.runtime.http.app import create_app
+from mcp_bindings.runtime.http.serving import uvicorn_config
 from mcp_bindings.runtime.rpc.eager import when_suspended
 from tests.support.http import META, STATELESS, load_example
 

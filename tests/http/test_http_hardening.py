@@ -23,7 +23,8 @@ import httpx
 import pytest
 
 from mcp_bindings.runtime.auth import JWTVerifier, require_bearer
-from mcp_bindings.runtime.http.app import StreamableHTTPApp, create_app, uvicorn_config
+from mcp_bindings.runtime.http.app import StreamableHTTPApp, create_app
+from mcp_bindings.runtime.http.serving import uvicorn_config
 from mcp_bindings.runtime.server.host import host_for
 from mcp_bindings.v2025_11_25 import models as hm
 from mcp_bindings.v2025_11_25.server import Server as HandshakeServer

@@ -70,7 +70,7 @@ class ContractServer(Server):
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
-        from mcp_bindings.runtime.http.app import serve_http
+        from mcp_bindings.runtime.http.serving import serve_http
 
         serve_http(ContractServer(), port=int(sys.argv[2]), http="h11", loop="asyncio")
     else:

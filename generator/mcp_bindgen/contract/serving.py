@@ -53,7 +53,8 @@ def serve_on(server: Any, sock: socket.socket, host: str, path: str) -> None:
     """Streamable HTTP on an already listening socket (the one `dev` keeps across reloads)."""
     import uvicorn
 
-    from mcp_bindings.runtime.http.app import create_app, uvicorn_config
+    from mcp_bindings.runtime.http.app import create_app
+    from mcp_bindings.runtime.http.serving import uvicorn_config
 
     port = int(sock.getsockname()[1])
     print(f"serving on {url_of(host, port, path)}", flush=True)

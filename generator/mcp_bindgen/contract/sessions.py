@@ -191,7 +191,7 @@ def cmd_mock(args: argparse.Namespace) -> int:
 
     server = mock_server(Mock(load_lock(Path(args.lock)), seed=args.seed))
     if args.http:
-        from mcp_bindings.runtime.http.app import serve_http
+        from mcp_bindings.runtime.http.serving import serve_http
 
         host, port = _address(args.http, "--http")
         serve_http(server, host=host, port=port)

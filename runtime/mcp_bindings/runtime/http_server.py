@@ -8,8 +8,8 @@ from mcp_bindings.runtime.http.app import StreamableHTTPApp as StreamableHTTPApp
 from mcp_bindings.runtime.http.app import create_app as create_app
 from mcp_bindings.runtime.http.app import decode_header_value as decode_header_value
 from mcp_bindings.runtime.http.app import principal_of as principal_of
-from mcp_bindings.runtime.http.app import serve_http as serve_http
-from mcp_bindings.runtime.http.app import uvicorn_config as uvicorn_config
+from mcp_bindings.runtime.http.serving import serve_http as serve_http
+from mcp_bindings.runtime.http.serving import uvicorn_config as uvicorn_config
 
 __all__ = [
     "HttpExchange",

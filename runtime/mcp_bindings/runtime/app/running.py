@@ -90,7 +90,7 @@ class Running:
 
             serve_stdio(self.server, lifespan=self._lifetime, **options)
         elif transport == "http":
-            from mcp_bindings.runtime.http.app import serve_http
+            from mcp_bindings.runtime.http.serving import serve_http
 
             auth = self.auth
 
