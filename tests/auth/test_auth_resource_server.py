@@ -393,6 +393,37 @@ async def test_introspection_unavailable_is_503() -> None:
     assert (await request(app, bearer="opaque")).status_code == 503
 
 
+BAD_ANSWERS = [
+    (httpx.Response(502, json={}), "answered HTTP 502"),
+    (httpx.Response(200, text="<html>"), "not JSON"),
+    (httpx.Response(200, json=["keys"]), "not an object"),
+]
+
+
+@pytest.mark.parametrize(("answer", "said"), BAD_ANSWERS, ids=["status", "not-json", "not-object"])
+async def test_an_authorization_server_answering_badly_makes_the_verifiers_unavailable(
+    answer: httpx.Response, said: str
+) -> None:
+    """The JWKS and the introspection endpoint are judged alike: anything but a 200 with a JSON
+    object is "cannot decide now" (503 at the middleware), naming the URL and what was wrong."""
+    client = httpx.AsyncClient(transport=httpx.MockTransport(lambda request: answer))
+    jwks = JWTVerifier(issuer=ISSUER, jwks_uri=ISSUER + "/jwks", http_client=client)
+    with pytest.raises(VerifierUnavailableError, match=f"JWKS at {ISSUER}/jwks .*{said}"):
+        await jwks.verify(token(), resource=RESOURCE)
+    opaque = IntrospectionVerifier(ISSUER + "/introspect", issuer=ISSUER, http_client=client)
+    with pytest.raises(VerifierUnavailableError, match=f"{ISSUER}/introspect .*{said}"):
+        await opaque.verify("opaque", resource=RESOURCE)
+    app, inner = make(verifier=opaque)
+    assert (await request(app, bearer="opaque")).status_code == 503 and not inner.calls
+
+
+async def test_a_jwks_without_keys_makes_the_verifier_unavailable() -> None:
+    client = httpx.AsyncClient(transport=httpx.MockTransport(lambda request: httpx.Response(200, json={"k": 1})))
+    verifier = JWTVerifier(issuer=ISSUER, jwks_uri=ISSUER + "/jwks", http_client=client)
+    with pytest.raises(VerifierUnavailableError, match="has no `keys`"):
+        await verifier.verify(token(), resource=RESOURCE)
+
+
 def test_middleware_arguments_are_checked() -> None:
     with pytest.raises(ValueError):
         require_bearer(Inner(), JWTVerifier(issuer=ISSUER, jwks=JWKS), resource=RESOURCE, authorization_servers=[])

@@ -148,15 +148,10 @@ class JWTVerifier:
                 response = await http.get(self.jwks_uri, headers={"Accept": "application/json"})
             except httpx.HTTPError as exc:
                 raise VerifierUnavailableError(f"could not fetch the JWKS of {self.issuer}: {exc}") from exc
-        if response.status_code != 200:
-            raise VerifierUnavailableError(f"JWKS at {self.jwks_uri}: HTTP {response.status_code}")
-        try:
-            data = response.json()
-        except ValueError as exc:
-            raise VerifierUnavailableError(f"JWKS at {self.jwks_uri} is not JSON") from exc
-        if not isinstance(data, dict) or not isinstance(data.get("keys"), list):  # pyright: ignore[reportUnknownMemberType]
-            raise VerifierUnavailableError(f"JWKS at {self.jwks_uri} has no `keys`")
-        self._jwks = data  # pyright: ignore[reportUnknownMemberType]
+        data = _json_object(response, f"the JWKS at {self.jwks_uri}")
+        if not isinstance(data.get("keys"), list):
+            raise VerifierUnavailableError(f"the JWKS at {self.jwks_uri} has no `keys`")
+        self._jwks = data
         self._fetched_at = time.monotonic()
 
     def _client(self) -> Any:
@@ -340,13 +335,19 @@ class IntrospectionVerifier:
                 response = await http.post(self.endpoint, data=data, headers=headers)
         except httpx.HTTPError as exc:
             raise VerifierUnavailableError(f"introspection failed: {exc}") from exc
-        if response.status_code != 200:
-            raise VerifierUnavailableError(f"introspection endpoint answered HTTP {response.status_code}")
-        try:
-            body = response.json()
-        except ValueError as exc:
-            raise VerifierUnavailableError("introspection answer is not JSON") from exc
-        if not isinstance(body, dict):
-            raise VerifierUnavailableError("introspection answer is not a JSON object")
-        answer: dict[str, Any] = body  # pyright: ignore[reportUnknownVariableType]
-        return answer
+        return _json_object(response, f"the introspection endpoint {self.endpoint}")
+
+
+def _json_object(response: httpx.Response, what: str) -> dict[str, Any]:
+    """The JSON object of a 200 answer from `what` (the authorization server's JWKS or introspection
+    endpoint); anything else means the verifier cannot decide now."""
+    if response.status_code != 200:
+        raise VerifierUnavailableError(f"{what} answered HTTP {response.status_code}")
+    try:
+        body = response.json()
+    except ValueError as exc:
+        raise VerifierUnavailableError(f"{what} answered something that is not JSON") from exc
+    if not isinstance(body, dict):
+        raise VerifierUnavailableError(f"{what} answered JSON that is not an object")
+    answer: dict[str, Any] = body  # pyright: ignore[reportUnknownVariableType]
+    return answer
