@@ -1,7 +1,7 @@
 """Tasks on the dispatch seam (`server.seam`): the plug-in every server host loads by name.
 
 - `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` are served from the task store for a
-  server whose stub does not handle them (`service.served_by_runtime`);
+  server whose stub does not handle them (`methods.served_by_runtime`);
 - the methods of the tasks extension (2026-07-28) for a server that declared it (`extension.plan`);
 - around a handler of a method the server offers under `tasks.requests` (and tools/list, for
   tool-level task support), what runs it as a task where the client asks for one, and the
@@ -17,7 +17,7 @@ from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.protocol.tasks_names import TASK_STATUS
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.server.seam import Plan, ServerFeature
-from mcp_bindings.runtime.tasks import service
+from mcp_bindings.runtime.tasks import methods, service
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -45,7 +45,7 @@ class Tasks(ServerFeature):
         stub_spec = runtime.stub.client_requests.get(method)
         if stub_spec is None or runtime.server.implements(stub_spec):
             return None
-        builtin = service.served_by_runtime(method)
+        builtin = methods.served_by_runtime(method)
         return None if builtin is None else Plan(spec, spec, view.protocol is not runtime.stub, builtin)
 
     def wrap(self, runtime: ServerRuntime, plan: Plan, view: PeerView) -> None:

@@ -4,8 +4,8 @@
 
 The server side. A server takes part by declaring the capability, e.g.
 `declared_capabilities = {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}`;
-the runtime then serves `tasks/get|result|list|cancel` itself from the server's `TaskService` (unless
-the server overrides their handlers), whose store is an `InMemoryTaskStore` unless `configure` says
+the runtime then serves `tasks/get|result|list|cancel` itself (`tasks.methods`) from the server's
+`TaskService` (unless the server overrides their handlers), whose store is an `InMemoryTaskStore` unless `configure` says
 otherwise. A handler of a method advertised under `tasks.requests` runs its work as a task with
 `await run_as_task(ctx, work)` (or the `as_task` decorator): for a task-augmented request that creates
 the task, starts the work in the background and returns the `CreateTaskResult`; for any other request
@@ -52,19 +52,18 @@ from pydantic import ValidationError
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables
 from mcp_bindings.runtime.protocol.tasks_core import RELATED_TASK, TASK_STATUS, create_task_result, task_capability
-from mcp_bindings.runtime.rpc import jsonrpc, logs
+from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.calls import PROGRESS_TOKEN
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId, json_object
 from mcp_bindings.runtime.server.bridge import outgoing_request
 from mcp_bindings.runtime.server.host import host_for
 from mcp_bindings.runtime.server.peer import LOG_LEVELS, PeerView
-from mcp_bindings.runtime.tasks.store import TASK_METHODS, InMemoryTaskStore, InvalidCursor, TaskState, TaskStore
+from mcp_bindings.runtime.tasks.store import InMemoryTaskStore, TaskState, TaskStore
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.rpc.session import Session
     from mcp_bindings.runtime.server.context import PeerSession, ServerRequestContext
-    from mcp_bindings.runtime.server.runtime import ServerRuntime
     from mcp_bindings.runtime.server.stubs import ServerStub
     from mcp_bindings.runtime.server.tool_schemas import Handler, ToolHook
 
@@ -245,11 +244,6 @@ def quota_of(session: Session, peer: PeerSession | None) -> str | None:
 def _augmentable(protocol: ProtocolTables, method: str) -> bool:
     path = ".".join(task_capability(method).path)
     return path in protocol.server_capability_paths and create_task_result(protocol) is not None
-
-
-def served_by_runtime(method: str) -> Builtin | None:
-    """What serves a tasks/* method for a server whose stub does not handle it (`ServerRuntime.plan`)."""
-    return _BUILTINS.get(method) if method in TASK_METHODS else None
 
 
 def augment(
@@ -615,86 +609,3 @@ def _spawn(run: Callable[[], Awaitable[None]]) -> None:
 
 
 _BACKGROUND: set[asyncio.Task[None]] = set()
-
-
-# -- tasks/get, tasks/result, tasks/list, tasks/cancel (served by the runtime) --------------------
-
-Builtin = Callable[["ServerRuntime", jsonrpc.Request, PeerView, "Session"], Awaitable[bytes]]
-
-
-def _answer(spec: MethodSpec, data: Any) -> bytes:
-    return versions.to_json(versions.checked(spec.result, data, f"the {spec.method} result"))
-
-
-async def _task_of(runtime: ServerRuntime, request: jsonrpc.Request, view: PeerView, session: Session) -> TaskState:
-    spec = view.protocol.client_requests[request.method]
-    versions.validate_params(spec, request.params)  # -32602 naming the field (taskId)
-    requester = requester_of(session, runtime.peer)
-    return await service_for(runtime.server).lookup(requester, json_object(request.params).get("taskId"))
-
-
-async def _get(runtime: ServerRuntime, request: jsonrpc.Request, view: PeerView, session: Session) -> bytes:
-    state = await _task_of(runtime, request, view, session)
-    return _answer(view.protocol.client_requests[request.method], state.wire())
-
-
-async def _result(runtime: ServerRuntime, request: jsonrpc.Request, view: PeerView, session: Session) -> bytes:
-    """Blocks until the task is terminal (bounded by its TTL), then answers exactly what the underlying
-    request would have: its result (with the related-task `_meta`) or its JSON-RPC error."""
-    state = await _task_of(runtime, request, view, session)
-    service = service_for(runtime.server)
-    if not state.terminal:
-        streams = service.result_streams.setdefault(state.task_id, [])
-        streams.append(request.id)
-        try:
-            expires = state.expires_at
-            with anyio.move_on_after(None if expires is None else max(0.0, expires - time.time())):
-                waited = await service.store.wait(state.task_id)
-                state = waited if waited is not None else state
-        finally:
-            streams.remove(request.id)
-            if not streams:
-                service.result_streams.pop(state.task_id, None)
-        if not state.terminal:
-            await service.store.delete(state.task_id)
-            raise McpError(INVALID_PARAMS, "Failed to retrieve task: Task has expired")
-    if state.error is not None:
-        error = state.error
-        raise McpError(int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "")), error.get("data"))
-    if not isinstance(state.result, dict):
-        raise McpError(INVALID_PARAMS, f"Failed to retrieve task result: the task was {state.status} without a result")
-    data = dict(cast("dict[str, Any]", state.result))
-    data["_meta"] = {**json_object(data.get("_meta")), RELATED_TASK: {"taskId": state.task_id}}
-    return jsonrpc.dumps(data)
-
-
-async def _list(runtime: ServerRuntime, request: jsonrpc.Request, view: PeerView, session: Session) -> bytes:
-    spec = view.protocol.client_requests[request.method]
-    versions.validate_params(spec, request.params)
-    cursor = json_object(request.params).get("cursor")
-    service = service_for(runtime.server)
-    try:
-        page, next_cursor = await service.store.list(
-            requester_of(session, runtime.peer), cursor if isinstance(cursor, str) else None, service.page_size
-        )
-    except InvalidCursor:
-        raise jsonrpc.invalid_field("params.cursor", "not a cursor this server issued", "invalid_cursor") from None
-    data: dict[str, Any] = {"tasks": [state.wire() for state in page if not state.expired()]}
-    if next_cursor is not None:
-        data["nextCursor"] = next_cursor
-    return _answer(spec, data)
-
-
-async def _cancel(runtime: ServerRuntime, request: jsonrpc.Request, view: PeerView, session: Session) -> bytes:
-    state = await _task_of(runtime, request, view, session)
-    cancelled = await service_for(runtime.server).cancel(state)
-    await announce(runtime.peer, cancelled)
-    return _answer(view.protocol.client_requests[request.method], cancelled.wire())
-
-
-_BUILTINS: dict[str, Builtin] = {
-    "tasks/get": _get,
-    "tasks/result": _result,
-    "tasks/list": _list,
-    "tasks/cancel": _cancel,
-}
