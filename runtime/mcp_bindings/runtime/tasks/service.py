@@ -5,8 +5,8 @@
 The server side. A server takes part by declaring the capability, e.g.
 `declared_capabilities = {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}`;
 the runtime then serves `tasks/get|result|list|cancel` itself (`tasks.methods`) from the server's
-`TaskService` (unless the server overrides their handlers), whose store is an `InMemoryTaskStore` unless `configure` says
-otherwise. A handler of a method advertised under `tasks.requests` runs its work as a task with
+`TaskService` (unless the server overrides their handlers), whose store is an `InMemoryTaskStore`
+unless `configure` says otherwise. A handler of a method advertised under `tasks.requests` runs its work as a task with
 `await run_as_task(ctx, work)` (or the `as_task` decorator): for a task-augmented request that creates
 the task, starts the work in the background and returns the `CreateTaskResult`; for any other request
 it just runs the work. What the runtime enforces around such a handler (`augment`, hooked into the
