@@ -156,11 +156,11 @@ async def test_embedded_resources(version: str) -> None:
 
 
 def test_elicit_schema_must_be_a_form() -> None:
-    from mcp_bindings.runtime.app.context import _form  # pyright: ignore[reportPrivateUsage]
+    from mcp_bindings.runtime.app.forms import form_of
     from mcp_bindings.runtime.protocol import registry
 
     with pytest.raises(AppDefinitionError, match="requestedSchema as a dict"):
-        _form(registry.protocol("2026-07-28"), 42)
+        form_of(registry.protocol("2026-07-28"), 42)
 
 
 # -- URL-mode elicitation and sampling with tools: gated on the version and the declared capability --

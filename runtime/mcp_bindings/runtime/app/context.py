@@ -3,19 +3,8 @@ sampling, roots) with one code path for every protocol version.
 
 For a client of a handshake version (2024-11-05 .. 2025-11-25) an ask is a real request on the
 connection (`RequestContext.request`). A stateless request (2026-07-28) cannot carry requests to
-its client: there the ask rides a multi-round-trip request, by deterministic replay. The first
-time the handler asks, the ask is recorded and the handler is unwound (`Suspend`, a
-`BaseException`, so an `except Exception` in the handler does not swallow it); the app answers with
-an `InputRequiredResult` holding the ask, and a `requestState` (sealed by the runtime) recording
-every ask so far with the answers already given. The client answers and retries; the handler runs
-again from the top, and its asks are answered in order from the record, until it asks something
-new (the next round) or returns. Asks started concurrently (`asyncio.gather`, a task group) before
-the handler is unwound go out in the same round.
-
-What that asks of a handler: up to its last ask, it must ask the same things in the same order
-on every run (an ask that differs from the record is an internal error naming it); side effects
-before an ask run once per round. Logs and progress sent while replaying recorded asks are not
-sent again.
+its client: there the ask rides a multi-round-trip request, by deterministic replay (`app.asks`:
+what that asks of a handler). Elicitation forms are built and checked in `app.forms`.
 """
 
 from __future__ import annotations
@@ -23,15 +12,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any, Generic, Literal, TypeAlias, TypeVar, Union, cast, overload
 
 import orjson
-from pydantic import BaseModel, ValidationError, create_model
+from pydantic import BaseModel, ValidationError
 from typing_extensions import TypeVar as DefaultedTypeVar
 
+from mcp_bindings.runtime.app.asks import Boundary, Replay, StartTask, Suspend, ask_digest
 from mcp_bindings.runtime.app.content import Message
-from mcp_bindings.runtime.app.errors import AppDefinitionError, MissingClientCapability
+from mcp_bindings.runtime.app.errors import MissingClientCapability
+from mcp_bindings.runtime.app.forms import ELICIT, form_of
 from mcp_bindings.runtime.app.lifespan import NOT_STARTED
 from mcp_bindings.runtime.app.progress import Progress
 from mcp_bindings.runtime.protocol import registry, versions
@@ -57,11 +47,9 @@ T = TypeVar("T")
 L = DefaultedTypeVar("L", default=Any)  # the app's lifespan value (`App(lifespan=...)`)
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
-ELICIT = "elicitation/create"
 SAMPLE = "sampling/createMessage"
 ROOTS = "roots/list"
 ELICITATION_COMPLETE = "notifications/elicitation/complete"
-STATE_KEY = "mcp-bindgen/app"  # marks a requestState as the replay record of this layer
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,208 +98,6 @@ class Root:
     uri: str
     name: str | None = None
     model: Any = field(default=None, compare=False, repr=False)
-
-
-class Suspend(BaseException):
-    """An ask without an answer yet, on a stateless request: unwinds the handler (see the module doc)."""
-
-
-class StartTask(BaseException):
-    """`ctx.start_task()` reached by a call that asked its input first: unwinds the handler, which
-    starts the task; the task runs the function again from the top, its asks answered from the record."""
-
-
-# Where a tool declared `input_first=True` calls `ctx.start_task()`, what happens (`Context.boundary`):
-#   "unwind": the call's input rounds are over; unwind the handler (`StartTask`) to start the task;
-#   "pass":   the task's run: the asks before it were answered from the record; later asks are live;
-#   "stay":   nothing (the call is a task from its start, or its work runs at once);
-#   None:     the tool did not declare `input_first=True` (an error).
-Boundary = Literal["unwind", "pass", "stay"] | None
-
-
-def _digest(method: str, params: Any) -> str:
-    import hashlib
-
-    return hashlib.sha256(orjson.dumps([method, params], option=orjson.OPT_SORT_KEYS)).hexdigest()[:32]
-
-
-class Replay:
-    """The asks of one stateless request across its rounds: the record from `requestState`, the
-    answers from `inputResponses`, and the asks of this run that have no answer yet."""
-
-    __slots__ = ("answers", "asks", "pending", "position", "stub")
-
-    def __init__(
-        self, stub: ProtocolTables, request_state: str | None, input_responses: Mapping[str, Any] | None
-    ) -> None:
-        self.stub = stub
-        self.asks: list[tuple[str, str, str]] = []  # (method, digest, key) of each answered ask, in order
-        self.answers: list[Any] = []  # the answers (the stub's result JSON)
-        self.pending: list[tuple[str, Any, str, str]] = []  # unanswered asks: (method, params, digest, key)
-        self.position = 0
-        if request_state is None:
-            return
-        record = self._record(request_state)
-        asks = [(str(a[0]), str(a[1]), str(a[2])) for a in record["asks"]]
-        answers: list[Any] = list(record["answers"])
-        for index in range(len(answers), len(asks)):  # the last round's asks, answered now (in order)
-            response = (input_responses or {}).get(asks[index][2])
-            if response is None:
-                break  # unanswered: asked again when the handler gets there
-            answers.append(self._answer(asks[index][0], asks[index][2], response))
-        self.asks, self.answers = asks[: len(answers)], answers
-
-    @staticmethod
-    def _record(request_state: str) -> dict[str, Any]:
-        try:
-            record = orjson.loads(request_state)
-        except orjson.JSONDecodeError:
-            record = None
-        if (
-            not isinstance(record, dict)
-            or cast("dict[str, Any]", record).get(STATE_KEY) != 1
-            or not isinstance(cast("dict[str, Any]", record).get("asks"), list)
-            or not isinstance(cast("dict[str, Any]", record).get("answers"), list)
-            or not all(
-                isinstance(a, list) and len(cast("list[Any]", a)) == 3 for a in cast("dict[str, Any]", record)["asks"]
-            )
-        ):
-            raise McpError(INVALID_PARAMS, "Invalid params: params.requestState was not issued by this server's app")
-        return cast("dict[str, Any]", record)
-
-    def _answer(self, method: str, key: str, response: Any) -> Any:
-        spec = self.stub.input_requests.get(method)
-        data = versions.dump(response)
-        if spec is None:
-            return data
-        try:
-            versions.validate(spec.result, data)
-        except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            raise McpError(
-                INVALID_PARAMS,
-                f"Invalid params: inputResponses.{key} is not a {method} result: {first['msg']}",
-            ) from None
-        return data
-
-    @property
-    def replaying(self) -> bool:
-        """Whether the handler is still before its first unanswered ask (what it sends is a repeat)."""
-        return self.position < len(self.answers)
-
-    def ask(self, method: str, params: Any, key: str | None = None) -> Any:
-        index = self.position
-        self.position += 1
-        digest = _digest(method, params)
-        key = key if key is not None else f"ask{index}"
-        if index < len(self.answers):
-            if self.asks[index] != (method, digest, key):
-                raise McpError(
-                    INTERNAL_ERROR,
-                    f"Internal error: ask #{index + 1} of this handler ({method}) differs from the one it made in "
-                    f"the previous round ({self.asks[index][0]}); a handler that asks for input must ask the same "
-                    "things in the same order on every run",
-                )
-            return self.answers[index]
-        if any(k == key for *_, k in self.asks) or any(k == key for *_, k in self.pending):
-            raise McpError(
-                INTERNAL_ERROR,
-                f"Internal error: two asks of this handler use the key {key!r}; give each ask its own key=",
-            )
-        self.pending.append((method, params, digest, key))
-        raise Suspend
-
-    def input_required(self) -> Any:
-        """The InputRequiredResult (the stub's model) for this run's unanswered asks."""
-        requests = {k: {"method": m, "params": p} if p is not None else {"method": m} for m, p, _, k in self.pending}
-        record = {
-            STATE_KEY: 1,
-            "asks": [list(a) for a in self.asks] + [[m, d, k] for m, _, d, k in self.pending],
-            "answers": self.answers,
-        }
-        model = self.stub.input_required_result
-        assert model is not None
-        return versions.validator(model)(
-            {"inputRequests": requests, "requestState": orjson.dumps(record).decode()}, by_name=False
-        )
-
-
-def elicitation_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The `requestedSchema` of an elicitation form for a pydantic model: a flat object of primitive
-    properties (what MCP allows), with `Optional` fields not required and enums inlined."""
-    schema = model.model_json_schema()
-    defs: dict[str, Any] = schema.get("$defs", {})
-    properties: dict[str, Any] = {}
-    for name, prop in cast("dict[str, Any]", schema.get("properties", {})).items():
-        prop = dict(prop)
-        options = prop.pop("anyOf", None)
-        if isinstance(options, list):
-            kept = [o for o in cast("list[dict[str, Any]]", options) if o.get("type") != "null"]
-            if len(kept) != 1:
-                raise AppDefinitionError(f"elicitation schema {model.__name__}: field {name!r} must have one type")
-            prop = {**kept[0], **prop}
-        ref = prop.pop("$ref", None)
-        if isinstance(ref, str):
-            prop = {**defs.get(ref.rsplit("/", 1)[-1], {}), **prop}
-        if "default" in prop and prop["default"] is None:
-            del prop["default"]  # an Optional field's None default: no default for the form
-        properties[name] = prop
-    out: dict[str, Any] = {"type": "object", "properties": properties}
-    if schema.get("required"):
-        out["required"] = schema["required"]
-    return out
-
-
-@dataclass(frozen=True, slots=True)
-class _Form:
-    schema: dict[str, Any]  # the requestedSchema
-    model: type[BaseModel] | None  # validates the answer (None: a requestedSchema given as JSON, answered as a dict)
-    wrapped: bool  # a single value asked as a form with one field, `value`
-
-
-_FORMS: dict[tuple[ProtocolTables, Any], _Form] = {}
-_SINGLE = (bool, int, float, str)
-
-
-def _form(stub: ProtocolTables, kind: Any) -> _Form:
-    """The elicitation form of `kind` (a pydantic model, one bool / int / float / str / Enum value, or
-    a requestedSchema as JSON), checked once against what the stub's version allows."""
-    if isinstance(kind, Mapping):
-        schema = dict(cast("Mapping[str, Any]", kind))
-        _check_form(stub, schema, "the requestedSchema")
-        return _Form(schema, None, False)
-    key = (stub, kind)
-    form = _FORMS.get(key)
-    if form is None:
-        model: type[BaseModel]
-        if isinstance(kind, type) and issubclass(kind, BaseModel):
-            model, wrapped = kind, False
-        elif kind in _SINGLE or (isinstance(kind, type) and issubclass(kind, Enum)):
-            model, wrapped = create_model("Answer", value=(kind, ...)), True
-        else:
-            raise AppDefinitionError(
-                "ctx.elicit(schema=...) takes a pydantic model class, bool, int, float, str, an Enum, or a "
-                f"requestedSchema as a dict; not {kind!r}"
-            )
-        schema = elicitation_schema(model)
-        _check_form(stub, schema, getattr(kind, "__name__", repr(kind)))
-        form = _FORMS[key] = _Form(schema, model, wrapped)
-    return form
-
-
-def _check_form(stub: ProtocolTables, schema: dict[str, Any], what: str) -> None:
-    spec = stub.server_requests.get(ELICIT) or stub.input_requests.get(ELICIT)
-    if spec is None or spec.params is None:
-        return
-    try:
-        versions.validate(spec.params, {"message": "?", "requestedSchema": schema})
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise AppDefinitionError(
-            f"{what} cannot be an elicitation form in MCP {stub.version} (forms hold flat string, number, "
-            f"integer, boolean and enum fields): {where}: {first['msg']}"
-        ) from None
 
 
 class Context(Generic[L]):
@@ -478,7 +264,7 @@ class Context(Generic[L]):
         the answer is then the content dict). Returns `Accepted(data)` with the answer validated as
         `schema`, `Declined()` or `Cancelled()`. `key` names the ask in a 2026-07-28 `inputRequests`
         (default `ask<n>`)."""
-        form = _form(self._stub, schema)
+        form = form_of(self._stub, schema)
         answer = await self._ask(ELICIT, {"message": message, "requestedSchema": form.schema}, key)
         action = answer.get("action")
         if action == "accept":
@@ -508,7 +294,7 @@ class Context(Generic[L]):
         `elicitation_id` defaults to one derived from the message and URL (stable across the rounds
         of a 2026-07-28 request)."""
         if elicitation_id is None:
-            elicitation_id = _digest("url", [message, url])
+            elicitation_id = ask_digest("url", [message, url])
         params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
         answer = await self._ask(ELICIT, params, key)
         action = answer.get("action")

@@ -30,8 +30,9 @@ import anyio
 from anyio.abc import TaskGroup
 from pydantic import BaseModel
 
+from mcp_bindings.runtime.app.asks import Suspend
 from mcp_bindings.runtime.app.changes import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED
-from mcp_bindings.runtime.app.context import Context, Suspend
+from mcp_bindings.runtime.app.context import Context
 from mcp_bindings.runtime.app.errors import ResourceNotFound
 from mcp_bindings.runtime.app.proxy_entries import RemotePrompt, RemoteResource, RemoteTemplate, RemoteTool
 from mcp_bindings.runtime.app.proxy_subscriptions import RemoteSubscriptions, subscribes

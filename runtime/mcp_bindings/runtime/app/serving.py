@@ -11,7 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from mcp_bindings.runtime.app.context import Boundary, Context, Replay, StartTask, Suspend
+from mcp_bindings.runtime.app.asks import Boundary, Replay, StartTask, Suspend
+from mcp_bindings.runtime.app.context import Context
 from mcp_bindings.runtime.app.dependencies import provide
 from mcp_bindings.runtime.app.entries import (
     Completer,
@@ -172,7 +173,7 @@ class Serving:
         context = self._context(sig, ctx, "tools/call", params, boundary, lifetime) if sig.needs_context else None
         stack = AsyncExitStack() if sig.dependencies else None
         # The order of the except clauses is load-bearing. `Suspend` and `StartTask` are control flow,
-        # not failures: BaseExceptions (app/context.py), so that no `except Exception`, the tool's own
+        # not failures: BaseExceptions (app/asks.py), so that no `except Exception`, the tool's own
         # or the one here, takes them for an error. `ToolError` and `McpError` are Exceptions: they
         # must come before `except Exception`. And `except Exception` must come before `except
         # BaseExceptionGroup`: a group of Exceptions is an ExceptionGroup, hence an Exception (the tool
