@@ -341,7 +341,7 @@ def test_mixed_load_of_64_clients_returns_near_idle_after_delete(tmp_path: Path)
     every session deleted: the server's RSS comes back within 12 MB of what it was idle after one
     session had been served (the first requests import and build what any server's first requests
     do), and a second round adds under 2 MB (nothing is kept per session or request). Measured, not
-    asserted, in `python -m benchmarks --only load` and docs/security.md ("Giving memory back"):
+    asserted, in `python -m benchmarks --only load` and docs/security.md ("After a load"):
     idle + 7.5 MiB, from 64 clients' peak of idle + 36 MiB."""
     with load_server(tmp_path) as (proc, base, _):
         port = int(base.rsplit(":", 1)[1])
@@ -389,8 +389,8 @@ def test_result_checks_do_not_keep_the_strings_they_read() -> None:
 def test_nothing_the_load_sized_stays_once_every_session_is_gone() -> None:
     """Once every replay log is closed, no shell of a dropped event stays in the store's order (up to
     256 did), and the order is the deque the store began with (one made at the load's peak pinned an
-    allocator arena of its own); a per-client share and the request deadlines that held many entries are emptied to
-    fresh tables, not kept at the size the load grew them to."""
+    allocator arena of its own); a per-client share and the request deadlines that held many entries
+    are emptied to fresh tables, not kept at the size the load grew them to."""
     store = ReplayStore(ReplayLimits(events=2))
     order = store._order
     logs = [store.new_log() for _ in range(64)]

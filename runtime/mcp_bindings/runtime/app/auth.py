@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, cast
 if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
 
-    from mcp_bindings.runtime.auth.resource_server import RequestInfo, TokenVerifier
+    from mcp_bindings.runtime.auth.resource_server import RequestInfo
+    from mcp_bindings.runtime.auth.verifiers import TokenVerifier
     from mcp_bindings.runtime.http.app import StreamableHTTPApp
 
 __all__ = ["Auth", "ProtectedApp"]
@@ -52,7 +53,8 @@ class Auth:
     def protect(self, app: StreamableHTTPApp, tool_scopes: Callable[[], Mapping[str, Sequence[str]]]) -> ProtectedApp:
         """`app` behind bearer auth; `tool_scopes()`: each tool's own required scopes (read per request)."""
         # Loaded here: an app without auth does not import the OAuth machinery (nor httpx, PyJWT).
-        from mcp_bindings.runtime.auth.resource_server import JWTVerifier, require_bearer
+        from mcp_bindings.runtime.auth.resource_server import require_bearer
+        from mcp_bindings.runtime.auth.verifiers import JWTVerifier
 
         verifier = self.verifier
         if verifier is None:
