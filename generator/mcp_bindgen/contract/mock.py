@@ -9,44 +9,18 @@ the lock's; `tools/call` answers with a result generated from the tool's `output
 `structuredContent`, and as JSON text), or a text result for a tool without one; `prompts/get` and
 `resources/read` with a placeholder text.
 
-Data comes from jsf (JSON Schema Faker: a maintained generator covering the usual keywords, $ref,
-formats and patterns), seeded per tool and call from `--seed`, so the same seed gives the same
-answers; each value is checked against its schema (jsonschema) and drawn again, up to
-`ATTEMPTS` times, if it does not satisfy it."""
+Data comes from `fake.generate` (jsf, on a copy of the schema without the keywords jsf would run
+as code, checked against the schema as written), seeded per tool and call from `--seed`, so the
+same seed gives the same answers. A lock is untrusted input: `fake`'s doc says what it refuses."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import random
 from pathlib import Path
 from typing import Any, cast
 
-from jsonschema import Draft202012Validator
-
 from ..errors import BindgenError
-
-ATTEMPTS = 20
-
-
-class SchemaUnsatisfied(Exception):
-    pass
-
-
-def generate(schema: dict[str, Any], seed: str) -> Any:
-    """A value satisfying `schema`, the same for the same `seed`."""
-    from faker import Faker
-    from jsf import JSF
-
-    validator = Draft202012Validator(schema)
-    for attempt in range(ATTEMPTS):
-        number = int.from_bytes(hashlib.sha256(f"{seed}/{attempt}".encode()).digest()[:8], "big")
-        random.seed(number)
-        Faker.seed(number)
-        value = JSF(schema).generate()
-        if validator.is_valid(value):
-            return value
-    raise SchemaUnsatisfied(f"no value satisfying the schema was found in {ATTEMPTS} draws")
+from .fake import SchemaUnsatisfied, generate
 
 
 def load_lock(path: Path) -> dict[str, dict[str, Any]]:
