@@ -313,3 +313,39 @@ def extension_policies() -> Mapping[str, ExtensionPolicy]:
 def extension_policy(identifier: str) -> ExtensionPolicy:
     """The policy of one extension (empty when the file has none for it)."""
     return extension_policies().get(identifier) or ExtensionPolicy(MappingProxyType({}), ())
+
+
+# -- routing.json, listen_filters.json ---------------------------------------------------------
+
+
+@cache
+def routing() -> Mapping[str, str]:
+    """policy/routing.json: request method -> the params field the stateless HTTP wire mirrors into
+    `Mcp-Name`."""
+    out: dict[str, str] = {}
+    for method, entry in _read("routing.json")["name_param"].items():
+        if not entry.get("reason") or not isinstance(entry.get("param"), str):
+            raise BindgenError(f"policy/routing.json: {method} needs a `param` and a reason")
+        out[method] = entry["param"]
+    return MappingProxyType(out)
+
+
+@dataclass(frozen=True)
+class ListenFilters:
+    """policy/listen_filters.json: the listen request, the params field holding its filter object,
+    and filter key -> the server notification it opts in to."""
+
+    method: str
+    container: str
+    filters: Mapping[str, str]
+
+
+@cache
+def listen_filters() -> ListenFilters:
+    raw = _read("listen_filters.json")
+    filters: dict[str, str] = {}
+    for key, entry in raw["filters"].items():
+        if not entry.get("reason") or not isinstance(entry.get("notification"), str):
+            raise BindgenError(f"policy/listen_filters.json: {key} needs a `notification` and a reason")
+        filters[key] = entry["notification"]
+    return ListenFilters(raw["method"], raw["container"], MappingProxyType(filters))

@@ -27,7 +27,7 @@ from .ir import NO_DEFAULT, ObjectDef, SchemaIR
 from .naming import field_renames, type_renames
 from .normalise import load_patches
 from .pins import load_extension_pins
-from .policy import era_methods, extension_policies, field_defaults
+from .policy import era_methods, extension_policies, field_defaults, listen_filters, routing
 from .surface import (
     ProtocolSurface,
     builtin_methods,
@@ -113,6 +113,10 @@ def attachments(ir: SchemaIR, surface: ProtocolSurface) -> dict[str, str]:
     for method in [e.method for e in eras.requests] + [eras.listen]:
         if method in names:
             out[f"era_methods.json {method}"] = method
+    for method, param in surface.routing:
+        out[f"routing.json {method}"] = f"params.{param}"
+    for key, notification in surface.listen_filters:
+        out[f"listen_filters.json {key}"] = notification
     return out
 
 
@@ -173,6 +177,8 @@ def all_rules() -> list[str]:
     rules += [f"runtime_methods.json {m}" for m in sorted(builtin_methods())]
     eras = era_methods()
     rules += [f"era_methods.json {m}" for m in [e.method for e in eras.requests] + [eras.listen]]
+    rules += [f"routing.json {m}" for m in routing()]
+    rules += [f"listen_filters.json {k}" for k in listen_filters().filters]
     return list(dict.fromkeys(rules))
 
 

@@ -72,7 +72,11 @@ class ProtocolSurface:
     capability_paths: dict[str, tuple[str, ...]]  # side -> every dotted path in its capabilities object
     input_required_result: str | None  # the result type that asks the client for input (2026-07-28 on)
     meta_keys: tuple[tuple[str, str], ...]  # reserved `_meta` keys the schema defines: (name, full key)
-    gaps: tuple[PolicyGap, ...] = ()  # what the policy files do not cover in this schema (for review)
+    gaps: tuple[PolicyGap, ...] = ()
+    # request method -> the params field mirrored into `Mcp-Name` (policy/routing.json, where it attaches)
+    routing: tuple[tuple[str, str], ...] = ()
+    # listen filter key -> the server notification it opts in to (policy/listen_filters.json, likewise)
+    listen_filters: tuple[tuple[str, str], ...] = ()  # what the policy files do not cover in this schema (for review)
 
     def table(self, direction: Direction, kind: Kind) -> list[MethodSurface]:
         return [m for m in self.methods if m.direction == direction and m.kind == kind]
@@ -414,7 +418,40 @@ def derive_surface(ir: SchemaIR) -> ProtocolSurface:
         input_required_result=_input_required_result(ir),
         meta_keys=_meta_keys(ir),
         gaps=tuple(sorted(set(gaps), key=lambda g: (g.subject, g.what))),
+        routing=_routing(ir, methods),
+        listen_filters=_listen_filters(ir, methods),
     )
+
+
+def _object(ir: SchemaIR, name: str | None) -> ObjectDef | None:
+    definition = ir.definitions.get(name) if name is not None else None
+    return definition if isinstance(definition, ObjectDef) else None
+
+
+def _routing(ir: SchemaIR, methods: list[MethodSurface]) -> tuple[tuple[str, str], ...]:
+    """The policy's routing entries that attach to this schema: a client request with that params field."""
+    requests = {m.method: m for m in methods if m.direction == "client_to_server" and m.kind == "request"}
+    out: list[tuple[str, str]] = []
+    for method, param in sorted(policy.routing().items()):
+        params = _object(ir, requests[method].params_type) if method in requests else None
+        if params is not None and params.field(param) is not None:
+            out.append((method, param))
+    return tuple(out)
+
+
+def _listen_filters(ir: SchemaIR, methods: list[MethodSurface]) -> tuple[tuple[str, str], ...]:
+    """The policy's listen filters that attach to this schema: the listen request's filter object has
+    the key, and the notification is one the server sends."""
+    rules = policy.listen_filters()
+    listen = next((m for m in methods if m.method == rules.method and m.direction == "client_to_server"), None)
+    params = _object(ir, listen.params_type) if listen is not None else None
+    container = params.field(rules.container) if params is not None else None
+    holder = _object(ir, container.type.name) if container is not None and isinstance(container.type, Ref) else None
+    if holder is None:
+        return ()
+    keys = {f.wire_name for f in holder.fields}
+    sent = {m.method for m in methods if m.direction == "server_to_client" and m.kind == "notification"}
+    return tuple((k, n) for k, n in sorted(rules.filters.items()) if k in keys and n in sent)
 
 
 def lifecycle_era(surface: ProtocolSurface) -> str | None:

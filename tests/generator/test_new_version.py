@@ -186,15 +186,19 @@ def test_next_review_names_the_new_capability_as_needing_a_rule(made: dict[str, 
         in printed
     )
     assert "next: widgets/list (client to server): no rule in policy/capabilities.json: generated ungated" in printed
-    # The rule of the removed notification found nothing to attach to in next.
+    # The rules of the removed notification found nothing to attach to in next: its gate, and the
+    # listen filter that opted in to it.
     assert (
         "capabilities.json notifications/prompts/list_changed: applies to 2026-07-28, finds nothing to attach to "
         "in next" in printed
     )
+    assert (
+        "listen_filters.json promptsListChanged: applies to 2026-07-28, finds nothing to attach to in next" in printed
+    )
     assert "next: definition WidgetContent: new" in printed
     # Every other rule of 2026-07-28 attached: nothing else is listed.
     listed = [line for line in printed.splitlines() if line.lstrip().startswith("- ")]
-    assert len(listed) == 8, printed
+    assert len(listed) == 9, printed
 
 
 def test_next_is_served_to_its_clients_and_older_ones_and_connects_to_a_pinned_server(made: dict[str, Any]) -> None:

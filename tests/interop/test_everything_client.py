@@ -255,6 +255,7 @@ def test_header_annotation_validity(properties: dict[str, Any], extra: dict[str,
 
 
 def test_mirrored_header_values() -> None:
+    from mcp_bindings.runtime.protocol import registry
     from mcp_bindings.runtime.protocol.headers import request_headers
 
     schema = {
@@ -286,7 +287,8 @@ def test_mirrored_header_values() -> None:
             },
         },
     }
-    assert request_headers(message, {"tool": schema}) == {
+    routing = registry.protocol("2026-07-28").routing
+    assert request_headers(message, {"tool": schema}, routing) == {
         "Mcp-Method": "tools/call",
         "Mcp-Name": "tool",
         "Mcp-Param-S": "us west 1",
@@ -296,4 +298,4 @@ def test_mirrored_header_values() -> None:
         "Mcp-Param-T": "false",
     }
     read = {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "file:///é"}}
-    assert request_headers(read, {})["Mcp-Name"] == "=?base64?ZmlsZTovLy/DqQ==?="
+    assert request_headers(read, {}, routing)["Mcp-Name"] == "=?base64?ZmlsZTovLy/DqQ==?="

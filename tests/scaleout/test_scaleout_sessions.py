@@ -34,7 +34,7 @@ from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.runtime.rpc.jsonrpc import Request
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.scaleout import sessions as http_sessions
-from mcp_bindings.runtime.server.notifications import LIST_CHANGED, RESOURCE_UPDATED
+from mcp_bindings.runtime.server.notifications import broadcasts
 from mcp_bindings.runtime.server.runtime import ServerRuntime
 from tests.peers.redis_server import RedisServer
 from tests.peers.scaleout_sessions_app import Handshake
@@ -136,7 +136,8 @@ def test_only_session_notifications_are_sent_on_to_another_workers_get_stream() 
     the host broadcasts (every worker delivers those itself: sending them on would duplicate them)."""
     known = {m for v in registry.versions() for m in registry.protocol(v).server_notifications}
     assert known >= http_sessions.SESSION_NOTIFICATIONS, http_sessions.SESSION_NOTIFICATIONS - known
-    assert not http_sessions.SESSION_NOTIFICATIONS & (LIST_CHANGED | {RESOURCE_UPDATED, "notifications/tasks"})
+    assert "notifications/resources/updated" in broadcasts() and "notifications/tools/list_changed" in broadcasts()
+    assert not http_sessions.SESSION_NOTIFICATIONS & (broadcasts() | {"notifications/tasks"})
     request = b'{"jsonrpc":"2.0","id":"w-1","method":"roots/list"}'
     assert http_sessions.addressed(request)
     assert http_sessions.addressed(b'{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{}}')

@@ -83,6 +83,17 @@ CLIENT_CAPABILITY_PATHS: frozenset[str] = frozenset(
     )
 )
 
+# Stateless HTTP routing (policy/routing.json): request method -> the params field `Mcp-Name` mirrors.
+ROUTING: Mapping[str, str] = MappingProxyType(
+    {
+        "prompts/get": "name",
+        "resources/read": "uri",
+        "tools/call": "name",
+    }
+)
+# subscriptions/listen (policy/listen_filters.json): filter key -> the server notification it opts in to.
+LISTEN_FILTERS: Mapping[str, str] = MappingProxyType({})
+
 CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
     {
         "completion/complete": MethodSpec(
@@ -749,4 +760,6 @@ PROTOCOL = ProtocolTables(
     server_capability_paths=SERVER_CAPABILITY_PATHS,
     client_capability_paths=CLIENT_CAPABILITY_PATHS,
     input_required_model=None,
+    routing=ROUTING,
+    listen_filters=LISTEN_FILTERS,
 )

@@ -71,6 +71,24 @@ CLIENT_CAPABILITY_PATHS: frozenset[str] = frozenset(
     )
 )
 
+# Stateless HTTP routing (policy/routing.json): request method -> the params field `Mcp-Name` mirrors.
+ROUTING: Mapping[str, str] = MappingProxyType(
+    {
+        "prompts/get": "name",
+        "resources/read": "uri",
+        "tools/call": "name",
+    }
+)
+# subscriptions/listen (policy/listen_filters.json): filter key -> the server notification it opts in to.
+LISTEN_FILTERS: Mapping[str, str] = MappingProxyType(
+    {
+        "promptsListChanged": "notifications/prompts/list_changed",
+        "resourceSubscriptions": "notifications/resources/updated",
+        "resourcesListChanged": "notifications/resources/list_changed",
+        "toolsListChanged": "notifications/tools/list_changed",
+    }
+)
+
 CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
     {
         "completion/complete": MethodSpec(
@@ -482,4 +500,6 @@ PROTOCOL = ProtocolTables(
     server_capability_paths=SERVER_CAPABILITY_PATHS,
     client_capability_paths=CLIENT_CAPABILITY_PATHS,
     input_required_model=Deferred(m, "InputRequiredResult"),
+    routing=ROUTING,
+    listen_filters=LISTEN_FILTERS,
 )

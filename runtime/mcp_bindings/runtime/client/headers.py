@@ -4,6 +4,7 @@ tools must not be used because their annotations are invalid."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from mcp_bindings.runtime.client.seam import OutgoingCall, Send
@@ -81,9 +82,10 @@ def refuses(catalog: ClientToolCatalog, data: Any) -> str | None:
     return name if tool is not None and tool.headers is None else None
 
 
-def headers(message: dict[str, Any], catalog: ClientToolCatalog) -> dict[str, str]:
-    """Per-message headers of the stateless HTTP wire: Mcp-Method, Mcp-Name, Mcp-Param-*."""
-    return mirrored_headers(message, lambda name: _header_map(catalog, name))
+def headers(message: dict[str, Any], catalog: ClientToolCatalog, routing: Mapping[str, str]) -> dict[str, str]:
+    """Per-message headers of the stateless HTTP wire: Mcp-Method, Mcp-Name, Mcp-Param-*
+    (`routing`: the negotiated version's `PROTOCOL.routing`)."""
+    return mirrored_headers(message, lambda name: _header_map(catalog, name), routing)
 
 
 def _header_map(catalog: ClientToolCatalog, name: str) -> dict[str, str] | None:

@@ -384,7 +384,7 @@ class ClientRuntime:
         (and the tasks extension's Mcp-Name: the taskId of tasks/get|update|cancel)."""
         if not self.stateless:
             return {}
-        headers = mirroring.headers(message, self.tools)
+        headers = mirroring.headers(message, self.tools, self.protocol.routing if self.protocol is not None else {})
         key = tasks_names.NAME_PARAM.get(str(message.get("method")))
         params = message.get("params")
         value = cast("dict[str, Any]", params).get(key) if key is not None and isinstance(params, dict) else None

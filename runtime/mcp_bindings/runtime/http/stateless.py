@@ -4,10 +4,12 @@ body, else the request is refused before it runs (HEADER_MISMATCH, HTTP 400)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
 from mcp_bindings.runtime.protocol import headers as codec
+from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.runtime.protocol.registry import newest_stateless
 from mcp_bindings.runtime.protocol.tasks_names import NAME_PARAM as TASK_NAME_PARAM
 from mcp_bindings.runtime.rpc.errors import (
@@ -80,6 +82,14 @@ def stateless_status(code: int | None) -> int:
     return 200
 
 
+def _routing(version: Any) -> Mapping[str, str]:
+    """The request's version's `PROTOCOL.routing` (none for a version this runtime does not know)."""
+    try:
+        return registry.protocol(str(version)).routing
+    except LookupError:
+        return {}
+
+
 def check_headers(headers: dict[str, str], rpc: Request, meta: dict[str, Any] | None) -> None:
     """Raise `Refusal` when the version, method or name headers disagree with the body (`meta`: the
     request's `stateless_meta`)."""
@@ -100,7 +110,7 @@ def check_headers(headers: dict[str, str], rpc: Request, meta: dict[str, Any] | 
         return  # not a stateless-era request: the name header is not checked
     if method_header is None:
         raise Refusal(_mismatch_code(), "Header mismatch: the Mcp-Method header is required")
-    key = codec.NAME_PARAM.get(rpc.method)
+    key = _routing(meta_version).get(rpc.method)
     if key is None and rpc.method.startswith("tasks/"):  # the tasks extension's routing header (taskId)
         key = TASK_NAME_PARAM.get(rpc.method)
     if key is not None:

@@ -21,12 +21,11 @@ import base64
 import binascii
 import ipaddress
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import lru_cache, wraps
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 ANNOTATION = "x-mcp-header"
 HEADER_TYPES = ("string", "integer", "boolean")
 BASE64_OPEN, BASE64_CLOSE = "=?base64?", "?="
@@ -122,20 +121,26 @@ def header_params(schema: Any) -> dict[str, str] | None:
     return out
 
 
-def request_headers(message: dict[str, Any], tool_schemas: dict[str, Any]) -> dict[str, str]:
-    """The headers of `message` (`tool_schemas`: the listed tools' input schemas by name)."""
-    return mirrored_headers(message, lambda tool: header_params(tool_schemas.get(tool, {})))
+def request_headers(
+    message: dict[str, Any], tool_schemas: dict[str, Any], routing: Mapping[str, str]
+) -> dict[str, str]:
+    """The headers of `message` (`tool_schemas`: the listed tools' input schemas by name; `routing`:
+    the version's `PROTOCOL.routing`)."""
+    return mirrored_headers(message, lambda tool: header_params(tool_schemas.get(tool, {})), routing)
 
 
-def mirrored_headers(message: dict[str, Any], header_map: Callable[[str], dict[str, str] | None]) -> dict[str, str]:
-    """The headers of `message`; `header_map(tool)`: the tool's x-mcp-header map (`header_params`)."""
+def mirrored_headers(
+    message: dict[str, Any], header_map: Callable[[str], dict[str, str] | None], routing: Mapping[str, str]
+) -> dict[str, str]:
+    """The headers of `message`; `header_map(tool)`: the tool's x-mcp-header map (`header_params`);
+    `routing`: method -> the params field `Mcp-Name` mirrors (the version's `PROTOCOL.routing`)."""
     method = message.get("method")
     if not isinstance(method, str) or ("id" not in message and not method.startswith("notifications/")):
         return {}
     headers = {"Mcp-Method": method}
     raw_params = message.get("params")
     params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
-    key = NAME_PARAM.get(method)
+    key = routing.get(method)
     value = params.get(key) if key is not None else None
     if isinstance(value, str):
         headers["Mcp-Name"] = value if _header_safe(value) else _base64(value)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import ModuleType
+from types import MappingProxyType, ModuleType
 from typing import Any, Literal, cast
 
 Side = Literal["server", "client"]
@@ -278,6 +278,11 @@ class ProtocolTables:
     client_capability_paths: frozenset[str]
     # The InputRequiredResult model (or a `Deferred` naming it), where the version has one.
     input_required_model: Any
+    # Stateless HTTP routing: request method -> the params field `Mcp-Name` mirrors (policy/routing.json).
+    routing: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # subscriptions/listen: filter key -> the server notification it opts in to (policy/listen_filters.json);
+    # the capability it needs is that notification's gate.
+    listen_filters: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     _input_required: Any = field(default=None, init=False, repr=False)
 
     @property

@@ -20,7 +20,7 @@ from mcp_bindings.runtime.rpc.errors import NotExpressible
 from mcp_bindings.runtime.rpc.jsonrpc import Request, RequestId, json_object
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.server.bridge import outgoing_notification, outgoing_request
-from mcp_bindings.runtime.server.notifications import LIST_CHANGED, RESOURCE_UPDATED, broadcast, may_send
+from mcp_bindings.runtime.server.notifications import broadcast, broadcasts, may_send
 from mcp_bindings.runtime.server.peer import LOG_LEVELS, PeerView
 
 if TYPE_CHECKING:
@@ -190,7 +190,7 @@ class ServerRequestContext:
     async def notify(self, method: str, params: Any = None) -> None:
         """List changes and resource updates: to every client allowed to get them (resource updates
         to the clients subscribed to that resource). Anything else: to this request's client only."""
-        if method in LIST_CHANGED or method == RESOURCE_UPDATED:
+        if method in broadcasts():
             await broadcast(self._host, method, params)
         else:
             await self.session.deliver(method, params, self._request.id)

@@ -16,11 +16,12 @@ worker, still addressed per connection and per listen stream as above.
 from __future__ import annotations
 
 from collections.abc import Set
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from mcp_bindings.runtime.protocol import versions
+from mcp_bindings.runtime.protocol import registry, versions
 from mcp_bindings.runtime.protocol.custom_methods import peer_declares
 from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables
 from mcp_bindings.runtime.rpc import logs
@@ -45,16 +46,19 @@ log = logs.logger("notifications")
 # stateless-era stub has no handlers for them (that era folds them into subscriptions/listen): the
 # runtime then answers them itself.
 SUBSCRIPTION_REQUESTS = {"resources/subscribe": True, "resources/unsubscribe": False}
-# subscriptions/listen filter key -> the notification it opts in to, and the server capability it needs.
-LISTEN_FILTERS = {
-    "toolsListChanged": ("notifications/tools/list_changed", ("tools", "listChanged")),
-    "promptsListChanged": ("notifications/prompts/list_changed", ("prompts", "listChanged")),
-    "resourcesListChanged": ("notifications/resources/list_changed", ("resources", "listChanged")),
-    "resourceSubscriptions": (RESOURCE_UPDATED, ("resources", "subscribe")),
-}
-# The params field a listed filter value matches (default: the resource URI).
 _UNSENDABLE = object()  # a broadcast's params that a version cannot express
-LIST_CHANGED = frozenset(method for method, _ in LISTEN_FILTERS.values() if method != RESOURCE_UPDATED)
+
+
+@cache
+def broadcasts() -> frozenset[str]:
+    """The notifications a server sends to every client allowed them rather than to one request's
+    client: those a `subscriptions/listen` filter opts in to (list changes, resource updates), in any
+    version the runtime knows (each version's generated `PROTOCOL.listen_filters`)."""
+    return frozenset(
+        method
+        for version in registry.stateless_versions()
+        for method in registry.protocol(version).listen_filters.values()
+    )
 
 
 def may_send(view: PeerView, method: str) -> bool:
@@ -94,8 +98,7 @@ async def deliver(host: ServerHost, method: str, data: Any) -> int:
 
 
 async def _deliver(host: ServerHost, method: str, params: Any, data: Any) -> int:
-    if method in LIST_CHANGED:
-        host.list_changed(method)
+    host.list_changed(method)
     sent = 0
     crossed: dict[ProtocolTables, Any] = {}  # the params in each client version, crossed once
     for runtime in list(host.connections):
@@ -141,11 +144,12 @@ async def listen(host: ServerHost, params: Any, request_id: Any, view: PeerView,
     wanted = versions.dump(params).get("notifications") or {}
     agreed: dict[str, Any] = {}
     methods: dict[str, Any] = {}
+    filters = view.protocol.listen_filters
     for key, value in wanted.items():
-        if key not in LISTEN_FILTERS or value in (False, None, []):
+        if key not in filters or value in (False, None, []):
             continue
-        method, (capability, sub) = LISTEN_FILTERS[key]
-        if isinstance(view.advertised.get(capability), dict) and view.advertised[capability].get(sub):
+        method = filters[key]
+        if may_send(view, method):  # the notification's capability (its generated gate) is advertised
             agreed[key] = value
             methods[method] = list(value) if isinstance(value, list) else True
     for feature in host.features or ():  # filters of plug-ins (the tasks extension's `taskIds`)
