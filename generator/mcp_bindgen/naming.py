@@ -122,3 +122,11 @@ def _admits(schema: Any, value: Any) -> bool:
             return False
     members = schema.get("anyOf") or schema.get("oneOf")
     return not members or any(_admits(member, value) for member in members)
+
+
+def method_constant(method: str) -> str:
+    """The constant a `names` module gives a method: `tools/call` -> `TOOLS_CALL`,
+    `notifications/tools/list_changed` -> `NOTIFICATIONS_TOOLS_LIST_CHANGED`, `logging/setLevel` ->
+    `LOGGING_SET_LEVEL`."""
+    words = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", method)
+    return re.sub(r"[^0-9A-Za-z]+", "_", words).strip("_").upper()

@@ -138,6 +138,7 @@ def render_ir(source: VersionSource, ir: SchemaIR, surface: ProtocolSurface) -> 
     # reading a schema into the IR (`diff`) does not.
     from .format import format_python
     from .render.models import render_models_module
+    from .render.names import version_names
     from .render.split import split_models
     from .render.surface_modules import (
         render_about,
@@ -156,6 +157,7 @@ def render_ir(source: VersionSource, ir: SchemaIR, surface: ProtocolSurface) -> 
             surface, package_name(source.version), source.sha256, header, wire, ir.dialect
         ),
         f"{package}/methods.py": render_methods(ir, surface, header),
+        f"{package}/names.py": version_names(surface, header),
         f"{package}/server.py": render_server(ir, surface, header),
         f"{package}/client.py": render_client(ir, surface, header, known_versions(wire)),
         f"{package}/_base.py": render("base.py.j2", header=header, version=source.version),
@@ -274,6 +276,7 @@ def render_extension(pin: ExtensionPin, raw: bytes, core: Core) -> tuple[dict[st
         render_ext_models,
         render_ext_server,
     )
+    from .render.names import extension_names
 
     source = VersionSource(pin.identifier, raw, sha256_of(raw), pin.core_version, str(pin.local_path))
     ir = build_ir(source)
@@ -295,6 +298,7 @@ def render_extension(pin: ExtensionPin, raw: bytes, core: Core) -> tuple[dict[st
         f"{package}/about.py": render_ext_about(view),
         f"{package}/models.py": render_ext_models(ir, own, shared, imports, view),
         f"{package}/methods.py": render_ext_methods(ir, methods, view),
+        f"{package}/names.py": extension_names(pin.identifier, ir, methods, view.header),
         f"{package}/server.py": render_ext_server(ir, methods, view),
         f"{package}/client.py": render_ext_client(ir, methods, view, core),
         f"{package}/__init__.py": render_ext_init(ir, own, view),

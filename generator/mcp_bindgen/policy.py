@@ -349,3 +349,18 @@ def listen_filters() -> ListenFilters:
             raise BindgenError(f"policy/listen_filters.json: {key} needs a `notification` and a reason")
         filters[key] = entry["notification"]
     return ListenFilters(raw["method"], raw["container"], MappingProxyType(filters))
+
+
+@cache
+def extension_routing() -> Mapping[str, Mapping[str, str]]:
+    """policy/routing.json `extensions`: extension identifier -> its request method -> the params field
+    `Mcp-Name` mirrors."""
+    out: dict[str, Mapping[str, str]] = {}
+    for identifier, entries in _read("routing.json").get("extensions", {}).items():
+        methods: dict[str, str] = {}
+        for method, entry in entries.items():
+            if not entry.get("reason") or not isinstance(entry.get("param"), str):
+                raise BindgenError(f"policy/routing.json: {identifier} {method} needs a `param` and a reason")
+            methods[method] = entry["param"]
+        out[identifier] = MappingProxyType(methods)
+    return MappingProxyType(out)

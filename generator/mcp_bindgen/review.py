@@ -27,7 +27,7 @@ from .ir import NO_DEFAULT, ObjectDef, SchemaIR
 from .naming import field_renames, type_renames
 from .normalise import load_patches
 from .pins import load_extension_pins
-from .policy import era_methods, extension_policies, field_defaults, listen_filters, routing
+from .policy import era_methods, extension_policies, extension_routing, field_defaults, listen_filters, routing
 from .surface import (
     ProtocolSurface,
     builtin_methods,
@@ -205,13 +205,16 @@ def _base_of(version: Known, pinned: Sequence[Known]) -> Known | None:
 
 
 def extension_rules() -> list[tuple[str, str, str]]:
-    """Every rule of `extension_methods.json`: (rule id, extension identifier, the extension's method
-    it names; "" for a core request answered with a task, which its own test checks)."""
+    """Every rule of `extension_methods.json` and the extensions' part of `routing.json`: (rule id,
+    extension identifier, the extension's method it names; "" for a core request answered with a
+    task, which its own test checks)."""
     rules = []
     for identifier, policy in extension_policies().items():
         rules += [(f"extension_methods.json {identifier} {m}", identifier, m) for m in policy.directions]
         tasks = policy.task_results
         rules += [(f"extension_methods.json task_results {identifier} {m}", identifier, "") for m in tasks]
+    for identifier, methods in extension_routing().items():
+        rules += [(f"routing.json {identifier} {m}", identifier, m) for m in methods]
     return rules
 
 

@@ -25,6 +25,7 @@ from mcp_bindings.runtime.protocol.spec import (
 
 from . import models as m
 from .about import INFO
+from .names import LISTEN_FILTERS, ROUTING
 
 ERROR_CODES = ErrorCodes(
     MappingProxyType(
@@ -60,17 +61,6 @@ CLIENT_CAPABILITY_PATHS: frozenset[str] = frozenset(
         "sampling",
     )
 )
-
-# Stateless HTTP routing (policy/routing.json): request method -> the params field `Mcp-Name` mirrors.
-ROUTING: Mapping[str, str] = MappingProxyType(
-    {
-        "prompts/get": "name",
-        "resources/read": "uri",
-        "tools/call": "name",
-    }
-)
-# subscriptions/listen (policy/listen_filters.json): filter key -> the server notification it opts in to.
-LISTEN_FILTERS: Mapping[str, str] = MappingProxyType({})
 
 CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
     {

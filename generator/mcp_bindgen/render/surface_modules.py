@@ -162,8 +162,6 @@ def render_methods(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
         input_required_result=_deferred(ir.py_name(surface.input_required_result))
         if surface.input_required_result
         else "None",
-        routing=[{"method": m, "param": p} for m, p in surface.routing],
-        listen_filters=[{"key": k, "notification": n} for k, n in surface.listen_filters],
     )
 
 

@@ -3,27 +3,31 @@
 """Typed bindings of the MCP extension `io.modelcontextprotocol/skills`.
 
 Submodules: `models` (the extension's own definitions, re-exported here; the core definitions its
-schema splices in are the core version's), `about` (identifier, core version), `methods` (the
-method tables and `EXTENSION`), `server` / `client` (typed handler and call stubs).
+schema splices in are the core version's), `about` (identifier, core version), `names` (its method
+names and routing, importing nothing), `methods` (the method tables and `EXTENSION`), `server` /
+`client` (typed handler and call stubs). A model is loaded on first use.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from .about import CORE_VERSION, IDENTIFIER
 
-from .models import (
-    GetSkillRequest as GetSkillRequest,
-    GetSkillRequestParams as GetSkillRequestParams,
-    GetSkillResult as GetSkillResult,
-    ListSkillsRequest as ListSkillsRequest,
-    ListSkillsRequestParams as ListSkillsRequestParams,
-    ListSkillsResult as ListSkillsResult,
-    ReadResourceDirectoryRequest as ReadResourceDirectoryRequest,
-    ReadResourceDirectoryRequestParams as ReadResourceDirectoryRequestParams,
-    ReadResourceDirectoryResult as ReadResourceDirectoryResult,
-    Skill as Skill,
-    SkillFrontmatter as SkillFrontmatter,
-    SkillResource as SkillResource,
-    SkillsExtensionSettings as SkillsExtensionSettings,
-)
+if TYPE_CHECKING:
+    from .models import (
+        GetSkillRequest as GetSkillRequest,
+        GetSkillRequestParams as GetSkillRequestParams,
+        GetSkillResult as GetSkillResult,
+        ListSkillsRequest as ListSkillsRequest,
+        ListSkillsRequestParams as ListSkillsRequestParams,
+        ListSkillsResult as ListSkillsResult,
+        ReadResourceDirectoryRequest as ReadResourceDirectoryRequest,
+        ReadResourceDirectoryRequestParams as ReadResourceDirectoryRequestParams,
+        ReadResourceDirectoryResult as ReadResourceDirectoryResult,
+        Skill as Skill,
+        SkillFrontmatter as SkillFrontmatter,
+        SkillResource as SkillResource,
+        SkillsExtensionSettings as SkillsExtensionSettings,
+    )
 
 __all__ = [
     "CORE_VERSION",
@@ -42,3 +46,35 @@ __all__ = [
     "SkillResource",
     "SkillsExtensionSettings",
 ]
+
+# Exported name -> its name in `models`.
+_MODELS: dict[str, str] = {
+    "GetSkillRequest": "GetSkillRequest",
+    "GetSkillRequestParams": "GetSkillRequestParams",
+    "GetSkillResult": "GetSkillResult",
+    "ListSkillsRequest": "ListSkillsRequest",
+    "ListSkillsRequestParams": "ListSkillsRequestParams",
+    "ListSkillsResult": "ListSkillsResult",
+    "ReadResourceDirectoryRequest": "ReadResourceDirectoryRequest",
+    "ReadResourceDirectoryRequestParams": "ReadResourceDirectoryRequestParams",
+    "ReadResourceDirectoryResult": "ReadResourceDirectoryResult",
+    "Skill": "Skill",
+    "SkillFrontmatter": "SkillFrontmatter",
+    "SkillResource": "SkillResource",
+    "SkillsExtensionSettings": "SkillsExtensionSettings",
+}
+
+
+def __getattr__(name: str) -> Any:
+    py_name = _MODELS.get(name)
+    if py_name is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import models
+
+    value = getattr(models, py_name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

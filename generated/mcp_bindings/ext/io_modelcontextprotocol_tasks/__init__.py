@@ -3,52 +3,56 @@
 """Typed bindings of the MCP extension `io.modelcontextprotocol/tasks`.
 
 Submodules: `models` (the extension's own definitions, re-exported here; the core definitions its
-schema splices in are the core version's), `about` (identifier, core version), `methods` (the
-method tables and `EXTENSION`), `server` / `client` (typed handler and call stubs).
+schema splices in are the core version's), `about` (identifier, core version), `names` (its method
+names and routing, importing nothing), `methods` (the method tables and `EXTENSION`), `server` /
+`client` (typed handler and call stubs). A model is loaded on first use.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from .about import CORE_VERSION, IDENTIFIER
 
-from .models import (
-    CancelTaskRequest as CancelTaskRequest,
-    CancelTaskRequestParams as CancelTaskRequestParams,
-    CancelTaskResult as CancelTaskResult,
-    CancelledTask as CancelledTask,
-    CompletedTask as CompletedTask,
-    CreateTaskResult as CreateTaskResult,
-    DetailedTask as DetailedTask,
-    DetailedTaskCancelled as DetailedTaskCancelled,
-    DetailedTaskCompleted as DetailedTaskCompleted,
-    DetailedTaskFailed as DetailedTaskFailed,
-    DetailedTaskInputRequired as DetailedTaskInputRequired,
-    DetailedTaskWorking as DetailedTaskWorking,
-    FailedTask as FailedTask,
-    GetTaskRequest as GetTaskRequest,
-    GetTaskRequestParams as GetTaskRequestParams,
-    GetTaskResult as GetTaskResult,
-    GetTaskResultCancelled as GetTaskResultCancelled,
-    GetTaskResultCompleted as GetTaskResultCompleted,
-    GetTaskResultFailed as GetTaskResultFailed,
-    GetTaskResultInputRequired as GetTaskResultInputRequired,
-    GetTaskResultWorking as GetTaskResultWorking,
-    InputRequiredTask as InputRequiredTask,
-    Task as Task,
-    TaskStatus as TaskStatus,
-    TaskStatusNotification as TaskStatusNotification,
-    TaskStatusNotificationParams as TaskStatusNotificationParams,
-    TaskStatusNotificationParamsCancelled as TaskStatusNotificationParamsCancelled,
-    TaskStatusNotificationParamsCompleted as TaskStatusNotificationParamsCompleted,
-    TaskStatusNotificationParamsFailed as TaskStatusNotificationParamsFailed,
-    TaskStatusNotificationParamsInputRequired as TaskStatusNotificationParamsInputRequired,
-    TaskStatusNotificationParamsWorking as TaskStatusNotificationParamsWorking,
-    TaskSubscriptionAcknowledgedNotifications as TaskSubscriptionAcknowledgedNotifications,
-    TaskSubscriptionNotifications as TaskSubscriptionNotifications,
-    TasksExtensionCapability as TasksExtensionCapability,
-    UpdateTaskRequest as UpdateTaskRequest,
-    UpdateTaskRequestParams as UpdateTaskRequestParams,
-    UpdateTaskResult as UpdateTaskResult,
-    WorkingTask as WorkingTask,
-)
+if TYPE_CHECKING:
+    from .models import (
+        CancelTaskRequest as CancelTaskRequest,
+        CancelTaskRequestParams as CancelTaskRequestParams,
+        CancelTaskResult as CancelTaskResult,
+        CancelledTask as CancelledTask,
+        CompletedTask as CompletedTask,
+        CreateTaskResult as CreateTaskResult,
+        DetailedTask as DetailedTask,
+        DetailedTaskCancelled as DetailedTaskCancelled,
+        DetailedTaskCompleted as DetailedTaskCompleted,
+        DetailedTaskFailed as DetailedTaskFailed,
+        DetailedTaskInputRequired as DetailedTaskInputRequired,
+        DetailedTaskWorking as DetailedTaskWorking,
+        FailedTask as FailedTask,
+        GetTaskRequest as GetTaskRequest,
+        GetTaskRequestParams as GetTaskRequestParams,
+        GetTaskResult as GetTaskResult,
+        GetTaskResultCancelled as GetTaskResultCancelled,
+        GetTaskResultCompleted as GetTaskResultCompleted,
+        GetTaskResultFailed as GetTaskResultFailed,
+        GetTaskResultInputRequired as GetTaskResultInputRequired,
+        GetTaskResultWorking as GetTaskResultWorking,
+        InputRequiredTask as InputRequiredTask,
+        Task as Task,
+        TaskStatus as TaskStatus,
+        TaskStatusNotification as TaskStatusNotification,
+        TaskStatusNotificationParams as TaskStatusNotificationParams,
+        TaskStatusNotificationParamsCancelled as TaskStatusNotificationParamsCancelled,
+        TaskStatusNotificationParamsCompleted as TaskStatusNotificationParamsCompleted,
+        TaskStatusNotificationParamsFailed as TaskStatusNotificationParamsFailed,
+        TaskStatusNotificationParamsInputRequired as TaskStatusNotificationParamsInputRequired,
+        TaskStatusNotificationParamsWorking as TaskStatusNotificationParamsWorking,
+        TaskSubscriptionAcknowledgedNotifications as TaskSubscriptionAcknowledgedNotifications,
+        TaskSubscriptionNotifications as TaskSubscriptionNotifications,
+        TasksExtensionCapability as TasksExtensionCapability,
+        UpdateTaskRequest as UpdateTaskRequest,
+        UpdateTaskRequestParams as UpdateTaskRequestParams,
+        UpdateTaskResult as UpdateTaskResult,
+        WorkingTask as WorkingTask,
+    )
 
 __all__ = [
     "CORE_VERSION",
@@ -92,3 +96,60 @@ __all__ = [
     "UpdateTaskResult",
     "WorkingTask",
 ]
+
+# Exported name -> its name in `models`.
+_MODELS: dict[str, str] = {
+    "CancelTaskRequest": "CancelTaskRequest",
+    "CancelTaskRequestParams": "CancelTaskRequestParams",
+    "CancelTaskResult": "CancelTaskResult",
+    "CancelledTask": "CancelledTask",
+    "CompletedTask": "CompletedTask",
+    "CreateTaskResult": "CreateTaskResult",
+    "DetailedTask": "DetailedTask",
+    "DetailedTaskCancelled": "DetailedTaskCancelled",
+    "DetailedTaskCompleted": "DetailedTaskCompleted",
+    "DetailedTaskFailed": "DetailedTaskFailed",
+    "DetailedTaskInputRequired": "DetailedTaskInputRequired",
+    "DetailedTaskWorking": "DetailedTaskWorking",
+    "FailedTask": "FailedTask",
+    "GetTaskRequest": "GetTaskRequest",
+    "GetTaskRequestParams": "GetTaskRequestParams",
+    "GetTaskResult": "GetTaskResult",
+    "GetTaskResultCancelled": "GetTaskResultCancelled",
+    "GetTaskResultCompleted": "GetTaskResultCompleted",
+    "GetTaskResultFailed": "GetTaskResultFailed",
+    "GetTaskResultInputRequired": "GetTaskResultInputRequired",
+    "GetTaskResultWorking": "GetTaskResultWorking",
+    "InputRequiredTask": "InputRequiredTask",
+    "Task": "Task",
+    "TaskStatus": "TaskStatus",
+    "TaskStatusNotification": "TaskStatusNotification",
+    "TaskStatusNotificationParams": "TaskStatusNotificationParams",
+    "TaskStatusNotificationParamsCancelled": "TaskStatusNotificationParamsCancelled",
+    "TaskStatusNotificationParamsCompleted": "TaskStatusNotificationParamsCompleted",
+    "TaskStatusNotificationParamsFailed": "TaskStatusNotificationParamsFailed",
+    "TaskStatusNotificationParamsInputRequired": "TaskStatusNotificationParamsInputRequired",
+    "TaskStatusNotificationParamsWorking": "TaskStatusNotificationParamsWorking",
+    "TaskSubscriptionAcknowledgedNotifications": "TaskSubscriptionAcknowledgedNotifications",
+    "TaskSubscriptionNotifications": "TaskSubscriptionNotifications",
+    "TasksExtensionCapability": "TasksExtensionCapability",
+    "UpdateTaskRequest": "UpdateTaskRequest",
+    "UpdateTaskRequestParams": "UpdateTaskRequestParams",
+    "UpdateTaskResult": "UpdateTaskResult",
+    "WorkingTask": "WorkingTask",
+}
+
+
+def __getattr__(name: str) -> Any:
+    py_name = _MODELS.get(name)
+    if py_name is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import models
+
+    value = getattr(models, py_name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
