@@ -1,12 +1,10 @@
 """No method name is written into the runtime by hand (issue 46): method and notification names are
-generated data (`PROTOCOL` tables, their routing and listen filters), so a new protocol version is
-regenerated, not rewritten.
+generated data, read from the generated `names` modules (`from mcp_bindings.v2026_07_28 import names
+as v2026`, then `v2026.TOOLS_CALL`: the version that names it is explicit) or looked up in the
+`PROTOCOL` tables (routing, listen filters), so a new protocol version is regenerated, not rewritten.
 
-The runtime still holds method-name string literals from before; `method_literals.allow` beside this
-file counts them per module, and may only shrink: a module that gains a literal, a module not listed
-that has one, or a count higher than the module's literals (lower the line, or delete it at zero)
-fails. Docstrings do not count; every other string constant equal to a method or notification name
-of a version or extension the runtime knows does."""
+Docstrings do not count; every other string constant of the runtime equal to a method or
+notification name of a version or extension the runtime knows does, and fails this test."""
 
 from __future__ import annotations
 
@@ -20,7 +18,6 @@ from mcp_bindings.runtime.protocol.spec import MethodSpec
 from tests.support import REPO_ROOT
 
 RUNTIME = REPO_ROOT / "runtime" / "mcp_bindings" / "runtime"
-ALLOW = Path(__file__).with_name("method_literals.allow")
 EXTENSIONS = ("io_modelcontextprotocol_tasks", "io_modelcontextprotocol_skills", "io_modelcontextprotocol_ui")
 
 
@@ -66,26 +63,14 @@ def literals(root: Path, names: frozenset[str]) -> Counter[str]:
     return counts
 
 
-def allowed() -> dict[str, int]:
-    out: dict[str, int] = {}
-    for line in ALLOW.read_text(encoding="utf-8").splitlines():
-        if line.strip() and not line.startswith("#"):
-            module, count = line.rsplit(maxsplit=1)
-            out[module] = int(count)
-    return out
-
-
 def test_the_names_are_the_generated_ones() -> None:
     names = method_names()
     assert {"tools/call", "initialize", "server/discover", "tasks/get", "skills/list"} <= names
 
 
-def test_no_module_gains_a_method_name_literal() -> None:
-    found, allow = literals(RUNTIME, method_names()), allowed()
-    grown = {m: (n, allow.get(m, 0)) for m, n in found.items() if n > allow.get(m, 0)}
-    assert not grown, f"method-name literals added (found, allowed): {grown}; use the generated tables"
-    shrunk = {m: (found.get(m, 0), n) for m, n in allow.items() if found.get(m, 0) < n}
-    assert not shrunk, f"fewer literals than allowed (found, allowed): {shrunk}; lower method_literals.allow"
+def test_no_method_name_literal_in_the_runtime() -> None:
+    found = literals(RUNTIME, method_names())
+    assert not found, f"method-name literals (module: count): {dict(found)}; use the generated names"
 
 
 def test_the_scan_finds_a_literal_and_skips_a_docstring(tmp_path: Path) -> None:

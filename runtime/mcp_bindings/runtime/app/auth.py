@@ -11,6 +11,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from mcp_bindings.v2026_07_28 import names as v2026
+
 if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
 
@@ -94,7 +96,7 @@ def _called_tools(message: Any) -> list[str]:
     items = cast("list[Any]", message) if isinstance(message, list) else [message]
     names: list[str] = []
     for item in items:
-        if isinstance(item, dict) and cast("dict[str, Any]", item).get("method") == "tools/call":
+        if isinstance(item, dict) and cast("dict[str, Any]", item).get("method") == v2026.TOOLS_CALL:
             params = cast("dict[str, Any]", item).get("params")
             if isinstance(params, dict):
                 names.append(str(cast("dict[str, Any]", params).get("name")))

@@ -16,14 +16,15 @@ from mcp_bindings.runtime.app.errors import AppDefinitionError
 from mcp_bindings.runtime.rpc.errors import McpError
 from mcp_bindings.runtime.server.notifications import RESOURCE_UPDATED
 from mcp_bindings.runtime.server.stubs import ServerStub
+from mcp_bindings.v2026_07_28 import names as v2026
 
 __all__ = ["PROMPTS_CHANGED", "RESOURCES_CHANGED", "TOOLS_CHANGED", "ListChanges"]
 
 log = logging.getLogger("mcp_bindings.runtime.app")
 
-TOOLS_CHANGED = "notifications/tools/list_changed"
-RESOURCES_CHANGED = "notifications/resources/list_changed"
-PROMPTS_CHANGED = "notifications/prompts/list_changed"
+TOOLS_CHANGED = v2026.NOTIFICATIONS_TOOLS_LIST_CHANGED
+RESOURCES_CHANGED = v2026.NOTIFICATIONS_RESOURCES_LIST_CHANGED
+PROMPTS_CHANGED = v2026.NOTIFICATIONS_PROMPTS_LIST_CHANGED
 
 
 class ListChanges:

@@ -29,6 +29,8 @@ from mcp_bindings.runtime.protocol.context import RequestContext, SessionContext
 from mcp_bindings.runtime.protocol.spec import Capability, ProtocolTables
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, NotExpressible
 from mcp_bindings.runtime.tasks.service import TaskContext
+from mcp_bindings.v2025_11_25 import names as v2025
+from mcp_bindings.v2026_07_28 import names as v2026
 
 __all__ = [
     "Accepted",
@@ -47,9 +49,9 @@ T = TypeVar("T")
 L = DefaultedTypeVar("L", default=Any)  # the app's lifespan value (`App(lifespan=...)`)
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
-SAMPLE = "sampling/createMessage"
-ROOTS = "roots/list"
-ELICITATION_COMPLETE = "notifications/elicitation/complete"
+SAMPLE = v2026.SAMPLING_CREATE_MESSAGE
+ROOTS = v2026.ROOTS_LIST
+ELICITATION_COMPLETE = v2025.NOTIFICATIONS_ELICITATION_COMPLETE
 
 
 @dataclass(frozen=True, slots=True)

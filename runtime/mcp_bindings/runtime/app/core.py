@@ -42,6 +42,7 @@ from mcp_bindings.runtime.protocol.spec import ProtocolTables
 from mcp_bindings.runtime.protocol.tasks_names import EXTENSION as TASKS_EXTENSION
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS
 from mcp_bindings.runtime.server.stubs import ServerStub
+from mcp_bindings.v2026_07_28 import names as v2026
 
 __all__ = ["App"]
 
@@ -126,7 +127,7 @@ class App(ListChanges, Mounting, Proxying, Around, Serving, Running, UiMixin, Sk
         self._pending: set[str] = set()  # list changes not broadcast yet
         self._flush: asyncio.Task[None] | None = None
         self._not_found = self.protocol.error_codes.resource_not_found or INVALID_PARAMS
-        call = self.protocol.client_requests["tools/call"]
+        call = self.protocol.client_requests[v2026.TOOLS_CALL]
         self._call_result: Callable[[Any], Any] = versions.validator(call.result)
         self._input_required = {m for m, s in self.protocol.client_requests.items() if s.input_required}
 

@@ -15,10 +15,11 @@ from pydantic import BaseModel, ValidationError, create_model
 from mcp_bindings.runtime.app.errors import AppDefinitionError
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.spec import ProtocolTables
+from mcp_bindings.v2026_07_28 import names as v2026
 
 __all__ = ["ELICIT", "Form", "elicitation_schema", "form_of"]
 
-ELICIT = "elicitation/create"
+ELICIT = v2026.ELICITATION_CREATE
 
 
 def elicitation_schema(model: type[BaseModel]) -> dict[str, Any]:

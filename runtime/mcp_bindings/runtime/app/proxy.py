@@ -40,6 +40,7 @@ from mcp_bindings.runtime.app.uri_template import TemplateError
 from mcp_bindings.runtime.client.stub import ClientHandlerStub
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosed, McpError
+from mcp_bindings.v2026_07_28 import names as v2026
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.app.core import App
@@ -269,7 +270,7 @@ class Remote:
         client = self.client
         protocol = client.session.protocol if client is not None else None
         not_found = protocol.error_codes.resource_not_found if protocol is not None else None
-        if method == "resources/read" and not_found is not None and exc.code == not_found:
+        if method == v2026.RESOURCES_READ and not_found is not None and exc.code == not_found:
             return ResourceNotFound(params["uri"])
         return McpError(exc.code, exc.message, exc.data)
 
@@ -331,11 +332,11 @@ async def _list_all(client: Any, kind: str) -> list[Any]:
 
 
 async def _send(client: Any, method: str, params: dict[str, Any]) -> Any:
-    if method == "tools/call":
+    if method == v2026.TOOLS_CALL:
         return await client.call_tool(name=params["name"], arguments=params["arguments"])
-    if method == "prompts/get":
+    if method == v2026.PROMPTS_GET:
         return await client.get_prompt(name=params["name"], arguments=params["arguments"] or None)
-    if method == "completion/complete":
+    if method == v2026.COMPLETION_COMPLETE:
         asked = {"ref": params.get("ref"), "argument": params.get("argument")}
         if params.get("context") is not None and "context" in inspect.signature(client.complete).parameters:
             asked["context"] = params["context"]  # (a remote's version without it does not get it)
@@ -379,9 +380,9 @@ def _handlers(remote: Remote) -> ClientHandlerStub:
 
     namespace: dict[str, Any] = {
         "__module__": __name__,
-        "create_message": asking("sampling/createMessage"),
-        "elicit": asking("elicitation/create"),
-        "list_roots": asking("roots/list"),
+        "create_message": asking(v2026.SAMPLING_CREATE_MESSAGE),
+        "elicit": asking(v2026.ELICITATION_CREATE),
+        "list_roots": asking(v2026.ROOTS_LIST),
         "on_logging_message": on_logging_message,
         "on_tool_list_changed": refreshing("tools"),
         "on_prompt_list_changed": refreshing("prompts"),

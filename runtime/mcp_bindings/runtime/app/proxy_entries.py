@@ -15,6 +15,7 @@ from mcp_bindings.runtime.app.entries import PromptEntry, ResourceEntry, Templat
 from mcp_bindings.runtime.app.signature import FunctionSignature, analyse
 from mcp_bindings.runtime.app.uri_template import Template
 from mcp_bindings.runtime.protocol import versions
+from mcp_bindings.v2026_07_28 import names as v2026
 
 __all__ = ["RemotePrompt", "RemoteResource", "RemoteTemplate", "RemoteTool"]
 
@@ -54,7 +55,7 @@ class RemoteTool(ToolEntry):
         name: str = definition.name
 
         async def call(arguments: dict[str, Any], ctx: Context[Any]) -> Any:
-            return await forward("tools/call", {"name": name, "arguments": arguments}, ctx)
+            return await forward(v2026.TOOLS_CALL, {"name": name, "arguments": arguments}, ctx)
 
         self.name, self.fn, self.definition = name, call, definition
         self.sig = _bound("arguments", call)
@@ -84,7 +85,7 @@ class RemotePrompt(PromptEntry):
         name: str = definition.name
 
         async def get(arguments: dict[str, Any], ctx: Context[Any]) -> Any:
-            return await forward("prompts/get", {"name": name, "arguments": arguments}, ctx)
+            return await forward(v2026.PROMPTS_GET, {"name": name, "arguments": arguments}, ctx)
 
         self.name, self.definition = name, definition
         self.sig = _bound("arguments", get)
@@ -101,7 +102,7 @@ class RemoteResource(ResourceEntry):
         uri: str = definition.uri
 
         async def read(ctx: Context[Any]) -> Any:
-            return (await forward("resources/read", {"uri": uri}, ctx)).contents
+            return (await forward(v2026.RESOURCES_READ, {"uri": uri}, ctx)).contents
 
         self.uri, self.definition, self.mime_type = uri, definition, getattr(definition, "mime_type", None)
         self.sig = _bound("plain", read)
@@ -118,7 +119,7 @@ class RemoteTemplate(TemplateEntry):
         self.remote = Template(definition.uri_template)  # TemplateError for one this runtime cannot match
 
         async def read(uri: str, ctx: Context[Any]) -> Any:
-            return (await forward("resources/read", {"uri": uri}, ctx)).contents
+            return (await forward(v2026.RESOURCES_READ, {"uri": uri}, ctx)).contents
 
         self.template, self.definition = self.remote, definition
         self.mime_type = getattr(definition, "mime_type", None)

@@ -36,6 +36,7 @@ from mcp_bindings.runtime.protocol.tasks_names import EXTENSION as TASKS_EXTENSI
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
 from mcp_bindings.runtime.tasks.api import run_as_task
 from mcp_bindings.runtime.tasks.service import TaskContext
+from mcp_bindings.v2026_07_28 import names as v2026
 
 __all__ = ["START_TASK", "Serving"]
 
@@ -170,7 +171,7 @@ class Serving:
         sig = entry.sig
         target = sig.context
         lifetime: Lifetime = entry.lifetime or self._lifetime
-        context = self._context(sig, ctx, "tools/call", params, boundary, lifetime) if sig.needs_context else None
+        context = self._context(sig, ctx, v2026.TOOLS_CALL, params, boundary, lifetime) if sig.needs_context else None
         stack = AsyncExitStack() if sig.dependencies else None
         # The order of the except clauses is load-bearing. `Suspend` and `StartTask` are control flow,
         # not failures: BaseExceptions (app/asks.py), so that no `except Exception`, the tool's own
@@ -230,7 +231,9 @@ class Serving:
             else:
                 raise McpError(self._not_found, f"Resource not found: {uri}", {"uri": uri})
         sig = entry.sig
-        context = self._context(sig, ctx, "resources/read", params, None, entry.lifetime) if sig.needs_context else None
+        context = (
+            self._context(sig, ctx, v2026.RESOURCES_READ, params, None, entry.lifetime) if sig.needs_context else None
+        )
         try:
             value = await self._run(sig, kwargs, context, entry.lifetime)
         except ResourceNotFound as exc:
@@ -249,7 +252,9 @@ class Serving:
             raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}", {"name": params.name})
         kwargs = entry.arguments(params.arguments)
         sig = entry.sig
-        context = self._context(sig, ctx, "prompts/get", params, None, entry.lifetime) if sig.needs_context else None
+        context = (
+            self._context(sig, ctx, v2026.PROMPTS_GET, params, None, entry.lifetime) if sig.needs_context else None
+        )
         try:
             value = await self._run(sig, kwargs, context, entry.lifetime)
         except Suspend:
@@ -276,7 +281,7 @@ class Serving:
         completer = self._completers.get(key)
         if completer is None and self.remote is not None:  # a proxy: the remote's completion, as it answered
             return await self.remote.forward(
-                "completion/complete", data, Context(ctx, self.protocol, "completion/complete", None)
+                v2026.COMPLETION_COMPLETE, data, Context(ctx, self.protocol, v2026.COMPLETION_COMPLETE, None)
             )
         values: Any = []
         if completer is not None:
@@ -284,7 +289,7 @@ class Serving:
             given: dict[str, str] = extra.get("arguments") or {}
             kwargs = completer.kwargs(str(argument.get("value", "")), given)
             if completer.context is not None:
-                kwargs[completer.context] = Context(ctx, self.protocol, "completion/complete", None)
+                kwargs[completer.context] = Context(ctx, self.protocol, v2026.COMPLETION_COMPLETE, None)
             values = completer.fn(**kwargs)
             if completer.is_async:
                 values = await values

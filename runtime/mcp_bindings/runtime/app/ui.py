@@ -33,6 +33,7 @@ from mcp_bindings.runtime.protocol.ui_meta import DEPRECATED_RESOURCE_URI, MIME_
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
 from mcp_bindings.runtime.server.host import host_for
 from mcp_bindings.runtime.server.seam import Around, Handler, ServerFeature
+from mcp_bindings.v2026_07_28 import names as v2026
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -263,9 +264,9 @@ class AppOnlyTools(ServerFeature):
         self.app_only = app_only
 
     def wrap(self, runtime: ServerRuntime, plan: Plan, view: PeerView) -> None:
-        if plan.spec.method == "tools/list":
+        if plan.spec.method == v2026.TOOLS_LIST:
             plan.wrap(self._listing)
-        elif plan.spec.method == "tools/call":
+        elif plan.spec.method == v2026.TOOLS_CALL:
             plan.wrap(self._calling)
 
     def _listing(self, inner: Around | None) -> Around:

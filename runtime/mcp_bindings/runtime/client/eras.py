@@ -19,11 +19,12 @@ from mcp_bindings.runtime.protocol import crossing, versions
 from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables
 from mcp_bindings.runtime.rpc.errors import METHOD_NOT_FOUND, McpError, NotExpressible
 from mcp_bindings.runtime.rpc.jsonrpc import validation_error
+from mcp_bindings.v2025_11_25 import names as v2025
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.client.runtime import ClientRuntime
 
-SET_LEVEL = "logging/setLevel"
+SET_LEVEL = v2025.LOGGING_SET_LEVEL
 # A task-augmented request's param (2025-11-25): the task-handle hook refuses it by its capability
 # (`task_handle.call_as_task`: `CapabilityError` naming `tasks.requests.<method>`), not this module.
 TASK = "task"

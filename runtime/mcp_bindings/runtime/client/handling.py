@@ -16,6 +16,7 @@ from mcp_bindings.runtime.protocol.spec import Kind, MethodSpec, ProtocolTables
 from mcp_bindings.runtime.rpc import jsonrpc, logs
 from mcp_bindings.runtime.rpc.errors import METHOD_NOT_FOUND, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request, validation_error
+from mcp_bindings.v2025_11_25 import names as v2025
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.client.runtime import ClientRuntime
@@ -60,7 +61,7 @@ async def answer_request(runtime: ClientRuntime, request: Request) -> bytes:
     """The result JSON of a server's request, in the negotiated version. A task-augmented request
     the client declared it takes as a task gets a `CreateTaskResult`, its handler running on
     (`client_tasks`); `tasks/*` are served from the client's task store unless the handlers do."""
-    if request.method == "ping":
+    if request.method == v2025.PING:
         return b"{}"
     protocol = runtime.protocol
     spec = protocol.server_requests.get(request.method) if protocol is not None else None

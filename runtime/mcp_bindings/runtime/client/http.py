@@ -42,6 +42,7 @@ from mcp_bindings.runtime.rpc import jsonrpc, logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, DeliveryFailed
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId
 from mcp_bindings.runtime.rpc.transport import Features, HeaderHook, TransportBase
+from mcp_bindings.v2025_11_25 import names as v2025
 
 log = logs.logger("http_client")
 
@@ -212,9 +213,9 @@ class StreamableHttpTransport(TransportBase):
     async def _post(self, frame: bytes, message: Any, *, renewed: bool = False) -> None:
         request_id = message.get("id") if isinstance(message, dict) and "method" in message else None
         method = message.get("method") if isinstance(message, dict) else None
-        if method == "initialize" and not self.session_id:
+        if method == v2025.INITIALIZE and not self.session_id:
             self._handshake = [frame]
-        elif method == "notifications/initialized" and len(self._handshake) == 1:
+        elif method == v2025.NOTIFICATIONS_INITIALIZED and len(self._handshake) == 1:
             self._handshake.append(frame)
         sent_session = self.session_id
         try:

@@ -19,11 +19,12 @@ from mcp_bindings.runtime.client.stateless import stateless_request, with_meta
 from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.rpc.errors import INVALID_REQUEST, McpError
+from mcp_bindings.v2026_07_28 import names as v2026
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.client.runtime import ClientRuntime
 
-DISCOVER = "server/discover"
+DISCOVER = v2026.SERVER_DISCOVER
 HTTP_STATUS = "httpStatus"  # the error data of a request whose HTTP answer was no JSON-RPC answer (client.http)
 
 

@@ -23,14 +23,15 @@ from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import Notification
+from mcp_bindings.v2026_07_28 import names as v2026
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.client.runtime import ClientRuntime
 
 log = logs.logger("client")
 
-LISTEN = "subscriptions/listen"
-ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+LISTEN = v2026.SUBSCRIPTIONS_LISTEN
+ACKNOWLEDGED = v2026.NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED
 BUFFER = 256  # notifications a stream holds for a caller that is not reading; more are dropped (logged)
 ACK_TIMEOUT = 30.0  # seconds to wait for the acknowledgement when the client has no request_timeout
 

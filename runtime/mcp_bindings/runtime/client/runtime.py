@@ -47,10 +47,12 @@ from mcp_bindings.runtime.rpc.errors import (
 from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.rpc.transport import Transport
+from mcp_bindings.v2025_11_25 import names as v2025
+from mcp_bindings.v2026_07_28 import names as v2026
 
 log = logs.logger("client")
 
-PING = "ping"
+PING = v2025.PING
 
 C = TypeVar("C", bound=ClientStub)
 R = TypeVar("R")
@@ -228,7 +230,7 @@ class ClientRuntime:
         if not probe:
             return
         raw = await stateless_request(
-            self, self.protocol.client_requests["server/discover"], with_meta(self, None), None
+            self, self.protocol.client_requests[v2026.SERVER_DISCOVER], with_meta(self, None), None
         )
         if isinstance(raw, dict):
             self.capabilities_known = True
@@ -242,13 +244,13 @@ class ClientRuntime:
         self.session = session
         params = {"protocolVersion": self.requested, "capabilities": self.capabilities, "clientInfo": self.client_info}
         # The spec: a client MUST NOT cancel initialize (a timeout just ends the attempt).
-        raw = await session.request("initialize", params, timeout=self.request_timeout, cancellable=False)
+        raw = await session.request(v2025.INITIALIZE, params, timeout=self.request_timeout, cancellable=False)
         offered = raw.get("protocolVersion") if isinstance(raw, dict) else None
         if offered not in self.supported:
             raise ProtocolVersionError(offered, self.supported)
         protocol = registry.protocol(offered, own=self.stub)
         try:
-            result = versions.validate(protocol.client_requests["initialize"].result, raw)
+            result = versions.validate(protocol.client_requests[v2025.INITIALIZE].result, raw)
         except ValidationError as exc:
             raise McpError(
                 INTERNAL_ERROR, f"invalid initialize result from the server: {exc.errors()[0]['msg']}"
@@ -259,7 +261,7 @@ class ClientRuntime:
         self.server_info = raw.get("serverInfo") or {}
         self.instructions = getattr(result, "instructions", None)
         self.use_version(session, offered)
-        await session.notify("notifications/initialized")
+        await session.notify(v2025.NOTIFICATIONS_INITIALIZED)
         # Streamable HTTP: listen for what the server sends outside any response (requests and
         # notifications not tied to one of ours arrive on the GET stream only).
         if session.transport.features.server_stream:

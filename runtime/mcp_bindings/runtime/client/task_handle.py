@@ -18,6 +18,7 @@ from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables
 from mcp_bindings.runtime.protocol.tasks_core import create_task_result, task_capability
 from mcp_bindings.runtime.rpc import jsonrpc
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, CapabilityError, McpError
+from mcp_bindings.v2025_11_25 import names as core
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.client.runtime import ClientRuntime
@@ -117,7 +118,7 @@ class TaskHandle(Finished, Generic[R]):
 
     async def status(self) -> Any:
         """`tasks/get`: the task now (the version's `GetTaskResult`)."""
-        self.task = await self._call("tasks/get")
+        self.task = await self._call(core.TASKS_GET)
         return self.task
 
     async def get(self) -> Any:
@@ -142,10 +143,10 @@ class TaskHandle(Finished, Generic[R]):
         """`tasks/result`: blocks until the task is terminal, then the request's typed result."""
         if self.task is None:
             return cast("R", self._result)
-        payload = await self._call("tasks/result")
+        payload = await self._call(core.TASKS_RESULT)
         return cast("R", _typed_result(self._runtime, self._stub_spec, self._spec, versions.dump(payload)))
 
     async def cancel(self) -> Any:
         """`tasks/cancel`: the task, cancelled (-32602 if it had already finished)."""
-        self.task = await self._call("tasks/cancel")
+        self.task = await self._call(core.TASKS_CANCEL)
         return self.task

@@ -29,6 +29,7 @@ from mcp_bindings.runtime.protocol.tasks_core import RELATED_TASK, TASK_STATUS
 from mcp_bindings.runtime.rpc import jsonrpc, logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import Request, json_object
+from mcp_bindings.v2025_11_25 import names as core
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.client.runtime import ClientRuntime
@@ -105,7 +106,7 @@ class ClientTasks:
         spec = runtime.protocol.server_requests[request.method]
         versions.validate_params(spec, request.params)  # -32602 naming the field (taskId, cursor)
         params = json_object(request.params)
-        if request.method == "tasks/list":
+        if request.method == core.TASKS_LIST:
             cursor = params.get("cursor")
             try:
                 page, next_cursor = await self.store.list(None, cursor if isinstance(cursor, str) else None, PAGE_SIZE)
@@ -118,9 +119,9 @@ class ClientTasks:
                 data["nextCursor"] = next_cursor
             return _checked(spec.result, data, request.method)
         state = await self._task(params.get("taskId"))
-        if request.method == "tasks/get":
+        if request.method == core.TASKS_GET:
             return _checked(spec.result, state.wire(), request.method)
-        if request.method == "tasks/cancel":
+        if request.method == core.TASKS_CANCEL:
             cancelled = await self._cancel(state)
             await _announce(runtime, cancelled)
             return _checked(spec.result, cancelled.wire(), request.method)

@@ -33,6 +33,7 @@ import anyio
 from pydantic import ValidationError
 
 from mcp_bindings.ext.io_modelcontextprotocol_tasks import models as ext
+from mcp_bindings.ext.io_modelcontextprotocol_tasks import names
 from mcp_bindings.ext.io_modelcontextprotocol_tasks.methods import EXTENSION as TASKS
 from mcp_bindings.runtime.client.handling import answer_input_requests
 from mcp_bindings.runtime.client.seam import Finished, OutgoingCall, Send
@@ -40,6 +41,7 @@ from mcp_bindings.runtime.protocol import tasks_wire, versions
 from mcp_bindings.runtime.protocol.custom_methods import peer_declares
 from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
+from mcp_bindings.v2026_07_28 import names as v2026
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.client.listen import ListenStream
@@ -163,7 +165,7 @@ class ToolTask(Finished, Generic[R]):
 
     async def get(self) -> ext.GetTaskResult:
         """`tasks/get`: the task now, with its result, error or outstanding input requests inlined."""
-        self.task = await self._runtime.call_extension(TASKS["tasks/get"], {"taskId": self.task_id})
+        self.task = await self._runtime.call_extension(TASKS[names.TASKS_GET], {"taskId": self.task_id})
         ttl = getattr(self.task, "ttl_ms", None)
         if isinstance(ttl, int) and ttl != self._ttl_ms:  # the server may change it
             self._deadline += (ttl - (self._ttl_ms or 0)) / 1000
@@ -184,12 +186,12 @@ class ToolTask(Finished, Generic[R]):
                 return
             responses = await answer_input_requests(self._runtime, requests)
         params = {"taskId": self.task_id, "inputResponses": dict(responses)}
-        await self._runtime.call_extension(TASKS["tasks/update"], params)
+        await self._runtime.call_extension(TASKS[names.TASKS_UPDATE], params)
         self._answered.update(responses)
 
     async def cancel(self) -> None:
         """`tasks/cancel`: acknowledged whether the task was running or had already finished."""
-        await self._runtime.call_extension(TASKS["tasks/cancel"], {"taskId": self.task_id})
+        await self._runtime.call_extension(TASKS[names.TASKS_CANCEL], {"taskId": self.task_id})
 
     async def result(self, *, follow: bool = False, timeout: float | None = None) -> R:
         """Poll until the task is terminal, answering input requests through the handlers; then the
@@ -223,7 +225,7 @@ class ToolTask(Finished, Generic[R]):
 
     async def _follow(self, stack: AsyncExitStack) -> ListenStream | None:
         """A listen stream for this task's status notifications, or None when the server has none."""
-        if self._runtime.stub.client_requests.get("subscriptions/listen") is None:
+        if self._runtime.stub.client_requests.get(v2026.SUBSCRIPTIONS_LISTEN) is None:
             return None
         extra = {tasks_wire.TASK_STATUS: TASKS[tasks_wire.TASK_STATUS].spec}
         stream = await stack.enter_async_context(self._runtime.listen({"taskIds": [self.task_id]}, extra=extra))

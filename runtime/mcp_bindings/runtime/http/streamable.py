@@ -66,6 +66,8 @@ from mcp_bindings.runtime.server.host import ServerHost
 from mcp_bindings.runtime.server.peer import stateless_meta
 from mcp_bindings.runtime.server.runtime import ServerRuntime
 from mcp_bindings.runtime.server.stubs import ServerStub
+from mcp_bindings.v2025_11_25 import names as v2025
+from mcp_bindings.v2026_07_28 import names as v2026
 
 __all__ = [
     "SESSION_HEADER",
@@ -83,7 +85,7 @@ log = logs.logger("http")
 
 SESSION_HEADER = "mcp-session-id"
 SSE = "text/event-stream"
-LISTEN = "subscriptions/listen"  # a builtin (server.BUILTINS): its stream stays open until the client leaves
+LISTEN = v2026.SUBSCRIPTIONS_LISTEN  # a builtin (server.BUILTINS): its stream stays open until the client leaves
 MAX_EVENT_ID_DIGITS = 19  # Last-Event-ID: our event ids are decimal counters
 
 
@@ -181,7 +183,7 @@ class StreamableHttp:
         requests = [m for m in messages if isinstance(m, Request)]
         session_id = headers.get(SESSION_HEADER)
         # An initialize that carries stateless `_meta` is a stateless-era request (answered -32601/404).
-        handshakes = [r for r in requests if r.method == "initialize" and stateless_meta(r) is None]
+        handshakes = [r for r in requests if r.method == v2025.INITIALIZE and stateless_meta(r) is None]
         if handshakes and batch:  # 2025-03-26: "the initialize request MUST NOT be part of a batch"
             message = "Invalid Request: initialize must not be part of a JSON-RPC batch"
             return error_response(handshakes[0].id, INVALID_REQUEST, message, 400)
@@ -249,7 +251,7 @@ class StreamableHttp:
         meta = stateless_meta(rpc)
         try:
             check_headers(headers, rpc, meta)
-            if rpc.method == "tools/call":
+            if rpc.method == v2026.TOOLS_CALL:
                 self._tool_headers.check(headers, rpc, meta)
         except Refusal as refusal:
             return error_response(rpc.id, refusal.code, refusal.message, refusal.status)

@@ -16,6 +16,7 @@ import orjson
 from mcp_bindings.runtime.middleware.chain import Call, Next
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.rpc.errors import LIMIT_REACHED, McpError
+from mcp_bindings.v2026_07_28 import names as v2026
 
 __all__ = ["Cache", "MethodTimes", "RateLimit", "Timing"]
 
@@ -80,7 +81,7 @@ class RateLimit:
         rate: float,
         burst: int | None = None,
         *,
-        methods: Collection[str] | None = ("tools/call",),
+        methods: Collection[str] | None = (v2026.TOOLS_CALL,),
         key: Callable[[Call], str] | None = None,
         max_clients: int = 10_000,
     ) -> None:
@@ -125,7 +126,7 @@ class Cache:
         self.ttl = ttl
         self.read_only: set[str] = set(tools)
         self.max_entries = max_entries
-        self.methods = frozenset({"resources/read", "tools/call", "tools/list"})
+        self.methods = frozenset({v2026.RESOURCES_READ, v2026.TOOLS_CALL, v2026.TOOLS_LIST})
         self._entries: dict[tuple[str, str, str], tuple[float, Any]] = {}
         self.hits = 0
         self.misses = 0
@@ -134,11 +135,11 @@ class Cache:
         self._entries.clear()
 
     async def __call__(self, call: Call, call_next: Next) -> Any:
-        if call.method == "tools/list":
+        if call.method == v2026.TOOLS_LIST:
             result = await call_next(call)
             self._learn(result)
             return result
-        if call.method == "tools/call" and call.target not in self.read_only:
+        if call.method == v2026.TOOLS_CALL and call.target not in self.read_only:
             return await call_next(call)
         params = orjson.dumps(
             {k: v for k, v in versions.dump(call.params).items() if k != "_meta"}, option=orjson.OPT_SORT_KEYS

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from mcp_bindings.runtime.middleware.chain import Call, Next
+from mcp_bindings.v2026_07_28 import names as v2026
 
 __all__ = ["Tracing"]
 
@@ -63,10 +64,10 @@ class Tracing:
             "jsonrpc.request.id": str(call.context.request_id),
         }
         target = call.target
-        if call.method == "tools/call" and target is not None:
+        if call.method == v2026.TOOLS_CALL and target is not None:
             attributes["gen_ai.tool.name"] = target
             attributes["gen_ai.operation.name"] = _TOOL_OPERATION
-        elif call.method == "prompts/get" and target is not None:
+        elif call.method == v2026.PROMPTS_GET and target is not None:
             attributes["gen_ai.prompt.name"] = target
         elif call.method.startswith("resources/") and target is not None:
             attributes["mcp.resource.uri"] = target

@@ -26,6 +26,8 @@ from functools import lru_cache, wraps
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from mcp_bindings.v2026_07_28 import names as v2026
+
 ANNOTATION = "x-mcp-header"
 HEADER_TYPES = ("string", "integer", "boolean")
 BASE64_OPEN, BASE64_CLOSE = "=?base64?", "?="
@@ -144,7 +146,7 @@ def mirrored_headers(
     value = params.get(key) if key is not None else None
     if isinstance(value, str):
         headers["Mcp-Name"] = value if _header_safe(value) else _base64(value)
-    if method == "tools/call":
+    if method == v2026.TOOLS_CALL:
         tool = params.get("name")
         mapping = (header_map(tool) if isinstance(tool, str) else None) or {}
         raw_arguments = params.get("arguments")

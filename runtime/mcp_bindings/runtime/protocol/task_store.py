@@ -37,6 +37,7 @@ from typing import Any, Protocol
 import anyio
 
 from mcp_bindings.runtime.rpc.errors import LIMIT_REACHED, McpError
+from mcp_bindings.v2025_11_25 import names as core
 
 __all__ = [
     "STATUSES",
@@ -54,7 +55,7 @@ __all__ = [
 
 # What a requestor sends about its tasks (2025-11-25). A server that declares the `tasks` capability
 # without handlers of its own has the runtime serve them from its store (`tasks.service`, `server.stubs`).
-TASK_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
+TASK_METHODS = frozenset({core.TASKS_GET, core.TASKS_RESULT, core.TASKS_LIST, core.TASKS_CANCEL})
 STATUSES = ("working", "input_required", "completed", "failed", "cancelled")
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 

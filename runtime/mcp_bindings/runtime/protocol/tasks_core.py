@@ -11,18 +11,19 @@ from types import ModuleType
 from pydantic import BaseModel
 
 from mcp_bindings.runtime.protocol.spec import Capability, ProtocolTables
+from mcp_bindings.v2025_11_25 import names as core
 
 __all__ = ["RELATED_TASK", "TASK_STATUS", "create_task_result", "task_capability"]
 
 # The `_meta` key that ties a message to its task (2025-11-25: "Associating Task-Related Messages").
 RELATED_TASK = "io.modelcontextprotocol/related-task"
-TASK_STATUS = "notifications/tasks/status"  # a receiver's word that a task's status changed
+TASK_STATUS = core.NOTIFICATIONS_TASKS_STATUS  # a receiver's word that a task's status changed
 
 
 @functools.cache
 def _models(protocol: ProtocolTables) -> ModuleType | None:
     """The models module of a version with tasks (its tasks/get result's module); None without tasks."""
-    get = protocol.client_requests.get("tasks/get")
+    get = protocol.client_requests.get(core.TASKS_GET)
     if get is None or not isinstance(get.result, type):
         return None
     return importlib.import_module(get.result.__module__)

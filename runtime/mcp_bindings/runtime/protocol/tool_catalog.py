@@ -31,6 +31,7 @@ from mcp_bindings.runtime.protocol.json_schema import (
 from mcp_bindings.runtime.protocol.spec import VersionInfo
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
+from mcp_bindings.v2026_07_28 import names as v2026
 
 __all__ = [
     "TOOLS_CALL",
@@ -48,10 +49,10 @@ __all__ = [
 
 log = logs.logger("tool_schemas")
 
-TOOLS_LIST = "tools/list"
-TOOLS_CALL = "tools/call"
+TOOLS_LIST = v2026.TOOLS_LIST
+TOOLS_CALL = v2026.TOOLS_CALL
 TOOL_METHODS = frozenset({TOOLS_LIST, TOOLS_CALL})
-TOOLS_LIST_CHANGED = "notifications/tools/list_changed"
+TOOLS_LIST_CHANGED = v2026.NOTIFICATIONS_TOOLS_LIST_CHANGED
 
 
 def default_dialect(version: str | VersionInfo) -> str:

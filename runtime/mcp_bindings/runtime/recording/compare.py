@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, cast
 
+from mcp_bindings.v2025_11_25 import names as v2025
+
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "(absent)"})()
 # `requestState`: the stateless era's sealed round state, which differs each time a server seals it.
 DEFAULT_IGNORED = ("_meta", "clientInfo", "requestState")
@@ -122,7 +124,7 @@ class MatchRules:
         if isinstance(params, dict):
             for dotted in self.ignore:
                 params = _drop(params, dotted)
-            if message.get("method") == "initialize":
+            if message.get("method") == v2025.INITIALIZE:
                 # The version a client offers is negotiated, not matched: the recorded answer states
                 # the recording's version, which the client accepts or refuses as with any server.
                 params = _drop(params, "protocolVersion")

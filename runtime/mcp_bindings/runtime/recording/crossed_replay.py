@@ -33,9 +33,11 @@ from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.rpc.transport import Transport, TransportBase
 from mcp_bindings.runtime.server.runtime import ServerRuntime
 from mcp_bindings.runtime.server.stubs import ServerStub
+from mcp_bindings.v2025_11_25 import names as v2025
+from mcp_bindings.v2026_07_28 import names as v2026
 
-HANDSHAKE = "initialize"
-DISCOVER = "server/discover"
+HANDSHAKE = v2025.INITIALIZE
+DISCOVER = v2026.SERVER_DISCOVER
 
 
 class ReplaySource(Protocol):
@@ -167,7 +169,7 @@ async def _play(replay: ReplaySource, message: dict[str, Any], ctx: RequestConte
     try:
         if "id" in message:
             await ctx.request(method, params)
-        elif method == "notifications/progress":
+        elif method == v2026.NOTIFICATIONS_PROGRESS:
             await ctx.report_progress(params.get("progress", 0), params.get("total"), params.get("message"))
         else:
             await ctx.notify(method, params)

@@ -20,6 +20,7 @@ from mcp_bindings.runtime.recording.compare import what_is
 from mcp_bindings.runtime.recording.http_proxy import SseEvents
 from mcp_bindings.runtime.recording.live_fallback import HANDSHAKE_ID, HandshakeKept
 from mcp_bindings.runtime.rpc.transport import Transport
+from mcp_bindings.v2025_11_25 import names as v2025
 
 INTERNAL_ERROR = -32603
 PASSED_HEADERS = ("mcp-protocol-version", "mcp-method", "mcp-name")  # and every `mcp-param-*`
@@ -64,7 +65,7 @@ class HttpLiveFallback(HandshakeKept):
             if self._started or self.handshake is None:
                 return
             self._started = True
-            if first.get("method") == "initialize":
+            if first.get("method") == v2025.INITIALIZE:
                 self.live_handshake = True
                 self.handshake_id = first.get("id")
                 return
@@ -84,7 +85,7 @@ class HttpLiveFallback(HandshakeKept):
         replay's stream of the client's request; its `request_headers`, if it has them, are the
         client's own)."""
         await self._start(message)
-        if self.live_handshake and message.get("method") == "initialize":  # its session is the one to use
+        if self.live_handshake and message.get("method") == v2025.INITIALIZE:  # its session is the one to use
             await self._exchange(message, self._request_headers({}), client)
             return
         headers = self._request_headers(cast("Mapping[str, str]", getattr(client, "request_headers", {})))
@@ -95,7 +96,7 @@ class HttpLiveFallback(HandshakeKept):
         answered = False
         try:
             async with self._http.stream("POST", self.url, json=message, headers=headers) as response:
-                if message.get("method") == "initialize":
+                if message.get("method") == v2025.INITIALIZE:
                     self._session = response.headers.get("mcp-session-id")
                 if response.status_code >= 400 and "json" not in response.headers.get("content-type", ""):
                     await response.aread()

@@ -21,6 +21,7 @@ from mcp_bindings.runtime.recording.session_file import Recording, SessionWriter
 from mcp_bindings.runtime.recording.stdio_proxy import spawn, stop
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId
 from mcp_bindings.runtime.rpc.transport import OversizedMessage, Transport, TransportBase
+from mcp_bindings.v2025_11_25 import names as v2025
 
 HANDSHAKE_ID = "live-fallback-initialize"
 HANDSHAKE_SECONDS = 30.0
@@ -67,13 +68,13 @@ class HandshakeKept:
         self.live_handshake = False  # the client's own initialize went to the live server
 
     def remember(self, message: dict[str, Any]) -> None:
-        if message.get("method") == "initialize":
+        if message.get("method") == v2025.INITIALIZE:
             self.handshake = message
-        elif message.get("method") == "notifications/initialized":
+        elif message.get("method") == v2025.NOTIFICATIONS_INITIALIZED:
             self.initialized = message
 
     def takes(self, message: dict[str, Any]) -> bool:
-        return self.live_handshake and message.get("method") == "notifications/initialized"
+        return self.live_handshake and message.get("method") == v2025.NOTIFICATIONS_INITIALIZED
 
 
 class LiveFallback(HandshakeKept):
@@ -112,7 +113,7 @@ class LiveFallback(HandshakeKept):
         self._process, upstream = await spawn(self.command)
         self._upstream = upstream
         group.start_soon(self._pump, upstream, client)
-        self.live_handshake = first.get("method") == "initialize"
+        self.live_handshake = first.get("method") == v2025.INITIALIZE
         if self.handshake is not None and not self.live_handshake:  # the recording answered the client's
             await upstream.send(json.dumps({**self.handshake, "id": HANDSHAKE_ID}).encode())
             with anyio.move_on_after(HANDSHAKE_SECONDS):

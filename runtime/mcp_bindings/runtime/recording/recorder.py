@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from mcp_bindings.runtime.recording.redaction import DEFAULT, Redaction
 from mcp_bindings.runtime.recording.session_file import Direction, Entry, SessionWriter
+from mcp_bindings.v2025_11_25 import names as v2025
 
 STATELESS_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 
@@ -37,7 +38,7 @@ class Recorder:
         params = message.get("params")
         if direction == "client" and isinstance(params, dict):
             params = cast("dict[str, Any]", params)
-            if message.get("method") == "initialize" and "id" in message:
+            if message.get("method") == v2025.INITIALIZE and "id" in message:
                 self._initialize_ids.setdefault(session, set()).add(message["id"])
             meta = params.get("_meta")
             if isinstance(meta, dict):

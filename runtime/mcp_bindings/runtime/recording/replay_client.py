@@ -22,6 +22,7 @@ from mcp_bindings.runtime.recording.compare import DEFAULT_RULES, Difference, Ma
 from mcp_bindings.runtime.recording.session_file import Entry, Recording
 from mcp_bindings.runtime.recording.stdio_proxy import spawn, stop
 from mcp_bindings.runtime.rpc.transport import OversizedMessage, Transport
+from mcp_bindings.v2025_11_25 import names as v2025
 
 ANSWER_SECONDS = 30.0
 
@@ -146,7 +147,7 @@ class _Driver:
             await self.arrived[entry.id].wait()
         answer = self.answers.get(entry.id)
         result = (answer or {}).get("result")
-        if entry.method == "initialize" and isinstance(result, dict):
+        if entry.method == v2025.INITIALIZE and isinstance(result, dict):
             version = cast("dict[str, Any]", result).get("protocolVersion")
             # Over HTTP, later requests carry it as MCP-Protocol-Version (stdio ignores it).
             self.transport.use_version(version if isinstance(version, str) else None, None)

@@ -37,6 +37,7 @@ from mcp_bindings.runtime.recording.live_fallback import (
 from mcp_bindings.runtime.recording.recorder import STATELESS_VERSION_KEY, Recorder
 from mcp_bindings.runtime.recording.session_file import Recording, SessionWriter
 from mcp_bindings.runtime.rpc.transport import OversizedMessage, Transport
+from mcp_bindings.v2026_07_28 import names as v2026
 
 Order = Literal["strict", "any"]
 Timing = Literal["fast", "preserved"]
@@ -254,7 +255,7 @@ class ServerReplay:
         for entry in exchange.episode:
             await self._pause(arrived, entry.t - exchange.entry.t)
             message = dict(entry.message or {})
-            if message.get("method") == "notifications/progress" and recorded_token is not None:
+            if message.get("method") == v2026.NOTIFICATIONS_PROGRESS and recorded_token is not None:
                 params = dict(cast("dict[str, Any]", message.get("params") or {}))
                 if params.get("progressToken") == recorded_token:
                     params["progressToken"] = token

@@ -16,10 +16,11 @@ from mcp_bindings.runtime.rpc import jsonrpc, logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, ConnectionClosed, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId, Response, as_object
 from mcp_bindings.runtime.rpc.transport import Transport
+from mcp_bindings.v2026_07_28 import names as v2026
 
 log = logs.logger("")
 
-CANCELLED = "notifications/cancelled"
+CANCELLED = v2026.NOTIFICATIONS_CANCELLED
 PROGRESS_TOKEN = "progressToken"  # the `_meta` key of a request's progress token (every version)
 REQUEST_TIMEOUT = -32001  # what a caller sees when its own timeout expires (nothing is received)
 

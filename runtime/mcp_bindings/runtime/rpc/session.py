@@ -31,11 +31,12 @@ from mcp_bindings.runtime.rpc.calls import CANCELLED, Calls, ProgressCallback, i
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import InvalidMessage, Notification, Request, RequestId, Response
 from mcp_bindings.runtime.rpc.transport import OversizedMessage, Transport
+from mcp_bindings.v2026_07_28 import names as v2026
 
 log = logs.logger("")
 
 
-PROGRESS = "notifications/progress"
+PROGRESS = v2026.NOTIFICATIONS_PROGRESS
 
 
 class Dispatcher(Protocol):

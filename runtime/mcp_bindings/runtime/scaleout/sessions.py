@@ -30,6 +30,8 @@ import orjson
 from mcp_bindings.runtime.rpc.jsonrpc import Request, RequestId, Response
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.server.runtime import ServerRuntime
+from mcp_bindings.v2025_11_25 import names as core
+from mcp_bindings.v2025_11_25 import names as v2025
 
 __all__ = [
     "RESPONSE",
@@ -61,7 +63,12 @@ SESSION_CANCEL = "mcp-bindings/session-cancel"  # to all: {"s": session id, "p":
 # the broadcasts (list changes, resource updates, custom broadcasts): every worker delivers those
 # to its own streams already (`host.ServerHost`), so forwarding them would send them twice.
 SESSION_NOTIFICATIONS = frozenset(
-    {"notifications/tasks/status", "notifications/message", "notifications/progress", "notifications/cancelled"}
+    {
+        core.NOTIFICATIONS_TASKS_STATUS,
+        core.NOTIFICATIONS_MESSAGE,
+        core.NOTIFICATIONS_PROGRESS,
+        core.NOTIFICATIONS_CANCELLED,
+    }
 )
 
 RECORD_FORMAT = 1
@@ -96,7 +103,7 @@ async def rebuild(runtime: ServerRuntime, session: Session, record: dict[str, An
     format, or its initialize fails, e.g. a version this worker does not serve)."""
     if record.get("format") != RECORD_FORMAT or not isinstance(record.get("init"), dict):
         return False
-    initialize = Request(id=0, method="initialize", params=record["init"], raw={})
+    initialize = Request(id=0, method=v2025.INITIALIZE, params=record["init"], raw={})
     try:
         await runtime.on_request(initialize, session)
     except Exception:  # noqa: BLE001 - any failure means: not servable here (the caller answers 404)

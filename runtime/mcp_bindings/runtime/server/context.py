@@ -22,6 +22,7 @@ from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.server.bridge import outgoing_notification, outgoing_request
 from mcp_bindings.runtime.server.notifications import broadcast, broadcasts, may_send
 from mcp_bindings.runtime.server.peer import LOG_LEVELS, PeerView
+from mcp_bindings.v2026_07_28 import names as v2026
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.server.host import ServerHost
@@ -29,8 +30,8 @@ if TYPE_CHECKING:
 
 log = logs.logger("server")
 
-PROGRESS = "notifications/progress"
-LOG_MESSAGE = "notifications/message"
+PROGRESS = v2026.NOTIFICATIONS_PROGRESS
+LOG_MESSAGE = v2026.NOTIFICATIONS_MESSAGE
 
 
 class PeerSession:

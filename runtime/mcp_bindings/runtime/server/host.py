@@ -12,6 +12,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mcp_bindings.ext.io_modelcontextprotocol_tasks import names as task_names
 from mcp_bindings.runtime.protocol.custom_methods import EXTENSIONS, TASKS_EXTENSION, Methods, placed
 from mcp_bindings.runtime.protocol.request_state import RequestStateSealer, SecretError, secrets_from_env
 from mcp_bindings.runtime.protocol.result_checks import ResultChecks
@@ -32,7 +33,7 @@ __all__ = ["LIST_FILTER_FIELDS", "Listener", "ServerHost", "host_for", "server_c
 
 log = logs.logger("notifications")
 
-LIST_FILTER_FIELDS = {"notifications/tasks": "taskId"}  # the tasks extension (`tasks_extension`)
+LIST_FILTER_FIELDS = {task_names.NOTIFICATIONS_TASKS: "taskId"}  # the tasks extension (`tasks_extension`)
 
 
 @dataclass(eq=False)

@@ -33,6 +33,8 @@ from mcp_bindings.runtime.server.bus import EXTENSION_BROADCAST
 from mcp_bindings.runtime.server.host import Listener, ServerHost
 from mcp_bindings.runtime.server.seam import Plan, ServerFeature
 from mcp_bindings.runtime.server.subscriptions import RESOURCE_UPDATED
+from mcp_bindings.v2025_11_25 import names as v2025
+from mcp_bindings.v2026_07_28 import names as v2026
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.server.peer import PeerView
@@ -45,7 +47,7 @@ log = logs.logger("notifications")
 # `resourceSubscriptions`) and sends resource updates only there. A server written against a
 # stateless-era stub has no handlers for them (that era folds them into subscriptions/listen): the
 # runtime then answers them itself.
-SUBSCRIPTION_REQUESTS = {"resources/subscribe": True, "resources/unsubscribe": False}
+SUBSCRIPTION_REQUESTS = {v2025.RESOURCES_SUBSCRIBE: True, v2025.RESOURCES_UNSUBSCRIBE: False}
 _UNSENDABLE = object()  # a broadcast's params that a version cannot express
 
 
@@ -162,7 +164,7 @@ async def listen(host: ServerHost, params: Any, request_id: Any, view: PeerView,
         ack: dict[str, Any] = {"notifications": agreed}
         if meta_key is not None:
             ack["_meta"] = {meta_key: request_id}
-        await session.notify("notifications/subscriptions/acknowledged", ack, related=request_id)
+        await session.notify(v2026.NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED, ack, related=request_id)
         await anyio.sleep_forever()
     finally:
         host.close_listener(listener)

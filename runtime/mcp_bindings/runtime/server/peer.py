@@ -21,6 +21,8 @@ from mcp_bindings.runtime.rpc import jsonrpc
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, INVALID_REQUEST, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import Request, invalid_field, validation_error
 from mcp_bindings.runtime.server.host import server_capabilities, server_methods
+from mcp_bindings.v2025_11_25 import names as v2025
+from mcp_bindings.v2026_07_28 import names as v2026
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.server.runtime import Plan
@@ -157,7 +159,7 @@ class Lifecycle:
         version = self._handshake_version(requested)
         protocol = registry.protocol(version, own=self.server.protocol)
         try:
-            versions.validate(protocol.client_requests["initialize"].params, params)
+            versions.validate(protocol.client_requests[v2025.INITIALIZE].params, params)
         except ValidationError as exc:
             raise validation_error(exc) from None
         view = self._view(protocol, params.get("capabilities") or {}, params.get("clientInfo") or {}, None)
@@ -240,7 +242,7 @@ class Lifecycle:
 
     def discover(self, view: PeerView) -> bytes:
         """The `server/discover` result for a view."""
-        spec = view.protocol.client_requests["server/discover"]
+        spec = view.protocol.client_requests[v2026.SERVER_DISCOVER]
         data: dict[str, Any] = {
             "supportedVersions": self.stateless_supported + list(reversed(self.handshake_supported)),
             "capabilities": view.advertised,
@@ -345,12 +347,12 @@ def server_info(server: ServerStub, protocol: ProtocolTables) -> dict[str, Any]:
 def _implementation_keys(protocol: ProtocolTables) -> frozenset[str]:
     """Wire names of the version's `Implementation` fields, found where the version reports the
     server's identity: `InitializeResult.serverInfo`, else the serverInfo key of a result's `_meta`."""
-    initialize = protocol.client_requests.get("initialize")
+    initialize = protocol.client_requests.get(v2025.INITIALIZE)
     model: Any = None
     if initialize is not None:
         model = _field_model(initialize.result, "serverInfo")
     elif protocol.meta.server_info is not None:
-        discover = protocol.client_requests.get("server/discover")
+        discover = protocol.client_requests.get(v2026.SERVER_DISCOVER)
         meta_model = _field_model(discover.result, "_meta") if discover is not None else None
         model = _field_model(meta_model, protocol.meta.server_info)
     if model is None:

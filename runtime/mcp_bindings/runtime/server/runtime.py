@@ -30,13 +30,15 @@ from mcp_bindings.runtime.server.host import ServerHost, host_for
 from mcp_bindings.runtime.server.peer import LOG_LEVELS, Lifecycle, PeerView, stateless_meta
 from mcp_bindings.runtime.server.seam import Around, Builtin, Plan, ServerFeature, load_plugins
 from mcp_bindings.runtime.server.stubs import ServerStub
+from mcp_bindings.v2025_11_25 import names as v2025
+from mcp_bindings.v2026_07_28 import names as v2026
 
 __all__ = ["LOG_LEVELS", "Builtin", "Plan", "ServerRuntime"]
 
 log = logs.logger("server")
 
 EMPTY_RESULT = b"{}"
-INITIALIZED = "notifications/initialized"
+INITIALIZED = v2025.NOTIFICATIONS_INITIALIZED
 
 
 class ServerRuntime:
@@ -63,7 +65,7 @@ class ServerRuntime:
         self.peer: PeerSession | None = None  # the client of this connection (handshake era)
         # resources/subscribe is served by the runtime itself where the server's stub has no such
         # handlers (a stateless-era stub); what the client subscribed to is kept by the host.
-        self.serves_subscriptions = "resources/subscribe" not in self.stub.client_requests
+        self.serves_subscriptions = v2025.RESOURCES_SUBSCRIBE not in self.stub.client_requests
         self._plans: dict[ProtocolTables, dict[str, Plan]] = {}
         self.features = _features(self.host)
         # What a feature keeps per connection (e.g. the tool schema checks' catalog), by feature.
@@ -82,9 +84,9 @@ class ServerRuntime:
         if view is None:
             meta = stateless_meta(request)
             if meta is None and self.lifecycle.serves_handshake:
-                if request.method == "initialize":
+                if request.method == v2025.INITIALIZE:
                     return self._initialize(request, session)
-                if request.method == "ping":
+                if request.method == v2025.PING:
                     return EMPTY_RESULT
             view = self._request_view(request, meta, session)
         plan = view.plans.get(request.method) or self.plan(request.method, view)
@@ -294,11 +296,11 @@ async def _listen(runtime: ServerRuntime, request: Request, view: PeerView, sess
 
 
 BUILTINS: dict[str, Builtin] = {
-    "ping": _ping,
-    "initialize": _initialize_again,
-    "logging/setLevel": _set_level,
-    "server/discover": _discover,
-    "subscriptions/listen": _listen,
+    v2025.PING: _ping,
+    v2025.INITIALIZE: _initialize_again,
+    v2025.LOGGING_SET_LEVEL: _set_level,
+    v2026.SERVER_DISCOVER: _discover,
+    v2026.SUBSCRIPTIONS_LISTEN: _listen,
 }
 
 

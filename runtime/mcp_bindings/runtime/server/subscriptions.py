@@ -16,12 +16,13 @@ from collections.abc import Callable, Collection, Set
 from typing import Any
 
 from mcp_bindings.runtime.rpc import logs
+from mcp_bindings.v2026_07_28 import names as v2026
 
 __all__ = ["RESOURCE_UPDATED", "Subscriptions", "Watcher"]
 
 log = logs.logger("notifications")
 
-RESOURCE_UPDATED = "notifications/resources/updated"
+RESOURCE_UPDATED = v2026.NOTIFICATIONS_RESOURCES_UPDATED
 Watcher = Callable[[str, int], None]  # (uri, how many holders it has now)
 _NONE: frozenset[str] = frozenset()
 

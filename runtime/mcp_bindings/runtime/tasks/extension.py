@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 import anyio
 from pydantic import ValidationError
 
+from mcp_bindings.ext.io_modelcontextprotocol_tasks import names
 from mcp_bindings.runtime.protocol import tasks_wire, versions
 from mcp_bindings.runtime.protocol.custom_methods import (
     EXTENSIONS,
@@ -142,7 +143,7 @@ async def listen_filter(view: PeerView, session: Session, wanted: Mapping[str, A
 
 
 async def _get(params: tasks_wire.GetTaskParams, ctx: Any) -> dict[str, Any]:
-    _gate(ctx, "tasks/get")
+    _gate(ctx, names.TASKS_GET)
     service, state = await _lookup(ctx, params.task_id)
     pending = service.inputs.get(state.task_id)
     if pending is None and state.status == "input_required":  # several workers: asked where its work runs
@@ -160,7 +161,7 @@ async def _update(params: tasks_wire.UpdateTaskParams, ctx: Any) -> dict[str, An
     `working` again once none is outstanding. Several workers: the asks wait where the task's work
     runs, so the answers are forwarded there; if that worker is gone, -32603 until its lease lapses
     (the task is then `failed`, and the update acknowledged like any to a finished task)."""
-    _gate(ctx, "tasks/update")
+    _gate(ctx, names.TASKS_UPDATE)
     service, state = await _lookup(ctx, params.task_id)
     if state.task_id not in service.inputs and not state.terminal:
         try:
@@ -233,7 +234,7 @@ async def _asks_here(server: ServerStub, args: Any) -> dict[str, Any]:
 
 async def _cancel(params: tasks_wire.CancelTaskParams, ctx: Any) -> dict[str, Any]:
     """Acknowledged whether the task was live (now `cancelled`, its work stopped) or already finished."""
-    _gate(ctx, "tasks/cancel")
+    _gate(ctx, names.TASKS_CANCEL)
     service, state = await _lookup(ctx, params.task_id)
     if not state.terminal:
         try:
@@ -245,13 +246,13 @@ async def _cancel(params: tasks_wire.CancelTaskParams, ctx: Any) -> dict[str, An
 
 
 _HANDLERS: dict[str, tuple[CustomMethod[Any, Any], Callable[[Any, Any], Awaitable[Any]]]] = {
-    "tasks/get": (request("tasks/get", tasks_wire.GetTaskParams, None, extension=tasks_wire.EXTENSION), _get),
-    "tasks/update": (
-        request("tasks/update", tasks_wire.UpdateTaskParams, None, extension=tasks_wire.EXTENSION),
+    names.TASKS_GET: (request(names.TASKS_GET, tasks_wire.GetTaskParams, None, extension=names.IDENTIFIER), _get),
+    names.TASKS_UPDATE: (
+        request(names.TASKS_UPDATE, tasks_wire.UpdateTaskParams, None, extension=names.IDENTIFIER),
         _update,
     ),
-    "tasks/cancel": (
-        request("tasks/cancel", tasks_wire.CancelTaskParams, None, extension=tasks_wire.EXTENSION),
+    names.TASKS_CANCEL: (
+        request(names.TASKS_CANCEL, tasks_wire.CancelTaskParams, None, extension=names.IDENTIFIER),
         _cancel,
     ),
 }

@@ -23,6 +23,7 @@ from mcp_bindings.runtime.server.peer import PeerView
 from mcp_bindings.runtime.server.seam import Builtin
 from mcp_bindings.runtime.tasks.service import announce, requester_of, service_for
 from mcp_bindings.runtime.tasks.store import TASK_METHODS, InvalidCursor, TaskState
+from mcp_bindings.v2025_11_25 import names as core
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.rpc.session import Session
@@ -107,8 +108,8 @@ async def _cancel(runtime: ServerRuntime, request: jsonrpc.Request, view: PeerVi
 
 
 _BUILTINS: dict[str, Builtin] = {
-    "tasks/get": _get,
-    "tasks/result": _result,
-    "tasks/list": _list,
-    "tasks/cancel": _cancel,
+    core.TASKS_GET: _get,
+    core.TASKS_RESULT: _result,
+    core.TASKS_LIST: _list,
+    core.TASKS_CANCEL: _cancel,
 }

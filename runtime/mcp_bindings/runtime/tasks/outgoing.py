@@ -23,6 +23,7 @@ from mcp_bindings.runtime.protocol.tasks_core import create_task_result
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcp_bindings.runtime.server.bridge import NotExpressible, OutgoingRequest, outgoing_request
 from mcp_bindings.runtime.tasks.service import _parts
+from mcp_bindings.v2025_11_25 import names as core
 
 __all__ = ["ClientTask", "request_as_task"]
 
@@ -89,7 +90,7 @@ class ClientTask:
 
     async def get(self) -> Any:
         """`tasks/get`: the task now (the version's `GetTaskResult`)."""
-        asked, raw = await self._ask("tasks/get")
+        asked, raw = await self._ask(core.TASKS_GET)
         self.task = asked.answer(raw)
         return self.task
 
@@ -98,11 +99,11 @@ class ClientTask:
         `ctx.request` returns it, or the task's JSON-RPC error raised."""
         if self.task_id is None:
             return self._result
-        _, raw = await self._ask("tasks/result", timeout)
+        _, raw = await self._ask(core.TASKS_RESULT, timeout)
         return self._asked.answer(raw)
 
     async def cancel(self) -> Any:
         """`tasks/cancel`: the task, cancelled (-32602 if it had already finished)."""
-        asked, raw = await self._ask("tasks/cancel")
+        asked, raw = await self._ask(core.TASKS_CANCEL)
         self.task = asked.answer(raw)
         return self.task

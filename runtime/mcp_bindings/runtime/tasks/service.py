@@ -60,6 +60,7 @@ from mcp_bindings.runtime.server.bridge import outgoing_request
 from mcp_bindings.runtime.server.host import host_for
 from mcp_bindings.runtime.server.peer import LOG_LEVELS, PeerView
 from mcp_bindings.runtime.tasks.store import InMemoryTaskStore, TaskState, TaskStore
+from mcp_bindings.v2026_07_28 import names as v2026
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.rpc.session import Session
@@ -84,10 +85,10 @@ log = logs.logger("tasks")
 
 T = TypeVar("T")
 
-PROGRESS = "notifications/progress"
-LOG_MESSAGE = "notifications/message"
-TOOLS_CALL = "tools/call"
-TOOLS_LIST = "tools/list"
+PROGRESS = v2026.NOTIFICATIONS_PROGRESS
+LOG_MESSAGE = v2026.NOTIFICATIONS_MESSAGE
+TOOLS_CALL = v2026.TOOLS_CALL
+TOOLS_LIST = v2026.TOOLS_LIST
 
 
 # -- the service of one server ---------------------------------------------------------------------
