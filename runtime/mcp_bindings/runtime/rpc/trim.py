@@ -1,6 +1,7 @@
 """Giving freed memory back to the system: glibc keeps the freed blocks of large frames in its heap,
 so without `malloc_trim` the resident size stays at its peak after a heavy session is released
-(the replay log, `resume`, and the legacy transport's queues, `legacy`, call `reclaim`)."""
+(HTTP's replay log, `http.resume`, and the legacy transport's queues, `http.legacy`, call `reclaim`).
+In `rpc`, the lowest layer, so that every transport can use it."""
 
 from __future__ import annotations
 
