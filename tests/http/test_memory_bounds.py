@@ -202,7 +202,7 @@ def test_rss_stays_bounded_under_hundreds_of_large_answers(version: str) -> None
     """The stdio probe of issue 44 over Streamable HTTP (`benchmarks/stdio_memory.py`): 240 echo calls
     of 1 MiB to `examples/echo_server.py --transport http`, 8 in flight, in a handshake session
     (2025-11-25) or as stateless requests (2026-07-28). The second 120 calls must not keep adding
-    to RSS what the first did, and the server ends within 40 MB of its start (measured: +5 to +7)."""
+    to RSS what the first did, and the server ends within 40 MB of its start (measured: +5 to +27)."""
     with HttpEchoProbe(version) as probe:
         growth(probe, 240, MIB, ECHO_BOUND_MB).check(ECHO_BOUND_MB, ECHO_SECOND_HALF_MB)
 
