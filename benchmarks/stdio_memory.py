@@ -59,6 +59,18 @@ def rss_mb(pid: int) -> float:
     return memory_kib(pid)["VmRSS"] / 1024
 
 
+def settled_rss(pid: int, target: float | None = None) -> float:
+    """RSS once a load has settled: after SETTLE_SECONDS, and with a `target`, once it is at or under
+    it or SETTLE_AT_MOST later (memory is given back a little after a load)."""
+    time.sleep(SETTLE_SECONDS)
+    deadline = time.monotonic() + SETTLE_AT_MOST
+    while True:
+        now = rss_mb(pid)
+        if target is None or now <= target or time.monotonic() > deadline:
+            return now
+        time.sleep(0.1)
+
+
 def _message(request_id: int | str | None, method: str, params: dict[str, Any]) -> dict[str, Any]:
     message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
     if request_id is not None:
@@ -112,15 +124,7 @@ class _Probe:
         return rss_mb(self.proc.pid)
 
     def settled_rss(self, target: float | None = None) -> float:
-        """RSS once the load has settled: after SETTLE_SECONDS, and with a `target`, once it is at or
-        under it or SETTLE_AT_MOST later (memory is given back a little after a load)."""
-        time.sleep(SETTLE_SECONDS)
-        deadline = time.monotonic() + SETTLE_AT_MOST
-        while True:
-            now = self.rss
-            if target is None or now <= target or time.monotonic() > deadline:
-                return now
-            time.sleep(0.1)
+        return settled_rss(self.proc.pid, target)
 
     def _end(self) -> None:
         proc = self.proc
