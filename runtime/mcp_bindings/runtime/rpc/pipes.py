@@ -24,7 +24,6 @@ import anyio
 from mcp_bindings.runtime.rpc import jsonrpc
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId
 from mcp_bindings.runtime.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, OversizedMessage, TransportBase
-from mcp_bindings.runtime.rpc.trim import reclaim
 
 # Reading pauses while this many bytes of whole frames wait to be read (and resumes below half).
 PAUSE_BYTES = 1 << 20
@@ -173,6 +172,14 @@ SPLIT_BYTES = 64 * 1024  # a frame this large is written in parts, not joined (`
 RECLAIM_FRAME_BYTES = 128 * 1024
 
 
+def _reclaim(size: int) -> None:
+    # Imported on the first large frame: `trim` loads ctypes (about 2 ms of a stdio server's start-up),
+    # which a server that never sees a large frame does without.
+    from mcp_bindings.runtime.rpc.trim import reclaim
+
+    reclaim(size)
+
+
 class PipeTransport(TransportBase):
     """A transport over two pipes (or sockets) watched by the running asyncio loop."""
 
@@ -216,7 +223,7 @@ class PipeTransport(TransportBase):
         size = len(frame)
         reader.queued -= size
         if size >= RECLAIM_FRAME_BYTES:  # a large request: given back a little after it is served
-            reclaim(size)
+            _reclaim(size)
         if reader.paused and reader.queued < PAUSE_BYTES // 2:
             reader.paused = False
             self._read_transport.resume_reading()
@@ -256,7 +263,7 @@ class PipeTransport(TransportBase):
             if writer.lost:  # the reader went away while the frame waited in the buffer
                 raise anyio.BrokenResourceError
         if size >= RECLAIM_FRAME_BYTES:  # its copies are freed by now: glibc's heap would keep them
-            reclaim(size)
+            _reclaim(size)
 
     async def aclose(self) -> None:
         self._write_transport.close()
