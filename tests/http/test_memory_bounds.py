@@ -43,12 +43,14 @@ import pytest
 
 from benchmarks import bench_load
 from benchmarks.load_server import LoadServer
+from benchmarks.stdio_memory import HttpEchoProbe
 from mcp_bindings.runtime.auth.resource_server import AccessToken
 from mcp_bindings.runtime.http.app import Deadlines, create_app
 from mcp_bindings.runtime.http.fairness import PerClient
 from mcp_bindings.runtime.http.resume import EVENT_OVERHEAD, EventLog, ReplayLimits, ReplayStore
 from tests.support import REPO_ROOT, free_port
-from tests.support.http import ACCEPT, HANDSHAKE, open_session, rpc, serve_in_thread, sse_messages
+from tests.support.http import ACCEPT, HANDSHAKE, STATELESS, open_session, rpc, serve_in_thread, sse_messages
+from tests.support.memory import growth, needs_proc
 
 pytestmark = pytest.mark.anyio
 
@@ -185,6 +187,24 @@ def test_heavy_session_rss_returns_near_idle_after_delete(tmp_path: Path) -> Non
         after = settled_rss(proc.pid, idle + IDLE_MARGIN_MB)
         assert after - idle <= IDLE_MARGIN_MB, (idle, peak, after)
         answers_normally(url)
+
+
+# -- a few hundred large answers, at both eras (issue 44, item 1) -----------------------------------
+
+ECHO_BOUND_MB = 40  # RSS over the start after 240 echo calls of 1 MiB
+ECHO_SECOND_HALF_MB = 20  # what the second 120 may add (or half what the first 120 added): RSS of an HTTP
+# server moves by 10-20 MB from one checkpoint to the next (nothing trims after a large answer there)
+
+
+@needs_proc
+@pytest.mark.parametrize("version", [HANDSHAKE, STATELESS])
+def test_rss_stays_bounded_under_hundreds_of_large_answers(version: str) -> None:
+    """The stdio probe of issue 44 over Streamable HTTP (`benchmarks/stdio_memory.py`): 240 echo calls
+    of 1 MiB to `examples/echo_server.py --transport http`, 8 in flight, in a handshake session
+    (2025-11-25) or as stateless requests (2026-07-28). The second 120 calls must not keep adding
+    to RSS what the first did, and the server ends within 40 MB of its start (measured: +5 to +27)."""
+    with HttpEchoProbe(version) as probe:
+        growth(probe, 240, MIB, ECHO_BOUND_MB).check(ECHO_BOUND_MB, ECHO_SECOND_HALF_MB)
 
 
 # -- legacy /sse: a client that stops reading -----------------------------------------------------

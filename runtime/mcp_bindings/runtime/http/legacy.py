@@ -22,11 +22,11 @@ from starlette.types import Receive, Scope, Send
 
 from mcp_bindings.runtime.http.fairness import PerClient, client_key
 from mcp_bindings.runtime.http.resume import no_cache, raw_headers, sse_event
-from mcp_bindings.runtime.http.trim import reclaim
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.rpc.transport import TransportBase
+from mcp_bindings.runtime.rpc.trim import reclaim
 from mcp_bindings.runtime.server.host import ServerHost
 from mcp_bindings.runtime.server.runtime import ServerRuntime
 from mcp_bindings.runtime.server.stubs import ServerStub

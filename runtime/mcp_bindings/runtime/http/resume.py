@@ -29,12 +29,12 @@ import anyio
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Send
 
-from mcp_bindings.runtime.http.trim import reclaim
 from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.runtime.protocol.policies import policy_file
 from mcp_bindings.runtime.rpc import jsonrpc, logs
 from mcp_bindings.runtime.rpc.errors import INVALID_REQUEST
 from mcp_bindings.runtime.rpc.session import Answer
+from mcp_bindings.runtime.rpc.trim import reclaim
 
 log = logs.logger("http")
 

@@ -8,7 +8,8 @@ frames are already waiting) and one write.
 
 Bounded like `LineTransport`: a frame over the limit is discarded as it arrives (the next `receive`
 raises `OversizedMessage` in its place) and reading pauses while unread frames pile up; writing waits
-only while the pipe's buffer is over its high-water mark.
+only while the pipe's buffer is over its high-water mark, and a frame joins the buffer only once that
+has passed (`_send_frame`). After large frames the heap is given back to the system (`trim.reclaim`).
 """
 
 from __future__ import annotations
@@ -165,6 +166,18 @@ class _LineWriter(asyncio.Protocol):
 
 
 SPLIT_BYTES = 64 * 1024  # a frame this large is written in parts, not joined (`PipeTransport._send_frame`)
+# A frame this large, read or written, counts towards giving the heap back (`trim.reclaim`): glibc
+# raises its mmap threshold to the largest block freed, so the copies of large frames (the line, its
+# parsed strings, the result JSON) come from the heap afterwards, and it keeps them once freed.
+RECLAIM_FRAME_BYTES = 128 * 1024
+
+
+def _reclaim(size: int) -> None:
+    # Imported on the first large frame: `trim` loads ctypes (about 2 ms of a stdio server's start-up),
+    # which a server that never sees a large frame does without.
+    from mcp_bindings.runtime.rpc.trim import reclaim
+
+    reclaim(size)
 
 
 class PipeTransport(TransportBase):
@@ -207,7 +220,10 @@ class PipeTransport(TransportBase):
         frame = reader.frames.popleft()
         if frame is None:
             raise OversizedMessage(reader.max)
-        reader.queued -= len(frame)
+        size = len(frame)
+        reader.queued -= size
+        if size >= RECLAIM_FRAME_BYTES:  # a large request: given back a little after it is served
+            _reclaim(size)
         if reader.paused and reader.queued < PAUSE_BYTES // 2:
             reader.paused = False
             self._read_transport.resume_reading()
@@ -224,12 +240,20 @@ class PipeTransport(TransportBase):
     async def _send_frame(self, parts: tuple[bytes, ...]) -> None:
         """One frame from its parts, with no await between the writes, so two frames never interleave:
         joined into one write where small (one system call), written one after the other where large
-        (no copy of a large body, which would briefly be held twice)."""
+        (no copy of a large body, which would briefly be held twice).
+
+        A frame waits for the buffer to drain *before* it joins it, not only after. Joined while the
+        pipe was full, every new answer kept the buffer over its low-water mark, so no sender was
+        woken while answers kept coming: each held its request and response long after its own frame
+        was written (18 answers of 1 MiB at once with 8 calls in flight; issue 44, item 1)."""
         writer = self._writer
+        if writer.paused:
+            await writer.drain()
         if writer.lost or self._write_transport.is_closing():
             raise anyio.BrokenResourceError
         write = self._write_transport.write
-        if sum(map(len, parts)) < SPLIT_BYTES:
+        size = sum(map(len, parts))
+        if size < SPLIT_BYTES:
             write(b"".join(parts))
         else:
             for part in parts:
@@ -238,6 +262,8 @@ class PipeTransport(TransportBase):
             await writer.drain()
             if writer.lost:  # the reader went away while the frame waited in the buffer
                 raise anyio.BrokenResourceError
+        if size >= RECLAIM_FRAME_BYTES:  # its copies are freed by now: glibc's heap would keep them
+            _reclaim(size)
 
     async def aclose(self) -> None:
         self._write_transport.close()

@@ -127,6 +127,7 @@ class Session:
                         return
                     continue
                 request = await self._dispatch_frame(frame)
+                del frame  # decoded: not held while the request is served (a large one would be, twice)
                 if request is not None and await _inline(self._serve_read(request, scope), self._hand_over):
                     return
 

@@ -52,6 +52,9 @@ class _PipeSend:
         self._writer = writer
 
     async def send(self, data: bytes) -> None:
+        # Into the buffer only once it has drained, as `rpc.pipes` does: a frame added to a full
+        # buffer would keep every earlier sender (and what it holds) waiting.
+        await self._writer.drain()
         self._writer.write(data)
         await self._writer.drain()
 

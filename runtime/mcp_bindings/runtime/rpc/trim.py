@@ -1,6 +1,8 @@
 """Giving freed memory back to the system: glibc keeps the freed blocks of large frames in its heap,
-so without `malloc_trim` the resident size stays at its peak after a heavy session is released
-(the replay log, `resume`, and the legacy transport's queues, `legacy`, call `reclaim`)."""
+so without `malloc_trim` the resident size stays at its peak after a heavy session is released, or
+grows with every large answer a stdio server writes. Shared by the transports: HTTP's replay log
+(`http.resume`) and legacy queues (`http.legacy`) as they are released, the stdio pipes (`rpc.pipes`)
+after each large frame read or written."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from functools import cache
 __all__ = ["RECLAIM_AFTER", "RECLAIM_DELAY", "reclaim"]
 
 MIB = 1024 * 1024
-RECLAIM_AFTER = 1 * MIB  # bytes freed (replay log, legacy queues) before memory is given back
+RECLAIM_AFTER = 1 * MIB  # bytes freed (replay log, legacy queues, large stdio frames) before memory is given back
 RECLAIM_DELAY = 0.5  # seconds: frees in a burst are given back together, at most twice a second
 _reclaim = {"freed": 0, "due": 0.0}  # bytes freed since the last trim; when the scheduled one runs
 
