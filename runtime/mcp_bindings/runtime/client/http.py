@@ -20,7 +20,7 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar, Unpack
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import anyio
 import orjson
@@ -482,6 +482,28 @@ def _answers(data: bytes, request_id: Any) -> bool:
     return isinstance(message, dict) and "method" not in message and message.get("id") == request_id
 
 
+def _origin(url: str) -> tuple[str, str, int | None] | None:
+    parts = urlsplit(url)
+    try:
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower())
+    except ValueError:
+        return None
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port
+
+
+def _same_origin_endpoint(url: str, endpoint: str) -> str:
+    """The URL a legacy SSE server's `endpoint` event names, resolved against the stream's URL; one on
+    another origin (scheme, host, port) is refused: every message, and the connection's credentials,
+    would go there."""
+    joined = urljoin(url, endpoint)
+    if _origin(joined) is None or _origin(joined) != _origin(url):
+        raise ConnectionError(
+            f"its `endpoint` event names {joined!r}, on another origin than {url!r}: refused "
+            "(messages and credentials are sent only to the server's own origin)"
+        )
+    return joined
+
+
 class LegacySseTransport(TransportBase):
     """Client side of the 2024-11-05 HTTP+SSE transport: GET an event stream, POST to its endpoint."""
 
@@ -538,7 +560,7 @@ class LegacySseTransport(TransportBase):
                 async for event in _sse_events(response):
                     data = "\n".join(event.data)
                     if event.event == "endpoint":
-                        self._endpoint = urljoin(self.url, data.strip())
+                        self._endpoint = _same_origin_endpoint(self.url, data.strip())
                         self._ready.set()
                     elif event.event == "message" and data:
                         await self._inbound_send.send(data.encode())
