@@ -60,7 +60,8 @@ async def test_an_expected_tool_error_is_logged_without_a_traceback(
         refused = await client.call_tool(name="refuse", arguments={"city": "Atlantis"})
         crashed = await client.call_tool(name="crash")
     assert refused.is_error and refused.content[0].text == "no forecast for Atlantis"
-    assert crashed.is_error and crashed.content[0].text == "Error executing tool crash: ValueError: a bug"
+    masked = "Error executing tool crash (an unexpected error; the server's log has the details)"
+    assert crashed.is_error and crashed.content[0].text == masked
     expected = [r for r in caplog.records if "Atlantis" in r.getMessage()]
     assert [(r.levelno, r.exc_info) for r in expected] == [(logging.INFO, None)]
     assert expected[0].getMessage() == "tool 'refuse' answered an error: no forecast for Atlantis"

@@ -20,7 +20,7 @@ from typing_extensions import TypeVar as DefaultedTypeVar
 
 from mcp_bindings.runtime.app.asks import Boundary, Replay, StartTask, Suspend, ask_digest
 from mcp_bindings.runtime.app.content import Message
-from mcp_bindings.runtime.app.errors import MissingClientCapability
+from mcp_bindings.runtime.app.errors import AppDefinitionError, MissingClientCapability
 from mcp_bindings.runtime.app.forms import ELICIT, form_of
 from mcp_bindings.runtime.app.lifespan import NOT_STARTED
 from mcp_bindings.runtime.app.progress import Progress
@@ -132,7 +132,7 @@ class Context(Generic[L]):
     def lifespan(self) -> L:
         """What the app's lifespan yielded (`App(lifespan=...)`; None without one)."""
         if self._lifespan is NOT_STARTED:
-            raise RuntimeError(
+            raise AppDefinitionError(
                 "the app's lifespan has not started: serve it with app.run(), app.asgi() (mounted: pass "
                 "lifespan=mcp.lifespan to the application) or app.test_client()"
             )

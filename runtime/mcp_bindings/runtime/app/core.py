@@ -69,7 +69,10 @@ class App(ListChanges, Mounting, Proxying, Around, Serving, Running, UiMixin, Sk
     entered when the app starts serving and left when it stops; what it yields is `ctx.lifespan`
     (typed with `Context[State]`). Dependencies: `Annotated[T, Depends(provider)]` parameters.
     `middleware`: what runs around every request (`mcp_bindings.runtime.middleware`; or `@app.middleware`).
-    `auth=Auth(...)`: served over HTTP as an OAuth resource server (`app.auth`)."""
+    `auth=Auth(...)`: served over HTTP as an OAuth resource server (`app.auth`). An exception a tool
+    did not mean to raise (anything but `ToolError`) is logged with its traceback and answered as
+    "the tool failed", without its text: `error_details=True` sends its type and message too (for
+    development; exception text can hold data the client must not see)."""
 
     def __init__(
         self,
@@ -89,6 +92,7 @@ class App(ListChanges, Mounting, Proxying, Around, Serving, Running, UiMixin, Sk
         lifespan: LifespanFactory | None = None,
         middleware: Sequence[Middleware] = (),
         auth: Auth | None = None,
+        error_details: bool = False,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1 (or None: no pagination)")
@@ -108,6 +112,7 @@ class App(ListChanges, Mounting, Proxying, Around, Serving, Running, UiMixin, Sk
         self.logging = logging
         self.inline_refs = inline_refs
         self.auth = auth
+        self.error_details = error_details
         self._lifetime = Lifetime(self, lifespan)
         self._middleware: list[Middleware] = []
         self._tools: dict[str, ToolEntry] = {}

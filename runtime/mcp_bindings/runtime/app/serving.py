@@ -24,7 +24,7 @@ from mcp_bindings.runtime.app.entries import (
     contents,
     messages,
 )
-from mcp_bindings.runtime.app.errors import ResourceNotFound, ToolError
+from mcp_bindings.runtime.app.errors import AppDefinitionError, ResourceNotFound, ToolError
 from mcp_bindings.runtime.app.lifespan import Lifetime
 from mcp_bindings.runtime.app.signature import FunctionSignature
 from mcp_bindings.runtime.protocol import registry, versions
@@ -65,6 +65,15 @@ def _suspended(group: BaseExceptionGroup[BaseException], context: Context | None
     return _input_required(context)
 
 
+async def _release(stack: AsyncExitStack, failure: BaseException | None) -> None:
+    """Close a tool's dependencies, telling them how the call ended: a failure is thrown into each
+    yield dependency (so that it can roll back), as leaving a `with` block by an exception would."""
+    if failure is None:
+        await stack.aclose()
+    else:
+        await stack.__aexit__(type(failure), failure, failure.__traceback__)
+
+
 class Serving:
     """The handlers of an `App`'s server class, over what the app registered."""
 
@@ -80,6 +89,7 @@ class Serving:
     _input_required: set[str]
     _lists: dict[str, list[Any]]
     _lifetime: Lifetime
+    error_details: bool  # unexpected exceptions' text to the client (`App(error_details=True)`)
     remote: Any  # a proxy's upstream (`app.proxy.Remote`, `App.proxy`); None for any other app
     page_size: int | None
 
@@ -122,6 +132,14 @@ class Serving:
                 self.protocol, getattr(params, "request_state", None), getattr(params, "input_responses", None)
             )
         return Context(ctx, self.protocol, method, replay, boundary, lifespan=(lifetime or self._lifetime).value)
+
+    def _unexpected(self, name: str, exc: Exception) -> str:
+        """What the client (and the model) is told of an exception a tool did not mean to raise:
+        that the tool failed; its type and message only with `App(error_details=True)`, or when it
+        is the runtime's own word on a mistake in the app (`AppDefinitionError`: no data in it)."""
+        if self.error_details or isinstance(exc, AppDefinitionError):
+            return f"Error executing tool {name}: {type(exc).__name__}: {exc}"
+        return f"Error executing tool {name} (an unexpected error; the server's log has the details)"
 
     async def _run(
         self, sig: FunctionSignature, kwargs: dict[str, Any], context: Context | None, lifetime: Lifetime | None
@@ -173,6 +191,7 @@ class Serving:
         lifetime: Lifetime = entry.lifetime or self._lifetime
         context = self._context(sig, ctx, v2026.TOOLS_CALL, params, boundary, lifetime) if sig.needs_context else None
         stack = AsyncExitStack() if sig.dependencies else None
+        failure: BaseException | None = None  # what the dependencies' clean-up is told (None: success)
         # The order of the except clauses is load-bearing. `Suspend` and `StartTask` are control flow,
         # not failures: BaseExceptions (app/asks.py), so that no `except Exception`, the tool's own
         # or the one here, takes them for an error. `ToolError` and `McpError` are Exceptions: they
@@ -190,22 +209,28 @@ class Serving:
             if sig.is_async:
                 value = await value
         except ToolError as exc:  # expected: one line, no traceback (any other exception: with it)
+            failure = exc
             log.info("tool %r answered an error: %s", entry.name, exc)
             return self._call_result(entry.error(str(exc)))
-        except McpError:
+        except McpError as exc:
+            failure = exc
             raise
         except Suspend:
             return _input_required(context)
         except StartTask:
             return START_TASK
         except Exception as exc:  # an ExceptionGroup too (a Suspend makes a BaseExceptionGroup: below)
+            failure = exc
             log.exception("tool %r failed", entry.name)
-            return self._call_result(entry.error(f"Error executing tool {entry.name}: {type(exc).__name__}: {exc}"))
+            return self._call_result(entry.error(self._unexpected(entry.name, exc)))
         except BaseExceptionGroup as group:
             return _suspended(group, context)
+        except BaseException as exc:  # cancelled: the dependencies are told, as a `with` block would be
+            failure = exc
+            raise
         finally:
             if stack is not None:
-                await stack.aclose()
+                await _release(stack, failure)
         if context is not None and context.suspended:
             return context.input_required()
         try:
