@@ -125,3 +125,19 @@ async def test_a_stub_keeps_the_check_by_default(monkeypatch: pytest.MonkeyPatch
     with pytest.raises(McpError) as raised:
         await runtime.on_request(jsonrpc.Request(1, "tools/call", {"name": "x", "arguments": {}}, {}), session)
     assert raised.value.code == INTERNAL_ERROR and "the tools/call result is invalid" in raised.value.message
+
+
+def test_a_result_model_is_known_by_identity_not_by_its_name() -> None:
+    """`-> CallToolResult` passes the stub's result on as it is; a model of the user's that is only
+    named CallToolResult is data like any other (issue 44, item 9: the type was compared by name)."""
+    from pydantic import BaseModel
+
+    from mcp_bindings.runtime.app.signature import output_kind
+    from mcp_bindings.v2025_11_25 import CallToolResult as Generated
+    from mcp_bindings.v2026_07_28 import CallToolResult as Newest
+
+    class CallToolResult(BaseModel):  # the user's own, named like the generated one
+        total: int
+
+    assert output_kind(Generated) == "result" and output_kind(Newest) == "result"
+    assert output_kind(CallToolResult) == "structured"

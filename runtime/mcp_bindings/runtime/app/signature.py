@@ -17,6 +17,8 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 from mcp_bindings.runtime.app.content import Audio, Embedded, Image, is_content_model
 from mcp_bindings.runtime.app.depends import Depends
 from mcp_bindings.runtime.app.errors import AppDefinitionError
+from mcp_bindings.runtime.protocol import registry
+from mcp_bindings.v2026_07_28 import names as v2026
 
 __all__ = ["MISSING", "FunctionSignature", "OutputKind", "analyse", "json_schema", "output_kind"]
 
@@ -219,7 +221,15 @@ OutputKind = Literal["content", "result", "structured"]
 
 
 def _is_call_tool_result(tp: Any) -> bool:
-    return isinstance(tp, type) and issubclass(tp, BaseModel) and tp.__name__ == "CallToolResult"
+    """Whether `tp` is the `tools/call` result model of the version it was generated for (the one
+    `tp` comes from, found by its package: no other version's models are loaded)."""
+    if not (isinstance(tp, type) and issubclass(tp, BaseModel)):
+        return False
+    for info in registry.names().values():
+        if tp.__module__.startswith(f"mcp_bindings.{info.package}."):
+            spec = registry.protocol(info.key).client_requests.get(v2026.TOOLS_CALL)
+            return spec is not None and spec.result is tp
+    return False
 
 
 def _content_leaf(tp: Any) -> bool:
