@@ -159,8 +159,11 @@ class _Version(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
         from .installed import installed_versions
 
-        versions = sorted({v.version for v in installed_versions().values()})
-        print(f"mcp-bindgen {__version__} (MCP protocol versions: {', '.join(versions)})")
+        installed = installed_versions().values()
+        versions = sorted({v.version for v in installed if v.released})
+        drafts = sorted(f"{v.name} ({v.version})" for v in installed if not v.released)
+        more = f"; drafts, used only when named: {', '.join(drafts)}" if drafts else ""
+        print(f"mcp-bindgen {__version__} (MCP protocol versions: {', '.join(versions)}{more})")
         parser.exit()
 
 

@@ -27,6 +27,7 @@ class InstalledVersion:
     # The distribution that declares it (`generate --package`: its entry point), as a requirement
     # (`mcp-bindings-draft==0.1.0`); None for the versions of mcp-bindgen itself or of a checkout.
     requirement: str | None = None
+    released: bool = False  # a released protocol version, not a draft (its about.py says)
 
 
 def installed_versions() -> dict[str, InstalledVersion]:
@@ -91,10 +92,17 @@ def read_about(path: Path) -> InstalledVersion | None:
             stated = {
                 k.arg: k.value.value
                 for k in node.value.keywords
-                if k.arg in ("version", "package", "name")
-                and isinstance(k.value, ast.Constant)
-                and isinstance(k.value.value, str)
+                if k.arg in ("version", "package", "name", "released") and isinstance(k.value, ast.Constant)
             }
-            if "version" in stated and "package" in stated:
-                return InstalledVersion(stated.get("name") or stated["version"], stated["version"], stated["package"])
+            version, package, name = stated.get("version"), stated.get("package"), stated.get("name")
+            if isinstance(version, str) and isinstance(package, str):
+                name = name if isinstance(name, str) and name else version
+                return InstalledVersion(name, version, package, released=stated.get("released") is True)
     return None
+
+
+def default_version(versions: dict[str, InstalledVersion]) -> str:
+    """The version used when none is named, as the runtime's registry picks it: the newest released
+    one, never a draft (the newest of all only where none is released)."""
+    released = [name for name, v in versions.items() if v.released]
+    return (released or list(versions))[-1]

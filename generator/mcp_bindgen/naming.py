@@ -130,3 +130,10 @@ def method_constant(method: str) -> str:
     `LOGGING_SET_LEVEL`."""
     words = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", method)
     return re.sub(r"[^0-9A-Za-z]+", "_", words).strip("_").upper()
+
+
+def is_release(name: str, wire: str) -> bool:
+    """Whether a version generated under `name`, speaking `wire`, is a released protocol version
+    (`2026-07-28` as itself), not a draft (`draft` -> `DRAFT-2026-v1`) or a copy under another name:
+    only a released version is ever a default (of `App`, `mcp-bindgen new`, a client's offer)."""
+    return name == wire and re.fullmatch(r"\d{4}-\d{2}-\d{2}", name) is not None

@@ -20,7 +20,7 @@ from typing import Any
 
 from . import __version__
 from .errors import BindgenError
-from .installed import installed_versions
+from .installed import default_version, installed_versions
 
 # `ui`: a tool that opens an MCP Apps UI (`ui://` HTML); `skills`: a skills/ folder served with the
 # Skills extension. Both are extensions: asked for by name, not in the default.
@@ -186,7 +186,7 @@ def choose_protocol(protocol: str | None) -> str:
     if not versions:
         raise BindgenError("mcp_bindings lists no protocol versions; run `mcp-bindgen generate` first")
     if protocol is None:
-        return list(versions)[-1]
+        return default_version(installed_versions())
     if protocol not in versions:
         raise BindgenError(f"--protocol {protocol!r} is not a generated version (generated: {', '.join(versions)})")
     return protocol

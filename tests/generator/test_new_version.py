@@ -85,6 +85,7 @@ def _about(root: Path, name: str) -> str:
 
 def test_next_describes_itself(made: dict[str, Any]) -> None:
     about = _about(made["root"], NAME)
+    assert "released=False" in about  # generated under another name than its wire version: a draft
     assert f'version="{NEXT_WIRE}"' in about and 'name="next"' in about and 'package="v_next"' in about
     assert "stateless=True" in about  # no initialize; server/discover: derived from the schema
 
@@ -205,6 +206,7 @@ def test_next_is_served_to_its_clients_and_older_ones_and_connects_to_a_pinned_s
     seen = _scenario(made["root"], NAME)
     assert (seen["name"], seen["wire"], seen["package"]) == (NAME, NEXT_WIRE, "mcp_bindings.v_next")
     assert seen["versions"] == [*PINNED_VERSIONS, NEXT_WIRE]  # discovered, newest last
+    assert seen["defaults"] == ["2026-07-28", "2026-07-28"]  # installed, but never the default (issue 45)
     served = seen["served"]
     assert served[NAME] == {
         "negotiated": NEXT_WIRE,
@@ -235,10 +237,12 @@ def test_draft_is_2026_07_28_in_all_but_its_name(made: dict[str, Any]) -> None:
         theirs = text.splitlines()
         assert len(mine) == len(theirs), rel
         for line, pinned_line in zip(mine, theirs, strict=True):
-            # Line by line: the same, or the same but for the name where the name is written.
-            assert line in (pinned_line, pinned_line.replace("v2026_07_28", "v_draft").replace("2026-07-28", "draft"))
+            # Line by line: the same, or the same but for the name where the name is written, and
+            # for `released` (a copy under another name is not a release: never a default).
+            renamed = pinned_line.replace("v2026_07_28", "v_draft").replace("2026-07-28", "draft")
+            assert line in (pinned_line, renamed, pinned_line.replace("released=True", "released=False"))
     about = _about(made["root"], "draft")
-    assert 'version="2026-07-28"' in about and 'name="draft"' in about
+    assert 'version="2026-07-28"' in about and 'name="draft"' in about and "released=False" in about
     assert made["stdout"]["draft"].endswith("nothing is left uncovered\n")
 
 

@@ -15,4 +15,5 @@ INFO = VersionInfo(
     meta=MetaKeys({}),
     name="2024-11-05",
     schema_dialect="draft-07",
+    released=True,
 )

@@ -15,4 +15,5 @@ INFO = VersionInfo(
     meta=MetaKeys({}),
     name="2025-03-26",
     schema_dialect="draft-07",
+    released=True,
 )

@@ -15,4 +15,5 @@ INFO = VersionInfo(
     meta=MetaKeys({}),
     name="2025-06-18",
     schema_dialect="draft-07",
+    released=True,
 )

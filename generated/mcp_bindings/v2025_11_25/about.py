@@ -15,4 +15,5 @@ INFO = VersionInfo(
     meta=MetaKeys({}),
     name="2025-11-25",
     schema_dialect="2020-12",
+    released=True,
 )

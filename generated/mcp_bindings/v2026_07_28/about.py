@@ -24,4 +24,5 @@ INFO = VersionInfo(
     ),
     name="2026-07-28",
     schema_dialect="2020-12",
+    released=True,
 )

@@ -12,7 +12,7 @@ from typing import Any
 from .. import policy
 from ..errors import BindgenError
 from ..ir import ArrayOf, Const, Enum, MapOf, ObjectDef, Ref, Scalar, SchemaIR, TypeExpr, UnionOf
-from ..naming import snake_case
+from ..naming import is_release, snake_case
 from ..surface import Gate, MethodSurface, ParamGate, ProtocolSurface, builtin_methods
 from .templates import render
 
@@ -174,6 +174,7 @@ def render_about(
         header=header,
         name=surface.version,
         version=wire_version,
+        released=is_release(surface.version, wire_version),
         package=package,
         stateless=surface.stateless,
         batches=surface.batches,

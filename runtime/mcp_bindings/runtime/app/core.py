@@ -105,7 +105,7 @@ class App(ListChanges, Mounting, Proxying, Around, Serving, Running, UiMixin, Sk
             "icons": icons,
             "request_state_secret": request_state_secret,
         }
-        self.protocol_version = protocol or list(registry.versions())[-1]
+        self.protocol_version = protocol or registry.default_version()
         self.protocol: ProtocolTables = registry.protocol(self.protocol_version)
         self._pkg: Any = registry.load_version(self.protocol_version)
         self.page_size = page_size

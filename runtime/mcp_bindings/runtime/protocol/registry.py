@@ -181,6 +181,17 @@ def wire_version(version: str) -> str:
     return _find(version).info.version
 
 
+def default_version(stateless: bool | None = None) -> str:
+    """The version used when none is named: the newest released one (of the era asked for), never a
+    draft or a copy generated under another name (`VersionInfo.released`); the newest of all only
+    where none is released. Raises LookupError where there is none."""
+    found = [(i.version, i.key, i.released) for i in names().values() if stateless is None or i.stateless is stateless]
+    if not found:
+        raise LookupError("no MCP protocol version is installed (run `mcp-bindgen generate`)")
+    released = [f for f in found if f[2]]
+    return max(released or found)[1]
+
+
 def handshake_versions() -> list[str]:
     """Wire versions negotiated with `initialize`, oldest first."""
     return [v for v, i in _discovered().items() if not i.stateless]

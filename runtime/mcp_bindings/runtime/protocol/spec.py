@@ -256,6 +256,9 @@ class VersionInfo:
     # The JSON Schema dialect the version's schema.json is written in ("draft-07", "2020-12"): also
     # the default of a tool schema without `$schema` (SEP-1613 made 2020-12 both, with 2025-11-25).
     schema_dialect: str = "draft-07"
+    # A released protocol version (its name is a protocol version and it speaks that version), not a
+    # draft or a version generated under another name: only these are ever a default.
+    released: bool = False
 
     @property
     def key(self) -> str:

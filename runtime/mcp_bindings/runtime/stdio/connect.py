@@ -91,7 +91,7 @@ async def connect_stdio(
     except ProbeFailedError:
         if started or settings.protocol_version != "auto":
             raise
-    handshake = registry.handshake_versions()[-1]
+    handshake = registry.info(registry.default_version(stateless=False)).version
     log.info("the MCP server %r failed the server/discover probe; starting it again for initialize", list(command))
     async with spawn(replace(settings, protocol_version=handshake)) as typed:
         yield typed
