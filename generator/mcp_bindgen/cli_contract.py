@@ -37,6 +37,12 @@ def _source_options(parser: argparse.ArgumentParser, *, from_file: bool) -> None
         help="HTTP header for a URL server, e.g. 'Authorization: Bearer TOKEN' (repeatable)",
     )
     parser.add_argument(
+        "--env",
+        action="append",
+        metavar="NAME[=VALUE]",
+        help="environment variable of a stdio server, NAME alone passing ours (repeatable; docs/security.md)",
+    )
+    parser.add_argument(
         "--from",
         dest="target",
         nargs=argparse.REMAINDER,

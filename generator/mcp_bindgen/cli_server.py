@@ -80,6 +80,13 @@ def _live_options(parser: argparse.ArgumentParser) -> None:
         help="HTTP header for a URL server, e.g. 'Authorization: Bearer TOKEN' (repeatable)",
     )
     parser.add_argument(
+        "--env",
+        action="append",
+        metavar="NAME[=VALUE]",
+        help="environment variable of a stdio server, NAME alone passing ours (repeatable); a server gets "
+        "only PATH, HOME, the locale and a few more of ours besides (docs/security.md)",
+    )
+    parser.add_argument(
         "--format", choices=("text", "json"), default="text", help="output: text for people (default) or json"
     )
     parser.add_argument(

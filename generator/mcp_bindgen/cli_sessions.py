@@ -102,6 +102,13 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         metavar="'NAME: VALUE'",
         help="HTTP header for a URL server, e.g. 'Authorization: Bearer TOKEN' (repeatable)",
     )
+    client.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME[=VALUE]",
+        help="environment variable of a stdio server, NAME alone passing ours (repeatable; docs/security.md)",
+    )
     client.set_defaults(func=_run("cmd_replay_client"))
 
     diff = sub.add_parser("diff-sessions", help="compare two session files message by message, ids and timings ignored")

@@ -183,6 +183,7 @@ def test_cli_lint_from_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 # -- live: a server on this runtime (tests/peers/contract_server.py), stdio and Streamable HTTP --------
 
 RUNTIME_SERVER = [sys.executable, str(PEERS / "contract_server.py")]
+MODE = ["--env", "CONTRACT_MODE"]  # the server's mode, set in ours (a server gets only what --env passes)
 
 
 def _load(path: Path) -> ModuleType:
@@ -252,7 +253,7 @@ def test_live_bad_input_writes_nothing(
 ) -> None:
     monkeypatch.setenv("CONTRACT_MODE", mode)
     out = tmp_path / "client.py"
-    assert main(["client", "-o", str(out), "--from", *RUNTIME_SERVER]) == 1
+    assert main(["client", "-o", str(out), *MODE, "--from", *RUNTIME_SERVER]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"mcp-bindgen: error: {message}") and err.count("\n") == 1
     assert list(tmp_path.iterdir()) == []
@@ -263,12 +264,12 @@ def test_live_collision_is_reported(
 ) -> None:
     monkeypatch.setenv("CONTRACT_MODE", "collide")
     out = tmp_path / "client.py"
-    assert main(["client", "-o", str(out), "--from", *RUNTIME_SERVER]) == 0
+    assert main(["client", "-o", str(out), *MODE, "--from", *RUNTIME_SERVER]) == 0
     assert "tool names `a-b`, `a_b` all map to `a_b`: `a-b` keeps it, `a_b` -> `a_b_2`" in capsys.readouterr().err
     source = out.read_text()
     assert "async def a_b(self) -> m.CallToolResult:" in source and "async def a_b_2(self)" in source
     strict = tmp_path / "strict.py"
-    assert main(["client", "-o", str(strict), "--strict-names", "--from", *RUNTIME_SERVER]) == 1
+    assert main(["client", "-o", str(strict), "--strict-names", *MODE, "--from", *RUNTIME_SERVER]) == 1
     assert "drop --strict-names" in capsys.readouterr().err and not strict.exists()
 
 
@@ -276,19 +277,19 @@ def test_live_lock_every_version_and_check(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     lock = tmp_path / "mcp-lock.json"
-    assert main(["lock", "-o", str(lock), "--from", *RUNTIME_SERVER]) == 0
+    assert main(["lock", "-o", str(lock), *MODE, "--from", *RUNTIME_SERVER]) == 0
     data = json.loads(lock.read_text())
     assert list(data["versions"]) == known_versions()
     two = ["--protocol", "2025-11-25", "--protocol", "2026-07-28"]  # one per wire era; every version: slower
-    assert main(["lock", "--check", "-o", str(lock), *two, "--from", *RUNTIME_SERVER]) == 0
+    assert main(["lock", "--check", "-o", str(lock), *two, *MODE, "--from", *RUNTIME_SERVER]) == 0
     assert "No changes" in capsys.readouterr().out
     monkeypatch.setenv("CONTRACT_MODE", "collide")
-    assert main(["lock", "--check", "-o", str(lock), "--protocol", "2025-11-25", "--from", *RUNTIME_SERVER]) == 1
+    assert main(["lock", "--check", "-o", str(lock), "--protocol", "2025-11-25", *MODE, "--from", *RUNTIME_SERVER]) == 1
     report = capsys.readouterr().out
     assert "| tool `get-user.v2` | tool removed | 2025-11-25 |" in report
     assert "| tool `a-b` | tool added | 2025-11-25 |" in report
     # The same change at every version checked is one row, not one per version.
-    assert main(["lock", "--check", "-o", str(lock), *two, "--from", *RUNTIME_SERVER]) == 1
+    assert main(["lock", "--check", "-o", str(lock), *two, *MODE, "--from", *RUNTIME_SERVER]) == 1
     report = capsys.readouterr().out
     assert report.count("tool `get-user.v2`") == 1 and "| tool `get-user.v2` | tool removed | all 2 |" in report
 

@@ -9,7 +9,8 @@ tests/test_layout.py checks that). Fixtures live in the conftest.py files; what 
 - `auth`: the authorization tests' tokens and stateless requests;
 - `message_path`: a `ServerRuntime` driven without an event loop;
 - `tasks`: a server whose tool runs as a task;
-- `pyright_snippet`: pyright strict over a snippet.
+- `pyright_snippet`: pyright strict over a snippet;
+- `child_env`: what a stdio server started by the runtime may inherit (the secrets it must not).
 
 The peers run as processes (tests/peers/) stay there: their files are run as scripts by path.
 """

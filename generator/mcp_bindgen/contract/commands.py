@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..errors import BindgenError
 from ..files import write_atomic
-from .connection import parse_headers
+from .connection import parse_env, parse_headers
 from .surface import Surface, capture, load_surface
 
 
@@ -19,7 +19,7 @@ def _surface(args: argparse.Namespace) -> Surface:
         raise BindgenError(
             "no server given: pass --from COMMAND... (a stdio command or an http(s) URL) or --from-file FILE"
         )
-    return capture(args.target, args.protocol, parse_headers(args.header))
+    return capture(args.target, args.protocol, parse_headers(args.header), parse_env(args.env))
 
 
 def cmd_client(args: argparse.Namespace) -> int:
@@ -52,12 +52,13 @@ def cmd_lock(args: argparse.Namespace) -> int:
             raise BindgenError("--check needs the live server: pass --from COMMAND... or --from URL")
         versions = args.protocol_list or sorted(old["versions"])
         old["versions"] = {v: s for v, s in old["versions"].items() if v in versions}  # --protocol: only those
-        result = check_lock(old, current_surfaces(args.target, versions, parse_headers(args.header)))
+        live = current_surfaces(args.target, versions, parse_headers(args.header), parse_env(args.env))
+        result = check_lock(old, live)
         sys.stdout.write(result.render(args.format))
         return 1 if result.breaking else 0
     if not args.target:
         raise BindgenError("no server given: pass --from COMMAND... (a stdio command or an http(s) URL)")
-    lock = build_lock(args.target, args.protocol_list, parse_headers(args.header))
+    lock = build_lock(args.target, args.protocol_list, parse_headers(args.header), parse_env(args.env))
     write_atomic(path, lock_text(lock))
     print(f"wrote {path} ({', '.join(lock['versions'])})")
     return 0

@@ -90,10 +90,12 @@ async def open_client(
     *,
     stderr: Any = None,
     oauth: bool = False,
+    env: dict[str, str] | None = None,
     **options: Any,
 ) -> AsyncIterator[Any]:
     """The typed client of `version` (None or "auto": the newest, negotiating down) connected to
-    `target`; the handshake is bounded by CONNECT_TIMEOUT (the runtime's handshake timeout)."""
+    `target`; the handshake is bounded by CONNECT_TIMEOUT (the runtime's handshake timeout). A stdio
+    server gets the safe variables of our environment and `env` (`connect_stdio`'s policy)."""
     if version in (None, "auto"):
         cls, options["protocol_version"] = client_class(known_versions()[-1]), "auto"
     else:
@@ -107,7 +109,7 @@ async def open_client(
     else:
         from mcp_bindings.runtime.stdio.connect import connect_stdio
 
-        async with connect_stdio(list(target), cls, stderr=stderr, **options) as client:
+        async with connect_stdio(list(target), cls, env=env, stderr=stderr, **options) as client:
             yield client
 
 
@@ -188,6 +190,23 @@ def failure(exc: BaseException, target: Sequence[str]) -> LiveError:
 def _connection_failure(exc: Any) -> bool:
     stage = getattr(exc, "stage", None)
     return stage is not None or "HTTP request failed" in str(exc) or "could not" in str(exc)
+
+
+def parse_env(values: Sequence[str] | None) -> dict[str, str]:
+    """`--env NAME=VALUE` (the value given) or `--env NAME` (this process's value, when set): what a
+    stdio server gets over the safe variables every server gets (`connect_stdio`'s policy)."""
+    import os
+
+    out: dict[str, str] = {}
+    for value in values or []:
+        name, sep, content = value.partition("=")
+        if not name.strip():
+            raise LiveError(f"--env {value!r} must read NAME=VALUE or NAME", ExitCode.USAGE)
+        if sep:
+            out[name.strip()] = content
+        elif name.strip() in os.environ:
+            out[name.strip()] = os.environ[name.strip()]
+    return out
 
 
 def parse_headers(values: Sequence[str] | None) -> dict[str, str] | None:

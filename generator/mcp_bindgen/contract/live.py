@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from .arguments import prompt_arguments, typed_arguments
-from .connection import ExitCode, LiveError, failure, open_client, parse_headers, server_command
+from .connection import ExitCode, LiveError, failure, open_client, parse_env, parse_headers, server_command
 from .show import Saver, render_call, render_contents, render_inspect, render_list, render_prompt
 from .surface import list_all, wire
 
@@ -27,10 +27,12 @@ def _run(args: argparse.Namespace, use: Callable[[Any], Awaitable[Any]]) -> Any:
 
     target = server_command(args.server)
     headers = parse_headers(args.header)
+    env = parse_env(args.env)
     timeout = getattr(args, "timeout", None)
 
     async def session() -> Any:
-        async with open_client(target, args.protocol, headers, oauth=args.oauth, request_timeout=timeout) as client:
+        options: dict[str, Any] = {"oauth": args.oauth, "env": env, "request_timeout": timeout}
+        async with open_client(target, args.protocol, headers, **options) as client:
             return await use(client)
 
     try:
@@ -143,12 +145,15 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         return report
 
     report: dict[str, Any] = _run(args, use)
-    report["versions"] = spoken_versions(server_command(args.server), parse_headers(args.header), oauth=args.oauth)
+    target, headers = server_command(args.server), parse_headers(args.header)
+    report["versions"] = spoken_versions(target, headers, oauth=args.oauth, env=parse_env(args.env))
     _emit(args, report, lambda: render_inspect(report))
     return 0
 
 
-def spoken_versions(target: Sequence[str], headers: dict[str, str] | None, *, oauth: bool = False) -> list[str]:
+def spoken_versions(
+    target: Sequence[str], headers: dict[str, str] | None, *, oauth: bool = False, env: dict[str, str] | None = None
+) -> list[str]:
     """The protocol versions of this client that the server negotiates when offered each alone."""
     import anyio
 
@@ -159,7 +164,7 @@ def spoken_versions(target: Sequence[str], headers: dict[str, str] | None, *, oa
     async def probe(version: str) -> None:
         try:
             with anyio.fail_after(30):
-                async with open_client(target, version, headers, stderr=_devnull(), oauth=oauth) as client:
+                async with open_client(target, version, headers, stderr=_devnull(), oauth=oauth, env=env) as client:
                     if client.session.version == version:
                         spoken.append(version)
         except Exception:  # refused, another version chosen, no answer: not spoken

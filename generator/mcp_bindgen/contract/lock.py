@@ -18,13 +18,16 @@ LOCK_FORMAT = 1
 
 
 def build_lock(
-    target: Sequence[str], versions: list[str] | None = None, headers: dict[str, str] | None = None
+    target: Sequence[str],
+    versions: list[str] | None = None,
+    headers: dict[str, str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Capture the surface at each version (default: every known one) the server negotiates."""
     found: dict[str, Surface] = {}
     if versions:
         for version in versions:
-            surface = capture(target, version, headers)
+            surface = capture(target, version, headers, env)
             if surface["protocolVersion"] != version:
                 raise BindgenError(
                     f"`{describe(target)}` does not speak {version} (it answered {surface['protocolVersion']})"
@@ -32,7 +35,7 @@ def build_lock(
             found[version] = surface
     else:
         for version in known_versions():
-            surface = speaks(target, version, headers)
+            surface = speaks(target, version, headers, env)
             if surface is not None:
                 found[version] = surface
     if not found:
@@ -41,10 +44,10 @@ def build_lock(
 
 
 def current_surfaces(
-    target: Sequence[str], versions: list[str], headers: dict[str, str] | None = None
+    target: Sequence[str], versions: list[str], headers: dict[str, str] | None = None, env: dict[str, str] | None = None
 ) -> dict[str, Any]:
     """The live surfaces at the locked versions only (a version it no longer speaks is left out)."""
-    found = {v: speaks(target, v, headers) for v in versions}
+    found = {v: speaks(target, v, headers, env) for v in versions}
     return {"lockFormat": LOCK_FORMAT, "versions": {v: _strip(s) for v, s in sorted(found.items()) if s is not None}}
 
 

@@ -16,6 +16,7 @@ from mcp_bindings.runtime.recording.redaction import DEFAULT, Redaction, Redacti
 from mcp_bindings.runtime.recording.session_file import Recording, SessionFileError, read_recording
 
 from ..errors import BindgenError
+from .connection import parse_env as _env  # the one --env parser of the commands that start a server
 from .connection import parse_headers as _headers  # the one --header parser of the commands
 
 
@@ -116,8 +117,9 @@ def cmd_replay_client(args: argparse.Namespace) -> int:
     recording = _read(args.session)
     server = _server(args, "replay-client")
     try:
-        headers = _headers(args.header)
-        report = anyio.run(lambda: replay_client(recording, server, ignore=tuple(args.ignore_result), headers=headers))
+        headers, env = _headers(args.header), _env(args.env)
+        ignore = tuple(args.ignore_result)
+        report = anyio.run(lambda: replay_client(recording, server, ignore=ignore, env=env, headers=headers))
     except RuntimeError as exc:
         raise BindgenError(f"{exc}; check the command after `--`") from None
     if args.format == "json":

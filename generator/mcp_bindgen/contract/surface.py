@@ -74,26 +74,34 @@ def _wire_dict(value: Any) -> Any:
     return json.loads(json.dumps(value, default=wire))
 
 
-async def _read_surface(target: Sequence[str], version: str, headers: dict[str, str] | None) -> Surface:
+async def _read_surface(
+    target: Sequence[str], version: str, headers: dict[str, str] | None, env: dict[str, str] | None
+) -> Surface:
     import anyio
 
     with anyio.fail_after(CONNECT_TIMEOUT):
         from mcp_bindings.runtime.stdio.connect import TAIL_ONLY
 
         # A stdio server's stderr is not echoed: an error names its last lines once.
-        async with open_client(target, version, headers, stderr=TAIL_ONLY) as client:
+        async with open_client(target, version, headers, stderr=TAIL_ONLY, env=env) as client:
             return await _read_lists(client)
 
 
-def capture(target: Sequence[str], version: str | None = None, headers: dict[str, str] | None = None) -> Surface:
-    """The surface of a live server at `version` (default: the newest handshake version)."""
+def capture(
+    target: Sequence[str],
+    version: str | None = None,
+    headers: dict[str, str] | None = None,
+    env: dict[str, str] | None = None,
+) -> Surface:
+    """The surface of a live server at `version` (default: the newest handshake version); a stdio
+    server gets `env` over the safe variables of ours (`connect_stdio`'s policy)."""
     import anyio
 
     if not target:
         raise BindgenError("no server given: pass --from COMMAND... (a stdio command) or --from URL")
     chosen = version or newest_handshake_version()
     try:
-        return anyio.run(_read_surface, target, chosen, headers)
+        return anyio.run(_read_surface, target, chosen, headers, env)
     except BindgenError:
         raise
     except TimeoutError as exc:
@@ -104,12 +112,14 @@ def capture(target: Sequence[str], version: str | None = None, headers: dict[str
         raise BindgenError(f"could not read the surface of `{describe(target)}`: {one_line(exc)}") from exc
 
 
-def speaks(target: Sequence[str], version: str, headers: dict[str, str] | None = None) -> Surface | None:
+def speaks(
+    target: Sequence[str], version: str, headers: dict[str, str] | None = None, env: dict[str, str] | None = None
+) -> Surface | None:
     """The surface at `version` when the server negotiates exactly that version, else None."""
     from mcp_bindings.runtime.client.runtime import LegacyServerError, ProtocolVersionError
 
     try:
-        surface = capture(target, version, headers)
+        surface = capture(target, version, headers, env)
     except BindgenError as exc:
         if isinstance(innermost(exc.__cause__), (ProtocolVersionError, LegacyServerError)):
             return None  # it chose a version this client does not speak, or has no server/discover

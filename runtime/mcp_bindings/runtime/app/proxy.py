@@ -44,6 +44,7 @@ from mcp_bindings.v2026_07_28 import names as v2026
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.app.core import App
+    from mcp_bindings.runtime.stdio.connect import ChildEnv
 
 __all__ = ["Proxying", "Remote"]
 
@@ -79,7 +80,7 @@ class Remote:
         app: App,
         target: str | Sequence[str],
         *,
-        env: Mapping[str, str] | None,
+        env: ChildEnv,
         cwd: str | None,
         headers: Mapping[str, str] | None,
         sse: bool = False,
@@ -412,7 +413,7 @@ class Proxying:
         name: str | None = None,
         version: str = "0.1.0",
         protocol: str | None = None,
-        env: Mapping[str, str] | None = None,
+        env: ChildEnv = None,
         cwd: str | None = None,
         headers: Mapping[str, str] | None = None,
         sse: bool = False,
@@ -420,7 +421,8 @@ class Proxying:
         **options: Any,
     ) -> Self:
         """An app serving the remote MCP server at `target`: an http(s) URL (Streamable HTTP), or the
-        command that starts a stdio server (a list, or a string split as a shell would; `env`, `cwd`);
+        command that starts a stdio server (a list, or a string split as a shell would; `cwd`; `env`:
+        its environment, over the safe variables it gets of ours, `connect_stdio`'s; `env=INHERIT` all);
         `sse=True`: the URL is a legacy (2024-11-05) HTTP+SSE server's `/sse` endpoint.
         `protocol`: the version the app is written against (default: the newest; the remote may speak
         any). `headers` go on every HTTP request to the remote; `request_timeout` bounds each

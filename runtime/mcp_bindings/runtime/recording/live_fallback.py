@@ -21,6 +21,7 @@ from mcp_bindings.runtime.recording.session_file import Recording, SessionWriter
 from mcp_bindings.runtime.recording.stdio_proxy import spawn, stop
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId
 from mcp_bindings.runtime.rpc.transport import OversizedMessage, Transport, TransportBase
+from mcp_bindings.runtime.stdio.connect import INHERIT
 from mcp_bindings.v2025_11_25 import names as v2025
 
 HANDSHAKE_ID = "live-fallback-initialize"
@@ -110,7 +111,8 @@ class LiveFallback(HandshakeKept):
             assert self._upstream is not None
             return self._upstream
         self._starting = True
-        self._process, upstream = await spawn(self.command)
+        # The replay stands in for the server (a host started it): the server gets what the host gave it.
+        self._process, upstream = await spawn(self.command, env=INHERIT)
         self._upstream = upstream
         group.start_soon(self._pump, upstream, client)
         self.live_handshake = first.get("method") == v2025.INITIALIZE

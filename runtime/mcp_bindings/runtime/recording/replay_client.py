@@ -22,6 +22,7 @@ from mcp_bindings.runtime.recording.compare import DEFAULT_RULES, Difference, Ma
 from mcp_bindings.runtime.recording.session_file import Entry, Recording
 from mcp_bindings.runtime.recording.stdio_proxy import spawn, stop
 from mcp_bindings.runtime.rpc.transport import OversizedMessage, Transport
+from mcp_bindings.runtime.stdio.connect import ChildEnv
 from mcp_bindings.v2025_11_25 import names as v2025
 
 ANSWER_SECONDS = 30.0
@@ -156,7 +157,7 @@ class _Driver:
 
 @asynccontextmanager
 async def _server(
-    target: Sequence[str], env: Mapping[str, str] | None, cwd: str | None, headers: Mapping[str, str] | None
+    target: Sequence[str], env: ChildEnv, cwd: str | None, headers: Mapping[str, str] | None
 ) -> AsyncIterator[Transport]:
     """A transport to the server: a Streamable HTTP URL, or a stdio command spawned for the replay."""
     if len(target) == 1 and target[0].startswith(("http://", "https://")):
@@ -179,12 +180,13 @@ async def replay_client(
     *,
     ignore: Sequence[str] = (),
     rules: MatchRules = DEFAULT_RULES,
-    env: Mapping[str, str] | None = None,
+    env: ChildEnv = None,
     cwd: str | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> ClientReplayReport:
     """Drive the server `target` (a stdio command, or one Streamable HTTP URL) with the recorded
-    client side; what differed, request by request."""
+    client side; what differed, request by request. A stdio server gets the safe variables of our
+    environment and `env` (`connect_stdio`'s policy, `child_environment`; `env=INHERIT`: all)."""
     recorded_answers = {e.id: e for e in recording.entries if e.dir == "server" and e.is_response}
     report = ClientReplayReport(str(recording.path or "the recording"))
     async with _server(target, env, cwd, headers) as transport:

@@ -7,7 +7,7 @@ import os
 import signal
 import subprocess
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import anyio
 from anyio.abc import Process
@@ -16,21 +16,23 @@ from mcp_bindings.runtime.recording.recorder import Recorder
 from mcp_bindings.runtime.recording.redaction import DEFAULT, Redaction
 from mcp_bindings.runtime.recording.session_file import Direction, SessionWriter, new_header
 from mcp_bindings.runtime.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, LineTransport, OversizedMessage, Transport
+from mcp_bindings.runtime.stdio.connect import INHERIT, ChildEnv, child_environment
 from mcp_bindings.runtime.stdio.connect import shutdown_process as stop  # the spec's order: stdin, SIGTERM, SIGKILL
 from mcp_bindings.runtime.stdio.serve import open_stdio_transport
 
 
 async def spawn(
-    command: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None
+    command: Sequence[str], *, env: ChildEnv = None, cwd: str | None = None
 ) -> tuple[Process, LineTransport]:
-    """Start a stdio server (its stderr goes to ours); its pipes as a line transport."""
+    """Start a stdio server (its stderr goes to ours); its pipes as a line transport. Its environment
+    is `child_environment(env)`: the safe variables of ours and `env`, or all of ours (`INHERIT`)."""
     try:
         process = await anyio.open_process(
             list(command),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None,  # the server's log goes where ours goes
-            env={**os.environ, **env} if env is not None else None,
+            env=child_environment(env),
             cwd=cwd,
         )
     except OSError as exc:
@@ -60,14 +62,18 @@ async def record_stdio(
     output: str | os.PathLike[str],
     *,
     redaction: Redaction = DEFAULT,
-    env: Mapping[str, str] | None = None,
+    env: ChildEnv = INHERIT,
     cwd: str | None = None,
     client: Transport | None = None,
     stop_on_signals: bool | None = None,
 ) -> int:
     """Proxy `client` (default: this process's stdin/stdout) to the server `command`, recording every
     frame to `output`, until either side ends (or, on our own stdio, SIGTERM/SIGINT arrives: the
-    server is stopped in the spec's order); returns how many messages were recorded."""
+    server is stopped in the spec's order); returns how many messages were recorded.
+
+    The server gets our whole environment by default (`env=INHERIT`): the recorder stands in for it,
+    started by a host with the environment the host chose for the server (a host's config `env`). A
+    mapping gives it the safe variables and the mapping only (`child_environment`)."""
     server = {"command": [redaction.text(part) for part in command]}  # a secret passed as an argument, too
     writer = SessionWriter(output, new_header("stdio", server, redaction.describe()))
     recorder = Recorder(writer, "stdio", redaction)

@@ -1,16 +1,19 @@
 """stdio, the client's side: spawn a server process and talk to it over its pipes (the spec's shutdown
-order on exit: close stdin, wait, SIGTERM, wait, SIGKILL)."""
+order on exit: close stdin, wait, SIGTERM, wait, SIGKILL). What the server's environment holds is
+decided here, once, for every path that starts one (`child_environment`)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections import deque
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
+from enum import Enum
 from functools import partial
-from typing import Any, TypeVar, Unpack
+from typing import Any, Final, Literal, TypeVar, Unpack
 
 import anyio
 from anyio.abc import Process
@@ -28,6 +31,43 @@ log = logs.logger("stdio")
 C = TypeVar("C", bound=ClientStub)
 SHUTDOWN_GRACE_SECONDS = 2.0
 RESPAWNS = Features(respawns=True)
+
+
+class Inherit(Enum):
+    """`env=INHERIT`: the server gets this process's whole environment (opt-in; see `child_environment`)."""
+
+    INHERIT = "inherit"
+
+
+INHERIT: Final = Inherit.INHERIT
+ChildEnv = Mapping[str, str] | Literal[Inherit.INHERIT] | None
+
+# What a stdio server inherits by default: the official SDK's list (mcp.client.stdio), which names
+# what a program needs to find itself and the user, and nothing that is anyone's secret; plus the
+# locale and time zone (how the server reads and writes text and dates) and, on POSIX, TMPDIR (the
+# per-user temporary folder, e.g. on macOS; the Windows list has TEMP).
+SAFE_POSIX = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LANGUAGE", "TZ", "TMPDIR")
+SAFE_WINDOWS = (
+    "APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE",
+    "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE",
+)  # fmt: skip
+SAFE_PREFIXES = ("LC_",)  # LC_ALL, LC_CTYPE, ...
+
+
+def child_environment(env: ChildEnv = None) -> dict[str, str]:
+    """The environment of a stdio server this process starts (`connect_stdio`, `App.proxy(command)`,
+    the CLI's commands that start a server): the safe variables of this process's environment
+    (`SAFE_POSIX` or, on Windows, `SAFE_WINDOWS`, and `LC_*`; a value starting with "()", an exported
+    shell function, is left out), then `env` over them. `env=INHERIT`: the whole environment."""
+    if env is INHERIT:
+        return dict(os.environ)
+    names = SAFE_WINDOWS if sys.platform == "win32" else SAFE_POSIX
+    safe = {
+        name: value
+        for name, value in os.environ.items()
+        if (name.upper() in names or name.startswith(SAFE_PREFIXES)) and not value.startswith("()")
+    }
+    return {**safe, **(env or {})}
 
 
 async def shutdown_process(process: Process) -> None:
@@ -60,7 +100,7 @@ async def connect_stdio(
     command: Sequence[str],
     client: type[C],
     *,
-    env: Mapping[str, str] | None = None,
+    env: ChildEnv = None,
     cwd: str | None = None,
     stderr: Any = None,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
@@ -69,6 +109,9 @@ async def connect_stdio(
 ) -> AsyncGenerator[C, None]:
     """Spawn a stdio server, initialize, and yield the typed client; shut the server down after.
     `options` (or the same as keyword arguments) are `client.connect`'s: see `ClientOptions`.
+
+    The server does not get this process's environment: only the safe variables (PATH, HOME, the
+    locale, ...) and `env` over them (`child_environment`); `env=INHERIT` gives it everything.
 
     The server's stderr goes to this process's stderr unless `stderr` says otherwise; its last lines
     are kept, so that a server that exits before answering is reported with its exit code and them.
@@ -101,7 +144,7 @@ async def connect_stdio(
 async def _spawned(
     command: Sequence[str],
     client: type[C],
-    env: Mapping[str, str] | None,
+    env: ChildEnv,
     cwd: str | None,
     stderr: Any,
     max_message_bytes: int,
@@ -115,7 +158,7 @@ async def _spawned(
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE if tail is not None else stderr,
-            env=dict(env) if env is not None else None,
+            env=child_environment(env),
             cwd=cwd,
         )
     except OSError as exc:
