@@ -178,11 +178,14 @@ class StreamableHttpTransport(TransportBase):
 
     async def send(self, frame: bytes, related: RequestId | None = None) -> None:
         """POST a message. A request's POST runs in the caller's task, so the caller's cancellation
-        or timeout closes its response stream (the cancellation signal of the stateless era);
-        notifications and responses are POSTed in the background."""
+        or timeout closes its response stream (the cancellation signal of the stateless era); so
+        does the message that ends the handshake (it must reach the server before any request
+        that follows: a server may add tools when it arrives). Other notifications and responses
+        are POSTed in the background."""
         assert self._task_group is not None, "use the transport as an async context manager"
         message = orjson.loads(frame)
-        if isinstance(message, dict) and "method" in message and "id" in message:
+        request = isinstance(message, dict) and "method" in message and "id" in message
+        if request or len(self._handshake) == 1:  # initialize POSTed, the handshake not ended yet
             await self._post(frame, message)
         else:
             self._task_group.start_soon(self._post, frame, message)
