@@ -97,7 +97,7 @@ def generate_files(
         # An extension whose schema is not synced keeps its committed package as it is.
         dirs = [d for d in extensions.dirs if any(rel.startswith(d + "/") for rel in extensions.files)]
         _remove_stale(root, generated_dirs(versions or list(load_pins())) + dirs, files)
-        report = review(pinned_known(built=rendered), extensions=extensions.methods)
+        report = review(pinned_known(built=rendered), extensions=extensions.methods, patched=extensions.patches)
         return Generated(_write(root, files), root, review=report, notes=extensions.notes)
     if not versions or len(versions) != 1:
         raise BindgenError("--schema needs exactly one --version NAME for the new version")

@@ -254,6 +254,9 @@ class ExtensionRender:
     # Extension identifier -> the methods its schema defines (None: not synced, not read); every
     # pinned extension plugging into the versions asked for. The policy review reads it.
     methods: dict[str, frozenset[str] | None] = field(default_factory=dict)
+    # The schema patches (JSON pointers) the extension schemas had applied: the policy review counts
+    # them as attached.
+    patches: set[str] = field(default_factory=set)
 
 
 def extension_dir(identifier: str) -> str:
@@ -262,9 +265,11 @@ def extension_dir(identifier: str) -> str:
     return f"{PACKAGE}/{EXT_PACKAGE}/{extension_package(identifier)}"
 
 
-def render_extension(pin: ExtensionPin, raw: bytes, core: Core) -> tuple[dict[str, str], frozenset[str]]:
+def render_extension(
+    pin: ExtensionPin, raw: bytes, core: Core
+) -> tuple[dict[str, str], frozenset[str], tuple[str, ...]]:
     """The files of one extension package, plugging into the pinned core version it names (`core`:
-    that version's IR and surface), and the methods its schema defines."""
+    that version's IR and surface), the methods its schema defines and the schema patches it had."""
     from .extension import extension_methods, references, spliced
     from .format import format_python
     from .render.extension_modules import (
@@ -305,7 +310,7 @@ def render_extension(pin: ExtensionPin, raw: bytes, core: Core) -> tuple[dict[st
     }
     files = {path: format_python(text, path) for path, text in python_files.items()}
     files[f"{package}/py.typed"] = ""
-    return files, frozenset(m.method for m in methods)
+    return files, frozenset(m.method for m in methods), ir.patches
 
 
 def unsynced_note(pin: ExtensionPin) -> str:
@@ -335,8 +340,9 @@ def render_extensions(versions: list[str] | None = None, cores: Mapping[str, Cor
             done.notes.append(unsynced_note(pin))
             continue
         core = (cores or {}).get(pin.core_version) or _core(pin.core_version)
-        files, done.methods[pin.identifier] = render_extension(pin, raw, core)
+        files, done.methods[pin.identifier], patches = render_extension(pin, raw, core)
         done.files.update(files)
+        done.patches.update(patches)
     done.files = dict(sorted(done.files.items()))
     return done
 

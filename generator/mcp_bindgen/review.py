@@ -235,16 +235,21 @@ def extension_review(extensions: Mapping[str, frozenset[str] | None]) -> list[Re
 
 
 def review(
-    known: Iterable[Known], new: Iterable[str] = (), extensions: Mapping[str, frozenset[str] | None] | None = None
+    known: Iterable[Known],
+    new: Iterable[str] = (),
+    extensions: Mapping[str, frozenset[str] | None] | None = None,
+    patched: Iterable[str] = (),
 ) -> Review:
     """The review of a generation run: `known` are every schema the run knows (the pinned ones and
     those generated), `new` the names of the versions it generated that are not pinned, `extensions`
-    the extensions it read (`extension_review`; None: none)."""
+    the extensions it read (`extension_review`; None: none), `patched` the schema patches the
+    extension schemas had applied."""
     known = list(known)
     by_name = {k.name: k for k in known}
     attached = {k.name: attachments(k.ir, k.surface) for k in known}
     out = Review()
     anywhere = set().union(*attached.values()) if attached else set()
+    anywhere |= {f"schema_patches.json {pointer}" for pointer in patched}
     for rule in all_rules():
         if rule not in anywhere:
             out.items.append(ReviewItem(NOTHING, rule, "attaches to no known schema (stale: remove or update it)"))

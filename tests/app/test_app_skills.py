@@ -178,3 +178,21 @@ async def test_only_an_app_with_skills_declares_the_extension() -> None:
         assert SKILLS_ID not in declared(client.server_capabilities)
         with pytest.raises(CapabilityError):
             await list_skills(client)
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+async def test_a_directory_read_carries_the_caching_hints(version: str, skills_dir: Path) -> None:
+    """`resources/directory/read` answers with `ttlMs` and `cacheScope`, as `skills/get` and every
+    2026-07-28 list result do: the TypeScript SDK v2 SkillsClient and the Inspector refuse it without
+    them (issue 44, item 8; policy/schema_patches.json makes the result a CacheableResult)."""
+    from mcp_bindings.ext.io_modelcontextprotocol_skills import names as skill_names
+
+    params: dict[str, Any] = {"uri": "skill://pdf-processing/templates"}
+    if version == "2026-07-28":
+        info = registry.info(version).meta
+        capabilities = {"extensions": {SKILLS_ID: {}}}
+        params["_meta"] = {info.protocol_version: version, info.client_capabilities: capabilities}
+    async with make_app(skills_dir).test_client(version) as client:
+        assert client.session.session is not None
+        raw = await client.session.session.request(skill_names.RESOURCES_DIRECTORY_READ, params)
+    assert raw["ttlMs"] == 0 and raw["cacheScope"] == "private" and len(raw["resources"]) == 2

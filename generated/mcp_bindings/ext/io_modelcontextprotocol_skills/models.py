@@ -217,6 +217,19 @@ class ReadResourceDirectoryResult(MCPModel):
     """
 
     meta: Annotated[ResultMetaObject | None, Field(alias="_meta"), AfterValidator(not_null)] = None
+    cache_scope: Annotated[Literal["private", "public"], Field(alias="cacheScope")] = "private"
+    """
+    Indicates the intended scope of the cached response, analogous to HTTP
+    `Cache-Control: public` vs `Cache-Control: private`.
+
+    - `"public"`: The response does not contain user-specific data. Any
+      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+      the response and serve it across authorization contexts.
+    - `"private"`: The response MAY be cached and reused only within the
+      same authorization context. Caches MUST NOT be shared across
+      authorization contexts (e.g., a different access token requires a
+      different cache).
+    """
     result_type: Annotated[StrictStr, Field(alias="resultType")] = "complete"
     """
     Indicates the type of the result, which allows the client to determine
@@ -226,6 +239,17 @@ class ReadResourceDirectoryResult(MCPModel):
     For backward compatibility, when a client receives a result from a
     server implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
+    """
+    ttl_ms: Annotated[StrictInt, Field(alias="ttlMs", ge=0)] = 0
+    """
+    A hint from the server indicating how long (in milliseconds) the
+    client MAY cache this response before re-fetching. Semantics are
+    analogous to HTTP Cache-Control max-age.
+
+    - If 0, The response SHOULD be considered immediately stale,
+      The client MAY re-fetch every time the result is needed.
+    - If positive, the client SHOULD consider the result fresh for this many
+      milliseconds after receiving the response.
     """
     resources: list[Resource]
     next_cursor: Annotated[Cursor | None, Field(alias="nextCursor"), AfterValidator(not_null)] = (
