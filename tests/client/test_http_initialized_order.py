@@ -18,6 +18,7 @@ import pytest
 
 from mcp_bindings.runtime.client.http import connect_http
 from mcp_bindings.v2025_11_25.client import Client
+from tests.support.stdlib_http import serve_handler
 
 pytestmark = pytest.mark.anyio
 
@@ -75,15 +76,8 @@ def slow_to_initialize() -> Iterator[str]:
             self.send_header("Content-Length", "0")
             self.end_headers()
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Server)
-    server.block_on_close = False
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/mcp"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_handler(Server) as url:
+        yield url + "/mcp"
 
 
 async def test_the_first_request_after_the_handshake_sees_an_initialized_server() -> None:

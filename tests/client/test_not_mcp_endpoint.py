@@ -5,7 +5,6 @@ HTML>...` with no URL. The peer is the standard library's HTTP server on 127.0.0
 from __future__ import annotations
 
 import http.server
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -15,6 +14,7 @@ import pytest
 from mcp_bindings.runtime.client.http import connect_http
 from mcp_bindings.runtime.rpc.errors import McpError
 from mcp_bindings.v2025_11_25.client import Client
+from tests.support.stdlib_http import serve_handler
 
 pytestmark = pytest.mark.anyio
 
@@ -25,14 +25,8 @@ def static_site() -> Iterator[str]:
         def log_message(self, format: str, *args: object) -> None:
             return None
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_handler(Quiet) as url:
+        yield url + "/"
 
 
 @pytest.mark.parametrize("version", ["2025-11-25", "auto"])

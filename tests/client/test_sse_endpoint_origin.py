@@ -8,29 +8,15 @@ from __future__ import annotations
 
 import http.server
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import anyio
 import pytest
 
 from mcp_bindings.runtime.client.http import connect_sse
 from mcp_bindings.v2024_11_05.client import Client
+from tests.support.stdlib_http import serve_handler
 
 pytestmark = pytest.mark.anyio
-
-
-@contextmanager
-def serve(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.block_on_close = False  # an open event stream does not hold the test
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def peer(seen: list[dict[str, str]], endpoint: str = "") -> type[http.server.BaseHTTPRequestHandler]:
@@ -59,9 +45,9 @@ def peer(seen: list[dict[str, str]], endpoint: str = "") -> type[http.server.Bas
 @pytest.mark.parametrize("form", ["absolute", "scheme-relative"])
 async def test_an_endpoint_on_another_origin_is_refused(form: str) -> None:
     seen: list[dict[str, str]] = []
-    with serve(peer(seen)) as other:
+    with serve_handler(peer(seen)) as other:
         endpoint = f"{other}/steal" if form == "absolute" else other.removeprefix("http:") + "/steal"
-        with serve(peer([], endpoint)) as remote, anyio.fail_after(20):
+        with serve_handler(peer([], endpoint)) as remote, anyio.fail_after(20):
             with pytest.raises(ConnectionError) as refused:
                 async with connect_sse(f"{remote}/sse", Client, headers={"Authorization": "Bearer secret"}):
                     pass
@@ -73,7 +59,7 @@ async def test_an_endpoint_on_the_same_origin_is_used() -> None:
     """A relative endpoint (what servers send) resolves against the stream's URL and is used."""
     seen: list[dict[str, str]] = []
 
-    with serve(peer(seen, "/messages?session=1")) as remote, anyio.fail_after(20):
+    with serve_handler(peer(seen, "/messages?session=1")) as remote, anyio.fail_after(20):
         with pytest.raises(Exception):  # noqa: B017  # the fake remote never answers initialize
             async with connect_sse(
                 f"{remote}/sse", Client, headers={"Authorization": "Bearer secret"}, request_timeout=2
