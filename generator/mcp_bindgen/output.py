@@ -31,6 +31,7 @@ from .pipeline import (
     generated_dirs,
     merged_files,
     package_name,
+    pinned_extension_patches,
     pinned_source,
     protocol_version_of,
     render_extensions,
@@ -111,7 +112,7 @@ def generate_files(
     pinned = pinned_known(skip=source.version)
     is_pinned = _pin_named(source.version) is not None
     this = Known(source.version, ir, surface, pinned=is_pinned)
-    report = review([*pinned, this], new=[] if is_pinned else [source.version])
+    report = review([*pinned, this], new=[] if is_pinned else [source.version], patched=pinned_extension_patches())
     if package is None and (out or checkout() is not None):
         root = _root(out)
         _refuse_ambiguous(root, source.version, protocol_version_of(source, ir), force)

@@ -6,6 +6,7 @@ writes it and `check` compares it with what is committed.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -311,6 +312,15 @@ def render_extension(
     files = {path: format_python(text, path) for path, text in python_files.items()}
     files[f"{package}/py.typed"] = ""
     return files, frozenset(m.method for m in methods), ir.patches
+
+
+def pinned_extension_patches() -> set[str]:
+    """The schema patches (JSON pointers) that apply to a synced pinned extension schema: what the
+    policy review counts as attached when a run renders no extension (one new version)."""
+    from .normalise import load_patches, patch_applies
+
+    docs = [json.loads(raw) for pin in load_extension_pins().values() if (raw := read_extension(pin)) is not None]
+    return {p.pointer for p in load_patches() for doc in docs if patch_applies(doc, p)}
 
 
 def unsynced_note(pin: ExtensionPin) -> str:

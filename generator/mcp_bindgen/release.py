@@ -25,6 +25,7 @@ from .pipeline import (
     build_ir,
     check_mcp_schema,
     generated_dirs,
+    pinned_extension_patches,
     pinned_source,
     render_ir,
     schema_file,
@@ -99,5 +100,7 @@ def pin_version(
     previous = max(older) if older else None
     diff = diff_sources(pinned_source(previous), pinned_source(version)) if previous else None
     others = pinned_known(skip=version)
-    report = review([*others, Known(version, ir, surface, pinned=False)], new=[version])
+    report = review(
+        [*others, Known(version, ir, surface, pinned=False)], new=[version], patched=pinned_extension_patches()
+    )
     return Pinned(pin, previous, written, diff, report)

@@ -143,11 +143,9 @@ def test_run_an_installed_command(tmp_path: Path) -> None:
     (dist / "entry_points.txt").write_text(
         "[console_scripts]\nforecast-server = forecast.server:main\n", encoding="utf-8"
     )
-    # The server gets only the safe variables of ours and --env (docs/security.md): PYTHONPATH passed on.
+    # The server gets only the safe variables of ours and --env (docs/security.md), PYTHONPATH among them.
     done = bindgen(
         "call",
-        "--env",
-        "PYTHONPATH",
         "mcp-bindgen run forecast-server",
         "sky",
         cwd=tmp_path,

@@ -50,5 +50,6 @@ def test_the_policy(monkeypatch: pytest.MonkeyPatch) -> None:
     env = child_environment({"AWS_SECRET_ACCESS_KEY": "given", "PATH": "/given"})
     assert env["AWS_SECRET_ACCESS_KEY"] == "given" and env["PATH"] == "/given"  # explicit wins
     assert env["LC_ALL"] == "C.UTF-8"
-    assert {"MCP_REQUEST_STATE_SECRET", "TERM", "PYTHONPATH"}.isdisjoint(env)
+    assert {"MCP_REQUEST_STATE_SECRET", "TERM"}.isdisjoint(env)
+    assert env["PYTHONPATH"] == "/elsewhere"  # no secret; a server run from its source needs it
     assert child_environment(INHERIT)["MCP_REQUEST_STATE_SECRET"] == SECRETS["MCP_REQUEST_STATE_SECRET"]

@@ -45,11 +45,13 @@ ChildEnv = Mapping[str, str] | Literal[Inherit.INHERIT] | None
 # What a stdio server inherits by default: the official SDK's list (mcp.client.stdio), which names
 # what a program needs to find itself and the user, and nothing that is anyone's secret; plus the
 # locale and time zone (how the server reads and writes text and dates) and, on POSIX, TMPDIR (the
-# per-user temporary folder, e.g. on macOS; the Windows list has TEMP).
-SAFE_POSIX = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LANGUAGE", "TZ", "TMPDIR")
+# per-user temporary folder, e.g. on macOS; the Windows list has TEMP); and PYTHONPATH, where a Python
+# server run from its source (a project not installed, its tests) finds its own package: no secret,
+# and without it such a server exits before the handshake with nothing to say why.
+SAFE_POSIX = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LANGUAGE", "TZ", "TMPDIR", "PYTHONPATH")
 SAFE_WINDOWS = (
     "APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE",
-    "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE",
+    "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE", "PYTHONPATH",
 )  # fmt: skip
 SAFE_PREFIXES = ("LC_",)  # LC_ALL, LC_CTYPE, ...
 
