@@ -10,7 +10,7 @@ Tools (the official twin, `peers/official_load_server.py`, has the same ones):
 * `steps {steps, delay_ms, tag}`: `steps` progress notifications `delay_ms` apart, then `tag`
   back (long enough to be cancelled or disconnected mid-request).
 
-Prints `READY <pid>` on stdout once listening.
+Prints `READY <pid> <port>` on stdout once listening (PORT 0: the port the system picked).
 """
 
 from __future__ import annotations
@@ -75,7 +75,8 @@ def main() -> None:
     def announce() -> None:
         while not server.started:
             time.sleep(0.02)
-        print(f"READY {os.getpid()}", flush=True)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        print(f"READY {os.getpid()} {port}", flush=True)
 
     threading.Thread(target=announce, daemon=True).start()
     server.run()

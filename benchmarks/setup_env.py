@@ -7,6 +7,9 @@
   of this repo once it has a ``pyproject.toml``. Only the message-path worker
   runs here, importing both in one process.
 
+``MCP_BENCH_OFFICIAL_VENV`` and ``MCP_BENCH_FASTMCP_VENV`` name venvs already built with the same pins
+(the test suite's, for its smoke run of the curves): they are used as they are, and nothing is built.
+
 A venv is rebuilt when its stamp (requirements, base interpreter, pyproject
 hash) changes. Bytecode: ``PYTHONDONTWRITEBYTECODE=1`` is set on these
 machines, so each side gets a private ``PYTHONPYCACHEPREFIX`` tree under
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import time
@@ -187,13 +191,26 @@ def _precompile(python: str, side: str, dirs: list[str], env: dict[str, str], *,
     marker.write_text(key)
 
 
+def _given_venv(variable: str, requirements: tuple[str, ...], name: str) -> tuple[Path, bool, str]:
+    """The venv named by `variable` (its python must exist), or ours under .cache/bench/ built or
+    refreshed for `requirements`: (venv, ok, note)."""
+    given = os.environ.get(variable)
+    if given:
+        venv = Path(given)
+        if venv_python(venv).exists():
+            return venv, True, ""
+        return venv, False, f"{variable}={given} has no bin/python"
+    venv = {"official": OFFICIAL_VENV, "fastmcp": FASTMCP_VENV}[name]
+    return venv, *_ensure_venv(venv, requirements, None, name)
+
+
 def prepare(*, need_mixed: bool = True, need_fastmcp: bool = False) -> Environment:
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
-    ok, note = _ensure_venv(OFFICIAL_VENV, OFFICIAL_REQUIREMENTS, None, "official")
+    official_venv, ok, note = _given_venv("MCP_BENCH_OFFICIAL_VENV", OFFICIAL_REQUIREMENTS, "official")
     if not ok:
         raise SystemExit(f"cannot build the official venv: {note}")
-    official_python = str(venv_python(OFFICIAL_VENV))
+    official_python = str(venv_python(official_venv))
 
     mixed_python: str | None = None
     ours_in_mixed = False
@@ -215,9 +232,9 @@ def prepare(*, need_mixed: bool = True, need_fastmcp: bool = False) -> Environme
 
     env = Environment(official_python, mixed_python, ours_py, ours_in_mixed, notes)
     if need_fastmcp:
-        ok, note = _ensure_venv(FASTMCP_VENV, FASTMCP_REQUIREMENTS, None, "fastmcp")
+        fastmcp_venv, ok, note = _given_venv("MCP_BENCH_FASTMCP_VENV", FASTMCP_REQUIREMENTS, "fastmcp")
         if ok:
-            env.fastmcp_python = str(venv_python(FASTMCP_VENV))
+            env.fastmcp_python = str(venv_python(fastmcp_venv))
             _precompile(
                 env.fastmcp_python, "fastmcp", [_site_packages(env.fastmcp_python)], env.side_env("fastmcp", write=True)
             )

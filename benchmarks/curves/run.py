@@ -16,7 +16,7 @@ from benchmarks.config import RESULTS_DIR, Budget
 from benchmarks.curves import inflight, payload, sessions, tools, workers
 from benchmarks.curves.model import Curve
 from benchmarks.curves.render import markdown, plot
-from benchmarks.curves.servers import FULL_CURVES, QUICK_CURVES, CurveBudget, peers
+from benchmarks.curves.servers import FULL_CURVES, QUICK_CURVES, SMOKE_CURVES, CurveBudget, peers
 from benchmarks.curves.summary import rows_of
 from benchmarks.procs import stop_all
 from benchmarks.report import Section, machine_info
@@ -88,7 +88,9 @@ def _on_signal(signum: int, frame: object) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.curves", description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smaller maxima (about 3 minutes)")
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="smaller maxima (about 3 minutes)")
+    size.add_argument("--smoke", action="store_true", help="a tiny fixed input, every curve and file (the tests')")
     parser.add_argument("--only", default="", help=f"comma-separated subset of: {','.join(CURVES)} (default: all)")
     parser.add_argument("--out", type=Path, default=OUT_DIR, help=f"where the tables and plots go (default: {OUT_DIR})")
     args = parser.parse_args(argv)
@@ -100,9 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _on_signal)
     try:
         env = prepare(need_mixed=False, need_fastmcp=True)
-        _, text = measure(
-            env, QUICK_CURVES if args.quick else FULL_CURVES, [c for c in CURVES if c in chosen], args.out
-        )
+        budget = SMOKE_CURVES if args.smoke else QUICK_CURVES if args.quick else FULL_CURVES
+        _, text = measure(env, budget, [c for c in CURVES if c in chosen], args.out)
     finally:
         stop_all()
     print(text)

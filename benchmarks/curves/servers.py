@@ -76,6 +76,27 @@ QUICK_CURVES = CurveBudget(
 )
 
 
+# The test suite's smoke run (tests/benchmarks/test_curves_smoke.py): a small fixed input that goes
+# through every curve, peer and output file (two points per curve, enough for a fit and its verdict);
+# its figures mean nothing. Its time is the servers' start-ups, a few per point.
+SMOKE_CURVES = CurveBudget(
+    name="smoke",
+    sessions=(1, 4),
+    session_probes=3,
+    tools=(1, 10),
+    tool_reps=1,
+    tool_calls=3,
+    payloads=(1024, 16 * 1024),
+    payload_reps=1,
+    inflight=(1, 4),
+    inflight_calls=4,
+    inflight_sleep_ms=1.0,
+    workers=(1, 2),
+    worker_seconds=0.3,
+    worker_clients=2,
+)
+
+
 def peers(env: Environment) -> list[str]:
     """The peers this environment can run (ours needs mcp_bindings, FastMCP its venv)."""
     return [p for p in ALL_PEERS if python_of(env, p) is not None]

@@ -9,6 +9,7 @@ is visible (the MCP transports turn it into a failed request)."""
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import anyio
@@ -156,6 +157,44 @@ async def test_loopback_handler_receives_the_redirect() -> None:
             assert await call_echo(stack, OAuthClientAuth(handler)) == "hi"
     assert len(opened) == 1
     assert stack.auth.of("/authorize")[0].params["redirect_uri"] == handler.redirect_uri
+
+
+async def test_loopback_handler_binds_its_port_once() -> None:
+    """The handler binds its port at construction and keeps it: no other socket can take it between
+    two authorizations, and both come back to the same redirect URI (what was registered)."""
+    seen: list[str] = []
+
+    async def browser(url: str) -> None:
+        async with httpx.AsyncClient(follow_redirects=True, timeout=10) as http:
+            await http.get(url)
+        seen.append(url)
+
+    def bind_again(port: int) -> None:  # as a server would (SO_REUSEADDR: TIME_WAIT is no obstacle)
+        with socket.socket() as other:
+            other.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            other.bind(("127.0.0.1", port))
+
+    with LoopbackAuthorizationHandler(open_browser=browser, timeout=20) as handler:
+        with pytest.raises(OSError):
+            bind_again(handler.port)
+        redirect = handler.redirect_uri
+        with anyio.fail_after(LIMIT):
+            async with oauth_stack() as stack:
+                assert await call_echo(stack, OAuthClientAuth(handler)) == "hi"
+            async with oauth_stack() as stack:
+                assert await call_echo(stack, OAuthClientAuth(handler)) == "hi"
+        assert handler.redirect_uri == redirect and len(seen) == 2
+        with pytest.raises(OSError):
+            bind_again(handler.port)
+    bind_again(handler.port)  # close() released it
+
+
+async def test_loopback_handler_takes_a_bound_socket() -> None:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    with LoopbackAuthorizationHandler(sock=sock) as handler:
+        assert handler.redirect_uri == f"http://127.0.0.1:{sock.getsockname()[1]}/callback"
+    assert sock.fileno() == -1  # the handler owned it
 
 
 # -- registration choices and token endpoint authentication -----------------------------------

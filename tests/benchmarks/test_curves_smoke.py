@@ -1,11 +1,13 @@
-"""`python -m benchmarks.curves --quick`, end to end: every curve's table and plot are written, with a
-row per point of the quick budget and a figure for every peer at every point. Nothing about the
+"""`python -m benchmarks.curves --smoke`, end to end: every curve's table and plot are written, with a
+row per point of the smoke budget (a small fixed input: `--quick` took ten minutes of the suite on a
+loaded 2-core machine) and a figure for every peer at every point. Nothing about the
 figures themselves is asserted (speed is measured in benchmarks/, never asserted in tests)."""
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -13,37 +15,50 @@ from pathlib import Path
 
 import pytest
 
+from tests.peers import contract_peers
 from tests.support import REPO_ROOT
+from tests.support.sdk import SDK_VENV, create_sdk_venv
 
 pytestmark = [pytest.mark.slow, pytest.mark.interop]  # builds the FastMCP venv; drives the official SDK
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-def _quick_points() -> dict[str, list[float]]:
-    from benchmarks.curves.servers import QUICK_CURVES as quick
+def _smoke_points() -> dict[str, list[float]]:
+    from benchmarks.curves.servers import SMOKE_CURVES as smoke
 
-    inflight = [float(n) for n in quick.inflight]
+    inflight = [float(n) for n in smoke.inflight]
     return {
-        "sessions": [float(n) for n in quick.sessions],
-        "tools": [float(n) for n in quick.tools],
-        "payload": [n / (1024 * 1024) for n in quick.payloads],
+        "sessions": [float(n) for n in smoke.sessions],
+        "tools": [float(n) for n in smoke.tools],
+        "payload": [n / (1024 * 1024) for n in smoke.payloads],
         "inflight_stdio": inflight,
         "inflight_http": inflight,
-        "workers": [float(n) for n in quick.workers],
+        "workers": [float(n) for n in smoke.workers],
     }
 
 
 @pytest.fixture(scope="module")
 def curves_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("matplotlib", reason="the plots need the bench extra (pip install -e '.[bench]')")
+    # The official SDK's and FastMCP's venvs of the other tests (same pins, built once under a lock)
+    # instead of two more under .cache/bench/.
+    problem = create_sdk_venv()
+    if problem is not None:
+        pytest.skip(f"the official SDK venv could not be created: {problem}")
+    try:
+        fastmcp = contract_peers.fastmcp()
+    except contract_peers.Unavailable as exc:
+        pytest.skip(f"FastMCP could not be installed: {exc}")
     out = tmp_path_factory.mktemp("curves")
+    env = {**os.environ, "MCP_BENCH_OFFICIAL_VENV": str(SDK_VENV), "MCP_BENCH_FASTMCP_VENV": str(fastmcp)}
     done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.curves", "--quick", "--out", str(out)],
+        [sys.executable, "-m", "benchmarks.curves", "--smoke", "--out", str(out)],
         cwd=REPO_ROOT,
+        env=env,
         capture_output=True,
         text=True,
-        timeout=840,
+        timeout=600,
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
@@ -52,7 +67,7 @@ def curves_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_every_curve_has_its_table_and_plot(curves_run: Path) -> None:
-    expected = set(_quick_points())
+    expected = set(_smoke_points())
     if shutil.which("redis-server") is None:
         expected.discard("workers")  # the workers curve needs a private Redis; skipped without one
     for key in expected:
@@ -66,7 +81,7 @@ def test_every_curve_has_its_table_and_plot(curves_run: Path) -> None:
 
 def test_tables_have_a_row_per_point_and_every_peer(curves_run: Path) -> None:
     doc = json.loads((curves_run / "curves.json").read_text())
-    for key, xs in _quick_points().items():
+    for key, xs in _smoke_points().items():
         if key not in doc["curves"]:
             assert key == "workers" and shutil.which("redis-server") is None
             continue

@@ -46,7 +46,13 @@ def test_oauth_flow_then_stored_tokens(tmp_path: Path) -> None:
     browser = tmp_path / "browser.py"
     browser.write_text("import sys, httpx\nhttpx.get(sys.argv[1], follow_redirects=True, timeout=30)\n")
     cache = tmp_path / "cache"
-    environ = {"XDG_CACHE_HOME": str(cache), "BROWSER": f"{sys.executable} {browser} %s"}
+    # The redirect on a port the CLI's handler binds once (0), not the fixed 33418 that another run of
+    # the suite, or any program, may hold.
+    environ = {
+        "XDG_CACHE_HOME": str(cache),
+        "BROWSER": f"{sys.executable} {browser} %s",
+        "MCP_BINDGEN_OAUTH_PORT": "0",
+    }
     with _stack_in_thread() as stack:
         refused = bindgen("call", stack.mcp_url, "echo", "text=hi", environ=environ)
         assert refused.returncode == 5, refused.stderr

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -25,7 +23,7 @@ from mcp_bindgen.contract.render import client_view, render_client
 from mcp_bindgen.contract.surface import known_versions
 from mcp_bindgen.errors import BindgenError
 from tests.peers.harness import PEERS
-from tests.support import free_port
+from tests.support import announced_url
 
 OBJ: dict[str, Any] = {
     "type": "object",
@@ -218,15 +216,11 @@ def test_live_client_over_stdio_reads_every_page(tmp_path: Path, capsys: pytest.
 
 
 def test_live_client_over_http(tmp_path: Path) -> None:
-    port = free_port()
-    process = subprocess.Popen([*RUNTIME_SERVER, "--http", str(port)], stderr=subprocess.DEVNULL)
+    log = tmp_path / "server.log"
+    with log.open("wb") as stderr:  # port 0: the server binds it and says where it listens
+        process = subprocess.Popen([*RUNTIME_SERVER, "--http", "0"], stderr=stderr)
     try:
-        url = f"http://127.0.0.1:{port}/mcp"
-        for _ in range(100):  # bounded: at most ~10 s for the server to listen
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
+        url = announced_url(log, process)
         out = tmp_path / "users_http.py"
         assert main(["client", "-o", str(out), "--class-name", "Users", "--from", url]) == 0
         users = _load(out)

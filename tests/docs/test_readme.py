@@ -10,15 +10,13 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.support import REPO_ROOT, free_port
+from tests.support import REPO_ROOT, announced_url
 from tests.support.docs import block as find_block
 from tests.support.docs import pages
 
@@ -176,26 +174,21 @@ def test_eras_snippet_against_the_example_server() -> None:
 
 
 @pytest.mark.slow
-def test_task_client_snippet() -> None:
-    """Against the everything-server over HTTP, as the README says to start it (on a free port)."""
+def test_task_client_snippet(tmp_path: Path) -> None:
+    """Against the everything-server over HTTP, as the README says to start it (on port 0: it binds and
+    says where)."""
     code = block("handlers.use_extension(EXTENSION)")
     said = re.search(r"\(The server: `\.venv/bin/python (examples/everything_server\.py[^`]*)`", ALL_TEXT)
     assert said is not None and "--port 8000" in said.group(1)
-    port = free_port()
-    command = [sys.executable, *shlex.split(said.group(1).replace("8000", str(port)))]
-    server = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    command = [sys.executable, *shlex.split(said.group(1).replace("8000", "0"))]
+    log = tmp_path / "server.log"
+    with log.open("wb") as stderr:
+        server = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=stderr)
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert server.poll() is None, server.stderr.read() if server.stderr else ""
-                time.sleep(0.1)
+        served = announced_url(log, server)
         url = "http://127.0.0.1:8000/mcp"
         assert url in code
-        result = _run(code.replace(url, f"http://127.0.0.1:{port}/mcp"), timeout=90)
+        result = _run(code.replace(url, served), timeout=90)
     finally:
         server.terminate()
         server.wait(timeout=10)

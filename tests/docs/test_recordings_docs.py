@@ -15,10 +15,8 @@ import re
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -26,7 +24,7 @@ import pytest
 
 from mcp_bindings.runtime.recording.redaction import load_redaction
 from mcp_bindings.runtime.recording.session_file import read_recording
-from tests.support import REPO_ROOT, free_port
+from tests.support import REPO_ROOT, announced_url, said_url
 
 DOC = (REPO_ROOT / "docs" / "testing-with-recordings.md").read_text(encoding="utf-8")
 BLOCKS = re.findall(r"```(\w+)\n(.*?)```", DOC, re.S)
@@ -135,28 +133,22 @@ def test_shell_commands(workdir: Path) -> None:
 
 def test_http_recording_command(workdir: Path) -> None:
     line = block("--listen 127.0.0.1:8800").strip()
-    server_port, proxy_port = free_port(), free_port()
-    command = shlex.split(line.replace("8000", str(server_port)).replace("8800", str(proxy_port)))
-    server = subprocess.Popen(
-        [sys.executable, "examples/echo_server.py", "--transport", "http", "--port", str(server_port)],
-        cwd=workdir,
-        env=env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    log = workdir / "server.log"
+    with log.open("wb") as stderr:  # port 0 for both: each binds its own and says where
+        server = subprocess.Popen(
+            [sys.executable, "examples/echo_server.py", "--transport", "http", "--port", "0"],
+            cwd=workdir,
+            env=env(),
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+    served = announced_url(log, server)
+    command = shlex.split(line.replace("http://127.0.0.1:8000/mcp", served).replace("8800", "0"))
     proxy = subprocess.Popen(
         command, cwd=workdir, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
     try:
-        deadline = time.monotonic() + 30
-        for port in (server_port, proxy_port):
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                    break
-                except OSError:
-                    assert time.monotonic() < deadline and proxy.poll() is None
-                    time.sleep(0.1)
+        proxy_url = said_url(proxy.stderr, "connect the host to")
         headers = {"Accept": "application/json, text/event-stream", "Authorization": "Bearer abcdefgh12345678"}
         body = {
             "jsonrpc": "2.0",
@@ -168,7 +160,7 @@ def test_http_recording_command(workdir: Path) -> None:
                 "clientInfo": {"name": "doc", "version": "0"},
             },
         }
-        answer = httpx.post(f"http://127.0.0.1:{proxy_port}/mcp", json=body, headers=headers, timeout=10)
+        answer = httpx.post(proxy_url, json=body, headers=headers, timeout=10)
         assert answer.status_code == 200 and "2025-11-25" in answer.text
     finally:
         proxy.send_signal(signal.SIGINT)
@@ -176,7 +168,7 @@ def test_http_recording_command(workdir: Path) -> None:
         server.terminate()
         server.wait(timeout=10)
     assert proxy.returncode == 0, err
-    assert f"connect the host to http://127.0.0.1:{proxy_port}/mcp" in err
+    assert proxy_url.startswith("http://127.0.0.1:") and proxy_url.endswith("/mcp")
     recording = read_recording(workdir / "weather.mcpsession")
     assert [e.dir for e in recording.entries] == ["client", "server"]
     assert recording.entries[0].http and recording.entries[0].http["headers"]["authorization"] == "[REDACTED]"
@@ -231,8 +223,7 @@ def test_mock_commands(workdir: Path) -> None:
 
 def test_http_replay_command(workdir: Path) -> None:
     record(workdir)
-    port = free_port()
-    command = shlex.split(block("--http 127.0.0.1:8800").strip().replace("8800", str(port)))
+    command = shlex.split(block("--http 127.0.0.1:8800").strip().replace("8800", "0"))
     process = subprocess.Popen(
         command, cwd=workdir, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
@@ -241,19 +232,11 @@ def test_http_replay_command(workdir: Path) -> None:
         "from mcp_bindings.runtime.stdio import connect_stdio",
         "from mcp_bindings.runtime.http_client import connect_http",
     )
-    program = program.replace(
-        'connect_stdio(["mcp-bindgen", "replay", "weather.mcpsession"], Client)',
-        f'connect_http("http://127.0.0.1:{port}/mcp", Client)',
-    )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline and process.poll() is None
-                time.sleep(0.1)
+        url = said_url(process.stderr, " at ")
+        program = program.replace(
+            'connect_stdio(["mcp-bindgen", "replay", "weather.mcpsession"], Client)', f'connect_http("{url}", Client)'
+        )
         done = python(program, workdir)
     finally:
         process.send_signal(signal.SIGINT)
@@ -261,17 +244,6 @@ def test_http_replay_command(workdir: Path) -> None:
     assert done.returncode == 0, done.stderr
     first, error = done.stdout.strip().splitlines()
     assert first == "{'city': 'Oslo', 'celsius': 21.5}" and "no recorded tools/call matches" in error
-
-
-def wait_for_port(port: int, process: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            assert time.monotonic() < deadline and process.poll() is None
-            time.sleep(0.1)
 
 
 def test_replay_across_eras(workdir: Path) -> None:
@@ -322,17 +294,17 @@ def test_what_cannot_cross(workdir: Path) -> None:
 
 def test_new_episodes_http_command(workdir: Path) -> None:
     record(workdir)
-    live_port, replay_port = free_port(), free_port()
     line = block("--new-episodes http://127.0.0.1:8000/mcp").strip()
-    command = shlex.split(line.replace("8000", str(live_port)).replace("8802", str(replay_port)))
-    live = subprocess.Popen(
-        ["mcp-bindgen", "run", "examples/app_server.py", "--transport", "http", "--port", str(live_port)],
+    live = subprocess.Popen(  # port 0 for both: each binds its own and says where
+        ["mcp-bindgen", "run", "examples/app_server.py", "--transport", "http", "--port", "0"],
         cwd=workdir,
         env=env(),
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
     )
+    live_url = said_url(live.stdout, "serving on ")
+    command = shlex.split(line.replace("http://127.0.0.1:8000/mcp", live_url).replace("8802", "0"))
     replay = subprocess.Popen(
         command, cwd=workdir, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
@@ -341,13 +313,11 @@ def test_new_episodes_http_command(workdir: Path) -> None:
         "from mcp_bindings.runtime.stdio import connect_stdio",
         "from mcp_bindings.runtime.http_client import connect_http",
     )
-    program = program.replace(
-        'connect_stdio(["mcp-bindgen", "replay", "weather.mcpsession"], Client)',
-        f'connect_http("http://127.0.0.1:{replay_port}/mcp", Client)',
-    )
     try:
-        wait_for_port(live_port, live)
-        wait_for_port(replay_port, replay)
+        url = said_url(replay.stderr, " at ")
+        program = program.replace(
+            'connect_stdio(["mcp-bindgen", "replay", "weather.mcpsession"], Client)', f'connect_http("{url}", Client)'
+        )
         done = python(program, workdir)
     finally:
         replay.send_signal(signal.SIGINT)
@@ -365,10 +335,7 @@ def test_new_episodes_http_command(workdir: Path) -> None:
 def test_mock_http_command(workdir: Path) -> None:
     lock_line = block("mcp-bindgen mock mcp-lock.json --seed 7").strip().splitlines()[0]
     assert run(shlex.split(lock_line), workdir).returncode == 0
-    port = free_port()
-    command = shlex.split(
-        block("mcp-bindgen mock mcp-lock.json --http 127.0.0.1:8801").strip().replace("8801", str(port))
-    )
+    command = shlex.split(block("mcp-bindgen mock mcp-lock.json --http 127.0.0.1:8801").strip().replace("8801", "0"))
     process = subprocess.Popen(
         command, cwd=workdir, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
@@ -377,12 +344,9 @@ def test_mock_http_command(workdir: Path) -> None:
         "from mcp_bindings.runtime.stdio import connect_stdio",
         "from mcp_bindings.runtime.http_client import connect_http",
     )
-    program = program.replace(
-        "connect_stdio(REPLAY, Client)",
-        f'connect_http("http://127.0.0.1:{port}/mcp", Client)',
-    )
     try:
-        wait_for_port(port, process)
+        url = said_url(process.stderr, " at ")
+        program = program.replace("connect_stdio(REPLAY, Client)", f'connect_http("{url}", Client)')
         done = python(program, workdir)
     finally:
         process.terminate()

@@ -11,7 +11,6 @@ import importlib.util
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -32,7 +31,8 @@ from mcp_bindgen.scaffold import (
     scaffold,
     validate_name,
 )
-from tests.support import REPO_ROOT, free_port
+from tests.support import REPO_ROOT, announced_url
+from tests.support.sdk import SDK_VENV, create_sdk_venv
 
 ALL = "tools,resources,prompts,completion,logging"
 # (protocol, transport, features): every version with everything, plus subsets that change the shape.
@@ -53,7 +53,7 @@ PROJECTS = [
 LONG_NAME = "a-rather-long-project-name-that-wraps-every-line"
 LONG_NAMED = {1, 3, 5, 7}
 OFFICIAL_REQUIREMENTS = ("mcp==2.3.0", "mcp-types==2.3.0")
-OFFICIAL_VENVS = (REPO_ROOT / ".cache" / "bench" / "official-venv", REPO_ROOT / ".cache" / "official-sdk-venv")
+OFFICIAL_VENVS = (REPO_ROOT / ".cache" / "bench" / "official-venv", SDK_VENV)
 
 
 def _project_id(spec: tuple[str, str, str]) -> str:
@@ -439,8 +439,8 @@ def _venv_python(venv: Path) -> Path:
 
 
 def _official_python() -> Path:
-    """An interpreter with the pinned official SDK: the benchmarks' venv when present, else a cached
-    one made here (under .cache/, git-ignored)."""
+    """An interpreter with the pinned official SDK: the benchmarks' venv when present, else the suite's
+    (tests/support/sdk.py builds it once, under a lock shared with the `sdk_python` fixture)."""
     for venv in OFFICIAL_VENVS:
         python = _venv_python(venv)
         if python.is_file():
@@ -453,49 +453,25 @@ def _official_python() -> Path:
             )
             if probe.returncode == 0 and f"mcp=={probe.stdout.strip()}" in OFFICIAL_REQUIREMENTS:
                 return python
-    venv = OFFICIAL_VENVS[-1]
-    shutil.rmtree(venv, ignore_errors=True)
-    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], timeout=120)
-    _run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(_venv_python(venv)),
-            "install",
-            "--quiet",
-            *OFFICIAL_REQUIREMENTS,
-        ],
-        timeout=600,
-    )
-    return _venv_python(venv)
+    problem = create_sdk_venv()
+    assert problem is None, problem
+    return _venv_python(SDK_VENV)
 
 
 @pytest.fixture
 def http_server(tmp_path: Path) -> Iterator[Any]:
-    """Start `command + [--port N]` and yield its URL once it listens; stop it after."""
+    """Start `command + [--port 0]` (it binds a port and says which) and yield its URL once it listens;
+    stop it after."""
     started: list[subprocess.Popen[bytes]] = []
     log = tmp_path / "http-server.log"
 
     def start(command: list[str]) -> str:
-        port = free_port()
         with log.open("wb") as stderr:
             process = subprocess.Popen(
-                [*command, "--port", str(port)], stdout=subprocess.DEVNULL, stderr=stderr, env=_clean_env()
+                [*command, "--port", "0"], stdout=subprocess.DEVNULL, stderr=stderr, env=_clean_env()
             )
         started.append(process)
-        deadline = time.monotonic() + 30
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"the HTTP server exited with {process.returncode}:\n{log.read_text()}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                return f"http://127.0.0.1:{port}/mcp"
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"the HTTP server did not listen within 30 s:\n{log.read_text()}")
-                time.sleep(0.05)
+        return announced_url(log, process)
 
     yield start
     for process in started:

@@ -31,7 +31,7 @@ from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.runtime.rpc.calls import REQUEST_TIMEOUT
 from mcp_bindings.runtime.rpc.errors import McpError
 from tests.peers.harness import client_module
-from tests.support import free_port
+from tests.support import refused_port
 from tests.support.http import open_session, rpc, serve_in_thread
 
 pytestmark = pytest.mark.anyio
@@ -290,9 +290,8 @@ async def test_priming_event_only_from_2025_11_25(slow: tuple[str, Flags, Wire],
 
 
 async def test_connect_sse_failure_inside_fail_after_raises_the_connection_error() -> None:
-    url = f"http://127.0.0.1:{free_port()}/sse"  # nothing listens there
-    with pytest.raises(ConnectionError, match="could not open") as caught:
+    with refused_port() as port, pytest.raises(ConnectionError, match="could not open") as caught:
         with anyio.fail_after(DEADLINE):
-            async with connect_sse(url, client_module("2024-11-05").Client):
+            async with connect_sse(f"http://127.0.0.1:{port}/sse", client_module("2024-11-05").Client):
                 pass
     assert isinstance(caught.value.__cause__, httpx.ConnectError)

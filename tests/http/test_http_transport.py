@@ -31,7 +31,7 @@ import pytest
 from mcp_bindings.runtime.client.http import connect_http
 from mcp_bindings.runtime.http.app import create_app
 from tests.peers.harness import PEERS, Recorder, client_module, make_handlers, server_env, tool_text
-from tests.support import REPO_ROOT, free_port
+from tests.support import REPO_ROOT, bound_socket, refused_port
 from tests.support.http import (
     ACCEPT,
     HANDSHAKE,
@@ -613,15 +613,17 @@ def test_sdk_sse_client_against_our_legacy_endpoint(sdk_python: str, echo_stub_s
 
 @pytest.fixture(scope="module")
 def sdk_http_server(sdk_python: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
     log = tmp_path_factory.mktemp("sdk-http") / "server.log"
-    with open(log, "wb") as out:
+    with open(log, "wb") as out, bound_socket() as sock:  # bound here, listened on by the server
+        sock.listen()
+        port = sock.getsockname()[1]
         process = subprocess.Popen(
-            [sdk_python, str(PEERS / "http_sdk_server.py"), "--port", str(port)],
+            [sdk_python, str(PEERS / "http_sdk_server.py"), "--fd", str(sock.fileno())],
             stdout=out,
             stderr=subprocess.STDOUT,
             env=server_env(),
             cwd=str(REPO_ROOT),
+            pass_fds=(sock.fileno(),),
         )
         try:
             deadline = time.monotonic() + 30
@@ -815,9 +817,9 @@ async def test_connect_failures_and_caller_errors_come_out_unwrapped(everything:
     from mcp_bindings.runtime.rpc.errors import McpError
 
     with anyio.fail_after(DEADLINE):
-        with pytest.raises(McpError, match="HTTP request failed"):
+        with refused_port() as port, pytest.raises(McpError, match="HTTP request failed"):
             async with connect_http(
-                f"http://127.0.0.1:{free_port()}/mcp",
+                f"http://127.0.0.1:{port}/mcp",
                 client_module(HANDSHAKE).Client,
                 protocol_version=HANDSHAKE,
                 request_timeout=5,

@@ -48,7 +48,7 @@ from mcp_bindings.runtime.auth.resource_server import AccessToken
 from mcp_bindings.runtime.http.app import Deadlines, create_app
 from mcp_bindings.runtime.http.fairness import PerClient
 from mcp_bindings.runtime.http.resume import EVENT_OVERHEAD, EventLog, ReplayLimits, ReplayStore
-from tests.support import REPO_ROOT, free_port
+from tests.support import REPO_ROOT
 from tests.support.http import ACCEPT, HANDSHAKE, STATELESS, open_session, rpc, serve_in_thread, sse_messages
 from tests.support.memory import growth, needs_proc
 
@@ -87,12 +87,11 @@ def settled_rss(pid: int, target: float, seconds: float = 5.0) -> float:
 
 @contextlib.contextmanager
 def load_server(tmp_path: Path, *args: str) -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
-    """benchmarks/load_server.py on a free port: (process, base URL, its stderr log)."""
-    port = free_port()
+    """benchmarks/load_server.py on port 0 (it binds and says which port): (process, base URL, its stderr log)."""
     log = tmp_path / "server.log"
     with open(log, "wb") as stderr:
         proc = subprocess.Popen(
-            [sys.executable, str(LOAD_SERVER), str(port), *args],
+            [sys.executable, str(LOAD_SERVER), "0", *args],
             stdout=subprocess.PIPE,
             stderr=stderr,
             cwd=REPO_ROOT,
@@ -101,8 +100,9 @@ def load_server(tmp_path: Path, *args: str) -> Iterator[tuple[subprocess.Popen[b
     try:
         assert proc.stdout is not None
         ready, _, _ = select.select([proc.stdout], [], [], 30)
-        assert ready and proc.stdout.readline().startswith(b"READY"), log.read_text()
-        yield proc, f"http://127.0.0.1:{port}", log
+        line = proc.stdout.readline() if ready else b""
+        assert line.startswith(b"READY"), log.read_text()
+        yield proc, f"http://127.0.0.1:{int(line.split()[2])}", log
     finally:
         proc.terminate()
         try:

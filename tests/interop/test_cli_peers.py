@@ -22,7 +22,7 @@ import pytest
 
 from tests.peers import contract_peers
 from tests.peers.harness import PEERS
-from tests.support import REPO_ROOT, free_port
+from tests.support import REPO_ROOT, bound_socket
 from tests.support.cli import bindgen, served
 
 pytestmark = pytest.mark.interop
@@ -93,14 +93,17 @@ def test_sdk_mcpserver_inspect(shop: str) -> None:
 
 @pytest.fixture(scope="module")
 def sdk_http(sdk_python: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
     log = tmp_path_factory.mktemp("sdk-http") / "server.log"
-    with open(log, "wb") as out:
+    with open(log, "wb") as out, bound_socket() as sock:  # bound here, listened on by the server
+        sock.listen()
         process = subprocess.Popen(
-            [sdk_python, str(PEERS / "http_sdk_server.py"), "--port", str(port)], stdout=out, stderr=out
+            [sdk_python, str(PEERS / "http_sdk_server.py"), "--fd", str(sock.fileno())],
+            stdout=out,
+            stderr=out,
+            pass_fds=(sock.fileno(),),
         )
         try:
-            url = f"http://127.0.0.1:{port}/mcp"
+            url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
             _wait_http(url, process)
             yield url
         finally:
@@ -168,16 +171,17 @@ def test_server_everything_inspect_names_its_handshake_versions(everything: list
 
 
 def test_server_everything_over_streamable_http(everything: list[str], tmp_path: Path) -> None:
-    port = free_port()
-    with open(tmp_path / "everything.log", "wb") as out:
+    with open(tmp_path / "everything.log", "wb") as out, bound_socket() as sock:  # its listener, handed down
+        sock.listen()
         process = subprocess.Popen(
-            [everything[0], everything[1], "streamableHttp"],
-            env={**os.environ, "PORT": str(port)},
+            [everything[0], "--require", str(PEERS / "listen_on_fd.cjs"), everything[1], "streamableHttp"],
+            env={**os.environ, "LISTEN_FD": str(sock.fileno())},
             stdout=out,
             stderr=out,
+            pass_fds=(sock.fileno(),),
         )
         try:
-            url = f"http://127.0.0.1:{port}/mcp"
+            url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
             _wait_http(url, process)
             _everything_checks(url, "auto")
             _everything_checks(url, "2025-11-25")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -38,7 +39,7 @@ from starlette.routing import Route
 
 from tests.peers import contract_peers
 from tests.peers.harness import PEERS
-from tests.support import REPO_ROOT, free_port
+from tests.support import REPO_ROOT, bound_socket
 from tests.support.http import serve_in_thread
 from tests.support.pyright_snippet import strict_errors
 
@@ -90,17 +91,19 @@ def issuer() -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def http_server(python: str, path: str, env: dict[str, str], port: int) -> Iterator[str]:
+def http_server(python: str, path: str, env: dict[str, str], sock: socket.socket) -> Iterator[str]:
+    """The launcher serving `path` on `sock` (bound by the test, listening, inherited: no port picked)."""
     launcher = str(PEERS / "comparison_launcher.py")
     process = subprocess.Popen(
-        [python, launcher, str(REPO_ROOT / path), str(port)],
+        [python, launcher, str(REPO_ROOT / path), f"fd:{sock.fileno()}"],
         env={**os.environ, **env},
         cwd=REPO_ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        pass_fds=(sock.fileno(),),
     )
-    base = f"http://127.0.0.1:{port}"
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -164,9 +167,10 @@ def test_notes_server(which: str, version: str, transport: str, sdk_python: str,
     if transport == "stdio":
         check(sdk_report([*client, "--", python, str(REPO_ROOT / SERVERS[which])]), "anonymous")
         return
-    port = free_port()
-    resource = f"http://127.0.0.1:{port}/mcp"
-    with http_server(python, SERVERS[which], {"NOTES_ISSUER": issuer, "NOTES_URL": resource}, port) as base:
+    sock = bound_socket()
+    sock.listen()
+    resource = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+    with sock, http_server(python, SERVERS[which], {"NOTES_ISSUER": issuer, "NOTES_URL": resource}, sock) as base:
         refused = httpx.post(resource, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, timeout=10)
         assert refused.status_code == 401
         challenge = refused.headers["www-authenticate"]

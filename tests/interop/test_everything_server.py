@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -24,7 +22,7 @@ import orjson
 import pytest
 
 from tests.peers.harness import RawPeer, server_env
-from tests.support import REPO_ROOT, free_port
+from tests.support import REPO_ROOT, announced_url
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]
 
@@ -251,27 +249,17 @@ async def test_stdio_stateless_wire(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def http_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
     log = tmp_path_factory.mktemp("everything-http") / "server.log"
     with open(log, "wb") as out:
         process = subprocess.Popen(
-            [sys.executable, str(SCRIPT), "--transport", "http", "--port", str(port)],
+            [sys.executable, str(SCRIPT), "--transport", "http", "--port", "0"],  # it binds, and says where
             stdout=out,
             stderr=subprocess.STDOUT,
             env=server_env(),
             cwd=str(REPO_ROOT),
         )
         try:
-            deadline = time.monotonic() + DEADLINE
-            while True:
-                if process.poll() is not None:
-                    pytest.fail(f"the server exited with {process.returncode}:\n{log.read_text(errors='replace')}")
-                with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-                if time.monotonic() > deadline:
-                    pytest.fail(f"the server did not listen within {DEADLINE} s:\n{log.read_text(errors='replace')}")
-                time.sleep(0.05)
-            yield f"http://127.0.0.1:{port}/mcp"
+            yield announced_url(log, process, DEADLINE)
         finally:
             process.terminate()
             try:

@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support import REPO_ROOT
+from tests.support import REPO_ROOT, cache_lock
 
 CACHE = REPO_ROOT / ".cache" / "contract-peers"
 PY_REQUIREMENTS = ("mcp-server-time==2026.10.19", "mcp-server-git==2026.10.19")
@@ -64,6 +64,11 @@ def fastmcp() -> Path:
 
 
 def _venv(name: str, requirements: tuple[str, ...], command: str) -> Path:
+    with cache_lock(CACHE / name):  # built once; parallel test processes wait and reuse it
+        return _build_venv(name, requirements, command)
+
+
+def _build_venv(name: str, requirements: tuple[str, ...], command: str) -> Path:
     venv = CACHE / name
     stamp = venv / ".mcp-bindgen-stamp"
     expected = json.dumps({"requirements": requirements, "python": sys.version.split()[0]})
@@ -87,8 +92,9 @@ def everything_server() -> list[str]:
     prefix = CACHE / "npm"
     stamp = prefix / ".mcp-bindgen-stamp"
     entry = prefix / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
-    if not (stamp.exists() and stamp.read_text() == NPM_PACKAGE and entry.exists()):
-        prefix.mkdir(parents=True, exist_ok=True)
-        _run([npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", NPM_PACKAGE])
-        stamp.write_text(NPM_PACKAGE)
+    with cache_lock(prefix):
+        if not (stamp.exists() and stamp.read_text() == NPM_PACKAGE and entry.exists()):
+            prefix.mkdir(parents=True, exist_ok=True)
+            _run([npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", NPM_PACKAGE])
+            stamp.write_text(NPM_PACKAGE)
     return [node, str(entry), "stdio"]

@@ -4,6 +4,7 @@ its `streamable_http_app()`, served by uvicorn on 127.0.0.1), for the HTTP inter
 SDK's venv, never in the project's.
 
     <sdk-python> tests/peers/http_sdk_server.py --port 8123      # http://127.0.0.1:8123/mcp
+    <sdk-python> tests/peers/http_sdk_server.py --fd N           # on the inherited listening socket N
 
 Tools: echo {text} -> text, add {a, b} -> text of a + b.
 """
@@ -51,11 +52,18 @@ async def call_tool(ctx, params: types.CallToolRequestParams):
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, required=True)
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--port", type=int)
+    where.add_argument("--fd", type=int, help="a listening socket inherited from the test")
     args = parser.parse_args()
     server = Server("sdk-http-server", version="2.3.0-test", on_list_tools=list_tools, on_call_tool=call_tool)
     app = server.streamable_http_app(host="127.0.0.1")
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+    if args.fd is not None:
+        from inherited_socket import serve_on_fd  # beside this script
+
+        serve_on_fd(app, args.fd)
+    else:
+        uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 
 
 if __name__ == "__main__":

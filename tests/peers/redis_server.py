@@ -1,5 +1,6 @@
-"""A private redis-server on 127.0.0.1 for the scale-out tests (the `redis_server` fixture of
-tests/conftest.py starts one per test module)."""
+"""A private redis-server for the scale-out tests (the `redis_server` fixture of tests/conftest.py
+starts one per test module), on a Unix socket in its own directory: no TCP port to pick (and lose to
+another process between picking and binding), and the same address again after a restart."""
 
 from __future__ import annotations
 
@@ -11,31 +12,31 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import free_port
-
 
 class RedisServer:
-    """A private redis-server on 127.0.0.1 (a free port, no persistence, its own directory)."""
+    """A private redis-server on `directory`/redis.sock (no TCP, no persistence, its own directory)."""
 
-    def __init__(self, directory: Path, port: int | None = None) -> None:
+    def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self.port = port or free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.socket = directory / "redis.sock"
+        self.url = f"unix://{self.socket}"
         self.process: subprocess.Popen[bytes] | None = None
-        self.options = ("--dir", str(directory), "--protected-mode", "yes")
+        self.options = ("--save", "", "--appendonly", "no", "--dir", str(directory), "--protected-mode", "yes")
 
     def start(self) -> None:
         exe = shutil.which("redis-server")
         assert exe is not None
         self.process = subprocess.Popen(
-            [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", *self.options],
+            [exe, "--port", "0", "--unixsocket", str(self.socket), "--unixsocketperm", "700", *self.options],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 10
         while True:
             try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                    sock.settimeout(0.5)
+                    sock.connect(str(self.socket))
                     sock.sendall(b"PING\r\n")
                     if sock.recv(16).startswith(b"+PONG"):
                         return

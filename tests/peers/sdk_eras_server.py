@@ -1,7 +1,8 @@
 """A server on the official Python SDK for the era tests (issue 30, tests/interop/test_client_eras.py):
 on mcp 2.3.0 (`MCPServer`, the interop tests' SDK venv) it speaks 2026-07-28 too; on mcp 1.30.0 (its
 `FastMCP`, `contract_peers.handshake_sdk()`) only the `initialize` handshake. stdio by default,
-Streamable HTTP on 127.0.0.1 with `--http PORT`.
+Streamable HTTP on 127.0.0.1 with `--http PORT`, or on the listening socket the test bound and handed
+down with `--fd N` (its access log on stdout, as `run` writes it).
 
 `weather` logs at three levels (what `set_logging_level` lets through is what arrives); `touch`
 announces an update of a resource to `subscriptions/listen` streams (2026-07-28).
@@ -46,7 +47,11 @@ def config() -> str:
 
 
 if __name__ == "__main__":
-    if "--http" not in sys.argv:
+    if "--fd" in sys.argv:
+        from inherited_socket import serve_on_fd  # beside this script
+
+        serve_on_fd(app.streamable_http_app(), int(sys.argv[sys.argv.index("--fd") + 1]), log_level="info")
+    elif "--http" not in sys.argv:
         app.run("stdio")
     elif MODERN:
         app.run("streamable-http", host="127.0.0.1", port=int(sys.argv[sys.argv.index("--http") + 1]))

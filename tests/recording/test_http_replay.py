@@ -9,7 +9,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import anyio
@@ -22,7 +21,7 @@ from mcp_bindings.runtime.recording.http_replay import replay_http
 from mcp_bindings.runtime.recording.replay_server import ServerReplay
 from mcp_bindings.runtime.recording.session_file import read_recording
 from tests.peers.auth_harness import bind_local, serve
-from tests.support import REPO_ROOT, free_port
+from tests.support import REPO_ROOT, announced_url, url_in
 from tests.support.recording import drive_http, recording_app
 
 pytestmark = pytest.mark.anyio
@@ -54,25 +53,20 @@ def test_replay_http_command(tmp_path: Path) -> None:
             await drive_http(url, "2025-11-25")
 
     anyio.run(record)
-    port = free_port()
-    command = [sys.executable, "-m", "mcp_bindgen.cli", "replay", str(path), "--http", f"127.0.0.1:{port}"]
+    command = [sys.executable, "-m", "mcp_bindgen.cli", "replay", str(path), "--http", "127.0.0.1:0"]
     process = subprocess.Popen(command, cwd=REPO_ROOT, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                answer = httpx.get(f"http://127.0.0.1:{port}/mcp", timeout=2)
-                break
-            except httpx.HTTPError:
-                assert time.monotonic() < deadline and process.poll() is None
-                time.sleep(0.1)
-        assert answer.status_code == 405
-        replayed = anyio.run(drive_http, f"http://127.0.0.1:{port}/mcp", "2025-11-25")
+        assert process.stderr is not None
+        line = process.stderr.readline()  # "replaying FILE at URL (Ctrl-C stops)", once it listens
+        url = url_in(line)
+        assert url is not None and url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), line
+        assert httpx.get(url, timeout=10).status_code == 405
+        replayed = anyio.run(drive_http, url, "2025-11-25")
         assert replayed["greet"]["content"][0]["text"] == "Hello, Ada!"
     finally:
         process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=10)
-    assert process.returncode == 0 and f"at http://127.0.0.1:{port}/mcp" in err
+        process.communicate(timeout=10)
+    assert process.returncode == 0
 
 
 def test_replay_client_over_http(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -91,20 +85,14 @@ def test_replay_client_over_http(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
     anyio.run(record)
     for variant, expected in (([], 0), (["--changed"], 1)):
-        port = free_port()
         server = [sys.executable, str(REPO_ROOT / "tests" / "peers" / "recording_server.py"), *variant]
-        process = subprocess.Popen([*server, "--http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        log = tmp_path / f"server{len(variant)}.log"
+        with log.open("wb") as stderr:  # port 0: it binds and says where
+            process = subprocess.Popen([*server, "--http", "0"], stdout=subprocess.DEVNULL, stderr=stderr)
         try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    httpx.get(f"http://127.0.0.1:{port}/mcp", timeout=2)
-                    break
-                except httpx.HTTPError:
-                    assert time.monotonic() < deadline and process.poll() is None
-                    time.sleep(0.1)
+            url = announced_url(log, process)
             capsys.readouterr()
-            assert main(["replay-client", str(path), "--from", f"http://127.0.0.1:{port}/mcp"]) == expected
+            assert main(["replay-client", str(path), "--from", url]) == expected
             out = capsys.readouterr().out
         finally:
             process.terminate()
@@ -187,16 +175,16 @@ async def test_replay_http_command_with_new_episodes(tmp_path: Path, capsys: pyt
     async with serve(recording_app().asgi(), sock):
         async with recording_proxy(base + "/mcp", path) as url:
             assert await _greet_only(url, "2025-11-25") == "Hello, Ada!"
-        port = free_port()
-        argv = [sys.executable, "-m", "mcp_bindgen.cli", "replay", str(path), "--http", f"127.0.0.1:{port}"]
+        argv = [sys.executable, "-m", "mcp_bindgen.cli", "replay", str(path), "--http", "127.0.0.1:0"]
         process = subprocess.Popen(
             [*argv, "--new-episodes", base + "/mcp"], cwd=REPO_ROOT, stderr=subprocess.PIPE, text=True
         )
         try:
             assert process.stderr is not None
             line = await anyio.to_thread.run_sync(process.stderr.readline)
-            assert "replaying" in line, line
-            grown = await drive_http(f"http://127.0.0.1:{port}/mcp", "2025-11-25")
+            url = url_in(line)
+            assert "replaying" in line and url is not None, line
+            grown = await drive_http(url, "2025-11-25")
         finally:
             process.send_signal(signal.SIGINT)
             await anyio.to_thread.run_sync(lambda: process.wait(timeout=20))

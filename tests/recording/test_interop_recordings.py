@@ -19,7 +19,7 @@ import pytest
 from mcp_bindgen.cli import main
 from tests.peers import contract_peers
 from tests.peers.harness import PEERS
-from tests.support import REPO_ROOT, free_port
+from tests.support import REPO_ROOT, url_in
 from tests.support.sdk import TS_SDK, node_with_ts_sdk
 
 pytestmark = [pytest.mark.slow, pytest.mark.interop]
@@ -103,14 +103,14 @@ SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 @contextlib.contextmanager
 def replay_over_http(session: Path) -> Iterator[str]:
     """`mcp-bindgen replay SESSION --http 127.0.0.1:PORT` in a process of its own; its URL."""
-    port = free_port()
-    argv = [*BINDGEN, "replay", str(session), "--http", f"127.0.0.1:{port}"]
+    argv = [*BINDGEN, "replay", str(session), "--http", "127.0.0.1:0"]
     process = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT)
     try:
         assert process.stderr is not None
         line = process.stderr.readline()  # "replaying ... at URL (Ctrl-C stops)", once it listens
-        assert "replaying" in line, line + process.stderr.read()
-        yield f"http://127.0.0.1:{port}/mcp"
+        url = url_in(line)
+        assert "replaying" in line and url is not None, line + process.stderr.read()
+        yield url
     finally:
         process.terminate()
         process.wait(timeout=20)

@@ -20,7 +20,7 @@ import pytest
 
 from mcp_bindgen.cli import main
 from tests.peers.harness import PEERS
-from tests.support import REPO_ROOT, free_port
+from tests.support import REPO_ROOT, url_in
 
 APP = [sys.executable, str(REPO_ROOT / "examples" / "app_server.py")]
 
@@ -93,15 +93,15 @@ def test_the_official_sdk_client_gets_valid_results(lock: Path, sdk_python: str)
 @contextlib.contextmanager
 def mock_over_http(lock: Path, seed: int) -> Iterator[str]:
     """`mcp-bindgen mock LOCK --http 127.0.0.1:PORT` in a process of its own; its URL once it listens."""
-    port = free_port()
     process = subprocess.Popen(
-        [*mock(lock, seed), "--http", f"127.0.0.1:{port}"], stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT
+        [*mock(lock, seed), "--http", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT
     )
     try:
         assert process.stderr is not None
-        line = process.stderr.readline()  # "serving MCP (Streamable HTTP) at URL"
-        assert "serving MCP" in line, line + process.stderr.read()
-        yield f"http://127.0.0.1:{port}/mcp"
+        line = process.stderr.readline()  # "serving MCP (Streamable HTTP) at URL", with the port it bound
+        url = url_in(line)
+        assert "serving MCP" in line and url is not None, line + process.stderr.read()
+        yield url
     finally:
         process.terminate()
         process.wait(timeout=20)

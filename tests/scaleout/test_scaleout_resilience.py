@@ -20,7 +20,7 @@ from mcp_bindings.runtime.scaleout.backends.memory import InMemoryBackend
 from mcp_bindings.runtime.scaleout.backends.redis import RedisBackend
 from tests.peers.redis_server import RedisServer
 from tests.peers.scaleout_app import Scaled
-from tests.support import free_port
+from tests.support import refused_port
 from tests.support.http import serve_in_thread
 from tests.support.scaleout import SECRET, call, headers, listening
 
@@ -52,9 +52,9 @@ async def startup(app: StreamableHTTPApp) -> dict[str, Any]:
 
 
 async def test_redis_unreachable_at_start_is_a_clear_startup_error(no_env: None) -> None:
-    port = free_port()  # nothing listens there
-    app = create_app(Scaled(), backend=RedisBackend(f"redis://user:pw@127.0.0.1:{port}/0"), request_state_secret=SECRET)
-    answer = await startup(app)
+    with refused_port() as port:
+        backend = RedisBackend(f"redis://user:pw@127.0.0.1:{port}/0")
+        answer = await startup(create_app(Scaled(), backend=backend, request_state_secret=SECRET))
     assert answer["type"] == "lifespan.startup.failed"
     assert f"shared state unavailable (Redis at redis://127.0.0.1:{port}/0" in answer["message"]
     assert "pw" not in answer["message"]  # credentials are never echoed

@@ -27,7 +27,7 @@ from mcp_bindings.runtime.rpc.errors import DeliveryFailed, OutcomeUnknown
 from mcp_bindings.v2026_07_28 import models as m
 from mcp_bindings.v2026_07_28.client import Client, ClientHandlers
 from tests.peers.redis_server import RedisServer
-from tests.support import free_port
+from tests.support import refused_port
 from tests.support.scaleout import WORKERS, Deployment
 
 pytestmark = [pytest.mark.anyio, pytest.mark.scaleout]
@@ -206,12 +206,13 @@ async def test_a_call_on_a_draining_worker_is_answered_by_it(ready: Deployment, 
 
 
 async def test_connect_refused_on_every_attempt_is_a_clear_error_after_the_bound() -> None:
-    url = f"http://127.0.0.1:{free_port()}/mcp"  # nothing listens there
-    async with connect_http(url, Client, protocol_version=STATELESS) as client:
-        started = time.monotonic()
-        with anyio.fail_after(10), pytest.raises(DeliveryFailed) as caught:
-            await client.list_tools()
-        spent = time.monotonic() - started
+    with refused_port() as port:
+        url = f"http://127.0.0.1:{port}/mcp"  # nothing listens there
+        async with connect_http(url, Client, protocol_version=STATELESS) as client:
+            started = time.monotonic()
+            with anyio.fail_after(10), pytest.raises(DeliveryFailed) as caught:
+                await client.list_tools()
+            spent = time.monotonic() - started
     assert caught.value.stage == "connect"
     assert caught.value.message.startswith(f"HTTP request failed: could not connect to {url}: ")
     assert "gave up after 3 attempts" in caught.value.message

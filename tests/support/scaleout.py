@@ -20,7 +20,7 @@ import httpx
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from tests.support import REPO_ROOT, free_port
+from tests.support import REPO_ROOT, bound_socket
 
 STATELESS = "2026-07-28"
 WORKERS = 4
@@ -37,13 +37,23 @@ TRIES = 40  # fresh connections tried to reach another worker
 
 class Deployment:
     """`uvicorn --workers N --factory tests.peers.scaleout_app:build` (or another `app` module's
-    `build`) on 127.0.0.1 with the Redis backend."""
+    `build`) on 127.0.0.1 with the Redis backend, on a socket bound here and inherited (`--fd`)."""
 
     def __init__(
         self, redis_url: str, workers: int, log: Path, server: str = "uvicorn", app: str = "tests.peers.scaleout_app"
     ) -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
+        if server == "gunicorn":
+            command = [sys.executable, "-m", "gunicorn", f"{app}:build()"]
+            command += ["--worker-class", "uvicorn.workers.UvicornWorker", "--workers", str(workers)]
+            command += ["--bind", "fd://{fd}", "--graceful-timeout", "10", "--log-level", "warning"]
+        else:
+            command = [sys.executable, "-m", "uvicorn", "--factory", f"{app}:build"]
+            command += ["--workers", str(workers), "--fd", "{fd}"]
+            command += ["--log-level", "warning", "--timeout-graceful-shutdown", "10"]
+        self.start(command, redis_url, log)
+
+    def start(self, command: list[str], redis_url: str, log: Path) -> None:
+        """Run `command` (its `{fd}`: the listening socket's descriptor, bound here once and inherited)."""
         env = {
             **os.environ,
             "MCP_REDIS_URL": redis_url,
@@ -51,16 +61,14 @@ class Deployment:
             "PYTHONPATH": str(REPO_ROOT),
         }
         self.log = log
-        if server == "gunicorn":
-            command = [sys.executable, "-m", "gunicorn", f"{app}:build()"]
-            command += ["--worker-class", "uvicorn.workers.UvicornWorker", "--workers", str(workers)]
-            command += ["--bind", f"127.0.0.1:{self.port}", "--graceful-timeout", "10", "--log-level", "warning"]
-        else:
-            command = [sys.executable, "-m", "uvicorn", "--factory", f"{app}:build"]
-            command += ["--workers", str(workers), "--host", "127.0.0.1", "--port", str(self.port)]
-            command += ["--log-level", "warning", "--timeout-graceful-shutdown", "10"]
-        with log.open("wb") as out:
-            self.process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        with bound_socket() as sock, log.open("wb") as out:
+            sock.listen()
+            self.port = int(sock.getsockname()[1])
+            self.base = f"http://127.0.0.1:{self.port}"
+            argv = [part.replace("{fd}", str(sock.fileno())) for part in command]
+            self.process = subprocess.Popen(
+                argv, cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, pass_fds=(sock.fileno(),)
+            )
 
     def wait_ready(self, workers: int, timeout: float = 90) -> None:
         """Until `workers` distinct workers have answered /readyz with 200."""

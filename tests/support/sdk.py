@@ -18,7 +18,7 @@ import pytest
 
 from mcp_bindings.runtime.stdio.connect import connect_stdio
 from tests.peers.harness import PEERS, Recorder, client_module, make_handlers
-from tests.support import REPO_ROOT
+from tests.support import REPO_ROOT, cache_lock
 
 SDK_REQUIREMENT = "mcp==2.3.0"
 SDK_VENV = REPO_ROOT / ".cache" / "official-sdk-venv"
@@ -41,7 +41,13 @@ def _stamp_text() -> str:
 
 
 def create_sdk_venv() -> str | None:
-    """Build the SDK venv if it is missing or stale; returns why it could not be built, or None."""
+    """Build the SDK venv if it is missing or stale (one process at a time: the others wait, then
+    reuse it); returns why it could not be built, or None."""
+    with cache_lock(SDK_VENV):
+        return _build_sdk_venv()
+
+
+def _build_sdk_venv() -> str | None:
     python = SDK_VENV / "bin" / "python"
     if python.exists() and STAMP.exists() and STAMP.read_text() == _stamp_text():
         return None

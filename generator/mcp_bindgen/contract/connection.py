@@ -114,6 +114,21 @@ async def open_client(
 
 
 OAUTH_REDIRECT_PORT = 33418  # one redirect URI across runs: the registration stored with the tokens stays valid
+# Another port for the loopback redirect (0: one the system picks, bound once for this run; the stored
+# registration is then renewed when the next run's port differs): where 33418 is taken.
+OAUTH_PORT_ENV = "MCP_BINDGEN_OAUTH_PORT"
+
+
+def oauth_redirect_port() -> int:
+    """The loopback redirect's port: `MCP_BINDGEN_OAUTH_PORT` when set, else `OAUTH_REDIRECT_PORT`."""
+    import os
+
+    value = os.environ.get(OAUTH_PORT_ENV, "").strip()
+    if not value:
+        return OAUTH_REDIRECT_PORT
+    if not value.isdigit() or int(value) > 65535:
+        raise LiveError(f"{OAUTH_PORT_ENV}={value!r} is not a port (0-65535)", ExitCode.USAGE)
+    return int(value)
 
 
 def token_store() -> Path:
@@ -141,7 +156,7 @@ def oauth_client() -> Any:
     `token_store()`."""
     from mcp_bindings.runtime.auth import JsonFileTokenStorage, LoopbackAuthorizationHandler, OAuthClientAuth
 
-    handler = LoopbackAuthorizationHandler(port=OAUTH_REDIRECT_PORT, open_browser=_open_browser)
+    handler = LoopbackAuthorizationHandler(port=oauth_redirect_port(), open_browser=_open_browser)
     return OAuthClientAuth(handler, storage=JsonFileTokenStorage(token_store()), client_name="mcp-bindgen")
 
 

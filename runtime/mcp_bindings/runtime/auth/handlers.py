@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import inspect
 import socket
+import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
 import anyio
+import anyio.abc
 import httpx
 
 from mcp_bindings.runtime.auth.errors import AuthorizationError
@@ -143,11 +145,20 @@ class HeadlessAuthorizationHandler:
 OpenBrowser = Callable[[str], Any]  # may return an awaitable
 
 
-def _free_port(host: str) -> int:
+def _bound_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to `host:port` (0: a port the system picks) and listening. The handler keeps
+    it open for its whole life: a port picked, closed and bound again later could be taken in between."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        if sys.platform != "win32":
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a fixed port still in TIME_WAIT
+        sock.bind((host, port))
+        sock.listen()
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 _PAGE = b"<!doctype html><meta charset=utf-8><title>Authorization</title><p>%s You can close this window.</p>"
@@ -156,9 +167,12 @@ _PAGE = b"<!doctype html><meta charset=utf-8><title>Authorization</title><p>%s Y
 class LoopbackAuthorizationHandler:
     """Open the browser at the authorization URL and receive the redirect on `http://host:port/path`.
 
-    `port=0` picks a free port once, at construction, so the redirect URI stays the same for every
-    authorization of this handler (it is registered with the authorization server). `open_browser`
-    defaults to `webbrowser.open`; pass your own to print the URL instead, or to drive a test.
+    `port=0` binds a port the system picks, at construction, and keeps that socket until `close()`, so
+    the redirect URI stays the same for every authorization of this handler (it is registered with the
+    authorization server) and no other program can take the port in between. A fixed `port` is bound at
+    the first authorization and kept likewise; `sock` hands over a socket already bound (the handler
+    listens on it and owns it). `open_browser` defaults to `webbrowser.open`; pass your own to print
+    the URL instead, or to drive a test.
     """
 
     def __init__(
@@ -169,9 +183,17 @@ class LoopbackAuthorizationHandler:
         path: str = "/callback",
         open_browser: OpenBrowser | None = None,
         timeout: float = 300.0,
+        sock: socket.socket | None = None,
     ) -> None:
+        if sock is None and not port:
+            sock = _bound_socket(host, 0)
+        elif sock is not None:
+            sock.listen()
+        self._sock = sock
+        if sock is not None:
+            host, port = str(sock.getsockname()[0]), int(sock.getsockname()[1])
         self.host = host
-        self.port = port or _free_port(host)
+        self.port = port
         self.path = path if path.startswith("/") else "/" + path
         self.open_browser: OpenBrowser | None = open_browser  # None: the system browser
         self.timeout = timeout
@@ -182,7 +204,21 @@ class LoopbackAuthorizationHandler:
     def redirect_uri(self) -> str:
         return self._redirect_uri
 
+    def close(self) -> None:
+        """Release the listening socket (an authorization after this binds the port again)."""
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+    def __enter__(self) -> LoopbackAuthorizationHandler:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     async def authorize(self, authorization_url: str) -> AuthorizationResponse:
+        if self._sock is None:
+            self._sock = _bound_socket(self.host, self.port)
         result: list[AuthorizationResponse] = []
         done = anyio.Event()
 
@@ -217,7 +253,9 @@ class LoopbackAuthorizationHandler:
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
                     pass
 
-        listener = await anyio.create_tcp_listener(local_host=self.host, local_port=self.port)
+        # A duplicate for this authorization's listener (which closes what it owns); the socket itself
+        # stays bound and listening for the next one.
+        listener = await anyio.abc.SocketListener.from_socket(self._sock.dup())
         async with listener, anyio.create_task_group() as group:
             group.start_soon(listener.serve, serve)
             with anyio.move_on_after(self.timeout):
