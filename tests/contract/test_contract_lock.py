@@ -61,7 +61,8 @@ def test_lock_check_classifies(
     monkeypatch.setenv("CONTRACT_VARIANT", variant)
     code, expected = VARIANTS[variant]
     capsys.readouterr()
-    assert main(["lock", "--check", "-o", str(shop_lock), "--format", "json", "--from", *servers["shop"]]) == code
+    argv = ["lock", "--check", "-o", str(shop_lock), "--format", "json", "--env", "CONTRACT_VARIANT"]
+    assert main([*argv, "--from", *servers["shop"]]) == code  # the variant reaches the server by --env
     report = json.loads(capsys.readouterr().out)
     if expected is None:
         assert report["changes"] == []
