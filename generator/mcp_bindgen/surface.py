@@ -423,7 +423,8 @@ def derive_surface(ir: SchemaIR) -> ProtocolSurface:
     )
 
 
-def _object(ir: SchemaIR, name: str | None) -> ObjectDef | None:
+def object_def(ir: SchemaIR, name: str | None) -> ObjectDef | None:
+    """The object definition `name` names, if it is one (None for an alias, a missing or no name)."""
     definition = ir.definitions.get(name) if name is not None else None
     return definition if isinstance(definition, ObjectDef) else None
 
@@ -433,7 +434,7 @@ def _routing(ir: SchemaIR, methods: list[MethodSurface]) -> tuple[tuple[str, str
     requests = {m.method: m for m in methods if m.direction == "client_to_server" and m.kind == "request"}
     out: list[tuple[str, str]] = []
     for method, param in sorted(policy.routing().items()):
-        params = _object(ir, requests[method].params_type) if method in requests else None
+        params = object_def(ir, requests[method].params_type) if method in requests else None
         if params is not None and params.field(param) is not None:
             out.append((method, param))
     return tuple(out)
@@ -444,9 +445,9 @@ def _listen_filters(ir: SchemaIR, methods: list[MethodSurface]) -> tuple[tuple[s
     the key, and the notification is one the server sends."""
     rules = policy.listen_filters()
     listen = next((m for m in methods if m.method == rules.method and m.direction == "client_to_server"), None)
-    params = _object(ir, listen.params_type) if listen is not None else None
+    params = object_def(ir, listen.params_type) if listen is not None else None
     container = params.field(rules.container) if params is not None else None
-    holder = _object(ir, container.type.name) if container is not None and isinstance(container.type, Ref) else None
+    holder = object_def(ir, container.type.name) if container is not None and isinstance(container.type, Ref) else None
     if holder is None:
         return ()
     keys = {f.wire_name for f in holder.fields}

@@ -13,10 +13,10 @@ from collections.abc import Iterable, Sequence
 
 from ..errors import BindgenError
 from ..extension import ExtensionMethod
-from ..ir import ObjectDef, SchemaIR
+from ..ir import SchemaIR
 from ..naming import method_constant
 from ..policy import Direction, extension_policy, extension_routing
-from ..surface import Kind, ProtocolSurface
+from ..surface import Kind, ProtocolSurface, object_def
 from .templates import render
 
 Group = tuple[str, str, Sequence[str]]  # (Literal type name, what it is, method names)
@@ -139,8 +139,8 @@ def extension_names(identifier: str, ir: SchemaIR, methods: Sequence[ExtensionMe
 
 
 def _fields(ir: SchemaIR, name: str | None) -> set[str]:
-    definition = ir.definitions.get(name) if name is not None else None
-    return {f.wire_name for f in definition.fields} if isinstance(definition, ObjectDef) else set()
+    definition = object_def(ir, name)
+    return {f.wire_name for f in definition.fields} if definition is not None else set()
 
 
 ROLES: tuple[tuple[str, Direction, Kind], ...] = (
