@@ -110,7 +110,8 @@ def check_headers(headers: dict[str, str], rpc: Request, meta: dict[str, Any] | 
         return  # not a stateless-era request: the name header is not checked
     if method_header is None:
         raise Refusal(_mismatch_code(), "Header mismatch: the Mcp-Method header is required")
-    key = _routing(meta_version).get(rpc.method) or TASK_NAME_PARAM.get(rpc.method)  # the tasks extension's
+    # the version's routing (policy/routing.json), else the tasks extension's (Mcp-Name: params.taskId)
+    key = _routing(meta_version).get(rpc.method) or TASK_NAME_PARAM.get(rpc.method)
     if key is not None:
         params = rpc.params if isinstance(rpc.params, dict) else {}
         name_header = headers.get(NAME_HEADER)
