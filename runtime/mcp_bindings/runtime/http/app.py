@@ -108,6 +108,9 @@ class HttpOptions:
     # Only where the app runs on uvicorn through serve_http / uvicorn_config (the HTTP server owns
     # connections; mounted elsewhere, configure that server):
     max_connections: int = 1000  # connections served at once; a request on one more is answered 503
+    # Connections open at once from one address (the socket's peer IP), counted when a connection
+    # opens, before anything is parsed: one more is answered 503 and closed.
+    max_connections_per_address: int = 250
     header_timeout_seconds: float = 30.0  # a request's line and headers must arrive within this: else closed
     max_header_bytes: int = 64 * 1024  # a request's line and headers larger than this: 400 / closed
     keep_alive_seconds: float = 5.0  # an idle keep-alive connection is closed after this

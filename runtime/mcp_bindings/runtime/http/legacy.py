@@ -220,7 +220,7 @@ class LegacySse:
         if refusal is not None:
             return refusal
         if len(self.sessions) >= self.max_sessions:
-            return Response(status_code=503)
+            return Response(status_code=503, headers={"Connection": "close"})
         connection = LegacyConnection(
             self, secrets.token_hex(16), principal, self.queue_bytes, self.inbound_frames, client
         )
