@@ -154,9 +154,9 @@ def uvicorn_config(
 
     o = app.options
     # Access log lines are written at level info: below it (the default, "warning") uvicorn would
-    # still build each line's arguments on every response, and its proxy-headers middleware, which
-    # changes the client address and scheme (the app reads the address only to key per-client
-    # bounds), would still walk every request's headers. Both are off unless the lines can be seen.
+    # still build each line's arguments on every response. uvicorn's proxy-headers middleware is
+    # off at every level: which X-Forwarded-For counts is the app's one setting
+    # (`forwarded_allow_ips`, `http.fairness.ClientAddress`), whatever the log level.
     access_log = LOG_LEVELS.get(log_level.lower(), logging.INFO) <= logging.INFO
     base: type[asyncio.Protocol] = import_from_string(HTTP_PROTOCOLS[http])
     per_address = PerClient("max_connections_per_address", o.max_connections_per_address, "connections", "")
@@ -171,7 +171,7 @@ def uvicorn_config(
         port=port,
         log_level=log_level,
         access_log=access_log,
-        proxy_headers=access_log,
+        proxy_headers=False,
         server_header=False,  # no `server: uvicorn` on every response: nothing needs it, and it fingerprints
         lifespan="on",
         http=protocol,

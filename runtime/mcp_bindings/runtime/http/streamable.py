@@ -77,7 +77,6 @@ __all__ = [
     "RequestsResponse",
     "StreamableHttp",
     "StreamableOptions",
-    "address_of",
     "principal_of",
 ]
 
@@ -95,13 +94,6 @@ def principal_of(scope: Scope) -> str | None:
     auth. Sessions are bound to it when they open, and refuse every other principal."""
     principal = getattr(scope.get("auth"), "principal", None)
     return principal if isinstance(principal, str) else None
-
-
-def address_of(scope: Scope) -> str | None:
-    """The client's IP as the HTTP server reports it (the ASGI scope's `client`; not the port: one
-    client's many connections are one client). Keys per-client bounds where there is no principal."""
-    client = scope.get("client")
-    return client[0] if client else None
 
 
 class StreamableHttp:
