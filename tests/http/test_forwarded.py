@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from mcp_bindings.runtime.http.fairness import UNVERIFIED, ClientAddress
-from tests.support import announced_url
+from tests.support import announced_url, stop
 from tests.support.cli import SCRIPT, env
 from tests.support.http import ACCEPT, rpc
 
@@ -67,12 +67,7 @@ def serving(tmp_path: Path, how: str, trusted: str) -> Iterator[tuple[str, int]]
         url = announced_url(log, process).removesuffix("/mcp") + "/mcp"
         yield url, limit
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
+        stop(process)
 
 
 async def forged_initializes(url: str, count: int) -> list[int]:
