@@ -224,6 +224,7 @@ class LegacySse:
         connection = LegacyConnection(
             self, secrets.token_hex(16), principal, self.queue_bytes, self.inbound_frames, client
         )
+        connection.session.peer_address = address
         self.sessions[connection.id] = connection
         self.shares.take(client)
         return connection

@@ -73,12 +73,24 @@ class Call:
         return uri if isinstance(uri, str) else None
 
     @property
+    def peer_address(self) -> str | None:
+        """The client's IP where the transport has one (HTTP: the socket's peer, or the client a
+        proxy named in `forwarded_allow_ips` forwards; None on stdio and in memory)."""
+        address = getattr(self.context, "peer_address", None)
+        return address if isinstance(address, str) else None
+
+    @property
     def client_key(self) -> str:
-        """Who is asking, for per-client bounds: the principal, else the connection (handshake
-        era), else "anonymous" (an unauthenticated stateless request has no identity to key by)."""
+        """Who is asking, for per-client state (`RateLimit`'s buckets, `Cache`'s entries), the same
+        in both eras: the principal, else the client's IP (HTTP), else the connection (a handshake
+        session on stdio or in memory), else "anonymous" (a stateless request on stdio or in memory,
+        whose one peer is the process at the other end)."""
         principal = self.principal
         if principal is not None:
             return f"principal:{principal}"
+        address = self.peer_address
+        if address is not None:
+            return f"address:{address}"
         if registry.info(self.context.protocol_version).stateless:
             return "anonymous"
         return f"session:{self.context.session.id}"

@@ -1,5 +1,6 @@
 """Ready-made middleware (`middleware.chain`): `Timing` (each request logged with its duration and
-outcome, totals per method), `RateLimit` (a token bucket per client: principal, else connection)
+outcome, totals per method), `RateLimit` (a token bucket per client, `Call.client_key`: principal,
+else IP, else connection)
 and `Cache` (results of read-only requests kept for a while: resources, and tools the server
 lists with `readOnlyHint`; at 2026-07-28 the result's own `ttlMs` / `cacheScope` hints decide)."""
 
