@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.runtime.server.host import host_for
@@ -30,7 +31,17 @@ if TYPE_CHECKING:
     from mcp_bindings.runtime.server.runtime import ServerRuntime
     from mcp_bindings.runtime.server.stubs import ServerStub
 
-__all__ = ["Call", "Middleware", "MiddlewareFeature", "Next", "use_middleware"]
+__all__ = ["Call", "Middleware", "MiddlewareFeature", "Next", "recorded_uri", "use_middleware"]
+
+
+def recorded_uri(uri: str) -> str:
+    """A resource URI as logs and telemetry record it: without its query, fragment and userinfo,
+    where a client puts tokens (`file:///x?token=...`, `https://user:secret@host/x`)."""
+    try:
+        parts = urlsplit(uri)
+    except ValueError:  # not a URI urllib can split (e.g. an unclosed IPv6 bracket): up to its query
+        return uri.split("#", 1)[0].split("?", 1)[0].rpartition("@")[2]
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
 
 
 class Call:
@@ -71,6 +82,14 @@ class Call:
             return name
         uri = getattr(params, "uri", None)
         return uri if isinstance(uri, str) else None
+
+    @property
+    def recorded_target(self) -> str | None:
+        """`target` as logs record it: a resource URI without its query, fragment and userinfo."""
+        target = self.target
+        if target is None or isinstance(getattr(self.params, "name", None), str):
+            return target
+        return recorded_uri(target)
 
     @property
     def peer_address(self) -> str | None:
