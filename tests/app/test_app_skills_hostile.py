@@ -21,6 +21,7 @@ from examples.skills_server import SKILLS, make_app
 from mcp_bindings.runtime.client.skills import get_skill, list_skills, read_directory
 from mcp_bindings.runtime.protocol import skill_files
 from mcp_bindings.runtime.rpc.errors import McpError
+from tests.support import REPO_ROOT
 
 pytestmark = pytest.mark.anyio
 
@@ -78,7 +79,7 @@ async def _read_under_swaps(root: Path, uri: str, reads: int, directory: str | N
     from mcp_bindings.v2025_11_25.client import Client
 
     answers: Counter[str] = Counter()
-    server = [sys.executable, "examples/skills_server.py", "--directory", str(root)]
+    server = [sys.executable, str(REPO_ROOT / "examples" / "skills_server.py"), "--directory", str(root)]
     async with connect_stdio(server, Client, protocol_version="2025-11-25") as client:
         for _ in range(reads):
             try:
@@ -159,7 +160,7 @@ def test_listing_a_large_file_does_not_hold_up_a_ping(skills_dir: Path) -> None:
     """The ping, sent behind four listings of a folder holding a 256 MiB file, is answered before the
     first of them: the file is hashed in a worker thread, not on the event loop (before: the ping was
     answered last, after every listing)."""
-    server = [sys.executable, "examples/skills_server.py", "--directory", str(skills_dir)]
+    server = [sys.executable, str(REPO_ROOT / "examples" / "skills_server.py"), "--directory", str(skills_dir)]
     answered = anyio.run(_order, server)
     assert answered[0] == "ping", answered
 
