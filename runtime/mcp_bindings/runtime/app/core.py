@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel
 
+from mcp_bindings.ext.io_modelcontextprotocol_tasks.names import IDENTIFIER as TASKS_EXTENSION
 from mcp_bindings.runtime.app.around import Around
 from mcp_bindings.runtime.app.auth import Auth
 from mcp_bindings.runtime.app.changes import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED, ListChanges
@@ -39,7 +40,6 @@ from mcp_bindings.runtime.middleware.chain import Middleware
 from mcp_bindings.runtime.protocol import crossing, registry
 from mcp_bindings.runtime.protocol.context import RequestContext
 from mcp_bindings.runtime.protocol.spec import ProtocolTables
-from mcp_bindings.runtime.protocol.tasks_names import EXTENSION as TASKS_EXTENSION
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS
 from mcp_bindings.runtime.server.stubs import ServerStub
 from mcp_bindings.v2026_07_28 import names as v2026

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from mcp_bindings.ext.io_modelcontextprotocol_tasks.names import IDENTIFIER as TASKS_EXTENSION
 from mcp_bindings.runtime.app.asks import Boundary, Replay, StartTask, Suspend
 from mcp_bindings.runtime.app.context import Context
 from mcp_bindings.runtime.app.dependencies import provide
@@ -32,7 +33,6 @@ from mcp_bindings.runtime.protocol.context import RequestContext
 from mcp_bindings.runtime.protocol.custom_methods import peer_declares
 from mcp_bindings.runtime.protocol.pagination import invalid_cursor, paginate
 from mcp_bindings.runtime.protocol.spec import ProtocolTables
-from mcp_bindings.runtime.protocol.tasks_names import EXTENSION as TASKS_EXTENSION
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
 from mcp_bindings.runtime.tasks.api import run_as_task
 from mcp_bindings.runtime.tasks.service import TaskContext

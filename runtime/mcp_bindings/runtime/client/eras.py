@@ -78,30 +78,16 @@ def params(runtime: ClientRuntime, stub: MethodSpec, spec: MethodSpec, data: Any
                 raise validation_error(exc) from None
         return data
     version = runtime.version or "?"
-    value = crossing.cross(
+    return crossing.cross_params(
         data,
+        None,
         spec.params,
-        what=f"{spec.method} params",
         method=spec.method,
         source=runtime.stub_version,
         destination=version,
+        keep=frozenset({pg.param for pg in stub.param_gates} | {TASK}),
+        where=f"in MCP {version}, which this session speaks",
     )
-    kept = versions.project(value)
-    gated = {pg.param for pg in stub.param_gates} | {TASK}
-    for key in data.keys() - kept.keys():
-        if key in gated:
-            kept[key] = data[key]
-            continue
-        rule = crossing.policy().params.get((spec.method, key))
-        if rule is not None and rule.outcome == "drop" and (rule.equals is None or data[key] == rule.equals):
-            continue
-        why = f" ({rule.reason})" if rule is not None else ""
-        raise NotExpressible(
-            f"cannot send {spec.method} in MCP {version}, which this session speaks: "
-            f"params.{key} does not exist there{why}",
-            version=version,
-        )
-    return kept
 
 
 def result(runtime: ClientRuntime, stub: MethodSpec, spec: MethodSpec, value: Any) -> Any:

@@ -13,6 +13,7 @@ import orjson
 from anyio.abc import TaskGroup
 from pydantic import ValidationError
 
+from mcp_bindings.ext.io_modelcontextprotocol_tasks import names as tasks_ext
 from mcp_bindings.runtime.client import eras, extensions, seam
 from mcp_bindings.runtime.client import headers as mirroring
 from mcp_bindings.runtime.client.handling import answer_request, handle_notification
@@ -28,7 +29,7 @@ from mcp_bindings.runtime.client.tasks import ClientTasks
 from mcp_bindings.runtime.client.tasks_ext import ToolTasks
 from mcp_bindings.runtime.client.tool_catalog import ClientToolCatalog
 from mcp_bindings.runtime.client.tool_checks import ClientToolChecks
-from mcp_bindings.runtime.protocol import registry, tasks_names, versions
+from mcp_bindings.runtime.protocol import registry, versions
 from mcp_bindings.runtime.protocol.custom_methods import CustomMethod
 from mcp_bindings.runtime.protocol.headers import encode_value
 from mcp_bindings.runtime.protocol.lenient import read_newer
@@ -387,7 +388,7 @@ class ClientRuntime:
         if not self.stateless:
             return {}
         headers = mirroring.headers(message, self.tools, self.protocol.routing if self.protocol is not None else {})
-        key = tasks_names.NAME_PARAM.get(str(message.get("method")))
+        key = tasks_ext.ROUTING.get(str(message.get("method")))
         params = message.get("params")
         value = cast("dict[str, Any]", params).get(key) if key is not None and isinstance(params, dict) else None
         if "Mcp-Method" in headers and isinstance(value, str):

@@ -8,10 +8,10 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
+from mcp_bindings.ext.io_modelcontextprotocol_tasks.names import ROUTING as TASK_NAME_PARAM
 from mcp_bindings.runtime.protocol import headers as codec
 from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.runtime.protocol.registry import newest_stateless
-from mcp_bindings.runtime.protocol.tasks_names import NAME_PARAM as TASK_NAME_PARAM
 from mcp_bindings.runtime.rpc.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,

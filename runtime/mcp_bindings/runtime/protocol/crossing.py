@@ -137,19 +137,33 @@ def shaped(target: Any, version: str) -> Callable[[Any], Any]:
 
 
 def cross_params(
-    data: dict[str, Any], source_value: Any, target: Any, *, method: str, source: str, destination: str
+    data: dict[str, Any],
+    source_value: Any,
+    target: Any,
+    *,
+    method: str,
+    source: str,
+    destination: str,
+    keep: frozenset[str] = frozenset(),
+    where: str = "",
 ) -> Any:
-    """A server's request params (wire JSON of `source`, validated there as `source_value`) -> the
-    destination's params, refusing a param the destination would drop unless the policy allows it."""
+    """Request params (wire JSON of `source`, validated there as `source_value`; None: the raw JSON)
+    -> the destination's params, refusing a param the destination would drop unless the policy
+    allows it; `keep` passes as they are (params a side gates on its own). `where` names the side
+    in the refusal (default: a client of the destination's version)."""
     value = cross(data, target, what=f"{method} params", method=method, source=source, destination=destination)
     kept = versions.project(value, source_value)
     for key in data.keys() - kept.keys():
+        if key in keep:
+            kept[key] = data[key]
+            continue
         rule = policy().params.get((method, key))
         if rule is not None and rule.outcome == "drop" and (rule.equals is None or data[key] == rule.equals):
             continue
         why = f" ({rule.reason})" if rule is not None else ""
         raise NotExpressible(
-            f"cannot send {method} to a client of MCP {destination}: params.{key} does not exist there{why}",
+            f"cannot send {method} {where or f'to a client of MCP {destination}'}: params.{key} does not exist "
+            f"there{why}",
             version=destination,
         )
     return kept

@@ -49,9 +49,9 @@ from typing import Any, Generic, Literal, TypeVar, cast
 
 from pydantic import ValidationError
 
+from mcp_bindings.ext.io_modelcontextprotocol_tasks.names import IDENTIFIER as TASKS_EXTENSION  # served by `tasks`
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.spec import Kind, MethodSpec, ProtocolTables, Side
-from mcp_bindings.runtime.protocol.tasks_names import EXTENSION as TASKS_EXTENSION  # served by the runtime (`tasks`)
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import json_object, validation_error

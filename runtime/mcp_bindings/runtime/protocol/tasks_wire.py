@@ -17,14 +17,12 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from mcp_bindings.ext.io_modelcontextprotocol_tasks import models as ext
+from mcp_bindings.ext.io_modelcontextprotocol_tasks import names
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.task_store import TaskState, iso8601
-from mcp_bindings.runtime.protocol.tasks_names import EXTENSION, METHODS, NAME_PARAM, SUPPORTED_METHODS, TASK_STATUS
 
 __all__ = [
     "EXTENSION",
-    "METHODS",
-    "NAME_PARAM",
     "SUPPORTED_METHODS",
     "TASK_STATUS",
     "CancelTaskParams",
@@ -36,6 +34,12 @@ __all__ = [
     "missing_capability_data",
 ]
 
+
+# The extension's generated names: its identifier, the requests whose result may be a task (its
+# "Supported Methods", policy/extension_methods.json), and the status notification.
+EXTENSION = names.IDENTIFIER
+SUPPORTED_METHODS = names.TASK_RESULTS
+TASK_STATUS = names.NOTIFICATIONS_TASKS  # a task's status, to the subscriptions/listen streams that asked
 
 # The extension's generated models (mcp_bindings.ext.io_modelcontextprotocol_tasks), where they fit as is.
 GetTaskParams = ext.GetTaskRequestParams

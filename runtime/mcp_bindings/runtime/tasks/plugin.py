@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from mcp_bindings.ext.io_modelcontextprotocol_tasks.names import NOTIFICATIONS_TASKS as TASK_STATUS
 from mcp_bindings.runtime.protocol.spec import MethodSpec
-from mcp_bindings.runtime.protocol.tasks_names import TASK_STATUS
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.server.seam import Plan, ServerFeature
 from mcp_bindings.runtime.tasks import methods, service
