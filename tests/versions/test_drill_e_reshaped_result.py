@@ -47,3 +47,15 @@ def test_servers_written_before_it_reach_the_new_client_in_its_shape(seen: dict[
             assert outputs["assistant"]["content"][0]["type"] == "text", key
         app_tool = step(ok(seen, f"app/{transport}/{DRILL_WIRE}"), "tools")["tools"][0]
         assert app_tool["outputVariants"][0]["audience"] == "program"
+
+
+def test_an_output_schema_keeps_every_keyword_across_the_reshape(seen: dict[str, Any]) -> None:
+    """The authoring layer's schema for `dict[str, str]` reaches every version with structured output
+    whole, through the new version's `outputVariants` and back into `outputSchema`."""
+    schema = {"type": "object", "additionalProperties": {"type": "string"}}
+    for key, version, visit in every_visit(seen, ["app"]):
+        tool = step(visit, "tools", key)["tools"][0]
+        if version == DRILL_WIRE:
+            assert tool["outputVariants"][0]["schema"] == schema, key
+        elif version >= "2025-06-18":
+            assert tool["outputSchema"] == schema, key

@@ -177,14 +177,19 @@ def _json_schema(model: type[BaseModel]) -> bool:
     return any(field.alias == "$schema" for field in model.model_fields.values())
 
 
+# The source of a value the crossing made rather than carried (a reshaped or degraded part: the
+# source value has no such key): what it holds is kept as made.
+_MADE: dict[str, Any] = {}
+
+
 def _source_child(source: Any, key: str) -> Any:
     if isinstance(source, BaseModel):
         for name, field in type(source).model_fields.items():
             if (field.alias or name) == key:
                 return getattr(source, name)
-        return (source.__pydantic_extra__ or {}).get(key)
+        return (source.__pydantic_extra__ or {}).get(key, _MADE)
     if isinstance(source, dict):
-        return source.get(key)
+        return source.get(key, _MADE if source is _MADE else None)
     return None
 
 
