@@ -5,6 +5,7 @@ copy of the hand-written packages and sees the check fail; the real tree passes.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import sysconfig
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -290,3 +292,38 @@ def test_a_stdio_server_loads_only_what_its_traffic_needs() -> None:
     total = len(list((REPO / "generated" / "mcp_bindings" / "v2025_11_25" / "models").glob("_*.py")))
     assert len(created) < total / 3, f"{len(created)} of {total} model modules loaded"
     assert "mcp_bindings.v2025_11_25._messages" not in loaded
+
+
+# -- class sizes: scripts/class_sizes.py ----------------------------------------------------------
+
+
+def _class_sizes() -> Any:
+    spec = importlib.util.spec_from_file_location("class_sizes", REPO_ROOT / "scripts" / "class_sizes.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["class_sizes"] = module  # its dataclass looks its module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_no_class_is_over_400_lines_with_its_mixins_but_the_allowed() -> None:
+    sizes = _class_sizes()
+    assert sizes.problems(sizes.read_allow(REPO_ROOT / "scripts" / "class_sizes.allow")) == []
+
+
+def test_a_class_split_over_mixins_is_counted_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sizes = _class_sizes()
+    package = tmp_path / "pkg" / "app"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    body = "\n".join(f"    x{i} = {i}" for i in range(250))
+    (package / "mixin.py").write_text(f"class Half:\n{body}\n")
+    (package / "core.py").write_text(f"from pkg.app.mixin import Half\n\n\nclass Whole(Half):\n{body}\n")
+    monkeypatch.setattr(sizes, "ROOTS", {"pkg": tmp_path / "pkg"})
+    assert sizes.problems({}) == [
+        "pkg.app.core.Whole: 502 lines with its same-package bases, over 400: split it (scripts/class_sizes.py)"
+    ]
+    assert sizes.problems({"pkg.app.core.Whole": 502}) == []
+    assert "more than the 450" in sizes.problems({"pkg.app.core.Whole": 450})[0]  # it grew: fails
+    assert "lower it to 502" in sizes.problems({"pkg.app.core.Whole": 600})[0]  # it shrank: the ceiling follows
+    assert "pkg.app.core.Gone: allowed in class_sizes.allow but gone" in sizes.problems({"pkg.app.core.Gone": 500})[-1]
