@@ -81,3 +81,77 @@ async def test_a_2026_07_28_recording_serves_a_2025_11_25_client_from_its_discov
         assert crossed[step] == {k: v for k, v in live[step].items() if k != "resultType"}, step
     assert crossed["progress"] == live["progress"] == [[1, 3], [2, 3], [3, 3]]
     assert crossed["ask"]["content"] == live["ask"]["content"]  # its input round, bridged into sampling
+
+
+def with_late_server_request(source: Path, target: Path, tool: str) -> None:
+    """`source` (recorded at 2025-11-25) with a server request `roots/list` the server sent right
+    after it answered `tool`, and the client's answer to it: the order a server that asks for the
+    roots on its own, a moment after answering, leaves in a recording (there by timing; here by hand)."""
+    lines = source.read_text(encoding="utf-8").splitlines()
+    entries = [json.loads(line) for line in lines[1:]]
+    call = next(e for e in entries if ((e["message"] or {}).get("params") or {}).get("name") == tool)
+    answer = next(e for e in entries if e["dir"] == "server" and e["message"].get("id") == call["message"]["id"])
+    at = entries.index(answer) + 1
+    base = {"transport": answer["transport"], "session": answer["session"], "version": answer["version"]}
+    asked = {**base, "t": answer["t"], "dir": "server", "message": {"jsonrpc": "2.0", "id": 0, "method": "roots/list"}}
+    roots = {"roots": [{"uri": "file:///tmp/project", "name": "project"}]}
+    answered = {**base, "t": answer["t"], "dir": "client", "message": {"jsonrpc": "2.0", "id": 0, "result": roots}}
+    entries[at:at] = [asked, answered]
+    for seq, entry in enumerate(entries, 1):
+        entry["seq"] = seq
+    target.write_text("\n".join([lines[0], *(json.dumps(e) for e in entries)]) + "\n", encoding="utf-8")
+
+
+async def test_a_server_request_after_a_call_was_answered_is_the_sessions(tmp_path: Path) -> None:
+    recorded = tmp_path / "handshake.mcpsession"
+    await record_in_memory(recorded, HANDSHAKE)
+    path = tmp_path / "late.mcpsession"
+    with_late_server_request(recorded, path, "greet")
+    recording = read_recording(path)
+
+    replay = ServerReplay(recording)
+    (greet,) = [ex for ex in replay.exchanges if (ex.message.get("params") or {}).get("name") == "greet"]
+    assert [e.method for e in greet.episode] == [] and [e.method for e in greet.after] == ["roots/list"]
+
+    # A 2026-07-28 client replaying the call is answered: the request is not the call's.
+    notes: list[str] = []
+    greeted: Any = None
+    client_end, server_end = memory_pair()
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as group:
+            replay = ServerReplay(recording, log=_Lines(notes))
+            group.start_soon(replay.serve, server_end)
+            async with connect(client_end, client_module(MODERN).Client) as modern:
+                greeted = await modern.call_tool(name="greet", arguments={"name": "Ada"})
+            group.cancel_scope.cancel()
+    assert [block.text for block in greeted.content] == ["Hello, Ada!"]
+    assert any("roots/list" in note and "belongs to the session" in note for note in notes), notes
+
+    # A client of the recorded era is still asked for its roots, once the call is answered.
+    seen = Recorder()
+    greeted = None
+    client_end, server_end = memory_pair()
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as group:
+            group.start_soon(ServerReplay(recording).serve, server_end)
+            handlers = make_handlers(HANDSHAKE, seen)
+            async with connect(client_end, client_module(HANDSHAKE).Client, handlers=handlers) as client:
+                greeted = await client.call_tool(name="greet", arguments={"name": "Ada"})
+                await seen.wait_for(lambda r: bool(r.of("roots")))
+            group.cancel_scope.cancel()
+    assert [block.text for block in greeted.content] == ["Hello, Ada!"] and seen.of("roots") == [None]
+
+
+class _Lines:
+    """A log (`ServerReplay(log=...)`) keeping what the replay says."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+
+    def write(self, text: str) -> int:
+        if text.strip():
+            self.lines.append(text.strip())
+        return len(text)
+
+    def flush(self) -> None:
+        return None

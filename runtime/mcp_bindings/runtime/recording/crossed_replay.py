@@ -193,6 +193,11 @@ async def answer(
         )
     for entry in found.episode:
         await _play(replay, entry.message or {}, ctx, client, recorded)
+    for entry in found.after:  # the session's: nothing a request of the client's era carries
+        replay.note(
+            f"not played to the MCP {client} client ({what_is(entry.message or {})}, recorded at MCP {recorded} "
+            f"after {what_is(found.message)} was answered): it belongs to the session, not to the request"
+        )
     response = found.response.message if found.response is not None else None
     if response is None:
         raise McpError(INTERNAL_ERROR, f"{where}: the recording ends before the server answered it")
