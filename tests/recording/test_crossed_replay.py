@@ -155,3 +155,30 @@ class _Lines:
 
     def flush(self) -> None:
         return None
+
+
+def test_a_server_message_goes_where_its_response_stream_says() -> None:
+    """Over HTTP the entry says which request's stream carried a server message (`http.related`):
+    it is filed under that request even when another was opened after it, and a message of the GET
+    stream (null) is the session's even while a request is open."""
+    from mcp_bindings.runtime.recording.exchanges import exchanges_of
+    from mcp_bindings.runtime.recording.session_file import Entry
+
+    def entry(seq: int, direction: Any, message: dict[str, Any], **http: Any) -> Entry:
+        return Entry(seq, seq / 10, direction, "http", {"jsonrpc": "2.0", **message}, http=http or None)
+
+    call = {"method": "tools/call", "params": {"name": "slow"}}
+    recording = Recording(
+        {},
+        [
+            entry(1, "client", {"id": 1, **call}),
+            entry(2, "client", {"id": 2, **call}),
+            entry(3, "server", {"method": "notifications/progress", "params": {"progress": 1}}, related=1),
+            entry(4, "server", {"id": 0, "method": "roots/list"}, related=None),  # the GET stream
+            entry(5, "server", {"id": 2, "result": {"content": []}}, related=2),
+            entry(6, "server", {"id": 1, "result": {"content": []}}, related=1),
+        ],
+    )
+    _, (first, second) = exchanges_of(recording)
+    assert [e.seq for e in first.episode] == [3] and second.episode == []
+    assert [e.seq for e in second.after] == [4]  # the session's, after what the client said last

@@ -5,10 +5,12 @@ the client's requests was open (the session's, not a call's: `after` the exchang
 `prologue` before any); and why an incoming request got no recorded answer (`Unmatched`). What the
 replays (`replay_server`, `crossed_replay`) share.
 
-A recording does not say which request a server message belongs to, only when it was sent: one
-sent while a request was open is filed under the newest open request; one sent once the calls were
-answered is the session's, never the last call's, however soon it followed its answer (a server
-request there is not something that call asked of the client)."""
+Over HTTP the recording says which request a server message belongs to (`http.related`: the request
+whose response stream carried it; null for the GET stream, the session's): it is filed under that
+request while it is open, else it is the session's. Elsewhere (stdio) only when it was sent is
+known: one sent while a request was open is filed under the newest open request; one sent once the
+calls were answered is the session's, never the last call's, however soon it followed its answer
+(a server request there is not something that call asked of the client)."""
 
 from __future__ import annotations
 
@@ -71,11 +73,20 @@ def exchanges_of(recording: Recording) -> tuple[list[Entry], list[Exchange]]:
             if owner is not None:
                 owner.response = entry
             continue
-        # A notification or a request of the server's: it belongs to the newest open request, else
-        # to the session, after what the client said last.
-        owner = next(reversed(open_requests.values()), None)
+        # A notification or a request of the server's: it belongs to the request the recording says,
+        # else to the newest open request; else to the session, after what the client said last.
+        owner = _owner(entry, open_requests)
         if owner is not None:
             owner.episode.append(entry)
         else:
             (last.after if last is not None else prologue).append(entry)
     return prologue, exchanges
+
+
+def _owner(entry: Entry, open_requests: dict[Any, Exchange]) -> Exchange | None:
+    """The open request a server message belongs to (None: the session's)."""
+    http = entry.http
+    if http is not None and "related" in http:  # the response stream that carried it says
+        related = http["related"]
+        return open_requests.get(related) if isinstance(related, (str, int)) else None
+    return next(reversed(open_requests.values()), None)
