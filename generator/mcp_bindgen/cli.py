@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -75,6 +76,11 @@ def _cmd_pin(args: argparse.Namespace) -> int:
 
 def _cmd_generate(args: argparse.Namespace) -> int:
     from .output import generate_files
+    from .policy import OVERLAY_ENV, check_overlay
+
+    if args.policy:
+        check_overlay(Path(args.policy))
+        os.environ[OVERLAY_ENV] = str(Path(args.policy).resolve())  # read by every policy loader, in workers too
 
     done = generate_files(
         versions=args.version or None,
@@ -230,6 +236,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     gen.add_argument(
         "--force", action="store_true", help="with --schema: overwrite a pinned version with a different schema"
+    )
+    gen.add_argument(
+        "--policy",
+        metavar="DIR",
+        help="policy files in DIR extend the project's for this run (a new version's entries before they are "
+        "committed, e.g. DIR/reshapes.json)",
     )
     gen.set_defaults(func=_cmd_generate)
 

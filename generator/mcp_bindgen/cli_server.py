@@ -105,6 +105,13 @@ def _target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="HTTP: address to bind (default: 127.0.0.1)")
     parser.add_argument("--port", type=_port, default=3001, help="HTTP: port (default: 3001; 0 picks a free one)")
     parser.add_argument("--path", default="/mcp", help="HTTP: path of the MCP endpoint (default: /mcp)")
+    parser.add_argument(
+        "--forwarded-allow-ips",
+        default="",
+        metavar="IPS",
+        help="HTTP: the proxies (comma-separated IPs or networks) whose X-Forwarded-For names the client "
+        "for per-client bounds (default: none, the header is ignored)",
+    )
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]

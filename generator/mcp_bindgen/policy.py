@@ -9,12 +9,13 @@ takes `path` reads another file of the same form instead (tests do, with policie
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from .errors import BindgenError
 from .paths import policy_dir
@@ -23,8 +24,53 @@ Direction = Literal["client_to_server", "server_to_client"]
 _DIRECTIONS: tuple[Direction, ...] = ("client_to_server", "server_to_client")
 
 
+OVERLAY_ENV = "MCP_BINDGEN_POLICY"  # a folder of policy files extending the project's (`generate --policy`)
+
+
 def _read(name: str, path: Path | None = None) -> dict[str, Any]:
-    return json.loads((path or policy_dir() / name).read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads((path or policy_dir() / name).read_text(encoding="utf-8"))
+    extra = overlay_file(name) if path is None else None
+    if extra is not None:
+        try:
+            more = json.loads(extra.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise BindgenError(f"{extra}: not a readable JSON policy file ({exc})") from None
+        if not isinstance(more, dict):
+            raise BindgenError(f"{extra}: a policy file is a JSON object, like policy/{name}")
+        data = _merged(data, cast("dict[str, Any]", more))
+    return data
+
+
+def overlay_file(name: str) -> Path | None:
+    """The overlay's file `name`, where `generate --policy DIR` named a folder that has it."""
+    folder = os.environ.get(OVERLAY_ENV)
+    path = Path(folder) / name if folder else None
+    return path if path is not None and path.is_file() else None
+
+
+def check_overlay(folder: Path) -> None:
+    """A `--policy` folder holds only policy files the project has (one sentence otherwise)."""
+    if not folder.is_dir():
+        raise BindgenError(f"--policy {folder}: no such folder")
+    known = {p.name for p in policy_dir().glob("*.json")}
+    unknown = sorted(p.name for p in folder.iterdir() if p.name not in known)
+    if unknown:
+        names = ", ".join(sorted(known))
+        raise BindgenError(f"--policy {folder}: {', '.join(unknown)} is no policy file of mcp-bindgen (it has {names})")
+
+
+def _merged(base: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]:
+    """`more` over `base`: objects merged key by key, lists extended (a rule added), the rest replaced."""
+    out = dict(base)
+    for key, value in more.items():
+        old = out.get(key)
+        if isinstance(old, dict) and isinstance(value, dict):
+            out[key] = _merged(cast("dict[str, Any]", old), cast("dict[str, Any]", value))
+        elif isinstance(old, list) and isinstance(value, list):
+            out[key] = [*cast("list[Any]", old), *cast("list[Any]", value)]
+        else:
+            out[key] = value
+    return out
 
 
 # -- schema_patches.json -----------------------------------------------------------------------
@@ -95,6 +141,16 @@ class GateRule:
 
     def matches(self, method: str, direction: str) -> bool:
         return self.method == method and (self.direction is None or self.direction == direction)
+
+
+@cache
+def capability_convention() -> str:
+    """The reason of policy/capabilities.json `convention`: how a method no rule names is gated
+    (`surface.conventional_gate`)."""
+    entry = _read("capabilities.json").get("convention") or {}
+    if not entry.get("reason"):
+        raise BindgenError("policy/capabilities.json: `convention` needs a reason")
+    return str(entry["reason"])
 
 
 @cache
@@ -384,3 +440,38 @@ def extension_routing() -> Mapping[str, Mapping[str, str]]:
             methods[method] = entry["param"]
         out[identifier] = MappingProxyType(methods)
     return MappingProxyType(out)
+
+
+# -- reshapes.json -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReshapeRule:
+    """policy/reshapes.json: a definition whose content moved between a list field of tagged items
+    (`field`, in the versions that have it) and plain fields (in the versions that do not): `gather`
+    says which items' `take` becomes which plain field, `spread` which plain field becomes which item
+    (`"$"` in `item` stands for the value). It attaches to every schema whose definition `type` has
+    `field`, and is emitted into that version's PROTOCOL.reshapes for `protocol.crossing`."""
+
+    type: str
+    field: str
+    entry: Mapping[str, Any]  # the entry as written, without its reason (what the runtime reads)
+    reason: str
+
+
+@cache
+def reshapes() -> tuple[ReshapeRule, ...]:
+    out: list[ReshapeRule] = []
+    for entry in _read("reshapes.json")["reshapes"]:
+        where = f"policy/reshapes.json: {entry.get('type')}.{entry.get('field')}"
+        if not entry.get("reason") or not isinstance(entry.get("type"), str) or not isinstance(entry.get("field"), str):
+            raise BindgenError(f"{where} needs a `type`, a `field` and a reason")
+        for gather in entry.get("gather", []):
+            if not {"take", "into"} <= set(gather) or gather.get("join", "concat") not in ("concat", "first"):
+                raise BindgenError(f"{where}: a gather names `take`, `into` and a `join` of concat or first")
+        for spread in entry.get("spread", []):
+            if not isinstance(spread.get("from"), str) or not isinstance(spread.get("item"), dict):
+                raise BindgenError(f"{where}: a spread names `from` and an `item` object")
+        kept = {key: value for key, value in entry.items() if key != "reason"}
+        out.append(ReshapeRule(entry["type"], entry["field"], MappingProxyType(kept), entry["reason"]))
+    return tuple(out)

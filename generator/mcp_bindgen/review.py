@@ -27,7 +27,15 @@ from .ir import NO_DEFAULT, ObjectDef, SchemaIR
 from .naming import field_renames, type_renames
 from .normalise import load_patches
 from .pins import load_extension_pins
-from .policy import era_methods, extension_policies, extension_routing, field_defaults, listen_filters, routing
+from .policy import (
+    era_methods,
+    extension_policies,
+    extension_routing,
+    field_defaults,
+    listen_filters,
+    reshapes,
+    routing,
+)
 from .surface import (
     ProtocolSurface,
     builtin_methods,
@@ -114,10 +122,18 @@ def attachments(ir: SchemaIR, surface: ProtocolSurface) -> dict[str, str]:
         if method in names:
             out[f"era_methods.json {method}"] = method
     out.update(_era_param_attachments(ir, surface))
-    for method, param in surface.routing:
-        out[f"routing.json {method}"] = f"params.{param}"
+    out.update(_table_attachments(surface))
+    return out
+
+
+def _table_attachments(surface: ProtocolSurface) -> dict[str, str]:
+    """The routing, reshape and listen-filter entries emitted into this version's tables."""
+    out = {f"routing.json {method}": f"params.{param}" for method, param in surface.routing}
+    out.update({f"reshapes.json {rule.type}.{rule.field}": rule.field for rule in surface.reshapes})
+    policy_filters = listen_filters().filters  # the rest the generator reads from the schema's own links
     for key, notification in surface.listen_filters:
-        out[f"listen_filters.json {key}"] = notification
+        if key in policy_filters:
+            out[f"listen_filters.json {key}"] = notification
     return out
 
 
@@ -194,6 +210,7 @@ def all_rules() -> list[str]:
     rules += [f"era_methods.json {p.method} param {p.wire}" for p in eras.params]
     rules += [f"routing.json {m}" for m in routing()]
     rules += [f"listen_filters.json {k}" for k in listen_filters().filters]
+    rules += [f"reshapes.json {r.type}.{r.field}" for r in reshapes()]
     return list(dict.fromkeys(rules))
 
 
@@ -284,10 +301,11 @@ def review(
                     )
         for gap in version.surface.gaps:
             out.items.append(ReviewItem(UNCOVERED, f"{name}: {gap.subject}", gap.what))
+        gating = {str(m.gate) for m in version.surface.methods if m.gate is not None}  # rules' or the convention's
         for side, paths in version.surface.capability_paths.items():
             for path in paths:
                 capability = f"{side}:{path}"
-                if capability not in seen_paths and capability not in named_capabilities:
+                if capability not in seen_paths and capability not in named_capabilities | gating:
                     out.items.append(
                         ReviewItem(
                             UNCOVERED,

@@ -77,6 +77,8 @@ class ProtocolSurface:
     routing: tuple[tuple[str, str], ...] = ()
     # listen filter key -> the server notification it opts in to (policy/listen_filters.json, likewise)
     listen_filters: tuple[tuple[str, str], ...] = ()  # what the policy files do not cover in this schema (for review)
+    # definitions whose content another version holds in other fields (policy/reshapes.json, where it attaches)
+    reshapes: tuple[policy.ReshapeRule, ...] = ()
 
     def table(self, direction: Direction, kind: Kind) -> list[MethodSurface]:
         return [m for m in self.methods if m.direction == direction and m.kind == kind]
@@ -117,13 +119,17 @@ def _gating(method: str, direction: str, paths: dict[str, tuple[str, ...]], gaps
     """The gate of a method in one schema, from the first rule that names it."""
     rule = rule_for(method, direction)
     if rule is None:
-        gaps.append(
-            PolicyGap(
-                f"{method} ({direction.replace('_', ' ')})",
-                "no rule in policy/capabilities.json: generated ungated; add a rule naming the capability that "
-                'gates it (or `"gate": null` with a reason)',
-            )
+        derived = conventional_gate(method, direction, paths)
+        what = (
+            f"no rule in policy/capabilities.json: gated on {derived} by the naming convention; add a rule if "
+            "another capability gates it"
+            if derived is not None
+            else "no rule in policy/capabilities.json: generated ungated; add a rule naming the capability that "
+            'gates it (or `"gate": null` with a reason)'
         )
+        gaps.append(PolicyGap(f"{method} ({direction.replace('_', ' ')})", what))
+        if derived is not None:
+            return _Gating(derived, (), False, policy.capability_convention())
         return _Gating(None, (), False, "", governed=False)
 
     def defined(gate: Gate) -> bool:
@@ -141,6 +147,22 @@ def _gating(method: str, direction: str, paths: dict[str, tuple[str, ...]], gaps
         gate = None
     param_gates = tuple(pg for pg in rule.param_gates if defined(pg.gate))
     return _Gating(gate, param_gates, rule.optional_handler, rule.reason)
+
+
+def conventional_gate(method: str, direction: str, paths: dict[str, tuple[str, ...]]) -> Gate | None:
+    """The gate MCP's naming gives a method (policy/capabilities.json `convention`): a request
+    `<capability>/...` on that capability of the side serving it, `notifications/<capability>/list_changed`
+    on `<capability>.listChanged` of the side sending it; None where the schema defines no such capability."""
+    parts = method.split("/")
+    if parts[0] == "notifications":
+        side: Literal["server", "client"] = "server" if direction == "server_to_client" else "client"
+        path = (parts[1], "listChanged") if len(parts) == 3 and parts[2] == "list_changed" else None
+    else:
+        side = "server" if direction == "client_to_server" else "client"
+        path = (parts[0],) if len(parts) > 1 else None
+    if path is None or ".".join(path) not in paths.get(side, ()):
+        return None
+    return Gate(side, path)
 
 
 @cache
@@ -407,6 +429,7 @@ def derive_surface(ir: SchemaIR) -> ProtocolSurface:
     input_requests.sort(key=lambda m: m.method)
     client_methods = {m.method for m in methods if m.direction == "client_to_server"}
     all_methods = {m.method for m in methods} | {i.method for i in input_requests}
+    listen = _listen_filters(ir, methods, gaps)
     return ProtocolSurface(
         version=ir.version,
         methods=tuple(methods),
@@ -419,8 +442,14 @@ def derive_surface(ir: SchemaIR) -> ProtocolSurface:
         meta_keys=_meta_keys(ir),
         gaps=tuple(sorted(set(gaps), key=lambda g: (g.subject, g.what))),
         routing=_routing(ir, methods),
-        listen_filters=_listen_filters(ir, methods),
+        listen_filters=listen,
+        reshapes=tuple(r for r in policy.reshapes() if _has_field(ir, r.type, r.field)),
     )
+
+
+def _has_field(ir: SchemaIR, name: str, wire: str) -> bool:
+    definition = object_def(ir, name)
+    return definition is not None and definition.field(wire) is not None
 
 
 def object_def(ir: SchemaIR, name: str | None) -> ObjectDef | None:
@@ -440,9 +469,10 @@ def _routing(ir: SchemaIR, methods: list[MethodSurface]) -> tuple[tuple[str, str
     return tuple(out)
 
 
-def _listen_filters(ir: SchemaIR, methods: list[MethodSurface]) -> tuple[tuple[str, str], ...]:
-    """The policy's listen filters that attach to this schema: the listen request's filter object has
-    the key, and the notification is one the server sends."""
+def _listen_filters(ir: SchemaIR, methods: list[MethodSurface], gaps: list[PolicyGap]) -> tuple[tuple[str, str], ...]:
+    """What each field of the listen request's filter object opts in to: the server notification its
+    description links (`{@link ToolListChangedNotification ...}`, the schema's own cross-reference),
+    or the policy's entry for a field whose description links none."""
     rules = policy.listen_filters()
     listen = next((m for m in methods if m.method == rules.method and m.direction == "client_to_server"), None)
     params = object_def(ir, listen.params_type) if listen is not None else None
@@ -450,9 +480,35 @@ def _listen_filters(ir: SchemaIR, methods: list[MethodSurface]) -> tuple[tuple[s
     holder = object_def(ir, container.type.name) if container is not None and isinstance(container.type, Ref) else None
     if holder is None:
         return ()
-    keys = {f.wire_name for f in holder.fields}
-    sent = {m.method for m in methods if m.direction == "server_to_client" and m.kind == "notification"}
-    return tuple((k, n) for k, n in sorted(rules.filters.items()) if k in keys and n in sent)
+    sent = {m.message_type: m.method for m in methods if m.direction == "server_to_client" and m.kind == "notification"}
+    out: dict[str, str] = {}
+    for field in holder.fields:
+        linked = {
+            sent[name] for token in _LINK.findall(field.description or "") for name in sent if _links(token, name)
+        }
+        if len(linked) == 1:
+            out[field.wire_name] = linked.pop()
+        elif field.wire_name in rules.filters and rules.filters[field.wire_name] in sent.values():
+            out[field.wire_name] = rules.filters[field.wire_name]
+        elif field.wire_name != "_meta":
+            gaps.append(
+                PolicyGap(
+                    f"listen filter {field.wire_name}",
+                    "its description links no notification the server sends (or several): it opts in to nothing; "
+                    "add an entry to policy/listen_filters.json",
+                )
+            )
+    return tuple(sorted(out.items()))
+
+
+# TypeDoc's cross-reference as the schema's descriptions keep it: the target and its text run together
+# (`{@link ToolListChangedNotificationnotifications/tools/list_changed}`).
+_LINK = re.compile(r"\{@link\s+([^\s}]+)")
+
+
+def _links(token: str, name: str) -> bool:
+    """Whether a `{@link ...}` token names the definition `name` (the name, then nothing or lower-case text)."""
+    return token == name or (token.startswith(name) and not token[len(name)].isupper())
 
 
 def lifecycle_era(surface: ProtocolSurface) -> str | None:

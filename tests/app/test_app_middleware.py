@@ -13,6 +13,8 @@ import importlib.util
 import logging
 from typing import Any
 
+import anyio
+import httpx
 import pytest
 
 from mcp_bindings.runtime.app import App, AppDefinitionError
@@ -23,6 +25,7 @@ from mcp_bindings.runtime.rpc.errors import McpError
 from mcp_bindings.runtime.server.host import host_for
 from tests.support import REPO_ROOT
 from tests.support.content import text_of
+from tests.support.http import open_session, rpc, serve_in_thread, stateless, stateless_headers
 
 pytestmark = pytest.mark.anyio
 
@@ -296,3 +299,41 @@ async def test_a_stub_based_servers_middleware_denies_with_tool_error(version: s
     async with connect_in_memory(server, _client(version), protocol_version=version) as client:
         result = await client.call_tool(name="echo", arguments={"text": "a"})
     assert result.is_error is True and result.content[0].text == "echo is closed" and lifespans == [None]
+
+
+async def test_anonymous_clients_are_keyed_by_address_in_both_eras() -> None:
+    """Issue 43, item 9, over Streamable HTTP: two anonymous 2026-07-28 clients, X (127.0.0.2) and Y
+    (127.0.0.1), each get a bucket and cache entries of their own (before: one "anonymous" bucket
+    and cache scope for every stateless client: Y's first call was refused, and Y was served X's
+    cached result), and X's handshake session shares X's bucket (before: a fresh one per session)."""
+    app = App("keyed", middleware=[RateLimit(rate=0.001, burst=1), Cache(ttl=60)])
+    reads: list[str] = []
+
+    @app.tool
+    def ping() -> str:
+        return "pong"
+
+    @app.resource("config://mine")
+    def mine() -> str:
+        reads.append("mine")
+        return f"read {len(reads)}"
+
+    call = rpc(1, "tools/call", stateless({"name": "ping", "arguments": {}}))
+    read = rpc(2, "resources/read", stateless({"uri": "config://mine"}))
+    calling, reading = stateless_headers("tools/call", "ping"), stateless_headers("resources/read", "config://mine")
+    with serve_in_thread(app.asgi()) as base, anyio.fail_after(20):
+        url = base + "/mcp"
+        x_transport = httpx.AsyncHTTPTransport(local_address="127.0.0.2")
+        async with httpx.AsyncClient(transport=x_transport, timeout=10) as x, httpx.AsyncClient(timeout=10) as y:
+            assert (await x.post(url, json=call, headers=calling)).json()["result"]["content"][0]["text"] == "pong"
+            refused = await x.post(url, json=call, headers=calling)
+            assert refused.status_code == 429 and "Rate limit reached" in refused.json()["error"]["message"]
+            assert (await y.post(url, json=call, headers=calling)).json()["result"]["content"][0]["text"] == "pong"
+            session = {**await open_session(x, url), "Accept": "application/json"}
+            again = await x.post(url, json=rpc(3, "tools/call", {"name": "ping", "arguments": {}}), headers=session)
+            assert again.json()["error"]["code"] == -32050  # X's handshake session: X's bucket
+            texts = [
+                (await client.post(url, json=read, headers=reading)).json()["result"]["contents"][0]["text"]
+                for client in (x, x, y)
+            ]
+    assert texts == ["read 1", "read 1", "read 2"]  # X's entry served to X only

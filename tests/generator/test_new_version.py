@@ -97,7 +97,7 @@ def test_next_diff_lists_exactly_the_five_changes(made: dict[str, Any]) -> None:
     assert changes == {
         "lifecycle": [],
         "methods": {
-            # 1. the new request (no rule gates it yet: gate `?`) ...
+            # 1. the new request (no rule names it: the naming convention gates it) ...
             "added": [
                 {
                     "method": "widgets/list",
@@ -105,7 +105,7 @@ def test_next_diff_lists_exactly_the_five_changes(made: dict[str, Any]) -> None:
                     "params": "PaginatedRequestParams",
                     "result": "ListWidgetsResult",
                     "input_required": False,
-                    "gate": "?",
+                    "gate": "server:widgets",
                 }
             ],
             # 3. the removed notification
@@ -175,31 +175,32 @@ def test_next_diff_lists_exactly_the_five_changes(made: dict[str, Any]) -> None:
         },
     }
     assert report["notes"] == [
-        "next: widgets/list (client to server): no rule in policy/capabilities.json: generated ungated; add a "
-        'rule naming the capability that gates it (or `"gate": null` with a reason)'
+        "next: listen filter promptsListChanged: its description links no notification the server sends (or "
+        "several): it opts in to nothing; add an entry to policy/listen_filters.json",
+        "next: widgets/list (client to server): no rule in policy/capabilities.json: gated on server:widgets by "
+        "the naming convention; add a rule if another capability gates it",
     ]
 
 
-def test_next_review_names_the_new_capability_as_needing_a_rule(made: dict[str, Any]) -> None:
+def test_next_review_lists_the_new_request_gated_by_the_naming_convention(made: dict[str, Any]) -> None:
     printed = made["stdout"][NAME]
+    # No rule names widgets/list: the naming convention gates it on the new capability, for review.
     assert (
-        "capability server:widgets: new; no rule of policy/capabilities.json gates a method on it (needs a rule)"
-        in printed
+        "next: widgets/list (client to server): no rule in policy/capabilities.json: gated on server:widgets by "
+        "the naming convention" in printed
     )
-    assert "next: widgets/list (client to server): no rule in policy/capabilities.json: generated ungated" in printed
-    # The rules of the removed notification found nothing to attach to in next: its gate, and the
-    # listen filter that opted in to it.
+    assert "capability server:widgets: new" not in printed  # the convention's gate uses it
+    # The rule of the removed notification found nothing to attach to in next; the listen filter that
+    # opted in to it now links nothing the server sends.
     assert (
         "capabilities.json notifications/prompts/list_changed: applies to 2026-07-28, finds nothing to attach to "
         "in next" in printed
     )
-    assert (
-        "listen_filters.json promptsListChanged: applies to 2026-07-28, finds nothing to attach to in next" in printed
-    )
+    assert "next: listen filter promptsListChanged: its description links no notification the server sends" in printed
     assert "next: definition WidgetContent: new" in printed
     # Every other rule of 2026-07-28 attached: nothing else is listed.
     listed = [line for line in printed.splitlines() if line.lstrip().startswith("- ")]
-    assert len(listed) == 9, printed
+    assert len(listed) == 8, printed
 
 
 def test_next_is_served_to_its_clients_and_older_ones_and_connects_to_a_pinned_server(made: dict[str, Any]) -> None:
@@ -476,7 +477,8 @@ def test_release_day_pins_regenerates_diffs_and_reviews(
     assert f'version="{NEXT_WIRE}"' in about and f'name="{NEXT_WIRE}"' in about
     assert out.startswith(f"pinned {NEXT_WIRE}: modelcontextprotocol/modelcontextprotocol@{commit}")
     assert f"# MCP schema changes: 2026-07-28 -> {NEXT_WIRE}" in out and "- `widgets/list`" in out
-    assert f"{NEXT_WIRE}: capability server:widgets: new; no rule" in out
+    convention = "widgets/list (client to server): no rule in policy/capabilities.json: gated on server:widgets"
+    assert f"{NEXT_WIRE}: {convention}" in out
     # Pinning it again with other bytes needs --force.
     other = _write(
         tmp_path / "other" / "schema.json", (REPO_ROOT / "schema" / "2026-07-28" / "schema.json").read_text()
@@ -547,7 +549,8 @@ def test_a_wheel_user_generates_installs_serves_and_connects_a_new_version(tmp_p
     assert made.returncode == 0, made.stderr
     project = work / "mcp-bindings-next"
     assert f"install it with: pip install {project}" in made.stdout
-    assert "capability server:widgets: new; no rule" in made.stdout
+    convention = "widgets/list (client to server): no rule in policy/capabilities.json: gated on server:widgets"
+    assert convention in made.stdout
     assert not (work / "generated").exists()
     site = subprocess.run(
         [python, "-c", "import mcp_bindings, sys; print(list(mcp_bindings.__path__)[0])"],

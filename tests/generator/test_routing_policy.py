@@ -6,11 +6,13 @@ the server sends), never by version name; an entry that attaches to no known sch
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from types import MappingProxyType
 
 import pytest
 
 from mcp_bindgen import policy, review
+from mcp_bindgen.cli import main
 from mcp_bindgen.ir import ObjectDef, SchemaIR
 from mcp_bindgen.pipeline import build_ir, pinned_extension_patches, pinned_source
 from mcp_bindgen.surface import derive_surface
@@ -70,3 +72,32 @@ def test_a_stale_entry_is_named_by_the_review(monkeypatch: pytest.MonkeyPatch) -
     patched = pinned_extension_patches()  # what the extension schemas had applied, as `generate` reports
     stale = {item.subject for item in review.review(known, patched=patched).items}
     assert stale == {"routing.json tools/frobnicate", "listen_filters.json widgets"}
+
+
+def test_a_reshape_entry_attaches_where_its_definition_has_the_field_and_is_named_when_stale(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """policy/reshapes.json holds no entry while no pinned version needs one; an entry for a field no
+    pinned schema has (SEP-3279's `outputs`) is named by the review, one for a field one has attaches."""
+    entries = {
+        field: policy.ReshapeRule("CallToolResult", field, MappingProxyType({"type": "CallToolResult"}), "a reason")
+        for field in ("outputs", "content")
+    }
+    for module in (policy, review):
+        monkeypatch.setattr(module, "reshapes", lambda: tuple(entries.values()))
+    known = []
+    for version in PINNED_VERSIONS:
+        ir = build_ir(pinned_source(version))
+        known.append(review.Known(version, ir, derive_surface(ir), True))
+    assert [r.field for r in known[-1].surface.reshapes] == ["content"]
+    stale = {item.subject for item in review.review(known, patched=pinned_extension_patches()).items}
+    assert stale == {"reshapes.json CallToolResult.outputs"}
+
+
+def test_a_policy_folder_holds_only_policy_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["generate", "--policy", str(tmp_path / "missing")]) == 1
+    assert capsys.readouterr().err.strip().endswith(f"--policy {tmp_path / 'missing'}: no such folder")
+    (tmp_path / "capabilites.json").write_text("{}")
+    assert main(["generate", "--policy", str(tmp_path)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "capabilites.json is no policy file of mcp-bindgen" in err

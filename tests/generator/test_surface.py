@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from mcp_bindgen.pipeline import build_ir, pinned_source
-from mcp_bindgen.surface import ROLE_UNIONS, derive_surface, gate_rules
+from mcp_bindgen.surface import ROLE_UNIONS, conventional_gate, derive_surface, gate_rules
 from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.runtime.rpc.errors import StubDefinitionError
 from tests.support import REPO_ROOT
@@ -319,3 +319,36 @@ def test_tools_only_server_advertises_exactly_tools_and_refuses_prompts() -> Non
                 assert info.value.code == -32601
 
     anyio.run(scenario)
+
+
+def test_the_naming_convention_agrees_with_every_rule_it_reads() -> None:
+    """policy/capabilities.json `convention` gates a method no rule names by its name
+    (`widgets/list` on server:widgets). Where it reads a gate for a method a rule covers, the rule
+    gates on that capability or narrows it to a sub-capability, never on another one."""
+    read = 0
+    for version in PINNED_VERSIONS:
+        surface = derive_surface(build_ir(pinned_source(version)))
+        for method in surface.methods:
+            convention = conventional_gate(method.method, method.direction, surface.capability_paths)
+            if convention is None:
+                continue
+            read += 1
+            assert method.gate is not None, (version, method.method)
+            assert (method.gate.side, method.gate.path[: len(convention.path)]) == (convention.side, convention.path), (
+                version,
+                method.method,
+                str(method.gate),
+                str(convention),
+            )
+    assert read > 50  # tools, resources, prompts, logging, sampling, elicitation, roots, tasks in five versions
+
+
+def test_a_method_no_rule_names_is_gated_by_its_name_where_the_capability_exists() -> None:
+    paths = {"server": ("tools", "widgets", "widgets.listChanged"), "client": ("roots",)}
+    assert str(conventional_gate("widgets/list", "client_to_server", paths)) == "server:widgets"
+    assert str(conventional_gate("notifications/widgets/list_changed", "server_to_client", paths)) == (
+        "server:widgets.listChanged"
+    )
+    assert conventional_gate("gadgets/list", "client_to_server", paths) is None  # no such capability: ungated
+    assert conventional_gate("roots/list", "client_to_server", paths) is None  # the client serves roots/list
+    assert str(conventional_gate("roots/list", "server_to_client", paths)) == "client:roots"

@@ -1,23 +1,28 @@
 """Per-client shares of the HTTP server's shared bounds (issue 28: sessions and requests in flight; the
 listen streams are in test_http_hardening.py), on real sockets: client X (127.0.0.2) reaches its
 share and is refused 429, -32050 naming the bound; client Y (127.0.0.1) is still served; X's share
-comes back when it lets go."""
+comes back when it lets go. And connections (issue 43): one address holds at most
+its `max_connections_per_address` of them, half-sent heads included, and a refusal ends its connection."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import anyio
+import anyio.abc
 import httpx
+import orjson
 import pytest
 
 from mcp_bindings.runtime.http.app import create_app
 from mcp_bindings.runtime.http.fairness import PerClient, client_key
 from mcp_bindings.v2025_11_25 import models as hm
 from mcp_bindings.v2025_11_25.server import Server as HandshakeServer
-from tests.support.http import open_session, rpc, serve_in_thread
+from tests.support import port_of
+from tests.support.http import open_session, read_until_closed, rpc, serve_guarded, serve_in_thread
 
 pytestmark = pytest.mark.anyio
 
@@ -142,3 +147,57 @@ def test_shares_are_counted_per_principal_else_per_address() -> None:
     assert share.refusal(1, "a") is not None and share.refusal(1, "b") is None
     share.give_back("a")
     assert share.refusal(1, "a") is None and share.held("a") == 0
+
+
+# -- connections: per address before a request is parsed (issue 43, item 5) ------------------------
+
+
+async def test_one_address_holding_half_sent_heads_leaves_connections_to_others() -> None:
+    """X (127.0.0.2) opens more connections than `max_connections`, each sending half a request
+    head; Y (127.0.0.1) still calls. X holds at most `max_connections_per_address` of them: each one
+    more is answered 503 (`connection: close`) and closed at once, before its head is parsed."""
+    app = create_app(Gate(), max_connections=12, max_connections_per_address=4, header_timeout_seconds=30)
+    with serve_guarded(app) as base, anyio.fail_after(DEADLINE):
+        port = port_of(base)
+        held: list[anyio.abc.SocketStream] = []
+        try:
+            for _ in range(15):
+                stream = await anyio.connect_tcp("127.0.0.1", port, local_host=X)
+                held.append(stream)
+                with contextlib.suppress(anyio.BrokenResourceError, ConnectionError):
+                    await stream.send(b"POST /mcp HTTP/1.1\r\nHost: 127")  # half a head, never finished
+            answer, _ = await read_until_closed(held[-1], 5)  # one over X's bound: refused, closed
+            assert answer.startswith(b"HTTP/1.1 503 "), answer[:200]
+            assert b"connection: close" in answer.lower() and b"max_connections_per_address" in answer
+            async with httpx.AsyncClient(timeout=10) as y:
+                session = await open_session(y, base + "/mcp")
+                reply = await y.post(base + "/mcp", json=rpc(2, "ping"), headers=session)
+                assert reply.status_code == 200 and reply.json()["result"] == {}
+        finally:
+            for stream in held:
+                await stream.aclose()
+
+
+async def test_a_refusal_for_want_of_room_ends_its_connection() -> None:
+    """A client refused 429 (its share of sessions) does not keep the connection for the keep-alive
+    time: the refusal says `Connection: close` and the server closes it."""
+    app = create_app(Gate(), max_sessions_per_client=1, keep_alive_seconds=30)
+    init = rpc(
+        1,
+        "initialize",
+        {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "0"}},
+    )
+    body = orjson.dumps(init)
+    request = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
+    with serve_guarded(app) as base, anyio.fail_after(DEADLINE):
+        async with httpx.AsyncClient(timeout=10) as x:
+            await open_session(x, base + "/mcp")
+        stream = await anyio.connect_tcp("127.0.0.1", port_of(base))
+        async with stream:
+            await stream.send(request)
+            answer, _ = await read_until_closed(stream, 5)  # before: open for the keep-alive time (30 s)
+        assert answer.startswith(b"HTTP/1.1 429 "), answer[:200]
+        assert b"connection: close" in answer.lower()

@@ -24,7 +24,6 @@ import pytest
 
 from mcp_bindings.runtime.auth import JWTVerifier, require_bearer
 from mcp_bindings.runtime.http.app import StreamableHTTPApp, create_app
-from mcp_bindings.runtime.http.serving import uvicorn_config
 from mcp_bindings.runtime.server.host import host_for
 from mcp_bindings.v2025_11_25 import models as hm
 from mcp_bindings.v2025_11_25.server import Server as HandshakeServer
@@ -35,8 +34,9 @@ from tests.support.http import (
     HANDSHAKE,
     load_example,
     open_session,
+    read_until_closed,
     rpc,
-    serve_config,
+    serve_guarded,
     serve_in_thread,
     sse_messages,
     stateless,
@@ -53,15 +53,6 @@ def everything_app(**options: Any) -> StreamableHTTPApp:
     return create_app(load_example("everything_server").EverythingServer(), **options)
 
 
-@contextlib.contextmanager
-def serve_guarded(app: StreamableHTTPApp, http: str = "h11") -> Iterator[str]:
-    """Run the app as `serve_http` does (`uvicorn_config`: connection bound, head deadline) in a
-    daemon thread; yields the base URL."""
-    config = uvicorn_config(app, "127.0.0.1", 0, http=http, loop="asyncio")  # pyright: ignore[reportArgumentType]
-    with serve_config(config) as url:
-        yield url
-
-
 async def assert_answers(url: str) -> None:
     """The server still answers a normal request: initialize + ping on a new session. Each request on
     a connection of its own: a kept-alive one idle past the tests' 0.5 s head deadline (a loaded
@@ -70,19 +61,6 @@ async def assert_answers(url: str) -> None:
         session = await open_session(client, url)
         reply = await client.post(url, json=rpc("after", "ping"), headers=session)
         assert reply.status_code == 200 and reply.json() == {"jsonrpc": "2.0", "id": "after", "result": {}}
-
-
-async def read_until_closed(stream: anyio.abc.SocketStream, limit: float) -> tuple[bytes, float]:
-    """Everything the server sends until it closes the connection, and how long that took."""
-    started = time.monotonic()
-    received = bytearray()
-    with anyio.fail_after(limit):
-        while True:
-            try:
-                received += await stream.receive()
-            except (anyio.EndOfStream, anyio.BrokenResourceError, ConnectionError):
-                break
-    return bytes(received), time.monotonic() - started
 
 
 def head(port: int, *, length: int | None = None, extra: str = "") -> bytes:

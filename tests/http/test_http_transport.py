@@ -31,7 +31,7 @@ import pytest
 from mcp_bindings.runtime.client.http import connect_http
 from mcp_bindings.runtime.http.app import create_app
 from tests.peers.harness import PEERS, Recorder, client_module, make_handlers, server_env, tool_text
-from tests.support import REPO_ROOT, bound_socket, refused_port
+from tests.support import REPO_ROOT, bound_socket, refused_port, stop
 from tests.support.http import (
     ACCEPT,
     HANDSHAKE,
@@ -637,12 +637,7 @@ def sdk_http_server(sdk_python: str, tmp_path_factory: pytest.TempPathFactory) -
                 time.sleep(0.05)
             yield f"http://127.0.0.1:{port}/mcp"
         finally:
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process)
 
 
 @pytest.mark.parametrize("version", [HANDSHAKE, STATELESS, "auto"])

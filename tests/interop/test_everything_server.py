@@ -22,7 +22,7 @@ import orjson
 import pytest
 
 from tests.peers.harness import RawPeer, server_env
-from tests.support import REPO_ROOT, announced_url
+from tests.support import REPO_ROOT, announced_url, stop
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]
 
@@ -261,12 +261,7 @@ def http_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         try:
             yield announced_url(log, process, DEADLINE)
         finally:
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process)
 
 
 def stateless_headers(method: str, name: str | None = None) -> dict[str, str]:

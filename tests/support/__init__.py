@@ -87,6 +87,16 @@ def announced_url(log: Path, process: subprocess.Popen[Any], deadline: float = 3
         time.sleep(0.05)
 
 
+def stop(process: subprocess.Popen[Any], grace: float = 10) -> None:
+    """End a server process the test started: SIGTERM, then SIGKILL after `grace` seconds."""
+    process.terminate()
+    try:
+        process.wait(grace)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def port_of(url: str) -> int:
     return int(urlsplit(url).port or 80)
 

@@ -28,9 +28,11 @@ def env(**extra: str) -> dict[str, str]:
 def bindgen(
     *args: str | Path, cwd: Path | None = None, timeout: float = 120, environ: Mapping[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """`mcp-bindgen ARGS...` run to its end (bounded), output captured; `environ` on top of `env()`."""
+    """`mcp-bindgen ARGS...` run to its end (bounded), output captured, stdin closed (a command that
+    serves on stdio ends at once); `environ` on top of `env()`."""
     return subprocess.run(
         [str(SCRIPT), *map(str, args)],
+        stdin=subprocess.DEVNULL,
         cwd=cwd or REPO_ROOT,
         env=env(**(environ or {})),
         capture_output=True,

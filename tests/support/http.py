@@ -1,6 +1,8 @@
 """Streamable HTTP on real sockets: an ASGI app on uvicorn in a background thread of the test process
-(`serve_in_thread`), the examples loaded as modules, and the raw wire helpers (JSON-RPC messages, the
-2026-07-28 stateless `_meta` and headers, a handshake session, the messages of an SSE stream)."""
+(`serve_in_thread`; `serve_guarded` as `serve_http` runs it, with its connection bounds), the
+examples loaded as modules, and the raw wire helpers (JSON-RPC messages, the 2026-07-28 stateless
+`_meta` and headers, a handshake session, the messages of an SSE stream, a connection read until
+the server closes it)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ from collections.abc import AsyncIterator, Iterator
 from types import ModuleType
 from typing import Any
 
+import anyio
+import anyio.abc
 import httpx
 import orjson
 import pytest
@@ -79,6 +83,30 @@ def serve_config(config: Any) -> Iterator[str]:
             server.force_exit = True
             thread.join(5)
         sock.close()
+
+
+@contextlib.contextmanager
+def serve_guarded(app: Any, http: str = "h11") -> Iterator[str]:
+    """Run the app as `serve_http` does (`uvicorn_config`: connection bound, head deadline) in a
+    daemon thread; yields the base URL."""
+    from mcp_bindings.runtime.http.serving import uvicorn_config
+
+    config = uvicorn_config(app, "127.0.0.1", 0, http=http, loop="asyncio")  # pyright: ignore[reportArgumentType]
+    with serve_config(config) as url:
+        yield url
+
+
+async def read_until_closed(stream: anyio.abc.SocketStream, limit: float) -> tuple[bytes, float]:
+    """Everything the server sends until it closes the connection, and how long that took."""
+    started = time.monotonic()
+    received = bytearray()
+    with anyio.fail_after(limit):
+        while True:
+            try:
+                received += await stream.receive()
+            except (anyio.EndOfStream, anyio.BrokenResourceError, ConnectionError):
+                break
+    return bytes(received), time.monotonic() - started
 
 
 def stateless(params: dict[str, Any] | None = None, meta: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from mcp_bindings.runtime.protocol.spec import (
     ErrorCodes,
     MethodSpec,
     ProtocolTables,
+    Reshape,
 )
 
 from . import models as m
@@ -524,6 +525,9 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+# where a definition's content is held in other fields by another version (policy/reshapes.json)
+RESHAPES: Mapping[str, Reshape] = MappingProxyType({})
+
 PROTOCOL = ProtocolTables(
     info=INFO,
     client_requests=CLIENT_REQUESTS,
@@ -537,4 +541,5 @@ PROTOCOL = ProtocolTables(
     input_required_model=None,
     routing=ROUTING,
     listen_filters=LISTEN_FILTERS,
+    reshapes=RESHAPES,
 )

@@ -22,6 +22,7 @@ from mcp_bindings.runtime.protocol.spec import (
     MethodSpec,
     ParamCapability,
     ProtocolTables,
+    Reshape,
 )
 
 from . import models as m
@@ -472,6 +473,9 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+# where a definition's content is held in other fields by another version (policy/reshapes.json)
+RESHAPES: Mapping[str, Reshape] = MappingProxyType({})
+
 PROTOCOL = ProtocolTables(
     info=INFO,
     client_requests=CLIENT_REQUESTS,
@@ -485,4 +489,5 @@ PROTOCOL = ProtocolTables(
     input_required_model=Deferred(m, "InputRequiredResult"),
     routing=ROUTING,
     listen_filters=LISTEN_FILTERS,
+    reshapes=RESHAPES,
 )

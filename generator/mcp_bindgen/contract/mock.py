@@ -11,7 +11,10 @@ the lock's; `tools/call` answers with a result generated from the tool's `output
 
 Data comes from `fake.generate` (jsf, on a copy of the schema without the keywords jsf would run
 as code, checked against the schema as written), seeded per tool and call from `--seed`, so the
-same seed gives the same answers. A lock is untrusted input: `fake`'s doc says what it refuses."""
+same seed gives the same answers. A lock is untrusted input: `fake`'s doc says what it refuses, and
+`load_lock` refuses to start on a lock whose lists, capabilities or server info are not what the
+version's models accept (one sentence naming the file and the field), rather than answer -32603 to
+each call."""
 
 from __future__ import annotations
 
@@ -21,6 +24,13 @@ from typing import Any, cast
 
 from ..errors import BindgenError
 from .fake import SchemaUnsatisfied, generate
+
+LISTS = {
+    "tools/list": "tools",
+    "prompts/list": "prompts",
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
+}
 
 
 def load_lock(path: Path) -> dict[str, dict[str, Any]]:
@@ -32,17 +42,51 @@ def load_lock(path: Path) -> dict[str, dict[str, Any]]:
         ) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BindgenError(f"{path} is not a lock file: {exc}") from None
+    except RecursionError:
+        raise BindgenError(f"{path} is not a lock file: it nests arrays or objects too deeply to read") from None
     versions = data.get("versions") if isinstance(data, dict) else None
     if not isinstance(versions, dict):
         raise BindgenError(f"{path} is not a lock file (no `versions`): write one with `mcp-bindgen lock`")
     from mcp_bindings.runtime.protocol import registry
 
     known = set(registry.versions())
-    served = {v: s for v, s in cast("dict[str, Any]", versions).items() if v in known and isinstance(s, dict)}
+    served = {v: s for v, s in cast("dict[str, Any]", versions).items() if v in known}
     if not served:
         have = ", ".join(sorted(known))
         raise BindgenError(f"{path} locks no protocol version this runtime serves ({have}): lock the server again")
+    for version, surface in served.items():
+        check_surface(path, version, surface)
     return served
+
+
+def check_surface(path: Path, version: str, surface: Any) -> None:
+    """`BindgenError` naming the field when the mock could not answer from `surface` (each list as
+    its `version`'s list result, `capabilities` and `serverInfo` objects)."""
+    import importlib
+
+    from pydantic import ValidationError
+
+    from mcp_bindings.runtime.protocol import registry, versions
+
+    where = f"{path}: versions.{version}"
+    again = "write it again with `mcp-bindgen lock`"
+    if not isinstance(surface, dict):
+        raise BindgenError(f"{where} is not an object (a surface: tools, prompts, capabilities...); {again}")
+    fields = cast("dict[str, Any]", surface)
+    for key in ("capabilities", "serverInfo"):
+        if not isinstance(fields.get(key, {}), dict):
+            raise BindgenError(f"{where}.{key} is not an object; {again}")
+    protocol = importlib.import_module(registry.load_version(version).__name__ + ".methods").PROTOCOL
+    for method, key in LISTS.items():
+        spec = protocol.client_requests.get(method)
+        if key not in fields or spec is None:
+            continue
+        try:
+            versions.validate(spec.result, {key: fields[key]})
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            at = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
+            raise BindgenError(f"{where}{at}: {first['msg']} (what the mock answers {method} with); {again}") from None
 
 
 class Mock:
@@ -82,14 +126,8 @@ class Mock:
     def answer(self, method: str, params: dict[str, Any], version: str | None = None) -> dict[str, Any]:
         """The answer to `method` for a client of `version` (default: the lock's newest)."""
         surface = self.surface(version or self.newest)
-        lists = {
-            "tools/list": "tools",
-            "prompts/list": "prompts",
-            "resources/list": "resources",
-            "resources/templates/list": "resourceTemplates",
-        }
-        if method in lists:
-            return {lists[method]: surface.get(lists[method], [])}
+        if method in LISTS:
+            return {LISTS[method]: surface.get(LISTS[method], [])}
         if method == "tools/call":
             return self._call_tool(surface, params)
         if method == "prompts/get":

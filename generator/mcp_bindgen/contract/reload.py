@@ -89,9 +89,8 @@ def cmd_dev(args: argparse.Namespace) -> int:
 def _dev_http(args: argparse.Namespace, root: Path) -> int:
     sock = listening_socket(args.host, args.port)
     url = url_of(args.host, int(sock.getsockname()[1]), args.path)
-    argv = _child_argv(
-        args, ["--transport", "http", "--host", args.host, "--path", args.path, "--fd", str(sock.fileno())]
-    )
+    http = ["--transport", "http", "--host", args.host, "--path", args.path, "--fd", str(sock.fileno())]
+    argv = _child_argv(args, [*http, "--forwarded-allow-ips", args.forwarded_allow_ips])
     print(f"serving on {url} (restarted when a file under {root} changes)", flush=True)
     _log(f"open the MCP Inspector with: {INSPECTOR} --transport http --server-url {url}")
     stamps = snapshot(root)

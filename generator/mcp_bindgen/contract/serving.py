@@ -45,12 +45,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         serve_stdio(server)
         return 0
     sock = socket.socket(fileno=args.fd) if args.fd is not None else listening_socket(args.host, args.port)
-    serve_on(server, sock, args.host, args.path)
+    serve_on(server, sock, args.host, args.path, args.forwarded_allow_ips)
     return 0
 
 
-def serve_on(server: Any, sock: socket.socket, host: str, path: str) -> None:
-    """Streamable HTTP on an already listening socket (the one `dev` keeps across reloads)."""
+def serve_on(server: Any, sock: socket.socket, host: str, path: str, forwarded_allow_ips: str = "") -> None:
+    """Streamable HTTP on an already listening socket (the one `dev` keeps across reloads);
+    `forwarded_allow_ips`: `--forwarded-allow-ips` (`HttpOptions.forwarded_allow_ips`)."""
     import uvicorn
 
     from mcp_bindings.runtime.http.app import create_app
@@ -58,7 +59,7 @@ def serve_on(server: Any, sock: socket.socket, host: str, path: str) -> None:
 
     port = int(sock.getsockname()[1])
     print(f"serving on {url_of(host, port, path)}", flush=True)
-    config = uvicorn_config(create_app(server, path=path), host, port)
+    config = uvicorn_config(create_app(server, path=path, forwarded_allow_ips=forwarded_allow_ips), host, port)
     try:
         uvicorn.Server(config).run(sockets=[sock])
     except KeyboardInterrupt:  # Ctrl-C ends the server quietly, as `serve_http`

@@ -82,6 +82,13 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    try:
+        return _replay(args)
+    except SessionFileError as exc:  # a recording the replay refuses (a delay too long to keep, say)
+        raise BindgenError(str(exc)) from None
+
+
+def _replay(args: argparse.Namespace) -> int:
     from mcp_bindings.runtime.recording.replay_server import replay_stdio
 
     recording = _read(args.session)

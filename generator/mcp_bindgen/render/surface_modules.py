@@ -144,7 +144,7 @@ def render_methods(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
     tables.append({"name": "INPUT_REQUESTS", "specs": input_specs})
     parsers = _parsers(ir, surface)
     parser_names = ", ".join(p["name"] for p in parsers)
-    spec_imports = ["Capability", "Deferred", "ErrorCodes", "MethodSpec", "ProtocolTables"]
+    spec_imports = ["Capability", "Deferred", "ErrorCodes", "MethodSpec", "ProtocolTables", "Reshape"]
     if any(spec["param_gates"] for table in tables for spec in table["specs"]):
         spec_imports.append("ParamCapability")
     spec_imports.sort()
@@ -159,6 +159,7 @@ def render_methods(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
         tables=tables,
         parsers=parsers,
         parser_names=parser_names,
+        reshapes=[{"type": r.type, "literal": repr(dict(r.entry))} for r in surface.reshapes],
         input_required_result=_deferred(ir.py_name(surface.input_required_result))
         if surface.input_required_result
         else "None",

@@ -36,7 +36,7 @@ from mcp_bindings.runtime.app.serving import Serving
 from mcp_bindings.runtime.app.skills import SkillsMixin
 from mcp_bindings.runtime.app.ui import UiMixin
 from mcp_bindings.runtime.middleware.chain import Middleware
-from mcp_bindings.runtime.protocol import registry, versions
+from mcp_bindings.runtime.protocol import crossing, registry
 from mcp_bindings.runtime.protocol.context import RequestContext
 from mcp_bindings.runtime.protocol.spec import ProtocolTables
 from mcp_bindings.runtime.protocol.tasks_names import EXTENSION as TASKS_EXTENSION
@@ -133,7 +133,7 @@ class App(ListChanges, Mounting, Proxying, Around, Serving, Running, UiMixin, Sk
         self._flush: asyncio.Task[None] | None = None
         self._not_found = self.protocol.error_codes.resource_not_found or INVALID_PARAMS
         call = self.protocol.client_requests[v2026.TOOLS_CALL]
-        self._call_result: Callable[[Any], Any] = versions.validator(call.result)
+        self._call_result: Callable[[Any], Any] = crossing.shaped(call.result, self.protocol_version)
         self._input_required = {m for m, s in self.protocol.client_requests.items() if s.input_required}
 
     # -- registration ---------------------------------------------------------------------------

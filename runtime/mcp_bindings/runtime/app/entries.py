@@ -19,7 +19,7 @@ from mcp_bindings.runtime.app.errors import AppDefinitionError
 from mcp_bindings.runtime.app.inline import inline_refs as inline
 from mcp_bindings.runtime.app.signature import MISSING, FunctionSignature, analyse, json_schema, output_kind
 from mcp_bindings.runtime.app.uri_template import Template, TemplateError, is_uri
-from mcp_bindings.runtime.protocol import versions
+from mcp_bindings.runtime.protocol import crossing, versions
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import validation_error
 
@@ -66,7 +66,8 @@ def _type_name(tp: Any) -> str:
 
 def _model(pkg: Any, name: str, data: dict[str, Any], what: str) -> Any:
     try:
-        return getattr(pkg, name).model_validate(data)
+        model = getattr(pkg, name)
+        return model.model_validate(crossing.shape(data, model, pkg.INFO.key))
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"]) or "(root)"
@@ -213,7 +214,7 @@ class ToolEntry:
                 "title": title,
                 "description": description if description is not None else self.sig.description(),
                 "inputSchema": arguments_schema,
-                "outputSchema": self.output_schema if "output_schema" in tool.model_fields else None,
+                "outputSchema": self.output_schema if crossing.carries(tool, "outputSchema", pkg.INFO.key) else None,
                 "annotations": _wire(annotations),
                 "icons": _wire(icons),
                 "_meta": _wire(meta),
@@ -222,7 +223,7 @@ class ToolEntry:
                 "execution": {"taskSupport": self.task} if self.task and "execution" in tool.model_fields else None,
             }
         )
-        if "output_schema" not in tool.model_fields:
+        if not crossing.carries(tool, "outputSchema", pkg.INFO.key):
             self.output_schema = None  # the stub's version has no structured output: content only
         self.definition: Any = _model(pkg, "Tool", definition, what)
 

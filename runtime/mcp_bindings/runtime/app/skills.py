@@ -12,6 +12,10 @@ name breaking the naming rules or not matching its folder) is an `AppDefinitionE
 registration; a URI leaving the root is refused (-32602) and nothing is read. The extension is
 declared (with `directoryRead`) only by an app that serves skills.
 
+Files are read as `protocol.skill_files` opens them (one segment at a time, no symlink followed), in a
+worker thread, never on the event loop: a listing hashes only the files that changed since the last
+one (one listing at a time per app), and a `resources/read` reads at most `max_file_bytes`.
+
 While the app serves, the directory is watched (`app.skills(..., watch=False)`: not; see
 `app.skills_watch`): when the skills it holds change (a skill added, removed or renamed, a file of
 one added, removed or edited), the `SKILL.md` resources follow and the clients are told with
@@ -25,15 +29,20 @@ from __future__ import annotations
 import base64
 import inspect
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
+
+import anyio
+import anyio.to_thread
 
 from mcp_bindings.runtime.app.changes import RESOURCES_CHANGED
 from mcp_bindings.runtime.app.errors import AppDefinitionError, ResourceNotFound
 from mcp_bindings.runtime.app.skills_watch import DirectoryWatcher, can_watch
 from mcp_bindings.runtime.protocol import skill_files as files
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
+from mcp_bindings.runtime.rpc.jsonrpc import invalid_field
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -56,6 +65,7 @@ def _models() -> ModuleType:
 
 log = logging.getLogger("mcp_bindings.runtime.app.skills")
 TTL_MS = 60_000
+MAX_FILE_BYTES = 16 * 1024 * 1024  # what one resources/read of a skill file reads at most (the stdio frame bound)
 
 
 class _Dynamic:
@@ -66,7 +76,7 @@ class _Dynamic:
 
 
 class _SkillsState:
-    __slots__ = ("directory_read", "dynamic", "entries", "listed", "roots")
+    __slots__ = ("digests", "directory_read", "dynamic", "entries", "listed", "max_file_bytes", "roots", "scanning")
 
     def __init__(self) -> None:
         self.roots: list[Path] = []
@@ -74,6 +84,19 @@ class _SkillsState:
         self.directory_read = True
         self.listed: dict[str, tuple[str, str]] = {}  # SKILL.md resource -> (name, description) it is listed with
         self.entries: dict[str, dict[str, Any]] = {}  # the directory's skills entries, as clients were last told
+        self.digests: dict[Path, files.Digests] = {}  # per root: its files' digests, kept while unchanged
+        self.max_file_bytes = MAX_FILE_BYTES
+        # One listing at a time, in a worker thread: the next one finds the digests the last one made.
+        self.scanning = anyio.CapacityLimiter(1)
+
+    async def scan(self, root: Path, *, warn: bool = False) -> tuple[list[files.SkillDir], dict[str, dict[str, Any]]]:
+        """The valid skills under `root` and their entries, made off the event loop."""
+
+        def scan() -> tuple[list[files.SkillDir], dict[str, dict[str, Any]]]:
+            found = _each_valid(root, warn=warn)
+            return found, self.digests[root].entries(found)
+
+        return await anyio.to_thread.run_sync(scan, limiter=self.scanning)
 
 
 def _state(obj: object) -> _SkillsState:
@@ -106,9 +129,16 @@ class SkillsMixin:
         _lifetime: Lifetime  # App's: what runs while it serves (the directory's watcher)
         _changed: Callable[..., None]  # `ListChanges._changed`
 
-    def skills(self, directory: str | Path, *, directory_read: bool = True, watch: bool = True) -> None:
+    def skills(
+        self,
+        directory: str | Path,
+        *,
+        directory_read: bool = True,
+        watch: bool = True,
+        max_file_bytes: int = MAX_FILE_BYTES,
+    ) -> None:
         """Serve the Agent Skills under `directory` (see the module); `watch`: follow its changes
-        while serving."""
+        while serving; `max_file_bytes`: the largest file a `resources/read` answers with."""
         root = Path(directory).resolve()
         if not root.is_dir():
             raise AppDefinitionError(f"app.skills: {directory} is not a directory")
@@ -126,13 +156,15 @@ class SkillsMixin:
             raise AppDefinitionError("app.skills: the app already serves a skills directory")
         state.roots.append(root)
         state.directory_read = directory_read
+        state.max_file_bytes = max_file_bytes
         for skill in found:
             self._list_skill(root, skill)
-        state.entries = {s.uri: files.entry(s) for s in found}
+        state.digests[root] = files.Digests(root)
+        state.entries = state.digests[root].entries(found)
         pkg = self._pkg
 
-        def read(path: str) -> Any:
-            return _read(pkg, root, f"{files.SCHEME}{path}")
+        async def read(path: str) -> Any:
+            return await _read(pkg, root, f"{files.SCHEME}{path}", max_file_bytes)
 
         _app(self).resource(files.SCHEME + "{+path}", name="skill-files", description="A file of a skill")(read)
         if watch:
@@ -146,7 +178,7 @@ class SkillsMixin:
         """A SKILL.md listed with its name and description (skills.mdx, Resource Metadata)."""
         labels = (str(skill.frontmatter["name"]), str(skill.frontmatter["description"]))
         _app(self).resource(skill.uri, name=labels[0], description=labels[1], mime_type="text/markdown")(
-            _reader(self._pkg, root, skill.uri)
+            _reader(self._pkg, root, skill.uri, _state(self).max_file_bytes)
         )
         _state(self).listed[skill.uri] = labels
 
@@ -154,7 +186,8 @@ class SkillsMixin:
         """The directory changed (`paths`, from the watcher): list its SKILL.md resources again and
         tell the clients (see the module)."""
         state, app = _state(self), _app(self)
-        found = {s.uri: s for s in _each_valid(root, warn=True)}
+        skills, entries = await state.scan(root, warn=True)
+        found = {s.uri: s for s in skills}
         for uri, labels in list(state.listed.items()):
             skill = found.get(uri)
             if skill is None or labels != (str(skill.frontmatter["name"]), str(skill.frontmatter["description"])):
@@ -163,7 +196,6 @@ class SkillsMixin:
         for uri, skill in found.items():
             if uri not in state.listed:
                 self._list_skill(root, skill)
-        entries = {uri: files.entry(s) for uri, s in found.items()}
         if entries != state.entries:  # skills/list answers otherwise now: a file's digest, a skill
             state.entries = entries
             self._changed(RESOURCES_CHANGED, "resources", "templates")
@@ -213,22 +245,50 @@ def _document(fields: dict[str, Any], body: str) -> str:
     return "---\n" + yaml.safe_dump(fields, sort_keys=False, allow_unicode=True) + "---\n\n" + body
 
 
-def _read(pkg: Any, root: Path, uri: str) -> Any:
-    """A skill file's contents, its bytes as they are (text when UTF-8, else a blob), with its MIME type."""
-    target = files.resolve(root, uri)
-    if target is None or not target.is_file():
+def checked_uri(uri: str) -> list[str] | None:
+    """The path segments of `uri` under a root (`files.segments`); a URI no file could have is
+    -32602 naming the parameter, with nothing of the server's paths."""
+    try:
+        return files.segments(uri)
+    except files.SkillUriError as exc:
+        raise invalid_field("params.uri", str(exc)) from None
+
+
+async def _read(pkg: Any, root: Path, uri: str, limit: int) -> Any:
+    """A skill file's contents, its bytes as they are (text when UTF-8, else a blob), with its MIME
+    type; read in a worker thread, at most `limit` bytes."""
+    parts = checked_uri(uri)
+    if parts is None:
         raise ResourceNotFound(uri)
-    data = target.read_bytes()
-    mime = files.mime_type(target)
+    data = await anyio.to_thread.run_sync(_read_file, root, parts, uri, limit)
+    mime = files.mime_type(parts[-1])
     try:
         return pkg.TextResourceContents(uri=uri, mime_type=mime, text=data.decode("utf-8"))
     except UnicodeDecodeError:
         return pkg.BlobResourceContents(uri=uri, mime_type=mime, blob=base64.b64encode(data).decode("ascii"))
 
 
-def _reader(pkg: Any, root: Path, uri: str) -> Callable[[], Awaitable[Any]]:
+def _read_file(root: Path, parts: list[str], uri: str, limit: int) -> bytes:
+    try:
+        fd = files.open_under(root, parts)
+    except OSError:  # not there, a symlink on the way, not a regular file
+        raise ResourceNotFound(uri) from None
+    try:
+        size = os.fstat(fd).st_size
+        if size > limit:
+            raise McpError(
+                INVALID_PARAMS,
+                f"{uri} is {size} bytes, over the {limit} bytes this server reads for a client",
+                {"uri": uri, "size": size, "limit": limit},
+            )
+        return files.read_all(fd, limit)
+    finally:
+        os.close(fd)
+
+
+def _reader(pkg: Any, root: Path, uri: str, limit: int) -> Callable[[], Awaitable[Any]]:
     async def read() -> Any:
-        return _read(pkg, root, uri)
+        return await _read(pkg, root, uri, limit)
 
     return read
 
@@ -239,27 +299,23 @@ class _Handlers:
     def __init__(self, state: _SkillsState) -> None:
         self.state = state
 
-    def _entries(self) -> dict[str, dict[str, Any]]:
+    async def _entries(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
         for root in self.state.roots:
-            try:
-                found = files.scan(root)
-            except files.SkillError as exc:  # changed on disk into something invalid: said, not served
-                log.warning("skills: %s", exc)
-                found = _each_valid(root)
-            out.update({s.uri: files.entry(s) for s in found})
+            out.update((await self.state.scan(root))[1])
         for uri, dynamic in self.state.dynamic.items():
             out[uri] = {"uri": uri, "frontmatter": dynamic.frontmatter, "resources": "dynamic"}
         return out
 
     async def list_skills(self, params: Any, ctx: Any) -> sk.ListSkillsResult:
-        skills = list(self._entries().values())
+        skills = list((await self._entries()).values())
         return _models().ListSkillsResult.model_validate(
             {"resultType": "complete", "skills": skills, "ttlMs": TTL_MS, "cacheScope": "public"}
         )
 
     async def get_skill(self, params: sk.GetSkillRequestParams, ctx: Any) -> sk.GetSkillResult:
-        found = self._entries().get(params.uri)
+        checked_uri(params.uri)
+        found = (await self._entries()).get(params.uri)
         if found is None:
             raise McpError(INVALID_PARAMS, f"No skill is served at {params.uri}", {"uri": params.uri})
         return _models().GetSkillResult.model_validate(
@@ -269,28 +325,39 @@ class _Handlers:
     async def read_resource_directory(
         self, params: sk.ReadResourceDirectoryRequestParams, ctx: Any
     ) -> sk.ReadResourceDirectoryResult:
+        parts = checked_uri(params.uri)
         for root in self.state.roots:
-            target = files.resolve(root, params.uri)
-            if target is not None and target.is_dir() and target != root.resolve():
-                children = [
-                    {"uri": f"{params.uri}/{child.name}", "name": child.name, "mimeType": files.mime_type(child)}
-                    for child in sorted(target.iterdir())
-                    if not child.is_symlink()
-                ]
+            children = None if parts is None else await anyio.to_thread.run_sync(_children, root, parts, params.uri)
+            if children is not None:
                 return _models().ReadResourceDirectoryResult.model_validate(
                     {"resultType": "complete", "resources": children}
                 )
         raise McpError(INVALID_PARAMS, f"{params.uri} is not a directory resource", {"uri": params.uri})
 
 
+def _children(root: Path, parts: list[str], uri: str) -> list[dict[str, Any]] | None:
+    """What the directory `parts` under `root` holds (no symlinks), opened as a file is; None when
+    it is not a directory there."""
+    try:
+        fd = files.open_under(root, parts, directory=True)
+    except OSError:
+        return None
+    try:
+        with os.scandir(fd) as listing:
+            found = sorted((e.name, e.is_dir(follow_symlinks=False)) for e in listing if not e.is_symlink())
+    finally:
+        os.close(fd)
+    return [{"uri": f"{uri}/{name}", "name": name, "mimeType": files.mime_type(name, is_dir)} for name, is_dir in found]
+
+
 def _each_valid(root: Path, *, warn: bool = False) -> list[files.SkillDir]:
     """The skills under `root` that are valid (`warn`: saying why each other one is left out)."""
     out: list[files.SkillDir] = []
-    for skill_md in sorted(p for p in root.rglob(files.SKILL_FILE) if p.parent != root):
+    for skill_md in (p for p in files.walk(root, files.SKILL_FILE) if p.parent != root):
         try:
             out.append(files.load(root, skill_md))
         except (files.SkillError, OSError, UnicodeDecodeError) as exc:  # bad, or removed while read
             if warn:
                 log.warning("skills: not served: %s", exc)
             continue
-    return out
+    return sorted(out, key=lambda skill: skill.path)

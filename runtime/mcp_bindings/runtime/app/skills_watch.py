@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Set
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -61,10 +61,10 @@ class DirectoryWatcher:
     async def _watch(self, stop: anyio.Event) -> None:
         from watchfiles import awatch  # pyright: ignore[reportUnknownVariableType]  # stop_event may be trio's (not installed)
 
-        await self._tell(set())  # what changed while nothing watched (before serving, between runs)
+        resynced = False
         for polling in (False, True):
             try:
-                async for batch in awatch(
+                changes: AsyncIterator[Set[tuple[object, str]]] = awatch(
                     self.root,
                     stop_event=stop,
                     step=STEP_MS,
@@ -72,8 +72,15 @@ class DirectoryWatcher:
                     ignore_permission_denied=True,
                     force_polling=True if polling else None,  # None: file events (or WATCHFILES_FORCE_POLLING)
                     poll_delay_ms=POLL_MS,
-                ):
-                    await self._tell({Path(path) for _change, path in batch})
+                )
+                batch = asyncio.ensure_future(anext(changes))
+                await asyncio.sleep(0)  # the watch is set up: from now on no change is missed
+                if not resynced:  # what changed while nothing watched (before serving, between runs)
+                    resynced = True
+                    await self._tell(set())
+                while found := await _next(batch):
+                    await self._tell({Path(path) for _change, path in found})
+                    batch = asyncio.ensure_future(anext(changes))
                 return
             except (OSError, RuntimeError) as exc:
                 if polling or not self.root.is_dir():  # the root removed or unreadable: served as it is now
@@ -87,3 +94,11 @@ class DirectoryWatcher:
             await self.changed(paths)
         except Exception:  # noqa: BLE001 - one bad resync must not end the watching
             log.exception("skills: could not follow a change under %s", self.root)
+
+
+async def _next(batch: Awaitable[Set[tuple[object, str]]]) -> Set[tuple[object, str]] | None:
+    """The next batch of changes; None once the watch has stopped."""
+    try:
+        return await batch
+    except StopAsyncIteration:
+        return None

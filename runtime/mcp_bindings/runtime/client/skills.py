@@ -13,14 +13,13 @@ The server must have declared the extension (else `CapabilityError`, nothing sen
 from __future__ import annotations
 
 import base64
-import hashlib
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol, cast
 
 from mcp_bindings.ext.io_modelcontextprotocol_skills import models as sk
 from mcp_bindings.ext.io_modelcontextprotocol_skills.client import Calls
 from mcp_bindings.runtime.protocol import versions
-from mcp_bindings.runtime.protocol.skill_files import frontmatter  # the same parser the server uses
+from mcp_bindings.runtime.protocol.skill_files import digest, frontmatter  # the same parser and digest the server uses
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
 
 __all__ = ["SkillVerificationError", "download_skill", "get_skill", "list_skills", "read_directory"]
@@ -107,7 +106,7 @@ async def download_skill(client: _Client, uri: str, dest: Path) -> Path:
         data = _bytes_of(result.contents[0])
         if len(data) != item.size:
             raise SkillVerificationError(f"{item.uri}: {len(data)} bytes, the entry says {item.size}")
-        if "sha256:" + hashlib.sha256(data).hexdigest() != item.digest:
+        if digest(data) != item.digest:
             raise SkillVerificationError(f"{item.uri}: its sha256 digest is not the entry's {item.digest}")
         fetched[target] = data
     skill_md = fetched.get(dest / SKILL_FILE)

@@ -40,9 +40,10 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from mcp_bindings.runtime.http.backend import Backend, backend_from_env
+from mcp_bindings.runtime.http.fairness import ClientAddress
 from mcp_bindings.runtime.http.legacy import LegacySse
 from mcp_bindings.runtime.http.resume import ReplayLimits, error_response
-from mcp_bindings.runtime.http.streamable import SSE, StreamableHttp, StreamableOptions, address_of, principal_of
+from mcp_bindings.runtime.http.streamable import SSE, StreamableHttp, StreamableOptions, principal_of
 from mcp_bindings.runtime.protocol.headers import accepts, authority_host, decode_header_value, media_type, origin_host
 from mcp_bindings.runtime.protocol.request_state import SecretError, secret_bytes
 from mcp_bindings.runtime.rpc import logs
@@ -104,10 +105,16 @@ class HttpOptions:
     max_listen_streams_per_client: int = 100
     max_sessions_per_client: int = 100  # handshake sessions open (of `max_sessions`)
     max_requests_in_flight_per_client: int = 200  # POSTs being answered, listen streams included
+    # The proxies (IPs, networks, "*") whose X-Forwarded-For names the client for the per-client
+    # bounds; none by default: the client is the socket's peer, the header ignored (`ClientAddress`).
+    forwarded_allow_ips: tuple[str, ...] | str = ()
     get_stream_queue_bytes: int = 8 * 1024 * 1024  # unread on a session's GET stream: past it the stream is closed
     # Only where the app runs on uvicorn through serve_http / uvicorn_config (the HTTP server owns
     # connections; mounted elsewhere, configure that server):
     max_connections: int = 1000  # connections served at once; a request on one more is answered 503
+    # Connections open at once from one address (the socket's peer IP), counted when a connection
+    # opens, before anything is parsed: one more is answered 503 and closed.
+    max_connections_per_address: int = 250
     header_timeout_seconds: float = 30.0  # a request's line and headers must arrive within this: else closed
     max_header_bytes: int = 64 * 1024  # a request's line and headers larger than this: 400 / closed
     keep_alive_seconds: float = 5.0  # an idle keep-alive connection is closed after this
@@ -213,6 +220,7 @@ class StreamableHTTPApp:
             max_sessions_per_client=o.max_sessions_per_client,
         )
         self.host = host
+        self.client_address = ClientAddress(o.forwarded_allow_ips)  # the IP per-client bounds count by
         self.backend: Backend = o.backend if o.backend is not None else backend_from_env()
         self.draining = False
         self._started = False
@@ -377,7 +385,7 @@ class StreamableHTTPApp:
         if path == self._endpoint:
             return await self._endpoint_request(request, method)
         if self.options.legacy_sse and path == "/sse" and method == "GET":
-            return self.legacy.stream(principal_of(request.scope), address_of(request.scope))
+            return self.legacy.stream(principal_of(request.scope), self.client_address(request.scope))
         if self.options.legacy_sse and path == "/messages" and method == "POST":
             session_id = request.query_param("session_id")
             if not self.legacy.admits(session_id, principal_of(request.scope)):
@@ -402,7 +410,7 @@ class StreamableHTTPApp:
             if isinstance(body, Response):
                 return body
             return await self.streamable.post(
-                request.headers, body, principal_of(request.scope), address_of(request.scope)
+                request.headers, body, principal_of(request.scope), self.client_address(request.scope)
             )
         if method == "GET":
             return await self.streamable.get(request.headers, principal_of(request.scope))

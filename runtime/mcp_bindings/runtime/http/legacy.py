@@ -220,10 +220,11 @@ class LegacySse:
         if refusal is not None:
             return refusal
         if len(self.sessions) >= self.max_sessions:
-            return Response(status_code=503)
+            return Response(status_code=503, headers={"Connection": "close"})
         connection = LegacyConnection(
             self, secrets.token_hex(16), principal, self.queue_bytes, self.inbound_frames, client
         )
+        connection.session.peer_address = address
         self.sessions[connection.id] = connection
         self.shares.take(client)
         return connection

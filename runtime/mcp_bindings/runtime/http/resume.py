@@ -45,10 +45,18 @@ def raw_headers(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
     return [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
 
 
+# The runtime's refusals for want of room (a client's share: 429; the server's bound: 503) end their
+# connection: a refused client would otherwise hold it for the keep-alive time, a slot of
+# `max_connections` the refusal was meant to leave to others.
+CLOSING_STATUSES = frozenset({429, 503})
+
+
 def error_response(request_id: Any, code: int, message: str, status: int, data: Any = None) -> Response:
-    """A JSON-RPC error as a plain JSON HTTP response (for what is refused before it runs)."""
+    """A JSON-RPC error as a plain JSON HTTP response (for what is refused before it runs); a 429 or
+    503 refusal says `Connection: close` (`CLOSING_STATUSES`)."""
     body = jsonrpc.encode_error(request_id, code, message, data)
-    return Response(body, status_code=status, media_type="application/json")
+    headers = {"Connection": "close"} if status in CLOSING_STATUSES else None
+    return Response(body, status_code=status, media_type="application/json", headers=headers)
 
 
 def no_cache() -> dict[str, str]:

@@ -4,8 +4,10 @@
 interrupted; `uvicorn_config(app, host, port)` gives the same `uvicorn.Config` for running uvicorn
 yourself. The config applies the app's connection limits (`HttpOptions`: `max_connections`,
 `header_timeout_seconds`, `max_header_bytes`, `keep_alive_seconds`), and `_HeadDeadline`, mixed into
-uvicorn's protocol class, adds the deadline and size bound for a request's head that uvicorn lacks.
-Every limit, its default and its option: docs/security.md.
+uvicorn's protocol class, adds what uvicorn lacks: a deadline and a size bound for a request's head,
+and a bound on the connections one address holds open (`max_connections_per_address`), applied
+when a connection opens, before anything of it is parsed. Every limit, its default and its option:
+docs/security.md.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_bindings.runtime.http.app import LOCAL_HOSTS, StreamableHTTPApp, create_app
+from mcp_bindings.runtime.http.fairness import PerClient
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.server.stubs import ServerStub
 
@@ -28,11 +31,29 @@ __all__ = ["serve_http", "uvicorn_config"]
 log = logs.logger("http")
 
 
+def _over_bound_answer(limit: int) -> bytes:
+    """What a connection over its address's bound gets before it is closed: a plain 503."""
+    body = (
+        f"Service Unavailable: too many connections from this address (at most {limit}, max_connections_per_address)\n"
+    ).encode()
+    head = (
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    )
+    return head.encode() + body
+
+
 class _HeadDeadline(asyncio.Protocol):
     """Mixed into uvicorn's HTTP protocol class (h11 or httptools): what uvicorn lacks, a deadline
     for a request's head (request line and headers) and a bound on its size. uvicorn arms no timer
     until a first response is complete (its keep-alive timer, disarmed by any byte received), so a
     client that sends half a request line and goes silent is otherwise kept forever.
+
+    And a bound on the connections one address (the socket's peer IP, not the port; forwarded
+    headers are not read before a request is parsed) holds open at once: one more is answered a
+    plain 503 with `connection: close` and closed, before anything it sends is parsed, so that one
+    address holding half-sent heads cannot take `max_connections` from every other client.
+    `per_address` counts them (one per `uvicorn_config`, shared by its connections).
 
     The deadline runs from the connection's start and from the end of each response; when it
     passes while no request is being served (the head is incomplete, or the connection idles), the
@@ -40,6 +61,7 @@ class _HeadDeadline(asyncio.Protocol):
 
     head_timeout: float = 30.0
     max_head_bytes: int = 64 * 1024
+    per_address: PerClient | None = None  # None: no bound per address
     # uvicorn's protocol attributes this mixin uses
     cycle: Any
     transport: Any
@@ -48,12 +70,28 @@ class _HeadDeadline(asyncio.Protocol):
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
         self._head_bytes = 0
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._address: str | None = None
+        bound = self.per_address
+        if bound is not None:
+            peer = transport.get_extra_info("peername")
+            address = str(peer[0]) if isinstance(peer, tuple) and peer else None  # None: a Unix socket
+            if address is not None and bound.held(address) >= bound.limit:
+                log.info("connection from %s refused: %d open from that address already", address, bound.limit)
+                transport.write(_over_bound_answer(bound.limit))
+                transport.close()
+                return
+            if address is not None:
+                bound.take(address)
+                self._address = address
         # One timer per connection, checked lazily: a response's end only notes the time (arming a
         # timer per response and cancelling it at the next costs more than a small request's parse).
         self._head_since = self.loop.time()
-        self._head_timer: asyncio.TimerHandle | None = self.loop.call_later(self.head_timeout, self._head_check)
+        self._head_timer = self.loop.call_later(self.head_timeout, self._head_check)
 
     def data_received(self, data: bytes) -> None:
+        if self.transport.is_closing():  # refused (over its address's bound) or being closed: not parsed
+            return
         super().data_received(data)
         if not self._serving():
             self._head_bytes += len(data)
@@ -73,6 +111,9 @@ class _HeadDeadline(asyncio.Protocol):
         if self._head_timer is not None:
             self._head_timer.cancel()
             self._head_timer = None
+        if self._address is not None and self.per_address is not None:
+            self.per_address.give_back(self._address)
+            self._address = None
         super().connection_lost(exc)
 
     def _serving(self) -> bool:
@@ -113,15 +154,16 @@ def uvicorn_config(
 
     o = app.options
     # Access log lines are written at level info: below it (the default, "warning") uvicorn would
-    # still build each line's arguments on every response, and its proxy-headers middleware, which
-    # changes the client address and scheme (the app reads the address only to key per-client
-    # bounds), would still walk every request's headers. Both are off unless the lines can be seen.
+    # still build each line's arguments on every response. uvicorn's proxy-headers middleware is
+    # off at every level: which X-Forwarded-For counts is the app's one setting
+    # (`forwarded_allow_ips`, `http.fairness.ClientAddress`), whatever the log level.
     access_log = LOG_LEVELS.get(log_level.lower(), logging.INFO) <= logging.INFO
     base: type[asyncio.Protocol] = import_from_string(HTTP_PROTOCOLS[http])
+    per_address = PerClient("max_connections_per_address", o.max_connections_per_address, "connections", "")
     protocol: type[asyncio.Protocol] = type(
         f"HeadDeadline{base.__name__}",
         (_HeadDeadline, base),
-        {"head_timeout": o.header_timeout_seconds, "max_head_bytes": o.max_header_bytes},
+        {"head_timeout": o.header_timeout_seconds, "max_head_bytes": o.max_header_bytes, "per_address": per_address},
     )
     return uvicorn.Config(
         app,
@@ -129,7 +171,7 @@ def uvicorn_config(
         port=port,
         log_level=log_level,
         access_log=access_log,
-        proxy_headers=access_log,
+        proxy_headers=False,
         server_header=False,  # no `server: uvicorn` on every response: nothing needs it, and it fingerprints
         lifespan="on",
         http=protocol,

@@ -77,7 +77,6 @@ __all__ = [
     "RequestsResponse",
     "StreamableHttp",
     "StreamableOptions",
-    "address_of",
     "principal_of",
 ]
 
@@ -95,13 +94,6 @@ def principal_of(scope: Scope) -> str | None:
     auth. Sessions are bound to it when they open, and refuse every other principal."""
     principal = getattr(scope.get("auth"), "principal", None)
     return principal if isinstance(principal, str) else None
-
-
-def address_of(scope: Scope) -> str | None:
-    """The client's IP as the HTTP server reports it (the ASGI scope's `client`; not the port: one
-    client's many connections are one client). Keys per-client bounds where there is no principal."""
-    client = scope.get("client")
-    return client[0] if client else None
 
 
 class StreamableHttp:
@@ -188,9 +180,9 @@ class StreamableHttp:
             message = "Invalid Request: initialize must not be part of a JSON-RPC batch"
             return error_response(handshakes[0].id, INVALID_REQUEST, message, 400)
         if handshakes and not session_id:
-            return await self._initialize(headers, messages, batch, principal, client)
+            return await self._initialize(headers, messages, batch, principal, client, address)
         if session_id:
-            return await self._post_in_session(headers, session_id, messages, batch, principal)
+            return await self._post_in_session(headers, session_id, messages, batch, principal, address)
         return await self._post_stateless(headers, messages, batch, principal, address, client)
 
     async def _post_in_session(
@@ -200,6 +192,7 @@ class StreamableHttp:
         messages: list[jsonrpc.Message],
         batch: bool,
         principal: str | None = None,
+        address: str | None = None,
     ) -> Any:
         http_session = await self.directory.find(session_id, principal)
         if isinstance(http_session, Response):
@@ -207,6 +200,7 @@ class StreamableHttp:
         if http_session is None:
             return error_response(None, INVALID_REQUEST, NOT_FOUND, 404)
         http_session.last_seen = time.monotonic()
+        http_session.session.peer_address = address  # the client's, as of its latest request
         header = headers.get(VERSION_HEADER)
         view = http_session.runtime.view
         if header is not None and view is not None and header != view.version:
@@ -294,6 +288,7 @@ class StreamableHttp:
         batch: bool,
         principal: str | None = None,
         client: str | None = None,
+        address: str | None = None,
     ) -> Any:
         directory = self.directory
         requests = [m for m in messages if isinstance(m, Request)]
@@ -304,6 +299,7 @@ class StreamableHttp:
         if not directory.room():
             return error_response(None, INTERNAL_ERROR, "Service Unavailable: too many sessions", 503)
         http_session = directory.open(secrets.token_urlsafe(24), principal, requests[0].params if requests else None)
+        http_session.session.peer_address = address
 
         def session_header() -> dict[str, str]:
             # Evaluated when the response starts, i.e. after initialize has been answered.

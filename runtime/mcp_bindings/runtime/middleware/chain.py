@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any, Generic, NoReturn, Protocol, cast
+from urllib.parse import urlsplit, urlunsplit
 
 from typing_extensions import TypeVar
 
@@ -39,7 +40,18 @@ if TYPE_CHECKING:
     from mcp_bindings.runtime.server.runtime import ServerRuntime
     from mcp_bindings.runtime.server.stubs import ServerStub
 
-__all__ = ["Call", "Middleware", "MiddlewareFeature", "Next", "use_middleware"]
+__all__ = ["Call", "Middleware", "MiddlewareFeature", "Next", "recorded_uri", "use_middleware"]
+
+
+def recorded_uri(uri: str) -> str:
+    """A resource URI as logs and telemetry record it: without its query, fragment and userinfo,
+    where a client puts tokens (`file:///x?token=...`, `https://user:secret@host/x`)."""
+    try:
+        parts = urlsplit(uri)
+    except ValueError:  # not a URI urllib can split (e.g. an unclosed IPv6 bracket): up to its query
+        return uri.split("#", 1)[0].split("?", 1)[0].rpartition("@")[2]
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
+
 
 log = logging.getLogger("mcp_bindings.runtime.middleware")
 
@@ -113,12 +125,32 @@ class Call(Generic[P, L]):
         return uri if isinstance(uri, str) else None
 
     @property
+    def recorded_target(self) -> str | None:
+        """`target` as logs record it: a resource URI without its query, fragment and userinfo."""
+        target = self.target
+        if target is None or isinstance(getattr(self.params, "name", None), str):
+            return target
+        return recorded_uri(target)
+
+    @property
+    def peer_address(self) -> str | None:
+        """The client's IP where the transport has one (HTTP: the socket's peer, or the client a
+        proxy named in `forwarded_allow_ips` forwards; None on stdio and in memory)."""
+        address = getattr(self.context, "peer_address", None)
+        return address if isinstance(address, str) else None
+
+    @property
     def client_key(self) -> str:
-        """Who is asking, for per-client bounds: the principal, else the connection (handshake
-        era), else "anonymous" (an unauthenticated stateless request has no identity to key by)."""
+        """Who is asking, for per-client state (`RateLimit`'s buckets, `Cache`'s entries), the same
+        in both eras: the principal, else the client's IP (HTTP), else the connection (a handshake
+        session on stdio or in memory), else "anonymous" (a stateless request on stdio or in memory,
+        whose one peer is the process at the other end)."""
         principal = self.principal
         if principal is not None:
             return f"principal:{principal}"
+        address = self.peer_address
+        if address is not None:
+            return f"address:{address}"
         if registry.info(self.context.protocol_version).stateless:
             return "anonymous"
         return f"session:{self.context.session.id}"

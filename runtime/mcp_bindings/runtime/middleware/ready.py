@@ -1,5 +1,6 @@
 """Ready-made middleware (`middleware.chain`): `Timing` (each request logged with its duration and
-outcome, totals per method), `RateLimit` (a token bucket per client: principal, else connection)
+outcome, totals per method), `RateLimit` (a token bucket per client, `Call.client_key`: principal,
+else IP, else connection)
 and `Cache` (results of read-only requests kept for a while: resources, and tools the server
 lists with `readOnlyHint`; at 2026-07-28 the result's own `ttlMs` / `cacheScope` hints decide)."""
 
@@ -32,7 +33,8 @@ class MethodTimes:
 
 class Timing:
     """Logs each request (`method target: 1.2 ms, ok` at `level`, with the session and protocol
-    version) and keeps totals per method in `times`."""
+    version; a resource URI without its query, fragment and userinfo) and keeps totals per method
+    in `times`."""
 
     def __init__(self, logger: logging.Logger | None = None, level: int = logging.INFO) -> None:
         self.logger = logger or log
@@ -58,7 +60,7 @@ class Timing:
             if outcome != "ok":
                 times.errors += 1
             if self.logger.isEnabledFor(self.level):
-                target = f" {call.target}" if call.target else ""
+                target = f" {call.recorded_target}" if call.target else ""  # a URI: without its query
                 self.logger.log(
                     self.level,
                     "%s%s: %.1f ms, %s (session %s, %s)",

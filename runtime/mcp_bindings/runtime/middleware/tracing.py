@@ -6,21 +6,113 @@ call, `gen_ai.prompt.name`, `mcp.resource.uri`, and `error.type` on failure (`to
 tool's `isError` result); its parent is the trace context the client put in the request's `_meta`
 (`traceparent`, `tracestate`); and the `mcp.server.operation.duration` histogram (seconds).
 
+What a client chooses never becomes a name of its own (`_Names`): a tool, prompt or resource is
+recorded by its name (a resource by its URI, or by a listed template it matches) only where the
+server has it, as its tool catalog or a list result passing through says, or as its answer to a
+tools/call, prompts/get or resources/read does (an error answer, such as an unknown tool's, says
+nothing), and at most `max_names` of them (500); anything else is `_OTHER`, so that unknown names
+cannot fill the SDK's series limit. A URI is recorded without its query, fragment and
+userinfo (`chain.recorded_uri`), where clients put tokens.
+
 Needs `opentelemetry-api` (the `otel` extra); the SDK and exporters are the application's choice.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping
 from typing import Any, cast
 
-from mcp_bindings.runtime.middleware.chain import Call, Next
+from mcp_bindings.runtime.middleware.chain import Call, Next, recorded_uri
+from mcp_bindings.runtime.rpc.errors import McpError
+from mcp_bindings.runtime.server.host import host_for
 from mcp_bindings.v2026_07_28 import names as v2026
 
-__all__ = ["Tracing"]
+__all__ = ["OTHER", "Tracing"]
 
 _TOOL_OPERATION = "execute_tool"
+OTHER = "_OTHER"  # a name the server does not have (OpenTelemetry's word for a value outside the set)
+_EXPRESSION = re.compile(r"\{[^}]*\}")
+_LISTS = frozenset({v2026.TOOLS_LIST, v2026.PROMPTS_LIST, v2026.RESOURCES_LIST, v2026.RESOURCES_TEMPLATES_LIST})
+
+
+def _template_pattern(template: str) -> re.Pattern[str]:
+    """What URIs an RFC 6570 template names, loosely: each expression any run of characters."""
+    literal = [re.escape(part) for part in _EXPRESSION.split(template)]
+    return re.compile(".*?".join(literal), re.DOTALL)
+
+
+def _declared(call: Call, tool: str) -> bool:
+    """Whether the server's tool catalog holds `tool` (declared by the authoring layer, or listed)."""
+    server = getattr(call.context, "server", None)
+    return server is not None and tool in host_for(server).tool_catalog.tools
+
+
+class _Names:
+    """The targets (tool and prompt names, resource URIs and templates) the server has: learned
+    from its list results and its answers, at most `limit` in all; what a span and the metric
+    record as a request's target."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.tools: set[str] = set()
+        self.prompts: set[str] = set()
+        self.resources: set[str] = set()
+        self.templates: dict[str, re.Pattern[str]] = {}
+
+    def _size(self) -> int:
+        return len(self.tools) + len(self.prompts) + len(self.resources) + len(self.templates)
+
+    def _add(self, names: set[str], name: Any) -> None:
+        if isinstance(name, str) and name not in names and self._size() < self.limit:
+            names.add(name)
+
+    def learn(self, method: str, result: Any) -> None:
+        """A list result passing through: what the server has."""
+        if method == v2026.TOOLS_LIST:
+            for tool in getattr(result, "tools", None) or ():
+                self._add(self.tools, getattr(tool, "name", None))
+        elif method == v2026.PROMPTS_LIST:
+            for prompt in getattr(result, "prompts", None) or ():
+                self._add(self.prompts, getattr(prompt, "name", None))
+        elif method == v2026.RESOURCES_LIST:
+            for resource in getattr(result, "resources", None) or ():
+                uri = getattr(resource, "uri", None)
+                self._add(self.resources, recorded_uri(str(uri)) if uri is not None else None)
+        elif method == v2026.RESOURCES_TEMPLATES_LIST:
+            for template in getattr(result, "resource_templates", None) or ():
+                uri = getattr(template, "uri_template", None)
+                if isinstance(uri, str) and uri not in self.templates and self._size() < self.limit:
+                    self.templates[uri] = _template_pattern(recorded_uri(uri))
+
+    def answered(self, call: Call) -> None:
+        """The server answered a request for its target with a result: it has that name (a tool, a
+        prompt, a resource; a template's instance by its URI, unless the template was listed)."""
+        target = call.target
+        if target is None:
+            return
+        if call.method == v2026.TOOLS_CALL:
+            self._add(self.tools, target)
+        elif call.method == v2026.PROMPTS_GET:
+            self._add(self.prompts, target)
+        elif call.method == v2026.RESOURCES_READ:
+            self._add(self.resources, recorded_uri(target))
+
+    def target(self, call: Call) -> str | None:
+        """The request's target as recorded: its name where the server has it, else `OTHER`; None
+        for a method without one."""
+        target = call.target
+        if target is None:
+            return None
+        if call.method == v2026.TOOLS_CALL:
+            return target if target in self.tools or _declared(call, target) else OTHER
+        if call.method == v2026.PROMPTS_GET:
+            return target if target in self.prompts else OTHER
+        uri = recorded_uri(target)
+        if uri in self.resources:
+            return uri
+        return next((t for t, pattern in self.templates.items() if pattern.fullmatch(uri)), OTHER)
 
 
 class _MetaGetter:
@@ -37,9 +129,10 @@ class _MetaGetter:
 class Tracing:
     """`App(middleware=[Tracing()])` / `use_middleware(server, Tracing())`: spans and the duration
     metric of every request, from the global providers unless `tracer_provider` / `meter_provider`
-    are given."""
+    are given. `max_names`: how many targets learned from list results and answers are recorded by
+    name (the server's tool catalog comes on top); the rest are `_OTHER`."""
 
-    def __init__(self, tracer_provider: Any = None, meter_provider: Any = None) -> None:
+    def __init__(self, tracer_provider: Any = None, meter_provider: Any = None, *, max_names: int = 500) -> None:
         try:
             from opentelemetry import metrics, propagate, trace
         except ImportError:
@@ -55,21 +148,23 @@ class Tracing:
             "mcp.server.operation.duration", unit="s", description="Duration of MCP requests on the server"
         )
         self._getter = _MetaGetter()
+        self._names = _Names(max_names)
 
-    def _attributes(self, call: Call) -> dict[str, Any]:
+    def _attributes(self, call: Call, target: str | None) -> dict[str, Any]:
         attributes: dict[str, Any] = {
             "mcp.method.name": call.method,
             "mcp.protocol.version": call.protocol_version,
             "mcp.session.id": call.session.id,
             "jsonrpc.request.id": str(call.context.request_id),
         }
-        target = call.target
-        if call.method == v2026.TOOLS_CALL and target is not None:
+        if target is None:
+            return attributes
+        if call.method == v2026.TOOLS_CALL:
             attributes["gen_ai.tool.name"] = target
             attributes["gen_ai.operation.name"] = _TOOL_OPERATION
-        elif call.method == v2026.PROMPTS_GET and target is not None:
+        elif call.method == v2026.PROMPTS_GET:
             attributes["gen_ai.prompt.name"] = target
-        elif call.method.startswith("resources/") and target is not None:
+        elif call.method.startswith("resources/"):
             attributes["mcp.resource.uri"] = target
         return attributes
 
@@ -82,28 +177,60 @@ class Tracing:
         return self._propagate.extract(cast("dict[str, Any]", meta), getter=getter)
 
     async def __call__(self, call: Call, call_next: Next) -> Any:
-        attributes = self._attributes(call)
-        name = f"{call.method} {call.target}" if call.target else call.method
+        target = self._names.target(call)
+        attributes = self._attributes(call, target)
         kind = self._trace.SpanKind.SERVER
         started = time.perf_counter()
         error: str | None = None
+        # Exceptions are recorded by hand: an McpError's message often repeats what the client sent
+        # (`Unknown tool: ...`, `Resource not found: <uri with its query>`), so only its type is kept.
         with self._tracer.start_as_current_span(
-            name, context=self._parent(call), kind=kind, attributes=attributes, record_exception=True
+            _span_name(call.method, target),
+            context=self._parent(call),
+            kind=kind,
+            attributes=attributes,
+            record_exception=False,
+            set_status_on_exception=False,
         ) as span:
             try:
                 result = await call_next(call)
             except BaseException as exc:
                 error = type(exc).__name__
-                span.set_attribute("error.type", error)
+                self._failed(span, exc, error)
                 raise
             else:
+                if target == OTHER:  # the server answered: it has that name
+                    attributes = self._known(call, span, attributes)
                 if getattr(result, "is_error", None) is True:
                     error = "tool_error"
                     span.set_attribute("error.type", error)
                     span.set_status(self._trace.Status(self._trace.StatusCode.ERROR))
+                if call.method in _LISTS:
+                    self._names.learn(call.method, result)
                 return result
             finally:
                 measured = {k: v for k, v in attributes.items() if k != "jsonrpc.request.id" and k != "mcp.session.id"}
                 if error is not None:
                     measured["error.type"] = error
                 self._duration.record(time.perf_counter() - started, measured)
+
+    def _failed(self, span: Any, exc: BaseException, error: str) -> None:
+        span.set_attribute("error.type", error)
+        span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, error))
+        if not isinstance(exc, McpError) and isinstance(exc, Exception):
+            span.record_exception(exc)  # the server's own failure: its traceback helps, it holds no client input
+
+    def _known(self, call: Call, span: Any, attributes: dict[str, Any]) -> dict[str, Any]:
+        """After an answer to a target recorded as `OTHER`: its name, if the server has it now."""
+        self._names.answered(call)
+        target = self._names.target(call)
+        if target == OTHER:
+            return attributes
+        span.update_name(_span_name(call.method, target))
+        known = self._attributes(call, target)
+        span.set_attributes(known)
+        return known
+
+
+def _span_name(method: str, target: str | None) -> str:
+    return f"{method} {target}" if target else method

@@ -13,16 +13,17 @@ from __future__ import annotations
 import copy
 import json
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, cast
 
 from pydantic import ValidationError
 
-from mcp_bindings.runtime.protocol import versions
-from mcp_bindings.runtime.protocol.spec import ProtocolTables
+from mcp_bindings.runtime.protocol import registry, reshape, versions
+from mcp_bindings.runtime.protocol.spec import ProtocolTables, Reshape
 from mcp_bindings.runtime.rpc.errors import McpError, NotExpressible
 
 POLICY_FILE = Path(__file__).with_name("policy") / "crossing.json"
@@ -77,7 +78,11 @@ def policy() -> Policy:
 
 def cross(data: Any, target: Any, *, what: str, method: str, source: str, destination: str) -> Any:
     """Wire JSON of version `source` -> a validated value of `destination`'s `target` type, with
-    the policy's degradations and generated params applied where the destination refuses it."""
+    content moved where the two versions shape a definition differently (`reshape`), and the policy's
+    degradations and generated params applied where the destination refuses it."""
+    rules = reshapes_between(source, destination)
+    if rules:
+        data = reshape.reshaped(data, target, rules)
     for _ in range(MAX_FIXES):
         try:
             return versions.validate(target, data)
@@ -92,6 +97,43 @@ def cross(data: Any, target: Any, *, what: str, method: str, source: str, destin
                 ) from None
             data = fixed
     raise NotExpressible(f"cannot express {what} of MCP {source} in MCP {destination}", version=destination)
+
+
+@cache
+def reshapes_between(*names: str) -> Mapping[str, Reshape]:
+    """The generated reshapes of these versions (by name or wire version; an unknown one has none)."""
+    out: dict[str, Reshape] = {}
+    for name in names:
+        try:
+            out.update(registry.protocol(name).reshapes)
+        except (KeyError, LookupError, ValueError):
+            continue
+    return MappingProxyType(out)
+
+
+def shape(data: Any, target: Any, version: str) -> Any:
+    """Wire JSON built in another version's shape, moved into `target`'s where `version` holds it differently."""
+    rules = reshapes_between(version)
+    return reshape.reshaped(data, target, rules) if rules else data
+
+
+def carries(target: Any, key: str, version: str) -> bool:
+    """Whether `version`'s model `target` holds what other versions write as `key`: a field of its
+    own, or the list field a reshape spreads `key` into."""
+    if versions.defines(target, key):
+        return True
+    rule = reshapes_between(version).get(getattr(target, "__name__", ""))
+    return rule is not None and any(spread.source == key for spread in rule.spread)
+
+
+def shaped(target: Any, version: str) -> Callable[[Any], Any]:
+    """The validator of `target` of `version` (`versions.validator`), for wire JSON built in another
+    version's shape (the authoring layer writes `content`): reshaped first where the version needs it."""
+    validate = versions.validator(target)
+    rules = reshapes_between(version)
+    if not rules:
+        return validate
+    return lambda data: validate(reshape.reshaped(data, target, rules))
 
 
 def cross_params(

@@ -240,6 +240,51 @@ class ErrorCodes:
 
 
 @dataclass(frozen=True, slots=True)
+class Gather:
+    """Items of the list field whose fields match `where` (field -> accepted values) give their
+    `take` to the plain field `into`: their lists joined (`concat`) or the first value (`first`)."""
+
+    where: Mapping[str, tuple[Any, ...]]
+    take: str
+    into: str
+    join: str = "concat"
+
+
+@dataclass(frozen=True, slots=True)
+class Spread:
+    """The plain field `source` becomes one item of the list field: `item` with `"$"` standing for its value."""
+
+    source: str
+    item: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Reshape:
+    """A definition (`type`) whose content this version holds in the list field `field` and another
+    version in plain fields (policy/reshapes.json of the generator); applied by `protocol.crossing`."""
+
+    type: str
+    field: str
+    gather: tuple[Gather, ...]
+    spread: tuple[Spread, ...]
+
+    @classmethod
+    def of(cls, entry: Mapping[str, Any]) -> Reshape:
+        """The generated entry (the policy's JSON) as a record."""
+        gather = tuple(
+            Gather(
+                MappingProxyType({key: tuple(values) for key, values in g.get("where", {}).items()}),
+                g["take"],
+                g["into"],
+                g.get("join", "concat"),
+            )
+            for g in entry.get("gather", ())
+        )
+        spread = tuple(Spread(s["from"], MappingProxyType(dict(s["item"]))) for s in entry.get("spread", ()))
+        return cls(entry["type"], entry["field"], gather, spread)
+
+
+@dataclass(frozen=True, slots=True)
 class VersionInfo:
     """What the runtime knows of a generated version without loading its models."""
 
@@ -286,6 +331,8 @@ class ProtocolTables:
     # subscriptions/listen: filter key -> the server notification it opts in to (policy/listen_filters.json);
     # the capability it needs is that notification's gate.
     listen_filters: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # definition name -> how its content crosses to a version that holds it in other fields
+    reshapes: Mapping[str, Reshape] = field(default_factory=lambda: MappingProxyType({}))
     _input_required: Any = field(default=None, init=False, repr=False)
 
     @property

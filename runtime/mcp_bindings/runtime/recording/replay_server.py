@@ -11,7 +11,9 @@ error naming the nearest recorded request and what differed.
 `order="strict"` takes the recorded requests in their order (a request may only match the next
 unplayed one); `order="any"` takes the first unplayed match, then, for a request asked again, the
 last played one. `timing="fast"` answers at once; `timing="preserved"` keeps the recorded delays
-from each request to what answered it."""
+from each request to what answered it, each at most `MAX_PRESERVED_DELAY` seconds: a recording
+with a longer one is refused when the replay is made (`SessionFileError` naming the line), not
+served as a request left unanswered."""
 
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ from mcp_bindings.runtime.recording.live_fallback import (
     episodes_writer,
 )
 from mcp_bindings.runtime.recording.recorder import STATELESS_VERSION_KEY, Recorder
-from mcp_bindings.runtime.recording.session_file import Recording, SessionWriter
+from mcp_bindings.runtime.recording.session_file import Entry, Recording, SessionFileError, SessionWriter
 from mcp_bindings.runtime.rpc.transport import OversizedMessage, Transport
 from mcp_bindings.v2026_07_28 import names as v2026
 
@@ -46,6 +48,7 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 PARSE_ERROR = -32700
 CLIENT_ANSWER_SECONDS = 30.0
+MAX_PRESERVED_DELAY = 300.0  # seconds from a request to what answers it, under timing="preserved"
 
 
 def _stateless_version(message: dict[str, Any]) -> str | None:
@@ -93,6 +96,21 @@ class ServerReplay:
         self._closing = False
         self.fallback = fallback
         self.forwarded: list[dict[str, Any]] = []
+        if timing == "preserved":
+            self._check_delays()
+
+    def _check_delays(self) -> None:
+        """Every delay `timing="preserved"` would wait is at most `MAX_PRESERVED_DELAY`."""
+        delays: list[tuple[Entry, float]] = [(entry, entry.t) for entry in self.prologue]
+        for exchange in self.exchanges:
+            answers = [*exchange.episode, *([exchange.response] if exchange.response is not None else [])]
+            delays += [(entry, entry.t - exchange.entry.t) for entry in answers]
+        for entry, delay in delays:
+            if delay > MAX_PRESERVED_DELAY:
+                raise SessionFileError(
+                    f"{self.recording.where(entry)}: recorded {delay:g} s after the request it answers, longer than "
+                    f"--timing preserved waits ({MAX_PRESERVED_DELAY:g} s); replay it with --timing fast"
+                )
 
     def note(self, text: str) -> None:
         """Say something about the replay on its log (stderr by default)."""

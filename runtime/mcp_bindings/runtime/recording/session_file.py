@@ -12,11 +12,14 @@ the request's method and the response's status and headers, redacted, and for a 
 request whose response stream carried it (`related`; null: the GET stream, the session's; absent
 where the stream does not say, and over stdio). A frame that was not JSON is kept
 as text in `raw` instead of `message`. Every line is checked against `HEADER_SCHEMA` / `ENTRY_SCHEMA`
-(JSON Schema 2020-12) when read; a line that fails gets `SessionFileError` naming the file and line."""
+(JSON Schema 2020-12) when read; a line that fails gets `SessionFileError` naming the file and line.
+A file is untrusted input: besides the schema, `t` must be a finite number, a message's `id` a
+string, a number or null (JSON-RPC's), and no line nested deeper than `MAX_DEPTH`."""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,6 +30,7 @@ import jsonschema
 from jsonschema.exceptions import best_match
 
 FORMAT_VERSION = 1
+MAX_DEPTH = 200  # arrays and objects nested in one line
 SUFFIX = ".mcpsession"
 
 Direction = Literal["client", "server"]
@@ -62,7 +66,7 @@ ENTRY_SCHEMA: dict[str, Any] = {
         "transport": {"enum": ["stdio", "http"]},
         "session": {"type": ["string", "null"]},
         "version": {"type": ["string", "null"]},
-        "message": {"type": "object"},
+        "message": {"type": "object", "properties": {"id": {"type": ["string", "number", "null"]}}},
         "raw": {"type": "string"},
         "http": {
             "type": "object",
@@ -169,7 +173,22 @@ def _problem(validator: jsonschema.Draft202012Validator, value: Any) -> str | No
     if error is None:
         return None
     where = "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
-    return f"{where or 'the line'}: {error.message}"
+    said = error.message if len(error.message) <= 200 else error.message[:200] + "..."
+    return f"{where or 'the line'}: {said}"
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether `value` nests arrays and objects deeper than `MAX_DEPTH` (walked without recursion)."""
+    level: list[Any] = [value]
+    for _ in range(MAX_DEPTH + 1):
+        level = [
+            child
+            for item in level
+            for child in (item.values() if isinstance(item, dict) else item if isinstance(item, list) else ())
+        ]
+        if not level:
+            return False
+    return True
 
 
 def _entry(value: dict[str, Any], line: int) -> Entry:
@@ -189,7 +208,9 @@ def _entry(value: dict[str, Any], line: int) -> Entry:
 
 def _decode_line(path: Path, number: int, text: str, last: bool) -> Any:
     try:
-        return json.loads(text)
+        value = json.loads(text)
+    except RecursionError:
+        raise SessionFileError(f"{path}:{number}: nested deeper than {MAX_DEPTH} levels") from None
     except json.JSONDecodeError as exc:
         if last and not text.endswith("\n"):
             raise SessionFileError(
@@ -197,6 +218,9 @@ def _decode_line(path: Path, number: int, text: str, last: bool) -> Any:
                 "(was the recording interrupted?); delete that line or record again"
             ) from None
         raise SessionFileError(f"{path}:{number}: not JSON ({exc.msg} at column {exc.colno})") from None
+    if _too_deep(value):
+        raise SessionFileError(f"{path}:{number}: nested deeper than {MAX_DEPTH} levels")
+    return value
 
 
 def read_recording(path: str | os.PathLike[str]) -> Recording:
@@ -227,6 +251,8 @@ def read_recording(path: str | os.PathLike[str]) -> Recording:
             continue
         value = _decode_line(path, index, text, index == len(lines))
         problem = _problem(_entry_validator, value)
+        if problem is None and not math.isfinite(value["t"]):
+            problem = f"t: {value['t']} is not a finite number of seconds"
         if problem is not None:
             raise SessionFileError(f"{path}:{index}: invalid entry: {problem}")
         recording.entries.append(_entry(value, index))

@@ -73,8 +73,9 @@ class Session:
         # A name of the connection that is the same on every worker serving it (HTTP handshake
         # sessions: derived from the Mcp-Session-Id); None: this session object is the connection.
         self.connection: str | None = None
-        # The client's address as the transport reports it (HTTP: the client IP of a stateless-era
-        # request), keying per-client bounds where there is neither principal nor connection.
+        # The client's address as the transport reports it (HTTP: the client IP, `http.fairness.
+        # ClientAddress`, of a stateless-era request or of a session's latest request; None on
+        # stdio and in memory), keying per-client bounds where there is no principal.
         self.peer_address: str | None = None
         self.default_timeout = default_timeout
         self.calls = Calls(transport, default_timeout)

@@ -134,6 +134,11 @@ class ServerRequestContext:
         return self._session.principal
 
     @property
+    def peer_address(self) -> str | None:
+        """The client's IP where the transport has one (HTTP; None on stdio and in memory)."""
+        return self._session.peer_address
+
+    @property
     def protocol_version(self) -> str:
         return self._view.version
 
