@@ -295,10 +295,24 @@ class EraMethod:
 
 
 @dataclass(frozen=True)
+class EraParam:
+    """A param of one era's request that a stub whose version lacks it still takes."""
+
+    method: str
+    wire: str  # the param's wire name
+    type: str  # its JSON type
+    reason: str
+
+
+@dataclass(frozen=True)
 class EraMethods:
     requests: tuple[EraMethod, ...]
     listen: str  # the listen method
     listen_notification: str  # what a listen stream yields, in the stub's types
+    params: tuple[EraParam, ...] = ()
+
+    def params_of(self, method: str) -> tuple[EraParam, ...]:
+        return tuple(p for p in self.params if p.method == method)
 
 
 @cache
@@ -311,8 +325,14 @@ def era_methods() -> EraMethods:
             raise BindgenError(f"policy/era_methods.json: {method} has no reason")
         params = tuple((wire, kind.rstrip("?"), not kind.endswith("?")) for wire, kind in entry["params"].items())
         requests.append(EraMethod(method, entry["name"], params, entry["result"]))
+    params = []
+    for method, entries in raw.get("params", {}).items():
+        for wire, entry in entries.items():
+            if not entry.get("reason"):
+                raise BindgenError(f"policy/era_methods.json: params {method} {wire} has no reason")
+            params.append(EraParam(method, wire, entry["type"], entry["reason"]))
     listen = raw["listen"]
-    return EraMethods(tuple(requests), listen["method"], listen["notification"])
+    return EraMethods(tuple(requests), listen["method"], listen["notification"], tuple(params))
 
 
 # -- extension_methods.json --------------------------------------------------------------------

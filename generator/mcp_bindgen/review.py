@@ -121,6 +121,7 @@ def attachments(ir: SchemaIR, surface: ProtocolSurface) -> dict[str, str]:
     for method in [e.method for e in eras.requests] + [eras.listen]:
         if method in names:
             out[f"era_methods.json {method}"] = method
+    out.update(_era_param_attachments(ir, surface))
     out.update(_table_attachments(surface))
     return out
 
@@ -133,6 +134,19 @@ def _table_attachments(surface: ProtocolSurface) -> dict[str, str]:
     for key, notification in surface.listen_filters:
         if key in policy_filters:
             out[f"listen_filters.json {key}"] = notification
+    return out
+
+
+def _era_param_attachments(ir: SchemaIR, surface: ProtocolSurface) -> dict[str, str]:
+    """The era params (era_methods.json `params`) whose request this schema's params object has."""
+    out: dict[str, str] = {}
+    for param in era_methods().params:
+        for spec in surface.methods:
+            if spec.method != param.method or not spec.params_type:
+                continue
+            definition = ir.definitions.get(spec.params_type)
+            if isinstance(definition, ObjectDef) and definition.field(param.wire) is not None:
+                out[f"era_methods.json {param.method} param {param.wire}"] = f"{definition.name}.{param.wire}"
     return out
 
 
@@ -193,6 +207,7 @@ def all_rules() -> list[str]:
     rules += [f"runtime_methods.json {m}" for m in sorted(builtin_methods())]
     eras = era_methods()
     rules += [f"era_methods.json {m}" for m in [e.method for e in eras.requests] + [eras.listen]]
+    rules += [f"era_methods.json {p.method} param {p.wire}" for p in eras.params]
     rules += [f"routing.json {m}" for m in routing()]
     rules += [f"listen_filters.json {k}" for k in listen_filters().filters]
     rules += [f"reshapes.json {r.type}.{r.field}" for r in reshapes()]

@@ -32,6 +32,15 @@ pytestmark = pytest.mark.anyio
 VERSIONS = ["2025-11-25", "2026-07-28"]
 
 
+def _echo_server() -> Any:
+    """A stub-based server: examples/echo_server.py's, written on the 2025-11-25 stub."""
+    spec = importlib.util.spec_from_file_location("_echo_for_middleware", REPO_ROOT / "examples" / "echo_server.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.make_server("2025-11-25")
+
+
 def _client(version: str) -> Any:
     return importlib.import_module(f"{registry.load_version(version).__name__}.client").Client
 
@@ -109,11 +118,7 @@ def test_an_app_without_middleware_puts_nothing_on_the_seam() -> None:
 
 @pytest.mark.parametrize("version", VERSIONS)
 async def test_on_a_stub_based_server(version: str) -> None:
-    spec = importlib.util.spec_from_file_location("_echo_for_middleware", REPO_ROOT / "examples" / "echo_server.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    server = module.make_server("2025-11-25")
+    server = _echo_server()
     timing = Timing()
     use_middleware(server, timing, RateLimit(rate=0.001, burst=2))
     async with connect_in_memory(server, _client(version), protocol_version=version) as client:
@@ -216,6 +221,84 @@ async def test_cache_follows_the_2026_hints() -> None:
             assert text_of((await client.read_resource(uri="config://app")).contents[0]) == "debug=false"
             await client.read_resource(uri="config://volatile")
     assert reads == ["config", "volatile", "volatile", "volatile"]  # public for 60 s: kept for every client
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_middleware_denies_with_tool_error_and_reads_the_lifespan(
+    version: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 44, item 3: `raise ToolError(...)` in middleware denies a call in one line. A `tools/call`
+    is answered with the tool execution error (`isError`, the message as its text), not -32603
+    "Internal error" with a traceback; another method gets a JSON-RPC error naming it. The
+    middleware reads the app's lifespan value (`call.lifespan`) and typed params (`Call[Params, State]`)."""
+    from collections.abc import AsyncGenerator
+    from contextlib import asynccontextmanager
+
+    from mcp_bindings.runtime.app import ToolError
+    from mcp_bindings.v2026_07_28.models import CallToolRequestParams
+
+    @asynccontextmanager
+    async def lifespan(app: App) -> AsyncGenerator[set[str]]:
+        yield {"delete", "secret://key"}  # what the policy refuses
+
+    app = App("deny", lifespan=lifespan)
+    seen: list[tuple[str | int, bool]] = []
+
+    @app.middleware
+    async def policy(call: Call[CallToolRequestParams, set[str]], call_next: Next) -> Any:
+        seen.append((call.request_id, isinstance(call.client_capabilities, dict)))
+        if call.target in call.lifespan:
+            raise ToolError(f"{call.target} is not allowed here")
+        return await call_next(call)
+
+    ran: list[str] = []
+
+    @app.tool
+    def delete(path: str) -> str:
+        ran.append(f"delete {path}")
+        return "gone"
+
+    @app.tool
+    def keep(path: str) -> str:
+        return f"kept {path}"
+
+    @app.resource("secret://key")
+    def key() -> str:
+        return "s3cr3t"
+
+    caplog.set_level(logging.DEBUG)
+    async with app.test_client(version) as client:
+        denied = await client.call_tool(name="delete", arguments={"path": "/etc"})
+        kept = await client.call_tool(name="keep", arguments={"path": "/tmp"})
+        with pytest.raises(McpError) as refused:
+            await client.read_resource(uri="secret://key")
+    assert denied.is_error is True and text_of(denied.content[0]) == "delete is not allowed here" and ran == []
+    assert kept.is_error is not True and text_of(kept.content[0]) == "kept /tmp"
+    assert refused.value.code == -32602
+    assert refused.value.message == "resources/read refused: secret://key is not allowed here"
+    assert refused.value.data == {"method": "resources/read"}
+    assert len(seen) == 3 and all(request_id is not None and caps for request_id, caps in seen)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]  # no traceback
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_a_stub_based_servers_middleware_denies_with_tool_error(version: str) -> None:
+    """`use_middleware` on a stub-based server: the same one-line denial; `call.lifespan` is None
+    (such a server has no app lifespan)."""
+    from mcp_bindings.runtime.errors import ToolError
+
+    server = _echo_server()
+    lifespans: list[Any] = []
+
+    async def deny(call: Call, call_next: Next) -> Any:
+        lifespans.append(call.lifespan)
+        raise ToolError("echo is closed")
+
+    deny.methods = {"tools/call"}  # type: ignore[attr-defined]
+    use_middleware(server, Timing(), deny)
+    async with connect_in_memory(server, _client(version), protocol_version=version) as client:
+        result = await client.call_tool(name="echo", arguments={"text": "a"})
+    assert result.is_error is True and result.content[0].text == "echo is closed" and lifespans == [None]
 
 
 async def test_anonymous_clients_are_keyed_by_address_in_both_eras() -> None:

@@ -27,7 +27,7 @@ BLOCKS = re.findall(r"```python\n(.*?)^ *```", DOC, re.S | re.M)
 # marker -> what the snippet prints, line by line
 SNIPPETS = {
     'app = App("people", version="1.0", lifespan=lifespan)': ["['name']", "Ada Lovelace"],
-    "async def no_root(call: Call, call_next: Next) -> Any:": ["looked up ada", "looked up ada", "not for you"],
+    'raise ToolError("not for you")': ["looked up ada", "looked up ada", "not for you"],
     'app.disable(tags={"admin"})  # hidden': ["['status']", "['reset', 'status']"],
     'app.mount(weather, namespace="weather")': ["['weather_forecast']", "Oslo: 21C"],
     "middleware=[Tracing(tracer_provider=provider)]": ["['tools/call lookup']"],

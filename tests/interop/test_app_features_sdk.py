@@ -1,6 +1,6 @@
 """The official MCP Python SDK client (mcp==2.3.0, tests/peers/sdk_steps_client.py) drives the
 authoring layer's issue-32 features at 2025-11-25 and 2026-07-28: an app with a lifespan, a
-per-request dependency on it, an app-scoped one, middleware that answers a call itself, a
+per-request dependency on it, an app-scoped one, middleware that denies a call (`raise ToolError`), a
 tool disabled by its tag and a mounted app (tests/peers/app_features_server.py), over stdio
 (`app.run()`: the lifespan starts and stops with the process) and over Streamable HTTP mounted at a
 prefix of a Starlette and a FastAPI application (root_path honoured, the lifespan handed on with
@@ -35,7 +35,7 @@ CALLS = [
 ]
 EXPECTED = [
     "hello Ada Lovelace (connections out: 1, opened: 1)",  # one connection per request, given back after it
-    "refused by policy",  # the middleware answered: no connection was opened
+    "refused by policy",  # the middleware denied it (ToolError): no connection was opened
     "hello Alan Turing (connections out: 1, opened: 2)",
     "sunny in Oslo",
 ]

@@ -1,6 +1,6 @@
 """An authoring-layer server using the features of issue 32 (a lifespan, a per-request dependency
-on it, an app-scoped one, middleware that refuses a call before the tool runs, timing, a tool
-disabled by tag, a mounted app), for the
+on it, an app-scoped one, middleware that refuses a call before the tool runs: `raise ToolError`,
+reading the lifespan's value, issue 44; timing, a tool disabled by tag, a mounted app), for the
 official SDK client to drive: over stdio as a script (`python tests/peers/app_features_server.py
 LOGFILE`: the lifespan writes "start" / "stop" lines there), or over Streamable HTTP through
 `build()` mounted by the test."""
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from mcp_bindings.runtime.app import App, Context, Depends
+from mcp_bindings.runtime.app import App, Context, Depends, ToolError
 from mcp_bindings.runtime.middleware import Call, Next, Timing
 
 
@@ -52,11 +52,10 @@ def build(log: Path | None = None) -> App:
     app = App("features", version="1.0", lifespan=lifespan, middleware=[Timing()])
 
     @app.middleware
-    async def guard(call: Call, call_next: Next) -> Any:
+    async def guard(call: Call[Any, Database], call_next: Next) -> Any:
         arguments = getattr(call.params, "arguments", None) or {}
-        if call.target == "lookup" and arguments.get("name") == "root":  # answered here: the tool never runs
-            result = app.server.protocol.client_requests["tools/call"].result
-            return result(content=[{"type": "text", "text": "refused by policy"}], is_error=True)
+        if call.target == "lookup" and arguments.get("name") not in call.lifespan.rows:  # the lifespan's value
+            raise ToolError("refused by policy")  # denied here: the tool never runs (an isError result)
         return await call_next(call)
 
     @app.tool

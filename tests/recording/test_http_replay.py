@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -217,3 +218,28 @@ async def test_stdio_replay_with_a_live_http_server(tmp_path: Path) -> None:
     recording = read_recording(path)
     assert recording.header["server"] == {"url": base + "/mcp"}
     assert any("Hello, Bob!" in json.dumps(e.message) for e in recording.entries)
+
+
+async def test_the_proxy_records_which_request_a_server_message_belongs_to(tmp_path: Path) -> None:
+    """Issue 44, item 6: a server message on a POST's response stream belongs to that POST's request
+    (`http.related` of its entry, which the exchanges follow), not to whatever was sent last."""
+    from mcp_bindings.runtime.recording.exchanges import exchanges_of
+
+    path = tmp_path / "http.mcpsession"
+    sock, base = bind_local()
+    async with serve(recording_app().asgi(), sock):
+        async with recording_proxy(base + "/mcp", path) as url:
+            await drive_http(url, "2025-11-25")
+    recording = read_recording(path)
+    requests = {e.id: e for e in recording.entries if e.dir == "client" and e.is_request}
+    sent = [e for e in recording.entries if e.dir == "server" and e.method is not None]
+    owners = {(e.method, _name(requests[(e.http or {})["related"]].message)) for e in sent}
+    assert owners == {("notifications/progress", "count"), ("sampling/createMessage", "ask")}
+    _, exchanges = exchanges_of(recording)
+    (ask,) = [ex for ex in exchanges if (ex.message.get("params") or {}).get("name") == "ask"]
+    assert [e.method for e in ask.episode] == ["sampling/createMessage"] and ask.after == []
+
+
+def _name(message: dict[str, Any] | None) -> Any:
+    params = (message or {}).get("params")
+    return params.get("name") if isinstance(params, dict) else None

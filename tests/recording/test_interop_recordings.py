@@ -212,3 +212,52 @@ def test_sdk_2026_07_28_input_rounds_replay(sdk_python: str, transport: str, tmp
         with replay_over_http(session) as url:
             replayed = sdk_report(sdk_python, ["--mode", MODERN, "--url", url], "recorded")
     assert replayed == live
+
+
+def _steps_report(sdk_python: str, version: str, server: list[str]) -> dict[str, Any]:
+    """The SDK client of tests/peers/sdk_steps_client.py calling `weather` at `version`."""
+    argv = [sdk_python, str(PEERS / "sdk_steps_client.py"), "--version", version]
+    argv += ["--call", 'weather={"city": "Oslo"}', "--", *server]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("recorded_by", ["ours", "sdk"])
+def test_a_2026_07_28_recording_of_the_sdk_server_replays_to_2025_11_25_clients(
+    sdk_python: str, recorded_by: str, tmp_path: Path
+) -> None:
+    """Issue 44, item 4: the official SDK's server (tests/peers/sdk_eras_server.py) recorded at
+    2026-07-28, by our client (which asks `server/discover` first: the SDK answers it with the server
+    info under `_meta` only) or by the SDK's client (which asks no discover), then replayed to the
+    SDK's 2025-11-25 client and to ours: the handshake offers the recorded server's tools and the
+    calls answer as recorded (they were all -32601 "Method not found: tools/list")."""
+    import anyio
+
+    from mcp_bindings.runtime.stdio.connect import connect_stdio
+    from mcp_bindings.v2025_11_25.client import Client as HandshakeClient
+    from mcp_bindings.v2026_07_28.client import Client as ModernClient
+
+    session = tmp_path / "sdk.mcpsession"
+    server = [sdk_python, str(PEERS / "sdk_eras_server.py")]
+    record = [*BINDGEN, "record", "-o", str(session), "--", *server]
+    replay = [*BINDGEN, "replay", str(session)]
+
+    async def ours(command: list[str], client: Any, version: str) -> tuple[list[str], Any]:
+        async with connect_stdio(command, client, protocol_version=version, cwd=str(REPO_ROOT)) as connected:
+            tools = [tool.name for tool in (await connected.list_tools()).tools]
+            return tools, (await connected.call_tool(name="weather", arguments={"city": "Oslo"})).content[0].text
+
+    if recorded_by == "ours":
+        assert anyio.run(ours, record, ModernClient, MODERN) == (["weather", "touch"], "Oslo: 21.5")
+        lines = [json.loads(line)["message"] for line in session.read_text().splitlines()[1:]]
+        discovered = next(m["result"] for m in lines if m.get("id") == lines[0]["id"] and "result" in m)
+        assert lines[0]["method"] == "server/discover" and "serverInfo" not in discovered
+        assert discovered["_meta"][SERVER_INFO]["name"] == "eras-weather"
+    else:
+        live = _steps_report(sdk_python, MODERN, record)
+        assert live["calls"][0]["result"]["content"] == [{"type": "text", "text": "Oslo: 21.5"}]
+    replayed = _steps_report(sdk_python, "2025-11-25", replay)
+    assert replayed["negotiated"] == "2025-11-25" and replayed["tools"] == ["weather", "touch"]
+    assert replayed["calls"][0]["result"]["content"] == [{"type": "text", "text": "Oslo: 21.5"}]
+    assert anyio.run(ours, replay, HandshakeClient, "2025-11-25") == (["weather", "touch"], "Oslo: 21.5")

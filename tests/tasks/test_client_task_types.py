@@ -3,9 +3,11 @@
 2025-11-25: `Client.call_tool` has two overloads, `task=None` -> `CallToolResult` and
 `task=TaskMetadata(...)` -> `TaskHandle[CallToolResult]` (whose `result()` is the `CallToolResult`).
 2026-07-28: the core `Client.call_tool` stays `-> CallToolResult` (a client that did not declare the
-tasks extension never gets a task); the extension's generated `Calls.call_tool` answers
-`CallToolResult | ToolTask[CallToolResult]`, one typed call per request of the policy's `task_results`
-(the extension's "Supported Methods", which must match the runtime's `tasks_wire.SUPPORTED_METHODS`).
+tasks extension never gets a task) unless it is given `task=` (the 2025-11-25 task-augmented call,
+for a 2025-11-25 session: `-> TaskHandle[CallToolResult]`, issue 44 item 7); the extension's
+generated `Calls.call_tool` answers `CallToolResult | ToolTask[CallToolResult]`, one typed call per
+request of the policy's `task_results` (the extension's "Supported Methods", which must match the
+runtime's `tasks_wire.SUPPORTED_METHODS`).
 
 Checked by pyright strict on a snippet (with deliberately wrong `assert_type`s that must fail) and at
 run time: the typed calls return what they say, against our own servers, in memory.
@@ -92,6 +94,9 @@ async def at_2025(client: c25.Client, maybe: m25.TaskMetadata | None) -> None:
 
 async def at_2026(client: c26.Client) -> None:
     assert_type(await client.call_tool(name="x"), m26.CallToolResult)
+    on_2025 = await client.call_tool(name="x", task={{"ttl": 1000}})  # a 2025-11-25 session's task
+    assert_type(on_2025, TaskHandle[m26.CallToolResult])
+    assert_type(await on_2025.result(), m26.CallToolResult)
     answer = await Calls(client.session).call_tool(name="x", arguments={{}})
     assert_type(answer, m26.CallToolResult | ToolTask[m26.CallToolResult])
     if isinstance(answer, ToolTask):

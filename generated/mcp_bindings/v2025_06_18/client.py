@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, overload
 
 from mcp_bindings.runtime.protocol.context import NotificationContext, RequestContext
 from mcp_bindings.runtime.protocol.meta import Meta
 from mcp_bindings.runtime.protocol.spec import ProtocolTables
 from mcp_bindings.runtime.client.stub import ClientHandlerStub, ClientStub, ProgressCallback
+from mcp_bindings.runtime.client.task_handle import TaskHandle
 
 from . import methods
 from . import models as m
@@ -189,18 +190,41 @@ class Client(ClientStub):
             progress=progress,
         )
 
+    @overload
     async def call_tool(
         self,
         *,
         name: str,
         arguments: dict[str, Any] | None = None,
+        task: None = None,
         timeout: float | None = None,
         progress: ProgressCallback | None = None,
-    ) -> m.CallToolResult:
-        """`tools/call` (needs server capability `tools`)."""
+    ) -> m.CallToolResult: ...
+
+    @overload
+    async def call_tool(
+        self,
+        *,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        task: dict[str, Any],
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> TaskHandle[m.CallToolResult]: ...
+
+    async def call_tool(
+        self,
+        *,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        task: dict[str, Any] | None = None,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> m.CallToolResult | TaskHandle[m.CallToolResult]:
+        """`tools/call` (needs server capability `tools`). `task=`: where the session speaks a version whose `tools/call` has `task` (not this one), else `NotExpressible` naming the session's version."""
         return await self._request(
             methods.CLIENT_REQUESTS["tools/call"],
-            {"arguments": arguments, "name": name},
+            {"arguments": arguments, "name": name, "task": task},
             timeout=timeout,
             progress=progress,
         )

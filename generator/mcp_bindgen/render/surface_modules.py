@@ -271,12 +271,15 @@ def call_view(
     skip: tuple[str, ...] = (),
     models: str = "m",
     progress: bool = False,
+    era: tuple[policy.EraParam, ...] = (),
 ) -> dict[str, Any]:
     """A typed call (a client's, or a server's to its client): keyword arguments mirroring the
     params, typed from the IR; `skip` leaves out params keys the caller cannot use; `models` is the
     module alias naming the generated types. A request with a `task` param gets two `overloads`
     (without `task`: the result; with it: a `TaskHandle` of the result). `progress`: a request takes
-    `progress=` (a callback of the server's progress notifications for this call)."""
+    `progress=` (a callback of the server's progress notifications for this call). `era`: params of
+    the other era's request (policy/era_methods.json) taken too where this version lacks them, typed
+    as JSON (the 2026-07-28 `call_tool(task=...)` for a 2025-11-25 session)."""
     params: ObjectDef | None = None
     if spec.params_type and isinstance(ir.definitions[spec.params_type], ObjectDef):
         params = ir.object(spec.params_type)
@@ -296,6 +299,15 @@ def call_view(
             else:
                 optional.append(f"{f.py_name}: {ann} | None = None")
             entries.append(f'"{f.wire_name}": {f.py_name}')
+        own = {f.wire_name for f in params.fields}
+        era = tuple(p for p in era if p.wire not in own)
+        for p in era:
+            ann = _JSON_TYPES[p.type]
+            if p.wire == _TASK_PARAM and spec.kind == "request":
+                task_ann = ann
+            else:
+                optional.append(f"{snake_case(p.wire)}: {ann} | None = None")
+            entries.append(f'"{p.wire}": {snake_case(p.wire)}')
         params_expr = "{" + ", ".join(entries) + "}"
     elif spec.params_type:  # a union of params shapes (e.g. elicitation form | url)
         ann = f"{models}.{ir.py_name(spec.params_type)}"
@@ -330,7 +342,7 @@ def call_view(
         "signature": _signature(required, optional, tail, keywords),
         "result": result,
         "overloads": overloads,
-        "doc": _doc(spec),
+        "doc": _doc(spec) + "".join(_era_param_doc(p, spec) for p in era),
         "table": table,
         "method": spec.method,
         "params": params_expr,
@@ -338,6 +350,13 @@ def call_view(
         "timeout": (", timeout=timeout" if spec.kind == "request" else "")
         + (", progress=progress" if with_progress else ""),
     }
+
+
+def _era_param_doc(param: policy.EraParam, spec: MethodSurface) -> str:
+    return (
+        f" `{snake_case(param.wire)}=`: where the session speaks a version whose `{spec.method}` has "
+        f"`{param.wire}` (not this one), else `NotExpressible` naming the session's version."
+    )
 
 
 def _signature(required: list[str], optional: list[str], keyword_only: list[str], keywords: bool) -> str:
@@ -492,8 +511,9 @@ def render_client(ir: SchemaIR, surface: ProtocolSurface, header: str, known_ver
     (every version the runtime speaks, for the negotiated version typed on the client)."""
     server_asks = surface.table("server_to_client", "request")
     input_asks = _input_asks(surface)
+    era = policy.era_methods()
     calls = [
-        call_view(ir, s, "CLIENT_REQUESTS", progress=True)
+        call_view(ir, s, "CLIENT_REQUESTS", progress=True, era=era.params_of(s.method))
         for s in surface.table("client_to_server", "request")
         if s.method not in builtin_methods()
     ] + [

@@ -14,6 +14,7 @@ from mcp_bindings.runtime.rpc.errors import McpError as McpError
 from mcp_bindings.runtime.rpc.errors import NotExpressible as NotExpressible
 from mcp_bindings.runtime.rpc.errors import OutcomeUnknown as OutcomeUnknown
 from mcp_bindings.runtime.rpc.errors import StubDefinitionError as StubDefinitionError
+from mcp_bindings.runtime.rpc.errors import ToolError as ToolError
 from mcp_bindings.runtime.rpc.errors import sole_exception as sole_exception
 
 __all__ = [
@@ -29,5 +30,6 @@ __all__ = [
     "NotExpressible",
     "OutcomeUnknown",
     "StubDefinitionError",
+    "ToolError",
     "sole_exception",
 ]

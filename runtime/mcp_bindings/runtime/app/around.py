@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TypeVar
 
 from mcp_bindings.runtime.app.errors import AppDefinitionError
+from mcp_bindings.runtime.app.lifespan import Lifetime, started_value
 from mcp_bindings.runtime.middleware.chain import Middleware, MiddlewareFeature
 from mcp_bindings.runtime.server.host import host_for
 from mcp_bindings.runtime.server.stubs import ServerStub
@@ -21,11 +22,13 @@ class Around:
 
     _middleware: list[Middleware]
     _server: ServerStub | None
+    _lifetime: Lifetime
 
     def middleware(self, middleware: M) -> M:
         """Run `middleware` around every request the app's handlers serve (after those registered
         before it): `async def mw(call: Call, call_next: Next) -> result`; see
-        `mcp_bindings.runtime.middleware`. Register it before the app serves."""
+        `mcp_bindings.runtime.middleware`. `call.lifespan` is the app's lifespan value; `raise
+        ToolError(...)` denies the request. Register it before the app serves."""
         if self._server is not None:
             raise AppDefinitionError(
                 "app.middleware: the app is already serving; register middleware before it starts "
@@ -38,4 +41,5 @@ class Around:
 
     def _install_middleware(self, server: ServerStub) -> None:
         if self._middleware:
-            host_for(server).use(MiddlewareFeature(self._middleware))
+            lifetime = self._lifetime
+            host_for(server).use(MiddlewareFeature(self._middleware, lambda: started_value(lifetime.value)))

@@ -20,9 +20,9 @@ from typing_extensions import TypeVar as DefaultedTypeVar
 
 from mcp_bindings.runtime.app.asks import Boundary, Replay, StartTask, Suspend, ask_digest
 from mcp_bindings.runtime.app.content import Message
-from mcp_bindings.runtime.app.errors import AppDefinitionError, MissingClientCapability
+from mcp_bindings.runtime.app.errors import MissingClientCapability
 from mcp_bindings.runtime.app.forms import ELICIT, form_of
-from mcp_bindings.runtime.app.lifespan import NOT_STARTED
+from mcp_bindings.runtime.app.lifespan import started_value
 from mcp_bindings.runtime.app.progress import Progress
 from mcp_bindings.runtime.protocol import registry, versions
 from mcp_bindings.runtime.protocol.context import RequestContext, SessionContext
@@ -131,12 +131,7 @@ class Context(Generic[L]):
     @property
     def lifespan(self) -> L:
         """What the app's lifespan yielded (`App(lifespan=...)`; None without one)."""
-        if self._lifespan is NOT_STARTED:
-            raise AppDefinitionError(
-                "the app's lifespan has not started: serve it with app.run(), app.asgi() (mounted: pass "
-                "lifespan=mcp.lifespan to the application) or app.test_client()"
-            )
-        return cast("L", self._lifespan)
+        return cast("L", started_value(self._lifespan))
 
     # -- who is asking ------------------------------------------------------------------------
 

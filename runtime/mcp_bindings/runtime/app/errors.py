@@ -1,11 +1,12 @@
 """What the authoring layer raises: at registration (`AppDefinitionError`), and what handlers raise
-to answer a request in a way the layer translates (`ToolError`, `ResourceNotFound`)."""
+to answer a request in a way the layer translates (`ToolError`, defined with the runtime's errors so
+that middleware of any server can raise it too, and `ResourceNotFound`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, NotExpressible
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, NotExpressible, ToolError
 
 __all__ = ["AppDefinitionError", "MissingClientCapability", "ResourceNotFound", "ToolError"]
 
@@ -13,13 +14,6 @@ __all__ = ["AppDefinitionError", "MissingClientCapability", "ResourceNotFound", 
 class AppDefinitionError(TypeError):
     """A tool, resource, prompt or completion that cannot be registered as written: raised by the
     decorator, naming the function and what is wrong with it."""
-
-
-class ToolError(Exception):
-    """Raise in a tool to answer with a tool execution error (`isError: true`) whose text is the
-    message: what the model sees and can act on. Any other exception from a tool is answered the
-    same way with its type and message (and logged with its traceback); an `McpError` becomes a
-    JSON-RPC error instead."""
 
 
 class ResourceNotFound(McpError):

@@ -14,7 +14,9 @@ from typing import Any
 
 import anyio
 
-__all__ = ["NOT_STARTED", "LifespanFactory", "Lifetime"]
+from mcp_bindings.runtime.app.errors import AppDefinitionError
+
+__all__ = ["NOT_STARTED", "LifespanFactory", "Lifetime", "started_value"]
 
 LifespanFactory = Callable[[Any], AbstractAsyncContextManager[Any]]
 
@@ -25,6 +27,17 @@ class _NotStarted:
 
 
 NOT_STARTED: Any = _NotStarted()
+
+
+def started_value(value: Any) -> Any:
+    """A lifespan's value as a handler (`ctx.lifespan`) or middleware (`call.lifespan`) reads it: an
+    error saying how to start the lifespan where it has not started (not a `None`)."""
+    if value is NOT_STARTED:
+        raise AppDefinitionError(
+            "the app's lifespan has not started: serve it with app.run(), app.asgi() (mounted: pass "
+            "lifespan=mcp.lifespan to the application) or app.test_client()"
+        )
+    return value
 
 
 class Lifetime:

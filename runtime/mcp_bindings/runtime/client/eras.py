@@ -26,7 +26,9 @@ if TYPE_CHECKING:
 
 SET_LEVEL = v2025.LOGGING_SET_LEVEL
 # A task-augmented request's param (2025-11-25): the task-handle hook refuses it by its capability
-# (`task_handle.call_as_task`: `CapabilityError` naming `tasks.requests.<method>`), not this module.
+# (`task_handle.call_as_task`: `CapabilityError` naming `tasks.requests.<method>`), not this module,
+# where the stub's or the session's version has it; where neither has it (a stub that takes it as the
+# other era's param, policy/era_methods.json, on a session without core tasks) this module refuses it.
 TASK = "task"
 
 
@@ -70,6 +72,14 @@ def params(runtime: ClientRuntime, stub: MethodSpec, spec: MethodSpec, data: Any
     unless the policy drops it."""
     if data is None or spec.params is None:
         return data
+    if data.get(TASK) is not None and not (carries(spec, TASK) or carries(stub, TASK)):
+        version = runtime.version or "?"
+        raise NotExpressible(
+            f"cannot send {spec.method} with task= in MCP {version}, which this session speaks: params.task "
+            "does not exist there (a task-augmented request is MCP 2025-11-25's; from 2026-07-28 on, a client "
+            "that declares the tasks extension gets a task where the server makes the call one)",
+            version=version,
+        )
     if runtime.protocol is runtime.stub:
         if stub.params is not None:
             try:
@@ -88,6 +98,12 @@ def params(runtime: ClientRuntime, stub: MethodSpec, spec: MethodSpec, data: Any
         keep=frozenset({pg.param for pg in stub.param_gates} | {TASK}),
         where=f"in MCP {version}, which this session speaks",
     )
+
+
+def carries(spec: MethodSpec | None, param: str) -> bool:
+    """Whether a version's params model of the method has `param` (as a field)."""
+    fields = getattr(spec.params, "model_fields", None) if spec is not None else None
+    return isinstance(fields, dict) and param in fields
 
 
 def result(runtime: ClientRuntime, stub: MethodSpec, spec: MethodSpec, value: Any) -> Any:

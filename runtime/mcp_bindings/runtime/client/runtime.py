@@ -236,9 +236,7 @@ class ClientRuntime:
         if isinstance(raw, dict):
             self.capabilities_known = True
             self.peer_capabilities = raw.get("capabilities") or {}
-            given = raw.get("_meta")
-            meta: dict[str, Any] = given if isinstance(given, dict) else {}
-            self.server_info = raw.get("serverInfo") or meta.get(_server_info_key(self.protocol)) or {}
+            self.server_info = self.protocol.stated_server_info(raw)
             self.instructions = raw.get("instructions")
 
     async def initialize(self, session: Session) -> None:
@@ -259,7 +257,7 @@ class ClientRuntime:
         self.protocol, self.version = protocol, offered
         self.peer_capabilities = raw.get("capabilities") or {}
         self.capabilities_known = True
-        self.server_info = raw.get("serverInfo") or {}
+        self.server_info = protocol.stated_server_info(raw)
         self.instructions = getattr(result, "instructions", None)
         self.use_version(session, offered)
         await session.notify(v2025.NOTIFICATIONS_INITIALIZED)
@@ -444,11 +442,6 @@ async def _send(call: OutgoingCall) -> Any:
         return await stateless_request(runtime, call.spec, call.params, call.progress, timeout=call.timeout)
     attempt = partial(session.request, call.method, call.params, timeout=call.timeout, on_progress=call.progress)
     return await send_with_retries(runtime.retry, call.method, call.params, attempt, stateless=False)
-
-
-def _server_info_key(protocol: ProtocolTables) -> str:
-    """Where a stateless-era result names the server (`_meta` key), or "" in versions without one."""
-    return protocol.meta.server_info or ""
 
 
 def _first(exc: ValidationError) -> str:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 import anyio
 from pydantic import ValidationError
 
+from mcp_bindings.runtime.client import eras
 from mcp_bindings.runtime.client.seam import Finished, OutgoingCall, Send
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables
@@ -50,8 +51,7 @@ class TaskHandles:
 
 
 def _may_carry_task(spec: MethodSpec | None) -> bool:
-    fields = getattr(spec.params, "model_fields", None) if spec is not None else None
-    return isinstance(fields, dict) and "task" in fields
+    return eras.carries(spec, eras.TASK)
 
 
 async def call_as_task(call: OutgoingCall) -> TaskHandle[Any]:
@@ -76,14 +76,17 @@ async def call_as_task(call: OutgoingCall) -> TaskHandle[Any]:
 
 
 def _typed_result(runtime: ClientRuntime, stub_spec: MethodSpec, spec: MethodSpec, raw: Any) -> Any:
+    """The request's result, validated in the session's version, as the stub's type (`eras.result`:
+    a 2026-07-28 stub's `CallToolResult` from a 2025-11-25 task)."""
     try:
-        return versions.validate(stub_spec.result if runtime.protocol is runtime.stub else spec.result, raw)
+        value = versions.validate(spec.result, raw)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"]) or "(root)"
         raise McpError(
             INTERNAL_ERROR, f"invalid {spec.method} task result from the server: {where}: {first['msg']}"
         ) from None
+    return eras.result(runtime, stub_spec, spec, value)
 
 
 class TaskHandle(Finished, Generic[R]):
@@ -114,7 +117,10 @@ class TaskHandle(Finished, Generic[R]):
     async def _call(self, method: str) -> Any:
         if self.task_id is None:
             raise McpError(INVALID_PARAMS, f"{self._spec.method}: the server answered at once; there is no task")
-        return await self._runtime.call(self._runtime.stub.client_requests[method], {"taskId": self.task_id})
+        # The session's tasks/* (a stub of a version without core tasks, 2026-07-28, gets that version's
+        # types: its own have none).
+        runtime = self._runtime
+        return await runtime.call_method(method, {"taskId": self.task_id}, eras.negotiated(runtime, method).result)
 
     async def status(self) -> Any:
         """`tasks/get`: the task now (the version's `GetTaskResult`)."""

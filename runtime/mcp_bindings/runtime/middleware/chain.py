@@ -3,12 +3,16 @@ a server's host (`use_middleware(server, ...)`; the authoring layer's `@app.midd
 `App(middleware=[...])`), for stub-based servers and apps alike.
 
 A middleware is `async def mw(call: Call, call_next: Next) -> result`: it sees the method, the
-params (typed in the server's version, and as the client sent them), the session, the principal
-and the protocol version; it may answer itself (short-circuit: return a result of the server's
-version, or raise `McpError`), change `call.params` before `await call_next(call)`, or look at or
-replace what that returns. One that has a `methods` attribute (a collection of method names) runs
-for those methods only. The chain of a method is built once, with its plan (per protocol version
-and method): a method no middleware wants, and a server without middleware, run as before.
+params (typed in the server's version, and as the client sent them; `Call[Params]` types them for
+the checker), the session, the principal, the client's capabilities, the protocol version and the
+app's lifespan value (`Call[Params, State]`); it may answer itself (short-circuit: return a result
+of the server's version, or raise `McpError`), deny the request (`raise ToolError("why")`: a
+`tools/call` is answered with a tool execution error, `isError: true`, whose text is the message;
+another method with a JSON-RPC error -32602 naming it), change `call.params` before `await
+call_next(call)`, or look at or replace what that returns. One that has a `methods` attribute (a
+collection of method names) runs for those methods only. The chain of a method is built once, with
+its plan (per protocol version and method): a method no middleware wants, and a server without
+middleware, run as before.
 
 Middleware sees requests a handler serves (tools, resources, prompts, completion, custom
 methods...), after the runtime has checked the params and before the tool schema checks and the
@@ -17,13 +21,18 @@ tasks plug-in; the runtime's own answers (initialize, ping, logging/setLevel) do
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, Protocol, cast
 from urllib.parse import urlsplit, urlunsplit
 
-from mcp_bindings.runtime.protocol import registry
+from typing_extensions import TypeVar
+
+from mcp_bindings.runtime.protocol import registry, versions
+from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError, ToolError
 from mcp_bindings.runtime.server.host import host_for
 from mcp_bindings.runtime.server.seam import Around, Handler, Plan, ServerFeature, direct
+from mcp_bindings.v2026_07_28 import names as v2026
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.protocol.context import RequestContext, SessionContext
@@ -44,18 +53,50 @@ def recorded_uri(uri: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
 
 
-class Call:
+log = logging.getLogger("mcp_bindings.runtime.middleware")
+
+P = TypeVar("P", default=Any)  # the params' type in the server's version (`Call[CallToolRequestParams]`)
+L = TypeVar("L", default=Any)  # the app's lifespan value (`App(lifespan=...)`)
+
+
+class Call(Generic[P, L]):
     """One request as middleware sees it. `params` may be replaced (the rest of the chain and the
-    handler get the new value): typed in the server's version, like what its handler gets."""
+    handler get the new value): typed in the server's version, like what its handler gets
+    (`Call[v2025_11_25.models.CallToolRequestParams]` says so to the type checker, for a middleware
+    that runs for `tools/call` only). `Call[Params, State]`: `call.lifespan` is typed `State`."""
 
-    __slots__ = ("_handler", "context", "method", "params", "raw")
+    __slots__ = ("_handler", "_lifespan", "context", "method", "params", "raw")
 
-    def __init__(self, method: str, params: Any, raw: Any, context: RequestContext, handler: Handler) -> None:
+    def __init__(
+        self,
+        method: str,
+        params: P,
+        raw: Any,
+        context: RequestContext,
+        handler: Handler,
+        lifespan: Callable[[], Any] | None = None,
+    ) -> None:
         self.method = method
         self.params = params
         self.raw = raw  # the params as the client sent them (its version's JSON), or None
         self.context = context
         self._handler = handler
+        self._lifespan = lifespan
+
+    @property
+    def lifespan(self) -> L:
+        """What the app's lifespan yielded (`App(lifespan=...)`), as `ctx.lifespan` reads it in a
+        handler; None for an app without one and for a stub-based server (`use_middleware`)."""
+        return cast("L", self._lifespan() if self._lifespan is not None else None)
+
+    @property
+    def request_id(self) -> str | int:
+        return self.context.request_id
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        """What the client declared (its `initialize` capabilities, or this request's at 2026-07-28)."""
+        return self.context.peer_capabilities
 
     @property
     def protocol_version(self) -> str:
@@ -129,9 +170,35 @@ def _wants(middleware: Middleware, method: str) -> bool:
     return methods is None or method in methods
 
 
-def _link(middleware: Middleware, call_next: Next) -> Next:
-    def step(call: Call) -> Awaitable[Any]:
-        return middleware(call, call_next)
+Deny = Callable[[ToolError], Any]
+
+
+def _denial(plan: Plan) -> Deny:
+    """What a `ToolError` raised by middleware becomes: for `tools/call` the tool execution error of
+    the server's version (what a tool raising it answers); for any other method a JSON-RPC error."""
+    method = plan.spec.method
+    if method == v2026.TOOLS_CALL:
+        result_type = plan.stub_spec.result
+
+        def tool_error(exc: ToolError) -> Any:
+            log.info("%s denied by middleware: %s", method, exc)
+            return versions.validate(result_type, {"content": [{"type": "text", "text": str(exc)}], "isError": True})
+
+        return tool_error
+
+    def refused(exc: ToolError) -> NoReturn:
+        log.info("%s denied by middleware: %s", method, exc)
+        raise McpError(INVALID_PARAMS, f"{method} refused: {exc}", {"method": method}) from None
+
+    return refused
+
+
+def _link(middleware: Middleware, call_next: Next, deny: Deny) -> Next:
+    async def step(call: Call) -> Any:
+        try:
+            return await middleware(call, call_next)
+        except ToolError as exc:  # the middleware (or one inside it) denied the request
+            return deny(exc)
 
     return step
 
@@ -140,8 +207,13 @@ class MiddlewareFeature(ServerFeature):
     """The middleware of one server, on its dispatch seam. `chain` is read when a method's plan is
     built (a callable: the list as it is then)."""
 
-    def __init__(self, chain: Sequence[Middleware] | Callable[[], Sequence[Middleware]]) -> None:
+    def __init__(
+        self,
+        chain: Sequence[Middleware] | Callable[[], Sequence[Middleware]],
+        lifespan: Callable[[], Any] | None = None,
+    ) -> None:
         self._chain = chain
+        self._lifespan = lifespan  # what `call.lifespan` reads (the app's lifespan value), or None
 
     def middleware(self) -> Sequence[Middleware]:
         return self._chain() if callable(self._chain) else self._chain
@@ -151,6 +223,8 @@ class MiddlewareFeature(ServerFeature):
         wanted = [m for m in self.middleware() if _wants(m, method)]
         if not wanted:
             return
+        deny = _denial(plan)
+        lifespan = self._lifespan
 
         def outer(inner: Around | None) -> Around:
             run = inner or direct
@@ -160,10 +234,10 @@ class MiddlewareFeature(ServerFeature):
 
             entry: Next = end
             for middleware in reversed(wanted):
-                entry = _link(middleware, entry)
+                entry = _link(middleware, entry, deny)
 
             def around(handler: Handler, params: Any, context: Any, raw: Any) -> Awaitable[Any]:
-                return entry(Call(method, params, raw, context, handler))
+                return entry(Call(method, params, raw, context, handler, lifespan))
 
             return around
 

@@ -363,6 +363,18 @@ class ProtocolTables:
     def capability_paths(self, side: Side) -> frozenset[str]:
         return self.server_capability_paths if side == "server" else self.client_capability_paths
 
+    def stated_server_info(self, result: Mapping[str, Any]) -> dict[str, Any]:
+        """The server's identity as an `initialize` or `server/discover` result of this version
+        states it: its `serverInfo`, else (2026-07-28 on, where the discover result has no such
+        field) its `_meta[<serverInfo key>]`; {} where it states none. What a client learns of the
+        server, and what a recording of either era says of its server (`recording.crossed_replay`)."""
+        info = result.get("serverInfo")
+        if not isinstance(info, Mapping):
+            meta = result.get("_meta")
+            key = self.meta.server_info
+            info = cast("Mapping[str, Any]", meta).get(key) if key and isinstance(meta, Mapping) else None
+        return dict(cast("Mapping[str, Any]", info)) if isinstance(info, Mapping) else {}
+
     def is_input_required(self, result: object) -> bool:
         """Whether a handler's result asks the client for input (an InputRequiredResult)."""
         model = self.input_required_model

@@ -102,24 +102,64 @@ def needs_crossing(recording: Recording, message: Mapping[str, Any]) -> bool:
 # -- the recording as a server stub ------------------------------------------------------------
 
 
-def _answers(recording: Recording) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The recorded server's capabilities and identity (`initialize` or `server/discover` result)."""
+def _answers(recording: Recording, tables: ProtocolTables) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The recorded server's capabilities and identity (its `serverInfo` and `instructions`), from
+    its answer to the recorded `initialize` or `server/discover`: where the recorded version puts
+    them (a discover result states the server info under `_meta`, `stated_server_info`). A
+    stateless-era recording without a `server/discover` (a client pinned to the version need not
+    ask) shows them all the same: the capabilities that gate the requests the server answered, the
+    identity its results are stamped with."""
+    asked: set[Any] = set()
     for entry in recording.entries:
-        result = (entry.message or {}).get("result")
-        if entry.dir == "server" and isinstance(result, dict):
+        message = entry.message or {}
+        if entry.dir == "client" and message.get("method") in (HANDSHAKE, DISCOVER):
+            asked.add(_key(message.get("id")))
+            continue
+        result = message.get("result")
+        if entry.dir == "server" and _key(message.get("id")) in asked and isinstance(result, dict):
             result = cast("dict[str, Any]", result)
-            if "capabilities" in result and ("serverInfo" in result or "protocolVersion" in result):
-                return dict(result.get("capabilities") or {}), result
-    return {}, {}
+            identity = {"serverInfo": tables.stated_server_info(result), "instructions": result.get("instructions")}
+            return dict(result.get("capabilities") or {}), identity
+    return _shown(recording, tables)
+
+
+def _key(request_id: Any) -> Any:
+    return request_id if isinstance(request_id, (str, int)) else None
+
+
+def _shown(recording: Recording, tables: ProtocolTables) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The capabilities and identity a recording without a lifecycle answer shows (`_answers`)."""
+    capabilities: dict[str, Any] = {}
+    asked: dict[Any, str] = {}
+    info: dict[str, Any] = {}
+    for entry in recording.entries:
+        message = entry.message or {}
+        request_id = _key(message.get("id"))
+        if entry.dir == "client" and isinstance(message.get("method"), str):
+            asked[request_id] = message["method"]
+            continue
+        result = message.get("result")
+        spec = tables.client_requests.get(asked.pop(request_id, ""))
+        if entry.dir != "server" or spec is None or not isinstance(result, dict):
+            continue
+        info = info or tables.stated_server_info(cast("dict[str, Any]", result))
+        if spec.gate is not None and spec.gate.side == "server":
+            *parents, leaf = spec.gate.path
+            node = capabilities
+            for key in parents:
+                node = node.setdefault(key, {})
+            node.setdefault(leaf, {} if not parents else True)
+    return capabilities, {"serverInfo": info}
 
 
 def recorded_server(replay: ReplaySource) -> ServerStub:
     """A server stub of the recorded version serving every method its recorded capabilities offer,
     each handler answering from the recording."""
     version = recorded_version(replay.recording)
-    if version is None or _known(version) is None:
+    tables = _known(version) if version is not None else None
+    if version is None or tables is None:
         raise ValueError(f"{replay.recording.path}: the recording states no protocol version this runtime has")
-    capabilities, identity = _answers(replay.recording)
+    capabilities, identity = _answers(replay.recording, tables)
 
     async def recorded(method: str, params: dict[str, Any] | None, ctx: RequestContext) -> dict[str, Any]:
         return await answer(replay, method, params, ctx, version)
@@ -153,6 +193,11 @@ async def answer(
         )
     for entry in found.episode:
         await _play(replay, entry.message or {}, ctx, client, recorded)
+    for entry in found.after:  # the session's: nothing a request of the client's era carries
+        replay.note(
+            f"not played to the MCP {client} client ({what_is(entry.message or {})}, recorded at MCP {recorded} "
+            f"after {what_is(found.message)} was answered): it belongs to the session, not to the request"
+        )
     response = found.response.message if found.response is not None else None
     if response is None:
         raise McpError(INTERNAL_ERROR, f"{where}: the recording ends before the server answered it")

@@ -37,6 +37,16 @@ def _messages(body: bytes) -> list[dict[str, Any]]:
     return [cast("dict[str, Any]", item) for item in items if isinstance(item, dict)]
 
 
+def _related(method: str, body: bytes) -> dict[str, Any]:
+    """Which request the messages of a response stream belong to, as the stream says (`http.related`
+    of their entries): the one request a POST carried, or none (null) on the GET stream, the
+    session's; nothing where the stream does not say (a POST of several requests)."""
+    if method == "GET":
+        return {"related": None}
+    ids = [m["id"] for m in _messages(body) if "method" in m and isinstance(m.get("id"), (str, int))]
+    return {"related": ids[0]} if len(ids) == 1 else {}
+
+
 class SseEvents:
     """Cuts an SSE byte stream into the data of its events, as the bytes arrive."""
 
@@ -92,16 +102,16 @@ class RecordingProxy:
             await send({"type": "http.response.body", "body": text})
             return
         try:
-            await self._relay(response, send, session)
+            await self._relay(response, send, session, _related(scope["method"], body))
         finally:
             await response.aclose()
 
-    async def _relay(self, response: httpx.Response, send: Any, session: str | None) -> None:
+    async def _relay(self, response: httpx.Response, send: Any, session: str | None, related: dict[str, Any]) -> None:
         out_headers = [
             (k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers.items() if k not in HOP_BY_HOP
         ]
         session = response.headers.get("mcp-session-id", session)
-        http = {"status": response.status_code, "headers": dict(response.headers.items())}
+        http = {"status": response.status_code, "headers": dict(response.headers.items()), **related}
         await send({"type": "http.response.start", "status": response.status_code, "headers": out_headers})
         kind = response.headers.get("content-type", "")
         sse = SseEvents() if kind.startswith("text/event-stream") else None

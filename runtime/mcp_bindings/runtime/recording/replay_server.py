@@ -278,14 +278,21 @@ class ServerReplay:
                 if params.get("progressToken") == recorded_token:
                     params["progressToken"] = token
                     message["params"] = params
-            if "id" in message:
-                await self._ask(transport, message)
-            else:
-                await transport.send(json.dumps(message).encode())
+            await self._send_recorded(transport, message)
         if exchange.response is not None and "id" in incoming:
             await self._pause(arrived, exchange.response.t - exchange.entry.t)
             answer = {**(exchange.response.message or {}), "id": incoming["id"]}
             await transport.send(json.dumps(answer).encode(), incoming["id"])
+        for entry in exchange.after:  # the session's, once the exchange is over (as recorded)
+            await self._pause(arrived, entry.t - exchange.entry.t)
+            await self._send_recorded(transport, dict(entry.message or {}))
+
+    async def _send_recorded(self, transport: Transport, message: dict[str, Any]) -> None:
+        """A recorded server message: a request waits for the client's answer (`_ask`)."""
+        if "id" in message:
+            await self._ask(transport, message)
+        else:
+            await transport.send(json.dumps(message).encode())
 
     async def _ask(self, transport: Transport, message: dict[str, Any]) -> None:
         """Send a recorded server-to-client request under a fresh id; wait for the client's answer."""

@@ -8,7 +8,9 @@ Line 1 is the header, every further line one message as it crossed the wire:
 `dir` is who sent it (`client`: client to server, `server`: server to client); `t` is seconds since
 the recording started; `version` the protocol version negotiated so far (null before); `session` the
 stdio proxy's own id of the connection, or the `Mcp-Session-Id` of an HTTP session; `http` (HTTP only)
-the request's method and the response's status and headers, redacted. A frame that was not JSON is kept
+the request's method and the response's status and headers, redacted, and for a server message the
+request whose response stream carried it (`related`; null: the GET stream, the session's; absent
+where the stream does not say, and over stdio). A frame that was not JSON is kept
 as text in `raw` instead of `message`. Every line is checked against `HEADER_SCHEMA` / `ENTRY_SCHEMA`
 (JSON Schema 2020-12) when read; a line that fails gets `SessionFileError` naming the file and line.
 A file is untrusted input: besides the schema, `t` must be a finite number, a message's `id` a
@@ -72,6 +74,7 @@ ENTRY_SCHEMA: dict[str, Any] = {
                 "method": {"type": "string"},
                 "status": {"type": "integer"},
                 "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+                "related": {"type": ["string", "integer", "null"]},
             },
         },
     },

@@ -50,6 +50,15 @@ class NotExpressible(McpError):
         self.version = version
 
 
+class ToolError(Exception):
+    """Raise in a tool to answer with a tool execution error (`isError: true`) whose text is the
+    message: what the model sees and can act on. Any other exception from a tool is answered the
+    same way with its type and message (and logged with its traceback); an `McpError` becomes a
+    JSON-RPC error instead. Raised by middleware (`mcp_bindings.runtime.middleware`) it denies the
+    request: a `tools/call` is answered with that tool execution error, any other method with a
+    JSON-RPC error (-32602, the message naming the method)."""
+
+
 class StubDefinitionError(TypeError):
     """A server or client class whose overridden handlers and declared capabilities disagree."""
 
