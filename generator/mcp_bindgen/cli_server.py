@@ -31,8 +31,8 @@ EXIT_CODES = (
     "6 the server answered a JSON-RPC error"
 )
 SERVER_HELP = (
-    "the server: an http(s) URL, a server file (server.py or server.py:app, run on stdio), or a stdio command "
-    "quoted as one word ('python server.py') or given last after --"
+    "the server: a server file (server.py[:app], run on stdio), pkg.module:app, an installed command, an http(s) "
+    "URL, or a stdio command quoted as one word ('python server.py') or given last after --"
 )
 
 
@@ -215,8 +215,9 @@ def _add_install_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "words",
         nargs="+",
         metavar="HOST TARGET",
-        help=f"HOST: {' | '.join(HOSTS)} (none with --print); TARGET: server.py[:app], pkg.mod:app, an http(s) URL, "
-        "or a stdio command after --",
+        help=f"HOST: {' | '.join(HOSTS)} (none with --print); TARGET: SERVER as every command takes it: "
+        "server.py[:app], pkg.mod:app, an installed command, an http(s) URL, or a stdio command after -- "
+        "(written with absolute paths)",
     )
     install.add_argument("--name", help="the entry's name (default: the file's or module's name)")
     install.add_argument("--env", action="append", metavar="NAME=VALUE", help="environment of the server (repeatable)")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import shutil
 import sys
 from collections.abc import Callable, Sequence
@@ -21,6 +20,7 @@ from typing import Any
 
 from .errors import BindgenError
 from .files import write_atomic
+from .server_spec import parse_server
 
 Entry = dict[str, Any]
 
@@ -149,13 +149,6 @@ class Server:
         return host.stdio(self.command[0], self.command[1:], self.env)
 
 
-def bindgen_command() -> list[str]:
-    """How a host starts `mcp-bindgen`: this installation's script by absolute path (hosts start
-    servers with a minimal PATH), or this interpreter running the CLI module."""
-    script = Path(sys.executable).parent / ("mcp-bindgen.exe" if sys.platform == "win32" else "mcp-bindgen")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "mcp_bindgen.cli"]
-
-
 def _pairs(values: Sequence[str] | None, sep: str, option: str, form: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for value in values or []:
@@ -167,40 +160,12 @@ def _pairs(values: Sequence[str] | None, sep: str, option: str, form: str) -> di
 
 
 def server_of(target: str, name: str | None, env: Sequence[str] | None, headers: Sequence[str] | None) -> Server:
-    """TARGET of `install`: a URL, a server file or module (run by `mcp-bindgen run`), or a quoted
-    stdio command (what followed `--`)."""
+    """TARGET of `install`: SERVER (`server_spec.parse_server`: a URL, or a command line with absolute
+    paths) with the entry's name, environment and headers."""
+    spec = parse_server(target, name)
     envs = _pairs(env, "=", "--env", "NAME=VALUE")
     heads = _pairs(headers, ":", "--header", "'Name: value'")
-    if target.startswith(("http://", "https://")):
-        return Server(name or _url_name(target), None, target, envs, heads)
-    words = shlex.split(target)
-    if not words:
-        raise BindgenError("no TARGET given: pass server.py, pkg.mod:app, a URL, or a command after --")
-    if len(words) > 1:
-        return Server(name or Path(words[-1]).stem or Path(words[0]).name, words, None, envs, heads)
-    where, _, attribute = words[0].partition(":") if ".py:" in words[0] else (words[0], "", "")
-    if where.endswith(".py"):
-        path = Path(where)
-        if not path.is_file():
-            raise BindgenError(f"no such file: {where}: pass a server file, pkg.mod:app, a URL, or a command after --")
-        resolved = str(path.resolve()) + (f":{attribute}" if attribute else "")
-        return Server(name or _file_name(path.resolve()), [*bindgen_command(), "run", resolved], None, envs, heads)
-    module = where.split(":", 1)[0]
-    if not module.replace(".", "").replace("_", "").isalnum():
-        raise BindgenError(f"{target!r} is no server file, module (pkg.mod:app) or URL: give a command after --")
-    return Server(name or module.rsplit(".", 1)[-1], [*bindgen_command(), "run", words[0]], None, envs, heads)
-
-
-def _file_name(path: Path) -> str:
-    """An entry's default name: the file's, or its folder's for a generic one (weather/server.py: weather)."""
-    generic = {"server", "app", "main", "__main__", "mcp_server"}
-    return path.parent.name if path.stem in generic and path.parent.name else path.stem
-
-
-def _url_name(url: str) -> str:
-    from urllib.parse import urlsplit
-
-    return (urlsplit(url).hostname or "server").split(".")[0]
+    return Server(spec.name, spec.command, spec.url, envs, heads)
 
 
 def read_config(path: Path) -> dict[str, Any]:

@@ -163,7 +163,7 @@ def test_progress_is_shown_on_stderr(typed_server: Path) -> None:
         (["list", "tools", "{server}", "--protocol", "1999-01-01"], 2, "unknown protocol version '1999-01-01'"),
         (["list", "tools", "{server}", "--header", "nocolon"], 2, "--header 'nocolon' must read `Name: value`"),
         (["list", "tools", "http://127.0.0.1:9/mcp"], 4, "could not talk to `http://127.0.0.1:9/mcp`"),
-        (["list", "tools", "definitely-not-a-command-xyz"], 4, "could not talk to `definitely-not-a-command-xyz`"),
+        (["list", "tools", "definitely-not-a-command-xyz"], 2, "'definitely-not-a-command-xyz' names no server"),
     ],
 )
 def test_failures_are_one_line_with_their_exit_code(

@@ -7,11 +7,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..server_spec import ServerSpec, parse_server
 from .arguments import prompt_arguments, typed_arguments
-from .connection import ExitCode, LiveError, failure, open_client, parse_env, parse_headers, server_command
+from .connection import ExitCode, LiveError, failure, open_client, parse_env, parse_headers
 from .show import Saver, render_call, render_contents, render_inspect, render_list, render_prompt
 from .surface import list_all, wire
 
@@ -25,14 +26,14 @@ def _run(args: argparse.Namespace, use: Callable[[Any], Awaitable[Any]]) -> Any:
     """`use(client)` on a connection to the command's server; failures as `LiveError`s."""
     import anyio
 
-    target = server_command(args.server)
+    server = parse_server(args.server)
     headers = parse_headers(args.header)
     env = parse_env(args.env)
     timeout = getattr(args, "timeout", None)
 
     async def session() -> Any:
         options: dict[str, Any] = {"oauth": args.oauth, "env": env, "request_timeout": timeout}
-        async with open_client(target, args.protocol, headers, **options) as client:
+        async with open_client(server, args.protocol, headers, **options) as client:
             return await use(client)
 
     try:
@@ -40,7 +41,7 @@ def _run(args: argparse.Namespace, use: Callable[[Any], Awaitable[Any]]) -> Any:
     except LiveError:
         raise
     except Exception as exc:
-        raise failure(exc, target) from exc
+        raise failure(exc, server) from exc
 
 
 def _emit(args: argparse.Namespace, data: Any, human: Callable[[], str]) -> None:
@@ -145,14 +146,14 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         return report
 
     report: dict[str, Any] = _run(args, use)
-    target, headers = server_command(args.server), parse_headers(args.header)
-    report["versions"] = spoken_versions(target, headers, oauth=args.oauth, env=parse_env(args.env))
+    server, headers = parse_server(args.server), parse_headers(args.header)
+    report["versions"] = spoken_versions(server, headers, oauth=args.oauth, env=parse_env(args.env))
     _emit(args, report, lambda: render_inspect(report))
     return 0
 
 
 def spoken_versions(
-    target: Sequence[str], headers: dict[str, str] | None, *, oauth: bool = False, env: dict[str, str] | None = None
+    server: ServerSpec, headers: dict[str, str] | None, *, oauth: bool = False, env: dict[str, str] | None = None
 ) -> list[str]:
     """The protocol versions of this client that the server negotiates when offered each alone."""
     import anyio
@@ -164,7 +165,7 @@ def spoken_versions(
     async def probe(version: str) -> None:
         try:
             with anyio.fail_after(30):
-                async with open_client(target, version, headers, stderr=_devnull(), oauth=oauth, env=env) as client:
+                async with open_client(server, version, headers, stderr=_devnull(), oauth=oauth, env=env) as client:
                     if client.session.version == version:
                         spoken.append(version)
         except Exception:  # refused, another version chosen, no answer: not spoken

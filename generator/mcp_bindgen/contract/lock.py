@@ -4,21 +4,20 @@ and the check of a live server against it (each change breaking or additive, see
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import BindgenError
+from ..server_spec import ServerSpec
 from .compat import Change, compare_surfaces
-from .connection import describe
 from .surface import Surface, capture, dumps, known_versions, speaks
 
 LOCK_FORMAT = 1
 
 
 def build_lock(
-    target: Sequence[str],
+    server: ServerSpec,
     versions: list[str] | None = None,
     headers: dict[str, str] | None = None,
     env: dict[str, str] | None = None,
@@ -27,27 +26,27 @@ def build_lock(
     found: dict[str, Surface] = {}
     if versions:
         for version in versions:
-            surface = capture(target, version, headers, env)
+            surface = capture(server, version, headers, env)
             if surface["protocolVersion"] != version:
                 raise BindgenError(
-                    f"`{describe(target)}` does not speak {version} (it answered {surface['protocolVersion']})"
+                    f"`{server.text}` does not speak {version} (it answered {surface['protocolVersion']})"
                 )
             found[version] = surface
     else:
         for version in known_versions():
-            surface = speaks(target, version, headers, env)
+            surface = speaks(server, version, headers, env)
             if surface is not None:
                 found[version] = surface
     if not found:
-        raise BindgenError(f"`{describe(target)}` speaks none of the protocol versions {', '.join(known_versions())}")
+        raise BindgenError(f"`{server.text}` speaks none of the protocol versions {', '.join(known_versions())}")
     return {"lockFormat": LOCK_FORMAT, "versions": {v: _strip(found[v]) for v in sorted(found)}}
 
 
 def current_surfaces(
-    target: Sequence[str], versions: list[str], headers: dict[str, str] | None = None, env: dict[str, str] | None = None
+    server: ServerSpec, versions: list[str], headers: dict[str, str] | None = None, env: dict[str, str] | None = None
 ) -> dict[str, Any]:
     """The live surfaces at the locked versions only (a version it no longer speaks is left out)."""
-    found = {v: speaks(target, v, headers, env) for v in versions}
+    found = {v: speaks(server, v, headers, env) for v in versions}
     return {"lockFormat": LOCK_FORMAT, "versions": {v: _strip(s) for v, s in sorted(found.items()) if s is not None}}
 
 

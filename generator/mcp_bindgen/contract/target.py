@@ -19,6 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ..server_spec import entry_point_module, has_attribute
 from .connection import ExitCode, LiveError
 
 
@@ -32,7 +33,7 @@ class Target:
 
     @classmethod
     def parse(cls, text: str) -> Target:
-        where, attribute = text.rsplit(":", 1) if _has_attribute(text) else (text, "")
+        where, attribute = text.rsplit(":", 1) if has_attribute(text) else (text, "")
         if where.endswith(".py") or "/" in where or Path(where).is_file():
             path = Path(where)
             if not path.is_file():
@@ -40,7 +41,7 @@ class Target:
                     f"no such file: {where} (TARGET: server.py, server.py:app, pkg.mod:app)", ExitCode.USAGE
                 )
             return cls(path.resolve(), None, attribute or None)
-        script = None if attribute else _entry_point_module(where)
+        script = None if attribute else entry_point_module(where)
         if script is not None:
             return cls(None, script, None)  # an installed command: the server object of its module
         if not where.replace(".", "").replace("_", "").isalnum():
@@ -62,21 +63,6 @@ class Target:
     def describe(self) -> str:
         base = str(self.file) if self.file is not None else str(self.module)
         return f"{base}:{self.attribute}" if self.attribute else base
-
-
-def _entry_point_module(name: str) -> str | None:
-    """The module of an installed command (`console_scripts` entry point) named `name`, if any."""
-    from importlib.metadata import entry_points
-
-    for entry in entry_points(group="console_scripts", name=name):
-        return entry.module
-    return None
-
-
-def _has_attribute(text: str) -> bool:
-    """`server.py:app`, `pkg.mod:app`; not a Windows drive (`C:\\x\\server.py`)."""
-    head, sep, tail = text.rpartition(":")
-    return bool(sep) and bool(head) and tail.replace(".", "").replace("_", "").isalnum() and len(head) > 1
 
 
 def import_target(target: Target) -> ModuleType:
