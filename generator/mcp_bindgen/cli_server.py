@@ -209,7 +209,8 @@ def _add_install_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "  mcp-bindgen install cursor server.py:app --name weather --env API_KEY=secret\n"
         "  mcp-bindgen install vscode http://127.0.0.1:3001/mcp --name demo --header 'Authorization: Bearer T'\n"
         "  mcp-bindgen install --print server.py           # the mcpServers JSON for any other host",
-        "The host's file is merged: other entries are kept, a backup (FILE.bak) is written first.",
+        "The host's file is merged: other entries are kept, a backup (FILE.TIMESTAMP.bak, the newest five) is written "
+        "first; a read-only file, or one holding NaN or Infinity, is refused (docs/security.md).",
     )
     install.add_argument(
         "words",

@@ -45,7 +45,9 @@ def test_install_merges_keeps_a_backup_and_uninstall_removes(tmp_path: Path, hos
     written = json.loads(config.read_text(encoding="utf-8"))
     entry = {**stdio_extra, "command": str(SCRIPT), "args": ["run", str(APP_SERVER)], "env": {"LOG": "debug"}}
     assert written == {"theme": "dark", key: {"other": before[key]["other"], "app_server": entry}}
-    assert json.loads((config.parent / (config.name + ".bak")).read_text(encoding="utf-8")) == before
+    backup = Path(done.stdout.split("(the previous file is ", 1)[1].split(")", 1)[0])
+    assert backup.parent == config.parent and backup.name.startswith(config.name) and backup.suffix == ".bak"
+    assert json.loads(backup.read_text(encoding="utf-8")) == before
 
     # the entry starts the server a host would start: the same command answers a call
     call = bindgen("call", " ".join([entry["command"], *entry["args"]]), "weather", "city=Paris")
