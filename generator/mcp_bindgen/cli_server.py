@@ -90,6 +90,12 @@ def _live_options(parser: argparse.ArgumentParser) -> None:
         "--format", choices=("text", "json"), default="text", help="output: text for people (default) or json"
     )
     parser.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="give up on the server after this long: the handshake (default 60 s) and each request (default: none)",
+    )
+    parser.add_argument(
         "--oauth",
         action="store_true",
         help="a URL server asking for authorization: run the OAuth flow in the browser (tokens kept in "
@@ -157,7 +163,6 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     call.add_argument("tool", metavar="TOOL", help="the tool's name")
     call.add_argument("arguments", nargs="*", metavar="NAME=VALUE", help="an argument, typed by the schema")
     call.add_argument("--json", metavar="OBJECT", help="arguments as one JSON object (NAME=VALUE words win)")
-    call.add_argument("--timeout", type=float, metavar="SECONDS", help="give up on the call after this long")
     call.add_argument("--save-dir", metavar="DIR", help="where binary content is saved (default: a temp dir)")
     _live_options(call)
 

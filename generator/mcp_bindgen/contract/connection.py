@@ -151,9 +151,24 @@ def one_line(exc: BaseException) -> str:
     return text[:600]
 
 
-def failure(exc: BaseException, server: ServerSpec) -> LiveError:
-    """What a failed connection or request means: one sentence and its exit code."""
+def timed_out(where: str, limit: float | None, elapsed: float | None = None, what: str = "") -> LiveError:
+    """The server gave no answer in time: the limit that applied (`--timeout`, else the handshake's
+    CONNECT_TIMEOUT) and, when the version probe made the wait longer, how long it was in all."""
+    limit = limit or CONNECT_TIMEOUT
+    total = f" ({elapsed:.0f} s in all, with the protocol version probe)" if elapsed and elapsed > limit + 1 else ""
+    return LiveError(
+        f"the server `{where}` did not answer{what} within {limit:g} s{total}: --timeout SECONDS sets the limit",
+        ExitCode.CONNECTION,
+    )
+
+
+def failure(
+    exc: BaseException, server: ServerSpec, timeout: float | None = None, elapsed: float | None = None
+) -> LiveError:
+    """What a failed connection or request means: one sentence and its exit code (`timeout`: the
+    limit that applied, `elapsed`: how long the command waited)."""
     from mcp_bindings.runtime.client.runtime import LegacyServerError, ProtocolVersionError
+    from mcp_bindings.runtime.rpc.calls import REQUEST_TIMEOUT
     from mcp_bindings.runtime.rpc.errors import McpError
 
     inner = innermost(exc) or exc
@@ -162,7 +177,9 @@ def failure(exc: BaseException, server: ServerSpec) -> LiveError:
     if isinstance(inner, LiveError):
         return inner
     if isinstance(inner, TimeoutError):
-        return LiveError(f"the server `{where}` did not answer within {CONNECT_TIMEOUT:.0f} s", ExitCode.CONNECTION)
+        return timed_out(where, timeout, elapsed)
+    if isinstance(inner, McpError) and inner.code == REQUEST_TIMEOUT and "timed out after" in inner.message:
+        return timed_out(where, timeout, None, f" {inner.message.split()[0]}")
     if isinstance(inner, LegacyServerError):
         return LiveError(
             f"`{where}` does not speak MCP {inner.version} (it has no server/discover): "

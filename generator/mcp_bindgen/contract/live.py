@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -29,19 +30,20 @@ def _run(args: argparse.Namespace, use: Callable[[Any], Awaitable[Any]]) -> Any:
     server = parse_server(args.server)
     headers = parse_headers(args.header)
     env = parse_env(args.env)
-    timeout = getattr(args, "timeout", None)
+    timeout = args.timeout
 
     async def session() -> Any:
         options: dict[str, Any] = {"oauth": args.oauth, "env": env, "request_timeout": timeout}
         async with open_client(server, args.protocol, headers, **options) as client:
             return await use(client)
 
+    started = time.monotonic()
     try:
         return anyio.run(session)
     except LiveError:
         raise
     except Exception as exc:
-        raise failure(exc, server) from exc
+        raise failure(exc, server, timeout, time.monotonic() - started) from exc
 
 
 def _emit(args: argparse.Namespace, data: Any, human: Callable[[], str]) -> None:
