@@ -192,8 +192,10 @@ def cmd_diff_sessions(args: argparse.Namespace) -> int:
 
 
 def cmd_mock(args: argparse.Namespace) -> int:
+    from .fake import require_extra
     from .mock import Mock, load_lock, mock_server
 
+    require_extra()
     server = mock_server(Mock(load_lock(Path(args.lock)), seed=args.seed))
     if args.http:
         from mcp_bindings.runtime.http.serving import serve_http
