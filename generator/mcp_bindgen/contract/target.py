@@ -149,16 +149,44 @@ def find_server(module: ModuleType, target: Target) -> Any:
         return next(iter(found.values()))
     where = target.describe()
     if not found:
-        raise LiveError(
-            f"{where} defines no App or server object at module level: create one (app = App(...)) "
-            f"or name a factory ({where}:make_app)",
-            ExitCode.USAGE,
-        )
+        hint = _no_server_hint(module, target)
+        raise LiveError(f"{where} defines no App or server object at module level: {hint}", ExitCode.USAGE)
     names = sorted(found)
     raise LiveError(
         f"{where} defines {len(names)} server objects ({', '.join(names)}): name one, e.g. {where}:{names[0]}",
         ExitCode.USAGE,
     )
+
+
+def _factories(module: ModuleType) -> list[tuple[str, Any]]:
+    """The module's own functions that build a server: named make_/create_/build_..., or annotated to
+    return an App or a server."""
+    out: list[tuple[str, Any]] = []
+    for name, value in vars(module).items():
+        if not inspect.isfunction(value) or value.__module__ != module.__name__ or name.startswith("_"):
+            continue
+        returns = str(inspect.signature(value).return_annotation)
+        if name.startswith(("make_", "create_", "build_")) or "App" in returns or "Server" in returns:
+            out.append((name, value))
+    return out
+
+
+def _no_server_hint(module: ModuleType, target: Target) -> str:
+    """What to do instead: name a factory that takes no arguments, or run the file as a command."""
+    where = target.describe()
+    factories = _factories(module)
+    callable_now = [name for name, value in factories if _without_parameters(value)]
+    if callable_now:
+        return f"name its factory, {where}:{callable_now[0]}"
+    command = f"-- python {target.file}" if target.file is not None else f"-- python -m {target.module}"
+    if factories:
+        name, value = factories[0]
+        needed = ", ".join(p for p, v in inspect.signature(value).parameters.items() if v.default is v.empty)
+        return (
+            f"its factory {name}() needs arguments ({needed}), so it cannot be named here: create an App at "
+            f"module level (app = App(...)), or run the file as a stdio command ({command})"
+        )
+    return f"create one (app = App(...)), or run the file as a stdio command ({command})"
 
 
 def server_name(server: Any) -> str:
