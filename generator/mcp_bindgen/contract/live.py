@@ -21,6 +21,7 @@ KINDS = {"tools": "tools", "resources": "resources", "templates": "resourceTempl
 CAPABILITY = {"tools": "tools", "resources": "resources", "resourceTemplates": "resources", "prompts": "prompts"}
 RESOURCE_NOT_FOUND = -32002
 METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
 
 
 def _run(args: argparse.Namespace, use: Callable[[Any], Awaitable[Any]]) -> Any:
@@ -85,12 +86,24 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_call(args: argparse.Namespace) -> int:
+    from mcp_bindings.runtime.rpc.errors import McpError
+
     async def use(client: Any) -> dict[str, Any]:
-        tool = _named(await _items(client, "tools"), args.tool, "tool")
-        arguments = typed_arguments(tool, args.arguments, args.json)
-        with client.session.progress(_progress):
-            result = await client.call_tool(name=args.tool, arguments=arguments)
-        return wire(result)
+        tools = await _items(client, "tools")
+        listed = [tool for tool in tools if tool.get("name") == args.tool]
+        # A tool not listed to us is called all the same (its arguments JSON when they parse): an
+        # app-only tool (MCP Apps) is listed only to a client with a view, and its refusal says so.
+        arguments = typed_arguments(listed[0] if listed else {"name": args.tool}, args.arguments, args.json)
+        try:
+            with client.session.progress(_progress):
+                result = wire(await client.call_tool(name=args.tool, arguments=arguments))
+        except McpError as exc:
+            if listed:
+                raise
+            raise _unlisted(tools, args.tool, exc.message if exc.code == INVALID_PARAMS else None) from exc
+        if not listed and result.get("isError"):
+            raise _unlisted(tools, args.tool, None)
+        return result
 
     result: dict[str, Any] = _run(args, use)
     _emit(args, result, lambda: render_call(result, Saver(args.save_dir)))
@@ -98,6 +111,18 @@ def cmd_call(args: argparse.Namespace) -> int:
         print(f"mcp-bindgen: the tool {args.tool!r} answered an error (isError)", file=sys.stderr)
         return int(ExitCode.TOOL_ERROR)
     return 0
+
+
+def _unlisted(tools: list[dict[str, Any]], name: str, refusal: str | None) -> LiveError:
+    """A call of a tool that is not listed failed: app-only (the server's refusal names its
+    visibility), or no such tool."""
+    if refusal is not None and "visibility" in refusal:
+        return LiveError(f"the tool {name!r} is app-only, not listed to this client: {refusal}", ExitCode.NOT_FOUND)
+    try:
+        _named(tools, name, "tool")
+    except LiveError as exc:
+        return exc
+    return LiveError(f"the server has no tool {name!r}", ExitCode.NOT_FOUND)
 
 
 async def _progress(progress: float, total: float | None, message: str | None) -> None:
