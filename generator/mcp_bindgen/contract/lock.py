@@ -106,12 +106,10 @@ class CheckResult:
         lines = ["# Surface check", ""]
         if not self.changes:
             return "\n".join([*lines, "No changes: the server matches the lock.", ""])
-        lines.append(f"{len(self.breaking)} breaking, {len(self.changes) - len(self.breaking)} additive change(s).")
-        for kind in ("breaking", "additive"):
-            grouped: dict[tuple[str, str], list[str]] = {}
-            for c in self.changes:
-                if c.kind == kind:
-                    grouped.setdefault((c.where, c.what), []).append(c.version)
+        groups = {kind: self._grouped(kind) for kind in ("breaking", "additive")}
+        # counted as the tables show them: one change found at several versions is one row
+        lines.append(f"{len(groups['breaking'])} breaking, {len(groups['additive'])} additive change(s).")
+        for kind, grouped in groups.items():
             if grouped:
                 lines += ["", f"## {kind.capitalize()}", "", "| where | change | versions |", "|---|---|---|"]
                 lines += [
@@ -119,6 +117,14 @@ class CheckResult:
                     for (where, what), found in sorted(grouped.items())
                 ]
         return "\n".join(lines) + "\n"
+
+    def _grouped(self, kind: str) -> dict[tuple[str, str], list[str]]:
+        """The changes of `kind` by (where, what): the versions each was found at."""
+        grouped: dict[tuple[str, str], list[str]] = {}
+        for c in self.changes:
+            if c.kind == kind:
+                grouped.setdefault((c.where, c.what), []).append(c.version)
+        return grouped
 
     def _versions(self, found: list[str]) -> str:
         """The versions a change was found at: "all" when it is every version compared."""
