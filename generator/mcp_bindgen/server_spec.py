@@ -13,6 +13,7 @@ the runtime nor the generator is imported: `install` and `--help` stay light."""
 
 from __future__ import annotations
 
+import ast
 import os
 import shlex
 import shutil
@@ -94,21 +95,46 @@ def _python_file(text: str, name: str | None) -> ServerSpec | None:
     if not path.is_file():
         raise ServerSpecError(f"no such file: {where} (SERVER is {FORMS})")
     path = path.resolve()
-    check_syntax(path)
+    check_imports(path, check_syntax(path))
     run = str(path) + (f":{attribute}" if attribute else "")
     return ServerSpec(text, None, [*bindgen_command(), "run", run], name or _file_name(path))
 
 
-def check_syntax(path: Path) -> None:
-    """Compile (not run) a server file: a syntax error as one sentence naming the file and line."""
+def check_syntax(path: Path) -> ast.Module:
+    """Parse (not run) a server file: a syntax error as one sentence naming the file and line."""
     try:
-        compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+        return ast.parse(path.read_bytes(), str(path))
     except SyntaxError as exc:
         raise ServerSpecError(
             f"{path}, line {exc.lineno}: {type(exc).__name__}: {exc.msg}: fix the file and run again"
         ) from None
     except (OSError, ValueError) as exc:
         raise ServerSpecError(f"{path} cannot be read as Python source: {exc}") from None
+
+
+def check_imports(path: Path, tree: ast.Module) -> None:
+    """The modules a server file imports at its top level are installed (found, not imported: no
+    code runs); the first missing one as one sentence naming the file, the line and what to install.
+    Every start of the server would otherwise report it again."""
+    from importlib.util import find_spec
+
+    from .cli import missing_extra
+
+    sys.path.insert(0, str(path.parent))  # its sibling modules, as `mcp-bindgen run` finds them
+    try:
+        for node in tree.body:
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            for name in names:
+                top = name.split(".", 1)[0]
+                if top in sys.builtin_module_names or find_spec(top) is not None:
+                    continue
+                extra = missing_extra(ModuleNotFoundError(name=top))
+                hint = f"pip install 'mcp-bindgen[{extra}]'" if extra else f"pip install {top} (or what provides it)"
+                raise ServerSpecError(f"{path}, line {node.lineno}: imports {top!r}, which is not installed: {hint}")
+    finally:
+        sys.path.remove(str(path.parent))
 
 
 def _one_word(text: str, name: str | None) -> ServerSpec:

@@ -114,3 +114,15 @@ def test_a_server_file_with_a_syntax_error_is_reported_once(tmp_path: Path) -> N
         assert done.stderr == (
             f"mcp-bindgen: error: {broken}, line 3: SyntaxError: invalid syntax: fix the file and run again\n"
         )
+
+
+def test_a_server_file_importing_what_is_not_installed_is_reported_once(tmp_path: Path) -> None:
+    server = tmp_path / "needs.py"
+    server.write_text("from mcp_bindings.runtime.app import App\nimport not_installed_xyz\napp = App('n')\n")
+    for command in (["list", "tools", str(server)], ["call", str(server), "t"], ["lint", "--from", str(server)]):
+        done = bindgen(*command, cwd=tmp_path)
+        assert done.returncode == 2
+        assert done.stderr == (
+            f"mcp-bindgen: error: {server}, line 2: imports 'not_installed_xyz', which is not installed: "
+            "pip install not_installed_xyz (or what provides it)\n"
+        )
