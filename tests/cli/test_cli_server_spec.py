@@ -126,3 +126,15 @@ def test_a_server_file_importing_what_is_not_installed_is_reported_once(tmp_path
             f"mcp-bindgen: error: {server}, line 2: imports 'not_installed_xyz', which is not installed: "
             "pip install not_installed_xyz (or what provides it)\n"
         )
+
+
+def test_a_server_file_failing_at_import_is_named_as_given(tmp_path: Path) -> None:
+    """What only running the file finds (an exception at import) names the file as given, never the
+    internal `mcp-bindgen run` command line."""
+    server = tmp_path / "boom.py"
+    server.write_text("from mcp_bindings.runtime.app import App\nraise RuntimeError('boom')\n", encoding="utf-8")
+    done = bindgen("list", "tools", server.name, cwd=tmp_path)
+    assert done.returncode == 4
+    last = done.stderr.splitlines()[-1]
+    assert last.startswith("mcp-bindgen: error: could not talk to `boom.py`: the MCP server `boom.py` exited"), last
+    assert "RuntimeError: boom" in last and "'run'" not in last

@@ -145,9 +145,13 @@ def innermost(exc: BaseException | None) -> BaseException | None:
     return exc  # pyright: ignore[reportUnknownVariableType]
 
 
-def one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException, server: ServerSpec | None = None) -> str:
+    """The innermost error as one line; the runtime's `[command words]` named as SERVER was given
+    (a server file, not the internal `mcp-bindgen run` line)."""
     inner = innermost(exc) or exc
     text = " ".join(str(inner).split()) or type(inner).__name__
+    if server is not None and server.command:
+        text = text.replace(repr(server.command), f"`{server.text}`")
     return text[:600]
 
 
@@ -173,7 +177,7 @@ def failure(
 
     inner = innermost(exc) or exc
     where = server.text
-    text = one_line(inner)
+    text = one_line(inner, server)
     if isinstance(inner, LiveError):
         return inner
     if isinstance(inner, TimeoutError):

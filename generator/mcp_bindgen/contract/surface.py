@@ -107,7 +107,7 @@ def capture(
             f"the server `{server.text}` did not answer within {CONNECT_TIMEOUT:.0f} s: check the command"
         ) from exc
     except Exception as exc:  # spawn failures, transport errors, refused handshakes: one sentence
-        raise BindgenError(f"could not read the surface of `{server.text}`: {one_line(exc)}") from exc
+        raise BindgenError(f"could not read the surface of `{server.text}`: {one_line(exc, server)}") from exc
 
 
 def speaks(
