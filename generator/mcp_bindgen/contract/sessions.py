@@ -23,14 +23,16 @@ from .connection import parse_headers as _headers  # the one --header parser of 
 
 def _server(args: argparse.Namespace, what: str) -> list[str]:
     """The server after `--` / `--from`: SERVER (`server_spec.parse_server`), as the words the
-    runtime's recording connectors take (a URL alone, or a command with absolute paths)."""
+    runtime's recording connectors take: a URL alone, a server file's `mcp-bindgen run` line, or a
+    command as written (a session file's header records it so, free of this machine's paths)."""
     server = [part for part in args.server]
     if server and server[0] == "--":
         server = server[1:]
     if not server:
         where = "--from SERVER" if what == "replay-client" else "-- SERVER"
         raise BindgenError(f"no server given: put it last (mcp-bindgen {what} ... {where})")
-    return parse_server(server).words
+    spec = parse_server(server)  # checked: what names no server is the one SERVER error
+    return server if len(server) > 1 else spec.words
 
 
 def _redaction(args: argparse.Namespace) -> Redaction:
