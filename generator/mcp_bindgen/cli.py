@@ -378,8 +378,10 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = build_parser()
     args, extra = parser.parse_known_args(server_after_dashes(sys.argv[1:] if argv is None else argv))
-    if extra and isinstance(getattr(args, "arguments", None), list) and not any(w.startswith("-") for w in extra):
-        args.arguments.extend(extra)  # `call S T a=1 --format json b=2`: NAME=VALUE words after an option
+    # Positional words after an option (`call S T a=1 --format json b=2`, `install HOST --name x TARGET`)
+    spill = getattr(args, "arguments", getattr(args, "words", None))
+    if extra and isinstance(spill, list) and not any(w.startswith("-") for w in extra):
+        spill.extend(extra)
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:

@@ -46,8 +46,9 @@ def _source_options(parser: argparse.ArgumentParser, *, from_file: bool) -> None
         "--from",
         dest="target",
         nargs=argparse.REMAINDER,
-        metavar="CMD... | URL",
-        help="the server: a stdio command with its arguments, or a Streamable HTTP URL (put it last)",
+        metavar="SERVER",
+        help="the server (put it last): a server file (server.py[:app]), pkg.module:app, an installed command, "
+        "an http(s) URL, or a stdio command with its arguments",
     )
 
 

@@ -31,8 +31,8 @@ EXIT_CODES = (
     "6 the server answered a JSON-RPC error"
 )
 SERVER_HELP = (
-    "the server: an http(s) URL, a server file (server.py or server.py:app, run on stdio), or a stdio command "
-    "quoted as one word ('python server.py') or given last after --"
+    "the server: a server file (server.py[:app], run on stdio), pkg.module:app, an installed command, an http(s) "
+    "URL, or a stdio command quoted as one word ('python server.py') or given last after --"
 )
 
 
@@ -88,6 +88,12 @@ def _live_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--format", choices=("text", "json"), default="text", help="output: text for people (default) or json"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="give up on the server after this long: the handshake (default 60 s) and each request (default: none)",
     )
     parser.add_argument(
         "--oauth",
@@ -164,7 +170,6 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     call.add_argument("tool", metavar="TOOL", help="the tool's name")
     call.add_argument("arguments", nargs="*", metavar="NAME=VALUE", help="an argument, typed by the schema")
     call.add_argument("--json", metavar="OBJECT", help="arguments as one JSON object (NAME=VALUE words win)")
-    call.add_argument("--timeout", type=float, metavar="SECONDS", help="give up on the call after this long")
     call.add_argument("--save-dir", metavar="DIR", help="where binary content is saved (default: a temp dir)")
     _live_options(call)
 
@@ -216,14 +221,16 @@ def _add_install_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "  mcp-bindgen install cursor server.py:app --name weather --env API_KEY=secret\n"
         "  mcp-bindgen install vscode http://127.0.0.1:3001/mcp --name demo --header 'Authorization: Bearer T'\n"
         "  mcp-bindgen install --print server.py           # the mcpServers JSON for any other host",
-        "The host's file is merged: other entries are kept, a backup (FILE.bak) is written first.",
+        "The host's file is merged: other entries are kept, a backup (FILE.TIMESTAMP.bak, the newest five) is written "
+        "first; a read-only file, or one holding NaN or Infinity, is refused (docs/security.md).",
     )
     install.add_argument(
         "words",
         nargs="+",
         metavar="HOST TARGET",
-        help=f"HOST: {' | '.join(HOSTS)} (none with --print); TARGET: server.py[:app], pkg.mod:app, an http(s) URL, "
-        "or a stdio command after --",
+        help=f"HOST: {' | '.join(HOSTS)} (none with --print); TARGET: SERVER as every command takes it: "
+        "server.py[:app], pkg.mod:app, an installed command, an http(s) URL, or a stdio command after -- "
+        "(written with absolute paths)",
     )
     install.add_argument("--name", help="the entry's name (default: the file's or module's name)")
     install.add_argument("--env", action="append", metavar="NAME=VALUE", help="environment of the server (repeatable)")

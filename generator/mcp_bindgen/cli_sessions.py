@@ -92,8 +92,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         dest="server",
         nargs=argparse.REMAINDER,
         default=[],
-        metavar="CMD...",
-        help="the server to drive: a stdio command with its arguments, or a Streamable HTTP URL (put it last)",
+        metavar="SERVER",
+        help="the server to drive (put it last): a server file (server.py[:app]), pkg.module:app, an installed "
+        "command, an http(s) URL, or a stdio command with its arguments",
     )
     client.add_argument(
         "--header",

@@ -1,7 +1,7 @@
 """`mcp-bindgen install HOST TARGET` / `uninstall HOST NAME`: one server entry in an MCP host's own
 configuration file, at the path and in the format each host documents, merged into what is there
-(other entries and settings untouched, the old file kept as FILE.bak). `install --print` writes the
-standard `mcpServers` JSON that most other hosts take.
+(other entries and settings untouched; locked, backed up and rewritten safely by `host_config`).
+`install --print` writes the standard `mcpServers` JSON that most other hosts take.
 
 Neither the runtime nor the generator is imported: TARGET is only turned into a command line
 (`mcp-bindgen run TARGET`, with absolute paths, as hosts start servers from anywhere)."""
@@ -11,8 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
-import shutil
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import BindgenError
-from .files import write_atomic
+from .host_config import ConfigText, parse_config, update_config
+from .server_spec import parse_server
 
 Entry = dict[str, Any]
 
@@ -149,13 +148,6 @@ class Server:
         return host.stdio(self.command[0], self.command[1:], self.env)
 
 
-def bindgen_command() -> list[str]:
-    """How a host starts `mcp-bindgen`: this installation's script by absolute path (hosts start
-    servers with a minimal PATH), or this interpreter running the CLI module."""
-    script = Path(sys.executable).parent / ("mcp-bindgen.exe" if sys.platform == "win32" else "mcp-bindgen")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "mcp_bindgen.cli"]
-
-
 def _pairs(values: Sequence[str] | None, sep: str, option: str, form: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for value in values or []:
@@ -167,52 +159,12 @@ def _pairs(values: Sequence[str] | None, sep: str, option: str, form: str) -> di
 
 
 def server_of(target: str, name: str | None, env: Sequence[str] | None, headers: Sequence[str] | None) -> Server:
-    """TARGET of `install`: a URL, a server file or module (run by `mcp-bindgen run`), or a quoted
-    stdio command (what followed `--`)."""
+    """TARGET of `install`: SERVER (`server_spec.parse_server`: a URL, or a command line with absolute
+    paths) with the entry's name, environment and headers."""
+    spec = parse_server(target, name)
     envs = _pairs(env, "=", "--env", "NAME=VALUE")
     heads = _pairs(headers, ":", "--header", "'Name: value'")
-    if target.startswith(("http://", "https://")):
-        return Server(name or _url_name(target), None, target, envs, heads)
-    words = shlex.split(target)
-    if not words:
-        raise BindgenError("no TARGET given: pass server.py, pkg.mod:app, a URL, or a command after --")
-    if len(words) > 1:
-        return Server(name or Path(words[-1]).stem or Path(words[0]).name, words, None, envs, heads)
-    where, _, attribute = words[0].partition(":") if ".py:" in words[0] else (words[0], "", "")
-    if where.endswith(".py"):
-        path = Path(where)
-        if not path.is_file():
-            raise BindgenError(f"no such file: {where}: pass a server file, pkg.mod:app, a URL, or a command after --")
-        resolved = str(path.resolve()) + (f":{attribute}" if attribute else "")
-        return Server(name or _file_name(path.resolve()), [*bindgen_command(), "run", resolved], None, envs, heads)
-    module = where.split(":", 1)[0]
-    if not module.replace(".", "").replace("_", "").isalnum():
-        raise BindgenError(f"{target!r} is no server file, module (pkg.mod:app) or URL: give a command after --")
-    return Server(name or module.rsplit(".", 1)[-1], [*bindgen_command(), "run", words[0]], None, envs, heads)
-
-
-def _file_name(path: Path) -> str:
-    """An entry's default name: the file's, or its folder's for a generic one (weather/server.py: weather)."""
-    generic = {"server", "app", "main", "__main__", "mcp_server"}
-    return path.parent.name if path.stem in generic and path.parent.name else path.stem
-
-
-def _url_name(url: str) -> str:
-    from urllib.parse import urlsplit
-
-    return (urlsplit(url).hostname or "server").split(".")[0]
-
-
-def read_config(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
-    try:
-        data: Any = json.loads(path.read_text(encoding="utf-8") or "{}")
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BindgenError(f"{path} is not plain JSON ({exc}): fix it (or remove comments) and run again") from exc
-    if not isinstance(data, dict):
-        raise BindgenError(f"{path} holds no JSON object: fix it and run again")
-    return data  # pyright: ignore[reportUnknownVariableType]
+    return Server(spec.name, spec.command, spec.url, envs, heads)
 
 
 def _servers(data: dict[str, Any], host: Host, path: Path) -> dict[str, Any]:
@@ -220,18 +172,6 @@ def _servers(data: dict[str, Any], host: Host, path: Path) -> dict[str, Any]:
     if not isinstance(servers, dict):
         raise BindgenError(f"`{host.key}` in {path} is not an object: fix it and run again")
     return servers  # pyright: ignore[reportUnknownVariableType]
-
-
-def _save(path: Path, data: dict[str, Any]) -> Path | None:
-    """Write `data` over `path`, the old file kept beside it as .bak first; the backup's path."""
-    backup = None
-    mode = None
-    if path.exists():
-        backup = path.with_name(path.name + ".bak")
-        shutil.copy2(path, backup)
-        mode = path.stat().st_mode & 0o777
-    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode)
-    return backup
 
 
 def _host(args: argparse.Namespace, name: str) -> tuple[Host, Path]:
@@ -254,34 +194,47 @@ def cmd_install(args: argparse.Namespace) -> int:
     host, path = _host(args, words[0])
     server = server_of(words[1], args.name, args.env, args.header)
     entry = server.entry(host)
-    data = read_config(path)
-    servers = _servers(data, host, path)
-    verb = "updated" if server.name in servers else "added"
     if args.dry_run:
-        old = servers.get(server.name)
-        print(f"would {verb[:-1] if verb == 'updated' else 'add'} `{server.name}` in {path} ({host.key}):")
+        config = parse_config(path)
+        old = _servers(config.data, host, path).get(server.name)
+        print(f"would {'update' if old is not None else 'add'} `{server.name}` in {path} ({host.key}):")
         if old is not None:
-            print("- " + json.dumps(old, ensure_ascii=False))
-        print("+ " + json.dumps(entry, ensure_ascii=False))
+            print("- " + config.dumps(old))
+        print("+ " + config.dumps(entry))
         return 0
-    servers[server.name] = entry
-    backup = _save(path, data)
+
+    def add(config: ConfigText) -> str:
+        servers = _servers(config.data, host, path)
+        verb = "updated" if server.name in servers else "added"
+        servers[server.name] = entry
+        return verb
+
+    verb, backup = update_config(path, add)
     kept = f" (the previous file is {backup})" if backup else ""
     print(f"{verb} `{server.name}` in {path}{kept}; restart {host.title} to load it")
     return 0
 
 
+def _entry_of(config: ConfigText, host: Host, path: Path, name: str) -> dict[str, Any]:
+    """The servers object holding `name`; one sentence naming the entries there when it is missing."""
+    servers = config.data.get(host.key)
+    if not isinstance(servers, dict) or name not in servers:
+        names = ", ".join(sorted(servers)) if isinstance(servers, dict) and servers else "none"  # pyright: ignore[reportUnknownArgumentType]
+        raise BindgenError(f"{path} has no server `{name}` (it has: {names})")
+    return servers  # pyright: ignore[reportUnknownVariableType]
+
+
 def cmd_uninstall(args: argparse.Namespace) -> int:
     host, path = _host(args, args.host)
-    data = read_config(path)
-    servers = data.get(host.key)
-    if not isinstance(servers, dict) or args.name not in servers:
-        names = ", ".join(sorted(servers)) if isinstance(servers, dict) and servers else "none"  # pyright: ignore[reportUnknownArgumentType]
-        raise BindgenError(f"{path} has no server `{args.name}` (it has: {names})")
     if args.dry_run:
-        print(f"would remove `{args.name}` from {path}:\n- {json.dumps(servers[args.name], ensure_ascii=False)}")
+        config = parse_config(path)
+        old = _entry_of(config, host, path, args.name)[args.name]
+        print(f"would remove `{args.name}` from {path}:\n- {config.dumps(old)}")
         return 0
-    del servers[args.name]
-    backup = _save(path, data)
+
+    def remove(config: ConfigText) -> None:
+        del _entry_of(config, host, path, args.name)[args.name]
+
+    _, backup = update_config(path, remove)
     print(f"removed `{args.name}` from {path} (the previous file is {backup})")
     return 0

@@ -118,6 +118,16 @@ def name_problem(name: str) -> str | None:
     return None
 
 
+def _placeholder_problem(name: str) -> str | None:
+    """The namespace `mcp-bindgen new` writes without --registry-name is no one's: publishing needs yours."""
+    if PLACEHOLDER_OWNER not in name.partition("/")[0].split("."):
+        return None
+    return (
+        f"{name!r} is the scaffold's placeholder namespace: put your GitHub user in place of {PLACEHOLDER_OWNER} "
+        "(here and in README.md's mcp-name line)"
+    )
+
+
 def version_problem(version: str) -> str | None:
     if version == "latest":
         return "'latest' is reserved: give the exact version published (e.g. 1.0.0)"
@@ -249,7 +259,7 @@ def _semantic(doc: dict[str, Any], folder: Path, current: RegistryPin, notes: li
             Finding("/$schema", f"{schema_url!r} is not the current server.json schema: set it to {current.url!r}")
         )
     name = doc.get("name")
-    if isinstance(name, str) and (problem := name_problem(name)):
+    if isinstance(name, str) and (problem := name_problem(name) or _placeholder_problem(name)):
         found.append(Finding("/name", problem))
         name = None  # the README's mcp-name line is checked against a valid name only
     version = doc.get("version")

@@ -17,6 +17,7 @@ from typing_extensions import TypedDict
 from mcp_bindings.runtime.app import (
     Accepted,
     App,
+    AppDefinitionError,
     Context,
     Declined,
     Image,
@@ -659,7 +660,7 @@ async def test_a_new_kind_after_start_is_refused() -> None:
         return ""
 
     async with live.test_client():
-        with pytest.raises(TypeError, match="already serving without prompts"):
+        with pytest.raises(TypeError, match="already built without prompts"):
 
             @live.prompt
             def late() -> str:
@@ -781,3 +782,26 @@ async def test_errors_in_a_tools_task_group() -> None:
         assert text_of((await c.call_tool(name="crowd")).content[0]) == "asked"
         result = await c.call_tool(name="broken")
     assert result.is_error is True and text_of(result.content[0]).startswith("Error executing tool broken (")
+
+
+def test_registering_a_new_kind_after_reading_app_server_says_why() -> None:
+    """Reading `app.server` builds the server and fixes its capabilities: a later first prompt is
+    refused naming that read, not as if the app were serving (issue 45, item 6)."""
+    app = App("built")
+
+    @app.tool
+    def only() -> str:
+        return ""
+
+    assert app.server is not None
+    with pytest.raises(AppDefinitionError) as refused:
+
+        @app.prompt
+        def late() -> str:
+            return ""
+
+    assert str(refused.value) == (
+        "the app's server is already built without prompts (by the first read of app.server, or by serving): "
+        "register at least one of its prompts before that, as the server's capabilities are fixed when it is "
+        "built (they are advertised at the handshake)"
+    )

@@ -161,7 +161,7 @@ async def test_mounting_a_new_kind_after_serving_is_refused() -> None:
         def ask() -> str:
             return "?"
 
-        with pytest.raises(AppDefinitionError, match="already serving without prompts"):
+        with pytest.raises(AppDefinitionError, match="already built without prompts"):
             main.mount(prompts_only, namespace="p")
     _: Any = None
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,32 @@ def test_dev_over_http_serves_the_edited_tool(tmp_path: Path) -> None:
     log = process.stderr.read()
     assert "npx @modelcontextprotocol/inspector --transport http --server-url " + url in log
     assert "a source file changed: restarting" in log
+
+
+def _poll(url: str, until: Callable[[subprocess.CompletedProcess[str]], bool]) -> subprocess.CompletedProcess[str]:
+    """`call greet` again, 0.2 s apart (at most 100 times), until `until` holds of what it did."""
+    done = bindgen("call", url, "greet", "name=ada", "--timeout", "20")
+    for _ in range(100):
+        if until(done):
+            break
+        time.sleep(0.2)
+        done = bindgen("call", url, "greet", "name=ada", "--timeout", "20")
+    return done
+
+
+def test_dev_over_http_answers_at_once_while_the_file_is_broken(tmp_path: Path) -> None:
+    server = tmp_path / "server.py"
+    server.write_text(SERVER, encoding="utf-8")
+    with served(["dev", server], cwd=tmp_path) as (url, _process):
+        assert bindgen("call", url, "greet", "name=ada").stdout == "hello ada\n"
+        _edit(server, "def greet(name: str)", "def greet(name: str")  # a syntax error on line 6
+        done = _poll(url, lambda done: done.returncode != 0)  # the old child stopped
+        assert done.returncode == 6, done.stderr
+        assert f"the server is not running (mcp-bindgen dev): importing {server} failed: SyntaxError" in done.stderr
+        assert "line 6" in done.stderr
+        _edit(server, "def greet(name: str", "def greet(name: str)")
+        done = _poll(url, lambda done: done.returncode == 0)
+        assert done.stdout == "hello ada\n", done.stderr
 
 
 def _text(result: Any) -> str:

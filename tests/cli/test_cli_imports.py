@@ -27,6 +27,8 @@ CLI_MODULES = {
     "mcp_bindgen.errors",
     "mcp_bindgen.files",
     "mcp_bindgen.hosts",
+    "mcp_bindgen.host_config",
+    "mcp_bindgen.server_spec",
     "mcp_bindgen.installed",
 }
 GENERATOR_LIBRARIES = ("jinja2", "black", "libcst", "datamodel_code_generator")

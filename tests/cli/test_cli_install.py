@@ -5,6 +5,7 @@ writes nothing; `--print` is the standard mcpServers JSON. The documented paths 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 
 from mcp_bindgen.hosts import HOSTS
 from tests.support.cli import APP_SERVER, SCRIPT, bindgen
+from tests.support.cli import env as cli_env
 
 # host -> (its file under HOME on Linux, the servers key, a stdio entry's extra keys, a URL entry)
 EXPECTED: dict[str, tuple[str, str, dict[str, Any], dict[str, Any] | None]] = {
@@ -43,7 +45,9 @@ def test_install_merges_keeps_a_backup_and_uninstall_removes(tmp_path: Path, hos
     written = json.loads(config.read_text(encoding="utf-8"))
     entry = {**stdio_extra, "command": str(SCRIPT), "args": ["run", str(APP_SERVER)], "env": {"LOG": "debug"}}
     assert written == {"theme": "dark", key: {"other": before[key]["other"], "app_server": entry}}
-    assert json.loads((config.parent / (config.name + ".bak")).read_text(encoding="utf-8")) == before
+    backup = Path(done.stdout.split("(the previous file is ", 1)[1].split(")", 1)[0])
+    assert backup.parent == config.parent and backup.name.startswith(config.name) and backup.suffix == ".bak"
+    assert json.loads(backup.read_text(encoding="utf-8")) == before
 
     # the entry starts the server a host would start: the same command answers a call
     call = bindgen("call", " ".join([entry["command"], *entry["args"]]), "weather", "city=Paris")
@@ -78,17 +82,17 @@ def test_install_into_a_missing_file_a_url_and_a_command(tmp_path: Path, host: s
         "--name",
         "everything",
         "--",
-        "npx",
-        "-y",
-        "@modelcontextprotocol/server-everything",
+        "python3",
+        "-m",
+        "some_server",
         environ=env,
     )
     assert command.returncode == 0, command.stderr
     servers = json.loads(config.read_text())[key]
-    assert servers["everything"] == {
+    assert servers["everything"] == {  # the command by absolute path: hosts start servers with a minimal PATH
         **stdio_extra,
-        "command": "npx",
-        "args": ["-y", "@modelcontextprotocol/server-everything"],
+        "command": shutil.which("python3", path=cli_env()["PATH"]),
+        "args": ["-m", "some_server"],
     }
     assert len(servers) == (1 if remote is None else 2)
 
@@ -115,17 +119,17 @@ def test_print_is_the_standard_mcp_servers_json(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("args", "code", "message"),
     [
-        (["install", "notahost", "x.py"], "unknown host 'notahost'"),
-        (["install", "cursor", "missing.py"], "no such file: missing.py"),
-        (["install", "cursor"], "install takes HOST TARGET"),
-        (["install", "cursor", "{server}", "--env", "NOEQUALS"], "--env 'NOEQUALS' must read NAME=VALUE"),
+        (["install", "notahost", "x.py"], 1, "unknown host 'notahost'"),
+        (["install", "cursor", "missing.py"], 2, "no such file: missing.py"),
+        (["install", "cursor"], 1, "install takes HOST TARGET"),
+        (["install", "cursor", "{server}", "--env", "NOEQUALS"], 1, "--env 'NOEQUALS' must read NAME=VALUE"),
     ],
 )
-def test_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+def test_bad_input_is_one_line(tmp_path: Path, args: list[str], code: int, message: str) -> None:
     done = bindgen(*[a.replace("{server}", str(APP_SERVER)) for a in args], environ=_home_env(tmp_path))
-    assert done.returncode == 1 and message in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == code and message in done.stderr and "Traceback" not in done.stderr
 
 
 def test_a_config_that_is_not_json_is_left_alone(tmp_path: Path) -> None:

@@ -163,7 +163,7 @@ def test_progress_is_shown_on_stderr(typed_server: Path) -> None:
         (["list", "tools", "{server}", "--protocol", "1999-01-01"], 2, "unknown protocol version '1999-01-01'"),
         (["list", "tools", "{server}", "--header", "nocolon"], 2, "--header 'nocolon' must read `Name: value`"),
         (["list", "tools", "http://127.0.0.1:9/mcp"], 4, "could not talk to `http://127.0.0.1:9/mcp`"),
-        (["list", "tools", "definitely-not-a-command-xyz"], 4, "could not talk to `definitely-not-a-command-xyz`"),
+        (["list", "tools", "definitely-not-a-command-xyz"], 2, "'definitely-not-a-command-xyz' names no server"),
     ],
 )
 def test_failures_are_one_line_with_their_exit_code(
@@ -212,3 +212,19 @@ def test_debug_shows_the_traceback(typed_server: Path) -> None:
     assert "Traceback" not in plain.stderr
     debug = bindgen("--debug", "call", typed_server, "add", "a=x", "b=1")
     assert debug.returncode != 0 and "Traceback" in debug.stderr
+
+
+def test_an_app_only_tool_is_named_app_only() -> None:
+    """An MCP Apps tool with visibility ["app"] is listed only to a client with a view: `call` says it
+    is app-only (exit 3), not that the server has no such tool; a missing tool is still "no tool"
+    (issue 45, item 6)."""
+    ui_server = f"{REPO_ROOT / 'examples' / 'app_ui_server.py'}:make_app"
+    done = bindgen("call", ui_server, "increment", "value=1")
+    assert done.returncode == 3
+    assert done.stderr.startswith(
+        "mcp-bindgen: error: the tool 'increment' is app-only, not listed to this client: "
+        "tool 'increment' is callable only by an MCP Apps view"
+    ), done.stderr
+    missing = bindgen("call", ui_server, "nosuch")
+    assert missing.returncode == 3
+    assert missing.stderr == "mcp-bindgen: error: the server has no tool 'nosuch' (it has: counter)\n"

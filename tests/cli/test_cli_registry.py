@@ -215,3 +215,16 @@ def test_a_missing_or_broken_file_is_one_sentence(tmp_path: Path, content: str |
     done = bindgen("registry", "check", path)
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == f"mcp-bindgen: error: {message.format(path=path)}\n"
+
+
+def test_the_placeholder_namespace_of_a_scaffold_is_a_finding(tmp_path: Path) -> None:
+    """`mcp-bindgen new` without --registry-name writes io.github.your-github-user/NAME; the check
+    fails it, as the registry would refuse it to anyone (issue 45, item 6)."""
+    target = tmp_path / "weather"
+    assert bindgen("new", target).returncode == 0
+    done = bindgen("registry", "check", target / "server.json")
+    assert done.returncode == 1
+    assert done.stdout.startswith(
+        "/name: 'io.github.your-github-user/weather' is the scaffold's placeholder namespace: put your GitHub user "
+        "in place of your-github-user (here and in README.md's mcp-name line)\n"
+    ), done.stdout

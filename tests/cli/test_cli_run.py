@@ -153,3 +153,31 @@ def test_run_an_installed_command(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "clear\n"
+
+
+@pytest.mark.parametrize(
+    ("example", "hint"),
+    [
+        ("app_echo.py", "name its factory, {file}:make_app"),
+        ("skills_server.py", "name its factory, {file}:make_app"),
+        (
+            "echo_server.py",
+            "its factory make_server() needs arguments (stub_version), so it cannot be named here: create an App "
+            "at module level (app = App(...)), or run the file as a stdio command (-- python {file})",
+        ),
+        ("everything_server.py", "create one (app = App(...)), or run the file as a stdio command (-- python {file})"),
+    ],
+)
+def test_an_example_without_a_module_level_app_gets_a_hint_that_works(example: str, hint: str) -> None:
+    """Half of examples/ builds its server in a function: the hint names that function when it can be
+    a target (and the named target then serves), or says why it cannot; never a `make_app` that
+    does not exist (issue 45, item 6)."""
+    file = REPO_ROOT / "examples" / example
+    done = bindgen("run", file)
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"mcp-bindgen: error: {file} defines no App or server object at module level: {hint.format(file=file)}\n"
+    )
+    if ":make_app" in hint:
+        listed = bindgen("list", "tools", f"{file}:make_app", "--format", "json")
+        assert listed.returncode == 0, listed.stderr

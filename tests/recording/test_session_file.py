@@ -82,7 +82,7 @@ def test_cli_says_what_is_wrong_in_one_sentence(tmp_path: Path, capsys: pytest.C
     assert main(["diff-sessions", str(tmp_path / "missing.mcpsession"), str(path)]) == 1
     assert "missing.mcpsession: cannot read the session file" in capsys.readouterr().err
     assert main(["record", "-o", str(path)]) == 1
-    assert "no server given: put it last (mcp-bindgen record ... -- COMMAND ARGS...)" in capsys.readouterr().err
+    assert "no server given: put it last (mcp-bindgen record ... -- SERVER)" in capsys.readouterr().err
 
 
 def test_cli_record_of_a_missing_server_is_one_sentence(tmp_path: Path) -> None:
@@ -100,10 +100,10 @@ def test_cli_record_of_a_missing_server_is_one_sentence(tmp_path: Path) -> None:
         "/no/such/server",
     ]
     done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1
+    assert done.returncode == 2  # the one error of a SERVER that names nothing (issue 45, item 4)
     assert done.stderr.strip().splitlines() == [
-        "mcp-bindgen: error: cannot start the server '/no/such/server': No such file or directory; "
-        "check the command after `--`"
+        "mcp-bindgen: error: '/no/such/server' names no server: SERVER is a server file (server.py[:app]), "
+        "pkg.module:app, an installed command, an http(s) URL, or a command after --"
     ]
 
 

@@ -24,8 +24,10 @@ def _types(schema: dict[str, Any]) -> list[str]:
         return [str(k) for k in kind]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
     found: list[str] = []
     for option in schema.get("anyOf") or schema.get("oneOf") or []:
-        if isinstance(option, dict):
-            found.extend(_types(option))  # pyright: ignore[reportUnknownArgumentType]
+        kinds = _types(option) if isinstance(option, dict) else []  # pyright: ignore[reportUnknownArgumentType]
+        if not kinds:  # an option of no stated type (a $ref: `Point | None`): any JSON value, as below
+            return []
+        found.extend(kinds)
     if not found and "enum" in schema:
         found = sorted({type(v).__name__.replace("str", "string").replace("int", "integer") for v in schema["enum"]})
     return found

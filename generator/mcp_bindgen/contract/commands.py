@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..errors import BindgenError
 from ..files import write_atomic
+from ..server_spec import FORMS, parse_server
 from .connection import parse_env, parse_headers
 from .surface import Surface, capture, load_surface
 
@@ -16,10 +17,8 @@ def _surface(args: argparse.Namespace) -> Surface:
     if args.from_file:
         return load_surface(Path(args.from_file), args.protocol)
     if not args.target:
-        raise BindgenError(
-            "no server given: pass --from COMMAND... (a stdio command or an http(s) URL) or --from-file FILE"
-        )
-    return capture(args.target, args.protocol, parse_headers(args.header), parse_env(args.env))
+        raise BindgenError(f"no server given: pass --from SERVER ({FORMS}) or --from-file FILE")
+    return capture(parse_server(args.target), args.protocol, parse_headers(args.header), parse_env(args.env))
 
 
 def cmd_client(args: argparse.Namespace) -> int:
@@ -49,16 +48,16 @@ def cmd_lock(args: argparse.Namespace) -> int:
     if args.check:
         old = read_lock(path)
         if not args.target:
-            raise BindgenError("--check needs the live server: pass --from COMMAND... or --from URL")
+            raise BindgenError(f"--check needs the live server: pass --from SERVER ({FORMS})")
         versions = args.protocol_list or sorted(old["versions"])
         old["versions"] = {v: s for v, s in old["versions"].items() if v in versions}  # --protocol: only those
-        live = current_surfaces(args.target, versions, parse_headers(args.header), parse_env(args.env))
+        live = current_surfaces(parse_server(args.target), versions, parse_headers(args.header), parse_env(args.env))
         result = check_lock(old, live)
         sys.stdout.write(result.render(args.format))
         return 1 if result.breaking else 0
     if not args.target:
-        raise BindgenError("no server given: pass --from COMMAND... (a stdio command or an http(s) URL)")
-    lock = build_lock(args.target, args.protocol_list, parse_headers(args.header), parse_env(args.env))
+        raise BindgenError(f"no server given: pass --from SERVER ({FORMS})")
+    lock = build_lock(parse_server(args.target), args.protocol_list, parse_headers(args.header), parse_env(args.env))
     write_atomic(path, lock_text(lock))
     print(f"wrote {path} ({', '.join(lock['versions'])})")
     return 0

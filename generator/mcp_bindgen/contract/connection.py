@@ -1,16 +1,15 @@
 """One client connection to a live server for the commands that talk to one (`list`, `call`, `read`,
 `get-prompt`, `inspect`, and the contract tools' `capture`): the server named on the command line
-(a stdio command, an http(s) URL, or a server file `mcp-bindgen run` serves), the protocol version
+(SERVER, `server_spec.parse_server`: one meaning for every command), the protocol version
 (one, or "auto": the newest client probing with `server/discover`, falling back to `initialize`),
 and what a failure means to a script (the exit codes, `ExitCode`).
 
-    async with open_client(server_command("python server.py"), "auto") as client: ...
+    async with open_client(parse_server("server.py"), "auto") as client: ...
 """
 
 from __future__ import annotations
 
 import importlib
-import shlex
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BindgenError
+from ..server_spec import ServerSpec
 
 CONNECT_TIMEOUT = 60.0
 
@@ -43,27 +43,6 @@ class LiveError(BindgenError):
         self.exit_code = int(code)
 
 
-def is_url(target: Sequence[str]) -> bool:
-    return len(target) == 1 and target[0].startswith(("http://", "https://"))
-
-
-def describe(target: Sequence[str]) -> str:
-    return target[0] if is_url(target) else shlex.join(target)
-
-
-def server_command(spec: str | Sequence[str]) -> list[str]:
-    """The server of a command line: a URL, a server file (`server.py`, `server.py:app`, which
-    `mcp-bindgen run` serves on stdio), or a stdio command (one quoted string or its words)."""
-    words = shlex.split(spec) if isinstance(spec, str) else list(spec)
-    if not words:
-        raise LiveError("no server given: pass a URL, a server file, or a stdio command after --", ExitCode.USAGE)
-    if len(words) == 1 and not words[0].startswith(("http://", "https://")):
-        file = words[0].rsplit(":", 1)[0] if ".py:" in words[0] else words[0]
-        if file.endswith(".py") and Path(file).is_file():
-            return [sys.executable, "-m", "mcp_bindgen.cli", "run", words[0]]
-    return words
-
-
 def known_versions() -> list[str]:
     from mcp_bindings.runtime.protocol import registry
 
@@ -84,7 +63,7 @@ def client_class(version: str) -> Any:
 
 @asynccontextmanager
 async def open_client(
-    target: Sequence[str],
+    server: ServerSpec,
     version: str | None,
     headers: dict[str, str] | None = None,
     *,
@@ -94,22 +73,22 @@ async def open_client(
     **options: Any,
 ) -> AsyncIterator[Any]:
     """The typed client of `version` (None or "auto": the newest, negotiating down) connected to
-    `target`; the handshake is bounded by CONNECT_TIMEOUT (the runtime's handshake timeout). A stdio
+    `server`; the handshake is bounded by CONNECT_TIMEOUT (the runtime's handshake timeout). A stdio
     server gets the safe variables of our environment and `env` (`connect_stdio`'s policy)."""
     if version in (None, "auto"):
         cls, options["protocol_version"] = client_class(known_versions()[-1]), "auto"
     else:
         cls = client_class(version)
-    if is_url(target):
+    if server.url is not None:
         from mcp_bindings.runtime.client.http import connect_http
 
         auth = oauth_client() if oauth else None
-        async with connect_http(target[0], cls, headers=headers, auth=auth, **options) as client:
+        async with connect_http(server.url, cls, headers=headers, auth=auth, **options) as client:
             yield client
     else:
         from mcp_bindings.runtime.stdio.connect import connect_stdio
 
-        async with connect_stdio(list(target), cls, env=env, stderr=stderr, **options) as client:
+        async with connect_stdio(server.words, cls, env=env, stderr=stderr, **options) as client:
             yield client
 
 
@@ -166,24 +145,45 @@ def innermost(exc: BaseException | None) -> BaseException | None:
     return exc  # pyright: ignore[reportUnknownVariableType]
 
 
-def one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException, server: ServerSpec | None = None) -> str:
+    """The innermost error as one line; the runtime's `[command words]` named as SERVER was given
+    (a server file, not the internal `mcp-bindgen run` line)."""
     inner = innermost(exc) or exc
     text = " ".join(str(inner).split()) or type(inner).__name__
+    if server is not None and server.command:
+        text = text.replace(repr(server.command), f"`{server.text}`")
     return text[:600]
 
 
-def failure(exc: BaseException, target: Sequence[str]) -> LiveError:
-    """What a failed connection or request means: one sentence and its exit code."""
+def timed_out(where: str, limit: float | None, elapsed: float | None = None, what: str = "") -> LiveError:
+    """The server gave no answer in time: the limit that applied (`--timeout`, else the handshake's
+    CONNECT_TIMEOUT) and, when the version probe made the wait longer, how long it was in all."""
+    limit = limit or CONNECT_TIMEOUT
+    total = f" ({elapsed:.0f} s in all, with the protocol version probe)" if elapsed and elapsed > limit + 1 else ""
+    return LiveError(
+        f"the server `{where}` did not answer{what} within {limit:g} s{total}: --timeout SECONDS sets the limit",
+        ExitCode.CONNECTION,
+    )
+
+
+def failure(
+    exc: BaseException, server: ServerSpec, timeout: float | None = None, elapsed: float | None = None
+) -> LiveError:
+    """What a failed connection or request means: one sentence and its exit code (`timeout`: the
+    limit that applied, `elapsed`: how long the command waited)."""
     from mcp_bindings.runtime.client.runtime import LegacyServerError, ProtocolVersionError
+    from mcp_bindings.runtime.rpc.calls import REQUEST_TIMEOUT
     from mcp_bindings.runtime.rpc.errors import McpError
 
     inner = innermost(exc) or exc
-    where = describe(target)
-    text = one_line(inner)
+    where = server.text
+    text = one_line(inner, server)
     if isinstance(inner, LiveError):
         return inner
     if isinstance(inner, TimeoutError):
-        return LiveError(f"the server `{where}` did not answer within {CONNECT_TIMEOUT:.0f} s", ExitCode.CONNECTION)
+        return timed_out(where, timeout, elapsed)
+    if isinstance(inner, McpError) and inner.code == REQUEST_TIMEOUT and "timed out after" in inner.message:
+        return timed_out(where, timeout, None, f" {inner.message.split()[0]}")
     if isinstance(inner, LegacyServerError):
         return LiveError(
             f"`{where}` does not speak MCP {inner.version} (it has no server/discover): "

@@ -22,6 +22,7 @@ naming what failed, never a traceback."""
 from __future__ import annotations
 
 import hashlib
+import importlib
 import random
 import re
 from typing import Any, cast
@@ -62,6 +63,13 @@ BOUNDS += (("minLength", "maxLength", MAX_LENGTH, 50),)
 
 class SchemaUnsatisfied(Exception):
     pass
+
+
+def require_extra() -> None:
+    """Import what `generate` draws with now: without the `mock` extra a command fails at its start,
+    with the extra named (`cli.main`), rather than on every call."""
+    importlib.import_module("faker")
+    importlib.import_module("jsf")
 
 
 def generate(schema: dict[str, Any], seed: str) -> Any:

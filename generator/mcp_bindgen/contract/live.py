@@ -7,11 +7,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..server_spec import ServerSpec, parse_server
 from .arguments import prompt_arguments, typed_arguments
-from .connection import ExitCode, LiveError, failure, open_client, parse_env, parse_headers, server_command
+from .connection import ExitCode, LiveError, failure, open_client, parse_env, parse_headers
 from .show import Saver, render_call, render_contents, render_inspect, render_list, render_prompt
 from .surface import list_all, wire
 
@@ -19,28 +21,30 @@ KINDS = {"tools": "tools", "resources": "resources", "templates": "resourceTempl
 CAPABILITY = {"tools": "tools", "resources": "resources", "resourceTemplates": "resources", "prompts": "prompts"}
 RESOURCE_NOT_FOUND = -32002
 METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
 
 
 def _run(args: argparse.Namespace, use: Callable[[Any], Awaitable[Any]]) -> Any:
     """`use(client)` on a connection to the command's server; failures as `LiveError`s."""
     import anyio
 
-    target = server_command(args.server)
+    server = parse_server(args.server)
     headers = parse_headers(args.header)
     env = parse_env(args.env)
-    timeout = getattr(args, "timeout", None)
+    timeout = args.timeout
 
     async def session() -> Any:
         options: dict[str, Any] = {"oauth": args.oauth, "env": env, "request_timeout": timeout}
-        async with open_client(target, args.protocol, headers, **options) as client:
+        async with open_client(server, args.protocol, headers, **options) as client:
             return await use(client)
 
+    started = time.monotonic()
     try:
         return anyio.run(session)
     except LiveError:
         raise
     except Exception as exc:
-        raise failure(exc, target) from exc
+        raise failure(exc, server, timeout, time.monotonic() - started) from exc
 
 
 def _emit(args: argparse.Namespace, data: Any, human: Callable[[], str]) -> None:
@@ -82,12 +86,24 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_call(args: argparse.Namespace) -> int:
+    from mcp_bindings.runtime.rpc.errors import McpError
+
     async def use(client: Any) -> dict[str, Any]:
-        tool = _named(await _items(client, "tools"), args.tool, "tool")
-        arguments = typed_arguments(tool, args.arguments, args.json)
-        with client.session.progress(_progress):
-            result = await client.call_tool(name=args.tool, arguments=arguments)
-        return wire(result)
+        tools = await _items(client, "tools")
+        listed = [tool for tool in tools if tool.get("name") == args.tool]
+        # A tool not listed to us is called all the same (its arguments JSON when they parse): an
+        # app-only tool (MCP Apps) is listed only to a client with a view, and its refusal says so.
+        arguments = typed_arguments(listed[0] if listed else {"name": args.tool}, args.arguments, args.json)
+        try:
+            with client.session.progress(_progress):
+                result = wire(await client.call_tool(name=args.tool, arguments=arguments))
+        except McpError as exc:
+            if listed:
+                raise
+            raise _unlisted(tools, args.tool, exc.message if exc.code == INVALID_PARAMS else None) from exc
+        if not listed and result.get("isError"):
+            raise _unlisted(tools, args.tool, None)
+        return result
 
     result: dict[str, Any] = _run(args, use)
     _emit(args, result, lambda: render_call(result, Saver(args.save_dir)))
@@ -95,6 +111,18 @@ def cmd_call(args: argparse.Namespace) -> int:
         print(f"mcp-bindgen: the tool {args.tool!r} answered an error (isError)", file=sys.stderr)
         return int(ExitCode.TOOL_ERROR)
     return 0
+
+
+def _unlisted(tools: list[dict[str, Any]], name: str, refusal: str | None) -> LiveError:
+    """A call of a tool that is not listed failed: app-only (the server's refusal names its
+    visibility), or no such tool."""
+    if refusal is not None and "visibility" in refusal:
+        return LiveError(f"the tool {name!r} is app-only, not listed to this client: {refusal}", ExitCode.NOT_FOUND)
+    try:
+        _named(tools, name, "tool")
+    except LiveError as exc:
+        return exc
+    return LiveError(f"the server has no tool {name!r}", ExitCode.NOT_FOUND)
 
 
 async def _progress(progress: float, total: float | None, message: str | None) -> None:
@@ -145,14 +173,14 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         return report
 
     report: dict[str, Any] = _run(args, use)
-    target, headers = server_command(args.server), parse_headers(args.header)
-    report["versions"] = spoken_versions(target, headers, oauth=args.oauth, env=parse_env(args.env))
+    server, headers = parse_server(args.server), parse_headers(args.header)
+    report["versions"] = spoken_versions(server, headers, oauth=args.oauth, env=parse_env(args.env))
     _emit(args, report, lambda: render_inspect(report))
     return 0
 
 
 def spoken_versions(
-    target: Sequence[str], headers: dict[str, str] | None, *, oauth: bool = False, env: dict[str, str] | None = None
+    server: ServerSpec, headers: dict[str, str] | None, *, oauth: bool = False, env: dict[str, str] | None = None
 ) -> list[str]:
     """The protocol versions of this client that the server negotiates when offered each alone."""
     import anyio
@@ -164,7 +192,7 @@ def spoken_versions(
     async def probe(version: str) -> None:
         try:
             with anyio.fail_after(30):
-                async with open_client(target, version, headers, stderr=_devnull(), oauth=oauth, env=env) as client:
+                async with open_client(server, version, headers, stderr=_devnull(), oauth=oauth, env=env) as client:
                     if client.session.version == version:
                         spoken.append(version)
         except Exception:  # refused, another version chosen, no answer: not spoken

@@ -4,21 +4,20 @@ and the check of a live server against it (each change breaking or additive, see
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import BindgenError
+from ..server_spec import ServerSpec
 from .compat import Change, compare_surfaces
-from .connection import describe
 from .surface import Surface, capture, dumps, known_versions, speaks
 
 LOCK_FORMAT = 1
 
 
 def build_lock(
-    target: Sequence[str],
+    server: ServerSpec,
     versions: list[str] | None = None,
     headers: dict[str, str] | None = None,
     env: dict[str, str] | None = None,
@@ -27,27 +26,27 @@ def build_lock(
     found: dict[str, Surface] = {}
     if versions:
         for version in versions:
-            surface = capture(target, version, headers, env)
+            surface = capture(server, version, headers, env)
             if surface["protocolVersion"] != version:
                 raise BindgenError(
-                    f"`{describe(target)}` does not speak {version} (it answered {surface['protocolVersion']})"
+                    f"`{server.text}` does not speak {version} (it answered {surface['protocolVersion']})"
                 )
             found[version] = surface
     else:
         for version in known_versions():
-            surface = speaks(target, version, headers, env)
+            surface = speaks(server, version, headers, env)
             if surface is not None:
                 found[version] = surface
     if not found:
-        raise BindgenError(f"`{describe(target)}` speaks none of the protocol versions {', '.join(known_versions())}")
+        raise BindgenError(f"`{server.text}` speaks none of the protocol versions {', '.join(known_versions())}")
     return {"lockFormat": LOCK_FORMAT, "versions": {v: _strip(found[v]) for v in sorted(found)}}
 
 
 def current_surfaces(
-    target: Sequence[str], versions: list[str], headers: dict[str, str] | None = None, env: dict[str, str] | None = None
+    server: ServerSpec, versions: list[str], headers: dict[str, str] | None = None, env: dict[str, str] | None = None
 ) -> dict[str, Any]:
     """The live surfaces at the locked versions only (a version it no longer speaks is left out)."""
-    found = {v: speaks(target, v, headers, env) for v in versions}
+    found = {v: speaks(server, v, headers, env) for v in versions}
     return {"lockFormat": LOCK_FORMAT, "versions": {v: _strip(s) for v, s in sorted(found.items()) if s is not None}}
 
 
@@ -107,12 +106,10 @@ class CheckResult:
         lines = ["# Surface check", ""]
         if not self.changes:
             return "\n".join([*lines, "No changes: the server matches the lock.", ""])
-        lines.append(f"{len(self.breaking)} breaking, {len(self.changes) - len(self.breaking)} additive change(s).")
-        for kind in ("breaking", "additive"):
-            grouped: dict[tuple[str, str], list[str]] = {}
-            for c in self.changes:
-                if c.kind == kind:
-                    grouped.setdefault((c.where, c.what), []).append(c.version)
+        groups = {kind: self._grouped(kind) for kind in ("breaking", "additive")}
+        # counted as the tables show them: one change found at several versions is one row
+        lines.append(f"{len(groups['breaking'])} breaking, {len(groups['additive'])} additive change(s).")
+        for kind, grouped in groups.items():
             if grouped:
                 lines += ["", f"## {kind.capitalize()}", "", "| where | change | versions |", "|---|---|---|"]
                 lines += [
@@ -120,6 +117,14 @@ class CheckResult:
                     for (where, what), found in sorted(grouped.items())
                 ]
         return "\n".join(lines) + "\n"
+
+    def _grouped(self, kind: str) -> dict[tuple[str, str], list[str]]:
+        """The changes of `kind` by (where, what): the versions each was found at."""
+        grouped: dict[tuple[str, str], list[str]] = {}
+        for c in self.changes:
+            if c.kind == kind:
+                grouped.setdefault((c.where, c.what), []).append(c.version)
+        return grouped
 
     def _versions(self, found: list[str]) -> str:
         """The versions a change was found at: "all" when it is every version compared."""

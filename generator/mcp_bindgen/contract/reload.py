@@ -2,18 +2,23 @@
 Python source file in the target's folder changes.
 
 Over HTTP the listening socket is this process's and is handed to every child, so the URL stays the
-same and no request is refused between two children. Over stdio this process stands between the
-client and the child, line by line: it keeps the client's `initialize` request and `initialized`
-notification and replays them to a new child (dropping the child's answer), answers the requests
-the old child left unanswered with an error saying to send them again, and tells the client that
-tools, prompts and resources may have changed (`notifications/*/list_changed`)."""
+same and no request is refused between two children; while the file does not import (the child
+exited), this process answers each request at once with a JSON-RPC error naming why.
+
+Over stdio this process stands between the client and the child, line by line: it keeps the
+client's `initialize` request and `initialized` notification and replays them to a new child
+(dropping the child's answer), answers the requests the old child left unanswered with an error
+saying to send them again, and tells the client that tools, prompts and resources may have changed
+(`notifications/*/list_changed`)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import select
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -94,21 +99,101 @@ def _dev_http(args: argparse.Namespace, root: Path) -> int:
     print(f"serving on {url} (restarted when a file under {root} changes)", flush=True)
     _log(f"open the MCP Inspector with: {INSPECTOR} --transport http --server-url {url}")
     stamps = snapshot(root)
-    child = subprocess.Popen(argv, pass_fds=(sock.fileno(),), stdout=subprocess.DEVNULL)
+    child = HttpChild(argv, sock)
     try:
         while True:
-            time.sleep(POLL_SECONDS)
+            if child.failed is None:
+                time.sleep(POLL_SECONDS)
+            else:  # the file does not import: answer every request at once with why, until it changes
+                answer_failure(sock, child.failed, POLL_SECONDS)
             now = snapshot(root)
             if now != stamps:
                 stamps = now
                 _log("a source file changed: restarting")
-                _stop(child)
-                child = subprocess.Popen(argv, pass_fds=(sock.fileno(),), stdout=subprocess.DEVNULL)
+                child.stop()
+                child = HttpChild(argv, sock)
     except KeyboardInterrupt:
         return 0
     finally:
-        _stop(child)
+        child.stop()
         sock.close()
+
+
+class HttpChild:
+    """One `mcp-bindgen run` child serving the inherited socket; its stderr is passed on, its last
+    line kept: when the child exits (the file does not import), `failed` is that line."""
+
+    def __init__(self, argv: list[str], sock: socket.socket) -> None:
+        self.process = subprocess.Popen(
+            argv, pass_fds=(sock.fileno(),), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        self.last = ""
+        self.done = threading.Event()
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.process.stderr is not None
+        for line in iter(self.process.stderr.readline, b""):
+            sys.stderr.buffer.write(line)
+            sys.stderr.flush()
+            self.last = line.decode("utf-8", "replace").strip() or self.last
+        self.done.set()
+
+    @property
+    def failed(self) -> str | None:
+        if self.process.poll() is None or not self.done.wait(1):
+            return None
+        return (
+            self.last.removeprefix("mcp-bindgen: error: ") or f"the server exited with code {self.process.returncode}"
+        )
+
+    def stop(self) -> None:
+        _stop(self.process)
+
+
+def answer_failure(sock: socket.socket, reason: str, wait: float) -> None:
+    """Answer the requests arriving within `wait` seconds with a JSON-RPC error naming `reason`
+    (HTTP 500), as no server is there to answer them."""
+    end = time.monotonic() + wait
+    while (left := end - time.monotonic()) > 0:
+        ready, _, _ = select.select([sock], [], [], left)
+        if not ready:
+            return
+        try:
+            connection, _address = sock.accept()
+        except (BlockingIOError, InterruptedError):
+            continue
+        with connection:
+            connection.settimeout(2)
+            try:
+                request_id = _request_id(connection)
+                error = {"code": -32603, "message": f"the server is not running (mcp-bindgen dev): {reason}"}
+                body = json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode()
+                head = "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"
+                head += f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+                connection.sendall(head.encode() + body)
+            except OSError:
+                continue
+
+
+def _request_id(connection: socket.socket) -> Any:
+    """The id of the JSON-RPC request a client sent on `connection` (None when there is none)."""
+    data = b""
+    while b"\r\n\r\n" not in data and len(data) < 65536:
+        chunk = connection.recv(4096)
+        if not chunk:
+            return None
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lengths = [line.split(b":", 1)[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")]
+    length = min(int(lengths[0].strip() or 0), 1 << 20) if lengths and lengths[0].strip().isdigit() else 0
+    while len(body) < length:
+        chunk = connection.recv(length - len(body))
+        if not chunk:
+            break
+        body += chunk
+    message = _parse(body)
+    return message.get("id") if isinstance(message, dict) else None
 
 
 class StdioSupervisor:

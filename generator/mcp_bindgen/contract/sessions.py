@@ -16,18 +16,23 @@ from mcp_bindings.runtime.recording.redaction import DEFAULT, Redaction, Redacti
 from mcp_bindings.runtime.recording.session_file import Recording, SessionFileError, read_recording
 
 from ..errors import BindgenError
+from ..server_spec import parse_server
 from .connection import parse_env as _env  # the one --env parser of the commands that start a server
 from .connection import parse_headers as _headers  # the one --header parser of the commands
 
 
 def _server(args: argparse.Namespace, what: str) -> list[str]:
+    """The server after `--` / `--from`: SERVER (`server_spec.parse_server`), as the words the
+    runtime's recording connectors take: a URL alone, a server file's `mcp-bindgen run` line, or a
+    command as written (a session file's header records it so, free of this machine's paths)."""
     server = [part for part in args.server]
     if server and server[0] == "--":
         server = server[1:]
     if not server:
-        where = "--from COMMAND ARGS..." if what == "replay-client" else "-- COMMAND ARGS..."
+        where = "--from SERVER" if what == "replay-client" else "-- SERVER"
         raise BindgenError(f"no server given: put it last (mcp-bindgen {what} ... {where})")
-    return server
+    spec = parse_server(server)  # checked: what names no server is the one SERVER error
+    return server if len(server) > 1 else spec.words
 
 
 def _redaction(args: argparse.Namespace) -> Redaction:
@@ -93,7 +98,7 @@ def _replay(args: argparse.Namespace) -> int:
 
     recording = _read(args.session)
     rules = _rules(args)
-    live = args.live or None
+    live = parse_server(args.live).words if args.live else None
     record_to = Path(args.session) if live else None
     if args.http:
         from mcp_bindings.runtime.recording.http_fallback import HttpLiveFallback, is_url
@@ -196,8 +201,10 @@ def cmd_diff_sessions(args: argparse.Namespace) -> int:
 
 
 def cmd_mock(args: argparse.Namespace) -> int:
+    from .fake import require_extra
     from .mock import Mock, load_lock, mock_server
 
+    require_extra()
     server = mock_server(Mock(load_lock(Path(args.lock)), seed=args.seed))
     if args.http:
         from mcp_bindings.runtime.http.serving import serve_http

@@ -9,12 +9,12 @@ from a saved file, as plain wire JSON in a canonical order.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import BindgenError
-from .connection import CONNECT_TIMEOUT, describe, innermost, one_line, open_client
+from ..server_spec import ServerSpec
+from .connection import CONNECT_TIMEOUT, innermost, one_line, open_client
 from .connection import known_versions as known_versions  # re-exported: the contract tests and lock use it
 
 Surface = dict[str, Any]
@@ -75,7 +75,7 @@ def _wire_dict(value: Any) -> Any:
 
 
 async def _read_surface(
-    target: Sequence[str], version: str, headers: dict[str, str] | None, env: dict[str, str] | None
+    server: ServerSpec, version: str, headers: dict[str, str] | None, env: dict[str, str] | None
 ) -> Surface:
     import anyio
 
@@ -83,12 +83,12 @@ async def _read_surface(
         from mcp_bindings.runtime.stdio.connect import TAIL_ONLY
 
         # A stdio server's stderr is not echoed: an error names its last lines once.
-        async with open_client(target, version, headers, stderr=TAIL_ONLY, env=env) as client:
+        async with open_client(server, version, headers, stderr=TAIL_ONLY, env=env) as client:
             return await _read_lists(client)
 
 
 def capture(
-    target: Sequence[str],
+    server: ServerSpec,
     version: str | None = None,
     headers: dict[str, str] | None = None,
     env: dict[str, str] | None = None,
@@ -97,29 +97,27 @@ def capture(
     server gets `env` over the safe variables of ours (`connect_stdio`'s policy)."""
     import anyio
 
-    if not target:
-        raise BindgenError("no server given: pass --from COMMAND... (a stdio command) or --from URL")
     chosen = version or newest_handshake_version()
     try:
-        return anyio.run(_read_surface, target, chosen, headers, env)
+        return anyio.run(_read_surface, server, chosen, headers, env)
     except BindgenError:
         raise
     except TimeoutError as exc:
         raise BindgenError(
-            f"the server `{describe(target)}` did not answer within {CONNECT_TIMEOUT:.0f} s: check the command"
+            f"the server `{server.text}` did not answer within {CONNECT_TIMEOUT:.0f} s: check the command"
         ) from exc
     except Exception as exc:  # spawn failures, transport errors, refused handshakes: one sentence
-        raise BindgenError(f"could not read the surface of `{describe(target)}`: {one_line(exc)}") from exc
+        raise BindgenError(f"could not read the surface of `{server.text}`: {one_line(exc, server)}") from exc
 
 
 def speaks(
-    target: Sequence[str], version: str, headers: dict[str, str] | None = None, env: dict[str, str] | None = None
+    server: ServerSpec, version: str, headers: dict[str, str] | None = None, env: dict[str, str] | None = None
 ) -> Surface | None:
     """The surface at `version` when the server negotiates exactly that version, else None."""
     from mcp_bindings.runtime.client.runtime import LegacyServerError, ProtocolVersionError
 
     try:
-        surface = capture(target, version, headers, env)
+        surface = capture(server, version, headers, env)
     except BindgenError as exc:
         if isinstance(innermost(exc.__cause__), (ProtocolVersionError, LegacyServerError)):
             return None  # it chose a version this client does not speak, or has no server/discover

@@ -19,6 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ..server_spec import entry_point_module, has_attribute
 from .connection import ExitCode, LiveError
 
 
@@ -32,7 +33,7 @@ class Target:
 
     @classmethod
     def parse(cls, text: str) -> Target:
-        where, attribute = text.rsplit(":", 1) if _has_attribute(text) else (text, "")
+        where, attribute = text.rsplit(":", 1) if has_attribute(text) else (text, "")
         if where.endswith(".py") or "/" in where or Path(where).is_file():
             path = Path(where)
             if not path.is_file():
@@ -40,7 +41,7 @@ class Target:
                     f"no such file: {where} (TARGET: server.py, server.py:app, pkg.mod:app)", ExitCode.USAGE
                 )
             return cls(path.resolve(), None, attribute or None)
-        script = None if attribute else _entry_point_module(where)
+        script = None if attribute else entry_point_module(where)
         if script is not None:
             return cls(None, script, None)  # an installed command: the server object of its module
         if not where.replace(".", "").replace("_", "").isalnum():
@@ -62,21 +63,6 @@ class Target:
     def describe(self) -> str:
         base = str(self.file) if self.file is not None else str(self.module)
         return f"{base}:{self.attribute}" if self.attribute else base
-
-
-def _entry_point_module(name: str) -> str | None:
-    """The module of an installed command (`console_scripts` entry point) named `name`, if any."""
-    from importlib.metadata import entry_points
-
-    for entry in entry_points(group="console_scripts", name=name):
-        return entry.module
-    return None
-
-
-def _has_attribute(text: str) -> bool:
-    """`server.py:app`, `pkg.mod:app`; not a Windows drive (`C:\\x\\server.py`)."""
-    head, sep, tail = text.rpartition(":")
-    return bool(sep) and bool(head) and tail.replace(".", "").replace("_", "").isalnum() and len(head) > 1
 
 
 def import_target(target: Target) -> ModuleType:
@@ -163,16 +149,44 @@ def find_server(module: ModuleType, target: Target) -> Any:
         return next(iter(found.values()))
     where = target.describe()
     if not found:
-        raise LiveError(
-            f"{where} defines no App or server object at module level: create one (app = App(...)) "
-            f"or name a factory ({where}:make_app)",
-            ExitCode.USAGE,
-        )
+        hint = _no_server_hint(module, target)
+        raise LiveError(f"{where} defines no App or server object at module level: {hint}", ExitCode.USAGE)
     names = sorted(found)
     raise LiveError(
         f"{where} defines {len(names)} server objects ({', '.join(names)}): name one, e.g. {where}:{names[0]}",
         ExitCode.USAGE,
     )
+
+
+def _factories(module: ModuleType) -> list[tuple[str, Any]]:
+    """The module's own functions that build a server: named make_/create_/build_..., or annotated to
+    return an App or a server."""
+    out: list[tuple[str, Any]] = []
+    for name, value in vars(module).items():
+        if not inspect.isfunction(value) or value.__module__ != module.__name__ or name.startswith("_"):
+            continue
+        returns = str(inspect.signature(value).return_annotation)
+        if name.startswith(("make_", "create_", "build_")) or "App" in returns or "Server" in returns:
+            out.append((name, value))
+    return out
+
+
+def _no_server_hint(module: ModuleType, target: Target) -> str:
+    """What to do instead: name a factory that takes no arguments, or run the file as a command."""
+    where = target.describe()
+    factories = _factories(module)
+    callable_now = [name for name, value in factories if _without_parameters(value)]
+    if callable_now:
+        return f"name its factory, {where}:{callable_now[0]}"
+    command = f"-- python {target.file}" if target.file is not None else f"-- python -m {target.module}"
+    if factories:
+        name, value = factories[0]
+        needed = ", ".join(p for p, v in inspect.signature(value).parameters.items() if v.default is v.empty)
+        return (
+            f"its factory {name}() needs arguments ({needed}), so it cannot be named here: create an App at "
+            f"module level (app = App(...)), or run the file as a stdio command ({command})"
+        )
+    return f"create one (app = App(...)), or run the file as a stdio command ({command})"
 
 
 def server_name(server: Any) -> str:

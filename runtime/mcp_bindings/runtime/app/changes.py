@@ -116,8 +116,9 @@ class ListChanges:
         """Capabilities are fixed once the server is built: the first tool (prompt, ...) cannot come later."""
         if self._server is not None and not had and kind not in self._serves:
             raise AppDefinitionError(
-                f"the app is already serving without {kind}: register at least one before it starts "
-                "(its capabilities are advertised at the handshake)"
+                f"the app's server is already built without {kind} (by the first read of app.server, or by "
+                f"serving): register at least one of its {kind} before that, as the server's capabilities are "
+                "fixed when it is built (they are advertised at the handshake)"
             )
 
     def _changed(self, method: str, *lists: str) -> None:
