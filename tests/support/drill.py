@@ -84,9 +84,10 @@ def run_drill(change: str, work: Path, sdk_python: str | None) -> dict[str, Any]
 
 
 def _checkout_state() -> str:
-    """`git status` of everything outside generated/ (what a change would have had to edit)."""
+    """`git status` of the tracked files outside generated/ (what a change would have had to edit;
+    untracked files are left out: tests running beside this one may make some)."""
     done = subprocess.run(
-        ["git", "status", "--porcelain", "--", ".", ":(exclude)generated"],
+        ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)generated"],
         capture_output=True,
         text=True,
         cwd=REPO_ROOT,
