@@ -3,7 +3,8 @@
 Python only complains about a cycle when it runs at import time; a cycle closed by an import inside
 a function (or a lazy one) is still two modules that cannot be understood, tested or replaced apart.
 This check reads every `import` of `runtime/mcp_bindings/runtime` with `ast` (at module level and
-inside functions; not the `if TYPE_CHECKING:` ones, which never run) and fails on a strongly
+inside functions; not the `if TYPE_CHECKING:` ones, which never run), and every string that names a
+runtime module (what `importlib.import_module` is given, a list of plug-ins), and fails on a strongly
 connected component of more than one module.
 
 `scripts/import_cycles.allow` lists the edges that still close a cycle today, each with the step
@@ -81,7 +82,23 @@ def edges(found: dict[str, Path]) -> set[tuple[str, str]]:
                     target = target.rpartition(".")[0]
                 if target and target != name and target != PACKAGE:
                     out.add((name, target))
+        out |= {(name, target) for target in _named(path, found) if target != name}
     return out
+
+
+def _named(path: Path, found: dict[str, Path]) -> set[str]:
+    """Runtime modules a module names by a string (`importlib.import_module("...")`, a `PLUGINS`
+    tuple): an import all the same, made at run time, that `import` statements do not show."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    strings: list[ast.expr] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute | ast.Name) and node.args:
+            if (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) == "import_module":
+                strings.append(node.args[0])
+    for node in tree.body:  # a module-level list of modules to import (`PLUGINS = ("...",)`)
+        if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Tuple | ast.List):
+            strings += node.value.elts
+    return {n.value for n in strings if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in found}
 
 
 def cycles(graph: set[tuple[str, str]]) -> list[list[str]]:

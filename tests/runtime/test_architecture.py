@@ -130,6 +130,23 @@ def test_a_new_cycle_through_a_function_level_import_fails(scratch: Path) -> Non
     assert "protocol.registry" in problems[0] and "protocol.spec" in problems[0]
 
 
+def test_a_new_cycle_through_a_module_named_by_a_string_fails(scratch: Path) -> None:
+    """`importlib.import_module("...")` is an import too: the check reads the name it is given."""
+    root = scratch / "runtime" / "mcp_bindings" / "runtime"
+    target = root / "protocol" / "spec.py"
+    original = _with_line(
+        target,
+        "def _late() -> None:\n    import importlib\n\n"
+        '    importlib.import_module("mcp_bindings.runtime.protocol.registry")',
+    )
+    try:
+        problems = import_cycles.check(root, ALLOW)
+    finally:
+        target.write_text(original)
+    assert len(problems) == 1
+    assert "protocol.registry" in problems[0] and "protocol.spec" in problems[0]
+
+
 def test_an_allowed_edge_that_is_gone_must_be_deleted(scratch: Path, tmp_path: Path) -> None:
     allow = tmp_path / "allow"
     allow.write_text(ALLOW.read_text() + "\nrpc.logs -> rpc.errors  # no such import\n")
