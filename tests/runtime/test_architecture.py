@@ -116,33 +116,28 @@ def test_the_runtime_has_no_import_cycle() -> None:
     assert import_cycles.check(RUNTIME, ALLOW) == []
 
 
-def test_a_new_cycle_through_a_function_level_import_fails(scratch: Path) -> None:
+def _spec_importing_registry(scratch: Path, late: str) -> list[str]:
+    """The check's problems once protocol/spec.py of the scratch tree imports the registry in a
+    function (`late`: the function's body); registry imports spec, so that closes a loop."""
     root = scratch / "runtime" / "mcp_bindings" / "runtime"
-    target = root / "protocol" / "spec.py"  # registry imports spec: spec importing registry closes a loop
-    original = _with_line(
-        target, "def _late() -> None:\n    from mcp_bindings.runtime.protocol import registry  # noqa"
-    )
+    target = root / "protocol" / "spec.py"
+    original = _with_line(target, f"def _late() -> None:\n{late}")
     try:
-        problems = import_cycles.check(root, ALLOW)
+        return import_cycles.check(root, ALLOW)
     finally:
         target.write_text(original)
+
+
+def test_a_new_cycle_through_a_function_level_import_fails(scratch: Path) -> None:
+    problems = _spec_importing_registry(scratch, "    from mcp_bindings.runtime.protocol import registry  # noqa")
     assert len(problems) == 1
     assert "protocol.registry" in problems[0] and "protocol.spec" in problems[0]
 
 
 def test_a_new_cycle_through_a_module_named_by_a_string_fails(scratch: Path) -> None:
     """`importlib.import_module("...")` is an import too: the check reads the name it is given."""
-    root = scratch / "runtime" / "mcp_bindings" / "runtime"
-    target = root / "protocol" / "spec.py"
-    original = _with_line(
-        target,
-        "def _late() -> None:\n    import importlib\n\n"
-        '    importlib.import_module("mcp_bindings.runtime.protocol.registry")',
-    )
-    try:
-        problems = import_cycles.check(root, ALLOW)
-    finally:
-        target.write_text(original)
+    late = '    import importlib\n\n    importlib.import_module("mcp_bindings.runtime.protocol.registry")'
+    problems = _spec_importing_registry(scratch, late)
     assert len(problems) == 1
     assert "protocol.registry" in problems[0] and "protocol.spec" in problems[0]
 

@@ -89,7 +89,7 @@ class TaskState:
 
     task_id: str
     requester: str | None
-    method: str  # the task-augmented request's method, e.g. "tools/call"
+    method: str  # the task-augmented request's method (`names.TOOLS_CALL`, ...)
     status: str
     created_at: float
     last_updated_at: float

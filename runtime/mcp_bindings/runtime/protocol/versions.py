@@ -177,9 +177,12 @@ def _json_schema(model: type[BaseModel]) -> bool:
     return any(field.alias == "$schema" for field in model.model_fields.values())
 
 
-# The source of a value the crossing made rather than carried (a reshaped or degraded part: the
-# source value has no such key): what it holds is kept as made.
-_MADE: dict[str, Any] = {}
+class _Made:
+    """The source of a part the crossing made rather than carried (a reshaped or degraded part: the
+    source value has no such key): what it holds is kept as made, at every depth."""
+
+
+_MADE = _Made()
 
 
 def _source_child(source: Any, key: str) -> Any:
@@ -189,15 +192,15 @@ def _source_child(source: Any, key: str) -> Any:
                 return getattr(source, name)
         return (source.__pydantic_extra__ or {}).get(key, _MADE)
     if isinstance(source, dict):
-        return source.get(key, _MADE if source is _MADE else None)
-    return None
+        return source.get(key)
+    return source if source is _MADE else None
 
 
 def _open_in(source: Any, key: str) -> bool:
     """`key` was open content of the source value (not a field its version defines)."""
     if isinstance(source, BaseModel):
         return key in (source.__pydantic_extra__ or {})
-    return isinstance(source, dict)
+    return isinstance(source, dict) or source is _MADE
 
 
 def convert(data: Any, target: Any, *, what: str, source: str, destination: str) -> Any:

@@ -9,7 +9,7 @@ Task creation is server-directed: a `tools/call` handler answers with `await run
 (`tasks.run_as_task`, `tasks.as_task`), which makes the work a task where the request's client
 capabilities (its `_meta`, per request) declare the extension, and otherwise runs it at once, or,
 with `required=True`, refuses with -32021 naming the extension (`requiredCapabilities`). A task's
-work asks the client through its context (`await ctx.request("elicitation/create", params)`): the
+work asks the client through its context (`await ctx.request(names.ELICITATION_CREATE, params)`, a version's name): the
 task is `input_required` with the ask under a fresh key in `inputRequests` (tasks/get) until a
 `tasks/update` answers that key; several asks may be outstanding at once and are answered one by one.
 

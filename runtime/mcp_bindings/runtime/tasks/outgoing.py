@@ -1,7 +1,7 @@
 """Task-augmented requests from a server's handler to its client (MCP 2025-11-25): the server is
 the requestor, the client the receiver (`client_tasks` is our client's side).
 
-    handle = await request_as_task(ctx, "sampling/createMessage", params, ttl_ms=60_000)
+    handle = await request_as_task(ctx, core.SAMPLING_CREATE_MESSAGE, params, ttl_ms=60_000)
     result = await handle.result()  # the CreateMessageResult, as `ctx.request` would return it
 
 Sent only to a client that declared `tasks.requests.<method>` (e.g. `tasks.requests.sampling.
