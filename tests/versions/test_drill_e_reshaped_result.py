@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.fixtures.drill_versions import DRILL_WIRE
-from tests.support.drill import NEEDS, TRANSPORTS, call_text, check_common, every_visit, ok, step
+from tests.support.drill import NEEDS, TRANSPORTS, call_text, check_common, every_visit, ok, step, valid_in
 
 CHANGE = "e"
 STRUCTURED = {"audience": "program", "data": None}
@@ -59,3 +59,13 @@ def test_an_output_schema_keeps_every_keyword_across_the_reshape(seen: dict[str,
             assert tool["outputVariants"][0]["schema"] == schema, key
         elif version >= "2025-06-18":
             assert tool["outputSchema"] == schema, key
+
+
+def test_a_middleware_denial_is_a_tool_error_in_every_version_s_shape(seen: dict[str, Any]) -> None:
+    """`raise ToolError` in the authoring layer's middleware answers in the new version's shape
+    (`outputs`), crossed to each older client's `content`."""
+    for key, version, visit in every_visit(seen, ["app"]):
+        denied = step(visit, "denied", key)
+        assert denied["isError"] is True and call_text(denied) == "denied by middleware", key
+        valid_in(version, seen, "CallToolResult", denied)
+        assert ("outputs" in denied) == (version == DRILL_WIRE), key

@@ -111,9 +111,10 @@ def reshapes_between(*names: str) -> Mapping[str, Reshape]:
     return MappingProxyType(out)
 
 
-def shape(data: Any, target: Any, version: str) -> Any:
-    """Wire JSON built in another version's shape, moved into `target`'s where `version` holds it differently."""
-    rules = reshapes_between(version)
+def shape(data: Any, target: Any, version: str | None = None) -> Any:
+    """Wire JSON built in another version's shape, moved into `target`'s where `version` (None: the
+    version `target` is of, whichever it is) holds it differently."""
+    rules = reshapes_between(version) if version is not None else reshapes_between(*registry.names())
     return reshape.reshaped(data, target, rules) if rules else data
 
 
