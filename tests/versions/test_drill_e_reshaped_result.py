@@ -69,3 +69,12 @@ def test_a_middleware_denial_is_a_tool_error_in_every_version_s_shape(seen: dict
         assert denied["isError"] is True and call_text(denied) == "denied by middleware", key
         valid_in(version, seen, "CallToolResult", denied)
         assert ("outputs" in denied) == (version == DRILL_WIRE), key
+
+
+def test_arguments_the_input_schema_refuses_are_a_tool_error_in_every_version_s_shape(seen: dict[str, Any]) -> None:
+    """The runtime's own refusal of arguments that violate the listed inputSchema, from a server on
+    the new stub and from the authoring layer, crossed to each older client."""
+    for key, version, visit in every_visit(seen, ["stub", "app"]):
+        refused = step(visit, "refused", key)
+        assert refused["isError"] is True and "Input validation error" in call_text(refused), key
+        valid_in(version, seen, "CallToolResult", refused)
