@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import __version__
+from . import __version__, crossing
 from .errors import BindgenError
 from .ir import SchemaIR
 from .paths import checkout, generated_root
@@ -27,6 +27,8 @@ from .pipeline import (
     VersionSource,
     build_ir,
     check_mcp_schema,
+    crossing_file,
+    crossing_files,
     file_source,
     generated_dirs,
     merged_files,
@@ -92,7 +94,7 @@ def generate_files(
         root = _root(out)
         # Each pinned version's IR is built once, in its worker: the extensions and the review reuse it.
         rendered = render_pinned_versions(versions)
-        files = merged_files(rendered)
+        files = {**merged_files(rendered), **crossing_files(rendered)}
         extensions = render_extensions(versions, {r.version: (r.ir, r.surface) for r in rendered})
         files.update(extensions.files)
         # An extension whose schema is not synced keeps its committed package as it is.
@@ -110,6 +112,12 @@ def generate_files(
     ir, surface = _read(source)
     files, _ = render_ir(source, ir, surface)
     pinned = pinned_known(skip=source.version)
+    this_version = crossing.Version(protocol_version_of(source, ir), ir, surface)
+    files.update(
+        crossing_file(
+            source.version, source.sha256, this_version, [crossing.Version(k.name, k.ir, k.surface) for k in pinned]
+        )
+    )
     is_pinned = _pin_named(source.version) is not None
     this = Known(source.version, ir, surface, pinned=is_pinned)
     report = review([*pinned, this], new=[] if is_pinned else [source.version], patched=pinned_extension_patches())

@@ -121,14 +121,14 @@ def test_every_patch_entry_applies_to_some_pinned_schema() -> None:
 def test_policy_review_of_the_pinned_versions_is_empty() -> None:
     """Every rule of every policy file attaches to some pinned schema, and the pinned schemas have
     nothing the policies leave uncovered."""
-    from mcp_bindgen.review import Known, all_rules, attachments, review
+    from mcp_bindgen.review import Known, all_rules, attachments, crossing_attachments, review
     from mcp_bindgen.surface import derive_surface
 
     known = [Known(v, pinned_ir(v), derive_surface(pinned_ir(v)), True) for v in PINNED_VERSIONS]
     # The patches the pinned extension schemas had (as `generate` reports them to the review).
     patched = {p.pointer for p in load_patches() for doc in _extension_docs().values() if patch_applies(doc, p)}
     assert review(known, patched=patched).items == []
-    attached = set().union(*(attachments(k.ir, k.surface) for k in known))
+    attached = set().union(*(attachments(k.ir, k.surface) for k in known)) | crossing_attachments(known)
     assert set(all_rules()) == attached | {f"schema_patches.json {pointer}" for pointer in patched}
 
 

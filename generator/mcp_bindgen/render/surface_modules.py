@@ -76,6 +76,7 @@ def _spec_view(ir: SchemaIR, spec: MethodSurface) -> dict[str, Any]:
         "param_gates": [_param_gate(pg) for pg in spec.param_gates],
         "optional_handler": spec.optional_handler,
         "builtin": spec.method in builtin_methods(),
+        "runtime_served": spec.method in policy.runtime_served(),
     }
 
 

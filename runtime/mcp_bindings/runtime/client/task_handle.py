@@ -51,7 +51,7 @@ class TaskHandles:
 
 
 def _may_carry_task(spec: MethodSpec | None) -> bool:
-    return eras.carries(spec, eras.TASK)
+    return spec is not None and versions.defines(spec.params, eras.TASK)
 
 
 async def call_as_task(call: OutgoingCall) -> TaskHandle[Any]:

@@ -28,6 +28,7 @@ from mcp_bindings.runtime.server.bridge import HandlerCall, VersionBridge
 from mcp_bindings.runtime.server.context import PeerSession, ServerNotificationContext, ServerRequestContext
 from mcp_bindings.runtime.server.host import ServerHost, host_for
 from mcp_bindings.runtime.server.peer import LOG_LEVELS, Lifecycle, PeerView, stateless_meta
+from mcp_bindings.runtime.server.results_out import ResultWriter
 from mcp_bindings.runtime.server.seam import Around, Builtin, Plan, ServerFeature, load_plugins
 from mcp_bindings.runtime.server.stubs import ServerStub
 from mcp_bindings.v2025_11_25 import names as v2025
@@ -56,9 +57,8 @@ class ServerRuntime:
         self.stub: ProtocolTables = server.protocol  # the tables of the version the server was written against
         self.host = host or host_for(server)
         self.lifecycle = Lifecycle(server, supported_versions)
-        self.bridge = VersionBridge(
-            server, request_state or self.host.sealer, self.lifecycle.identity, self.host.results
-        )
+        self.results = ResultWriter(server, self.lifecycle.identity, self.host.results)
+        self.bridge = VersionBridge(server, request_state or self.host.sealer, self.results)
         self.view: PeerView | None = None  # set by initialize (handshake lifecycle)
         self.initialized = False
         self.session: Session | None = None
@@ -102,10 +102,10 @@ class ServerRuntime:
         result = await self._invoke(plan, handler, typed, context, params, view)
         if type(result) is plan.fast_result:  # the stub's own result type, for a client of the stub's version
             if view.stateless:
-                return self.bridge.stamped_json(request.method, result, view)
-            return self.bridge.result_json(result, f"the {request.method} result")
+                return self.results.stamped_json(request.method, result, view)
+            return self.results.result_json(result, f"the {request.method} result")
         if type(result) in plan.as_is:  # e.g. a CreateTaskResult (`tasks.plugin`)
-            return self.bridge.result_json(result, f"the {request.method} result")
+            return self.results.result_json(result, f"the {request.method} result")
         # An input round's re-run of the handler goes through what wraps it too.
         call = None if plan.around is None else _wrapped_call(plan.around, handler, context)
         answer = await self.bridge.settle(plan.spec, stub_spec, request, result, context, view, round_number, call)
