@@ -80,6 +80,21 @@ def _spec_view(ir: SchemaIR, spec: MethodSurface) -> dict[str, Any]:
     }
 
 
+def _reshape(entry: Any) -> str:
+    """A policy/reshapes.json entry as the `spec.Reshape` record the runtime reads."""
+
+    def items(parts: list[str]) -> str:
+        return "(" + "".join(f"{part}, " for part in parts) + ")"
+
+    gather = [
+        f"Gather(MappingProxyType({ {key: tuple(values) for key, values in g.get('where', {}).items()}!r}), "
+        f"{g['take']!r}, {g['into']!r}, {g.get('join', 'concat')!r})"
+        for g in entry.get("gather", ())
+    ]
+    spread = [f"Spread({s['from']!r}, MappingProxyType({dict(s['item'])!r}))" for s in entry.get("spread", ())]
+    return f"Reshape({entry['type']!r}, {entry['field']!r}, {items(gather)}, {items(spread)})"
+
+
 def _input_asks(surface: ProtocolSurface) -> list[MethodSurface]:
     """The input requests (asks inside an InputRequiredResult) as server-to-client request surfaces."""
     return [
@@ -148,6 +163,8 @@ def render_methods(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
     spec_imports = ["Capability", "Deferred", "ErrorCodes", "MethodSpec", "ProtocolTables", "Reshape"]
     if any(spec["param_gates"] for table in tables for spec in table["specs"]):
         spec_imports.append("ParamCapability")
+    if surface.reshapes:
+        spec_imports += ["Gather", "Spread"]
     spec_imports.sort()
     return render(
         "methods.py.j2",
@@ -160,7 +177,7 @@ def render_methods(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
         tables=tables,
         parsers=parsers,
         parser_names=parser_names,
-        reshapes=[{"type": r.type, "literal": repr(dict(r.entry))} for r in surface.reshapes],
+        reshapes=[{"type": r.type, "record": _reshape(r.entry)} for r in surface.reshapes],
         input_required_result=_deferred(ir.py_name(surface.input_required_result))
         if surface.input_required_result
         else "None",

@@ -272,21 +272,6 @@ class Reshape:
     gather: tuple[Gather, ...]
     spread: tuple[Spread, ...]
 
-    @classmethod
-    def of(cls, entry: Mapping[str, Any]) -> Reshape:
-        """The generated entry (the policy's JSON) as a record."""
-        gather = tuple(
-            Gather(
-                MappingProxyType({key: tuple(values) for key, values in g.get("where", {}).items()}),
-                g["take"],
-                g["into"],
-                g.get("join", "concat"),
-            )
-            for g in entry.get("gather", ())
-        )
-        spread = tuple(Spread(s["from"], MappingProxyType(dict(s["item"]))) for s in entry.get("spread", ()))
-        return cls(entry["type"], entry["field"], gather, spread)
-
 
 @dataclass(frozen=True, slots=True)
 class ParamOutcome:
