@@ -618,7 +618,7 @@ def build_files(opts: ScaffoldOptions) -> dict[str, str]:
             "tests/test_http.py.j2",
             imports=_import_block(
                 {
-                    "import socket",
+                    "import re",
                     "import subprocess",
                     "import sys",
                     "import time",
