@@ -105,10 +105,7 @@ class ScaffoldOptions:
         chosen = parse_features(features if features is not None else DEFAULT_FEATURES)
         extras = runtime_extras(transport) + (["skills"] if "skills" in chosen else [])
         origin = install_origin("mcp-bindgen") if bindgen is None else None
-        if origin is not None:
-            requirement, direct = f"mcp-bindgen[{','.join(sorted(extras))}] @ {origin.url}", True
-        else:
-            requirement, direct = bindgen_requirement(bindgen, extras)
+        requirement, direct = bindgen_requirement(origin.url if origin is not None else bindgen, extras)
         holder = installed_versions()[version].requirement
         return cls(
             path, dist_name, package, version, transport, chosen, requirement, direct, force, holder, registry, origin
