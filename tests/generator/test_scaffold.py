@@ -306,7 +306,8 @@ def test_bindgen_spec_forms(tmp_path: Path) -> None:
         True,
     )
     assert bindgen_requirement("mcp-bindgen[http]~=0.1", extras) == ("mcp-bindgen[http]~=0.1", False)
-    # The default is portable: this version, from the package index (a checkout only when asked for).
+    # No spec: this version, from the package index (`new` first takes where mcp-bindgen was installed
+    # from: tests/generator/test_origin.py).
     assert bindgen_requirement(None, extras) == (f"mcp-bindgen[runtime]=={__version__}", False)
     with pytest.raises(BindgenError, match="no mcp-bindgen project"):
         bindgen_requirement(str(tmp_path), extras)
