@@ -309,7 +309,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--bindgen",
         metavar="SPEC",
         help="where the project gets mcp-bindgen: a path to a checkout or a wheel (file:// requirement), a version "
-        "(==X) or a full requirement (default: this version of mcp-bindgen from the package index)",
+        "(==X) or a full requirement (default: the wheel, folder or repository this mcp-bindgen was installed from, "
+        "else this version from the package index)",
     )
     new.add_argument(
         "--registry-name",

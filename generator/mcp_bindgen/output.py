@@ -15,10 +15,12 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import __version__, crossing
 from .errors import BindgenError
 from .ir import SchemaIR
+from .origin import install_origin
 from .paths import checkout, generated_root
 from .pins import Pin, load_extension_pins, load_pins
 from .pipeline import (
@@ -246,6 +248,7 @@ def _write_project(
         "package": package_name(source.version),
         "package_version": __version__,
         "sha256": source.sha256,
+        **bindgen_dependency(),
     }
     root = project / "src"
     _remove_stale(root, generated_dirs([source.version]), files)
@@ -258,6 +261,19 @@ def _write_project(
         },
     )
     return Generated(written, root, project, report)
+
+
+def bindgen_dependency() -> dict[str, Any]:
+    """A version package's requirement on mcp-bindgen: the wheel this generator was installed from,
+    where it was (pip leaves an installed copy of the same wheel alone, and installs it where none is:
+    before a release the index has none), else this version or newer (an editable checkout, the index)."""
+    origin = install_origin("mcp-bindgen")
+    if origin is None or origin.kind != "wheel":
+        return {"bindgen_requirement": f"mcp-bindgen>={__version__}", "hatch_metadata": []}
+    return {
+        "bindgen_requirement": f"mcp-bindgen @ {origin.url}",
+        "hatch_metadata": ["", "[tool.hatch.metadata]", "allow-direct-references = true  # mcp-bindgen from a wheel"],
+    }
 
 
 def _remove_stale(root: Path, dirs: list[str], files: dict[str, str]) -> None:

@@ -7,13 +7,13 @@ import json
 import os
 import subprocess
 import sys
-import venv
 from pathlib import Path
 
 import pytest
 
 from tests.support import REPO_ROOT
 from tests.support.pipeline import PINNED_VERSIONS
+from tests.support.wheel import built_wheel, fresh_venv, pip
 
 PROBE = (
     "import json, mcp_bindings, mcp_bindings.runtime.stdio.serve, mcp_bindings.v2025_11_25.server as s\n"
@@ -39,40 +39,8 @@ def test_editable_install_resolves_both_roots(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_wheel_holds_both_halves_and_imports(tmp_path: Path) -> None:
-    dist = tmp_path / "dist"
-    build = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(dist),
-            str(REPO_ROOT),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    if build.returncode != 0 and "hatchling" in build.stderr:
-        build = subprocess.run(
-            [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(REPO_ROOT)],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-    assert build.returncode == 0, build.stderr
-    (wheel,) = dist.glob("mcp_bindgen-*.whl")
-    target = tmp_path / "venv"
-    venv.create(target, with_pip=True, system_site_packages=False)
-    python = str(target / "bin" / "python")
-    install = subprocess.run(
-        [python, "-m", "pip", "install", "-q", f"{wheel}[runtime]"], capture_output=True, text=True, timeout=600
-    )
-    assert install.returncode == 0, install.stderr
+    python = fresh_venv(tmp_path / "venv")
+    pip(python, "install", "-q", f"{built_wheel()}[runtime]")
     found = _probe(python, tmp_path)
     (root,) = {Path(str(p)) for p in found["path"]}  # type: ignore[union-attr]
     assert root.parent.name == "site-packages" and (root / "runtime" / "server" / "runtime.py").is_file()
