@@ -22,7 +22,7 @@ from mcp_bindings.runtime.memory import connect_in_memory
 from mcp_bindings.runtime.protocol.context import RequestContext
 from mcp_bindings.runtime.rpc.errors import McpError
 from mcp_bindings.runtime.server.bridge import NotExpressible
-from mcp_bindings.runtime.tasks.outgoing import ClientTask, request_as_task
+from mcp_bindings.runtime.tasks.server.outgoing import ClientTask, request_as_task
 from mcp_bindings.v2025_11_25 import client as c
 from mcp_bindings.v2025_11_25 import models as m
 from mcp_bindings.v2025_11_25 import server as s

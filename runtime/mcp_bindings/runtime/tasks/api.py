@@ -10,7 +10,7 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
-from mcp_bindings.runtime.tasks import service
+from mcp_bindings.runtime.tasks.server import service
 
 __all__ = ["as_task", "run_as_task"]
 
@@ -34,7 +34,7 @@ async def run_as_task(ctx: Any, work: Awaitable[T] | Callable[[Any], Awaitable[T
     a request that is not task-augmented with -32601 (as a tool whose taskSupport is "required").
     """
     if service.stateless_request(ctx):
-        from mcp_bindings.runtime.tasks import extension  # the 2026-07-28 models: where they are met
+        from mcp_bindings.runtime.tasks.server import extension  # the 2026-07-28 models: where they are met
 
         return await extension.run_as_task(ctx, work, required=required)
     return await service.run_in_handshake_era(ctx, work, required=required)

@@ -28,7 +28,7 @@ import anyio
 import orjson
 
 from mcp_bindings.runtime.scaleout.backends.base import TASK_CANCELLED
-from mcp_bindings.runtime.tasks.store import STATUSES, TaskLimitError, TaskState, decode_cursor, encode_cursor
+from mcp_bindings.runtime.tasks.core.store import STATUSES, TaskLimitError, TaskState, decode_cursor, encode_cursor
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.scaleout.backends.redis import RedisBackend

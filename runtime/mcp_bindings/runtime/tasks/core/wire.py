@@ -19,7 +19,7 @@ from pydantic import Field
 from mcp_bindings.ext.io_modelcontextprotocol_tasks import models as ext
 from mcp_bindings.ext.io_modelcontextprotocol_tasks import names
 from mcp_bindings.runtime.protocol import versions
-from mcp_bindings.runtime.protocol.task_store import TaskState, iso8601
+from mcp_bindings.runtime.tasks.core.store import TaskState, iso8601
 
 __all__ = [
     "EXTENSION",

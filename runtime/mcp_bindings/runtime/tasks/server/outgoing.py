@@ -17,12 +17,11 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
-from mcp_bindings.runtime.client.tasks import receiver_capability
 from mcp_bindings.runtime.protocol import versions
-from mcp_bindings.runtime.protocol.tasks_core import create_task_result
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcp_bindings.runtime.server.bridge import NotExpressible, OutgoingRequest, outgoing_request
-from mcp_bindings.runtime.tasks.service import _parts
+from mcp_bindings.runtime.tasks.core.handshake import create_task_result, receiver_capability
+from mcp_bindings.runtime.tasks.server.service import _parts
 from mcp_bindings.v2025_11_25 import names as core
 
 __all__ = ["ClientTask", "request_as_task"]

@@ -33,7 +33,7 @@ import anyio
 from pydantic import ValidationError
 
 from mcp_bindings.ext.io_modelcontextprotocol_tasks import names
-from mcp_bindings.runtime.protocol import tasks_wire, versions
+from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.custom_methods import (
     EXTENSIONS,
     Bound,
@@ -50,7 +50,9 @@ from mcp_bindings.runtime.server.bus import WorkerGone, forwarder_for, operation
 from mcp_bindings.runtime.server.extensions import serve_bound
 from mcp_bindings.runtime.server.host import host_for
 from mcp_bindings.runtime.server.seam import Plan
-from mcp_bindings.runtime.tasks.service import (
+from mcp_bindings.runtime.tasks.core import wire as tasks_wire
+from mcp_bindings.runtime.tasks.core.store import TaskState
+from mcp_bindings.runtime.tasks.server.service import (
     PendingInput,
     TaskContext,
     TaskService,
@@ -61,7 +63,6 @@ from mcp_bindings.runtime.tasks.service import (
     requester_of,
     service_for,
 )
-from mcp_bindings.runtime.tasks.store import TaskState
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.rpc.session import Session

@@ -15,14 +15,14 @@ import anyio
 
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.spec import MethodSpec
-from mcp_bindings.runtime.protocol.tasks_core import RELATED_TASK
 from mcp_bindings.runtime.rpc import jsonrpc
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import json_object
 from mcp_bindings.runtime.server.peer import PeerView
 from mcp_bindings.runtime.server.seam import Builtin
-from mcp_bindings.runtime.tasks.service import announce, requester_of, service_for
-from mcp_bindings.runtime.tasks.store import TASK_METHODS, InvalidCursor, TaskState
+from mcp_bindings.runtime.tasks.core.handshake import RELATED_TASK
+from mcp_bindings.runtime.tasks.core.store import TASK_METHODS, InvalidCursor, TaskState
+from mcp_bindings.runtime.tasks.server.service import announce, requester_of, service_for
 from mcp_bindings.v2025_11_25 import names as core
 
 if TYPE_CHECKING:

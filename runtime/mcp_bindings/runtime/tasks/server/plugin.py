@@ -17,7 +17,7 @@ from mcp_bindings.ext.io_modelcontextprotocol_tasks.names import NOTIFICATIONS_T
 from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.server.seam import Plan, ServerFeature
-from mcp_bindings.runtime.tasks import methods, service
+from mcp_bindings.runtime.tasks.server import methods, service
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -31,7 +31,7 @@ __all__ = ["Tasks", "feature"]
 def _extension() -> ModuleType:
     """The tasks extension (2026-07-28), loaded where a stateless-era request first meets it: its
     models (and the 2026-07-28 ones under them) stay out of a handshake-era server."""
-    from mcp_bindings.runtime.tasks import extension
+    from mcp_bindings.runtime.tasks.server import extension
 
     return extension
 

@@ -51,7 +51,6 @@ from pydantic import ValidationError
 
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables
-from mcp_bindings.runtime.protocol.tasks_core import RELATED_TASK, TASK_STATUS, create_task_result, task_capability
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.calls import PROGRESS_TOKEN
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
@@ -59,7 +58,8 @@ from mcp_bindings.runtime.rpc.jsonrpc import RequestId, json_object
 from mcp_bindings.runtime.server.bridge import outgoing_request
 from mcp_bindings.runtime.server.host import host_for
 from mcp_bindings.runtime.server.peer import LOG_LEVELS, PeerView
-from mcp_bindings.runtime.tasks.store import InMemoryTaskStore, TaskState, TaskStore
+from mcp_bindings.runtime.tasks.core.handshake import RELATED_TASK, TASK_STATUS, create_task_result, task_capability
+from mcp_bindings.runtime.tasks.core.store import InMemoryTaskStore, TaskState, TaskStore
 from mcp_bindings.v2026_07_28 import names as v2026
 
 if TYPE_CHECKING:
