@@ -52,17 +52,9 @@ from mcp_bindings.runtime.server.host import host_for
 from mcp_bindings.runtime.server.seam import Plan
 from mcp_bindings.runtime.tasks.core import wire as tasks_wire
 from mcp_bindings.runtime.tasks.core.store import TaskState
-from mcp_bindings.runtime.tasks.server.service import (
-    PendingInput,
-    TaskContext,
-    TaskService,
-    _parts,
-    discard,
-    output_checked,
-    quota_of,
-    requester_of,
-    service_for,
-)
+from mcp_bindings.runtime.tasks.server.context import TaskContext, parts
+from mcp_bindings.runtime.tasks.server.running import discard, output_checked
+from mcp_bindings.runtime.tasks.server.service import PendingInput, TaskService, quota_of, requester_of, service_for
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.rpc.session import Session
@@ -95,7 +87,7 @@ def missing_capability(view: PeerView, what: str) -> McpError:
 
 
 def _view(ctx: Any) -> PeerView:
-    return _parts(ctx)[2]
+    return parts(ctx)[2]
 
 
 def _gate(ctx: Any, method: str) -> None:
@@ -105,7 +97,7 @@ def _gate(ctx: Any, method: str) -> None:
 
 
 async def _lookup(ctx: Any, task_id: str) -> tuple[TaskService, Any]:
-    session, peer, _ = _parts(ctx)
+    session, peer, _ = parts(ctx)
     service = service_for(ctx.server)
     return service, await service.lookup(requester_of(session, peer), task_id)
 
@@ -295,7 +287,7 @@ async def run_as_task(
             raise missing_capability(view, method)
         return await (work(ctx) if callable(work) else work)
     spec = view.protocol.client_requests[method]
-    session, peer, _ = _parts(ctx)
+    session, peer, _ = parts(ctx)
     service = service_for(ctx.server)
     state = await service.store.create(
         requester_of(session, peer),

@@ -2,22 +2,20 @@
 `CreateTaskResult` while its work goes on; the requestor polls it with `tasks/get`, blocks on
 `tasks/result`, lists and cancels its tasks; the receiver may send `notifications/tasks/status`.
 
-The server side. A server takes part by declaring the capability, e.g.
+The server side: the `TaskService` of a server object. A server takes part by declaring the
+capability, e.g.
 `declared_capabilities = {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}`;
-the runtime then serves `tasks/get|result|list|cancel` itself (`tasks.methods`) from the server's
+the runtime then serves `tasks/get|result|list|cancel` itself (`methods`) from the server's
 `TaskService` (unless the server overrides their handlers), whose store is an `InMemoryTaskStore`
-unless `configure` says otherwise. A handler of a method advertised under `tasks.requests` runs its work as a task with
-`await run_as_task(ctx, work)` (or the `as_task` decorator): for a task-augmented request that creates
-the task, starts the work in the background and returns the `CreateTaskResult`; for any other request
-it just runs the work. What the runtime enforces around such a handler (`augment`, hooked into the
-method's plan): a `CreateTaskResult` only for a task-augmented request; a task-augmented request
-whose handler answered at once still gets a `CreateTaskResult` (its task is already complete); and
-for `tools/call` the tool-level negotiation: a tool listed without `execution.taskSupport` (or with
-"forbidden") refuses task-augmented calls, and one listed as "required" refuses other calls, both
-with -32601 before the handler runs.
+unless `configure` says otherwise. A handler of a method advertised under `tasks.requests` runs its
+work as a task with `await run_as_task(ctx, work)` (or the `as_task` decorator, `tasks.api`;
+`running` for this era): for a task-augmented request that creates the task, starts the work in the
+background and returns the `CreateTaskResult`; for any other request it just runs the work. What
+the runtime enforces around such a handler is `hooks.augment`; the work's context is
+`context.TaskContext`.
 
 Task work outlives its request, and its connection: it runs detached from both (on the event loop,
-not in the request's task group), bounded by the task's TTL and cancelled by `tasks/cancel`.
+not in the request's task group, `_spawn`), bounded by the task's TTL and cancelled by `tasks/cancel`.
 Tasks are scoped to the requester (`requester_of`): the authenticated principal where there is one
 (so a client can reconnect and fetch its results), else the connection (a Streamable HTTP session
 on any worker, `Session.connection`). Another requester's task is
@@ -30,9 +28,9 @@ The client side, a typed call with `task=` and its `TaskHandle`, is the client's
 (`client.task_handle`).
 
 Tasks of the stateless era (2026-07-28) are the `io.modelcontextprotocol/tasks` extension: the same
-service and store, server-directed creation, served by `tasks_extension` (`run_as_task` and
-`augment` hand stateless-era requests to it). Task-augmented requests from a server's handler to
-its client (sampling, elicitation): `tasks_outgoing.request_as_task`.
+service and store, server-directed creation, served by `extension` (`run_as_task` and the plug-in
+hand stateless-era requests to it). Task-augmented requests from a server's handler to its client
+(sampling, elicitation): `outgoing.request_as_task`.
 """
 
 from __future__ import annotations
@@ -44,52 +42,40 @@ import importlib
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 from pydantic import ValidationError
 
 from mcp_bindings.runtime.protocol import versions
-from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables
+from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.rpc import logs
-from mcp_bindings.runtime.rpc.calls import PROGRESS_TOKEN
-from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
-from mcp_bindings.runtime.rpc.jsonrpc import RequestId, json_object
-from mcp_bindings.runtime.server.bridge import outgoing_request
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from mcp_bindings.runtime.rpc.jsonrpc import RequestId
 from mcp_bindings.runtime.server.host import host_for
-from mcp_bindings.runtime.server.peer import LOG_LEVELS, PeerView
-from mcp_bindings.runtime.tasks.core.handshake import RELATED_TASK, TASK_STATUS, create_task_result, task_capability
+from mcp_bindings.runtime.tasks.core.handshake import RELATED_TASK, TASK_STATUS
 from mcp_bindings.runtime.tasks.core.store import InMemoryTaskStore, TaskState, TaskStore
-from mcp_bindings.v2026_07_28 import names as v2026
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.rpc.session import Session
-    from mcp_bindings.runtime.server.context import PeerSession, ServerRequestContext
+    from mcp_bindings.runtime.server.context import PeerSession
     from mcp_bindings.runtime.server.stubs import ServerStub
-    from mcp_bindings.runtime.server.tool_schemas import Handler, ToolHook
+    from mcp_bindings.runtime.tasks.server.context import TaskContext
 
 __all__ = [
     "RELATED_TASK",
-    "TaskContext",
+    "PendingInput",
     "TaskService",
+    "announce",
     "configure",
     "current_task_id",
+    "outcome_of",
     "quota_of",
     "requester_of",
-    "run_in_handshake_era",
     "service_for",
-    "stateless_request",
 ]
 
 log = logs.logger("tasks")
-
-T = TypeVar("T")
-
-PROGRESS = v2026.NOTIFICATIONS_PROGRESS
-LOG_MESSAGE = v2026.NOTIFICATIONS_MESSAGE
-TOOLS_CALL = v2026.TOOLS_CALL
-TOOLS_LIST = v2026.TOOLS_LIST
-
 
 # -- the service of one server ---------------------------------------------------------------------
 
@@ -157,7 +143,7 @@ class TaskService:
         try:
             with scope:
                 try:
-                    outcome = _outcome(context.spec, await work, context.tool_errors_fail)
+                    outcome = outcome_of(context.spec, await work, context.tool_errors_fail)
                 except McpError as exc:
                     outcome = {"status": "failed", "error": exc.to_error(), "status_message": exc.message}
                 except Exception:
@@ -239,114 +225,7 @@ def quota_of(session: Session, peer: PeerSession | None) -> str | None:
     return f"address:{session.peer_address}"
 
 
-# -- which version has tasks, and for which methods ------------------------------------------------
-
-
-def _augmentable(protocol: ProtocolTables, method: str) -> bool:
-    path = ".".join(task_capability(method).path)
-    return path in protocol.server_capability_paths and create_task_result(protocol) is not None
-
-
-def augment(
-    server: ServerStub, view: PeerView, spec: MethodSpec, tools: ToolHook | None
-) -> tuple[ToolHook | None, type[Any] | None]:
-    """What a handshake-era method's plan runs its handler through where tasks apply (`tasks.plugin`),
-    and the `CreateTaskResult` type its handler may answer with (None: it may not). Unchanged elsewhere."""
-    protocol = view.protocol
-    if protocol is not server.protocol or create_task_result(protocol) is None:
-        return tools, None
-    if spec.method == TOOLS_LIST and task_capability(TOOLS_CALL).present_in(view.advertised):
-        return _ToolListHook(service_for(server), tools), None
-    if not _augmentable(protocol, spec.method) or not task_capability(spec.method).present_in(view.advertised):
-        return tools, None
-    model = create_task_result(protocol)
-    return _TaskHook(service_for(server), spec, model, tools), model
-
-
-class _ToolListHook:
-    """Remembers each listed tool's `execution.taskSupport` (tool-level task negotiation)."""
-
-    __slots__ = ("inner", "service")
-
-    def __init__(self, service: TaskService, inner: ToolHook | None) -> None:
-        self.service = service
-        self.inner = inner
-
-    async def __call__(self, handler: Handler, params: Any, context: Any, raw: Any) -> Any:
-        result = await (
-            self.inner(handler, params, context, raw) if self.inner is not None else handler(params, context)
-        )
-        data = versions.dump(result)
-        tools = data.get("tools") if isinstance(data, dict) else None
-        for tool in tools if isinstance(tools, list) else ():
-            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
-                execution = json_object(tool.get("execution"))
-                support = execution.get("taskSupport")
-                self.service.tool_support[tool["name"]] = support if isinstance(support, str) else "forbidden"
-        return result
-
-
-class _TaskHook:
-    """Around the handler of a method advertised under `tasks.requests`."""
-
-    __slots__ = ("inner", "model", "service", "spec")
-
-    def __init__(self, service: TaskService, spec: MethodSpec, model: Any, inner: ToolHook | None) -> None:
-        self.service = service
-        self.spec = spec
-        self.model = model
-        self.inner = inner
-
-    async def __call__(self, handler: Handler, params: Any, context: Any, raw: Any) -> Any:
-        augmented = isinstance(raw, dict) and raw.get("task") is not None
-        if self.spec.method == TOOLS_CALL:
-            self._check_tool(raw, augmented)
-        result = await (
-            self.inner(handler, params, context, raw) if self.inner is not None else handler(params, context)
-        )
-        if isinstance(result, dict) and "task" in result and "content" not in result:
-            result = versions.checked(self.model, result, f"the {self.spec.method} CreateTaskResult")
-        if type(result) is self.model:
-            if not augmented:
-                raise McpError(
-                    INTERNAL_ERROR,
-                    f"Internal error: the {self.spec.method} handler created a task for a request without `task`",
-                )
-            return result
-        if not augmented:
-            return result
-        # The handler answered at once: what the requestor gets is a task, already finished.
-        return await _finished(context, self.service, self.spec, self.model, raw, result)
-
-    def _check_tool(self, raw: Any, augmented: bool) -> None:
-        name = raw.get("name") if isinstance(raw, dict) else None
-        support = self.service.tool_support.get(name) if isinstance(name, str) else None
-        if support is None:
-            return  # never listed: not checked (as tool_schemas does with schemas)
-        if augmented and support not in ("optional", "required"):
-            raise McpError(
-                METHOD_NOT_FOUND,
-                f"Method not found: tool {name!r} cannot be called as a task (execution.taskSupport: {support})",
-            )
-        if not augmented and support == "required":
-            raise McpError(
-                METHOD_NOT_FOUND,
-                f"Method not found: tool {name!r} must be called as a task (execution.taskSupport: required)",
-            )
-
-
-async def _finished(context: Any, service: TaskService, spec: MethodSpec, model: Any, raw: Any, result: Any) -> Any:
-    session, peer, _ = _parts(context)
-    requester = requester_of(session, peer)
-    ttl = service.ttl_for(json_object(json_object(raw).get("task")).get("ttl"))
-    state = await service.store.create(
-        requester, spec.method, ttl_ms=ttl, poll_interval_ms=service.poll_interval_ms, quota=quota_of(session, peer)
-    )
-    done = await service.store.update(state.task_id, **_outcome(spec, result))
-    return versions.validate(model, {"task": (done or state).wire()})
-
-
-def _outcome(spec: MethodSpec, result: Any, tool_errors_fail: bool = True) -> dict[str, Any]:
+def outcome_of(spec: MethodSpec, result: Any, tool_errors_fail: bool = True) -> dict[str, Any]:
     """A finished work's result -> the task's terminal state (2025-11-25: a tool result with
     `isError: true` fails the task, `tasks/result` still returns it; the tasks extension keeps
     `failed` for JSON-RPC errors: such a task is `completed`)."""
@@ -364,9 +243,6 @@ def _outcome(spec: MethodSpec, result: Any, tool_errors_fail: bool = True) -> di
     return {"status": "completed", "result": data}
 
 
-# -- running work as a task ------------------------------------------------------------------------
-
-
 # The task whose work runs in the current context (set by `TaskService._run`).
 _CURRENT_TASK: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_current_task", default=None)
 
@@ -374,217 +250,6 @@ _CURRENT_TASK: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_
 def current_task_id() -> str | None:
     """The id of the task whose work is running in the current context (None outside task work)."""
     return _CURRENT_TASK.get()
-
-
-async def run_in_handshake_era(
-    ctx: Any, work: Awaitable[T] | Callable[[Any], Awaitable[T]], *, required: bool = False
-) -> Any:
-    """`tasks.run_as_task` (`tasks.api`) for a handshake-era request: a task where the request is
-    task-augmented and the method's task support is advertised, else the work now; `required=True`
-    refuses a request that is not task-augmented with -32601 (as a tool whose taskSupport is
-    "required")."""
-    augmented = _augmentation(ctx)
-    if augmented is None:
-        if required:  # 2025-11-25: a request that must be a task but is not task-augmented is -32601
-            discard(work)
-            method = getattr(getattr(ctx, "_request", None), "method", "the request")
-            raise McpError(METHOD_NOT_FOUND, f"Method not found: {method} must be a task-augmented request here")
-        return await (work(ctx) if callable(work) else work)
-    spec, model, requested_ttl = augmented
-    session, peer, _ = _parts(ctx)
-    service = service_for(ctx.server)
-    state = await service.store.create(
-        requester_of(session, peer),
-        spec.method,
-        ttl_ms=service.ttl_for(requested_ttl),
-        poll_interval_ms=service.poll_interval_ms,
-        quota=quota_of(session, peer),
-    )
-    task_context = TaskContext(ctx, state.task_id, service, spec)
-    service.start(state, output_checked(ctx, spec, work(task_context) if callable(work) else work), task_context)
-    return versions.validate(model, {"task": state.wire()})
-
-
-def discard(work: object) -> None:
-    """Close a coroutine that will not run (a refused request's work), so none is left un-awaited."""
-    close = getattr(work, "close", None) if asyncio.iscoroutine(work) else None
-    if close is not None:
-        close()
-
-
-def output_checked(ctx: Any, spec: MethodSpec, work: Awaitable[T]) -> Awaitable[T]:
-    """A tools/call task's work whose eventual result is checked against the tool's outputSchema (as
-    last listed by the server: `tool_schemas`), as an immediate result is; a violation fails the task
-    with the same -32603 an immediate call gets. Unchanged where nothing is to be checked."""
-    if spec.method != TOOLS_CALL or not ctx.server.validate_tools:
-        return work
-    from mcp_bindings.runtime.server.tool_schemas import ServerToolChecks
-
-    name = json_object(ctx._request.params).get("name")  # noqa: SLF001 - the runtime's own context type
-    checks = ServerToolChecks(ctx.server)
-    tool = checks.shared.tools.get(name) if isinstance(name, str) else None
-    if tool is None:
-        return work
-
-    async def checked() -> T:
-        result = await work
-        tool.resolve()
-        if tool.output_schema is not None:
-            checks._check_result(tool.name, tool.output_schema, result)  # noqa: SLF001 - same check as a call's
-        return result
-
-    return checked()
-
-
-def stateless_request(ctx: Any) -> bool:
-    """Whether a handler's context serves a stateless-era (2026-07-28) request (not a task's work)."""
-    if isinstance(ctx, TaskContext):
-        return False  # already inside a task's work
-    try:
-        return bool(_parts(ctx)[2].stateless)
-    except AttributeError:
-        return False
-
-
-def _parts(ctx: Any) -> tuple[Session, PeerSession | None, PeerView]:
-    """The session, connection and view a server request context serves (its own attributes)."""
-    inner = ctx.inner if isinstance(ctx, TaskContext) else ctx
-    return inner._session, inner._peer, inner._view  # noqa: SLF001 - the runtime's own context type
-
-
-def _augmentation(ctx: Any) -> tuple[MethodSpec, Any, Any] | None:
-    """(spec, CreateTaskResult type, requested ttl) where `ctx` serves a task-augmented request whose
-    method's task support the server advertises to this client; None otherwise."""
-    if isinstance(ctx, TaskContext):
-        return None  # already inside a task's work
-    try:
-        _, _, view = _parts(ctx)
-        request = ctx._request  # noqa: SLF001 - the runtime's own context type
-    except AttributeError:
-        return None
-    task = json_object(request.params).get("task")
-    if not isinstance(task, dict) or view.protocol is not ctx.server.protocol:
-        return None
-    model = create_task_result(view.protocol)
-    spec = view.protocol.client_requests.get(request.method)
-    if model is None or spec is None or not task_capability(spec.method).present_in(view.advertised):
-        return None
-    return spec, model, cast("dict[str, Any]", task).get("ttl")
-
-
-class TaskContext:
-    """The context of a task's work (a `context.RequestContext`): the request's, except that what it
-    sends carries the task's `_meta` (`io.modelcontextprotocol/related-task`), goes out on a waiting
-    `tasks/result` stream where there is one, and that asking the client moves the task to
-    `input_required` for as long as the answer takes."""
-
-    __slots__ = ("_last_progress", "inner", "service", "spec", "task_id")
-    tool_errors_fail: ClassVar[bool] = True  # a tool result with isError fails the task (2025-11-25)
-
-    def __init__(self, inner: ServerRequestContext, task_id: str, service: TaskService, spec: MethodSpec) -> None:
-        self.inner = inner
-        self.task_id = task_id
-        self.service = service
-        self.spec = spec
-        self._last_progress: float | None = None
-
-    # -- as the request's context --------------------------------------------------------------
-
-    @property
-    def request_id(self) -> str | int:
-        return self.inner.request_id
-
-    @property
-    def session(self) -> PeerSession:
-        return self.inner.session
-
-    @property
-    def protocol_version(self) -> str:
-        return self.inner.protocol_version
-
-    @property
-    def peer_capabilities(self) -> dict[str, Any]:
-        return self.inner.peer_capabilities
-
-    @property
-    def server(self) -> ServerStub:
-        return self.inner.server
-
-    def allows_log(self, level: str) -> bool:
-        return self.inner.allows_log(level)
-
-    async def close_sse_stream(self) -> None:
-        """A no-op: the request's response stream was closed when the task was created."""
-
-    async def notify(self, method: str, params: Any = None) -> None:
-        await self.inner.notify(method, params)
-
-    # -- what carries the task's _meta ---------------------------------------------------------
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        return {RELATED_TASK: {"taskId": self.task_id}}
-
-    def _related(self) -> RequestId:
-        streams = self.service.result_streams.get(self.task_id)
-        return streams[-1] if streams else self.inner.request_id
-
-    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        session, _, view = _parts(self)
-        request = self.inner._request  # noqa: SLF001 - the runtime's own context type
-        token = json_object(json_object(request.params).get("_meta")).get(PROGRESS_TOKEN)
-        if token is None:
-            return
-        if self._last_progress is not None and progress <= self._last_progress:
-            raise ValueError(f"progress must increase: {progress} after {self._last_progress}")
-        self._last_progress = progress
-        params: dict[str, Any] = {PROGRESS_TOKEN: token, "progress": progress, "_meta": self.meta}
-        if total is not None:
-            params["total"] = total
-        if message is not None and versions.defines(view.protocol.server_notifications[PROGRESS].params, "message"):
-            params["message"] = message
-        await session.notify(PROGRESS, params, related=self._related())
-
-    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
-        if level not in LOG_LEVELS:
-            raise ValueError(f"unknown log level {level!r}")
-        if not self.allows_log(level):
-            return
-        session, _, _ = _parts(self)
-        params: dict[str, Any] = {"level": level, "data": data, "_meta": self.meta}
-        if logger is not None:
-            params["logger"] = logger
-        await session.notify(LOG_MESSAGE, params, related=self._related())
-
-    async def request(self, method: str, params: Any = None, *, timeout: float | None = None, raw: bool = False) -> Any:
-        """Ask the client (elicitation, sampling) for the task: the task is `input_required` until the
-        answer arrives (the spec's flow: the requestor sees it in tasks/get and calls tasks/result,
-        whose stream carries the request)."""
-        session, _, view = _parts(self)
-        data = dict(versions.dump(params) or {}) if params is not None else {}
-        data["_meta"] = {**json_object(data.get("_meta")), **self.meta}
-        asked = outgoing_request(self.server.protocol, method, data, view)
-        await self.set_status("input_required")
-        try:
-            answer = await session.request(method, asked.data, timeout=timeout, related=self._related())
-        finally:
-            with anyio.CancelScope(shield=True):
-                await self.set_status("working")
-        result = asked.answer(answer)
-        return versions.dump(result) if raw else result
-
-    async def set_status(self, status: str | None = None, message: str | None = None) -> None:
-        """Change the task's status (`working` / `input_required`) or status message, and tell the client."""
-        state = await self.service.store.get(requester_of(*_parts(self)[:2]), self.task_id)
-        if state is None or state.terminal:
-            return
-        updated = await self.service.store.update(self.task_id, status=status, status_message=message)
-        if updated is not None and not updated.terminal and (updated.status != state.status or message is not None):
-            await self.announce(updated)
-
-    async def announce(self, state: TaskState) -> None:
-        """`notifications/tasks/status` to the requestor's connection (where it is still there)."""
-        await announce(self.inner.session, state)
 
 
 async def announce(peer: PeerSession | None, state: TaskState) -> None:
