@@ -1,5 +1,5 @@
 """Task-augmented requests from a server's handler to its client at MCP 2025-11-25
-(runtime/tasks/outgoing.py), against our own client as the receiver (runtime/client/tasks.py): in
+(runtime/tasks/server/outgoing.py), against our own client as the receiver (runtime/client/tasks.py): in
 one process and over real Streamable HTTP on 127.0.0.1.
 
 The handler gets a `ClientTask` whose `result()` is the plain `CreateMessageResult` (what

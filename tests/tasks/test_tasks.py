@@ -1,4 +1,4 @@
-"""Tasks at 2025-11-25 (runtime/tasks/service.py, runtime/tasks/store.py): task-augmented `tools/call`
+"""Tasks at 2025-11-25 (runtime/tasks/server/, runtime/tasks/core/store.py): task-augmented `tools/call`
 answered with `CreateTaskResult`, `tasks/get|result|list|cancel` served by the runtime from the task
 store, status notifications, TTL expiry, requester scoping, tool-level negotiation, and the typed
 client's `TaskHandle`.

@@ -38,7 +38,7 @@ def overridden(obj: object, name: str, stub: type) -> bool:
     return getattr(type(obj), name, None) is not getattr(stub, name, None)
 
 
-# Handlers of tasks/* that a server may leave to the runtime (`tasks.methods.served_by_runtime`).
+# Handlers of tasks/* that a server may leave to the runtime (`tasks.server.methods.served_by_runtime`).
 _RUNTIME_SERVED = frozenset({"get_task", "get_task_result", "list_tasks", "cancel_task"})
 
 

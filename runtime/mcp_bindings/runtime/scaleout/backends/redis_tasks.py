@@ -1,4 +1,4 @@
-"""`RedisTaskStore`: the `task_store.TaskStore` protocol in Redis, so any worker serves any task.
+"""`RedisTaskStore`: the `tasks.core.store.TaskStore` protocol in Redis, so any worker serves any task.
 
 Keys (under the backend's prefix): `task:<id>` the task as JSON, expiring a grace period after its
 TTL (so it is reported expired, not unknown, for a while); `tasks:<requester>` a sorted set of the

@@ -1,11 +1,12 @@
 """Where tasks are kept: the `TaskStore` interface, the `TaskState` it holds, and the in-memory default.
-Both sides keep tasks (a server for its clients, the `tasks` plug-in; a client for its server,
-`client.tasks`), so the store is the protocol layer's; `tasks.store` re-exports it.
+Both sides keep tasks (a server for its clients, `tasks.server`; a client for its server,
+`client.tasks`), so the store is in `tasks.core`, which both import.
 
 A task (MCP 2025-11-25 `tasks`) is the durable record of a task-augmented request: its status, its
 timestamps, its TTL, and once it is terminal the outcome of the underlying request (the result's
 JSON, or the JSON-RPC error object it failed with). A store knows nothing of sessions, handlers or
-protocol versions: the task service (`tasks.service`, `client.tasks`) runs the work and writes what happens into it.
+protocol versions: the task service (`tasks.server.service`, `client.tasks`) runs the work and
+writes what happens into it.
 
 Every read names the requester a task is scoped to (`tasks.requester_of`: the authenticated
 principal, else the connection). A store answers None for another requester's task exactly as for
@@ -54,7 +55,7 @@ __all__ = [
 ]
 
 # What a requestor sends about its tasks (2025-11-25). A server that declares the `tasks` capability
-# without handlers of its own has the runtime serve them from its store (`tasks.service`, `server.stubs`).
+# without handlers of its own has the runtime serve them from its store (`tasks.server.methods`, `server.stubs`).
 TASK_METHODS = frozenset({core.TASKS_GET, core.TASKS_RESULT, core.TASKS_LIST, core.TASKS_CANCEL})
 STATUSES = ("working", "input_required", "completed", "failed", "cancelled")
 TERMINAL = frozenset({"completed", "failed", "cancelled"})

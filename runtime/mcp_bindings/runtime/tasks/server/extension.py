@@ -13,7 +13,7 @@ work asks the client through its context (`await ctx.request(names.ELICITATION_C
 task is `input_required` with the ask under a fresh key in `inputRequests` (tasks/get) until a
 `tasks/update` answers that key; several asks may be outstanding at once and are answered one by one.
 
-What the requestor sees (`tasks_wire` has the shapes): a flat `CreateTaskResult` (`resultType:
+What the requestor sees (`tasks.core.wire` has the shapes): a flat `CreateTaskResult` (`resultType:
 "task"`); tasks/get inlines the result (a tool result with `isError: true` is still `completed`;
 `failed` is for a JSON-RPC error, inlined as `error`); tasks/update and tasks/cancel answer an empty
 acknowledgement (cancelling a finished task too); an unknown, foreign or expired task id is -32602;

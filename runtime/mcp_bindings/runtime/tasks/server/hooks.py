@@ -37,7 +37,7 @@ def _augmentable(protocol: ProtocolTables, method: str) -> bool:
 def augment(
     server: ServerStub, view: PeerView, spec: MethodSpec, tools: ToolHook | None
 ) -> tuple[ToolHook | None, type[Any] | None]:
-    """What a handshake-era method's plan runs its handler through where tasks apply (`tasks.plugin`),
+    """What a handshake-era method's plan runs its handler through where tasks apply (`plugin`),
     and the `CreateTaskResult` type its handler may answer with (None: it may not). Unchanged elsewhere."""
     protocol = view.protocol
     if protocol is not server.protocol or create_task_result(protocol) is None:

@@ -1,5 +1,5 @@
 """tasks/get, tasks/result, tasks/list and tasks/cancel, served by the runtime (2025-11-25, core) for
-a server whose stub does not handle them: `tasks.plugin` asks `served_by_runtime(method)` when it
+a server whose stub does not handle them: `plugin` asks `served_by_runtime(method)` when it
 plans a method. Each looks the task up for its requester (`service.requester_of`: another
 requester's task is "not found", like an unknown id) in the server's `TaskService`; `tasks/result`
 blocks until the task is terminal (bounded by its TTL) and answers exactly what the underlying
