@@ -5,18 +5,11 @@ this module."""
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
+from mcp_bindings.runtime.rpc.moved import moved
 from mcp_bindings.runtime.tasks.core import wire
 
 
 def __getattr__(name: str) -> Any:
-    if name not in wire.__all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(
-        f"{__name__} is deprecated: import {name} from {wire.__name__}",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(wire, name)
+    return moved(__name__, name, wire if name in wire.__all__ else None)

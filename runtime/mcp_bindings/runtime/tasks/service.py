@@ -5,10 +5,10 @@ names (`run_as_task`, `TaskContext`, `configure`, ...). Nothing in the runtime i
 
 from __future__ import annotations
 
-import warnings
 from types import ModuleType
 from typing import Any
 
+from mcp_bindings.runtime.rpc.moved import moved
 from mcp_bindings.runtime.tasks.server import context, running, service
 
 # name -> the module of mcp_bindings.runtime.tasks.server that has it now
@@ -27,12 +27,4 @@ _MOVED: dict[str, ModuleType] = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _MOVED.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(
-        f"mcp_bindings.runtime.tasks.service is deprecated: import {name} from {module.__name__}",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(module, name)
+    return moved(__name__, name, _MOVED.get(name))
