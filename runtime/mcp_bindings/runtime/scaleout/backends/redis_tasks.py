@@ -21,7 +21,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -248,16 +248,7 @@ class RedisTaskStore:
                         if state is None or state.terminal:
                             await pipe.reset()  # pyright: ignore[reportUnknownMemberType]
                             return state
-                        changes: dict[str, Any] = {"last_updated_at": time.time()}
-                        if status is not None:
-                            changes["status"] = status
-                        if status_message is not None:
-                            changes["status_message"] = status_message
-                        if result is not None:
-                            changes["result"] = result
-                        if error is not None:
-                            changes["error"] = dict(error)
-                        state = replace(state, **changes)
+                        state = state.updated(status, status_message, result, error)
                         pipe.multi()  # pyright: ignore[reportUnknownMemberType]
                         pipe.set(key, _encode(state), px=self._px(state))  # pyright: ignore[reportUnknownMemberType]
                         await pipe.execute()  # pyright: ignore[reportUnknownMemberType]

@@ -118,6 +118,26 @@ class TaskState:
         expires = self.expires_at
         return expires is not None and (time.time() if now is None else now) >= expires
 
+    def updated(
+        self,
+        status: str | None = None,
+        status_message: str | None = None,
+        result: Any = None,
+        error: Mapping[str, Any] | None = None,
+    ) -> TaskState:
+        """This task with what `TaskStore.update` was given (None: unchanged), updated now; every
+        store writes its updates through this."""
+        changes: dict[str, Any] = {"last_updated_at": time.time()}
+        if status is not None:
+            changes["status"] = status
+        if status_message is not None:
+            changes["status_message"] = status_message
+        if result is not None:
+            changes["result"] = result
+        if error is not None:
+            changes["error"] = dict(error)
+        return replace(self, **changes)
+
     def wire(self) -> dict[str, Any]:
         """The task as the 2025-11-25 `Task` type writes it (what tasks/get, tasks/list, tasks/cancel,
         CreateTaskResult and notifications/tasks/status carry)."""
@@ -285,16 +305,7 @@ class InMemoryTaskStore:
             return state
         if status is not None and status not in STATUSES:
             raise ValueError(f"unknown task status {status!r}")
-        changes: dict[str, Any] = {"last_updated_at": time.time()}
-        if status is not None:
-            changes["status"] = status
-        if status_message is not None:
-            changes["status_message"] = status_message
-        if result is not None:
-            changes["result"] = result
-        if error is not None:
-            changes["error"] = dict(error)
-        state = self._tasks[task_id] = replace(state, **changes)
+        state = self._tasks[task_id] = state.updated(status, status_message, result, error)
         if state.terminal:
             self._wake(task_id)
         return state
