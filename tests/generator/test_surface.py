@@ -251,7 +251,7 @@ def test_runtime_serves_exactly_the_builtin_requests() -> None:
 def test_methods_the_runtime_serves_unless_overridden_are_served_by_the_tasks_plug_in() -> None:
     # policy/runtime_methods.json `served_unless_overridden` marks these specs `runtime_served`, so a
     # stub declaring `tasks` need not implement them; the tasks plug-in must then answer each one.
-    from mcp_bindings.runtime.tasks.methods import served_by_runtime
+    from mcp_bindings.runtime.tasks.server.methods import served_by_runtime
 
     served = {
         method

@@ -85,8 +85,23 @@ def test_the_tree_keeps_every_contract(scratch: Path) -> None:
         ),
         (
             "runtime/mcp_bindings/runtime/protocol/versions.py",
-            "from mcp_bindings.runtime.tasks import store as _store",
+            "from mcp_bindings.runtime.tasks.core import store as _store",
+            "tasks sits above protocol",
+        ),
+        (
+            "runtime/mcp_bindings/runtime/client/tasks.py",
+            "from mcp_bindings.runtime.tasks.server import service as _service",
             "tasks is a plug-in",
+        ),
+        (
+            "runtime/mcp_bindings/runtime/tasks/core/store.py",
+            "from mcp_bindings.runtime.client import seam as _seam",
+            "tasks.core is what both sides share",
+        ),
+        (
+            "runtime/mcp_bindings/runtime/tasks/core/handshake.py",
+            "from mcp_bindings.runtime.tasks.server import service as _service",
+            "tasks: api > server > core",
         ),
         (
             "generator/mcp_bindgen/lower.py",
@@ -254,8 +269,8 @@ NOT_ON_THE_STDIO_PATH = (
     "mcp_bindings.runtime.client.http",
     "mcp_bindings.runtime.auth",
     "mcp_bindings.runtime.scaleout",
-    "mcp_bindings.runtime.tasks.extension",
-    "mcp_bindings.runtime.protocol.tasks_wire",
+    "mcp_bindings.runtime.tasks.server.extension",
+    "mcp_bindings.runtime.tasks.core.wire",
     "mcp_bindings.ext",
     "mcp_bindings.v2026_07_28",
     "mcp_bindgen",

@@ -35,7 +35,7 @@ from mcp_bindings.runtime.protocol.pagination import invalid_cursor, paginate
 from mcp_bindings.runtime.protocol.spec import ProtocolTables
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
 from mcp_bindings.runtime.tasks.api import run_as_task
-from mcp_bindings.runtime.tasks.service import TaskContext
+from mcp_bindings.runtime.tasks.server.context import TaskContext
 from mcp_bindings.v2026_07_28 import names as v2026
 
 __all__ = ["START_TASK", "Serving"]

@@ -16,9 +16,9 @@ from mcp_bindings.runtime.client import eras
 from mcp_bindings.runtime.client.seam import Finished, OutgoingCall, Send
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables
-from mcp_bindings.runtime.protocol.tasks_core import create_task_result, task_capability
 from mcp_bindings.runtime.rpc import jsonrpc
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, CapabilityError, McpError
+from mcp_bindings.runtime.tasks.core.handshake import create_task_result, task_capability
 from mcp_bindings.v2025_11_25 import names as core
 
 if TYPE_CHECKING:

@@ -33,7 +33,7 @@ __all__ = ["LIST_FILTER_FIELDS", "Listener", "ServerHost", "host_for", "server_c
 
 log = logs.logger("notifications")
 
-LIST_FILTER_FIELDS = {task_names.NOTIFICATIONS_TASKS: "taskId"}  # the tasks extension (`tasks_extension`)
+LIST_FILTER_FIELDS = {task_names.NOTIFICATIONS_TASKS: "taskId"}  # the tasks extension (`tasks.server.extension`)
 
 
 @dataclass(eq=False)
@@ -78,7 +78,7 @@ class ServerHost:
     tool_catalog: ToolCatalog = field(default_factory=ToolCatalog)
     # The output check of results and what it remembers of large ones (`protocol.result_checks`).
     results: ResultChecks = field(default_factory=ResultChecks)
-    # The task service of the tasks plug-in (`tasks.service.TaskService`; None until tasks are used).
+    # The task service of the tasks plug-in (`tasks.server.service.TaskService`; None until tasks are used).
     tasks: Any = None
     # Several workers (the scale-out plug-in sets both when it attaches; None: one process):
     # calls to another worker (`bus.Forwarder`), and how this worker finds the replay log of a

@@ -104,7 +104,7 @@ class ServerRuntime:
             if view.stateless:
                 return self.results.stamped_json(request.method, result, view)
             return self.results.result_json(result, f"the {request.method} result")
-        if type(result) in plan.as_is:  # e.g. a CreateTaskResult (`tasks.plugin`)
+        if type(result) in plan.as_is:  # e.g. a CreateTaskResult (`tasks.server.plugin`)
             return self.results.result_json(result, f"the {request.method} result")
         # An input round's re-run of the handler goes through what wraps it too.
         call = None if plan.around is None else _wrapped_call(plan.around, handler, context)

@@ -56,7 +56,7 @@ Builtin = Callable[["ServerRuntime", Request, "PeerView", Session], Awaitable[by
 
 # Plug-ins every server host loads, by module name (each module has `feature() -> ServerFeature`):
 # the core never imports them, they import the core.
-PLUGINS: tuple[str, ...] = ("mcp_bindings.runtime.tasks.plugin",)
+PLUGINS: tuple[str, ...] = ("mcp_bindings.runtime.tasks.server.plugin",)
 
 
 async def direct(handler: Handler, params: Any, context: Any, raw: Any) -> Any:

@@ -1,5 +1,5 @@
 """tasks/get, tasks/result, tasks/list and tasks/cancel, served by the runtime (2025-11-25, core) for
-a server whose stub does not handle them: `tasks.plugin` asks `served_by_runtime(method)` when it
+a server whose stub does not handle them: `plugin` asks `served_by_runtime(method)` when it
 plans a method. Each looks the task up for its requester (`service.requester_of`: another
 requester's task is "not found", like an unknown id) in the server's `TaskService`; `tasks/result`
 blocks until the task is terminal (bounded by its TTL) and answers exactly what the underlying
@@ -15,14 +15,14 @@ import anyio
 
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.spec import MethodSpec
-from mcp_bindings.runtime.protocol.tasks_core import RELATED_TASK
 from mcp_bindings.runtime.rpc import jsonrpc
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import json_object
 from mcp_bindings.runtime.server.peer import PeerView
 from mcp_bindings.runtime.server.seam import Builtin
-from mcp_bindings.runtime.tasks.service import announce, requester_of, service_for
-from mcp_bindings.runtime.tasks.store import TASK_METHODS, InvalidCursor, TaskState
+from mcp_bindings.runtime.tasks.core.handshake import RELATED_TASK
+from mcp_bindings.runtime.tasks.core.store import TASK_METHODS, InvalidCursor, TaskState
+from mcp_bindings.runtime.tasks.server.service import announce, requester_of, service_for
 from mcp_bindings.v2025_11_25 import names as core
 
 if TYPE_CHECKING:

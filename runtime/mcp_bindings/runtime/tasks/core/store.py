@@ -1,11 +1,12 @@
 """Where tasks are kept: the `TaskStore` interface, the `TaskState` it holds, and the in-memory default.
-Both sides keep tasks (a server for its clients, the `tasks` plug-in; a client for its server,
-`client.tasks`), so the store is the protocol layer's; `tasks.store` re-exports it.
+Both sides keep tasks (a server for its clients, `tasks.server`; a client for its server,
+`client.tasks`), so the store is in `tasks.core`, which both import.
 
 A task (MCP 2025-11-25 `tasks`) is the durable record of a task-augmented request: its status, its
 timestamps, its TTL, and once it is terminal the outcome of the underlying request (the result's
 JSON, or the JSON-RPC error object it failed with). A store knows nothing of sessions, handlers or
-protocol versions: the task service (`tasks.service`, `client.tasks`) runs the work and writes what happens into it.
+protocol versions: the task service (`tasks.server.service`, `client.tasks`) runs the work and
+writes what happens into it.
 
 Every read names the requester a task is scoped to (`tasks.requester_of`: the authenticated
 principal, else the connection). A store answers None for another requester's task exactly as for
@@ -54,7 +55,7 @@ __all__ = [
 ]
 
 # What a requestor sends about its tasks (2025-11-25). A server that declares the `tasks` capability
-# without handlers of its own has the runtime serve them from its store (`tasks.service`, `server.stubs`).
+# without handlers of its own has the runtime serve them from its store (`tasks.server.methods`, `server.stubs`).
 TASK_METHODS = frozenset({core.TASKS_GET, core.TASKS_RESULT, core.TASKS_LIST, core.TASKS_CANCEL})
 STATUSES = ("working", "input_required", "completed", "failed", "cancelled")
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
@@ -116,6 +117,26 @@ class TaskState:
     def expired(self, now: float | None = None) -> bool:
         expires = self.expires_at
         return expires is not None and (time.time() if now is None else now) >= expires
+
+    def updated(
+        self,
+        status: str | None = None,
+        status_message: str | None = None,
+        result: Any = None,
+        error: Mapping[str, Any] | None = None,
+    ) -> TaskState:
+        """This task with what `TaskStore.update` was given (None: unchanged), updated now; every
+        store writes its updates through this."""
+        changes: dict[str, Any] = {"last_updated_at": time.time()}
+        if status is not None:
+            changes["status"] = status
+        if status_message is not None:
+            changes["status_message"] = status_message
+        if result is not None:
+            changes["result"] = result
+        if error is not None:
+            changes["error"] = dict(error)
+        return replace(self, **changes)
 
     def wire(self) -> dict[str, Any]:
         """The task as the 2025-11-25 `Task` type writes it (what tasks/get, tasks/list, tasks/cancel,
@@ -284,16 +305,7 @@ class InMemoryTaskStore:
             return state
         if status is not None and status not in STATUSES:
             raise ValueError(f"unknown task status {status!r}")
-        changes: dict[str, Any] = {"last_updated_at": time.time()}
-        if status is not None:
-            changes["status"] = status
-        if status_message is not None:
-            changes["status_message"] = status_message
-        if result is not None:
-            changes["result"] = result
-        if error is not None:
-            changes["error"] = dict(error)
-        state = self._tasks[task_id] = replace(state, **changes)
+        state = self._tasks[task_id] = state.updated(status, status_message, result, error)
         if state.terminal:
             self._wake(task_id)
         return state

@@ -17,12 +17,11 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
-from mcp_bindings.runtime.client.tasks import receiver_capability
 from mcp_bindings.runtime.protocol import versions
-from mcp_bindings.runtime.protocol.tasks_core import create_task_result
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcp_bindings.runtime.server.bridge import NotExpressible, OutgoingRequest, outgoing_request
-from mcp_bindings.runtime.tasks.service import _parts
+from mcp_bindings.runtime.tasks.core.handshake import create_task_result, receiver_capability
+from mcp_bindings.runtime.tasks.server.context import parts
 from mcp_bindings.v2025_11_25 import names as core
 
 __all__ = ["ClientTask", "request_as_task"]
@@ -33,7 +32,7 @@ async def request_as_task(
 ) -> ClientTask:
     """Ask the client (from a request handler's `ctx`) with a task-augmented request; returns the
     handle of the task the client created (or of the result it answered at once with)."""
-    session, _, view = _parts(ctx)
+    session, _, view = parts(ctx)
     model = create_task_result(view.protocol)
     capability = receiver_capability(method)
     if view.stateless or model is None:
@@ -84,7 +83,7 @@ class ClientTask:
     async def _ask(self, method: str, timeout: float | None = None) -> Any:
         if self.task_id is None:
             raise McpError(INVALID_PARAMS, f"{self._asked.method}: the client answered at once; there is no task")
-        session, _, view = _parts(self._ctx)
+        session, _, view = parts(self._ctx)
         asked = outgoing_request(self._ctx.server.protocol, method, {"taskId": self.task_id}, view)
         return asked, await session.request(method, asked.data, timeout=timeout, related=_request_id(self._ctx))
 

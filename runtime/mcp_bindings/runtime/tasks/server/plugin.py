@@ -5,7 +5,7 @@
 - the methods of the tasks extension (2026-07-28) for a server that declared it (`extension.plan`);
 - around a handler of a method the server offers under `tasks.requests` (and tools/list, for
   tool-level task support), what runs it as a task where the client asks for one, and the
-  `CreateTaskResult` type its plan writes as it is (`service.augment`).
+  `CreateTaskResult` type its plan writes as it is (`hooks.augment`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from mcp_bindings.ext.io_modelcontextprotocol_tasks.names import NOTIFICATIONS_T
 from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.server.seam import Plan, ServerFeature
-from mcp_bindings.runtime.tasks import methods, service
+from mcp_bindings.runtime.tasks.server import hooks, methods
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -31,7 +31,7 @@ __all__ = ["Tasks", "feature"]
 def _extension() -> ModuleType:
     """The tasks extension (2026-07-28), loaded where a stateless-era request first meets it: its
     models (and the 2026-07-28 ones under them) stay out of a handshake-era server."""
-    from mcp_bindings.runtime.tasks import extension
+    from mcp_bindings.runtime.tasks.server import extension
 
     return extension
 
@@ -54,7 +54,7 @@ class Tasks(ServerFeature):
         if view.stateless:  # the tasks extension (2026-07-28): the handler decides, per request
             model = _extension().result_model(runtime.server, view, plan.spec)
         else:
-            plan.around, model = service.augment(runtime.server, view, plan.spec, plan.around)  # around what was there
+            plan.around, model = hooks.augment(runtime.server, view, plan.spec, plan.around)  # around what was there
         if model is not None:
             plan.write_as_is(model)
 

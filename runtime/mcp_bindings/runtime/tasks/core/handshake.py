@@ -1,6 +1,7 @@
-"""The core tasks of MCP 2025-11-25 as both sides read them: which version has tasks (its
-`CreateTaskResult` model) and the server capability that lets a requestor task-augment a method.
-The server's service is the `tasks` plug-in; the client's task handles are `client.task_handle`."""
+"""The core tasks of MCP 2025-11-25 (the handshake era) as both sides read them: which version has
+tasks (its `CreateTaskResult` model), the server capability that lets a requestor task-augment a
+method and the client capability that lets a server task-augment one. The server's service is
+`tasks.server`; the client's task handles are `client.task_handle`, its receiver `client.tasks`."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pydantic import BaseModel
 from mcp_bindings.runtime.protocol.spec import Capability, ProtocolTables
 from mcp_bindings.v2025_11_25 import names as core
 
-__all__ = ["RELATED_TASK", "TASK_STATUS", "create_task_result", "task_capability"]
+__all__ = ["RELATED_TASK", "TASK_STATUS", "create_task_result", "receiver_capability", "task_capability"]
 
 # The `_meta` key that ties a message to its task (2025-11-25: "Associating Task-Related Messages").
 RELATED_TASK = "io.modelcontextprotocol/related-task"
@@ -39,3 +40,8 @@ def create_task_result(protocol: ProtocolTables) -> type[BaseModel] | None:
 def task_capability(method: str) -> Capability:
     """The server capability that lets a requestor task-augment `method`: `tasks.requests.tools.call`."""
     return Capability("server", ("tasks", "requests", *method.split("/")))
+
+
+def receiver_capability(method: str) -> Capability:
+    """The client capability that lets a server task-augment `method`: `tasks.requests.sampling.createMessage`."""
+    return Capability("client", ("tasks", "requests", *method.split("/")))

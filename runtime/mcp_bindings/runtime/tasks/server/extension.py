@@ -13,7 +13,7 @@ work asks the client through its context (`await ctx.request(names.ELICITATION_C
 task is `input_required` with the ask under a fresh key in `inputRequests` (tasks/get) until a
 `tasks/update` answers that key; several asks may be outstanding at once and are answered one by one.
 
-What the requestor sees (`tasks_wire` has the shapes): a flat `CreateTaskResult` (`resultType:
+What the requestor sees (`tasks.core.wire` has the shapes): a flat `CreateTaskResult` (`resultType:
 "task"`); tasks/get inlines the result (a tool result with `isError: true` is still `completed`;
 `failed` is for a JSON-RPC error, inlined as `error`); tasks/update and tasks/cancel answer an empty
 acknowledgement (cancelling a finished task too); an unknown, foreign or expired task id is -32602;
@@ -33,7 +33,7 @@ import anyio
 from pydantic import ValidationError
 
 from mcp_bindings.ext.io_modelcontextprotocol_tasks import names
-from mcp_bindings.runtime.protocol import tasks_wire, versions
+from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.custom_methods import (
     EXTENSIONS,
     Bound,
@@ -50,18 +50,11 @@ from mcp_bindings.runtime.server.bus import WorkerGone, forwarder_for, operation
 from mcp_bindings.runtime.server.extensions import serve_bound
 from mcp_bindings.runtime.server.host import host_for
 from mcp_bindings.runtime.server.seam import Plan
-from mcp_bindings.runtime.tasks.service import (
-    PendingInput,
-    TaskContext,
-    TaskService,
-    _parts,
-    discard,
-    output_checked,
-    quota_of,
-    requester_of,
-    service_for,
-)
-from mcp_bindings.runtime.tasks.store import TaskState
+from mcp_bindings.runtime.tasks.core import wire as tasks_wire
+from mcp_bindings.runtime.tasks.core.store import TaskState
+from mcp_bindings.runtime.tasks.server.context import TaskContext, parts
+from mcp_bindings.runtime.tasks.server.running import discard, output_checked
+from mcp_bindings.runtime.tasks.server.service import PendingInput, TaskService, quota_of, requester_of, service_for
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.rpc.session import Session
@@ -94,7 +87,7 @@ def missing_capability(view: PeerView, what: str) -> McpError:
 
 
 def _view(ctx: Any) -> PeerView:
-    return _parts(ctx)[2]
+    return parts(ctx)[2]
 
 
 def _gate(ctx: Any, method: str) -> None:
@@ -104,7 +97,7 @@ def _gate(ctx: Any, method: str) -> None:
 
 
 async def _lookup(ctx: Any, task_id: str) -> tuple[TaskService, Any]:
-    session, peer, _ = _parts(ctx)
+    session, peer, _ = parts(ctx)
     service = service_for(ctx.server)
     return service, await service.lookup(requester_of(session, peer), task_id)
 
@@ -294,7 +287,7 @@ async def run_as_task(
             raise missing_capability(view, method)
         return await (work(ctx) if callable(work) else work)
     spec = view.protocol.client_requests[method]
-    session, peer, _ = _parts(ctx)
+    session, peer, _ = parts(ctx)
     service = service_for(ctx.server)
     state = await service.store.create(
         requester_of(session, peer),
