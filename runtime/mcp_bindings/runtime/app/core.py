@@ -13,11 +13,13 @@ import importlib
 import inspect
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
+from functools import cached_property
+from pathlib import Path
 from typing import Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel
+from typing_extensions import Unpack
 
-from mcp_bindings.ext.io_modelcontextprotocol_tasks.names import IDENTIFIER as TASKS_EXTENSION
 from mcp_bindings.runtime.app.around import Around
 from mcp_bindings.runtime.app.auth import Auth
 from mcp_bindings.runtime.app.changes import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED, ListChanges
@@ -34,13 +36,15 @@ from mcp_bindings.runtime.app.mounting import Mounting
 from mcp_bindings.runtime.app.proxy import Proxying
 from mcp_bindings.runtime.app.running import Running
 from mcp_bindings.runtime.app.serving import Serving
-from mcp_bindings.runtime.app.skills import SkillsMixin
-from mcp_bindings.runtime.app.ui import UiMixin
+from mcp_bindings.runtime.app.skills import Skills, SkillsOptions
+from mcp_bindings.runtime.app.task_tools import TaskTools
+from mcp_bindings.runtime.app.ui import Source, Ui, UiResourceOptions, Visibility
 from mcp_bindings.runtime.middleware.chain import Middleware
 from mcp_bindings.runtime.protocol import crossing, registry
 from mcp_bindings.runtime.protocol.context import RequestContext
 from mcp_bindings.runtime.protocol.spec import ProtocolTables
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS
+from mcp_bindings.runtime.server.plugins import Extension, extend
 from mcp_bindings.runtime.server.stubs import ServerStub
 from mcp_bindings.v2026_07_28 import names as v2026
 
@@ -49,9 +53,10 @@ __all__ = ["App"]
 log = logging.getLogger("mcp_bindings.runtime.app")
 
 F = TypeVar("F", bound=Callable[..., Any])
+E = TypeVar("E", bound=Extension)
 
 
-class App(ListChanges, Mounting, Proxying, Around, Serving, Running, UiMixin, SkillsMixin):
+class App(ListChanges, Mounting, Proxying, Around, Serving, Running):
     """An MCP server made of decorated functions:
 
         app = App("weather", version="1.0")
@@ -69,7 +74,8 @@ class App(ListChanges, Mounting, Proxying, Around, Serving, Running, UiMixin, Sk
     entered when the app starts serving and left when it stops; what it yields is `ctx.lifespan`
     (typed with `Context[State]`). Dependencies: `Annotated[T, Depends(provider)]` parameters.
     `middleware`: what runs around every request (`mcp_bindings.runtime.middleware`; or `@app.middleware`).
-    `auth=Auth(...)`: served over HTTP as an OAuth resource server (`app.auth`). An exception a tool
+    `auth=Auth(...)`: served over HTTP as an OAuth resource server (`app.auth`). `extensions`: what
+    the app's server adds (`server.plugins.Extension`: capabilities, methods, features; `app.add`). An exception a tool
     did not mean to raise (anything but `ToolError`) is logged with its traceback and answered as
     "the tool failed", without its text: `error_details=True` sends its type and message too (for
     development; exception text can hold data the client must not see)."""
@@ -93,6 +99,7 @@ class App(ListChanges, Mounting, Proxying, Around, Serving, Running, UiMixin, Sk
         middleware: Sequence[Middleware] = (),
         auth: Auth | None = None,
         error_details: bool = False,
+        extensions: Sequence[Extension] = (),
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1 (or None: no pagination)")
@@ -135,6 +142,62 @@ class App(ListChanges, Mounting, Proxying, Around, Serving, Running, UiMixin, Sk
         call = self.protocol.client_requests[v2026.TOOLS_CALL]
         self._call_result: Callable[[Any], Any] = crossing.shaped(call.result, self.protocol_version)
         self._input_required = {m for m, s in self.protocol.client_requests.items() if s.input_required}
+        self._extensions: list[Extension] = [TaskTools(self._tools)]
+        for extension in extensions:
+            self.add(extension)
+
+    # -- extensions -----------------------------------------------------------------------------
+
+    def add(self, extension: E) -> E:
+        """Register an extension on the app's server (`server.plugins.Extension`: what it declares,
+        serves and wraps); on a server already built, at once. Returns it."""
+        if extension not in self._extensions:
+            self._extensions.append(extension)
+            if self._server is not None:
+                extend(self._server, extension)
+        return extension
+
+    @cached_property
+    def _ui(self) -> Ui:
+        registers: Any = self  # its public `tool` / `resource`
+        return Ui(registers, self._tools, self._resources, self._pkg)
+
+    @cached_property
+    def _skills(self) -> Skills:
+        registers: Any = self  # its public `resource`, `remove_resource`, `resource_updated`
+        lists = ("resources", "templates")
+        return Skills(registers, self._pkg, self._lifetime, lambda: self._changed(RESOURCES_CHANGED, *lists))
+
+    def ui_resource(self, uri: str, source: Source | None = None, /, **options: Unpack[UiResourceOptions]) -> Any:
+        """Serve an MCP Apps UI resource (`app.ui.Ui.resource`; docs/extensions-apps.md)."""
+        made = self._ui.resource(uri, source, **options)
+        self.add(self._ui)
+        return made
+
+    def ui_tool(
+        self,
+        resource_uri: str | None = None,
+        /,
+        *,
+        visibility: Sequence[Visibility] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> Callable[[F], F]:
+        """Register a tool that opens a UI resource (`app.ui.Ui.tool`; docs/extensions-apps.md)."""
+        made: Callable[[F], F] = self._ui.tool(resource_uri, visibility=visibility, meta=meta, **options)
+        self.add(self._ui)
+        return made
+
+    def skills(self, directory: str | Path, **options: Unpack[SkillsOptions]) -> None:
+        """Serve the Agent Skills under `directory` (`app.skills.Skills.directory`; docs/extensions-skills.md)."""
+        self._skills.directory(directory, **options)
+        self.add(self._skills)
+
+    def skill(self, uri: str, *, description: str, **frontmatter: Any) -> Callable[[Any], Any]:
+        """A decorator: a generated skill (`app.skills.Skills.skill`; docs/extensions-skills.md)."""
+        made = self._skills.skill(uri, description=description, **frontmatter)
+        self.add(self._skills)
+        return made
 
     # -- registration ---------------------------------------------------------------------------
 
@@ -389,8 +452,6 @@ class App(ListChanges, Mounting, Proxying, Around, Serving, Running, UiMixin, Sk
         if self._tools or "tools" in self._serves:
             handlers.update(list_tools=_list_tools, call_tool=_call_tool)
             declared["tools"] = {"listChanged": True}
-            if any(entry.task for entry in self._tools.values()):
-                declared.update(self._task_capabilities())
         if self._resources or self._templates or "resources" in self._serves:
             handlers.update(
                 list_resources=_list_resources, list_resource_templates=_list_templates, read_resource=_read_resource
@@ -421,20 +482,9 @@ class App(ListChanges, Mounting, Proxying, Around, Serving, Running, UiMixin, Sk
         }
         cls = type(f"{_class_name(self.name)}Server", (stub,), namespace)
         server = cls()
-        self._extend_ui(server)  # the MCP Apps extension, when the app has a UI (app/ui.py)
-        self._extend_skills(server)  # the Skills extension, when it serves skills (app/skills.py)
+        for extension in self._extensions:  # what they declare, serve and wrap (`server.plugins`)
+            extend(server, extension)
         return server
-
-    def _task_capabilities(self) -> dict[str, Any]:
-        """What a server with task-capable tools declares, as its stub's version defines it: the
-        `tasks` capability with tool calls (2025-11-25), or the tasks extension (2026-07-28 on).
-        Clients of the other era get the work done at once (or -32601 / -32021 for a required task)."""
-        known = self.protocol.server_capability_paths
-        if "tasks.requests.tools.call" in known:
-            return {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
-        if self.protocol.info.stateless and "extensions" in known:
-            return {"extensions": {TASKS_EXTENSION: {}}}
-        return {}
 
     def _declare_tools(self) -> None:
         """Calls are checked against the inputSchema (`tool_schemas`) even before a client lists."""
