@@ -223,3 +223,12 @@ def test_a_third_party_distribution_is_discovered_in_a_fresh_interpreter(tmp_pat
     )
     assert done.returncode == 0, done.stderr
     assert "{'com.acme/discovered': {'by': 'entry point'}}" in done.stdout
+
+
+def test_the_docs_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    text = (REPO_ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text[text.index("## Extensions by registration") :]
+    block = section[section.index("```python\n") + len("```python\n") : section.index("\n```\n")]
+    assert 'app = App("demo", version="1.0", extensions=[CallStats()])' in block
+    exec(compile(block, "docs/architecture.md", "exec"), {"__name__": "docs_example"})  # noqa: S102 - our own docs
+    assert capsys.readouterr().out.strip() == "{'com.acme/stats': {}} calls=1"

@@ -101,7 +101,7 @@ class _SkillsState:
 
 
 class _Registers(Protocol):
-    """What the mixin uses of `App`'s public methods."""
+    """What `Skills` uses of `App`'s public methods."""
 
     def resource(self, uri: str, **options: Any) -> Callable[[Any], Any]: ...
 
