@@ -28,8 +28,9 @@ from mcp_bindings.runtime.server.bridge import HandlerCall, VersionBridge
 from mcp_bindings.runtime.server.context import PeerSession, ServerNotificationContext, ServerRequestContext
 from mcp_bindings.runtime.server.host import ServerHost, host_for
 from mcp_bindings.runtime.server.peer import LOG_LEVELS, Lifecycle, PeerView, stateless_meta
+from mcp_bindings.runtime.server.plugins import discovered, install
 from mcp_bindings.runtime.server.results_out import ResultWriter
-from mcp_bindings.runtime.server.seam import Around, Builtin, Plan, ServerFeature, load_plugins
+from mcp_bindings.runtime.server.seam import Around, Builtin, Plan, ServerFeature
 from mcp_bindings.runtime.server.stubs import ServerStub
 from mcp_bindings.v2025_11_25 import names as v2025
 from mcp_bindings.v2026_07_28 import names as v2026
@@ -67,7 +68,7 @@ class ServerRuntime:
         # handlers (a stateless-era stub); what the client subscribed to is kept by the host.
         self.serves_subscriptions = v2025.RESOURCES_SUBSCRIBE not in self.stub.client_requests
         self._plans: dict[ProtocolTables, dict[str, Plan]] = {}
-        self.features = _features(self.host)
+        self.features = _features(server, self.host)
         # What a feature keeps per connection (e.g. the tool schema checks' catalog), by feature.
         self.feature_state: dict[ServerFeature, Any] = {}
         self.host.connections.add(self)
@@ -252,16 +253,21 @@ def _wrapped_call(around: Around, handler: Any, context: ServerRequestContext) -
     return call
 
 
-def _features(host: ServerHost) -> list[ServerFeature]:
-    """The features of a server host: the runtime's own, then the plug-ins, then the user's
-    (`ServerHost.use`); made once per host."""
+def _features(server: ServerStub, host: ServerHost) -> list[ServerFeature]:
+    """The features of a server host: the runtime's own, then those of the extensions discovered
+    through the entry point group (`plugins.discovered`), then the registered ones (`ServerHost.use`,
+    `plugins.extend`); made once per host."""
     if host.features is None:
         core: list[ServerFeature] = [
             extensions.CustomMethods(),
             notifications.RuntimeSubscriptions(),
             tool_schemas.ToolChecks(),
         ]
-        host.features = [*core, *load_plugins(), *host.added]
+        for make in discovered():
+            extension = make()
+            install(server, host, extension)
+            core += extension.features()
+        host.features = [*core, *host.added]
     return host.features
 
 

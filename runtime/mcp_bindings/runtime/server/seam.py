@@ -1,8 +1,9 @@
 """The dispatch seam: how a feature changes the way methods are served, without an edit of the
 dispatch core (`server.runtime`).
 
-A `ServerFeature` is registered on the server host (`host_for(server).use(feature)`; the runtime's
-own features and the plug-ins named in `PLUGINS` are there by default). When `ServerRuntime` builds
+A `ServerFeature` is registered on the server host (`host_for(server).use(feature)`, or as one of
+the features of an `Extension`, `server.plugins`; the runtime's own features and those of the
+extensions of the entry point group are there by default). When `ServerRuntime` builds
 the `Plan` of a method (once per version and method; the hot path only reads it), it asks each
 feature in order:
 
@@ -14,8 +15,8 @@ feature in order:
 
 So the four features that used to be branches of the dispatch core are plug-ins: custom methods
 (`server.extensions`), runtime-kept resource subscriptions (`server.notifications`), tool schema
-checks (`server.tool_schemas`) and tasks (`tasks.plugin`, loaded by name: the core never imports
-it). User middleware will take the same seam.
+checks (`server.tool_schemas`) and tasks (`tasks.server.plugin`, an `Extension` discovered through the
+entry point group: the core never imports it). User middleware will take the same seam.
 
     class Timing(ServerFeature):
         def wrap(self, runtime, plan, view):
@@ -34,7 +35,6 @@ it). User middleware will take the same seam.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -47,16 +47,12 @@ if TYPE_CHECKING:
     from mcp_bindings.runtime.server.peer import PeerView
     from mcp_bindings.runtime.server.runtime import ServerRuntime
 
-__all__ = ["PLUGINS", "Around", "Builtin", "Handler", "Plan", "ServerFeature", "around", "direct", "load_plugins"]
+__all__ = ["Around", "Builtin", "Handler", "Plan", "ServerFeature", "around", "direct"]
 
 Handler = Callable[[Any, Any], Awaitable[Any]]  # a stub handler: (typed params, context) -> result
 # What runs around a handler: (handler, typed params, context, raw params) -> result.
 Around = Callable[[Handler, Any, Any, Any], Awaitable[Any]]
 Builtin = Callable[["ServerRuntime", Request, "PeerView", Session], Awaitable[bytes]]
-
-# Plug-ins every server host loads, by module name (each module has `feature() -> ServerFeature`):
-# the core never imports them, they import the core.
-PLUGINS: tuple[str, ...] = ("mcp_bindings.runtime.tasks.server.plugin",)
 
 
 async def direct(handler: Handler, params: Any, context: Any, raw: Any) -> Any:
@@ -144,8 +140,3 @@ class ServerFeature:
         """Filters of a `subscriptions/listen` request this feature agrees to: filter key ->
         (the notification it opts in to, the agreed value, also what a listed value matches)."""
         return {}
-
-
-def load_plugins() -> list[ServerFeature]:
-    """The features of the plug-ins in `PLUGINS` (imported on the first server host)."""
-    return [importlib.import_module(name).feature() for name in PLUGINS]

@@ -1,4 +1,5 @@
-"""Tasks on the dispatch seam (`server.seam`): the plug-in every server host loads by name.
+"""Tasks on the dispatch seam (`server.seam`): an `Extension` (`server.plugins`) every server host
+loads, discovered through the entry point group `mcp_bindings.extensions` (pyproject.toml).
 
 - `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` are served from the task store for a
   server whose stub does not handle them (`methods.served_by_runtime`);
@@ -10,12 +11,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcp_bindings.ext.io_modelcontextprotocol_tasks.names import NOTIFICATIONS_TASKS as TASK_STATUS
 from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.rpc.session import Session
+from mcp_bindings.runtime.server.plugins import Extension
 from mcp_bindings.runtime.server.seam import Plan, ServerFeature
 from mcp_bindings.runtime.tasks.server import hooks, methods
 
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
     from mcp_bindings.runtime.server.peer import PeerView
     from mcp_bindings.runtime.server.runtime import ServerRuntime
 
-__all__ = ["Tasks", "feature"]
+__all__ = ["Tasks", "TasksExtension"]
 
 
 def _extension() -> ModuleType:
@@ -65,5 +67,9 @@ class Tasks(ServerFeature):
         return {} if task_ids is None else {"taskIds": (TASK_STATUS, task_ids)}
 
 
-def feature() -> Tasks:
-    return Tasks()
+class TasksExtension(Extension):
+    """The tasks plug-in: its feature on the dispatch seam; its state, the task service, is made on
+    first use (`service.service_for`: `host.state_of(TaskService)`)."""
+
+    def features(self) -> Sequence[ServerFeature]:
+        return (Tasks(),)

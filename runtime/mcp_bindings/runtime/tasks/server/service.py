@@ -191,15 +191,11 @@ def configure(server: ServerStub, store: TaskStore | None = None, **options: Any
 def service_for(server: ServerStub) -> TaskService:
     """The task service of a server object: made with the defaults on first use, kept by its host
     (nothing is written into the server object) and dropped with it."""
-    host = host_for(server)
-    if host.tasks is None:
-        host.tasks = TaskService()
-    service: TaskService = host.tasks
-    return service
+    return host_for(server).state_of(TaskService)
 
 
 def _keep(server: ServerStub, service: TaskService) -> None:
-    host_for(server).tasks = service
+    host_for(server).keep(TaskService, service)
 
 
 def requester_of(session: Session, peer: PeerSession | None) -> str | None:
