@@ -78,6 +78,14 @@ def test_wheel_holds_both_halves_and_imports(tmp_path: Path) -> None:
     assert root.parent.name == "site-packages" and (root / "runtime" / "server" / "runtime.py").is_file()
     assert (root / "runtime" / "protocol" / "policy" / "crossing.json").is_file()  # the runtime's policy data ships too
     assert found["versions"] == PINNED_VERSIONS and found["stub"] == "2025-11-25"
+    # The live-server tools ship on the runtime's side, their data with them, and the installed
+    # command finds them through their entry point (`mcp_bindgen.commands`).
+    assert (root / "live" / "contract" / "lint_rules.json").is_file()
+    listed = subprocess.run(
+        [str(target / "bin" / "mcp-bindgen"), "--help"], capture_output=True, text=True, timeout=120
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert {"call", "record", "mock", "generate"} <= set(listed.stdout.split())
 
 
 def test_pyright_resolves_both_roots_through_the_install(tmp_path: Path) -> None:
