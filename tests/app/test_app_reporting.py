@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from mcp_bindgen.contract.lint import no_refs
+from mcp_bindings.live.contract.lint import no_refs
 from mcp_bindings.runtime.app import App, AppDefinitionError, ToolError
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.rpc.errors import McpError

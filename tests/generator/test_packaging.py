@@ -44,8 +44,17 @@ def test_wheel_holds_both_halves_and_imports(tmp_path: Path) -> None:
     found = _probe(python, tmp_path)
     (root,) = {Path(str(p)) for p in found["path"]}  # type: ignore[union-attr]
     assert root.parent.name == "site-packages" and (root / "runtime" / "server" / "runtime.py").is_file()
-    assert (root / "runtime" / "protocol" / "policy" / "crossing.json").is_file()  # the runtime's policy data ships too
+    assert (root / "runtime" / "protocol" / "policy" / "retry.json").is_file()  # the runtime's policy data ships too
+    assert (root / "v2026_07_28" / "crossing.py").is_file()  # and each version's crossing tables
     assert found["versions"] == PINNED_VERSIONS and found["stub"] == "2025-11-25"
+    # The live-server tools ship on the runtime's side, their data with them, and the installed
+    # command finds them through their entry point (`mcp_bindgen.commands`).
+    assert (root / "live" / "contract" / "lint_rules.json").is_file()
+    listed = subprocess.run(
+        [str(Path(python).parent / "mcp-bindgen"), "--help"], capture_output=True, text=True, timeout=120
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert {"call", "record", "mock", "generate"} <= set(listed.stdout.split())
 
 
 def test_pyright_resolves_both_roots_through_the_install(tmp_path: Path) -> None:

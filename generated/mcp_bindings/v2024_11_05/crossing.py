@@ -8,6 +8,6 @@ holds its own crossings with this one."""
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from mcp_bindings.runtime.protocol.spec import Crossing
+from mcp_bindings.runtime.abi.protocol import Crossing
 
 CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType({})

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
-from mcp_bindings.runtime.protocol.spec import (
+from mcp_bindings.runtime.abi.protocol import (
     Capability,
     Deferred,
     ErrorCodes,

@@ -8,7 +8,7 @@ holds its own crossings with this one."""
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from mcp_bindings.runtime.protocol.spec import Crossing, ParamOutcome
+from mcp_bindings.runtime.abi.protocol import Crossing, ParamOutcome
 
 CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
     {

@@ -461,7 +461,7 @@ def _era_listen(ir: SchemaIR, surface: ProtocolSurface) -> list[dict[str, str]]:
 def _context_imports(*views: list[dict[str, str]]) -> list[str]:
     """The import of the handler context protocols the stub's handlers use (none for no handlers)."""
     names = sorted({view["context"] for group in views for view in group})
-    return [f"from mcp_bindings.runtime.protocol.context import {', '.join(names)}"] if names else []
+    return [f"from mcp_bindings.runtime.abi.protocol import {', '.join(names)}"] if names else []
 
 
 # Params keys a server's request to its client cannot use: `task` (task-augmented sampling or
@@ -515,7 +515,7 @@ def render_server(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
         calls_doc=_CALLS_DOC_STATELESS if surface.stateless else _CALLS_DOC,
         typing_imports=", ".join(typing_names),
         context_imports=_context_imports(requests, notifications, [{"context": "RequestContext"}]),
-        meta_imports=["from mcp_bindings.runtime.protocol.meta import Meta"]
+        meta_imports=["from mcp_bindings.runtime.abi.protocol import Meta"]
         if any("Meta" in c["signature"] for c in calls)
         else [],
         requests=requests,
@@ -556,7 +556,7 @@ def render_client(ir: SchemaIR, surface: ProtocolSurface, header: str, known_ver
         known_versions=", ".join(f'"{v}"' for v in known_versions),
         typing_imports=", ".join(typing_names),
         context_imports=_context_imports(requests, notifications),
-        task_imports=[f"from mcp_bindings.runtime.client.task_handle import {TASK_HANDLE}"] if tasks else [],
+        task_imports=[f"from mcp_bindings.runtime.abi.client import {TASK_HANDLE}"] if tasks else [],
         calls=calls,
         listen=listen,
         era_calls=_era_calls(ir, surface),

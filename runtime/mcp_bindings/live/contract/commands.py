@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..errors import BindgenError
+from mcp_bindgen.errors import BindgenError
+
 from ..files import write_atomic
 from ..server_spec import FORMS, parse_server
 from .connection import parse_env, parse_headers

@@ -73,7 +73,7 @@ def import_target(target: Target) -> ModuleType:
         sys.path.insert(0, str(Path.cwd()))
         return importlib.import_module(target.module or "")
     except ModuleNotFoundError as exc:
-        from ..cli import missing_extra
+        from mcp_bindgen.cli import missing_extra
 
         missing = (exc.name or "").split(".", 1)[0]
         if target.module is not None and target.module.split(".")[0] == missing:

@@ -17,7 +17,8 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
-from ..errors import BindgenError
+from mcp_bindgen.errors import BindgenError
+
 from ..server_spec import ServerSpec
 
 CONNECT_TIMEOUT = 60.0

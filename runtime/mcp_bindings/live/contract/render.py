@@ -7,10 +7,11 @@ import importlib
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .. import __version__
-from ..errors import BindgenError
-from ..format import format_python
-from ..render.templates import render
+from mcp_bindgen import __version__
+from mcp_bindgen.errors import BindgenError
+from mcp_bindgen.format import format_python
+from mcp_bindgen.render.templates import render
+
 from .models import Param, RenderedModels, render_tool_models
 from .naming import Collision, assign, identifier, pascal
 from .schemas import ToolModels, merged_document

@@ -11,11 +11,11 @@ from typing import Any
 
 import anyio
 
+from mcp_bindgen.errors import BindgenError
 from mcp_bindings.runtime.recording.compare import DEFAULT_IGNORED, MatchRules
 from mcp_bindings.runtime.recording.redaction import DEFAULT, Redaction, RedactionError, load_redaction
 from mcp_bindings.runtime.recording.session_file import Recording, SessionFileError, read_recording
 
-from ..errors import BindgenError
 from ..server_spec import parse_server
 from .connection import parse_env as _env  # the one --env parser of the commands that start a server
 from .connection import parse_headers as _headers  # the one --header parser of the commands

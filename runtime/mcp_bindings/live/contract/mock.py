@@ -22,7 +22,8 @@ import json
 from pathlib import Path
 from typing import Any, cast
 
-from ..errors import BindgenError
+from mcp_bindgen.errors import BindgenError
+
 from .fake import SchemaUnsatisfied, generate
 
 LISTS = {

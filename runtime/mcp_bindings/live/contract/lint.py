@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import BindgenError
+from mcp_bindgen.errors import BindgenError
 
 RULES_FILE = Path(__file__).with_name("lint_rules.json")
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

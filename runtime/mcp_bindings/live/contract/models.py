@@ -11,9 +11,9 @@ from typing import Any
 import libcst as cst
 from datamodel_code_generator import generate
 
-from ..errors import BindgenError
-from ..render import passes
-from ..render.models import DCG_OPTIONS, base_passes
+from mcp_bindgen.errors import BindgenError
+from mcp_bindgen.render import passes
+from mcp_bindgen.render.models import DCG_OPTIONS, base_passes
 
 # Defaults copied into a method's signature; anything else (a list, a call) becomes `= None`.
 _LITERAL_NODES = (cst.SimpleString, cst.Integer, cst.Float, cst.UnaryOperation)

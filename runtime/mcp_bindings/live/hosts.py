@@ -3,8 +3,9 @@ configuration file, at the path and in the format each host documents, merged in
 (other entries and settings untouched; locked, backed up and rewritten safely by `host_config`).
 `install --print` writes the standard `mcpServers` JSON that most other hosts take.
 
-Neither the runtime nor the generator is imported: TARGET is only turned into a command line
-(`mcp-bindgen run TARGET`, with absolute paths, as hosts start servers from anywhere)."""
+Neither the runtime nor the generator's pipeline is imported (only its `BindgenError`): TARGET is
+only turned into a command line (`mcp-bindgen run TARGET`, with absolute paths, as hosts start
+servers from anywhere)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import BindgenError
+from mcp_bindgen.errors import BindgenError
+
 from .host_config import ConfigText, parse_config, update_config
 from .server_spec import parse_server
 

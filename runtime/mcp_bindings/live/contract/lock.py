@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import BindgenError
+from mcp_bindgen.errors import BindgenError
+
 from ..server_spec import ServerSpec
 from .compat import Change, compare_surfaces
 from .surface import Surface, capture, dumps, known_versions, speaks

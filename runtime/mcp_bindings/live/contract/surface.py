@@ -12,7 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import BindgenError
+from mcp_bindgen.errors import BindgenError
+
 from ..server_spec import ServerSpec
 from .connection import CONNECT_TIMEOUT, innermost, one_line, open_client
 from .connection import known_versions as known_versions  # re-exported: the contract tests and lock use it

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .errors import BindgenError
+from mcp_bindgen.errors import BindgenError
+
 from .files import locked, write_atomic
 
 BACKUPS = 5

@@ -2,7 +2,7 @@
 `read`, `get-prompt` and `inspect` (talk to any live server), `install` / `uninstall` (a server in
 an MCP host's configuration). Only the parsers live here: a command imports what it needs when it
 runs (`contract.serving`, `contract.reload`, `contract.live`: the runtime; `hosts`: neither the
-runtime nor the generator), so `mcp-bindgen --help` and `call` load no generator code."""
+runtime nor the generator's pipeline), so `mcp-bindgen --help` and `call` load no generator code."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ from collections.abc import Sequence
 
 # command -> (module, function) run when it is chosen
 _HANDLERS = {
-    "run": ("mcp_bindgen.contract.serving", "cmd_run"),
-    "dev": ("mcp_bindgen.contract.reload", "cmd_dev"),
-    "list": ("mcp_bindgen.contract.live", "cmd_list"),
-    "call": ("mcp_bindgen.contract.live", "cmd_call"),
-    "read": ("mcp_bindgen.contract.live", "cmd_read"),
-    "get-prompt": ("mcp_bindgen.contract.live", "cmd_get_prompt"),
-    "inspect": ("mcp_bindgen.contract.live", "cmd_inspect"),
-    "install": ("mcp_bindgen.hosts", "cmd_install"),
-    "uninstall": ("mcp_bindgen.hosts", "cmd_uninstall"),
+    "run": ("mcp_bindings.live.contract.serving", "cmd_run"),
+    "dev": ("mcp_bindings.live.contract.reload", "cmd_dev"),
+    "list": ("mcp_bindings.live.contract.live", "cmd_list"),
+    "call": ("mcp_bindings.live.contract.live", "cmd_call"),
+    "read": ("mcp_bindings.live.contract.live", "cmd_read"),
+    "get-prompt": ("mcp_bindings.live.contract.live", "cmd_get_prompt"),
+    "inspect": ("mcp_bindings.live.contract.live", "cmd_inspect"),
+    "install": ("mcp_bindings.live.hosts", "cmd_install"),
+    "uninstall": ("mcp_bindings.live.hosts", "cmd_uninstall"),
 }
 LIVE = ("list", "call", "read", "get-prompt", "inspect")
 LIST_KINDS = ("tools", "resources", "templates", "prompts")

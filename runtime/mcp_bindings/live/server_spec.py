@@ -9,7 +9,7 @@
 
 `parse_server` turns each into a URL or a command line with absolute paths (hosts start servers
 from anywhere, with a minimal PATH); what it cannot resolve is one sentence naming the forms. Neither
-the runtime nor the generator is imported: `install` and `--help` stay light."""
+the runtime nor the generator's pipeline is imported: `install` and `--help` stay light."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import BindgenError
+from mcp_bindgen.errors import BindgenError
 
 FORMS = "a server file (server.py[:app]), pkg.module:app, an installed command, an http(s) URL, or a command after --"
 
@@ -118,7 +118,7 @@ def check_imports(path: Path, tree: ast.Module) -> None:
     Every start of the server would otherwise report it again."""
     from importlib.util import find_spec
 
-    from .cli import missing_extra
+    from mcp_bindgen.cli import missing_extra
 
     sys.path.insert(0, str(path.parent))  # its sibling modules, as `mcp-bindgen run` finds them
     try:

@@ -14,7 +14,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import BindgenError
+from mcp_bindgen.errors import BindgenError
+
 from .naming import pascal
 
 _LOCAL_PREFIXES = ("#/$defs/", "#/definitions/")
