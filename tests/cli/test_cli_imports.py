@@ -23,6 +23,7 @@ CLI_MODULES = {
     "mcp_bindgen.cli_registry",
     "mcp_bindgen.errors",
     "mcp_bindgen.installed",
+    "mcp_bindgen.origin",  # where mcp-bindgen was installed from (`installed`): json and importlib.metadata only
 }
 # The live-server tools' parsers (the entry point `mcp_bindgen.commands`) and `install`'s modules,
 # which load neither the runtime nor the generator; the rest of `mcp_bindings` is the runtime's side.
