@@ -19,7 +19,7 @@ from mcp_bindings.runtime.app.errors import AppDefinitionError
 from mcp_bindings.runtime.app.inline import inline_refs as inline
 from mcp_bindings.runtime.app.signature import MISSING, FunctionSignature, analyse, json_schema, output_kind
 from mcp_bindings.runtime.app.uri_template import Template, TemplateError, is_uri
-from mcp_bindings.runtime.protocol import crossing, versions
+from mcp_bindings.runtime.protocol import reshape, versions
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import validation_error
 
@@ -67,7 +67,7 @@ def _type_name(tp: Any) -> str:
 def _model(pkg: Any, name: str, data: dict[str, Any], what: str) -> Any:
     try:
         model = getattr(pkg, name)
-        return model.model_validate(crossing.shape(data, model, pkg.INFO.key))
+        return model.model_validate(reshape.shape(data, model, pkg.INFO.key))
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"]) or "(root)"
@@ -214,7 +214,7 @@ class ToolEntry:
                 "title": title,
                 "description": description if description is not None else self.sig.description(),
                 "inputSchema": arguments_schema,
-                "outputSchema": self.output_schema if crossing.carries(tool, "outputSchema", pkg.INFO.key) else None,
+                "outputSchema": self.output_schema if reshape.carries(tool, "outputSchema", pkg.INFO.key) else None,
                 "annotations": _wire(annotations),
                 "icons": _wire(icons),
                 "_meta": _wire(meta),
@@ -223,7 +223,7 @@ class ToolEntry:
                 "execution": {"taskSupport": self.task} if self.task and "execution" in tool.model_fields else None,
             }
         )
-        if not crossing.carries(tool, "outputSchema", pkg.INFO.key):
+        if not reshape.carries(tool, "outputSchema", pkg.INFO.key):
             self.output_schema = None  # the stub's version has no structured output: content only
         self.definition: Any = _model(pkg, "Tool", definition, what)
 

@@ -26,7 +26,7 @@ from mcp_bindings.runtime.app.entries import (
 from mcp_bindings.runtime.app.errors import AppDefinitionError, ResourceNotFound, ToolError
 from mcp_bindings.runtime.app.lifespan import Lifetime
 from mcp_bindings.runtime.app.signature import FunctionSignature
-from mcp_bindings.runtime.protocol import crossing, registry, versions
+from mcp_bindings.runtime.protocol import registry, reshape, versions
 from mcp_bindings.runtime.protocol.context import RequestContext
 from mcp_bindings.runtime.protocol.custom_methods import peer_declares
 from mcp_bindings.runtime.protocol.pagination import invalid_cursor, paginate
@@ -84,7 +84,7 @@ class Serving:
         self.lifetime = lifetime
         self.not_found = app.protocol.error_codes.resource_not_found or INVALID_PARAMS
         call = app.protocol.client_requests[v2026.TOOLS_CALL]
-        self.call_result: Callable[[Any], Any] = crossing.shaped(call.result, app.protocol_version)
+        self.call_result: Callable[[Any], Any] = reshape.shaped(call.result, app.protocol_version)
         self.input_required = {m for m, s in app.protocol.client_requests.items() if s.input_required}
 
     def page(self, kind: str, params: Any) -> tuple[list[Any], str | None]:

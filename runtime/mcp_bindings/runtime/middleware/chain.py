@@ -28,7 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from typing_extensions import TypeVar
 
-from mcp_bindings.runtime.protocol import crossing, registry, versions
+from mcp_bindings.runtime.protocol import registry, reshape, versions
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError, ToolError
 from mcp_bindings.runtime.server.host import host_for
 from mcp_bindings.runtime.server.seam import Around, Handler, Plan, ServerFeature, direct
@@ -183,7 +183,7 @@ def _denial(plan: Plan) -> Deny:
         def tool_error(exc: ToolError) -> Any:
             log.info("%s denied by middleware: %s", method, exc)
             denied = {"content": [{"type": "text", "text": str(exc)}], "isError": True}
-            return versions.validate(result_type, crossing.shape(denied, result_type))  # the version's result shape
+            return versions.validate(result_type, reshape.shape(denied, result_type))  # the version's result shape
 
         return tool_error
 

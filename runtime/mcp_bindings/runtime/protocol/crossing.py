@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import copy
 import secrets
-from collections.abc import Callable, Mapping
-from functools import cache
-from types import MappingProxyType
+from collections.abc import Mapping
 from typing import Any, cast
 
 from pydantic import ValidationError
 
 from mcp_bindings.runtime.protocol import registry, reshape, versions
-from mcp_bindings.runtime.protocol.spec import Crossing, ProtocolTables, Reshape
+from mcp_bindings.runtime.protocol.spec import Crossing, ProtocolTables
 from mcp_bindings.runtime.rpc.errors import McpError, NotExpressible
 
 MAX_FIXES = 64  # degradations per value: bounded, so a value that cannot be fixed fails fast
@@ -34,7 +32,7 @@ def cross(data: Any, target: Any, *, what: str, method: str, source: str, destin
     """Wire JSON of version `source` -> a validated value of `destination`'s `target` type, with
     content moved where the two versions shape a definition differently (`reshape`), and the pair's
     degradations and generated params applied where the destination refuses it."""
-    rules = reshapes_between(source, destination)
+    rules = reshape.reshapes_between(source, destination)
     if rules:
         data = reshape.reshaped(data, target, rules)
     table = registry.crossing(source, destination)
@@ -58,44 +56,6 @@ def crossed(data: Any, target: Any, *, what: str, method: str, source: str, dest
     """`cross`, as the destination's wire JSON: without the fields only the source defines."""
     value = cross(data, target, what=what, method=method, source=source, destination=destination)
     return versions.project(value, registry.crossing(source, destination).dropped)
-
-
-@cache
-def reshapes_between(*names: str) -> Mapping[str, Reshape]:
-    """The generated reshapes of these versions (by name or wire version; an unknown one has none)."""
-    out: dict[str, Reshape] = {}
-    for name in names:
-        try:
-            out.update(registry.protocol(name).reshapes)
-        except (KeyError, LookupError, ValueError):
-            continue
-    return MappingProxyType(out)
-
-
-def shape(data: Any, target: Any, version: str | None = None) -> Any:
-    """Wire JSON built in another version's shape, moved into `target`'s where `version` (None: the
-    version `target` is of, whichever it is) holds it differently."""
-    rules = reshapes_between(version) if version is not None else reshapes_between(*registry.names())
-    return reshape.reshaped(data, target, rules) if rules else data
-
-
-def carries(target: Any, key: str, version: str) -> bool:
-    """Whether `version`'s model `target` holds what other versions write as `key`: a field of its
-    own, or the list field a reshape spreads `key` into."""
-    if versions.defines(target, key):
-        return True
-    rule = reshapes_between(version).get(getattr(target, "__name__", ""))
-    return rule is not None and any(spread.source == key for spread in rule.spread)
-
-
-def shaped(target: Any, version: str) -> Callable[[Any], Any]:
-    """The validator of `target` of `version` (`versions.validator`), for wire JSON built in another
-    version's shape (the authoring layer writes `content`): reshaped first where the version needs it."""
-    validate = versions.validator(target)
-    rules = reshapes_between(version)
-    if not rules:
-        return validate
-    return lambda data: validate(reshape.reshaped(data, target, rules))
 
 
 def cross_params(

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import copy
 import types
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import cache
+from types import MappingProxyType
 from typing import Any, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel
 
+from mcp_bindings.runtime.protocol import registry, versions
 from mcp_bindings.runtime.protocol.spec import Reshape
 
 Path = tuple[str, ...]  # keys from the value's root; "*" is every item of a list
@@ -126,3 +128,44 @@ def _walk(
     elif origin is Union or origin is types.UnionType or (origin is not None and origin is not dict):
         for arg in get_args(tp):
             _walk(arg, path, names, out, seen)
+
+
+# -- the rules of installed versions ------------------------------------------------------------
+
+
+@cache
+def reshapes_between(*names: str) -> Mapping[str, Reshape]:
+    """The generated reshapes of these versions (by name or wire version; an unknown one has none)."""
+    out: dict[str, Reshape] = {}
+    for name in names:
+        try:
+            out.update(registry.protocol(name).reshapes)
+        except (KeyError, LookupError, ValueError):
+            continue
+    return MappingProxyType(out)
+
+
+def shape(data: Any, target: Any, version: str | None = None) -> Any:
+    """Wire JSON built in another version's shape, moved into `target`'s where `version` (None: the
+    version `target` is of, whichever it is) holds it differently."""
+    rules = reshapes_between(version) if version is not None else reshapes_between(*registry.names())
+    return reshaped(data, target, rules) if rules else data
+
+
+def carries(target: Any, key: str, version: str) -> bool:
+    """Whether `version`'s model `target` holds what other versions write as `key`: a field of its
+    own, or the list field a reshape spreads `key` into."""
+    if versions.defines(target, key):
+        return True
+    rule = reshapes_between(version).get(getattr(target, "__name__", ""))
+    return rule is not None and any(spread.source == key for spread in rule.spread)
+
+
+def shaped(target: Any, version: str) -> Callable[[Any], Any]:
+    """The validator of `target` of `version` (`versions.validator`), for wire JSON built in another
+    version's shape (the authoring layer writes `content`): reshaped first where the version needs it."""
+    validate = versions.validator(target)
+    rules = reshapes_between(version)
+    if not rules:
+        return validate
+    return lambda data: validate(reshaped(data, target, rules))

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from mcp_bindings.runtime.protocol import crossing, versions
+from mcp_bindings.runtime.protocol import reshape, versions
 from mcp_bindings.runtime.protocol.json_schema import CompiledSchema, Violation, describe
 from mcp_bindings.runtime.protocol.tool_catalog import (
     TOOL_METHODS,
@@ -186,7 +186,7 @@ class ServerToolChecks:
         log.debug("tools/call %r refused: its arguments violate the inputSchema", tool.name)
         text = f"Input validation error: the arguments do not match the inputSchema of tool {tool.name!r}:\n"
         data = {"content": [{"type": "text", "text": text + describe(violations)}], "isError": True}
-        return versions.validate(self._result_type, crossing.shape(data, self._result_type))  # the version's shape
+        return versions.validate(self._result_type, reshape.shape(data, self._result_type))  # the version's shape
 
     def _check_result(self, name: str, output: CompiledSchema, result: Any) -> None:
         if isinstance(result, BaseModel):
