@@ -76,12 +76,12 @@ def test_the_wheel_lists_the_generated_packages_templates_policies_and_markers()
         *(
             f"mcp_bindings/{package}/{module}"
             for package in packages
-            for module in ("__init__.py", "about.py", "names.py", "client.py", "server.py", "py.typed")
+            for module in ("__init__.py", "about.py", "names.py", "crossing.py", "client.py", "server.py", "py.typed")
         ),
         *(f"mcp_bindings/ext/{extension}/py.typed" for extension in extensions),
         "mcp_bindings/runtime/py.typed",
         "mcp_bindgen/py.typed",
-        "mcp_bindings/runtime/protocol/policy/crossing.json",
+        "mcp_bindgen/policy/crossing.json",
         "mcp_bindgen/policy/capabilities.json",
         "mcp_bindgen/policy/reshapes.json",
         "mcp_bindgen/_templates/header.py.j2",
