@@ -21,7 +21,7 @@ from mcp_bindings.runtime.client.legacy import LegacyCheck, LegacyServerError
 from mcp_bindings.runtime.client.listen import Listening, ListenStream
 from mcp_bindings.runtime.client.options import ClientArgs, ClientOptions
 from mcp_bindings.runtime.client.retry import RetryPolicy, send_with_retries
-from mcp_bindings.runtime.client.seam import CallHook, Finished, Hook, OutgoingCall, Send
+from mcp_bindings.runtime.client.seam import Finished, Hook, OutgoingCall, Send
 from mcp_bindings.runtime.client.stateless import stateless_request, with_meta
 from mcp_bindings.runtime.client.stub import ClientHandlerStub, ClientStub
 from mcp_bindings.runtime.client.task_handle import TaskHandles
@@ -135,7 +135,7 @@ class ClientRuntime:
         self.tool_checks = ClientToolChecks(self.tools)  # tools/call structuredContent against the outputSchema
         # The call seam (`client.seam`): the user's hooks (outermost), then the runtime's own.
         self.hooks: tuple[Hook, ...] = tuple(options.hooks)
-        self.builtin_hooks: tuple[CallHook, ...] = (
+        self.builtin_hooks: tuple[Hook, ...] = (
             TaskHandles(self.stub),
             TYPED,
             ToolTasks(self),

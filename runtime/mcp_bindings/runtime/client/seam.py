@@ -26,7 +26,8 @@ The chain is built once per method (per negotiated version), when the method is 
 call pays only for the hooks of its method: a hook with a `methods` attribute (method names) runs
 for those only. A hook that decides per method from the method's spec is a `CallHook`: its
 `wrap(spec, send)` returns what sends `spec.method`'s requests, `send` itself when it has nothing to
-do for them (the runtime's own hooks below are of this kind).
+do for them (most of the runtime's own hooks below; the output checks and the tool catalog are
+arounds of the one method each needs).
 
 The user's hooks (`ClientOptions.hooks`, `ClientRuntime.add_hook`) are outermost and see the typed
 result (or a `Finished` handle); the runtime's own hooks, inside them, are in

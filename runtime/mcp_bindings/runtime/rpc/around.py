@@ -1,18 +1,19 @@
 """The one shape of what runs around a message, on both sides: `async def __call__(call, next)`.
 
-`call` is the typed call object of its side: a `server.calls.ServerCall` (a request a handler
-serves, or a notification; the method, its params typed in the server's version, the context) or a
-`client.seam.OutgoingCall` (a typed request on its way out). `next(call)` runs the rest of the
-chain and the end of it (the handler; the send), and returns its answer. An around may act before
-`next` (refuse by raising, change the call), instead of it (answer itself), or after it (look at or
-replace the answer). One with a `methods` attribute (a collection of method names) runs for those
-methods only (`wants`); the chain of a method is built once, so a method nothing wants pays nothing.
-Notifications reach a user's around only where its `methods` names them (`names`).
+`call` is the typed call object of its side: on the server a `server.calls.ServerCall` (a request
+a handler serves: the method, its params typed in the server's version and as received, the
+context, the method's spec) or a `server.calls.NoticeCall` (a notification); on the client a
+`client.seam.OutgoingCall` (a typed request or notification on its way out). `next(call)` runs the
+rest of the chain and the end of it (the handler; the send), and returns its answer. An around may
+act before `next` (refuse by raising, change the call), instead of it (answer itself), or after it
+(look at or replace the answer). One with a `methods` attribute (a collection of method names) runs
+for those methods only (`wants`); the chain of a method is built once, so a method nothing wants
+pays nothing. Notifications reach a user's around only where its `methods` names them (`names`).
 
-The runtime's own features (tool schema checks, tasks, subscriptions, MCP Apps' visibility, the
-client's typed results, task handles and checks), user middleware (`middleware.chain`), tracing
-(`middleware.tracing`) and client hooks are all of this shape; docs/architecture.md, "One around
-shape", has a worked plug-in.
+On the server, the runtime's features put arounds on a method's plan (`server.seam`: tool schema
+checks, tasks, MCP Apps' visibility), and user middleware (`middleware.chain`) and tracing
+(`middleware.tracing`) are arounds; on the client, the user's hooks are (`client.seam`).
+docs/architecture.md, "One around shape", has a worked plug-in.
 """
 
 from __future__ import annotations
