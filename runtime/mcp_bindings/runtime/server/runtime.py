@@ -25,6 +25,7 @@ from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request, invalid_fiel
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.server import extensions, notifications, tool_schemas
 from mcp_bindings.runtime.server.bridge import HandlerCall, VersionBridge
+from mcp_bindings.runtime.server.calls import ServerCall
 from mcp_bindings.runtime.server.context import PeerSession, ServerNotificationContext, ServerRequestContext
 from mcp_bindings.runtime.server.host import ServerHost, host_for
 from mcp_bindings.runtime.server.peer import LOG_LEVELS, Lifecycle, PeerView, stateless_meta
@@ -108,7 +109,7 @@ class ServerRuntime:
         if type(result) in plan.as_is:  # e.g. a CreateTaskResult (`tasks.plugin`)
             return self.bridge.result_json(result, f"the {request.method} result")
         # An input round's re-run of the handler goes through what wraps it too.
-        call = None if plan.chain is None else _wrapped_call(plan, handler, context)
+        call = None if plan.outer is None else _wrapped_call(plan, handler, context)
         answer = await self.bridge.settle(plan.spec, stub_spec, request, result, context, view, round_number, call)
         if plan.after is not None:  # such plans have no fast_result: run once answered
             plan.after(self, params)
@@ -130,13 +131,16 @@ class ServerRuntime:
         converting plan is translated to the client's version."""
         if plan.converts:
             return self._translated(plan, handler, typed, context, params, view)
-        return handler(typed, context) if plan.chain is None else plan.enter(handler, typed, params, context)
+        outer = plan.outer
+        if outer is None:
+            return handler(typed, context)
+        return outer(ServerCall(plan.spec.method, typed, params, context, handler, None, plan.spec), plan.inner)
 
     async def _translated(
         self, plan: Plan, handler: Any, typed: Any, context: ServerRequestContext, params: Any, view: PeerView
     ) -> Any:
         try:
-            if plan.chain is None:
+            if plan.outer is None:
                 return await handler(typed, context)
             return await plan.enter(handler, typed, params, context)
         except McpError as exc:

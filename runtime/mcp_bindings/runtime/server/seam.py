@@ -101,17 +101,18 @@ class Plan:
     between the client's version and the stub's; `fast_result` is the result type that can be
     written as is (a result of exactly the stub's type for a handshake client of the stub's own
     version); `builtin` names what the runtime serves itself instead of a handler. What features
-    add (`ServerFeature.wrap`): `chain`, what runs around the handler (None: the handler alone);
+    add (`ServerFeature.wrap`): `outer` and `inner`, what runs around the handler (`wrap`);
     `as_is`, more result types written as they are; `after`, what runs once the answer is settled."""
 
     __slots__ = (
         "after",
         "as_is",
         "builtin",
-        "chain",
         "converts",
         "fast_result",
+        "inner",
         "input_required",
+        "outer",
         "spec",
         "stub_spec",
         "validate",
@@ -128,21 +129,27 @@ class Plan:
         )
         direct_result = builtin is None and not converts
         self.fast_result: type[object] | None = spec.result if direct_result and isinstance(spec.result, type) else None
-        self.chain: ServerNext | None = None
+        # What runs around the handler: the outermost around (None: the handler alone) and what it
+        # calls next (the rest of the chain, down to the handler); the runtime calls `outer` itself.
+        self.outer: ServerAround | None = None
+        self.inner: ServerNext = handle
         self.as_is: tuple[type[object], ...] = ()
         self.after: Callable[[ServerRuntime, Raw], None] | None = None
 
     def wrap(self, around: ServerAround) -> None:
         """Put `around` around what runs the handler now (outermost so far)."""
-        self.chain = link(around, self.chain or handle)
+        if self.outer is not None:
+            self.inner = link(self.outer, self.inner)
+        self.outer = around
 
     def enter(
         self, handler: Callable[[P, RequestContext], Awaitable[object]], params: P, raw: Raw, context: RequestContext
     ) -> Awaitable[object]:
-        """Run a request through `chain` (a plan with one): `params` typed, `raw` as received."""
-        chain = self.chain
-        assert chain is not None
-        return chain(ServerCall(self.spec.method, params, raw, context, handler, None, self.spec))
+        """Run a request through what is around its handler (a plan with `outer`): `params` typed,
+        `raw` as received."""
+        outer = self.outer
+        assert outer is not None
+        return outer(ServerCall(self.spec.method, params, raw, context, handler, None, self.spec), self.inner)
 
     def write_as_is(self, result_type: type[object]) -> None:
         """Results of exactly `result_type` are written as they are (no crossing, no settling)."""
