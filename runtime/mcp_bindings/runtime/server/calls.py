@@ -43,6 +43,7 @@ class ServerCall(Generic[P, L]):
     method in the client's version (`spec.result`: its result type); `handler` the stub's handler."""
 
     __slots__ = ("context", "handler", "lifespan_source", "method", "params", "raw", "spec")
+    lifespan_source: Callable[[], object] | None
 
     def __init__(
         self,
@@ -51,7 +52,6 @@ class ServerCall(Generic[P, L]):
         raw: Raw,
         context: RequestContext,
         handler: Callable[[P, RequestContext], Awaitable[object]],
-        lifespan: Callable[[], object] | None = None,
         spec: MethodSpec | None = None,
     ) -> None:
         self.method = method
@@ -59,14 +59,15 @@ class ServerCall(Generic[P, L]):
         self.raw = raw  # the params as the client sent them (its version's JSON), or None
         self.context = context
         self.handler = handler
-        self.lifespan_source = lifespan  # what `lifespan` reads (the app's middleware sets it)
         self.spec = spec
+        # `lifespan_source`, what `lifespan` reads, is set where there is one (the app's middleware);
+        # left unset here: a request pays for what it uses.
 
     @property
     def lifespan(self) -> L:
         """What the app's lifespan yielded (`App(lifespan=...)`), as `ctx.lifespan` reads it in a
         handler; None for an app without one and for a stub-based server (`use_middleware`)."""
-        source = self.lifespan_source
+        source: Callable[[], object] | None = getattr(self, "lifespan_source", None)
         return cast("L", source() if source is not None else None)
 
     @property

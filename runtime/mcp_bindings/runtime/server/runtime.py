@@ -10,7 +10,7 @@ streams) are a table here; everything else about methods comes from the generate
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Collection, Set
+from collections.abc import Collection, Set
 from functools import partial
 from typing import Any
 
@@ -101,7 +101,14 @@ class ServerRuntime:
             stub_spec, typed, round_number = self.bridge.params_to_stub(plan.spec, params, typed, view)
         context = ServerRequestContext(self.server, self.host, session, request, view, self.peer)
         handler = getattr(self.server, stub_spec.handler)
-        result = await self._invoke(plan, handler, typed, context, params, view)
+        outer = plan.outer  # what features put around the handler (`seam`); no extra frame without
+        result: Any
+        if plan.converts:
+            result = await self._translated(plan, handler, typed, context, params, view)
+        elif outer is None:
+            result = await handler(typed, context)
+        else:
+            result = await outer(ServerCall(plan.spec.method, typed, params, context, handler, plan.spec), plan.inner)
         if type(result) is plan.fast_result:  # the stub's own result type, for a client of the stub's version
             if view.stateless:
                 return self.bridge.stamped_json(request.method, result, view)
@@ -123,26 +130,15 @@ class ServerRuntime:
             session.defer(partial(self.lifecycle.prepare, view.protocol))
         return view
 
-    def _invoke(
-        self, plan: Plan, handler: Any, typed: Any, context: ServerRequestContext, params: Any, view: PeerView
-    ) -> Awaitable[Any]:
-        """What runs the stub's handler: the handler's own coroutine, or what features put around it
-        (`seam`: tool schema checks, tasks, ...); no extra frame on the usual path. An error of a
-        converting plan is translated to the client's version."""
-        if plan.converts:
-            return self._translated(plan, handler, typed, context, params, view)
-        outer = plan.outer
-        if outer is None:
-            return handler(typed, context)
-        return outer(ServerCall(plan.spec.method, typed, params, context, handler, None, plan.spec), plan.inner)
-
     async def _translated(
         self, plan: Plan, handler: Any, typed: Any, context: ServerRequestContext, params: Any, view: PeerView
     ) -> Any:
+        """Run the handler of a converting plan: an error is translated to the client's version."""
+        outer = plan.outer
         try:
-            if plan.outer is None:
+            if outer is None:
                 return await handler(typed, context)
-            return await plan.enter(handler, typed, params, context)
+            return await outer(ServerCall(plan.spec.method, typed, params, context, handler, plan.spec), plan.inner)
         except McpError as exc:
             raise crossing.translate_error(exc, plan.spec.method, self.stub, view.protocol) from None
 

@@ -149,7 +149,7 @@ class Plan:
         `raw` as received."""
         outer = self.outer
         assert outer is not None
-        return outer(ServerCall(self.spec.method, params, raw, context, handler, None, self.spec), self.inner)
+        return outer(ServerCall(self.spec.method, params, raw, context, handler, self.spec), self.inner)
 
     def write_as_is(self, result_type: type[object]) -> None:
         """Results of exactly `result_type` are written as they are (no crossing, no settling)."""

@@ -67,7 +67,7 @@ from mcp_bindings.runtime.protocol.tool_catalog import report_unusable as _repor
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.server.calls import ServerCall
 from mcp_bindings.runtime.server.host import host_for
-from mcp_bindings.runtime.server.seam import Plan, ServerAround, ServerFeature, ServerNext
+from mcp_bindings.runtime.server.seam import Plan, ServerAround, ServerFeature, ServerNext, handle
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.server.peer import PeerView
@@ -142,13 +142,14 @@ class ServerToolChecks:
         """Check the arguments (`call.raw`: the request's params as received) against the tool's definition
         as listed to this connection, else as last listed to any connection; then the handler's result
         against its outputSchema. Returns what the runtime awaits: the handler's own
-        coroutine where there is nothing to check after it (no extra frame on the usual path)."""
+        coroutine where there is nothing to check after it (no extra frame on the usual path; where
+        the rest of the chain is the handler alone, it is called here, one call fewer)."""
         # On every tools/call: kept to a few operations (a lookup, the schema's generated fast check).
         raw: Any = call.raw
         name = raw["name"]  # validated: a dict with a string name
         tool = self._listed.get(name) or self._shared.get(name)
         if tool is None:
-            return next(call)
+            return call.handler(call.params, call.context) if next is handle else next(call)
         arguments = raw.get("arguments")
         if arguments is None:
             arguments = {}
@@ -156,9 +157,8 @@ class ServerToolChecks:
             refusal = self._refusal(tool, arguments)
             if refusal is not None:
                 return _ready(refusal)
-        if tool.output_schema is None:
-            return next(call)
-        return self._checked(tool, next(call))
+        answer = call.handler(call.params, call.context) if next is handle else next(call)
+        return answer if tool.output_schema is None else self._checked(tool, answer)
 
     async def _checked(self, tool: ToolDefinition, answer: Awaitable[Any]) -> Any:
         result = await answer
