@@ -165,7 +165,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "runtime/server/peer.py",
             "tool_schemas.py",
             "runtime/server/bridge.py",
-            "runtime/tasks/service.py",
+            "runtime/tasks/server/",
             "notifications.py",
             "runtime/server/extensions.py",
         ),

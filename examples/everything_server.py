@@ -23,8 +23,8 @@ import anyio
 from mcp_bindings.runtime import registry
 from mcp_bindings.runtime.context import RequestContext
 from mcp_bindings.runtime.errors import INVALID_PARAMS, McpError
-from mcp_bindings.runtime.protocol.tasks_wire import EXTENSION as TASKS_EXTENSION
 from mcp_bindings.runtime.tasks import TaskContext, run_as_task
+from mcp_bindings.runtime.tasks.core.wire import EXTENSION as TASKS_EXTENSION
 from mcp_bindings.v2026_07_28 import models as m
 from mcp_bindings.v2026_07_28.server import Server
 

@@ -25,6 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 ROOTS = {
     "mcp_bindings.runtime": REPO / "runtime" / "mcp_bindings" / "runtime",
+    "mcp_bindings.live": REPO / "runtime" / "mcp_bindings" / "live",
     "mcp_bindgen": REPO / "generator" / "mcp_bindgen",
 }
 CEILING = 400

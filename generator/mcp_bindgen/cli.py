@@ -1,11 +1,15 @@
-"""The `mcp-bindgen` command line."""
+"""The `mcp-bindgen` command line: the generator's commands, and those other packages register under
+the entry point group `mcp_bindgen.commands` (`Commands`): the live-server tools (`run`, `call`,
+`record`, `mock`, ...) are `mcp_bindings.live.cli`, on the runtime's side."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Protocol, TypeAlias
 
 from . import __version__
 from .errors import BindgenError
@@ -28,6 +32,34 @@ _EXTRAS = {
     "jsf": "mock",
     "faker": "mock",
 }
+
+
+COMMANDS_GROUP = "mcp_bindgen.commands"
+
+SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"  # pyright: ignore[reportPrivateUsage]
+
+
+class Commands(Protocol):
+    """Subcommands a package adds to `mcp-bindgen`, registered under the entry point group
+    `mcp_bindgen.commands` (or passed to `build_parser`): its parsers (each `set_defaults(func=...)`,
+    run by `main` with the generator's error handling), and how it reads the words after `--`."""
+
+    def add_parsers(self, sub: SubParsers) -> None: ...
+
+    def rewrite_argv(self, argv: list[str]) -> list[str]: ...
+
+
+def registered_commands() -> list[Commands]:
+    """The command sets of the entry point group, by name; one that fails to load is reported and left out."""
+    from importlib.metadata import entry_points
+
+    found: list[Commands] = []
+    for point in sorted(entry_points(group=COMMANDS_GROUP), key=lambda p: p.name):
+        try:
+            found.append(point.load())
+        except Exception as exc:  # noqa: BLE001 - another package's plug-in must not take the generator down
+            print(f"mcp-bindgen: warning: commands {point.value!r} not loaded: {exc}", file=sys.stderr)
+    return found
 
 
 def missing_extra(exc: ModuleNotFoundError) -> str | None:
@@ -173,16 +205,16 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: Sequence[Commands] | None = None) -> argparse.ArgumentParser:
+    """The parser of the generator's commands and of `commands` (default: the registered ones)."""
     parser = argparse.ArgumentParser(
         prog="mcp-bindgen", description="Generate typed Python bindings for every MCP protocol version."
     )
     parser.add_argument("--version", action=_Version, help="show the generator's version and the protocol versions")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    from .cli_server import add_parsers as add_server_parsers
-
-    add_server_parsers(sub)  # run, dev, list, call, read, get-prompt, inspect, install, uninstall
+    for more in registered_commands() if commands is None else commands:
+        more.add_parsers(sub)  # the live-server tools: run, dev, list, call, ..., record, replay, mock
 
     schema = sub.add_parser("schema", help="manage the pinned official schemas")
     schema_sub = schema.add_subparsers(dest="schema_command", required=True, metavar="SUBCOMMAND")
@@ -309,7 +341,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--bindgen",
         metavar="SPEC",
         help="where the project gets mcp-bindgen: a path to a checkout or a wheel (file:// requirement), a version "
-        "(==X) or a full requirement (default: this version of mcp-bindgen from the package index)",
+        "(==X) or a full requirement (default: the wheel, folder or repository this mcp-bindgen was installed from, "
+        "else this version from the package index)",
     )
     new.add_argument(
         "--registry-name",
@@ -320,12 +353,6 @@ def build_parser() -> argparse.ArgumentParser:
     new.add_argument("--force", action="store_true", help="write into an existing non-empty directory")
     new.set_defaults(func=_cmd_new)
 
-    from .cli_contract import add_parsers as add_contract_parsers
-
-    add_contract_parsers(sub)  # `client`, `lock`, `lint`: a server's own contract (docs/contract.md)
-    from .cli_sessions import add_parsers as add_session_parsers
-
-    add_session_parsers(sub)  # `record`, `replay`, `replay-client`, `diff-sessions` (docs/testing-with-recordings.md)
     from .cli_registry import add_parsers as add_registry_parsers
 
     add_registry_parsers(sub)  # `registry check`: the server.json of the MCP Registry
@@ -333,7 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# An example for each command that does not write its own (the server commands do, in cli_server.py).
+# An example for each of the generator's commands that does not write its own.
 _EXAMPLES = {
     "schema": "mcp-bindgen schema sync --from ../shared/mcp-schema\nmcp-bindgen schema pin 2026-12-01 --commit SHA",
     "generate": "mcp-bindgen generate\nmcp-bindgen generate --schema draft/schema.json --version draft",
@@ -344,22 +371,18 @@ _EXAMPLES = {
     "new": "mcp-bindgen new weather\nmcp-bindgen new weather --transport http --features tools,resources\n"
     "mcp-bindgen new dashboard --features tools,ui,skills\n"
     "mcp-bindgen new weather --registry-name io.github.alice/weather",
-    "client": "mcp-bindgen client -o shop_client.py --from .venv/bin/python server.py",
-    "lock": "mcp-bindgen lock --from .venv/bin/python server.py\n"
-    "mcp-bindgen lock --check --from .venv/bin/python server.py",
-    "lint": "mcp-bindgen lint --from .venv/bin/python server.py",
-    "record": "mcp-bindgen record -o shop.mcpsession -- .venv/bin/python server.py\n"
-    "mcp-bindgen record -o shop.mcpsession --listen 127.0.0.1:8765 http://127.0.0.1:3001/mcp",
-    "replay": "mcp-bindgen replay shop.mcpsession\n"
-    "mcp-bindgen replay shop.mcpsession --http 127.0.0.1:8765 --order strict\n"
-    "mcp-bindgen replay shop.mcpsession --http 127.0.0.1:8765 --new-episodes http://127.0.0.1:3001/mcp",
-    "replay-client": "mcp-bindgen replay-client shop.mcpsession --from .venv/bin/python server.py",
-    "diff-sessions": "mcp-bindgen diff-sessions before.mcpsession after.mcpsession",
-    "mock": "mcp-bindgen mock mcp-lock.json --seed 7\nmcp-bindgen mock mcp-lock.json --http 127.0.0.1:8765",
 }
 
 
-def _add_examples(parser: argparse.ArgumentParser, sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage]
+def add_examples(sub: SubParsers, examples: Mapping[str, str]) -> None:
+    """End the `--help` of each command named in `examples` with its example lines."""
+    for name, text in examples.items():
+        command = sub.choices[name]
+        command.formatter_class = argparse.RawDescriptionHelpFormatter
+        command.epilog = "examples:\n" + "\n".join(f"  {line}" for line in text.splitlines())
+
+
+def _add_examples(parser: argparse.ArgumentParser, sub: SubParsers) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = (
         "examples:\n  mcp-bindgen new weather && mcp-bindgen call weather/src/weather/server.py add a=1 b=2\n"
@@ -367,17 +390,16 @@ def _add_examples(parser: argparse.ArgumentParser, sub: argparse._SubParsersActi
         "  mcp-bindgen install claude-desktop server.py\n\n"
         "`mcp-bindgen COMMAND --help` shows each command's options and examples."
     )
-    for name, text in _EXAMPLES.items():
-        command = sub.choices[name]
-        command.formatter_class = argparse.RawDescriptionHelpFormatter
-        command.epilog = "examples:\n" + "\n".join(f"  {line}" for line in text.splitlines())
+    add_examples(sub, _EXAMPLES)
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .cli_server import server_after_dashes
-
-    parser = build_parser()
-    args, extra = parser.parse_known_args(server_after_dashes(sys.argv[1:] if argv is None else argv))
+    commands = registered_commands()
+    words = list(sys.argv[1:] if argv is None else argv)
+    for extra_commands in commands:
+        words = extra_commands.rewrite_argv(words)
+    parser = build_parser(commands)
+    args, extra = parser.parse_known_args(words)
     # Positional words after an option (`call S T a=1 --format json b=2`, `install HOST --name x TARGET`)
     spill = getattr(args, "arguments", getattr(args, "words", None))
     if extra and isinstance(spill, list) and not any(w.startswith("-") for w in extra):

@@ -13,7 +13,10 @@ import ast
 import dataclasses
 import importlib.util
 from dataclasses import dataclass
+from importlib.metadata import Distribution
 from pathlib import Path
+
+from .origin import read_origin
 
 NAMESPACE = "mcp_bindings"
 ENTRY_POINT_GROUP = "mcp_bindings.versions"
@@ -25,7 +28,8 @@ class InstalledVersion:
     version: str  # the wire protocol version
     package: str  # the subpackage of `mcp_bindings`, e.g. `v2025_11_25`
     # The distribution that declares it (`generate --package`: its entry point), as a requirement
-    # (`mcp-bindings-draft==0.1.0`); None for the versions of mcp-bindgen itself or of a checkout.
+    # (`mcp-bindings-draft @ file:///...` where it was installed from, else `mcp-bindings-draft==0.1.0`);
+    # None for the versions of mcp-bindgen itself or of a checkout.
     requirement: str | None = None
     released: bool = False  # a released protocol version, not a draft (its about.py says)
 
@@ -71,9 +75,17 @@ def _entry_point_folders() -> dict[Path, str | None]:
             continue
         locations = list(spec.submodule_search_locations or []) if spec is not None else []
         if locations:
-            dist = entry.dist
-            folders[Path(locations[0])] = f"{dist.name}=={dist.version}" if dist is not None else None
+            folders[Path(locations[0])] = _requirement(entry.dist)
     return folders
+
+
+def _requirement(dist: Distribution | None) -> str | None:
+    """`name @ URL` where the distribution was installed from a wheel, folder or repository (a draft
+    package is on no package index), else `name==version`."""
+    if dist is None:
+        return None
+    origin = read_origin(dist.read_text("direct_url.json"))
+    return f"{dist.name} @ {origin.url}" if origin is not None else f"{dist.name}=={dist.version}"
 
 
 def read_about(path: Path) -> InstalledVersion | None:

@@ -15,10 +15,12 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from . import __version__
+from . import __version__, crossing
 from .errors import BindgenError
 from .ir import SchemaIR
+from .origin import install_origin
 from .paths import checkout, generated_root
 from .pins import Pin, load_extension_pins, load_pins
 from .pipeline import (
@@ -27,6 +29,8 @@ from .pipeline import (
     VersionSource,
     build_ir,
     check_mcp_schema,
+    crossing_file,
+    crossing_files,
     file_source,
     generated_dirs,
     merged_files,
@@ -92,7 +96,7 @@ def generate_files(
         root = _root(out)
         # Each pinned version's IR is built once, in its worker: the extensions and the review reuse it.
         rendered = render_pinned_versions(versions)
-        files = merged_files(rendered)
+        files = {**merged_files(rendered), **crossing_files(rendered)}
         extensions = render_extensions(versions, {r.version: (r.ir, r.surface) for r in rendered})
         files.update(extensions.files)
         # An extension whose schema is not synced keeps its committed package as it is.
@@ -110,6 +114,12 @@ def generate_files(
     ir, surface = _read(source)
     files, _ = render_ir(source, ir, surface)
     pinned = pinned_known(skip=source.version)
+    this_version = crossing.Version(protocol_version_of(source, ir), ir, surface)
+    files.update(
+        crossing_file(
+            source.version, source.sha256, this_version, [crossing.Version(k.name, k.ir, k.surface) for k in pinned]
+        )
+    )
     is_pinned = _pin_named(source.version) is not None
     this = Known(source.version, ir, surface, pinned=is_pinned)
     report = review([*pinned, this], new=[] if is_pinned else [source.version], patched=pinned_extension_patches())
@@ -238,6 +248,7 @@ def _write_project(
         "package": package_name(source.version),
         "package_version": __version__,
         "sha256": source.sha256,
+        **bindgen_dependency(),
     }
     root = project / "src"
     _remove_stale(root, generated_dirs([source.version]), files)
@@ -250,6 +261,19 @@ def _write_project(
         },
     )
     return Generated(written, root, project, report)
+
+
+def bindgen_dependency() -> dict[str, Any]:
+    """A version package's requirement on mcp-bindgen: the wheel this generator was installed from,
+    where it was (pip leaves an installed copy of the same wheel alone, and installs it where none is:
+    before a release the index has none), else this version or newer (an editable checkout, the index)."""
+    origin = install_origin("mcp-bindgen")
+    if origin is None or origin.kind != "wheel":
+        return {"bindgen_requirement": f"mcp-bindgen>={__version__}", "hatch_metadata": []}
+    return {
+        "bindgen_requirement": f"mcp-bindgen @ {origin.url}",
+        "hatch_metadata": ["", "[tool.hatch.metadata]", "allow-direct-references = true  # mcp-bindgen from a wheel"],
+    }
 
 
 def _remove_stale(root: Path, dirs: list[str], files: dict[str, str]) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from . import __version__
+from . import __version__, crossing
 from .errors import BindgenError
 from .ir import Const, ObjectDef, SchemaIR
 from .lower import lower
@@ -210,7 +210,38 @@ class RenderedVersion:
 
 def render_pinned(versions: list[str] | None = None) -> dict[str, str]:
     """Every generated file for the given pinned versions (all when None), plus the package init."""
-    return merged_files(render_pinned_versions(versions))
+    rendered = render_pinned_versions(versions)
+    return {**merged_files(rendered), **crossing_files(rendered)}
+
+
+def crossing_files(rendered: list[RenderedVersion]) -> dict[str, str]:
+    """The `crossing.py` of each rendered pinned version: its crossings with every pinned version
+    before it (in pin order), both ways."""
+    ready = {r.version: crossing.Version(r.version, r.ir, r.surface) for r in rendered}
+    earlier: list[crossing.Version] = []
+    out: dict[str, str] = {}
+    for version, pin in load_pins().items():
+        this = ready.get(version)
+        if this is None and pin.local_path.is_file():
+            ir = build_ir(pinned_source(version))
+            this = crossing.Version(version, ir, derive_surface(ir))
+        if this is None:
+            continue
+        if version in ready:
+            out.update(crossing_file(version, pin.sha256, this, earlier))
+        earlier.append(this)
+    return out
+
+
+def crossing_file(name: str, sha256: str, this: crossing.Version, others: list[crossing.Version]) -> dict[str, str]:
+    """`crossing.py` of the version package `name`: its crossings with each of `others`, both ways."""
+    from .format import format_python
+    from .render.crossing_module import render_crossing
+
+    path = f"{PACKAGE}/{package_name(name)}/crossing.py"
+    header = _header(f"the MCP schema {name} (schema.json sha256 {sha256}) and the versions before it")
+    text = render_crossing(this.wire, header, crossing.pairs_of(this, others))
+    return {path: format_python(text, path)}
 
 
 def render_pinned_versions(versions: list[str] | None = None) -> list[RenderedVersion]:

@@ -281,6 +281,12 @@ def runtime_methods() -> Mapping[str, str]:
     return MappingProxyType(dict(_read("runtime_methods.json")["builtin"]))
 
 
+@cache
+def runtime_served() -> Mapping[str, str]:
+    """Method whose stub handler the runtime serves when the author leaves it out -> why."""
+    return MappingProxyType(dict(_read("runtime_methods.json").get("served_unless_overridden", {})))
+
+
 # -- era_methods.json --------------------------------------------------------------------------
 
 
@@ -475,3 +481,77 @@ def reshapes() -> tuple[ReshapeRule, ...]:
         kept = {key: value for key, value in entry.items() if key != "reason"}
         out.append(ReshapeRule(entry["type"], entry["field"], MappingProxyType(kept), entry["reason"]))
     return tuple(out)
+
+
+# -- crossing.json ------------------------------------------------------------------------------
+
+_BECOMES = ("embedded_blob", "text")
+_OUTCOMES = ("error", "drop", "generate")
+
+
+@dataclass(frozen=True)
+class ContentRule:
+    """A content block `type` the destination lacks, sent as what it `becomes` there."""
+
+    type: str
+    becomes: str  # "embedded_blob" | "text"
+    reason: str
+
+
+@dataclass(frozen=True)
+class ParamRule:
+    """A request param one side of a pair has and the other not: refused, dropped (only when it
+    `equals` that value, if given) or generated where the destination requires it."""
+
+    method: str
+    param: str
+    outcome: str  # "error" | "drop" | "generate"
+    reason: str
+    equals: Any = None
+
+
+@dataclass(frozen=True)
+class CodeRule:
+    """An error code's name the destination lacks (reported as `otherwise` there), or a code the
+    source overloads that becomes `becomes` for errors of `method` whose data has `data_key`."""
+
+    name: str
+    reason: str
+    otherwise: str | None = None
+    method: str | None = None
+    data_key: str | None = None
+    becomes: str | None = None
+
+
+@dataclass(frozen=True)
+class CrossingPolicy:
+    content: tuple[ContentRule, ...]
+    params: tuple[ParamRule, ...]
+    codes: tuple[CodeRule, ...]
+
+
+@cache
+def crossing() -> CrossingPolicy:
+    raw = _read("crossing.json")
+    where = "policy/crossing.json"
+    try:
+        content = tuple(ContentRule(**entry) for entry in raw.get("content", []))
+        params = tuple(ParamRule(**entry) for entry in raw.get("request_params", []))
+        codes = tuple(CodeRule(**entry) for entry in raw.get("error_codes", []))
+    except TypeError as exc:
+        raise BindgenError(f"{where}: an entry has a key the file does not know ({exc})") from None
+    for rule in (*content, *params, *codes):
+        if not rule.reason:
+            raise BindgenError(f"{where}: every entry needs a reason ({rule})")
+    for rule in content:
+        if rule.becomes not in _BECOMES:
+            raise BindgenError(
+                f"{where}: {rule.type} content becomes one of {', '.join(_BECOMES)}, not {rule.becomes!r}"
+            )
+    for rule in params:
+        if rule.outcome not in _OUTCOMES:
+            raise BindgenError(f"{where}: {rule.method} {rule.param}: outcome is one of {', '.join(_OUTCOMES)}")
+    for rule in codes:
+        if (rule.otherwise is None) == (rule.becomes is None) or (rule.becomes and not (rule.method and rule.data_key)):
+            raise BindgenError(f"{where}: {rule.name}: give `otherwise`, or `becomes` with `method` and `data_key`")
+    return CrossingPolicy(content, params, codes)

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from . import crossing
 from .ir import NO_DEFAULT, ObjectDef, SchemaIR
 from .naming import field_renames, type_renames
 from .normalise import load_patches
@@ -35,6 +36,7 @@ from .policy import (
     listen_filters,
     reshapes,
     routing,
+    runtime_served,
 )
 from .surface import (
     ProtocolSurface,
@@ -117,6 +119,9 @@ def attachments(ir: SchemaIR, surface: ProtocolSurface) -> dict[str, str]:
     for method in builtin_methods():
         if method in names:
             out[f"runtime_methods.json {method}"] = method
+    for method in runtime_served():
+        if method in names:
+            out[f"runtime_methods.json served {method}"] = method
     eras = era_methods()
     for method in [e.method for e in eras.requests] + [eras.listen]:
         if method in names:
@@ -124,6 +129,12 @@ def attachments(ir: SchemaIR, surface: ProtocolSurface) -> dict[str, str]:
     out.update(_era_param_attachments(ir, surface))
     out.update(_table_attachments(surface))
     return out
+
+
+def crossing_attachments(known: Sequence[Known]) -> set[str]:
+    """The crossing.json entries some pair of known schemas applies (crossings are per pair)."""
+    versions = [crossing.Version(k.name, k.ir, k.surface) for k in known]
+    return {rule for a in versions for b in versions if a is not b for rule in crossing.pair(a, b).rules}
 
 
 def _table_attachments(surface: ProtocolSurface) -> dict[str, str]:
@@ -205,12 +216,14 @@ def all_rules() -> list[str]:
     rules += [f"handler_names.json {n}" for n in handler_renames()]
     rules += [f"results.json {m}" for m in empty_result_methods()]
     rules += [f"runtime_methods.json {m}" for m in sorted(builtin_methods())]
+    rules += [f"runtime_methods.json served {m}" for m in runtime_served()]
     eras = era_methods()
     rules += [f"era_methods.json {m}" for m in [e.method for e in eras.requests] + [eras.listen]]
     rules += [f"era_methods.json {p.method} param {p.wire}" for p in eras.params]
     rules += [f"routing.json {m}" for m in routing()]
     rules += [f"listen_filters.json {k}" for k in listen_filters().filters]
     rules += [f"reshapes.json {r.type}.{r.field}" for r in reshapes()]
+    rules += crossing.all_rules()
     return list(dict.fromkeys(rules))
 
 
@@ -282,6 +295,7 @@ def review(
     out = Review()
     anywhere = set().union(*attached.values()) if attached else set()
     anywhere |= {f"schema_patches.json {pointer}" for pointer in patched}
+    anywhere |= crossing_attachments(known)
     for rule in all_rules():
         if rule not in anywhere:
             out.items.append(ReviewItem(NOTHING, rule, "attaches to no known schema (stale: remove or update it)"))

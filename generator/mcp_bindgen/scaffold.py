@@ -13,7 +13,7 @@ from __future__ import annotations
 import keyword
 import re
 import sys
-import tomllib
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from typing import Any
 from . import __version__
 from .errors import BindgenError
 from .installed import default_version, installed_versions
+from .origin import Origin, install_origin
 
 # `ui`: a tool that opens an MCP Apps UI (`ui://` HTML); `skills`: a skills/ folder served with the
 # Skills extension. Both are extensions: asked for by name, not in the default.
@@ -57,8 +58,6 @@ _TAKEN = frozenset(
     }
 )
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
-
 
 # -- options -------------------------------------------------------------------------------------
 
@@ -80,6 +79,9 @@ class ScaffoldOptions:
     # The server's name in the MCP Registry (server.json, the README's `mcp-name:` line); the
     # placeholder namespace of `registry.default_name` when not given.
     registry_name: str = ""
+    # Where the requirement on mcp-bindgen came from when --bindgen was not given: the wheel, folder or
+    # repository this mcp-bindgen was installed from (`origin.install_origin`), else None (the index).
+    bindgen_origin: Origin | None = None
 
     @classmethod
     def from_cli(
@@ -102,9 +104,12 @@ class ScaffoldOptions:
             raise BindgenError(f"--transport must be one of {', '.join(TRANSPORTS)}, not {transport!r}")
         chosen = parse_features(features if features is not None else DEFAULT_FEATURES)
         extras = runtime_extras(transport) + (["skills"] if "skills" in chosen else [])
-        requirement, direct = bindgen_requirement(bindgen, extras)
+        origin = install_origin("mcp-bindgen") if bindgen is None else None
+        requirement, direct = bindgen_requirement(origin.url if origin is not None else bindgen, extras)
         holder = installed_versions()[version].requirement
-        return cls(path, dist_name, package, version, transport, chosen, requirement, direct, force, holder, registry)
+        return cls(
+            path, dist_name, package, version, transport, chosen, requirement, direct, force, holder, registry, origin
+        )
 
     @property
     def transports(self) -> tuple[str, ...]:
@@ -118,16 +123,9 @@ class ScaffoldOptions:
             "  .venv/bin/pytest",
             f"  .venv/bin/{self.dist_name}" + ("" if "stdio" in self.transports else " --port 3001"),
         ]
-        root = checkout_root()
-        if not self.direct_reference:
-            instead = (
-                f"this checkout instead, scaffold with --bindgen {root}"
-                if root is not None
-                else "a local wheel or folder instead, scaffold with --bindgen PATH"
-            )
-            lines.append(f"(it depends on {self.requirement} from the package index; to use {instead})")
+        lines.append(f"(it {self.requirement_note()})")
         if self.version_requirement:
-            lines.append(f"(protocol {self.protocol} comes from {self.version_requirement}: install it in .venv first)")
+            lines.append(f"(protocol {self.protocol} comes from {self.version_requirement}: {self.holder_step()})")
         from .registry import PLACEHOLDER_OWNER
 
         if PLACEHOLDER_OWNER in self.registry_name:
@@ -137,6 +135,28 @@ class ScaffoldOptions:
                 f"{self.dist_name}; then `mcp-bindgen registry check {self.path / 'server.json'}`)"
             )
         return "\n".join(lines)
+
+    def holder_step(self) -> str:
+        """What installing the distribution holding the chosen version takes."""
+        if self.version_requirement is not None and " @ " in self.version_requirement:
+            return "where it was installed from, which the project's install installs too"
+        return "install it in .venv first"
+
+    def requirement_note(self, code: str = "") -> str:
+        """Where the project's mcp-bindgen comes from, and how to choose another source (`code`
+        around commands and requirements: "`" in the README)."""
+        if self.bindgen_origin is not None:
+            return (
+                f"depends on mcp-bindgen from {self.bindgen_origin.describe()}, which this mcp-bindgen was "
+                f"installed from; once mcp-bindgen is on the package index, scaffold with "
+                f"{code}--bindgen =={__version__}{code} for a project that installs anywhere"
+            )
+        if self.direct_reference:
+            return f"depends on {code}{self.requirement}{code}, as --bindgen asked"
+        return (
+            f"depends on {code}{self.requirement}{code} from the package index; to use a local wheel or folder "
+            f"instead, scaffold with {code}--bindgen PATH{code}"
+        )
 
 
 def validate_name(name: str, *, from_path: bool = False) -> tuple[str, str]:
@@ -214,19 +234,6 @@ def runtime_extras(transport: str) -> list[str]:
     return {"stdio": ["runtime"], "http": ["http"], "both": ["http", "runtime"]}[transport]
 
 
-def checkout_root() -> Path | None:
-    """The mcp-bindgen checkout this module runs from (also when installed editable), else None."""
-    root = _PACKAGE_DIR.parent.parent
-    pyproject = root / "pyproject.toml"
-    if not (pyproject.is_file() and (root / "generator").is_dir() and (root / "templates").is_dir()):
-        return None
-    try:
-        name = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {}).get("name")
-    except tomllib.TOMLDecodeError:
-        return None
-    return root if name == "mcp-bindgen" else None
-
-
 def bindgen_requirement(spec: str | None, extras: list[str]) -> tuple[str, bool]:
     """The requirement line on mcp-bindgen and whether it is a direct (`@ url`) reference.
 
@@ -234,6 +241,7 @@ def bindgen_requirement(spec: str | None, extras: list[str]) -> tuple[str, bool]
     (`1.2.0` -> `==1.2.0`), a version specifier (`>=0.1`), a VCS/archive URL, or a full requirement
     starting with `mcp-bindgen`. None: this version of mcp-bindgen, from the package index (portable:
     nothing of this machine in it); `--bindgen .` (a checkout) or a wheel's path installs a local copy.
+    (`new` without --bindgen first takes where this mcp-bindgen was installed from: `origin`.)
     """
     base = f"mcp-bindgen[{','.join(sorted(extras))}]"
     if spec is None:
@@ -607,7 +615,7 @@ def build_files(opts: ScaffoldOptions) -> dict[str, str]:
             "tests/test_http.py.j2",
             imports=_import_block(
                 {
-                    "import socket",
+                    "import re",
                     "import subprocess",
                     "import sys",
                     "import time",
@@ -632,9 +640,9 @@ def build_files(opts: ScaffoldOptions) -> dict[str, str]:
             [
                 "",
                 "[tool.hatch.metadata]",
-                "allow-direct-references = true  # the mcp-bindgen requirement is a path or URL",
+                "allow-direct-references = true  # a requirement is a path or URL (where it was installed from)",
             ]
-            if opts.direct_reference
+            if opts.direct_reference or " @ " in (opts.version_requirement or "")
             else []
         ),
     )
@@ -745,13 +753,13 @@ def _readme_context(opts: ScaffoldOptions, features: list[str], run_lines: list[
         "features": features,
         "run_lines": run_lines,
         "configs": configs,
-        "requirement": opts.requirement,
+        "requirement_note": _prose(f"The project {opts.requirement_note('`')}."),
         "version_lines": (
             [
                 "",
                 f"Protocol {opts.protocol} is not one of mcp-bindgen's own versions: it comes from",
                 f"`{opts.version_requirement}` (made with `mcp-bindgen generate --package`), which the",
-                "project depends on too; install that distribution (from its folder or a wheel) first.",
+                f"project depends on too: {opts.holder_step()}.",
             ]
             if opts.version_requirement
             else []
@@ -762,6 +770,14 @@ def _readme_context(opts: ScaffoldOptions, features: list[str], run_lines: list[
         if "http" in opts.transports
         else [],
     }
+
+
+def _prose(text: str) -> list[str]:
+    """`text` in lines of the README's width, never breaking a `code span` or a hyphenated word."""
+    spans = re.split(r"(`[^`]*`)", text)
+    kept = "".join(part.replace(" ", "\xa0") if part.startswith("`") else part for part in spans)
+    lines = textwrap.wrap(kept, LINE_LENGTH, break_on_hyphens=False, break_long_words=False)
+    return [line.replace("\xa0", " ") for line in lines]
 
 
 def scaffold(opts: ScaffoldOptions) -> list[Path]:

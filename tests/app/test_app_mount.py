@@ -140,7 +140,7 @@ def test_what_cannot_be_mounted_is_refused() -> None:
 
     with pytest.raises(AppDefinitionError, match="'hello' of 'clash' is already registered here; mount it with a"):
         main.mount(clash)
-    assert [name for name in main._tools] == ["hello"]  # pyright: ignore[reportPrivateUsage]
+    assert [name for name in main.registries.tools] == ["hello"]
     main.mount(clash, namespace="other")
     with pytest.raises(AppDefinitionError, match="'clash' is already mounted here"):
         main.mount(clash, namespace="again")
@@ -184,7 +184,7 @@ async def test_a_mounted_apps_resource_updates_reach_the_parents_subscribers(ver
     main = App("main")
     main.mount(settings, namespace="s")
     seen: list[tuple[str, int]] = []
-    stop = settings._watch_subscribed(lambda uri, holders: seen.append((uri, holders)))  # pyright: ignore[reportPrivateUsage]
+    stop = settings._mounting.watch_subscribed(lambda uri, holders: seen.append((uri, holders)))  # pyright: ignore[reportPrivateUsage]
     updates: list[str] = []
 
     def on_notification(method: str, params: Any) -> None:

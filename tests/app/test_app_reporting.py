@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from mcp_bindgen.contract.lint import no_refs
+from mcp_bindings.live.contract.lint import no_refs
 from mcp_bindings.runtime.app import App, AppDefinitionError, ToolError
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.rpc.errors import McpError
@@ -78,7 +78,7 @@ def test_resource_without_a_uri_is_refused_where_it_is_written() -> None:
         def config() -> str:
             return "debug=false"
 
-    assert not app._resources and not app._templates  # pyright: ignore[reportPrivateUsage]
+    assert not app.registries.resources and not app.registries.templates
 
 
 @pytest.mark.parametrize("version", VERSIONS)

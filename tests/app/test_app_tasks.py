@@ -27,9 +27,9 @@ from mcp_bindings.runtime.app import Accepted, App, AppDefinitionError, Context
 from mcp_bindings.runtime.app.testing import client_handlers
 from mcp_bindings.runtime.client.task_handle import TaskHandle
 from mcp_bindings.runtime.client.tasks_ext import ToolTask
-from mcp_bindings.runtime.protocol.tasks_wire import EXTENSION
 from mcp_bindings.runtime.rpc.errors import McpError
-from mcp_bindings.runtime.tasks.service import current_task_id
+from mcp_bindings.runtime.tasks.core.wire import EXTENSION
+from mcp_bindings.runtime.tasks.server.service import current_task_id
 from tests.peers.task_app import Name, build
 
 pytestmark = pytest.mark.anyio

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mcp_bindgen.hosts import HOSTS
+from mcp_bindings.live.hosts import HOSTS
 from tests.support.cli import APP_SERVER, SCRIPT, bindgen
 from tests.support.cli import env as cli_env
 

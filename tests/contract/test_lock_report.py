@@ -3,8 +3,8 @@ change found at every locked version is one row "all 3" and one change in the co
 
 from __future__ import annotations
 
-from mcp_bindgen.contract.compat import Change
-from mcp_bindgen.contract.lock import CheckResult
+from mcp_bindings.live.contract.compat import Change
+from mcp_bindings.live.contract.lock import CheckResult
 
 VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
 

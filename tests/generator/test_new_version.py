@@ -20,7 +20,6 @@ import shutil
 import subprocess
 import sys
 import tomllib
-import venv
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ from mcp_bindgen.pipeline import package_name
 from tests.fixtures.next_version import NAME, NEXT_WIRE, write_next_schema
 from tests.support import REPO_ROOT, shared_schema_dir
 from tests.support.pipeline import PINNED_VERSIONS, rendered
+from tests.support.wheel import built_wheel, fresh_venv, pip
 
 SCENARIO = REPO_ROOT / "tests" / "fixtures" / "new_version_scenario.py"
 BASE_SCHEMA = shared_schema_dir() / "2026-07-28" / "schema.json"
@@ -490,37 +490,20 @@ def test_release_day_pins_regenerates_diffs_and_reviews(
 # -- from a wheel, in a fresh virtual environment --------------------------------------------------
 
 
-def _pip(python: str, *args: str, cwd: Path | None = None) -> None:
-    run = subprocess.run([python, "-m", "pip", *args], capture_output=True, text=True, timeout=900, cwd=cwd)
-    assert run.returncode == 0, run.stderr[-3000:]
-
-
-def build_wheel(dist: Path) -> Path:
-    base = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(REPO_ROOT)]
-    build = subprocess.run([*base, "--no-build-isolation"], capture_output=True, text=True, timeout=600)
-    if build.returncode != 0:
-        build = subprocess.run(base, capture_output=True, text=True, timeout=600)
-    assert build.returncode == 0, build.stderr
-    (wheel,) = dist.glob("mcp_bindgen-*.whl")
-    return wheel
-
-
 @pytest.mark.slow
 def test_a_wheel_user_generates_installs_serves_and_connects_a_new_version(tmp_path: Path) -> None:
-    wheel = build_wheel(tmp_path / "dist")
-    target = tmp_path / "venv"
-    venv.create(target, with_pip=True, system_site_packages=False)
-    python = str(target / "bin" / "python")
+    wheel = built_wheel()
+    python = fresh_venv(tmp_path / "venv")
     work = tmp_path / "work"
     next_dir = write_next_schema(BASE_SCHEMA, work / "next").parent
 
     # The bare wheel: generating says which extra to install; --version works.
-    _pip(python, "install", "-q", str(wheel))
+    pip(python, "install", "-q", str(wheel))
     bare = _cli(["generate", "--schema", str(next_dir), "--version", NAME], cwd=work, python=python)
     assert bare.returncode == 1 and bare.stderr.strip().endswith("install mcp-bindgen[generator]"), bare.stderr
     assert _cli(["--version"], python=python).stdout.startswith("mcp-bindgen ")
 
-    _pip(python, "install", "-q", f"{wheel}[runtime,generator]")
+    pip(python, "install", "-q", f"{wheel}[runtime,generator]")
     # From a wheel, `schema sync` writes every schema, the extensions' too, under ./schema: never
     # into the installed package.
     synced = _cli(["schema", "sync", "--from", str(shared_schema_dir())], cwd=work, python=python)
@@ -549,6 +532,9 @@ def test_a_wheel_user_generates_installs_serves_and_connects_a_new_version(tmp_p
     assert made.returncode == 0, made.stderr
     project = work / "mcp-bindings-next"
     assert f"install it with: pip install {project}" in made.stdout
+    # Its requirement on mcp-bindgen is the wheel this generator was installed from (no index has it yet).
+    made_project = tomllib.loads((project / "pyproject.toml").read_text())
+    assert made_project["project"]["dependencies"] == [f"mcp-bindgen @ {wheel.as_uri()}"]
     convention = "widgets/list (client to server): no rule in policy/capabilities.json: gated on server:widgets"
     assert convention in made.stdout
     assert not (work / "generated").exists()
@@ -578,7 +564,7 @@ def test_a_wheel_user_generates_installs_serves_and_connects_a_new_version(tmp_p
     assert named.returncode == 0, named.stderr
     assert 'name = "acme-mcp-next"' in (work / "acme-mcp-next" / "pyproject.toml").read_text()
 
-    _pip(python, "install", "-q", str(project))
+    pip(python, "install", "-q", str(project))
     # A user's program: a server on the next stub serves next and older clients; the next client
     # connects to a server on the pinned stub.
     run = subprocess.run([python, str(SCENARIO), NAME], capture_output=True, text=True, timeout=300, cwd=tmp_path)
@@ -606,13 +592,13 @@ def test_a_wheel_user_generates_installs_serves_and_connects_a_new_version(tmp_p
     scaffolded = _cli(["new", str(work / "on-next"), "--protocol", NAME, "--bindgen", str(wheel)], python=python)
     assert scaffolded.returncode == 0, scaffolded.stderr
     pyproject = tomllib.loads((work / "on-next" / "pyproject.toml").read_text())
-    assert "mcp-bindings-next==0.1.0" in pyproject["project"]["dependencies"]
-    assert (
-        "`mcp-bindings-next==0.1.0` (made with `mcp-bindgen generate --package`)"
-        in (work / "on-next" / "README.md").read_text()
-    )
-    assert "(protocol next comes from mcp-bindings-next==0.1.0: install it in .venv first)" in scaffolded.stdout
-    # From a wheel (no checkout), the hint says how to depend on a local wheel instead of the index.
+    # Installed from its folder (on no package index), the distribution is required from there.
+    holder = f"mcp-bindings-next @ {project.as_uri()}"
+    assert holder in pyproject["project"]["dependencies"]
+    assert f"`{holder}` (made with `mcp-bindgen generate --package`)" in (work / "on-next" / "README.md").read_text()
+    assert f"(protocol next comes from {holder}: where it was installed from" in scaffolded.stdout
+    # Without --bindgen, the project depends on the wheel this mcp-bindgen was installed from.
     portable = _cli(["new", str(work / "portable")], python=python)
     assert portable.returncode == 0, portable.stderr
-    assert "to use a local wheel or folder instead, scaffold with --bindgen PATH)" in portable.stdout
+    assert f"(it depends on mcp-bindgen from the wheel {wheel}, which this mcp-bindgen was installed" in portable.stdout
+    assert f"mcp-bindgen[runtime] @ {wheel.as_uri()}" in (work / "portable" / "pyproject.toml").read_text()

@@ -7,13 +7,13 @@ import json
 import os
 import subprocess
 import sys
-import venv
 from pathlib import Path
 
 import pytest
 
 from tests.support import REPO_ROOT
 from tests.support.pipeline import PINNED_VERSIONS
+from tests.support.wheel import built_wheel, fresh_venv, pip
 
 PROBE = (
     "import json, mcp_bindings, mcp_bindings.runtime.stdio.serve, mcp_bindings.v2025_11_25.server as s\n"
@@ -39,45 +39,22 @@ def test_editable_install_resolves_both_roots(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_wheel_holds_both_halves_and_imports(tmp_path: Path) -> None:
-    dist = tmp_path / "dist"
-    build = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(dist),
-            str(REPO_ROOT),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    if build.returncode != 0 and "hatchling" in build.stderr:
-        build = subprocess.run(
-            [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(REPO_ROOT)],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-    assert build.returncode == 0, build.stderr
-    (wheel,) = dist.glob("mcp_bindgen-*.whl")
-    target = tmp_path / "venv"
-    venv.create(target, with_pip=True, system_site_packages=False)
-    python = str(target / "bin" / "python")
-    install = subprocess.run(
-        [python, "-m", "pip", "install", "-q", f"{wheel}[runtime]"], capture_output=True, text=True, timeout=600
-    )
-    assert install.returncode == 0, install.stderr
+    python = fresh_venv(tmp_path / "venv")
+    pip(python, "install", "-q", f"{built_wheel()}[runtime]")
     found = _probe(python, tmp_path)
     (root,) = {Path(str(p)) for p in found["path"]}  # type: ignore[union-attr]
     assert root.parent.name == "site-packages" and (root / "runtime" / "server" / "runtime.py").is_file()
-    assert (root / "runtime" / "protocol" / "policy" / "crossing.json").is_file()  # the runtime's policy data ships too
+    assert (root / "runtime" / "protocol" / "policy" / "retry.json").is_file()  # the runtime's policy data ships too
+    assert (root / "v2026_07_28" / "crossing.py").is_file()  # and each version's crossing tables
     assert found["versions"] == PINNED_VERSIONS and found["stub"] == "2025-11-25"
+    # The live-server tools ship on the runtime's side, their data with them, and the installed
+    # command finds them through their entry point (`mcp_bindgen.commands`).
+    assert (root / "live" / "contract" / "lint_rules.json").is_file()
+    listed = subprocess.run(
+        [str(Path(python).parent / "mcp-bindgen"), "--help"], capture_output=True, text=True, timeout=120
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert {"call", "record", "mock", "generate"} <= set(listed.stdout.split())
 
 
 def test_pyright_resolves_both_roots_through_the_install(tmp_path: Path) -> None:

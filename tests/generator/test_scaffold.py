@@ -248,6 +248,10 @@ def test_pyproject_readme_and_layout(tmp_path: Path) -> None:
     assert project["scripts"] == {"weather-server": "weather_server.server:main"}
     assert "pytest>=8" in project["optional-dependencies"]["test"]
     assert pyproject["tool"]["hatch"]["metadata"]["allow-direct-references"] is True
+    # The HTTP test's server binds its port once (port 0) and says where: the test picks none to
+    # close and hand over, which another process could take in between (issue 45, item 1).
+    http_test = (target / "tests" / "test_http.py").read_text(encoding="utf-8")
+    assert '"--port", "0"]' in http_test and ".bind(" not in http_test and "free_port" not in http_test
     readme = (target / "README.md").read_text(encoding="utf-8")
     assert f'"command": "{target / ".venv" / "bin" / "weather-server"}"' in readme
     assert '"url": "http://127.0.0.1:3001/mcp"' in readme
@@ -302,7 +306,8 @@ def test_bindgen_spec_forms(tmp_path: Path) -> None:
         True,
     )
     assert bindgen_requirement("mcp-bindgen[http]~=0.1", extras) == ("mcp-bindgen[http]~=0.1", False)
-    # The default is portable: this version, from the package index (a checkout only when asked for).
+    # No spec: this version, from the package index (`new` first takes where mcp-bindgen was installed
+    # from: tests/generator/test_origin.py).
     assert bindgen_requirement(None, extras) == (f"mcp-bindgen[runtime]=={__version__}", False)
     with pytest.raises(BindgenError, match="no mcp-bindgen project"):
         bindgen_requirement(str(tmp_path), extras)

@@ -248,6 +248,21 @@ def test_runtime_serves_exactly_the_builtin_requests() -> None:
     assert builtin_requests <= builtin_methods()
 
 
+def test_methods_the_runtime_serves_unless_overridden_are_served_by_the_tasks_plug_in() -> None:
+    # policy/runtime_methods.json `served_unless_overridden` marks these specs `runtime_served`, so a
+    # stub declaring `tasks` need not implement them; the tasks plug-in must then answer each one.
+    from mcp_bindings.runtime.tasks.server.methods import served_by_runtime
+
+    served = {
+        method
+        for v in PINNED_VERSIONS
+        for method, spec in registry.protocol(v).client_requests.items()
+        if spec.runtime_served
+    }
+    assert served == {"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"}
+    assert all(served_by_runtime(method) is not None for method in served)
+
+
 def test_other_surface_policies_name_real_things() -> None:
     from mcp_bindgen.render.surface_modules import builtin_methods
     from mcp_bindgen.surface import empty_result_methods, handler_renames, policy_error_codes

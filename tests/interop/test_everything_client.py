@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,6 +15,7 @@ import orjson
 import pytest
 
 from tests.support import REPO_ROOT
+from tests.support.http import serve_config
 
 pytestmark = pytest.mark.interop
 
@@ -127,22 +125,10 @@ def server() -> Iterator[tuple[str, Recorder]]:
 
     from mcp_bindings.runtime.http.app import create_app
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
     recorder = Recorder(create_app(make_server()))
-    uv = uvicorn.Server(uvicorn.Config(recorder, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=uv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not uv.started:
-        assert time.monotonic() < deadline, "the test server did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}/mcp", recorder
-    finally:
-        uv.should_exit = True
-        thread.join(timeout=10)
+    # On a socket bound once by serve_config (uvicorn listens on it): no port picked, closed and bound again.
+    with serve_config(uvicorn.Config(recorder, host="127.0.0.1", port=0, log_level="warning")) as base:
+        yield f"{base}/mcp", recorder
 
 
 def run_client(url: str, version: str, scenario: str = "", context: Any = None) -> subprocess.CompletedProcess[str]:

@@ -10,7 +10,7 @@ import anyio
 from pydantic import BaseModel
 
 from mcp_bindings.runtime.app import Accepted, App, Context
-from mcp_bindings.runtime.tasks.service import current_task_id
+from mcp_bindings.runtime.tasks.server.service import current_task_id
 
 
 class Name(BaseModel):

@@ -1,6 +1,6 @@
 """What a server advertises and who it says it is, kept per version (`peer.Lifecycle.advertised`,
 `peer.ServerIdentity`) and stamped onto stateless results without copying the model
-(`bridge.VersionBridge._stamped_json`): anything registered or changed at run time must show in the
+(`results_out.ResultWriter._stamped_json`): anything registered or changed at run time must show in the
 very next request, and the stamped JSON must be what the long way (`_stamped`) writes.
 
 Driven in-process, without an event loop, with the helpers of `test_message_path_runtime`.
@@ -119,7 +119,7 @@ def test_stamped_json_is_what_the_long_way_writes(case: int, ttl: int) -> None:
     view = runtime.lifecycle.stateless_view(jsonrpc.Request(1, method, {"_meta": stateless_meta()}, {}))
     spec = view.protocol.client_requests[method]
     written = orjson.loads(runtime.bridge._result_bytes(spec, result, view, 0, None))  # noqa: SLF001
-    long_way = orjson.loads(versions.checked_json(runtime.bridge._stamped(result, view), "x"))  # noqa: SLF001
+    long_way = orjson.loads(versions.checked_json(runtime.results.stamped(result, view), "x"))
     assert written == long_way
     assert written["_meta"][SERVER_INFO] == {"name": "echo", "version": "1.0.0"}
     if method == "tools/list":

@@ -29,19 +29,20 @@ ALLOW = REPO / "scripts" / "import_cycles.allow"
 
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of runtime/ and generator/ (Python files only) and of pyproject.toml."""
+    """A copy of runtime/, generator/ and generated/ (Python files only) and of pyproject.toml."""
     root = tmp_path_factory.mktemp("layers")
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(REPO / "runtime", root / "runtime", ignore=ignore)
     shutil.copytree(REPO / "generator", root / "generator", ignore=ignore)
+    shutil.copytree(REPO / "generated", root / "generated", ignore=ignore)
     shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
     return root
 
 
 def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
-    """import-linter over `root`'s copies (and the real generated packages), with no editable
+    """import-linter over `root`'s copies, with no editable
     install's paths: `-S` skips the .pth files, site-packages is named on PYTHONPATH instead."""
-    path = [str(root / "runtime"), str(REPO / "generated"), str(root / "generator"), sysconfig.get_paths()["purelib"]]
+    path = [str(root / "runtime"), str(root / "generated"), str(root / "generator"), sysconfig.get_paths()["purelib"]]
     code = "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
     return subprocess.run(
         [sys.executable, "-S", "-c", code, "--no-cache"],
@@ -85,13 +86,53 @@ def test_the_tree_keeps_every_contract(scratch: Path) -> None:
         ),
         (
             "runtime/mcp_bindings/runtime/protocol/versions.py",
-            "from mcp_bindings.runtime.tasks import store as _store",
+            "from mcp_bindings.runtime.tasks.core import store as _store",
+            "tasks sits above protocol",
+        ),
+        (
+            "runtime/mcp_bindings/runtime/client/tasks.py",
+            "from mcp_bindings.runtime.tasks.server import service as _service",
             "tasks is a plug-in",
+        ),
+        (
+            "runtime/mcp_bindings/runtime/tasks/core/store.py",
+            "from mcp_bindings.runtime.client import seam as _seam",
+            "tasks.core is what both sides share",
+        ),
+        (
+            "runtime/mcp_bindings/runtime/tasks/core/handshake.py",
+            "from mcp_bindings.runtime.tasks.server import service as _service",
+            "tasks: api > server > core",
         ),
         (
             "generator/mcp_bindgen/lower.py",
             "from mcp_bindings.runtime.protocol import registry as _registry",
-            "the generator pipeline imports nothing from the runtime",
+            "the generator imports nothing from the runtime",
+        ),
+        (
+            "generator/mcp_bindgen/cli.py",
+            "from mcp_bindings.live import cli as _live",
+            "the generator imports nothing from the runtime or the live-server tools",
+        ),
+        (
+            "runtime/mcp_bindings/runtime/recording/pytest_plugin.py",
+            "from mcp_bindgen import cli as _cli",
+            "the runtime imports neither the generator nor the live-server tools",
+        ),
+        (
+            "runtime/mcp_bindings/runtime/app/core.py",
+            "from mcp_bindings.live import hosts as _hosts",
+            "the runtime imports neither the generator nor the live-server tools",
+        ),
+        (
+            "generated/mcp_bindings/v2026_07_28/server.py",
+            "from mcp_bindings.runtime.server import stubs as _stubs",
+            "generated code imports only the runtime's façade",
+        ),
+        (
+            "generated/mcp_bindings/ext/io_modelcontextprotocol_tasks/client.py",
+            "from mcp_bindings.runtime.client import runtime as _runtime",
+            "generated code imports only the runtime's façade",
         ),
     ],
 )
@@ -254,8 +295,8 @@ NOT_ON_THE_STDIO_PATH = (
     "mcp_bindings.runtime.client.http",
     "mcp_bindings.runtime.auth",
     "mcp_bindings.runtime.scaleout",
-    "mcp_bindings.runtime.tasks.extension",
-    "mcp_bindings.runtime.protocol.tasks_wire",
+    "mcp_bindings.runtime.tasks.server.extension",
+    "mcp_bindings.runtime.tasks.core.wire",
     "mcp_bindings.ext",
     "mcp_bindings.v2026_07_28",
     "mcp_bindgen",
@@ -304,6 +345,26 @@ def test_a_stdio_server_loads_only_what_its_traffic_needs() -> None:
     total = len(list((REPO / "generated" / "mcp_bindings" / "v2025_11_25" / "models").glob("_*.py")))
     assert len(created) < total / 3, f"{len(created)} of {total} model modules loaded"
     assert "mcp_bindings.v2025_11_25._messages" not in loaded
+
+
+def test_the_facade_loads_a_name_s_home_only_when_it_is_used() -> None:
+    """Generated modules import the runtime through `mcp_bindings.runtime.abi`; a version's `about`
+    (read by the registry to discover it) loads no more of the runtime than the descriptors, and a
+    name taken from the façade is the runtime's own object."""
+    code = (
+        "import json, sys\n"
+        "import mcp_bindings.v2026_07_28.about\n"
+        "before = sorted(m for m in sys.modules if m.startswith('mcp_bindings.runtime'))\n"
+        "from mcp_bindings.runtime.abi.client import ClientStub\n"
+        "from mcp_bindings.runtime.client.stub import ClientStub as Home\n"
+        "print(json.dumps([before, ClientStub is Home]))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    before, same = json.loads(result.stdout)
+    assert same
+    runtime = {m.removeprefix("mcp_bindings.runtime.") for m in before} - {"mcp_bindings.runtime"}
+    assert runtime == {"abi", "abi.protocol", "protocol", "protocol.spec", "rpc", "rpc.extras"}
 
 
 # -- class sizes: scripts/class_sizes.py ----------------------------------------------------------

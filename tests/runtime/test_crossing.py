@@ -1,20 +1,18 @@
 """What a server sends a client of another version (results, notifications, its own requests) is
-crossed into that version by policy/crossing.json: one test per policy entry that fails when the
-entry no longer applies to any pair of pinned versions, and the behaviour of each case end to end
-(in memory, server and client of different versions)."""
+crossed into that version by the pair's generated crossing table (policy/crossing.json of the
+generator decides what the schemas cannot; tests/generator/test_crossing_tables.py fails on a stale
+entry): the behaviour of each case end to end (in memory, server and client of different versions)."""
 
 from __future__ import annotations
 
 import importlib
-import typing
 from typing import Any
 
 import anyio
 import pytest
-from pydantic import BaseModel
 
 from mcp_bindings.runtime.memory import connect_in_memory
-from mcp_bindings.runtime.protocol import crossing, registry, versions
+from mcp_bindings.runtime.protocol import registry, versions
 from mcp_bindings.runtime.rpc.errors import McpError, NotExpressible
 
 pytestmark = pytest.mark.anyio
@@ -25,82 +23,10 @@ def mod(version: str, kind: str) -> Any:
     return importlib.import_module(f"mcp_bindings.{registry.info(version).package}.{kind}")
 
 
-# -- every policy entry applies to some pair of pinned versions ------------------------------------
-
 SAMPLE_CONTENT = {
     "audio": {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
     "resource_link": {"type": "resource_link", "uri": "file:///notes.txt", "name": "notes"},
 }
-
-
-def carries(version: str, block: dict[str, Any]) -> bool:
-    result = registry.protocol(version).client_requests["tools/call"].result
-    try:
-        versions.validate(result, {"content": [block]})
-    except Exception:  # noqa: BLE001 - refused by that version's models
-        return False
-    return True
-
-
-@pytest.mark.parametrize("kind", sorted(crossing.policy().content))
-def test_content_rule_applies_to_pinned_versions(kind: str) -> None:
-    block = SAMPLE_CONTENT[kind]  # a KeyError here: add a sample for the new policy entry
-    assert {carries(v, block) for v in PINNED} == {True, False}, f"{kind}: every pinned version agrees"
-
-
-def param_fields(params: Any) -> tuple[set[str], set[str]]:
-    """(wire names of every field, wire names of required fields) across a params type's members."""
-    fields: set[str] = set()
-    required: set[str] = set()
-    members = [params]
-    while members:
-        item = members.pop()
-        if isinstance(item, type) and issubclass(item, BaseModel):
-            for name, info in item.model_fields.items():
-                fields.add(info.alias or name)
-                if info.is_required():
-                    required.add(info.alias or name)
-        elif hasattr(item, "__value__"):  # a `type X = ...` alias (typing_extensions.TypeAliasType)
-            members.append(item.__value__)
-        else:
-            members.extend(typing.get_args(item))
-    return fields, required
-
-
-@pytest.mark.parametrize("key", sorted(crossing.policy().params))
-def test_param_rule_applies_to_pinned_versions(key: tuple[str, str]) -> None:
-    method, param = key
-    rule = crossing.policy().params[key]
-    having, requiring, lacking = set(), set(), set()
-    for version in PINNED:
-        tables = registry.protocol(version)
-        spec = tables.server_requests.get(method) or tables.input_requests.get(method)
-        if spec is None or spec.params is None:
-            continue
-        fields, required = param_fields(spec.params)
-        (having if param in fields else lacking).add(version)
-        if param in required:
-            requiring.add(version)
-    if rule.outcome == "generate":
-        assert requiring and lacking, f"{method} params.{param}: no pinned version requires it while another lacks it"
-    else:
-        assert having and lacking, f"{method} params.{param}: defined by every pinned version having {method}"
-
-
-@pytest.mark.parametrize("rule", crossing.policy().codes, ids=lambda r: f"{r.name}->{r.otherwise or r.becomes}")
-def test_code_rule_applies_to_pinned_versions(rule: crossing.CodeRule) -> None:
-    tables = [registry.protocol(v).error_codes.codes for v in PINNED]
-    other = rule.otherwise or rule.becomes
-    if rule.otherwise is not None:
-        assert any(rule.name not in codes for codes in tables), f"{rule.name} is defined by every pinned version"
-    else:
-        assert any(other not in codes for codes in tables), f"{other} is defined by every pinned version"
-    assert any(other in codes for codes in tables), f"{other} is defined by no pinned version"
-
-
-def test_policy_entries_give_reasons() -> None:
-    entries = [*crossing.policy().content.values(), *crossing.policy().params.values(), *crossing.policy().codes]
-    assert all(len(entry.reason) > 20 for entry in entries)
 
 
 # -- the server's requests, in the client's version ----------------------------------------------

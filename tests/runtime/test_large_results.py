@@ -173,7 +173,7 @@ STATELESS_META = {
 
 async def test_a_large_stateless_result_stamped_and_checked(monkeypatch: pytest.MonkeyPatch) -> None:
     """At 2026-07-28 the server's identity is written into the result's JSON and the whole checked
-    (`VersionBridge.stamped_json`): the same list twice is the same answer, a list changed in place
+    (`ResultWriter.stamped_json`): the same list twice is the same answer, a list changed in place
     after it passed is refused as the JSON check refuses it."""
     monkeypatch.delenv("MCP_BINDINGS_CHECK_RESULTS", raising=False)
     from mcp_bindings.v2026_07_28 import models as m2

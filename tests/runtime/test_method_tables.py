@@ -14,11 +14,11 @@ import pytest
 
 from mcp_bindings.runtime.app import App
 from mcp_bindings.runtime.protocol import registry
-from mcp_bindings.runtime.protocol.tasks_wire import EXTENSION as TASKS_EXTENSION
 from mcp_bindings.runtime.rpc.errors import METHOD_NOT_FOUND, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import Request
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.server.runtime import ServerRuntime
+from mcp_bindings.runtime.tasks.core.wire import EXTENSION as TASKS_EXTENSION
 
 pytestmark = pytest.mark.anyio
 

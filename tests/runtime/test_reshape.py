@@ -4,26 +4,25 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from mcp_bindings.runtime.protocol.reshape import reshaped
-from mcp_bindings.runtime.protocol.spec import Reshape
+from mcp_bindings.runtime.protocol.spec import Gather, Reshape, Spread
 
-RULE = Reshape.of(
-    {
-        "type": "Result",
-        "field": "outputs",
-        "gather": [
-            {"where": {"audience": ["assistant", "user"]}, "take": "content", "into": "content", "join": "concat"},
-            {"where": {"audience": ["program"]}, "take": "data", "into": "structured", "join": "first"},
-        ],
-        "spread": [
-            {"from": "content", "item": {"audience": "assistant", "content": "$"}},
-            {"from": "structured", "item": {"audience": "program", "data": "$"}},
-        ],
-    }
+RULE = Reshape(
+    "Result",
+    "outputs",
+    (
+        Gather(MappingProxyType({"audience": ("assistant", "user")}), "content", "content", "concat"),
+        Gather(MappingProxyType({"audience": ("program",)}), "data", "structured", "first"),
+    ),
+    (
+        Spread("content", MappingProxyType({"audience": "assistant", "content": "$"})),
+        Spread("structured", MappingProxyType({"audience": "program", "data": "$"})),
+    ),
 )
 RULES = {"Result": RULE}
 

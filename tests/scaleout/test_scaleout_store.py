@@ -12,7 +12,7 @@ import pytest
 
 from mcp_bindings.runtime.scaleout.backends.redis import RedisBackend
 from mcp_bindings.runtime.scaleout.backends.redis_tasks import RedisTaskStore
-from mcp_bindings.runtime.tasks.store import InvalidCursor, TaskLimitError
+from mcp_bindings.runtime.tasks.core.store import InvalidCursor, TaskLimitError
 from tests.peers.redis_server import RedisServer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.scaleout]

@@ -13,6 +13,7 @@ tests/test_layout.py checks that). Fixtures live in the conftest.py files; what 
 - `tasks`: a server whose tool runs as a task;
 - `pyright_snippet`: pyright strict over a snippet;
 - `child_env`: what a stdio server started by the runtime may inherit (the secrets it must not).
+- `wheel`: mcp-bindgen's wheel, built once per source tree into .cache/wheel/, and fresh venvs to install it in.
 
 The peers run as processes (tests/peers/) stay there: their files are run as scripts by path.
 """

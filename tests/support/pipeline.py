@@ -49,9 +49,15 @@ def rendered(version: str) -> Mapping[str, str]:
 
 def rendered_pinned(versions: list[str] | None = None) -> dict[str, str]:
     """`pipeline.render_pinned` built from `rendered`: a drop-in for tests that run `check`."""
+    from mcp_bindgen.pipeline import RenderedVersion, crossing_files
+    from mcp_bindgen.surface import derive_surface
+
     out: dict[str, str] = {}
+    ready = []
     for version in versions or list(load_pins()):
         out.update(rendered(version))
+        ready.append(RenderedVersion(version, {}, pinned_ir(version), derive_surface(pinned_ir(version))))
+    out.update(crossing_files(ready))
     return dict(sorted(out.items()))
 
 

@@ -31,7 +31,7 @@ from mcp_bindings.ext.io_modelcontextprotocol_tasks import client as ext_client
 from mcp_bindings.runtime.client.task_handle import TaskHandle
 from mcp_bindings.runtime.client.tasks_ext import ToolTask
 from mcp_bindings.runtime.memory import connect_in_memory
-from mcp_bindings.runtime.protocol import tasks_wire
+from mcp_bindings.runtime.tasks.core import wire as tasks_wire
 from mcp_bindings.v2025_11_25 import client as c25
 from mcp_bindings.v2025_11_25 import models as m25
 from mcp_bindings.v2026_07_28 import client as c26

@@ -17,7 +17,7 @@ import pytest
 
 from mcp_bindings.runtime.memory import connect_in_memory
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
-from mcp_bindings.runtime.tasks.service import RELATED_TASK
+from mcp_bindings.runtime.tasks.server.service import RELATED_TASK
 from mcp_bindings.v2025_11_25 import client as client_module
 from mcp_bindings.v2025_11_25 import models as m
 from mcp_bindings.v2025_11_25.server import Server

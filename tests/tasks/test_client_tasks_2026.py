@@ -27,11 +27,11 @@ from mcp_bindings.runtime.client.http import connect_http
 from mcp_bindings.runtime.client.tasks_ext import TaskCancelledError, ToolTask, finished
 from mcp_bindings.runtime.http.app import create_app
 from mcp_bindings.runtime.memory import connect_in_memory
-from mcp_bindings.runtime.protocol import tasks_wire
 from mcp_bindings.runtime.protocol.context import RequestContext
-from mcp_bindings.runtime.protocol.tasks_wire import EXTENSION
 from mcp_bindings.runtime.rpc.errors import McpError
 from mcp_bindings.runtime.stdio.connect import connect_stdio
+from mcp_bindings.runtime.tasks.core import wire as tasks_wire
+from mcp_bindings.runtime.tasks.core.wire import EXTENSION
 from mcp_bindings.v2026_07_28 import client as c
 from mcp_bindings.v2026_07_28 import models as m
 from mcp_bindings.v2026_07_28.server import Server

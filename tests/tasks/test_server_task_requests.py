@@ -1,5 +1,5 @@
 """Task-augmented requests from a server's handler to its client at MCP 2025-11-25
-(runtime/tasks/outgoing.py), against our own client as the receiver (runtime/client/tasks.py): in
+(runtime/tasks/server/outgoing.py), against our own client as the receiver (runtime/client/tasks.py): in
 one process and over real Streamable HTTP on 127.0.0.1.
 
 The handler gets a `ClientTask` whose `result()` is the plain `CreateMessageResult` (what
@@ -22,7 +22,7 @@ from mcp_bindings.runtime.memory import connect_in_memory
 from mcp_bindings.runtime.protocol.context import RequestContext
 from mcp_bindings.runtime.rpc.errors import McpError
 from mcp_bindings.runtime.server.bridge import NotExpressible
-from mcp_bindings.runtime.tasks.outgoing import ClientTask, request_as_task
+from mcp_bindings.runtime.tasks.server.outgoing import ClientTask, request_as_task
 from mcp_bindings.v2025_11_25 import client as c
 from mcp_bindings.v2025_11_25 import models as m
 from mcp_bindings.v2025_11_25 import server as s

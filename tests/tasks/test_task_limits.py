@@ -18,12 +18,12 @@ from mcp_bindings.runtime import tasks
 from mcp_bindings.runtime.app import App
 from mcp_bindings.runtime.http.app import create_app
 from mcp_bindings.runtime.http.stateless import stateless_status
-from mcp_bindings.runtime.protocol.tasks_wire import EXTENSION as TASKS_EXTENSION
 from mcp_bindings.runtime.rpc.errors import LIMIT_REACHED, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import Request
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.server.runtime import ServerRuntime
-from mcp_bindings.runtime.tasks.store import InMemoryTaskStore, TaskLimitError
+from mcp_bindings.runtime.tasks.core.store import InMemoryTaskStore, TaskLimitError
+from mcp_bindings.runtime.tasks.core.wire import EXTENSION as TASKS_EXTENSION
 from mcp_bindings.v2026_07_28 import models as m
 from mcp_bindings.v2026_07_28.server import Server
 from tests.support.http import ACCEPT, META, rpc, serve_in_thread

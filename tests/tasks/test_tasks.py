@@ -1,4 +1,4 @@
-"""Tasks at 2025-11-25 (runtime/tasks/service.py, runtime/tasks/store.py): task-augmented `tools/call`
+"""Tasks at 2025-11-25 (runtime/tasks/server/, runtime/tasks/core/store.py): task-augmented `tools/call`
 answered with `CreateTaskResult`, `tasks/get|result|list|cancel` served by the runtime from the task
 store, status notifications, TTL expiry, requester scoping, tool-level negotiation, and the typed
 client's `TaskHandle`.
@@ -35,8 +35,8 @@ from mcp_bindings.runtime.http.app import create_app
 from mcp_bindings.runtime.memory import connect_in_memory
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, CapabilityError, McpError
 from mcp_bindings.runtime.stdio.connect import connect_stdio
-from mcp_bindings.runtime.tasks.service import RELATED_TASK
-from mcp_bindings.runtime.tasks.store import InMemoryTaskStore, InvalidCursor, TaskLimitError
+from mcp_bindings.runtime.tasks.core.store import InMemoryTaskStore, InvalidCursor, TaskLimitError
+from mcp_bindings.runtime.tasks.server.service import RELATED_TASK
 from mcp_bindings.v2025_11_25 import client as c
 from mcp_bindings.v2025_11_25 import models as m
 from tests.peers.harness import server_env

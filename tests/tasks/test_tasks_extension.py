@@ -1,5 +1,5 @@
-"""Tasks at 2026-07-28: the `io.modelcontextprotocol/tasks` extension (runtime/tasks/extension.py,
-runtime/protocol/tasks_wire.py), over real stateless HTTP against the conformance everything-server on uvicorn
+"""Tasks at 2026-07-28: the `io.modelcontextprotocol/tasks` extension (runtime/tasks/server/extension.py,
+runtime/tasks/core/wire.py), over real stateless HTTP against the conformance everything-server on uvicorn
 (127.0.0.1).
 
 What a requestor sees: the extension advertised under `capabilities.extensions` (and not at

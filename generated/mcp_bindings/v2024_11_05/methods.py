@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
-from mcp_bindings.runtime.protocol.spec import (
+from mcp_bindings.runtime.abi.protocol import (
     Capability,
     Deferred,
     ErrorCodes,
@@ -79,6 +79,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "initialize": MethodSpec(
             method="initialize",
@@ -94,6 +95,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "logging/setLevel": MethodSpec(
             method="logging/setLevel",
@@ -109,6 +111,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "ping": MethodSpec(
             method="ping",
@@ -124,6 +127,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "prompts/get": MethodSpec(
             method="prompts/get",
@@ -139,6 +143,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "prompts/list": MethodSpec(
             method="prompts/list",
@@ -154,6 +159,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "resources/list": MethodSpec(
             method="resources/list",
@@ -169,6 +175,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "resources/read": MethodSpec(
             method="resources/read",
@@ -184,6 +191,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "resources/subscribe": MethodSpec(
             method="resources/subscribe",
@@ -199,6 +207,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "resources/templates/list": MethodSpec(
             method="resources/templates/list",
@@ -214,6 +223,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=True,
+            runtime_served=False,
         ),
         "resources/unsubscribe": MethodSpec(
             method="resources/unsubscribe",
@@ -229,6 +239,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "tools/call": MethodSpec(
             method="tools/call",
@@ -244,6 +255,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "tools/list": MethodSpec(
             method="tools/list",
@@ -259,6 +271,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
     }
 )
@@ -279,6 +292,7 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/initialized": MethodSpec(
             method="notifications/initialized",
@@ -294,6 +308,7 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/progress": MethodSpec(
             method="notifications/progress",
@@ -309,6 +324,7 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/roots/list_changed": MethodSpec(
             method="notifications/roots/list_changed",
@@ -324,6 +340,7 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
     }
 )
@@ -344,6 +361,7 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "roots/list": MethodSpec(
             method="roots/list",
@@ -359,6 +377,7 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "sampling/createMessage": MethodSpec(
             method="sampling/createMessage",
@@ -374,6 +393,7 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
     }
 )
@@ -394,6 +414,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/message": MethodSpec(
             method="notifications/message",
@@ -409,6 +430,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/progress": MethodSpec(
             method="notifications/progress",
@@ -424,6 +446,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/prompts/list_changed": MethodSpec(
             method="notifications/prompts/list_changed",
@@ -439,6 +462,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/resources/list_changed": MethodSpec(
             method="notifications/resources/list_changed",
@@ -454,6 +478,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/resources/updated": MethodSpec(
             method="notifications/resources/updated",
@@ -469,6 +494,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/tools/list_changed": MethodSpec(
             method="notifications/tools/list_changed",
@@ -484,6 +510,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
     }
 )

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
-from mcp_bindings.runtime.protocol.spec import (
+from mcp_bindings.runtime.abi.protocol import (
     Capability,
     Deferred,
     ErrorCodes,
@@ -80,6 +80,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "initialize": MethodSpec(
             method="initialize",
@@ -95,6 +96,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "logging/setLevel": MethodSpec(
             method="logging/setLevel",
@@ -110,6 +112,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "ping": MethodSpec(
             method="ping",
@@ -125,6 +128,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "prompts/get": MethodSpec(
             method="prompts/get",
@@ -140,6 +144,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "prompts/list": MethodSpec(
             method="prompts/list",
@@ -155,6 +160,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "resources/list": MethodSpec(
             method="resources/list",
@@ -170,6 +176,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "resources/read": MethodSpec(
             method="resources/read",
@@ -185,6 +192,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "resources/subscribe": MethodSpec(
             method="resources/subscribe",
@@ -200,6 +208,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "resources/templates/list": MethodSpec(
             method="resources/templates/list",
@@ -215,6 +224,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=True,
+            runtime_served=False,
         ),
         "resources/unsubscribe": MethodSpec(
             method="resources/unsubscribe",
@@ -230,6 +240,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "tools/call": MethodSpec(
             method="tools/call",
@@ -245,6 +256,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "tools/list": MethodSpec(
             method="tools/list",
@@ -260,6 +272,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
     }
 )
@@ -280,6 +293,7 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/initialized": MethodSpec(
             method="notifications/initialized",
@@ -295,6 +309,7 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/progress": MethodSpec(
             method="notifications/progress",
@@ -310,6 +325,7 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/roots/list_changed": MethodSpec(
             method="notifications/roots/list_changed",
@@ -325,6 +341,7 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
     }
 )
@@ -345,6 +362,7 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "roots/list": MethodSpec(
             method="roots/list",
@@ -360,6 +378,7 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "sampling/createMessage": MethodSpec(
             method="sampling/createMessage",
@@ -375,6 +394,7 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
     }
 )
@@ -395,6 +415,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/message": MethodSpec(
             method="notifications/message",
@@ -410,6 +431,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/progress": MethodSpec(
             method="notifications/progress",
@@ -425,6 +447,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/prompts/list_changed": MethodSpec(
             method="notifications/prompts/list_changed",
@@ -440,6 +463,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/resources/list_changed": MethodSpec(
             method="notifications/resources/list_changed",
@@ -455,6 +479,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/resources/updated": MethodSpec(
             method="notifications/resources/updated",
@@ -470,6 +495,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/tools/list_changed": MethodSpec(
             method="notifications/tools/list_changed",
@@ -485,6 +511,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
     }
 )

@@ -18,11 +18,10 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from typing import Any, ClassVar, Literal, overload
 
-from mcp_bindings.runtime.protocol.context import NotificationContext, RequestContext
-from mcp_bindings.runtime.protocol.meta import Meta
-from mcp_bindings.runtime.protocol.spec import ProtocolTables
-from mcp_bindings.runtime.client.stub import ClientHandlerStub, ClientStub, ProgressCallback
-from mcp_bindings.runtime.client.task_handle import TaskHandle
+from mcp_bindings.runtime.abi.protocol import NotificationContext, RequestContext
+from mcp_bindings.runtime.abi.client import ClientHandlerStub, ClientStub, ProgressCallback
+from mcp_bindings.runtime.abi.protocol import Meta, ProtocolTables
+from mcp_bindings.runtime.abi.client import TaskHandle
 
 from . import methods
 from . import models as m

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
-from mcp_bindings.runtime.protocol.spec import (
+from mcp_bindings.runtime.abi.protocol import (
     Capability,
     Deferred,
     ErrorCodes,
@@ -81,6 +81,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "initialize": MethodSpec(
             method="initialize",
@@ -96,6 +97,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "logging/setLevel": MethodSpec(
             method="logging/setLevel",
@@ -111,6 +113,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "ping": MethodSpec(
             method="ping",
@@ -126,6 +129,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "prompts/get": MethodSpec(
             method="prompts/get",
@@ -141,6 +145,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "prompts/list": MethodSpec(
             method="prompts/list",
@@ -156,6 +161,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "resources/list": MethodSpec(
             method="resources/list",
@@ -171,6 +177,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "resources/read": MethodSpec(
             method="resources/read",
@@ -186,6 +193,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "resources/subscribe": MethodSpec(
             method="resources/subscribe",
@@ -201,6 +209,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "resources/templates/list": MethodSpec(
             method="resources/templates/list",
@@ -216,6 +225,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=True,
+            runtime_served=False,
         ),
         "resources/unsubscribe": MethodSpec(
             method="resources/unsubscribe",
@@ -231,6 +241,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "tools/call": MethodSpec(
             method="tools/call",
@@ -246,6 +257,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "tools/list": MethodSpec(
             method="tools/list",
@@ -261,6 +273,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
     }
 )
@@ -281,6 +294,7 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/initialized": MethodSpec(
             method="notifications/initialized",
@@ -296,6 +310,7 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/progress": MethodSpec(
             method="notifications/progress",
@@ -311,6 +326,7 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/roots/list_changed": MethodSpec(
             method="notifications/roots/list_changed",
@@ -326,6 +342,7 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
     }
 )
@@ -346,6 +363,7 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "ping": MethodSpec(
             method="ping",
@@ -361,6 +379,7 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "roots/list": MethodSpec(
             method="roots/list",
@@ -376,6 +395,7 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "sampling/createMessage": MethodSpec(
             method="sampling/createMessage",
@@ -391,6 +411,7 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
     }
 )
@@ -411,6 +432,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/message": MethodSpec(
             method="notifications/message",
@@ -426,6 +448,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/progress": MethodSpec(
             method="notifications/progress",
@@ -441,6 +464,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/prompts/list_changed": MethodSpec(
             method="notifications/prompts/list_changed",
@@ -456,6 +480,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/resources/list_changed": MethodSpec(
             method="notifications/resources/list_changed",
@@ -471,6 +496,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/resources/updated": MethodSpec(
             method="notifications/resources/updated",
@@ -486,6 +512,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/tools/list_changed": MethodSpec(
             method="notifications/tools/list_changed",
@@ -501,6 +528,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
     }
 )

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from mcp_bindings.runtime.server.client_calls import ClientCallsStub
-from mcp_bindings.runtime.protocol.context import NotificationContext, RequestContext
-from mcp_bindings.runtime.protocol.meta import Meta
-from mcp_bindings.runtime.protocol.spec import ProtocolTables
-from mcp_bindings.runtime.server.stubs import ServerStub
+from mcp_bindings.runtime.abi.protocol import ProtocolTables
+from mcp_bindings.runtime.abi.server import ClientCallsStub, ServerStub
+from mcp_bindings.runtime.abi.protocol import NotificationContext, RequestContext
+from mcp_bindings.runtime.abi.protocol import Meta
 
 from . import methods
 from . import models as m

@@ -4,7 +4,7 @@
 era, batches, the reserved `_meta` keys, the JSON Schema dialect of its schema.
 `mcp_bindings.runtime.protocol.registry` discovers versions by it."""
 
-from mcp_bindings.runtime.protocol.spec import MetaKeys, VersionInfo
+from mcp_bindings.runtime.abi.protocol import MetaKeys, VersionInfo
 
 INFO = VersionInfo(
     version="2025-11-25",

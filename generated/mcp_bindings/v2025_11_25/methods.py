@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
-from mcp_bindings.runtime.protocol.spec import (
+from mcp_bindings.runtime.abi.protocol import (
     Capability,
     Deferred,
     ErrorCodes,
@@ -101,6 +101,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "initialize": MethodSpec(
             method="initialize",
@@ -116,6 +117,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "logging/setLevel": MethodSpec(
             method="logging/setLevel",
@@ -131,6 +133,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "ping": MethodSpec(
             method="ping",
@@ -146,6 +149,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "prompts/get": MethodSpec(
             method="prompts/get",
@@ -161,6 +165,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "prompts/list": MethodSpec(
             method="prompts/list",
@@ -176,6 +181,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "resources/list": MethodSpec(
             method="resources/list",
@@ -191,6 +197,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "resources/read": MethodSpec(
             method="resources/read",
@@ -206,6 +213,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "resources/subscribe": MethodSpec(
             method="resources/subscribe",
@@ -221,6 +229,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "resources/templates/list": MethodSpec(
             method="resources/templates/list",
@@ -236,6 +245,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=True,
+            runtime_served=False,
         ),
         "resources/unsubscribe": MethodSpec(
             method="resources/unsubscribe",
@@ -251,6 +261,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "tasks/cancel": MethodSpec(
             method="tasks/cancel",
@@ -266,6 +277,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=True,
         ),
         "tasks/get": MethodSpec(
             method="tasks/get",
@@ -281,6 +293,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=True,
         ),
         "tasks/list": MethodSpec(
             method="tasks/list",
@@ -296,6 +309,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=True,
         ),
         "tasks/result": MethodSpec(
             method="tasks/result",
@@ -311,6 +325,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=True,
         ),
         "tools/call": MethodSpec(
             method="tools/call",
@@ -326,6 +341,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "tools/list": MethodSpec(
             method="tools/list",
@@ -341,6 +357,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
     }
 )
@@ -361,6 +378,7 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/initialized": MethodSpec(
             method="notifications/initialized",
@@ -376,6 +394,7 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/progress": MethodSpec(
             method="notifications/progress",
@@ -391,6 +410,7 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/roots/list_changed": MethodSpec(
             method="notifications/roots/list_changed",
@@ -406,6 +426,7 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/tasks/status": MethodSpec(
             method="notifications/tasks/status",
@@ -421,6 +442,7 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
     }
 )
@@ -448,6 +470,7 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             ),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "ping": MethodSpec(
             method="ping",
@@ -463,6 +486,7 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "roots/list": MethodSpec(
             method="roots/list",
@@ -478,6 +502,7 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "sampling/createMessage": MethodSpec(
             method="sampling/createMessage",
@@ -500,6 +525,7 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             ),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "tasks/cancel": MethodSpec(
             method="tasks/cancel",
@@ -515,6 +541,7 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=True,
         ),
         "tasks/get": MethodSpec(
             method="tasks/get",
@@ -530,6 +557,7 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=True,
         ),
         "tasks/list": MethodSpec(
             method="tasks/list",
@@ -545,6 +573,7 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=True,
         ),
         "tasks/result": MethodSpec(
             method="tasks/result",
@@ -560,6 +589,7 @@ SERVER_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=True,
         ),
     }
 )
@@ -580,6 +610,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/elicitation/complete": MethodSpec(
             method="notifications/elicitation/complete",
@@ -595,6 +626,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/message": MethodSpec(
             method="notifications/message",
@@ -610,6 +642,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/progress": MethodSpec(
             method="notifications/progress",
@@ -625,6 +658,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/prompts/list_changed": MethodSpec(
             method="notifications/prompts/list_changed",
@@ -640,6 +674,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/resources/list_changed": MethodSpec(
             method="notifications/resources/list_changed",
@@ -655,6 +690,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/resources/updated": MethodSpec(
             method="notifications/resources/updated",
@@ -670,6 +706,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/tasks/status": MethodSpec(
             method="notifications/tasks/status",
@@ -685,6 +722,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/tools/list_changed": MethodSpec(
             method="notifications/tools/list_changed",
@@ -700,6 +738,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
     }
 )

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
-from mcp_bindings.runtime.protocol.spec import (
+from mcp_bindings.runtime.abi.protocol import (
     Capability,
     Deferred,
     ErrorCodes,
@@ -89,6 +89,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "prompts/get": MethodSpec(
             method="prompts/get",
@@ -104,6 +105,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "prompts/list": MethodSpec(
             method="prompts/list",
@@ -119,6 +121,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "resources/list": MethodSpec(
             method="resources/list",
@@ -134,6 +137,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "resources/read": MethodSpec(
             method="resources/read",
@@ -149,6 +153,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "resources/templates/list": MethodSpec(
             method="resources/templates/list",
@@ -164,6 +169,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=True,
+            runtime_served=False,
         ),
         "server/discover": MethodSpec(
             method="server/discover",
@@ -179,6 +185,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "subscriptions/listen": MethodSpec(
             method="subscriptions/listen",
@@ -194,6 +201,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "tools/call": MethodSpec(
             method="tools/call",
@@ -209,6 +217,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "tools/list": MethodSpec(
             method="tools/list",
@@ -224,6 +233,7 @@ CLIENT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
     }
 )
@@ -244,6 +254,7 @@ CLIENT_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
     }
 )
@@ -266,6 +277,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/message": MethodSpec(
             method="notifications/message",
@@ -281,6 +293,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/progress": MethodSpec(
             method="notifications/progress",
@@ -296,6 +309,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/prompts/list_changed": MethodSpec(
             method="notifications/prompts/list_changed",
@@ -311,6 +325,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/resources/list_changed": MethodSpec(
             method="notifications/resources/list_changed",
@@ -326,6 +341,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/resources/updated": MethodSpec(
             method="notifications/resources/updated",
@@ -341,6 +357,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/subscriptions/acknowledged": MethodSpec(
             method="notifications/subscriptions/acknowledged",
@@ -356,6 +373,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=True,
             optional_handler=False,
+            runtime_served=False,
         ),
         "notifications/tools/list_changed": MethodSpec(
             method="notifications/tools/list_changed",
@@ -371,6 +389,7 @@ SERVER_NOTIFICATIONS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
     }
 )
@@ -398,6 +417,7 @@ INPUT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             ),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "roots/list": MethodSpec(
             method="roots/list",
@@ -413,6 +433,7 @@ INPUT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             param_gates=(),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
         "sampling/createMessage": MethodSpec(
             method="sampling/createMessage",
@@ -435,6 +456,7 @@ INPUT_REQUESTS: Mapping[str, MethodSpec] = MappingProxyType(
             ),
             builtin=False,
             optional_handler=False,
+            runtime_served=False,
         ),
     }
 )

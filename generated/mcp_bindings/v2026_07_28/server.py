@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from mcp_bindings.runtime.server.client_calls import ClientCallsStub
-from mcp_bindings.runtime.protocol.context import RequestContext
-from mcp_bindings.runtime.protocol.spec import ProtocolTables
-from mcp_bindings.runtime.server.stubs import ServerStub
+from mcp_bindings.runtime.abi.protocol import ProtocolTables
+from mcp_bindings.runtime.abi.server import ClientCallsStub, ServerStub
+from mcp_bindings.runtime.abi.protocol import RequestContext
 
 from . import methods
 from . import models as m

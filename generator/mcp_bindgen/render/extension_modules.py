@@ -213,12 +213,12 @@ def render_ext_client(
     task_imports = []
     if task_calls:
         task_imports = [
-            f"from mcp_bindings.runtime.client.tasks_ext import {_TOOL_TASK}",
+            f"from mcp_bindings.runtime.abi.client import {_TOOL_TASK}",
             f"from {view.core_package} import methods as {_CORE}_methods",
             f"from {view.core_package} import models as {_CORE}",
         ]
     meta_imports = (
-        ["from mcp_bindings.runtime.protocol.meta import Meta"]
+        ["from mcp_bindings.runtime.abi.protocol import Meta"]
         if any("Meta" in c["signature"] for c in task_calls)
         else []
     )

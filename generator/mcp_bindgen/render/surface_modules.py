@@ -76,7 +76,23 @@ def _spec_view(ir: SchemaIR, spec: MethodSurface) -> dict[str, Any]:
         "param_gates": [_param_gate(pg) for pg in spec.param_gates],
         "optional_handler": spec.optional_handler,
         "builtin": spec.method in builtin_methods(),
+        "runtime_served": spec.method in policy.runtime_served(),
     }
+
+
+def _reshape(entry: Any) -> str:
+    """A policy/reshapes.json entry as the `spec.Reshape` record the runtime reads."""
+
+    def items(parts: list[str]) -> str:
+        return "(" + "".join(f"{part}, " for part in parts) + ")"
+
+    gather = [
+        f"Gather(MappingProxyType({ {key: tuple(values) for key, values in g.get('where', {}).items()}!r}), "
+        f"{g['take']!r}, {g['into']!r}, {g.get('join', 'concat')!r})"
+        for g in entry.get("gather", ())
+    ]
+    spread = [f"Spread({s['from']!r}, MappingProxyType({dict(s['item'])!r}))" for s in entry.get("spread", ())]
+    return f"Reshape({entry['type']!r}, {entry['field']!r}, {items(gather)}, {items(spread)})"
 
 
 def _input_asks(surface: ProtocolSurface) -> list[MethodSurface]:
@@ -147,6 +163,8 @@ def render_methods(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
     spec_imports = ["Capability", "Deferred", "ErrorCodes", "MethodSpec", "ProtocolTables", "Reshape"]
     if any(spec["param_gates"] for table in tables for spec in table["specs"]):
         spec_imports.append("ParamCapability")
+    if surface.reshapes:
+        spec_imports += ["Gather", "Spread"]
     spec_imports.sort()
     return render(
         "methods.py.j2",
@@ -159,7 +177,7 @@ def render_methods(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
         tables=tables,
         parsers=parsers,
         parser_names=parser_names,
-        reshapes=[{"type": r.type, "literal": repr(dict(r.entry))} for r in surface.reshapes],
+        reshapes=[{"type": r.type, "record": _reshape(r.entry)} for r in surface.reshapes],
         input_required_result=_deferred(ir.py_name(surface.input_required_result))
         if surface.input_required_result
         else "None",
@@ -443,7 +461,7 @@ def _era_listen(ir: SchemaIR, surface: ProtocolSurface) -> list[dict[str, str]]:
 def _context_imports(*views: list[dict[str, str]]) -> list[str]:
     """The import of the handler context protocols the stub's handlers use (none for no handlers)."""
     names = sorted({view["context"] for group in views for view in group})
-    return [f"from mcp_bindings.runtime.protocol.context import {', '.join(names)}"] if names else []
+    return [f"from mcp_bindings.runtime.abi.protocol import {', '.join(names)}"] if names else []
 
 
 # Params keys a server's request to its client cannot use: `task` (task-augmented sampling or
@@ -497,7 +515,7 @@ def render_server(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
         calls_doc=_CALLS_DOC_STATELESS if surface.stateless else _CALLS_DOC,
         typing_imports=", ".join(typing_names),
         context_imports=_context_imports(requests, notifications, [{"context": "RequestContext"}]),
-        meta_imports=["from mcp_bindings.runtime.protocol.meta import Meta"]
+        meta_imports=["from mcp_bindings.runtime.abi.protocol import Meta"]
         if any("Meta" in c["signature"] for c in calls)
         else [],
         requests=requests,
@@ -538,7 +556,7 @@ def render_client(ir: SchemaIR, surface: ProtocolSurface, header: str, known_ver
         known_versions=", ".join(f'"{v}"' for v in known_versions),
         typing_imports=", ".join(typing_names),
         context_imports=_context_imports(requests, notifications),
-        task_imports=[f"from mcp_bindings.runtime.client.task_handle import {TASK_HANDLE}"] if tasks else [],
+        task_imports=[f"from mcp_bindings.runtime.abi.client import {TASK_HANDLE}"] if tasks else [],
         calls=calls,
         listen=listen,
         era_calls=_era_calls(ir, surface),

@@ -12,7 +12,7 @@ from . import models as m
 from .methods import EXTENSION
 
 if TYPE_CHECKING:
-    from mcp_bindings.runtime.client.runtime import ClientRuntime
+    from mcp_bindings.runtime.abi.client import ClientRuntime
 
 
 class Calls:

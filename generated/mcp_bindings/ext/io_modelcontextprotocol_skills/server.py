@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mcp_bindings.runtime.protocol.context import RequestContext
+    from mcp_bindings.runtime.abi.protocol import RequestContext
 
     from . import models as m
 

@@ -8,16 +8,16 @@ into your client handlers and declare `use_extension(EXTENSION, handlers=self)`)
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
-from mcp_bindings.runtime.client.tasks_ext import ToolTask
+from mcp_bindings.runtime.abi.client import ToolTask
 from mcp_bindings.v2026_07_28 import methods as core_methods
 from mcp_bindings.v2026_07_28 import models as core
 from . import models as m
 from .methods import EXTENSION
 
 if TYPE_CHECKING:
-    from mcp_bindings.runtime.client.runtime import ClientRuntime
-    from mcp_bindings.runtime.protocol.meta import Meta
-    from mcp_bindings.runtime.protocol.context import NotificationContext
+    from mcp_bindings.runtime.abi.client import ClientRuntime
+    from mcp_bindings.runtime.abi.protocol import Meta
+    from mcp_bindings.runtime.abi.protocol import NotificationContext
 
 
 class Calls:

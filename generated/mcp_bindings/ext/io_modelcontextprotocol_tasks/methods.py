@@ -11,8 +11,7 @@ methods `obj` has handlers for; `client.session.call_extension(EXTENSION["tasks/
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from mcp_bindings.runtime.protocol.custom_methods import Extension
-from mcp_bindings.runtime.protocol.spec import MethodSpec
+from mcp_bindings.runtime.abi.protocol import Extension, MethodSpec
 
 from . import models as m
 from .about import IDENTIFIER

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mcp_bindings.runtime.client.runtime import ClientRuntime
+    from mcp_bindings.runtime.abi.client import ClientRuntime
 
 
 class Calls:

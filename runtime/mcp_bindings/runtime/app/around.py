@@ -1,6 +1,6 @@
 """What runs around an `App`'s requests: its middleware (`@app.middleware`, `App(middleware=[...])`),
 installed on the dispatch seam of its server when the server is built (`middleware.chain`). An app
-without middleware installs nothing. A mixin of `App` (`app.core`)."""
+without middleware installs nothing. A collaborator `App` holds (`app.core`)."""
 
 from __future__ import annotations
 
@@ -18,28 +18,27 @@ M = TypeVar("M", bound=Middleware)
 
 
 class Around:
-    """`App.middleware`."""
+    """`App.middleware`: the app's middleware, a collaborator the app holds (`app._around`)."""
 
-    _middleware: list[Middleware]
-    _server: ServerStub | None
-    _lifetime: Lifetime
+    def __init__(self, lifetime: Lifetime) -> None:
+        self.lifetime = lifetime
+        self.chain: list[Middleware] = []
 
-    def middleware(self, middleware: M) -> M:
+    def add(self, middleware: M, *, serving: bool) -> M:
         """Run `middleware` around every request the app's handlers serve (after those registered
-        before it): `async def mw(call: Call, call_next: Next) -> result`; see
-        `mcp_bindings.runtime.middleware`. `call.lifespan` is the app's lifespan value; `raise
-        ToolError(...)` denies the request. Register it before the app serves."""
-        if self._server is not None:
+        before it); refused once the app serves."""
+        if serving:
             raise AppDefinitionError(
                 "app.middleware: the app is already serving; register middleware before it starts "
                 "(or pass App(middleware=[...]))"
             )
         if not callable(middleware):
             raise AppDefinitionError(f"app.middleware: {middleware!r} is not callable (call, call_next) -> result")
-        self._middleware.append(middleware)
+        self.chain.append(middleware)
         return middleware
 
-    def _install_middleware(self, server: ServerStub) -> None:
-        if self._middleware:
-            lifetime = self._lifetime
-            host_for(server).use(MiddlewareFeature(self._middleware, lambda: started_value(lifetime.value)))
+    def install(self, server: ServerStub) -> None:
+        """On the app's server, once built: the chain on its dispatch seam (nothing without middleware)."""
+        if self.chain:
+            lifetime = self.lifetime
+            host_for(server).use(MiddlewareFeature(self.chain, lambda: started_value(lifetime.value)))

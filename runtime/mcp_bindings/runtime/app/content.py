@@ -1,7 +1,7 @@
 """Content an author returns, version-neutral: text, `Image`, `Audio`, prompt `Message`s, and any
 content block model of a generated version, turned into wire JSON (dicts) that the app's stub
 version then validates. Audio reaches clients of versions without audio as an embedded blob
-(runtime/policy/crossing.json), like everything else that crosses versions."""
+(the generated crossing tables), like everything else that crosses versions."""
 
 from __future__ import annotations
 

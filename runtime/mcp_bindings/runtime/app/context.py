@@ -28,7 +28,7 @@ from mcp_bindings.runtime.protocol import registry, versions
 from mcp_bindings.runtime.protocol.context import RequestContext, SessionContext
 from mcp_bindings.runtime.protocol.spec import Capability, ProtocolTables
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, NotExpressible
-from mcp_bindings.runtime.tasks.service import TaskContext
+from mcp_bindings.runtime.tasks.server.context import TaskContext
 from mcp_bindings.v2025_11_25 import names as v2025
 from mcp_bindings.v2026_07_28 import names as v2026
 

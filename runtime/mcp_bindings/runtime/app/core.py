@@ -2,56 +2,71 @@
 
 The app builds, on first use, a subclass of its version's generated `Server` that overrides the
 handlers of what was registered (so the stub derives the capabilities, as for a hand-written
-server) and serves every list paginated. Everything else is the runtime's: the same server
-object serves every protocol version over every transport.
+server) and serves every list paginated, and registers the app's extensions on it
+(`server.plugins`: MCP Apps, Skills, task tools, the user's). `App` holds its tables
+(`app.registries`) and delegates to collaborators, none a base class: registration, serving, list
+changes, mounting, running, middleware. Everything else is the runtime's: the same server object
+serves every protocol version over every transport.
 """
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import inspect
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, Literal, TypeVar, overload
+from contextlib import AbstractAsyncContextManager
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar, cast, overload
 
-from pydantic import BaseModel
+from typing_extensions import Unpack, deprecated
 
-from mcp_bindings.ext.io_modelcontextprotocol_tasks.names import IDENTIFIER as TASKS_EXTENSION
 from mcp_bindings.runtime.app.around import Around
 from mcp_bindings.runtime.app.auth import Auth
-from mcp_bindings.runtime.app.changes import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED, ListChanges
-from mcp_bindings.runtime.app.entries import (
-    Completer,
-    PromptEntry,
-    ResourceEntry,
-    TemplateEntry,
-    ToolEntry,
-)
+from mcp_bindings.runtime.app.changes import RESOURCES_CHANGED, ListChanges
 from mcp_bindings.runtime.app.errors import AppDefinitionError
 from mcp_bindings.runtime.app.lifespan import LifespanFactory, Lifetime
 from mcp_bindings.runtime.app.mounting import Mounting
-from mcp_bindings.runtime.app.proxy import Proxying
-from mcp_bindings.runtime.app.running import Running
+from mcp_bindings.runtime.app.proxy import ProxyOptions, Remote, proxy_app, resources_capability
+from mcp_bindings.runtime.app.registration import PromptOptions, Registration, ResourceOptions, ToolOptions
+from mcp_bindings.runtime.app.registries import Registries
+from mcp_bindings.runtime.app.running import Running, TestClientOptions
 from mcp_bindings.runtime.app.serving import Serving
-from mcp_bindings.runtime.app.skills import SkillsMixin
-from mcp_bindings.runtime.app.ui import UiMixin
+from mcp_bindings.runtime.app.skills import Skills, SkillsOptions
+from mcp_bindings.runtime.app.task_tools import TaskTools
+from mcp_bindings.runtime.app.ui import Source, Ui, UiResourceOptions, Visibility
+from mcp_bindings.runtime.client.stub import ClientStub
 from mcp_bindings.runtime.middleware.chain import Middleware
-from mcp_bindings.runtime.protocol import crossing, registry
+from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.runtime.protocol.context import RequestContext
 from mcp_bindings.runtime.protocol.spec import ProtocolTables
-from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS
+from mcp_bindings.runtime.server.plugins import Extension, extend
 from mcp_bindings.runtime.server.stubs import ServerStub
-from mcp_bindings.v2026_07_28 import names as v2026
+
+if TYPE_CHECKING:
+    from mcp_bindings.runtime.app.auth import ProtectedApp
+    from mcp_bindings.runtime.http.app import StreamableHTTPApp
+
+    # The generated clients: `test_client("<version>")` is typed as that version's `Client` (types
+    # only; tests/app/test_app_typed_client.py checks every version the runtime speaks has its overload).
+    from mcp_bindings.v2024_11_05.client import Client as Client_2024_11_05
+    from mcp_bindings.v2025_03_26.client import Client as Client_2025_03_26
+    from mcp_bindings.v2025_06_18.client import Client as Client_2025_06_18
+    from mcp_bindings.v2025_11_25.client import Client as Client_2025_11_25
+    from mcp_bindings.v2026_07_28.client import Client as Client_2026_07_28
 
 __all__ = ["App"]
 
 log = logging.getLogger("mcp_bindings.runtime.app")
 
 F = TypeVar("F", bound=Callable[..., Any])
+E = TypeVar("E", bound=Extension)
+C = TypeVar("C", bound=ClientStub)
+M = TypeVar("M", bound=Middleware)
 
 
-class App(ListChanges, Mounting, Proxying, Around, Serving, Running, UiMixin, SkillsMixin):
+class App:
     """An MCP server made of decorated functions:
 
         app = App("weather", version="1.0")
@@ -69,8 +84,9 @@ class App(ListChanges, Mounting, Proxying, Around, Serving, Running, UiMixin, Sk
     entered when the app starts serving and left when it stops; what it yields is `ctx.lifespan`
     (typed with `Context[State]`). Dependencies: `Annotated[T, Depends(provider)]` parameters.
     `middleware`: what runs around every request (`mcp_bindings.runtime.middleware`; or `@app.middleware`).
-    `auth=Auth(...)`: served over HTTP as an OAuth resource server (`app.auth`). An exception a tool
-    did not mean to raise (anything but `ToolError`) is logged with its traceback and answered as
+    `auth=Auth(...)`: served over HTTP as an OAuth resource server (`app.auth`). `extensions`: what
+    the app's server adds (`server.plugins.Extension`: capabilities, methods, features; `app.add`).
+    An exception a tool did not mean to raise (anything but `ToolError`) is logged with its traceback and answered as
     "the tool failed", without its text: `error_details=True` sends its type and message too (for
     development; exception text can hold data the client must not see)."""
 
@@ -93,6 +109,7 @@ class App(ListChanges, Mounting, Proxying, Around, Serving, Running, UiMixin, Sk
         middleware: Sequence[Middleware] = (),
         auth: Auth | None = None,
         error_details: bool = False,
+        extensions: Sequence[Extension] = (),
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1 (or None: no pagination)")
@@ -114,73 +131,129 @@ class App(ListChanges, Mounting, Proxying, Around, Serving, Running, UiMixin, Sk
         self.auth = auth
         self.error_details = error_details
         self._lifetime = Lifetime(self, lifespan)
-        self._middleware: list[Middleware] = []
-        self._tools: dict[str, ToolEntry] = {}
-        self._resources: dict[str, ResourceEntry] = {}
-        self._templates: dict[str, TemplateEntry] = {}
-        self._prompts: dict[str, PromptEntry] = {}
-        self._completers: dict[tuple[str, str, str], Completer] = {}
-        self._lists: dict[str, list[Any]] = {}  # cached definitions per list
+        self.registries = Registries()  # what it registered (its tables)
         self._server: ServerStub | None = None
-        self._mounts: list[Any] = []  # the apps mounted here (`app.mount`)
-        self._parents: list[App] = []  # the apps this one is mounted in
-        self._origins: dict[int, tuple[Any, App]] = {}
-        # Kinds served (and advertised) while their table may still be empty: a proxy's, a mounted proxy's.
-        self._serves: set[str] = set()
+        self.remote: Remote | None = None  # a proxy's upstream (`App.proxy`); None for any other app
+        # The collaborators it delegates to.
+        self._around = Around(self._lifetime)
+        self._mounting = Mounting(self, self._lifetime)
+        self._changes = self._mounting.changes = ListChanges(self, self._mounting)
         for each in middleware:
             self.middleware(each)
-        self._pending: set[str] = set()  # list changes not broadcast yet
-        self._flush: asyncio.Task[None] | None = None
-        self._not_found = self.protocol.error_codes.resource_not_found or INVALID_PARAMS
-        call = self.protocol.client_requests[v2026.TOOLS_CALL]
-        self._call_result: Callable[[Any], Any] = crossing.shaped(call.result, self.protocol_version)
-        self._input_required = {m for m, s in self.protocol.client_requests.items() if s.input_required}
+        self._registration = Registration(self.registries, self._pkg, self._changes, inline_refs)
+        self._serving = Serving(self, self._pkg, self._lifetime)
+        self._running = Running(self, self._lifetime)
+        self._extensions: list[Extension] = [TaskTools(self.registries.tools)]
+        for extension in extensions:
+            self.add(extension)
 
-    # -- registration ---------------------------------------------------------------------------
+    # -- extensions -----------------------------------------------------------------------------
+
+    def add(self, extension: E) -> E:
+        """Register an extension on the app's server (`server.plugins.Extension`: what it declares,
+        serves and wraps); on a server already built, at once. Returns it."""
+        if extension not in self._extensions:
+            self._extensions.append(extension)
+            if self._server is not None:
+                extend(self._server, extension)
+        return extension
+
+    @cached_property
+    def _ui(self) -> Ui:
+        registers: Any = self  # its public `tool` / `resource`
+        return Ui(registers, self.registries.tools, self.registries.resources, self._pkg)
+
+    @cached_property
+    def _skills(self) -> Skills:
+        registers: Any = self  # its public `resource`, `remove_resource`, `resource_updated`
+        lists = ("resources", "templates")
+        return Skills(registers, self._pkg, self._lifetime, lambda: self._changes.changed(RESOURCES_CHANGED, *lists))
+
+    def ui_resource(self, uri: str, source: Source | None = None, /, **options: Unpack[UiResourceOptions]) -> Any:
+        """Serve an MCP Apps UI resource (`app.ui.Ui.resource`; docs/extensions-apps.md)."""
+        made = self._ui.resource(uri, source, **options)
+        self.add(self._ui)
+        return made
+
+    def ui_tool(
+        self,
+        resource_uri: str | None = None,
+        /,
+        *,
+        visibility: Sequence[Visibility] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> Callable[[F], F]:
+        """Register a tool that opens a UI resource (`app.ui.Ui.tool`; docs/extensions-apps.md)."""
+        made: Callable[[F], F] = self._ui.tool(resource_uri, visibility=visibility, meta=meta, **options)
+        self.add(self._ui)
+        return made
+
+    def skills(self, directory: str | Path, **options: Unpack[SkillsOptions]) -> None:
+        """Serve the Agent Skills under `directory` (`app.skills.Skills.directory`; docs/extensions-skills.md)."""
+        self._skills.directory(directory, **options)
+        self.add(self._skills)
+
+    def skill(self, uri: str, *, description: str, **frontmatter: Any) -> Callable[[Any], Any]:
+        """A decorator: a generated skill (`app.skills.Skills.skill`; docs/extensions-skills.md)."""
+        made = self._skills.skill(uri, description=description, **frontmatter)
+        self.add(self._skills)
+        return made
+
+    # -- changes (`app.changes.ListChanges`), middleware (`app.around`), mounting, proxying -------
+
+    def remove_tool(self, name: str) -> None:
+        self._changes.remove_tool(name)
+
+    def remove_resource(self, uri: str) -> None:
+        self._changes.remove_resource(uri)
+
+    def remove_prompt(self, name: str) -> None:
+        self._changes.remove_prompt(name)
+
+    def disable(self, *names: str, tags: Collection[str] = ()) -> int:
+        """Hide tools, prompts (by name), resources and templates (by URI or URI template), and those
+        with any of `tags`: left out of their lists and answered as unknown, until `enable`d. The
+        clients are told (`notifications/*/list_changed`). Returns how many changed; a name that
+        names nothing is a `KeyError`."""
+        return self._changes.switch(False, names, tags)
+
+    def enable(self, *names: str, tags: Collection[str] = ()) -> int:
+        """Show again what `disable` hid (same selection); returns how many changed."""
+        return self._changes.switch(True, names, tags)
+
+    async def resource_updated(self, uri: str) -> int:
+        """Tell the clients subscribed to `uri` that it changed; returns how many were told (a mounted
+        app: those of the apps it is mounted in too, under its namespace there)."""
+        return await self._changes.resource_updated(uri)
+
+    def middleware(self, middleware: M) -> M:
+        """Run `middleware` around every request the app's handlers serve (after those registered
+        before it): `async def mw(call: Call, call_next: Next) -> result`; see
+        `mcp_bindings.runtime.middleware`. `call.lifespan` is the app's lifespan value; `raise
+        ToolError(...)` denies the request. Register it before the app serves."""
+        return self._around.add(middleware, serving=self._server is not None)
+
+    def mount(self, other: App, namespace: str | None = None) -> None:
+        """Serve `other`'s tools, prompts, resources, templates and completions as this app's, their
+        names prefixed `namespace_` (resource URIs `scheme://namespace/...`; None: as they are). The
+        two apps must be written against the same protocol version; a name taken here is refused."""
+        self._mounting.mount(other, namespace)
+
+    @classmethod
+    def proxy(cls, target: str | Sequence[str], **options: Unpack[ProxyOptions]) -> Self:
+        """An app serving the remote MCP server at `target`: an http(s) URL or the command that starts
+        a stdio server (`app.proxy.proxy_app` describes the options)."""
+        return cast("Self", proxy_app(cls, target, **options))
+
+    # -- registration (`app.registration.Registration`) -----------------------------------------
 
     @overload
     def tool(self, fn: F, /) -> F: ...
-
     @overload
-    def tool(
-        self,
-        fn: None = None,
-        /,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: Mapping[str, Any] | BaseModel | None = None,
-        icons: Sequence[Mapping[str, Any] | BaseModel] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        structured: bool | None = None,
-        input_schema: Mapping[str, Any] | None = None,
-        task: bool | Literal["optional", "required"] = False,
-        input_first: bool = False,
-        inline_refs: bool | None = None,
-        tags: Collection[str] = (),
-        scopes: Collection[str] = (),
-    ) -> Callable[[F], F]: ...
+    def tool(self, fn: None = None, /, **options: Unpack[ToolOptions]) -> Callable[[F], F]: ...
 
-    def tool(
-        self,
-        fn: F | None = None,
-        /,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: Mapping[str, Any] | BaseModel | None = None,
-        icons: Sequence[Mapping[str, Any] | BaseModel] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        structured: bool | None = None,
-        input_schema: Mapping[str, Any] | None = None,
-        task: bool | Literal["optional", "required"] = False,
-        input_first: bool = False,
-        inline_refs: bool | None = None,
-        tags: Collection[str] = (),
-        scopes: Collection[str] = (),
-    ) -> F | Callable[[F], F]:
+    def tool(self, fn: F | None = None, /, **options: Unpack[ToolOptions]) -> F | Callable[[F], F]:
         """Register a tool: arguments and inputSchema from the signature (`Annotated[int,
         Field(description=...)]`, defaults), description from the docstring, outputSchema and
         structuredContent from the return annotation (a model, TypedDict, dataclass or dict as is;
@@ -188,59 +261,19 @@ class App(ListChanges, Mounting, Proxying, Around, Serving, Running, UiMixin, Sk
         content. `structured=False` makes any return plain content. `input_schema` advertises that
         JSON Schema instead of the signature's (calls are checked against it; the function gets the
         arguments its parameters name). `task=True` (or "optional") lets a call run as a task the
-        client polls, "required" only as one (see `serve_call_tool`); `input_first=True` lets it ask
+        client polls, "required" only as one (see `app.serving`); `input_first=True` lets it ask
         for input as a plain call first and become the task where it calls `ctx.start_task()`.
         `tags`: names to `app.disable(tags=...)` / `app.enable(tags=...)` it by (also on resources
         and prompts). `scopes`: the OAuth scopes a call needs on top of the app's (`App(auth=...)`)."""
-
         scope = _caller_scope()
 
         def register(fn: F) -> F:
-            entry = ToolEntry(
-                fn,
-                self._pkg,
-                name=name,
-                title=title,
-                description=description,
-                annotations=annotations,
-                icons=icons,
-                meta=meta,
-                structured=structured,
-                scope=scope,
-                input_schema=input_schema,
-                task=task,
-                input_first=input_first,
-                inline_refs=self.inline_refs if inline_refs is None else inline_refs,
-            )
-            entry.tags = _tags(tags, f"tool {entry.name!r}")
-            entry.scopes = tuple(_tags(scopes, f"tool {entry.name!r}: scopes"))
-            known = self._tools.get(entry.name)
-            if known is not None:
-                raise AppDefinitionError(
-                    f"tool {entry.name!r} is already registered (by {_where(known.fn)}); "
-                    f"app.remove_tool({entry.name!r}) first to replace it"
-                )
-            self._require("tools", bool(self._tools))
-            self._tools[entry.name] = entry
-            self._changed(TOOLS_CHANGED, "tools")
+            self._registration.tool(fn, scope, options)
             return fn
 
         return register(fn) if fn is not None else register
 
-    def resource(
-        self,
-        uri: str,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-        size: int | None = None,
-        annotations: Mapping[str, Any] | BaseModel | None = None,
-        icons: Sequence[Mapping[str, Any] | BaseModel] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        tags: Collection[str] = (),
-    ) -> Callable[[F], F]:
+    def resource(self, uri: str, **options: Unpack[ResourceOptions]) -> Callable[[F], F]:
         """Register a resource (`"config://app"`) or a resource template (`"users://{id}/posts{/rest*}"`,
         RFC 6570; its variables are the function's arguments). The function returns text (`str`),
         bytes, or anything JSON (written as `application/json`); raise `ResourceNotFound(uri)` for a
@@ -250,86 +283,27 @@ class App(ListChanges, Mounting, Proxying, Around, Serving, Running, UiMixin, Sk
                 f'@app.resource needs the resource\'s URI: @app.resource("config://app") (got {uri!r}), '
                 'or a URI template whose variables are the function\'s arguments: @app.resource("users://{id}")'
             )
-        options: dict[str, Any] = {
-            "name": name,
-            "title": title,
-            "description": description,
-            "mime_type": mime_type,
-            "size": size,
-            "annotations": annotations,
-            "icons": icons,
-            "meta": meta,
-        }
-
         scope = _caller_scope()
 
         def register(fn: F) -> F:
-            had = bool(self._resources or self._templates)
-            if "{" in uri or "}" in uri:
-                if size is not None:
-                    raise AppDefinitionError(f"resource template {uri!r}: size is for resources, not templates")
-                template = TemplateEntry(uri, fn, self._pkg, options, scope)
-                template.tags = _tags(tags, f"resource template {uri!r}")
-                if uri in self._templates:
-                    raise AppDefinitionError(f"resource template {uri!r} is already registered")
-                self._require("resources", had)
-                self._templates[uri] = template
-            else:
-                entry = ResourceEntry(uri, fn, self._pkg, options, scope)
-                entry.tags = _tags(tags, f"resource {uri!r}")
-                if uri in self._resources:
-                    raise AppDefinitionError(f"resource {uri!r} is already registered")
-                self._require("resources", had)
-                self._resources[uri] = entry
-            self._changed(RESOURCES_CHANGED, "resources", "templates")
+            self._registration.resource(uri, fn, scope, options)
             return fn
 
         return register
 
     @overload
     def prompt(self, fn: F, /) -> F: ...
-
     @overload
-    def prompt(
-        self,
-        fn: None = None,
-        /,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        icons: Sequence[Mapping[str, Any] | BaseModel] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        tags: Collection[str] = (),
-    ) -> Callable[[F], F]: ...
+    def prompt(self, fn: None = None, /, **options: Unpack[PromptOptions]) -> Callable[[F], F]: ...
 
-    def prompt(
-        self,
-        fn: F | None = None,
-        /,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        icons: Sequence[Mapping[str, Any] | BaseModel] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        tags: Collection[str] = (),
-    ) -> F | Callable[[F], F]:
+    def prompt(self, fn: F | None = None, /, **options: Unpack[PromptOptions]) -> F | Callable[[F], F]:
         """Register a prompt: its arguments are the function's (strings on the wire, converted to the
         annotated types); it returns text (one user message), a `Message` (`user(...)`,
         `assistant(...)`), or a list of them."""
-        options: dict[str, Any] = {"title": title, "description": description, "icons": icons, "meta": meta}
-
         scope = _caller_scope()
 
         def register(fn: F) -> F:
-            entry = PromptEntry(fn, self._pkg, name, options, scope)
-            entry.tags = _tags(tags, f"prompt {entry.name!r}")
-            if entry.name in self._prompts:
-                raise AppDefinitionError(f"prompt {entry.name!r} is already registered")
-            self._require("prompts", bool(self._prompts))
-            self._prompts[entry.name] = entry
-            self._changed(PROMPTS_CHANGED, "prompts")
+            self._registration.prompt(fn, scope, options)
             return fn
 
         return register(fn) if fn is not None else register
@@ -342,34 +316,31 @@ class App(ListChanges, Mounting, Proxying, Around, Serving, Running, UiMixin, Sk
         kind, target = ("prompt", prompt) if prompt is not None else ("template", template)
         assert target is not None
         what = f"completion of {kind} {target!r} argument {argument!r}"
-
         scope = _caller_scope()
 
         def register(fn: F) -> F:
-            completer = Completer(fn, what, scope)
-            key = (kind, target, argument)
-            if key in self._completers:
-                raise AppDefinitionError(f"{what} is already registered")
-            self._check_completion(kind, target, argument)
-            self._require("completions", bool(self._completers))
-            self._completers[key] = completer
+            self._registration.complete(fn, scope, (kind, target, argument), what)
             return fn
 
         return register
 
-    def _check_completion(self, kind: str, target: str, argument: str) -> None:
-        if kind == "prompt":
-            entry = self._prompts.get(target)
-            if entry is None:
-                raise AppDefinitionError(f"app.complete: no prompt {target!r} (register the prompt first)")
-            if argument not in entry.sig.parameters:
-                raise AppDefinitionError(f"app.complete: prompt {target!r} has no argument {argument!r}")
-        else:
-            template = self._templates.get(target)
-            if template is None:
-                raise AppDefinitionError(f"app.complete: no resource template {target!r} (register it first)")
-            if argument not in template.template.names:
-                raise AppDefinitionError(f"app.complete: template {target!r} has no variable {argument!r}")
+    # -- deprecated spellings: the handlers are the `Serving` collaborator's ---------------------
+
+    @deprecated("App.serve_call_tool: the app's server calls its Serving collaborator (app.serving)")
+    async def serve_call_tool(self, params: Any, ctx: RequestContext) -> Any:
+        return await self._serving.serve_call_tool(params, ctx)
+
+    @deprecated("App.serve_read_resource: the app's server calls its Serving collaborator (app.serving)")
+    async def serve_read_resource(self, params: Any, ctx: RequestContext) -> Any:
+        return await self._serving.serve_read_resource(params, ctx)
+
+    @deprecated("App.serve_get_prompt: the app's server calls its Serving collaborator (app.serving)")
+    async def serve_get_prompt(self, params: Any, ctx: RequestContext) -> Any:
+        return await self._serving.serve_get_prompt(params, ctx)
+
+    @deprecated("App.serve_complete: the app's server calls its Serving collaborator (app.serving)")
+    async def serve_complete(self, params: Any, ctx: RequestContext) -> Any:
+        return await self._serving.serve_complete(params, ctx)
 
     # -- the server -----------------------------------------------------------------------------
 
@@ -378,31 +349,31 @@ class App(ListChanges, Mounting, Proxying, Around, Serving, Running, UiMixin, Sk
         """The server object (a subclass of the stub's `Server`), built on first use."""
         if self._server is None:
             self._server = self._build()
-            self._install_middleware(self._server)
-            self._declare_tools()
+            self._around.install(self._server)
+            self._changes.declare_tools()
         return self._server
 
     def _build(self) -> ServerStub:
         stub: type[ServerStub] = importlib.import_module(f"{self._pkg.__name__}.server").Server
         handlers: dict[str, Any] = {}
         declared: dict[str, Any] = {}
-        if self._tools or "tools" in self._serves:
+        if self.registries.tools or "tools" in self.registries.serves:
             handlers.update(list_tools=_list_tools, call_tool=_call_tool)
             declared["tools"] = {"listChanged": True}
-            if any(entry.task for entry in self._tools.values()):
-                declared.update(self._task_capabilities())
-        if self._resources or self._templates or "resources" in self._serves:
+        if self.registries.resources or self.registries.templates or "resources" in self.registries.serves:
             handlers.update(
                 list_resources=_list_resources, list_resource_templates=_list_templates, read_resource=_read_resource
             )
-            declared["resources"] = self._resources_capability()  # (a proxy: subscriptions where its remote has them)
+            declared["resources"] = resources_capability(
+                self.remote
+            )  # (a proxy: subscriptions where its remote has them)
             for name in ("subscribe_resource", "unsubscribe_resource"):
                 if "subscribe" in declared["resources"] and hasattr(stub, name):  # handshake era (host records)
                     handlers[name] = _subscription
-        if self._prompts or "prompts" in self._serves:
+        if self.registries.prompts or "prompts" in self.registries.serves:
             handlers.update(list_prompts=_list_prompts, get_prompt=_get_prompt)
             declared["prompts"] = {"listChanged": True}
-        if self._completers or "completions" in self._serves:
+        if self.registries.completers or "completions" in self.registries.serves:
             handlers["complete"] = _complete
         if self.logging:
             declared["logging"] = {}
@@ -421,27 +392,63 @@ class App(ListChanges, Mounting, Proxying, Around, Serving, Running, UiMixin, Sk
         }
         cls = type(f"{_class_name(self.name)}Server", (stub,), namespace)
         server = cls()
-        self._extend_ui(server)  # the MCP Apps extension, when the app has a UI (app/ui.py)
-        self._extend_skills(server)  # the Skills extension, when it serves skills (app/skills.py)
+        for extension in self._extensions:  # what they declare, serve and wrap (`server.plugins`)
+            extend(server, extension)
         return server
 
-    def _task_capabilities(self) -> dict[str, Any]:
-        """What a server with task-capable tools declares, as its stub's version defines it: the
-        `tasks` capability with tool calls (2025-11-25), or the tasks extension (2026-07-28 on).
-        Clients of the other era get the work done at once (or -32601 / -32021 for a required task)."""
-        known = self.protocol.server_capability_paths
-        if "tasks.requests.tools.call" in known:
-            return {"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
-        if self.protocol.info.stateless and "extensions" in known:
-            return {"extensions": {TASKS_EXTENSION: {}}}
-        return {}
+    # -- running (`app.running.Running`) ---------------------------------------------------------
 
-    def _declare_tools(self) -> None:
-        """Calls are checked against the inputSchema (`tool_schemas`) even before a client lists."""
-        from mcp_bindings.runtime.server.tool_schemas import declare_tools
+    def run(
+        self,
+        transport: Literal["stdio", "http"] = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 3001,
+        path: str = "/mcp",
+        **options: Any,
+    ) -> None:
+        """Serve until interrupted, on stdio or Streamable HTTP at http://host:port/mcp (`Running.run`)."""
+        self._running.run(transport, (host, port, path), options)
 
-        if self._server is not None:
-            declare_tools(self._server, [t.definition for t in self._tools.values() if t.enabled])
+    def asgi(self, **options: Any) -> StreamableHTTPApp | ProtectedApp:
+        """The ASGI app (Streamable HTTP at `/mcp`), to mount in Starlette, FastAPI, ... (`Running.asgi`)."""
+        return self._running.asgi(**options)
+
+    @overload
+    def test_client(
+        self, protocol_version: type[C], **options: Unpack[TestClientOptions]
+    ) -> AbstractAsyncContextManager[C]: ...
+    @overload
+    def test_client(
+        self, protocol_version: Literal["2024-11-05"], **options: Unpack[TestClientOptions]
+    ) -> AbstractAsyncContextManager[Client_2024_11_05]: ...
+    @overload
+    def test_client(
+        self, protocol_version: Literal["2025-03-26"], **options: Unpack[TestClientOptions]
+    ) -> AbstractAsyncContextManager[Client_2025_03_26]: ...
+    @overload
+    def test_client(
+        self, protocol_version: Literal["2025-06-18"], **options: Unpack[TestClientOptions]
+    ) -> AbstractAsyncContextManager[Client_2025_06_18]: ...
+    @overload
+    def test_client(
+        self, protocol_version: Literal["2025-11-25"], **options: Unpack[TestClientOptions]
+    ) -> AbstractAsyncContextManager[Client_2025_11_25]: ...
+    @overload
+    def test_client(
+        self, protocol_version: Literal["2026-07-28"], **options: Unpack[TestClientOptions]
+    ) -> AbstractAsyncContextManager[Client_2026_07_28]: ...
+    @overload
+    def test_client(
+        self, protocol_version: str | None = None, **options: Unpack[TestClientOptions]
+    ) -> AbstractAsyncContextManager[Any]: ...
+
+    def test_client(
+        self, protocol_version: str | type[ClientStub] | None = None, **options: Any
+    ) -> AbstractAsyncContextManager[Any]:
+        """An in-memory client connected to the app, typed as the `Client` of `protocol_version`
+        (default: the app's version); see `Running.test_client`."""
+        return self._running.test_client(protocol_version, **options)
 
 
 def _caller_scope() -> dict[str, Any]:
@@ -455,16 +462,6 @@ def _caller_scope() -> dict[str, Any]:
     return dict(frame.f_locals)
 
 
-def _tags(tags: Collection[str], what: str) -> frozenset[str]:
-    if isinstance(tags, str):
-        raise AppDefinitionError(f"{what}: tags={tags!r} is one string; give a collection: tags={{{tags!r}}}")
-    return frozenset(tags)
-
-
-def _where(fn: Callable[..., Any]) -> str:
-    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
-
-
 def _class_name(name: str) -> str:
     cleaned = "".join(part.capitalize() for part in "".join(ch if ch.isalnum() else " " for ch in name).split())
     return cleaned if cleaned and cleaned[0].isalpha() else f"App{cleaned}"
@@ -474,26 +471,26 @@ def _class_name(name: str) -> str:
 
 
 async def _list_tools(self: Any, params: Any, ctx: RequestContext) -> Any:
-    page, cursor = self.app._page("tools", params)
-    return self.app._pkg.ListToolsResult(tools=page, next_cursor=cursor)
+    page, cursor = self.app._serving.page("tools", params)
+    return self.app._serving.pkg.ListToolsResult(tools=page, next_cursor=cursor)
 
 
 async def _call_tool(self: Any, params: Any, ctx: RequestContext) -> Any:
-    return await self.app.serve_call_tool(params, ctx)
+    return await self.app._serving.serve_call_tool(params, ctx)
 
 
 async def _list_resources(self: Any, params: Any, ctx: RequestContext) -> Any:
-    page, cursor = self.app._page("resources", params)
-    return self.app._pkg.ListResourcesResult(resources=page, next_cursor=cursor)
+    page, cursor = self.app._serving.page("resources", params)
+    return self.app._serving.pkg.ListResourcesResult(resources=page, next_cursor=cursor)
 
 
 async def _list_templates(self: Any, params: Any, ctx: RequestContext) -> Any:
-    page, cursor = self.app._page("templates", params)
-    return self.app._pkg.ListResourceTemplatesResult(resource_templates=page, next_cursor=cursor)
+    page, cursor = self.app._serving.page("templates", params)
+    return self.app._serving.pkg.ListResourceTemplatesResult(resource_templates=page, next_cursor=cursor)
 
 
 async def _read_resource(self: Any, params: Any, ctx: RequestContext) -> Any:
-    return await self.app.serve_read_resource(params, ctx)
+    return await self.app._serving.serve_read_resource(params, ctx)
 
 
 async def _subscription(self: Any, params: Any, ctx: RequestContext) -> Any:
@@ -501,13 +498,13 @@ async def _subscription(self: Any, params: Any, ctx: RequestContext) -> Any:
 
 
 async def _list_prompts(self: Any, params: Any, ctx: RequestContext) -> Any:
-    page, cursor = self.app._page("prompts", params)
-    return self.app._pkg.ListPromptsResult(prompts=page, next_cursor=cursor)
+    page, cursor = self.app._serving.page("prompts", params)
+    return self.app._serving.pkg.ListPromptsResult(prompts=page, next_cursor=cursor)
 
 
 async def _get_prompt(self: Any, params: Any, ctx: RequestContext) -> Any:
-    return await self.app.serve_get_prompt(params, ctx)
+    return await self.app._serving.serve_get_prompt(params, ctx)
 
 
 async def _complete(self: Any, params: Any, ctx: RequestContext) -> Any:
-    return await self.app.serve_complete(params, ctx)
+    return await self.app._serving.serve_complete(params, ctx)

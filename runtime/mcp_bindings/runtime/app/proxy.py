@@ -14,7 +14,7 @@ gone with -32603 naming it. Progress and log messages of a call reach the client
 remote's sampling, elicitation and roots requests are asked of the client whose call is in progress
 (where its version and capabilities allow: else the remote gets the reason as its error). Where the
 remote offers resource subscriptions, so does the app: its clients' subscriptions are held at the
-remote once per URI (`app.proxy_subscriptions`). A mixin of `App` (`app.core`)."""
+remote once per URI (`app.proxy_subscriptions`). `App.proxy` calls `proxy_app` (`app.core`)."""
 
 from __future__ import annotations
 
@@ -24,11 +24,12 @@ import logging
 import shlex
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, Self, cast
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import anyio
 from anyio.abc import TaskGroup
 from pydantic import BaseModel
+from typing_extensions import Unpack
 
 from mcp_bindings.runtime.app.asks import Suspend
 from mcp_bindings.runtime.app.changes import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED
@@ -38,22 +39,26 @@ from mcp_bindings.runtime.app.proxy_entries import RemotePrompt, RemoteResource,
 from mcp_bindings.runtime.app.proxy_subscriptions import RemoteSubscriptions, subscribes
 from mcp_bindings.runtime.app.uri_template import TemplateError
 from mcp_bindings.runtime.client.stub import ClientHandlerStub
-from mcp_bindings.runtime.protocol import versions
+from mcp_bindings.runtime.protocol import registry, versions
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosed, McpError
 from mcp_bindings.v2026_07_28 import names as v2026
 
 if TYPE_CHECKING:
+    from mcp_bindings.runtime.app.changes import ListChanges
     from mcp_bindings.runtime.app.core import App
+    from mcp_bindings.runtime.app.mounting import Mounting
+    from mcp_bindings.runtime.client.retry import RetryMode
+    from mcp_bindings.runtime.client.seam import CallHook
     from mcp_bindings.runtime.stdio.connect import ChildEnv
 
-__all__ = ["Proxying", "Remote"]
+__all__ = ["ProxyOptions", "Remote", "proxy_app", "resources_capability"]
 
 log = logging.getLogger("mcp_bindings.runtime.app")
 
 KINDS = ("tools", "resources", "prompts")  # what a proxy serves before it knows what the remote has
 COMPLETIONS = "completions"  # served too, forwarded (no table: the remote answers each request)
 _GONE = (ConnectionClosed, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, OSError)
-_TABLES = {"tools": "_tools", "prompts": "_prompts", "resources": "_resources", "templates": "_templates"}
+_TABLES = ("tools", "prompts", "resources", "templates")  # the app's tables a remote's lists are placed in
 RESERVED = "io.modelcontextprotocol/"  # the protocol's own `_meta` keys (2026-07-28: serverInfo, ...)
 _CHANGED = {"tools": TOOLS_CHANGED, "prompts": PROMPTS_CHANGED, "resources": RESOURCES_CHANGED}
 
@@ -104,7 +109,7 @@ class Remote:
     # -- the connection -------------------------------------------------------------------------
 
     def connection(self, handlers: ClientHandlerStub) -> AbstractAsyncContextManager[Any]:
-        client_cls = importlib.import_module(f"{self.app._pkg.__name__}.client").Client  # pyright: ignore[reportPrivateUsage]
+        client_cls = _client_module(self.app).Client
         settings: dict[str, Any] = {"protocol_version": "auto", **self.options, "handlers": handlers}
         if self.url is not None:
             from mcp_bindings.runtime.client.http import connect_http, connect_sse
@@ -148,32 +153,37 @@ class Remote:
     def _forward_subscriptions(self, client: Any, group: TaskGroup) -> Callable[[], None]:
         """Hold the app's clients' resource subscriptions at the remote, where it has them (a mounted
         proxy: the subscriptions of the apps it is mounted in, to its URIs); returns what stops it."""
-        app: Any = self.app
         if not self.subscribes:
             return lambda: None
         forwarding = RemoteSubscriptions(client, self.name)
         group.start_soon(forwarding.run)
-        return app._watch_subscribed(forwarding.watch)
+        mounting: Mounting = self.app._mounting  # pyright: ignore[reportPrivateUsage]
+        return mounting.watch_subscribed(forwarding.watch)
 
     def _narrow(self, remote: Mapping[str, Any]) -> None:
         """Advertise what the remote has (a server built already advertised every kind)."""
-        app: Any = self.app
+        app = self.app
         self.subscribes = subscribes(remote)
         served = {*KINDS, COMPLETIONS}
         has = {kind for kind in served if kind in remote}
         if COMPLETIONS not in self.client.session.protocol.server_capability_paths:
             has.add(COMPLETIONS)  # a version without the capability (2024-11-05): completion is ungated
-        app._serves = has | (app._serves - served)
-        server = app._server
-        if server is None or app._parents:
+        app.registries.serves -= served
+        app.registries.serves |= has
+        server = app._server  # pyright: ignore[reportPrivateUsage]
+        if server is None or app._mounting.parents:  # pyright: ignore[reportPrivateUsage]
             return  # built later (from what is listed), or mounted: the parent advertises
         for kind in KINDS:
-            if kind not in remote and not getattr(app, _TABLES[kind]) and not (kind == "resources" and app._templates):
+            if (
+                kind not in remote
+                and not app.registries.table(kind)
+                and not (kind == "resources" and app.registries.templates)
+            ):
                 server.capabilities.pop(kind, None)
-        if COMPLETIONS not in has and not app._completers:
+        if COMPLETIONS not in has and not app.registries.completers:
             server.capabilities.pop(COMPLETIONS, None)
         if "resources" in server.capabilities:
-            server.capabilities["resources"] = app._resources_capability()
+            server.capabilities["resources"] = resources_capability(self)
 
     # -- what the remote lists ------------------------------------------------------------------
 
@@ -186,8 +196,8 @@ class Remote:
         if gate not in client.server_capabilities:
             return
         listed = await _list_all(client, kind)
-        app: Any = self.app
-        table: dict[str, Any] = getattr(app, _TABLES[kind])
+        table = self.app.registries.table(kind)
+        changes: ListChanges = self.app._changes  # pyright: ignore[reportPrivateUsage]
         for key in self.keys[kind]:
             table.pop(key, None)
         made: dict[str, Any] = {}
@@ -205,9 +215,9 @@ class Remote:
         table.update(made)
         self.keys[kind] = set(made)
         if kind == "resources" or kind == "templates":
-            app._changed(RESOURCES_CHANGED, "resources", "templates")
+            changes.changed(RESOURCES_CHANGED, "resources", "templates")
         else:
-            app._changed(_CHANGED[kind], kind)
+            changes.changed(_CHANGED[kind], kind)
 
     def changed(self, *kinds: str) -> None:
         """The remote's list changed: list it again (in the connection's task group, not the reader's)."""
@@ -357,9 +367,14 @@ def _own(result: BaseModel) -> Any:
     return type(result).model_validate(data)
 
 
+def _client_module(app: App) -> Any:
+    """The generated client module of the app's version."""
+    return importlib.import_module(f"{registry.load_version(app.protocol_version).__name__}.client")
+
+
 def _handlers(remote: Remote) -> ClientHandlerStub:
     """The proxy's client handlers (the app's version): the remote's requests and notifications."""
-    base: type[ClientHandlerStub] = importlib.import_module(f"{remote.app._pkg.__name__}.client").ClientHandlers  # pyright: ignore[reportPrivateUsage]
+    base: type[ClientHandlerStub] = _client_module(remote.app).ClientHandlers
 
     def asking(method: str) -> Any:
         async def handler(self: Any, params: Any, ctx: Any) -> Any:
@@ -394,58 +409,66 @@ def _handlers(remote: Remote) -> ClientHandlerStub:
     return type("ProxyClientHandlers", (base,), namespace)()
 
 
-class Proxying:
-    """`App.proxy`."""
+def resources_capability(remote: Remote | None) -> dict[str, Any]:
+    """An app's `resources` capability: lists change; subscriptions are offered by every app, by a
+    proxy where its remote offers them."""
+    offered = remote is None or remote.subscribes
+    return {"listChanged": True, "subscribe": True} if offered else {"listChanged": True}
 
-    remote: Remote | None = None  # a proxy's upstream (`App.proxy`); None for any other app
 
-    def _resources_capability(self) -> dict[str, Any]:
-        """The app's `resources` capability: lists change; subscriptions are offered by every app, by a
-        proxy where its remote offers them."""
-        subscribes = self.remote is None or self.remote.subscribes
-        return {"listChanged": True, "subscribe": True} if subscribes else {"listChanged": True}
+class ProxyOptions(TypedDict, total=False):
+    """`App.proxy`'s keyword arguments (see `proxy_app`); the last five are the client's (`ClientOptions`)."""
 
-    @classmethod
-    def proxy(
-        cls,
-        target: str | Sequence[str],
-        *,
-        name: str | None = None,
-        version: str = "0.1.0",
-        protocol: str | None = None,
-        env: ChildEnv = None,
-        cwd: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        sse: bool = False,
-        request_timeout: float | None = 60.0,
-        **options: Any,
-    ) -> Self:
-        """An app serving the remote MCP server at `target`: an http(s) URL (Streamable HTTP), or the
-        command that starts a stdio server (a list, or a string split as a shell would; `cwd`; `env`:
-        its environment, over the safe variables it gets of ours, `connect_stdio`'s; `env=INHERIT` all);
-        `sse=True`: the URL is a legacy (2024-11-05) HTTP+SSE server's `/sse` endpoint.
-        `protocol`: the version the app is written against (default: the newest; the remote may speak
-        any). `headers` go on every HTTP request to the remote; `request_timeout` bounds each
-        forwarded request (seconds); `options` are the client's (`ClientOptions`: `protocol_version`
-        pins the remote's version instead of "auto", `probe_timeout`, ...). Run it as any app
-        (`run`, `asgi`, `test_client`) or mount it (`app.mount(App.proxy(...), namespace="x")`)."""
-        holder: list[Remote] = []
+    name: str | None
+    version: str
+    protocol: str | None
+    env: ChildEnv
+    cwd: str | None
+    headers: Mapping[str, str] | None
+    sse: bool
+    request_timeout: float | None
+    protocol_version: str | None
+    client_info: dict[str, Any] | None
+    probe_timeout: float
+    lenient: bool
+    retry: RetryMode
+    hooks: Sequence[CallHook]
 
-        def lifespan(app: Any) -> AbstractAsyncContextManager[Any]:
-            return holder[0].lifespan(app)
 
-        make: Any = cls  # `App`, whose constructor this mixin does not know
-        app = make(name or "proxy", version, protocol=protocol, lifespan=lifespan)
-        remote = Remote(
-            app,
-            target,
-            env=env,
-            cwd=cwd,
-            headers=headers,
-            sse=sse,
-            options={"request_timeout": request_timeout, **options},
-        )
-        holder.append(remote)
-        app._serves |= {*KINDS, COMPLETIONS}
-        app.remote = remote
-        return cast("Self", app)
+def proxy_app(make: Callable[..., App], target: str | Sequence[str], **options: Unpack[ProxyOptions]) -> App:
+    """`App.proxy`: an app (made by `make`, the `App` class) serving the remote MCP server at
+    `target`: an http(s) URL (Streamable HTTP), or the command that starts a stdio server (a list,
+    or a string split as a shell would; `cwd`; `env`: its environment, over the safe variables it
+    gets of ours, `connect_stdio`'s; `env=INHERIT` all); `sse=True`: the URL is a legacy
+    (2024-11-05) HTTP+SSE server's `/sse` endpoint. `protocol`: the version the app is written
+    against (default: the newest; the remote may speak any). `headers` go on every HTTP request to
+    the remote; `request_timeout` bounds each forwarded request (seconds, default 60); the client's
+    options (`ClientOptions`: `protocol_version` pins the remote's version instead of "auto",
+    `probe_timeout`, ...). Run it as any app (`run`, `asgi`, `test_client`) or mount it
+    (`app.mount(App.proxy(...), namespace="x")`)."""
+    own = ("name", "version", "protocol", "env", "cwd", "headers", "sse")
+    client: dict[str, Any] = {"request_timeout": 60.0, **{k: v for k, v in options.items() if k not in own}}
+    holder: list[Remote] = []
+
+    def lifespan(app: Any) -> AbstractAsyncContextManager[Any]:
+        return holder[0].lifespan(app)
+
+    app = make(
+        options.get("name") or "proxy",
+        options.get("version", "0.1.0"),
+        protocol=options.get("protocol"),
+        lifespan=lifespan,
+    )
+    remote = Remote(
+        app,
+        target,
+        env=options.get("env"),
+        cwd=options.get("cwd"),
+        headers=options.get("headers"),
+        sse=options.get("sse", False),
+        options=client,
+    )
+    holder.append(remote)
+    app.registries.serves |= {*KINDS, COMPLETIONS}
+    app.remote = remote
+    return app

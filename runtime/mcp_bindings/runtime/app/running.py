@@ -1,37 +1,28 @@
 """How an `App` runs: on stdio or Streamable HTTP (`run`), as an ASGI app to mount (`asgi`), and
-in memory against a client of any version (`test_client`). A mixin of `App` (`app.core`)."""
+in memory against a client of any version (`test_client`). A collaborator `App` holds (`app.core`)."""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, overload
-
-from typing_extensions import Unpack
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from mcp_bindings.runtime.app.lifespan import Lifetime
 from mcp_bindings.runtime.client.stub import ClientStub
 from mcp_bindings.runtime.protocol import registry
-from mcp_bindings.runtime.server.stubs import ServerStub
 
 if TYPE_CHECKING:
-    from mcp_bindings.runtime.app.auth import Auth, ProtectedApp
+    from mcp_bindings.runtime.app.auth import ProtectedApp
+    from mcp_bindings.runtime.app.core import App
     from mcp_bindings.runtime.client.retry import RetryMode
     from mcp_bindings.runtime.client.seam import Hook
     from mcp_bindings.runtime.http.app import StreamableHTTPApp
     from mcp_bindings.runtime.protocol.request_state import RequestStateSealer
     from mcp_bindings.runtime.server.host import ServerHost
 
-    # The generated clients: `test_client("<version>")` is typed as that version's `Client` (types
-    # only; tests/app/test_app_typed_client.py checks every version the runtime speaks has its overload).
-    from mcp_bindings.v2024_11_05.client import Client as Client_2024_11_05
-    from mcp_bindings.v2025_03_26.client import Client as Client_2025_03_26
-    from mcp_bindings.v2025_06_18.client import Client as Client_2025_06_18
-    from mcp_bindings.v2025_11_25.client import Client as Client_2025_11_25
-    from mcp_bindings.v2026_07_28.client import Client as Client_2026_07_28
 
-__all__ = ["Running"]
+__all__ = ["Running", "TestClientOptions"]
 
 C = TypeVar("C", bound=ClientStub)
 
@@ -58,46 +49,33 @@ class TestClientOptions(TypedDict, total=False):
 
 
 class Running:
-    """`App.run`, `App.asgi` and `App.test_client`."""
+    """`App.run`, `App.asgi` and `App.test_client`: a collaborator the app holds (`app._running`)."""
 
-    protocol_version: str
-    _lifetime: Lifetime
-    auth: Auth | None
-    _tools: dict[str, Any]
+    def __init__(self, app: App, lifetime: Lifetime) -> None:
+        self.app, self.lifetime = app, lifetime
 
     def _tool_scopes(self) -> dict[str, tuple[str, ...]]:
         """The scopes each tool needs on top of the app's (`@app.tool(scopes=[...])`)."""
-        return {name: entry.scopes for name, entry in self._tools.items() if entry.scopes}
+        return {name: entry.scopes for name, entry in self.app.registries.tools.items() if entry.scopes}
 
-    @property
-    def server(self) -> ServerStub:  # the app's server object (`App.server`)
-        raise NotImplementedError
-
-    def run(
-        self,
-        transport: Literal["stdio", "http"] = "stdio",
-        *,
-        host: str = "127.0.0.1",
-        port: int = 3001,
-        path: str = "/mcp",
-        **options: Any,
-    ) -> None:
+    def run(self, transport: str, address: tuple[str, int, str], options: Mapping[str, Any]) -> None:
         """Serve until interrupted: on stdin/stdout, or Streamable HTTP (and the legacy SSE transport)
-        at http://host:port/mcp (printed on stderr once it listens). `options` go to `serve_stdio` /
-        `serve_http`. The app's lifespan runs around it."""
+        at http://host:port/path (`address`; printed on stderr once it listens). `options` go to
+        `serve_stdio` / `serve_http`. The app's lifespan runs around it."""
+        host, port, path = address
         if transport == "stdio":
             from mcp_bindings.runtime.stdio.serve import serve_stdio
 
-            serve_stdio(self.server, lifespan=self._lifetime, **options)
+            serve_stdio(self.app.server, lifespan=self.lifetime, **options)
         elif transport == "http":
             from mcp_bindings.runtime.http.serving import serve_http
 
-            auth = self.auth
+            auth = self.app.auth
 
             def wrap(app: StreamableHTTPApp) -> Any:
                 return app if auth is None else auth.protect(app, self._tool_scopes)
 
-            serve_http(self.server, host=host, port=port, path=path, lifespan=self._lifetime, wrap=wrap, **options)
+            serve_http(self.app.server, host=host, port=port, path=path, lifespan=self.lifetime, wrap=wrap, **options)
         else:
             raise ValueError(f"unknown transport {transport!r}: 'stdio' or 'http'")
 
@@ -110,37 +88,8 @@ class Running:
         Protected Resource Metadata is served at the root's well-known path: mount it at the root)."""
         from mcp_bindings.runtime.http.app import create_app
 
-        app = create_app(self.server, lifespan=self._lifetime, **options)
-        return app if self.auth is None else self.auth.protect(app, self._tool_scopes)
-
-    @overload
-    def test_client(
-        self, protocol_version: type[C], **options: Unpack[TestClientOptions]
-    ) -> AbstractAsyncContextManager[C]: ...
-    @overload
-    def test_client(
-        self, protocol_version: Literal["2024-11-05"], **options: Unpack[TestClientOptions]
-    ) -> AbstractAsyncContextManager[Client_2024_11_05]: ...
-    @overload
-    def test_client(
-        self, protocol_version: Literal["2025-03-26"], **options: Unpack[TestClientOptions]
-    ) -> AbstractAsyncContextManager[Client_2025_03_26]: ...
-    @overload
-    def test_client(
-        self, protocol_version: Literal["2025-06-18"], **options: Unpack[TestClientOptions]
-    ) -> AbstractAsyncContextManager[Client_2025_06_18]: ...
-    @overload
-    def test_client(
-        self, protocol_version: Literal["2025-11-25"], **options: Unpack[TestClientOptions]
-    ) -> AbstractAsyncContextManager[Client_2025_11_25]: ...
-    @overload
-    def test_client(
-        self, protocol_version: Literal["2026-07-28"], **options: Unpack[TestClientOptions]
-    ) -> AbstractAsyncContextManager[Client_2026_07_28]: ...
-    @overload
-    def test_client(
-        self, protocol_version: str | None = None, **options: Unpack[TestClientOptions]
-    ) -> AbstractAsyncContextManager[Any]: ...
+        app = create_app(self.app.server, lifespan=self.lifetime, **options)
+        return app if self.app.auth is None else self.app.auth.protect(app, self._tool_scopes)
 
     def test_client(
         self,
@@ -190,15 +139,15 @@ class Running:
             client_cls = protocol_version
             version = client_cls.protocol.info.key
         else:
-            version = protocol_version or self.protocol_version
+            version = protocol_version or self.app.protocol_version
             package = registry.load_version(version).__name__
             client_cls = importlib.import_module(f"{package}.client").Client
         if handlers is None and any(hook is not None for hook in hooks.values()):
             handlers = client_handlers(version, **hooks)
         async with (
-            self._lifetime(),
+            self.lifetime(),
             connect_in_memory(
-                self.server, client_cls, handlers=handlers, protocol_version=version, **options
+                self.app.server, client_cls, handlers=handlers, protocol_version=version, **options
             ) as client,
         ):
             yield client

@@ -1,13 +1,13 @@
 """How an `App` answers: the handlers its server class calls (`serve_call_tool`, ...), each running
 the registered function with its typed arguments and context, tasks and input rounds included. A
-mixin of `App` (`app.core`)."""
+collaborator `App` holds (`app.core`)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextlib import AsyncExitStack
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -16,8 +16,6 @@ from mcp_bindings.runtime.app.asks import Boundary, Replay, StartTask, Suspend
 from mcp_bindings.runtime.app.context import Context
 from mcp_bindings.runtime.app.dependencies import provide
 from mcp_bindings.runtime.app.entries import (
-    Completer,
-    PromptEntry,
     ResourceEntry,
     TemplateEntry,
     ToolEntry,
@@ -28,15 +26,17 @@ from mcp_bindings.runtime.app.entries import (
 from mcp_bindings.runtime.app.errors import AppDefinitionError, ResourceNotFound, ToolError
 from mcp_bindings.runtime.app.lifespan import Lifetime
 from mcp_bindings.runtime.app.signature import FunctionSignature
-from mcp_bindings.runtime.protocol import registry, versions
+from mcp_bindings.runtime.protocol import crossing, registry, versions
 from mcp_bindings.runtime.protocol.context import RequestContext
 from mcp_bindings.runtime.protocol.custom_methods import peer_declares
 from mcp_bindings.runtime.protocol.pagination import invalid_cursor, paginate
-from mcp_bindings.runtime.protocol.spec import ProtocolTables
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
 from mcp_bindings.runtime.tasks.api import run_as_task
-from mcp_bindings.runtime.tasks.service import TaskContext
+from mcp_bindings.runtime.tasks.server.context import TaskContext
 from mcp_bindings.v2026_07_28 import names as v2026
+
+if TYPE_CHECKING:
+    from mcp_bindings.runtime.app.core import App
 
 __all__ = ["START_TASK", "Serving"]
 
@@ -75,44 +75,26 @@ async def _release(stack: AsyncExitStack, failure: BaseException | None) -> None
 
 
 class Serving:
-    """The handlers of an `App`'s server class, over what the app registered."""
+    """The handlers of an `App`'s server class, over what the app registered: a collaborator the
+    app holds (`app._serving`), whose server class calls it."""
 
-    protocol: ProtocolTables
-    _pkg: Any
-    _tools: dict[str, ToolEntry]
-    _resources: dict[str, ResourceEntry]
-    _templates: dict[str, TemplateEntry]
-    _prompts: dict[str, PromptEntry]
-    _completers: dict[tuple[str, str, str], Completer]
-    _not_found: int
-    _call_result: Callable[[Any], Any]
-    _input_required: set[str]
-    _lists: dict[str, list[Any]]
-    _lifetime: Lifetime
-    error_details: bool  # unexpected exceptions' text to the client (`App(error_details=True)`)
-    remote: Any  # a proxy's upstream (`app.proxy.Remote`, `App.proxy`); None for any other app
-    page_size: int | None
+    def __init__(self, app: App, pkg: Any, lifetime: Lifetime) -> None:
+        self.app, self.registries, self.protocol = app, app.registries, app.protocol
+        self.pkg = pkg  # the version package whose models the answers are
+        self.lifetime = lifetime
+        self.not_found = app.protocol.error_codes.resource_not_found or INVALID_PARAMS
+        call = app.protocol.client_requests[v2026.TOOLS_CALL]
+        self.call_result: Callable[[Any], Any] = crossing.shaped(call.result, app.protocol_version)
+        self.input_required = {m for m, s in app.protocol.client_requests.items() if s.input_required}
 
-    def _listed(self, kind: str) -> list[Any]:
-        items = self._lists.get(kind)
-        if items is None:
-            source: Mapping[str, Any] = {
-                "tools": self._tools,
-                "resources": self._resources,
-                "templates": self._templates,
-                "prompts": self._prompts,
-            }[kind]
-            items = self._lists[kind] = [entry.definition for entry in source.values() if entry.enabled]
-        return items
-
-    def _page(self, kind: str, params: Any) -> tuple[list[Any], str | None]:
+    def page(self, kind: str, params: Any) -> tuple[list[Any], str | None]:
         cursor = getattr(params, "cursor", None) if params is not None else None
-        items = self._listed(kind)
-        if self.page_size is None:
+        items = self.registries.listed(kind)
+        if self.app.page_size is None:
             if cursor is not None:
                 raise invalid_cursor(cursor)
             return items, None
-        return paginate(items, cursor, self.page_size, scope=kind)
+        return paginate(items, cursor, self.app.page_size, scope=kind)
 
     def _context(
         self,
@@ -127,17 +109,17 @@ class Serving:
         # A task's work asks the client through the task (`inputRequests`), not by replaying rounds;
         # except the asks its call made before `ctx.start_task()`, answered again from the record.
         in_task = isinstance(ctx, TaskContext) and boundary != "pass"
-        if method in self._input_required and registry.info(ctx.protocol_version).stateless and not in_task:
+        if method in self.input_required and registry.info(ctx.protocol_version).stateless and not in_task:
             replay = Replay(
                 self.protocol, getattr(params, "request_state", None), getattr(params, "input_responses", None)
             )
-        return Context(ctx, self.protocol, method, replay, boundary, lifespan=(lifetime or self._lifetime).value)
+        return Context(ctx, self.protocol, method, replay, boundary, lifespan=(lifetime or self.lifetime).value)
 
     def _unexpected(self, name: str, exc: Exception) -> str:
         """What the client (and the model) is told of an exception a tool did not mean to raise:
         that the tool failed; its type and message only with `App(error_details=True)`, or when it
         is the runtime's own word on a mistake in the app (`AppDefinitionError`: no data in it)."""
-        if self.error_details or isinstance(exc, AppDefinitionError):
+        if self.app.error_details or isinstance(exc, AppDefinitionError):
             return f"Error executing tool {name}: {type(exc).__name__}: {exc}"
         return f"Error executing tool {name} (an unexpected error; the server's log has the details)"
 
@@ -148,21 +130,21 @@ class Serving:
             kwargs[sig.context] = context
         if sig.dependencies:
             async with AsyncExitStack() as stack:
-                kwargs.update(await provide(sig.dependencies, context, stack, lifetime or self._lifetime))
+                kwargs.update(await provide(sig.dependencies, context, stack, lifetime or self.lifetime))
                 value = sig.fn(**kwargs)
                 return await value if sig.is_async else value
         value = sig.fn(**kwargs)
         return await value if sig.is_async else value
 
     async def serve_call_tool(self, params: Any, ctx: RequestContext) -> Any:
-        entry = self._tools.get(params.name)
+        entry = self.registries.tools.get(params.name)
         if entry is None or not entry.enabled:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}", {"name": params.name})
         arguments = params.arguments
         try:
             kwargs = entry.arguments(arguments if arguments is not None else {})
         except ValidationError as exc:
-            return self._call_result(entry.invalid(exc))
+            return self.call_result(entry.invalid(exc))
         if entry.task is None:
             return await self._call_tool(entry, kwargs, params, ctx)
         required = entry.task == "required"
@@ -188,7 +170,7 @@ class Serving:
         """The tool's result (or an input round); `START_TASK` where it unwound at `ctx.start_task()`."""
         sig = entry.sig
         target = sig.context
-        lifetime: Lifetime = entry.lifetime or self._lifetime
+        lifetime: Lifetime = entry.lifetime or self.lifetime
         context = self._context(sig, ctx, v2026.TOOLS_CALL, params, boundary, lifetime) if sig.needs_context else None
         stack = AsyncExitStack() if sig.dependencies else None
         failure: BaseException | None = None  # what the dependencies' clean-up is told (None: success)
@@ -211,7 +193,7 @@ class Serving:
         except ToolError as exc:  # expected: one line, no traceback (any other exception: with it)
             failure = exc
             log.info("tool %r answered an error: %s", entry.name, exc)
-            return self._call_result(entry.error(str(exc)))
+            return self.call_result(entry.error(str(exc)))
         except McpError as exc:
             failure = exc
             raise
@@ -222,7 +204,7 @@ class Serving:
         except Exception as exc:  # an ExceptionGroup too (a Suspend makes a BaseExceptionGroup: below)
             failure = exc
             log.exception("tool %r failed", entry.name)
-            return self._call_result(entry.error(self._unexpected(entry.name, exc)))
+            return self.call_result(entry.error(self._unexpected(entry.name, exc)))
         except BaseExceptionGroup as group:
             return _suspended(group, context)
         except BaseException as exc:  # cancelled: the dependencies are told, as a `with` block would be
@@ -234,19 +216,19 @@ class Serving:
         if context is not None and context.suspended:
             return context.input_required()
         try:
-            return self._call_result(entry.content(value))
+            return self.call_result(entry.content(value))
         except McpError as exc:  # the tool returned what its annotation does not allow: a bug to see here
             log.error("%s", exc.message)
             raise
 
     async def serve_read_resource(self, params: Any, ctx: RequestContext) -> Any:
         uri: str = params.uri
-        entry: ResourceEntry | TemplateEntry | None = self._resources.get(uri)
+        entry: ResourceEntry | TemplateEntry | None = self.registries.resources.get(uri)
         kwargs: dict[str, Any] = {}
         if entry is not None and not entry.enabled:
-            raise McpError(self._not_found, f"Resource not found: {uri}", {"uri": uri})
+            raise McpError(self.not_found, f"Resource not found: {uri}", {"uri": uri})
         if entry is None:
-            for template in self._templates.values():
+            for template in self.registries.templates.values():
                 if not template.enabled:
                     continue
                 values = template.template.match(uri)
@@ -254,7 +236,7 @@ class Serving:
                     entry, kwargs = template, template.arguments(uri, values)
                     break
             else:
-                raise McpError(self._not_found, f"Resource not found: {uri}", {"uri": uri})
+                raise McpError(self.not_found, f"Resource not found: {uri}", {"uri": uri})
         sig = entry.sig
         context = (
             self._context(sig, ctx, v2026.RESOURCES_READ, params, None, entry.lifetime) if sig.needs_context else None
@@ -262,17 +244,17 @@ class Serving:
         try:
             value = await self._run(sig, kwargs, context, entry.lifetime)
         except ResourceNotFound as exc:
-            raise McpError(self._not_found, exc.message, exc.data) from None
+            raise McpError(self.not_found, exc.message, exc.data) from None
         except Suspend:
             return _input_required(context)
         except BaseExceptionGroup as group:
             return _suspended(group, context)
         if context is not None and context.suspended:
             return context.input_required()
-        return self._pkg.ReadResourceResult.model_validate({"contents": contents(uri, value, entry.mime_type)})
+        return self.pkg.ReadResourceResult.model_validate({"contents": contents(uri, value, entry.mime_type)})
 
     async def serve_get_prompt(self, params: Any, ctx: RequestContext) -> Any:
-        entry = self._prompts.get(params.name)
+        entry = self.registries.prompts.get(params.name)
         if entry is None or not entry.enabled:
             raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}", {"name": params.name})
         kwargs = entry.arguments(params.arguments)
@@ -293,7 +275,7 @@ class Serving:
         result: dict[str, Any] = {"messages": messages(value)}
         if entry.definition.description is not None:
             result["description"] = entry.definition.description
-        return self._pkg.GetPromptResult.model_validate(result)
+        return self.pkg.GetPromptResult.model_validate(result)
 
     async def serve_complete(self, params: Any, ctx: RequestContext) -> Any:
         data: dict[str, Any] = versions.dump(params)
@@ -303,9 +285,9 @@ class Serving:
             key = ("prompt", str(ref.get("name")), str(argument.get("name")))
         else:
             key = ("template", str(ref.get("uri")), str(argument.get("name")))
-        completer = self._completers.get(key)
-        if completer is None and self.remote is not None:  # a proxy: the remote's completion, as it answered
-            return await self.remote.forward(
+        completer = self.registries.completers.get(key)
+        if completer is None and self.app.remote is not None:  # a proxy: the remote's completion, as it answered
+            return await self.app.remote.forward(
                 v2026.COMPLETION_COMPLETE, data, Context(ctx, self.protocol, v2026.COMPLETION_COMPLETE, None)
             )
         values: Any = []
@@ -318,4 +300,4 @@ class Serving:
             values = completer.fn(**kwargs)
             if completer.is_async:
                 values = await values
-        return self._pkg.CompleteResult.model_validate(completion(values))
+        return self.pkg.CompleteResult.model_validate(completion(values))

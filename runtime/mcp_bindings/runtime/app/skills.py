@@ -30,28 +30,29 @@ import base64
 import inspect
 import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 import anyio
 import anyio.to_thread
 
-from mcp_bindings.runtime.app.changes import RESOURCES_CHANGED
 from mcp_bindings.runtime.app.errors import AppDefinitionError, ResourceNotFound
 from mcp_bindings.runtime.app.skills_watch import DirectoryWatcher, can_watch
 from mcp_bindings.runtime.protocol import skill_files as files
+from mcp_bindings.runtime.protocol.custom_methods import EXTENSIONS, CustomMethod, Handler
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import invalid_field
+from mcp_bindings.runtime.server.plugins import Extension
 
 if TYPE_CHECKING:
     from types import ModuleType
 
     from mcp_bindings.ext.io_modelcontextprotocol_skills import models as sk
     from mcp_bindings.runtime.app.lifespan import Lifetime
-    from mcp_bindings.runtime.server.stubs import ServerStub
+    from mcp_bindings.runtime.protocol.spec import ProtocolTables
 
-__all__ = ["SKILLS", "SkillsMixin"]
+__all__ = ["SKILLS", "Skills"]
 
 SKILLS = "io.modelcontextprotocol/skills"  # the extension's identifier (its generated `about.IDENTIFIER`)
 
@@ -99,16 +100,8 @@ class _SkillsState:
         return await anyio.to_thread.run_sync(scan, limiter=self.scanning)
 
 
-def _state(obj: object) -> _SkillsState:
-    attributes = obj.__dict__
-    found = attributes.get("_skills_state")
-    if found is None:
-        found = attributes["_skills_state"] = _SkillsState()
-    return cast("_SkillsState", found)
-
-
 class _Registers(Protocol):
-    """What the mixin uses of `App`'s public methods."""
+    """What `Skills` uses of `App`'s public methods."""
 
     def resource(self, uri: str, **options: Any) -> Callable[[Any], Any]: ...
 
@@ -117,19 +110,26 @@ class _Registers(Protocol):
     async def resource_updated(self, uri: str) -> int: ...
 
 
-def _app(obj: object) -> _Registers:
-    return cast("_Registers", obj)
+class SkillsOptions(TypedDict, total=False):
+    """`app.skills`'s keyword arguments (`Skills.directory`)."""
+
+    directory_read: bool
+    watch: bool
+    max_file_bytes: int
 
 
-class SkillsMixin:
-    """`App.skills` and `App.skill` (see the module)."""
+class Skills(Extension):
+    """The Skills extension of one `App` (`app.skills`, `app.skill`): a collaborator the app makes on
+    first use and registers as one of its extensions (`App.add`), so only an app serving skills
+    declares it; on the server it serves skills/list, skills/get and resources/directory/read."""
 
-    if TYPE_CHECKING:
-        _pkg: Any  # App's: the version package whose contents models a read returns
-        _lifetime: Lifetime  # App's: what runs while it serves (the directory's watcher)
-        _changed: Callable[..., None]  # `ListChanges._changed`
+    def __init__(self, app: _Registers, pkg: Any, lifetime: Lifetime, changed: Callable[[], None]) -> None:
+        # `pkg`: the version package whose contents models a read returns; `lifetime`: what runs
+        # while the app serves (the directory's watcher); `changed`: the app's resources list changed.
+        self.app, self.pkg, self.lifetime, self.changed = app, pkg, lifetime, changed
+        self.state = _SkillsState()
 
-    def skills(
+    def directory(
         self,
         directory: str | Path,
         *,
@@ -151,7 +151,7 @@ class SkillsMixin:
             found = files.scan(root)
         except files.SkillError as exc:
             raise AppDefinitionError(f"app.skills: {exc}") from None
-        state = _state(self)
+        state = self.state
         if state.roots:
             raise AppDefinitionError("app.skills: the app already serves a skills directory")
         state.roots.append(root)
@@ -161,31 +161,31 @@ class SkillsMixin:
             self._list_skill(root, skill)
         state.digests[root] = files.Digests(root)
         state.entries = state.digests[root].entries(found)
-        pkg = self._pkg
+        pkg = self.pkg
 
         async def read(path: str) -> Any:
             return await _read(pkg, root, f"{files.SCHEME}{path}", max_file_bytes)
 
-        _app(self).resource(files.SCHEME + "{+path}", name="skill-files", description="A file of a skill")(read)
+        self.app.resource(files.SCHEME + "{+path}", name="skill-files", description="A file of a skill")(read)
         if watch:
 
             async def changed(paths: set[Path]) -> None:
                 await self._follow_skills(root, paths)
 
-            self._lifetime.services.append(DirectoryWatcher(root, changed))
+            self.lifetime.services.append(DirectoryWatcher(root, changed))
 
     def _list_skill(self, root: Path, skill: files.SkillDir) -> None:
         """A SKILL.md listed with its name and description (skills.mdx, Resource Metadata)."""
         labels = (str(skill.frontmatter["name"]), str(skill.frontmatter["description"]))
-        _app(self).resource(skill.uri, name=labels[0], description=labels[1], mime_type="text/markdown")(
-            _reader(self._pkg, root, skill.uri, _state(self).max_file_bytes)
+        self.app.resource(skill.uri, name=labels[0], description=labels[1], mime_type="text/markdown")(
+            _reader(self.pkg, root, skill.uri, self.state.max_file_bytes)
         )
-        _state(self).listed[skill.uri] = labels
+        self.state.listed[skill.uri] = labels
 
     async def _follow_skills(self, root: Path, paths: set[Path]) -> None:
         """The directory changed (`paths`, from the watcher): list its SKILL.md resources again and
         tell the clients (see the module)."""
-        state, app = _state(self), _app(self)
+        state, app = self.state, self.app
         skills, entries = await state.scan(root, warn=True)
         found = {s.uri: s for s in skills}
         for uri, labels in list(state.listed.items()):
@@ -198,7 +198,7 @@ class SkillsMixin:
                 self._list_skill(root, skill)
         if entries != state.entries:  # skills/list answers otherwise now: a file's digest, a skill
             state.entries = entries
-            self._changed(RESOURCES_CHANGED, "resources", "templates")
+            self.changed()
         for path in sorted(paths):
             if path.is_relative_to(root) and path != root and not path.is_dir():
                 await app.resource_updated(files.SCHEME + path.relative_to(root).as_posix())
@@ -217,26 +217,33 @@ class SkillsMixin:
 
         def register(fn: Callable[[], Any]) -> Callable[[], Any]:
             fields = {"name": name, "description": description, **frontmatter}
-            _state(self).dynamic[uri] = _Dynamic(uri, fields, fn)
+            self.state.dynamic[uri] = _Dynamic(uri, fields, fn)
 
             async def read() -> str:
                 body = fn()
                 body = await body if inspect.isawaitable(body) else body
                 return _document(fields, str(body))
 
-            _app(self).resource(uri, name=name, description=description, mime_type="text/markdown")(read)
+            self.app.resource(uri, name=name, description=description, mime_type="text/markdown")(read)
             return fn
 
         return register
 
-    def _extend_skills(self, server: ServerStub) -> None:
-        state = _state(self)
-        if not state.roots and not state.dynamic:
-            return
-        settings = {"directoryRead": True} if state.directory_read and state.roots else {}
+    # -- the extension, on the app's server ------------------------------------------------------
+
+    def capabilities(self, protocol: ProtocolTables) -> Mapping[str, Any]:
+        settings = {"directoryRead": True} if self.state.directory_read and self.state.roots else {}
+        return {EXTENSIONS: {SKILLS: settings}}
+
+    def methods(self) -> Mapping[CustomMethod[Any, Any], Handler]:
         from mcp_bindings.ext.io_modelcontextprotocol_skills.methods import EXTENSION
 
-        server.use_extension(EXTENSION, settings, handlers=_Handlers(state))
+        handlers = _Handlers(self.state)
+        return {
+            method: getattr(handlers, method.spec.handler)
+            for method in EXTENSION.methods.values()
+            if method.sender == "client" and hasattr(handlers, method.spec.handler)
+        }
 
 
 def _document(fields: dict[str, Any], body: str) -> str:

@@ -22,17 +22,17 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
 from mcp_bindings.runtime.app.errors import AppDefinitionError
 from mcp_bindings.runtime.protocol import versions
-from mcp_bindings.runtime.protocol.custom_methods import peer_declares
+from mcp_bindings.runtime.protocol.custom_methods import EXTENSIONS, peer_declares
 from mcp_bindings.runtime.protocol.ui_meta import DEPRECATED_RESOURCE_URI, MIME_TYPE, UI, UI_SCHEME, tool_ui
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
 from mcp_bindings.runtime.server.calls import ServerCall
-from mcp_bindings.runtime.server.host import host_for
+from mcp_bindings.runtime.server.plugins import Extension
 from mcp_bindings.runtime.server.seam import ServerFeature, ServerNext
 from mcp_bindings.v2026_07_28 import names as v2026
 
@@ -43,12 +43,14 @@ if TYPE_CHECKING:
     from mcp_bindings.ext.io_modelcontextprotocol_ui.models import McpUiResourceCsp as Csp
     from mcp_bindings.ext.io_modelcontextprotocol_ui.models import McpUiResourcePermissions as Permissions
     from mcp_bindings.runtime.app.entries import ToolEntry
+    from mcp_bindings.runtime.protocol.spec import ProtocolTables
+    from mcp_bindings.runtime.server.host import ServerHost
     from mcp_bindings.runtime.server.peer import PeerView
     from mcp_bindings.runtime.server.runtime import ServerRuntime
     from mcp_bindings.runtime.server.seam import Plan
     from mcp_bindings.runtime.server.stubs import ServerStub
 
-__all__ = ["MIME_TYPE", "UI", "AppOnlyTools", "Csp", "Permissions", "UiMixin", "Visibility"]
+__all__ = ["MIME_TYPE", "UI", "AppOnlyTools", "Csp", "Permissions", "Ui", "UiResourceOptions", "Visibility"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -75,22 +77,34 @@ Source = str | Path | Callable[[], str | Awaitable[str]]
 
 
 class _AppLike(Protocol):
-    """What the mixin uses of `App`'s public methods."""
+    """What `Ui` uses of `App`'s public methods."""
 
     def tool(self, fn: Any = None, /, **options: Any) -> Any: ...
 
     def resource(self, uri: str, **options: Any) -> Callable[[F], F]: ...
 
 
-class UiMixin:
-    """`App.ui_resource` and `App.ui_tool` (see the module)."""
+class UiResourceOptions(TypedDict, total=False):
+    """`app.ui_resource`'s keyword arguments (`Ui.resource`)."""
 
-    if TYPE_CHECKING:  # App's, which this mixin reads
-        _tools: dict[str, ToolEntry]
-        _resources: dict[str, Any]
-        _pkg: Any
+    name: str | None
+    title: str | None
+    description: str | None
+    csp: ui.McpUiResourceCsp | Mapping[str, Any] | None
+    permissions: ui.McpUiResourcePermissions | Mapping[str, Any] | None
+    domain: str | None
+    prefers_border: bool | None
 
-    def ui_resource(
+
+class Ui(Extension):
+    """The MCP Apps extension of one `App` (`app.ui_resource`, `app.ui_tool`): a collaborator the app
+    makes on first use and registers as one of its extensions (`App.add`), so only an app with a UI
+    declares it; on the server it puts `AppOnlyTools` on the dispatch seam."""
+
+    def __init__(self, app: _AppLike, tools: Mapping[str, ToolEntry], resources: Mapping[str, Any], pkg: Any) -> None:
+        self.app, self.tools, self.resources, self.pkg = app, tools, resources, pkg
+
+    def resource(
         self,
         uri: str,
         source: Source | None = None,
@@ -108,7 +122,6 @@ class UiMixin:
         (`ui://...`, MIME type `text/html;profile=mcp-app`); without `source`, a decorator of the
         function. Its `_meta.ui` (CSP, permissions, domain, prefersBorder) is in the listing and in
         every read."""
-        app = _app(self)
         if not uri.startswith(UI_SCHEME):
             raise AppDefinitionError(
                 f"UI resource {uri!r}: its URI must start with {UI_SCHEME!r} (apps.mdx, UI Resource Format)"
@@ -116,11 +129,10 @@ class UiMixin:
         meta = _resource_meta(uri, csp, permissions, domain, prefers_border)
 
         def register(fn: Source) -> Any:
-            read = _reader(self._pkg, uri, fn, meta)
+            read = _reader(self.pkg, uri, fn, meta)
             label = name or (getattr(fn, "__name__", None) if callable(fn) else None) or uri.removeprefix(UI_SCHEME)
             options = {"name": label, "title": title, "description": description, "mime_type": MIME_TYPE}
-            app.resource(uri, **options, meta={"ui": meta} if meta else None)(read)
-            _state(self).used = True
+            self.app.resource(uri, **options, meta={"ui": meta} if meta else None)(read)
             return fn
 
         if source is None:
@@ -128,7 +140,7 @@ class UiMixin:
         register(source)
         return None
 
-    def ui_tool(
+    def tool(
         self,
         resource_uri: str | None = None,
         /,
@@ -140,7 +152,6 @@ class UiMixin:
         """A decorator registering a tool (as `app.tool`, with its `options`) that opens the UI
         resource `resource_uri` (a host renders its results there) and/or has a `visibility`:
         `["app"]` for a tool only the app's view calls (hidden from the model)."""
-        app = _app(self)
         if resource_uri is None and visibility is None:
             raise AppDefinitionError("app.ui_tool: name the UI resource it opens, or a visibility, or both")
         if resource_uri is not None and not resource_uri.startswith(UI_SCHEME):
@@ -156,52 +167,36 @@ class UiMixin:
         wire: dict[str, Any] = {**(meta or {}), "ui": versions.dump(typed)}
         if resource_uri is not None:
             wire[DEPRECATED_RESOURCE_URI] = resource_uri
-        _state(self).used = True
 
         def register(fn: F) -> F:
-            return cast("F", app.tool(meta=wire, **options)(fn))
+            return cast("F", self.app.tool(meta=wire, **options)(fn))
 
         return register
 
-    def _extend_ui(self, server: ServerStub) -> None:
-        """Once the server is built: declare the extension and guard app-only tools, if the app has a UI."""
-        if not _state(self).used:
-            return
-        for entry in self._tools.values():
+    # -- the extension, on the app's server ------------------------------------------------------
+
+    def capabilities(self, protocol: ProtocolTables) -> Mapping[str, Any]:
+        return {EXTENSIONS: {UI: {}}}
+
+    def features(self) -> Sequence[ServerFeature]:
+        return (AppOnlyTools(self.app_only),)
+
+    def attach(self, server: ServerStub, host: ServerHost) -> None:
+        """Once the server is built: every tool opens a UI resource of the app."""
+        for entry in self.tools.values():
             found = tool_ui(_meta_of(entry.definition))
-            if found is not None and found.resource_uri is not None and found.resource_uri not in self._resources:
+            if found is not None and found.resource_uri is not None and found.resource_uri not in self.resources:
                 raise AppDefinitionError(
                     f"tool {entry.name!r} opens {found.resource_uri!r}, which is no resource of the app: "
                     "register it with app.ui_resource(...)"
                 )
-        server.use_extension(UI)
-        host_for(server).use(AppOnlyTools(self._app_only))
 
-    def _app_only(self, name: str) -> bool:
-        entry = self._tools.get(name)
+    def app_only(self, name: str) -> bool:
+        entry = self.tools.get(name)
         if entry is None:
             return False
         found = tool_ui(_meta_of(entry.definition))
         return found is not None and found.visibility is not None and "model" not in found.visibility
-
-
-class _UiState:
-    __slots__ = ("used",)
-
-    def __init__(self) -> None:
-        self.used = False
-
-
-def _state(obj: object) -> _UiState:
-    attributes = obj.__dict__
-    found = attributes.get("_ui_state")
-    if found is None:
-        found = attributes["_ui_state"] = _UiState()
-    return cast("_UiState", found)
-
-
-def _app(obj: object) -> _AppLike:
-    return cast("_AppLike", obj)
 
 
 def _meta_of(definition: Any) -> dict[str, Any] | None:

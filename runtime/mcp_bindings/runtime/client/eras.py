@@ -1,6 +1,6 @@
 """Which version a typed call follows, in one place: its availability, params and result follow the
 *negotiated* version; the stub's version only chooses the Python types the caller sees, crossed
-with the policy the server side uses (`protocol/policy/crossing.json`).
+with the generated crossing tables the server side uses (`protocol.crossing`).
 
 With `protocol_version="auto"` a client written on one stub may speak either lifecycle era
 (2025-11-25's `initialize` handshake, or 2026-07-28's stateless requests). A call the negotiated
@@ -72,7 +72,7 @@ def params(runtime: ClientRuntime, stub: MethodSpec, spec: MethodSpec, data: Any
     unless the policy drops it."""
     if data is None or spec.params is None:
         return data
-    if data.get(TASK) is not None and not (carries(spec, TASK) or carries(stub, TASK)):
+    if data.get(TASK) is not None and not (versions.defines(spec.params, TASK) or versions.defines(stub.params, TASK)):
         version = runtime.version or "?"
         raise NotExpressible(
             f"cannot send {spec.method} with task= in MCP {version}, which this session speaks: params.task "
@@ -90,7 +90,6 @@ def params(runtime: ClientRuntime, stub: MethodSpec, spec: MethodSpec, data: Any
     version = runtime.version or "?"
     return crossing.cross_params(
         data,
-        None,
         spec.params,
         method=spec.method,
         source=runtime.stub_version,
@@ -98,12 +97,6 @@ def params(runtime: ClientRuntime, stub: MethodSpec, spec: MethodSpec, data: Any
         keep=frozenset({pg.param for pg in stub.param_gates} | {TASK}),
         where=f"in MCP {version}, which this session speaks",
     )
-
-
-def carries(spec: MethodSpec | None, param: str) -> bool:
-    """Whether a version's params model of the method has `param` (as a field)."""
-    fields = getattr(spec.params, "model_fields", None) if spec is not None else None
-    return isinstance(fields, dict) and param in fields
 
 
 def result(runtime: ClientRuntime, stub: MethodSpec, spec: MethodSpec, value: Any) -> Any:

@@ -110,7 +110,7 @@ def _handler_work(
             result = versions.validate(stub_spec.result, result)
         if same:
             return versions.to_json(result)
-        converted = crossing.cross(
+        crossed = crossing.crossed(
             versions.dump(result),
             spec.result,
             what=f"the {spec.method} result",
@@ -118,7 +118,7 @@ def _handler_work(
             source=runtime.stub.version,
             destination=runtime.version or "?",
         )
-        return jsonrpc.dumps(versions.project(converted, result))
+        return jsonrpc.dumps(crossed)
 
     return work
 

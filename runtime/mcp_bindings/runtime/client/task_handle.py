@@ -16,9 +16,9 @@ from mcp_bindings.runtime.client import eras
 from mcp_bindings.runtime.client.seam import Finished, OutgoingCall, Send
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables
-from mcp_bindings.runtime.protocol.tasks_core import create_task_result, task_capability
 from mcp_bindings.runtime.rpc import jsonrpc
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, CapabilityError, McpError
+from mcp_bindings.runtime.tasks.core.handshake import create_task_result, task_capability
 from mcp_bindings.v2025_11_25 import names as core
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ class TaskHandles:
 
 
 def _may_carry_task(spec: MethodSpec | None) -> bool:
-    return eras.carries(spec, eras.TASK)
+    return spec is not None and versions.defines(spec.params, eras.TASK)
 
 
 async def call_as_task(call: OutgoingCall) -> TaskHandle[Any]:

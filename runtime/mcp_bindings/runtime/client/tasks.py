@@ -9,7 +9,7 @@ A client takes part by declaring the capability on its handlers, e.g.
 `declared_capabilities = {"tasks": {"list": {}, "cancel": {}, "requests": {"sampling":
 {"createMessage": {}}}}}`; the handler itself is the ordinary one. The client has one requestor
 (its server), so every task belongs to it; its store is the one a server uses by default
-(`protocol.task_store.InMemoryTaskStore`: bounded, expiring, unguessable ids), with a server's
+(`tasks.core.store.InMemoryTaskStore`: bounded, expiring, unguessable ids), with a server's
 default TTLs (`DEFAULT_TTL_MS` when the request asks for none, at most `MAX_TTL_MS`).
 """
 
@@ -24,11 +24,11 @@ import orjson
 
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.spec import Capability
-from mcp_bindings.runtime.protocol.task_store import TASK_METHODS, InMemoryTaskStore, InvalidCursor, TaskState
-from mcp_bindings.runtime.protocol.tasks_core import RELATED_TASK, TASK_STATUS
 from mcp_bindings.runtime.rpc import jsonrpc, logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import Request, json_object
+from mcp_bindings.runtime.tasks.core.handshake import RELATED_TASK, TASK_STATUS, receiver_capability
+from mcp_bindings.runtime.tasks.core.store import TASK_METHODS, InMemoryTaskStore, InvalidCursor, TaskState
 from mcp_bindings.v2025_11_25 import names as core
 
 if TYPE_CHECKING:
@@ -42,11 +42,6 @@ DEFAULT_TTL_MS = 300_000  # a task's TTL when the server's request asks for none
 MAX_TTL_MS = 3_600_000  # the longest TTL granted
 POLL_INTERVAL_MS = 1_000  # suggested to the server
 PAGE_SIZE = 50  # tasks per tasks/list page
-
-
-def receiver_capability(method: str) -> Capability:
-    """The client capability that lets a server task-augment `method`: `tasks.requests.sampling.createMessage`."""
-    return Capability("client", ("tasks", "requests", *method.split("/")))
 
 
 class ClientTasks:

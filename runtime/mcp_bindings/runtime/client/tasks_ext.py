@@ -37,10 +37,11 @@ from mcp_bindings.ext.io_modelcontextprotocol_tasks import names
 from mcp_bindings.ext.io_modelcontextprotocol_tasks.methods import EXTENSION as TASKS
 from mcp_bindings.runtime.client.handling import answer_input_requests
 from mcp_bindings.runtime.client.seam import Finished, OutgoingCall, Send
-from mcp_bindings.runtime.protocol import tasks_wire, versions
+from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.custom_methods import peer_declares
 from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
+from mcp_bindings.runtime.tasks.core import wire as tasks_wire
 from mcp_bindings.v2026_07_28 import names as v2026
 
 if TYPE_CHECKING:

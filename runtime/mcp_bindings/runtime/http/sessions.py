@@ -2,8 +2,12 @@
 
 `StreamableHttp` finds, opens, serves and ends sessions only through a directory. `LocalSessions` is
 the one of a single process: a dict by id, idle expiry, and the `max_sessions` bound (one more is
-refused). The scale-out plug-in's `SharedSessions` (`scaleout.shared_sessions`, installed when a
-shared backend is attached) extends it: sessions recorded in the backend and served by any worker.
+refused). A directory whose sessions several workers serve also has `SharedStreams` (what crosses
+workers: responses to another worker's requests, records written as a response leaves, the one GET
+stream claimed across workers), which `StreamableHttp` uses only where the directory has it. The
+scale-out plug-in's `SharedSessions` (`scaleout.shared_sessions`, installed when a shared backend is
+attached) is such a directory: it holds a `LocalSessions` for the copies this worker serves, with
+their records in the backend.
 
 A session expires like a deleted one ends: its requests are cancelled, its GET stream is closed and
 it gets no more broadcasts.
@@ -15,7 +19,7 @@ import hashlib
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
@@ -29,7 +33,7 @@ from mcp_bindings.runtime.server.host import ServerHost
 from mcp_bindings.runtime.server.runtime import ServerRuntime
 from mcp_bindings.runtime.server.stubs import ServerStub
 
-__all__ = ["HttpSession", "HttpTransport", "LocalSessions", "SessionDirectory", "StreamableOptions"]
+__all__ = ["HttpSession", "HttpTransport", "LocalSessions", "SessionDirectory", "SharedStreams", "StreamableOptions"]
 
 log = logs.logger("http")
 
@@ -147,31 +151,11 @@ class SessionDirectory(Protocol):
 
     def add(self, http_session: HttpSession) -> None: ...
 
-    async def route_responses(
-        self, session_id: str, messages: list[jsonrpc.Message]
-    ) -> list[jsonrpc.Message] | Response:
-        """The messages of a POST this process serves (others may go to other workers)."""
-        ...
-
-    def sending(self, http_session: HttpSession, response: Any) -> Any:
-        """The ASGI response answering a request of `http_session` (wrapped to record its changes)."""
-        ...
-
     async def resume(
         self, found: HttpSession | None, session_id: str, principal: str | None, last_event_id: str
     ) -> Response | None:
         """The answer to a GET with `Last-Event-ID` (an event id); None: not a resumption (a new
         GET stream, or 404 when there is no session)."""
-        ...
-
-    async def claim_stream(self, session_id: str) -> str | None:
-        """Claim (or renew the claim of) the session's one GET stream: None, or who holds it."""
-        ...
-
-    async def release_stream(self, session_id: str) -> None: ...
-
-    async def still_used(self, session_id: str) -> bool:
-        """Whether a session idle here is still in use (through other workers)."""
         ...
 
     async def close(self, session_id: str | None, principal: str | None) -> Response:
@@ -187,6 +171,33 @@ class SessionDirectory(Protocol):
         ...
 
     def close_all(self) -> None: ...
+
+
+@runtime_checkable
+class SharedStreams(Protocol):
+    """What a `SessionDirectory` whose sessions several workers serve adds (`StreamableHttp` checks
+    for it once, when the directory is set): without it, every message of a POST is this process's,
+    a response leaves as it is, and a session's one GET stream is the one its transport holds."""
+
+    async def route_responses(
+        self, session_id: str, messages: list[jsonrpc.Message]
+    ) -> list[jsonrpc.Message] | Response:
+        """The messages of a POST this process serves (others go to other workers)."""
+        ...
+
+    def sending(self, http_session: HttpSession, response: Any) -> Any:
+        """The ASGI response answering a request of `http_session` (wrapped to record its changes)."""
+        ...
+
+    async def claim_stream(self, session_id: str) -> str | None:
+        """Claim (or renew the claim of) the session's one GET stream: None, or who holds it."""
+        ...
+
+    async def release_stream(self, session_id: str) -> None: ...
+
+    async def still_used(self, session_id: str) -> bool:
+        """Whether a session idle here is still in use (through other workers)."""
+        ...
 
 
 class LocalSessions:
@@ -230,29 +241,12 @@ class LocalSessions:
     def add(self, http_session: HttpSession) -> None:
         self.sessions[http_session.id] = http_session
 
-    async def route_responses(
-        self, session_id: str, messages: list[jsonrpc.Message]
-    ) -> list[jsonrpc.Message] | Response:
-        return messages
-
-    def sending(self, http_session: HttpSession, response: Any) -> Any:
-        return response
-
     async def resume(
         self, found: HttpSession | None, session_id: str, principal: str | None, last_event_id: str
     ) -> Response | None:
         if found is None or found.events is None:
             return None
         return found.events.replay(last_event_id)  # None: not an id of this session
-
-    async def claim_stream(self, session_id: str) -> str | None:
-        return None  # the session's transport holds at most one GET stream
-
-    async def release_stream(self, session_id: str) -> None:
-        return None
-
-    async def still_used(self, session_id: str) -> bool:
-        return False
 
     async def close(self, session_id: str | None, principal: str | None) -> Response:
         http_session = self.get(session_id, principal)
@@ -282,18 +276,18 @@ class LocalSessions:
             http_session.events.close()
 
     def expire_idle(self) -> None:
+        for http_session in self.idle():
+            self.end(http_session)
+
+    def idle(self) -> list[HttpSession]:
+        """The sessions idle past `session_idle_seconds` ([] between sweeps: one a second at most,
+        as it walks every session)."""
         now = time.monotonic()
         if now < self._next_expiry_sweep:
-            return  # one sweep a second at most: it walks every session
+            return []
         self._next_expiry_sweep = now + min(1.0, self.options.session_idle_seconds / 10)
         cutoff = now - self.options.session_idle_seconds
-        for http_session in list(self.sessions.values()):
-            if http_session.last_seen < cutoff and self._expires_here(http_session):
-                self.end(http_session)
-
-    def _expires_here(self, http_session: HttpSession) -> bool:
-        """Whether an idle session is ended by the sweep (else something else watches it)."""
-        return True
+        return [s for s in self.sessions.values() if s.last_seen < cutoff]
 
     def drain(self) -> None:
         for http_session in list(self.sessions.values()):

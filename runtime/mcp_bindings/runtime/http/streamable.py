@@ -46,6 +46,7 @@ from mcp_bindings.runtime.http.sessions import (
     HttpTransport,
     LocalSessions,
     SessionDirectory,
+    SharedStreams,
     StreamableOptions,
 )
 from mcp_bindings.runtime.http.stateless import (
@@ -108,7 +109,7 @@ class StreamableHttp:
         # Every session's replay log, bounded together; its event ids start at a random point, so that
         # where several workers serve one session their events' ids do not meet.
         self.replay = ReplayStore(options.replay, first_id=random.getrandbits(31) << 32 | 1)
-        self.directory: SessionDirectory = LocalSessions(server, host, options, self.replay)
+        self.directory = LocalSessions(server, host, options, self.replay)
         self._tool_headers = ToolHeaders(host)
         self._listen_streams = 0
         # Each client's share of the shared bounds (`http.fairness`): its principal, else its IP.
@@ -127,6 +128,17 @@ class StreamableHttp:
             "requests being answered",
             "wait for an answer first",
         )
+
+    @property
+    def directory(self) -> SessionDirectory:
+        """Where the sessions live (`LocalSessions`; the scale-out plug-in sets a shared one)."""
+        return self._directory
+
+    @directory.setter
+    def directory(self, directory: SessionDirectory) -> None:
+        self._directory = directory
+        # What crosses workers, where the directory has it (asked once, not per request).
+        self._shared: SharedStreams | None = directory if isinstance(directory, SharedStreams) else None
 
     @property
     def sessions(self) -> dict[str, HttpSession]:
@@ -210,7 +222,8 @@ class StreamableHttp:
             return error_response(
                 None, INVALID_REQUEST, "Invalid Request: batches are not part of the negotiated version", 400
             )
-        kept = await self.directory.route_responses(session_id, messages)
+        shared = self._shared
+        kept = messages if shared is None else await shared.route_responses(session_id, messages)
         if isinstance(kept, Response):
             return kept
         response = await self._dispatch(
@@ -222,7 +235,7 @@ class StreamableHttp:
             events=http_session.events,
             priming=view is not None and primes_streams(view.version),
         )
-        return self.directory.sending(http_session, response)
+        return response if shared is None else shared.sending(http_session, response)
 
     async def _post_stateless(
         self,
@@ -319,7 +332,7 @@ class StreamableHttp:
             extra=session_header,
             events=http_session.events,
         )
-        return directory.sending(http_session, response)
+        return response if self._shared is None else self._shared.sending(http_session, response)
 
     async def _dispatch(
         self,
@@ -380,8 +393,8 @@ class StreamableHttp:
         transport = http_session.transport
         if transport.standalone is not None:
             return Response(status_code=409, content="a GET stream is already open for this session")
-        if last_event_id is None:  # one GET stream per session (several workers: across all of them)
-            holder = await self.directory.claim_stream(session_id)
+        if last_event_id is None and self._shared is not None:  # one GET stream across all the workers
+            holder = await self._shared.claim_stream(session_id)
             if holder is not None:
                 return Response(
                     status_code=409, content=f"a GET stream is already open for this session (on worker {holder})"
@@ -401,9 +414,9 @@ class StreamableHttp:
     ) -> AsyncIterator[bytes]:
         """The session's GET stream: what the server sends outside any request, as SSE events, as
         long as the session lives (it ends when the session expires, is deleted or shuts down). Its
-        claim (`SessionDirectory.claim_stream`) is renewed while it is open; if another worker holds
-        it by then, this stream ends."""
-        transport, directory = http_session.transport, self.directory
+        claim (several workers: `SharedStreams.claim_stream`) is renewed while it is open; if another
+        worker holds it by then, this stream ends."""
+        transport, directory, shared = http_session.transport, self.directory, self._shared
         idle = self.options.session_idle_seconds
         renew_at = time.monotonic() + idle / 2
         try:
@@ -412,13 +425,13 @@ class StreamableHttp:
                 now = time.monotonic()
                 remaining = http_session.last_seen + idle - now
                 if remaining <= 0:
-                    if await directory.still_used(http_session.id):  # used through other workers
+                    if shared is not None and await shared.still_used(http_session.id):  # through other workers
                         http_session.last_seen = time.monotonic()
                         continue
                     directory.end(http_session)
                     return
                 if now >= renew_at:
-                    if await directory.claim_stream(http_session.id) is not None:
+                    if shared is not None and await shared.claim_stream(http_session.id) is not None:
                         return
                     renew_at = now + idle / 2
                 frame = None
@@ -433,7 +446,8 @@ class StreamableHttp:
         finally:
             if transport.standalone is send_stream:
                 transport.standalone = None
-            await directory.release_stream(http_session.id)
+            if shared is not None:
+                await shared.release_stream(http_session.id)
 
     async def delete(self, headers: dict[str, str], principal: str | None = None) -> Response:
         """End the session (several workers: on every worker)."""

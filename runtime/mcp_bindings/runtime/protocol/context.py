@@ -80,7 +80,7 @@ class RequestContext(Protocol):
     async def request(self, method: str, params: Any = None) -> Any:
         """Ask the peer (e.g. `sampling/createMessage`) in the handler's own version's terms; returns
         that version's typed result. A server's request crosses into the client's version
-        (runtime/policy/crossing.json); what that version or the client's declared capabilities
+        (the generated crossing tables); what that version or the client's declared capabilities
         cannot take raises `errors.NotExpressible` before anything is sent (check with
         `session.allows(method)`)."""
         ...

@@ -32,7 +32,7 @@ from functools import cache
 from pathlib import Path
 from types import ModuleType
 
-from mcp_bindings.runtime.protocol.spec import ProtocolTables, VersionInfo
+from mcp_bindings.runtime.protocol.spec import NO_CROSSING, Crossing, ProtocolTables, VersionInfo
 
 NAMESPACE = "mcp_bindings"
 ENTRY_POINT_GROUP = "mcp_bindings.versions"
@@ -136,7 +136,7 @@ def _about(package: str, location: Path | None) -> ModuleType | None:
 
 def refresh() -> None:
     """Forget what was discovered (after generating or installing a version into a running process)."""
-    for cached in (_on_path, _by_name, _discovered, _protocol, protocol_version_keys, newest_stateless):
+    for cached in (_on_path, _by_name, _discovered, _protocol, crossing, protocol_version_keys, newest_stateless):
         cached.cache_clear()
     importlib.invalidate_caches()
 
@@ -223,6 +223,25 @@ def protocol(version: str, own: ProtocolTables | None = None) -> ProtocolTables:
     if own is not None and (own.version == version or own.info.key == version):
         return own
     return _protocol(version)
+
+
+@cache
+def crossing(source: str, destination: str) -> Crossing:
+    """The generated crossing table from version `source` to `destination` (wire versions or names),
+    held by the package of the later one (`crossing.py`); an empty one where neither has it."""
+    try:
+        key = (wire_version(source), wire_version(destination))
+    except LookupError:
+        return NO_CROSSING
+    for version in (destination, source):
+        try:
+            module = importlib.import_module(f"{_find(version).module}.crossing")
+        except (LookupError, ModuleNotFoundError):
+            continue
+        table = module.CROSSINGS.get(key)
+        if isinstance(table, Crossing):
+            return table
+    return NO_CROSSING
 
 
 @cache

@@ -96,6 +96,7 @@ class MethodSpec:
         "optional_handler",
         "param_gates",
         "params_required",
+        "runtime_served",
     )
     method: str
     kind: Kind
@@ -107,6 +108,7 @@ class MethodSpec:
     param_gates: tuple[ParamCapability, ...]
     optional_handler: bool  # a server may leave it unimplemented; it then answers an empty result
     builtin: bool  # implemented by the runtime itself (lifecycle, ping, ...): no stub handler
+    runtime_served: bool  # a stub handler the runtime serves where the author leaves it out (tasks/*)
 
     def __init__(
         self,
@@ -124,6 +126,7 @@ class MethodSpec:
         param_gates: tuple[ParamCapability, ...],
         optional_handler: bool,
         builtin: bool,
+        runtime_served: bool = False,
     ) -> None:
         self.method = method
         self.kind = kind
@@ -138,6 +141,7 @@ class MethodSpec:
         self.param_gates = param_gates
         self.optional_handler = optional_handler
         self.builtin = builtin
+        self.runtime_served = runtime_served
 
     @property
     def message(self) -> type[Any]:
@@ -268,20 +272,35 @@ class Reshape:
     gather: tuple[Gather, ...]
     spread: tuple[Spread, ...]
 
-    @classmethod
-    def of(cls, entry: Mapping[str, Any]) -> Reshape:
-        """The generated entry (the policy's JSON) as a record."""
-        gather = tuple(
-            Gather(
-                MappingProxyType({key: tuple(values) for key, values in g.get("where", {}).items()}),
-                g["take"],
-                g["into"],
-                g.get("join", "concat"),
-            )
-            for g in entry.get("gather", ())
-        )
-        spread = tuple(Spread(s["from"], MappingProxyType(dict(s["item"]))) for s in entry.get("spread", ()))
-        return cls(entry["type"], entry["field"], gather, spread)
+
+@dataclass(frozen=True, slots=True)
+class ParamOutcome:
+    """What becomes of a request param one version of a pair has and the other not: refused
+    ("error"), left out ("drop", only when it `equals` that value if given), or made ("generate")."""
+
+    outcome: str
+    reason: str  # the policy's reason ("" for the default refusal)
+    equals: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Crossing:
+    """What a value of one version loses or becomes in another: generated per pair of versions into
+    the later one's `crossing.py` (the generator's `crossing.py` and policy/crossing.json)."""
+
+    # destination model name -> the wire keys the source defines there and the destination does not
+    dropped: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    # content block type the destination lacks -> what it becomes there ("embedded_blob" | "text")
+    degrade: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # request method -> param -> its outcome
+    params: Mapping[str, Mapping[str, ParamOutcome]] = field(default_factory=lambda: MappingProxyType({}))
+    # source error code -> the destination's code of the same error
+    codes: Mapping[int, int] = field(default_factory=lambda: MappingProxyType({}))
+    # (method, data key, code, becomes): a code the source overloads that the destination tells apart
+    overloaded: tuple[tuple[str, str, int, int], ...] = ()
+
+
+NO_CROSSING = Crossing()
 
 
 @dataclass(frozen=True, slots=True)

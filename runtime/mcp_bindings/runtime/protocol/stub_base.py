@@ -38,10 +38,6 @@ def overridden(obj: object, name: str, stub: type) -> bool:
     return getattr(type(obj), name, None) is not getattr(stub, name, None)
 
 
-# Handlers of tasks/* that a server may leave to the runtime (`tasks.methods.served_by_runtime`).
-_RUNTIME_SERVED = frozenset({"get_task", "get_task_result", "list_tasks", "cancel_task"})
-
-
 def _paths(capabilities: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
     for key, value in capabilities.items():
         if value is None or value is False:
@@ -101,9 +97,9 @@ class CapabilityDeriving:
             declared = Capability(self._side, path).present_in(capabilities)
             if not implemented and not declared:
                 continue
-            missing = [s.handler for s in specs if not s.optional_handler and s not in implemented]
-            # tasks/* the runtime serves from its task store (`tasks`; a client's: `client_tasks`)
-            missing = [h for h in missing if h not in _RUNTIME_SERVED]
+            # (tasks/* the runtime serves from its task store, `runtime_served`: `tasks`; a client's: `client_tasks`)
+            optional = [s for s in specs if s.optional_handler or s.runtime_served]
+            missing = [s.handler for s in specs if s not in optional and s not in implemented]
             if missing:
                 what = (
                     f"declares `{'.'.join(path)}`"

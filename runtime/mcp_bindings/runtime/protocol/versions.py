@@ -2,14 +2,15 @@
 
 A server or client is written against one version's stub; its peer may speak another. Values
 cross by wire JSON: validated with the sending side's models, then re-validated with the other
-version's generated models and projected onto the fields that version defines (unknown fields of
-models are dropped, open maps such as `_meta` keep their keys). A value the target version cannot
+version's generated models, without the fields only the sending version defines (the generated
+crossing tables; open content such as `_meta` keeps its keys). A value the target version cannot
 express fails validation there and becomes an internal error naming the type and version.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
@@ -136,71 +137,26 @@ def _refused(exc: ValidationError, what: str) -> McpError:
     return McpError(INTERNAL_ERROR, f"Internal error: {what} is invalid ({where}: {first['msg']})")
 
 
-META = "_meta"
-
-
-def project(value: Any, source: Any = None) -> Any:
-    """Wire JSON of a converted value with only what the target version can carry.
-
-    Keys of the target's models are kept; a key the target model does not define (an "extra") is
-    kept only if it was open content in the source too (an extra of the source model, or inside a
-    plain JSON value such as a tool's `inputSchema` keywords or `_meta`), and dropped if the source
-    version defined it as a field (e.g. `resultType`, `ttlMs` going to a handshake-era client). A
-    JSON Schema document (a tool's `inputSchema`) keeps every keyword.
-    """
+def project(value: Any, dropped: Mapping[str, tuple[str, ...]]) -> Any:
+    """Wire JSON of a value converted into another version, without the keys the source version
+    defines and this one does not (`dropped`: the generated crossing table's, by model name; e.g.
+    `resultType` going to a handshake-era client). Every other key travels, open content included."""
     if isinstance(value, BaseModel):
         out: dict[str, Any] = {}
         for name, field in type(value).model_fields.items():
             item = getattr(value, name)
             if item is not None:
-                key = field.alias or name
-                out[key] = project(item, _source_child(source, key))
-        for key, item in (value.__pydantic_extra__ or {}).items():
-            # `_meta` is metadata in every version (reserved on any object since 2024-11-05): it
-            # crosses even where the target's model has no such field (a tool's `_meta.ui`).
-            if key == META or _open_in(source, key) or _json_schema(type(value)):
-                out[key] = item  # extras are kept as the decoded JSON they arrived as
+                out[field.alias or name] = project(item, dropped)
+        extra = value.__pydantic_extra__
+        if extra:  # kept as the decoded JSON they arrived as
+            gone = dropped.get(type(value).__name__, ())
+            out.update((key, item) for key, item in extra.items() if key not in gone)
         return out
     if isinstance(value, list):
-        items = source if isinstance(source, list) and len(source) == len(value) else [None] * len(value)
-        return [project(item, src) for item, src in zip(value, items, strict=False)]
+        return [project(item, dropped) for item in value]
     if isinstance(value, dict):
-        return {key: project(item, _source_child(source, key)) for key, item in value.items()}
+        return {key: project(item, dropped) for key, item in value.items()}
     return value
-
-
-@cache
-def _json_schema(model: type[BaseModel]) -> bool:
-    """A model of a JSON Schema document (a tool's `inputSchema` / `outputSchema`: it has the
-    `$schema` keyword): every keyword is its content, whichever of them a version names as fields
-    (2025-11-25 names `type`, `properties`, `required`; 2026-07-28 only `$schema`)."""
-    return any(field.alias == "$schema" for field in model.model_fields.values())
-
-
-class _Made:
-    """The source of a part the crossing made rather than carried (a reshaped or degraded part: the
-    source value has no such key): what it holds is kept as made, at every depth."""
-
-
-_MADE = _Made()
-
-
-def _source_child(source: Any, key: str) -> Any:
-    if isinstance(source, BaseModel):
-        for name, field in type(source).model_fields.items():
-            if (field.alias or name) == key:
-                return getattr(source, name)
-        return (source.__pydantic_extra__ or {}).get(key, _MADE)
-    if isinstance(source, dict):
-        return source.get(key)
-    return source if source is _MADE else None
-
-
-def _open_in(source: Any, key: str) -> bool:
-    """`key` was open content of the source value (not a field its version defines)."""
-    if isinstance(source, BaseModel):
-        return key in (source.__pydantic_extra__ or {})
-    return isinstance(source, dict) or source is _MADE
 
 
 def convert(data: Any, target: Any, *, what: str, source: str, destination: str) -> Any:

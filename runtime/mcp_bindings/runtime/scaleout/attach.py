@@ -22,8 +22,8 @@ from mcp_bindings.runtime.scaleout.handoff import worker_space
 from mcp_bindings.runtime.scaleout.shared_sessions import SharedSessions
 from mcp_bindings.runtime.server import notifications
 from mcp_bindings.runtime.server.bus import install_forwarder
-from mcp_bindings.runtime.tasks import service as tasks
-from mcp_bindings.runtime.tasks.store import InMemoryTaskStore
+from mcp_bindings.runtime.tasks.core.store import InMemoryTaskStore
+from mcp_bindings.runtime.tasks.server import service as tasks
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup

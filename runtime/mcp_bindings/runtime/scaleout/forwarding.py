@@ -1,7 +1,7 @@
 """Calls from one worker to another (several workers, docs/deployment.md).
 
 Some state lives only where its work runs: the open input asks of a tasks-extension task
-(`tasks_extension`: awaited by the task's work in the worker running it). A worker that gets a
+(`tasks.server.extension`: awaited by the task's work in the worker running it). A worker that gets a
 request about such state (`tasks/update` answering the asks, `tasks/get` showing them) calls the
 worker holding it: a `CALL` message to that worker's mailbox (`backends.WorkerMail`), answered by a
 `REPLY` to the caller's. Operations are registered by name (`operation`) by the module that owns

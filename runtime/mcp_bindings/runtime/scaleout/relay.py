@@ -14,6 +14,7 @@ The holding side: `register(host, logs)` names how a worker finds a session's lo
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
@@ -38,9 +39,16 @@ WAIT_S = 3.0  # how long one call waits for new events (below the forwarder's re
 Logs = Callable[[str], "tuple[str | None, EventLog] | None"]
 
 
+@dataclass(frozen=True, slots=True)
+class ReplayLogs:
+    """What the host of a worker keeps (`ServerHost.state_of`): how it finds the replay log of a session it holds."""
+
+    find: Logs
+
+
 def register(host: ServerHost, logs: Logs) -> None:
     """How this worker finds the replay log of a session it holds (`scaleout.attach`)."""
-    host.replay_logs = logs
+    host.keep(ReplayLogs, ReplayLogs(logs))
 
 
 @forwarding.operation(REPLAY)
@@ -48,7 +56,8 @@ async def _held_here(server: ServerStub, args: Any) -> dict[str, Any]:
     """The events after the cursor of a stream this worker holds (waiting up to `w` seconds for
     some), and whether its request has been answered; a status when it cannot be resumed."""
     call: dict[str, Any] = cast("dict[str, Any]", args) if isinstance(args, dict) else {}
-    logs: Logs | None = host_for(server).replay_logs
+    kept = host_for(server).find(ReplayLogs)
+    logs: Logs | None = kept.find if kept is not None else None
     session_id, cursor, wait = call.get("s"), call.get("c"), call.get("w")
     found = logs(session_id) if logs is not None and isinstance(session_id, str) else None
     if found is None or found[0] != call.get("p") or not isinstance(cursor, int):

@@ -1,13 +1,15 @@
 """Handshake sessions served by any worker: the `SessionDirectory` of several workers.
 
-`SharedSessions` extends the process's `LocalSessions` with the backend's records
+`SharedSessions` holds the process's `LocalSessions` (the copies this worker serves) and adds the
+backend's records
 (`backends.SessionRecords`, `scaleout.sessions`): a session is served by whichever worker a request
 reaches (rebuilt from its record on first sight, refreshed from it on every request, written back
 when a request changed it); a client's response to a request another worker sent is forwarded to
 that worker; a message for a GET stream another worker holds is sent there; the session's one GET
 stream is claimed across workers; a resumption is relayed from the worker holding the stream, or
 answered from the handover of one that drained; DELETE on any worker ends the session on all.
-Installed by `scaleout.attach` when the app's backend is shared.
+It is a `SessionDirectory` with `SharedStreams`. Installed by `scaleout.attach` when the app's
+backend is shared.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ NOT_RESUMED = (
 )
 
 
-class SharedSessions(LocalSessions):
+class SharedSessions:
     """The sessions of every worker, recorded in the backend (see the module docstring)."""
 
     def __init__(
@@ -63,10 +65,22 @@ class SharedSessions(LocalSessions):
         replay: ReplayStore,
         records: StateBackend,
     ) -> None:
-        super().__init__(server, host, options, replay)
+        self.local = LocalSessions(server, host, options, replay)  # this worker's copies
+        self.host = host
+        self.options = options
         self.records = records
         self.handoff = Handoff(records, options.replay.ttl_seconds)  # replay logs handed over on drain
         self.draining = False
+
+    @property
+    def sessions(self) -> dict[str, HttpSession]:
+        return self.local.sessions
+
+    def get(self, session_id: str | None, principal: str | None) -> HttpSession | None:
+        return self.local.get(session_id, principal)
+
+    def add(self, http_session: HttpSession) -> None:
+        self.local.add(http_session)
 
     # -- finding and opening -----------------------------------------------------------------
 
@@ -110,7 +124,7 @@ class SharedSessions(LocalSessions):
             self._discard(http_session)
             return existing
         http_session.written = snapshot(http_session.runtime)
-        self.sessions[session_id] = http_session
+        self.local.add(http_session)
         return http_session
 
     def _discard(self, http_session: HttpSession) -> None:
@@ -122,7 +136,7 @@ class SharedSessions(LocalSessions):
     def open(self, session_id: str, principal: str | None, init_params: Any) -> HttpSession:
         """A session whose requests to the client are numbered with ids naming this worker, and whose
         messages for a GET stream another worker holds go there."""
-        http_session = super().open(session_id, principal, init_params)
+        http_session = self.local.open(session_id, principal, init_params)
         http_session.session.calls.ids = WorkerIds(self.records.worker_id)
         http_session.transport.elsewhere = self._elsewhere(session_id)
         return http_session
@@ -132,7 +146,7 @@ class SharedSessions(LocalSessions):
         at the limit the least recently used session that is idle here (no request served or
         waiting, no stream open) is forgotten by this worker, not ended: any worker, this one too,
         serves it again from its record on its next request."""
-        if super().room():
+        if self.local.room():
             return True
         idle = [
             s
@@ -238,7 +252,7 @@ class SharedSessions(LocalSessions):
     ) -> Response | None:
         """A GET resuming a stream: answered from this worker's log, else relayed from the worker
         running it (`relay`), else from the handover of a drained worker, else 404."""
-        replay = await super().resume(found, session_id, principal, last_event_id)
+        replay = await self.local.resume(found, session_id, principal, last_event_id)
         if replay is not None:
             return replay
         holder = worker_of(last_event_id)
@@ -274,10 +288,12 @@ class SharedSessions(LocalSessions):
         except McpError:
             return True
 
-    def _expires_here(self, http_session: HttpSession) -> bool:
-        # This copy only (the record expires by itself); one with a GET stream open checks the shared
-        # record from its stream (`still_used`).
-        return http_session.transport.standalone is None
+    def expire_idle(self) -> None:
+        """End this worker's idle copies (the record expires by itself); one with a GET stream open
+        checks the shared record from its stream (`still_used`)."""
+        for http_session in self.local.idle():
+            if http_session.transport.standalone is None:
+                self.end(http_session)
 
     def log_of(self, session_id: str) -> tuple[str | None, EventLog] | None:
         """A session this worker holds: its principal and replay log (`relay`)."""
@@ -291,7 +307,7 @@ class SharedSessions(LocalSessions):
     async def close(self, session_id: str | None, principal: str | None) -> Response:
         """DELETE: the session's record is dropped and every worker ends its copy."""
         if not session_id:
-            return await super().close(session_id, principal)
+            return await self.local.close(session_id, principal)
         records = self.records
         try:
             record = await records.record(session_id)
@@ -313,7 +329,7 @@ class SharedSessions(LocalSessions):
         """`LocalSessions.end`; at shutdown after draining, the final state of its streams is handed over."""
         if http_session.events is not None and self.draining and shutdown:
             self.handoff.hand_over(http_session.id, http_session.principal, http_session.events, final=True)
-        super().end(http_session, shutdown=shutdown)
+        self.local.end(http_session, shutdown=shutdown)
 
     def drain(self) -> None:
         """`LocalSessions.drain`, the sessions' replay logs handed over first."""
@@ -321,7 +337,12 @@ class SharedSessions(LocalSessions):
         for http_session in list(self.sessions.values()):
             if http_session.events is not None:
                 self.handoff.hand_over(http_session.id, http_session.principal, http_session.events, final=False)
-        super().drain()
+        self.local.drain()
+
+    def close_all(self) -> None:
+        """Every copy ended as at shutdown (`end`: handed over when draining)."""
+        for http_session in list(self.sessions.values()):
+            self.end(http_session, shutdown=True)
 
     async def flush(self, timeout_s: float = 5.0) -> None:
         """At shutdown: wait (at most `timeout_s`, even when cancelled) for the replay-log handovers

@@ -12,19 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
 from mcp_bindings.runtime.protocol import crossing, versions
 from mcp_bindings.runtime.protocol.request_state import MAX_INPUT_ROUNDS, RequestStateSealer
-from mcp_bindings.runtime.protocol.result_checks import ResultChecks
 from mcp_bindings.runtime.protocol.spec import INPUT_REQUIRED, MethodSpec, ProtocolTables
 from mcp_bindings.runtime.rpc import jsonrpc, logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError, NotExpressible
 from mcp_bindings.runtime.rpc.jsonrpc import Request
-from mcp_bindings.runtime.server.peer import PeerView, server_info
+from mcp_bindings.runtime.server.peer import PeerView
+from mcp_bindings.runtime.server.results_out import ResultWriter
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.server.context import ServerRequestContext
@@ -36,32 +35,11 @@ HandlerCall = Callable[[Any, Any], Awaitable[Any]]  # (typed params, raw params)
 
 
 class VersionBridge:
-    def __init__(
-        self,
-        server: ServerStub,
-        sealer: RequestStateSealer,
-        identity: Callable[[ProtocolTables], Any] | None = None,
-        results: ResultChecks | None = None,
-    ) -> None:
+    def __init__(self, server: ServerStub, sealer: RequestStateSealer, writer: ResultWriter) -> None:
         self.server = server
         self.stub = server.protocol
         self.sealer = sealer
-        # The server's identity per version (`peer.ServerIdentity`: built once, shared).
-        self.identity: Callable[[ProtocolTables], Any] = identity or partial(server_info, server)
-        # result type -> whether it has the fields stamped (ttl_ms, cache_scope, meta); protocol -> _meta JSON
-        self._stamp_fields: dict[type[BaseModel], tuple[bool, ...]] = {}
-        self._meta_bytes: dict[ProtocolTables, tuple[Any, bytes]] = {}
-        # Whether results are re-validated as they are written (`ServerStub.check_results`).
-        self.check_results = server.check_results or versions.results_always_checked()
-        # The output check, with what it remembers of large results (shared by the server's connections).
-        self.results = results or ResultChecks()
-
-    def result_json(self, result: BaseModel, what: str) -> bytes:
-        """A result of the stub's own type, as JSON: checked on the way out unless the server's
-        class says its results are validated as they are built."""
-        if self.check_results:
-            return self.results.check(result, what)
-        return result.__pydantic_serializer__.to_json(result, by_alias=True, exclude_none=True)
+        self.writer = writer  # the stub's own results as JSON: checked, stamped for stateless clients
 
     # -- into the stub's version -------------------------------------------------------------
 
@@ -138,22 +116,19 @@ class VersionBridge:
             raise McpError(INTERNAL_ERROR, f"Internal error: the {spec.method} handler returned the wrong type")
         if view.protocol is self.stub and isinstance(result, BaseModel):
             if view.stateless:
-                return self.stamped_json(spec.method, result, view)
-            return self.result_json(result, f"the {spec.method} result")
+                return self.writer.stamped_json(spec.method, result, view)
+            return self.writer.result_json(result, f"the {spec.method} result")
         if view.stateless:
-            result = self._stamped(result, view)
+            result = self.writer.stamped(result, view)
         if view.protocol is self.stub:
             return versions.to_json(result)
         target = view.protocol.input_required_result if asks else spec.result
-        converted = crossing.cross(
-            versions.dump(result),
-            target,
-            what=f"the {spec.method} result",
-            method=spec.method,
-            source=self.stub.version,
-            destination=view.version,
+        what = f"the {spec.method} result"
+        source, destination = self.stub.version, view.version
+        crossed = crossing.crossed(
+            versions.dump(result), target, what=what, method=spec.method, source=source, destination=destination
         )
-        return jsonrpc.dumps(versions.project(converted, result))
+        return jsonrpc.dumps(crossed)
 
     def _validate_result(self, spec: MethodSpec, data: dict[str, Any]) -> Any:
         asks = data.get("resultType") == INPUT_REQUIRED and self.stub.input_required_result is not None
@@ -200,81 +175,6 @@ class VersionBridge:
             )
             result = result.model_copy(update={"request_state": sealed})
         return result
-
-    def stamped_json(self, method: str, result: BaseModel, view: PeerView) -> bytes:
-        """A stateless-era result of the stub's own version (and the client's): stamped with the
-        server's identity and caching policy, checked, as JSON."""
-        stamped = self._stamped_json(result, view)
-        if stamped is not None:
-            return stamped
-        return self.result_json(self._stamped(result, view), f"the {method} result")
-
-    def _stamped_json(self, result: BaseModel, view: PeerView) -> bytes | None:
-        """The common case of `_stamped` without copying the model: the result has no `_meta` of its
-        own and its caching fields already hold the server's settings (or the version has none), so
-        the server's identity is written into the result's JSON as its `_meta`, and the whole is
-        checked on the way out as `versions.checked_json` does. None where that does not apply, or
-        the check fails (`_stamped` then does it the long way, and reports it)."""
-        model: Any = result
-        cls = type(result)
-        has = self._stamp_fields.get(cls)
-        if has is None:
-            has = self._stamp_fields[cls] = tuple(
-                name in cls.model_fields for name in ("ttl_ms", "cache_scope", "meta")
-            )
-        if (has[0] or has[1]) and (
-            (has[0] and model.ttl_ms != self.server.cache_ttl_ms and "ttl_ms" not in model.model_fields_set)
-            or (has[1] and model.cache_scope != self.server.cache_scope and "cache_scope" not in model.model_fields_set)
-        ):
-            return None
-        data = result.__pydantic_serializer__.to_json(result, by_alias=True, exclude_none=True)
-        key = view.protocol.meta.server_info
-        if has[2] and key is not None:
-            if model.meta is not None:
-                return None
-            try:
-                meta = self._meta_json(view.protocol, key)
-            except (TypeError, ValueError):  # not JSON (an icon's value): the long way says what
-                return None
-            data = meta + b"}" if data == b"{}" else meta + b"," + data[1:]  # `_meta` comes first in the models
-        if not self.check_results or self.results.check_bytes(type(result), data):
-            return data
-        return None
-
-    def _meta_json(self, protocol: ProtocolTables, key: str) -> bytes:
-        """`{"_meta":{<key>:<the server's identity>}` (open: the result's JSON follows), kept while the
-        identity (`peer.ServerIdentity`, rebuilt when it changes) is the same."""
-        identity = self.identity(protocol)
-        kept = self._meta_bytes.get(protocol)
-        if kept is not None and kept[0] is identity:
-            return kept[1]
-        data = b'{"_meta":' + jsonrpc.dumps({key: identity})
-        self._meta_bytes[protocol] = (identity, data)
-        return data
-
-    def _stamped(self, result: Any, view: PeerView) -> Any:
-        """Stateless-era results carry the server's identity and its caching policy."""
-        updates: dict[str, Any] = {}
-        if not isinstance(result, BaseModel):
-            return result
-        model: Any = result
-        fields = type(result).model_fields
-        key = view.protocol.meta.server_info
-        if "meta" in fields and key is not None:
-            meta = dict(versions.dump(model.meta) if model.meta is not None else {})
-            meta.setdefault(key, self.identity(view.protocol))
-            updates["meta"] = meta
-        if "ttl_ms" in fields and "ttl_ms" not in result.model_fields_set:
-            updates["ttl_ms"] = self.server.cache_ttl_ms
-        if "cache_scope" in fields and "cache_scope" not in result.model_fields_set:
-            updates["cache_scope"] = self.server.cache_scope
-        if not updates:
-            return result
-        if "meta" in updates:
-            updates["meta"] = versions.checked(fields["meta"].annotation, updates["meta"], "the result's _meta")
-        # Not validated here as a whole: the result is checked when it is written (`versions.checked_json`),
-        # which also checks the server's cache settings (`cache_ttl_ms`, `cache_scope`) against the schema.
-        return result.model_copy(update=updates)
 
     async def _input_round(
         self,
@@ -349,12 +249,12 @@ def outgoing_request(stub: ProtocolTables, method: str, params: Any, view: PeerV
     data = versions.dump(params) if params is not None else None
     if isinstance(data, dict) and stub_spec.params is not None:
         try:
-            typed = versions.validate(stub_spec.params, data)
+            versions.validate(stub_spec.params, data)
         except ValidationError as exc:
             raise McpError(INTERNAL_ERROR, f"invalid {method} params from the handler: {_first(exc)}") from None
         if spec is not stub_spec and spec.params is not None:
             data = crossing.cross_params(
-                data, typed, spec.params, method=method, source=stub.version, destination=view.version
+                data, spec.params, method=method, source=stub.version, destination=view.version
             )
     for capability in spec.needed_capabilities(data):
         if capability.side == "client" and not capability.present_in(view.client_capabilities):
@@ -381,12 +281,10 @@ def outgoing_notification(stub: ProtocolTables, method: str, params: Any, view: 
     stub_spec = stub.server_notifications.get(method)
     source = stub_spec.params if stub_spec is not None and stub_spec.params is not None else spec.params
     try:
-        typed = versions.validate(source, data)
+        versions.validate(source, data)
     except ValidationError as exc:
         raise McpError(INTERNAL_ERROR, f"invalid {method} params from the handler: {_first(exc)}") from None
     if source is spec.params:
         return data
-    value = crossing.cross(
-        data, spec.params, what=f"{method} params", method=method, source=stub.version, destination=view.version
-    )
-    return versions.project(value, typed)
+    what = f"{method} params"
+    return crossing.crossed(data, spec.params, what=what, method=method, source=stub.version, destination=view.version)

@@ -99,10 +99,9 @@ def operations() -> dict[str, Operation]:
 
 def forwarder_for(host: ServerHost) -> Forwarder | None:
     """The forwarder of a server's host (None: one process, nothing to forward)."""
-    forwarder: Forwarder | None = host.forwarder
-    return forwarder
+    return host.find(Forwarder)
 
 
 def install_forwarder(host: ServerHost, forwarder: Forwarder | None) -> None:
     """Set (or, with None, remove) a host's forwarder (the scale-out plug-in, when it is attached)."""
-    host.forwarder = forwarder
+    host.keep(Forwarder, forwarder)

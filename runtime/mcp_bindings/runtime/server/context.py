@@ -203,7 +203,7 @@ class ServerRequestContext:
 
     async def request(self, method: str, params: Any = None, *, timeout: float | None = None, raw: bool = False) -> Any:
         """Ask the client (sampling, elicitation, roots) in the stub's version's terms: the params
-        cross into the client's version (policy/crossing.json), the answer crosses back as the
+        cross into the client's version (the generated crossing tables), the answer crosses back as the
         stub's result model (`raw`: its wire JSON). What the client's version or declared
         capabilities cannot take raises `NotExpressible` before anything is sent."""
         view = self._view

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from mcp_bindings.ext.io_modelcontextprotocol_tasks import names as task_names
 from mcp_bindings.runtime.protocol.custom_methods import EXTENSIONS, TASKS_EXTENSION, Methods, placed
@@ -25,6 +25,7 @@ from mcp_bindings.runtime.server.subscriptions import RESOURCE_UPDATED, Subscrip
 if TYPE_CHECKING:
     from mcp_bindings.runtime.rpc.session import Session
     from mcp_bindings.runtime.server.bus import NotificationBus
+    from mcp_bindings.runtime.server.plugins import Extension
     from mcp_bindings.runtime.server.runtime import ServerRuntime
     from mcp_bindings.runtime.server.seam import ServerFeature
     from mcp_bindings.runtime.server.stubs import ServerStub
@@ -33,7 +34,9 @@ __all__ = ["LIST_FILTER_FIELDS", "Listener", "ServerHost", "host_for", "server_c
 
 log = logs.logger("notifications")
 
-LIST_FILTER_FIELDS = {task_names.NOTIFICATIONS_TASKS: "taskId"}  # the tasks extension (`tasks_extension`)
+T = TypeVar("T")
+
+LIST_FILTER_FIELDS = {task_names.NOTIFICATIONS_TASKS: "taskId"}  # the tasks extension (`tasks.server.extension`)
 
 
 @dataclass(eq=False)
@@ -71,6 +74,9 @@ class ServerHost:
     # `use` adds one of the user's.
     features: list[ServerFeature] | None = None
     added: list[ServerFeature] = field(default_factory=list["ServerFeature"])
+    # The extensions registered on this server (`server.plugins.extend`): explicitly, or discovered
+    # through the entry point group on the first connection.
+    extensions: list[Extension] = field(default_factory=list["Extension"])
     # The server's custom and extension methods (`register_method`, `use_extension`).
     methods: Methods | None = None
     # The server's one tool catalog: the latest definitions listed to any connection, or declared
@@ -78,14 +84,28 @@ class ServerHost:
     tool_catalog: ToolCatalog = field(default_factory=ToolCatalog)
     # The output check of results and what it remembers of large ones (`protocol.result_checks`).
     results: ResultChecks = field(default_factory=ResultChecks)
-    # The task service of the tasks plug-in (`tasks.service.TaskService`; None until tasks are used).
-    tasks: Any = None
-    # Several workers (the scale-out plug-in sets both when it attaches; None: one process):
-    # calls to another worker (`bus.Forwarder`), and how this worker finds the replay log of a
-    # session it holds (session id -> (principal, log) or None; `scaleout.relay`).
-    forwarder: Any = None
-    replay_logs: Any = None
+    # What each feature keeps on the host, by its type (`state_of`): the task service of the tasks
+    # plug-in, the scale-out plug-in's forwarder and replay logs, a third-party extension's state.
+    _state: dict[type[Any], Any] = field(default_factory=dict[type[Any], Any])
     _sealer: RequestStateSealer | None = None
+
+    def state_of(self, kind: type[T]) -> T:
+        """The state of type `kind` this host keeps for a feature, made by `kind()` on first use."""
+        found = self._state.get(kind)
+        if found is None:
+            found = self._state[kind] = kind()
+        return cast("T", found)
+
+    def find(self, kind: type[T]) -> T | None:
+        """The state of type `kind` kept here, if any (nothing is made)."""
+        return cast("T | None", self._state.get(kind))
+
+    def keep(self, kind: type[T], value: T | None) -> None:
+        """Keep `value` as this host's state of type `kind` (None: drop it)."""
+        if value is None:
+            self._state.pop(kind, None)
+        else:
+            self._state[kind] = value
 
     def methods_for(self, server: ServerStub) -> Methods:
         """The server's custom methods, made on first use."""

@@ -29,7 +29,9 @@ from mcp_bindings.runtime.server.calls import ServerCall
 from mcp_bindings.runtime.server.context import PeerSession, ServerNotificationContext, ServerRequestContext
 from mcp_bindings.runtime.server.host import ServerHost, host_for
 from mcp_bindings.runtime.server.peer import LOG_LEVELS, Lifecycle, PeerView, stateless_meta
-from mcp_bindings.runtime.server.seam import Builtin, NoticePlan, Plan, ServerFeature, load_plugins
+from mcp_bindings.runtime.server.plugins import discovered, install
+from mcp_bindings.runtime.server.results_out import ResultWriter
+from mcp_bindings.runtime.server.seam import Builtin, NoticePlan, Plan, ServerFeature
 from mcp_bindings.runtime.server.stubs import ServerStub
 from mcp_bindings.v2025_11_25 import names as v2025
 from mcp_bindings.v2026_07_28 import names as v2026
@@ -57,9 +59,8 @@ class ServerRuntime:
         self.stub: ProtocolTables = server.protocol  # the tables of the version the server was written against
         self.host = host or host_for(server)
         self.lifecycle = Lifecycle(server, supported_versions)
-        self.bridge = VersionBridge(
-            server, request_state or self.host.sealer, self.lifecycle.identity, self.host.results
-        )
+        self.results = ResultWriter(server, self.lifecycle.identity, self.host.results)
+        self.bridge = VersionBridge(server, request_state or self.host.sealer, self.results)
         self.view: PeerView | None = None  # set by initialize (handshake lifecycle)
         self.initialized = False
         self.session: Session | None = None
@@ -69,7 +70,7 @@ class ServerRuntime:
         self.serves_subscriptions = v2025.RESOURCES_SUBSCRIBE not in self.stub.client_requests
         self._plans: dict[ProtocolTables, dict[str, Plan]] = {}
         self._notice_plans: dict[tuple[ProtocolTables, str], NoticePlan] = {}
-        self.features = _features(self.host)
+        self.features = _features(server, self.host)
         # What a feature keeps per connection (e.g. the tool schema checks' catalog), by feature.
         self.feature_state: dict[ServerFeature, Any] = {}
         self.host.connections.add(self)
@@ -111,10 +112,10 @@ class ServerRuntime:
             result = await outer(ServerCall(plan.spec.method, typed, params, context, handler, plan.spec), plan.inner)
         if type(result) is plan.fast_result:  # the stub's own result type, for a client of the stub's version
             if view.stateless:
-                return self.bridge.stamped_json(request.method, result, view)
-            return self.bridge.result_json(result, f"the {request.method} result")
-        if type(result) in plan.as_is:  # e.g. a CreateTaskResult (`tasks.plugin`)
-            return self.bridge.result_json(result, f"the {request.method} result")
+                return self.results.stamped_json(request.method, result, view)
+            return self.results.result_json(result, f"the {request.method} result")
+        if type(result) in plan.as_is:  # e.g. a CreateTaskResult (`tasks.server.plugin`)
+            return self.results.result_json(result, f"the {request.method} result")
         # An input round's re-run of the handler goes through what wraps it too.
         call = None if plan.outer is None else _wrapped_call(plan, handler, context)
         answer = await self.bridge.settle(plan.spec, stub_spec, request, result, context, view, round_number, call)
@@ -267,16 +268,21 @@ def _wrapped_call(plan: Plan, handler: Any, context: ServerRequestContext) -> Ha
     return call
 
 
-def _features(host: ServerHost) -> list[ServerFeature]:
-    """The features of a server host: the runtime's own, then the plug-ins, then the user's
-    (`ServerHost.use`); made once per host."""
+def _features(server: ServerStub, host: ServerHost) -> list[ServerFeature]:
+    """The features of a server host: the runtime's own, then those of the extensions discovered
+    through the entry point group (`plugins.discovered`), then the registered ones (`ServerHost.use`,
+    `plugins.extend`); made once per host."""
     if host.features is None:
         core: list[ServerFeature] = [
             extensions.CustomMethods(),
             notifications.RuntimeSubscriptions(),
             tool_schemas.ToolChecks(),
         ]
-        host.features = [*core, *load_plugins(), *host.added]
+        for make in discovered():
+            extension = make()
+            install(server, host, extension)
+            core += extension.features()
+        host.features = [*core, *host.added]
     return host.features
 
 

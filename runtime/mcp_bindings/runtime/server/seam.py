@@ -1,8 +1,9 @@
 """The dispatch seam: how a feature changes the way methods are served, without an edit of the
 dispatch core (`server.runtime`).
 
-A `ServerFeature` is registered on the server host (`host_for(server).use(feature)`; the runtime's
-own features and the plug-ins named in `PLUGINS` are there by default). When `ServerRuntime` builds
+A `ServerFeature` is registered on the server host (`host_for(server).use(feature)`, or as one of
+the features of an `Extension`, `server.plugins`; the runtime's own features and those of the
+extensions of the entry point group are there by default). When `ServerRuntime` builds
 the `Plan` of a method (once per version and method; the hot path only reads it), it asks each
 feature in order:
 
@@ -14,8 +15,9 @@ feature in order:
 
 So the four features that used to be branches of the dispatch core are plug-ins: custom methods
 (`server.extensions`), runtime-kept resource subscriptions (`server.notifications`), tool schema
-checks (`server.tool_schemas`) and tasks (`tasks.plugin`, loaded by name: the core never imports
-it); user middleware (`middleware.chain`) and MCP Apps' visibility (`app.ui`) take the same seam.
+checks (`server.tool_schemas`) and tasks (`tasks.server.plugin`, an `Extension` discovered through
+the entry point group: the core never imports it); user middleware (`middleware.chain`) and MCP
+Apps' visibility (`app.ui`) take the same seam.
 
 What runs around a handler has the one shape of `rpc.around`: `async def __call__(call, next)`,
 where `call` is a `ServerCall` (a request; `calls`) or a `NoticeCall` (a notification, put on a
@@ -40,7 +42,6 @@ notifications: `server.extensions`); the first that takes it answers True.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, TypeVar
 
@@ -57,7 +58,6 @@ if TYPE_CHECKING:
     from mcp_bindings.runtime.server.runtime import ServerRuntime
 
 __all__ = [
-    "PLUGINS",
     "Builtin",
     "NoticeAround",
     "NoticeNext",
@@ -67,7 +67,6 @@ __all__ = [
     "ServerFeature",
     "ServerNext",
     "handle",
-    "load_plugins",
 ]
 
 P = TypeVar("P")  # a handler's params type
@@ -79,10 +78,6 @@ ServerAround = Around[ServerCall, object]
 NoticeNext = Next[NoticeCall, object]
 NoticeAround = Around[NoticeCall, object]
 Builtin = Callable[["ServerRuntime", Request, "PeerView", Session], Awaitable[bytes]]
-
-# Plug-ins every server host loads, by module name (each module has `feature() -> ServerFeature`):
-# the core never imports them, they import the core.
-PLUGINS: tuple[str, ...] = ("mcp_bindings.runtime.tasks.plugin",)
 
 
 def handle(call: ServerCall) -> Awaitable[object]:
@@ -217,8 +212,3 @@ class ServerFeature:
         """Filters of a `subscriptions/listen` request this feature agrees to: filter key ->
         (the notification it opts in to, the agreed value, also what a listed value matches)."""
         return {}
-
-
-def load_plugins() -> list[ServerFeature]:
-    """The features of the plug-ins in `PLUGINS` (imported on the first server host)."""
-    return [importlib.import_module(name).feature() for name in PLUGINS]

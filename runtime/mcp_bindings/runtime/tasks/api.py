@@ -1,6 +1,6 @@
 """What a server's handlers call to run work as a task, in either era: `run_as_task` and the
 `as_task` decorator. A handshake-era request (2025-11-25) goes to the task service
-(`service.run_in_handshake_era`), a stateless-era one (2026-07-28) to the tasks extension
+(`tasks.server.running.run_in_handshake_era`), a stateless-era one (2026-07-28) to the tasks extension
 (`extension.run_as_task`, loaded by the first such request: a handshake-era server never loads the
 extension's models); this module is where the era is told apart."""
 
@@ -10,7 +10,7 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
-from mcp_bindings.runtime.tasks import service
+from mcp_bindings.runtime.tasks.server import running
 
 __all__ = ["as_task", "run_as_task"]
 
@@ -33,11 +33,11 @@ async def run_as_task(ctx: Any, work: Awaitable[T] | Callable[[Any], Awaitable[T
     the extension instead of running the work at once. In the handshake era `required=True` refuses
     a request that is not task-augmented with -32601 (as a tool whose taskSupport is "required").
     """
-    if service.stateless_request(ctx):
-        from mcp_bindings.runtime.tasks import extension  # the 2026-07-28 models: where they are met
+    if running.stateless_request(ctx):
+        from mcp_bindings.runtime.tasks.server import extension  # the 2026-07-28 models: where they are met
 
         return await extension.run_as_task(ctx, work, required=required)
-    return await service.run_in_handshake_era(ctx, work, required=required)
+    return await running.run_in_handshake_era(ctx, work, required=required)
 
 
 def as_task(handler: H) -> H:

@@ -12,7 +12,7 @@ A backend is the state the workers of one deployment share:
 * handed-over replay logs (`ReplayHandoff`, shared backends only): a worker that drains (SIGTERM)
   hands the held SSE events of its handshake sessions over, so that a GET with `Last-Event-ID`
   reaching another worker replays what its client missed (`scaleout.handoff`);
-* the task store (`task_store.TaskStore`): tasks created through one worker are read, awaited and
+* the task store (`tasks.core.store.TaskStore`): tasks created through one worker are read, awaited and
   cancelled through any other; with a lease per worker (`MCP_WORKER_LEASE_SECONDS`), the tasks of a
   worker that died are reported `failed` once its lease has lapsed.
 

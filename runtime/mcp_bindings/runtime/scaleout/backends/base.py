@@ -10,7 +10,7 @@ from mcp_bindings.runtime.http.backend import SCALEOUT_ENV, Backend
 from mcp_bindings.runtime.server.bus import NotificationBus
 
 if TYPE_CHECKING:
-    from mcp_bindings.runtime.tasks.store import TaskStore
+    from mcp_bindings.runtime.tasks.core.store import TaskStore
 
 REDIS_URL_ENV = SCALEOUT_ENV  # "MCP_REDIS_URL": the HTTP app finds this plug-in by it
 # A bus message between workers, not a notification (no MCP method has this name): a task was

@@ -11,7 +11,7 @@ import anyio
 
 from mcp_bindings.runtime.scaleout.attach import Attachable
 from mcp_bindings.runtime.scaleout.backends.base import Deliver
-from mcp_bindings.runtime.tasks.store import InMemoryTaskStore, TaskStore
+from mcp_bindings.runtime.tasks.core.store import InMemoryTaskStore, TaskStore
 
 
 class InMemoryBackend(Attachable):

@@ -40,7 +40,7 @@ from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.scaleout.attach import Attachable
 from mcp_bindings.runtime.scaleout.backends.base import Deliver
 from mcp_bindings.runtime.server.bus import BackendUnavailable
-from mcp_bindings.runtime.tasks.store import TaskStore
+from mcp_bindings.runtime.tasks.core.store import TaskStore
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

@@ -1,4 +1,4 @@
-"""`RedisTaskStore`: the `task_store.TaskStore` protocol in Redis, so any worker serves any task.
+"""`RedisTaskStore`: the `tasks.core.store.TaskStore` protocol in Redis, so any worker serves any task.
 
 Keys (under the backend's prefix): `task:<id>` the task as JSON, expiring a grace period after its
 TTL (so it is reported expired, not unknown, for a while); `tasks:<requester>` a sorted set of the
@@ -21,14 +21,14 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import orjson
 
 from mcp_bindings.runtime.scaleout.backends.base import TASK_CANCELLED
-from mcp_bindings.runtime.tasks.store import STATUSES, TaskLimitError, TaskState, decode_cursor, encode_cursor
+from mcp_bindings.runtime.tasks.core.store import STATUSES, TaskLimitError, TaskState, decode_cursor, encode_cursor
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.scaleout.backends.redis import RedisBackend
@@ -248,16 +248,7 @@ class RedisTaskStore:
                         if state is None or state.terminal:
                             await pipe.reset()  # pyright: ignore[reportUnknownMemberType]
                             return state
-                        changes: dict[str, Any] = {"last_updated_at": time.time()}
-                        if status is not None:
-                            changes["status"] = status
-                        if status_message is not None:
-                            changes["status_message"] = status_message
-                        if result is not None:
-                            changes["result"] = result
-                        if error is not None:
-                            changes["error"] = dict(error)
-                        state = replace(state, **changes)
+                        state = state.updated(status, status_message, result, error)
                         pipe.multi()  # pyright: ignore[reportUnknownMemberType]
                         pipe.set(key, _encode(state), px=self._px(state))  # pyright: ignore[reportUnknownMemberType]
                         await pipe.execute()  # pyright: ignore[reportUnknownMemberType]

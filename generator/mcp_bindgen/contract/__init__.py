@@ -1,1 +1,0 @@
-"""Code generation for a server's own contract: typed clients, surface locks, host-compatibility lint."""

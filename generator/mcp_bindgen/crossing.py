@@ -1,0 +1,225 @@
+"""Crossing tables: what a value of one protocol version loses or becomes in another, per pair.
+
+The runtime moves values between versions by validating wire JSON with the other version's models.
+What that cannot decide by itself is computed here from the two IRs, once, at generation time:
+
+- `dropped`: per object definition both versions have, the wire keys the source defines as fields
+  and the destination does not (left out of what reaches the destination; open content such as
+  `_meta` and the keywords of a JSON Schema document always travels);
+- `degrade`: content block types the source has and the destination lacks, and what each becomes
+  there (`policy/crossing.json`);
+- `params`: per request method both versions have, the params the source has and the destination
+  does not (refused unless the policy drops them) and those the destination requires and the source
+  lacks (made where the policy says so);
+- `codes`: error codes the two versions number or name differently (a name the destination lacks
+  reported as the policy's `otherwise`), and `overloaded`: a code the source overloads that the
+  destination tells apart (the policy's `becomes`, for one method and `data` key).
+
+Every pair of versions gets a table in the package of the later one (`crossing.py`), so a version
+generated later carries its crossings with every version known then, and no older package changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from . import policy
+from .ir import AliasDef, Const, ObjectDef, Ref, SchemaIR, UnionOf
+from .surface import ProtocolSurface
+
+META = "_meta"  # metadata in every version: never dropped
+
+
+@dataclass(frozen=True)
+class Version:
+    """One side of a pair: its wire version, IR and protocol surface."""
+
+    wire: str
+    ir: SchemaIR
+    surface: ProtocolSurface
+
+
+@dataclass(frozen=True)
+class Param:
+    outcome: str  # "error" | "drop" | "generate"
+    reason: str  # "" for the default refusal
+    equals: object = None
+
+
+@dataclass(frozen=True)
+class Pair:
+    source: str
+    destination: str
+    dropped: dict[str, tuple[str, ...]] = field(default_factory=dict[str, tuple[str, ...]])
+    degrade: dict[str, str] = field(default_factory=dict[str, str])
+    params: dict[str, dict[str, Param]] = field(default_factory=dict[str, dict[str, Param]])
+    codes: dict[int, int] = field(default_factory=dict[int, int])
+    overloaded: tuple[tuple[str, str, int, int], ...] = ()  # (method, data key, code, becomes)
+    # policy/crossing.json entries this pair applies (the policy review's attachments)
+    rules: tuple[str, ...] = ()
+
+
+def pair(source: Version, destination: Version) -> Pair:
+    """The crossing table from `source` to `destination`."""
+    rules: list[str] = []
+    degrade = _degrade(source.ir, destination.ir, rules)
+    params = _params(source, destination, rules)
+    codes, overloaded = _codes(source.surface, destination.surface, rules)
+    return Pair(
+        source.wire,
+        destination.wire,
+        dropped=_dropped(source.ir, destination.ir),
+        degrade=degrade,
+        params=params,
+        codes=codes,
+        overloaded=overloaded,
+        rules=tuple(dict.fromkeys(rules)),
+    )
+
+
+def pairs_of(version: Version, others: Iterable[Version]) -> list[Pair]:
+    """Both directions between `version` and each of `others` (a version of the same wire has none)."""
+    out: list[Pair] = []
+    for other in others:
+        if other.wire != version.wire:
+            out += [pair(other, version), pair(version, other)]
+    return out
+
+
+def rule_id(rule: policy.ContentRule | policy.ParamRule | policy.CodeRule) -> str:
+    """The policy review's id of a crossing.json entry."""
+    if isinstance(rule, policy.ContentRule):
+        return f"crossing.json content {rule.type}"
+    if isinstance(rule, policy.ParamRule):
+        return f"crossing.json {rule.method} param {rule.param}"
+    return f"crossing.json error code {rule.name} -> {rule.otherwise or rule.becomes}"
+
+
+def all_rules() -> list[str]:
+    rules = policy.crossing()
+    return [rule_id(r) for r in (*rules.content, *rules.params, *rules.codes)]
+
+
+# -- fields --------------------------------------------------------------------------------------
+
+
+def _objects(ir: SchemaIR) -> dict[str, ObjectDef]:
+    return {name: d for name, d in ir.definitions.items() if isinstance(d, ObjectDef)}
+
+
+def _json_schema(definition: ObjectDef) -> bool:
+    """A JSON Schema document (a tool's `inputSchema`: it has the `$schema` keyword): every keyword
+    is its content, whichever of them a version names as fields."""
+    return definition.field("$schema") is not None
+
+
+def _dropped(source: SchemaIR, destination: SchemaIR) -> dict[str, tuple[str, ...]]:
+    theirs = _objects(destination)
+    out: dict[str, tuple[str, ...]] = {}
+    for name, ours in _objects(source).items():
+        there = theirs.get(name)
+        if there is None or _json_schema(ours) or _json_schema(there):
+            continue
+        gone = sorted({f.wire_name for f in ours.fields} - {f.wire_name for f in there.fields} - {META})
+        if gone:
+            out[destination.py_name(name)] = tuple(gone)
+    return dict(sorted(out.items()))
+
+
+# -- content -------------------------------------------------------------------------------------
+
+
+def _content_types(ir: SchemaIR) -> set[str]:
+    """The `type` constants of the schema's objects (content blocks are told apart by them)."""
+    out: set[str] = set()
+    for definition in _objects(ir).values():
+        tag = definition.field("type")
+        if tag is not None and isinstance(tag.type, Const) and isinstance(tag.type.value, str):
+            out.add(tag.type.value)
+    return out
+
+
+def _degrade(source: SchemaIR, destination: SchemaIR, rules: list[str]) -> dict[str, str]:
+    missing = _content_types(source) - _content_types(destination)
+    out: dict[str, str] = {}
+    for rule in policy.crossing().content:
+        if rule.type in missing:
+            out[rule.type] = rule.becomes
+            rules.append(rule_id(rule))
+    return out
+
+
+# -- params --------------------------------------------------------------------------------------
+
+
+def _param_fields(ir: SchemaIR, name: str | None) -> dict[str, bool]:
+    """A params type's wire keys -> required (in any member, for a union of objects)."""
+    if name is None or name not in ir.definitions:
+        return {}
+    definition = ir.definitions[name]
+    if isinstance(definition, ObjectDef):
+        return {f.wire_name: f.required for f in definition.fields}
+    out: dict[str, bool] = {}
+    if isinstance(definition, AliasDef) and isinstance(definition.type, UnionOf):
+        for member in definition.type.members:
+            if isinstance(member, Ref):
+                for key, required in _param_fields(ir, member.name).items():
+                    out[key] = out.get(key, False) or required
+    return out
+
+
+def _requests(version: Version) -> dict[str, str | None]:
+    """Request method -> its params type, every direction and the input requests."""
+    out = {m.method: m.params_type for m in version.surface.methods if m.kind == "request"}
+    out.update({i.method: i.params_type for i in version.surface.input_requests})
+    return out
+
+
+def _params(source: Version, destination: Version, rules: list[str]) -> dict[str, dict[str, Param]]:
+    theirs = _requests(destination)
+    by_key = {(r.method, r.param): r for r in policy.crossing().params}
+    out: dict[str, dict[str, Param]] = {}
+    for method, params_type in sorted(_requests(source).items()):
+        if method not in theirs:
+            continue
+        ours, there = _param_fields(source.ir, params_type), _param_fields(destination.ir, theirs[method])
+        table: dict[str, Param] = {}
+        for key in sorted(ours.keys() - there.keys() - {META}):
+            rule = by_key.get((method, key))
+            if rule is not None and rule.outcome in ("drop", "error"):
+                table[key] = Param(rule.outcome, rule.reason, rule.equals)
+                rules.append(rule_id(rule))
+            else:
+                table[key] = Param("error", "")
+        for key in sorted(k for k, required in there.items() if required and k not in ours):
+            rule = by_key.get((method, key))
+            if rule is not None and rule.outcome == "generate":
+                table[key] = Param("generate", rule.reason)
+                rules.append(rule_id(rule))
+        if table:
+            out[method] = table
+    return out
+
+
+# -- error codes ---------------------------------------------------------------------------------
+
+
+def _codes(
+    source: ProtocolSurface, destination: ProtocolSurface, rules: list[str]
+) -> tuple[dict[int, int], tuple[tuple[str, str, int, int], ...]]:
+    ours: Mapping[str, int] = dict(source.error_codes)
+    theirs: Mapping[str, int] = dict(destination.error_codes)
+    codes = {code: theirs[name] for name, code in ours.items() if name in theirs and theirs[name] != code}
+    overloaded: list[tuple[str, str, int, int]] = []
+    for rule in policy.crossing().codes:
+        if rule.name not in ours:
+            continue
+        if rule.otherwise is not None and rule.name not in theirs and rule.otherwise in theirs:
+            codes[ours[rule.name]] = theirs[rule.otherwise]
+            rules.append(rule_id(rule))
+        elif rule.becomes is not None and rule.becomes not in ours and rule.becomes in theirs:
+            assert rule.method is not None and rule.data_key is not None  # the loader checks it
+            overloaded.append((rule.method, rule.data_key, ours[rule.name], theirs[rule.becomes]))
+            rules.append(rule_id(rule))
+    return {k: codes[k] for k in sorted(codes)}, tuple(overloaded)

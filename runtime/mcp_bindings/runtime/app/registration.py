@@ -1,0 +1,154 @@
+"""How an `App` registers (`app.tool`, `app.resource`, `app.prompt`, `app.complete`): their options
+(typed for the decorators' keyword arguments), the entries made from the decorated functions and
+placed in the app's tables, refused where a name is taken or the capability can no longer come, and
+the clients told the list changed. A collaborator `App` holds (`app.core`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
+
+from pydantic import BaseModel
+
+from mcp_bindings.runtime.app.changes import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED
+from mcp_bindings.runtime.app.entries import Completer, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry
+from mcp_bindings.runtime.app.errors import AppDefinitionError
+
+if TYPE_CHECKING:
+    from mcp_bindings.runtime.app.changes import ListChanges
+    from mcp_bindings.runtime.app.registries import Registries
+
+__all__ = ["PromptOptions", "Registration", "ResourceOptions", "ToolOptions"]
+
+
+class _Described(TypedDict, total=False):
+    name: str | None
+    title: str | None
+    description: str | None
+    icons: Sequence[Mapping[str, Any] | BaseModel] | None
+    meta: Mapping[str, Any] | None
+    tags: Collection[str]
+
+
+class ToolOptions(_Described, total=False):
+    """`@app.tool(...)`'s keyword arguments."""
+
+    annotations: Mapping[str, Any] | BaseModel | None
+    structured: bool | None
+    input_schema: Mapping[str, Any] | None
+    task: bool | Literal["optional", "required"]
+    input_first: bool
+    inline_refs: bool | None
+    scopes: Collection[str]
+
+
+class ResourceOptions(_Described, total=False):
+    """`@app.resource(uri, ...)`'s keyword arguments."""
+
+    mime_type: str | None
+    size: int | None
+    annotations: Mapping[str, Any] | BaseModel | None
+
+
+class PromptOptions(_Described, total=False):
+    """`@app.prompt(...)`'s keyword arguments."""
+
+
+class Registration:
+    """What `App.tool`, `resource`, `prompt` and `complete` do with the decorated function."""
+
+    def __init__(self, registries: Registries, pkg: Any, changes: ListChanges, inline_refs: bool) -> None:
+        self.registries, self.pkg, self.changes, self.inline_refs = registries, pkg, changes, inline_refs
+
+    def tool(self, fn: Callable[..., Any], scope: dict[str, Any], options: ToolOptions) -> None:
+        inline_refs = options.get("inline_refs")
+        entry = ToolEntry(
+            fn,
+            self.pkg,
+            name=options.get("name"),
+            title=options.get("title"),
+            description=options.get("description"),
+            annotations=options.get("annotations"),
+            icons=options.get("icons"),
+            meta=options.get("meta"),
+            structured=options.get("structured"),
+            scope=scope,
+            input_schema=options.get("input_schema"),
+            task=options.get("task", False),
+            input_first=options.get("input_first", False),
+            inline_refs=self.inline_refs if inline_refs is None else inline_refs,
+        )
+        entry.tags = _tags(options.get("tags", ()), f"tool {entry.name!r}")
+        entry.scopes = tuple(_tags(options.get("scopes", ()), f"tool {entry.name!r}: scopes"))
+        tools = self.registries.tools
+        known = tools.get(entry.name)
+        if known is not None:
+            raise AppDefinitionError(
+                f"tool {entry.name!r} is already registered (by {_where(known.fn)}); "
+                f"app.remove_tool({entry.name!r}) first to replace it"
+            )
+        self.changes.require("tools", bool(tools))
+        tools[entry.name] = entry
+        self.changes.changed(TOOLS_CHANGED, "tools")
+
+    def resource(self, uri: str, fn: Callable[..., Any], scope: dict[str, Any], options: ResourceOptions) -> None:
+        tags = options.get("tags", ())
+        kept = {key: value for key, value in options.items() if key != "tags"}
+        registries = self.registries
+        had = bool(registries.resources or registries.templates)
+        templated = "{" in uri or "}" in uri
+        what = "resource template" if templated else "resource"
+        if templated and options.get("size") is not None:
+            raise AppDefinitionError(f"resource template {uri!r}: size is for resources, not templates")
+        entry = (TemplateEntry if templated else ResourceEntry)(uri, fn, self.pkg, kept, scope)
+        entry.tags = _tags(tags, f"{what} {uri!r}")
+        table: dict[str, Any] = registries.templates if templated else registries.resources
+        if uri in table:
+            raise AppDefinitionError(f"{what} {uri!r} is already registered")
+        self.changes.require("resources", had)
+        table[uri] = entry
+        self.changes.changed(RESOURCES_CHANGED, "resources", "templates")
+
+    def prompt(self, fn: Callable[..., Any], scope: dict[str, Any], options: PromptOptions) -> None:
+        kept = {key: value for key, value in options.items() if key not in ("tags", "name")}
+        entry = PromptEntry(fn, self.pkg, options.get("name"), kept, scope)
+        entry.tags = _tags(options.get("tags", ()), f"prompt {entry.name!r}")
+        prompts = self.registries.prompts
+        if entry.name in prompts:
+            raise AppDefinitionError(f"prompt {entry.name!r} is already registered")
+        self.changes.require("prompts", bool(prompts))
+        prompts[entry.name] = entry
+        self.changes.changed(PROMPTS_CHANGED, "prompts")
+
+    def complete(self, fn: Callable[..., Any], scope: dict[str, Any], key: tuple[str, str, str], what: str) -> None:
+        completer = Completer(fn, what, scope)
+        completers = self.registries.completers
+        if key in completers:
+            raise AppDefinitionError(f"{what} is already registered")
+        self._check_completion(*key)
+        self.changes.require("completions", bool(completers))
+        completers[key] = completer
+
+    def _check_completion(self, kind: str, target: str, argument: str) -> None:
+        if kind == "prompt":
+            entry = self.registries.prompts.get(target)
+            if entry is None:
+                raise AppDefinitionError(f"app.complete: no prompt {target!r} (register the prompt first)")
+            if argument not in entry.sig.parameters:
+                raise AppDefinitionError(f"app.complete: prompt {target!r} has no argument {argument!r}")
+        else:
+            template = self.registries.templates.get(target)
+            if template is None:
+                raise AppDefinitionError(f"app.complete: no resource template {target!r} (register it first)")
+            if argument not in template.template.names:
+                raise AppDefinitionError(f"app.complete: template {target!r} has no variable {argument!r}")
+
+
+def _tags(tags: Collection[str], what: str) -> frozenset[str]:
+    if isinstance(tags, str):
+        raise AppDefinitionError(f"{what}: tags={tags!r} is one string; give a collection: tags={{{tags!r}}}")
+    return frozenset(tags)
+
+
+def _where(fn: Callable[..., Any]) -> str:
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"

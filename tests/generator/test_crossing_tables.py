@@ -1,0 +1,87 @@
+"""The crossing tables the generator emits per pair of versions (`mcp_bindgen.crossing`): what each
+holds for the pinned schemas, read like a spec, and a failing test for every entry of
+policy/crossing.json that no longer applies to any pair of pinned versions."""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+
+import pytest
+
+from mcp_bindgen import crossing, policy
+from mcp_bindgen.pins import load_pins
+from mcp_bindgen.pipeline import build_ir, package_name, pinned_source
+from mcp_bindgen.surface import derive_surface
+
+
+@cache
+def pinned() -> dict[str, crossing.Version]:
+    out = {}
+    for version, pin in load_pins().items():
+        if pin.local_path.is_file():
+            ir = build_ir(pinned_source(version))
+            out[version] = crossing.Version(version, ir, derive_surface(ir))
+    return out
+
+
+def table(source: str, destination: str) -> crossing.Pair:
+    return crossing.pair(pinned()[source], pinned()[destination])
+
+
+@pytest.mark.parametrize("rule", crossing.all_rules())
+def test_every_policy_entry_applies_to_a_pair_of_pinned_versions(rule: str) -> None:
+    versions = list(pinned().values())
+    applied = {r for a in versions for b in versions if a is not b for r in crossing.pair(a, b).rules}
+    assert rule in applied, f"{rule} applies to no pair of pinned versions (stale: remove or update it)"
+
+
+def test_every_policy_entry_gives_its_reason() -> None:
+    rules = policy.crossing()
+    assert all(len(entry.reason) > 20 for entry in (*rules.content, *rules.params, *rules.codes))
+
+
+def test_fields_the_destination_lacks_are_dropped_by_model_name() -> None:
+    # 2025-06-18 added titles and output schemas; a 2024-11-05 peer gets neither.
+    older = table("2025-06-18", "2024-11-05")
+    assert older.dropped["Tool"] == ("annotations", "outputSchema", "title")
+    assert older.dropped["CallToolResult"] == ("structuredContent",)
+    # Nothing is lost going up, and `_meta` and a JSON Schema document's keywords always travel.
+    assert table("2024-11-05", "2025-06-18").dropped == {}
+    assert all("_meta" not in keys for keys in table("2026-07-28", "2024-11-05").dropped.values())
+    assert "ToolInputSchema" not in table("2025-11-25", "2024-11-05").dropped
+
+
+def test_content_the_destination_lacks_is_degraded_by_the_policy() -> None:
+    assert table("2025-06-18", "2024-11-05").degrade == {"audio": "embedded_blob", "resource_link": "text"}
+    assert table("2025-06-18", "2025-03-26").degrade == {"resource_link": "text"}
+    assert table("2024-11-05", "2025-06-18").degrade == {}
+
+
+def test_params_are_refused_dropped_or_made() -> None:
+    down = table("2025-11-25", "2025-06-18").params
+    assert down["sampling/createMessage"]["tools"].outcome == "error"
+    assert "believe the model had tools" in down["sampling/createMessage"]["tools"].reason
+    assert (down["elicitation/create"]["mode"].outcome, down["elicitation/create"]["mode"].equals) == ("drop", "form")
+    assert down["tools/call"]["task"] == crossing.Param("error", "")  # no policy entry: the default refusal
+    assert table("2025-06-18", "2025-11-25").params == {
+        "elicitation/create": {"elicitationId": crossing.Param("generate", policy_reason("elicitation/create"))}
+    }
+
+
+def policy_reason(method: str) -> str:
+    return next(r.reason for r in policy.crossing().params if r.method == method and r.outcome == "generate")
+
+
+def test_error_codes_follow_their_names() -> None:
+    up = table("2025-11-25", "2026-07-28")
+    assert up.codes == {-32002: -32602}  # RESOURCE_NOT_FOUND, which 2026-07-28 reports as invalid params
+    assert table("2026-07-28", "2025-11-25").overloaded == (("resources/read", "uri", -32602, -32002),)
+
+
+def test_each_pair_is_in_the_later_versions_package() -> None:
+    names = list(pinned())
+    for index, later in enumerate(names):
+        module = importlib.import_module(f"mcp_bindings.{package_name(later)}.crossing")
+        expected = {(a, b) for other in names[:index] for a, b in ((other, later), (later, other))}
+        assert set(module.CROSSINGS) == expected
