@@ -14,31 +14,15 @@ import pytest
 from mcp_bindings.runtime.memory import connect_in_memory
 from mcp_bindings.runtime.rpc.jsonrpc import Request, dumps
 from mcp_bindings.runtime.rpc.session import Session
+from mcp_bindings.runtime.server.calls import ServerCall
 from mcp_bindings.runtime.server.host import host_for
 from mcp_bindings.runtime.server.peer import PeerView
 from mcp_bindings.runtime.server.runtime import ServerRuntime
-from mcp_bindings.runtime.server.seam import Around, Handler, Plan, ServerFeature
-from mcp_bindings.runtime.server.stubs import ServerStub
+from mcp_bindings.runtime.server.seam import Plan, ServerFeature, ServerNext
+from tests.support.seam import echo_server
 
 pytestmark = pytest.mark.anyio
 VERSION = "2025-11-25"
-
-
-def echo_server() -> ServerStub:
-    m = importlib.import_module("mcp_bindings.v2025_11_25")
-    base: Any = importlib.import_module("mcp_bindings.v2025_11_25.server").Server
-
-    class Echo(base):  # type: ignore[misc, valid-type]
-        async def list_tools(self, params: Any, ctx: Any) -> Any:
-            schema = m.ToolInputSchema(type="object", properties={"text": {"type": "string"}}, required=["text"])
-            return m.ListToolsResult(tools=[m.Tool(name="echo", input_schema=schema)])
-
-        async def call_tool(self, params: Any, ctx: Any) -> Any:
-            text = str((params.arguments or {}).get("text", ""))
-            return m.CallToolResult(content=[m.TextContent(type="text", text=text)])
-
-    server: ServerStub = Echo()
-    return server
 
 
 class Recording(ServerFeature):
@@ -57,19 +41,15 @@ class Recording(ServerFeature):
         return Plan(_hello_spec(), _hello_spec(), False, hello)
 
     def wrap(self, runtime: ServerRuntime, plan: Plan, view: PeerView) -> None:
-        if plan.spec.method != "tools/call":
-            return
+        if plan.spec.method == "tools/call":
+            plan.wrap(self.recorded)
 
-        def outer(inner: Around | None) -> Around:
-            async def recorded(handler: Handler, params: Any, context: Any, raw: Any) -> Any:
-                self.calls.append(raw["name"])
-                result = await (inner(handler, params, context, raw) if inner else handler(params, context))
-                result.content[0].text = result.content[0].text.upper()
-                return result
-
-            return recorded
-
-        plan.wrap(outer)
+    async def recorded(self, call: ServerCall, next: ServerNext) -> object:
+        assert call.raw is not None
+        self.calls.append(str(call.raw["name"]))
+        result: Any = await next(call)
+        result.content[0].text = result.content[0].text.upper()
+        return result
 
 
 def _hello_spec() -> Any:

@@ -26,11 +26,11 @@ from mcp_bindings.runtime.memory import connect_in_memory
 from mcp_bindings.runtime.protocol.custom_methods import CustomMethod, Handler, request
 from mcp_bindings.runtime.protocol.spec import ProtocolTables
 from mcp_bindings.runtime.server import plugins
+from mcp_bindings.runtime.server.calls import ServerCall
 from mcp_bindings.runtime.server.host import ServerHost, host_for
 from mcp_bindings.runtime.server.peer import PeerView
 from mcp_bindings.runtime.server.runtime import ServerRuntime
-from mcp_bindings.runtime.server.seam import Around, Plan, ServerFeature
-from mcp_bindings.runtime.server.seam import Handler as AroundHandler
+from mcp_bindings.runtime.server.seam import Plan, ServerFeature, ServerNext
 from mcp_bindings.runtime.server.stubs import ServerStub
 from tests.support import REPO_ROOT
 
@@ -66,17 +66,12 @@ class Counting(ServerFeature):
         self.seen = seen
 
     def wrap(self, runtime: ServerRuntime, plan: Plan, view: PeerView) -> None:
-        if plan.spec.method != "tools/call":
-            return
+        if plan.spec.method == "tools/call":
+            plan.wrap(self.counted)
 
-        def outer(inner: Around | None) -> Around:
-            async def counted(handler: AroundHandler, params: Any, context: Any, raw: Any) -> Any:
-                self.seen.calls.append(raw["name"])
-                return await (inner(handler, params, context, raw) if inner else handler(params, context))
-
-            return counted
-
-        plan.wrap(outer)
+    async def counted(self, call: ServerCall, next: ServerNext) -> object:
+        self.seen.calls.append(str(call.target))
+        return await next(call)
 
 
 class Greeter(plugins.Extension):

@@ -49,6 +49,7 @@ def test_plan_validates_once_and_skips_the_bridge(monkeypatch: pytest.MonkeyPatc
     plan = runtime.view.plans["tools/call"]
     calls: list[Any] = []
     validate = plan.validate
+    assert validate is not None
 
     def counting(data: Any, **kwargs: Any) -> Any:
         calls.append(data)

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from mcp_bindings.runtime.app.auth import ProtectedApp
     from mcp_bindings.runtime.app.core import App
     from mcp_bindings.runtime.client.retry import RetryMode
-    from mcp_bindings.runtime.client.seam import CallHook
+    from mcp_bindings.runtime.client.seam import Hook
     from mcp_bindings.runtime.http.app import StreamableHTTPApp
     from mcp_bindings.runtime.protocol.request_state import RequestStateSealer
     from mcp_bindings.runtime.server.host import ServerHost
@@ -42,7 +42,7 @@ class TestClientOptions(TypedDict, total=False):
     probe_timeout: float
     lenient: bool
     retry: RetryMode
-    hooks: Sequence[CallHook]
+    hooks: Sequence[Hook]
     supported_versions: list[str] | None
     request_state: RequestStateSealer | None
     host: ServerHost | None

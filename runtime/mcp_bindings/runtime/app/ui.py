@@ -31,8 +31,9 @@ from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.custom_methods import EXTENSIONS, peer_declares
 from mcp_bindings.runtime.protocol.ui_meta import DEPRECATED_RESOURCE_URI, MIME_TYPE, UI, UI_SCHEME, tool_ui
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
+from mcp_bindings.runtime.server.calls import ServerCall
 from mcp_bindings.runtime.server.plugins import Extension
-from mcp_bindings.runtime.server.seam import Around, Handler, ServerFeature
+from mcp_bindings.runtime.server.seam import ServerFeature, ServerNext
 from mcp_bindings.v2026_07_28 import names as v2026
 
 if TYPE_CHECKING:
@@ -264,31 +265,21 @@ class AppOnlyTools(ServerFeature):
         elif plan.spec.method == v2026.TOOLS_CALL:
             plan.wrap(self._calling)
 
-    def _listing(self, inner: Around | None) -> Around:
-        async def listed(handler: Handler, params: Any, context: Any, raw: Any) -> Any:
-            result = await (inner(handler, params, context, raw) if inner else handler(params, context))
-            if peer_declares(context.session.client_capabilities, UI) or not isinstance(result, BaseModel):
-                return result
-            tools = cast("list[Any]", getattr(result, "tools", []))
-            kept = [t for t in tools if not self.app_only(getattr(t, "name", ""))]
-            return result if len(kept) == len(tools) else result.model_copy(update={"tools": kept})
+    async def _listing(self, call: ServerCall, next: ServerNext) -> object:
+        result = await next(call)
+        if peer_declares(call.session.client_capabilities, UI) or not isinstance(result, BaseModel):
+            return result
+        tools = cast("list[Any]", getattr(result, "tools", []))
+        kept = [t for t in tools if not self.app_only(getattr(t, "name", ""))]
+        return result if len(kept) == len(tools) else result.model_copy(update={"tools": kept})
 
-        return listed
-
-    def _calling(self, inner: Around | None) -> Around:
-        async def called(handler: Handler, params: Any, context: Any, raw: Any) -> Any:
-            name = getattr(params, "name", None)
-            if (
-                isinstance(name, str)
-                and self.app_only(name)
-                and not peer_declares(context.session.client_capabilities, UI)
-            ):
-                raise McpError(
-                    INVALID_PARAMS,
-                    f'tool {name!r} is callable only by an MCP Apps view (its _meta.ui.visibility is ["app"]); '
-                    f"this client did not declare the {UI} extension",
-                    {"name": name},
-                )
-            return await (inner(handler, params, context, raw) if inner else handler(params, context))
-
-        return called
+    async def _calling(self, call: ServerCall, next: ServerNext) -> object:
+        name = call.target
+        if isinstance(name, str) and self.app_only(name) and not peer_declares(call.session.client_capabilities, UI):
+            raise McpError(
+                INVALID_PARAMS,
+                f'tool {name!r} is callable only by an MCP Apps view (its _meta.ui.visibility is ["app"]); '
+                f"this client did not declare the {UI} extension",
+                {"name": name},
+            )
+        return await next(call)

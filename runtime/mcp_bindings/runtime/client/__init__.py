@@ -22,7 +22,9 @@ if TYPE_CHECKING:
     from mcp_bindings.runtime.client.runtime import connect as connect
     from mcp_bindings.runtime.client.runtime import log as log
     from mcp_bindings.runtime.client.seam import CallHook as CallHook
+    from mcp_bindings.runtime.client.seam import ClientAround as ClientAround
     from mcp_bindings.runtime.client.seam import Finished as Finished
+    from mcp_bindings.runtime.client.seam import Hook as Hook
     from mcp_bindings.runtime.client.seam import OutgoingCall as OutgoingCall
     from mcp_bindings.runtime.client.seam import Send as Send
 
@@ -32,9 +34,11 @@ __all__ = [
     "C",
     "CallHook",
     "ClientArgs",
+    "ClientAround",
     "ClientOptions",
     "ClientRuntime",
     "Finished",
+    "Hook",
     "LegacyServerError",
     "OutgoingCall",
     "ProbeFailedError",
@@ -48,6 +52,8 @@ __all__ = [
 
 _HOME = {
     "CallHook": "seam",
+    "ClientAround": "seam",
+    "Hook": "seam",
     "Finished": "seam",
     "OutgoingCall": "seam",
     "Send": "seam",

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from mcp_bindings.runtime.client.retry import RetryMode, check_mode
 
 if TYPE_CHECKING:
-    from mcp_bindings.runtime.client.seam import CallHook
+    from mcp_bindings.runtime.client.seam import Hook
     from mcp_bindings.runtime.client.stub import ClientHandlerStub
 
 __all__ = ["ClientArgs", "ClientOptions"]
@@ -39,7 +39,7 @@ class ClientOptions:
     probe_timeout: float = 10.0
     lenient: bool = False
     retry: RetryMode = "safe"
-    hooks: Sequence[CallHook] = ()
+    hooks: Sequence[Hook] = ()
 
     def __post_init__(self) -> None:
         check_mode(self.retry)
@@ -61,4 +61,4 @@ class ClientArgs(TypedDict, total=False):
     probe_timeout: float
     lenient: bool
     retry: RetryMode
-    hooks: Sequence[CallHook]
+    hooks: Sequence[Hook]

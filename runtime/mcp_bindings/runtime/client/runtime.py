@@ -21,7 +21,7 @@ from mcp_bindings.runtime.client.legacy import LegacyCheck, LegacyServerError
 from mcp_bindings.runtime.client.listen import Listening, ListenStream
 from mcp_bindings.runtime.client.options import ClientArgs, ClientOptions
 from mcp_bindings.runtime.client.retry import RetryPolicy, send_with_retries
-from mcp_bindings.runtime.client.seam import CallHook, Finished, OutgoingCall, Send
+from mcp_bindings.runtime.client.seam import Finished, Hook, OutgoingCall, Send
 from mcp_bindings.runtime.client.stateless import stateless_request, with_meta
 from mcp_bindings.runtime.client.stub import ClientHandlerStub, ClientStub
 from mcp_bindings.runtime.client.task_handle import TaskHandles
@@ -134,8 +134,8 @@ class ClientRuntime:
         self.log_level: str | None = None  # stateless: asks the server for notifications/message
         self.tool_checks = ClientToolChecks(self.tools)  # tools/call structuredContent against the outputSchema
         # The call seam (`client.seam`): the user's hooks (outermost), then the runtime's own.
-        self.hooks: tuple[CallHook, ...] = tuple(options.hooks)
-        self.builtin_hooks: tuple[CallHook, ...] = (
+        self.hooks: tuple[Hook, ...] = tuple(options.hooks)
+        self.builtin_hooks: tuple[Hook, ...] = (
             TaskHandles(self.stub),
             TYPED,
             ToolTasks(self),
@@ -316,7 +316,7 @@ class ClientRuntime:
         self._chains[id(spec)] = (spec, send)
         return send
 
-    def add_hook(self, hook: CallHook) -> None:
+    def add_hook(self, hook: Hook) -> None:
         """Register a hook (`client.seam`): inside the user's hooks registered before it, outside
         the runtime's own. Calls made from now on go through it."""
         self.hooks = (*self.hooks, hook)
@@ -399,8 +399,15 @@ class ClientRuntime:
         for capability in spec.needed_capabilities(data):
             if capability.side == "client" and not capability.present_in(self.capabilities):
                 raise CapabilityError(spec.method, str(capability))
-        assert self.session is not None
-        await self.session.notify(spec.method, data)
+        chain = self._chains.get(id(spec))
+        send = chain[1] if chain is not None and chain[0] is spec else self._notice_chain(spec)
+        await send(OutgoingCall(self, stub_spec, spec, data, None))
+
+    def _notice_chain(self, spec: MethodSpec) -> Send:
+        """The chain of notification `spec` (the user's arounds that name it), built once."""
+        send = seam.compose_notification(self.hooks, spec, _notify)
+        self._chains[id(spec)] = (spec, send)
+        return send
 
     # -- what the server sends ---------------------------------------------------------------
 
@@ -430,6 +437,13 @@ class _Typed:
 
 
 TYPED = _Typed()
+
+
+async def _notify(call: OutgoingCall) -> None:
+    """The end of a notification's chain: the notification on the session."""
+    session = call.runtime.session
+    assert session is not None
+    await session.notify(call.spec.method, call.params)
 
 
 async def _send(call: OutgoingCall) -> Any:

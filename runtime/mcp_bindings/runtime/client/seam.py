@@ -1,32 +1,37 @@
 """The client's call seam: what wraps a typed request on its way out and its answer on the way back.
 
-A `CallHook` wraps the sending of one method's requests. `ClientRuntime.call` checks and prepares
-the params (capabilities, the stateless `_meta`), then runs the method's chain: the hooks, outermost
-first, around the terminal send (the session's request, with the stateless era's input rounds and
-the retries of `client.retry`). A hook may act before the send (refuse, change the params), instead
-of it (answer itself), or after it (look at or replace the answer):
+A hook runs around the sending of a method's requests, in the runtime's one around shape
+(`rpc.around`, the same as the server's features and middleware): `async def hook(call, next)`,
+where `call` is an `OutgoingCall` and `next(call)` sends it through the rest of the chain.
+`ClientRuntime.call` checks and prepares the params (capabilities, the stateless `_meta`), then runs
+the method's chain: the hooks, outermost first, around the terminal send (the session's request,
+with the stateless era's input rounds and the retries of `client.retry`). A hook may act before the
+send (refuse, change the params), instead of it (answer itself), or after it (look at or replace
+the answer):
 
     class Timing:
         def __init__(self) -> None:
             self.seconds: dict[str, float] = {}
 
-        def wrap(self, spec: MethodSpec, send: Send) -> Send:
-            async def timed(call: OutgoingCall) -> Any:
-                started = time.perf_counter()
-                try:
-                    return await send(call)
-                finally:
-                    self.seconds[call.method] = time.perf_counter() - started
-
-            return timed
+        async def __call__(self, call: OutgoingCall, next: Send) -> object:
+            started = time.perf_counter()
+            try:
+                return await next(call)
+            finally:
+                self.seconds[call.method] = time.perf_counter() - started
 
     async with connect(transport, Client, hooks=[Timing()]) as client: ...
 
-`wrap` runs once per method (per negotiated version), when the method is first called; the chain it
-builds is kept, so a call pays only for the hooks that wrap its method: a hook that has nothing to
-do for `spec` returns `send` itself. The user's hooks (`ClientOptions.hooks`, `ClientRuntime.add_hook`)
-are outermost and see the typed result (or a `Finished` handle); the runtime's own hooks, inside
-them, are in `ClientRuntime.builtin_hooks` (outermost first):
+The chain is built once per method (per negotiated version), when the method is first called, so a
+call pays only for the hooks of its method: a hook with a `methods` attribute (method names) runs
+for those only. A hook that decides per method from the method's spec is a `CallHook`: its
+`wrap(spec, send)` returns what sends `spec.method`'s requests, `send` itself when it has nothing to
+do for them (most of the runtime's own hooks below; the output checks and the tool catalog are
+arounds of the one method each needs).
+
+The user's hooks (`ClientOptions.hooks`, `ClientRuntime.add_hook`) are outermost and see the typed
+result (or a `Finished` handle); the runtime's own hooks, inside them, are in
+`ClientRuntime.builtin_hooks` (outermost first):
 
 * `task_handle.TaskHandles`: a request with params `task` (2025-11-25) becomes a `TaskHandle`;
 * `typed`: the decoded result validated against the negotiated version's model and crossed to the
@@ -47,17 +52,28 @@ one. Errors travel as exceptions (`McpError` and its kinds).
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from mcp_bindings.runtime.protocol.spec import MethodSpec
+from mcp_bindings.runtime.rpc.around import Around, Next, chain, link, names, wants
 from mcp_bindings.runtime.rpc.calls import ProgressCallback
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.client.runtime import ClientRuntime
 
-__all__ = ["CallHook", "Finished", "OutgoingCall", "Send", "compose", "current_progress"]
+__all__ = [
+    "CallHook",
+    "ClientAround",
+    "Finished",
+    "Hook",
+    "OutgoingCall",
+    "Send",
+    "compose",
+    "compose_notification",
+    "current_progress",
+]
 
 # The progress callback for requests sent by the current task (see `ClientRuntime.progress`).
 _on_progress: contextvars.ContextVar[ProgressCallback | None] = contextvars.ContextVar("mcp_on_progress", default=None)
@@ -87,11 +103,14 @@ class OutgoingCall:
 
 
 # Sends one call and returns its answer (decoded JSON inside the `typed` hook, the typed result outside).
-Send = Callable[[OutgoingCall], Awaitable[Any]]
+Send = Next[OutgoingCall, object]
+# What runs around a call: `async def hook(call, next)` (`rpc.around`).
+ClientAround = Around[OutgoingCall, object]
 
 
+@runtime_checkable
 class CallHook(Protocol):
-    """Wraps the requests of each method the client sends (see the module's docstring)."""
+    """Wraps the requests of each method the client sends, chosen per method (see the module's docstring)."""
 
     def wrap(self, spec: MethodSpec, send: Send) -> Send:
         """`send` wrapped for requests of `spec.method` (in the negotiated version); `send` itself
@@ -105,12 +124,25 @@ class Finished:
 
     __slots__ = ()
 
-    async def result(self) -> Any:
+    async def result(self) -> object:
         raise NotImplementedError
 
 
-def compose(hooks: Iterable[CallHook], spec: MethodSpec, send: Send) -> Send:
+# A hook: an around of every call (of its `methods`), or a `CallHook` choosing per method.
+Hook = ClientAround | CallHook
+
+
+def compose(hooks: Iterable[Hook], spec: MethodSpec, send: Send) -> Send:
     """The chain of `hooks` (outermost first) around `send`, for `spec`'s requests."""
     for hook in reversed(list(hooks)):
-        send = hook.wrap(spec, send)
+        if isinstance(hook, CallHook):
+            send = hook.wrap(spec, send)
+        elif wants(hook, spec.method):
+            send = link(hook, send)
     return send
+
+
+def compose_notification(hooks: Iterable[Hook], spec: MethodSpec, send: Send) -> Send:
+    """The chain of a notification the client sends: the arounds among `hooks` that name it in their
+    `methods` (outermost first) around `send`; a `CallHook` wraps requests only."""
+    return chain([h for h in hooks if not isinstance(h, CallHook) and names(h, spec.method)], send)

@@ -18,7 +18,6 @@ from typing import Any, cast
 
 from mcp_bindings.runtime.client.seam import OutgoingCall, Send
 from mcp_bindings.runtime.protocol.json_schema import DRAFT_2020_12
-from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.protocol.tool_catalog import TOOLS_LIST, ToolDefinition, default_dialect, definitions
 
 __all__ = ["ClientToolCatalog", "ListedTool"]
@@ -76,18 +75,14 @@ class ClientToolCatalog:
         """The tool list changed: nothing listed is current until tools are listed again."""
         self.tools.clear()
 
-    def wrap(self, spec: MethodSpec, send: Send) -> Send:
-        """The hook (`client.seam`) that fills the catalog from `tools/list` results."""
-        if spec.method != TOOLS_LIST:
-            return send
+    methods = (TOOLS_LIST,)  # an around (`client.seam`) of these only
 
-        async def listing(call: OutgoingCall) -> Any:
-            raw = await send(call)
-            runtime = call.runtime
-            self.remember_result(raw, default_dialect(runtime.version or runtime.stub_version))
-            return raw
-
-        return listing
+    async def __call__(self, call: OutgoingCall, next: Send) -> object:
+        """The hook that fills the catalog from `tools/list` results."""
+        raw = await next(call)
+        runtime = call.runtime
+        self.remember_result(raw, default_dialect(runtime.version or runtime.stub_version))
+        return raw
 
 
 def _task_support(tool: dict[str, Any]) -> str | None:

@@ -10,7 +10,6 @@ from typing import Any
 
 from mcp_bindings.runtime.client.seam import OutgoingCall, Send
 from mcp_bindings.runtime.client.tool_catalog import ClientToolCatalog
-from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.protocol.tool_catalog import TOOLS_CALL, ToolOutputError, report_unusable
 
 __all__ = ["ClientToolChecks", "ToolOutputError"]
@@ -25,17 +24,13 @@ class ClientToolChecks:
         self.catalog = catalog
         self.enabled = True
 
-    def wrap(self, spec: MethodSpec, send: Send) -> Send:
-        """The hook (`client.seam`) that checks `tools/call` results."""
-        if spec.method != TOOLS_CALL:
-            return send
+    methods = (TOOLS_CALL,)  # an around (`client.seam`) of these only
 
-        async def checked(call: OutgoingCall) -> Any:
-            raw = await send(call)
-            self.check_result(call.params, raw)
-            return raw
-
-        return checked
+    async def __call__(self, call: OutgoingCall, next: Send) -> object:
+        """The hook that checks `tools/call` results."""
+        raw = await next(call)
+        self.check_result(call.params, raw)
+        return raw
 
     def check_result(self, params: Any, raw: Any) -> None:
         """A tools/call result (decoded JSON) against its tool's outputSchema; raises `ToolOutputError`."""

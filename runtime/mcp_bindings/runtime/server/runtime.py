@@ -10,7 +10,7 @@ streams) are a table here; everything else about methods comes from the generate
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Collection, Set
+from collections.abc import Collection, Set
 from functools import partial
 from typing import Any
 
@@ -25,12 +25,13 @@ from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request, invalid_fiel
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.server import extensions, notifications, tool_schemas
 from mcp_bindings.runtime.server.bridge import HandlerCall, VersionBridge
+from mcp_bindings.runtime.server.calls import ServerCall
 from mcp_bindings.runtime.server.context import PeerSession, ServerNotificationContext, ServerRequestContext
 from mcp_bindings.runtime.server.host import ServerHost, host_for
 from mcp_bindings.runtime.server.peer import LOG_LEVELS, Lifecycle, PeerView, stateless_meta
 from mcp_bindings.runtime.server.plugins import discovered, install
 from mcp_bindings.runtime.server.results_out import ResultWriter
-from mcp_bindings.runtime.server.seam import Around, Builtin, Plan, ServerFeature
+from mcp_bindings.runtime.server.seam import Builtin, NoticePlan, Plan, ServerFeature
 from mcp_bindings.runtime.server.stubs import ServerStub
 from mcp_bindings.v2025_11_25 import names as v2025
 from mcp_bindings.v2026_07_28 import names as v2026
@@ -68,6 +69,7 @@ class ServerRuntime:
         # handlers (a stateless-era stub); what the client subscribed to is kept by the host.
         self.serves_subscriptions = v2025.RESOURCES_SUBSCRIBE not in self.stub.client_requests
         self._plans: dict[ProtocolTables, dict[str, Plan]] = {}
+        self._notice_plans: dict[tuple[ProtocolTables, str], NoticePlan] = {}
         self.features = _features(server, self.host)
         # What a feature keeps per connection (e.g. the tool schema checks' catalog), by feature.
         self.feature_state: dict[ServerFeature, Any] = {}
@@ -100,7 +102,14 @@ class ServerRuntime:
             stub_spec, typed, round_number = self.bridge.params_to_stub(plan.spec, params, typed, view)
         context = ServerRequestContext(self.server, self.host, session, request, view, self.peer)
         handler = getattr(self.server, stub_spec.handler)
-        result = await self._invoke(plan, handler, typed, context, params, view)
+        outer = plan.outer  # what features put around the handler (`seam`); no extra frame without
+        result: Any
+        if plan.converts:
+            result = await self._translated(plan, handler, typed, context, params, view)
+        elif outer is None:
+            result = await handler(typed, context)
+        else:
+            result = await outer(ServerCall(plan.spec.method, typed, params, context, handler, plan.spec), plan.inner)
         if type(result) is plan.fast_result:  # the stub's own result type, for a client of the stub's version
             if view.stateless:
                 return self.results.stamped_json(request.method, result, view)
@@ -108,7 +117,7 @@ class ServerRuntime:
         if type(result) in plan.as_is:  # e.g. a CreateTaskResult (`tasks.server.plugin`)
             return self.results.result_json(result, f"the {request.method} result")
         # An input round's re-run of the handler goes through what wraps it too.
-        call = None if plan.around is None else _wrapped_call(plan.around, handler, context)
+        call = None if plan.outer is None else _wrapped_call(plan, handler, context)
         answer = await self.bridge.settle(plan.spec, stub_spec, request, result, context, view, round_number, call)
         if plan.after is not None:  # such plans have no fast_result: run once answered
             plan.after(self, params)
@@ -122,23 +131,15 @@ class ServerRuntime:
             session.defer(partial(self.lifecycle.prepare, view.protocol))
         return view
 
-    def _invoke(
-        self, plan: Plan, handler: Any, typed: Any, context: ServerRequestContext, params: Any, view: PeerView
-    ) -> Awaitable[Any]:
-        """What runs the stub's handler: the handler's own coroutine, or what features put around it
-        (`seam`: tool schema checks, tasks, ...); no extra frame on the usual path. An error of a
-        converting plan is translated to the client's version."""
-        if plan.converts:
-            return self._translated(plan, handler, typed, context, params, view)
-        return handler(typed, context) if plan.around is None else plan.around(handler, typed, context, params)
-
     async def _translated(
         self, plan: Plan, handler: Any, typed: Any, context: ServerRequestContext, params: Any, view: PeerView
     ) -> Any:
+        """Run the handler of a converting plan: an error is translated to the client's version."""
+        outer = plan.outer
         try:
-            if plan.around is None:
+            if outer is None:
                 return await handler(typed, context)
-            return await plan.around(handler, typed, context, params)
+            return await outer(ServerCall(plan.spec.method, typed, params, context, handler, plan.spec), plan.inner)
         except McpError as exc:
             raise crossing.translate_error(exc, plan.spec.method, self.stub, view.protocol) from None
 
@@ -221,8 +222,11 @@ class ServerRuntime:
     async def on_notification(self, notification: Notification, session: Session) -> None:
         view = self.view
         if view is None or notification.method not in view.protocol.client_notifications:
-            # not the version's: a custom or extension notification (`extensions`), else dropped
-            await extensions.notified(self, notification, view)
+            # not the version's: a feature's (a custom or extension notification), else dropped
+            for feature in self.features:
+                if await feature.notified(self, notification, view):
+                    return
+            log.debug("ignoring notification %s", notification.method)
             return
         if notification.method == INITIALIZED:
             self.initialized = True
@@ -243,12 +247,23 @@ class ServerRuntime:
                 source=view.version,
                 destination=self.stub.version,
             )
-        await getattr(self.server, stub_spec.handler)(params, ServerNotificationContext(view))
+        handler = getattr(self.server, stub_spec.handler)
+        await self.notice_plan(spec, view).run(handler, params, notification.params, ServerNotificationContext(view))
+
+    def notice_plan(self, spec: MethodSpec, view: PeerView) -> NoticePlan:
+        """What runs around the handler of notification `spec` at `view`'s version: built once."""
+        key = (view.protocol, spec.method)
+        plan = self._notice_plans.get(key)
+        if plan is None:
+            plan = self._notice_plans[key] = NoticePlan(spec)
+            for feature in self.features:
+                feature.wrap_notification(self, plan, view)
+        return plan
 
 
-def _wrapped_call(around: Around, handler: Any, context: ServerRequestContext) -> HandlerCall:
+def _wrapped_call(plan: Plan, handler: Any, context: ServerRequestContext) -> HandlerCall:
     async def call(params: Any, raw: Any) -> Any:
-        return await around(handler, params, context, raw)
+        return await plan.enter(handler, params, raw, context)
 
     return call
 

@@ -15,60 +15,78 @@ feature in order:
 
 So the four features that used to be branches of the dispatch core are plug-ins: custom methods
 (`server.extensions`), runtime-kept resource subscriptions (`server.notifications`), tool schema
-checks (`server.tool_schemas`) and tasks (`tasks.server.plugin`, an `Extension` discovered through the
-entry point group: the core never imports it). User middleware will take the same seam.
+checks (`server.tool_schemas`) and tasks (`tasks.server.plugin`, an `Extension` discovered through
+the entry point group: the core never imports it); user middleware (`middleware.chain`) and MCP
+Apps' visibility (`app.ui`) take the same seam.
+
+What runs around a handler has the one shape of `rpc.around`: `async def __call__(call, next)`,
+where `call` is a `ServerCall` (a request; `calls`) or a `NoticeCall` (a notification, put on a
+`NoticePlan` by `wrap_notification`), and `next(call)` runs the rest and the handler:
 
     class Timing(ServerFeature):
         def wrap(self, runtime, plan, view):
-            def around(inner):
-                async def timed(handler, params, context, raw):
-                    started = time.perf_counter()
-                    try:
-                        return await (inner or direct)(handler, params, context, raw)
-                    finally:
-                        log.info("%s took %.1f ms", plan.spec.method, (time.perf_counter() - started) * 1e3)
-                return timed
-            plan.wrap(around)
+            plan.wrap(self.timed)
+
+        async def timed(self, call: ServerCall, next: ServerNext) -> object:
+            started = time.perf_counter()
+            try:
+                return await next(call)
+            finally:
+                log.info("%s took %.1f ms", call.method, (time.perf_counter() - started) * 1e3)
 
     host_for(server).use(Timing())
+
+A notification the version does not define goes to the features' `notified` in order (custom
+notifications: `server.extensions`); the first that takes it answers True.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 from mcp_bindings.runtime.protocol import versions
+from mcp_bindings.runtime.protocol.context import NotificationContext, RequestContext
 from mcp_bindings.runtime.protocol.spec import MethodSpec
-from mcp_bindings.runtime.rpc.jsonrpc import Request
+from mcp_bindings.runtime.rpc.around import Around, Next, link
+from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request
 from mcp_bindings.runtime.rpc.session import Session
+from mcp_bindings.runtime.server.calls import NoticeCall, Raw, ServerCall
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.server.peer import PeerView
     from mcp_bindings.runtime.server.runtime import ServerRuntime
 
-__all__ = ["Around", "Builtin", "Handler", "Plan", "ServerFeature", "around", "direct"]
+__all__ = [
+    "Builtin",
+    "NoticeAround",
+    "NoticeNext",
+    "NoticePlan",
+    "Plan",
+    "ServerAround",
+    "ServerFeature",
+    "ServerNext",
+    "handle",
+]
 
-Handler = Callable[[Any, Any], Awaitable[Any]]  # a stub handler: (typed params, context) -> result
-# What runs around a handler: (handler, typed params, context, raw params) -> result.
-Around = Callable[[Handler, Any, Any, Any], Awaitable[Any]]
+P = TypeVar("P")  # a handler's params type
+
+# What runs around a request's handler, and the rest of its chain (`rpc.around`'s shape).
+ServerNext = Next[ServerCall, object]
+ServerAround = Around[ServerCall, object]
+# The same around a notification's handler.
+NoticeNext = Next[NoticeCall, object]
+NoticeAround = Around[NoticeCall, object]
 Builtin = Callable[["ServerRuntime", Request, "PeerView", Session], Awaitable[bytes]]
 
 
-async def direct(handler: Handler, params: Any, context: Any, raw: Any) -> Any:
-    """The innermost `Around`: the handler itself."""
-    return await handler(params, context)
+def handle(call: ServerCall) -> Awaitable[object]:
+    """The end of every request's chain: the handler, with the call's params and context."""
+    return call.handler(call.params, call.context)
 
 
-def around(outer: Around, inner: Around | None) -> Around:
-    """`outer` around `inner`: the handler `outer` calls runs `inner` (with the same raw params)."""
-    if inner is None:
-        return outer
-
-    def chained(handler: Handler, params: Any, context: Any, raw: Any) -> Awaitable[Any]:
-        return outer(lambda typed, ctx: inner(handler, typed, ctx, raw), params, context, raw)
-
-    return chained
+def _notice_handle(call: NoticeCall) -> Awaitable[object]:
+    return call.handler(call.params, call.context)
 
 
 class Plan:
@@ -78,17 +96,18 @@ class Plan:
     between the client's version and the stub's; `fast_result` is the result type that can be
     written as is (a result of exactly the stub's type for a handshake client of the stub's own
     version); `builtin` names what the runtime serves itself instead of a handler. What features
-    add (`ServerFeature.wrap`): `around`, the chain around the handler; `as_is`, more result types
-    written as they are; `after`, what runs once the answer is settled."""
+    add (`ServerFeature.wrap`): `outer` and `inner`, what runs around the handler (`wrap`);
+    `as_is`, more result types written as they are; `after`, what runs once the answer is settled."""
 
     __slots__ = (
         "after",
-        "around",
         "as_is",
         "builtin",
         "converts",
         "fast_result",
+        "inner",
         "input_required",
+        "outer",
         "spec",
         "stub_spec",
         "validate",
@@ -100,26 +119,70 @@ class Plan:
         self.builtin = builtin
         self.converts = converts
         self.input_required = spec.input_required
-        self.validate: Any = versions.validator(spec.params) if builtin is None and spec.params is not None else None
+        self.validate: Callable[..., object] | None = (
+            versions.validator(spec.params) if builtin is None and spec.params is not None else None
+        )
         direct_result = builtin is None and not converts
-        self.fast_result: Any = spec.result if direct_result and isinstance(spec.result, type) else None
-        self.around: Around | None = None
-        self.as_is: tuple[type[Any], ...] = ()
-        self.after: Callable[[ServerRuntime, Any], None] | None = None
+        self.fast_result: type[object] | None = spec.result if direct_result and isinstance(spec.result, type) else None
+        # What runs around the handler: the outermost around (None: the handler alone) and what it
+        # calls next (the rest of the chain, down to the handler); the runtime calls `outer` itself.
+        self.outer: ServerAround | None = None
+        self.inner: ServerNext = handle
+        self.as_is: tuple[type[object], ...] = ()
+        self.after: Callable[[ServerRuntime, Raw], None] | None = None
 
-    def wrap(self, outer: Callable[[Around | None], Around]) -> None:
-        """Put `outer(inner)` around what runs the handler now (`inner` None: the handler alone)."""
-        self.around = outer(self.around)
+    def wrap(self, around: ServerAround) -> None:
+        """Put `around` around what runs the handler now (outermost so far)."""
+        if self.outer is not None:
+            self.inner = link(self.outer, self.inner)
+        self.outer = around
 
-    def write_as_is(self, result_type: type[Any]) -> None:
+    def enter(
+        self, handler: Callable[[P, RequestContext], Awaitable[object]], params: P, raw: Raw, context: RequestContext
+    ) -> Awaitable[object]:
+        """Run a request through what is around its handler (a plan with `outer`): `params` typed,
+        `raw` as received."""
+        outer = self.outer
+        assert outer is not None
+        return outer(ServerCall(self.spec.method, params, raw, context, handler, self.spec), self.inner)
+
+    def write_as_is(self, result_type: type[object]) -> None:
         """Results of exactly `result_type` are written as they are (no crossing, no settling)."""
         self.as_is = (*self.as_is, result_type)
 
-    def then(self, after: Callable[[ServerRuntime, Any], None]) -> None:
+    def then(self, after: Callable[[ServerRuntime, Raw], None]) -> None:
         """Run `after(runtime, raw params)` once a handler's answer is settled; such a plan's results
         always take the settling path (no fast result)."""
         self.after = after
         self.fast_result = None
+
+
+class NoticePlan:
+    """How one notification method is taken at one version (a handler of the server takes it):
+    built once, then read on every notification. `chain`: what features put around the handler."""
+
+    __slots__ = ("chain", "spec")
+
+    def __init__(self, spec: MethodSpec) -> None:
+        self.spec = spec
+        self.chain: NoticeNext | None = None
+
+    def wrap(self, around: NoticeAround) -> None:
+        """Put `around` around what runs the handler now (outermost so far)."""
+        self.chain = link(around, self.chain or _notice_handle)
+
+    def run(
+        self,
+        handler: Callable[[P, NotificationContext], Awaitable[object]],
+        params: P,
+        raw: Raw,
+        context: NotificationContext,
+    ) -> Awaitable[object]:
+        """Hand a notification to `handler`, through `chain` where features put one."""
+        chain = self.chain
+        if chain is None:
+            return handler(params, context)
+        return chain(NoticeCall(self.spec.method, params, raw, context, handler))
 
 
 class ServerFeature:
@@ -134,9 +197,18 @@ class ServerFeature:
         """Adjust the plan of a method a handler serves, once, when it is built."""
         return None
 
+    def wrap_notification(self, runtime: ServerRuntime, plan: NoticePlan, view: PeerView) -> None:
+        """Adjust the plan of a notification a handler takes, once, when it is built."""
+        return None
+
+    async def notified(self, runtime: ServerRuntime, notification: Notification, view: PeerView | None) -> bool:
+        """Take a notification the client's version does not define (`view` None: no handshake
+        yet); False: not this feature's (the next one is asked; nobody's is dropped)."""
+        return False
+
     async def listen_filters(
-        self, view: PeerView, session: Session, wanted: Mapping[str, Any]
-    ) -> dict[str, tuple[str, Any]]:
+        self, view: PeerView, session: Session, wanted: Mapping[str, object]
+    ) -> dict[str, tuple[str, object]]:
         """Filters of a `subscriptions/listen` request this feature agrees to: filter key ->
         (the notification it opts in to, the agreed value, also what a listed value matches)."""
         return {}

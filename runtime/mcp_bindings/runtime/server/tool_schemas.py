@@ -43,7 +43,7 @@ version bridge for a handshake-era client (the bridge calls it itself); the clie
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -65,8 +65,9 @@ from mcp_bindings.runtime.protocol.tool_catalog import (
 )
 from mcp_bindings.runtime.protocol.tool_catalog import report_unusable as _report
 from mcp_bindings.runtime.rpc import logs
+from mcp_bindings.runtime.server.calls import ServerCall
 from mcp_bindings.runtime.server.host import host_for
-from mcp_bindings.runtime.server.seam import Plan, ServerFeature, around
+from mcp_bindings.runtime.server.seam import Plan, ServerAround, ServerFeature, ServerNext, handle
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.server.peer import PeerView
@@ -85,9 +86,6 @@ __all__ = [
 ]
 
 log = logs.logger("tool_schemas")
-
-Handler = Callable[[Any, Any], Awaitable[Any]]
-ToolHook = Callable[[Handler, Any, Any, Any], Awaitable[Any]]  # (handler, params, context, raw params)
 
 
 # -- the server side ------------------------------------------------------------------------------
@@ -121,7 +119,7 @@ class ServerToolChecks:
         call = protocol.client_requests.get(TOOLS_CALL)
         self._result_type: Any = call.result if call is not None else None
 
-    def hook(self, method: str) -> ToolHook | None:
+    def hook(self, method: str) -> ServerAround | None:
         """What wraps the handler of `method` (None: nothing)."""
         if method == TOOLS_LIST:
             return self.list_tools
@@ -129,8 +127,8 @@ class ServerToolChecks:
             return self.call_tool
         return None
 
-    async def list_tools(self, handler: Handler, params: Any, context: Any, raw: Any) -> Any:
-        result = await handler(params, context)
+    async def list_tools(self, call: ServerCall, next: ServerNext) -> object:
+        result: Any = await next(call)
         tools = result.get("tools") if isinstance(result, dict) else getattr(result, "tools", None)
         if isinstance(tools, list):
             # Written to JSON once; the definitions are made only where a catalog does not hold
@@ -140,16 +138,18 @@ class ServerToolChecks:
             self.shared.take(listing)
         return result
 
-    def call_tool(self, handler: Handler, params: Any, context: Any, raw: Any) -> Awaitable[Any]:
-        """Check the arguments (`raw`: the request's params as received) against the tool's definition
+    def call_tool(self, call: ServerCall, next: ServerNext) -> Awaitable[object]:
+        """Check the arguments (`call.raw`: the request's params as received) against the tool's definition
         as listed to this connection, else as last listed to any connection; then the handler's result
         against its outputSchema. Returns what the runtime awaits: the handler's own
-        coroutine where there is nothing to check after it (no extra frame on the usual path)."""
+        coroutine where there is nothing to check after it (no extra frame on the usual path; where
+        the rest of the chain is the handler alone, it is called here, one call fewer)."""
         # On every tools/call: kept to a few operations (a lookup, the schema's generated fast check).
+        raw: Any = call.raw
         name = raw["name"]  # validated: a dict with a string name
         tool = self._listed.get(name) or self._shared.get(name)
         if tool is None:
-            return handler(params, context)
+            return call.handler(call.params, call.context) if next is handle else next(call)
         arguments = raw.get("arguments")
         if arguments is None:
             arguments = {}
@@ -157,12 +157,11 @@ class ServerToolChecks:
             refusal = self._refusal(tool, arguments)
             if refusal is not None:
                 return _ready(refusal)
-        if tool.output_schema is None:
-            return handler(params, context)
-        return self._checked(tool, handler(params, context))
+        answer = call.handler(call.params, call.context) if next is handle else next(call)
+        return answer if tool.output_schema is None else self._checked(tool, answer)
 
-    async def _checked(self, tool: ToolDefinition, call: Awaitable[Any]) -> Any:
-        result = await call
+    async def _checked(self, tool: ToolDefinition, answer: Awaitable[Any]) -> Any:
+        result = await answer
         output = tool.output_schema
         assert output is not None
         if type(result) is self._result_type:  # the usual CallToolResult: read directly
@@ -237,4 +236,4 @@ class ToolChecks(ServerFeature):
             checks = runtime.feature_state[self] = ServerToolChecks(runtime.server, runtime.server.validate_tools)
         hook = checks.hook(plan.spec.method)
         if hook is not None:
-            plan.wrap(lambda inner: around(hook, inner))
+            plan.wrap(hook)

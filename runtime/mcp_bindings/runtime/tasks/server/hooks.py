@@ -20,8 +20,9 @@ from mcp_bindings.runtime.tasks.server.service import TaskService, outcome_of, q
 from mcp_bindings.v2026_07_28 import names as v2026
 
 if TYPE_CHECKING:
+    from mcp_bindings.runtime.server.calls import ServerCall
+    from mcp_bindings.runtime.server.seam import ServerAround, ServerNext
     from mcp_bindings.runtime.server.stubs import ServerStub
-    from mcp_bindings.runtime.server.tool_schemas import Handler, ToolHook
 
 __all__ = ["augment"]
 
@@ -34,35 +35,30 @@ def _augmentable(protocol: ProtocolTables, method: str) -> bool:
     return path in protocol.server_capability_paths and create_task_result(protocol) is not None
 
 
-def augment(
-    server: ServerStub, view: PeerView, spec: MethodSpec, tools: ToolHook | None
-) -> tuple[ToolHook | None, type[Any] | None]:
-    """What a handshake-era method's plan runs its handler through where tasks apply (`plugin`),
-    and the `CreateTaskResult` type its handler may answer with (None: it may not). Unchanged elsewhere."""
+def augment(server: ServerStub, view: PeerView, spec: MethodSpec) -> tuple[ServerAround | None, type[Any] | None]:
+    """What a handshake-era method's plan runs around its handler where tasks apply (`plugin`), and
+    the `CreateTaskResult` type its handler may answer with (None: it may not). None elsewhere."""
     protocol = view.protocol
     if protocol is not server.protocol or create_task_result(protocol) is None:
-        return tools, None
+        return None, None
     if spec.method == TOOLS_LIST and task_capability(TOOLS_CALL).present_in(view.advertised):
-        return _ToolListHook(service_for(server), tools), None
+        return _ToolListHook(service_for(server)), None
     if not _augmentable(protocol, spec.method) or not task_capability(spec.method).present_in(view.advertised):
-        return tools, None
+        return None, None
     model = create_task_result(protocol)
-    return _TaskHook(service_for(server), spec, model, tools), model
+    return _TaskHook(service_for(server), spec, model), model
 
 
 class _ToolListHook:
     """Remembers each listed tool's `execution.taskSupport` (tool-level task negotiation)."""
 
-    __slots__ = ("inner", "service")
+    __slots__ = ("service",)
 
-    def __init__(self, service: TaskService, inner: ToolHook | None) -> None:
+    def __init__(self, service: TaskService) -> None:
         self.service = service
-        self.inner = inner
 
-    async def __call__(self, handler: Handler, params: Any, context: Any, raw: Any) -> Any:
-        result = await (
-            self.inner(handler, params, context, raw) if self.inner is not None else handler(params, context)
-        )
+    async def __call__(self, call: ServerCall, next: ServerNext) -> object:
+        result = await next(call)
         data = versions.dump(result)
         tools = data.get("tools") if isinstance(data, dict) else None
         for tool in tools if isinstance(tools, list) else ():
@@ -76,21 +72,19 @@ class _ToolListHook:
 class _TaskHook:
     """Around the handler of a method advertised under `tasks.requests`."""
 
-    __slots__ = ("inner", "model", "service", "spec")
+    __slots__ = ("model", "service", "spec")
 
-    def __init__(self, service: TaskService, spec: MethodSpec, model: Any, inner: ToolHook | None) -> None:
+    def __init__(self, service: TaskService, spec: MethodSpec, model: Any) -> None:
         self.service = service
         self.spec = spec
         self.model = model
-        self.inner = inner
 
-    async def __call__(self, handler: Handler, params: Any, context: Any, raw: Any) -> Any:
+    async def __call__(self, call: ServerCall, next: ServerNext) -> object:
+        raw = call.raw
         augmented = isinstance(raw, dict) and raw.get("task") is not None
         if self.spec.method == TOOLS_CALL:
             self._check_tool(raw, augmented)
-        result = await (
-            self.inner(handler, params, context, raw) if self.inner is not None else handler(params, context)
-        )
+        result: Any = await next(call)
         if isinstance(result, dict) and "task" in result and "content" not in result:
             result = versions.checked(self.model, result, f"the {self.spec.method} CreateTaskResult")
         if type(result) is self.model:
@@ -103,7 +97,7 @@ class _TaskHook:
         if not augmented:
             return result
         # The handler answered at once: what the requestor gets is a task, already finished.
-        return await _finished(context, self.service, self.spec, self.model, raw, result)
+        return await _finished(call.context, self.service, self.spec, self.model, raw, result)
 
     def _check_tool(self, raw: Any, augmented: bool) -> None:
         name = raw.get("name") if isinstance(raw, dict) else None

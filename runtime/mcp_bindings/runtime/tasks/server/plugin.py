@@ -56,7 +56,9 @@ class Tasks(ServerFeature):
         if view.stateless:  # the tasks extension (2026-07-28): the handler decides, per request
             model = _extension().result_model(runtime.server, view, plan.spec)
         else:
-            plan.around, model = hooks.augment(runtime.server, view, plan.spec, plan.around)  # around what was there
+            around, model = hooks.augment(runtime.server, view, plan.spec)
+            if around is not None:
+                plan.wrap(around)  # around what was there
         if model is not None:
             plan.write_as_is(model)
 
