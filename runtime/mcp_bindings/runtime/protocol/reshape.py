@@ -30,7 +30,9 @@ MAX_DEPTH = 8  # how deep a target type is searched for a reshaped definition
 def reshaped(data: Any, target: Any, rules: Mapping[str, Reshape]) -> Any:
     """`data` (wire JSON) with every node of a definition `rules` names moved into `target`'s shape."""
     places = _places(target, frozenset(rules)) if rules else ()
-    moves = [(path, rules[model.__name__], _defines(model, rules[model.__name__].field)) for path, model in places]
+    moves = [
+        (path, rules[model.__name__], versions.defines(model, rules[model.__name__].field)) for path, model in places
+    ]
     if not any(_due(node, rule, has) for path, rule, has in moves for node in _nodes(data, path)):
         return data
     out = copy.deepcopy(data)
@@ -38,10 +40,6 @@ def reshaped(data: Any, target: Any, rules: Mapping[str, Reshape]) -> Any:
         for node in _nodes(out, path):
             _move(node, rule, has_field)
     return out
-
-
-def _defines(model: type[BaseModel], key: str) -> bool:
-    return any((field.alias or name) == key for name, field in model.model_fields.items())
 
 
 def _due(node: dict[str, Any], rule: Reshape, has_field: bool) -> bool:
