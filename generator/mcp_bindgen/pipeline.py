@@ -158,7 +158,7 @@ def render_ir(source: VersionSource, ir: SchemaIR, surface: ProtocolSurface) -> 
             surface, package_name(source.version), source.sha256, header, wire, ir.dialect
         ),
         f"{package}/methods.py": render_methods(ir, surface, header),
-        f"{package}/names.py": version_names(surface, header),
+        f"{package}/names.py": version_names(ir, surface, header),
         f"{package}/server.py": render_server(ir, surface, header),
         f"{package}/client.py": render_client(ir, surface, header, known_versions(wire)),
         f"{package}/_base.py": render("base.py.j2", header=header, version=source.version),

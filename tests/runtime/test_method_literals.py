@@ -13,11 +13,14 @@ import importlib
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.runtime.protocol.spec import MethodSpec
 from tests.support import REPO_ROOT
 
 RUNTIME = REPO_ROOT / "runtime" / "mcp_bindings" / "runtime"
+LIVE = REPO_ROOT / "runtime" / "mcp_bindings" / "live"  # the live-server tools, on the runtime's side
 EXTENSIONS = ("io_modelcontextprotocol_tasks", "io_modelcontextprotocol_skills", "io_modelcontextprotocol_ui")
 
 
@@ -68,8 +71,9 @@ def test_the_names_are_the_generated_ones() -> None:
     assert {"tools/call", "initialize", "server/discover", "tasks/get", "skills/list"} <= names
 
 
-def test_no_method_name_literal_in_the_runtime() -> None:
-    found = literals(RUNTIME, method_names())
+@pytest.mark.parametrize("root", [RUNTIME, LIVE], ids=["runtime", "live"])
+def test_no_method_name_literal_in_the_runtime(root: Path) -> None:
+    found = literals(root, method_names())
     assert not found, f"method-name literals (module: count): {dict(found)}; use the generated names"
 
 

@@ -111,3 +111,12 @@ ROUTING: Mapping[str, str] = MappingProxyType(
 )
 # subscriptions/listen (policy/listen_filters.json): filter key -> the notification it opts in to
 LISTEN_FILTERS: Mapping[str, str] = MappingProxyType({})
+# paginated list requests -> the result's list field (read from the schema)
+LISTS: Mapping[str, str] = MappingProxyType(
+    {
+        "prompts/list": "prompts",
+        "resources/list": "resources",
+        "resources/templates/list": "resourceTemplates",
+        "tools/list": "tools",
+    }
+)

@@ -105,3 +105,12 @@ LISTEN_FILTERS: Mapping[str, str] = MappingProxyType(
         "toolsListChanged": "notifications/tools/list_changed",
     }
 )
+# paginated list requests -> the result's list field (read from the schema)
+LISTS: Mapping[str, str] = MappingProxyType(
+    {
+        "prompts/list": "prompts",
+        "resources/list": "resources",
+        "resources/templates/list": "resourceTemplates",
+        "tools/list": "tools",
+    }
+)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 
 from ..errors import BindgenError
 from ..extension import ExtensionMethod
-from ..ir import SchemaIR
+from ..ir import ArrayOf, ObjectDef, SchemaIR
 from ..naming import method_constant
 from ..policy import Direction, extension_policy, extension_routing
 from ..surface import Kind, ProtocolSurface, object_def
@@ -65,7 +65,20 @@ def render_names(
     )
 
 
-def version_names(surface: ProtocolSurface, header: str) -> str:
+def _lists(ir: SchemaIR, surface: ProtocolSurface) -> list[tuple[str, str]]:
+    """Paginated list requests (their result has `nextCursor`) -> the result's one list field."""
+    out: list[tuple[str, str]] = []
+    for method in surface.methods:
+        result = ir.definitions.get(method.result_type or "")
+        if not isinstance(result, ObjectDef) or result.field("nextCursor") is None:
+            continue
+        arrays = [f.wire_name for f in result.fields if isinstance(ir.resolve(f.type), ArrayOf)]
+        if len(arrays) == 1:
+            out.append((method.method, arrays[0]))
+    return out
+
+
+def version_names(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
     """The `names` module of a protocol version."""
     table = {(direction, kind): [m.method for m in surface.table(direction, kind)] for _, direction, kind in ROLES}
     asks = [i.method for i in surface.input_requests]
@@ -88,6 +101,7 @@ def version_names(surface: ProtocolSurface, header: str) -> str:
             "subscriptions/listen (policy/listen_filters.json): filter key -> the notification it opts in to",
             surface.listen_filters,
         ),
+        ("LISTS", "paginated list requests -> the result's list field (read from the schema)", _lists(ir, surface)),
     ]
     return render_names(header, f"MCP {surface.version}", groups, tables)
 

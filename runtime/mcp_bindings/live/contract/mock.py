@@ -23,15 +23,14 @@ from pathlib import Path
 from typing import Any, cast
 
 from mcp_bindgen.errors import BindgenError
+from mcp_bindings.v2025_11_25 import names as v2025
+from mcp_bindings.v2026_07_28 import names as v2026
 
 from .fake import SchemaUnsatisfied, generate
 
-LISTS = {
-    "tools/list": "tools",
-    "prompts/list": "prompts",
-    "resources/list": "resources",
-    "resources/templates/list": "resourceTemplates",
-}
+LISTS = v2026.LISTS  # list request -> its result's list field (generated from the schema)
+# Requests a lock describes nothing of, answered with an empty result.
+EMPTY = frozenset({v2025.LOGGING_SET_LEVEL, v2025.RESOURCES_SUBSCRIBE, v2025.RESOURCES_UNSUBSCRIBE})
 
 
 def load_lock(path: Path) -> dict[str, dict[str, Any]]:
@@ -129,14 +128,14 @@ class Mock:
         surface = self.surface(version or self.newest)
         if method in LISTS:
             return {LISTS[method]: surface.get(LISTS[method], [])}
-        if method == "tools/call":
+        if method == v2026.TOOLS_CALL:
             return self._call_tool(surface, params)
-        if method == "prompts/get":
+        if method == v2026.PROMPTS_GET:
             text = f"(mock) prompt {params.get('name')} with {json.dumps(params.get('arguments') or {})}"
             return {"messages": [{"role": "user", "content": {"type": "text", "text": text}}]}
-        if method == "resources/read":
+        if method == v2026.RESOURCES_READ:
             return {"contents": [{"uri": params.get("uri"), "mimeType": "text/plain", "text": "(mock) resource"}]}
-        if method in ("logging/setLevel", "resources/subscribe", "resources/unsubscribe"):
+        if method in EMPTY:
             return {}
         raise _Error(-32601, f"the mock serves no {method} (it answers what a lock file describes)")
 

@@ -27,6 +27,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from mcp_bindings.v2025_11_25 import names as v2025
+
 from .serving import listening_socket, url_of
 from .target import Target
 
@@ -267,8 +269,8 @@ class StdioSupervisor:
             with self.lock:
                 if isinstance(message, dict):
                     method = message.get("method")
-                    if method in ("initialize", "notifications/initialized"):
-                        self.handshake = [*self.handshake[: 1 if method != "initialize" else 0], line]
+                    if method in (v2025.INITIALIZE, v2025.NOTIFICATIONS_INITIALIZED):
+                        self.handshake = [*self.handshake[: 1 if method != v2025.INITIALIZE else 0], line]
                     elif method is not None and "id" in message:
                         self.pending[json.dumps(message["id"])] = line
                 child = self.child

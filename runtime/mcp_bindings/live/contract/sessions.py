@@ -15,6 +15,8 @@ from mcp_bindgen.errors import BindgenError
 from mcp_bindings.runtime.recording.compare import DEFAULT_IGNORED, MatchRules
 from mcp_bindings.runtime.recording.redaction import DEFAULT, Redaction, RedactionError, load_redaction
 from mcp_bindings.runtime.recording.session_file import Recording, SessionFileError, read_recording
+from mcp_bindings.v2025_11_25 import names as v2025
+from mcp_bindings.v2026_07_28 import names as v2026
 
 from ..server_spec import parse_server
 from .connection import parse_env as _env  # the one --env parser of the commands that start a server
@@ -141,12 +143,7 @@ def cmd_replay_client(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-LISTED = {
-    "tools/list": "tools",
-    "prompts/list": "prompts",
-    "resources/list": "resources",
-    "resources/templates/list": "resourceTemplates",
-}
+LISTED = v2026.LISTS  # list request -> its result's list field (generated from the schema)
 
 
 def session_surface(recording: Recording) -> dict[str, Any]:
@@ -159,9 +156,9 @@ def session_surface(recording: Recording) -> dict[str, Any]:
         if entry.dir != "server" or not entry.is_response or not isinstance(result, dict):
             continue
         method = methods.get(entry.id)
-        if method == "initialize":
+        if method == v2025.INITIALIZE:
             surface["capabilities"] = result.get("capabilities") or {}
-        elif method in LISTED:
+        elif method is not None and method in LISTED:
             key = LISTED[method]
             name = "uri" if key == "resources" else "uriTemplate" if key == "resourceTemplates" else "name"
             listed = surface.setdefault(key, {})
