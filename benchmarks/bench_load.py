@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.config import BENCH_DIR, LOOPBACK, PEERS_DIR, PROTOCOL_LEGACY, Budget
-from benchmarks.procs import free_port, memory_kib, spawn, stop
+from benchmarks.procs import listener, memory_kib, spawn, stop
 from benchmarks.report import Row, Section, Target, absolute_at_most
 from benchmarks.setup_env import Environment
 from benchmarks.stats import percentile, stat_or_none
@@ -397,8 +397,9 @@ def rss_mib(pid: int) -> float:
     return memory_kib(pid)["VmRSS"] / 1024
 
 
-def start_server(argv: list[str], side_env: dict[str, str], log: str, timeout: float) -> subprocess.Popen:
-    proc = spawn(argv, env=side_env, log_name=log, stdout=subprocess.PIPE)
+def start_server(argv: list[str], side_env: dict[str, str], log: str, timeout: float, fd: int) -> subprocess.Popen:
+    """`argv` serving on the socket `fd` it inherits; returns once it says READY."""
+    proc = spawn(argv, env=side_env, log_name=log, stdout=subprocess.PIPE, pass_fds=(fd,))
     assert proc.stdout is not None
     ready, _, _ = select.select([proc.stdout], [], [], timeout)
     if not ready or not proc.stdout.readline().startswith(b"READY"):
@@ -407,10 +408,12 @@ def start_server(argv: list[str], side_env: dict[str, str], log: str, timeout: f
     return proc
 
 
-def load_commands(env: Environment, port: int) -> dict[str, tuple[list[str], str]]:
-    cmds = {"official": ([env.official_python, str(PEERS_DIR / "official_load_server.py"), str(port)], "official")}
+def load_commands(env: Environment, fd: int) -> dict[str, tuple[list[str], str]]:
+    """{peer: (argv, side)} of the load servers, each serving on the socket it inherits as `fd`."""
+    serve = ["--fd", str(fd)]
+    cmds = {"official": ([env.official_python, str(PEERS_DIR / "official_load_server.py"), *serve], "official")}
     if env.ours_python:
-        cmds["ours"] = ([env.ours_python, str(BENCH_DIR / "load_server.py"), str(port)], "ours")
+        cmds["ours"] = ([env.ours_python, str(BENCH_DIR / "load_server.py"), *serve], "ours")
     return cmds
 
 
@@ -536,11 +539,13 @@ def run(env: Environment, budget: Budget) -> Section:
     )
     figures: dict[str, dict[str, float]] = {}
     raw: dict[str, Any] = {}
-    for peer, (argv, side) in load_commands(env, free_port()).items():
-        port = int(argv[-1])
+    for peer in load_commands(env, 0):
         log = f"load-{peer}"
         try:
-            proc = start_server(argv, env.side_env(side), log, budget.server_start_timeout)
+            with listener() as sock:  # the server's inherited copy holds the port once it is started
+                argv, side = load_commands(env, sock.fileno())[peer]
+                port = sock.getsockname()[1]
+                proc = start_server(argv, env.side_env(side), log, budget.server_start_timeout, sock.fileno())
         except (LoadError, OSError) as exc:
             section.notes.append(f"load {peer}: {exc}")
             continue

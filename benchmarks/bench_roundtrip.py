@@ -9,7 +9,7 @@ concurrent burst), so an idle server's wake-up is not billed as latency.
 
 stdio: one real subprocess per peer, one client (sequential calls), after the
 handshake and a warm-up. Streamable HTTP: one server per peer (uvicorn on
-127.0.0.1, free port); first 1 client (sequential calls), then 16 concurrent
+127.0.0.1, on a socket the harness binds and passes on); first 1 client (sequential calls), then 16 concurrent
 clients (each its own keep-alive connection and, at 2025-11-25, its own
 session; all in one asyncio loop in the harness) driven in bursts. Latency is
 per call (p50/p99 per repetition); throughput is calls / time spent driving
@@ -38,7 +38,7 @@ from benchmarks.driver import (
     check_echo,
     stdio_handshake,
 )
-from benchmarks.procs import cpu_seconds, free_port, spawn, stop, wait_for_port
+from benchmarks.procs import cpu_seconds, listener, spawn, stop, wait_for_port
 from benchmarks.report import Row, Section, Target, ratio_at_least
 from benchmarks.setup_env import Environment
 from benchmarks.stats import percentile, stat_or_none
@@ -160,30 +160,31 @@ def _stdio_rep(
 # --- HTTP -------------------------------------------------------------------------------------
 
 
-def http_commands(env: Environment, version: str, port: int) -> dict[str, tuple[list[str], str, str]]:
-    """{peer: (argv, side, path)} of the HTTP servers that serve ``version`` on ``port``."""
+def http_commands(env: Environment, version: str, fd: int) -> dict[str, tuple[list[str], str, str]]:
+    """{peer: (argv, side, path)} of the HTTP servers that serve ``version`` on the socket they
+    inherit as ``fd`` (a ``procs.listener()``)."""
     cmds: dict[str, tuple[list[str], str, str]] = {
         "official": (
-            [env.official_python, str(PEERS_DIR / "official_http_server.py"), str(port)],
+            [env.official_python, str(PEERS_DIR / "official_http_server.py"), "--fd", str(fd)],
             "official",
             HTTP_PATH,
         ),
         "floor": (
-            [env.official_python, str(PEERS_DIR / "floor_http_echo.py"), str(port)],
+            [env.official_python, str(PEERS_DIR / "floor_http_echo.py"), "--fd", str(fd)],
             "floor",
             HTTP_PATH,
         ),
     }
     if env.ours_python:
-        argv = ours.ours_http_server_command(port, version)
+        argv = ours.ours_http_server_command(fd, version)
         if argv:
             cmds["ours"] = (list(argv), "ours", ours.OURS_HTTP_PATH)
-        argv = ours.ours_http_server_command(port, version, pure_python_http=True)
+        argv = ours.ours_http_server_command(fd, version, pure_python_http=True)
         if argv:
             cmds[OURS_PURE] = (list(argv), "ours", ours.OURS_HTTP_PATH)
         # The same bare-ASGI echo on ours' interpreter, i.e. on the uvicorn stack ours runs on.
         cmds[FLOOR_OURS_STACK] = (
-            [env.ours_python, str(PEERS_DIR / "floor_http_echo.py"), str(port)],
+            [env.ours_python, str(PEERS_DIR / "floor_http_echo.py"), "--fd", str(fd)],
             "ours",
             HTTP_PATH,
         )
@@ -291,11 +292,13 @@ def _http_rep_sync(
     peers: dict[str, _HttpPeer] = {}
     try:
         for name in http_commands(env, version, 0):
-            port = free_port()
-            argv, side, path = http_commands(env, version, port)[name]
-            ports[name] = port
-            procs[name] = spawn(argv, env=env.side_env(side, write=write), log_name=f"rt-http-{name}")
-            peers[name] = _HttpPeer(procs[name].pid, port, path)
+            with listener() as sock:  # the server's inherited copy holds the port once it is started
+                argv, side, path = http_commands(env, version, sock.fileno())[name]
+                ports[name] = sock.getsockname()[1]
+                procs[name] = spawn(
+                    argv, env=env.side_env(side, write=write), log_name=f"rt-http-{name}", pass_fds=(sock.fileno(),)
+                )
+            peers[name] = _HttpPeer(procs[name].pid, ports[name], path)
         for name, proc in procs.items():
             try:
                 wait_for_port(proc, ports[name], budget.server_start_timeout)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -31,7 +30,7 @@ from typing import Any
 
 import httpx
 
-from benchmarks.bench_workers import HOST, SECRET, free_port, start_redis, stop
+from benchmarks.bench_workers import HOST, launch_workers, start_redis, stop
 
 ROOT = Path(__file__).resolve().parent.parent
 ACCEPT = "application/json, text/event-stream"
@@ -39,15 +38,9 @@ VERSION = "2025-11-25"
 
 
 def start(workers: int, redis_url: str | None, log: Path) -> tuple[subprocess.Popen[bytes], int]:
-    port = free_port()
-    env = {**os.environ, "MCP_REQUEST_STATE_SECRET": SECRET, "PYTHONPATH": str(ROOT)}
-    env.pop("MCP_REDIS_URL", None)
-    if redis_url is not None:
-        env["MCP_REDIS_URL"] = redis_url
-    command = [sys.executable, "-m", "uvicorn", "--factory", "tests.peers.scaleout_sessions_app:build"]
-    command += ["--workers", str(workers), "--host", HOST, "--port", str(port), "--log-level", "warning"]
-    with log.open("ab") as out:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    process, port = launch_workers(
+        "tests.peers.scaleout_sessions_app", workers, redis_url, log, "--log-level", "warning"
+    )
     seen: set[str] = set()
     deadline = time.monotonic() + 60
     while len(seen) < workers:

@@ -3,8 +3,9 @@ the Redis notification bus on a notification-heavy load.
 
     .venv/bin/python -m benchmarks.bench_workers [--seconds 5] [--clients 16] [--json out.json]
 
-Everything runs on 127.0.0.1: a private `redis-server` (free port, nothing saved), the app of
-`tests/peers/scaleout_app.py` under `uvicorn --workers N --factory`, and the load generator, one
+Everything runs on 127.0.0.1: a private `redis-server` (on a Unix socket in a temporary directory,
+nothing saved), the app of `tests/peers/scaleout_app.py` under `uvicorn --workers N --factory` (on a
+socket bound here and inherited, `--fd`: nothing picks a port for it to bind), and the load generator, one
 asyncio process speaking raw HTTP/1.1 over keep-alive connections (no client library in the way)
 spread evenly over the workers (`_balanced`: as a load balancer would; left to the kernel, a burst
 of connections mostly lands on one worker).
@@ -34,6 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.procs import listener
+
 ROOT = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
 SECRET = "bench-workers-secret-0123456789abcdef0123456789abcdef"
@@ -45,43 +48,55 @@ META = {
 LISTENERS = 8
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
-
-
 def start_redis(directory: str) -> tuple[subprocess.Popen[bytes], str]:
+    """A private redis-server on `directory`/redis.sock (Redis cannot serve on an inherited socket; a
+    Unix socket in a directory of our own has no port to pick), nothing saved: (process, its URL)."""
     exe = shutil.which("redis-server")
     if exe is None:
         sys.exit("bench_workers needs redis-server: apt-get install -y redis-server")
-    port = free_port()
-    process = subprocess.Popen(
-        [exe, "--port", str(port), "--bind", HOST, "--save", "", "--appendonly", "no", "--dir", directory],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    path = str(Path(directory) / "redis.sock")
+    command = [exe, "--port", "0", "--unixsocket", path, "--unixsocketperm", "700"]
+    command += ["--save", "", "--appendonly", "no", "--dir", directory]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and process.poll() is None:
         try:
-            with socket.create_connection((HOST, port), timeout=0.5):
-                return process, f"redis://{HOST}:{port}/0"
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(0.5)
+                sock.connect(path)
+                sock.sendall(b"PING\r\n")
+                if sock.recv(16).startswith(b"+PONG"):
+                    return process, f"unix://{path}"
         except OSError:
-            time.sleep(0.05)
+            pass
+        time.sleep(0.05)
+    process.kill()
     sys.exit("redis-server did not start within 10 s")
 
 
-def start_workers(workers: int, redis_url: str | None, log: Path) -> tuple[subprocess.Popen[bytes], int]:
-    port = free_port()
+def launch_workers(
+    app: str, workers: int, redis_url: str | None, log: Path, *options: str
+) -> tuple[subprocess.Popen[bytes], int]:
+    """`uvicorn --factory APP:build --workers N OPTIONS` (Redis at `redis_url`, or each worker in
+    memory) on a socket bound here and inherited (`--fd`), its output appended to `log`: (process,
+    port). Not waited for: the caller knows what ready means for its app."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MCP_REQUEST_STATE_SECRET": SECRET}
     env.pop("MCP_REDIS_URL", None)
     if redis_url is not None:
         env["MCP_REDIS_URL"] = redis_url
-    command = [sys.executable, "-m", "uvicorn", "--factory", "tests.peers.scaleout_app:build"]
-    command += ["--workers", str(workers)]
-    command += ["--host", HOST, "--port", str(port), "--log-level", "warning", "--no-access-log"]
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    command = [sys.executable, "-m", "uvicorn", "--factory", f"{app}:build", "--workers", str(workers)]
+    with listener() as sock, log.open("ab") as out:  # uvicorn's inherited copy holds the port from here
+        command += ["--fd", str(sock.fileno()), *options]
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, pass_fds=(sock.fileno(),)
+        )
+        return process, sock.getsockname()[1]
+
+
+def start_workers(workers: int, redis_url: str | None, log: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """The scale-out app on `workers` workers, once every one of them answers /readyz."""
+    options = ("--log-level", "warning", "--no-access-log")
+    process, port = launch_workers("tests.peers.scaleout_app", workers, redis_url, log, *options)
     seen: set[bytes] = set()
     deadline = time.monotonic() + 120
     while len(seen) < workers:

@@ -2,6 +2,7 @@
 on 127.0.0.1, written on the 2025-11-25 stub.
 
     .venv/bin/python benchmarks/load_server.py PORT [--max-replay-bytes N] [--legacy-queue-bytes N] ...
+    .venv/bin/python benchmarks/load_server.py --fd FD ...   # on a socket it inherits, bound by the harness
 
 Tools (the official twin, `peers/official_load_server.py`, has the same ones):
 * `echo {text}`: the text back.
@@ -59,17 +60,18 @@ class LoadServer(Server):
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("port", type=int)
+    parser.add_argument("port", type=int, nargs="?", default=0, help="the port to bind (0: the system picks)")
+    parser.add_argument("--fd", type=int, help="serve on this inherited socket instead of binding PORT")
     parser.add_argument("--max-replay-bytes", type=int)
     parser.add_argument("--max-replay-bytes-total", type=int)
     parser.add_argument("--replay-ttl-seconds", type=float)
     parser.add_argument("--legacy-queue-bytes", type=int)
     args = parser.parse_args()
-    options = {key: value for key, value in vars(args).items() if key != "port" and value is not None}
+    options = {key: value for key, value in vars(args).items() if key not in ("port", "fd") and value is not None}
     import uvicorn
 
     app = create_app(LoadServer(), **options)
-    config = uvicorn.Config(app, host="127.0.0.1", port=args.port, log_level="warning", lifespan="on")
+    config = uvicorn.Config(app, host="127.0.0.1", port=args.port, fd=args.fd, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
 
     def announce() -> None:

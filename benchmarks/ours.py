@@ -94,11 +94,12 @@ def ours_stdio_server_command(protocol_version: str) -> list[str] | None:
     return [ours_python(), str(REPO_ROOT / "examples" / "echo_server.py"), "--stub", protocol_version]
 
 
-def ours_http_server_command(port: int, protocol_version: str, *, pure_python_http: bool = False) -> list[str] | None:
-    """argv that starts ours' Streamable HTTP server on ``127.0.0.1:port`` at ``OURS_HTTP_PATH``.
+def ours_http_server_command(fd: int, protocol_version: str, *, pure_python_http: bool = False) -> list[str] | None:
+    """argv that starts ours' Streamable HTTP server at ``OURS_HTTP_PATH`` on the socket it inherits as
+    ``fd`` (``procs.listener()``, bound on 127.0.0.1 by the harness and passed with ``pass_fds``).
 
     Same ``echo`` tool. One server process serves one benchmark (1 client,
-    then 16 concurrent clients). Bind 127.0.0.1 only. Return ``None`` to skip.
+    then 16 concurrent clients). Return ``None`` to skip.
     ``pure_python_http``: run on uvicorn's h11 parser and asyncio loop (the official
     server's stack) instead of the default httptools + uvloop.
     """
@@ -107,8 +108,8 @@ def ours_http_server_command(port: int, protocol_version: str, *, pure_python_ht
         str(REPO_ROOT / "examples" / "echo_server.py"),
         "--transport",
         "http",
-        "--port",
-        str(port),
+        "--fd",
+        str(fd),
         "--stub",
         protocol_version,
     ]

@@ -21,6 +21,7 @@ import asyncio
 import os
 import pstats
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -49,13 +50,14 @@ finally:
 """
 
 
-def _command(python: str, transport: str, version: str, port: int, profile_out: str | None) -> list[str]:
+def _command(python: str, transport: str, version: str, fd: int | None, profile_out: str | None) -> list[str]:
+    """The echo server's argv; over HTTP it serves on the socket it inherits as `fd`."""
     argv = [python]
     if profile_out is not None:  # CPU time, not wall time: a server mostly waits in epoll for the driver
         argv += ["-c", PROFILED, profile_out]
     argv += [str(SERVER), "--stub", version]
-    if transport == "http":
-        argv += ["--transport", "http", "--port", str(port)]
+    if transport == "http" and fd is not None:
+        argv += ["--transport", "http", "--fd", str(fd)]
     return argv
 
 
@@ -109,9 +111,19 @@ def first_answer(argv: list[str], env: dict[str, str], version: str) -> tuple[fl
 
 
 def run_http(
-    argv: list[str], env: dict[str, str], version: str, port: int, calls: int, warmup: int, profiled: bool = False
+    argv: list[str],
+    env: dict[str, str],
+    version: str,
+    sock: socket.socket,
+    calls: int,
+    warmup: int,
+    profiled: bool = False,
 ) -> tuple[float, float]:
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+    """As `run_stdio`, over Streamable HTTP: `argv` serves on `sock` (a `procs.listener()`), which it
+    inherits; this process's copy is closed once the server is started."""
+    port = sock.getsockname()[1]
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=env, start_new_session=True, pass_fds=(sock.fileno(),))
+    sock.close()
     try:
         procs.wait_for_port(proc, port, 60.0)
 
@@ -226,25 +238,28 @@ def main() -> None:
     env = _env(args.pythonpath, args.pyc)
     if args.pyc:  # fill the bytecode tree once, untimed
         first_answer(
-            _command(args.python, "stdio", args.version, 0, None), {**env, "PYTHONDONTWRITEBYTECODE": ""}, args.version
+            _command(args.python, "stdio", args.version, None, None),
+            {**env, "PYTHONDONTWRITEBYTECODE": ""},
+            args.version,
         )
     envs = {"": env}
     if args.compare is not None:
         envs = {"A": _env(args.compare, args.pyc and args.pyc + "-a"), "B": env}
         if args.pyc:
             first_answer(
-                _command(args.python, "stdio", args.version, 0, None),
+                _command(args.python, "stdio", args.version, None, None),
                 {**envs["A"], "PYTHONDONTWRITEBYTECODE": ""},
                 args.version,
             )
 
     def once(profile_out: str | None, run_env: dict[str, str] = env) -> tuple[float, float]:
-        port = procs.free_port()
-        argv = _command(args.python, args.transport, args.version, port, profile_out)
         profiled = profile_out is not None
         if args.transport == "stdio":
+            argv = _command(args.python, "stdio", args.version, None, profile_out)
             return run_stdio(argv, run_env, args.version, args.calls, args.warmup, profiled)
-        return run_http(argv, run_env, args.version, port, args.calls, args.warmup, profiled)
+        with procs.listener() as sock:
+            argv = _command(args.python, "http", args.version, sock.fileno(), profile_out)
+            return run_http(argv, run_env, args.version, sock, args.calls, args.warmup, profiled)
 
     cpu_us: dict[str, list[float]] = {name: [] for name in envs}
     wall_us: dict[str, list[float]] = {name: [] for name in envs}
@@ -267,7 +282,7 @@ def main() -> None:
         print(f"B/A server CPU per call: {medians['B'] / medians['A']:.2f} (medians of {args.rounds})")
     if args.spawns and args.transport == "stdio":
         runs = sorted(
-            first_answer(_command(args.python, "stdio", args.version, 0, None), env, args.version)
+            first_answer(_command(args.python, "stdio", args.version, None, None), env, args.version)
             for _ in range(args.spawns)
         )
         wall, cpu, rss = runs[len(runs) // 2]

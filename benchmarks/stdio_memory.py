@@ -32,7 +32,7 @@ from typing import Any, Self
 
 import httpx
 
-from benchmarks.procs import free_port, memory_kib, wait_for_port
+from benchmarks.procs import listener, memory_kib, wait_for_port
 
 ROOT = Path(__file__).resolve().parent.parent
 ECHO_SERVER = ROOT / "examples" / "echo_server.py"
@@ -221,14 +221,22 @@ class HttpEchoProbe(_Probe):
     def __init__(self, version: str, env: dict[str, str] | None = None) -> None:
         self.version = version
         self.env = env
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.headers = {**ACCEPT, "MCP-Protocol-Version": version}
         self.client = httpx.Client(timeout=CALL_TIMEOUT, limits=httpx.Limits(max_connections=IN_FLIGHT))
 
     def start(self) -> None:
-        argv = [sys.executable, str(ECHO_SERVER), "--transport", "http", "--port", str(self.port)]
-        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=self.env)
+        with listener() as sock:  # the server's inherited copy holds the port once it is started
+            self.port = sock.getsockname()[1]
+            self.url = f"http://127.0.0.1:{self.port}/mcp"
+            argv = [sys.executable, str(ECHO_SERVER), "--transport", "http", "--fd", str(sock.fileno())]
+            self.proc = subprocess.Popen(
+                argv,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd=ROOT,
+                env=self.env,
+                pass_fds=(sock.fileno(),),
+            )
         try:
             wait_for_port(self.proc, self.port, 30)
             if self.version == HANDSHAKE:

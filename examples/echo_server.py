@@ -2,6 +2,7 @@
 
     python examples/echo_server.py                                   # stdio, newest stub
     python examples/echo_server.py --transport http --port 3001      # http://127.0.0.1:3001/mcp
+    python examples/echo_server.py --transport http --fd 3           # on an inherited, bound socket
     python examples/echo_server.py --stub 2025-11-25                 # written against another version
 
 Whatever stub it is written against, it serves clients of every protocol version.
@@ -43,6 +44,11 @@ def main() -> None:
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     parser.add_argument("--port", type=int, default=3001)
     parser.add_argument(
+        "--fd",
+        type=int,
+        help="serve on this inherited socket (bound by the parent, which passes it on) instead of binding --port",
+    )
+    parser.add_argument(
         "--http-stack",
         choices=["auto", "h11"],
         default="auto",
@@ -61,11 +67,19 @@ def main() -> None:
 
         serve_stdio(server)
     else:
+        import socket
+
         from mcp_bindings.runtime.http_server import serve_http
 
         pure = args.http_stack == "h11"
+        sock = None if args.fd is None else socket.socket(fileno=args.fd)
         serve_http(
-            server, host="127.0.0.1", port=args.port, http="h11" if pure else "auto", loop="asyncio" if pure else "auto"
+            server,
+            host="127.0.0.1",
+            port=args.port,
+            http="h11" if pure else "auto",
+            loop="asyncio" if pure else "auto",
+            sock=sock,
         )
 
 

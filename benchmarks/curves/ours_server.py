@@ -2,21 +2,23 @@
 2026-07-28 clients too). Its twins, with the same tools and resource: ``peers/official_curves_server.py``
 (the official SDK's low-level ``Server``) and ``peers/fastmcp_curves_server.py`` (FastMCP).
 
-    .venv/bin/python benchmarks/curves/ours_server.py [--http PORT] [--tools N] [--headers] [--resource-bytes S]
+    .venv/bin/python benchmarks/curves/ours_server.py [--fd FD] [--tools N] [--headers] [--resource-bytes S]
 
 * tools ``echo {text}``, ``sleep {ms}`` (awaits, then answers ``ok``: a call that stays in flight) and
   ``tool_0`` .. ``tool_<N-1>`` (each echoes its ``text``). With ``--headers`` every even-numbered one
   declares ``region`` as an ``x-mcp-header`` parameter (``Mcp-Param-Region`` at 2026-07-28); odd ones
   do not, so one server shows the per-request header mapping as the difference of two calls.
 * resource ``blob://payload``: ``S`` bytes of text (built once at start, as a file read into memory).
-* stdio by default; ``--http PORT`` serves Streamable HTTP on 127.0.0.1 with the session and
-  concurrency bounds raised above what the curves open (10,000 sessions, 1,000 calls in flight).
+* stdio by default; ``--fd FD`` serves Streamable HTTP on the socket inherited as FD (bound on
+  127.0.0.1 by the harness: ``procs.listener``) with the session and concurrency bounds raised above
+  what the curves open (10,000 sessions, 1,000 calls in flight).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import socket
 from typing import Any
 
 from mcp_bindings.runtime.protocol.context import RequestContext
@@ -77,13 +79,15 @@ def build(tools: int, headers: bool, resource_bytes: int) -> Server:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--http", type=int, metavar="PORT", help="serve Streamable HTTP on 127.0.0.1:PORT")
+    parser.add_argument(
+        "--fd", type=int, help="serve Streamable HTTP on this inherited socket (bound on 127.0.0.1 by the harness)"
+    )
     parser.add_argument("--tools", type=int, default=0)
     parser.add_argument("--headers", action="store_true")
     parser.add_argument("--resource-bytes", type=int, default=1024)
     args = parser.parse_args()
     server = build(args.tools, args.headers, args.resource_bytes)
-    if args.http is None:
+    if args.fd is None:
         from mcp_bindings.runtime.stdio import serve_stdio
 
         serve_stdio(server)
@@ -93,7 +97,7 @@ def main() -> None:
     serve_http(
         server,
         host="127.0.0.1",
-        port=args.http,
+        sock=socket.socket(fileno=args.fd),
         max_sessions=HIGH,
         max_sessions_per_client=HIGH,
         max_requests_in_flight_per_client=HIGH,

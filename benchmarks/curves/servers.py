@@ -11,7 +11,7 @@ from pathlib import Path
 
 from benchmarks.config import BENCH_DIR, PEERS_DIR, PROTOCOL_LEGACY
 from benchmarks.driver import StdioClient, stdio_handshake
-from benchmarks.procs import free_port, spawn, stop, wait_for_port
+from benchmarks.procs import listener, spawn, stop, wait_for_port
 from benchmarks.setup_env import Environment
 
 SCRIPTS = {
@@ -106,12 +106,13 @@ def python_of(env: Environment, peer: str) -> str | None:
     return {"ours": env.ours_python, "official": env.official_python, "fastmcp": env.fastmcp_python}[peer]
 
 
-def command(env: Environment, peer: str, *, port: int | None = None, **options: int | bool) -> list[str]:
+def command(env: Environment, peer: str, *, fd: int | None = None, **options: int | bool) -> list[str]:
+    """The peer's curve server over stdio, or over Streamable HTTP on the socket it inherits as `fd`."""
     python = python_of(env, peer)
     assert python is not None
     argv = [python, str(SCRIPTS[peer])]
-    if port is not None:
-        argv += ["--http", str(port)]
+    if fd is not None:
+        argv += ["--fd", str(fd)]
     for key, value in options.items():
         flag = "--" + key.replace("_", "-")
         if value is True:
@@ -166,12 +167,11 @@ def http_servers(
     started: dict[str, HttpPeer] = {}
     try:
         for peer in names:
-            port = free_port()
-            proc = spawn(
-                command(env, peer, port=port, **options), env=env.side_env(peer), log_name=f"curves-{peer}-http"
-            )
-            started[peer] = HttpPeer(peer, proc, port)
-            wait_for_port(proc, port, timeout)
+            with listener() as sock:  # the server's inherited copy holds the port once it is started
+                argv = command(env, peer, fd=sock.fileno(), **options)
+                proc = spawn(argv, env=env.side_env(peer), log_name=f"curves-{peer}-http", pass_fds=(sock.fileno(),))
+                started[peer] = HttpPeer(peer, proc, sock.getsockname()[1])
+            wait_for_port(proc, started[peer].port, timeout)
         yield started
     finally:
         for running in started.values():

@@ -3,7 +3,7 @@ curves: the same tools (``echo``, ``sleep``, ``tool_0`` .. ``tool_<N-1>``) and r
 (``blob://payload``, S bytes of text), written the way FastMCP is used (decorated async functions),
 over stdio or Streamable HTTP on 127.0.0.1 (JSON responses, as the other peers).
 
-Run: ``<fastmcp-venv>/bin/python benchmarks/peers/fastmcp_curves_server.py [--http PORT] [--tools N]
+Run: ``<fastmcp-venv>/bin/python benchmarks/peers/fastmcp_curves_server.py [--fd FD] [--tools N]
 [--resource-bytes S]``.
 """
 
@@ -46,23 +46,25 @@ def build(tools: int, resource_bytes: int) -> FastMCP:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--http", type=int, metavar="PORT")
+    parser.add_argument(
+        "--fd", type=int, help="serve Streamable HTTP on this inherited socket (bound on 127.0.0.1 by the harness)"
+    )
     parser.add_argument("--tools", type=int, default=0)
     parser.add_argument("--headers", action="store_true", help="accepted and ignored (no x-mcp-header support)")
     parser.add_argument("--resource-bytes", type=int, default=1024)
     args = parser.parse_args()
     mcp = build(args.tools, args.resource_bytes)
-    if args.http is None:
+    if args.fd is None:
         mcp.run(show_banner=False)
     else:
         mcp.run(
             transport="http",
             show_banner=False,
             host="127.0.0.1",
-            port=args.http,
+            port=0,  # unused: uvicorn serves on the inherited socket (fd)
             log_level="warning",
             json_response=True,
-            uvicorn_config={"access_log": False},
+            uvicorn_config={"access_log": False, "fd": args.fd},
         )
 
 

@@ -1,7 +1,8 @@
 """Floor peer for HTTP: a bare-ASGI JSON echo under uvicorn, no MCP library, no framework.
 
-Run: ``<python> benchmarks/peers/floor_http_echo.py PORT``. Same uvicorn
-(h11, asyncio loop, access log off, 127.0.0.1 only) as the official HTTP peer,
+Run: ``<python> benchmarks/peers/floor_http_echo.py --fd FD``. Same uvicorn
+(h11, asyncio loop, access log off, on the socket inherited as FD, bound on 127.0.0.1
+by the harness: ``procs.listener``) as the official HTTP peer,
 so the difference between the two is the MCP layer, not the HTTP server. Every
 POST body is one JSON-RPC message: a request gets a JSON response (canned for
 ``initialize`` / ``server/discover``, else the ``arguments.text`` echo), a
@@ -66,10 +67,11 @@ async def app(scope, receive, send):  # noqa: ANN001 - raw ASGI
 
 
 if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] != "--fd":
+        sys.exit("usage: floor_http_echo.py --fd FD")
     uvicorn.run(
         app,
-        host="127.0.0.1",
-        port=int(sys.argv[1]),
+        fd=int(sys.argv[2]),
         log_level="warning",
         access_log=False,
         lifespan="on",

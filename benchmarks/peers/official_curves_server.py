@@ -3,7 +3,7 @@ curves: the low-level ``Server`` with the same tools (``echo``, ``sleep``, ``too
 and resource (``blob://payload``, S bytes of text), stdio or Streamable HTTP on 127.0.0.1
 (``json_response=True``, as the round trips run it).
 
-Run: ``<official-venv>/bin/python benchmarks/peers/official_curves_server.py [--http PORT] [--tools N]
+Run: ``<official-venv>/bin/python benchmarks/peers/official_curves_server.py [--fd FD] [--tools N]
 [--resource-bytes S]``.
 """
 
@@ -71,13 +71,15 @@ def build(tools: int, resource_bytes: int) -> Server:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--http", type=int, metavar="PORT")
+    parser.add_argument(
+        "--fd", type=int, help="serve Streamable HTTP on this inherited socket (bound on 127.0.0.1 by the harness)"
+    )
     parser.add_argument("--tools", type=int, default=0)
     parser.add_argument("--headers", action="store_true", help="accepted and ignored (no x-mcp-header support)")
     parser.add_argument("--resource-bytes", type=int, default=1024)
     args = parser.parse_args()
     server = build(args.tools, args.resource_bytes)
-    if args.http is None:
+    if args.fd is None:
         from mcp.server.stdio import stdio_server
 
         async def run() -> None:
@@ -89,7 +91,7 @@ def main() -> None:
     import uvicorn
 
     app = server.streamable_http_app(json_response=True, host="127.0.0.1")
-    uvicorn.run(app, host="127.0.0.1", port=args.http, log_level="warning", access_log=False, lifespan="on")
+    uvicorn.run(app, fd=args.fd, log_level="warning", access_log=False, lifespan="on")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Official MCP Python SDK (mcp==2.3.0) twin of ``benchmarks/load_server.py`` for the load section.
 
-Run: ``<official-venv>/bin/python benchmarks/peers/official_load_server.py PORT``.
+Run: ``<official-venv>/bin/python benchmarks/peers/official_load_server.py --fd FD`` (the socket it
+inherits, bound on 127.0.0.1 by the harness: ``procs.listener``).
 ``Server.streamable_http_app()`` (path ``/mcp``, the SDK's default SSE answers, its default session
 limits, no event store: the SDK keeps nothing for replay unless one is configured) plus the SDK's
 legacy HTTP+SSE transport at ``/sse`` and ``/messages/``, under uvicorn on 127.0.0.1 only. Tools
@@ -55,7 +56,7 @@ async def _call_tool(ctx, params: types.CallToolRequestParams):  # noqa: ANN001,
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("port", type=int)
+    parser.add_argument("--fd", type=int, required=True, help="the inherited socket to serve on")
     args = parser.parse_args()
     server = Server("bench-official-load", version="2.3.0-bench", on_list_tools=_list_tools, on_call_tool=_call_tool)
     legacy = SseServerTransport("/messages/")
@@ -70,7 +71,7 @@ def main() -> None:
         Mount("/messages/", app=legacy.handle_post_message),
     ]
     app = server.streamable_http_app(host="127.0.0.1", custom_starlette_routes=routes)
-    config = uvicorn.Config(app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False, lifespan="on")
+    config = uvicorn.Config(app, fd=args.fd, log_level="warning", access_log=False, lifespan="on")
     http = uvicorn.Server(config)
 
     def announce() -> None:

@@ -24,6 +24,8 @@ from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.server.stubs import ServerStub
 
 if TYPE_CHECKING:
+    import socket
+
     import uvicorn
 
 __all__ = ["serve_http", "uvicorn_config"]
@@ -194,13 +196,15 @@ def serve_http(
     http: Literal["auto", "h11", "httptools"] = "auto",
     loop: Literal["auto", "asyncio", "uvloop"] = "auto",
     wrap: Callable[[StreamableHTTPApp], Any] | None = None,
+    sock: socket.socket | None = None,
     **options: Any,
 ) -> None:
     """`serve_http(MyServer(), port=3001)`: run the server on uvicorn until interrupted.
 
     `http` and `loop` choose uvicorn's HTTP parser and event loop; "auto" takes httptools and uvloop
     (both in the `http` extra) where installed, "h11" / "asyncio" the pure-Python ones. `wrap(app)`:
-    the ASGI app uvicorn runs around the MCP app (e.g. `require_bearer`)."""
+    the ASGI app uvicorn runs around the MCP app (e.g. `require_bearer`). `sock`: a bound socket to
+    serve on instead of binding `port` (e.g. one inherited from the process that started this one)."""
     import uvicorn
 
     if host not in LOCAL_HOSTS and "allowed_hosts" not in options:
@@ -222,7 +226,7 @@ def serve_http(
     if wrap is not None:
         config.app = wrap(app)
     try:
-        Announcing(config).run()
+        Announcing(config).run(sockets=None if sock is None else [sock])
     except KeyboardInterrupt:  # as uvicorn.run: Ctrl-C ends the server quietly
         pass
 
