@@ -470,41 +470,34 @@ def _class_name(name: str) -> str:
 # -- the handlers of the generated server class (self: the server; self.app: the App) ------------
 
 
-async def _list_tools(self: Any, params: Any, ctx: RequestContext) -> Any:
-    page, cursor = self.app._serving.page("tools", params)
-    return self.app._serving.pkg.ListToolsResult(tools=page, next_cursor=cursor)
+def _lister(kind: str, result: str, field: str) -> Callable[..., Any]:
+    """The handler listing `kind`: one page of it as the stub's `result` model (its list in `field`)."""
+
+    async def handler(self: Any, params: Any, ctx: RequestContext) -> Any:
+        page, cursor = self.app._serving.page(kind, params)
+        return getattr(self.app._serving.pkg, result)(**{field: page}, next_cursor=cursor)
+
+    return handler
 
 
-async def _call_tool(self: Any, params: Any, ctx: RequestContext) -> Any:
-    return await self.app._serving.serve_call_tool(params, ctx)
+def _served(name: str) -> Callable[..., Any]:
+    """The handler calling the app's `Serving.<name>` (`serve_call_tool`, ...)."""
 
+    async def handler(self: Any, params: Any, ctx: RequestContext) -> Any:
+        return await getattr(self.app._serving, name)(params, ctx)
 
-async def _list_resources(self: Any, params: Any, ctx: RequestContext) -> Any:
-    page, cursor = self.app._serving.page("resources", params)
-    return self.app._serving.pkg.ListResourcesResult(resources=page, next_cursor=cursor)
-
-
-async def _list_templates(self: Any, params: Any, ctx: RequestContext) -> Any:
-    page, cursor = self.app._serving.page("templates", params)
-    return self.app._serving.pkg.ListResourceTemplatesResult(resource_templates=page, next_cursor=cursor)
-
-
-async def _read_resource(self: Any, params: Any, ctx: RequestContext) -> Any:
-    return await self.app._serving.serve_read_resource(params, ctx)
+    return handler
 
 
 async def _subscription(self: Any, params: Any, ctx: RequestContext) -> Any:
     return {}  # the runtime records the subscription once this succeeds
 
 
-async def _list_prompts(self: Any, params: Any, ctx: RequestContext) -> Any:
-    page, cursor = self.app._serving.page("prompts", params)
-    return self.app._serving.pkg.ListPromptsResult(prompts=page, next_cursor=cursor)
-
-
-async def _get_prompt(self: Any, params: Any, ctx: RequestContext) -> Any:
-    return await self.app._serving.serve_get_prompt(params, ctx)
-
-
-async def _complete(self: Any, params: Any, ctx: RequestContext) -> Any:
-    return await self.app._serving.serve_complete(params, ctx)
+_list_tools = _lister("tools", "ListToolsResult", "tools")
+_list_resources = _lister("resources", "ListResourcesResult", "resources")
+_list_templates = _lister("templates", "ListResourceTemplatesResult", "resource_templates")
+_list_prompts = _lister("prompts", "ListPromptsResult", "prompts")
+_call_tool = _served("serve_call_tool")
+_read_resource = _served("serve_read_resource")
+_get_prompt = _served("serve_get_prompt")
+_complete = _served("serve_complete")

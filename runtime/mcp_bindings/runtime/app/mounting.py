@@ -215,31 +215,20 @@ def _ancestors(mounting: Mounting) -> list[App]:
 
 def _copies(mount: _Mount) -> dict[tuple[str, str], tuple[Any, Entry]]:
     """The mounted app's entries as this app places them: (table, key) -> (copy, the original)."""
-    app, ns = mount.app, mount.namespace
-    lifetime = mount.mounting.lifetime
     out: dict[tuple[str, str], tuple[Any, Entry]] = {}
-    for tool in app.registries.tools.values():
-        name = _name(ns, tool.name)
-        new = copy.copy(tool)
-        new.name, new.lifetime = name, tool.lifetime or lifetime
-        new.definition = tool.definition.model_copy(update={"name": name})
-        out["tools", name] = (new, tool)
-    for prompt in app.registries.prompts.values():
-        name = _name(ns, prompt.name)
-        new = copy.copy(prompt)
-        new.name, new.lifetime = name, prompt.lifetime or lifetime
-        new.definition = prompt.definition.model_copy(update={"name": name})
-        out["prompts", name] = (new, prompt)
-    for resource in app.registries.resources.values():
-        uri = _uri(ns, resource.uri)
-        new = copy.copy(resource)
-        new.uri, new.lifetime = uri, resource.lifetime or lifetime
-        new.definition = resource.definition.model_copy(update={"uri": uri})
-        out["resources", uri] = (new, resource)
-    for template in app.registries.templates.values():
-        uri = _uri(ns, template.template.template)
-        new = copy.copy(template)
-        new.template, new.lifetime = Template(uri), template.lifetime or lifetime
-        new.definition = template.definition.model_copy(update={"uri_template": uri})
-        out["templates", uri] = (new, template)
+    for kind in ("tools", "prompts", "resources", "templates"):
+        for entry in mount.app.registries.table(kind).values():
+            new = copy.copy(entry)
+            new.lifetime = entry.lifetime or mount.mounting.lifetime
+            if isinstance(entry, TemplateEntry):
+                key = _uri(mount.namespace, entry.template.template)
+                new.template, field = Template(key), "uri_template"
+            elif isinstance(entry, ResourceEntry):
+                key = new.uri = _uri(mount.namespace, entry.uri)
+                field = "uri"
+            else:
+                key = new.name = _name(mount.namespace, entry.name)
+                field = "name"
+            new.definition = entry.definition.model_copy(update={field: key})
+            out[kind, key] = (new, entry)
     return out
