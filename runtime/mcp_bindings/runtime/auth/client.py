@@ -138,8 +138,8 @@ class OAuthClientAuth(httpx.Auth):
         self.server_url = canonical_server_url(server_url) if server_url else None
         self.storage: TokenStorage = storage or InMemoryTokenStorage()
         self.registrar = ClientRegistrar(
-            self.handler,
-            self.storage,
+            handler=self.handler,
+            storage=self.storage,
             preregistered=client,
             client_metadata_url=client_metadata_url,
             client_name=client_name,

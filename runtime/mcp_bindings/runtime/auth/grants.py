@@ -159,6 +159,20 @@ async def post_form(
     return response
 
 
+def refused(what: str, response: httpx.Response, body: Mapping[str, Any] | None) -> TokenRequestError:
+    """An authorization server's refusal (RFC 6749 §5.2): `what: HTTP <status> <error>: <description>`."""
+    error = body.get("error") if body else None
+    description = body.get("error_description") if body else None
+    return TokenRequestError(
+        f"{what}: HTTP {response.status_code}"
+        + (f" {error}" if error else "")
+        + (f": {description}" if description else ""),
+        error=error if isinstance(error, str) else None,
+        description=description if isinstance(description, str) else None,
+        status_code=response.status_code,
+    )
+
+
 async def token_request(
     http: httpx.AsyncClient,
     found: Discovery,
@@ -173,16 +187,7 @@ async def token_request(
     response = await post_form(http, metadata.token_endpoint, data, auth, issuer=metadata.issuer, dpop=dpop)
     body = json_object_of(response)
     if response.status_code != 200:
-        error = body.get("error") if body else None
-        description = body.get("error_description") if body else None
-        raise TokenRequestError(
-            f"token endpoint refused the {data['grant_type']} grant: HTTP {response.status_code}"
-            + (f" {error}" if error else "")
-            + (f": {description}" if description else ""),
-            error=error if isinstance(error, str) else None,
-            description=description if isinstance(description, str) else None,
-            status_code=response.status_code,
-        )
+        raise refused(f"token endpoint refused the {data['grant_type']} grant", response, body)
     return parse_token_response(
         body, issuer=metadata.issuer, resource=found.resource, requested_scope=requested_scope, dpop=dpop is not None
     )

@@ -50,14 +50,11 @@ import anyio
 
 from mcp_bindings.runtime.auth.challenge import format_challenge
 from mcp_bindings.runtime.auth.discovery import WELL_KNOWN_PRM, origin_of
-from mcp_bindings.runtime.auth.verifiers import (  # the verifiers' import path before they had a module
-    AccessToken,
-    IntrospectionVerifier,
-    InvalidTokenError,
-    JWTVerifier,
-    TokenVerifier,
-    VerifierUnavailableError,
-)
+from mcp_bindings.runtime.auth.verifiers import AccessToken, InvalidTokenError, TokenVerifier, VerifierUnavailableError
+
+# The verifiers' import path before they had a module.
+from mcp_bindings.runtime.auth.verifiers import IntrospectionVerifier as IntrospectionVerifier
+from mcp_bindings.runtime.auth.verifiers import JWTVerifier as JWTVerifier
 from mcp_bindings.runtime.rpc import logs
 
 if TYPE_CHECKING:
@@ -130,7 +127,8 @@ def protected_resource_metadata(
 
 
 class BearerAuthMiddleware:
-    """See the module docstring; build it with `require_bearer(...)`."""
+    """Wrap an ASGI app (e.g. `create_app(server)`) so it needs OAuth bearer tokens for `resource`
+    (see the module docstring); also spelled `require_bearer(...)`."""
 
     def __init__(
         self,
@@ -379,26 +377,7 @@ class BearerAuthMiddleware:
         await _plain(send, status, body, headers)
 
 
-def require_bearer(
-    app: ASGIApp,
-    verifier: TokenVerifier,
-    *,
-    resource: str,
-    authorization_servers: Sequence[str],
-    scopes_supported: Sequence[str] | None = None,
-    required_scopes: Sequence[str] | ScopePolicy = (),
-    **options: Any,
-) -> BearerAuthMiddleware:
-    """Wrap an ASGI app (e.g. `create_app(server)`) so it needs OAuth bearer tokens for `resource`."""
-    return BearerAuthMiddleware(
-        app,
-        verifier,
-        resource=resource,
-        authorization_servers=authorization_servers,
-        scopes_supported=scopes_supported,
-        required_scopes=required_scopes,
-        **options,
-    )
+require_bearer = BearerAuthMiddleware  # `require_bearer(app, verifier, resource=..., ...)`: the module's example
 
 
 class _DPoPDenied(InvalidTokenError):

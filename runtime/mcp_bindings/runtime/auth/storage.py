@@ -17,10 +17,12 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -181,17 +183,16 @@ class JsonFileTokenStorage:
                 data[section][key] = value
             self._write(data)
 
-    def _get(self, section: str, key: str) -> dict[str, Any] | None:
+    def _get(self, section: str, key: str, load: Callable[[Mapping[str, Any]], T]) -> T | None:
         with self._lock:
             value = self._read()[section].get(key)
-        return value if isinstance(value, dict) else None
+        try:
+            return load(value) if isinstance(value, dict) else None
+        except TypeError:
+            return None  # written by something else: as if absent
 
     async def get_client(self, issuer: str) -> ClientCredentials | None:
-        value = self._get("clients", issuer)
-        try:
-            return ClientCredentials.from_dict(value) if value is not None else None
-        except TypeError:
-            return None
+        return self._get("clients", issuer, ClientCredentials.from_dict)
 
     async def set_client(self, issuer: str, client: ClientCredentials) -> None:
         self._update("clients", issuer, client.to_dict())
@@ -200,11 +201,7 @@ class JsonFileTokenStorage:
         self._update("clients", issuer, None)
 
     async def get_tokens(self, resource: str) -> OAuthTokens | None:
-        value = self._get("tokens", resource)
-        try:
-            return OAuthTokens.from_dict(value) if value is not None else None
-        except TypeError:
-            return None
+        return self._get("tokens", resource, OAuthTokens.from_dict)
 
     async def set_tokens(self, resource: str, tokens: OAuthTokens) -> None:
         self._update("tokens", resource, tokens.to_dict())
