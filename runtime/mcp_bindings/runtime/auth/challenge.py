@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Self, overload
+from typing import Protocol, Self, overload
 
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _TOKEN68 = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
@@ -18,18 +18,24 @@ _PARAM_START = re.compile(r"([!#$%&'*+\-.^_`|~0-9A-Za-z]+)[ \t]*=(?!=)")
 _UNESCAPE = re.compile(r"\\(.)")
 
 
-class _Param:
-    """A challenge's auth-param of the attribute's name: `challenge.scope` (None where absent)."""
+class _Named(Protocol):
+    @property
+    def params(self) -> Mapping[str, str]: ...
+
+
+class Param:
+    """A parameter of `obj.params` by the attribute's name: `challenge.scope`, `response.code` (None
+    where absent)."""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
     @overload
-    def __get__(self, challenge: None, owner: type) -> Self: ...
+    def __get__(self, obj: None, owner: type) -> Self: ...
     @overload
-    def __get__(self, challenge: Challenge, owner: type) -> str | None: ...
-    def __get__(self, challenge: Challenge | None, owner: type) -> Self | str | None:
-        return self if challenge is None else challenge.get(self.name)
+    def __get__(self, obj: _Named, owner: type) -> str | None: ...
+    def __get__(self, obj: _Named | None, owner: type) -> Self | str | None:
+        return self if obj is None else obj.params.get(self.name)
 
 
 @dataclass(frozen=True)
@@ -38,10 +44,10 @@ class Challenge:
     params: Mapping[str, str] = field(default_factory=dict)  # names lower-cased
     token68: str | None = None
 
-    resource_metadata = _Param()
-    scope = _Param()
-    error = _Param()
-    error_description = _Param()
+    resource_metadata = Param()
+    scope = Param()
+    error = Param()
+    error_description = Param()
 
     def get(self, name: str) -> str | None:
         return self.params.get(name.lower())

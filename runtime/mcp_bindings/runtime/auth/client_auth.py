@@ -15,10 +15,13 @@ import base64
 import secrets
 import time
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 from urllib.parse import quote_plus
 
-from mcp_bindings.runtime.auth.dpop import ASYMMETRIC_ALGORITHMS  # PyJWT and cryptography: imported where used
+from mcp_bindings.runtime.auth.dpop import (  # PyJWT and cryptography: imported where used
+    ASYMMETRIC_ALGORITHMS,
+    private_key_of,
+)
 
 CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
@@ -102,11 +105,8 @@ class PrivateKeyJwt:
             accepted = ", ".join(ASYMMETRIC_ALGORITHMS)
             raise ValueError(f"private_key_jwt needs an asymmetric algorithm, one of {accepted}")
         if isinstance(self.private_key, (str, bytes)):
-            from cryptography.hazmat.primitives.serialization import load_pem_private_key
-
-            pem: str | bytes = self.private_key
             try:
-                self.private_key = load_pem_private_key(pem.encode("ascii") if isinstance(pem, str) else pem, None)
+                self.private_key = private_key_of(cast("str | bytes", self.private_key))
             except ValueError as exc:
                 raise ValueError(f"private_key_jwt: the private key is not a readable PEM key ({exc})") from None
 

@@ -4,8 +4,6 @@ authentication method. Stateless: `OAuthClientAuth` keeps the tokens."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import hmac
 import secrets
 import time
@@ -25,7 +23,7 @@ from mcp_bindings.runtime.auth.client_auth import (
     basic_credentials as basic_credentials,  # re-exported (resource_server, tests)
 )
 from mcp_bindings.runtime.auth.discovery import AuthorizationServerMetadata, Discovery
-from mcp_bindings.runtime.auth.dpop import DPoPSigner
+from mcp_bindings.runtime.auth.dpop import DPoPSigner, b64url_sha256
 from mcp_bindings.runtime.auth.errors import (
     AuthorizationDeniedError,
     AuthorizationError,
@@ -47,8 +45,7 @@ def pkce_pair() -> tuple[str, str]:
     """(code_verifier, S256 code_challenge), RFC 7636 §4.1-4.2: 64 unreserved characters from a CSPRNG,
     and BASE64URL(SHA256(verifier)) without padding."""
     verifier = secrets.token_urlsafe(48)
-    digest = hashlib.sha256(verifier.encode("ascii")).digest()
-    return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+    return verifier, b64url_sha256(verifier)
 
 
 async def authorization_code_grant(

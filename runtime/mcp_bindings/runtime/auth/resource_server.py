@@ -442,43 +442,25 @@ async def _serve_metadata(send: Send, method: str, body: bytes) -> None:
         (b"access-control-allow-headers", b"mcp-protocol-version"),
     ]
     if method == "OPTIONS":
-        await send({"type": "http.response.start", "status": 204, "headers": cors})
-        await send({"type": "http.response.body", "body": b""})
-        return
-    if method not in ("GET", "HEAD"):
-        await send({"type": "http.response.start", "status": 405, "headers": [(b"allow", b"GET, HEAD, OPTIONS")]})
-        await send({"type": "http.response.body", "body": b""})
-        return
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"cache-control", b"max-age=300"),
-                *cors,
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body if method == "GET" else b""})
+        await _respond(send, 204, b"", cors)
+    elif method not in ("GET", "HEAD"):
+        await _respond(send, 405, b"", [(b"allow", b"GET, HEAD, OPTIONS")])
+    else:
+        await _respond(send, 200, body, [(b"cache-control", b"max-age=300"), *cors], head=method == "HEAD")
 
 
 async def _plain(send: Send, status: int, body: Mapping[str, Any], headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
-    payload = json.dumps(body).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(payload)).encode()),
-                (b"cache-control", b"no-store"),
-                *headers,
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": payload})
+    await _respond(send, status, json.dumps(body).encode(), [(b"cache-control", b"no-store"), *headers])
+
+
+async def _respond(
+    send: Send, status: int, body: bytes, headers: Sequence[tuple[bytes, bytes]], *, head: bool = False
+) -> None:
+    """One response; a non-empty `body` is JSON (its length sent, not itself where `head`)."""
+    if body:
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]
+    await send({"type": "http.response.start", "status": status, "headers": list(headers)})
+    await send({"type": "http.response.body", "body": b"" if head else body})
 
 
 async def _close(send: Send) -> None:
