@@ -24,7 +24,7 @@ from typing_extensions import Unpack, deprecated
 
 from mcp_bindings.runtime.app.around import Around
 from mcp_bindings.runtime.app.auth import Auth
-from mcp_bindings.runtime.app.changes import RESOURCES_CHANGED, ListChanges
+from mcp_bindings.runtime.app.changes import ListChanges
 from mcp_bindings.runtime.app.errors import AppDefinitionError
 from mcp_bindings.runtime.app.lifespan import LifespanFactory, Lifetime
 from mcp_bindings.runtime.app.mounting import Mounting
@@ -35,7 +35,7 @@ from mcp_bindings.runtime.app.running import Running, TestClientOptions
 from mcp_bindings.runtime.app.serving import Serving
 from mcp_bindings.runtime.app.skills import Skills, SkillsOptions
 from mcp_bindings.runtime.app.task_tools import TaskTools
-from mcp_bindings.runtime.app.ui import Source, Ui, UiResourceOptions, Visibility
+from mcp_bindings.runtime.app.ui import Source, Ui, UiResourceOptions
 from mcp_bindings.runtime.client.stub import ClientStub
 from mcp_bindings.runtime.middleware.chain import Middleware
 from mcp_bindings.runtime.protocol import registry
@@ -166,8 +166,7 @@ class App:
     @cached_property
     def _skills(self) -> Skills:
         registers: Any = self  # its public `resource`, `remove_resource`, `resource_updated`
-        lists = ("resources", "templates")
-        return Skills(registers, self._pkg, self._lifetime, lambda: self._changes.changed(RESOURCES_CHANGED, *lists))
+        return Skills(registers, self._pkg, self._lifetime, lambda: self._changes.changed("resources", "templates"))
 
     def ui_resource(self, uri: str, source: Source | None = None, /, **options: Unpack[UiResourceOptions]) -> Any:
         """Serve an MCP Apps UI resource (`app.ui.Ui.resource`; docs/extensions-apps.md)."""
@@ -175,17 +174,10 @@ class App:
         self.add(self._ui)
         return made
 
-    def ui_tool(
-        self,
-        resource_uri: str | None = None,
-        /,
-        *,
-        visibility: Sequence[Visibility] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        **options: Any,
-    ) -> Callable[[F], F]:
-        """Register a tool that opens a UI resource (`app.ui.Ui.tool`; docs/extensions-apps.md)."""
-        made: Callable[[F], F] = self._ui.tool(resource_uri, visibility=visibility, meta=meta, **options)
+    def ui_tool(self, resource_uri: str | None = None, /, **options: Any) -> Callable[[F], F]:
+        """Register a tool that opens a UI resource (`app.ui.Ui.tool`: `visibility`, `meta` and `app.tool`'s
+        options; docs/extensions-apps.md)."""
+        made: Callable[[F], F] = self._ui.tool(resource_uri, **options)
         self.add(self._ui)
         return made
 

@@ -15,7 +15,7 @@ from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
 
 from mcp_bindings.runtime.app import content as c
 from mcp_bindings.runtime.app.arguments import Arguments, arguments_reader
-from mcp_bindings.runtime.app.errors import AppDefinitionError
+from mcp_bindings.runtime.app.errors import AppDefinitionError, first_error
 from mcp_bindings.runtime.app.inline import inline_refs as inline
 from mcp_bindings.runtime.app.signature import MISSING, FunctionSignature, analyse, json_schema, output_kind
 from mcp_bindings.runtime.app.uri_template import Template, TemplateError, is_uri
@@ -79,11 +79,7 @@ def _model(pkg: Any, name: str, data: dict[str, Any], what: str) -> Any:
         model = getattr(pkg, name)
         return model.model_validate(reshape.shape(data, model, pkg.INFO.key))
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(root)"
-        raise AppDefinitionError(
-            f"{what}: not a valid {name} of MCP {pkg.INFO.version}: {where}: {first['msg']}"
-        ) from None
+        raise AppDefinitionError(f"{what}: not a valid {name} of MCP {pkg.INFO.version}: {first_error(exc)}") from None
 
 
 def errors_text(exc: ValidationError, root: str = "(arguments)") -> str:

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from mcp_bindings.runtime.app.changes import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED
 from mcp_bindings.runtime.app.entries import TOOL_NAME, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry
 from mcp_bindings.runtime.app.errors import AppDefinitionError
 from mcp_bindings.runtime.app.lifespan import Lifetime
@@ -132,12 +131,7 @@ class Mounting:
             self.changes.require("completions", had_completions or bool(self.registries.completers))
             self.registries.completers[key] = completer
             mount.completions.append(key)
-        if "tools" in touched:
-            self.changes.changed(TOOLS_CHANGED, "tools")
-        if touched & {"resources", "templates"}:
-            self.changes.changed(RESOURCES_CHANGED, "resources", "templates")
-        if "prompts" in touched:
-            self.changes.changed(PROMPTS_CHANGED, "prompts")
+        self.changes.changed(*touched)
 
     # -- resources: updates up, subscriptions down ------------------------------------------------
 

@@ -24,7 +24,7 @@ import logging
 import shlex
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -36,19 +36,18 @@ from mcp_bindings.runtime.app.changes import PROMPTS_CHANGED, RESOURCES_CHANGED,
 from mcp_bindings.runtime.app.context import Context
 from mcp_bindings.runtime.app.errors import ResourceNotFound
 from mcp_bindings.runtime.app.proxy_entries import RemotePrompt, RemoteResource, RemoteTemplate, RemoteTool
-from mcp_bindings.runtime.app.proxy_subscriptions import RemoteSubscriptions, subscribes
+from mcp_bindings.runtime.app.proxy_subscriptions import GONE, RemoteSubscriptions, ended, subscribes
 from mcp_bindings.runtime.app.uri_template import TemplateError
+from mcp_bindings.runtime.client.options import ClientArgs
 from mcp_bindings.runtime.client.stub import ClientHandlerStub
 from mcp_bindings.runtime.protocol import registry, versions
-from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosed, McpError
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from mcp_bindings.v2026_07_28 import names as v2026
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.app.changes import ListChanges
     from mcp_bindings.runtime.app.core import App
     from mcp_bindings.runtime.app.mounting import Mounting
-    from mcp_bindings.runtime.client.retry import RetryMode
-    from mcp_bindings.runtime.client.seam import CallHook
     from mcp_bindings.runtime.stdio.connect import ChildEnv
 
 __all__ = ["ProxyOptions", "Remote", "proxy_app", "resources_capability"]
@@ -57,10 +56,8 @@ log = logging.getLogger("mcp_bindings.runtime.app")
 
 KINDS = ("tools", "resources", "prompts")  # what a proxy serves before it knows what the remote has
 COMPLETIONS = "completions"  # served too, forwarded (no table: the remote answers each request)
-_GONE = (ConnectionClosed, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, OSError)
 _TABLES = ("tools", "prompts", "resources", "templates")  # the app's tables a remote's lists are placed in
 RESERVED = "io.modelcontextprotocol/"  # the protocol's own `_meta` keys (2026-07-28: serverInfo, ...)
-_CHANGED = {"tools": TOOLS_CHANGED, "prompts": PROMPTS_CHANGED, "resources": RESOURCES_CHANGED}
 
 
 def _target(target: str | Sequence[str]) -> tuple[str | None, list[str]]:
@@ -214,10 +211,7 @@ class Remote:
             made[key] = entry
         table.update(made)
         self.keys[kind] = set(made)
-        if kind == "resources" or kind == "templates":
-            changes.changed(RESOURCES_CHANGED, "resources", "templates")
-        else:
-            changes.changed(_CHANGED[kind], kind)
+        changes.changed(kind)
 
     def changed(self, *kinds: str) -> None:
         """The remote's list changed: list it again (in the connection's task group, not the reader's)."""
@@ -239,18 +233,16 @@ class Remote:
             async with client.session.listen(wanted) as stream:
                 async for notification in stream:
                     self.changed(*kinds.get(getattr(notification, "method", ""), ()))
-        except (McpError, *_GONE) as exc:
-            log.warning("App.proxy: the remote's list changes cannot be followed: %s", exc)
-        except BaseExceptionGroup as group:  # the stream's own task group: the connection went away
-            _ended, rest = group.split((McpError, *_GONE))
-            if rest is not None:
+        except (McpError, *GONE, BaseExceptionGroup) as exc:  # a group: the stream's own task group's
+            why = ended(exc)
+            if why is None:
                 raise
-            log.warning("App.proxy: the remote's list changes cannot be followed: %s", group.exceptions[0])
+            log.warning("App.proxy: the remote's list changes cannot be followed: %s", why)
 
     async def _refresh_logged(self, kind: str) -> None:
         try:
             await self.refresh(kind)
-        except (McpError, *_GONE) as exc:
+        except (McpError, *GONE) as exc:
             log.warning("App.proxy: listing the remote's %s again failed: %s", kind, exc)
 
     # -- forwarding -----------------------------------------------------------------------------
@@ -268,7 +260,7 @@ class Remote:
             return None  # unwound for an input round (`ask`): the app answers with its InputRequiredResult
         except McpError as exc:
             raise self._error(method, params, exc) from None
-        except _GONE as exc:
+        except GONE as exc:
             self.gone = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             raise McpError(
                 INTERNAL_ERROR, f"the upstream MCP server {self.name} is gone ({self.gone}); {method} was not answered"
@@ -416,8 +408,9 @@ def resources_capability(remote: Remote | None) -> dict[str, Any]:
     return {"listChanged": True, "subscribe": True} if offered else {"listChanged": True}
 
 
-class ProxyOptions(TypedDict, total=False):
-    """`App.proxy`'s keyword arguments (see `proxy_app`); the last five are the client's (`ClientOptions`)."""
+class ProxyOptions(ClientArgs, total=False):
+    """`App.proxy`'s keyword arguments (see `proxy_app`): these, then the client's (`ClientOptions`;
+    its `handlers` are the proxy's own)."""
 
     name: str | None
     version: str
@@ -426,13 +419,6 @@ class ProxyOptions(TypedDict, total=False):
     cwd: str | None
     headers: Mapping[str, str] | None
     sse: bool
-    request_timeout: float | None
-    protocol_version: str | None
-    client_info: dict[str, Any] | None
-    probe_timeout: float
-    lenient: bool
-    retry: RetryMode
-    hooks: Sequence[CallHook]
 
 
 def proxy_app(make: Callable[..., App], target: str | Sequence[str], **options: Unpack[ProxyOptions]) -> App:

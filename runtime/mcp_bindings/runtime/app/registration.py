@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from pydantic import BaseModel
 
-from mcp_bindings.runtime.app.changes import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED
 from mcp_bindings.runtime.app.entries import Completer, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry
 from mcp_bindings.runtime.app.errors import AppDefinitionError
+from mcp_bindings.runtime.app.uri_template import has_expression
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.app.changes import ListChanges
@@ -74,12 +74,12 @@ class Registration:
             )
         self.changes.require("tools", bool(tools))
         tools[entry.name] = entry
-        self.changes.changed(TOOLS_CHANGED, "tools")
+        self.changes.changed("tools")
 
     def resource(self, uri: str, fn: Callable[..., Any], scope: dict[str, Any], options: ResourceOptions) -> None:
         registries = self.registries
         had = bool(registries.resources or registries.templates)
-        templated = "{" in uri or "}" in uri
+        templated = has_expression(uri)
         what = "resource template" if templated else "resource"
         if templated and options.get("size") is not None:
             raise AppDefinitionError(f"resource template {uri!r}: size is for resources, not templates")
@@ -90,7 +90,7 @@ class Registration:
             raise AppDefinitionError(f"{what} {uri!r} is already registered")
         self.changes.require("resources", had)
         table[uri] = entry
-        self.changes.changed(RESOURCES_CHANGED, "resources", "templates")
+        self.changes.changed("templates" if templated else "resources")
 
     def prompt(self, fn: Callable[..., Any], scope: dict[str, Any], options: PromptOptions) -> None:
         entry = PromptEntry(fn, self.pkg, options, scope)
@@ -100,7 +100,7 @@ class Registration:
             raise AppDefinitionError(f"prompt {entry.name!r} is already registered")
         self.changes.require("prompts", bool(prompts))
         prompts[entry.name] = entry
-        self.changes.changed(PROMPTS_CHANGED, "prompts")
+        self.changes.changed("prompts")
 
     def complete(self, fn: Callable[..., Any], scope: dict[str, Any], key: tuple[str, str, str], what: str) -> None:
         completer = Completer(fn, what, scope)

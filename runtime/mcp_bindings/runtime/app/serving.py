@@ -116,7 +116,7 @@ class Serving:
             replay = Replay(
                 self.protocol, getattr(params, "request_state", None), getattr(params, "input_responses", None)
             )
-        return Context(ctx, self.protocol, method, replay, boundary, lifespan=(lifetime or self.lifetime).value)
+        return Context(ctx, self.protocol, method, replay, boundary, _lifespan=(lifetime or self.lifetime).value)
 
     def _unexpected(self, name: str, exc: Exception) -> str:
         """What the client (and the model) is told of an exception a tool did not mean to raise:
