@@ -57,6 +57,7 @@ log = logging.getLogger("mcp_bindings.runtime.app")
 KINDS = ("tools", "resources", "prompts")  # what a proxy serves before it knows what the remote has
 COMPLETIONS = "completions"  # served too, forwarded (no table: the remote answers each request)
 _TABLES = ("tools", "prompts", "resources", "templates")  # the app's tables a remote's lists are placed in
+_OWN = ("name", "version", "protocol", "env", "cwd", "headers", "sse")  # `ProxyOptions` not the client's
 RESERVED = "io.modelcontextprotocol/"  # the protocol's own `_meta` keys (2026-07-28: serverInfo, ...)
 
 
@@ -77,23 +78,16 @@ class Remote:
     """The proxy's upstream: the connection (the app's lifespan), what it lists, and the calls in
     progress (where the remote's requests and log messages go)."""
 
-    def __init__(
-        self,
-        app: App,
-        target: str | Sequence[str],
-        *,
-        env: ChildEnv,
-        cwd: str | None,
-        headers: Mapping[str, str] | None,
-        sse: bool = False,
-        options: Mapping[str, Any],
-    ) -> None:
+    def __init__(self, app: App, target: str | Sequence[str], options: ProxyOptions) -> None:
         self.app = app
         self.url, self.command = _target(target)
-        if sse and self.url is None:
+        self.sse = options.get("sse", False)
+        if self.sse and self.url is None:
             raise ValueError("App.proxy: sse=True is for a URL (the server's /sse endpoint), not a command")
-        self.sse = sse
-        self.env, self.cwd, self.headers, self.options = env, cwd, headers, dict(options)
+        self.env, self.cwd, self.headers = options.get("env"), options.get("cwd"), options.get("headers")
+        # The client's options (`ClientOptions`): what `proxy_app` and this leave to it.
+        self.options: dict[str, Any] = {"request_timeout": 60.0}
+        self.options.update((k, v) for k, v in options.items() if k not in _OWN)
         self.name = self.url or shlex.join(self.command)
         self.client: Any = None  # the typed client (the app's version's `Client`) while connected
         self.gone: str | None = None  # why the remote is not there (None: connected, or not started)
@@ -432,8 +426,6 @@ def proxy_app(make: Callable[..., App], target: str | Sequence[str], **options: 
     options (`ClientOptions`: `protocol_version` pins the remote's version instead of "auto",
     `probe_timeout`, ...). Run it as any app (`run`, `asgi`, `test_client`) or mount it
     (`app.mount(App.proxy(...), namespace="x")`)."""
-    own = ("name", "version", "protocol", "env", "cwd", "headers", "sse")
-    client: dict[str, Any] = {"request_timeout": 60.0, **{k: v for k, v in options.items() if k not in own}}
     holder: list[Remote] = []
 
     def lifespan(app: Any) -> AbstractAsyncContextManager[Any]:
@@ -445,15 +437,7 @@ def proxy_app(make: Callable[..., App], target: str | Sequence[str], **options: 
         protocol=options.get("protocol"),
         lifespan=lifespan,
     )
-    remote = Remote(
-        app,
-        target,
-        env=options.get("env"),
-        cwd=options.get("cwd"),
-        headers=options.get("headers"),
-        sse=options.get("sse", False),
-        options=client,
-    )
+    remote = Remote(app, target, options)
     holder.append(remote)
     app.registries.serves |= {*KINDS, COMPLETIONS}
     app.remote = remote
