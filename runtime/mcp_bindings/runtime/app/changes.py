@@ -29,6 +29,13 @@ log = logging.getLogger("mcp_bindings.runtime.app")
 TOOLS_CHANGED = v2026.NOTIFICATIONS_TOOLS_LIST_CHANGED
 RESOURCES_CHANGED = v2026.NOTIFICATIONS_RESOURCES_LIST_CHANGED
 PROMPTS_CHANGED = v2026.NOTIFICATIONS_PROMPTS_LIST_CHANGED
+# What tells clients that a table changed (resources and templates: one notification).
+_NOTIFICATION = {
+    "tools": TOOLS_CHANGED,
+    "resources": RESOURCES_CHANGED,
+    "templates": RESOURCES_CHANGED,
+    "prompts": PROMPTS_CHANGED,
+}
 
 
 class ListChanges:
@@ -46,18 +53,16 @@ class ListChanges:
 
     def remove_tool(self, name: str) -> None:
         del self.registries.tools[name]
-        self.changed(TOOLS_CHANGED, "tools")
+        self.changed("tools")
 
     def remove_resource(self, uri: str) -> None:
-        if uri in self.registries.templates:
-            del self.registries.templates[uri]
-        else:
-            del self.registries.resources[uri]
-        self.changed(RESOURCES_CHANGED, "resources", "templates")
+        kind = "templates" if uri in self.registries.templates else "resources"
+        del self.registries.table(kind)[uri]
+        self.changed(kind)
 
     def remove_prompt(self, name: str) -> None:
         del self.registries.prompts[name]
-        self.changed(PROMPTS_CHANGED, "prompts")
+        self.changed("prompts")
 
     def switch(self, enabled: bool, names: tuple[str, ...], tags: Collection[str]) -> int:
         """`App.disable` / `App.enable`: how many changed."""
@@ -81,13 +86,7 @@ class ListChanges:
             if mounted is not None:  # a mounted app's: its own entry too (what a re-mount copies)
                 mounted[0].enabled = enabled
                 mounted[1].registries.lists.clear()
-        kinds = {kind for kind, _entry in changed}
-        if "tools" in kinds:
-            self.changed(TOOLS_CHANGED, "tools")
-        if kinds & {"resources", "templates"}:
-            self.changed(RESOURCES_CHANGED, "resources", "templates")
-        if "prompts" in kinds:
-            self.changed(PROMPTS_CHANGED, "prompts")
+        self.changed(*{kind for kind, _entry in changed})
         return len(changed)
 
     def require(self, kind: str, had: bool) -> None:
@@ -99,18 +98,21 @@ class ListChanges:
                 "fixed when it is built (they are advertised at the handshake)"
             )
 
-    def changed(self, method: str, *lists: str) -> None:
-        """A list changed: its cached definitions dropped, the apps it is mounted in told, and (once
-        built) its clients told, one notification per list however many changes are made together."""
-        for name in lists:
-            self.registries.lists.pop(name, None)
+    def changed(self, *kinds: str) -> None:
+        """Tables changed ("tools", "resources", "templates", "prompts"): their cached definitions
+        dropped, the apps this one is mounted in told, and (once built) its clients told, one
+        notification per list however many changes are made together."""
+        if not kinds:
+            return
+        for kind in kinds:
+            self.registries.lists.pop(kind, None)
         for parent in self.mounting.parents:  # mounted: the apps serving this one place it again
             parent.remount(self.app)
         if self._built() is None:
             return
-        if method == TOOLS_CHANGED:
+        if "tools" in kinds:
             self.declare_tools()
-        self.pending.add(method)
+        self.pending |= {_NOTIFICATION[kind] for kind in kinds}
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # changed outside the event loop: clients see it when they list again

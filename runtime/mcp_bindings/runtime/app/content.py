@@ -10,7 +10,7 @@ import mimetypes
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, ClassVar, Literal, Self, cast
 
 import orjson
 from pydantic import BaseModel
@@ -24,33 +24,33 @@ CONTENT_TYPES = frozenset({"text", "image", "audio", "resource", "resource_link"
 
 
 @dataclass(frozen=True, slots=True)
-class Image:
-    """An image to return from a tool or prompt: `Image(png_bytes)`, `Image.from_file("chart.png")`."""
-
+class _Media:
     data: bytes
-    mime_type: str = "image/png"
+    mime_type: str
+    kind: ClassVar[str]
 
     @classmethod
-    def from_file(cls, path: str | Path, mime_type: str | None = None) -> Image:
-        return cls(Path(path).read_bytes(), mime_type or _guess(path, "image/png"))
+    def from_file(cls, path: str | Path, mime_type: str | None = None) -> Self:
+        return cls(Path(path).read_bytes(), mime_type or _guess(path, cls.__dataclass_fields__["mime_type"].default))
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": "image", "data": base64.b64encode(self.data).decode("ascii"), "mimeType": self.mime_type}
+        return {"type": self.kind, "data": base64.b64encode(self.data).decode("ascii"), "mimeType": self.mime_type}
 
 
 @dataclass(frozen=True, slots=True)
-class Audio:
+class Image(_Media):
+    """An image to return from a tool or prompt: `Image(png_bytes)`, `Image.from_file("chart.png")`."""
+
+    mime_type: str = "image/png"
+    kind: ClassVar[str] = "image"
+
+
+@dataclass(frozen=True, slots=True)
+class Audio(_Media):
     """An audio clip to return from a tool or prompt (an embedded blob for clients before 2025-03-26)."""
 
-    data: bytes
     mime_type: str = "audio/wav"
-
-    @classmethod
-    def from_file(cls, path: str | Path, mime_type: str | None = None) -> Audio:
-        return cls(Path(path).read_bytes(), mime_type or _guess(path, "audio/wav"))
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": "audio", "data": base64.b64encode(self.data).decode("ascii"), "mimeType": self.mime_type}
+    kind: ClassVar[str] = "audio"
 
 
 @dataclass(frozen=True, slots=True)

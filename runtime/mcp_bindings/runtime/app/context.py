@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeAlias, TypeVar, Union, cast, overload
+from typing import Any, Generic, Literal, Self, TypeAlias, TypeVar, Union, cast, overload
 
 import orjson
 from pydantic import BaseModel, ValidationError
@@ -20,7 +20,7 @@ from typing_extensions import TypeVar as DefaultedTypeVar
 
 from mcp_bindings.runtime.app.asks import Boundary, Replay, StartTask, Suspend, ask_digest
 from mcp_bindings.runtime.app.content import Message
-from mcp_bindings.runtime.app.errors import MissingClientCapability
+from mcp_bindings.runtime.app.errors import MissingClientCapability, first_error
 from mcp_bindings.runtime.app.forms import ELICIT, form_of
 from mcp_bindings.runtime.app.lifespan import started_value
 from mcp_bindings.runtime.app.progress import Progress
@@ -102,31 +102,43 @@ class Root:
     model: Any = field(default=None, compare=False, repr=False)
 
 
+class _Raw(Generic[T]):
+    """An attribute of the request context (`ctx.raw`), read through: `ctx.request_id`."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, context: None, owner: type) -> Self: ...
+    @overload
+    def __get__(self, context: Context[Any], owner: type) -> T: ...
+    def __get__(self, context: Context[Any] | None, owner: type) -> Self | T:
+        return self if context is None else getattr(context.raw, self.name)
+
+
+@dataclass(slots=True, eq=False)
 class Context(Generic[L]):
     """What a tool, resource, prompt or completion function gets by annotating a parameter with
     `Context`: the client's identity and capabilities, logging, progress, and asks to the client
     that work the same on every protocol version. `Context[State]`: `ctx.lifespan` is the value of
-    the app's lifespan (`App(lifespan=...)`), typed `State`."""
+    the app's lifespan (`App(lifespan=...)`), typed `State`. `raw`: the runtime's request context
+    (`ctx.raw.request(...)` in the stub version's terms)."""
 
-    __slots__ = ("_boundary", "_ctx", "_lifespan", "_method", "_replay", "_stateless", "_stub")
+    raw: RequestContext
+    _stub: ProtocolTables
+    _method: str
+    _replay: Replay | None
+    _boundary: Boundary = None
+    _lifespan: Any = field(default=None, kw_only=True)
+    _stateless: bool = field(init=False)
 
-    def __init__(
-        self,
-        ctx: RequestContext,
-        stub: ProtocolTables,
-        method: str,
-        replay: Replay | None,
-        boundary: Boundary = None,
-        *,
-        lifespan: Any = None,
-    ) -> None:
-        self._lifespan = lifespan
-        self._ctx = ctx
-        self._stub = stub
-        self._method = method
-        self._replay = replay
-        self._boundary: Boundary = boundary
-        self._stateless = registry.info(ctx.protocol_version).stateless
+    request_id = _Raw[str | int]("request_id")
+    protocol_version = _Raw[str]("protocol_version")  # the client's
+    session = _Raw[SessionContext]("session")  # the client: `id`, `client_info`, a per-client `state` dict, ...
+    client_capabilities = _Raw[dict[str, Any]]("peer_capabilities")
+
+    def __post_init__(self) -> None:
+        self._stateless = registry.info(self.raw.protocol_version).stateless
 
     @property
     def lifespan(self) -> L:
@@ -139,31 +151,8 @@ class Context(Generic[L]):
     def principal(self) -> str | None:
         """Who the HTTP bearer token speaks for (`App(auth=...)`: issuer, subject and client id as
         one string); None without auth."""
-        principal = getattr(self._ctx, "principal", None)
+        principal = getattr(self.raw, "principal", None)
         return principal if isinstance(principal, str) else None
-
-    @property
-    def raw(self) -> RequestContext:
-        """The runtime's request context (`ctx.raw.request(...)` in the stub version's terms)."""
-        return self._ctx
-
-    @property
-    def request_id(self) -> str | int:
-        return self._ctx.request_id
-
-    @property
-    def protocol_version(self) -> str:
-        """The client's protocol version."""
-        return self._ctx.protocol_version
-
-    @property
-    def session(self) -> SessionContext:
-        """The client: `id`, `client_info`, a per-client `state` dict, ..."""
-        return self._ctx.session
-
-    @property
-    def client_capabilities(self) -> dict[str, Any]:
-        return self._ctx.peer_capabilities
 
     @property
     def suspended(self) -> bool:
@@ -185,7 +174,7 @@ class Context(Generic[L]):
     async def log(self, level: LogLevel, data: Any, logger: str | None = None) -> None:
         """`notifications/message`, where the client's log level lets it through."""
         if not self._replaying:
-            await self._ctx.log(level, data, logger)
+            await self.raw.log(level, data, logger)
 
     async def debug(self, message: str) -> None:
         await self.log("debug", message)
@@ -202,7 +191,7 @@ class Context(Generic[L]):
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """`notifications/progress`, if the request asked for progress (else nothing)."""
         if not self._replaying:
-            await self._ctx.report_progress(progress, total, message)
+            await self.raw.report_progress(progress, total, message)
 
     def progress(self, total: float | None = None) -> Progress:
         """This request's progress as a counter (`mcp_bindings.runtime.app.progress`):
@@ -271,12 +260,9 @@ class Context(Generic[L]):
                 # As JSON, strictly: the answer must be what the form asked for ("yes" is no boolean).
                 data: Any = form.model.model_validate_json(orjson.dumps(answer.get("content") or {}), strict=True)
             except ValidationError as exc:
-                first = exc.errors(include_url=False)[0]
-                where = ".".join(str(p) for p in first["loc"]) or "(root)"
+                fit = getattr(schema, "__name__", schema)
                 raise McpError(
-                    INVALID_PARAMS,
-                    f"the client's elicitation answer does not fit {getattr(schema, '__name__', schema)}: "
-                    f"{where}: {first['msg']}",
+                    INVALID_PARAMS, f"the client's elicitation answer does not fit {fit}: {first_error(exc)}"
                 ) from None
             return Accepted(data.value if form.wrapped else data)
         return Declined() if action == "decline" else Cancelled()
@@ -300,7 +286,7 @@ class Context(Generic[L]):
     async def elicitation_complete(self, elicitation_id: str) -> None:
         """`notifications/elicitation/complete`: the URL-mode elicitation `elicitation_id` is done."""
         if not self._replaying:
-            await self._ctx.notify(ELICITATION_COMPLETE, {"elicitationId": elicitation_id})
+            await self.raw.notify(ELICITATION_COMPLETE, {"elicitationId": elicitation_id})
 
     async def sample(
         self,
@@ -355,7 +341,7 @@ class Context(Generic[L]):
 
     def _refusal(self, method: str, params: Any) -> NotExpressible | None:
         """Why `method` cannot be asked of this client now (None: it can)."""
-        version = self._ctx.protocol_version
+        version = self.raw.protocol_version
         client = registry.protocol(version)
         spec = client.server_requests.get(method) or client.input_requests.get(method)
         if spec is None:
@@ -368,7 +354,7 @@ class Context(Generic[L]):
                 f"cannot ask {method} with {feature[1]}: the client speaks MCP {version}, which has none",
                 version=version,
             )
-        if self._stateless and self._replay is None and not isinstance(self._ctx, TaskContext):
+        if self._stateless and self._replay is None and not isinstance(self.raw, TaskContext):
             if self._stub.input_required_result is None:
                 why = f"this app is written against MCP {self._stub.version}, which has no InputRequiredResult"
             else:
@@ -407,7 +393,7 @@ class Context(Generic[L]):
             spec = self._stub.server_requests.get(method) or self._stub.input_requests.get(method)
             typed = versions.validate(spec.result, data) if spec is not None and isinstance(data, dict) else None
         else:
-            typed = await self._ctx.request(method, params)  # crossed back into the stub's version
+            typed = await self.raw.request(method, params)  # crossed back into the stub's version
             data = versions.dump(typed)
         return (cast("dict[str, Any]", data) if isinstance(data, dict) else {}), typed
 

@@ -24,7 +24,7 @@ from typing_extensions import Unpack, deprecated
 
 from mcp_bindings.runtime.app.around import Around
 from mcp_bindings.runtime.app.auth import Auth
-from mcp_bindings.runtime.app.changes import RESOURCES_CHANGED, ListChanges
+from mcp_bindings.runtime.app.changes import ListChanges
 from mcp_bindings.runtime.app.errors import AppDefinitionError
 from mcp_bindings.runtime.app.lifespan import LifespanFactory, Lifetime
 from mcp_bindings.runtime.app.mounting import Mounting
@@ -35,7 +35,7 @@ from mcp_bindings.runtime.app.running import Running, TestClientOptions
 from mcp_bindings.runtime.app.serving import Serving
 from mcp_bindings.runtime.app.skills import Skills, SkillsOptions
 from mcp_bindings.runtime.app.task_tools import TaskTools
-from mcp_bindings.runtime.app.ui import Source, Ui, UiResourceOptions, Visibility
+from mcp_bindings.runtime.app.ui import Source, Ui, UiResourceOptions
 from mcp_bindings.runtime.client.stub import ClientStub
 from mcp_bindings.runtime.middleware.chain import Middleware
 from mcp_bindings.runtime.protocol import registry
@@ -166,8 +166,7 @@ class App:
     @cached_property
     def _skills(self) -> Skills:
         registers: Any = self  # its public `resource`, `remove_resource`, `resource_updated`
-        lists = ("resources", "templates")
-        return Skills(registers, self._pkg, self._lifetime, lambda: self._changes.changed(RESOURCES_CHANGED, *lists))
+        return Skills(registers, self._pkg, self._lifetime, lambda: self._changes.changed("resources", "templates"))
 
     def ui_resource(self, uri: str, source: Source | None = None, /, **options: Unpack[UiResourceOptions]) -> Any:
         """Serve an MCP Apps UI resource (`app.ui.Ui.resource`; docs/extensions-apps.md)."""
@@ -175,17 +174,10 @@ class App:
         self.add(self._ui)
         return made
 
-    def ui_tool(
-        self,
-        resource_uri: str | None = None,
-        /,
-        *,
-        visibility: Sequence[Visibility] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        **options: Any,
-    ) -> Callable[[F], F]:
-        """Register a tool that opens a UI resource (`app.ui.Ui.tool`; docs/extensions-apps.md)."""
-        made: Callable[[F], F] = self._ui.tool(resource_uri, visibility=visibility, meta=meta, **options)
+    def ui_tool(self, resource_uri: str | None = None, /, **options: Any) -> Callable[[F], F]:
+        """Register a tool that opens a UI resource (`app.ui.Ui.tool`: `visibility`, `meta` and `app.tool`'s
+        options; docs/extensions-apps.md)."""
+        made: Callable[[F], F] = self._ui.tool(resource_uri, **options)
         self.add(self._ui)
         return made
 
@@ -470,41 +462,34 @@ def _class_name(name: str) -> str:
 # -- the handlers of the generated server class (self: the server; self.app: the App) ------------
 
 
-async def _list_tools(self: Any, params: Any, ctx: RequestContext) -> Any:
-    page, cursor = self.app._serving.page("tools", params)
-    return self.app._serving.pkg.ListToolsResult(tools=page, next_cursor=cursor)
+def _lister(kind: str, result: str, field: str) -> Callable[..., Any]:
+    """The handler listing `kind`: one page of it as the stub's `result` model (its list in `field`)."""
+
+    async def handler(self: Any, params: Any, ctx: RequestContext) -> Any:
+        page, cursor = self.app._serving.page(kind, params)
+        return getattr(self.app._serving.pkg, result)(**{field: page}, next_cursor=cursor)
+
+    return handler
 
 
-async def _call_tool(self: Any, params: Any, ctx: RequestContext) -> Any:
-    return await self.app._serving.serve_call_tool(params, ctx)
+def _served(name: str) -> Callable[..., Any]:
+    """The handler calling the app's `Serving.<name>` (`serve_call_tool`, ...)."""
 
+    async def handler(self: Any, params: Any, ctx: RequestContext) -> Any:
+        return await getattr(self.app._serving, name)(params, ctx)
 
-async def _list_resources(self: Any, params: Any, ctx: RequestContext) -> Any:
-    page, cursor = self.app._serving.page("resources", params)
-    return self.app._serving.pkg.ListResourcesResult(resources=page, next_cursor=cursor)
-
-
-async def _list_templates(self: Any, params: Any, ctx: RequestContext) -> Any:
-    page, cursor = self.app._serving.page("templates", params)
-    return self.app._serving.pkg.ListResourceTemplatesResult(resource_templates=page, next_cursor=cursor)
-
-
-async def _read_resource(self: Any, params: Any, ctx: RequestContext) -> Any:
-    return await self.app._serving.serve_read_resource(params, ctx)
+    return handler
 
 
 async def _subscription(self: Any, params: Any, ctx: RequestContext) -> Any:
     return {}  # the runtime records the subscription once this succeeds
 
 
-async def _list_prompts(self: Any, params: Any, ctx: RequestContext) -> Any:
-    page, cursor = self.app._serving.page("prompts", params)
-    return self.app._serving.pkg.ListPromptsResult(prompts=page, next_cursor=cursor)
-
-
-async def _get_prompt(self: Any, params: Any, ctx: RequestContext) -> Any:
-    return await self.app._serving.serve_get_prompt(params, ctx)
-
-
-async def _complete(self: Any, params: Any, ctx: RequestContext) -> Any:
-    return await self.app._serving.serve_complete(params, ctx)
+_list_tools = _lister("tools", "ListToolsResult", "tools")
+_list_resources = _lister("resources", "ListResourcesResult", "resources")
+_list_templates = _lister("templates", "ListResourceTemplatesResult", "resource_templates")
+_list_prompts = _lister("prompts", "ListPromptsResult", "prompts")
+_call_tool = _served("serve_call_tool")
+_read_resource = _served("serve_read_resource")
+_get_prompt = _served("serve_get_prompt")
+_complete = _served("serve_complete")

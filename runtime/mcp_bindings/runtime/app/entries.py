@@ -15,7 +15,7 @@ from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
 
 from mcp_bindings.runtime.app import content as c
 from mcp_bindings.runtime.app.arguments import Arguments, arguments_reader
-from mcp_bindings.runtime.app.errors import AppDefinitionError
+from mcp_bindings.runtime.app.errors import AppDefinitionError, first_error
 from mcp_bindings.runtime.app.inline import inline_refs as inline
 from mcp_bindings.runtime.app.signature import MISSING, FunctionSignature, analyse, json_schema, output_kind
 from mcp_bindings.runtime.app.uri_template import Template, TemplateError, is_uri
@@ -23,7 +23,7 @@ from mcp_bindings.runtime.protocol import reshape, versions
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import validation_error
 
-__all__ = ["Completer", "PromptEntry", "ResourceEntry", "TemplateEntry", "ToolEntry"]
+__all__ = ["Completer", "Entry", "PromptEntry", "ResourceEntry", "TemplateEntry", "ToolEntry"]
 
 # SEP-986 (2025-11-25): what a tool name should be. Enforced: a name outside it is refused.
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
@@ -55,6 +55,16 @@ def _wire(value: Any) -> Any:
     return value
 
 
+def _name(options: Options, fn: Callable[..., Any]) -> str:
+    """The `name` option, else the function's name."""
+    return _given(options, "name", lambda: str(getattr(fn, "__name__", "")))
+
+
+def _given(options: Options, key: str, default: Callable[[], Any]) -> Any:
+    value = options.get(key)
+    return value if value is not None else default()
+
+
 def _type_name(tp: Any) -> str:
     """`int`, `Forecast`, `list[str]`: a return annotation as it was written."""
     return (
@@ -69,11 +79,7 @@ def _model(pkg: Any, name: str, data: dict[str, Any], what: str) -> Any:
         model = getattr(pkg, name)
         return model.model_validate(reshape.shape(data, model, pkg.INFO.key))
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(root)"
-        raise AppDefinitionError(
-            f"{what}: not a valid {name} of MCP {pkg.INFO.version}: {where}: {first['msg']}"
-        ) from None
+        raise AppDefinitionError(f"{what}: not a valid {name} of MCP {pkg.INFO.version}: {first_error(exc)}") from None
 
 
 def errors_text(exc: ValidationError, root: str = "(arguments)") -> str:
@@ -100,23 +106,34 @@ def _is_object(schema: dict[str, Any]) -> bool:
     return schema.get("type") == "object"
 
 
-class ToolEntry:
-    """One tool: its definition (the stub's `Tool`) and how its results are made."""
+class Entry:
+    """What every entry of an app's tables has: its definition (the stub's model), the function's
+    signature, and what `app.disable` / `app.mount` set on it."""
+
+    __slots__ = ("definition", "enabled", "lifetime", "sig", "tags")
+
+    definition: Any
+    sig: FunctionSignature
+
+    def __init__(self) -> None:
+        self.tags: frozenset[str] = frozenset()  # the app's (`@app.tool(tags=...)`), for enable / disable
+        self.enabled = True
+        self.lifetime: Any = None  # a mounted app's (`app.mount`): its lifespan and dependencies; None: the app's
+
+
+class ToolEntry(Entry):
+    """One tool: its definition (the stub's `Tool`) and how its results are made. `options` are
+    `@app.tool`'s (`app.registration.ToolOptions`)."""
 
     __slots__ = (
         "arguments",
-        "definition",
-        "enabled",
         "fn",
         "input_first",
-        "lifetime",
         "name",
         "output",
         "output_schema",
         "result",
         "scopes",
-        "sig",
-        "tags",
         "task",
         "wrap",
     )
@@ -125,28 +142,18 @@ class ToolEntry:
         self,
         fn: Callable[..., Any],
         pkg: Any,
-        *,
-        name: str | None,
-        title: str | None,
-        description: str | None,
-        annotations: Any,
-        icons: Any,
-        meta: Mapping[str, Any] | None,
-        structured: bool | None,
+        options: Options,
         scope: Mapping[str, Any] | None = None,
-        input_schema: Mapping[str, Any] | None = None,
-        task: bool | str = False,
-        input_first: bool = False,
         inline_refs: bool = False,
     ) -> None:
-        name = name if name is not None else str(getattr(fn, "__name__", ""))
+        super().__init__()
+        name = _name(options, fn)
         if TOOL_NAME.fullmatch(name) is None:
             raise AppDefinitionError(f"tool {name!r}: a tool name is 1-128 of A-Z a-z 0-9 _ - . (SEP-986)")
         what = f"tool {name!r}"
         self.scopes: tuple[str, ...] = ()  # OAuth scopes a call needs on top of the app's (`App(auth=...)`)
-        self.tags: frozenset[str] = frozenset()  # the app's (`@app.tool(tags=...)`), for enable / disable
-        self.enabled = True
-        self.lifetime: Any = None  # a mounted app's (`app.mount`): its lifespan and dependencies; None: the app's
+        task, input_first = options.get("task", False), bool(options.get("input_first", False))
+        structured, input_schema = options.get("structured"), options.get("input_schema")
         if task not in TASK_SUPPORT:
             raise AppDefinitionError(f'{what}: task={task!r}; use False, True (= "optional") or "required"')
         # How the tool runs as a task: None (never), "optional" (when the client asks), "required".
@@ -157,9 +164,7 @@ class ToolEntry:
         self.input_first = input_first
         self.name = name
         self.fn = fn
-        self.sig: FunctionSignature = analyse(
-            fn, what, model_name=f"{name.replace('.', '_').replace('-', '_')}Arguments", scope=scope
-        )
+        self.sig = analyse(fn, what, model_name=f"{name.replace('.', '_').replace('-', '_')}Arguments", scope=scope)
         if input_first and self.sig.context is None:
             raise AppDefinitionError(f"{what}: input_first=True needs a Context parameter (to call ctx.start_task())")
         # The call's arguments -> the function's keyword arguments (`arguments`; ValidationError).
@@ -211,13 +216,13 @@ class ToolEntry:
         definition = _clean(
             {
                 "name": name,
-                "title": title,
-                "description": description if description is not None else self.sig.description(),
+                "title": options.get("title"),
+                "description": _given(options, "description", self.sig.description),
                 "inputSchema": arguments_schema,
                 "outputSchema": self.output_schema if reshape.carries(tool, "outputSchema", pkg.INFO.key) else None,
-                "annotations": _wire(annotations),
-                "icons": _wire(icons),
-                "_meta": _wire(meta),
+                "annotations": _wire(options.get("annotations")),
+                "icons": _wire(options.get("icons")),
+                "_meta": _wire(options.get("meta")),
                 # Tool-level task negotiation, where the stub's version has it (2025-11-25); at
                 # 2026-07-28 the tasks extension lets the server decide per call.
                 "execution": {"taskSupport": self.task} if self.task and "execution" in tool.model_fields else None,
@@ -225,7 +230,7 @@ class ToolEntry:
         )
         if not reshape.carries(tool, "outputSchema", pkg.INFO.key):
             self.output_schema = None  # the stub's version has no structured output: content only
-        self.definition: Any = _model(pkg, "Tool", definition, what)
+        self.definition = _model(pkg, "Tool", definition, what)
 
     def content(self, value: Any) -> dict[str, Any]:
         """The CallToolResult JSON for what the function returned."""
@@ -271,6 +276,24 @@ def _default_mime(returns: Any) -> str | None:
     return "application/json"
 
 
+def _resource(
+    options: Options, fn: Callable[..., Any], sig: FunctionSignature, mime_type: str | None, key: str, uri: str
+) -> dict[str, Any]:
+    """A resource's (`key` "uri") or a resource template's ("uriTemplate") definition, as wire JSON."""
+    definition = {
+        key: uri,
+        "name": options.get("name") or getattr(fn, "__name__", uri),
+        "title": options.get("title"),
+        "description": options.get("description") or sig.description(),
+        "mimeType": mime_type,
+        "size": options.get("size"),  # (refused for a template: `Registration.resource`)
+        "annotations": _wire(options.get("annotations")),
+        "icons": _wire(options.get("icons")),
+        "_meta": _wire(options.get("meta")),
+    }
+    return _clean(definition)
+
+
 def contents(uri: str, value: Any, mime_type: str | None) -> list[dict[str, Any]]:
     """A resource function's return value as `contents` entries (wire JSON)."""
     if isinstance(value, str):
@@ -289,18 +312,16 @@ def contents(uri: str, value: Any, mime_type: str | None) -> list[dict[str, Any]
     return [_clean({"uri": uri, "mimeType": mime_type or "application/json", "text": c.json_text(data)})]
 
 
-class ResourceEntry:
+class ResourceEntry(Entry):
     """A resource with a fixed URI."""
 
-    __slots__ = ("definition", "enabled", "lifetime", "mime_type", "sig", "tags", "uri")
+    __slots__ = ("mime_type", "uri")
 
     def __init__(
         self, uri: str, fn: Callable[..., Any], pkg: Any, options: Options, scope: Mapping[str, Any] | None = None
     ) -> None:
+        super().__init__()
         what = f"resource {uri!r}"
-        self.tags: frozenset[str] = frozenset()
-        self.enabled = True
-        self.lifetime: Any = None  # a mounted app's (`app.mount`): its lifespan and dependencies; None: the app's
         if not is_uri(uri):
             raise AppDefinitionError(f"{what}: not a URI (it needs a scheme, like 'file:' or 'config://')")
         self.uri = uri
@@ -311,24 +332,14 @@ class ResourceEntry:
                 "for a resource template put them in the URI: 'scheme://{name}'"
             )
         self.mime_type: str | None = options.get("mime_type") or _default_mime(self.sig.returns)
-        definition = {
-            "uri": uri,
-            "name": options.get("name") or getattr(fn, "__name__", uri),
-            "title": options.get("title"),
-            "description": options.get("description") or self.sig.description(),
-            "mimeType": self.mime_type,
-            "size": options.get("size"),
-            "annotations": _wire(options.get("annotations")),
-            "icons": _wire(options.get("icons")),
-            "_meta": _wire(options.get("meta")),
-        }
-        self.definition: Any = _model(pkg, "Resource", _clean(definition), what)
+        definition = _resource(options, fn, self.sig, self.mime_type, "uri", uri)
+        self.definition = _model(pkg, "Resource", definition, what)
 
 
-class TemplateEntry:
+class TemplateEntry(Entry):
     """A resource template: RFC 6570 URI template whose variables are the function's arguments."""
 
-    __slots__ = ("definition", "enabled", "lifetime", "mime_type", "sig", "tags", "template")
+    __slots__ = ("mime_type", "template")
 
     def __init__(
         self,
@@ -338,10 +349,8 @@ class TemplateEntry:
         options: Options,
         scope: Mapping[str, Any] | None = None,
     ) -> None:
+        super().__init__()
         what = f"resource template {uri_template!r}"
-        self.tags: frozenset[str] = frozenset()
-        self.enabled = True
-        self.lifetime: Any = None  # a mounted app's (`app.mount`): its lifespan and dependencies; None: the app's
         try:
             self.template = Template(uri_template)
             self.template.check()
@@ -367,17 +376,8 @@ class TemplateEntry:
             if is_list and not var.explode:
                 raise AppDefinitionError(f"{what}: {var.name!r} is a list: explode it in the template, {{{var.name}*}}")
         self.mime_type: str | None = options.get("mime_type") or _default_mime(self.sig.returns)
-        definition = {
-            "uriTemplate": uri_template,
-            "name": options.get("name") or getattr(fn, "__name__", uri_template),
-            "title": options.get("title"),
-            "description": options.get("description") or self.sig.description(),
-            "mimeType": self.mime_type,
-            "annotations": _wire(options.get("annotations")),
-            "icons": _wire(options.get("icons")),
-            "_meta": _wire(options.get("meta")),
-        }
-        self.definition: Any = _model(pkg, "ResourceTemplate", _clean(definition), what)
+        definition = _resource(options, fn, self.sig, self.mime_type, "uriTemplate", uri_template)
+        self.definition = _model(pkg, "ResourceTemplate", definition, what)
 
     def arguments(self, uri: str, values: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -410,23 +410,15 @@ def messages(value: Any) -> list[dict[str, Any]]:
     return out
 
 
-class PromptEntry:
-    __slots__ = ("definition", "enabled", "lifetime", "name", "sig", "tags")
+class PromptEntry(Entry):
+    __slots__ = ("name",)
 
     def __init__(
-        self,
-        fn: Callable[..., Any],
-        pkg: Any,
-        name: str | None,
-        options: Options,
-        scope: Mapping[str, Any] | None = None,
+        self, fn: Callable[..., Any], pkg: Any, options: Options, scope: Mapping[str, Any] | None = None
     ) -> None:
-        name = name if name is not None else str(getattr(fn, "__name__", ""))
+        super().__init__()
+        self.name = name = _name(options, fn)
         what = f"prompt {name!r}"
-        self.tags: frozenset[str] = frozenset()
-        self.enabled = True
-        self.lifetime: Any = None  # a mounted app's (`app.mount`): its lifespan and dependencies; None: the app's
-        self.name = name
         self.sig = analyse(fn, what, model_name="PromptArguments", lax_strings=True, scope=scope)
         fields = self.sig.arguments.model_fields
         arguments = [
@@ -441,7 +433,7 @@ class PromptEntry:
             "icons": _wire(options.get("icons")),
             "_meta": _wire(options.get("meta")),
         }
-        self.definition: Any = _model(pkg, "Prompt", _clean(definition), what)
+        self.definition = _model(pkg, "Prompt", _clean(definition), what)
 
     def arguments(self, given: Mapping[str, Any] | None) -> dict[str, Any]:
         try:

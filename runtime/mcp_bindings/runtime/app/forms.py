@@ -8,11 +8,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
+from functools import cache
 from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError, create_model
 
-from mcp_bindings.runtime.app.errors import AppDefinitionError
+from mcp_bindings.runtime.app.errors import AppDefinitionError, first_error
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.spec import ProtocolTables
 from mcp_bindings.v2026_07_28 import names as v2026
@@ -55,7 +56,6 @@ class Form:
     wrapped: bool  # a single value asked as a form with one field, `value`
 
 
-_FORMS: dict[tuple[ProtocolTables, Any], Form] = {}
 _SINGLE = (bool, int, float, str)
 
 
@@ -66,23 +66,24 @@ def form_of(stub: ProtocolTables, kind: Any) -> Form:
         schema = dict(cast("Mapping[str, Any]", kind))
         _check_form(stub, schema, "the requestedSchema")
         return Form(schema, None, False)
-    key = (stub, kind)
-    form = _FORMS.get(key)
-    if form is None:
-        model: type[BaseModel]
-        if isinstance(kind, type) and issubclass(kind, BaseModel):
-            model, wrapped = kind, False
-        elif kind in _SINGLE or (isinstance(kind, type) and issubclass(kind, Enum)):
-            model, wrapped = create_model("Answer", value=(kind, ...)), True
-        else:
-            raise AppDefinitionError(
-                "ctx.elicit(schema=...) takes a pydantic model class, bool, int, float, str, an Enum, or a "
-                f"requestedSchema as a dict; not {kind!r}"
-            )
-        schema = elicitation_schema(model)
-        _check_form(stub, schema, getattr(kind, "__name__", repr(kind)))
-        form = _FORMS[key] = Form(schema, model, wrapped)
-    return form
+    return _typed_form(stub, kind)
+
+
+@cache  # once per version and type
+def _typed_form(stub: ProtocolTables, kind: Any) -> Form:
+    model: type[BaseModel]
+    if isinstance(kind, type) and issubclass(kind, BaseModel):
+        model, wrapped = kind, False
+    elif kind in _SINGLE or (isinstance(kind, type) and issubclass(kind, Enum)):
+        model, wrapped = create_model("Answer", value=(kind, ...)), True
+    else:
+        raise AppDefinitionError(
+            "ctx.elicit(schema=...) takes a pydantic model class, bool, int, float, str, an Enum, or a "
+            f"requestedSchema as a dict; not {kind!r}"
+        )
+    schema = elicitation_schema(model)
+    _check_form(stub, schema, getattr(kind, "__name__", repr(kind)))
+    return Form(schema, model, wrapped)
 
 
 def _check_form(stub: ProtocolTables, schema: dict[str, Any], what: str) -> None:
@@ -92,9 +93,7 @@ def _check_form(stub: ProtocolTables, schema: dict[str, Any], what: str) -> None
     try:
         versions.validate(spec.params, {"message": "?", "requestedSchema": schema})
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"])
         raise AppDefinitionError(
             f"{what} cannot be an elicitation form in MCP {stub.version} (forms hold flat string, number, "
-            f"integer, boolean and enum fields): {where}: {first['msg']}"
+            f"integer, boolean and enum fields): {first_error(exc)}"
         ) from None

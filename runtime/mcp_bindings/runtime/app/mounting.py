@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from mcp_bindings.runtime.app.changes import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED
 from mcp_bindings.runtime.app.entries import TOOL_NAME, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry
 from mcp_bindings.runtime.app.errors import AppDefinitionError
 from mcp_bindings.runtime.app.lifespan import Lifetime
@@ -132,12 +131,7 @@ class Mounting:
             self.changes.require("completions", had_completions or bool(self.registries.completers))
             self.registries.completers[key] = completer
             mount.completions.append(key)
-        if "tools" in touched:
-            self.changes.changed(TOOLS_CHANGED, "tools")
-        if touched & {"resources", "templates"}:
-            self.changes.changed(RESOURCES_CHANGED, "resources", "templates")
-        if "prompts" in touched:
-            self.changes.changed(PROMPTS_CHANGED, "prompts")
+        self.changes.changed(*touched)
 
     # -- resources: updates up, subscriptions down ------------------------------------------------
 
@@ -215,31 +209,20 @@ def _ancestors(mounting: Mounting) -> list[App]:
 
 def _copies(mount: _Mount) -> dict[tuple[str, str], tuple[Any, Entry]]:
     """The mounted app's entries as this app places them: (table, key) -> (copy, the original)."""
-    app, ns = mount.app, mount.namespace
-    lifetime = mount.mounting.lifetime
     out: dict[tuple[str, str], tuple[Any, Entry]] = {}
-    for tool in app.registries.tools.values():
-        name = _name(ns, tool.name)
-        new = copy.copy(tool)
-        new.name, new.lifetime = name, tool.lifetime or lifetime
-        new.definition = tool.definition.model_copy(update={"name": name})
-        out["tools", name] = (new, tool)
-    for prompt in app.registries.prompts.values():
-        name = _name(ns, prompt.name)
-        new = copy.copy(prompt)
-        new.name, new.lifetime = name, prompt.lifetime or lifetime
-        new.definition = prompt.definition.model_copy(update={"name": name})
-        out["prompts", name] = (new, prompt)
-    for resource in app.registries.resources.values():
-        uri = _uri(ns, resource.uri)
-        new = copy.copy(resource)
-        new.uri, new.lifetime = uri, resource.lifetime or lifetime
-        new.definition = resource.definition.model_copy(update={"uri": uri})
-        out["resources", uri] = (new, resource)
-    for template in app.registries.templates.values():
-        uri = _uri(ns, template.template.template)
-        new = copy.copy(template)
-        new.template, new.lifetime = Template(uri), template.lifetime or lifetime
-        new.definition = template.definition.model_copy(update={"uri_template": uri})
-        out["templates", uri] = (new, template)
+    for kind in ("tools", "prompts", "resources", "templates"):
+        for entry in mount.app.registries.table(kind).values():
+            new = copy.copy(entry)
+            new.lifetime = entry.lifetime or mount.mounting.lifetime
+            if isinstance(entry, TemplateEntry):
+                key = _uri(mount.namespace, entry.template.template)
+                new.template, field = Template(key), "uri_template"
+            elif isinstance(entry, ResourceEntry):
+                key = new.uri = _uri(mount.namespace, entry.uri)
+                field = "uri"
+            else:
+                key = new.name = _name(mount.namespace, entry.name)
+                field = "name"
+            new.definition = entry.definition.model_copy(update={field: key})
+            out[kind, key] = (new, entry)
     return out

@@ -24,7 +24,7 @@ import logging
 import shlex
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -36,19 +36,18 @@ from mcp_bindings.runtime.app.changes import PROMPTS_CHANGED, RESOURCES_CHANGED,
 from mcp_bindings.runtime.app.context import Context
 from mcp_bindings.runtime.app.errors import ResourceNotFound
 from mcp_bindings.runtime.app.proxy_entries import RemotePrompt, RemoteResource, RemoteTemplate, RemoteTool
-from mcp_bindings.runtime.app.proxy_subscriptions import RemoteSubscriptions, subscribes
+from mcp_bindings.runtime.app.proxy_subscriptions import GONE, RemoteSubscriptions, ended, subscribes
 from mcp_bindings.runtime.app.uri_template import TemplateError
+from mcp_bindings.runtime.client.options import ClientArgs
 from mcp_bindings.runtime.client.stub import ClientHandlerStub
 from mcp_bindings.runtime.protocol import registry, versions
-from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_REQUEST, ConnectionClosed, McpError
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from mcp_bindings.v2026_07_28 import names as v2026
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.app.changes import ListChanges
     from mcp_bindings.runtime.app.core import App
     from mcp_bindings.runtime.app.mounting import Mounting
-    from mcp_bindings.runtime.client.retry import RetryMode
-    from mcp_bindings.runtime.client.seam import CallHook
     from mcp_bindings.runtime.stdio.connect import ChildEnv
 
 __all__ = ["ProxyOptions", "Remote", "proxy_app", "resources_capability"]
@@ -57,10 +56,9 @@ log = logging.getLogger("mcp_bindings.runtime.app")
 
 KINDS = ("tools", "resources", "prompts")  # what a proxy serves before it knows what the remote has
 COMPLETIONS = "completions"  # served too, forwarded (no table: the remote answers each request)
-_GONE = (ConnectionClosed, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, OSError)
 _TABLES = ("tools", "prompts", "resources", "templates")  # the app's tables a remote's lists are placed in
+_OWN = ("name", "version", "protocol", "env", "cwd", "headers", "sse")  # `ProxyOptions` not the client's
 RESERVED = "io.modelcontextprotocol/"  # the protocol's own `_meta` keys (2026-07-28: serverInfo, ...)
-_CHANGED = {"tools": TOOLS_CHANGED, "prompts": PROMPTS_CHANGED, "resources": RESOURCES_CHANGED}
 
 
 def _target(target: str | Sequence[str]) -> tuple[str | None, list[str]]:
@@ -80,23 +78,16 @@ class Remote:
     """The proxy's upstream: the connection (the app's lifespan), what it lists, and the calls in
     progress (where the remote's requests and log messages go)."""
 
-    def __init__(
-        self,
-        app: App,
-        target: str | Sequence[str],
-        *,
-        env: ChildEnv,
-        cwd: str | None,
-        headers: Mapping[str, str] | None,
-        sse: bool = False,
-        options: Mapping[str, Any],
-    ) -> None:
+    def __init__(self, app: App, target: str | Sequence[str], options: ProxyOptions) -> None:
         self.app = app
         self.url, self.command = _target(target)
-        if sse and self.url is None:
+        self.sse = options.get("sse", False)
+        if self.sse and self.url is None:
             raise ValueError("App.proxy: sse=True is for a URL (the server's /sse endpoint), not a command")
-        self.sse = sse
-        self.env, self.cwd, self.headers, self.options = env, cwd, headers, dict(options)
+        self.env, self.cwd, self.headers = options.get("env"), options.get("cwd"), options.get("headers")
+        # The client's options (`ClientOptions`): what `proxy_app` and this leave to it.
+        self.options: dict[str, Any] = {"request_timeout": 60.0}
+        self.options.update((k, v) for k, v in options.items() if k not in _OWN)
         self.name = self.url or shlex.join(self.command)
         self.client: Any = None  # the typed client (the app's version's `Client`) while connected
         self.gone: str | None = None  # why the remote is not there (None: connected, or not started)
@@ -214,10 +205,7 @@ class Remote:
             made[key] = entry
         table.update(made)
         self.keys[kind] = set(made)
-        if kind == "resources" or kind == "templates":
-            changes.changed(RESOURCES_CHANGED, "resources", "templates")
-        else:
-            changes.changed(_CHANGED[kind], kind)
+        changes.changed(kind)
 
     def changed(self, *kinds: str) -> None:
         """The remote's list changed: list it again (in the connection's task group, not the reader's)."""
@@ -239,18 +227,16 @@ class Remote:
             async with client.session.listen(wanted) as stream:
                 async for notification in stream:
                     self.changed(*kinds.get(getattr(notification, "method", ""), ()))
-        except (McpError, *_GONE) as exc:
-            log.warning("App.proxy: the remote's list changes cannot be followed: %s", exc)
-        except BaseExceptionGroup as group:  # the stream's own task group: the connection went away
-            _ended, rest = group.split((McpError, *_GONE))
-            if rest is not None:
+        except (McpError, *GONE, BaseExceptionGroup) as exc:  # a group: the stream's own task group's
+            why = ended(exc)
+            if why is None:
                 raise
-            log.warning("App.proxy: the remote's list changes cannot be followed: %s", group.exceptions[0])
+            log.warning("App.proxy: the remote's list changes cannot be followed: %s", why)
 
     async def _refresh_logged(self, kind: str) -> None:
         try:
             await self.refresh(kind)
-        except (McpError, *_GONE) as exc:
+        except (McpError, *GONE) as exc:
             log.warning("App.proxy: listing the remote's %s again failed: %s", kind, exc)
 
     # -- forwarding -----------------------------------------------------------------------------
@@ -268,7 +254,7 @@ class Remote:
             return None  # unwound for an input round (`ask`): the app answers with its InputRequiredResult
         except McpError as exc:
             raise self._error(method, params, exc) from None
-        except _GONE as exc:
+        except GONE as exc:
             self.gone = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             raise McpError(
                 INTERNAL_ERROR, f"the upstream MCP server {self.name} is gone ({self.gone}); {method} was not answered"
@@ -416,8 +402,9 @@ def resources_capability(remote: Remote | None) -> dict[str, Any]:
     return {"listChanged": True, "subscribe": True} if offered else {"listChanged": True}
 
 
-class ProxyOptions(TypedDict, total=False):
-    """`App.proxy`'s keyword arguments (see `proxy_app`); the last five are the client's (`ClientOptions`)."""
+class ProxyOptions(ClientArgs, total=False):
+    """`App.proxy`'s keyword arguments (see `proxy_app`): these, then the client's (`ClientOptions`;
+    its `handlers` are the proxy's own)."""
 
     name: str | None
     version: str
@@ -426,13 +413,6 @@ class ProxyOptions(TypedDict, total=False):
     cwd: str | None
     headers: Mapping[str, str] | None
     sse: bool
-    request_timeout: float | None
-    protocol_version: str | None
-    client_info: dict[str, Any] | None
-    probe_timeout: float
-    lenient: bool
-    retry: RetryMode
-    hooks: Sequence[CallHook]
 
 
 def proxy_app(make: Callable[..., App], target: str | Sequence[str], **options: Unpack[ProxyOptions]) -> App:
@@ -446,8 +426,6 @@ def proxy_app(make: Callable[..., App], target: str | Sequence[str], **options: 
     options (`ClientOptions`: `protocol_version` pins the remote's version instead of "auto",
     `probe_timeout`, ...). Run it as any app (`run`, `asgi`, `test_client`) or mount it
     (`app.mount(App.proxy(...), namespace="x")`)."""
-    own = ("name", "version", "protocol", "env", "cwd", "headers", "sse")
-    client: dict[str, Any] = {"request_timeout": 60.0, **{k: v for k, v in options.items() if k not in own}}
     holder: list[Remote] = []
 
     def lifespan(app: Any) -> AbstractAsyncContextManager[Any]:
@@ -459,15 +437,7 @@ def proxy_app(make: Callable[..., App], target: str | Sequence[str], **options: 
         protocol=options.get("protocol"),
         lifespan=lifespan,
     )
-    remote = Remote(
-        app,
-        target,
-        env=options.get("env"),
-        cwd=options.get("cwd"),
-        headers=options.get("headers"),
-        sse=options.get("sse", False),
-        options=client,
-    )
+    remote = Remote(app, target, options)
     holder.append(remote)
     app.registries.serves |= {*KINDS, COMPLETIONS}
     app.remote = remote

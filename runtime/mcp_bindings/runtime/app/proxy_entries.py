@@ -6,12 +6,13 @@ whose result is the remote's, passed through as it came (content, structuredCont
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Awaitable, Callable, Mapping
 from functools import cache
 from typing import Any
 
 from mcp_bindings.runtime.app.context import Context
-from mcp_bindings.runtime.app.entries import PromptEntry, ResourceEntry, TemplateEntry, ToolEntry
+from mcp_bindings.runtime.app.entries import Entry, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry
 from mcp_bindings.runtime.app.signature import FunctionSignature, analyse
 from mcp_bindings.runtime.app.uri_template import Template
 from mcp_bindings.runtime.protocol import versions
@@ -46,25 +47,34 @@ def _bound(kind: str, fn: Callable[..., Awaitable[Any]]) -> FunctionSignature:
     return dataclasses.replace(_signature(kind), fn=fn)
 
 
+def _forwarding(forward: Forward, method: str, name: str) -> Callable[..., Awaitable[Any]]:
+    """What a remote tool or prompt runs: its request, with the arguments as given, to the remote."""
+
+    async def call(arguments: dict[str, Any], ctx: Context[Any]) -> Any:
+        return await forward(method, {"name": name, "arguments": arguments}, ctx)
+
+    return call
+
+
+async def _read(forward: Forward, uri: str, ctx: Context[Any]) -> Any:
+    return (await forward(v2026.RESOURCES_READ, {"uri": uri}, ctx)).contents
+
+
 class RemoteTool(ToolEntry):
     """A remote tool: its arguments go to the remote as they are, its result comes back as it is."""
 
     __slots__ = ()
 
     def __init__(self, definition: Any, forward: Forward) -> None:
-        name: str = definition.name
-
-        async def call(arguments: dict[str, Any], ctx: Context[Any]) -> Any:
-            return await forward(v2026.TOOLS_CALL, {"name": name, "arguments": arguments}, ctx)
-
-        self.name, self.fn, self.definition = name, call, definition
-        self.sig = _bound("arguments", call)
+        Entry.__init__(self)
+        self.name, self.definition = definition.name, definition
+        self.fn = _forwarding(forward, v2026.TOOLS_CALL, self.name)
+        self.sig = _bound("arguments", self.fn)
         self.arguments = _as_given
         self.output, self.wrap, self.result = "content", False, None
         schema = getattr(definition, "output_schema", None)
         self.output_schema = versions.dump(schema) if schema is not None else None
-        self.task, self.input_first = None, False
-        self.scopes, self.tags, self.enabled, self.lifetime = (), frozenset[str](), True, None
+        self.task, self.input_first, self.scopes = None, False, ()
 
     def content(self, value: Any) -> dict[str, Any]:
         """The remote's CallToolResult, as it came (crossed into the app's version by the client),
@@ -82,31 +92,21 @@ class RemotePrompt(PromptEntry):
     __slots__ = ()
 
     def __init__(self, definition: Any, forward: Forward) -> None:
-        name: str = definition.name
-
-        async def get(arguments: dict[str, Any], ctx: Context[Any]) -> Any:
-            return await forward(v2026.PROMPTS_GET, {"name": name, "arguments": arguments}, ctx)
-
-        self.name, self.definition = name, definition
-        self.sig = _bound("arguments", get)
-        self.tags, self.enabled, self.lifetime = frozenset[str](), True, None
+        Entry.__init__(self)
+        self.name, self.definition = definition.name, definition
+        self.sig = _bound("arguments", _forwarding(forward, v2026.PROMPTS_GET, self.name))
 
     def arguments(self, given: Mapping[str, Any] | None) -> dict[str, Any]:
-        return {"arguments": dict(given or {})}
+        return _as_given(given)
 
 
 class RemoteResource(ResourceEntry):
     __slots__ = ()
 
     def __init__(self, definition: Any, forward: Forward) -> None:
-        uri: str = definition.uri
-
-        async def read(ctx: Context[Any]) -> Any:
-            return (await forward(v2026.RESOURCES_READ, {"uri": uri}, ctx)).contents
-
-        self.uri, self.definition, self.mime_type = uri, definition, getattr(definition, "mime_type", None)
-        self.sig = _bound("plain", read)
-        self.tags, self.enabled, self.lifetime = frozenset[str](), True, None
+        Entry.__init__(self)
+        self.uri, self.definition, self.mime_type = definition.uri, definition, getattr(definition, "mime_type", None)
+        self.sig = _bound("plain", functools.partial(_read, forward, self.uri))
 
 
 class RemoteTemplate(TemplateEntry):
@@ -116,15 +116,11 @@ class RemoteTemplate(TemplateEntry):
     __slots__ = ("remote",)
 
     def __init__(self, definition: Any, forward: Forward) -> None:
+        Entry.__init__(self)
         self.remote = Template(definition.uri_template)  # TemplateError for one this runtime cannot match
-
-        async def read(uri: str, ctx: Context[Any]) -> Any:
-            return (await forward(v2026.RESOURCES_READ, {"uri": uri}, ctx)).contents
-
         self.template, self.definition = self.remote, definition
         self.mime_type = getattr(definition, "mime_type", None)
-        self.sig = _bound("uri", read)
-        self.tags, self.enabled, self.lifetime = frozenset[str](), True, None
+        self.sig = _bound("uri", functools.partial(_read, forward))
 
     def arguments(self, uri: str, values: dict[str, Any]) -> dict[str, Any]:
         if self.template.template == self.remote.template:

@@ -25,11 +25,12 @@ from anyio.abc import TaskGroup, TaskStatus
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, ConnectionClosed, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import json_object
 
-__all__ = ["RemoteSubscriptions", "subscribes"]
+__all__ = ["GONE", "RemoteSubscriptions", "ended", "subscribes"]
 
 log = logging.getLogger("mcp_bindings.runtime.app")
 
-_GONE = (ConnectionClosed, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, OSError)
+# What a remote that went away raises.
+GONE = (ConnectionClosed, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, OSError)
 _REFUSED = object()  # a URI the remote refused: nothing to let go of
 
 
@@ -76,8 +77,8 @@ class RemoteSubscriptions:
             else:
                 await self.client.subscribe_resource(uri=uri)
                 self.held[uri] = None
-        except (McpError, *_GONE, BaseExceptionGroup) as exc:
-            refused = _ended(exc)
+        except (McpError, *GONE, BaseExceptionGroup) as exc:
+            refused = ended(exc)
             if refused is None:
                 raise
             log.warning("App.proxy: %s refused the subscription to %s: %s", self.name, uri, refused)
@@ -92,7 +93,7 @@ class RemoteSubscriptions:
             return
         try:
             await self.client.unsubscribe_resource(uri=uri)
-        except (McpError, *_GONE) as exc:
+        except (McpError, *GONE) as exc:
             log.warning("App.proxy: unsubscribing from %s at %s failed: %s", uri, self.name, exc)
 
     async def _listen(self, uri: str, *, task_status: TaskStatus[anyio.CancelScope]) -> None:
@@ -108,18 +109,18 @@ class RemoteSubscriptions:
                     started = True
                     async for _notification in stream:
                         pass
-            except (McpError, *_GONE, BaseExceptionGroup) as exc:
-                ended = _ended(exc)
-                if not started or ended is None:
+            except (McpError, *GONE, BaseExceptionGroup) as exc:
+                why = ended(exc)
+                if not started or why is None:
                     raise
-                log.warning("App.proxy: the subscription to %s at %s ended: %s", uri, self.name, ended)
+                log.warning("App.proxy: the subscription to %s at %s ended: %s", uri, self.name, why)
 
 
-def _ended(exc: BaseException) -> BaseException | None:
+def ended(exc: BaseException) -> BaseException | None:
     """Why a remote's stream or request failed (a group of such, from a task group: its first), or
     None where it is something else (a bug, a cancellation), which propagates."""
     if isinstance(exc, BaseExceptionGroup):
         group = cast("BaseExceptionGroup[BaseException]", exc)
-        failed, rest = group.split((McpError, *_GONE))
+        failed, rest = group.split((McpError, *GONE))
         return None if rest is not None or failed is None else failed.exceptions[0]
-    return exc if isinstance(exc, (McpError, *_GONE)) else None
+    return exc if isinstance(exc, (McpError, *GONE)) else None

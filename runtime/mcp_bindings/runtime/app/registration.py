@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from pydantic import BaseModel
 
-from mcp_bindings.runtime.app.changes import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED
 from mcp_bindings.runtime.app.entries import Completer, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry
 from mcp_bindings.runtime.app.errors import AppDefinitionError
+from mcp_bindings.runtime.app.uri_template import has_expression
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.app.changes import ListChanges
@@ -62,22 +62,7 @@ class Registration:
 
     def tool(self, fn: Callable[..., Any], scope: dict[str, Any], options: ToolOptions) -> None:
         inline_refs = options.get("inline_refs")
-        entry = ToolEntry(
-            fn,
-            self.pkg,
-            name=options.get("name"),
-            title=options.get("title"),
-            description=options.get("description"),
-            annotations=options.get("annotations"),
-            icons=options.get("icons"),
-            meta=options.get("meta"),
-            structured=options.get("structured"),
-            scope=scope,
-            input_schema=options.get("input_schema"),
-            task=options.get("task", False),
-            input_first=options.get("input_first", False),
-            inline_refs=self.inline_refs if inline_refs is None else inline_refs,
-        )
+        entry = ToolEntry(fn, self.pkg, options, scope, self.inline_refs if inline_refs is None else inline_refs)
         entry.tags = _tags(options.get("tags", ()), f"tool {entry.name!r}")
         entry.scopes = tuple(_tags(options.get("scopes", ()), f"tool {entry.name!r}: scopes"))
         tools = self.registries.tools
@@ -89,36 +74,33 @@ class Registration:
             )
         self.changes.require("tools", bool(tools))
         tools[entry.name] = entry
-        self.changes.changed(TOOLS_CHANGED, "tools")
+        self.changes.changed("tools")
 
     def resource(self, uri: str, fn: Callable[..., Any], scope: dict[str, Any], options: ResourceOptions) -> None:
-        tags = options.get("tags", ())
-        kept = {key: value for key, value in options.items() if key != "tags"}
         registries = self.registries
         had = bool(registries.resources or registries.templates)
-        templated = "{" in uri or "}" in uri
+        templated = has_expression(uri)
         what = "resource template" if templated else "resource"
         if templated and options.get("size") is not None:
             raise AppDefinitionError(f"resource template {uri!r}: size is for resources, not templates")
-        entry = (TemplateEntry if templated else ResourceEntry)(uri, fn, self.pkg, kept, scope)
-        entry.tags = _tags(tags, f"{what} {uri!r}")
+        entry = (TemplateEntry if templated else ResourceEntry)(uri, fn, self.pkg, options, scope)
+        entry.tags = _tags(options.get("tags", ()), f"{what} {uri!r}")
         table: dict[str, Any] = registries.templates if templated else registries.resources
         if uri in table:
             raise AppDefinitionError(f"{what} {uri!r} is already registered")
         self.changes.require("resources", had)
         table[uri] = entry
-        self.changes.changed(RESOURCES_CHANGED, "resources", "templates")
+        self.changes.changed("templates" if templated else "resources")
 
     def prompt(self, fn: Callable[..., Any], scope: dict[str, Any], options: PromptOptions) -> None:
-        kept = {key: value for key, value in options.items() if key not in ("tags", "name")}
-        entry = PromptEntry(fn, self.pkg, options.get("name"), kept, scope)
+        entry = PromptEntry(fn, self.pkg, options, scope)
         entry.tags = _tags(options.get("tags", ()), f"prompt {entry.name!r}")
         prompts = self.registries.prompts
         if entry.name in prompts:
             raise AppDefinitionError(f"prompt {entry.name!r} is already registered")
         self.changes.require("prompts", bool(prompts))
         prompts[entry.name] = entry
-        self.changes.changed(PROMPTS_CHANGED, "prompts")
+        self.changes.changed("prompts")
 
     def complete(self, fn: Callable[..., Any], scope: dict[str, Any], key: tuple[str, str, str], what: str) -> None:
         completer = Completer(fn, what, scope)

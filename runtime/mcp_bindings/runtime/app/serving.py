@@ -104,7 +104,10 @@ class Serving:
         params: Any,
         boundary: Boundary = None,
         lifetime: Lifetime | None = None,
-    ) -> Context:
+    ) -> Context | None:
+        """The function's `Context` (None where it takes none)."""
+        if not sig.needs_context:
+            return None
         replay = None
         # A task's work asks the client through the task (`inputRequests`), not by replaying rounds;
         # except the asks its call made before `ctx.start_task()`, answered again from the record.
@@ -113,7 +116,7 @@ class Serving:
             replay = Replay(
                 self.protocol, getattr(params, "request_state", None), getattr(params, "input_responses", None)
             )
-        return Context(ctx, self.protocol, method, replay, boundary, lifespan=(lifetime or self.lifetime).value)
+        return Context(ctx, self.protocol, method, replay, boundary, _lifespan=(lifetime or self.lifetime).value)
 
     def _unexpected(self, name: str, exc: Exception) -> str:
         """What the client (and the model) is told of an exception a tool did not mean to raise:
@@ -125,16 +128,24 @@ class Serving:
 
     async def _run(
         self, sig: FunctionSignature, kwargs: dict[str, Any], context: Context | None, lifetime: Lifetime | None
-    ) -> Any:
+    ) -> tuple[Any, Any]:
+        """(the function's value, None), or (None, the input round) where it asked for input that the
+        request has no answer to yet (a stateless request's asks, `app.asks`)."""
         if context is not None and sig.context is not None:
             kwargs[sig.context] = context
-        if sig.dependencies:
+        try:
             async with AsyncExitStack() as stack:
-                kwargs.update(await provide(sig.dependencies, context, stack, lifetime or self.lifetime))
+                if sig.dependencies:
+                    kwargs.update(await provide(sig.dependencies, context, stack, lifetime or self.lifetime))
                 value = sig.fn(**kwargs)
-                return await value if sig.is_async else value
-        value = sig.fn(**kwargs)
-        return await value if sig.is_async else value
+                value = await value if sig.is_async else value
+        except Suspend:
+            return None, _input_required(context)
+        except BaseExceptionGroup as group:
+            return None, _suspended(group, context)
+        if context is not None and context.suspended:
+            return None, context.input_required()
+        return value, None
 
     async def serve_call_tool(self, params: Any, ctx: RequestContext) -> Any:
         entry = self.registries.tools.get(params.name)
@@ -171,7 +182,7 @@ class Serving:
         sig = entry.sig
         target = sig.context
         lifetime: Lifetime = entry.lifetime or self.lifetime
-        context = self._context(sig, ctx, v2026.TOOLS_CALL, params, boundary, lifetime) if sig.needs_context else None
+        context = self._context(sig, ctx, v2026.TOOLS_CALL, params, boundary, lifetime)
         stack = AsyncExitStack() if sig.dependencies else None
         failure: BaseException | None = None  # what the dependencies' clean-up is told (None: success)
         # The order of the except clauses is load-bearing. `Suspend` and `StartTask` are control flow,
@@ -238,19 +249,13 @@ class Serving:
             else:
                 raise McpError(self.not_found, f"Resource not found: {uri}", {"uri": uri})
         sig = entry.sig
-        context = (
-            self._context(sig, ctx, v2026.RESOURCES_READ, params, None, entry.lifetime) if sig.needs_context else None
-        )
+        context = self._context(sig, ctx, v2026.RESOURCES_READ, params, None, entry.lifetime)
         try:
-            value = await self._run(sig, kwargs, context, entry.lifetime)
+            value, asking = await self._run(sig, kwargs, context, entry.lifetime)
         except ResourceNotFound as exc:
             raise McpError(self.not_found, exc.message, exc.data) from None
-        except Suspend:
-            return _input_required(context)
-        except BaseExceptionGroup as group:
-            return _suspended(group, context)
-        if context is not None and context.suspended:
-            return context.input_required()
+        if asking is not None:
+            return asking
         return self.pkg.ReadResourceResult.model_validate({"contents": contents(uri, value, entry.mime_type)})
 
     async def serve_get_prompt(self, params: Any, ctx: RequestContext) -> Any:
@@ -259,17 +264,10 @@ class Serving:
             raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}", {"name": params.name})
         kwargs = entry.arguments(params.arguments)
         sig = entry.sig
-        context = (
-            self._context(sig, ctx, v2026.PROMPTS_GET, params, None, entry.lifetime) if sig.needs_context else None
-        )
-        try:
-            value = await self._run(sig, kwargs, context, entry.lifetime)
-        except Suspend:
-            return _input_required(context)
-        except BaseExceptionGroup as group:
-            return _suspended(group, context)
-        if context is not None and context.suspended:
-            return context.input_required()
+        context = self._context(sig, ctx, v2026.PROMPTS_GET, params, None, entry.lifetime)
+        value, asking = await self._run(sig, kwargs, context, entry.lifetime)
+        if asking is not None:
+            return asking
         if isinstance(value, BaseModel) and "messages" in type(value).model_fields:
             return value  # a GetPromptResult
         result: dict[str, Any] = {"messages": messages(value)}

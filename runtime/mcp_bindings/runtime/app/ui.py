@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
+from typing_extensions import Unpack
 
-from mcp_bindings.runtime.app.errors import AppDefinitionError
+from mcp_bindings.runtime.app.errors import AppDefinitionError, first_error
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.custom_methods import EXTENSIONS, peer_declares
 from mcp_bindings.runtime.protocol.ui_meta import DEPRECATED_RESOURCE_URI, MIME_TYPE, UI, UI_SCHEME, tool_ui
@@ -104,20 +105,7 @@ class Ui(Extension):
     def __init__(self, app: _AppLike, tools: Mapping[str, ToolEntry], resources: Mapping[str, Any], pkg: Any) -> None:
         self.app, self.tools, self.resources, self.pkg = app, tools, resources, pkg
 
-    def resource(
-        self,
-        uri: str,
-        source: Source | None = None,
-        /,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        csp: ui.McpUiResourceCsp | Mapping[str, Any] | None = None,
-        permissions: ui.McpUiResourcePermissions | Mapping[str, Any] | None = None,
-        domain: str | None = None,
-        prefers_border: bool | None = None,
-    ) -> Any:
+    def resource(self, uri: str, source: Source | None = None, /, **options: Unpack[UiResourceOptions]) -> Any:
         """Serve `source` (HTML text, a file, or a function returning HTML) as the UI resource `uri`
         (`ui://...`, MIME type `text/html;profile=mcp-app`); without `source`, a decorator of the
         function. Its `_meta.ui` (CSP, permissions, domain, prefersBorder) is in the listing and in
@@ -126,13 +114,14 @@ class Ui(Extension):
             raise AppDefinitionError(
                 f"UI resource {uri!r}: its URI must start with {UI_SCHEME!r} (apps.mdx, UI Resource Format)"
             )
-        meta = _resource_meta(uri, csp, permissions, domain, prefers_border)
+        meta = _resource_meta(uri, options)
 
         def register(fn: Source) -> Any:
             read = _reader(self.pkg, uri, fn, meta)
-            label = name or (getattr(fn, "__name__", None) if callable(fn) else None) or uri.removeprefix(UI_SCHEME)
-            options = {"name": label, "title": title, "description": description, "mime_type": MIME_TYPE}
-            self.app.resource(uri, **options, meta={"ui": meta} if meta else None)(read)
+            label = options.get("name") or (getattr(fn, "__name__", None) if callable(fn) else None)
+            given: dict[str, Any] = {"title": options.get("title"), "description": options.get("description")}
+            given.update(name=label or uri.removeprefix(UI_SCHEME), meta={"ui": meta} if meta else None)
+            self.app.resource(uri, **given, mime_type=MIME_TYPE)(read)
             return fn
 
         if source is None:
@@ -206,25 +195,19 @@ def _meta_of(definition: Any) -> dict[str, Any] | None:
     return cast("dict[str, Any] | None", cast("dict[str, Any]", data).get("_meta"))
 
 
-def _resource_meta(
-    uri: str,
-    csp: BaseModel | Mapping[str, Any] | None,
-    permissions: BaseModel | Mapping[str, Any] | None,
-    domain: str | None,
-    prefers_border: bool | None,
-) -> dict[str, Any]:
+def _resource_meta(uri: str, options: UiResourceOptions) -> dict[str, Any]:
+    """The `_meta.ui` of a UI resource (its CSP, permissions, domain and border preference), checked."""
+    csp, permissions = options.get("csp"), options.get("permissions")
     raw = {
         "csp": versions.dump(csp) if isinstance(csp, BaseModel) else csp,
         "permissions": versions.dump(permissions) if isinstance(permissions, BaseModel) else permissions,
-        "domain": domain,
-        "prefersBorder": prefers_border,
+        "domain": options.get("domain"),
+        "prefersBorder": options.get("prefers_border"),
     }
     try:
         typed = _ui().McpUiResourceMeta.model_validate({k: v for k, v in raw.items() if v is not None})
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise AppDefinitionError(f"UI resource {uri!r}: _meta.ui.{where}: {first['msg']}") from None
+        raise AppDefinitionError(f"UI resource {uri!r}: {first_error(exc, '_meta.ui')}") from None
     return cast("dict[str, Any]", versions.dump(typed))
 
 

@@ -273,7 +273,3 @@ def is_uri(text: str) -> bool:
 
 def has_expression(text: str) -> bool:
     return "{" in text or "}" in text
-
-
-def described(values: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in values.items())

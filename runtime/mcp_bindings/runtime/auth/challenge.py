@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol, Self, overload
 
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _TOKEN68 = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
@@ -17,30 +18,39 @@ _PARAM_START = re.compile(r"([!#$%&'*+\-.^_`|~0-9A-Za-z]+)[ \t]*=(?!=)")
 _UNESCAPE = re.compile(r"\\(.)")
 
 
+class _Named(Protocol):
+    @property
+    def params(self) -> Mapping[str, str]: ...
+
+
+class Param:
+    """A parameter of `obj.params` by the attribute's name: `challenge.scope`, `response.code` (None
+    where absent)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> Self: ...
+    @overload
+    def __get__(self, obj: _Named, owner: type) -> str | None: ...
+    def __get__(self, obj: _Named | None, owner: type) -> Self | str | None:
+        return self if obj is None else obj.params.get(self.name)
+
+
 @dataclass(frozen=True)
 class Challenge:
     scheme: str  # lower-cased
     params: Mapping[str, str] = field(default_factory=dict)  # names lower-cased
     token68: str | None = None
 
+    resource_metadata = Param()
+    scope = Param()
+    error = Param()
+    error_description = Param()
+
     def get(self, name: str) -> str | None:
         return self.params.get(name.lower())
-
-    @property
-    def resource_metadata(self) -> str | None:
-        return self.get("resource_metadata")
-
-    @property
-    def scope(self) -> str | None:
-        return self.get("scope")
-
-    @property
-    def error(self) -> str | None:
-        return self.get("error")
-
-    @property
-    def error_description(self) -> str | None:
-        return self.get("error_description")
 
     @property
     def scopes(self) -> list[str]:

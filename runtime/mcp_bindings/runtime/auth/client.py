@@ -138,8 +138,8 @@ class OAuthClientAuth(httpx.Auth):
         self.server_url = canonical_server_url(server_url) if server_url else None
         self.storage: TokenStorage = storage or InMemoryTokenStorage()
         self.registrar = ClientRegistrar(
-            self.handler,
-            self.storage,
+            handler=self.handler,
+            storage=self.storage,
             preregistered=client,
             client_metadata_url=client_metadata_url,
             client_name=client_name,
@@ -224,9 +224,9 @@ class OAuthClientAuth(httpx.Auth):
             new_nonce = self._signer is not None and self._signer.remember(
                 str(request.url), response.headers.get("dpop-nonce")
             )
+            challenges = parse_challenges(response.headers.get_list("www-authenticate"))
+            challenge = next((c for c in challenges if c.scheme in ("bearer", "dpop")), None)
             if status == 401:
-                challenges = parse_challenges(response.headers.get_list("www-authenticate"))
-                challenge = next((c for c in challenges if c.scheme in ("bearer", "dpop")), None)
                 if challenges and challenge is None:
                     return  # another scheme than Bearer or DPoP: not ours to answer
                 wants_nonce = any(c.scheme == "dpop" and c.error == "use_dpop_nonce" for c in challenges)
@@ -239,14 +239,6 @@ class OAuthClientAuth(httpx.Auth):
                 refreshed = await self._on_unauthorized(challenge, generation, sent_token, refresh_allowed)
                 refresh_allowed = refresh_allowed and not refreshed
             elif status == 403:
-                challenge = next(
-                    (
-                        c
-                        for c in parse_challenges(response.headers.get_list("www-authenticate"))
-                        if c.scheme in ("bearer", "dpop")
-                    ),
-                    None,
-                )
                 if challenge is None or challenge.error != "insufficient_scope":
                     return
                 if not await self._on_insufficient_scope(challenge, generation):
@@ -363,25 +355,12 @@ class OAuthClientAuth(httpx.Auth):
             if self._generation != generation:
                 return False  # another request already replaced the token: retry with it
             async with self._client() as http:
-                found = await self._discover(http, challenge)
-                tokens = self._tokens
-                if tokens is not None and tokens.issuer != found.issuer:
-                    log.info(
-                        "authorization server changed from %s to %s: dropping its tokens", tokens.issuer, found.issuer
-                    )
-                    await self._drop_tokens()
-                    tokens = None
+                found, tokens = await self._found(http, challenge)
                 can_refresh = refresh_allowed and sent_token and tokens is not None and tokens.refresh_token
                 if can_refresh and tokens is not None and await self._refresh(http, found, tokens):
                     return True
                 previous = tokens.requested_scope if tokens is not None else None
-                await self._authorize(
-                    http,
-                    found,
-                    select_scope(
-                        found, challenge, previous, configured=self.scope, offline_access=self.request_offline_access
-                    ),
-                )
+                await self._authorize(http, found, self._scope(found, challenge, previous))
                 return False
 
     async def _on_insufficient_scope(self, challenge: Challenge, generation: int) -> bool:
@@ -392,25 +371,28 @@ class OAuthClientAuth(httpx.Auth):
             if self._consecutive >= self.max_authorizations:
                 return False
             async with self._client() as http:
-                found = await self._discover(http, challenge)
-                tokens = self._tokens
-                if tokens is not None and tokens.issuer != found.issuer:
-                    await self._drop_tokens()
-                    tokens = None
+                found, tokens = await self._found(http, challenge)
                 previous = (tokens.requested_scope or tokens.scope) if tokens is not None else None
-                await self._authorize(
-                    http,
-                    found,
-                    select_scope(
-                        found,
-                        challenge,
-                        previous,
-                        configured=self.scope,
-                        offline_access=self.request_offline_access,
-                        step_up=True,
-                    ),
-                )
+                await self._authorize(http, found, self._scope(found, challenge, previous, step_up=True))
                 return True
+
+    async def _found(
+        self, http: httpx.AsyncClient, challenge: Challenge | None
+    ) -> tuple[Discovery, OAuthTokens | None]:
+        """Discovery, and the tokens still held: those of another authorization server are dropped."""
+        found = await self._discover(http, challenge)
+        tokens = self._tokens
+        if tokens is not None and tokens.issuer != found.issuer:
+            log.info("authorization server changed from %s to %s: dropping its tokens", tokens.issuer, found.issuer)
+            await self._drop_tokens()
+            tokens = None
+        return found, tokens
+
+    def _scope(
+        self, found: Discovery, challenge: Challenge | None, previous: str | None, *, step_up: bool = False
+    ) -> str | None:
+        offline = self.request_offline_access
+        return select_scope(found, challenge, previous, configured=self.scope, offline_access=offline, step_up=step_up)
 
     async def _discover(self, http: httpx.AsyncClient, challenge: Challenge | None) -> Discovery:
         preferred = [t.issuer for t in (self._tokens,) if t is not None]

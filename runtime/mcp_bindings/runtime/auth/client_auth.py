@@ -14,10 +14,14 @@ from __future__ import annotations
 import base64
 import secrets
 import time
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import KW_ONLY, dataclass, field
+from typing import Any, Protocol, cast, runtime_checkable
 from urllib.parse import quote_plus
 
-from mcp_bindings.runtime.auth.dpop import ASYMMETRIC_ALGORITHMS  # PyJWT and cryptography: imported where used
+from mcp_bindings.runtime.auth.dpop import (  # PyJWT and cryptography: imported where used
+    ASYMMETRIC_ALGORITHMS,
+    private_key_of,
+)
 
 CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
@@ -41,31 +45,28 @@ class ClientAuthentication(Protocol):
     def apply(self, form: dict[str, str], headers: dict[str, str], *, issuer: str, endpoint: str) -> None: ...
 
 
-class ClientSecretBasic:
-    method = "client_secret_basic"
+class _ClientSecret:
+    method: str
 
     def __init__(self, client_id: str, client_secret: str) -> None:
         if not client_id or not client_secret:
-            raise ValueError("client_secret_basic needs a client_id and a client_secret")
+            raise ValueError(f"{self.method} needs a client_id and a client_secret")
         self.client_id = client_id
         self._secret = client_secret
+
+
+class ClientSecretBasic(_ClientSecret):
+    method = "client_secret_basic"
 
     def apply(self, form: dict[str, str], headers: dict[str, str], *, issuer: str, endpoint: str) -> None:
         headers["Authorization"] = basic_credentials(self.client_id, self._secret)
 
 
-class ClientSecretPost:
+class ClientSecretPost(_ClientSecret):
     method = "client_secret_post"
 
-    def __init__(self, client_id: str, client_secret: str) -> None:
-        if not client_id or not client_secret:
-            raise ValueError("client_secret_post needs a client_id and a client_secret")
-        self.client_id = client_id
-        self._secret = client_secret
-
     def apply(self, form: dict[str, str], headers: dict[str, str], *, issuer: str, endpoint: str) -> None:
-        form["client_id"] = self.client_id
-        form["client_secret"] = self._secret
+        form.update(client_id=self.client_id, client_secret=self._secret)
 
 
 class PublicClient:
@@ -80,41 +81,34 @@ class PublicClient:
         form["client_id"] = self.client_id
 
 
+@dataclass(eq=False)
 class PrivateKeyJwt:
     """RFC 7523 §2.2 client authentication. `private_key`: a PEM string/bytes or a `cryptography` key;
     `audience`: default the authorization server's issuer identifier."""
 
-    method = "private_key_jwt"
+    client_id: str
+    private_key: Any = field(repr=False)  # a PEM key is loaded once made
+    _: KW_ONLY
+    algorithm: str = "ES256"
+    key_id: str | None = None
+    audience: str | None = None
+    lifetime: int = 60
 
-    def __init__(
-        self,
-        client_id: str,
-        private_key: Any,
-        *,
-        algorithm: str = "ES256",
-        key_id: str | None = None,
-        audience: str | None = None,
-        lifetime: int = 60,
-    ) -> None:
-        if not client_id:
+    @property
+    def method(self) -> str:
+        return "private_key_jwt"
+
+    def __post_init__(self) -> None:
+        if not self.client_id:
             raise ValueError("a client_id is required")
-        if algorithm not in ASYMMETRIC_ALGORITHMS:
+        if self.algorithm not in ASYMMETRIC_ALGORITHMS:
             accepted = ", ".join(ASYMMETRIC_ALGORITHMS)
             raise ValueError(f"private_key_jwt needs an asymmetric algorithm, one of {accepted}")
-        if isinstance(private_key, (str, bytes)):
-            from cryptography.hazmat.primitives.serialization import load_pem_private_key
-
-            data = private_key.encode("ascii") if isinstance(private_key, str) else private_key
+        if isinstance(self.private_key, (str, bytes)):
             try:
-                private_key = load_pem_private_key(data, password=None)
+                self.private_key = private_key_of(cast("str | bytes", self.private_key))
             except ValueError as exc:
                 raise ValueError(f"private_key_jwt: the private key is not a readable PEM key ({exc})") from None
-        self.client_id = client_id
-        self.algorithm = algorithm
-        self.key_id = key_id
-        self.audience = audience
-        self.lifetime = lifetime
-        self._key: Any = private_key
 
     def assertion(self, audience: str) -> str:
         import jwt
@@ -129,7 +123,7 @@ class PrivateKeyJwt:
             "exp": now + self.lifetime,
         }
         headers = {"kid": self.key_id} if self.key_id else None
-        return jwt.encode(claims, self._key, algorithm=self.algorithm, headers=headers)
+        return jwt.encode(claims, self.private_key, algorithm=self.algorithm, headers=headers)
 
     def apply(self, form: dict[str, str], headers: dict[str, str], *, issuer: str, endpoint: str) -> None:
         form["client_id"] = self.client_id

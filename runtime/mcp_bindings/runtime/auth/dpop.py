@@ -49,6 +49,13 @@ def jwk_thumbprint(jwk: Mapping[str, Any]) -> str:
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
 
 
+def private_key_of(pem: str | bytes, password: bytes | None = None) -> Any:
+    """A PEM private key (text or bytes) as a `cryptography` key; ValueError when it is none."""
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    return load_pem_private_key(pem.encode("ascii") if isinstance(pem, str) else pem, password=password)
+
+
 def htu_of(url: str) -> str:
     """The `htu` of a request URL: scheme, authority and path; no query or fragment (RFC 9449 §4.2)."""
     parts = urlsplit(url)
@@ -78,10 +85,7 @@ class DPoPKey:
 
     @classmethod
     def from_pem(cls, pem: str | bytes, *, algorithm: str = "ES256", password: bytes | None = None) -> DPoPKey:
-        from cryptography.hazmat.primitives.serialization import load_pem_private_key
-
-        data = pem.encode("ascii") if isinstance(pem, str) else pem
-        return cls(load_pem_private_key(data, password=password), algorithm=algorithm)
+        return cls(private_key_of(pem, password), algorithm=algorithm)
 
     def proof(self, method: str, url: str, *, access_token: str | None = None, nonce: str | None = None) -> str:
         import jwt
@@ -120,9 +124,6 @@ class DPoPSigner:
             return False
         self.nonces[origin] = nonce
         return True
-
-    def supported_by(self, algorithms: Sequence[str] | None) -> bool:
-        return algorithms is not None and self.key.algorithm in algorithms
 
 
 # -- server ----------------------------------------------------------------------------------------

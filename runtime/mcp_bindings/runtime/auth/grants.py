@@ -4,8 +4,6 @@ authentication method. Stateless: `OAuthClientAuth` keeps the tokens."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import hmac
 import secrets
 import time
@@ -25,7 +23,7 @@ from mcp_bindings.runtime.auth.client_auth import (
     basic_credentials as basic_credentials,  # re-exported (resource_server, tests)
 )
 from mcp_bindings.runtime.auth.discovery import AuthorizationServerMetadata, Discovery
-from mcp_bindings.runtime.auth.dpop import DPoPSigner
+from mcp_bindings.runtime.auth.dpop import DPoPSigner, b64url_sha256
 from mcp_bindings.runtime.auth.errors import (
     AuthorizationDeniedError,
     AuthorizationError,
@@ -47,8 +45,7 @@ def pkce_pair() -> tuple[str, str]:
     """(code_verifier, S256 code_challenge), RFC 7636 §4.1-4.2: 64 unreserved characters from a CSPRNG,
     and BASE64URL(SHA256(verifier)) without padding."""
     verifier = secrets.token_urlsafe(48)
-    digest = hashlib.sha256(verifier.encode("ascii")).digest()
-    return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+    return verifier, b64url_sha256(verifier)
 
 
 async def authorization_code_grant(
@@ -159,6 +156,20 @@ async def post_form(
     return response
 
 
+def refused(what: str, response: httpx.Response, body: Mapping[str, Any] | None) -> TokenRequestError:
+    """An authorization server's refusal (RFC 6749 §5.2): `what: HTTP <status> <error>: <description>`."""
+    error = body.get("error") if body else None
+    description = body.get("error_description") if body else None
+    return TokenRequestError(
+        f"{what}: HTTP {response.status_code}"
+        + (f" {error}" if error else "")
+        + (f": {description}" if description else ""),
+        error=error if isinstance(error, str) else None,
+        description=description if isinstance(description, str) else None,
+        status_code=response.status_code,
+    )
+
+
 async def token_request(
     http: httpx.AsyncClient,
     found: Discovery,
@@ -173,16 +184,7 @@ async def token_request(
     response = await post_form(http, metadata.token_endpoint, data, auth, issuer=metadata.issuer, dpop=dpop)
     body = json_object_of(response)
     if response.status_code != 200:
-        error = body.get("error") if body else None
-        description = body.get("error_description") if body else None
-        raise TokenRequestError(
-            f"token endpoint refused the {data['grant_type']} grant: HTTP {response.status_code}"
-            + (f" {error}" if error else "")
-            + (f": {description}" if description else ""),
-            error=error if isinstance(error, str) else None,
-            description=description if isinstance(description, str) else None,
-            status_code=response.status_code,
-        )
+        raise refused(f"token endpoint refused the {data['grant_type']} grant", response, body)
     return parse_token_response(
         body, issuer=metadata.issuer, resource=found.resource, requested_scope=requested_scope, dpop=dpop is not None
     )

@@ -26,6 +26,7 @@ import anyio
 import anyio.abc
 import httpx
 
+from mcp_bindings.runtime.auth.challenge import Param
 from mcp_bindings.runtime.auth.errors import AuthorizationError
 from mcp_bindings.runtime.rpc import logs
 
@@ -50,25 +51,11 @@ class AuthorizationResponse:
     def from_url(cls, url: str) -> AuthorizationResponse:
         return cls.from_query(urlsplit(url).query)
 
-    @property
-    def code(self) -> str | None:
-        return self.params.get("code")
-
-    @property
-    def state(self) -> str | None:
-        return self.params.get("state")
-
-    @property
-    def iss(self) -> str | None:
-        return self.params.get("iss")
-
-    @property
-    def error(self) -> str | None:
-        return self.params.get("error")
-
-    @property
-    def error_description(self) -> str | None:
-        return self.params.get("error_description")
+    code = Param()
+    state = Param()
+    iss = Param()
+    error = Param()
+    error_description = Param()
 
 
 @runtime_checkable
@@ -100,16 +87,12 @@ class HeadlessAuthorizationHandler:
         timeout: float = 30.0,
         headers: Mapping[str, str] | None = None,
     ) -> None:
-        self._redirect_uri = redirect_uri
+        self.redirect_uri = redirect_uri
         self._http = http_client
         self.max_redirects = max_redirects
         self.timeout = timeout
         self.headers = dict(headers or {})
         self.visited: list[str] = []  # the URLs requested by the last authorize() (for diagnostics)
-
-    @property
-    def redirect_uri(self) -> str:
-        return self._redirect_uri
 
     async def authorize(self, authorization_url: str) -> AuthorizationResponse:
         client = self._http or httpx.AsyncClient(timeout=self.timeout, follow_redirects=False)
@@ -127,7 +110,7 @@ class HeadlessAuthorizationHandler:
 
     async def _follow(self, client: httpx.AsyncClient, url: str) -> AuthorizationResponse:
         for _ in range(self.max_redirects + 1):
-            if matches_redirect_uri(url, self._redirect_uri):
+            if matches_redirect_uri(url, self.redirect_uri):
                 return AuthorizationResponse.from_url(url)
             self.visited.append(url)
             response = await client.get(url, headers=self.headers, follow_redirects=False)
@@ -137,9 +120,9 @@ class HeadlessAuthorizationHandler:
                 continue
             raise AuthorizationError(
                 f"the authorization server answered HTTP {response.status_code} instead of redirecting to "
-                f"{self._redirect_uri} (a headless flow cannot log in or give consent)"
+                f"{self.redirect_uri} (a headless flow cannot log in or give consent)"
             )
-        raise AuthorizationError(f"more than {self.max_redirects} redirects before reaching {self._redirect_uri}")
+        raise AuthorizationError(f"more than {self.max_redirects} redirects before reaching {self.redirect_uri}")
 
 
 OpenBrowser = Callable[[str], Any]  # may return an awaitable
@@ -198,11 +181,7 @@ class LoopbackAuthorizationHandler:
         self.open_browser: OpenBrowser | None = open_browser  # None: the system browser
         self.timeout = timeout
         shown = f"[{host}]" if ":" in host else host
-        self._redirect_uri = f"http://{shown}:{self.port}{self.path}"
-
-    @property
-    def redirect_uri(self) -> str:
-        return self._redirect_uri
+        self.redirect_uri = f"http://{shown}:{self.port}{self.path}"
 
     def close(self) -> None:
         """Release the listening socket (an authorization after this binds the port again)."""
@@ -272,7 +251,7 @@ class LoopbackAuthorizationHandler:
                 await done.wait()
             group.cancel_scope.cancel()
         if not result:
-            raise AuthorizationError(f"no redirect to {self._redirect_uri} within {self.timeout} s")
+            raise AuthorizationError(f"no redirect to {self.redirect_uri} within {self.timeout} s")
         return result[0]
 
 
@@ -280,12 +259,8 @@ class CallbackAuthorizationHandler:
     """`callback(authorization_url)` returns the URL the user agent was redirected to (or its query)."""
 
     def __init__(self, redirect_uri: str, callback: Callable[[str], Awaitable[str]]) -> None:
-        self._redirect_uri = redirect_uri
+        self.redirect_uri = redirect_uri
         self.callback = callback
-
-    @property
-    def redirect_uri(self) -> str:
-        return self._redirect_uri
 
     async def authorize(self, authorization_url: str) -> AuthorizationResponse:
         returned = await self.callback(authorization_url)

@@ -28,7 +28,7 @@ from mcp_bindings.runtime.auth.client_auth import ClientAuthentication
 from mcp_bindings.runtime.auth.discovery import Discovery
 from mcp_bindings.runtime.auth.dpop import DPoPSigner
 from mcp_bindings.runtime.auth.errors import TokenRequestError
-from mcp_bindings.runtime.auth.grants import json_object_of, post_form, token_request
+from mcp_bindings.runtime.auth.grants import json_object_of, post_form, refused, token_request
 from mcp_bindings.runtime.auth.storage import OAuthTokens
 from mcp_bindings.runtime.rpc import logs
 
@@ -140,16 +140,7 @@ class EnterpriseManagedGrant:
         response = await post_form(http, url, form, self.idp_client, issuer=self.idp_issuer, what="token exchange")
         body = json_object_of(response)
         if response.status_code != 200 or body is None:
-            error = body.get("error") if body else None
-            description = body.get("error_description") if body else None
-            raise TokenRequestError(
-                f"the IdP refused the token exchange: HTTP {response.status_code}"
-                + (f" {error}" if error else "")
-                + (f": {description}" if description else ""),
-                error=error if isinstance(error, str) else None,
-                description=description if isinstance(description, str) else None,
-                status_code=response.status_code,
-            )
+            raise refused("the IdP refused the token exchange", response, body)
         grant = body.get("access_token")
         issued = body.get("issued_token_type")
         if not isinstance(grant, str) or not grant:

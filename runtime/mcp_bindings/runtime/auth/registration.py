@@ -5,6 +5,7 @@ it, then Dynamic Client Registration (RFC 7591)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -12,46 +13,44 @@ import httpx
 
 from mcp_bindings.runtime.auth.discovery import AuthorizationServerMetadata, Discovery, is_loopback_host
 from mcp_bindings.runtime.auth.errors import RegistrationError
-from mcp_bindings.runtime.auth.grants import json_object_of
+from mcp_bindings.runtime.auth.grants import json_object_of, refused
 from mcp_bindings.runtime.auth.handlers import AuthorizationHandler
 from mcp_bindings.runtime.auth.storage import ClientCredentials, TokenStorage
 
 
+@dataclass(eq=False, kw_only=True)
 class ClientRegistrar:
-    def __init__(
-        self,
-        handler: AuthorizationHandler,
-        storage: TokenStorage,
-        *,
-        preregistered: ClientCredentials | None,
-        client_metadata_url: str | None,
-        client_name: str,
-        client_uri: str | None,
-        application_type: str | None,
-        extra_client_metadata: Mapping[str, Any] | None,
-    ) -> None:
-        self.handler = handler
-        self.storage = storage
-        self.preregistered = preregistered
-        self.client_metadata_url = client_metadata_url
-        self.client_name = client_name
-        self.client_uri = client_uri
-        self.application_type = application_type
-        self.extra_client_metadata = dict(extra_client_metadata or {})
-        # Pre-registered credentials are bound to their issuer, or to the first one they are used with.
-        self.preregistered_issuer = preregistered.issuer if preregistered is not None else None
+    """`OAuthClientAuth`'s registration options (`client=` is `preregistered`) and the registration
+    step: `client_for` an authorization server, in the spec's order."""
+
+    handler: AuthorizationHandler
+    storage: TokenStorage
+    preregistered: ClientCredentials | None = None
+    client_metadata_url: str | None = None
+    client_name: str = "MCP client"
+    client_uri: str | None = None
+    application_type: str | None = None
+    extra_client_metadata: Mapping[str, Any] | None = None
+    # Pre-registered credentials are bound to their issuer, or to the first one they are used with.
+    preregistered_issuer: str | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        self.preregistered_issuer = self.preregistered.issuer if self.preregistered is not None else None
 
     def metadata_document(self) -> dict[str, Any]:
         """The JSON document to host at `client_metadata_url` (CIMD)."""
         if self.client_metadata_url is None:
             raise ValueError("no client_metadata_url configured")
+        return {"client_id": self.client_metadata_url, **self._metadata("none")}
+
+    def _metadata(self, auth_method: str) -> dict[str, Any]:
+        """What this client says of itself (CIMD, Dynamic Client Registration)."""
         document: dict[str, Any] = {
-            "client_id": self.client_metadata_url,
             "client_name": self.client_name,
             "redirect_uris": [self.handler.redirect_uri],
             "grant_types": ["authorization_code", "refresh_token"],
             "response_types": ["code"],
-            "token_endpoint_auth_method": "none",
+            "token_endpoint_auth_method": auth_method,
             "application_type": self._application_type(),
         }
         if self.client_uri:
@@ -108,17 +107,7 @@ class ClientRegistrar:
     async def _register(self, http: httpx.AsyncClient, metadata: AuthorizationServerMetadata) -> ClientCredentials:
         assert metadata.registration_endpoint is not None
         method = _registration_auth_method(metadata)
-        body: dict[str, Any] = {
-            "client_name": self.client_name,
-            "redirect_uris": [self.handler.redirect_uri],
-            "grant_types": ["authorization_code", "refresh_token"],
-            "response_types": ["code"],
-            "token_endpoint_auth_method": method,
-            "application_type": self._application_type(),
-        }
-        if self.client_uri:
-            body["client_uri"] = self.client_uri
-        body.update(self.extra_client_metadata)
+        body = {**self._metadata(method), **(self.extra_client_metadata or {})}
         try:
             response = await http.post(
                 metadata.registration_endpoint, json=body, headers={"Accept": "application/json"}
@@ -129,13 +118,7 @@ class ClientRegistrar:
             ) from exc
         data = json_object_of(response)
         if response.status_code not in (200, 201):
-            error = data.get("error") if data else None
-            description = data.get("error_description") if data else None
-            raise RegistrationError(
-                f"dynamic client registration refused: HTTP {response.status_code}"
-                + (f" {error}" if error else "")
-                + (f": {description}" if description else "")
-            )
+            raise RegistrationError(str(refused("dynamic client registration refused", response, data)))
         client_id = data.get("client_id") if data else None
         if not isinstance(client_id, str) or not client_id:
             raise RegistrationError("the registration response has no client_id")

@@ -50,14 +50,11 @@ import anyio
 
 from mcp_bindings.runtime.auth.challenge import format_challenge
 from mcp_bindings.runtime.auth.discovery import WELL_KNOWN_PRM, origin_of
-from mcp_bindings.runtime.auth.verifiers import (  # the verifiers' import path before they had a module
-    AccessToken,
-    IntrospectionVerifier,
-    InvalidTokenError,
-    JWTVerifier,
-    TokenVerifier,
-    VerifierUnavailableError,
-)
+from mcp_bindings.runtime.auth.verifiers import AccessToken, InvalidTokenError, TokenVerifier, VerifierUnavailableError
+
+# The verifiers' import path before they had a module.
+from mcp_bindings.runtime.auth.verifiers import IntrospectionVerifier as IntrospectionVerifier
+from mcp_bindings.runtime.auth.verifiers import JWTVerifier as JWTVerifier
 from mcp_bindings.runtime.rpc import logs
 
 if TYPE_CHECKING:
@@ -130,7 +127,8 @@ def protected_resource_metadata(
 
 
 class BearerAuthMiddleware:
-    """See the module docstring; build it with `require_bearer(...)`."""
+    """Wrap an ASGI app (e.g. `create_app(server)`) so it needs OAuth bearer tokens for `resource`
+    (see the module docstring); also spelled `require_bearer(...)`."""
 
     def __init__(
         self,
@@ -379,26 +377,7 @@ class BearerAuthMiddleware:
         await _plain(send, status, body, headers)
 
 
-def require_bearer(
-    app: ASGIApp,
-    verifier: TokenVerifier,
-    *,
-    resource: str,
-    authorization_servers: Sequence[str],
-    scopes_supported: Sequence[str] | None = None,
-    required_scopes: Sequence[str] | ScopePolicy = (),
-    **options: Any,
-) -> BearerAuthMiddleware:
-    """Wrap an ASGI app (e.g. `create_app(server)`) so it needs OAuth bearer tokens for `resource`."""
-    return BearerAuthMiddleware(
-        app,
-        verifier,
-        resource=resource,
-        authorization_servers=authorization_servers,
-        scopes_supported=scopes_supported,
-        required_scopes=required_scopes,
-        **options,
-    )
+require_bearer = BearerAuthMiddleware  # `require_bearer(app, verifier, resource=..., ...)`: the module's example
 
 
 class _DPoPDenied(InvalidTokenError):
@@ -463,43 +442,25 @@ async def _serve_metadata(send: Send, method: str, body: bytes) -> None:
         (b"access-control-allow-headers", b"mcp-protocol-version"),
     ]
     if method == "OPTIONS":
-        await send({"type": "http.response.start", "status": 204, "headers": cors})
-        await send({"type": "http.response.body", "body": b""})
-        return
-    if method not in ("GET", "HEAD"):
-        await send({"type": "http.response.start", "status": 405, "headers": [(b"allow", b"GET, HEAD, OPTIONS")]})
-        await send({"type": "http.response.body", "body": b""})
-        return
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"cache-control", b"max-age=300"),
-                *cors,
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body if method == "GET" else b""})
+        await _respond(send, 204, b"", cors)
+    elif method not in ("GET", "HEAD"):
+        await _respond(send, 405, b"", [(b"allow", b"GET, HEAD, OPTIONS")])
+    else:
+        await _respond(send, 200, body, [(b"cache-control", b"max-age=300"), *cors], head=method == "HEAD")
 
 
 async def _plain(send: Send, status: int, body: Mapping[str, Any], headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
-    payload = json.dumps(body).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(payload)).encode()),
-                (b"cache-control", b"no-store"),
-                *headers,
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": payload})
+    await _respond(send, status, json.dumps(body).encode(), [(b"cache-control", b"no-store"), *headers])
+
+
+async def _respond(
+    send: Send, status: int, body: bytes, headers: Sequence[tuple[bytes, bytes]], *, head: bool = False
+) -> None:
+    """One response; a non-empty `body` is JSON (its length sent, not itself where `head`)."""
+    if body:
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]
+    await send({"type": "http.response.start", "status": status, "headers": list(headers)})
+    await send({"type": "http.response.body", "body": b"" if head else body})
 
 
 async def _close(send: Send) -> None:

@@ -17,10 +17,12 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -102,33 +104,53 @@ class TokenStorage(Protocol):
     async def delete_tokens(self, resource: str) -> None: ...
 
 
-class InMemoryTokenStorage:
+class _Tables:
+    """The six `TokenStorage` methods over two tables: "clients" (by issuer), "tokens" (by resource)."""
+
+    def _get(self, table: str, key: str, load: Callable[[Mapping[str, Any]], T]) -> T | None:
+        raise NotImplementedError
+
+    def _put(self, table: str, key: str, value: ClientCredentials | OAuthTokens | None) -> None:
+        raise NotImplementedError  # None: delete
+
+    async def get_client(self, issuer: str) -> ClientCredentials | None:
+        return self._get("clients", issuer, ClientCredentials.from_dict)
+
+    async def set_client(self, issuer: str, client: ClientCredentials) -> None:
+        self._put("clients", issuer, client)
+
+    async def delete_client(self, issuer: str) -> None:
+        self._put("clients", issuer, None)
+
+    async def get_tokens(self, resource: str) -> OAuthTokens | None:
+        return self._get("tokens", resource, OAuthTokens.from_dict)
+
+    async def set_tokens(self, resource: str, tokens: OAuthTokens) -> None:
+        self._put("tokens", resource, tokens)
+
+    async def delete_tokens(self, resource: str) -> None:
+        self._put("tokens", resource, None)
+
+
+class InMemoryTokenStorage(_Tables):
     """Process-lifetime storage (the default)."""
 
     def __init__(self) -> None:
         self.clients: dict[str, ClientCredentials] = {}
         self.tokens: dict[str, OAuthTokens] = {}
 
-    async def get_client(self, issuer: str) -> ClientCredentials | None:
-        return self.clients.get(issuer)
+    def _get(self, table: str, key: str, load: Callable[[Mapping[str, Any]], T]) -> T | None:
+        return getattr(self, table).get(key)
 
-    async def set_client(self, issuer: str, client: ClientCredentials) -> None:
-        self.clients[issuer] = client
-
-    async def delete_client(self, issuer: str) -> None:
-        self.clients.pop(issuer, None)
-
-    async def get_tokens(self, resource: str) -> OAuthTokens | None:
-        return self.tokens.get(resource)
-
-    async def set_tokens(self, resource: str, tokens: OAuthTokens) -> None:
-        self.tokens[resource] = tokens
-
-    async def delete_tokens(self, resource: str) -> None:
-        self.tokens.pop(resource, None)
+    def _put(self, table: str, key: str, value: ClientCredentials | OAuthTokens | None) -> None:
+        entries: dict[str, Any] = getattr(self, table)
+        if value is None:
+            entries.pop(key, None)
+        else:
+            entries[key] = value
 
 
-class JsonFileTokenStorage:
+class JsonFileTokenStorage(_Tables):
     """One JSON file: `{"version": 1, "clients": {issuer: ...}, "tokens": {resource: ...}}`.
 
     Rewritten whole on every change (temporary file + rename, mode 0600); read on every lookup, so
@@ -172,42 +194,19 @@ class JsonFileTokenStorage:
                 pass
             raise
 
-    def _update(self, section: str, key: str, value: dict[str, Any] | None) -> None:
+    def _put(self, table: str, key: str, value: ClientCredentials | OAuthTokens | None) -> None:
         with self._lock:
             data = self._read()
             if value is None:
-                data[section].pop(key, None)
+                data[table].pop(key, None)
             else:
-                data[section][key] = value
+                data[table][key] = value.to_dict()
             self._write(data)
 
-    def _get(self, section: str, key: str) -> dict[str, Any] | None:
+    def _get(self, table: str, key: str, load: Callable[[Mapping[str, Any]], T]) -> T | None:
         with self._lock:
-            value = self._read()[section].get(key)
-        return value if isinstance(value, dict) else None
-
-    async def get_client(self, issuer: str) -> ClientCredentials | None:
-        value = self._get("clients", issuer)
+            value = self._read()[table].get(key)
         try:
-            return ClientCredentials.from_dict(value) if value is not None else None
+            return load(value) if isinstance(value, dict) else None
         except TypeError:
-            return None
-
-    async def set_client(self, issuer: str, client: ClientCredentials) -> None:
-        self._update("clients", issuer, client.to_dict())
-
-    async def delete_client(self, issuer: str) -> None:
-        self._update("clients", issuer, None)
-
-    async def get_tokens(self, resource: str) -> OAuthTokens | None:
-        value = self._get("tokens", resource)
-        try:
-            return OAuthTokens.from_dict(value) if value is not None else None
-        except TypeError:
-            return None
-
-    async def set_tokens(self, resource: str, tokens: OAuthTokens) -> None:
-        self._update("tokens", resource, tokens.to_dict())
-
-    async def delete_tokens(self, resource: str) -> None:
-        self._update("tokens", resource, None)
+            return None  # written by something else: as if absent

@@ -19,6 +19,7 @@ import hashlib
 import json
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -59,26 +60,30 @@ class TokenVerifier(Protocol):
     async def verify(self, token: str, *, resource: str) -> AccessToken: ...
 
 
-def _scopes_of(claims: Mapping[str, Any]) -> tuple[str, ...]:
-    value = claims.get("scope", claims.get("scp"))
+def _strings(value: Any, split: bool) -> tuple[str, ...]:
+    """A claim holding one string (split on spaces where `split`: `scope`) or a list of them."""
     if isinstance(value, str):
-        return tuple(value.split())
+        return tuple(value.split()) if split else (value,)
     if isinstance(value, list):
         return tuple(str(v) for v in value)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
     return ()
 
 
-def _audience_of(claims: Mapping[str, Any]) -> tuple[str, ...]:
-    value = claims.get("aud")
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, list):
-        return tuple(str(v) for v in value)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-    return ()
-
-
-def _str_or_none(value: Any) -> str | None:
+def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _access_token(claims: dict[str, Any], client_id: Any) -> AccessToken:
+    exp = claims.get("exp")
+    return AccessToken(
+        scopes=_strings(claims.get("scope", claims.get("scp")), split=True),
+        client_id=_text(client_id),
+        subject=_text(claims.get("sub")),
+        issuer=_text(claims.get("iss")),
+        audience=_strings(claims.get("aud"), split=False),
+        expires_at=float(exp) if isinstance(exp, (int, float)) else None,
+        claims=claims,
+    )
 
 
 # -- verifiers -----------------------------------------------------------------------------------
@@ -154,9 +159,9 @@ class JWTVerifier:
         self._jwks = data
         self._fetched_at = time.monotonic()
 
-    def _client(self) -> Any:
+    def _client(self) -> AbstractAsyncContextManager[httpx.AsyncClient]:
         if self._http is not None:
-            return _Borrowed(self._http)
+            return nullcontext(self._http)  # an injected client: used, not closed
         return httpx.AsyncClient(timeout=self.timeout, follow_redirects=False)
 
     def _find_key(self, kid: str | None, alg: str) -> Any:
@@ -223,29 +228,7 @@ class JWTVerifier:
             raise InvalidTokenError("the token was issued by another authorization server") from exc
         except jwt.PyJWTError as exc:
             raise InvalidTokenError(f"invalid token: {exc}") from exc
-        exp = claims.get("exp")
-        return AccessToken(
-            scopes=_scopes_of(claims),
-            client_id=_str_or_none(claims.get("client_id", claims.get("azp"))),
-            subject=_str_or_none(claims.get("sub")),
-            issuer=_str_or_none(claims.get("iss")),
-            audience=_audience_of(claims),
-            expires_at=float(exp) if isinstance(exp, (int, float)) else None,
-            claims=claims,
-        )
-
-
-class _Borrowed:
-    """An injected client used as `async with` without closing it."""
-
-    def __init__(self, client: httpx.AsyncClient) -> None:
-        self.client = client
-
-    async def __aenter__(self) -> httpx.AsyncClient:
-        return self.client
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
+        return _access_token(claims, claims.get("client_id", claims.get("azp")))
 
 
 class IntrospectionVerifier:
@@ -296,18 +279,9 @@ class IntrospectionVerifier:
             raise InvalidTokenError("the token has expired")
         if self.issuer is not None and claims.get("iss") not in (None, self.issuer):
             raise InvalidTokenError("the token was issued by another authorization server")
-        audience = _audience_of(claims)
-        if self.require_audience and resource not in audience:
+        info = _access_token(claims, claims.get("client_id"))
+        if self.require_audience and resource not in info.audience:
             raise InvalidTokenError("the token was not issued for this resource")
-        info = AccessToken(
-            scopes=_scopes_of(claims),
-            client_id=_str_or_none(claims.get("client_id")),
-            subject=_str_or_none(claims.get("sub")),
-            issuer=_str_or_none(claims.get("iss")),
-            audience=audience,
-            expires_at=float(exp) if isinstance(exp, (int, float)) else None,
-            claims=claims,
-        )
         if self.cache_seconds > 0:
             until = now + self.cache_seconds
             if info.expires_at is not None:
@@ -329,7 +303,7 @@ class IntrospectionVerifier:
             data["client_id"] = self.client_id
             if self.auth_method == "client_secret_post" and self.client_secret is not None:
                 data["client_secret"] = self.client_secret
-        client = _Borrowed(self._http) if self._http is not None else httpx.AsyncClient(timeout=self.timeout)
+        client = nullcontext(self._http) if self._http is not None else httpx.AsyncClient(timeout=self.timeout)
         try:
             async with client as http:
                 response = await http.post(self.endpoint, data=data, headers=headers)

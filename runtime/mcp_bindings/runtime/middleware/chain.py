@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol, cast
 
 from typing_extensions import TypeVar
@@ -87,15 +88,13 @@ def _denial(plan: Plan) -> Deny:
     return refused
 
 
+@dataclass(frozen=True, slots=True)
 class _Step:
     """One middleware on a plan: a `ToolError` it (or one inside it) raises is its denial."""
 
-    __slots__ = ("deny", "lifespan", "middleware")
-
-    def __init__(self, middleware: Middleware, deny: Deny, lifespan: Callable[[], object] | None) -> None:
-        self.middleware = middleware
-        self.deny = deny
-        self.lifespan = lifespan
+    middleware: Middleware
+    deny: Deny
+    lifespan: Callable[[], object] | None
 
     async def __call__(self, call: ServerCall, next: ServerNext) -> object:
         if self.lifespan is not None:
