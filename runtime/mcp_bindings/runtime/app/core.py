@@ -35,7 +35,7 @@ from mcp_bindings.runtime.app.running import Running, TestClientOptions
 from mcp_bindings.runtime.app.serving import Serving
 from mcp_bindings.runtime.app.skills import Skills, SkillsOptions
 from mcp_bindings.runtime.app.task_tools import TaskTools
-from mcp_bindings.runtime.app.ui import Source, Ui, UiResourceOptions
+from mcp_bindings.runtime.app.ui import Source, Ui, UiResourceOptions, UiToolOptions
 from mcp_bindings.runtime.client.stub import ClientStub
 from mcp_bindings.runtime.middleware.chain import Middleware
 from mcp_bindings.runtime.protocol import registry
@@ -174,7 +174,7 @@ class App:
         self.add(self._ui)
         return made
 
-    def ui_tool(self, resource_uri: str | None = None, /, **options: Any) -> Callable[[F], F]:
+    def ui_tool(self, resource_uri: str | None = None, /, **options: Unpack[UiToolOptions]) -> Callable[[F], F]:
         """Register a tool that opens a UI resource (`app.ui.Ui.tool`: `visibility`, `meta` and `app.tool`'s
         options; docs/extensions-apps.md)."""
         made: Callable[[F], F] = self._ui.tool(resource_uri, **options)

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ValidationError
 from typing_extensions import Unpack
 
 from mcp_bindings.runtime.app.errors import AppDefinitionError, first_error
+from mcp_bindings.runtime.app.registration import ToolOptions
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.custom_methods import EXTENSIONS, peer_declares
 from mcp_bindings.runtime.protocol.ui_meta import DEPRECATED_RESOURCE_URI, MIME_TYPE, UI, UI_SCHEME, tool_ui
@@ -51,7 +52,17 @@ if TYPE_CHECKING:
     from mcp_bindings.runtime.server.seam import Plan
     from mcp_bindings.runtime.server.stubs import ServerStub
 
-__all__ = ["MIME_TYPE", "UI", "AppOnlyTools", "Csp", "Permissions", "Ui", "UiResourceOptions", "Visibility"]
+__all__ = [
+    "MIME_TYPE",
+    "UI",
+    "AppOnlyTools",
+    "Csp",
+    "Permissions",
+    "Ui",
+    "UiResourceOptions",
+    "UiToolOptions",
+    "Visibility",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -83,6 +94,13 @@ class _AppLike(Protocol):
     def tool(self, fn: Any = None, /, **options: Any) -> Any: ...
 
     def resource(self, uri: str, **options: Any) -> Callable[[F], F]: ...
+
+
+class UiToolOptions(ToolOptions, total=False):
+    """`app.ui_tool`'s keyword arguments (`Ui.tool`): `app.tool`'s, and where the tool is seen."""
+
+    visibility: Sequence[Visibility] | None
+    meta: Mapping[str, Any] | None
 
 
 class UiResourceOptions(TypedDict, total=False):
