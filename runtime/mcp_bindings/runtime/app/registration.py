@@ -18,7 +18,11 @@ if TYPE_CHECKING:
     from mcp_bindings.runtime.app.changes import ListChanges
     from mcp_bindings.runtime.app.registries import Registries
 
-__all__ = ["PromptOptions", "Registration", "ResourceOptions", "ToolOptions"]
+__all__ = ["GROUP_TAG", "PromptOptions", "Registration", "ResourceOptions", "ToolOptions"]
+
+# `group="billing"` is the tag "group:billing" (`app.disable(tags={"group:billing"})` hides the group;
+# the groups extension, `runtime.discovery.groups`, reads its members from it).
+GROUP_TAG = "group:"
 
 
 class _Described(TypedDict, total=False):
@@ -28,6 +32,7 @@ class _Described(TypedDict, total=False):
     icons: Sequence[Mapping[str, Any] | BaseModel] | None
     meta: Mapping[str, Any] | None
     tags: Collection[str]
+    group: str | Collection[str]
 
 
 class ToolOptions(_Described, total=False):
@@ -78,7 +83,7 @@ class Registration:
             input_first=options.get("input_first", False),
             inline_refs=self.inline_refs if inline_refs is None else inline_refs,
         )
-        entry.tags = _tags(options.get("tags", ()), f"tool {entry.name!r}")
+        entry.tags = _tags(_grouped(options), f"tool {entry.name!r}")
         entry.scopes = tuple(_tags(options.get("scopes", ()), f"tool {entry.name!r}: scopes"))
         tools = self.registries.tools
         known = tools.get(entry.name)
@@ -92,8 +97,8 @@ class Registration:
         self.changes.changed(TOOLS_CHANGED, "tools")
 
     def resource(self, uri: str, fn: Callable[..., Any], scope: dict[str, Any], options: ResourceOptions) -> None:
-        tags = options.get("tags", ())
-        kept = {key: value for key, value in options.items() if key != "tags"}
+        tags = _grouped(options)
+        kept = {key: value for key, value in options.items() if key not in ("tags", "group")}
         registries = self.registries
         had = bool(registries.resources or registries.templates)
         templated = "{" in uri or "}" in uri
@@ -110,9 +115,9 @@ class Registration:
         self.changes.changed(RESOURCES_CHANGED, "resources", "templates")
 
     def prompt(self, fn: Callable[..., Any], scope: dict[str, Any], options: PromptOptions) -> None:
-        kept = {key: value for key, value in options.items() if key not in ("tags", "name")}
+        kept = {key: value for key, value in options.items() if key not in ("tags", "name", "group")}
         entry = PromptEntry(fn, self.pkg, options.get("name"), kept, scope)
-        entry.tags = _tags(options.get("tags", ()), f"prompt {entry.name!r}")
+        entry.tags = _tags(_grouped(options), f"prompt {entry.name!r}")
         prompts = self.registries.prompts
         if entry.name in prompts:
             raise AppDefinitionError(f"prompt {entry.name!r} is already registered")
@@ -142,6 +147,14 @@ class Registration:
                 raise AppDefinitionError(f"app.complete: no resource template {target!r} (register it first)")
             if argument not in template.template.names:
                 raise AppDefinitionError(f"app.complete: template {target!r} has no variable {argument!r}")
+
+
+def _grouped(options: _Described) -> Collection[str]:
+    """The tags of `tags=`, and `group=` (one name or several) as GROUP_TAG tags."""
+    tags, group = options.get("tags", ()), options.get("group", ())
+    if isinstance(tags, str) or not group:
+        return tags  # (one string: `_tags` refuses it)
+    return [*tags, *(GROUP_TAG + name for name in ([group] if isinstance(group, str) else group))]
 
 
 def _tags(tags: Collection[str], what: str) -> frozenset[str]:
