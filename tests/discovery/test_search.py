@@ -190,6 +190,29 @@ async def test_the_view_of_the_mcp_apps_client_finds_its_app_only_tool() -> None
         assert [t["name"] for t in tools] == ["refresh_dashboard_panel"]
 
 
+async def test_a_listing_is_read_again_when_the_catalog_changes_or_for_another_kind_of_caller() -> None:
+    app = hidden_app()
+    handlers = client_handlers("2025-11-25")
+    declare_apps(handlers)
+    query = {"query": "refresh dashboard panel", "limit": 1}
+    async with app.test_client("2025-11-25") as plain, app.test_client("2025-11-25", handlers=handlers) as host:
+        for _ in range(2):  # the same server, callers of two kinds, each its own listing
+            assert found(await plain.call_tool(name="search_tools", arguments=query)) == []
+            assert [t["name"] for t in found(await host.call_tool(name="search_tools", arguments=query))] == [
+                "refresh_dashboard_panel"
+            ]
+        rotate = {"query": "rotate signing keys", "limit": 1}
+        assert [t["name"] for t in found(await plain.call_tool(name="search_tools", arguments=rotate))] == [
+            "rotate_signing_keys"
+        ]
+        app.disable("rotate_signing_keys")
+        assert found(await plain.call_tool(name="search_tools", arguments=rotate)) == []
+        text = error_text(await plain.call_tool(name="call_tool", arguments={"name": "rotate_signing_keys"}))
+        assert text.startswith("no tool named")
+        app.enable("rotate_signing_keys")
+        assert found(await plain.call_tool(name="search_tools", arguments=rotate))[0]["name"] == "rotate_signing_keys"
+
+
 async def test_a_server_without_the_extension_lists_its_catalog() -> None:
     app = catalog_app(30)
     async with app.test_client("2025-11-25") as client:

@@ -44,24 +44,58 @@ KEPT = 8  # catalogs (distinct listings: callers that see different tools) index
 _READING = contextvars.ContextVar("discovery_reading_catalog", default=False)
 
 
+class Listing:
+    """The tools one kind of caller is listed (in order), the type of the list's result (None: the
+    handler answered plain JSON) and the tools by name (made on first use)."""
+
+    __slots__ = ("_by_name", "result_type", "tools")
+
+    def __init__(self, tools: list[Any], result_type: type[Any] | None) -> None:
+        self.tools, self.result_type = tools, result_type
+        self._by_name: dict[object, Any] | None = None
+
+    def named(self, name: object) -> Any:
+        if self._by_name is None:
+            self._by_name = {_name(t): t for t in self.tools}
+        return self._by_name.get(name)
+
+
 class Catalogs:
-    """The indexes of the listings searched on one server host (`host.state_of(Catalogs)`), the
-    most recent `KEPT`, keyed by the identity of the listed definitions (kept alive with them, so
-    an identity is never reused while its entry is here)."""
+    """What the searches of one server host keep (`host.state_of(Catalogs)`): the most recent `KEPT`
+    listings read for a kind of caller, and their indexes.
+
+    A listing is read again when the server's tool catalog (`ServerHost.tool_catalog`, which a
+    `notifications/tools/list_changed` invalidates and the authoring layer re-declares) is no
+    longer the one it was read under, or for a caller of another kind: another protocol version,
+    principal or set of client capabilities. Each entry keeps the objects whose identities make its
+    key, so an identity is never reused while the entry is here."""
 
     def __init__(self) -> None:
-        self._kept: OrderedDict[tuple[int, ...], tuple[list[Any], ToolIndex]] = OrderedDict()
+        self._listings: OrderedDict[tuple[object, ...], tuple[list[Any], Listing]] = OrderedDict()
+        self._indexes: OrderedDict[tuple[int, ...], tuple[list[Any], ToolIndex]] = OrderedDict()
+
+    def listing(self, key: tuple[object, ...]) -> Listing | None:
+        found = self._listings.get(key)
+        if found is None:
+            return None
+        self._listings.move_to_end(key)
+        return found[1]
+
+    def keep_listing(self, key: tuple[object, ...], held: list[Any], listing: Listing) -> None:
+        self._listings[key] = (held, listing)
+        while len(self._listings) > KEPT:
+            self._listings.popitem(last=False)
 
     def index(self, tools: list[Any]) -> ToolIndex:
         key = tuple(map(id, tools))
-        found = self._kept.get(key)
+        found = self._indexes.get(key)
         if found is not None:
-            self._kept.move_to_end(key)
+            self._indexes.move_to_end(key)
             return found[1]
         made = ToolIndex([cast("Mapping[str, Any]", versions.dump(t)) for t in tools])
-        self._kept[key] = (tools, made)
-        while len(self._kept) > KEPT:
-            self._kept.popitem(last=False)
+        self._indexes[key] = (tools, made)
+        while len(self._indexes) > KEPT:
+            self._indexes.popitem(last=False)
         return made
 
 
@@ -90,7 +124,7 @@ class SearchFeature(ServerFeature):
     three tools and passes every other call on."""
 
     def __init__(self, meta: MetaTools, pinned: Sequence[str]) -> None:
-        self.meta, self.pinned = meta, frozenset(pinned)
+        self.meta, self.pinned = meta, tuple(dict.fromkeys(pinned))
 
     def wrap(self, runtime: ServerRuntime, plan: Plan, view: PeerView) -> None:
         if plan.spec.method == v2026.TOOLS_LIST:
@@ -117,13 +151,13 @@ class SearchFeature(ServerFeature):
         cursor = getattr(call.params, "cursor", None)
         if cursor is not None:  # the fixed set is one page
             raise invalid_cursor(cursor)
-        tools, result_type = await route.catalog(call.context, call.params)
-        shown = [cast("dict[str, Any]", versions.dump(t)) for t in tools if _name(t) in self.pinned]
-        listed = [t for t in shown if t.get("name") not in self.meta.names]
-        listed += self.meta.definitions(len(tools), route.structured)
-        if result_type is None:
+        listing = await route.catalog(call.context, call.params)
+        pinned = [listing.named(name) for name in self.pinned if name not in self.meta.names]
+        listed = [cast("dict[str, Any]", versions.dump(t)) for t in pinned if t is not None]
+        listed += self.meta.definitions(len(listing.tools), route.structured)
+        if listing.result_type is None:
             return {"tools": listed}
-        return result_type.model_validate({"tools": listed})
+        return listing.result_type.model_validate({"tools": listed})
 
     async def _calling(self, route: _Route, call: ServerCall, name: str) -> object:
         params = call.params
@@ -133,8 +167,8 @@ class SearchFeature(ServerFeature):
             return route.result(str(exc), None, error=True)
         if name == self.meta.call:
             return await self._call_found(route, call, args)
-        tools, _ = await route.catalog(call.context, call.params)
-        index = route.host_catalogs().index(tools)
+        listing = await route.catalog(call.context, call.params)
+        index = route.host_catalogs().index(listing.tools)
         if name == self.meta.describe:
             found = [t for t in index.tools if t.get("name") == args.name and t.get("name") not in self.meta.names]
             if not found:
@@ -154,8 +188,8 @@ class SearchFeature(ServerFeature):
     async def _call_found(self, route: _Route, call: ServerCall, args: Arguments) -> object:
         """Call tool `args.name` as a tools/call of its own, through the whole chain, where the
         caller may see it; answered as that call is."""
-        tools, _ = await route.catalog(call.context, call.params)
-        if args.name in self.meta.names or not any(_name(t) == args.name for t in tools):
+        listing = await route.catalog(call.context, call.params)
+        if args.name in self.meta.names or listing.named(args.name) is None:
             return route.result(f"no tool named {args.name!r}: find one with {self.meta.search}", None, error=True)
         scopes = _own_scopes(route.runtime.server, args.name)
         if scopes:
@@ -188,9 +222,22 @@ class _Route:
     def host_catalogs(self) -> Catalogs:
         return self.runtime.host.state_of(Catalogs)
 
-    async def catalog(self, context: RequestContext, params: Any) -> tuple[list[Any], type[Any] | None]:
-        """Every tool the server lists to this caller, through its tools/list chain, page by page;
-        and the type of the list's result (None: the handler answered plain JSON)."""
+    async def catalog(self, context: RequestContext, params: Any) -> Listing:
+        """Every tool the server lists to this caller, through its tools/list chain, page by page
+        (read again only when the server's catalog changed or for another kind of caller:
+        `Catalogs`)."""
+        catalogs = self.host_catalogs()
+        caller = _caller(context)
+        held = list(self.runtime.host.tool_catalog.tools.values())
+        kept = catalogs.listing((*map(id, held), *caller))
+        if kept is not None:
+            return kept
+        listing = Listing(*await self._read(context, params))
+        held = list(self.runtime.host.tool_catalog.tools.values())  # as the reading left it
+        catalogs.keep_listing((*map(id, held), *caller), held, listing)
+        return listing
+
+    async def _read(self, context: RequestContext, params: Any) -> tuple[list[Any], type[Any] | None]:
         handler = getattr(self.runtime.server, self.list_spec.handler)
         plan = self.runtime.plan(v2026.TOOLS_LIST, self.view)
         tools: list[Any] = []
@@ -237,6 +284,13 @@ class _Route:
         if error:
             data["isError"] = True
         return model.model_validate(data) if fields else data
+
+
+def _caller(context: RequestContext) -> tuple[object, ...]:
+    """What may make a caller's listing differ from another's: its protocol version, principal and
+    declared capabilities (a separator first, so that no tool identity is taken for one of them)."""
+    capabilities = orjson.dumps(context.peer_capabilities, option=orjson.OPT_SORT_KEYS)
+    return ("|", context.protocol_version, getattr(context, "principal", None), capabilities)
 
 
 def _meta_of(params: Any) -> Any:
