@@ -1,6 +1,6 @@
 """`ToolSearch` over Streamable HTTP on 127.0.0.1 (uvicorn in a thread): an app of 1,000 generated
-tools lists four to our client and to the official Python SDK client, the search finds the right
-tool and the found tool is called by name; a tool added while serving sends
+tools lists four to our client, to the official Python SDK client and to the Inspector CLI, the
+search finds the right tool and the found tool is called by name; a tool added while serving sends
 `notifications/tools/list_changed` and is found at once."""
 
 from __future__ import annotations
@@ -101,3 +101,25 @@ def test_the_official_sdk_client_sees_four_tools_and_calls_a_found_one(sdk_pytho
     assert found[0]["name"] == "rotate_signing_keys" and found[0]["inputSchema"]["required"] == ["keyring"]
     assert report["search"]["structuredContent"] == {"tools": found}
     assert report["by_name"]["content"][0]["text"] == "rotated sdk (7 days)"
+
+
+@pytest.mark.interop
+def test_the_inspector_cli_lists_four_tools_and_calls_a_found_one(url: str) -> None:
+    """MCP Inspector 2.12's CLI (`--method tools/list`, `tools/call`) over Streamable HTTP."""
+    from tests.support.browser import inspector_cli, node_path
+
+    cli = [str(node_path()), str(inspector_cli()), "--cli", url, "--transport", "http", "--method"]
+
+    def run(*args: str) -> Any:
+        done = subprocess.run([*cli, *args], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
+        return json.loads(done.stdout)
+
+    assert [t["name"] for t in run("tools/list")["tools"]] == LISTED
+    search = run("tools/call", "--tool-name", "search_tools", "--tool-arg", "query=rotate the signing keys")
+    assert search["structuredContent"]["tools"][0]["name"] == "rotate_signing_keys"
+    called = run(
+        "tools/call", "--tool-name", "call_tool", "--tool-arg", "name=rotate_signing_keys",
+        "--tool-arg", 'arguments={"keyring": "inspector"}',
+    )  # fmt: skip
+    assert called["content"][0]["text"] == "rotated inspector (7 days)"
