@@ -97,6 +97,24 @@ async def test_regex_mode(app: App) -> None:
         assert "201 characters" in text
 
 
+async def test_a_pattern_that_backtracks_without_end_is_stopped() -> None:
+    """A client's pattern used to hold the server's event loop (more than a minute for a 40-character
+    description); now matching stops at the budget and the search is a tool error."""
+    app = App("backtracking", extensions=[ToolSearch()])
+
+    @app.tool(description="a" * 40)
+    def letters() -> str:
+        return "a"
+
+    async with app.test_client("2025-11-25") as client:
+        text = error_text(
+            await client.call_tool(name="search_tools", arguments={"query": "(a|aa)+$b", "mode": "regex"})
+        )
+        assert text == "search_tools: `query`: matching the pattern took longer than 100 ms: write a simpler one"
+        tools = found(await client.call_tool(name="search_tools", arguments={"query": "^a{40}$", "mode": "regex"}))
+        assert [t["name"] for t in tools] == ["letters"]
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [

@@ -1,6 +1,8 @@
 """Finding tools in a catalog: BM25 over each tool's name, title, description and parameter names
 (ranked by `bm25s`, a maintained sparse-matrix BM25 library; this module only says what a tool's
-document is and how identifiers split into words), and a regular-expression mode over the same text.
+document is and how identifiers split into words), and a regular-expression mode over the same
+fields (matched by `regex`, whose matching takes a timeout: a pattern that backtracks without end
+is stopped at `MATCH_BUDGET` over the whole catalog, not left to hold the event loop).
 
 An index is made once per catalog (the tools' wire JSON, in the order listed) and kept by whoever
 holds the catalog (`discovery.search`); a query reads it.
@@ -9,6 +11,7 @@ holds the catalog (`discovery.search`); a query reads it.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -18,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["MAX_PATTERN", "PatternError", "ToolIndex", "fields", "words"]
 
 MAX_PATTERN = 200  # the longest regular expression a search takes (characters)
+MATCH_BUDGET = 0.1  # seconds one regular-expression search may spend matching, over the whole catalog
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SEPARATORS = re.compile(r"[_\-./:]+")
 
@@ -91,17 +95,25 @@ class ToolIndex:
 
     def matching(self, pattern: str, limit: int) -> list[Mapping[str, Any]]:
         """The tools whose name, title, description or parameter names `pattern` matches
-        (case-insensitive, `re.search`), in catalog order."""
+        (case-insensitive, a search anywhere in each), in catalog order; PatternError for a pattern
+        that is too long, does not compile or takes longer than `MATCH_BUDGET` to match."""
+        import regex  # the optional `discovery` extra; loaded where a catalog is first matched
+
         if len(pattern) > MAX_PATTERN:
             raise PatternError(f"the pattern is {len(pattern)} characters long; at most {MAX_PATTERN} are taken")
         try:
-            compiled = re.compile(pattern, re.IGNORECASE)
-        except re.error as exc:
+            compiled = regex.compile(pattern, regex.IGNORECASE)
+        except regex.error as exc:
             raise PatternError(f"not a regular expression: {exc}") from None
+        deadline = time.monotonic() + MATCH_BUDGET
         found: list[Mapping[str, Any]] = []
-        for tool, texts in zip(self.tools, self.fields, strict=True):
-            if any(compiled.search(text) is not None for text in texts):
-                found.append(tool)
-                if len(found) >= limit:
-                    break
+        try:
+            for tool, texts in zip(self.tools, self.fields, strict=True):
+                if any(compiled.search(text, timeout=max(deadline - time.monotonic(), 0.0)) for text in texts):
+                    found.append(tool)
+                    if len(found) >= limit:
+                        break
+        except TimeoutError:
+            budget = f"{MATCH_BUDGET * 1000:.0f} ms"
+            raise PatternError(f"matching the pattern took longer than {budget}: write a simpler one") from None
         return found
