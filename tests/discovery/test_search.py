@@ -120,6 +120,7 @@ async def test_a_pattern_that_backtracks_without_end_is_stopped() -> None:
     [
         ({}, "search_tools: `query` is required"),
         ({"query": "  "}, "search_tools: `query` is required"),
+        ({"query": "x" * 1001}, "search_tools: `query` is 1001 characters long; at most 1000 are taken"),
         ({"query": "x", "mode": "fuzzy"}, "search_tools: `mode` must be one of bm25, regex (got 'fuzzy')"),
         ({"query": "x", "limit": 0}, "search_tools: `limit` must be an integer from 1 to 20 (got 0)"),
         ({"query": "x", "limit": True}, "search_tools: `limit` must be an integer from 1 to 20 (got True)"),

@@ -11,6 +11,7 @@ from typing import Any, Literal, cast
 __all__ = ["Arguments", "BadArguments", "MetaTools"]
 
 Mode = Literal["bm25", "regex"]
+MAX_QUERY = 1000  # the longest query a search takes (characters; a regex pattern: `index.MAX_PATTERN`)
 MODES: tuple[Mode, ...] = ("bm25", "regex")
 
 
@@ -117,6 +118,8 @@ class MetaTools:
             query = args.get("query")
             if not isinstance(query, str) or not query.strip():
                 raise BadArguments(f"{tool}: `query` is required: a non-empty string")
+            if len(query) > MAX_QUERY:
+                raise BadArguments(f"{tool}: `query` is {len(query)} characters long; at most {MAX_QUERY} are taken")
             mode = args.get("mode", "bm25")
             if mode not in MODES:
                 raise BadArguments(f"{tool}: `mode` must be one of {', '.join(MODES)} (got {mode!r})")
