@@ -133,7 +133,7 @@ class SearchFeature(ServerFeature):
             async def listing(call: ServerCall, next: ServerNext) -> object:
                 if _READING.get():
                     return await next(call)
-                return await self._listing(route, call, next)
+                return await self._listing(route, call)
 
             plan.wrap(listing)
         elif plan.spec.method == v2026.TOOLS_CALL:
@@ -147,7 +147,7 @@ class SearchFeature(ServerFeature):
 
             plan.wrap(calling)
 
-    async def _listing(self, route: _Route, call: ServerCall, next: ServerNext) -> object:
+    async def _listing(self, route: _Route, call: ServerCall) -> object:
         cursor = getattr(call.params, "cursor", None)
         if cursor is not None:  # the fixed set is one page
             raise invalid_cursor(cursor)
@@ -168,12 +168,13 @@ class SearchFeature(ServerFeature):
         if name == self.meta.call:
             return await self._call_found(route, call, args)
         listing = await route.catalog(call.context, call.params)
-        index = route.host_catalogs().index(listing.tools)
         if name == self.meta.describe:
-            found = [t for t in index.tools if t.get("name") == args.name and t.get("name") not in self.meta.names]
-            if not found:
+            tool = listing.named(args.name) if args.name not in self.meta.names else None
+            if tool is None:
                 return route.result(f"no tool named {args.name!r}: find one with {self.meta.search}", None, error=True)
-            return route.result(orjson.dumps({"tools": found}).decode(), {"tools": found})
+            payload = {"tools": [versions.dump(tool)]}
+            return route.result(orjson.dumps(payload).decode(), payload)
+        index = route.host_catalogs().index(listing.tools)
         try:
             if args.mode == "regex":
                 hits = index.matching(args.query, args.limit)
@@ -201,7 +202,10 @@ class SearchFeature(ServerFeature):
             )
         params = call.params
         update = {"name": args.name, "arguments": dict(args.arguments) if args.arguments is not None else None}
-        inner_params = params.model_copy(update=update) if hasattr(params, "model_copy") else params
+        if isinstance(params, Mapping):  # an untyped handler's params (wire JSON)
+            inner_params: Any = {**cast("Mapping[str, Any]", params), **update}
+        else:
+            inner_params = params.model_copy(update=update)
         raw = {**cast("Mapping[str, Any]", call.raw or {}), "name": args.name, "arguments": update["arguments"]}
         assert route.plan is not None
         return await route.plan.enter(call.handler, inner_params, raw, call.context)
