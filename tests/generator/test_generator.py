@@ -107,6 +107,7 @@ def test_every_patch_entry_applies_to_some_pinned_schema() -> None:
         ],
         "/$defs/JSONValue/anyOf/2/type": [
             "2026-07-28",
+            "io.modelcontextprotocol/groups",
             "io.modelcontextprotocol/skills",
             "io.modelcontextprotocol/tasks",
         ],

@@ -25,6 +25,7 @@ EXTENSIONS = {
     "io_modelcontextprotocol_tasks": "io.modelcontextprotocol/tasks",
     "io_modelcontextprotocol_skills": "io.modelcontextprotocol/skills",
     "io_modelcontextprotocol_ui": "io.modelcontextprotocol/ui",
+    "io_modelcontextprotocol_groups": "io.modelcontextprotocol/groups",
 }
 
 

@@ -21,7 +21,12 @@ from tests.support import REPO_ROOT
 
 RUNTIME = REPO_ROOT / "runtime" / "mcp_bindings" / "runtime"
 LIVE = REPO_ROOT / "runtime" / "mcp_bindings" / "live"  # the live-server tools, on the runtime's side
-EXTENSIONS = ("io_modelcontextprotocol_tasks", "io_modelcontextprotocol_skills", "io_modelcontextprotocol_ui")
+EXTENSIONS = (
+    "io_modelcontextprotocol_tasks",
+    "io_modelcontextprotocol_skills",
+    "io_modelcontextprotocol_ui",
+    "io_modelcontextprotocol_groups",
+)
 
 
 def method_names() -> frozenset[str]:

@@ -18,7 +18,11 @@ if TYPE_CHECKING:
     from mcp_bindings.runtime.app.changes import ListChanges
     from mcp_bindings.runtime.app.registries import Registries
 
-__all__ = ["PromptOptions", "Registration", "ResourceOptions", "ToolOptions"]
+__all__ = ["GROUP_TAG", "PromptOptions", "Registration", "ResourceOptions", "ToolOptions"]
+
+# `group="billing"` is the tag "group:billing" (`app.disable(tags={"group:billing"})` hides the group;
+# the groups extension, `runtime.discovery.groups`, reads its members from it).
+GROUP_TAG = "group:"
 
 
 class _Described(TypedDict, total=False):
@@ -28,6 +32,7 @@ class _Described(TypedDict, total=False):
     icons: Sequence[Mapping[str, Any] | BaseModel] | None
     meta: Mapping[str, Any] | None
     tags: Collection[str]
+    group: str | Collection[str]
 
 
 class ToolOptions(_Described, total=False):
@@ -63,7 +68,7 @@ class Registration:
     def tool(self, fn: Callable[..., Any], scope: dict[str, Any], options: ToolOptions) -> None:
         inline_refs = options.get("inline_refs")
         entry = ToolEntry(fn, self.pkg, options, scope, self.inline_refs if inline_refs is None else inline_refs)
-        entry.tags = _tags(options.get("tags", ()), f"tool {entry.name!r}")
+        entry.tags = _tags(_grouped(options), f"tool {entry.name!r}")
         entry.scopes = tuple(_tags(options.get("scopes", ()), f"tool {entry.name!r}: scopes"))
         tools = self.registries.tools
         known = tools.get(entry.name)
@@ -84,7 +89,7 @@ class Registration:
         if templated and options.get("size") is not None:
             raise AppDefinitionError(f"resource template {uri!r}: size is for resources, not templates")
         entry = (TemplateEntry if templated else ResourceEntry)(uri, fn, self.pkg, options, scope)
-        entry.tags = _tags(options.get("tags", ()), f"{what} {uri!r}")
+        entry.tags = _tags(_grouped(options), f"{what} {uri!r}")
         table: dict[str, Any] = registries.templates if templated else registries.resources
         if uri in table:
             raise AppDefinitionError(f"{what} {uri!r} is already registered")
@@ -94,7 +99,7 @@ class Registration:
 
     def prompt(self, fn: Callable[..., Any], scope: dict[str, Any], options: PromptOptions) -> None:
         entry = PromptEntry(fn, self.pkg, options, scope)
-        entry.tags = _tags(options.get("tags", ()), f"prompt {entry.name!r}")
+        entry.tags = _tags(_grouped(options), f"prompt {entry.name!r}")
         prompts = self.registries.prompts
         if entry.name in prompts:
             raise AppDefinitionError(f"prompt {entry.name!r} is already registered")
@@ -124,6 +129,14 @@ class Registration:
                 raise AppDefinitionError(f"app.complete: no resource template {target!r} (register it first)")
             if argument not in template.template.names:
                 raise AppDefinitionError(f"app.complete: template {target!r} has no variable {argument!r}")
+
+
+def _grouped(options: _Described) -> Collection[str]:
+    """The tags of `tags=`, and `group=` (one name or several) as GROUP_TAG tags."""
+    tags, group = options.get("tags", ()), options.get("group", ())
+    if isinstance(tags, str) or not group:
+        return tags  # (one string: `_tags` refuses it)
+    return [*tags, *(GROUP_TAG + name for name in ([group] if isinstance(group, str) else group))]
 
 
 def _tags(tags: Collection[str], what: str) -> frozenset[str]:
