@@ -16,11 +16,18 @@ const provider = new Provider(`http://127.0.0.1:${port}`, {
       token_endpoint_auth_method: 'client_secret_basic',
     },
   ],
-  claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+  // `hd` (Google's hosted domain) for logins like user@domain, to test the Google preset's check
+  claims: { openid: ['sub', 'hd'], email: ['email', 'email_verified'], profile: ['name'] },
   conformIdTokenClaims: false, // the scope's claims in the id_token itself
   findAccount: async (ctx, id) => ({
     accountId: id,
-    claims: async () => ({ sub: id, email: `${id}@example.com`, email_verified: true, name: `User ${id}` }),
+    claims: async () => ({
+      sub: id,
+      ...(id.includes('@') ? { hd: id.split('@')[1] } : {}),
+      email: id.includes('@') ? id : `${id}@example.com`,
+      email_verified: true,
+      name: `User ${id}`,
+    }),
   }),
   pkce: { required: () => true },
   cookies: { keys: ['only-for-tests'] },

@@ -15,7 +15,7 @@ upstream tokens and the registrations go to a sealed store (`store`). docs/auth.
 
 from __future__ import annotations
 
-from mcp_bindings.runtime.auth.proxy.presets import oidc
+from mcp_bindings.runtime.auth.proxy.presets import auth0, entra, github, google, keycloak, oidc, okta, workos
 from mcp_bindings.runtime.auth.proxy.settings import OAuthProxy, ProxyServer
 from mcp_bindings.runtime.auth.proxy.store import KEY_ENV, MemoryProxyStore, ProxyStore, RedisProxyStore
 from mcp_bindings.runtime.auth.proxy.tokens import Lifetimes
@@ -31,5 +31,12 @@ __all__ = [
     "RedisProxyStore",
     "Upstream",
     "UpstreamError",
+    "auth0",
+    "entra",
+    "github",
+    "google",
+    "keycloak",
     "oidc",
+    "okta",
+    "workos",
 ]

@@ -298,7 +298,7 @@ class ProxyEndpoints:
             identity = await self.upstream.identity(tokens, pending.get("nonce"))
         except UpstreamError as exc:
             log.warning("sign-in failed: %s", exc)
-            failed = {"error": "temporarily_unavailable", "error_description": str(exc)}
+            failed = {"error": exc.error, "error_description": str(exc)}
             return _to_client(redirect_uri, failed, state, self.site)
         code = await self.grants.issue_code(pending, identity.subject, identity.claims, tokens)
         return _to_client(redirect_uri, {"code": code}, state, self.site)

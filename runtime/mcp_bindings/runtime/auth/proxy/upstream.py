@@ -25,6 +25,14 @@ from mcp_bindings.runtime.auth.verifiers import InvalidTokenError, JWTVerifier, 
 class UpstreamError(Exception):
     """The upstream provider could not be used (down, refused, or answered garbage)."""
 
+    error = "temporarily_unavailable"  # what the MCP client is told (RFC 6749 §4.1.2.1)
+
+
+class IdentityRefused(UpstreamError):
+    """The provider signed in a user this server does not accept (`Upstream.required_claims`)."""
+
+    error = "access_denied"
+
 
 @dataclass(frozen=True)
 class Upstream:
@@ -33,7 +41,8 @@ class Upstream:
     openid-configuration` or RFC 8414). Users are identified by the verified `id_token` (OpenID) or,
     with `userinfo_endpoint` and no `id_token`, by that endpoint's `subject_field`. `params`: extra
     authorization request parameters (Google's `hd`, `prompt`, ...). `auth_method`:
-    `client_secret_basic` or `client_secret_post`."""
+    `client_secret_basic` or `client_secret_post`. `required_claims`: claims the user's identity must
+    carry with these values (Google's `hd`: the `hd` parameter only preselects an account)."""
 
     client_id: str
     client_secret: str
@@ -46,6 +55,7 @@ class Upstream:
     params: Mapping[str, str] = field(default_factory=dict[str, str])
     auth_method: str = "client_secret_basic"
     subject_field: str = "sub"
+    required_claims: Mapping[str, str] = field(default_factory=dict[str, str])
     name: str | None = None  # shown on the consent page; default: the issuer's or endpoint's host
     timeout_s: float = 10.0
 
@@ -143,8 +153,8 @@ class UpstreamClient:
         except OAuthError as exc:
             raise UpstreamError(f"the sign-in provider's token endpoint {where} did not answer: {exc}") from None
         body = json_object_of(response)
-        if response.status_code != 200:
-            error = body.get("error") if body else None
+        error = body.get("error") if body else None
+        if response.status_code != 200 or error is not None:  # GitHub answers its errors with 200
             raise UpstreamError(
                 f"the sign-in provider's token endpoint {where} refused the code: HTTP {response.status_code}"
                 + (f" {error}" if isinstance(error, str) else "")
@@ -168,6 +178,9 @@ class UpstreamClient:
         subject = claims.get(up.subject_field)
         if not isinstance(subject, (str, int)) or isinstance(subject, bool) or subject == "":
             raise UpstreamError(f"the sign-in provider named no user ({up.subject_field!r} missing)")
+        for claim, value in up.required_claims.items():
+            if claims.get(claim) != value:
+                raise IdentityRefused(f"this server accepts only users whose {claim!r} is {value!r}")
         return Identity(str(subject), {k: claims[k] for k in CARRIED_CLAIMS if k in claims})
 
     async def _verified_id_token(self, up: Upstream, id_token: str) -> Mapping[str, Any]:
