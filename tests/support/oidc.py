@@ -19,7 +19,7 @@ from urllib.parse import urljoin
 import httpx
 
 from mcp_bindings.runtime.auth.handlers import AuthorizationResponse, matches_redirect_uri
-from tests.support import REPO_ROOT, cache_lock
+from tests.support import REPO_ROOT, cache_lock, stop_process
 from tests.support.browser import _npm, node_path  # pyright: ignore[reportPrivateUsage]
 
 OIDC_CACHE = REPO_ROOT / ".cache" / "oidc-provider"
@@ -86,12 +86,7 @@ class OidcProvider:
 
     def stop(self) -> None:
         if self.process is not None:
-            self.process.terminate()
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
+            stop_process(self.process)
             self.process = None
 
 

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from mcp_bindings.runtime.app import App, Auth, Context
-from mcp_bindings.runtime.auth import pkce_pair
+from mcp_bindings.runtime.auth import AuthorizationResponse, pkce_pair
 from mcp_bindings.runtime.auth.proxy import MemoryProxyStore, OAuthProxy, ProxyStore, Upstream, oidc
 from tests.peers.auth_harness import bind_local, serve
 from tests.support.http import rpc, stateless, stateless_headers
@@ -133,16 +133,24 @@ class SignedIn:
     code: str
 
 
+async def come_back(
+    site: Site, client_id: str, redirect_uri: str, challenge: str, login: str = "alice", decision: str = "approve"
+) -> tuple[AuthorizationResponse, list[str]]:
+    """What the proxy redirects the client with after `login` went through the forms (answering the
+    consent `decision`), and the HTML pages met on the way."""
+    handler = FormSignIn(redirect_uri, login=login, decision=decision)
+    try:
+        return await handler.authorize(authorization_url(site, client_id, redirect_uri, challenge)), handler.pages
+    finally:
+        await handler.aclose()
+
+
 async def sign_in(http: httpx.AsyncClient, site: Site, login: str = "alice") -> SignedIn:
     """A registered public client, and the code the proxy redirected it with after `login` signed in."""
     redirect_uri = f"http://127.0.0.1:{free_port()}/callback"
     client = await register(http, site, redirect_uri)
     verifier, challenge = pkce_pair()
-    handler = FormSignIn(redirect_uri, login=login)
-    try:
-        response = await handler.authorize(authorization_url(site, client["client_id"], redirect_uri, challenge))
-    finally:
-        await handler.aclose()
+    response, _ = await come_back(site, client["client_id"], redirect_uri, challenge, login)
     assert response.code is not None, response.params
     assert response.state == "client-state" and response.iss == site.issuer
     return SignedIn(client["client_id"], redirect_uri, verifier, response.code)

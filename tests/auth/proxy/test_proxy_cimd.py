@@ -19,9 +19,9 @@ from starlette.routing import Route
 
 from mcp_bindings.runtime.auth import pkce_pair
 from tests.peers.auth_harness import bind_local, serve
-from tests.support.oidc import FormSignIn, OidcProvider, free_port
+from tests.support.oidc import OidcProvider, free_port
 
-from .conftest import SignedIn, Sockets, authorization_url, proxied, redeem, upstream_of, whoami
+from .conftest import SignedIn, Sockets, authorization_url, come_back, proxied, redeem, upstream_of, whoami
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]
 
@@ -52,12 +52,8 @@ async def test_a_metadata_document_client_signs_in(sockets: Sockets, provider: O
         metadata = (await http.get(f"{site.base}/.well-known/oauth-authorization-server")).json()
         assert metadata["client_id_metadata_document_supported"] is True
         verifier, challenge = pkce_pair()
-        handler = FormSignIn(redirect_uri, login="erin")
-        try:
-            back = await handler.authorize(authorization_url(site, client_id, redirect_uri, challenge))
-        finally:
-            await handler.aclose()
-        assert back.code is not None and "Hosted client" in handler.pages[0]
+        back, pages = await come_back(site, client_id, redirect_uri, challenge, login="erin")
+        assert back.code is not None and "Hosted client" in pages[0]
         tokens = await redeem(http, site, SignedIn(client_id, redirect_uri, verifier, back.code))
         assert tokens.status_code == 200, tokens.text
         called = await whoami(http, site, tokens.json()["access_token"])

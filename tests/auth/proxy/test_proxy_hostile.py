@@ -15,9 +15,20 @@ import pytest
 
 from mcp_bindings.runtime.auth import pkce_pair
 from mcp_bindings.runtime.auth.proxy.store import ProxyKeys, SealedRecords
-from tests.support.oidc import FormSignIn, OidcProvider, forms_of, free_port
+from tests.support.oidc import OidcProvider, forms_of, free_port
 
-from .conftest import KEY, Sockets, authorization_url, proxied, redeem, register, sign_in, upstream_of, whoami
+from .conftest import (
+    KEY,
+    Sockets,
+    authorization_url,
+    come_back,
+    proxied,
+    redeem,
+    register,
+    sign_in,
+    upstream_of,
+    whoami,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]
 
@@ -180,9 +191,5 @@ async def test_consent_denied_goes_back_as_access_denied(sockets: Sockets, provi
     async with proxied(sockets, upstream_of(provider)) as site, httpx.AsyncClient() as http:
         redirect_uri = f"http://127.0.0.1:{free_port()}/callback"
         client = await register(http, site, redirect_uri)
-        handler = FormSignIn(redirect_uri, decision="deny")
-        try:
-            answer = await handler.authorize(authorization_url(site, client["client_id"], redirect_uri, pkce_pair()[1]))
-        finally:
-            await handler.aclose()
+        answer, _ = await come_back(site, client["client_id"], redirect_uri, pkce_pair()[1], decision="deny")
         assert answer.error == "access_denied" and answer.state == "client-state"

@@ -27,7 +27,7 @@ from tests.peers.auth_harness import bind_local, serve
 from tests.peers.harness import client_module
 from tests.support.oidc import FormSignIn, OidcProvider, forms_of, free_port
 
-from .conftest import Sockets, authorization_url, proxied, register
+from .conftest import Sockets, authorization_url, come_back, proxied, register
 
 pytestmark = pytest.mark.anyio
 CREDENTIALS = {"client_id": "id", "client_secret": "secret"}
@@ -193,13 +193,7 @@ async def test_github_errors_answered_with_200_are_errors(sockets: Sockets) -> N
         async with proxied(sockets, upstream) as site, httpx.AsyncClient() as http:
             redirect_uri = f"http://127.0.0.1:{free_port()}/callback"
             client = await register(http, site, redirect_uri)
-            handler = FormSignIn(redirect_uri)
-            try:
-                back = await handler.authorize(
-                    authorization_url(site, client["client_id"], redirect_uri, pkce_pair()[1])
-                )
-            finally:
-                await handler.aclose()
+            back, _ = await come_back(site, client["client_id"], redirect_uri, pkce_pair()[1])
             assert back.error == "temporarily_unavailable"
             assert back.error_description is not None and back.error_description.endswith(
                 "refused the code: HTTP 200 bad_verification_code"
@@ -222,13 +216,7 @@ async def test_google_hosted_domain_is_checked_not_only_asked(sockets: Sockets, 
         to_provider = await http.post(f"{site.base}/consent", data=approve)
         assert httpx.URL(to_provider.headers["location"]).params["hd"] == "example.com"
         for login, expected in (("dana@example.com", None), ("eve@other.org", "access_denied")):
-            handler = FormSignIn(redirect_uri, login=login)
-            try:
-                back = await handler.authorize(
-                    authorization_url(site, client["client_id"], redirect_uri, pkce_pair()[1])
-                )
-            finally:
-                await handler.aclose()
+            back, _ = await come_back(site, client["client_id"], redirect_uri, pkce_pair()[1], login)
             assert back.error == expected, back.params
             if expected:
                 assert back.error_description == "this server accepts only users whose 'hd' is 'example.com'"

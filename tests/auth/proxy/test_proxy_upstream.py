@@ -21,9 +21,9 @@ from starlette.routing import Route
 from mcp_bindings.runtime.auth import pkce_pair
 from mcp_bindings.runtime.auth.proxy import Upstream
 from tests.peers.auth_harness import bind_local, serve
-from tests.support.oidc import FormSignIn, free_port
+from tests.support.oidc import free_port
 
-from .conftest import Sockets, authorization_url, proxied, register
+from .conftest import Sockets, authorization_url, come_back, proxied, register
 
 pytestmark = pytest.mark.anyio
 
@@ -83,13 +83,7 @@ async def test_upstream_garbage_is_a_clear_error_and_nothing_is_stored(
             redirect_uri = f"http://127.0.0.1:{free_port()}/callback"
             client = await register(http, site, redirect_uri)
             before = set(site.store.entries)  # type: ignore[attr-defined]
-            handler = FormSignIn(redirect_uri)
-            try:
-                back = await handler.authorize(
-                    authorization_url(site, client["client_id"], redirect_uri, pkce_pair()[1])
-                )
-            finally:
-                await handler.aclose()
+            back, _ = await come_back(site, client["client_id"], redirect_uri, pkce_pair()[1])
             assert back.error == "temporarily_unavailable" and back.state == "client-state"
             assert back.error_description == f"the sign-in provider's token endpoint {issuer}/token {said}"
             left = {key.split(":")[0] for key in set(site.store.entries) - before}  # type: ignore[attr-defined]

@@ -27,15 +27,20 @@ AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post")
 MAX_CIMD_BYTES = 64 * 1024
 
 
-class ClientError(Exception):
-    """A registration or a client named at the authorization endpoint that is refused (`error` is the
-    OAuth code: `invalid_redirect_uri`, `invalid_client_metadata`, `invalid_client`, ...)."""
+class Refused(Exception):
+    """A request the proxy refuses: `error` is the OAuth error code, `description` names the reason,
+    `status` the HTTP status where the answer is not a redirect."""
 
     def __init__(self, error: str, description: str, status: int = 400) -> None:
         super().__init__(description)
         self.error = error
         self.description = description
         self.status = status
+
+
+class ClientError(Refused):
+    """A registration or a client named at the authorization endpoint that is refused
+    (`invalid_redirect_uri`, `invalid_client_metadata`, `invalid_client`, ...)."""
 
 
 @dataclass(frozen=True)

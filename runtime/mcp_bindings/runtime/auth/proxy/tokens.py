@@ -22,19 +22,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_bindings.runtime.auth.dpop import b64url_sha256
-from mcp_bindings.runtime.auth.proxy.clients import ProxyClient
+from mcp_bindings.runtime.auth.proxy.clients import ProxyClient, Refused
 from mcp_bindings.runtime.auth.proxy.store import ProxyKeys, SealedRecords, digest
 from mcp_bindings.runtime.auth.verifiers import AccessToken, InvalidTokenError, JWTVerifier
 
 
-class TokenError(Exception):
-    """A token request refused (RFC 6749 §5.2): `error` and a description naming the reason."""
-
-    def __init__(self, error: str, description: str, status: int = 400) -> None:
-        super().__init__(description)
-        self.error = error
-        self.description = description
-        self.status = status
+class TokenError(Refused):
+    """A token request refused (RFC 6749 §5.2)."""
 
 
 @dataclass(frozen=True)
