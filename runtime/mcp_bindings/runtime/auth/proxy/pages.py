@@ -13,7 +13,9 @@ PAGE_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
     "X-Frame-Options": "DENY",
     "Cache-Control": "no-store",
-    "Referrer-Policy": "no-referrer",
+    # same-origin, not no-referrer: under no-referrer a browser posts the consent form with
+    # `Origin: null`, which the proxy's Origin check refuses; nothing leaks to other origins either way
+    "Referrer-Policy": "same-origin",
 }
 _STYLE = (
     "body{font:16px system-ui,sans-serif;max-width:34em;margin:3em auto;padding:0 1em}"
