@@ -21,7 +21,7 @@ from tests.peers.auth_harness import bind_local, serve
 from tests.support.http import rpc, stateless, stateless_headers
 from tests.support.oidc import FormSignIn, OidcProvider, free_port
 
-POOL = 10
+POOL = 16  # sockets per test module: one per proxy a test starts
 KEY = "k" * 40  # the operator's key of the tests (32+ bytes)
 
 

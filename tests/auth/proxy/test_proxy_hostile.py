@@ -193,3 +193,18 @@ async def test_consent_denied_goes_back_as_access_denied(sockets: Sockets, provi
         client = await register(http, site, redirect_uri)
         answer, _ = await come_back(site, client["client_id"], redirect_uri, pkce_pair()[1], decision="deny")
         assert answer.error == "access_denied" and answer.state == "client-state"
+
+
+async def test_sign_ins_started_are_bounded(sockets: Sockets, provider: OidcProvider) -> None:
+    async with (
+        proxied(sockets, upstream_of(provider), authorizations_per_address=2) as site,
+        httpx.AsyncClient() as http,
+    ):
+        client = await register(http, site, "http://127.0.0.1:5000/callback")
+        url = authorization_url(site, client["client_id"], "http://127.0.0.1:5000/callback", pkce_pair()[1])
+        assert [(await http.get(url)).status_code for _ in range(2)] == [200, 200]
+        refused = await http.get(url)
+        assert refused.status_code == 429
+        assert "at most 2 per 600 s; authorizations_per_address" in refused.text
+        pending = [key for key in site.store.entries if key.startswith("authorization:")]  # type: ignore[attr-defined]
+        assert len(pending) == 2

@@ -50,6 +50,7 @@ class Site:
     callback_path: str
     server_name: str
     authorization_ttl_s: float
+    authorizations_per_address: int = 60  # sign-ins started (pending consents) per address per authorization_ttl_s
 
     def url(self, path: str) -> str:
         return self.issuer + path
@@ -166,6 +167,15 @@ class ProxyEndpoints:
             log.warning("authorization refused: %s", exc)
             failed = {"error": "temporarily_unavailable", "error_description": str(exc)}
             return _to_client(redirect_uri, failed, state, self.site)
+        address = request.client.host if request.client is not None else "unknown"
+        started = await self.records.count(f"authorizations:{address}", self.site.authorization_ttl_s)
+        if started > self.site.authorizations_per_address:
+            bound = f"{self.site.authorizations_per_address} per {int(self.site.authorization_ttl_s)} s"
+            return error_page(
+                429,
+                f"too many sign-ins started from this address (at most {bound}; "
+                "authorizations_per_address); try again later",
+            )
         transaction, csrf = secrets.token_urlsafe(18), secrets.token_urlsafe(24)
         pending = {
             "client_id": client.client_id,

@@ -30,7 +30,8 @@ class OAuthProxy:
     the store and derives the token signing key. `store`: default the app's Redis backend when it has
     one (`MCP_REDIS_URL`), else memory. `callback_path`: where the provider sends the user back (register
     `<origin><callback_path>` there). `registrations_per_address` per `registration_window_s`: the bound
-    on Dynamic Client Registration from one address."""
+    on Dynamic Client Registration from one address; `authorizations_per_address`: sign-ins started
+    (each a pending consent in the store) from one address per `authorization_ttl_s`."""
 
     upstream: Upstream
     key: bytes | str | None = None
@@ -41,6 +42,7 @@ class OAuthProxy:
     registration_window_s: float = 3600.0
     registration_ttl_s: float = 90 * 86400.0
     authorization_ttl_s: float = 600.0
+    authorizations_per_address: int = 60
     server_name: str | None = None
 
     def __post_init__(self) -> None:
@@ -80,6 +82,7 @@ class ProxyServer:
             callback_path=settings.callback_path,
             server_name=settings.server_name or self.issuer,
             authorization_ttl_s=settings.authorization_ttl_s,
+            authorizations_per_address=settings.authorizations_per_address,
         )
         clients = ClientRegistry(
             self.records,
