@@ -59,6 +59,7 @@ CLAIMS = {
     "from demo_client import connect": "test_contract_client_snippet",
     'app = App("counter", version="1.0")': "tests/docs/test_extension_docs.py",
     'app = App("skills-demo", version="1.0")': "tests/docs/test_extension_docs.py",
+    'proxy=OAuthProxy(oidc(os.environ["OIDC_ISSUER"]))': "tests/auth/proxy/test_proxy_docs.py",
 }
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import stop_process
+
 
 class RedisServer:
     """A private redis-server on `directory`/redis.sock (no TCP, no persistence, its own directory)."""
@@ -48,10 +50,5 @@ class RedisServer:
 
     def stop(self) -> None:
         if self.process is not None:
-            self.process.terminate()
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
+            stop_process(self.process)
             self.process = None

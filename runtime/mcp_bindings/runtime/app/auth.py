@@ -16,6 +16,7 @@ from mcp_bindings.v2026_07_28 import names as v2026
 if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
 
+    from mcp_bindings.runtime.auth.proxy import OAuthProxy
     from mcp_bindings.runtime.auth.resource_server import RequestInfo
     from mcp_bindings.runtime.auth.verifiers import TokenVerifier
     from mcp_bindings.runtime.http.app import StreamableHTTPApp
@@ -31,7 +32,9 @@ class Auth:
     (`IntrospectionVerifier`, ...). `authorization_servers` (default: the issuer) and
     `scopes_supported` (default: every scope named here and on tools) go into the metadata.
     `dpop=DPoPProofVerifier()` takes DPoP-bound tokens (`dpop_required`: only those). `options`: the
-    rest of `require_bearer`'s (`scope_hierarchy`, `resource_name`, ...)."""
+    rest of `require_bearer`'s (`scope_hierarchy`, `resource_name`, ...). `proxy=OAuthProxy(...)`: this
+    server is also the authorization server, signing users in at an upstream provider (its tokens
+    verified here; `auth.proxy`)."""
 
     resource: str
     issuer: str | None = None
@@ -45,9 +48,10 @@ class Auth:
     dpop: Any = None
     dpop_required: bool = False
     options: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    proxy: OAuthProxy | None = None
 
     def __post_init__(self) -> None:
-        if self.verifier is None and self.issuer is None:
+        if self.verifier is None and self.issuer is None and self.proxy is None:
             raise ValueError("Auth: name the token issuer (issuer=..., with jwks or jwks_uri) or give a verifier=")
         if isinstance(self.scopes, str):
             raise ValueError(f"Auth(scopes={self.scopes!r}) is one string; give a list: scopes=[{self.scopes!r}]")
@@ -59,7 +63,7 @@ class Auth:
         from mcp_bindings.runtime.auth.verifiers import JWTVerifier
 
         verifier = self.verifier
-        if verifier is None:
+        if verifier is None and self.proxy is None:
             assert self.issuer is not None
             verifier = JWTVerifier(
                 issuer=self.issuer, jwks=self.jwks, jwks_uri=self.jwks_uri, audience=self.audience or self.resource
@@ -76,19 +80,25 @@ class Auth:
         if supported is None:
             named = [*every, *(s for scopes in tool_scopes().values() for s in scopes)]
             supported = list(dict.fromkeys(named))
+        servers, proxy = list(self.authorization_servers) or [self.issuer or self.resource], None
+        if self.proxy is not None:  # the proxy's own tokens, and its endpoints beside the app
+            backend = getattr(app, "backend", None)  # its Redis, if it has one, for the proxy's store
+            proxy = self.proxy.serve(self.resource, scopes_supported=supported, default_scopes=every, backend=backend)
+            verifier, servers = proxy.verifier, [proxy.issuer]
+        assert verifier is not None
         asgi: Any = app  # an ASGI app (its own Scope / Receive / Send types)
         outer = require_bearer(
             asgi,
             verifier,
             resource=self.resource,
-            authorization_servers=list(self.authorization_servers) or [self.issuer or self.resource],
+            authorization_servers=servers,
             scopes_supported=supported or None,
             required_scopes=required,
             dpop=self.dpop,
             dpop_required=self.dpop_required,
             **self.options,
         )
-        return ProtectedApp(app, outer)
+        return ProtectedApp(app, outer if proxy is None else proxy.wrap(outer))
 
 
 def _called_tools(message: Any) -> list[str]:
