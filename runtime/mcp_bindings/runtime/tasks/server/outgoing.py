@@ -59,8 +59,7 @@ async def request_as_task(
 
 
 def _request_id(ctx: Any) -> Any:
-    inner = getattr(ctx, "inner", ctx)  # a TaskContext wraps the request's context
-    return inner._request.id  # noqa: SLF001 - the runtime's own context type
+    return ctx._request.id  # noqa: SLF001 - the runtime's own context type
 
 
 class ClientTask:
