@@ -45,7 +45,7 @@ from mcp_bindings.runtime.rpc.errors import (
     McpError,
     sole_exception,
 )
-from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request
+from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request, first_problem
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.rpc.transport import Transport
 from mcp_bindings.v2025_11_25 import names as v2025
@@ -330,7 +330,8 @@ class ClientRuntime:
         except ValidationError as exc:
             newer = read_newer(spec.method, raw, part="result", version=self.version or "") if self.lenient else None
             if newer is None:
-                raise McpError(INTERNAL_ERROR, f"invalid {spec.method} result from the server: {_first(exc)}") from None
+                why = first_problem(exc)
+                raise McpError(INTERNAL_ERROR, f"invalid {spec.method} result from the server: {why}") from None
             return newer  # lenient: the newer version's type, as is (see lenient.py)
         return eras.result(self, stub_spec, spec, result)
 
@@ -456,11 +457,6 @@ async def _send(call: OutgoingCall) -> Any:
         return await stateless_request(runtime, call.spec, call.params, call.progress, timeout=call.timeout)
     attempt = partial(session.request, call.method, call.params, timeout=call.timeout, on_progress=call.progress)
     return await send_with_retries(runtime.retry, call.method, call.params, attempt, stateless=False)
-
-
-def _first(exc: ValidationError) -> str:
-    err = exc.errors(include_url=False)[0]
-    return f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
 
 
 @asynccontextmanager

@@ -44,7 +44,7 @@ from mcp_bindings.runtime.protocol.custom_methods import (
 from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
-from mcp_bindings.runtime.rpc.jsonrpc import json_object
+from mcp_bindings.runtime.rpc.jsonrpc import first_problem, json_object
 from mcp_bindings.runtime.server import notifications
 from mcp_bindings.runtime.server.bus import WorkerGone, forwarder_for, operation
 from mcp_bindings.runtime.server.extensions import serve_bound
@@ -337,9 +337,7 @@ class ExtensionTaskContext(TaskContext):
         try:
             return versions.validate(ask_spec.result, ask.response)
         except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            where = ".".join(str(p) for p in first["loc"]) or "(root)"
-            raise McpError(INVALID_PARAMS, f"Invalid params: inputResponses[{key!r}].{where}: {first['msg']}") from None
+            raise McpError(INVALID_PARAMS, f"Invalid params: inputResponses[{key!r}].{first_problem(exc)}") from None
 
     async def announce(self, state: TaskState) -> None:
         """`notifications/tasks` to the `subscriptions/listen` streams that asked for this task."""
