@@ -97,7 +97,7 @@ class _StreamState:
     """What resuming one SSE stream needs: the last event id and the server's `retry` delay."""
 
     last_event_id: str | None = None
-    retry_ms: int | None = None
+    retry_ms: int = DEFAULT_RETRY_MS  # the server's `retry:` once it sent one
 
 
 class StreamableHttpTransport(QueueTransport):
@@ -288,7 +288,7 @@ class StreamableHttpTransport(QueueTransport):
         for _ in range(MAX_RESUME_ATTEMPTS):
             if stream.last_event_id is None:
                 break
-            await anyio.sleep((stream.retry_ms if stream.retry_ms is not None else DEFAULT_RETRY_MS) / 1000)
+            await anyio.sleep(stream.retry_ms / 1000)
             headers = self._get_headers(stream)
             try:
                 async with self._client.stream("GET", self.url, headers=headers) as response:
@@ -362,7 +362,7 @@ class StreamableHttpTransport(QueueTransport):
                 log.debug("the GET stream dropped: %s", exc)
             if self._closing or self.session_id != session or attempt == MAX_RESUME_ATTEMPTS:
                 return
-            await anyio.sleep((stream.retry_ms if stream.retry_ms is not None else DEFAULT_RETRY_MS) / 1000)
+            await anyio.sleep(stream.retry_ms / 1000)
 
     async def aclose(self) -> None:
         self._closing = True

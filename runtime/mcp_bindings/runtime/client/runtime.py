@@ -299,10 +299,8 @@ class ClientRuntime:
         (each input round of a stateless request)."""
         spec = self.negotiated_spec(stub_spec)
         data = self.prepare(stub_spec, spec, params)
-        chain = self._chains.get(id(spec))
-        send = chain[1] if chain is not None and chain[0] is spec else self._chain(spec)
         limit = timeout if timeout is not None else self.request_timeout
-        return await send(OutgoingCall(self, stub_spec, spec, data, limit, _on_progress.get()))
+        return await self._chain(spec)(OutgoingCall(self, stub_spec, spec, data, limit, _on_progress.get()))
 
     async def call_method(self, method: str, params: Any, result: Any = None, *, timeout: float | None = None) -> Any:
         """A typed call of a request the stub's version may lack (the other era's: `client.eras`),
@@ -311,8 +309,15 @@ class ClientRuntime:
         return await self.call(eras.stub_spec(self, spec, result), params, timeout=timeout)
 
     def _chain(self, spec: MethodSpec) -> Send:
-        """The chain of `spec`'s requests, built once (per method and negotiated version)."""
-        send = seam.compose((*self.hooks, *self.builtin_hooks), spec, _send)
+        """The chain of `spec`'s messages, built once (per method and negotiated version): a request's
+        through every hook, a notification's through the user's arounds that name it."""
+        chain = self._chains.get(id(spec))
+        if chain is not None and chain[0] is spec:
+            return chain[1]
+        if spec.kind == "notification":
+            send = seam.compose_notification(self.hooks, spec, _notify)
+        else:
+            send = seam.compose((*self.hooks, *self.builtin_hooks), spec, _send)
         self._chains[id(spec)] = (spec, send)
         return send
 
@@ -400,15 +405,7 @@ class ClientRuntime:
         for capability in spec.needed_capabilities(data):
             if capability.side == "client" and not capability.present_in(self.capabilities):
                 raise CapabilityError(spec.method, str(capability))
-        chain = self._chains.get(id(spec))
-        send = chain[1] if chain is not None and chain[0] is spec else self._notice_chain(spec)
-        await send(OutgoingCall(self, stub_spec, spec, data, None))
-
-    def _notice_chain(self, spec: MethodSpec) -> Send:
-        """The chain of notification `spec` (the user's arounds that name it), built once."""
-        send = seam.compose_notification(self.hooks, spec, _notify)
-        self._chains[id(spec)] = (spec, send)
-        return send
+        await self._chain(spec)(OutgoingCall(self, stub_spec, spec, data, None))
 
     # -- what the server sends ---------------------------------------------------------------
 

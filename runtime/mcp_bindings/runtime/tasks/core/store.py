@@ -139,18 +139,19 @@ class TaskState:
             changes["error"] = dict(error)
         return replace(self, **changes)
 
-    def wire(self) -> dict[str, Any]:
+    def wire(self, ttl: str = "ttl", poll_interval: str = "pollInterval") -> dict[str, Any]:
         """The task as the 2025-11-25 `Task` type writes it (what tasks/get, tasks/list, tasks/cancel,
-        CreateTaskResult and notifications/tasks/status carry)."""
+        CreateTaskResult and notifications/tasks/status carry); the tasks extension's flat `Task`
+        names its TTL and poll interval `ttlMs` and `pollIntervalMs` (`wire.task`)."""
         data: dict[str, Any] = {
             "taskId": self.task_id,
             "status": self.status,
             "createdAt": iso8601(self.created_at),
             "lastUpdatedAt": iso8601(self.last_updated_at),
-            "ttl": self.ttl_ms,
+            ttl: self.ttl_ms,
         }
         if self.poll_interval_ms is not None:
-            data["pollInterval"] = self.poll_interval_ms
+            data[poll_interval] = self.poll_interval_ms
         if self.status_message is not None:
             data["statusMessage"] = self.status_message
         return data
