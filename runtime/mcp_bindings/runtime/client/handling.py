@@ -71,7 +71,7 @@ async def answer_request(runtime: ClientRuntime, request: Request) -> bytes:
         return await answer_custom(runtime, request)
     implemented = stub_spec is not None and handlers is not None and handlers.implements(stub_spec)
     if spec is not None and not implemented and runtime.tasks.serves(runtime, request.method):
-        return await runtime.tasks.answer(runtime, request)
+        return await runtime.tasks.answer_request(runtime, request)
     if spec is None or stub_spec is None or handlers is None or not implemented:
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
     work = _handler_work(runtime, request, spec, stub_spec, handlers)

@@ -17,7 +17,7 @@ import math
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar, Unpack
 from urllib.parse import urljoin, urlsplit
@@ -41,7 +41,7 @@ from mcp_bindings.runtime.client.stub import ClientStub
 from mcp_bindings.runtime.rpc import jsonrpc, logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, DeliveryFailed
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId
-from mcp_bindings.runtime.rpc.transport import Features, HeaderHook, TransportBase
+from mcp_bindings.runtime.rpc.transport import Features, HeaderHook, QueueTransport
 from mcp_bindings.v2025_11_25 import names as v2025
 
 log = logs.logger("http_client")
@@ -60,14 +60,12 @@ NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 CUT = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError, httpx.ReadTimeout, httpx.WriteTimeout)
 
 
+@dataclass(slots=True)
 class _SseEvent:
-    __slots__ = ("data", "event", "id", "retry")
-
-    def __init__(self) -> None:
-        self.event = "message"
-        self.data: list[str] = []
-        self.id: str | None = None
-        self.retry: int | None = None
+    event: str = "message"
+    data: list[str] = field(default_factory=list[str])
+    id: str | None = None
+    retry: int | None = None
 
 
 async def _sse_events(response: httpx.Response) -> AsyncIterator[_SseEvent]:
@@ -94,17 +92,15 @@ async def _sse_events(response: httpx.Response) -> AsyncIterator[_SseEvent]:
         yield event
 
 
+@dataclass(slots=True)
 class _StreamState:
     """What resuming one SSE stream needs: the last event id and the server's `retry` delay."""
 
-    __slots__ = ("last_event_id", "retry_ms")
-
-    def __init__(self) -> None:
-        self.last_event_id: str | None = None
-        self.retry_ms: int | None = None
+    last_event_id: str | None = None
+    retry_ms: int = DEFAULT_RETRY_MS  # the server's `retry:` once it sent one
 
 
-class StreamableHttpTransport(TransportBase):
+class StreamableHttpTransport(QueueTransport):
     """Streamable HTTP client transport (handshake sessions and stateless 2026-07-28 requests)."""
 
     features = Features(message_headers=True, server_stream=True)
@@ -154,12 +150,6 @@ class StreamableHttpTransport(TransportBase):
             await self._client.aclose()
         if self._fresh_client is not None:
             await self._fresh_client.aclose()
-
-    async def receive(self) -> bytes:
-        try:
-            return await self._inbound.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            raise anyio.EndOfStream from None
 
     def _client_for(self, request_id: Any) -> httpx.AsyncClient:
         """The client to POST with: a repeated request goes on a new connection (`client_retry`)."""
@@ -298,7 +288,7 @@ class StreamableHttpTransport(TransportBase):
         for _ in range(MAX_RESUME_ATTEMPTS):
             if stream.last_event_id is None:
                 break
-            await anyio.sleep((stream.retry_ms if stream.retry_ms is not None else DEFAULT_RETRY_MS) / 1000)
+            await anyio.sleep(stream.retry_ms / 1000)
             headers = self._get_headers(stream)
             try:
                 async with self._client.stream("GET", self.url, headers=headers) as response:
@@ -372,7 +362,7 @@ class StreamableHttpTransport(TransportBase):
                 log.debug("the GET stream dropped: %s", exc)
             if self._closing or self.session_id != session or attempt == MAX_RESUME_ATTEMPTS:
                 return
-            await anyio.sleep((stream.retry_ms if stream.retry_ms is not None else DEFAULT_RETRY_MS) / 1000)
+            await anyio.sleep(stream.retry_ms / 1000)
 
     async def aclose(self) -> None:
         self._closing = True
@@ -507,7 +497,7 @@ def _same_origin_endpoint(url: str, endpoint: str) -> str:
     return joined
 
 
-class LegacySseTransport(TransportBase):
+class LegacySseTransport(QueueTransport):
     """Client side of the 2024-11-05 HTTP+SSE transport: GET an event stream, POST to its endpoint."""
 
     def __init__(
@@ -573,12 +563,6 @@ class LegacySseTransport(TransportBase):
         finally:
             self._ready.set()
             self._inbound_send.close()
-
-    async def receive(self) -> bytes:
-        try:
-            return await self._inbound.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            raise anyio.EndOfStream from None
 
     async def send(self, frame: bytes, related: RequestId | None = None) -> None:
         assert self._endpoint is not None

@@ -45,7 +45,7 @@ from mcp_bindings.runtime.rpc.errors import (
     McpError,
     sole_exception,
 )
-from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request
+from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request, first_problem
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.rpc.transport import Transport
 from mcp_bindings.v2025_11_25 import names as v2025
@@ -299,10 +299,8 @@ class ClientRuntime:
         (each input round of a stateless request)."""
         spec = self.negotiated_spec(stub_spec)
         data = self.prepare(stub_spec, spec, params)
-        chain = self._chains.get(id(spec))
-        send = chain[1] if chain is not None and chain[0] is spec else self._chain(spec)
         limit = timeout if timeout is not None else self.request_timeout
-        return await send(OutgoingCall(self, stub_spec, spec, data, limit, _on_progress.get()))
+        return await self._chain(spec)(OutgoingCall(self, stub_spec, spec, data, limit, _on_progress.get()))
 
     async def call_method(self, method: str, params: Any, result: Any = None, *, timeout: float | None = None) -> Any:
         """A typed call of a request the stub's version may lack (the other era's: `client.eras`),
@@ -311,8 +309,15 @@ class ClientRuntime:
         return await self.call(eras.stub_spec(self, spec, result), params, timeout=timeout)
 
     def _chain(self, spec: MethodSpec) -> Send:
-        """The chain of `spec`'s requests, built once (per method and negotiated version)."""
-        send = seam.compose((*self.hooks, *self.builtin_hooks), spec, _send)
+        """The chain of `spec`'s messages, built once (per method and negotiated version): a request's
+        through every hook, a notification's through the user's arounds that name it."""
+        chain = self._chains.get(id(spec))
+        if chain is not None and chain[0] is spec:
+            return chain[1]
+        if spec.kind == "notification":
+            send = seam.compose_notification(self.hooks, spec, _notify)
+        else:
+            send = seam.compose((*self.hooks, *self.builtin_hooks), spec, _send)
         self._chains[id(spec)] = (spec, send)
         return send
 
@@ -330,7 +335,8 @@ class ClientRuntime:
         except ValidationError as exc:
             newer = read_newer(spec.method, raw, part="result", version=self.version or "") if self.lenient else None
             if newer is None:
-                raise McpError(INTERNAL_ERROR, f"invalid {spec.method} result from the server: {_first(exc)}") from None
+                why = first_problem(exc)
+                raise McpError(INTERNAL_ERROR, f"invalid {spec.method} result from the server: {why}") from None
             return newer  # lenient: the newer version's type, as is (see lenient.py)
         return eras.result(self, stub_spec, spec, result)
 
@@ -399,15 +405,7 @@ class ClientRuntime:
         for capability in spec.needed_capabilities(data):
             if capability.side == "client" and not capability.present_in(self.capabilities):
                 raise CapabilityError(spec.method, str(capability))
-        chain = self._chains.get(id(spec))
-        send = chain[1] if chain is not None and chain[0] is spec else self._notice_chain(spec)
-        await send(OutgoingCall(self, stub_spec, spec, data, None))
-
-    def _notice_chain(self, spec: MethodSpec) -> Send:
-        """The chain of notification `spec` (the user's arounds that name it), built once."""
-        send = seam.compose_notification(self.hooks, spec, _notify)
-        self._chains[id(spec)] = (spec, send)
-        return send
+        await self._chain(spec)(OutgoingCall(self, stub_spec, spec, data, None))
 
     # -- what the server sends ---------------------------------------------------------------
 
@@ -456,11 +454,6 @@ async def _send(call: OutgoingCall) -> Any:
         return await stateless_request(runtime, call.spec, call.params, call.progress, timeout=call.timeout)
     attempt = partial(session.request, call.method, call.params, timeout=call.timeout, on_progress=call.progress)
     return await send_with_retries(runtime.retry, call.method, call.params, attempt, stateless=False)
-
-
-def _first(exc: ValidationError) -> str:
-    err = exc.errors(include_url=False)[0]
-    return f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
 
 
 @asynccontextmanager

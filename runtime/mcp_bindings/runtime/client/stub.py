@@ -32,19 +32,15 @@ class ClientStub:
     protocol: ClassVar[ProtocolTables]
 
     def __init__(self, session: Any) -> None:
-        self._session = session
-
-    @property
-    def session(self) -> Any:
-        return self._session
+        self.session: Any = session  # the connection's `ClientRuntime`
 
     @property
     def server_capabilities(self) -> Mapping[str, Any]:
-        return self._session.peer_capabilities
+        return self.session.peer_capabilities
 
     def _protocol_version(self) -> Any:
         """The connection's protocol version (the generated `Client.protocol_version` types it)."""
-        version = getattr(self._session, "version", None)
+        version = getattr(self.session, "version", None)
         if version is None:
             raise RuntimeError("the client is not connected: no protocol version has been negotiated yet")
         return version
@@ -53,22 +49,22 @@ class ClientStub:
         self, spec: MethodSpec, params: Any, timeout: float | None = None, progress: ProgressCallback | None = None
     ) -> Any:
         if progress is None:
-            return await self._session.call(spec, params, timeout=timeout)
-        with self._session.progress(progress):  # a progress token on this call, its notifications to `progress`
-            return await self._session.call(spec, params, timeout=timeout)
+            return await self.session.call(spec, params, timeout=timeout)
+        with self.session.progress(progress):  # a progress token on this call, its notifications to `progress`
+            return await self.session.call(spec, params, timeout=timeout)
 
     async def _era_request(self, method: str, params: Any, result: Any, timeout: float | None) -> Any:
         """A request of the other era (the stub's version lacks it), sent by name where the session's version has it."""
-        return await self._session.call_method(method, params, result, timeout=timeout)
+        return await self.session.call_method(method, params, result, timeout=timeout)
 
     async def _ping(self, timeout: float | None) -> None:
-        await self._session.ping(timeout=timeout)
+        await self.session.ping(timeout=timeout)
 
     async def _set_logging_level(self, level: str, timeout: float | None) -> None:
-        await self._session.set_logging_level(level, timeout=timeout)
+        await self.session.set_logging_level(level, timeout=timeout)
 
     def _listen(self, notifications: Any) -> Any:
-        return self._session.listen(notifications)
+        return self.session.listen(notifications)
 
     async def _notify(self, spec: MethodSpec, params: Any) -> None:
-        await self._session.notify(spec, params)
+        await self.session.notify(spec, params)

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import anyio
@@ -81,14 +82,12 @@ def _typed_result(runtime: ClientRuntime, stub_spec: MethodSpec, spec: MethodSpe
     try:
         value = versions.validate(spec.result, raw)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(root)"
-        raise McpError(
-            INTERNAL_ERROR, f"invalid {spec.method} task result from the server: {where}: {first['msg']}"
-        ) from None
+        why = jsonrpc.first_problem(exc)
+        raise McpError(INTERNAL_ERROR, f"invalid {spec.method} task result from the server: {why}") from None
     return eras.result(runtime, stub_spec, spec, value)
 
 
+@dataclass(eq=False, repr=False)
 class TaskHandle(Finished, Generic[R]):
     """A task the server runs for one of this client's requests (from a typed call with `task=`).
 
@@ -97,14 +96,11 @@ class TaskHandle(Finished, Generic[R]):
     terminal; `result()` asks `tasks/result`, which blocks until then, and returns the request's own
     typed result (or raises its JSON-RPC error); `cancel()` asks `tasks/cancel`."""
 
-    def __init__(
-        self, runtime: ClientRuntime, stub_spec: MethodSpec, spec: MethodSpec, task: Any, result: Any = None
-    ) -> None:
-        self._runtime = runtime
-        self._stub_spec = stub_spec
-        self._spec = spec
-        self.task = task
-        self._result = result
+    _runtime: ClientRuntime
+    _stub_spec: MethodSpec
+    _spec: MethodSpec  # in the negotiated version
+    task: Any
+    _result: Any = None
 
     def __repr__(self) -> str:
         status = getattr(self.task, "status", "done")

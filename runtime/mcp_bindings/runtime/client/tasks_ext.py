@@ -41,6 +41,7 @@ from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.custom_methods import peer_declares
 from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
+from mcp_bindings.runtime.rpc.jsonrpc import first_problem, json_object
 from mcp_bindings.runtime.tasks.core import wire as tasks_wire
 from mcp_bindings.v2026_07_28 import names as v2026
 
@@ -104,9 +105,8 @@ def task_answer(runtime: ClientRuntime, stub_spec: MethodSpec, spec: MethodSpec,
     try:
         created = versions.validate(ext.CreateTaskResult, raw)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(root)"
-        raise McpError(INTERNAL_ERROR, f"invalid {spec.method} task from the server: {where}: {first['msg']}") from None
+        why = first_problem(exc)
+        raise McpError(INTERNAL_ERROR, f"invalid {spec.method} task from the server: {why}") from None
     return ToolTask(runtime, stub_spec, created)
 
 
@@ -241,14 +241,10 @@ class ToolTask(Finished, Generic[R]):
             try:
                 return cast("R", versions.validate(model, data) if model is not None else data)
             except ValidationError as exc:
-                first = exc.errors(include_url=False)[0]
-                where = ".".join(str(p) for p in first["loc"]) or "(root)"
+                why = first_problem(exc)
                 raise McpError(
-                    INTERNAL_ERROR,
-                    f"invalid {self._stub_spec.method} result of task {self.task_id}: {where}: {first['msg']}",
+                    INTERNAL_ERROR, f"invalid {self._stub_spec.method} result of task {self.task_id}: {why}"
                 ) from None
         if state.status == "failed":
-            error = versions.dump(state.error)
-            error = cast("dict[str, Any]", error) if isinstance(error, dict) else {}
-            raise McpError(int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "")), error.get("data"))
+            raise McpError.from_error(json_object(versions.dump(state.error)))
         raise TaskCancelledError(self.task_id, state.status_message)

@@ -13,7 +13,7 @@ import anyio
 import orjson
 
 from mcp_bindings.runtime.rpc import jsonrpc, logs
-from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, ConnectionClosed, McpError
+from mcp_bindings.runtime.rpc.errors import ConnectionClosed, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId, Response, as_object
 from mcp_bindings.runtime.rpc.transport import Transport
 from mcp_bindings.v2026_07_28 import names as v2026
@@ -124,8 +124,7 @@ class Calls:
         if response is None:
             raise ConnectionClosed(f"the connection closed before {method} was answered")
         if response.error is not None:
-            error = response.error
-            raise McpError(int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "")), error.get("data"))
+            raise McpError.from_error(response.error)
         return response.result
 
     async def _send_cancel(self, request_id: RequestId, reason: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 PARSE_ERROR = -32700
@@ -23,6 +24,11 @@ class McpError(Exception):
         self.code = code
         self.message = message
         self.data = data
+
+    @classmethod
+    def from_error(cls, error: Mapping[str, Any]) -> McpError:
+        """The error a JSON-RPC error object (a response's, a failed task's) stands for."""
+        return cls(int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "")), error.get("data"))
 
     def to_error(self) -> dict[str, Any]:
         error: dict[str, Any] = {"code": self.code, "message": self.message}

@@ -212,6 +212,12 @@ def validation_error(exc: ValidationError, prefix: str = "params") -> McpError:
     return McpError(INVALID_PARAMS, f"Invalid params: {summary}", {"errors": problems})
 
 
+def first_problem(exc: ValidationError) -> str:
+    """`path: message` of a validation error's first failure (`(root)`: the value itself)."""
+    first = exc.errors(include_url=False)[0]
+    return f"{'.'.join(str(p) for p in first['loc']) or '(root)'}: {first['msg']}"
+
+
 def invalid_field(path: str, message: str, error_type: str = "invalid") -> McpError:
     """-32602 for one field the runtime checks itself, shaped like `validation_error`'s data."""
     return McpError(

@@ -79,6 +79,7 @@ class Session:
         self.peer_address: str | None = None
         self.default_timeout = default_timeout
         self.calls = Calls(transport, default_timeout)
+        self.request = self.calls.request  # send a request and wait for its result (`Calls.request`)
         self._in_flight: dict[RequestId, anyio.CancelScope] = {}
         self._cancelled_by_peer: set[RequestId] = set()
         self._task_group: TaskGroup | None = None
@@ -164,22 +165,29 @@ class Session:
         self._route(message)
         return None
 
-    def _route(self, message: Notification | Response) -> None:
-        assert self._task_group is not None
+    def _handling(
+        self, message: Notification | Response
+    ) -> tuple[Callable[..., Coroutine[Any, Any, None]], tuple[Any, ...]]:
+        """What to run for a response or notification, with its arguments (`_nothing`: done now: a
+        response, a cancellation). Progress goes to the caller that asked for it, looked up now, in
+        wire order (the response may follow at once, and its waiter drops the callback as soon as it
+        runs); a token no call registered (the caller's own `_meta`) to the handlers' `on_progress`."""
         if isinstance(message, Response):
             self.calls.resolve(message)
-        elif message.method == CANCELLED:
+            return _nothing, ()
+        if message.method == CANCELLED:
             self._peer_cancelled(message.params)
-        elif message.method == PROGRESS:
-            # Look the callback up now, in wire order: the response may follow at once, and its
-            # waiter drops the callback as soon as it runs.
-            progress = self.calls.progress_for(message.params)
-            if progress is not None:
-                self._task_group.start_soon(self._report_progress, *progress)
-            else:  # a token no call registered (the caller's own `_meta`): the handlers' `on_progress`
-                self._task_group.start_soon(self._serve_notification, message)
-        else:
-            self._task_group.start_soon(self._serve_notification, message)
+            return _nothing, ()
+        progress = self.calls.progress_for(message.params) if message.method == PROGRESS else None
+        if progress is not None:
+            return self._report_progress, progress
+        return self._serve_notification, (message,)
+
+    def _route(self, message: Notification | Response) -> None:
+        run, args = self._handling(message)
+        if run is not _nothing:
+            assert self._task_group is not None
+            self._task_group.start_soon(run, *args)
 
     async def _dispatch_batch(self, items: list[Any]) -> None:
         if not self.dispatcher.batches_allowed:
@@ -244,18 +252,8 @@ class Session:
 
     async def accept(self, message: Notification | Response) -> None:
         """Take a response or notification that arrived outside the receive loop."""
-        if isinstance(message, Response):
-            self.calls.resolve(message)
-        elif message.method == CANCELLED:
-            self._peer_cancelled(message.params)
-        elif message.method == PROGRESS:
-            progress = self.calls.progress_for(message.params)
-            if progress is not None:
-                await self._report_progress(*progress)
-            else:
-                await self._serve_notification(message)
-        else:
-            await self._serve_notification(message)
+        run, args = self._handling(message)
+        await run(*args)
 
     @property
     def busy(self) -> bool:
@@ -366,21 +364,6 @@ class Session:
 
     # -- outgoing -----------------------------------------------------------------------------
 
-    async def request(
-        self,
-        method: str,
-        params: dict[str, Any] | None,
-        *,
-        timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
-        related: RequestId | None = None,
-        cancellable: bool = True,
-    ) -> Any:
-        """Send a request and wait for its result (a decoded JSON value); errors raise McpError."""
-        return await self.calls.request(
-            method, params, timeout=timeout, on_progress=on_progress, related=related, cancellable=cancellable
-        )
-
     async def notify(self, method: str, params: Any = None, related: RequestId | None = None) -> None:
         """Send a notification; `related`: the peer's request it belongs to (see `transport`)."""
         await self.transport.send(jsonrpc.encode_notification(method, params), related)
@@ -394,6 +377,10 @@ class Session:
     @staticmethod
     def _unsent(exc: BaseException, frame: bytes) -> None:
         log.debug("could not send (%s): %s", exc, orjson.loads(frame) if len(frame) < 200 else frame[:200])
+
+
+async def _nothing() -> None:
+    return None
 
 
 @types.coroutine

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import anyio
-from anyio.abc import ByteReceiveStream, ByteSendStream
+from anyio.abc import ByteReceiveStream, ByteSendStream, ObjectReceiveStream, ObjectSendStream
 
 from mcp_bindings.runtime.rpc import jsonrpc
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId
@@ -92,6 +92,18 @@ class TransportBase:
 
     async def open_server_stream(self) -> None:
         return None
+
+
+class QueueTransport(TransportBase):
+    """A transport whose incoming frames something else puts on a memory stream (`_inbound`)."""
+
+    _inbound: ObjectReceiveStream[bytes]
+
+    async def receive(self) -> bytes:
+        try:
+            return await self._inbound.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise anyio.EndOfStream from None
 
 
 class OversizedMessage(Exception):
@@ -175,22 +187,12 @@ class LineTransport(TransportBase):
                 pass
 
 
-class MemoryTransport(TransportBase):
+class MemoryTransport(QueueTransport):
     """One end of an in-memory pair."""
 
-    def __init__(
-        self,
-        send_stream: anyio.abc.ObjectSendStream[bytes],
-        receive_stream: anyio.abc.ObjectReceiveStream[bytes],
-    ) -> None:
+    def __init__(self, send_stream: ObjectSendStream[bytes], receive_stream: ObjectReceiveStream[bytes]) -> None:
         self._send_stream = send_stream
-        self._receive_stream = receive_stream
-
-    async def receive(self) -> bytes:
-        try:
-            return await self._receive_stream.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            raise anyio.EndOfStream from None
+        self._inbound = receive_stream
 
     async def send(self, frame: bytes, related: RequestId | None = None) -> None:
         try:
@@ -200,7 +202,7 @@ class MemoryTransport(TransportBase):
 
     async def aclose(self) -> None:
         await self._send_stream.aclose()
-        await self._receive_stream.aclose()
+        await self._inbound.aclose()
 
 
 def memory_pair() -> tuple[MemoryTransport, MemoryTransport]:

@@ -23,6 +23,7 @@ import anyio
 
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
+from mcp_bindings.runtime.rpc.jsonrpc import json_object
 from mcp_bindings.runtime.server.bus import WorkerGone, forwarder_for, install_forwarder, operation, operations
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ class Forwarder:
             )
         error = reply[0].get("e")
         if isinstance(error, dict):
-            raise McpError(int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "")), error.get("data"))
+            raise McpError.from_error(json_object(error))
         return reply[0].get("r")
 
     async def received(self, method: str, data: Any) -> bool:

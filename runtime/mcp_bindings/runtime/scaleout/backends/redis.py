@@ -29,7 +29,8 @@ exponential backoff (0.1 s doubling to 5 s) and readiness reports 503 meanwhile.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
@@ -118,18 +119,22 @@ class RedisBackend(Attachable):
             )
         return self._client
 
-    def unavailable(self, exc: BaseException) -> BackendUnavailable:
-        return BackendUnavailable(
-            f"shared state unavailable (Redis at {self.where}: {exc or type(exc).__name__}); retry later"
-        )
-
-    async def start(self) -> None:
+    @contextmanager
+    def guard(self) -> Iterator[None]:
+        """Around what uses Redis: its errors (and the network's) become `BackendUnavailable` (-32603
+        naming Redis)."""
         from redis.exceptions import RedisError
 
         try:
-            await self.client.ping()  # pyright: ignore[reportUnknownMemberType]
+            yield
         except (RedisError, OSError) as exc:
-            raise self.unavailable(exc) from None
+            raise BackendUnavailable(
+                f"shared state unavailable (Redis at {self.where}: {exc or type(exc).__name__}); retry later"
+            ) from None
+
+    async def start(self) -> None:
+        with self.guard():
+            await self.client.ping()  # pyright: ignore[reportUnknownMemberType]
 
     async def aclose(self) -> None:
         if self._client is not None and self.leasing:
@@ -164,13 +169,9 @@ class RedisBackend(Attachable):
         return f"{self.prefix}bus"
 
     async def publish(self, method: str, data: Any) -> None:
-        from redis.exceptions import RedisError
-
         message = orjson.dumps({"o": self.worker_id, "m": method, "p": data})
-        try:
+        with self.guard():
             await self.client.publish(self.channel, message)  # pyright: ignore[reportUnknownMemberType]
-        except (RedisError, OSError) as exc:
-            raise self.unavailable(exc) from None
 
     @property
     def mailbox(self) -> str:
@@ -178,22 +179,14 @@ class RedisBackend(Attachable):
         return f"{self.channel}:{self.worker_id}"
 
     async def send_to(self, worker_id: str, method: str, data: Any) -> bool:
-        from redis.exceptions import RedisError
-
         message = orjson.dumps({"o": self.worker_id, "m": method, "p": data})
-        try:
+        with self.guard():
             receivers: Any = await self.client.publish(f"{self.channel}:{worker_id}", message)  # pyright: ignore[reportUnknownMemberType]
-        except (RedisError, OSError) as exc:
-            raise self.unavailable(exc) from None
         return bool(receivers)
 
     async def listens(self, worker_id: str) -> bool:
-        from redis.exceptions import RedisError
-
-        try:
+        with self.guard():
             counts: Any = await self.client.pubsub_numsub(f"{self.channel}:{worker_id}")  # pyright: ignore[reportUnknownMemberType]
-        except (RedisError, OSError) as exc:
-            raise self.unavailable(exc) from None
         return bool(counts and int(counts[0][1]))
 
     async def run_bus(self, deliver: Deliver) -> None:
@@ -264,14 +257,10 @@ class RedisBackend(Attachable):
 
     async def alive(self, worker_id: str) -> bool:
         """Whether `worker_id` holds its lease (`BackendUnavailable` when Redis cannot say)."""
-        from redis.exceptions import RedisError
-
         if worker_id == self.worker_id and self.leasing:
             return True
-        try:
+        with self.guard():
             return bool(await self.client.exists(self.lease_key(worker_id)))  # pyright: ignore[reportUnknownMemberType]
-        except (RedisError, OSError) as exc:
-            raise self.unavailable(exc) from None
 
     # -- session records ------------------------------------------------------------------------
 
@@ -279,25 +268,17 @@ class RedisBackend(Attachable):
         return f"{self.prefix}session:{session_id}"
 
     async def put(self, session_id: str, ttl_s: float, record: Mapping[str, Any] | None = None) -> None:
-        from redis.exceptions import RedisError
-
         value = orjson.dumps({**(record or {}), "worker": self.worker_id})
-        try:
+        with self.guard():
             await self.client.set(self._session_key(session_id), value, px=max(1, int(ttl_s * 1000)))  # pyright: ignore[reportUnknownMemberType]
-        except (RedisError, OSError) as exc:
-            raise self.unavailable(exc) from None
 
     async def record(self, session_id: str, ttl_s: float | None = None) -> dict[str, Any] | None:
-        from redis.exceptions import RedisError
-
         key = self._session_key(session_id)
-        try:
+        with self.guard():
             if ttl_s is None:
                 value: Any = await self.client.get(key)  # pyright: ignore[reportUnknownMemberType]
             else:  # read and renew in one round trip
                 value = await self.client.getex(key, px=max(1, int(ttl_s * 1000)))  # pyright: ignore[reportUnknownMemberType]
-        except (RedisError, OSError) as exc:
-            raise self.unavailable(exc) from None
         if not isinstance(value, bytes):
             return None
         try:
@@ -315,12 +296,8 @@ class RedisBackend(Attachable):
         return worker if isinstance(worker, str) else None
 
     async def drop(self, session_id: str) -> None:
-        from redis.exceptions import RedisError
-
-        try:
+        with self.guard():
             await self.client.delete(self._session_key(session_id))  # pyright: ignore[reportUnknownMemberType]
-        except (RedisError, OSError) as exc:
-            raise self.unavailable(exc) from None
 
     # -- a session's one GET stream ----------------------------------------------------------------
 
@@ -328,10 +305,8 @@ class RedisBackend(Attachable):
         return f"{self.prefix}stream:{session_id}"
 
     async def claim_stream(self, session_id: str, ttl_s: float) -> str | None:
-        from redis.exceptions import RedisError
-
         key, px = self._stream_key(session_id), max(1, int(ttl_s * 1000))
-        try:
+        with self.guard():
             holder: Any = await self.client.eval(_CLAIM, 1, key, self.worker_id, px, "")  # pyright: ignore[reportUnknownMemberType]
             if holder is None:
                 return None
@@ -340,20 +315,14 @@ class RedisBackend(Attachable):
                 return other
             # Its worker is gone: take the claim over, unless a third worker just did.
             holder = await self.client.eval(_CLAIM, 1, key, self.worker_id, px, other)  # pyright: ignore[reportUnknownMemberType]
-        except (RedisError, OSError) as exc:
-            raise self.unavailable(exc) from None
         if holder is None:
             log.info("took over the GET stream of session %s... from worker %s, which stopped", session_id[:8], other)
             return None
         return holder.decode() if isinstance(holder, bytes) else str(holder)
 
     async def release_stream(self, session_id: str) -> None:
-        from redis.exceptions import RedisError
-
-        try:
+        with self.guard():
             await self.client.eval(_RELEASE, 1, self._stream_key(session_id), self.worker_id)  # pyright: ignore[reportUnknownMemberType]
-        except (RedisError, OSError) as exc:
-            raise self.unavailable(exc) from None
 
     # -- replay logs handed over by a draining worker ----------------------------------------------
 
@@ -361,21 +330,13 @@ class RedisBackend(Attachable):
         return f"{self.prefix}replays:{session_id}"
 
     async def hand_over(self, session_id: str, snapshot: bytes, ttl_s: float) -> None:
-        from redis.exceptions import RedisError
-
         key, px = self._replay_key(session_id), max(1, int(ttl_s * 1000))
-        try:
+        with self.guard():
             await self.client.eval(_HAND_OVER, 1, key, self.worker_id, snapshot, px)  # pyright: ignore[reportUnknownMemberType]
-        except (RedisError, OSError) as exc:
-            raise self.unavailable(exc) from None
 
     async def handed_over(self, session_id: str) -> list[bytes]:
-        from redis.exceptions import RedisError
-
-        try:
+        with self.guard():
             values: Any = await self.client.hvals(self._replay_key(session_id))  # pyright: ignore[reportUnknownMemberType]
-        except (RedisError, OSError) as exc:
-            raise self.unavailable(exc) from None
         return [v for v in values if isinstance(v, bytes)] if isinstance(values, list) else []
 
     # -- tasks -------------------------------------------------------------------------------------

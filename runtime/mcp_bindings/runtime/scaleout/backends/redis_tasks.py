@@ -18,9 +18,8 @@ an ordinary update: `tasks/result` then answers that error and the task is termi
 
 from __future__ import annotations
 
-import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +27,7 @@ import anyio
 import orjson
 
 from mcp_bindings.runtime.scaleout.backends.base import TASK_CANCELLED
-from mcp_bindings.runtime.tasks.core.store import STATUSES, TaskLimitError, TaskState, decode_cursor, encode_cursor
+from mcp_bindings.runtime.tasks.core.store import TaskLimitError, TaskState, TaskStore
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.scaleout.backends.redis import RedisBackend
@@ -60,13 +59,12 @@ def _lost(state: TaskState) -> dict[str, Any]:
     return {"code": LOST_CODE, "message": LOST_MESSAGE, "data": {"taskId": state.task_id}}
 
 
-class RedisTaskStore:
+class RedisTaskStore(TaskStore):
+    """The `TaskStore` in Redis (see the module docstring): this backend's storage only."""
+
     def __init__(self, backend: RedisBackend, *, max_tasks_per_requester: int = 100, page_size: int = 50) -> None:
-        if max_tasks_per_requester < 1 or page_size < 1:
-            raise ValueError("task store limits must be positive")
+        super().__init__(max_tasks_per_requester=max_tasks_per_requester, page_size=page_size)
         self.backend = backend
-        self.max_tasks_per_requester = max_tasks_per_requester
-        self.page_size = page_size
 
     def _key(self, task_id: str) -> str:
         return f"{self.backend.prefix}task:{task_id}"
@@ -87,33 +85,11 @@ class RedisTaskStore:
             return None
         return max(1, int((state.created_at - time.time()) * 1000) + state.ttl_ms + EXPIRED_GRACE_MS)
 
-    async def create(
-        self,
-        requester: str | None,
-        method: str,
-        *,
-        ttl_ms: int | None,
-        poll_interval_ms: int | None,
-        quota: str | None = None,
-    ) -> TaskState:
-        from redis.exceptions import RedisError
-
+    async def _add(self, state: TaskState) -> None:
         r = self.backend.client
-        now = time.time()
-        state = TaskState(
-            secrets.token_urlsafe(24),
-            requester,
-            method,
-            "working",
-            now,
-            now,
-            ttl_ms,
-            poll_interval_ms,
-            quota=None if quota == requester else quota,
-        )
-        index = self._index(requester)
+        index = self._index(state.requester)
         bounded = self._quota_index(state) or index
-        try:
+        with self.backend.guard():
             if await r.zcard(bounded) >= self.max_tasks_per_requester and not await self._make_room(bounded):  # pyright: ignore[reportUnknownMemberType]
                 raise TaskLimitError.per_requester(self.max_tasks_per_requester)
             sequence = await r.incr(f"{self.backend.prefix}task-seq")  # pyright: ignore[reportUnknownMemberType]
@@ -125,9 +101,6 @@ class RedisTaskStore:
                 if self.backend.leasing:  # its work runs here: lost if this worker dies
                     pipe.set(self._owner(state.task_id), self.backend.worker_id, px=self._px(state))  # pyright: ignore[reportUnknownMemberType]
                 await pipe.execute()  # pyright: ignore[reportUnknownMemberType]
-        except (RedisError, OSError) as exc:
-            raise self.backend.unavailable(exc) from None
-        return state
 
     async def _make_room(self, index: str) -> bool:
         """Drop vanished ids from `index`, then the oldest terminal task; whether room was made."""
@@ -148,53 +121,34 @@ class RedisTaskStore:
 
     async def owner(self, task_id: str) -> str | None:
         """The worker running the task's work (None: unknown, or its record expired)."""
-        from redis.exceptions import RedisError
-
-        try:
+        with self.backend.guard():
             owner: Any = await self.backend.client.get(self._owner(task_id))  # pyright: ignore[reportUnknownMemberType]
-        except (RedisError, OSError) as exc:
-            raise self.backend.unavailable(exc) from None
         return owner.decode() if isinstance(owner, bytes) else None
 
-    async def get(self, requester: str | None, task_id: str) -> TaskState | None:
-        from redis.exceptions import RedisError
-
-        try:
+    async def _read(self, task_id: str) -> TaskState | None:
+        with self.backend.guard():
             state = _decode(await self.backend.client.get(self._key(task_id)))  # pyright: ignore[reportUnknownMemberType]
-        except (RedisError, OSError) as exc:
-            raise self.backend.unavailable(exc) from None
-        if state is None or state.requester != requester:
-            return None
-        return await self._unless_orphaned(state)
+        return None if state is None else await self._unless_orphaned(state)
 
     async def _unless_orphaned(self, state: TaskState) -> TaskState:
         """`state`, or, when it is unfinished and the worker running it lost its lease, the task
         recorded failed (see the module docstring)."""
-        from redis.exceptions import RedisError
-
         if state.terminal:
             return state
-        try:
-            owner: Any = await self.backend.client.get(self._owner(state.task_id))  # pyright: ignore[reportUnknownMemberType]
-        except (RedisError, OSError) as exc:
-            raise self.backend.unavailable(exc) from None
-        if not isinstance(owner, bytes) or await self.backend.alive(owner.decode()):
+        owner = await self.owner(state.task_id)
+        if owner is None or await self.backend.alive(owner):
             return state
         failed = await self.update(
             state.task_id, status="failed", status_message="its worker stopped", error=_lost(state)
         )
         return failed if failed is not None else state
 
-    async def list(self, requester: str | None, cursor: str | None, limit: int) -> tuple[list[TaskState], str | None]:
-        from redis.exceptions import RedisError
-
-        after = decode_cursor(cursor) if cursor is not None else 0
-        limit = max(1, min(limit, self.page_size))
+    async def _page(self, requester: str | None, after: int, limit: int) -> tuple[list[TaskState], int | None]:
         r = self.backend.client
         index = self._index(requester)
-        page: list[TaskState] = []
+        page: list[tuple[TaskState, int]] = []  # with each task's sequence number
         last = after
-        try:
+        with self.backend.guard():
             while len(page) <= limit:
                 rows: list[Any] = await r.zrangebyscore(
                     index, f"({last}", "+inf", start=0, num=limit + 1, withscores=True
@@ -208,38 +162,20 @@ class RedisTaskStore:
                     if state is None:
                         gone.append(task_id)
                     elif len(page) <= limit:
-                        page.append(await self._unless_orphaned(state))
-                        scores = int(score)
-                        last = scores
+                        last = int(score)
+                        page.append((await self._unless_orphaned(state), last))
                 if gone:
                     await r.zrem(index, *gone)  # pyright: ignore[reportUnknownMemberType]
                 if len(rows) <= limit:
                     break
-            more = len(page) > limit
-            page = page[:limit]
-            next_cursor = None
-            if more and page:
-                score: Any = await r.zscore(index, page[-1].task_id)  # pyright: ignore[reportUnknownMemberType]
-                next_cursor = encode_cursor(int(score)) if score is not None else None
-        except (RedisError, OSError) as exc:
-            raise self.backend.unavailable(exc) from None
-        return page, next_cursor
+        return [state for state, _ in page[:limit]], page[limit - 1][1] if len(page) > limit else None
 
-    async def update(
-        self,
-        task_id: str,
-        *,
-        status: str | None = None,
-        status_message: str | None = None,
-        result: Any = None,
-        error: Mapping[str, Any] | None = None,
-    ) -> TaskState | None:
-        from redis.exceptions import RedisError, WatchError
+    async def _change(self, task_id: str, step: Callable[[TaskState], TaskState]) -> TaskState | None:
+        """An optimistic transaction (WATCH/MULTI): read again when another worker wrote first."""
+        from redis.exceptions import WatchError
 
-        if status is not None and status not in STATUSES:
-            raise ValueError(f"unknown task status {status!r}")
         key = self._key(task_id)
-        try:
+        with self.backend.guard():
             async with self.backend.client.pipeline(transaction=True) as pipe:  # pyright: ignore[reportUnknownMemberType]
                 while True:
                     try:
@@ -248,7 +184,7 @@ class RedisTaskStore:
                         if state is None or state.terminal:
                             await pipe.reset()  # pyright: ignore[reportUnknownMemberType]
                             return state
-                        state = state.updated(status, status_message, result, error)
+                        state = step(state)
                         pipe.multi()  # pyright: ignore[reportUnknownMemberType]
                         pipe.set(key, _encode(state), px=self._px(state))  # pyright: ignore[reportUnknownMemberType]
                         await pipe.execute()  # pyright: ignore[reportUnknownMemberType]
@@ -257,37 +193,24 @@ class RedisTaskStore:
                         continue  # another worker wrote first: read again
             if state.status == "cancelled":  # the worker running its work stops it
                 await self.backend.publish(TASK_CANCELLED, task_id)
-            return state
-        except (RedisError, OSError) as exc:
-            raise self.backend.unavailable(exc) from None
+        return state
 
     async def wait(self, task_id: str) -> TaskState | None:
-        from redis.exceptions import RedisError
-
         delay = WAIT_START_S
         while True:
-            try:
-                state = _decode(await self.backend.client.get(self._key(task_id)))  # pyright: ignore[reportUnknownMemberType]
-            except (RedisError, OSError) as exc:
-                raise self.backend.unavailable(exc) from None
-            if state is not None:
-                state = await self._unless_orphaned(state)
+            state = await self._read(task_id)
             if state is None or state.terminal:
                 return state
             await anyio.sleep(delay)
             delay = min(delay * 2, WAIT_MAX_S)
 
     async def delete(self, task_id: str) -> None:
-        from redis.exceptions import RedisError
-
-        key = self._key(task_id)
-        try:
-            state = _decode(await self.backend.client.get(key))  # pyright: ignore[reportUnknownMemberType]
-            await self.backend.client.delete(key, self._owner(task_id))  # pyright: ignore[reportUnknownMemberType]
+        key, client = self._key(task_id), self.backend.client
+        with self.backend.guard():
+            state = _decode(await client.get(key))  # pyright: ignore[reportUnknownMemberType]
+            await client.delete(key, self._owner(task_id))  # pyright: ignore[reportUnknownMemberType]
             if state is not None:
-                await self.backend.client.zrem(self._index(state.requester), task_id)  # pyright: ignore[reportUnknownMemberType]
+                await client.zrem(self._index(state.requester), task_id)  # pyright: ignore[reportUnknownMemberType]
                 quota_index = self._quota_index(state)
                 if quota_index is not None:
-                    await self.backend.client.zrem(quota_index, task_id)  # pyright: ignore[reportUnknownMemberType]
-        except (RedisError, OSError) as exc:
-            raise self.backend.unavailable(exc) from None
+                    await client.zrem(quota_index, task_id)  # pyright: ignore[reportUnknownMemberType]

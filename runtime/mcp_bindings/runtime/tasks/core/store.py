@@ -18,8 +18,8 @@ there is one, else the client's address. A task without a requester (a stateless
 auth) is anyone's who has its id, but one client's tasks must not fill every anonymous client's bound.
 
 Implementations: `InMemoryTaskStore` (one process: bounded, expiring by TTL). A shared store (Redis,
-a database: what several workers need) implements the same protocol, its `wait` a subscription or a
-poll; nothing else in the runtime keeps task state.
+a database: what several workers need) is another `TaskStore` subclass, its storage its own, its
+`wait` a subscription or a poll; nothing else in the runtime keeps task state.
 """
 
 from __future__ import annotations
@@ -30,10 +30,11 @@ import heapq
 import itertools
 import secrets
 import time
-from collections.abc import Mapping
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 
@@ -138,18 +139,19 @@ class TaskState:
             changes["error"] = dict(error)
         return replace(self, **changes)
 
-    def wire(self) -> dict[str, Any]:
+    def wire(self, ttl: str = "ttl", poll_interval: str = "pollInterval") -> dict[str, Any]:
         """The task as the 2025-11-25 `Task` type writes it (what tasks/get, tasks/list, tasks/cancel,
-        CreateTaskResult and notifications/tasks/status carry)."""
+        CreateTaskResult and notifications/tasks/status carry); the tasks extension's flat `Task`
+        names its TTL and poll interval `ttlMs` and `pollIntervalMs` (`wire.task`)."""
         data: dict[str, Any] = {
             "taskId": self.task_id,
             "status": self.status,
             "createdAt": iso8601(self.created_at),
             "lastUpdatedAt": iso8601(self.last_updated_at),
-            "ttl": self.ttl_ms,
+            ttl: self.ttl_ms,
         }
         if self.poll_interval_ms is not None:
-            data["pollInterval"] = self.poll_interval_ms
+            data[poll_interval] = self.poll_interval_ms
         if self.status_message is not None:
             data["statusMessage"] = self.status_message
         return data
@@ -159,8 +161,17 @@ def iso8601(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-class TaskStore(Protocol):
-    """What keeps tasks. Every method is a coroutine, so a store may live in another process."""
+class TaskStore(ABC):
+    """What keeps tasks: the record handling every store shares (a new task's unguessable id and
+    fields, the statuses a task moves through, a terminal task never changing, reads scoped to the
+    requester, `tasks/list` cursors), over a storage of its own (`_add`, `_read`, `_page`,
+    `_change`, `wait`, `delete`). Every method is a coroutine, so a store may live in another process."""
+
+    def __init__(self, *, max_tasks_per_requester: int = 100, page_size: int = 50) -> None:
+        if max_tasks_per_requester < 1 or page_size < 1:
+            raise ValueError("task store limits must be positive")
+        self.max_tasks_per_requester = max_tasks_per_requester
+        self.page_size = page_size
 
     async def create(
         self,
@@ -174,17 +185,25 @@ class TaskStore(Protocol):
         """A new task in `working` status, with a fresh unguessable id, scoped to `requester`, counted
         against `quota`'s per-requester bound (None: the requester's). Raises `TaskLimitError` when it
         cannot keep another one."""
-        ...
+        now = time.time()
+        quota = None if quota == requester else quota
+        task_id = secrets.token_urlsafe(24)  # 192 random bits
+        state = TaskState(task_id, requester, method, "working", now, now, ttl_ms, poll_interval_ms, quota=quota)
+        await self._add(state)
+        return state
 
     async def get(self, requester: str | None, task_id: str) -> TaskState | None:
         """The task, if it exists and belongs to `requester`; else None. An expired task may still be
         returned until it is purged (the caller answers "expired" then)."""
-        ...
+        state = await self._read(task_id)
+        return state if state is not None and state.requester == requester else None
 
     async def list(self, requester: str | None, cursor: str | None, limit: int) -> tuple[list[TaskState], str | None]:
         """`requester`'s tasks, oldest first, at most `limit` of them after `cursor`, and the cursor of
         the next page (None: no more). Raises `InvalidCursor` for a cursor it did not issue."""
-        ...
+        after = decode_cursor(cursor) if cursor is not None else 0
+        page, last = await self._page(requester, after, max(1, min(limit, self.page_size)))
+        return page, None if last is None else encode_cursor(last)
 
     async def update(
         self,
@@ -197,18 +216,40 @@ class TaskStore(Protocol):
     ) -> TaskState | None:
         """Move a task on (the service's own writes: no requester). A terminal task never changes:
         it is returned as it is. None when the task is gone."""
-        ...
+        if status is not None and status not in STATUSES:
+            raise ValueError(f"unknown task status {status!r}")
+        return await self._change(task_id, lambda state: state.updated(status, status_message, result, error))
 
+    @abstractmethod
     async def wait(self, task_id: str) -> TaskState | None:
         """Return once the task is terminal (its state), or gone (None)."""
-        ...
 
+    @abstractmethod
     async def delete(self, task_id: str) -> None:
         """Forget a task (expired, or the server's choice); waiters get None."""
-        ...
+
+    # -- the storage -------------------------------------------------------------------------
+
+    @abstractmethod
+    async def _add(self, state: TaskState) -> None:
+        """Keep a new task, within the per-requester bound of its `quota_key` (`TaskLimitError`)."""
+
+    @abstractmethod
+    async def _read(self, task_id: str) -> TaskState | None:
+        """The task as kept now, whoever's (None: gone)."""
+
+    @abstractmethod
+    async def _page(self, requester: str | None, after: int, limit: int) -> tuple[list[TaskState], int | None]:
+        """`requester`'s tasks created after sequence number `after`, oldest first, at most `limit`;
+        and the sequence number of the last one where more follow (None: no more)."""
+
+    @abstractmethod
+    async def _change(self, task_id: str, step: Callable[[TaskState], TaskState]) -> TaskState | None:
+        """Write `step(state)` over a live task and return it; a terminal task is returned as it is,
+        None when the task is gone."""
 
 
-class InMemoryTaskStore:
+class InMemoryTaskStore(TaskStore):
     """The default store: one process's memory, bounded and expiring.
 
     At most `max_tasks` tasks in all and `max_tasks_per_requester` per requester (per quota key,
@@ -218,11 +259,10 @@ class InMemoryTaskStore:
     listing), and are reported expired, not found, until then."""
 
     def __init__(self, *, max_tasks: int = 10_000, max_tasks_per_requester: int = 100, page_size: int = 50) -> None:
-        if max_tasks < 1 or max_tasks_per_requester < 1 or page_size < 1:
+        super().__init__(max_tasks_per_requester=max_tasks_per_requester, page_size=page_size)
+        if max_tasks < 1:
             raise ValueError("task store limits must be positive")
         self.max_tasks = max_tasks
-        self.max_tasks_per_requester = max_tasks_per_requester
-        self.page_size = page_size
         self._tasks: dict[str, TaskState] = {}
         self._order: dict[str, int] = {}  # task id -> sequence number (creation order)
         self._by_requester: dict[str | None, dict[str, None]] = {}  # insertion-ordered ids per requester
@@ -234,19 +274,9 @@ class InMemoryTaskStore:
     def __len__(self) -> int:
         return len(self._tasks)
 
-    async def create(
-        self,
-        requester: str | None,
-        method: str,
-        *,
-        ttl_ms: int | None,
-        poll_interval_ms: int | None,
-        quota: str | None = None,
-    ) -> TaskState:
-        now = time.time()
-        self._purge(now)
-        quota = None if quota == requester else quota
-        own = self._by_quota.get(requester if quota is None else quota, {})
+    async def _add(self, state: TaskState) -> None:
+        self._purge(state.created_at)
+        own = self._by_quota.get(state.quota_key, {})
         if len(own) >= self.max_tasks_per_requester and not self._evict_terminal(own):
             raise TaskLimitError.per_requester(self.max_tasks_per_requester)
         if len(self._tasks) >= self.max_tasks and not self._evict_terminal(self._order):
@@ -256,56 +286,33 @@ class InMemoryTaskStore:
                 "max_tasks",
                 self.max_tasks,
             )
-        task_id = secrets.token_urlsafe(24)
-        while task_id in self._tasks:  # pragma: no cover - 192 random bits
-            task_id = secrets.token_urlsafe(24)
-        state = TaskState(task_id, requester, method, "working", now, now, ttl_ms, poll_interval_ms, quota=quota)
+        task_id = state.task_id
         self._tasks[task_id] = state
         self._order[task_id] = next(self._sequence)
-        self._by_requester.setdefault(requester, {})[task_id] = None
+        self._by_requester.setdefault(state.requester, {})[task_id] = None
         self._by_quota.setdefault(state.quota_key, {})[task_id] = None
         if state.expires_at is not None:
             heapq.heappush(self._expiries, (state.expires_at, task_id))
-        return state
 
-    async def get(self, requester: str | None, task_id: str) -> TaskState | None:
-        state = self._tasks.get(task_id)
-        if state is None or state.requester != requester:
-            return None
-        return state
+    async def _read(self, task_id: str) -> TaskState | None:
+        return self._tasks.get(task_id)
 
-    async def list(self, requester: str | None, cursor: str | None, limit: int) -> tuple[list[TaskState], str | None]:
-        now = time.time()
-        self._purge(now)
-        after = decode_cursor(cursor) if cursor is not None else 0
-        limit = max(1, min(limit, self.page_size))
+    async def _page(self, requester: str | None, after: int, limit: int) -> tuple[list[TaskState], int | None]:
+        self._purge(time.time())
         page: list[TaskState] = []
-        more = False
         for task_id in self._by_requester.get(requester, {}):
             if self._order[task_id] <= after:
                 continue
             if len(page) == limit:
-                more = True
-                break
+                return page, self._order[page[-1].task_id]
             page.append(self._tasks[task_id])
-        next_cursor = encode_cursor(self._order[page[-1].task_id]) if more and page else None
-        return page, next_cursor
+        return page, None
 
-    async def update(
-        self,
-        task_id: str,
-        *,
-        status: str | None = None,
-        status_message: str | None = None,
-        result: Any = None,
-        error: Mapping[str, Any] | None = None,
-    ) -> TaskState | None:
+    async def _change(self, task_id: str, step: Callable[[TaskState], TaskState]) -> TaskState | None:
         state = self._tasks.get(task_id)
         if state is None or state.terminal:
             return state
-        if status is not None and status not in STATUSES:
-            raise ValueError(f"unknown task status {status!r}")
-        state = self._tasks[task_id] = state.updated(status, status_message, result, error)
+        state = self._tasks[task_id] = step(state)
         if state.terminal:
             self._wake(task_id)
         return state

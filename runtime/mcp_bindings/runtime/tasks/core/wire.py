@@ -19,7 +19,7 @@ from pydantic import Field
 from mcp_bindings.ext.io_modelcontextprotocol_tasks import models as ext
 from mcp_bindings.ext.io_modelcontextprotocol_tasks import names
 from mcp_bindings.runtime.protocol import versions
-from mcp_bindings.runtime.tasks.core.store import TaskState, iso8601
+from mcp_bindings.runtime.tasks.core.store import TaskState
 
 __all__ = [
     "EXTENSION",
@@ -58,18 +58,7 @@ class UpdateTaskParams(ext.UpdateTaskRequestParams):
 
 def task(state: TaskState) -> dict[str, Any]:
     """The flat `Task` of a stored task."""
-    data: dict[str, Any] = {
-        "taskId": state.task_id,
-        "status": state.status,
-        "createdAt": iso8601(state.created_at),
-        "lastUpdatedAt": iso8601(state.last_updated_at),
-        "ttlMs": state.ttl_ms,
-    }
-    if state.poll_interval_ms is not None:
-        data["pollIntervalMs"] = state.poll_interval_ms
-    if state.status_message is not None:
-        data["statusMessage"] = state.status_message
-    return data
+    return state.wire("ttlMs", "pollIntervalMs")
 
 
 def created(state: TaskState) -> CreateTaskResult:

@@ -15,6 +15,7 @@ from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.rpc.calls import PROGRESS_TOKEN
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId, json_object
 from mcp_bindings.runtime.server.bridge import outgoing_request
+from mcp_bindings.runtime.server.context import ServerRequestContext
 from mcp_bindings.runtime.server.peer import LOG_LEVELS, PeerView
 from mcp_bindings.runtime.tasks.core.handshake import RELATED_TASK
 from mcp_bindings.runtime.tasks.core.store import TaskState
@@ -23,8 +24,7 @@ from mcp_bindings.v2026_07_28 import names as v2026
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.rpc.session import Session
-    from mcp_bindings.runtime.server.context import PeerSession, ServerRequestContext
-    from mcp_bindings.runtime.server.stubs import ServerStub
+    from mcp_bindings.runtime.server.context import PeerSession
 
 __all__ = ["TaskContext", "parts"]
 
@@ -32,52 +32,23 @@ PROGRESS = v2026.NOTIFICATIONS_PROGRESS
 LOG_MESSAGE = v2026.NOTIFICATIONS_MESSAGE
 
 
-class TaskContext:
+class TaskContext(ServerRequestContext):
     """The context of a task's work (a `context.RequestContext`): the request's, except that what it
     sends carries the task's `_meta` (`io.modelcontextprotocol/related-task`), goes out on a waiting
     `tasks/result` stream where there is one, and that asking the client moves the task to
     `input_required` for as long as the answer takes."""
 
-    __slots__ = ("_last_progress", "inner", "service", "spec", "task_id")
+    __slots__ = ("service", "spec", "task_id")
     tool_errors_fail: ClassVar[bool] = True  # a tool result with isError fails the task (2025-11-25)
 
     def __init__(self, inner: ServerRequestContext, task_id: str, service: TaskService, spec: MethodSpec) -> None:
-        self.inner = inner
+        super().__init__(inner._server, inner._host, inner._session, inner._request, inner._view, inner._peer)  # noqa: SLF001 - the same type's
         self.task_id = task_id
         self.service = service
         self.spec = spec
-        self._last_progress: float | None = None
-
-    # -- as the request's context --------------------------------------------------------------
-
-    @property
-    def request_id(self) -> str | int:
-        return self.inner.request_id
-
-    @property
-    def session(self) -> PeerSession:
-        return self.inner.session
-
-    @property
-    def protocol_version(self) -> str:
-        return self.inner.protocol_version
-
-    @property
-    def peer_capabilities(self) -> dict[str, Any]:
-        return self.inner.peer_capabilities
-
-    @property
-    def server(self) -> ServerStub:
-        return self.inner.server
-
-    def allows_log(self, level: str) -> bool:
-        return self.inner.allows_log(level)
 
     async def close_sse_stream(self) -> None:
         """A no-op: the request's response stream was closed when the task was created."""
-
-    async def notify(self, method: str, params: Any = None) -> None:
-        await self.inner.notify(method, params)
 
     # -- what carries the task's _meta ---------------------------------------------------------
 
@@ -87,12 +58,10 @@ class TaskContext:
 
     def _related(self) -> RequestId:
         streams = self.service.result_streams.get(self.task_id)
-        return streams[-1] if streams else self.inner.request_id
+        return streams[-1] if streams else self._request.id
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        session, _, view = parts(self)
-        request = self.inner._request  # noqa: SLF001 - the runtime's own context type
-        token = json_object(json_object(request.params).get("_meta")).get(PROGRESS_TOKEN)
+        token = self._progress_token
         if token is None:
             return
         if self._last_progress is not None and progress <= self._last_progress:
@@ -101,32 +70,32 @@ class TaskContext:
         params: dict[str, Any] = {PROGRESS_TOKEN: token, "progress": progress, "_meta": self.meta}
         if total is not None:
             params["total"] = total
-        if message is not None and versions.defines(view.protocol.server_notifications[PROGRESS].params, "message"):
+        if message is not None and versions.defines(
+            self._view.protocol.server_notifications[PROGRESS].params, "message"
+        ):
             params["message"] = message
-        await session.notify(PROGRESS, params, related=self._related())
+        await self._session.notify(PROGRESS, params, related=self._related())
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         if level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {level!r}")
         if not self.allows_log(level):
             return
-        session, _, _ = parts(self)
         params: dict[str, Any] = {"level": level, "data": data, "_meta": self.meta}
         if logger is not None:
             params["logger"] = logger
-        await session.notify(LOG_MESSAGE, params, related=self._related())
+        await self._session.notify(LOG_MESSAGE, params, related=self._related())
 
     async def request(self, method: str, params: Any = None, *, timeout: float | None = None, raw: bool = False) -> Any:
         """Ask the client (elicitation, sampling) for the task: the task is `input_required` until the
         answer arrives (the spec's flow: the requestor sees it in tasks/get and calls tasks/result,
         whose stream carries the request)."""
-        session, _, view = parts(self)
         data = dict(versions.dump(params) or {}) if params is not None else {}
         data["_meta"] = {**json_object(data.get("_meta")), **self.meta}
-        asked = outgoing_request(self.server.protocol, method, data, view)
+        asked = outgoing_request(self.server.protocol, method, data, self._view)
         await self.set_status("input_required")
         try:
-            answer = await session.request(method, asked.data, timeout=timeout, related=self._related())
+            answer = await self._session.request(method, asked.data, timeout=timeout, related=self._related())
         finally:
             with anyio.CancelScope(shield=True):
                 await self.set_status("working")
@@ -135,7 +104,7 @@ class TaskContext:
 
     async def set_status(self, status: str | None = None, message: str | None = None) -> None:
         """Change the task's status (`working` / `input_required`) or status message, and tell the client."""
-        state = await self.service.store.get(requester_of(*parts(self)[:2]), self.task_id)
+        state = await self.service.store.get(requester_of(self._session, self._peer), self.task_id)
         if state is None or state.terminal:
             return
         updated = await self.service.store.update(self.task_id, status=status, status_message=message)
@@ -144,10 +113,9 @@ class TaskContext:
 
     async def announce(self, state: TaskState) -> None:
         """`notifications/tasks/status` to the requestor's connection (where it is still there)."""
-        await announce(self.inner.session, state)
+        await announce(self.session, state)
 
 
 def parts(ctx: Any) -> tuple[Session, PeerSession | None, PeerView]:
     """The session, connection and view a server request context serves (its own attributes)."""
-    inner = ctx.inner if isinstance(ctx, TaskContext) else ctx
-    return inner._session, inner._peer, inner._view  # noqa: SLF001 - the runtime's own context type
+    return ctx._session, ctx._peer, ctx._view  # noqa: SLF001 - the runtime's own context type

@@ -44,7 +44,7 @@ from mcp_bindings.runtime.protocol.custom_methods import (
 from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
-from mcp_bindings.runtime.rpc.jsonrpc import json_object
+from mcp_bindings.runtime.rpc.jsonrpc import first_problem, json_object
 from mcp_bindings.runtime.server import notifications
 from mcp_bindings.runtime.server.bus import WorkerGone, forwarder_for, operation
 from mcp_bindings.runtime.server.extensions import serve_bound
@@ -53,8 +53,8 @@ from mcp_bindings.runtime.server.seam import Plan
 from mcp_bindings.runtime.tasks.core import wire as tasks_wire
 from mcp_bindings.runtime.tasks.core.store import TaskState
 from mcp_bindings.runtime.tasks.server.context import TaskContext, parts
-from mcp_bindings.runtime.tasks.server.running import discard, output_checked
-from mcp_bindings.runtime.tasks.server.service import PendingInput, TaskService, quota_of, requester_of, service_for
+from mcp_bindings.runtime.tasks.server.running import begin, discard
+from mcp_bindings.runtime.tasks.server.service import PendingInput, TaskService, requester_of, service_for
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.rpc.session import Session
@@ -286,18 +286,7 @@ async def run_as_task(
             discard(work)
             raise missing_capability(view, method)
         return await (work(ctx) if callable(work) else work)
-    spec = view.protocol.client_requests[method]
-    session, peer, _ = parts(ctx)
-    service = service_for(ctx.server)
-    state = await service.store.create(
-        requester_of(session, peer),
-        method,
-        ttl_ms=service.ttl_for(None),
-        poll_interval_ms=service.poll_interval_ms,
-        quota=quota_of(session, peer),
-    )
-    task_context = ExtensionTaskContext(ctx, state.task_id, service, spec)
-    service.start(state, output_checked(ctx, spec, work(task_context) if callable(work) else work), task_context)
+    state = await begin(ctx, view.protocol.client_requests[method], work, ExtensionTaskContext, None)
     return tasks_wire.created(state)
 
 
@@ -348,9 +337,7 @@ class ExtensionTaskContext(TaskContext):
         try:
             return versions.validate(ask_spec.result, ask.response)
         except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            where = ".".join(str(p) for p in first["loc"]) or "(root)"
-            raise McpError(INVALID_PARAMS, f"Invalid params: inputResponses[{key!r}].{where}: {first['msg']}") from None
+            raise McpError(INVALID_PARAMS, f"Invalid params: inputResponses[{key!r}].{first_problem(exc)}") from None
 
     async def announce(self, state: TaskState) -> None:
         """`notifications/tasks` to the `subscriptions/listen` streams that asked for this task."""

@@ -16,7 +16,7 @@ from mcp_bindings.runtime.rpc.jsonrpc import json_object
 from mcp_bindings.runtime.server.peer import PeerView
 from mcp_bindings.runtime.tasks.core.handshake import create_task_result, task_capability
 from mcp_bindings.runtime.tasks.server.context import parts
-from mcp_bindings.runtime.tasks.server.service import TaskService, outcome_of, quota_of, requester_of, service_for
+from mcp_bindings.runtime.tasks.server.service import TaskService, outcome_of, service_for
 from mcp_bindings.v2026_07_28 import names as v2026
 
 if TYPE_CHECKING:
@@ -118,10 +118,6 @@ class _TaskHook:
 
 async def _finished(context: Any, service: TaskService, spec: MethodSpec, model: Any, raw: Any, result: Any) -> Any:
     session, peer, _ = parts(context)
-    requester = requester_of(session, peer)
-    ttl = service.ttl_for(json_object(json_object(raw).get("task")).get("ttl"))
-    state = await service.store.create(
-        requester, spec.method, ttl_ms=ttl, poll_interval_ms=service.poll_interval_ms, quota=quota_of(session, peer)
-    )
+    state = await service.create(session, peer, spec.method, json_object(json_object(raw).get("task")).get("ttl"))
     done = await service.store.update(state.task_id, **outcome_of(spec, result))
     return versions.validate(model, {"task": (done or state).wire()})

@@ -13,6 +13,7 @@ stub's version (or raises the task's JSON-RPC error), `cancel()` asks `tasks/can
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, cast
 
 from pydantic import ValidationError
@@ -59,19 +60,18 @@ async def request_as_task(
 
 
 def _request_id(ctx: Any) -> Any:
-    inner = getattr(ctx, "inner", ctx)  # a TaskContext wraps the request's context
-    return inner._request.id  # noqa: SLF001 - the runtime's own context type
+    return ctx._request.id  # noqa: SLF001 - the runtime's own context type
 
 
+@dataclass(eq=False, repr=False)
 class ClientTask:
     """A task the client runs for one of this server's requests. `task` is its `Task` as last seen
     (None when the client answered at once: `result()` returns that answer)."""
 
-    def __init__(self, ctx: Any, asked: OutgoingRequest, task: Any, result: Any = None) -> None:
-        self._ctx = ctx
-        self._asked = asked
-        self.task = task
-        self._result = result
+    _ctx: Any  # the handler's context
+    _asked: OutgoingRequest
+    task: Any
+    _result: Any = None
 
     def __repr__(self) -> str:
         return f"<ClientTask {self._asked.method} {self.task_id or '-'} {getattr(self.task, 'status', 'done')}>"

@@ -15,11 +15,12 @@ from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.rpc.errors import METHOD_NOT_FOUND, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import json_object
 from mcp_bindings.runtime.tasks.core.handshake import create_task_result, task_capability
+from mcp_bindings.runtime.tasks.core.store import TaskState
 from mcp_bindings.runtime.tasks.server.context import TaskContext, parts
-from mcp_bindings.runtime.tasks.server.service import quota_of, requester_of, service_for
+from mcp_bindings.runtime.tasks.server.service import service_for
 from mcp_bindings.v2026_07_28 import names as v2026
 
-__all__ = ["discard", "output_checked", "run_in_handshake_era", "stateless_request"]
+__all__ = ["begin", "discard", "output_checked", "run_in_handshake_era", "stateless_request"]
 
 T = TypeVar("T")
 
@@ -41,18 +42,25 @@ async def run_in_handshake_era(
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {method} must be a task-augmented request here")
         return await (work(ctx) if callable(work) else work)
     spec, model, requested_ttl = augmented
+    state = await begin(ctx, spec, work, TaskContext, requested_ttl)
+    return versions.validate(model, {"task": state.wire()})
+
+
+async def begin(
+    ctx: Any,
+    spec: MethodSpec,
+    work: Awaitable[Any] | Callable[[Any], Awaitable[Any]],
+    kind: type[TaskContext],
+    ttl: Any,
+) -> TaskState:
+    """Create the task of the request `ctx` serves (its requested `ttl`) and start its work, given a
+    context of `kind` (`work` called with it): the task as created."""
     session, peer, _ = parts(ctx)
     service = service_for(ctx.server)
-    state = await service.store.create(
-        requester_of(session, peer),
-        spec.method,
-        ttl_ms=service.ttl_for(requested_ttl),
-        poll_interval_ms=service.poll_interval_ms,
-        quota=quota_of(session, peer),
-    )
-    task_context = TaskContext(ctx, state.task_id, service, spec)
+    state = await service.create(session, peer, spec.method, ttl)
+    task_context = kind(ctx, state.task_id, service, spec)
     service.start(state, output_checked(ctx, spec, work(task_context) if callable(work) else work), task_context)
-    return versions.validate(model, {"task": state.wire()})
+    return state
 
 
 def discard(work: object) -> None:

@@ -39,7 +39,6 @@ import asyncio
 import contextvars
 import functools
 import importlib
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -50,10 +49,10 @@ from pydantic import ValidationError
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.rpc import logs
-from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
-from mcp_bindings.runtime.rpc.jsonrpc import RequestId
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
 from mcp_bindings.runtime.server.host import host_for
 from mcp_bindings.runtime.tasks.core.handshake import RELATED_TASK, TASK_STATUS
+from mcp_bindings.runtime.tasks.core.runner import TaskRunner
 from mcp_bindings.runtime.tasks.core.store import InMemoryTaskStore, TaskState, TaskStore
 
 if TYPE_CHECKING:
@@ -90,94 +89,40 @@ class PendingInput:
 
 
 @dataclass(eq=False)
-class TaskService:
-    """The tasks of one server object: where they are kept and the work running for them.
+class TaskService(TaskRunner):
+    """The tasks of one server object (`TaskRunner`: where they are kept, the work running for them,
+    the TTLs it grants, tasks/get|result|list|cancel), and what only a server keeps of them."""
 
-    TTLs are in milliseconds: a request's `task.ttl` is honoured up to `max_ttl_ms` (None: no bound),
-    `default_ttl_ms` applies when it asks for none; `poll_interval_ms` is suggested to requestors."""
-
-    store: TaskStore = field(default_factory=InMemoryTaskStore)
-    default_ttl_ms: int | None = 300_000
-    max_ttl_ms: int | None = 3_600_000
-    poll_interval_ms: int | None = 1_000
-    page_size: int = 50
-    # task id -> the cancel scope of its running work (this process's)
-    running: dict[str, anyio.CancelScope] = field(default_factory=dict[str, anyio.CancelScope])
-    # task id -> ids of the open tasks/result requests waiting for it: their response streams carry
-    # what the task's work asks the client (the spec's input_required flow)
-    result_streams: dict[str, list[RequestId]] = field(default_factory=dict[str, list[RequestId]])
     # tool name -> `execution.taskSupport` as the server last listed it (absent: "forbidden")
     tool_support: dict[str, str] = field(default_factory=dict[str, str])
     # task id -> key -> the outstanding questions of its work (tasks extension, this process's)
     inputs: dict[str, dict[str, PendingInput]] = field(default_factory=dict[str, dict[str, PendingInput]])
 
-    def ttl_for(self, requested: Any) -> int | None:
-        if isinstance(requested, int) and not isinstance(requested, bool) and requested >= 0:
-            return requested if self.max_ttl_ms is None else min(requested, self.max_ttl_ms)
-        return self.default_ttl_ms
-
-    async def lookup(self, requester: str | None, task_id: Any) -> TaskState:
-        """The requester's task, or -32602: unknown, another requester's (indistinguishable) or expired."""
-        state = await self.store.get(requester, task_id) if isinstance(task_id, str) else None
-        if state is None:
-            raise McpError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
-        if state.expired():
-            await self.store.delete(state.task_id)
-            self._stop(state.task_id)
-            raise McpError(INVALID_PARAMS, "Failed to retrieve task: Task has expired")
-        return state
+    async def create(self, session: Session, peer: PeerSession | None, method: str, requested_ttl: Any) -> TaskState:
+        """A new task for the requester of `session` (`requester_of`), counted against `quota_of`."""
+        return await self.store.create(
+            requester_of(session, peer),
+            method,
+            ttl_ms=self.ttl_for(requested_ttl),
+            poll_interval_ms=self.poll_interval_ms,
+            quota=quota_of(session, peer),
+        )
 
     def start(self, state: TaskState, work: Awaitable[Any], context: TaskContext) -> None:
-        scope = anyio.CancelScope()
-        expires = state.expires_at
-        if expires is not None:
-            scope.deadline = anyio.current_time() + max(0.0, expires - time.time())
-        self.running[state.task_id] = scope
-        _spawn(functools.partial(self._run, state, work, context, scope))
+        _spawn(functools.partial(self._run, state, work, context, self.scope_for(state)))
 
     async def _run(
         self, state: TaskState, work: Awaitable[Any], context: TaskContext, scope: anyio.CancelScope
     ) -> None:
-        outcome: dict[str, Any] | None = None
         token = _CURRENT_TASK.set(state.task_id)
         try:
-            with scope:
-                try:
-                    outcome = outcome_of(context.spec, await work, context.tool_errors_fail)
-                except McpError as exc:
-                    outcome = {"status": "failed", "error": exc.to_error(), "status_message": exc.message}
-                except Exception:
-                    log.exception("task %s (%s) failed", state.task_id, state.method)
-                    error = {"code": INTERNAL_ERROR, "message": "Internal error"}
-                    outcome = {"status": "failed", "error": error, "status_message": "Internal error"}
+            await self.finish(state, _outcome(context, work), scope, context.announce)
         finally:
             _CURRENT_TASK.reset(token)
-            self.running.pop(state.task_id, None)
-        if outcome is None:  # cancelled by tasks/cancel (already recorded) or by the TTL (expired)
-            return
-        with anyio.CancelScope(shield=True):
-            updated = await self.store.update(state.task_id, **outcome)
-            if updated is not None and updated.status == outcome["status"] and updated.terminal:
-                await context.announce(updated)
 
-    def _stop(self, task_id: str) -> None:
-        scope = self.running.pop(task_id, None)
-        if scope is not None:
-            scope.cancel()
 
-    async def cancel(self, state: TaskState) -> TaskState:
-        """Move a live task to `cancelled` (before answering, as the spec says), then stop its work."""
-        if state.terminal:
-            raise McpError(INVALID_PARAMS, f"Cannot cancel task: already in terminal status '{state.status}'")
-        updated = await self.store.update(
-            state.task_id, status="cancelled", status_message="The task was cancelled by request."
-        )
-        self._stop(state.task_id)
-        if updated is None:
-            raise McpError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
-        if updated.status != "cancelled":  # it finished meanwhile
-            raise McpError(INVALID_PARAMS, f"Cannot cancel task: already in terminal status '{updated.status}'")
-        return updated
+async def _outcome(context: TaskContext, work: Awaitable[Any]) -> dict[str, Any]:
+    return outcome_of(context.spec, await work, context.tool_errors_fail)
 
 
 def configure(server: ServerStub, store: TaskStore | None = None, **options: Any) -> TaskService:
