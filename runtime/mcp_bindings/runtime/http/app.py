@@ -44,7 +44,7 @@ from mcp_bindings.runtime.http.fairness import ClientAddress
 from mcp_bindings.runtime.http.legacy import LegacySse
 from mcp_bindings.runtime.http.resume import ReplayLimits, error_response
 from mcp_bindings.runtime.http.streamable import SSE, StreamableHttp, StreamableOptions, principal_of
-from mcp_bindings.runtime.protocol.headers import accepts, authority_host, decode_header_value, media_type, origin_host
+from mcp_bindings.runtime.protocol.headers import accepts, authority_host, media_type, origin_host
 from mcp_bindings.runtime.protocol.request_state import SecretError, secret_bytes
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import INVALID_REQUEST
@@ -54,15 +54,6 @@ from mcp_bindings.runtime.server.stubs import ServerStub
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
-
-__all__ = [
-    "HttpExchange",
-    "HttpOptions",
-    "StreamableHTTPApp",
-    "create_app",
-    "decode_header_value",
-    "principal_of",
-]
 
 log = logs.logger("http")
 
