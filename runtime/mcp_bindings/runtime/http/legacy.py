@@ -83,21 +83,13 @@ class _Outbox:
 class LegacyConnection(TransportBase):
     """One `/sse` client: its session's transport (POSTed frames in, the event stream out)."""
 
-    def __init__(
-        self,
-        legacy: LegacySse,
-        session_id: str,
-        principal: str | None,
-        queue_bytes: int,
-        inbound_frames: int,
-        client: str | None = None,
-    ) -> None:
+    def __init__(self, legacy: LegacySse, session_id: str, principal: str | None, client: str | None) -> None:
         self.legacy = legacy
         self.id = session_id
         self.principal = principal
         self.client = client  # whose share of sessions it holds (`http.fairness.client_key`)
-        self.outbox = _Outbox(queue_bytes)
-        self.inbound, self._inbound_receive = anyio.create_memory_object_stream[bytes](inbound_frames)
+        self.outbox = _Outbox(legacy.queue_bytes)
+        self.inbound, self._inbound_receive = anyio.create_memory_object_stream[bytes](legacy.inbound_frames)
         self.runtime = ServerRuntime(legacy.server, host=legacy.host)
         self.session = Session(self, self.runtime)
         self.dropped = False  # closed because the client did not keep up
@@ -221,9 +213,7 @@ class LegacySse:
             return refusal
         if len(self.sessions) >= self.max_sessions:
             return Response(status_code=503, headers={"Connection": "close"})
-        connection = LegacyConnection(
-            self, secrets.token_hex(16), principal, self.queue_bytes, self.inbound_frames, client
-        )
+        connection = LegacyConnection(self, secrets.token_hex(16), principal, client)
         connection.session.peer_address = address
         self.sessions[connection.id] = connection
         self.shares.take(client)
