@@ -15,17 +15,17 @@ from contextlib import asynccontextmanager
 from typing import Any, cast
 from urllib.parse import urlsplit
 
-import anyio
 import httpx
 
+from mcp_bindings.runtime.http.serving import running
 from mcp_bindings.runtime.recording.recorder import Recorder
 from mcp_bindings.runtime.recording.redaction import DEFAULT, Redaction
 from mcp_bindings.runtime.recording.session_file import Direction, SessionWriter, new_header
+from mcp_bindings.runtime.stdio.serve import until_stopped
 
 HOP_BY_HOP = frozenset(
     {"host", "connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "content-length"}
 )
-START_SECONDS = 10.0
 
 
 def _messages(body: bytes) -> list[dict[str, Any]]:
@@ -139,33 +139,13 @@ async def recording_proxy(
 ) -> AsyncIterator[str]:
     """Run the recording proxy until the block ends; yields the URL to connect to (the upstream's
     path on the proxy's address)."""
-    import socket
-
-    import uvicorn
-
     writer = SessionWriter(output, new_header("http", {"url": redaction.text(upstream)}, redaction.describe()))
     proxy = RecordingProxy(upstream, Recorder(writer, "http", redaction))
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    config = uvicorn.Config(proxy, log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
-    server = uvicorn.Server(config)
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     parts = urlsplit(upstream)
-    address = sock.getsockname()
-    url = f"http://{address[0]}:{address[1]}{parts.path}" + (f"?{parts.query}" if parts.query else "")
     try:
-        async with anyio.create_task_group() as group:
-            group.start_soon(server.serve, [sock])
-            with anyio.fail_after(START_SECONDS):
-                while not server.started:
-                    await anyio.sleep(0.01)
-            try:
-                yield url
-            finally:
-                server.should_exit = True
+        async with running(proxy, host, port) as (address, bound):
+            yield f"http://{address}:{bound}{parts.path}" + (f"?{parts.query}" if parts.query else "")
     finally:
-        sock.close()
         await proxy.http.aclose()
         writer.close()
 
@@ -179,10 +159,6 @@ async def record_http(
     port: int = 0,
 ) -> None:
     """`mcp-bindgen record -- URL`: run the proxy until SIGINT/SIGTERM, saying where it listens."""
-    import signal
-
     async with recording_proxy(upstream, output, redaction=redaction, host=host, port=port) as url:
         print(f"recording {upstream} to {output}: connect the host to {url} (Ctrl-C stops)", file=sys.stderr)
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for _ in signals:
-                return
+        await until_stopped()
