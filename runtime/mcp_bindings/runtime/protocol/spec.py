@@ -217,7 +217,6 @@ class ErrorCodes:
     header_mismatch = _Entry[int]("codes", "HEADER_MISMATCH")
     missing_required_client_capability = _Entry[int]("codes", "MISSING_REQUIRED_CLIENT_CAPABILITY")
     unsupported_protocol_version = _Entry[int]("codes", "UNSUPPORTED_PROTOCOL_VERSION")
-    url_elicitation_required = _Entry[int]("codes", "URL_ELICITATION_REQUIRED")
 
 
 @dataclass(frozen=True, slots=True)
