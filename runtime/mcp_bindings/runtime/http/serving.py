@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from mcp_bindings.runtime.http.app import LOCAL_HOSTS, StreamableHTTPApp, create_app
+from mcp_bindings.runtime.http.app import StreamableHTTPApp, create_app
 from mcp_bindings.runtime.http.fairness import PerClient
+from mcp_bindings.runtime.http.sessions import LOCAL_HOSTS
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.server.stubs import ServerStub
 

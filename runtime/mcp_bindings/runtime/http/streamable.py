@@ -43,12 +43,12 @@ from mcp_bindings.runtime.http.resume import (
     sse_event,
 )
 from mcp_bindings.runtime.http.sessions import (
+    HttpOptions,
     HttpSession,
     HttpTransport,
     LocalSessions,
     SessionDirectory,
     SharedStreams,
-    StreamableOptions,
 )
 from mcp_bindings.runtime.http.stateless import (
     VERSION_HEADER,
@@ -78,7 +78,6 @@ __all__ = [
     "HttpTransport",
     "RequestsResponse",
     "StreamableHttp",
-    "StreamableOptions",
     "principal_of",
 ]
 
@@ -102,7 +101,7 @@ class StreamableHttp:
     """The sessions of one server object (through its `SessionDirectory`) and the POST / GET /
     DELETE that act on them."""
 
-    def __init__(self, server: ServerStub, host: ServerHost, options: StreamableOptions) -> None:
+    def __init__(self, server: ServerStub, host: ServerHost, options: HttpOptions) -> None:
         self.server = server
         self.host = host
         self.options = options
@@ -196,7 +195,9 @@ class StreamableHttp:
             return await self._initialize(headers, messages, batch, principal, client, address)
         if session_id:
             return await self._post_in_session(headers, session_id, messages, batch, principal, address)
-        return await self._post_stateless(headers, messages, batch, principal, address, client)
+        if batch:
+            return error_response(None, INVALID_REQUEST, "Invalid Request: batches need a session", 400)
+        return await self._post_stateless(headers, messages, principal, address, client)
 
     async def _post_in_session(
         self,
@@ -242,13 +243,10 @@ class StreamableHttp:
         self,
         headers: dict[str, str],
         messages: list[jsonrpc.Message],
-        batch: bool,
         principal: str | None = None,
         address: str | None = None,
         client: str | None = None,
     ) -> Any:
-        if batch:
-            return error_response(None, INVALID_REQUEST, "Invalid Request: batches need a session", 400)
         rpc = next((m for m in messages if isinstance(m, Request)), None)
         if rpc is None:  # notifications (a response without a session has nothing to attach to)
             try:
