@@ -47,6 +47,16 @@ def _related(method: str, body: bytes) -> dict[str, Any]:
     return {"related": ids[0]} if len(ids) == 1 else {}
 
 
+async def request_body(receive: Any) -> bytes:
+    """The whole body of an ASGI HTTP request."""
+    body = b""
+    while True:
+        event = await receive()
+        body += event.get("body", b"")
+        if not event.get("more_body"):
+            return body
+
+
 class SseEvents:
     """Cuts an SSE byte stream into the data of its events, as the bytes arrive."""
 
@@ -82,12 +92,7 @@ class RecordingProxy:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":  # uvicorn runs it with lifespan="off": only HTTP requests come
             return
-        body = b""
-        while True:
-            event = await receive()
-            body += event.get("body", b"")
-            if not event.get("more_body"):
-                break
+        body = await request_body(receive)
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         session = headers.get("mcp-session-id")
         self._record("client", _messages(body), session, {"method": scope["method"], "headers": headers})
@@ -150,15 +155,9 @@ async def recording_proxy(
         writer.close()
 
 
-async def record_http(
-    upstream: str,
-    output: str | os.PathLike[str],
-    *,
-    redaction: Redaction = DEFAULT,
-    host: str = "127.0.0.1",
-    port: int = 0,
-) -> None:
-    """`mcp-bindgen record -- URL`: run the proxy until SIGINT/SIGTERM, saying where it listens."""
-    async with recording_proxy(upstream, output, redaction=redaction, host=host, port=port) as url:
+async def record_http(upstream: str, output: str | os.PathLike[str], **options: Any) -> None:
+    """`mcp-bindgen record -- URL`: run the proxy until SIGINT/SIGTERM, saying where it listens
+    (`options`: `recording_proxy`'s `redaction`, `host` and `port`)."""
+    async with recording_proxy(upstream, output, **options) as url:
         print(f"recording {upstream} to {output}: connect the host to {url} (Ctrl-C stops)", file=sys.stderr)
         await until_stopped()

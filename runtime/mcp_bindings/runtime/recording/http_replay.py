@@ -22,6 +22,7 @@ import anyio.abc
 
 from mcp_bindings.runtime.http.serving import running
 from mcp_bindings.runtime.recording.crossed_replay import needs_crossing, recorded_server
+from mcp_bindings.runtime.recording.http_proxy import request_body
 from mcp_bindings.runtime.recording.live_fallback import episodes_done, episodes_writer
 from mcp_bindings.runtime.recording.recorder import Recorder
 from mcp_bindings.runtime.recording.replay_server import ServerReplay
@@ -52,15 +53,6 @@ class _PostStream(TransportBase):
 
     async def aclose(self) -> None:
         self.send_frames.close()
-
-
-async def _body(receive: Any) -> bytes:
-    body = b""
-    while True:
-        event = await receive()
-        body += event.get("body", b"")
-        if not event.get("more_body"):
-            return body
 
 
 def _replayed(body: bytes) -> Any:
@@ -112,7 +104,7 @@ class HttpReplay:
         if scope["method"] != "POST":
             await _plain(send, 405, b"this replay serves POST only", [(b"allow", b"POST, DELETE")])
             return
-        body = await _body(receive)
+        body = await request_body(receive)
         try:
             message = json.loads(body)
         except ValueError:
