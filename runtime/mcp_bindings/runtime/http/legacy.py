@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import secrets
 from collections import deque
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 import anyio
@@ -182,27 +183,24 @@ class LegacyConnection(TransportBase):
         self.close()  # the client left
 
 
+@dataclass(eq=False)
 class LegacySse:
-    def __init__(
-        self,
-        server: ServerStub,
-        host: ServerHost,
-        max_sessions: int,
-        *,
-        queue_bytes: int = 8 * 1024 * 1024,
-        inbound_frames: int = INBOUND_FRAMES,
-        max_sessions_per_client: int = 100,
-    ) -> None:
-        self.server = server
-        self.host = host
-        self.max_sessions = max_sessions
-        # Each client's share of the sessions (`http.fairness`): one more is answered 429.
+    """The legacy `/sse` sessions of one server object."""
+
+    server: ServerStub
+    host: ServerHost
+    max_sessions: int
+    _: KW_ONLY
+    queue_bytes: int = 8 * 1024 * 1024
+    inbound_frames: int = INBOUND_FRAMES
+    max_sessions_per_client: int = 100
+    sessions: dict[str, LegacyConnection] = field(init=False, default_factory=dict[str, "LegacyConnection"])
+    shares: PerClient = field(init=False)  # each client's share of the sessions (`http.fairness`): one more is 429
+
+    def __post_init__(self) -> None:
         self.shares = PerClient(
-            "max_sessions_per_client", max_sessions_per_client, "legacy /sse sessions open", "close one first"
+            "max_sessions_per_client", self.max_sessions_per_client, "legacy /sse sessions open", "close one first"
         )
-        self.queue_bytes = queue_bytes
-        self.inbound_frames = inbound_frames
-        self.sessions: dict[str, LegacyConnection] = {}
 
     def stream(self, principal: str | None = None, address: str | None = None) -> Any:
         """GET /sse: a new session, bound to the request's principal (None without auth), counted
