@@ -194,7 +194,7 @@ class StreamableHttp:
         if handshakes and not session_id:
             return await self._initialize(headers, messages, batch, principal, client, address)
         if session_id:
-            return await self._post_in_session(headers, session_id, messages, batch, principal, address)
+            return await self._post_in_session(headers, messages, batch, principal, address)
         if batch:
             return error_response(None, INVALID_REQUEST, "Invalid Request: batches need a session", 400)
         return await self._post_stateless(headers, messages, principal, address, client)
@@ -202,12 +202,12 @@ class StreamableHttp:
     async def _post_in_session(
         self,
         headers: dict[str, str],
-        session_id: str,
         messages: list[jsonrpc.Message],
         batch: bool,
-        principal: str | None = None,
-        address: str | None = None,
+        principal: str | None,
+        address: str | None,
     ) -> Any:
+        session_id = headers[SESSION_HEADER]
         http_session = await self.directory.find(session_id, principal)
         if isinstance(http_session, Response):
             return http_session
