@@ -1,9 +1,5 @@
 """Handler contexts (public path); the code lives in `mcp_bindings.runtime.protocol.context`."""
 
-from __future__ import annotations
-
 from mcp_bindings.runtime.protocol.context import NotificationContext as NotificationContext
 from mcp_bindings.runtime.protocol.context import RequestContext as RequestContext
 from mcp_bindings.runtime.protocol.context import SessionContext as SessionContext
-
-__all__ = ["NotificationContext", "RequestContext", "SessionContext"]

@@ -1,7 +1,5 @@
 """Protocol errors and their codes (public path); the code lives in `mcp_bindings.runtime.rpc.errors`."""
 
-from __future__ import annotations
-
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR as INTERNAL_ERROR
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS as INVALID_PARAMS
 from mcp_bindings.runtime.rpc.errors import INVALID_REQUEST as INVALID_REQUEST
@@ -16,20 +14,3 @@ from mcp_bindings.runtime.rpc.errors import OutcomeUnknown as OutcomeUnknown
 from mcp_bindings.runtime.rpc.errors import StubDefinitionError as StubDefinitionError
 from mcp_bindings.runtime.rpc.errors import ToolError as ToolError
 from mcp_bindings.runtime.rpc.errors import sole_exception as sole_exception
-
-__all__ = [
-    "INTERNAL_ERROR",
-    "INVALID_PARAMS",
-    "INVALID_REQUEST",
-    "METHOD_NOT_FOUND",
-    "PARSE_ERROR",
-    "CapabilityError",
-    "ConnectionClosed",
-    "DeliveryFailed",
-    "McpError",
-    "NotExpressible",
-    "OutcomeUnknown",
-    "StubDefinitionError",
-    "ToolError",
-    "sole_exception",
-]

@@ -1,7 +1,5 @@
 """The Streamable HTTP client's public entry points; the code lives in `mcp_bindings.runtime.client.http`."""
 
-from __future__ import annotations
-
 from mcp_bindings.runtime.client.http import CUT as CUT
 from mcp_bindings.runtime.client.http import DEFAULT_RETRY_MS as DEFAULT_RETRY_MS
 from mcp_bindings.runtime.client.http import GATEWAY_FAILURES as GATEWAY_FAILURES
@@ -15,19 +13,3 @@ from mcp_bindings.runtime.client.http import StreamableHttpTransport as Streamab
 from mcp_bindings.runtime.client.http import connect_http as connect_http
 from mcp_bindings.runtime.client.http import connect_sse as connect_sse
 from mcp_bindings.runtime.client.http import log as log
-
-__all__ = [
-    "CUT",
-    "DEFAULT_RETRY_MS",
-    "GATEWAY_FAILURES",
-    "KEEPALIVE_EXPIRY_S",
-    "MAX_RESUME_ATTEMPTS",
-    "NOT_SENT",
-    "SESSION_HEADER",
-    "C",
-    "LegacySseTransport",
-    "StreamableHttpTransport",
-    "connect_http",
-    "connect_sse",
-    "log",
-]

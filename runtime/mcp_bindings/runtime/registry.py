@@ -1,7 +1,5 @@
 """The version registry (public path); the code lives in `mcp_bindings.runtime.protocol.registry`."""
 
-from __future__ import annotations
-
 from mcp_bindings.runtime.protocol.registry import ENTRY_POINT_GROUP as ENTRY_POINT_GROUP
 from mcp_bindings.runtime.protocol.registry import NAMESPACE as NAMESPACE
 from mcp_bindings.runtime.protocol.registry import handshake_versions as handshake_versions
@@ -16,20 +14,3 @@ from mcp_bindings.runtime.protocol.registry import refresh as refresh
 from mcp_bindings.runtime.protocol.registry import stateless_versions as stateless_versions
 from mcp_bindings.runtime.protocol.registry import versions as versions
 from mcp_bindings.runtime.protocol.registry import wire_version as wire_version
-
-__all__ = [
-    "ENTRY_POINT_GROUP",
-    "NAMESPACE",
-    "handshake_versions",
-    "info",
-    "load_version",
-    "names",
-    "newest_stateless",
-    "on_path",
-    "protocol",
-    "protocol_version_keys",
-    "refresh",
-    "stateless_versions",
-    "versions",
-    "wire_version",
-]

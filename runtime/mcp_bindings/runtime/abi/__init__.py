@@ -10,24 +10,28 @@ reaches through it only the layer it could import anyway, so the layer contract 
 
 Each name loads its home module on first use (PEP 562), as the direct imports did: a version's
 `about.py`, which the registry reads to discover the version, loads the descriptors and nothing else.
+A façade module names each home twice: in its `TYPE_CHECKING` imports, which the type checker and
+the import contracts read, and in the table its `__getattr__` loads from (`exports`).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
-from types import ModuleType
 from typing import Any
 
 
-def exports(namespace: dict[str, Any], homes: Mapping[str, Callable[[], ModuleType]]) -> Callable[[str], object]:
-    """The module `__getattr__` of a façade module whose globals are `namespace`: a name of `homes`
-    is taken from its home module (loaded then) and kept; any other is an AttributeError."""
+def exports(namespace: dict[str, Any], homes: Mapping[str, tuple[str, ...]]) -> Callable[[str], object]:
+    """The module `__getattr__` of a façade module whose globals are `namespace`: `homes` maps each
+    home module (relative to the façade's package) to the names taken from it. A name is taken from
+    its home (loaded then) and kept; any other is an AttributeError."""
+    home_of = {name: home for home, names in homes.items() for name in names}
 
     def __getattr__(name: str) -> object:
-        home = homes.get(name)
+        home = home_of.get(name)
         if home is None:
             raise AttributeError(f"module {namespace['__name__']!r} has no attribute {name!r}")
-        value = getattr(home(), name)
+        value = getattr(importlib.import_module(home, namespace["__package__"]), name)
         namespace[name] = value  # the next lookup is a plain attribute
         return value
 

@@ -3,100 +3,50 @@ tables (`spec`), the `_meta` type, the handler contexts and custom-method declar
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import TYPE_CHECKING
 
 from . import exports
 
 if TYPE_CHECKING:
-    from ..protocol.context import NotificationContext, RequestContext
-    from ..protocol.custom_methods import Extension
-    from ..protocol.meta import Meta
-    from ..protocol.spec import (
-        Capability,
-        Crossing,
-        Deferred,
-        ErrorCodes,
-        Gather,
-        MetaKeys,
-        MethodSpec,
-        ParamCapability,
-        ParamOutcome,
-        ProtocolTables,
-        Reshape,
-        Spread,
-        VersionInfo,
-    )
-
-__all__ = [
-    "Capability",
-    "Crossing",
-    "Deferred",
-    "ErrorCodes",
-    "Extension",
-    "Gather",
-    "Meta",
-    "MetaKeys",
-    "MethodSpec",
-    "NotificationContext",
-    "ParamCapability",
-    "ParamOutcome",
-    "ProtocolTables",
-    "RequestContext",
-    "Reshape",
-    "Spread",
-    "VersionInfo",
-]
-
-
-def _spec() -> ModuleType:
-    from ..protocol import spec
-
-    return spec
-
-
-def _meta() -> ModuleType:
-    from ..protocol import meta
-
-    return meta
-
-
-def _context() -> ModuleType:
-    from ..protocol import context
-
-    return context
-
-
-def _custom_methods() -> ModuleType:
-    from ..protocol import custom_methods
-
-    return custom_methods
+    from ..protocol.context import NotificationContext as NotificationContext
+    from ..protocol.context import RequestContext as RequestContext
+    from ..protocol.custom_methods import Extension as Extension
+    from ..protocol.meta import Meta as Meta
+    from ..protocol.spec import Capability as Capability
+    from ..protocol.spec import Crossing as Crossing
+    from ..protocol.spec import Deferred as Deferred
+    from ..protocol.spec import ErrorCodes as ErrorCodes
+    from ..protocol.spec import Gather as Gather
+    from ..protocol.spec import MetaKeys as MetaKeys
+    from ..protocol.spec import MethodSpec as MethodSpec
+    from ..protocol.spec import ParamCapability as ParamCapability
+    from ..protocol.spec import ParamOutcome as ParamOutcome
+    from ..protocol.spec import ProtocolTables as ProtocolTables
+    from ..protocol.spec import Reshape as Reshape
+    from ..protocol.spec import Spread as Spread
+    from ..protocol.spec import VersionInfo as VersionInfo
 
 
 __getattr__ = exports(
     globals(),
     {
-        **dict.fromkeys(
-            (
-                "Capability",
-                "Crossing",
-                "Deferred",
-                "ErrorCodes",
-                "Gather",
-                "MetaKeys",
-                "MethodSpec",
-                "ParamCapability",
-                "ParamOutcome",
-                "ProtocolTables",
-                "Reshape",
-                "Spread",
-                "VersionInfo",
-            ),
-            _spec,
+        "..protocol.spec": (
+            "Capability",
+            "Crossing",
+            "Deferred",
+            "ErrorCodes",
+            "Gather",
+            "MetaKeys",
+            "MethodSpec",
+            "ParamCapability",
+            "ParamOutcome",
+            "ProtocolTables",
+            "Reshape",
+            "Spread",
+            "VersionInfo",
         ),
-        "Meta": _meta,
-        "NotificationContext": _context,
-        "RequestContext": _context,
-        "Extension": _custom_methods,
+        "..protocol.meta": ("Meta",),
+        "..protocol.context": ("NotificationContext", "RequestContext"),
+        "..protocol.custom_methods": ("Extension",),
     },
 )

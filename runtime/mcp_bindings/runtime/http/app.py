@@ -29,9 +29,9 @@ import multiprocessing
 import signal
 import sys
 import threading
-from collections.abc import AsyncGenerator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, Awaitable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qs
 
@@ -42,9 +42,10 @@ from starlette.types import Receive, Scope, Send
 from mcp_bindings.runtime.http.backend import Backend, backend_from_env
 from mcp_bindings.runtime.http.fairness import ClientAddress
 from mcp_bindings.runtime.http.legacy import LegacySse
-from mcp_bindings.runtime.http.resume import ReplayLimits, error_response
-from mcp_bindings.runtime.http.streamable import SSE, StreamableHttp, StreamableOptions, principal_of
-from mcp_bindings.runtime.protocol.headers import accepts, authority_host, decode_header_value, media_type, origin_host
+from mcp_bindings.runtime.http.resume import error_response
+from mcp_bindings.runtime.http.sessions import HttpOptions
+from mcp_bindings.runtime.http.streamable import SSE, StreamableHttp, principal_of
+from mcp_bindings.runtime.protocol.headers import accepts, authority_host, media_type, origin_host
 from mcp_bindings.runtime.protocol.request_state import SecretError, secret_bytes
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import INVALID_REQUEST
@@ -55,78 +56,10 @@ from mcp_bindings.runtime.server.stubs import ServerStub
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
-__all__ = [
-    "HttpExchange",
-    "HttpOptions",
-    "StreamableHTTPApp",
-    "create_app",
-    "decode_header_value",
-    "principal_of",
-]
-
 log = logs.logger("http")
 
-LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 JSON = "application/json"
 T = TypeVar("T")
-
-
-@dataclass
-class HttpOptions:
-    path: str = "/mcp"
-    allowed_hosts: tuple[str, ...] = LOCAL_HOSTS  # host names (any port); "*" allows all
-    allowed_origins: tuple[str, ...] | None = None  # None: origins on an allowed host
-    max_body_bytes: int = 4 * 1024 * 1024
-    max_sessions: int = 1000
-    session_idle_seconds: float = 30 * 60
-    legacy_sse: bool = True  # also serve the 2024-11-05 HTTP+SSE transport at /sse and /messages
-    json_only: bool = False  # never upgrade a response to SSE
-    # Handshake sessions: number SSE events, open each POST stream with a priming event carrying
-    # `retry:` (sessions of 2025-11-25 on: policy/transports.json), and replay a stream to a
-    # GET with `Last-Event-ID` (resumption and polling, SEP-1699).
-    resumable: bool = True
-    sse_retry_ms: int = 1000
-    # The replay log (docs/security.md): the oldest events go first when a bound is reached;
-    # resuming past them is answered 410. Released with the session.
-    max_replay_events: int = 1000  # per session
-    max_replay_bytes: int = 16 * 1024 * 1024  # per session
-    max_replay_bytes_total: int = 128 * 1024 * 1024  # all sessions together
-    replay_ttl_seconds: float = 300.0  # an event older than this is dropped
-    # Legacy /sse: what waits for a client that reads slower than the server writes; beyond it the
-    # connection is dropped and closed (logged once).
-    legacy_queue_bytes: int = 8 * 1024 * 1024  # per connection
-    # Slow and hostile peers (docs/security.md). Defaults no local client comes near.
-    body_timeout_seconds: float = 60.0  # a POST body must arrive within this: else 408, connection closed
-    # Open subscriptions/listen streams at once; one more is answered 503. At most half of
-    # `max_connections` (lowered to it, with a warning): the other connections stay for requests.
-    max_listen_streams: int = 500
-    # Per client (its principal, else its IP; `http.fairness`), so that one client leaves the rest
-    # for the others; one more is answered 429, -32050 (LIMIT_REACHED) naming the bound.
-    max_listen_streams_per_client: int = 100
-    max_sessions_per_client: int = 100  # handshake sessions open (of `max_sessions`)
-    max_requests_in_flight_per_client: int = 200  # POSTs being answered, listen streams included
-    # The proxies (IPs, networks, "*") whose X-Forwarded-For names the client for the per-client
-    # bounds; none by default: the client is the socket's peer, the header ignored (`ClientAddress`).
-    forwarded_allow_ips: tuple[str, ...] | str = ()
-    get_stream_queue_bytes: int = 8 * 1024 * 1024  # unread on a session's GET stream: past it the stream is closed
-    # Only where the app runs on uvicorn through serve_http / uvicorn_config (the HTTP server owns
-    # connections; mounted elsewhere, configure that server):
-    max_connections: int = 1000  # connections served at once; a request on one more is answered 503
-    # Connections open at once from one address (the socket's peer IP), counted when a connection
-    # opens, before anything is parsed: one more is answered 503 and closed.
-    max_connections_per_address: int = 250
-    header_timeout_seconds: float = 30.0  # a request's line and headers must arrive within this: else closed
-    max_header_bytes: int = 64 * 1024  # a request's line and headers larger than this: 400 / closed
-    keep_alive_seconds: float = 5.0  # an idle keep-alive connection is closed after this
-    # Several workers (docs/deployment.md). None: `backend_from_env()` (Redis if MCP_REDIS_URL is set).
-    backend: Backend | None = None
-    request_state_secret: bytes | str | None = None  # else the server's, else MCP_REQUEST_STATE_SECRET
-    previous_request_state_secret: bytes | str | None = None  # rotation: still opens states for their TTL
-    health_path: str = "/healthz"  # liveness: 200 while the process serves
-    ready_path: str = "/readyz"  # readiness: 200, or 503 naming why not (backend down, draining)
-    # What else starts and stops with the app (the authoring layer's `App(lifespan=...)`): entered
-    # at startup once the backend is attached, left at shutdown once the streams are closed.
-    lifespan: Callable[[], AbstractAsyncContextManager[Any]] | None = None
 
 
 def _listen_bound(o: HttpOptions) -> int:
@@ -195,23 +128,7 @@ class StreamableHTTPApp:
             secret_bytes(o.request_state_secret, "request_state_secret"),
             secret_bytes(o.previous_request_state_secret, "previous_request_state_secret"),
         )
-        self.streamable = StreamableHttp(
-            server,
-            host,
-            StreamableOptions(
-                o.max_sessions,
-                o.session_idle_seconds,
-                o.json_only,
-                o.resumable,
-                o.sse_retry_ms,
-                ReplayLimits(o.max_replay_events, o.max_replay_bytes, o.max_replay_bytes_total, o.replay_ttl_seconds),
-                max_listen_streams=_listen_bound(o),
-                max_listen_streams_per_client=o.max_listen_streams_per_client,
-                max_sessions_per_client=o.max_sessions_per_client,
-                max_requests_in_flight_per_client=o.max_requests_in_flight_per_client,
-                get_stream_queue_bytes=o.get_stream_queue_bytes,
-            ),
-        )
+        self.streamable = StreamableHttp(server, host, replace(o, max_listen_streams=_listen_bound(o)))
         self.legacy = LegacySse(
             server,
             host,
@@ -225,16 +142,11 @@ class StreamableHTTPApp:
         self.draining = False
         self._started = False
         self._chained: list[tuple[int, Any, Any]] = []  # (signal, our handler, the one it chains to)
-        self._endpoint = o.path.rstrip("/") or "/"
+        self.endpoint = o.path.rstrip("/") or "/"  # the MCP endpoint's path below where the app is mounted
         self._body_deadlines = Deadlines(o.body_timeout_seconds)
         # Allowed host names as `authority_host` gives them (lower-case, IPv6 in brackets).
         self._allowed_hosts = {_bracketed(name.lower()) for name in o.allowed_hosts}
         self._hosts_seen: dict[str, bool] = {}  # Host value -> allowed (bounded)
-
-    @property
-    def endpoint(self) -> str:
-        """The MCP endpoint's path below where the app is mounted (`HttpOptions.path`)."""
-        return self._endpoint
 
     @property
     def sessions(self) -> dict[str, Any]:
@@ -382,7 +294,7 @@ class StreamableHTTPApp:
         refusal = self._check_origin(request)
         if refusal is not None:
             return refusal
-        if path == self._endpoint:
+        if path == self.endpoint:
             return await self._endpoint_request(request, method)
         if self.options.legacy_sse and path == "/sse" and method == "GET":
             return self.legacy.stream(principal_of(request.scope), self.client_address(request.scope))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import secrets
 from collections import deque
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 import anyio
@@ -83,21 +84,13 @@ class _Outbox:
 class LegacyConnection(TransportBase):
     """One `/sse` client: its session's transport (POSTed frames in, the event stream out)."""
 
-    def __init__(
-        self,
-        legacy: LegacySse,
-        session_id: str,
-        principal: str | None,
-        queue_bytes: int,
-        inbound_frames: int,
-        client: str | None = None,
-    ) -> None:
+    def __init__(self, legacy: LegacySse, session_id: str, principal: str | None, client: str | None) -> None:
         self.legacy = legacy
         self.id = session_id
         self.principal = principal
         self.client = client  # whose share of sessions it holds (`http.fairness.client_key`)
-        self.outbox = _Outbox(queue_bytes)
-        self.inbound, self._inbound_receive = anyio.create_memory_object_stream[bytes](inbound_frames)
+        self.outbox = _Outbox(legacy.queue_bytes)
+        self.inbound, self._inbound_receive = anyio.create_memory_object_stream[bytes](legacy.inbound_frames)
         self.runtime = ServerRuntime(legacy.server, host=legacy.host)
         self.session = Session(self, self.runtime)
         self.dropped = False  # closed because the client did not keep up
@@ -190,27 +183,24 @@ class LegacyConnection(TransportBase):
         self.close()  # the client left
 
 
+@dataclass(eq=False)
 class LegacySse:
-    def __init__(
-        self,
-        server: ServerStub,
-        host: ServerHost,
-        max_sessions: int,
-        *,
-        queue_bytes: int = 8 * 1024 * 1024,
-        inbound_frames: int = INBOUND_FRAMES,
-        max_sessions_per_client: int = 100,
-    ) -> None:
-        self.server = server
-        self.host = host
-        self.max_sessions = max_sessions
-        # Each client's share of the sessions (`http.fairness`): one more is answered 429.
+    """The legacy `/sse` sessions of one server object."""
+
+    server: ServerStub
+    host: ServerHost
+    max_sessions: int
+    _: KW_ONLY
+    queue_bytes: int = 8 * 1024 * 1024
+    inbound_frames: int = INBOUND_FRAMES
+    max_sessions_per_client: int = 100
+    sessions: dict[str, LegacyConnection] = field(init=False, default_factory=dict[str, "LegacyConnection"])
+    shares: PerClient = field(init=False)  # each client's share of the sessions (`http.fairness`): one more is 429
+
+    def __post_init__(self) -> None:
         self.shares = PerClient(
-            "max_sessions_per_client", max_sessions_per_client, "legacy /sse sessions open", "close one first"
+            "max_sessions_per_client", self.max_sessions_per_client, "legacy /sse sessions open", "close one first"
         )
-        self.queue_bytes = queue_bytes
-        self.inbound_frames = inbound_frames
-        self.sessions: dict[str, LegacyConnection] = {}
 
     def stream(self, principal: str | None = None, address: str | None = None) -> Any:
         """GET /sse: a new session, bound to the request's principal (None without auth), counted
@@ -221,9 +211,7 @@ class LegacySse:
             return refusal
         if len(self.sessions) >= self.max_sessions:
             return Response(status_code=503, headers={"Connection": "close"})
-        connection = LegacyConnection(
-            self, secrets.token_hex(16), principal, self.queue_bytes, self.inbound_frames, client
-        )
+        connection = LegacyConnection(self, secrets.token_hex(16), principal, client)
         connection.session.peer_address = address
         self.sessions[connection.id] = connection
         self.shares.take(client)

@@ -21,7 +21,7 @@ import json
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Protocol
 
@@ -233,11 +233,11 @@ class EventLog:
         self.dropped_through = 0
         self.bytes = 0
         self.closed = False
-        self._events: deque[_Event] = deque()
+        self.events: deque[_Event] = deque()
         self._followed: set[StreamRecord] = set()  # streams a GET follows (woken on close)
 
     def __len__(self) -> int:
-        return len(self._events)
+        return len(self.events)
 
     def open_stream(self) -> StreamRecord:
         return StreamRecord()
@@ -249,18 +249,18 @@ class EventLog:
         if self.closed:
             return event_id
         event = _Event(event_id, record, frame, self.store._clock(), self)
-        self._events.append(event)
+        self.events.append(event)
         record.events.append(event)
         self.bytes += event.size
         self.store._added(event)
         limits = self.store.limits
-        while len(self._events) > limits.events or self.bytes > limits.bytes:
+        while len(self.events) > limits.events or self.bytes > limits.bytes:
             self.drop_oldest()  # an event larger than the bound itself is not held either
         record.wake()
         return event_id
 
     def drop_oldest(self) -> None:
-        event = self._events.popleft()
+        event = self.events.popleft()
         record = event.record
         assert record is not None and record.events[0] is event
         record.events.popleft()
@@ -280,7 +280,7 @@ class EventLog:
         if self.closed:
             return
         self.closed = True
-        while self._events:
+        while self.events:
             self.drop_oldest()
         for record in list(self._followed):
             record.wake()
@@ -291,7 +291,7 @@ class EventLog:
         self.store.sweep()
         now, wall, ttl = self.store._clock(), time.time(), self.store.limits.ttl_seconds
         streams: dict[StreamRecord, HandedStream] = {}
-        for event in self._events:
+        for event in self.events:
             record = event.record
             assert record is not None
             stream = streams.get(record)
@@ -324,7 +324,7 @@ class EventLog:
         if wanted <= self.dropped_through or self.closed:
             return 410
         # Held events are all after dropped_through: an id not among them is not of this session.
-        return next((e.record for e in self._events if e.id == wanted), None)
+        return next((e.record for e in self.events if e.id == wanted), None)
 
     def held_after(self, record: StreamRecord, cursor: int) -> list[tuple[int, bytes | None]]:
         """`record`'s held events after `cursor` (id, frame; None: a priming event)."""
@@ -402,6 +402,7 @@ class DropFrames:
 DROP = DropFrames()
 
 
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class ResponseWriter:
     """The answer to one POST: a JSON body, unless a handler sends something before its response
     (progress, a log, a server-to-client request) — then an SSE stream that carries those messages
@@ -413,39 +414,29 @@ class ResponseWriter:
     events wait in the log for a GET with `Last-Event-ID`.
     """
 
-    def __init__(
-        self,
-        send: Send,
-        *,
-        sse_ok: bool,
-        status: Callable[[int | None], int],
-        headers: Callable[[], dict[str, str]],
-        events: EventLog | None,
-        retry_ms: int,
-        priming: bool = False,
-    ) -> None:
-        self._send = send
-        self._sse_ok = sse_ok
-        self._status = status
-        self._headers = headers
-        self._events = events
-        self._retry_ms = retry_ms
-        self._priming = priming and events is not None
-        self._stream: StreamRecord | None = None  # this POST's stream in the event log
-        self._lock: anyio.Lock | None = None  # created on the first server message (rare path)
-        self.streaming = False  # the SSE head has been sent
-        self._http_open = True
-        self._finished = False  # the response is on its way: later server messages have nowhere to go
+    sse_ok: bool  # the client takes SSE (else server messages before the response are dropped)
+    status: Callable[[int | None], int]  # the HTTP status of a JSON answer, by its error code
+    headers: Callable[[], dict[str, str]]  # more response headers, asked when the response starts
+    events: EventLog | None
+    retry_ms: int
+    priming: bool = False  # only with `events`
+    _send: Send = field(init=False)  # the ASGI send of the response, set when it is sent
+    _stream: StreamRecord | None = field(init=False, default=None)  # this POST's stream in the event log
+    _lock: anyio.Lock | None = field(init=False, default=None)  # created on the first server message (rare path)
+    streaming: bool = field(init=False, default=False)  # the SSE head has been sent
+    _http_open: bool = field(init=False, default=True)
+    # the response is on its way: later server messages have nowhere to go
+    _finished: bool = field(init=False, default=False)
 
     async def send(self, frame: bytes) -> None:
         """A server message for the client while the request runs (or CLOSE_STREAM)."""
         if self._finished:
             log.debug("a server message after the response was dropped")
             return
-        if not self._sse_ok:
+        if not self.sse_ok:
             log.debug("the client takes JSON only; a server message before the response was dropped")
             return
-        if frame == CLOSE_STREAM and not self._priming:
+        if frame == CLOSE_STREAM and not self.priming:
             return  # without a primed (numbered) stream the client could not resume: keep it open
         if self._lock is None:
             self._lock = anyio.Lock()  # handlers may send from several tasks at once
@@ -465,8 +456,8 @@ class ResponseWriter:
             async with self._lock:
                 for frame in frames:
                     await self._emit(frame)
-                if self._events is not None and self._stream is not None:
-                    self._events.finish(self._stream)
+                if self.events is not None and self._stream is not None:
+                    self.events.finish(self._stream)
                 if self._http_open:
                     self._http_open = False
                     await self._send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -476,8 +467,8 @@ class ResponseWriter:
         elif batch:
             status, body = 200, b"[" + b",".join(frames) + b"]"
         else:
-            status, body = self._status(answers[0].error_code), frames[0]
-        extra = self._headers()
+            status, body = self.status(answers[0].error_code), frames[0]
+        extra = self.headers()
         # With its length the body goes out as it is, not chunked (one write, less for both peers to frame).
         length = (b"content-length", b"%d" % len(body))
         if body:
@@ -492,8 +483,8 @@ class ResponseWriter:
         written, and its stream in the event log is closed."""
         self._finished = True
         self._http_open = False
-        if self._events is not None and self._stream is not None:
-            self._events.finish(self._stream)
+        if self.events is not None and self._stream is not None:
+            self.events.finish(self._stream)
 
     async def _open_stream(self) -> None:
         self.streaming = True
@@ -501,24 +492,24 @@ class ResponseWriter:
             {
                 "type": "http.response.start",
                 "status": 200,
-                "headers": raw_headers({"content-type": "text/event-stream", **no_cache(), **self._headers()}),
+                "headers": raw_headers({"content-type": "text/event-stream", **no_cache(), **self.headers()}),
             }
         )
-        if self._events is not None:
-            self._stream = self._events.open_stream()
-            if self._priming:
-                event_id = self._events.add(self._stream, None)
-                priming = b"id: %d\nretry: %d\ndata: \n\n" % (event_id, self._retry_ms)
+        if self.events is not None:
+            self._stream = self.events.open_stream()
+            if self.priming:
+                event_id = self.events.add(self._stream, None)
+                priming = b"id: %d\nretry: %d\ndata: \n\n" % (event_id, self.retry_ms)
                 await self._send({"type": "http.response.body", "body": priming, "more_body": True})
 
     async def _emit(self, frame: bytes) -> None:
         if frame == CLOSE_STREAM:
-            if self._http_open and self._priming:
+            if self._http_open and self.priming:
                 self._http_open = False
                 await self._send({"type": "http.response.body", "body": b"", "more_body": False})
             return
         event_id = (
-            self._events.add(self._stream, frame) if self._events is not None and self._stream is not None else None
+            self.events.add(self._stream, frame) if self.events is not None and self._stream is not None else None
         )
         if self._http_open:
             await self._send({"type": "http.response.body", "body": sse_event(frame, event_id), "more_body": True})

@@ -14,12 +14,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
-from mcp_bindings.runtime.http.app import LOCAL_HOSTS, StreamableHTTPApp, create_app
+import anyio
+
+from mcp_bindings.runtime.http.app import StreamableHTTPApp, create_app
 from mcp_bindings.runtime.http.fairness import PerClient
+from mcp_bindings.runtime.http.sessions import LOCAL_HOSTS
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.server.stubs import ServerStub
 
@@ -28,9 +33,12 @@ if TYPE_CHECKING:
 
     import uvicorn
 
-__all__ = ["serve_http", "uvicorn_config"]
+__all__ = ["running", "serve_http", "uvicorn_config"]
 
 log = logs.logger("http")
+
+START_SECONDS = 10.0  # `running`: for uvicorn to listen
+STOP_SECONDS = 5.0  # `running`: for uvicorn to end
 
 
 def _over_bound_answer(limit: int) -> bytes:
@@ -229,6 +237,44 @@ def serve_http(
         Announcing(config).run(sockets=None if sock is None else [sock])
     except KeyboardInterrupt:  # as uvicorn.run: Ctrl-C ends the server quietly
         pass
+
+
+@asynccontextmanager
+async def running(app: Any, host: str = "127.0.0.1", port: int = 0) -> AsyncIterator[tuple[str, int]]:
+    """Serve the ASGI `app` on uvicorn in this event loop until the block ends (`port` 0: a free
+    one); yields the address it listens on. For the runtime's own tools (the recording proxy, the
+    HTTP replay), not a production server: no limits beyond uvicorn's, no lifespan."""
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2))
+    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    stopped = anyio.Event()
+
+    async def run() -> None:
+        try:
+            await server.serve([sock])
+        finally:
+            stopped.set()
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(run)
+            with anyio.fail_after(START_SECONDS):
+                while not server.started:
+                    await anyio.sleep(0.01)
+            try:
+                yield sock.getsockname()[:2]
+            finally:
+                # uvicorn stopped mid-serve (cancelled) leaves the next server of the loop deaf: let it end.
+                server.should_exit = True
+                with anyio.move_on_after(STOP_SECONDS):
+                    await stopped.wait()
+                group.cancel_scope.cancel()
+    finally:
+        sock.close()
 
 
 def _url(server: Any, host: str, port: int, path: str) -> str:

@@ -18,8 +18,9 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
@@ -33,7 +34,18 @@ from mcp_bindings.runtime.server.host import ServerHost
 from mcp_bindings.runtime.server.runtime import ServerRuntime
 from mcp_bindings.runtime.server.stubs import ServerStub
 
-__all__ = ["HttpSession", "HttpTransport", "LocalSessions", "SessionDirectory", "SharedStreams", "StreamableOptions"]
+if TYPE_CHECKING:
+    from mcp_bindings.runtime.http.backend import Backend
+
+__all__ = [
+    "HttpOptions",
+    "HttpSession",
+    "HttpTransport",
+    "LocalSessions",
+    "SessionDirectory",
+    "SharedStreams",
+    "StreamableOptions",
+]
 
 log = logs.logger("http")
 
@@ -113,19 +125,79 @@ class HttpSession:
     on_end: Callable[[], None] | None = None  # called once when it ends (gives back its client's share)
 
 
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
+
+
 @dataclass
-class StreamableOptions:
-    max_sessions: int
-    session_idle_seconds: float
-    json_only: bool  # never upgrade a response to SSE
-    resumable: bool  # number SSE events, prime each POST stream (where the version has it), replay on Last-Event-ID
-    sse_retry_ms: int
-    replay: ReplayLimits  # bounds of the SSE replay log (events, bytes, age)
-    max_listen_streams: int = 500  # open subscriptions/listen streams at once; one more is answered 503
-    max_listen_streams_per_client: int = 100  # the same per principal, else client IP; one more is answered 429
-    max_sessions_per_client: int = 100  # handshake sessions open per client; one more is answered 429
-    max_requests_in_flight_per_client: int = 200  # POSTs being answered per client; one more is answered 429
-    get_stream_queue_bytes: int = 8 * 1024 * 1024  # unread on a session's GET stream; past it the stream is closed
+class HttpOptions:
+    """The Streamable HTTP app's options (`create_app(server, **options)`); `StreamableHttp` and the
+    session directories read them too. Every limit, its default and its option: docs/security.md."""
+
+    path: str = "/mcp"
+    allowed_hosts: tuple[str, ...] = LOCAL_HOSTS  # host names (any port); "*" allows all
+    allowed_origins: tuple[str, ...] | None = None  # None: origins on an allowed host
+    max_body_bytes: int = 4 * 1024 * 1024
+    max_sessions: int = 1000
+    session_idle_seconds: float = 30 * 60
+    legacy_sse: bool = True  # also serve the 2024-11-05 HTTP+SSE transport at /sse and /messages
+    json_only: bool = False  # never upgrade a response to SSE
+    # Handshake sessions: number SSE events, open each POST stream with a priming event carrying
+    # `retry:` (sessions of 2025-11-25 on: policy/transports.json), and replay a stream to a
+    # GET with `Last-Event-ID` (resumption and polling, SEP-1699).
+    resumable: bool = True
+    sse_retry_ms: int = 1000
+    # The replay log (docs/security.md): the oldest events go first when a bound is reached;
+    # resuming past them is answered 410. Released with the session.
+    max_replay_events: int = 1000  # per session
+    max_replay_bytes: int = 16 * 1024 * 1024  # per session
+    max_replay_bytes_total: int = 128 * 1024 * 1024  # all sessions together
+    replay_ttl_seconds: float = 300.0  # an event older than this is dropped
+    # Legacy /sse: what waits for a client that reads slower than the server writes; beyond it the
+    # connection is dropped and closed (logged once).
+    legacy_queue_bytes: int = 8 * 1024 * 1024  # per connection
+    # Slow and hostile peers (docs/security.md). Defaults no local client comes near.
+    body_timeout_seconds: float = 60.0  # a POST body must arrive within this: else 408, connection closed
+    # Open subscriptions/listen streams at once; one more is answered 503. At most half of
+    # `max_connections` (lowered to it, with a warning): the other connections stay for requests.
+    max_listen_streams: int = 500
+    # Per client (its principal, else its IP; `http.fairness`), so that one client leaves the rest
+    # for the others; one more is answered 429, -32050 (LIMIT_REACHED) naming the bound.
+    max_listen_streams_per_client: int = 100
+    max_sessions_per_client: int = 100  # handshake sessions open (of `max_sessions`)
+    max_requests_in_flight_per_client: int = 200  # POSTs being answered, listen streams included
+    # The proxies (IPs, networks, "*") whose X-Forwarded-For names the client for the per-client
+    # bounds; none by default: the client is the socket's peer, the header ignored (`ClientAddress`).
+    forwarded_allow_ips: tuple[str, ...] | str = ()
+    get_stream_queue_bytes: int = 8 * 1024 * 1024  # unread on a session's GET stream: past it the stream is closed
+    # Only where the app runs on uvicorn through serve_http / uvicorn_config (the HTTP server owns
+    # connections; mounted elsewhere, configure that server):
+    max_connections: int = 1000  # connections served at once; a request on one more is answered 503
+    # Connections open at once from one address (the socket's peer IP), counted when a connection
+    # opens, before anything is parsed: one more is answered 503 and closed.
+    max_connections_per_address: int = 250
+    header_timeout_seconds: float = 30.0  # a request's line and headers must arrive within this: else closed
+    max_header_bytes: int = 64 * 1024  # a request's line and headers larger than this: 400 / closed
+    keep_alive_seconds: float = 5.0  # an idle keep-alive connection is closed after this
+    # Several workers (docs/deployment.md). None: `backend_from_env()` (Redis if MCP_REDIS_URL is set).
+    backend: Backend | None = None
+    request_state_secret: bytes | str | None = None  # else the server's, else MCP_REQUEST_STATE_SECRET
+    previous_request_state_secret: bytes | str | None = None  # rotation: still opens states for their TTL
+    health_path: str = "/healthz"  # liveness: 200 while the process serves
+    ready_path: str = "/readyz"  # readiness: 200, or 503 naming why not (backend down, draining)
+    # What else starts and stops with the app (the authoring layer's `App(lifespan=...)`): entered
+    # at startup once the backend is attached, left at shutdown once the streams are closed.
+    lifespan: Callable[[], AbstractAsyncContextManager[Any]] | None = None
+
+    @property
+    def replay(self) -> ReplayLimits:
+        """The bounds of the SSE replay log (events, bytes, age)."""
+        return ReplayLimits(
+            self.max_replay_events, self.max_replay_bytes, self.max_replay_bytes_total, self.replay_ttl_seconds
+        )
+
+
+# The name the session directories' users knew the options `StreamableHttp` reads by (the app's own).
+StreamableOptions = HttpOptions
 
 
 class SessionDirectory(Protocol):
@@ -203,7 +275,7 @@ class SharedStreams(Protocol):
 class LocalSessions:
     """The sessions of one process: a dict by id, idle expiry and the `max_sessions` bound."""
 
-    def __init__(self, server: ServerStub, host: ServerHost, options: StreamableOptions, replay: ReplayStore) -> None:
+    def __init__(self, server: ServerStub, host: ServerHost, options: HttpOptions, replay: ReplayStore) -> None:
         self.server = server
         self.host = host
         self.options = options

@@ -23,6 +23,7 @@ import random
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -42,12 +43,12 @@ from mcp_bindings.runtime.http.resume import (
     sse_event,
 )
 from mcp_bindings.runtime.http.sessions import (
+    HttpOptions,
     HttpSession,
     HttpTransport,
     LocalSessions,
     SessionDirectory,
     SharedStreams,
-    StreamableOptions,
 )
 from mcp_bindings.runtime.http.stateless import (
     VERSION_HEADER,
@@ -77,7 +78,6 @@ __all__ = [
     "HttpTransport",
     "RequestsResponse",
     "StreamableHttp",
-    "StreamableOptions",
     "principal_of",
 ]
 
@@ -101,7 +101,7 @@ class StreamableHttp:
     """The sessions of one server object (through its `SessionDirectory`) and the POST / GET /
     DELETE that act on them."""
 
-    def __init__(self, server: ServerStub, host: ServerHost, options: StreamableOptions) -> None:
+    def __init__(self, server: ServerStub, host: ServerHost, options: HttpOptions) -> None:
         self.server = server
         self.host = host
         self.options = options
@@ -194,18 +194,20 @@ class StreamableHttp:
         if handshakes and not session_id:
             return await self._initialize(headers, messages, batch, principal, client, address)
         if session_id:
-            return await self._post_in_session(headers, session_id, messages, batch, principal, address)
-        return await self._post_stateless(headers, messages, batch, principal, address, client)
+            return await self._post_in_session(headers, messages, batch, principal, address)
+        if batch:
+            return error_response(None, INVALID_REQUEST, "Invalid Request: batches need a session", 400)
+        return await self._post_stateless(headers, messages, principal, address, client)
 
     async def _post_in_session(
         self,
         headers: dict[str, str],
-        session_id: str,
         messages: list[jsonrpc.Message],
         batch: bool,
-        principal: str | None = None,
-        address: str | None = None,
+        principal: str | None,
+        address: str | None,
     ) -> Any:
+        session_id = headers[SESSION_HEADER]
         http_session = await self.directory.find(session_id, principal)
         if isinstance(http_session, Response):
             return http_session
@@ -241,13 +243,10 @@ class StreamableHttp:
         self,
         headers: dict[str, str],
         messages: list[jsonrpc.Message],
-        batch: bool,
         principal: str | None = None,
         address: str | None = None,
         client: str | None = None,
     ) -> Any:
-        if batch:
-            return error_response(None, INVALID_REQUEST, "Invalid Request: batches need a session", 400)
         rpc = next((m for m in messages if isinstance(m, Request)), None)
         if rpc is None:  # notifications (a response without a session has nothing to attach to)
             try:
@@ -352,17 +351,17 @@ class StreamableHttp:
         requests = [m for m in messages if isinstance(m, Request)]
         if not requests:
             return Response(status_code=202)
-        sse_ok = not self.options.json_only and accepts(headers.get("accept"), SSE)
         return RequestsResponse(
-            session,
-            requests,
-            sse_ok=sse_ok,
+            session=session,
+            requests=requests,
             stateless=stateless,
             batch=batch,
+            sse_ok=not batch and not self.options.json_only and accepts(headers.get("accept"), SSE),
+            status=stateless_status if stateless else _always_ok,
             headers=extra,
             events=events,
             retry_ms=self.options.sse_retry_ms,
-            priming=priming,
+            priming=priming and events is not None,
         )
 
     # -- GET and DELETE ----------------------------------------------------------------------
@@ -488,8 +487,9 @@ class _Finally:
             self.done()
 
 
-class RequestsResponse:
-    """An ASGI response that runs the POST's request(s) and answers them (see `ResponseWriter`).
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class RequestsResponse(ResponseWriter):
+    """An ASGI response that runs the POST's request(s) and answers them, as their `ResponseWriter`.
 
     One request runs inline in the ASGI task: no extra task, queue or task group, which is most of
     the cost of a small call. In the stateless era a client that closes the connection cancels its
@@ -499,64 +499,36 @@ class RequestsResponse:
     runs its requests concurrently and is answered with one JSON array.
     """
 
-    def __init__(
-        self,
-        session: Session,
-        requests: list[Request],
-        *,
-        sse_ok: bool,
-        stateless: bool,
-        batch: bool,
-        headers: Callable[[], dict[str, str]] = dict,
-        events: EventLog | None = None,
-        retry_ms: int = 1000,
-        priming: bool = False,
-    ) -> None:
-        self.session = session
-        transport = session.transport
-        assert isinstance(transport, HttpTransport)
-        self.transport = transport
-        self.requests = requests
-        self.sse_ok = sse_ok
-        self.stateless = stateless
-        self.batch = batch
-        self.headers = headers
-        self.events = events
-        self.retry_ms = retry_ms
-        self.priming = priming
+    session: Session
+    requests: list[Request]
+    stateless: bool
+    batch: bool
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        status: Callable[[int | None], int] = stateless_status if self.stateless else _always_ok
-        writer = ResponseWriter(
-            send,
-            sse_ok=self.sse_ok and not self.batch,
-            status=status,
-            headers=self.headers,
-            events=self.events,
-            retry_ms=self.retry_ms,
-            priming=self.priming,
-        )
+        self._send = send
+        transport = self.session.transport
+        assert isinstance(transport, HttpTransport)
+        routes = transport.by_request
         if self.batch:
-            await writer.finish(await self._answer_batch(), batch=True)
+            await self.finish(await self._answer_batch(routes), batch=True)
             return
         rpc = self.requests[0]
-        routes = self.transport.by_request
         # A duplicate of an id still in flight is refused by the session; the stream of the request
         # that owns the id keeps its route (its progress and answer still go there).
         owns_route = rpc.id not in routes
         if owns_route:
-            routes[rpc.id] = writer
+            routes[rpc.id] = self
         try:
             if self.stateless:
-                await self._answer_unless_disconnected(rpc, writer, receive)
+                await self._answer_unless_disconnected(rpc, receive)
             else:
                 answer = await self.session.answer(rpc)
-                await writer.finish([answer] if answer is not None else [])
+                await self.finish([answer] if answer is not None else [])
         finally:
             if owns_route:
                 routes.pop(rpc.id, None)
 
-    async def _answer_unless_disconnected(self, rpc: Request, writer: ResponseWriter, receive: Receive) -> None:
+    async def _answer_unless_disconnected(self, rpc: Request, receive: Receive) -> None:
         # Each stateless POST has a session of its own, so cancelling all of it cancels just this request.
         disconnected = False
 
@@ -565,7 +537,7 @@ class RequestsResponse:
             while (await receive())["type"] != "http.disconnect":
                 pass
             disconnected = True
-            writer.abandon()  # nothing more is written, even what the handler sends while it unwinds
+            self.abandon()  # nothing more is written, even what the handler sends while it unwinds
             self.session.cancel_all()
 
         answer: Answer | None = None
@@ -587,10 +559,9 @@ class RequestsResponse:
                 if watchers:
                     watchers[0].cancel()
         if not disconnected:
-            await writer.finish([answer] if answer is not None else [])
+            await self.finish([answer] if answer is not None else [])
 
-    async def _answer_batch(self) -> list[Answer]:
-        routes = self.transport.by_request
+    async def _answer_batch(self, routes: dict[Any, Any]) -> list[Answer]:
         answers: dict[Any, Answer] = {}
 
         async def run(rpc: Request, owns_route: bool) -> None:

@@ -39,7 +39,17 @@ class SessionContext(Protocol):
         ...
 
 
-class RequestContext(Protocol):
+class NotificationContext(Protocol):
+    """Handed to notification handlers."""
+
+    @property
+    def protocol_version(self) -> str: ...
+
+    @property
+    def peer_capabilities(self) -> dict[str, Any]: ...
+
+
+class RequestContext(NotificationContext, Protocol):
     """Handed to every request handler. Everything it sends is gated by the negotiated capabilities."""
 
     @property
@@ -49,12 +59,6 @@ class RequestContext(Protocol):
     def session(self) -> SessionContext:
         """The client this request comes from."""
         ...
-
-    @property
-    def protocol_version(self) -> str: ...
-
-    @property
-    def peer_capabilities(self) -> dict[str, Any]: ...
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send `notifications/progress` if the request carried a progress token (else a no-op)."""
@@ -84,13 +88,3 @@ class RequestContext(Protocol):
         cannot take raises `errors.NotExpressible` before anything is sent (check with
         `session.allows(method)`)."""
         ...
-
-
-class NotificationContext(Protocol):
-    """Handed to notification handlers."""
-
-    @property
-    def protocol_version(self) -> str: ...
-
-    @property
-    def peer_capabilities(self) -> dict[str, Any]: ...

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType, ModuleType
-from typing import Any, Literal, cast
+from typing import Any, Generic, Literal, TypeVar, cast
 
 Side = Literal["server", "client"]
 Direction = Literal["client_to_server", "server_to_client"]
 Kind = Literal["request", "notification"]
+V = TypeVar("V")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,16 +55,14 @@ class ParamCapability:
         return self.present or params[self.param] == self.equals
 
 
+@dataclass(slots=True)
 class Deferred:
     """A model of a generated version package named by its models package and name, looked up (and
     so created) on first use: a process creates only the classes its traffic needs. The generated
     method tables name their models this way."""
 
-    __slots__ = ("models", "name")
-
-    def __init__(self, models: ModuleType, name: str) -> None:
-        self.models = models
-        self.name = name
+    models: ModuleType
+    name: str
 
     def resolve(self) -> Any:
         return getattr(self.models, self.name)
@@ -182,65 +181,42 @@ class MethodSpec:
 INPUT_REQUIRED = "input_required"
 
 
+class _Entry(Generic[V]):
+    """A property reading one key of the instance's mapping `table` (None where it lacks the key)."""
+
+    def __init__(self, table: str, key: str) -> None:
+        self.table = table
+        self.key = key
+
+    def __get__(self, instance: Any, owner: type[Any] | None = None) -> V | None:
+        return getattr(instance, self.table).get(self.key)
+
+
 @dataclass(frozen=True, slots=True)
 class MetaKeys:
     """The reserved `_meta` keys a version's schema defines (2026-07-28 on; none before), by the
     part after the prefix: `{"protocolVersion": "io.modelcontextprotocol/protocolVersion", ...}`."""
 
     keys: Mapping[str, str]
-
-    @property
-    def protocol_version(self) -> str | None:
-        return self.keys.get("protocolVersion")
-
-    @property
-    def client_capabilities(self) -> str | None:
-        return self.keys.get("clientCapabilities")
-
-    @property
-    def client_info(self) -> str | None:
-        return self.keys.get("clientInfo")
-
-    @property
-    def log_level(self) -> str | None:
-        return self.keys.get("logLevel")
-
-    @property
-    def server_info(self) -> str | None:
-        return self.keys.get("serverInfo")
-
-    @property
-    def subscription_id(self) -> str | None:
-        return self.keys.get("subscriptionId")
+    protocol_version = _Entry[str]("keys", "protocolVersion")
+    client_capabilities = _Entry[str]("keys", "clientCapabilities")
+    client_info = _Entry[str]("keys", "clientInfo")
+    log_level = _Entry[str]("keys", "logLevel")
+    server_info = _Entry[str]("keys", "serverInfo")
+    subscription_id = _Entry[str]("keys", "subscriptionId")
 
 
 @dataclass(frozen=True, slots=True)
 class ErrorCodes:
     """The error codes of a version (its schema's error constants plus policy/error_codes.json), by
-    generated name: `{"METHOD_NOT_FOUND": -32601, "RESOURCE_NOT_FOUND": -32002, ...}`. The properties
-    name the MCP-specific codes the runtime acts on; None where the version has no such code."""
+    generated name: `{"METHOD_NOT_FOUND": -32601, "RESOURCE_NOT_FOUND": -32002, ...}`. The entries
+    below name the MCP-specific codes the runtime acts on; None where the version has no such code."""
 
     codes: Mapping[str, int]
-
-    @property
-    def resource_not_found(self) -> int | None:
-        return self.codes.get("RESOURCE_NOT_FOUND")
-
-    @property
-    def header_mismatch(self) -> int | None:
-        return self.codes.get("HEADER_MISMATCH")
-
-    @property
-    def missing_required_client_capability(self) -> int | None:
-        return self.codes.get("MISSING_REQUIRED_CLIENT_CAPABILITY")
-
-    @property
-    def unsupported_protocol_version(self) -> int | None:
-        return self.codes.get("UNSUPPORTED_PROTOCOL_VERSION")
-
-    @property
-    def url_elicitation_required(self) -> int | None:
-        return self.codes.get("URL_ELICITATION_REQUIRED")
+    resource_not_found = _Entry[int]("codes", "RESOURCE_NOT_FOUND")
+    header_mismatch = _Entry[int]("codes", "HEADER_MISMATCH")
+    missing_required_client_capability = _Entry[int]("codes", "MISSING_REQUIRED_CLIENT_CAPABILITY")
+    unsupported_protocol_version = _Entry[int]("codes", "UNSUPPORTED_PROTOCOL_VERSION")
 
 
 @dataclass(frozen=True, slots=True)

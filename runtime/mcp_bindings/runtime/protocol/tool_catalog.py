@@ -10,6 +10,7 @@ client's catalog (`client.tool_catalog`).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from hashlib import blake2b
 from typing import Any
 
@@ -80,32 +81,21 @@ class ToolOutputError(McpError):
 # -- what tools/list said -------------------------------------------------------------------------
 
 
+@dataclass(slots=True, eq=False)
 class ToolDefinition:
     """One listed tool's schemas, as the JSON they were listed with; compiled on first use (`resolve`)."""
 
-    __slots__ = (
-        "_headers",
-        "accepts",
-        "dialect",
-        "input_schema",
-        "input_source",
-        "name",
-        "output_schema",
-        "output_source",
-    )
-
-    def __init__(self, name: str, input_source: bytes | None, output_source: bytes | None, dialect: str) -> None:
-        self.name = name
-        self.input_source = input_source
-        self.output_source = output_source
-        self.dialect = dialect
-        # Once resolved: the usable schemas (None: none listed, or one that cannot be used), and what
-        # the arguments meet first: True when they are valid for sure (the inputSchema's fast check;
-        # always True without an inputSchema), False when `input_schema.violations` must tell.
-        self.input_schema: CompiledSchema | None = None
-        self.output_schema: CompiledSchema | None = None
-        self.accepts: Check | None = None  # None: not resolved yet
-        self._headers: dict[str, str] | bool | None = False  # False: not read yet
+    name: str
+    input_source: bytes | None
+    output_source: bytes | None
+    dialect: str
+    # Once resolved: the usable schemas (None: none listed, or one that cannot be used), and what
+    # the arguments meet first: True when they are valid for sure (the inputSchema's fast check;
+    # always True without an inputSchema), False when `input_schema.violations` must tell.
+    input_schema: CompiledSchema | None = field(init=False, default=None)
+    output_schema: CompiledSchema | None = field(init=False, default=None)
+    accepts: Check | None = field(init=False, default=None)  # None: not resolved yet
+    _headers: dict[str, str] | bool | None = field(init=False, default=False)  # False: not read yet
 
     @property
     def headers(self) -> dict[str, str] | None:

@@ -15,17 +15,17 @@ from contextlib import asynccontextmanager
 from typing import Any, cast
 from urllib.parse import urlsplit
 
-import anyio
 import httpx
 
+from mcp_bindings.runtime.http.serving import running
 from mcp_bindings.runtime.recording.recorder import Recorder
 from mcp_bindings.runtime.recording.redaction import DEFAULT, Redaction
 from mcp_bindings.runtime.recording.session_file import Direction, SessionWriter, new_header
+from mcp_bindings.runtime.stdio.serve import until_stopped
 
 HOP_BY_HOP = frozenset(
     {"host", "connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "content-length"}
 )
-START_SECONDS = 10.0
 
 
 def _messages(body: bytes) -> list[dict[str, Any]]:
@@ -45,6 +45,16 @@ def _related(method: str, body: bytes) -> dict[str, Any]:
         return {"related": None}
     ids = [m["id"] for m in _messages(body) if "method" in m and isinstance(m.get("id"), (str, int))]
     return {"related": ids[0]} if len(ids) == 1 else {}
+
+
+async def request_body(receive: Any) -> bytes:
+    """The whole body of an ASGI HTTP request."""
+    body = b""
+    while True:
+        event = await receive()
+        body += event.get("body", b"")
+        if not event.get("more_body"):
+            return body
 
 
 class SseEvents:
@@ -82,12 +92,7 @@ class RecordingProxy:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":  # uvicorn runs it with lifespan="off": only HTTP requests come
             return
-        body = b""
-        while True:
-            event = await receive()
-            body += event.get("body", b"")
-            if not event.get("more_body"):
-                break
+        body = await request_body(receive)
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         session = headers.get("mcp-session-id")
         self._record("client", _messages(body), session, {"method": scope["method"], "headers": headers})
@@ -139,50 +144,20 @@ async def recording_proxy(
 ) -> AsyncIterator[str]:
     """Run the recording proxy until the block ends; yields the URL to connect to (the upstream's
     path on the proxy's address)."""
-    import socket
-
-    import uvicorn
-
     writer = SessionWriter(output, new_header("http", {"url": redaction.text(upstream)}, redaction.describe()))
     proxy = RecordingProxy(upstream, Recorder(writer, "http", redaction))
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    config = uvicorn.Config(proxy, log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
-    server = uvicorn.Server(config)
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     parts = urlsplit(upstream)
-    address = sock.getsockname()
-    url = f"http://{address[0]}:{address[1]}{parts.path}" + (f"?{parts.query}" if parts.query else "")
     try:
-        async with anyio.create_task_group() as group:
-            group.start_soon(server.serve, [sock])
-            with anyio.fail_after(START_SECONDS):
-                while not server.started:
-                    await anyio.sleep(0.01)
-            try:
-                yield url
-            finally:
-                server.should_exit = True
+        async with running(proxy, host, port) as (address, bound):
+            yield f"http://{address}:{bound}{parts.path}" + (f"?{parts.query}" if parts.query else "")
     finally:
-        sock.close()
         await proxy.http.aclose()
         writer.close()
 
 
-async def record_http(
-    upstream: str,
-    output: str | os.PathLike[str],
-    *,
-    redaction: Redaction = DEFAULT,
-    host: str = "127.0.0.1",
-    port: int = 0,
-) -> None:
-    """`mcp-bindgen record -- URL`: run the proxy until SIGINT/SIGTERM, saying where it listens."""
-    import signal
-
-    async with recording_proxy(upstream, output, redaction=redaction, host=host, port=port) as url:
+async def record_http(upstream: str, output: str | os.PathLike[str], **options: Any) -> None:
+    """`mcp-bindgen record -- URL`: run the proxy until SIGINT/SIGTERM, saying where it listens
+    (`options`: `recording_proxy`'s `redaction`, `host` and `port`)."""
+    async with recording_proxy(upstream, output, **options) as url:
         print(f"recording {upstream} to {output}: connect the host to {url} (Ctrl-C stops)", file=sys.stderr)
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for _ in signals:
-                return
+        await until_stopped()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import socket
 import sys
 import uuid
 from collections.abc import AsyncIterator
@@ -21,15 +20,15 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from mcp_bindings.runtime.http.serving import running
 from mcp_bindings.runtime.recording.crossed_replay import needs_crossing, recorded_server
+from mcp_bindings.runtime.recording.http_proxy import request_body
 from mcp_bindings.runtime.recording.live_fallback import episodes_done, episodes_writer
 from mcp_bindings.runtime.recording.recorder import Recorder
 from mcp_bindings.runtime.recording.replay_server import ServerReplay
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId
 from mcp_bindings.runtime.rpc.transport import TransportBase
-
-START_SECONDS = 10.0
-STOP_SECONDS = 5.0
+from mcp_bindings.runtime.stdio.serve import until_stopped
 
 
 class _PostStream(TransportBase):
@@ -54,15 +53,6 @@ class _PostStream(TransportBase):
 
     async def aclose(self) -> None:
         self.send_frames.close()
-
-
-async def _body(receive: Any) -> bytes:
-    body = b""
-    while True:
-        event = await receive()
-        body += event.get("body", b"")
-        if not event.get("more_body"):
-            return body
 
 
 def _replayed(body: bytes) -> Any:
@@ -114,7 +104,7 @@ class HttpReplay:
         if scope["method"] != "POST":
             await _plain(send, 405, b"this replay serves POST only", [(b"allow", b"POST, DELETE")])
             return
-        body = await _body(receive)
+        body = await request_body(receive)
         try:
             message = json.loads(body)
         except ValueError:
@@ -174,59 +164,27 @@ async def replay_http(
     """Serve `replay` over Streamable HTTP until the block ends; yields its URL. With `record_to`,
     the whole conversation (replayed, and answered by `replay.fallback`) is written there as a new
     session file when the block ends (`new_episodes`; `server` describes the live server)."""
-    import uvicorn
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    address = sock.getsockname()
-    try:
-        async with AsyncExitStack() as stack:  # the crossed app's tasks outlive the replay's
-            crossed = await _crossed_app(replay, path, stack)
-            if record_to is not None:
-                writer = episodes_writer(replay.recording, record_to, "http", server or {})
-                stack.callback(episodes_done, writer, record_to)
-                recorder = Recorder(writer, "http")
-            else:
-                recorder = None
-            if replay.fallback is not None:
-                stack.push_async_callback(replay.fallback.aclose)
-            async with anyio.create_task_group() as group:
-                app = HttpReplay(replay, group, crossed, recorder)
-                config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
-                http_server = uvicorn.Server(config)
-                http_server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-                stopped = anyio.Event()
-
-                async def run() -> None:
-                    try:
-                        await http_server.serve([sock])
-                    finally:
-                        stopped.set()
-
-                group.start_soon(run)
-                with anyio.fail_after(START_SECONDS):
-                    while not http_server.started:
-                        await anyio.sleep(0.01)
-                try:
-                    yield f"http://{address[0]}:{address[1]}{path}"
-                finally:
-                    # uvicorn stopped mid-serve (cancelled) leaves the next server of the loop deaf: let it end.
-                    http_server.should_exit = True
-                    with anyio.move_on_after(STOP_SECONDS):
-                        await stopped.wait()
-                    group.cancel_scope.cancel()
-    finally:
-        sock.close()
+    async with AsyncExitStack() as stack:  # the crossed app's tasks outlive the replay's
+        crossed = await _crossed_app(replay, path, stack)
+        if record_to is not None:
+            writer = episodes_writer(replay.recording, record_to, "http", server or {})
+            stack.callback(episodes_done, writer, record_to)
+            recorder = Recorder(writer, "http")
+        else:
+            recorder = None
+        if replay.fallback is not None:
+            stack.push_async_callback(replay.fallback.aclose)
+        async with anyio.create_task_group() as group:
+            try:
+                async with running(HttpReplay(replay, group, crossed, recorder), host, port) as (address, bound):
+                    yield f"http://{address}:{bound}{path}"
+            finally:
+                group.cancel_scope.cancel()
 
 
 async def serve_replay_http(replay: ServerReplay, *, host: str = "127.0.0.1", port: int = 0, **options: Any) -> None:
     """`mcp-bindgen replay FILE --http HOST:PORT`: serve until SIGINT/SIGTERM, saying where
     (`options`: `replay_http`'s `record_to` and `server`)."""
-    import signal
-
     async with replay_http(replay, host=host, port=port, **options) as url:
         print(f"replaying {replay.recording.path} at {url} (Ctrl-C stops)", file=sys.stderr)
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for _ in signals:
-                return
+        await until_stopped()

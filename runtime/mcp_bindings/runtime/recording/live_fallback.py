@@ -18,9 +18,9 @@ import anyio.abc
 
 from mcp_bindings.runtime.recording.recorder import Recorder
 from mcp_bindings.runtime.recording.session_file import Recording, SessionWriter, new_header
-from mcp_bindings.runtime.recording.stdio_proxy import spawn, stop
+from mcp_bindings.runtime.recording.stdio_proxy import frames, spawn, stop
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId
-from mcp_bindings.runtime.rpc.transport import OversizedMessage, Transport, TransportBase
+from mcp_bindings.runtime.rpc.transport import Transport, TransportBase
 from mcp_bindings.runtime.stdio.connect import INHERIT
 from mcp_bindings.v2025_11_25 import names as v2025
 
@@ -89,13 +89,7 @@ class LiveFallback(HandshakeKept):
         self._answered = anyio.Event()
 
     async def _pump(self, upstream: Transport, client: Transport) -> None:
-        while True:
-            try:
-                frame = await upstream.receive()
-            except OversizedMessage:
-                continue
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return
+        async for frame in frames(upstream):
             try:
                 message = json.loads(frame)
             except ValueError:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from mcp_bindings.runtime.recording.redaction import DEFAULT, Redaction
@@ -14,18 +15,18 @@ from mcp_bindings.v2025_11_25 import names as v2025
 STATELESS_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 
 
+@dataclass(eq=False)
 class Recorder:
     """Writes each frame it is shown as one entry; tracks the negotiated version per session (the
     `initialize` result, or the stateless era's `_meta` protocol version of each request)."""
 
-    def __init__(self, writer: SessionWriter, transport: str, redaction: Redaction = DEFAULT) -> None:
-        self.writer = writer
-        self.transport = transport
-        self.redaction = redaction
-        self.started = time.monotonic()
-        self.seq = 0
-        self._versions: dict[str | None, str] = {}
-        self._initialize_ids: dict[str | None, set[Any]] = {}
+    writer: SessionWriter
+    transport: str
+    redaction: Redaction = DEFAULT
+    started: float = field(init=False, default_factory=time.monotonic)
+    seq: int = field(init=False, default=0)
+    _versions: dict[str | None, str] = field(init=False, default_factory=dict[str | None, str])
+    _initialize_ids: dict[str | None, set[Any]] = field(init=False, default_factory=dict[str | None, set[Any]])
 
     def _track_version(
         self, direction: Direction, message: dict[str, Any], session: str | None, http: dict[str, Any] | None

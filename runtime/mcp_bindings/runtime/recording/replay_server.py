@@ -21,6 +21,7 @@ import json
 import sys
 import uuid
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -51,52 +52,37 @@ CLIENT_ANSWER_SECONDS = 30.0
 MAX_PRESERVED_DELAY = 300.0  # seconds from a request to what answers it, under timing="preserved"
 
 
-def _stateless_version(message: dict[str, Any]) -> str | None:
-    """The protocol version a stateless-era request states in its `_meta`, if any."""
+def _meta(message: dict[str, Any], key: str) -> Any:
+    """`params._meta[key]` of a message (None where it has none)."""
     params = message.get("params")
-    if isinstance(params, dict):
-        meta = cast("dict[str, Any]", params).get("_meta")
-        if isinstance(meta, dict):
-            version = cast("dict[str, Any]", meta).get(STATELESS_VERSION_KEY)
-            return version if isinstance(version, str) else None
-    return None
+    meta = cast("dict[str, Any]", params).get("_meta") if isinstance(params, dict) else None
+    return cast("dict[str, Any]", meta).get(key) if isinstance(meta, dict) else None
 
 
-def _progress_token(message: dict[str, Any]) -> Any:
-    params = message.get("params")
-    if isinstance(params, dict):
-        meta = cast("dict[str, Any]", params).get("_meta")
-        if isinstance(meta, dict):
-            return cast("dict[str, Any]", meta).get("progressToken")
-    return None
-
-
+@dataclass(eq=False)
 class ServerReplay:
     """Plays the server side of a recording to one client connection (`serve`)."""
 
-    def __init__(
-        self,
-        recording: Recording,
-        *,
-        rules: MatchRules = DEFAULT_RULES,
-        order: Order = "any",
-        timing: Timing = "fast",
-        log: Any = None,
-        fallback: Fallback | None = None,
-    ) -> None:
-        self.recording = recording
-        self.rules = rules
-        self.order = order
-        self.timing = timing
-        self.prologue, self.exchanges = exchanges_of(recording)
-        self.unmatched: list[tuple[dict[str, Any], Unmatched]] = []
-        self._log = log if log is not None else sys.stderr
-        self._next_id = 0
-        self._waiting: dict[Any, anyio.Event] = {}
-        self._closing = False
-        self.fallback = fallback
-        self.forwarded: list[dict[str, Any]] = []
-        if timing == "preserved":
+    recording: Recording
+    _: KW_ONLY
+    rules: MatchRules = DEFAULT_RULES
+    order: Order = "any"
+    timing: Timing = "fast"
+    log: Any = None  # where `note` writes (None: stderr)
+    fallback: Fallback | None = None
+    prologue: list[Entry] = field(init=False)
+    exchanges: list[Exchange] = field(init=False)
+    unmatched: list[tuple[dict[str, Any], Unmatched]] = field(init=False, default_factory=list)
+    forwarded: list[dict[str, Any]] = field(init=False, default_factory=list)
+    _next_id: int = field(init=False, default=0)
+    _waiting: dict[Any, anyio.Event] = field(init=False, default_factory=dict)
+    _closing: bool = field(init=False, default=False)
+
+    def __post_init__(self) -> None:
+        self.prologue, self.exchanges = exchanges_of(self.recording)
+        if self.log is None:
+            self.log = sys.stderr
+        if self.timing == "preserved":
             self._check_delays()
 
     def _check_delays(self) -> None:
@@ -114,13 +100,14 @@ class ServerReplay:
 
     def note(self, text: str) -> None:
         """Say something about the replay on its log (stderr by default)."""
-        print(f"mcp replay: {text}", file=self._log)
+        print(f"mcp replay: {text}", file=self.log)
 
     # -- matching --------------------------------------------------------------------------------
 
     def claim(self, message: dict[str, Any]) -> Exchange | Unmatched:
         """The recorded exchange that answers `message` (marked played), or why there is none."""
-        spoken = _stateless_version(message)
+        spoken = _meta(message, STATELESS_VERSION_KEY)  # the version a stateless-era request states
+        spoken = spoken if isinstance(spoken, str) else None
         if spoken is not None and self.recording.versions and spoken not in self.recording.versions:
             return Unmatched(
                 INVALID_PARAMS,
@@ -268,8 +255,8 @@ class ServerReplay:
         group.start_soon(self._play, transport, found, message, anyio.current_time())
 
     async def _play(self, transport: Transport, exchange: Exchange, incoming: dict[str, Any], arrived: float) -> None:
-        token = _progress_token(incoming)
-        recorded_token = _progress_token(exchange.message)
+        token = _meta(incoming, "progressToken")
+        recorded_token = _meta(exchange.message, "progressToken")
         for entry in exchange.episode:
             await self._pause(arrived, entry.t - exchange.entry.t)
             message = dict(entry.message or {})

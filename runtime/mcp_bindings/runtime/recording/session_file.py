@@ -197,12 +197,8 @@ def _entry(value: dict[str, Any], line: int) -> Entry:
         t=float(value["t"]),
         dir=value["dir"],
         transport=value["transport"],
-        message=value.get("message"),
-        raw=value.get("raw"),
-        session=value.get("session"),
-        version=value.get("version"),
-        http=value.get("http"),
         line=line,
+        **{name: value.get(name) for name in ("message", "raw", "session", "version", "http")},
     )
 
 

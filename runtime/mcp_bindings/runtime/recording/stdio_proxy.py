@@ -4,10 +4,9 @@ server and passes every frame through unchanged, writing each to the session fil
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 
 import anyio
 from anyio.abc import Process
@@ -18,7 +17,7 @@ from mcp_bindings.runtime.recording.session_file import Direction, SessionWriter
 from mcp_bindings.runtime.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, LineTransport, OversizedMessage, Transport
 from mcp_bindings.runtime.stdio.connect import INHERIT, ChildEnv, child_environment
 from mcp_bindings.runtime.stdio.connect import shutdown_process as stop  # the spec's order: stdin, SIGTERM, SIGKILL
-from mcp_bindings.runtime.stdio.serve import open_stdio_transport
+from mcp_bindings.runtime.stdio.serve import open_stdio_transport, until_stopped
 
 
 async def spawn(
@@ -41,15 +40,20 @@ async def spawn(
     return process, LineTransport(process.stdout, process.stdin, DEFAULT_MAX_MESSAGE_BYTES)
 
 
-async def pump(source: Transport, target: Transport, recorder: Recorder, direction: Direction, session: str) -> None:
-    """Pass frames from `source` to `target` until `source` ends, recording each."""
+async def frames(source: Transport) -> AsyncIterator[bytes]:
+    """The frames `source` receives until it ends (an oversized one is skipped)."""
     while True:
         try:
-            frame = await source.receive()
+            yield await source.receive()
         except OversizedMessage:
             continue
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             return
+
+
+async def pump(source: Transport, target: Transport, recorder: Recorder, direction: Direction, session: str) -> None:
+    """Pass frames from `source` to `target` until `source` ends, recording each."""
+    async for frame in frames(source):
         recorder.frame(direction, frame, session=session)
         try:
             await target.send(frame)
@@ -96,10 +100,8 @@ async def record_stdio(
                     group.cancel_scope.cancel()  # the server is gone: nothing more will come
 
                 async def on_signal() -> None:  # the host stops us: stop the server too (the finally below)
-                    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-                        async for _ in signals:
-                            group.cancel_scope.cancel()
-                            return
+                    await until_stopped()
+                    group.cancel_scope.cancel()
 
                 group.start_soon(to_server)
                 group.start_soon(to_client)

@@ -6,6 +6,7 @@ checker) and as the client sent them, the context and the handler at the end of 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, cast
 from urllib.parse import urlsplit, urlunsplit
 
@@ -36,32 +37,27 @@ def recorded_uri(uri: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
 
 
-class ServerCall(Generic[P, L]):
+class _LifespanSource:
+    """`lifespan_source`, what `ServerCall.lifespan` reads: set where there is one (the app's
+    middleware), else left unset: a request pays for what it uses."""
+
+    __slots__ = ("lifespan_source",)
+    lifespan_source: Callable[[], object] | None
+
+
+@dataclass(slots=True, eq=False)
+class ServerCall(_LifespanSource, Generic[P, L]):
     """One request a handler serves, as what runs around it sees it. `params` may be replaced (the
     rest of the chain and the handler get the new value): typed in the server's version, like what
     its handler gets. `ServerCall[Params, State]`: `call.lifespan` is typed `State`. `spec` is the
     method in the client's version (`spec.result`: its result type); `handler` the stub's handler."""
 
-    __slots__ = ("context", "handler", "lifespan_source", "method", "params", "raw", "spec")
-    lifespan_source: Callable[[], object] | None
-
-    def __init__(
-        self,
-        method: str,
-        params: P,
-        raw: Raw,
-        context: RequestContext,
-        handler: Callable[[P, RequestContext], Awaitable[object]],
-        spec: MethodSpec | None = None,
-    ) -> None:
-        self.method = method
-        self.params = params
-        self.raw = raw  # the params as the client sent them (its version's JSON), or None
-        self.context = context
-        self.handler = handler
-        self.spec = spec
-        # `lifespan_source`, what `lifespan` reads, is set where there is one (the app's middleware);
-        # left unset here: a request pays for what it uses.
+    method: str
+    params: P
+    raw: Raw  # the params as the client sent them (its version's JSON), or None
+    context: RequestContext
+    handler: Callable[[P, RequestContext], Awaitable[object]]
+    spec: MethodSpec | None = None
 
     @property
     def lifespan(self) -> L:
@@ -137,24 +133,15 @@ class ServerCall(Generic[P, L]):
         return f"session:{self.context.session.id}"
 
 
+@dataclass(slots=True, eq=False)
 class NoticeCall(Generic[P]):
     """One notification a handler takes, as what runs around it sees it (`params` may be replaced)."""
 
-    __slots__ = ("context", "handler", "method", "params", "raw")
-
-    def __init__(
-        self,
-        method: str,
-        params: P,
-        raw: Raw,
-        context: NotificationContext,
-        handler: Callable[[P, NotificationContext], Awaitable[object]],
-    ) -> None:
-        self.method = method
-        self.params = params
-        self.raw = raw
-        self.context = context
-        self.handler = handler
+    method: str
+    params: P
+    raw: Raw
+    context: NotificationContext
+    handler: Callable[[P, NotificationContext], Awaitable[object]]
 
     @property
     def protocol_version(self) -> str:

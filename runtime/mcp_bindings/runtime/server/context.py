@@ -10,6 +10,7 @@ to the client of that request alone, and only if its version and declared capabi
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mcp_bindings.runtime.protocol import versions
@@ -34,29 +35,34 @@ PROGRESS = v2026.NOTIFICATIONS_PROGRESS
 LOG_MESSAGE = v2026.NOTIFICATIONS_MESSAGE
 
 
-class PeerSession:
-    """The client a handler serves (see `context.SessionContext`): one per connection in the
-    handshake era, one per request in the stateless era (which has no sessions)."""
+@dataclass(slots=True, eq=False, repr=False)
+class ServerNotificationContext:
+    """The context of one notification handler (see `context.NotificationContext`): the client's
+    version and capabilities, from its view. The request context and the peer session build on it."""
 
-    __slots__ = ("_related", "_session", "_stub", "_view", "id", "state")
-
-    def __init__(
-        self, session: Session, view: PeerView, stub: ProtocolTables, related: RequestId | None = None
-    ) -> None:
-        self.id = secrets.token_hex(8)
-        self.state: dict[str, Any] = {}  # the handlers' own per-client state; the runtime never reads it
-        self._session = session
-        self._view = view
-        self._stub = stub  # the version the server's handlers speak
-        self._related = related  # stateless: the request whose response stream is the only channel
+    _view: PeerView
 
     @property
     def protocol_version(self) -> str:
         return self._view.version
 
     @property
-    def client_capabilities(self) -> dict[str, Any]:
+    def peer_capabilities(self) -> dict[str, Any]:
         return self._view.client_capabilities
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class PeerSession(ServerNotificationContext):
+    """The client a handler serves (see `context.SessionContext`): one per connection in the
+    handshake era, one per request in the stateless era (which has no sessions)."""
+
+    _session: Session
+    _stub: ProtocolTables  # the version the server's handlers speak
+    _related: RequestId | None = None  # stateless: the request whose response stream is the only channel
+    id: str = field(init=False, default_factory=lambda: secrets.token_hex(8))
+    # the handlers' own per-client state; the runtime never reads it
+    state: dict[str, Any] = field(init=False, default_factory=dict[str, Any])
+    client_capabilities = ServerNotificationContext.peer_capabilities
 
     @property
     def client_info(self) -> dict[str, Any]:
@@ -90,33 +96,22 @@ class PeerSession:
         return True
 
 
-class ServerRequestContext:
+@dataclass(slots=True, eq=False, repr=False)
+class ServerRequestContext(ServerNotificationContext):
     """The context of one request handler (see `context.RequestContext`)."""
 
-    __slots__ = ("_host", "_last_progress", "_peer", "_request", "_server", "_session", "_view")
-
-    def __init__(
-        self,
-        server: ServerStub,
-        host: ServerHost,
-        session: Session,
-        request: Request,
-        view: PeerView,
-        peer: PeerSession | None = None,
-    ) -> None:
-        self._server = server
-        self._host = host
-        self._session = session
-        self._request = request
-        self._view = view
-        self._peer = peer  # the connection's (handshake era); made on first use for a stateless request
-        self._last_progress: float | None = None
+    _server: ServerStub
+    _host: ServerHost
+    _session: Session
+    _request: Request
+    _peer: PeerSession | None = None  # the connection's (handshake era); made on first use for a stateless request
+    _last_progress: float | None = field(init=False, default=None)
 
     @property
     def session(self) -> PeerSession:
         """The client this request comes from: identity, version, capabilities, per-client state."""
         if self._peer is None:
-            self._peer = PeerSession(self._session, self._view, self._server.protocol, related=self._request.id)
+            self._peer = PeerSession(self._view, self._session, self._server.protocol, self._request.id)
         return self._peer
 
     @property
@@ -137,14 +132,6 @@ class ServerRequestContext:
     def peer_address(self) -> str | None:
         """The client's IP where the transport has one (HTTP; None on stdio and in memory)."""
         return self._session.peer_address
-
-    @property
-    def protocol_version(self) -> str:
-        return self._view.version
-
-    @property
-    def peer_capabilities(self) -> dict[str, Any]:
-        return self._view.client_capabilities
 
     @property
     def server(self) -> ServerStub:
@@ -217,18 +204,3 @@ class ServerRequestContext:
         answer = await self._session.request(method, asked.data, timeout=timeout, related=self._request.id)
         result = asked.answer(answer)
         return versions.dump(result) if raw else result
-
-
-class ServerNotificationContext:
-    __slots__ = ("_view",)
-
-    def __init__(self, view: PeerView) -> None:
-        self._view = view
-
-    @property
-    def protocol_version(self) -> str:
-        return self._view.version
-
-    @property
-    def peer_capabilities(self) -> dict[str, Any]:
-        return self._view.client_capabilities

@@ -91,7 +91,7 @@ async def serve_bound(
     handler run in the usual context, the result checked and, in the stateless era, stamped."""
     spec = bound.method.spec
     params = typed_params(spec, request.params)
-    context = ServerRequestContext(runtime.server, runtime.host, session, request, view, runtime.peer)
+    context = ServerRequestContext(view, runtime.server, runtime.host, session, request, runtime.peer)
     data = result_data(spec, await bound.handler(params, context))
     if view.stateless:
         data.setdefault("resultType", "complete")

@@ -100,7 +100,7 @@ class ServerRuntime:
         stub_spec, round_number = plan.stub_spec, 0
         if plan.converts or (plan.input_required and params is not None and "requestState" in params):
             stub_spec, typed, round_number = self.bridge.params_to_stub(plan.spec, params, typed, view)
-        context = ServerRequestContext(self.server, self.host, session, request, view, self.peer)
+        context = ServerRequestContext(view, self.server, self.host, session, request, self.peer)
         handler = getattr(self.server, stub_spec.handler)
         outer = plan.outer  # what features put around the handler (`seam`); no extra frame without
         result: Any
@@ -195,7 +195,7 @@ class ServerRuntime:
     def _initialize(self, request: Request, session: Session) -> bytes:
         view, result = self.lifecycle.initialize(request)
         self.view = view
-        self.peer = PeerSession(session, view, self.stub)
+        self.peer = PeerSession(view, session, self.stub)
         # The validators of the methods served: built once the answer is out (time to first response).
         session.defer(partial(self.lifecycle.prepare, view.protocol))
         return result

@@ -80,20 +80,14 @@ async def shutdown_process(process: Process) -> None:
                 await process.stdin.aclose()
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
                 pass
-        with anyio.move_on_after(SHUTDOWN_GRACE_SECONDS):
-            await process.wait()
-            return
-        try:
-            process.terminate()
-        except ProcessLookupError:
-            return
-        with anyio.move_on_after(SHUTDOWN_GRACE_SECONDS):
-            await process.wait()
-            return
-        try:
-            process.kill()
-        except ProcessLookupError:
-            return
+        for stop in (process.terminate, process.kill):  # each after a grace period of waiting
+            with anyio.move_on_after(SHUTDOWN_GRACE_SECONDS):
+                await process.wait()
+                return
+            try:
+                stop()
+            except ProcessLookupError:
+                return
         await process.wait()
 
 

@@ -150,10 +150,8 @@ async def serve_stdio_async(
     async with anyio.create_task_group() as task_group:
 
         async def stop_on_signal() -> None:
-            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-                async for _ in signals:
-                    task_group.cancel_scope.cancel()
-                    return
+            await until_stopped()
+            task_group.cancel_scope.cancel()
 
         task_group.start_soon(stop_on_signal)
         try:
@@ -161,6 +159,13 @@ async def serve_stdio_async(
         finally:
             runtime.host.disconnect(runtime)  # its resource subscriptions are let go
         task_group.cancel_scope.cancel()
+
+
+async def until_stopped() -> None:
+    """Return once SIGTERM or SIGINT arrives: what stops a server or a tool run from a shell."""
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for _ in signals:
+            return
 
 
 def serve_stdio(
