@@ -19,6 +19,7 @@ import base64
 import hashlib
 import os
 import time
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import orjson
@@ -105,14 +106,14 @@ class MemoryProxyStore:
 @runtime_checkable
 class RedisConnection(Protocol):
     """What `RedisProxyStore` uses of the scale-out plug-in's `RedisBackend` (its client and prefix,
-    and its `BackendUnavailable` naming Redis)."""
+    and its `guard`: Redis errors as `BackendUnavailable` naming Redis)."""
 
     prefix: str
 
     @property
     def client(self) -> Any: ...
 
-    def unavailable(self, exc: BaseException) -> Exception: ...
+    def guard(self) -> AbstractContextManager[None]: ...
 
 
 _COUNT = """
@@ -135,12 +136,8 @@ class RedisProxyStore:
         return f"{self.backend.prefix}oauth:{key}"
 
     async def _run(self, command: str, *args: Any) -> Any:
-        from redis.exceptions import RedisError
-
-        try:
+        with self.backend.guard():
             return await getattr(self.backend.client, command)(*args)
-        except (RedisError, OSError) as exc:
-            raise self.backend.unavailable(exc) from None
 
     async def put(self, key: str, value: bytes, ttl_s: float) -> None:
         await self._run("set", self._key(key), value, None, max(1, int(ttl_s * 1000)))

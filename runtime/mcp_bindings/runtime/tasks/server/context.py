@@ -42,7 +42,14 @@ class TaskContext(ServerRequestContext):
     tool_errors_fail: ClassVar[bool] = True  # a tool result with isError fails the task (2025-11-25)
 
     def __init__(self, inner: ServerRequestContext, task_id: str, service: TaskService, spec: MethodSpec) -> None:
-        super().__init__(inner._server, inner._host, inner._session, inner._request, inner._view, inner._peer)  # noqa: SLF001 - the same type's
+        super().__init__(  # the same type's fields, by name (the dataclass's order is its own)
+            _view=inner._view,  # noqa: SLF001
+            _server=inner._server,  # noqa: SLF001
+            _host=inner._host,  # noqa: SLF001
+            _session=inner._session,  # noqa: SLF001
+            _request=inner._request,  # noqa: SLF001
+            _peer=inner._peer,  # noqa: SLF001
+        )
         self.task_id = task_id
         self.service = service
         self.spec = spec
