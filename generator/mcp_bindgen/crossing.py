@@ -13,7 +13,11 @@ What that cannot decide by itself is computed here from the two IRs, once, at ge
   lacks (made where the policy says so);
 - `codes`: error codes the two versions number or name differently (a name the destination lacks
   reported as the policy's `otherwise`), and `overloaded`: a code the source overloads that the
-  destination tells apart (the policy's `becomes`, for one method and `data` key).
+  destination tells apart (the policy's `becomes`, for one method and `data` key);
+- `reshapes` and `renames`: the policy/reshapes.json entries one version of the pair has and the
+  other not, and the fields a policy/crossing.json `renamed_fields` entry renames between the two,
+  each with its `places`: where its definition sits in a value of each destination definition (the
+  runtime moves content at these paths and walks no type).
 
 Every pair of versions gets a table in the package of the later one (`crossing.py`), so a version
 generated later carries its crossings with every version known then, and no older package changes.
@@ -25,10 +29,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from . import policy
-from .ir import AliasDef, Const, ObjectDef, Ref, SchemaIR, UnionOf
+from .ir import AliasDef, ArrayOf, Const, ObjectDef, Ref, SchemaIR, TypeExpr, UnionOf
 from .surface import ProtocolSurface
 
 META = "_meta"  # metadata in every version: never dropped
+MAX_DEPTH = 8  # how deep a definition is searched for another
+Places = dict[str, tuple[tuple[str, ...], ...]]  # holder (Python name) -> paths ("*": every item of a list)
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,9 @@ class Pair:
     params: dict[str, dict[str, Param]] = field(default_factory=dict[str, dict[str, Param]])
     codes: dict[int, int] = field(default_factory=dict[int, int])
     overloaded: tuple[tuple[str, str, int, int], ...] = ()  # (method, data key, code, becomes)
+    # (policy entry, destination has its list field, places in the destination)
+    reshapes: tuple[tuple[policy.ReshapeRule, bool, Places], ...] = ()
+    renames: tuple[tuple[str, str, str, Places], ...] = ()  # (definition, source name, destination name, places)
     # policy/crossing.json entries this pair applies (the policy review's attachments)
     rules: tuple[str, ...] = ()
 
@@ -74,6 +83,8 @@ def pair(source: Version, destination: Version) -> Pair:
         params=params,
         codes=codes,
         overloaded=overloaded,
+        reshapes=_reshapes(source.ir, destination.ir),
+        renames=_renames(source.ir, destination.ir, rules),
         rules=tuple(dict.fromkeys(rules)),
     )
 
@@ -87,10 +98,12 @@ def pairs_of(version: Version, others: Iterable[Version]) -> list[Pair]:
     return out
 
 
-def rule_id(rule: policy.ContentRule | policy.ParamRule | policy.CodeRule) -> str:
+def rule_id(rule: policy.ContentRule | policy.ParamRule | policy.CodeRule | policy.RenameRule) -> str:
     """The policy review's id of a crossing.json entry."""
     if isinstance(rule, policy.ContentRule):
         return f"crossing.json content {rule.type}"
+    if isinstance(rule, policy.RenameRule):
+        return f"crossing.json {rule.type}.{rule.old} renamed {rule.new}"
     if isinstance(rule, policy.ParamRule):
         return f"crossing.json {rule.method} param {rule.param}"
     return f"crossing.json error code {rule.name} -> {rule.otherwise or rule.becomes}"
@@ -98,7 +111,7 @@ def rule_id(rule: policy.ContentRule | policy.ParamRule | policy.CodeRule) -> st
 
 def all_rules() -> list[str]:
     rules = policy.crossing()
-    return [rule_id(r) for r in (*rules.content, *rules.params, *rules.codes)]
+    return [rule_id(r) for r in (*rules.content, *rules.params, *rules.codes, *rules.renames)]
 
 
 # -- fields --------------------------------------------------------------------------------------
@@ -223,3 +236,69 @@ def _codes(
             overloaded.append((rule.method, rule.data_key, ours[rule.name], theirs[rule.becomes]))
             rules.append(rule_id(rule))
     return {k: codes[k] for k in sorted(codes)}, tuple(overloaded)
+
+
+# -- where content moves -------------------------------------------------------------------------
+
+
+def places(ir: SchemaIR, name: str) -> Places:
+    """Where a value of definition `name` sits in a value of each definition of `ir` that can hold one."""
+    out: Places = {}
+    for holder in ir.definitions:
+        found: list[tuple[str, ...]] = []
+        _walk(ir, Ref(holder), (), name, (), found)
+        if found:
+            out[ir.py_name(holder)] = tuple(dict.fromkeys(found))
+    return dict(sorted(out.items()))
+
+
+def _walk(
+    ir: SchemaIR, expr: TypeExpr, path: tuple[str, ...], name: str, seen: tuple[str, ...], found: list[tuple[str, ...]]
+) -> None:
+    if len(path) > MAX_DEPTH:
+        return
+    if isinstance(expr, ArrayOf):
+        _walk(ir, expr.items, (*path, "*"), name, seen, found)
+    elif isinstance(expr, UnionOf):
+        for member in expr.members:
+            _walk(ir, member, path, name, seen, found)
+    elif isinstance(expr, Ref) and expr.name not in seen and expr.name in ir.definitions:
+        if expr.name == name:
+            found.append(path)
+        definition, seen = ir.definitions[expr.name], (*seen, expr.name)
+        if isinstance(definition, AliasDef):
+            _walk(ir, definition.type, path, name, seen, found)
+        else:
+            for item in definition.fields:
+                _walk(ir, item.type, (*path, item.wire_name), name, seen, found)
+
+
+def _has(ir: SchemaIR, name: str, key: str) -> bool:
+    definition = ir.definitions.get(name)
+    return isinstance(definition, ObjectDef) and definition.field(key) is not None
+
+
+def _reshapes(source: SchemaIR, destination: SchemaIR) -> tuple[tuple[policy.ReshapeRule, bool, Places], ...]:
+    """The reshapes.json entries whose list field one side has and the other not (both have the definition)."""
+    return tuple(
+        (rule, listed, places(destination, rule.type))
+        for rule in policy.reshapes()
+        if rule.type in source.definitions
+        and rule.type in destination.definitions
+        and (listed := _has(destination, rule.type, rule.field)) != _has(source, rule.type, rule.field)
+    )
+
+
+def _renames(source: SchemaIR, destination: SchemaIR, rules: list[str]) -> tuple[tuple[str, str, str, Places], ...]:
+    """The renamed_fields entries between the pair, either way: (definition, source key, destination key, places)."""
+    out: list[tuple[str, str, str, Places]] = []
+    for rule in policy.crossing().renames:
+        for ours, theirs in ((rule.old, rule.new), (rule.new, rule.old)):
+            if (
+                _has(source, rule.type, ours)
+                and _has(destination, rule.type, theirs)
+                and not _has(destination, rule.type, ours)
+            ):
+                out.append((rule.type, ours, theirs, places(destination, rule.type)))
+                rules.append(rule_id(rule))
+    return tuple(out)

@@ -524,10 +524,25 @@ class CodeRule:
 
 
 @dataclass(frozen=True)
+class RenameRule:
+    """A field of definition `type` that versions name `old` and later versions `new` (written
+    `from` and `to`): a value set under either name reaches a peer of the other under its name."""
+
+    type: str
+    old: str
+    new: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class CrossingPolicy:
     content: tuple[ContentRule, ...]
     params: tuple[ParamRule, ...]
     codes: tuple[CodeRule, ...]
+    renames: tuple[RenameRule, ...] = ()
+
+
+_RENAME_KEYS = {"from": "old", "to": "new"}  # a renamed_fields entry's keys -> RenameRule's
 
 
 @cache
@@ -538,9 +553,13 @@ def crossing() -> CrossingPolicy:
         content = tuple(ContentRule(**entry) for entry in raw.get("content", []))
         params = tuple(ParamRule(**entry) for entry in raw.get("request_params", []))
         codes = tuple(CodeRule(**entry) for entry in raw.get("error_codes", []))
+        renames = tuple(
+            RenameRule(**{_RENAME_KEYS.get(str(key), str(key)): value for key, value in entry.items()})
+            for entry in raw.get("renamed_fields", [])
+        )
     except TypeError as exc:
         raise BindgenError(f"{where}: an entry has a key the file does not know ({exc})") from None
-    for rule in (*content, *params, *codes):
+    for rule in (*content, *params, *codes, *renames):
         if not rule.reason:
             raise BindgenError(f"{where}: every entry needs a reason ({rule})")
     for rule in content:
@@ -554,4 +573,4 @@ def crossing() -> CrossingPolicy:
     for rule in codes:
         if (rule.otherwise is None) == (rule.becomes is None) or (rule.becomes and not (rule.method and rule.data_key)):
             raise BindgenError(f"{where}: {rule.name}: give `otherwise`, or `becomes` with `method` and `data_key`")
-    return CrossingPolicy(content, params, codes)
+    return CrossingPolicy(content, params, codes, renames)

@@ -4,6 +4,7 @@ policy/crossing.json that no longer applies to any pair of pinned versions."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from functools import cache
 
@@ -85,3 +86,45 @@ def test_each_pair_is_in_the_later_versions_package() -> None:
         module = importlib.import_module(f"mcp_bindings.{package_name(later)}.crossing")
         expected = {(a, b) for other in names[:index] for a, b in ((other, later), (later, other))}
         assert set(module.CROSSINGS) == expected
+
+
+def test_places_say_where_a_definition_sits_in_each_definition_that_holds_it() -> None:
+    ir = pinned()["2026-07-28"].ir
+    where = crossing.places(ir, "ToolAnnotations")
+    assert where["ToolAnnotations"] == ((),)
+    assert where["Tool"] == (("annotations",),)
+    assert where["ListToolsResult"] == (("tools", "*", "annotations"),)
+    assert "CallToolResult" not in where
+    assert crossing.places(ir, "CallToolResult")["CallToolResultResponse"] == (("result",),)
+
+
+def _renamed(version: crossing.Version, name: str, old: str, new: str, wire: str) -> crossing.Version:
+    """`version` as a later version that renames `name`'s field `old` to `new` (`wire`: its protocol version)."""
+    definition = version.ir.object(name)
+    fields = tuple(
+        dataclasses.replace(f, wire_name=new, py_name=f"{f.py_name}_renamed") if f.wire_name == old else f
+        for f in definition.fields
+    )
+    definitions = {**version.ir.definitions, name: dataclasses.replace(definition, fields=fields)}
+    return crossing.Version(wire, dataclasses.replace(version.ir, definitions=definitions), version.surface)
+
+
+def test_a_renamed_field_crosses_both_ways_by_one_policy_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """policy/crossing.json `renamed_fields` holds no entry while no pinned version renames a field;
+    an entry attaches to the pairs where one side has the old name and the other the new one, and
+    one that attaches to no pair of pinned versions is stale."""
+    rule = policy.RenameRule("ToolAnnotations", "openWorldHint", "openWorld", "a reason long enough to read")
+    rules = dataclasses.replace(policy.crossing(), renames=(rule,))
+    monkeypatch.setattr(policy, "crossing", lambda: rules)
+    old = pinned()["2026-07-28"]
+    new = _renamed(old, "ToolAnnotations", "openWorldHint", "openWorld", "2026-12-15")
+    down, up = crossing.pair(new, old), crossing.pair(old, new)
+    listed = ("tools", "*", "annotations")
+    assert [(t, a, b, p["ListToolsResult"]) for t, a, b, p in down.renames] == [
+        ("ToolAnnotations", "openWorld", "openWorldHint", (listed,))
+    ]
+    assert [(t, a, b) for t, a, b, _ in up.renames] == [("ToolAnnotations", "openWorldHint", "openWorld")]
+    assert crossing.rule_id(rule) in down.rules and crossing.rule_id(rule) in up.rules
+    versions = list(pinned().values())
+    applied = {r for a in versions for b in versions if a is not b for r in crossing.pair(a, b).rules}
+    assert crossing.rule_id(rule) in crossing.all_rules() and crossing.rule_id(rule) not in applied  # stale

@@ -1,16 +1,21 @@
 """`protocol.reshape`: a definition's content moved between a list of tagged items and plain fields
-(PROTOCOL.reshapes, from the generator's policy/reshapes.json), on small models that read like the spec:
-`New` holds `outputs`, `Old` holds `content` and `structured`."""
+(PROTOCOL.reshapes, from the generator's policy/reshapes.json), or to a field's other name (a
+crossing table's renames), on small models that read like the spec: `New` holds `outputs`, `Old`
+holds `content` and `structured`. Where a definition sits in a target (`places`) is the generator's
+(tests/generator/test_crossing_tables.py); here it is written out."""
 
 from __future__ import annotations
 
+import dataclasses
 from types import MappingProxyType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from mcp_bindings.runtime.protocol.reshape import reshaped
-from mcp_bindings.runtime.protocol.spec import Gather, Reshape, Spread
+from mcp_bindings.runtime.protocol.spec import Gather, Rename, Reshape, Spread
+
+PLACES = MappingProxyType({"Result": ((),), "OldPage": (("results", "*"),)})
 
 RULE = Reshape(
     "Result",
@@ -23,8 +28,10 @@ RULE = Reshape(
         Spread("content", MappingProxyType({"audience": "assistant", "content": "$"})),
         Spread("structured", MappingProxyType({"audience": "program", "data": "$"})),
     ),
+    places=PLACES,
 )
-RULES = {"Result": RULE}
+RULES = [RULE]  # into a version with the list field
+TO_OLD = [dataclasses.replace(RULE, listed=False)]  # into a version with the plain fields
 
 
 class Old(BaseModel):
@@ -57,7 +64,7 @@ NEW_VALUE = {
 
 
 def test_items_are_gathered_into_the_plain_fields_of_a_version_without_the_list() -> None:
-    old = reshaped(NEW_VALUE, Old, RULES)
+    old = reshaped(NEW_VALUE, Old, TO_OLD)
     assert old == {
         "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
         "structured": {"x": 1},  # join: first
@@ -80,16 +87,26 @@ def test_plain_fields_are_spread_into_items_of_a_version_with_the_list() -> None
 def test_a_value_in_the_target_shape_or_without_rules_is_returned_as_it_is() -> None:
     assert reshaped(NEW_VALUE, New, RULES) == NEW_VALUE
     old = {"content": []}
-    assert reshaped(old, Old, RULES) is old  # nothing of the rule's in the target: no copy
-    assert reshaped(NEW_VALUE, Old, {}) is NEW_VALUE
+    assert reshaped(old, Old, TO_OLD) is old  # nothing of the rule's in the target: no copy
+    assert reshaped(NEW_VALUE, Old, []) is NEW_VALUE
+    assert reshaped(NEW_VALUE, New, [dataclasses.replace(RULE, places=MappingProxyType({}))]) is NEW_VALUE
 
 
 def test_the_definition_is_found_wherever_the_target_type_holds_it() -> None:
-    page = reshaped({"results": [NEW_VALUE, {"outputs": []}]}, OldPage, RULES)
+    page = reshaped({"results": [NEW_VALUE, {"outputs": []}]}, OldPage, TO_OLD)
     assert page["results"][0]["structured"] == {"x": 1}
     assert page["results"][1] == {"content": []}  # no item for the assistant: an empty list, still valid
     assert OldPage.model_validate(page).results[0].content[1]["text"] == "b"
 
 
 def test_items_that_are_not_objects_are_left_out() -> None:
-    assert reshaped({"outputs": ["junk", 3, {"audience": "user", "content": [1]}]}, Old, RULES) == {"content": [1]}
+    assert reshaped({"outputs": ["junk", 3, {"audience": "user", "content": [1]}]}, Old, TO_OLD) == {"content": [1]}
+
+
+def test_a_renamed_field_moves_to_the_targets_name_wherever_its_definition_sits() -> None:
+    rename = Rename("Result", "structured", "data", PLACES)
+    page = {"results": [{"content": [], "structured": {"x": 1}}, {"content": [], "data": 2, "structured": 3}]}
+    assert reshaped(page, OldPage, [rename]) == {
+        "results": [{"content": [], "data": {"x": 1}}, {"content": [], "data": 2, "structured": 3}]
+    }  # a value that has both names is left as it is (the target's name wins)
+    assert page["results"][0] == {"content": [], "structured": {"x": 1}}  # a copy

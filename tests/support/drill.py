@@ -34,19 +34,19 @@ STDIO_CLIENTS = ["2024-11-05", "2025-11-25", "2026-07-28", DRILL_WIRE]  # a serv
 KINDS = ["stub", "app", "old"]
 TRANSPORTS = ["stdio", "http"]
 
+
 # change -> files outside generated/ it needed (the drill adds nothing to the checkout: a policy
 # entry is passed with `generate --policy` and listed here as the file it would go to).
-NEEDS: dict[str, list[str]] = {
-    "a": [],
-    "b": [],
-    "c": [],
-    "d": [],
-    "e": [
-        f"generator/mcp_bindgen/policy/{name} ({len(content['reshapes'])} entries)"
-        for name, content in POLICY["e"].items()
-    ],
-    "f": [],
-}
+def _entries(change: str) -> list[str]:
+    """The policy files a change's entries would go to, with how many entries each."""
+    out: list[str] = []
+    for name, content in POLICY.get(change, {}).items():
+        count = sum(len(entries) for entries in content.values() if isinstance(entries, list))
+        out.append(f"generator/mcp_bindgen/policy/{name} ({count} {'entry' if count == 1 else 'entries'})")
+    return out
+
+
+NEEDS: dict[str, list[str]] = {change: _entries(change) for change in "abcdef"}
 
 
 def run_drill(change: str, work: Path, sdk_python: str | None) -> dict[str, Any]:

@@ -100,6 +100,8 @@ NotificationMethod = Literal[
     "notifications/tools/list_changed",
 ]
 
+# routed requests whose target is a URI (its param's format)
+URI_TARGETS: frozenset[str] = frozenset(("resources/read",))
 
 # stateless HTTP routing (policy/routing.json): request -> the params field `Mcp-Name` mirrors
 ROUTING: Mapping[str, str] = MappingProxyType(
@@ -118,5 +120,23 @@ LISTS: Mapping[str, str] = MappingProxyType(
         "resources/list": "resources",
         "resources/templates/list": "resourceTemplates",
         "tools/list": "tools",
+    }
+)
+# paginated list requests -> the routed request whose targets their items are
+LISTED: Mapping[str, str] = MappingProxyType(
+    {
+        "prompts/list": "prompts/get",
+        "resources/list": "resources/read",
+        "resources/templates/list": "resources/read",
+        "tools/list": "tools/call",
+    }
+)
+# paginated list requests -> the field of an item naming its target (or their template)
+LIST_KEYS: Mapping[str, str] = MappingProxyType(
+    {
+        "prompts/list": "name",
+        "resources/list": "uri",
+        "resources/templates/list": "uriTemplate",
+        "tools/list": "name",
     }
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..crossing import Pair
+from .surface_modules import reshape_record
 from .templates import render
 
 
@@ -17,6 +18,17 @@ def _params(pair: Pair) -> str:
     return "{" + ", ".join(methods) + "}"
 
 
+def _moves(pair: Pair) -> dict[str, str]:
+    """The pair's reshapes and renames as the `spec.Reshape` / `spec.Rename` records (none: left out)."""
+    reshapes = [reshape_record(rule.entry, places, listed) for rule, listed, places in pair.reshapes]
+    renames = [f"Rename({t!r}, {a!r}, {b!r}, MappingProxyType({places!r}))" for t, a, b, places in pair.renames]
+    return {
+        name: "(" + "".join(f"{r}, " for r in records) + ")"
+        for name, records in (("reshapes", reshapes), ("renames", renames))
+        if records
+    }
+
+
 def render_crossing(version: str, header: str, pairs: list[Pair]) -> str:
     views = [
         {
@@ -27,8 +39,12 @@ def render_crossing(version: str, header: str, pairs: list[Pair]) -> str:
             "params": _params(p),
             "codes": repr(p.codes),
             "overloaded": repr(p.overloaded),
+            "moves": _moves(p),
         }
         for p in pairs
     ]
-    imports = "Crossing, ParamOutcome" if any(p.params for p in pairs) else "Crossing"
+    names = {"Crossing"} | ({"ParamOutcome"} if any(p.params for p in pairs) else set())
+    names |= {"Gather", "Reshape", "Spread"} if any(p.reshapes for p in pairs) else set()
+    names |= {"Rename"} if any(p.renames for p in pairs) else set()
+    imports = ", ".join(sorted(names))
     return render("crossing.py.j2", header=header, version=version, pairs=views, imports=imports)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 
 from ..errors import BindgenError
 from ..extension import ExtensionMethod
-from ..ir import ArrayOf, ObjectDef, SchemaIR
+from ..ir import ArrayOf, ObjectDef, Scalar, SchemaIR
 from ..naming import method_constant
 from ..policy import Direction, extension_policy, extension_routing
 from ..surface import Kind, ProtocolSurface, object_def
@@ -65,16 +65,50 @@ def render_names(
     )
 
 
-def _lists(ir: SchemaIR, surface: ProtocolSurface) -> list[tuple[str, str]]:
-    """Paginated list requests (their result has `nextCursor`) -> the result's one list field."""
-    out: list[tuple[str, str]] = []
+def _lists(ir: SchemaIR, surface: ProtocolSurface) -> list[tuple[str, str, ObjectDef | None]]:
+    """Paginated list requests (their result has `nextCursor`) -> the result's one list field, and
+    the object its items are."""
+    out: list[tuple[str, str, ObjectDef | None]] = []
     for method in surface.methods:
         result = ir.definitions.get(method.result_type or "")
         if not isinstance(result, ObjectDef) or result.field("nextCursor") is None:
             continue
-        arrays = [f.wire_name for f in result.fields if isinstance(ir.resolve(f.type), ArrayOf)]
+        arrays = [(f.wire_name, t) for f in result.fields if isinstance(t := ir.resolve(f.type), ArrayOf)]
         if len(arrays) == 1:
-            out.append((method.method, arrays[0]))
+            item = ir.resolve(arrays[0][1].items)
+            out.append((method.method, arrays[0][0], item if isinstance(item, ObjectDef) else None))
+    return out
+
+
+def _listed(ir: SchemaIR, surface: ProtocolSurface) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """Paginated list requests -> the routed request (`ROUTING`, of the same namespace) whose targets
+    their items are, and -> the item field naming a target: the routing param where the item has
+    it, else the item's field extending its name (`uriTemplate`: a template of such targets)."""
+    routing = dict(surface.routing)
+    listed: list[tuple[str, str]] = []
+    keys: list[tuple[str, str]] = []
+    for method, _, item in _lists(ir, surface):
+        routed = [r for r in routing if r.split("/")[0] == method.split("/")[0]]
+        if len(routed) != 1 or item is None:
+            continue
+        param = routing[routed[0]]
+        key = next((f.wire_name for f in item.fields if f.wire_name == param), None)
+        key = key or next((f.wire_name for f in item.fields if f.wire_name.startswith(param)), None)
+        if key is not None:
+            listed.append((method, routed[0]))
+            keys.append((method, key))
+    return listed, keys
+
+
+def _uri_targets(ir: SchemaIR, surface: ProtocolSurface) -> list[str]:
+    """The routed requests whose routing param is a URI (`format: uri` in the schema)."""
+    params = {m.method: object_def(ir, m.params_type) for m in surface.methods}
+    out: list[str] = []
+    for method, param in surface.routing:
+        definition = params.get(method)
+        wire = definition.field(param) if definition is not None else None
+        if wire is not None and isinstance(kind := ir.resolve(wire.type), Scalar) and kind.format == "uri":
+            out.append(method)
     return out
 
 
@@ -90,6 +124,7 @@ def version_names(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
     notifications = table[("client_to_server", "notification")] + table[("server_to_client", "notification")]
     groups.append(("Method", "every request method, either direction", requests))
     groups.append(("NotificationMethod", "every notification, either direction", notifications))
+    listed, keys = _listed(ir, surface)
     tables: list[Table] = [
         (
             "ROUTING",
@@ -101,9 +136,16 @@ def version_names(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
             "subscriptions/listen (policy/listen_filters.json): filter key -> the notification it opts in to",
             surface.listen_filters,
         ),
-        ("LISTS", "paginated list requests -> the result's list field (read from the schema)", _lists(ir, surface)),
+        (
+            "LISTS",
+            "paginated list requests -> the result's list field (read from the schema)",
+            [(method, field) for method, field, _ in _lists(ir, surface)],
+        ),
+        ("LISTED", "paginated list requests -> the routed request whose targets their items are", listed),
+        ("LIST_KEYS", "paginated list requests -> the field of an item naming its target (or their template)", keys),
     ]
-    return render_names(header, f"MCP {surface.version}", groups, tables)
+    uris = ("URI_TARGETS", "routed requests whose target is a URI (its param's format)", _uri_targets(ir, surface))
+    return render_names(header, f"MCP {surface.version}", groups, tables, sets=[uris])
 
 
 def extension_names(identifier: str, ir: SchemaIR, methods: Sequence[ExtensionMethod], header: str) -> str:

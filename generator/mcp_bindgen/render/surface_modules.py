@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .. import policy
+from .. import crossing, policy
 from ..errors import BindgenError
 from ..ir import ArrayOf, Const, Enum, MapOf, ObjectDef, Ref, Scalar, SchemaIR, TypeExpr, UnionOf
 from ..naming import is_release, snake_case
@@ -80,8 +80,9 @@ def _spec_view(ir: SchemaIR, spec: MethodSurface) -> dict[str, Any]:
     }
 
 
-def _reshape(entry: Any) -> str:
-    """A policy/reshapes.json entry as the `spec.Reshape` record the runtime reads."""
+def reshape_record(entry: Any, places: Any, listed: bool = True) -> str:
+    """A policy/reshapes.json entry as the `spec.Reshape` record the runtime reads, with where its
+    definition sits in the definitions of the version `places` are of (`crossing.places`)."""
 
     def items(parts: list[str]) -> str:
         return "(" + "".join(f"{part}, " for part in parts) + ")"
@@ -92,7 +93,11 @@ def _reshape(entry: Any) -> str:
         for g in entry.get("gather", ())
     ]
     spread = [f"Spread({s['from']!r}, MappingProxyType({dict(s['item'])!r}))" for s in entry.get("spread", ())]
-    return f"Reshape({entry['type']!r}, {entry['field']!r}, {items(gather)}, {items(spread)})"
+    listing = "" if listed else ", listed=False"
+    return (
+        f"Reshape({entry['type']!r}, {entry['field']!r}, {items(gather)}, {items(spread)}, "
+        f"places=MappingProxyType({places!r}){listing})"
+    )
 
 
 def _input_asks(surface: ProtocolSurface) -> list[MethodSurface]:
@@ -177,7 +182,9 @@ def render_methods(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
         tables=tables,
         parsers=parsers,
         parser_names=parser_names,
-        reshapes=[{"type": r.type, "record": _reshape(r.entry)} for r in surface.reshapes],
+        reshapes=[
+            {"type": r.type, "record": reshape_record(r.entry, crossing.places(ir, r.type))} for r in surface.reshapes
+        ],
         input_required_result=_deferred(ir.py_name(surface.input_required_result))
         if surface.input_required_result
         else "None",

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..protocol.spec import ParamCapability as ParamCapability
     from ..protocol.spec import ParamOutcome as ParamOutcome
     from ..protocol.spec import ProtocolTables as ProtocolTables
+    from ..protocol.spec import Rename as Rename
     from ..protocol.spec import Reshape as Reshape
     from ..protocol.spec import Spread as Spread
     from ..protocol.spec import VersionInfo as VersionInfo
@@ -41,6 +42,7 @@ __getattr__ = exports(
             "ParamCapability",
             "ParamOutcome",
             "ProtocolTables",
+            "Rename",
             "Reshape",
             "Spread",
             "VersionInfo",

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from mcp_bindings.runtime.middleware.chain import Call, Next, recorded_uri
+from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.rpc.errors import McpError
 from mcp_bindings.runtime.server.host import host_for
 from mcp_bindings.v2026_07_28 import names as v2026
@@ -34,7 +35,6 @@ __all__ = ["OTHER", "Tracing"]
 _TOOL_OPERATION = "execute_tool"
 OTHER = "_OTHER"  # a name the server does not have (OpenTelemetry's word for a value outside the set)
 _EXPRESSION = re.compile(r"\{[^}]*\}")
-_LISTS = frozenset({v2026.TOOLS_LIST, v2026.PROMPTS_LIST, v2026.RESOURCES_LIST, v2026.RESOURCES_TEMPLATES_LIST})
 
 
 def _template_pattern(template: str) -> re.Pattern[str]:
@@ -56,48 +56,41 @@ class _Names:
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self.tools: set[str] = set()
-        self.prompts: set[str] = set()
-        self.resources: set[str] = set()
+        self.known: dict[str, set[str]] = {}  # routed request (`tools/call`, ...) -> its targets the server has
         self.templates: dict[str, re.Pattern[str]] = {}
 
     def _size(self) -> int:
-        return len(self.tools) + len(self.prompts) + len(self.resources) + len(self.templates)
+        return sum(len(names) for names in self.known.values()) + len(self.templates)
 
-    def _add(self, names: set[str], name: Any) -> None:
+    def _add(self, routed: str, name: Any) -> None:
+        names = self.known.setdefault(routed, set())
+        if isinstance(name, str) and routed in v2026.URI_TARGETS:
+            name = recorded_uri(name)
         if isinstance(name, str) and name not in names and self._size() < self.limit:
             names.add(name)
 
     def learn(self, method: str, result: Any) -> None:
-        """A list result passing through: what the server has."""
-        if method == v2026.TOOLS_LIST:
-            for tool in getattr(result, "tools", None) or ():
-                self._add(self.tools, getattr(tool, "name", None))
-        elif method == v2026.PROMPTS_LIST:
-            for prompt in getattr(result, "prompts", None) or ():
-                self._add(self.prompts, getattr(prompt, "name", None))
-        elif method == v2026.RESOURCES_LIST:
-            for resource in getattr(result, "resources", None) or ():
-                uri = getattr(resource, "uri", None)
-                self._add(self.resources, recorded_uri(str(uri)) if uri is not None else None)
-        elif method == v2026.RESOURCES_TEMPLATES_LIST:
-            for template in getattr(result, "resource_templates", None) or ():
-                uri = getattr(template, "uri_template", None)
-                if isinstance(uri, str) and uri not in self.templates and self._size() < self.limit:
-                    self.templates[uri] = _template_pattern(recorded_uri(uri))
+        """A list result passing through: what the server has. The generated names say where: the
+        result's list field (`LISTS`), the request whose targets the items are (`LISTED`), and each
+        item's field naming one (`LIST_KEYS`: a template of them where that is no routing param)."""
+        routed, key = v2026.LISTED.get(method), v2026.LIST_KEYS.get(method)
+        data = versions.dump(result) if routed is not None and key is not None else None
+        if routed is None or key is None or not isinstance(data, dict):
+            return
+        items = cast("dict[str, Any]", data).get(v2026.LISTS[method])
+        for item in cast("list[Any]", items) if isinstance(items, list) else []:
+            value = cast("dict[str, Any]", item).get(key) if isinstance(item, dict) else None
+            if key == v2026.ROUTING[routed]:
+                self._add(routed, value)
+            elif isinstance(value, str) and value not in self.templates and self._size() < self.limit:
+                self.templates[value] = _template_pattern(recorded_uri(value))
 
     def answered(self, call: Call) -> None:
         """The server answered a request for its target with a result: it has that name (a tool, a
         prompt, a resource; a template's instance by its URI, unless the template was listed)."""
         target = call.target
-        if target is None:
-            return
-        if call.method == v2026.TOOLS_CALL:
-            self._add(self.tools, target)
-        elif call.method == v2026.PROMPTS_GET:
-            self._add(self.prompts, target)
-        elif call.method == v2026.RESOURCES_READ:
-            self._add(self.resources, recorded_uri(target))
+        if target is not None and call.method in v2026.LISTED.values():
+            self._add(call.method, target)
 
     def target(self, call: Call) -> str | None:
         """The request's target as recorded: its name where the server has it, else `OTHER`; None
@@ -106,11 +99,11 @@ class _Names:
         if target is None:
             return None
         if call.method == v2026.TOOLS_CALL:
-            return target if target in self.tools or _declared(call, target) else OTHER
+            return target if target in self.known.get(call.method, ()) or _declared(call, target) else OTHER
         if call.method == v2026.PROMPTS_GET:
-            return target if target in self.prompts else OTHER
+            return target if target in self.known.get(call.method, ()) else OTHER
         uri = recorded_uri(target)
-        if uri in self.resources:
+        if uri in self.known.get(v2026.RESOURCES_READ, ()):
             return uri
         return next((t for t, pattern in self.templates.items() if pattern.fullmatch(uri)), OTHER)
 
@@ -205,8 +198,7 @@ class Tracing:
                     error = "tool_error"
                     span.set_attribute("error.type", error)
                     span.set_status(self._trace.Status(self._trace.StatusCode.ERROR))
-                if call.method in _LISTS:
-                    self._names.learn(call.method, result)
+                self._names.learn(call.method, result)
                 return result
             finally:
                 measured = {k: v for k, v in attributes.items() if k != "jsonrpc.request.id" and k != "mcp.session.id"}

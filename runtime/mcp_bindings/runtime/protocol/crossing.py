@@ -30,12 +30,10 @@ MAX_FIXES = 64  # degradations per value: bounded, so a value that cannot be fix
 
 def cross(data: Any, target: Any, *, what: str, method: str, source: str, destination: str) -> Any:
     """Wire JSON of version `source` -> a validated value of `destination`'s `target` type, with
-    content moved where the two versions shape a definition differently (`reshape`), and the pair's
+    content moved where the two versions shape or name it differently (`reshape`), and the pair's
     degradations and generated params applied where the destination refuses it."""
-    rules = reshape.reshapes_between(source, destination)
-    if rules:
-        data = reshape.reshaped(data, target, rules)
     table = registry.crossing(source, destination)
+    data = reshape.reshaped(data, target, (*table.reshapes, *table.renames))
     for _ in range(MAX_FIXES):
         try:
             return versions.validate(target, data)

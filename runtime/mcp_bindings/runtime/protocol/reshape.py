@@ -1,58 +1,52 @@
-"""Moving a definition's content between a list of tagged items and plain fields, where two versions
-hold it differently (SEP-3279's `CallToolResult.outputs` in place of `content` / `structuredContent`).
-
-The generated `PROTOCOL.reshapes` of a version says, per definition, which list field it has and how
-the items map onto the plain fields another version has (the generator's policy/reshapes.json).
-`reshaped` applies that to wire JSON on its way into a target type: where the target's definition
-lacks the list field, the items are gathered into the plain fields; where it has it and the value
-has the plain fields instead, they are spread into items. Nothing else is touched, and a value with
-nothing to move is returned as it is (no copy).
+"""Moving a definition's content where two versions hold it differently: between a list of tagged
+items and plain fields (SEP-3279's `CallToolResult.outputs` in place of `content` / `structuredContent`:
+a version's generated `PROTOCOL.reshapes`, from the generator's policy/reshapes.json), or from one
+field name to another (a pair's crossing table's renames). Each rule names its `places`, computed by
+the generator: where its definition sits in a value of each target definition, so nothing here walks
+a type. `reshaped` moves wire JSON into a target's shape; a value with nothing to move is returned
+as it is (no copy).
 """
 
 from __future__ import annotations
 
 import copy
-import types
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cache
-from types import MappingProxyType
-from typing import Any, Union, cast, get_args, get_origin
-
-from pydantic import BaseModel
+from typing import Any, cast
 
 from mcp_bindings.runtime.protocol import registry, versions
-from mcp_bindings.runtime.protocol.spec import Reshape
+from mcp_bindings.runtime.protocol.spec import Rename, Reshape
 
 Path = tuple[str, ...]  # keys from the value's root; "*" is every item of a list
-MAX_DEPTH = 8  # how deep a target type is searched for a reshaped definition
 
 
-def reshaped(data: Any, target: Any, rules: Mapping[str, Reshape]) -> Any:
-    """`data` (wire JSON) with every node of a definition `rules` names moved into `target`'s shape."""
-    places = _places(target, frozenset(rules)) if rules else ()
-    moves = [
-        (path, rules[model.__name__], versions.defines(model, rules[model.__name__].field)) for path, model in places
-    ]
-    if not any(_due(node, rule, has) for path, rule, has in moves for node in _nodes(data, path)):
+def reshaped(data: Any, target: Any, rules: Iterable[Reshape | Rename]) -> Any:
+    """`data` (wire JSON) with every node `rules` place in a `target` moved into the target's shape."""
+    name = getattr(target, "__name__", "")
+    moves = [(path, rule) for rule in rules for path in rule.places.get(name, ())]
+    if not any(_due(node, rule) for path, rule in moves for node in _nodes(data, path)):
         return data
     out = copy.deepcopy(data)
-    for path, rule, has_field in moves:
+    for path, rule in moves:
         for node in _nodes(out, path):
-            _move(node, rule, has_field)
+            if _due(node, rule):
+                _move(node, rule)
     return out
 
 
-def _due(node: dict[str, Any], rule: Reshape, has_field: bool) -> bool:
+def _due(node: dict[str, Any], rule: Reshape | Rename) -> bool:
     """Whether `node` is in the other shape than its target's."""
-    if has_field:
+    if isinstance(rule, Rename):
+        return rule.source in node and rule.destination not in node
+    if rule.listed:
         return rule.field not in node and any(spread.source in node for spread in rule.spread)
     return rule.field in node
 
 
-def _move(node: dict[str, Any], rule: Reshape, has_field: bool) -> None:
-    if not _due(node, rule, has_field):
-        return
-    if not has_field:
+def _move(node: dict[str, Any], rule: Reshape | Rename) -> None:
+    if isinstance(rule, Rename):
+        node[rule.destination] = node.pop(rule.source)
+    elif not rule.listed:
         raw = node.pop(rule.field)
         items = (
             [cast("dict[str, Any]", i) for i in cast("list[Any]", raw) if isinstance(i, dict)]
@@ -98,55 +92,32 @@ def _nodes(data: Any, path: Path) -> Iterator[dict[str, Any]]:
         yield from _nodes(cast("dict[str, Any]", data)[step], rest)
 
 
-@cache
-def _places(target: Any, names: frozenset[str]) -> tuple[tuple[Path, type[BaseModel]], ...]:
-    """Where in a value of `target` a definition named in `names` sits (a model class of that name)."""
-    out: list[tuple[Path, type[BaseModel]]] = []
-    _walk(target, (), names, out, ())
-    return tuple(out)
+# -- the rules of a version ---------------------------------------------------------------------
 
 
-def _walk(
-    tp: Any, path: Path, names: frozenset[str], out: list[tuple[Path, type[BaseModel]]], seen: tuple[type, ...]
-) -> None:
-    if len(path) > MAX_DEPTH:
-        return
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
-        if tp in seen:
-            return
-        if tp.__name__ in names:
-            out.append((path, tp))
-        for name, field in tp.model_fields.items():
-            _walk(field.annotation, (*path, field.alias or name), names, out, (*seen, tp))
-        return
-    origin = get_origin(tp)
-    if origin in (list, tuple, set, frozenset) or (isinstance(origin, type) and issubclass(origin, (list, tuple))):
-        for arg in get_args(tp):
-            _walk(arg, (*path, "*"), names, out, seen)
-    elif origin is Union or origin is types.UnionType or (origin is not None and origin is not dict):
-        for arg in get_args(tp):
-            _walk(arg, path, names, out, seen)
-
-
-# -- the rules of installed versions ------------------------------------------------------------
+def reshapes(version: str) -> Mapping[str, Reshape]:
+    """The generated reshapes of a version (by name or wire version; an unknown one has none)."""
+    try:
+        return registry.protocol(version).reshapes
+    except (KeyError, LookupError, ValueError):
+        return {}
 
 
 @cache
-def reshapes_between(*names: str) -> Mapping[str, Reshape]:
-    """The generated reshapes of these versions (by name or wire version; an unknown one has none)."""
-    out: dict[str, Reshape] = {}
-    for name in names:
-        try:
-            out.update(registry.protocol(name).reshapes)
-        except (KeyError, LookupError, ValueError):
-            continue
-    return MappingProxyType(out)
+def _own(target: Any) -> tuple[Reshape, ...]:
+    """The reshapes of the version whose generated package defines `target`."""
+    module = getattr(target, "__module__", "")
+    for name in registry.names():
+        rules = reshapes(name)
+        if rules and module.startswith(f"{registry.load_version(name).__name__}."):
+            return tuple(rules.values())
+    return ()
 
 
 def shape(data: Any, target: Any, version: str | None = None) -> Any:
     """Wire JSON built in another version's shape, moved into `target`'s where `version` (None: the
     version `target` is of, whichever it is) holds it differently."""
-    rules = reshapes_between(version) if version is not None else reshapes_between(*registry.names())
+    rules = tuple(reshapes(version).values()) if version is not None else _own(target)
     return reshaped(data, target, rules) if rules else data
 
 
@@ -155,7 +126,7 @@ def carries(target: Any, key: str, version: str) -> bool:
     own, or the list field a reshape spreads `key` into."""
     if versions.defines(target, key):
         return True
-    rule = reshapes_between(version).get(getattr(target, "__name__", ""))
+    rule = reshapes(version).get(getattr(target, "__name__", ""))
     return rule is not None and any(spread.source == key for spread in rule.spread)
 
 
@@ -163,7 +134,7 @@ def shaped(target: Any, version: str) -> Callable[[Any], Any]:
     """The validator of `target` of `version` (`versions.validator`), for wire JSON built in another
     version's shape (the authoring layer writes `content`): reshaped first where the version needs it."""
     validate = versions.validator(target)
-    rules = reshapes_between(version)
+    rules = tuple(reshapes(version).values())
     if not rules:
         return validate
     return lambda data: validate(reshaped(data, target, rules))

@@ -241,12 +241,26 @@ class Spread:
 @dataclass(frozen=True, slots=True)
 class Reshape:
     """A definition (`type`) whose content this version holds in the list field `field` and another
-    version in plain fields (policy/reshapes.json of the generator); applied by `protocol.crossing`."""
+    version in plain fields (policy/reshapes.json of the generator); applied by `protocol.reshape`."""
 
     type: str
     field: str
     gather: tuple[Gather, ...]
     spread: tuple[Spread, ...]
+    # definition (its Python name) -> where a `type` sits in its values (keys from the root, "*" every item)
+    places: Mapping[str, tuple[tuple[str, ...], ...]]
+    listed: bool = True  # whether the version `places` are of holds the content in `field` (else: plain fields)
+
+
+@dataclass(frozen=True, slots=True)
+class Rename:
+    """A field of definition `type` that the source version of a pair names `source` and the destination
+    `destination` (policy/crossing.json `renamed_fields`); `places` as `Reshape.places`, of the destination."""
+
+    type: str
+    source: str
+    destination: str
+    places: Mapping[str, tuple[tuple[str, ...], ...]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,6 +288,9 @@ class Crossing:
     codes: Mapping[int, int] = field(default_factory=lambda: MappingProxyType({}))
     # (method, data key, code, becomes): a code the source overloads that the destination tells apart
     overloaded: tuple[tuple[str, str, int, int], ...] = ()
+    # what moves where the two versions hold content differently: reshaped definitions, renamed fields
+    reshapes: tuple[Reshape, ...] = ()
+    renames: tuple[Rename, ...] = ()
 
 
 NO_CROSSING = Crossing()

@@ -145,17 +145,12 @@ class VersionBridge:
         """Refuse input requests the client cannot answer (-32021) and seal the handler's state,
         bound to the request's method, params (`request_state.request_digest`) and principal."""
         missing: dict[str, Any] = {}
-        for ask in (result.input_requests or {}).values():
-            data = versions.dump(ask)
-            ask_spec = view.protocol.input_requests.get(data.get("method"))
-            if ask_spec is None:
-                continue
-            for capability in ask_spec.needed_capabilities(data.get("params")):
-                if not capability.present_in(view.client_capabilities):
-                    node = missing
-                    for key in capability.path[:-1]:
-                        node = node.setdefault(key, {})
-                    node.setdefault(capability.path[-1], {})
+        for ask in map(versions.dump, (result.input_requests or {}).values()):
+            ask_spec = view.protocol.input_requests.get(ask.get("method"))
+            for capability in ask_spec.needed_capabilities(ask.get("params")) if ask_spec is not None else ():
+                node = missing
+                for key in capability.path if not capability.present_in(view.client_capabilities) else ():
+                    node = node.setdefault(key, {})
         if missing:
             code = view.protocol.error_codes.missing_required_client_capability or INTERNAL_ERROR
             raise McpError(
