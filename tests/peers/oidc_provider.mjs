@@ -1,10 +1,11 @@
 // A real OpenID provider for the OAuth proxy tests: the npm `oidc-provider` package (a certified
 // implementation) on 127.0.0.1, with its development login and consent pages (any login, any
 // password: the login becomes the subject). Started by tests/support/oidc.py:
-//   node oidc_provider.mjs <port> <client_id> <client_secret> <redirect_uri>[,<redirect_uri>...]
+//   node oidc_provider.mjs <port> <fd> <client_id> <client_secret> <redirect_uri>[,<redirect_uri>...]
+// (<fd>: a socket bound to 127.0.0.1:<port> by the test, inherited: the port is never bound twice)
 import Provider from 'oidc-provider';
 
-const [port, clientId, clientSecret, redirectUris] = process.argv.slice(2);
+const [port, fd, clientId, clientSecret, redirectUris] = process.argv.slice(2);
 const provider = new Provider(`http://127.0.0.1:${port}`, {
   clients: [
     {
@@ -32,4 +33,4 @@ const provider = new Provider(`http://127.0.0.1:${port}`, {
   pkce: { required: () => true },
   cookies: { keys: ['only-for-tests'] },
 });
-provider.listen(Number(port), '127.0.0.1', () => console.log(`listening ${port}`));
+provider.listen({ fd: Number(fd) }, () => console.log(`listening ${port}`));

@@ -19,7 +19,7 @@ from urllib.parse import urljoin
 import httpx
 
 from mcp_bindings.runtime.auth.handlers import AuthorizationResponse, matches_redirect_uri
-from tests.support import REPO_ROOT, cache_lock, stop_process
+from tests.support import REPO_ROOT, bound_socket, cache_lock, stop_process
 from tests.support.browser import _npm, node_path  # pyright: ignore[reportPrivateUsage]
 
 OIDC_CACHE = REPO_ROOT / ".cache" / "oidc-provider"
@@ -38,6 +38,8 @@ def install_oidc_provider() -> Path:
 
 
 def free_port() -> int:
+    """A port for a redirect URI that nothing listens on (the sign-in stops at the redirect): only
+    its number is used, never bound by a server."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -53,7 +55,9 @@ class OidcProvider:
         self.redirect_uris = redirect_uris
         self.client_id = client_id
         self.client_secret = client_secret
-        self.port = free_port()
+        # Bound here once and inherited by the provider (never picked, closed and bound again).
+        self.socket = bound_socket()
+        self.port = int(self.socket.getsockname()[1])
         self.issuer = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[str] | None = None
 
@@ -65,13 +69,17 @@ class OidcProvider:
             str(node_path()),
             str(script),
             str(self.port),
+            str(self.socket.fileno()),
             self.client_id,
             self.client_secret,
             ",".join(self.redirect_uris),
         ]
         log = OIDC_CACHE / f"provider-{self.port}.log"
         with log.open("w") as out:
-            self.process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, text=True)
+            self.socket.listen()
+            self.process = subprocess.Popen(
+                argv, stdout=out, stderr=subprocess.STDOUT, text=True, pass_fds=(self.socket.fileno(),)
+            )
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -88,6 +96,7 @@ class OidcProvider:
         if self.process is not None:
             stop_process(self.process)
             self.process = None
+        self.socket.close()
 
 
 class _Forms(HTMLParser):
