@@ -256,6 +256,7 @@ def render_package(ir: ApiIR, package: str, generator_command: str) -> dict[str,
         f"{src}/__init__.py": format_python(render("openapi/init.py.j2", **context), f"{package}/__init__.py"),
         f"{src}/__main__.py": format_python(render("openapi/main.py.j2", **context), f"{package}/__main__.py"),
         f"{src}/py.typed": "",
+        "src/server.py": format_python(render("openapi/entry.py.j2", **context), "src/server.py"),
         "README.md": render("openapi/README.md.j2", **context, command=generator_command),
         "pyproject.toml": render("openapi/pyproject.toml.j2", **context),
     }
