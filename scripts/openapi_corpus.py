@@ -163,6 +163,19 @@ def summarize(results: list[dict[str, Any]], total: int) -> dict[str, Any]:
     return summary
 
 
+def _retried(results: list[dict[str, Any]], api: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
+    again = [r["spec"] for r in results if r["stage"] not in ("ok", "timeout")]
+    with ThreadPoolExecutor(args.jobs) as pool:
+        fresh = {}
+        for result in pool.map(lambda s: run_one(api / s, args.timeout), again):
+            result["spec"] = str(Path(result["spec"]).relative_to(api))
+            fresh[result["spec"]] = result
+            print(f"again: {result['stage']:8} {result['spec']} {result.get('error', '')[:100]}")
+    results = [fresh.get(r["spec"], r) for r in results]
+    (CACHE / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in results))
+    return results
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     group = parser.add_mutually_exclusive_group()
@@ -173,10 +186,16 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--api-dir", type=Path, help="the package's api/ folder (default: install it under .cache/)")
     parser.add_argument("--summarize", action="store_true", help="only summarise the results.jsonl of a run")
+    parser.add_argument(
+        "--retry-failures", action="store_true", help="run the failures of results.jsonl again (not the timeouts)"
+    )
     args = parser.parse_args()
-    if args.summarize:
+    if args.summarize or args.retry_failures:
+        api = (args.api_dir or directory()).resolve()
         results = [json.loads(line) for line in (CACHE / "results.jsonl").read_text().splitlines() if line]
-        summarize(results, len(list(((args.api_dir or directory()).resolve()).rglob("*.json"))))
+        if args.retry_failures:
+            results = _retried(results, api, args)
+        summarize(results, len(list(api.rglob("*.json"))))
         return 0
     api = (args.api_dir or directory()).resolve()
     specs = sorted(api.rglob("*.json"))

@@ -183,7 +183,12 @@ class _Lowering:
         else:  # `GET /users/{id}/posts` -> `get_users_id_posts`
             tool = re.sub(r"_+", "_", _TOOL_NAME.sub("_", f"{method}_{path}")).strip("_")
         tool = tool[:TOOL_NAME_MAX] or method
-        tool = unique(tool, self.tools, "_") if len(tool) <= TOOL_NAME_MAX - 3 else unique(tool[:-3], self.tools, "_")
+        if tool in self.tools:  # `_2`, `_3`, ... in place of the name's end where it would pass the limit
+            base, n = tool[: TOOL_NAME_MAX - 4], 2
+            while f"{base}_{n}" in self.tools:
+                n += 1
+            tool = f"{base}_{n}"
+        self.tools.add(tool)
         function = unique(identifier(tool, "call"), self.functions, "_")
         return tool, function
 
