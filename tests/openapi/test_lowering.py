@@ -88,3 +88,23 @@ def test_bad_input_is_one_clear_line(
     assert err.startswith("mcp-bindgen: error: ") and message in err and "Traceback" not in err
     assert main(["openapi", "http://example.com/x.json", "-o", str(tmp_path / "out")]) == 1
     assert "only https:// URLs and files are read" in capsys.readouterr().err
+
+
+def test_a_schema_named_like_a_builtin_keeps_the_tools_importable(
+    tmp_path: Path, load_package: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A field named `list` makes datamodel-code-generator import `list as list_aliased`; the server
+    module imports it under that name too (it imported `list_aliased` from builtins: ImportError)."""
+    tags = {"name": "tags", "in": "query", "schema": {"type": "array", "items": {"type": "string"}}}
+    op = {"operationId": "lists", "parameters": [tags], "responses": {"200": {"description": "ok"}}}
+    spec = _spec(
+        tmp_path,
+        {"/lists": {"get": op}},
+        components={
+            "schemas": {"Page": {"type": "object", "properties": {"list": {"type": "string"}, "items": tags["schema"]}}}
+        },
+    )
+    out = tmp_path / "out"
+    assert main(["openapi", spec, "-o", str(out), "--name", "builtin_named"]) == 0
+    package = load_package(out, "builtin_named")
+    assert "lists" in package.app.registries.tools

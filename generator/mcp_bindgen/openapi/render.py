@@ -47,7 +47,7 @@ class ToolView:
 @dataclass(frozen=True)
 class Models:
     module: cst.Module  # without the arguments classes
-    imports: dict[str, str]  # name -> the module it is imported from (the tool's own imports)
+    imports: dict[str, tuple[str, str]]  # name -> (module, `name` or `name as alias`): the tool's own imports
     fields: dict[str, list[ParamView]]  # arguments class -> its fields as parameters
     names: set[str]  # the module's top-level names
 
@@ -66,7 +66,7 @@ def render_models(ir: ApiIR) -> Models:
         raise BindgenError("datamodel-code-generator returned several modules; expected one")
     module = passes.apply(source, *base_passes(), passes.DropRebuildCalls())
     arguments = {op.arguments for op in ir.operations}
-    imports: dict[str, str] = {}
+    imports: dict[str, tuple[str, str]] = {}
     body: list[cst.BaseStatement] = []
     fields: dict[str, list[ParamView]] = {}
     for stmt in module.body:
@@ -75,7 +75,9 @@ def render_models(ir: ApiIR) -> Models:
             origin = module.code_for_node(node.module) if node.module is not None else ""
             if origin != "__future__" and not isinstance(node.names, cst.ImportStar):
                 for alias in node.names:
-                    imports[module.code_for_node(alias.asname.name if alias.asname else alias.name)] = origin
+                    # local name -> (module, what is imported: `list as list_aliased` where it is renamed)
+                    local = module.code_for_node(alias.asname.name if alias.asname else alias.name)
+                    imports[local] = (origin, module.code_for_node(alias).strip(", "))
         if isinstance(stmt, cst.ClassDef) and stmt.name.value in arguments:
             fields[stmt.name.value] = _fields(module, stmt)
             continue
@@ -195,11 +197,11 @@ def _imports(code: str, models: Models, exclude: set[str]) -> tuple[list[str], l
     used = used_names(code) - exclude
     names = sorted(n for n in used if n in models.names)
     by_module: dict[str, list[str]] = {}
-    known = {"Any": "typing", **models.imports}
+    known = {"Any": ("typing", "Any"), **models.imports}
     for name in sorted(used):
-        origin = known.get(name)
-        if origin is not None and name not in models.names and origin != BASE_CLASS.rsplit(".", 1)[0]:
-            by_module.setdefault(origin, []).append(name)
+        origin, imported = known.get(name, ("", ""))
+        if origin and name not in models.names and origin != BASE_CLASS.rsplit(".", 1)[0]:
+            by_module.setdefault(origin, []).append(imported)
     lines = [f"from {m} import {', '.join(ns)}" for m, ns in sorted(by_module.items())]
     return names, lines
 
