@@ -5,7 +5,6 @@ the first lines it prints (HOME shown as `~`). Then the entry it wrote starts a 
 from __future__ import annotations
 
 import json
-import re
 import shlex
 import shutil
 from pathlib import Path
@@ -13,20 +12,13 @@ from pathlib import Path
 from tests.openapi.conftest import FIXTURES
 from tests.support import REPO_ROOT
 from tests.support.cli import bindgen
+from tests.support.docs import console_steps
 
 PAGE = (REPO_ROOT / "docs" / "openapi.md").read_text(encoding="utf-8")
 
 
 def _steps() -> list[tuple[list[str], list[str]]]:
-    blocks = re.findall(r"```console\n(.*?)```", PAGE, re.S)
-    assert len(blocks) == 1
-    steps: list[tuple[list[str], list[str]]] = []
-    for line in blocks[0].splitlines():
-        if line.startswith("$ "):
-            steps.append((shlex.split(line[2:]), []))
-        else:
-            steps[-1][1].append(line)
-    return steps
+    return console_steps(PAGE)
 
 
 def test_from_a_description_to_claude_runs_as_written(tmp_path: Path) -> None:

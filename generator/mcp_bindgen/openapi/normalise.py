@@ -20,6 +20,20 @@ from ..errors import BindgenError
 SCHEMA_PREFIX = "#/components/schemas/"
 DEFS_PREFIX = "#/$defs/"
 
+# The validation keywords a schema keeps (a Swagger 2.0 parameter's too, `swagger2`).
+CONSTRAINTS = (
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "multipleOf",
+)
 # Keywords kept (JSON Schema that datamodel-code-generator renders); anything else is dropped.
 _KEPT = frozenset(
     {
@@ -35,17 +49,7 @@ _KEPT = frozenset(
         "allOf",
         "anyOf",
         "oneOf",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "minLength",
-        "maxLength",
-        "minItems",
-        "maxItems",
-        "pattern",
-        "multipleOf",
-        "uniqueItems",
+        *CONSTRAINTS,
     }
 )
 _SCALAR_TYPES = frozenset({"string", "integer", "number", "boolean", "null", "array", "object"})

@@ -6,30 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from .normalise import CONSTRAINTS
+
 _REFS = {
     "#/definitions/": "#/components/schemas/",
     "#/parameters/": "#/components/parameters/",
     "#/responses/": "#/components/responses/",
 }
 # A simple parameter's keywords that belong to its schema in 3.0.
-_SCHEMA_KEYS = (
-    "type",
-    "format",
-    "items",
-    "enum",
-    "default",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "minItems",
-    "maxItems",
-    "uniqueItems",
-    "multipleOf",
-)
+_SCHEMA_KEYS = ("type", "format", "items", "enum", "default", *CONSTRAINTS)
 _METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
 
 
