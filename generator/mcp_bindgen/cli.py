@@ -356,6 +356,9 @@ def build_parser(commands: Sequence[Commands] | None = None) -> argparse.Argumen
     from .cli_registry import add_parsers as add_registry_parsers
 
     add_registry_parsers(sub)  # `registry check`: the server.json of the MCP Registry
+    from .cli_openapi import add_parsers as add_openapi_parsers
+
+    add_openapi_parsers(sub)  # `openapi SPEC -o DIR`: an MCP server package from an OpenAPI description
     _add_examples(parser, sub)
     return parser
 

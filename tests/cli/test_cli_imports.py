@@ -21,6 +21,7 @@ CLI_MODULES = {
     "mcp_bindgen",
     "mcp_bindgen.cli",
     "mcp_bindgen.cli_registry",
+    "mcp_bindgen.cli_openapi",  # `openapi`'s parser; the generator is imported when it runs
     "mcp_bindgen.errors",
     "mcp_bindgen.installed",
     "mcp_bindgen.origin",  # where mcp-bindgen was installed from (`installed`): json and importlib.metadata only

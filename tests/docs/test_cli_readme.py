@@ -6,27 +6,19 @@ Then the entry it wrote starts a server that answers."""
 from __future__ import annotations
 
 import json
-import re
 import shlex
 from pathlib import Path
 
 from tests.support import REPO_ROOT
 from tests.support.cli import bindgen
+from tests.support.docs import console_steps
 
 README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
 SECTION = README.split("## From zero to a running server in Claude", 1)[1].split("\n## ", 1)[0]
 
 
 def _steps() -> list[tuple[list[str], list[str]]]:
-    blocks = re.findall(r"```console\n(.*?)```", SECTION, re.S)
-    assert len(blocks) == 1
-    steps: list[tuple[list[str], list[str]]] = []
-    for line in blocks[0].splitlines():
-        if line.startswith("$ "):
-            steps.append((shlex.split(line[2:]), []))
-        else:
-            steps[-1][1].append(line)
-    return steps
+    return console_steps(SECTION)
 
 
 def test_from_zero_to_claude_runs_as_written(tmp_path: Path) -> None:

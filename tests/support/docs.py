@@ -5,6 +5,7 @@ between the README and a page of the site moves no test."""
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -49,3 +50,16 @@ def section(heading: str) -> str:
         if match:
             return text[match.start() :]
     raise AssertionError(f"no page has the heading {heading!r}")
+
+
+def console_steps(text: str) -> list[tuple[list[str], list[str]]]:
+    """The one console block of `text`: each `$ ` line's words, with the lines shown under it."""
+    found = re.findall(r"```console\n(.*?)```", text, re.S)
+    assert len(found) == 1
+    steps: list[tuple[list[str], list[str]]] = []
+    for line in found[0].splitlines():
+        if line.startswith("$ "):
+            steps.append((shlex.split(line[2:]), []))
+        else:
+            steps[-1][1].append(line)
+    return steps

@@ -1,0 +1,91 @@
+"""The IR of an OpenAPI description: what the renderer reads, never the raw document.
+
+Schemas are named JSON Schema definitions (references already `#/$defs/<Name>`, OpenAPI's dialect
+brought to JSON Schema by `normalise`), which the renderer hands to datamodel-code-generator as the
+protocol models' are; operations, their parameters, bodies and responses, and the security schemes
+are small frozen dataclasses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Location = Literal["path", "query", "header", "cookie"]
+# How a success response is given back: JSON (validated, structured), text, bytes, or nothing.
+ResponseKind = Literal["json", "text", "binary", "empty"]
+BodyKind = Literal["json", "form", "text", "binary"]
+SchemeKind = Literal["bearer", "basic", "api_key"]
+
+
+@dataclass(frozen=True)
+class Param:
+    prop: str  # the property of the tool's input schema
+    name: str  # the name on the wire
+    location: Location
+    required: bool
+    explode: bool = True  # arrays and objects in a query: repeated keys (form, explode), else comma-joined
+    deep: bool = False  # `style: deepObject`: `name[key]=value`
+
+
+@dataclass(frozen=True)
+class Body:
+    prop: str
+    media_type: str
+    kind: BodyKind
+    required: bool
+
+
+@dataclass(frozen=True)
+class Response:
+    status: str  # "200", "2XX", "default"
+    kind: ResponseKind
+    media_type: str | None
+    schema: str | None  # the definition the JSON answer is validated into (None: taken as it is)
+
+
+@dataclass(frozen=True)
+class Operation:
+    tool: str  # the tool's name (operationId, sanitised and unique)
+    function: str  # the Python function serving it
+    method: str  # upper case
+    path: str  # the path template, as the description writes it
+    description: str
+    tags: tuple[str, ...]
+    arguments: str  # the definition of the tool's input schema (an object of params and body)
+    params: tuple[Param, ...]
+    body: Body | None
+    response: Response
+    security: tuple[tuple[str, ...], ...]  # alternatives, each the schemes it needs together; () none
+    deprecated: bool = False
+
+
+@dataclass(frozen=True)
+class Scheme:
+    name: str  # as the description names it
+    kind: SchemeKind
+    env: tuple[str, ...]  # the environment variables it reads: (token,) / (user, password) / (key,)
+    location: Location | None = None  # api_key: where the key goes
+    param: str | None = None  # api_key: the header, query or cookie name
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    what: str  # `GET /files/{id}`
+    reason: str
+
+
+@dataclass
+class ApiIR:
+    title: str
+    api_version: str
+    description: str
+    source: str  # where the description came from, for the generated headers
+    sha256: str
+    openapi: str  # the version of the input (`2.0` for converted Swagger)
+    base_url: str
+    schemas: dict[str, Any] = field(default_factory=dict[str, Any])  # definition name -> JSON Schema
+    operations: list[Operation] = field(default_factory=list[Operation])
+    schemes: dict[str, Scheme] = field(default_factory=dict[str, Scheme])
+    skipped: list[Skipped] = field(default_factory=list[Skipped])

@@ -1,0 +1,375 @@
+"""Lower a loaded description into the IR: one operation per path and method (less the excluded),
+each with its tool name, input schema (path, query, header and cookie parameters and the body), its
+success response and its security; the security schemes with the environment variables they read."""
+
+from __future__ import annotations
+
+import fnmatch
+import keyword
+import re
+import urllib.parse
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import BindgenError
+from .ir import ApiIR, Body, BodyKind, Location, Operation, Param, Response, Scheme, Skipped
+from .load import Loaded
+from .normalise import DEFS_PREFIX, Schemas, as_dict, pascal, resolve, unique
+
+METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+_LOCATIONS: tuple[Location, ...] = ("path", "query", "header", "cookie")
+# Headers the client sets itself (OpenAPI says such parameters are ignored).
+_OWN_HEADERS = frozenset({"accept", "content-type", "authorization"})
+# What hosts accept as a tool name (the strictest, Anthropic's and OpenAI's: 64 of these).
+_TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]+")
+TOOL_NAME_MAX = 64
+# Module-level names of the generated server module a tool function must not take.
+RESERVED_FUNCTIONS = frozenset({"app", "api", "ops", "main"})
+DESCRIPTION_MAX = 4000
+
+
+@dataclass(frozen=True)
+class Options:
+    """What `mcp-bindgen openapi` takes besides the description."""
+
+    name: str  # the Python package
+    base_url: str | None = None
+    exclude_tags: frozenset[str] = frozenset()
+    exclude_paths: tuple[str, ...] = ()  # fnmatch patterns over the path template
+    exclude_methods: frozenset[str] = frozenset()  # upper case
+    env_prefix: str | None = None  # default: the package name in upper case
+
+
+def identifier(text: str, fallback: str) -> str:
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", text)
+    name = re.sub(r"[^0-9A-Za-z]+", "_", words).strip("_").lower() or fallback
+    if name[0].isdigit():
+        name = f"{fallback}_{name}"
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name) or name in RESERVED_FUNCTIONS:
+        name += "_"
+    return name
+
+
+def _text(*parts: Any) -> str:
+    text = "\n\n".join(p.strip() for p in parts if isinstance(p, str) and p.strip())
+    return text if len(text) <= DESCRIPTION_MAX else text[: DESCRIPTION_MAX - 1] + "…"
+
+
+def base_url(loaded: Loaded, given: str | None) -> str:
+    """The API's base URL: `--base-url`, else the first server's (variables at their defaults, a
+    relative URL against the description's own URL). Always http(s) with a host."""
+    url = given
+    if url is None:
+        servers = loaded.document.get("servers") or []
+        server = servers[0] if isinstance(servers, list) and servers and isinstance(servers[0], dict) else {}
+        url = str(server.get("url", "")) if server else ""
+        for var, spec in (server.get("variables") or {}).items():
+            default = spec.get("default") if isinstance(spec, dict) else None
+            url = url.replace("{" + var + "}", str(default if default is not None else ""))
+        if loaded.url and url and not urllib.parse.urlsplit(url).netloc:
+            url = urllib.parse.urljoin(loaded.url, url)
+    parts = urllib.parse.urlsplit(url or "")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        found = f"its server URL is {url!r}" if url else "it names no server"
+        raise BindgenError(f"{loaded.origin}: {found}; pass --base-url https://... (the API's absolute base URL)")
+    if parts.query or parts.fragment or "{" in url:
+        raise BindgenError(f"{loaded.origin}: the base URL {url!r} has a query, a fragment or an unset variable")
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
+
+
+def _env(prefix: str, scheme: str, *suffixes: str) -> tuple[str, ...]:
+    slug = identifier(scheme, "auth").strip("_").upper()
+    out = []
+    for suffix in suffixes:
+        out.append(f"{prefix}_{slug}" if slug.endswith(suffix) else f"{prefix}_{slug}_{suffix}")
+    return tuple(out)
+
+
+def schemes(doc: dict[str, Any], prefix: str) -> dict[str, Scheme]:
+    """The security schemes this package can satisfy: HTTP bearer and basic, API keys."""
+    components = doc.get("components") or {}
+    out: dict[str, Scheme] = {}
+    for name, raw in (components.get("securitySchemes") or {}).items():
+        try:
+            scheme = resolve(doc, raw, f"security scheme {name}")
+        except BindgenError:
+            continue
+        if not isinstance(scheme, dict):
+            continue
+        kind, text = scheme.get("type"), str(scheme.get("description") or "")
+        http = str(scheme.get("scheme", "")).lower()
+        if kind == "http" and http == "bearer":
+            out[name] = Scheme(name, "bearer", _env(prefix, name, "TOKEN"), description=text)
+        elif kind == "http" and http == "basic":
+            out[name] = Scheme(name, "basic", _env(prefix, name, "USERNAME", "PASSWORD"), description=text)
+        elif kind == "apiKey" and scheme.get("in") in ("header", "query", "cookie") and scheme.get("name"):
+            where: Location = scheme["in"]
+            out[name] = Scheme(name, "api_key", _env(prefix, name, "KEY"), where, str(scheme["name"]), text)
+    return out
+
+
+def _security(requirements: Any, known: dict[str, Scheme]) -> tuple[tuple[str, ...], ...]:
+    """The alternatives this package can meet (each a set of schemes used together); `()` when none is
+    needed. An alternative naming a scheme it cannot use (OAuth, OpenID Connect) is left out."""
+    if not isinstance(requirements, list):
+        return ()
+    alternatives: list[tuple[str, ...]] = []
+    for requirement in requirements:
+        if not isinstance(requirement, dict):
+            continue
+        if not requirement:
+            return ()  # one alternative is no security at all
+        if all(name in known for name in requirement):
+            alternatives.append(tuple(sorted(requirement)))
+    return tuple(alternatives)
+
+
+def _media(content: Any) -> tuple[str, Any] | None:
+    """The media type (and its entry) a JSON-speaking client prefers."""
+    if not isinstance(content, dict) or not content:
+        return None
+    types = [str(t) for t in content]
+    for pick in (
+        lambda t: t.split(";")[0].strip() == "application/json",
+        lambda t: t.split(";")[0].strip().endswith("+json") or "json" in t,
+        lambda t: t.startswith("application/x-www-form-urlencoded"),
+        lambda t: t.startswith("text/"),
+    ):
+        for media in types:
+            if pick(media):
+                return media, content[media]
+    return types[0], content[types[0]]
+
+
+def _kind(media: str) -> str:
+    base = media.split(";")[0].strip().lower()
+    if base == "application/json" or base.endswith("+json") or "json" in base or base == "*/*":
+        return "json"
+    if base == "application/x-www-form-urlencoded":
+        return "form"
+    if base.startswith("text/") or base in ("application/xml", "application/yaml", "application/javascript"):
+        return "text"
+    if base.startswith("multipart/"):
+        return "multipart"
+    return "binary"
+
+
+@dataclass
+class _Lowering:
+    loaded: Loaded
+    options: Options
+    schemas: Schemas
+    known: dict[str, Scheme]
+    tools: set[str] = field(default_factory=set[str])
+    functions: set[str] = field(default_factory=lambda: set(RESERVED_FUNCTIONS))
+
+    @property
+    def doc(self) -> dict[str, Any]:
+        return self.loaded.document
+
+    def excluded(self, method: str, path: str, op: dict[str, Any]) -> bool:
+        o = self.options
+        tags = {str(t) for t in op.get("tags") or [] if isinstance(t, str)}
+        return (
+            method.upper() in o.exclude_methods
+            or bool(tags & o.exclude_tags)
+            or any(fnmatch.fnmatchcase(path, pattern) for pattern in o.exclude_paths)
+        )
+
+    def names(self, method: str, path: str, op: dict[str, Any]) -> tuple[str, str]:
+        given = op.get("operationId")
+        if isinstance(given, str) and given.strip():
+            tool = _TOOL_NAME.sub("_", given).strip("_")
+        else:  # `GET /users/{id}/posts` -> `get_users_id_posts`
+            tool = re.sub(r"_+", "_", _TOOL_NAME.sub("_", f"{method}_{path}")).strip("_")
+        tool = tool[:TOOL_NAME_MAX] or method
+        if tool in self.tools:  # `_2`, `_3`, ... in place of the name's end where it would pass the limit
+            base, n = tool[: TOOL_NAME_MAX - 4], 2
+            while f"{base}_{n}" in self.tools:
+                n += 1
+            tool = f"{base}_{n}"
+        self.tools.add(tool)
+        function = unique(identifier(tool, "call"), self.functions, "_")
+        return tool, function
+
+    def parameters(self, item: dict[str, Any], op: dict[str, Any], where: str) -> list[dict[str, Any]]:
+        merged: dict[tuple[str, str], dict[str, Any]] = {}
+        for raw in [*(item.get("parameters") or []), *(op.get("parameters") or [])]:
+            param = resolve(self.doc, raw, where)
+            if not isinstance(param, dict) or param.get("in") not in _LOCATIONS or not param.get("name"):
+                continue
+            if param["in"] == "header" and str(param["name"]).lower() in _OWN_HEADERS:
+                continue
+            merged[(str(param["name"]), str(param["in"]))] = param
+        return list(merged.values())
+
+    def param_schema(self, param: dict[str, Any]) -> dict[str, Any]:
+        schema = param.get("schema")
+        if schema is None:
+            media = _media(param.get("content"))
+            schema = media[1].get("schema") if media and isinstance(media[1], dict) else None
+        out = self.schemas.convert(schema if schema is not None else {"type": "string"})
+        out = out if isinstance(out, dict) else {}
+        text = _text(param.get("description"))
+        if text and "$ref" not in out:
+            out = {**out, "description": text}
+        elif text:
+            out = {"allOf": [out], "description": text}
+        return out
+
+    def body(self, op: dict[str, Any], base: str, props: dict[str, Any], where: str) -> Body | str | None:
+        raw = op.get("requestBody")
+        if raw is None:
+            return None
+        body = resolve(self.doc, raw, where)
+        media = _media(body.get("content") if isinstance(body, dict) else None)
+        if media is None:
+            return None
+        media_type, entry = media
+        kind = _kind(media_type)
+        if kind == "multipart":
+            return f"its request body is {media_type}, which is not supported yet"
+        prop = unique("body", set(props), "_")
+        schema: Any
+        if kind in ("json", "form"):
+            schema = self.schemas.convert(entry.get("schema", {}) if isinstance(entry, dict) else {})
+        elif kind == "text":
+            schema = {"type": "string"}
+        else:
+            schema = {"type": "string", "description": "the content, base64-encoded"}
+        text = _text(body.get("description"), f"The request body ({media_type}).")
+        if (
+            isinstance(schema, dict)
+            and "$ref" not in schema
+            and schema.get("type") == "object"
+            and schema.get("properties")
+        ):
+            name = self.schemas.claim(f"{base}Body")
+            self.schemas.defs[name] = schema
+            schema = {"$ref": DEFS_PREFIX + name}
+        props[prop] = {"allOf": [schema], "description": text} if "$ref" in schema else {**schema, "description": text}
+        required = bool(body.get("required"))
+        return Body(prop, media_type, _body_kind(kind), required)
+
+    def response(self, op: dict[str, Any], base: str, where: str) -> Response:
+        responses = as_dict(op.get("responses"))
+        codes = sorted(str(c) for c in responses if str(c)[:1] == "2")
+        status = codes[0] if codes else ("default" if "default" in responses else "")
+        if not status:
+            return Response("", "empty", None, None)
+        answer = resolve(self.doc, responses[status], where)
+        media = _media(answer.get("content") if isinstance(answer, dict) else None)
+        if media is None:
+            return Response(status, "empty", None, None)
+        media_type, entry = media
+        kind = _kind(media_type)
+        if kind != "json":
+            return Response(status, "text" if kind in ("text", "form") else "binary", media_type, None)
+        raw = entry.get("schema") if isinstance(entry, dict) else None
+        if raw is None or raw == {}:
+            return Response(status, "json", media_type, None)
+        schema = self.schemas.convert(raw)
+        if isinstance(schema, dict) and set(schema) == {"$ref"}:
+            return Response(status, "json", media_type, schema["$ref"][len(DEFS_PREFIX) :])
+        name = self.schemas.claim(f"{base}Response")
+        self.schemas.defs[name] = schema
+        return Response(status, "json", media_type, name)
+
+    def operation(self, method: str, path: str, item: dict[str, Any], op: dict[str, Any]) -> Operation | Skipped:
+        where = f"{method.upper()} {path}"
+        tool, function = self.names(method, path, op)
+        base = pascal(function, "Call")
+        props: dict[str, Any] = {}
+        required: list[str] = []
+        params: list[Param] = []
+        for param in self.parameters(item, op, where):
+            location: Location = param["in"]
+            name = str(param["name"])
+            prop = name if name not in props else unique(f"{name}_{location}", set(props), "_")
+            props[prop] = self.param_schema(param)
+            is_required = location == "path" or param.get("required") is True
+            if is_required:
+                required.append(prop)
+            style = param.get("style")
+            explode = param.get("explode", style in (None, "form")) is not False
+            params.append(Param(prop, name, location, is_required, explode, style == "deepObject"))
+        body = self.body(op, base, props, where)
+        if isinstance(body, str):
+            return Skipped(where, body)
+        if body is not None and body.required:
+            required.append(body.prop)
+        missing = sorted(set(re.findall(r"{([^}]+)}", path)) - {p.name for p in params if p.location == "path"})
+        for name in missing:  # a path variable the description forgot to declare: a required string
+            prop = unique(name, set(props), "_")
+            props[prop] = {"type": "string"}
+            required.append(prop)
+            params.append(Param(prop, name, "path", True))
+        arguments = self.schemas.claim(f"{base}Arguments")
+        schema: dict[str, Any] = {"type": "object", "properties": props, "additionalProperties": False}
+        if required:
+            schema["required"] = required
+        self.schemas.defs[arguments] = schema
+        security = _security(op.get("security", self.doc.get("security")), self.known)
+        return Operation(
+            tool=tool,
+            function=function,
+            method=method.upper(),
+            path=path,
+            description=_text(op.get("summary"), op.get("description")) or where,
+            tags=tuple(str(t) for t in op.get("tags") or [] if isinstance(t, str)),
+            arguments=arguments,
+            params=tuple(params),
+            body=body,
+            response=self.response(op, base, where),
+            security=security,
+            deprecated=op.get("deprecated") is True,
+        )
+
+    def run(self) -> tuple[list[Operation], list[Skipped]]:
+        operations: list[Operation] = []
+        skipped: list[Skipped] = []
+        for path, raw in (self.doc.get("paths") or {}).items():
+            try:
+                item = resolve(self.doc, raw, f"path {path}")
+            except BindgenError as exc:
+                skipped.append(Skipped(str(path), str(exc)))
+                continue
+            if not isinstance(item, dict):
+                continue
+            for method in METHODS:
+                op = item.get(method)
+                if not isinstance(op, dict) or self.excluded(method, str(path), op):
+                    continue
+                try:
+                    lowered = self.operation(method, str(path), item, op)
+                except BindgenError as exc:
+                    lowered = Skipped(f"{method.upper()} {path}", str(exc))
+                (skipped if isinstance(lowered, Skipped) else operations).append(lowered)  # pyright: ignore[reportArgumentType]
+        return operations, skipped
+
+
+def _body_kind(kind: str) -> BodyKind:
+    return {"json": "json", "form": "form", "text": "text"}.get(kind, "binary")  # pyright: ignore[reportReturnType]
+
+
+def lower(loaded: Loaded, options: Options) -> ApiIR:
+    doc = loaded.document
+    info = as_dict(doc.get("info"))
+    prefix = options.env_prefix or re.sub(r"[^0-9A-Za-z]+", "_", options.name).upper()
+    schemas = Schemas(doc)
+    known = schemes(doc, prefix)
+    lowering = _Lowering(loaded, options, schemas, known)
+    operations, skipped = lowering.run()
+    return ApiIR(
+        title=str(info.get("title") or options.name),
+        api_version=str(info.get("version") or ""),
+        description=_text(info.get("description")),
+        source=loaded.origin,
+        sha256=loaded.sha256,
+        openapi=loaded.openapi,
+        base_url=base_url(loaded, options.base_url),
+        schemas=schemas.defs,
+        operations=operations,
+        schemes=known,
+        skipped=skipped,
+    )

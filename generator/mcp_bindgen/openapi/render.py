@@ -1,0 +1,265 @@
+"""Render the IR: the models (datamodel-code-generator over the IR's JSON Schema definitions, with
+the protocol models' options and libcst passes), each tool's keyword parameters read from its
+arguments model's fields (CST, never text), then the modules and files from `templates/openapi/`."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import libcst as cst
+from datamodel_code_generator import generate
+
+from .. import __version__
+from ..errors import BindgenError
+from ..format import format_python
+from ..render import passes
+from ..render.models import DCG_OPTIONS, base_passes
+from ..render.templates import render
+from .ir import ApiIR, Operation, Scheme
+
+BASE_CLASS = "mcp_bindings.runtime.app.openapi.ApiModel"
+# The types a tool gives back when its answer is not JSON validated into a model.
+_RETURNS = {"text": "str", "binary": "Embedded", "empty": "str"}
+
+
+@dataclass(frozen=True)
+class ParamView:
+    name: str  # the Python parameter
+    annotation: str
+    default: str | None
+    prop: str  # the input schema's property, as a Python literal
+
+
+@dataclass(frozen=True)
+class ToolView:
+    function: str
+    constant: str  # the operation's constant in operations.py
+    tool: str  # literals below
+    description: str
+    annotations: str
+    params: list[ParamView]
+    returns: str
+    op: str  # the Operation(...) expression
+
+
+@dataclass(frozen=True)
+class Models:
+    module: cst.Module  # without the arguments classes
+    imports: dict[str, tuple[str, str]]  # name -> (module, `name` or `name as alias`): the tool's own imports
+    fields: dict[str, list[ParamView]]  # arguments class -> its fields as parameters
+    names: set[str]  # the module's top-level names
+
+
+def render_models(ir: ApiIR) -> Models:
+    document = {"$defs": ir.schemas}
+    # The protocol models' options; descriptions in `Field(...)`, where the tools' schemas carry them.
+    options: dict[str, Any] = {**DCG_OPTIONS, "use_field_description": False, "base_class": BASE_CLASS}
+    try:
+        source = generate(json.dumps(document), **options)
+    except Exception as exc:  # the tool's own failure on a schema it cannot render: name it
+        raise BindgenError(
+            f"datamodel-code-generator could not render the schemas: {' '.join(str(exc).split())[:500]}"
+        ) from exc
+    if not isinstance(source, str):
+        raise BindgenError("datamodel-code-generator returned several modules; expected one")
+    module = passes.apply(source, *base_passes(), passes.DropRebuildCalls())
+    arguments = {op.arguments for op in ir.operations}
+    imports: dict[str, tuple[str, str]] = {}
+    body: list[cst.BaseStatement] = []
+    fields: dict[str, list[ParamView]] = {}
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.ImportFrom):
+            node = stmt.body[0]
+            origin = module.code_for_node(node.module) if node.module is not None else ""
+            if origin != "__future__" and not isinstance(node.names, cst.ImportStar):
+                for alias in node.names:
+                    # local name -> (module, what is imported: `list as list_aliased` where it is renamed)
+                    local = module.code_for_node(alias.asname.name if alias.asname else alias.name)
+                    imports[local] = (origin, module.code_for_node(alias).strip(", "))
+        if isinstance(stmt, cst.ClassDef) and stmt.name.value in arguments:
+            fields[stmt.name.value] = _fields(module, stmt)
+            continue
+        body.append(stmt)
+    kept = module.with_changes(body=body)
+    names = set(passes.top_level_names(kept))
+    missing = sorted(arguments - set(fields)) + sorted(
+        {op.response.schema for op in ir.operations if op.response.schema} - names
+    )
+    if missing:
+        raise BindgenError(f"the rendered models lack {', '.join(missing)} (datamodel-code-generator renamed them)")
+    return Models(kept, imports, fields, names)
+
+
+def _fields(module: cst.Module, cls: cst.ClassDef) -> list[ParamView]:
+    """An arguments class's fields, each `name: annotation = default` as a keyword parameter."""
+    out: list[ParamView] = []
+    statements = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else []
+    for stmt in statements:
+        if not isinstance(stmt, cst.SimpleStatementLine) or not isinstance(stmt.body[0], cst.AnnAssign):
+            continue
+        assign = stmt.body[0]
+        if not isinstance(assign.target, cst.Name):
+            continue
+        name = assign.target.value
+        annotation = module.code_for_node(assign.annotation.annotation)
+        default = module.code_for_node(assign.value) if assign.value is not None else None
+        out.append(ParamView(name, annotation, default, repr(_alias(assign.annotation.annotation) or name)))
+    return out
+
+
+def _alias(node: cst.BaseExpression) -> str | None:
+    """The `alias=` of an `Annotated[..., Field(alias=...)]`."""
+    for call in _calls(node):
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == "alias" and isinstance(arg.value, cst.SimpleString):
+                value = arg.value.evaluated_value
+                return value if isinstance(value, str) else None
+    return None
+
+
+def _calls(node: cst.CSTNode) -> list[cst.Call]:
+    found: list[cst.Call] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            found.append(node)
+
+    node.visit(Collect())
+    return found
+
+
+def used_names(code: str) -> set[str]:
+    found: set[str] = set()
+
+    class Collect(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            found.add(node.value)
+
+    cst.parse_module(code).visit(Collect())
+    return found
+
+
+def _annotations(op: Operation) -> str:
+    hints: dict[str, bool] = {"openWorldHint": True}
+    if op.method in ("GET", "HEAD", "OPTIONS"):
+        hints["readOnlyHint"] = True
+    else:
+        hints["destructiveHint"] = op.method == "DELETE"
+        if op.method in ("PUT", "DELETE"):
+            hints["idempotentHint"] = True
+    return repr(hints)
+
+
+def _operation(op: Operation) -> str:
+    params = ", ".join(
+        f"openapi.Param({p.prop!r}, {p.name!r}, {p.location!r}"
+        + (", explode=False" if not p.explode else "")
+        + (", deep=True" if p.deep else "")
+        + ")"
+        for p in op.params
+    )
+    body = f"openapi.Body({op.body.prop!r}, {op.body.media_type!r}, {op.body.kind!r})" if op.body else "None"
+    response = op.response
+    returns = response.schema if response.schema else "None"
+    answer = f"openapi.Answer({response.kind!r}, {response.media_type!r}, {returns})"
+    return (
+        f"openapi.Operation({op.tool!r}, {op.method!r}, {op.path!r}, params=({params}{',' if op.params else ''}), "
+        f"body={body}, answer={answer}, security={op.security!r})"
+    )
+
+
+def tool_views(ir: ApiIR, models: Models) -> list[ToolView]:
+    views: list[ToolView] = []
+    for op in ir.operations:
+        params = models.fields[op.arguments]
+        required = [p for p in params if p.default is None]
+        optional = [p for p in params if p.default is not None]
+        returns = _RETURNS[op.response.kind] if op.response.kind != "json" else (op.response.schema or "Any")
+        views.append(
+            ToolView(
+                function=op.function,
+                constant=op.function.upper().rstrip("_"),
+                tool=repr(op.tool),
+                description=repr(op.description),
+                annotations=_annotations(op),
+                params=[*required, *optional],
+                returns=returns,
+                op=_operation(op),
+            )
+        )
+    return views
+
+
+def _imports(code: str, models: Models, exclude: set[str]) -> tuple[list[str], list[str]]:
+    """The model names and the tool's own imports (`from typing import Annotated`) `code` uses."""
+    used = used_names(code) - exclude
+    names = sorted(n for n in used if n in models.names)
+    by_module: dict[str, list[str]] = {}
+    known = {"Any": ("typing", "Any"), **models.imports}
+    for name in sorted(used):
+        origin, imported = known.get(name, ("", ""))
+        if origin and name not in models.names and origin != BASE_CLASS.rsplit(".", 1)[0]:
+            by_module.setdefault(origin, []).append(imported)
+    lines = [f"from {m} import {', '.join(ns)}" for m, ns in sorted(by_module.items())]
+    return names, lines
+
+
+def _scheme(scheme: Scheme) -> str:
+    where = f", location={scheme.location!r}, param={scheme.param!r}" if scheme.kind == "api_key" else ""
+    return f"{scheme.name!r}: openapi.Scheme({scheme.kind!r}, env={scheme.env!r}{where})"
+
+
+def _instructions(ir: ApiIR) -> str:
+    text = f"Tools calling the {ir.title} HTTP API at {ir.base_url}, one per operation of its OpenAPI description."
+    return f"{text}\n\n{ir.description}" if ir.description else text
+
+
+def render_package(ir: ApiIR, package: str, generator_command: str) -> dict[str, str]:
+    """Path (relative to the output folder) -> content of every file of the generated project."""
+    models = render_models(ir)
+    views = tool_views(ir, models)
+    header = render("header.py.j2", generator_version=__version__, source=ir.source).replace(
+        "change the generator, its templates or policy files, then run `mcp-bindgen generate`",
+        f"run `{generator_command}` again",
+    )
+    context: dict[str, Any] = {
+        "ir": ir,
+        "package": package,
+        "tools": views,
+        "header": header.rstrip("\n"),
+        "name": repr(package),
+        "version": repr(ir.api_version or "0.1.0"),
+        "instructions": repr(_instructions(ir)),
+        "base_url": repr(ir.base_url),
+        "scheme_lines": [_scheme(s) for s in ir.schemes.values()],
+    }
+    ops_code = "\n".join(v.op for v in views)
+    op_models, _ = _imports(ops_code, models, set())
+    signature_code = "\n".join(
+        f"def f({', '.join(f'{p.name}: {p.annotation}' + (f' = {p.default}' if p.default else '') for p in v.params)})"
+        f" -> {v.returns}: ..."
+        for v in views
+    )
+    server_models, server_imports = _imports(signature_code, models, {"Embedded"})
+    src = f"src/{package}"
+    files = {
+        f"{src}/models.py": format_python(
+            render("openapi/models.py.j2", **context) + models.module.code, f"{package}/models.py"
+        ),
+        f"{src}/operations.py": format_python(
+            render("openapi/operations.py.j2", **context, models=op_models), f"{package}/operations.py"
+        ),
+        f"{src}/server.py": format_python(
+            render("openapi/server.py.j2", **context, models=server_models, imports=server_imports),
+            f"{package}/server.py",
+        ),
+        f"{src}/__init__.py": format_python(render("openapi/init.py.j2", **context), f"{package}/__init__.py"),
+        f"{src}/__main__.py": format_python(render("openapi/main.py.j2", **context), f"{package}/__main__.py"),
+        f"{src}/py.typed": "",
+        "src/server.py": format_python(render("openapi/entry.py.j2", **context), "src/server.py"),
+        "README.md": render("openapi/README.md.j2", **context, command=generator_command),
+        "pyproject.toml": render("openapi/pyproject.toml.j2", **context),
+    }
+    return files

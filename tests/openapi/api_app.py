@@ -1,0 +1,115 @@
+"""A real API for the end-to-end tests: a FastAPI application whose own `/openapi.json` is the
+generator's input. Path, query, header and JSON body parameters, bearer auth, pagination, an error
+with a message, a binary download, a rate limit answered with Retry-After, and the hostile cases
+(a redirect to another host, an answer larger than the bound, the raw path as the server got it)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request, Response
+from fastapi.responses import JSONResponse, RedirectResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, Field
+
+TOKEN = "s3cret-token"
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
+
+api = FastAPI(title="Inventory", version="2.1.0", description="Items in stock.")
+bearer = HTTPBearer(auto_error=False)
+
+
+class ItemIn(BaseModel):
+    name: str = Field(min_length=1, max_length=40, description="What it is called.")
+    price: float = Field(ge=0)
+    tags: list[str] = []
+
+
+class Item(ItemIn):
+    id: int
+    note: str | None = None
+
+
+class Page(BaseModel):
+    items: list[Item]
+    next_offset: int | None = None
+
+
+ITEMS = {i: Item(id=i, name=f"item {i}", price=i * 1.5, tags=["even"] if i % 2 == 0 else []) for i in range(1, 8)}
+_seen_limits: dict[str, int] = {}
+
+
+def _auth(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> None:
+    if credentials is None or credentials.credentials != TOKEN:
+        raise HTTPException(status_code=401, detail="a valid bearer token is needed")
+
+
+@api.get("/items", operation_id="list_items", summary="List the items, a page at a time.")
+def list_items(
+    limit: Annotated[int, Query(ge=1, le=5, description="Items per page.")] = 3, offset: Annotated[int, Query(ge=0)] = 0
+) -> Page:
+    keys = sorted(ITEMS)[offset : offset + limit]
+    more = offset + limit < len(ITEMS)
+    return Page(items=[ITEMS[k] for k in keys], next_offset=offset + limit if more else None)
+
+
+@api.get("/items/{item_id}", operation_id="get_item", summary="One item.")
+def get_item(
+    item_id: int,
+    currency: Annotated[str, Query(pattern="^[A-Z]{3}$")] = "EUR",
+    x_trace: Annotated[str | None, Header()] = None,
+) -> Item:
+    item = ITEMS.get(item_id)
+    if item is None:
+        raise HTTPException(status_code=404, detail=f"no item {item_id}")
+    note = f"{currency} trace={x_trace}" if x_trace else currency
+    return item.model_copy(update={"note": note})
+
+
+@api.post("/items", operation_id="create_item", status_code=201, dependencies=[Depends(_auth)])
+def create_item(item: ItemIn) -> Item:
+    """Add an item (needs the bearer token)."""
+    return Item(id=100, **item.model_dump())
+
+
+@api.get("/teapot", operation_id="brew")
+def brew() -> Item:
+    raise HTTPException(status_code=418, detail="I refuse to brew coffee")
+
+
+@api.get(
+    "/files/{name}",
+    operation_id="download",
+    response_class=Response,
+    responses={200: {"content": {"image/png": {"schema": {"type": "string", "format": "binary"}}}}},
+)
+def download(name: str) -> Response:
+    return Response(PNG, media_type="image/png")
+
+
+@api.get("/limited/{key}", operation_id="limited")
+def limited(key: str) -> dict[str, int]:
+    count = _seen_limits[key] = _seen_limits.get(key, 0) + 1
+    if count < 2:
+        return JSONResponse({"message": "slow down"}, status_code=429, headers={"Retry-After": "0"})  # type: ignore[return-value]
+    return {"attempts": count}
+
+
+@api.get("/echo/{value:path}", operation_id="echo_path")
+def echo_path(value: str, request: Request) -> dict[str, str]:
+    return {"raw_path": request.scope["raw_path"].decode("latin-1"), "value": value}
+
+
+@api.get("/away", operation_id="away")
+def away() -> RedirectResponse:
+    return RedirectResponse("http://elsewhere.invalid/steal", status_code=302)
+
+
+@api.get("/home", operation_id="home")
+def home() -> RedirectResponse:
+    return RedirectResponse("/items/1", status_code=307)
+
+
+@api.get("/big", operation_id="big")
+def big() -> dict[str, str]:
+    return {"blob": "x" * 200_000}

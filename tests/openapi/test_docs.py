@@ -1,0 +1,44 @@
+"""docs/openapi.md runs as written: each `$ ` line of its console block in a fresh folder holding the
+fixture description as `petstore.yaml`, with a temporary HOME; the lines shown under a command are
+the first lines it prints (HOME shown as `~`). Then the entry it wrote starts a server that answers."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+from pathlib import Path
+
+from tests.openapi.conftest import FIXTURES
+from tests.support import REPO_ROOT
+from tests.support.cli import bindgen
+from tests.support.docs import console_steps
+
+PAGE = (REPO_ROOT / "docs" / "openapi.md").read_text(encoding="utf-8")
+
+
+def _steps() -> list[tuple[list[str], list[str]]]:
+    return console_steps(PAGE)
+
+
+def test_from_a_description_to_claude_runs_as_written(tmp_path: Path) -> None:
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    shutil.copy(FIXTURES / "petstore.yaml", work / "petstore.yaml")
+    steps = _steps()
+    assert all(argv[0] == "mcp-bindgen" for argv, _ in steps)
+    for argv, shown in steps:
+        done = bindgen(*argv[1:], cwd=work, environ={"HOME": str(home), "XDG_CONFIG_HOME": ""})
+        assert done.returncode == 0, (argv, done.stderr)
+        assert done.stdout.replace(str(home), "~").splitlines()[: len(shown)] == shown, argv
+
+    config = json.loads((home / ".config" / "Claude" / "claude_desktop_config.json").read_text(encoding="utf-8"))
+    entry = config["mcpServers"]["petstore"]
+    assert entry["args"] == ["run", str(work / "petstore" / "src" / "server.py")]
+    assert entry["env"] == {"PETSTORE_API_KEY": "your-key"}
+    # what Claude Desktop would start answers (an argument below the parameter's minimum: the tool's
+    # input schema says so, before any request to the fixture's made-up host)
+    answer = bindgen("call", shlex.join([entry["command"], *entry["args"]]), "getPet", "petId=0", cwd=tmp_path)
+    assert answer.returncode != 0
+    assert "0 is less than the minimum of 1" in answer.stdout + answer.stderr
