@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from mcp_bindings.runtime.client import retry as client_retry
-from mcp_bindings.runtime.client.http import StreamableHttpTransport, _retry_after  # pyright: ignore[reportPrivateUsage]
+from mcp_bindings.runtime.client.http import StreamableHttpTransport, retry_after_seconds
 from mcp_bindings.runtime.client.retry import (
     ATTEMPTS,
     MAX_RETRY_AFTER_S,
@@ -193,11 +193,13 @@ async def test_retry_after_is_honoured_within_the_bound() -> None:
 
 
 def test_retry_after_values() -> None:
-    assert _retry_after("2") == 2.0
-    assert _retry_after(None) is None and _retry_after("soon") is None and _retry_after("-1") is None
+    assert retry_after_seconds("2") == 2.0
+    assert (
+        retry_after_seconds(None) is None and retry_after_seconds("soon") is None and retry_after_seconds("-1") is None
+    )
     when = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 30))
-    assert 25 < (_retry_after(when) or 0) <= 30
-    assert _retry_after("Mon, 01 Jan 2001 00:00:00 GMT") == 0.0  # in the past: no wait
+    assert 25 < (retry_after_seconds(when) or 0) <= 30
+    assert retry_after_seconds("Mon, 01 Jan 2001 00:00:00 GMT") == 0.0  # in the past: no wait
 
 
 async def test_progress_of_a_repeated_attempt_never_goes_backwards() -> None:

@@ -14,10 +14,8 @@ An answer other than 2xx is a tool error naming the status and the API's message
 from __future__ import annotations
 
 import base64
-import email.utils
 import json
 import os
-import time
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +35,7 @@ from pydantic import (
 
 from mcp_bindings.runtime.app.content import Embedded
 from mcp_bindings.runtime.app.errors import ToolError
+from mcp_bindings.runtime.client.http import retry_after_seconds
 
 if TYPE_CHECKING:
     import httpx
@@ -313,7 +312,7 @@ class Api:
             status, headers, content, url = await self._follow(client, op, req)
             if status not in _RETRIED or attempt >= self.retries:
                 return status, headers, content, url
-            wait = _retry_after(headers.get("retry-after"))
+            wait = retry_after_seconds(headers.get("retry-after"))
             wait = min(0.25 * 2**attempt, 2.0) if wait is None else wait
             if wait > self.max_retry_wait:
                 return status, headers, content, url
@@ -414,20 +413,6 @@ def _decoded(body: bytes, headers: httpx.Headers) -> bytes:
         return httpx.Response(200, headers={"content-encoding": encoding}, content=body).read()
     except httpx.DecodingError:
         return body
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds of a `Retry-After` (delta-seconds or an HTTP date); None when absent or unreadable."""
-    if value is None:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 def _quote(content: bytes) -> str:

@@ -406,7 +406,7 @@ async def _gateway_failure(response: httpx.Response, request_id: Any) -> Deliver
     gateway lost its answer (it may have run). The server's JSON-RPC error, if it sent one, is kept."""
     body = await response.aread()
     stage = "refused" if response.status_code == 503 else "cut"
-    retry_after = _retry_after(response.headers.get("retry-after"))
+    retry_after = retry_after_seconds(response.headers.get("retry-after"))
     error: Any = None
     if "application/json" in response.headers.get("content-type", ""):
         try:
@@ -442,7 +442,7 @@ def not_mcp(response: httpx.Response, body: bytes) -> str:
     return f"{where} answered {status}{got}, not an MCP response: is this URL the server's MCP endpoint?"
 
 
-def _retry_after(value: str | None) -> float | None:
+def retry_after_seconds(value: str | None) -> float | None:
     """A `Retry-After` header in seconds (delay-seconds or an HTTP date); None when absent or invalid."""
     if not value:
         return None
