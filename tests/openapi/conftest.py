@@ -15,6 +15,8 @@ import pytest
 from mcp_bindgen.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures"
+# The fixture descriptions read like specs beside their expected listings (fixtures/expected/).
+CASES = {"petstore": "petstore.yaml", "swagger2": "swagger2.json", "openapi31": "openapi31.yaml"}
 TOKEN_VAR = "INVENTORY_HTTP_BEARER_TOKEN"  # the bearer scheme of tests/openapi/api_app.py, --env-prefix INVENTORY
 _count = itertools.count()
 

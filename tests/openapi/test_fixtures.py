@@ -19,11 +19,10 @@ import httpx
 import pytest
 
 from mcp_bindings.runtime.app.openapi import Api
-from tests.openapi.conftest import FIXTURES, generate
+from tests.openapi.conftest import CASES, FIXTURES, generate
 
 pytestmark = pytest.mark.anyio
 Load = Callable[[Path, str], ModuleType]
-CASES = {"petstore": "petstore.yaml", "swagger2": "swagger2.json", "openapi31": "openapi31.yaml"}
 
 
 async def _listed(package: ModuleType) -> list[dict[str, Any]]:

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.openapi.conftest import FIXTURES, generate
-from tests.openapi.test_fixtures import CASES
+from tests.openapi.conftest import CASES, FIXTURES, generate
 from tests.support import REPO_ROOT
 
 pytestmark = pytest.mark.slow
