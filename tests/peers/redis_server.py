@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import stop_process
+from tests.support import stop
 
 
 class RedisServer:
@@ -50,5 +50,5 @@ class RedisServer:
 
     def stop(self) -> None:
         if self.process is not None:
-            stop_process(self.process)
+            stop(self.process, grace=5)
             self.process = None

@@ -116,13 +116,3 @@ def cache_lock(entry: Path) -> Iterator[None]:
     with open(entry.parent / f".{entry.name}.lock", "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes
         yield
-
-
-def stop_process(process: subprocess.Popen[Any]) -> None:
-    """Terminate a peer the tests started, killed if it has not exited within 5 s."""
-    process.terminate()
-    try:
-        process.wait(5)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(5)

@@ -19,7 +19,7 @@ from urllib.parse import urljoin
 import httpx
 
 from mcp_bindings.runtime.auth.handlers import AuthorizationResponse, matches_redirect_uri
-from tests.support import REPO_ROOT, bound_socket, cache_lock, stop_process
+from tests.support import REPO_ROOT, bound_socket, cache_lock, stop
 from tests.support.browser import _npm, node_path  # pyright: ignore[reportPrivateUsage]
 
 OIDC_CACHE = REPO_ROOT / ".cache" / "oidc-provider"
@@ -94,7 +94,7 @@ class OidcProvider:
 
     def stop(self) -> None:
         if self.process is not None:
-            stop_process(self.process)
+            stop(self.process, grace=5)
             self.process = None
         self.socket.close()
 
