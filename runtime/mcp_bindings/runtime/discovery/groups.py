@@ -36,13 +36,9 @@ __all__ = ["GROUPS", "MEMBERSHIP", "Group", "Groups"]
 GROUPS = IDENTIFIER  # the extension's identifier: "io.modelcontextprotocol/groups"
 MEMBERSHIP = IDENTIFIER  # groups.mdx, Primitive Group Membership: the reserved `_meta` key (the same string)
 
-# The lists whose items carry their groups: list request -> (the App's table, the key of an item).
-_LISTS: Mapping[str, tuple[str, str]] = {
-    v2026.TOOLS_LIST: ("tools", "name"),
-    v2026.PROMPTS_LIST: ("prompts", "name"),
-    v2026.RESOURCES_LIST: ("resources", "uri"),
-    v2026.RESOURCES_TEMPLATES_LIST: ("templates", "uri_template"),
-}
+# Which lists carry their items' groups, and where, is generated (`names.LISTS`: a list request's
+# result field; `names.LIST_KEYS`: the item field naming it); the App names one table its own way.
+_APP_TABLE = {"resourceTemplates": "templates"}
 
 
 @dataclass(frozen=True)
@@ -130,29 +126,28 @@ class Membership(ServerFeature):
         self.groups = groups
 
     def wrap(self, runtime: ServerRuntime, plan: Plan, view: PeerView) -> None:
-        listed = _LISTS.get(plan.spec.method)
-        if listed is None:
+        field_name, key = v2026.LISTS.get(plan.spec.method), v2026.LIST_KEYS.get(plan.spec.method)
+        if field_name is None or key is None:
             return
-        kind, key = listed
-        field_name = {"templates": "resource_templates"}.get(kind, kind)
+        kind = _APP_TABLE.get(field_name, field_name)
 
         async def with_groups(call: ServerCall, next: ServerNext) -> object:
             result = await next(call)
-            if not peer_declares(call.session.client_capabilities, GROUPS) or not hasattr(result, field_name):
+            data = versions.dump(result) if peer_declares(call.session.client_capabilities, GROUPS) else None
+            items = cast("dict[str, Any]", data).get(field_name) if isinstance(data, dict) else None
+            if not isinstance(items, list):
                 return result
             tables = getattr(getattr(runtime.server, "app", None), "registries", None)
             entries: Mapping[str, Any] = tables.table(kind) if tables is not None else {}
-            items = [self._grouped(item, key, kind, entries) for item in getattr(result, field_name)]
-            return cast("Any", result).model_copy(update={field_name: items})
+            grouped = [self._grouped(item, key, kind, entries) for item in cast("list[dict[str, Any]]", items)]
+            return cast("Any", type(result)).model_validate({**cast("dict[str, Any]", data), field_name: grouped})
 
         plan.wrap(with_groups)
 
-    def _grouped(self, item: Any, key: str, kind: str, entries: Mapping[str, Any]) -> Any:
-        name = str(getattr(item, key, ""))
+    def _grouped(self, item: dict[str, Any], key: str, kind: str, entries: Mapping[str, Any]) -> dict[str, Any]:
+        name = str(item.get(key, ""))
         tags: Collection[str] = getattr(entries.get(name), "tags", ())
         names = [g.name for g in self.groups if g.holds(name, kind, tags)]
         if not names:
             return item
-        data: dict[str, Any] = versions.dump(item)
-        data["_meta"] = {**(data.get("_meta") or {}), MEMBERSHIP: names}
-        return type(item).model_validate(data)
+        return {**item, "_meta": {**(item.get("_meta") or {}), MEMBERSHIP: names}}
