@@ -54,7 +54,7 @@ from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.spec import Kind, MethodSpec, ProtocolTables, Side
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
-from mcp_bindings.runtime.rpc.jsonrpc import json_object, validation_error
+from mcp_bindings.runtime.rpc.jsonrpc import first_problem, json_object, validation_error
 
 __all__ = [
     "EXPERIMENTAL",
@@ -365,8 +365,4 @@ def typed_result(method: CustomMethod[P, R], raw: Any) -> R:
     try:
         return cast("R", versions.validate(method.result, data))
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(root)"
-        raise McpError(
-            INTERNAL_ERROR, f"invalid {method.method} result from the peer: {where}: {first['msg']}"
-        ) from None
+        raise McpError(INTERNAL_ERROR, f"invalid {method.method} result from the peer: {first_problem(exc)}") from None

@@ -18,10 +18,10 @@ import anyio.abc
 
 from mcp_bindings.runtime.recording.recorder import Recorder
 from mcp_bindings.runtime.recording.session_file import Recording, SessionWriter, new_header
-from mcp_bindings.runtime.recording.stdio_proxy import frames, spawn, stop
+from mcp_bindings.runtime.recording.stdio_proxy import frames, stop
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId
 from mcp_bindings.runtime.rpc.transport import Transport, TransportBase
-from mcp_bindings.runtime.stdio.connect import INHERIT
+from mcp_bindings.runtime.stdio.connect import INHERIT, spawn
 from mcp_bindings.v2025_11_25 import names as v2025
 
 HANDSHAKE_ID = "live-fallback-initialize"
