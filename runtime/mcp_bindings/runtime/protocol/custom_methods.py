@@ -187,15 +187,15 @@ class Bound:
     handler: Handler
 
 
+@dataclass(eq=False)
 class Methods:
     """The custom and extension methods one object serves (a server, or a client's handlers), and the
     extensions it declares (identifier -> settings). Kept by the runtime: `methods_of(obj)`."""
 
-    def __init__(self, side: Side, protocol: ProtocolTables) -> None:
-        self.side: Side = side
-        self.protocol = protocol  # the object's stub version: its own methods are not custom
-        self.handlers: dict[str, Bound] = {}
-        self.extensions: dict[str, dict[str, Any]] = {}
+    side: Side
+    protocol: ProtocolTables  # the object's stub version: its own methods are not custom
+    handlers: dict[str, Bound] = field(default_factory=dict[str, Bound])
+    extensions: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
 
     @property
     def _handles(self) -> Sender:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -60,13 +61,13 @@ def episodes_done(writer: SessionWriter, record_to: Path) -> None:
     os.replace(writer.path, record_to)
 
 
+@dataclass(eq=False)
 class HandshakeKept:
     """What every live fallback keeps of the client's handshake (the `Fallback` methods that read it)."""
 
-    def __init__(self) -> None:
-        self.handshake: dict[str, Any] | None = None  # the client's initialize request, as it came
-        self.initialized: dict[str, Any] | None = None  # and its initialized notification
-        self.live_handshake = False  # the client's own initialize went to the live server
+    handshake: dict[str, Any] | None = None  # the client's initialize request, as it came
+    initialized: dict[str, Any] | None = None  # and its initialized notification
+    live_handshake: bool = False  # the client's own initialize went to the live server
 
     def remember(self, message: dict[str, Any]) -> None:
         if message.get("method") == v2025.INITIALIZE:
@@ -133,13 +134,13 @@ class LiveFallback(HandshakeKept):
             await upstream.aclose()
 
 
+@dataclass(eq=False)
 class RecordingTransport(TransportBase):
     """A transport that writes every frame it carries to a recorder (in: client, out: server)."""
 
-    def __init__(self, inner: Transport, recorder: Recorder, session: str) -> None:
-        self.inner = inner
-        self.recorder = recorder
-        self.session = session
+    inner: Transport
+    recorder: Recorder
+    session: str
 
     async def receive(self) -> bytes:
         frame = await self.inner.receive()
