@@ -228,16 +228,8 @@ class StreamableHttp:
         kept = messages if shared is None else await shared.route_responses(session_id, messages)
         if isinstance(kept, Response):
             return kept
-        response = await self._dispatch(
-            headers,
-            http_session.session,
-            kept,
-            stateless=False,
-            batch=batch,
-            events=http_session.events,
-            priming=view is not None and primes_streams(view.version),
-        )
-        return response if shared is None else shared.sending(http_session, response)
+        priming = view is not None and primes_streams(view.version)
+        return await self._in_session(headers, http_session, kept, batch, priming=priming)
 
     async def _post_stateless(
         self,
@@ -322,14 +314,20 @@ class StreamableHttp:
             directory.add(http_session)
             return {SESSION_HEADER: http_session.id}
 
+        return await self._in_session(headers, http_session, requests, batch, extra=session_header)
+
+    async def _in_session(
+        self,
+        headers: dict[str, str],
+        http_session: HttpSession,
+        messages: Sequence[jsonrpc.Message],
+        batch: bool,
+        **options: Any,
+    ) -> Any:
+        """`_dispatch` in a handshake session (several workers: its response records what it changed)."""
+        session, events = http_session.session, http_session.events
         response = await self._dispatch(
-            headers,
-            http_session.session,
-            requests,
-            stateless=False,
-            batch=batch,
-            extra=session_header,
-            events=http_session.events,
+            headers, session, messages, stateless=False, batch=batch, events=events, **options
         )
         return response if self._shared is None else self._shared.sending(http_session, response)
 
