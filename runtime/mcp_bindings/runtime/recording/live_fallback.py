@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import anyio
 import anyio.abc
 
+from mcp_bindings.runtime.recording.crossed_replay import first_message
 from mcp_bindings.runtime.recording.recorder import Recorder
 from mcp_bindings.runtime.recording.session_file import Recording, SessionWriter, new_header
 from mcp_bindings.runtime.recording.stdio_proxy import frames, stop
@@ -91,11 +92,8 @@ class LiveFallback(HandshakeKept):
 
     async def _pump(self, upstream: Transport, client: Transport) -> None:
         async for frame in frames(upstream):
-            try:
-                message = json.loads(frame)
-            except ValueError:
-                message = None
-            if isinstance(message, dict) and message.get("id") == HANDSHAKE_ID and "method" not in message:
+            message = first_message(frame)
+            if message.get("id") == HANDSHAKE_ID and "method" not in message:
                 self._answered.set()
                 continue
             await client.send(frame)

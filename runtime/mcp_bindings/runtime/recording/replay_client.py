@@ -27,7 +27,8 @@ from mcp_bindings.runtime.recording.compare import (
     what_is,
 )
 from mcp_bindings.runtime.recording.session_file import Entry, Recording
-from mcp_bindings.runtime.rpc.transport import OversizedMessage, Transport
+from mcp_bindings.runtime.recording.stdio_proxy import frames
+from mcp_bindings.runtime.rpc.transport import Transport
 from mcp_bindings.runtime.stdio.connect import ChildEnv, spawn
 from mcp_bindings.runtime.stdio.connect import shutdown_process as stop
 from mcp_bindings.v2025_11_25 import names as v2025
@@ -102,15 +103,7 @@ class _Driver:
                 self.server_requests.append((entry.message, answers.get(entry.id)))
 
     async def read(self) -> None:
-        while True:
-            try:
-                frame = await self.transport.receive()
-            except OversizedMessage:
-                continue
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                for event in self.arrived.values():
-                    event.set()
-                return
+        async for frame in frames(self.transport):
             try:
                 message = json.loads(frame)
             except ValueError:
@@ -125,6 +118,8 @@ class _Driver:
                     event.set()
             elif "id" in message:
                 await self._answer_server(message)
+        for event in self.arrived.values():  # the server is gone: no answer is waited for any more
+            event.set()
 
     async def _answer_server(self, request: dict[str, Any]) -> None:
         key = self.rules.key(request)
