@@ -83,7 +83,7 @@ def cmd_record(args: argparse.Namespace) -> int:
 
     try:
         anyio.run(lambda: record_stdio(server, args.output, redaction=redaction))
-    except RuntimeError as exc:
+    except (RuntimeError, ConnectionError) as exc:
         raise BindgenError(f"{exc}; check the command after `--`") from None
     return 0
 
@@ -134,7 +134,7 @@ def cmd_replay_client(args: argparse.Namespace) -> int:
         headers, env = _headers(args.header), _env(args.env)
         ignore = tuple(args.ignore_result)
         report = anyio.run(lambda: replay_client(recording, server, ignore=ignore, env=env, headers=headers))
-    except RuntimeError as exc:
+    except (RuntimeError, ConnectionError) as exc:
         raise BindgenError(f"{exc}; check the command after `--`") from None
     if args.format == "json":
         print(json.dumps(report.to_json(), indent=2))

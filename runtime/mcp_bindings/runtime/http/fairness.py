@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.responses import Response
@@ -108,17 +109,15 @@ class ClientAddress:
         return hops[0]
 
 
+@dataclass(slots=True, eq=False)
 class PerClient:
     """What each client holds of one resource, against `limit` per client (`bound`: the option)."""
 
-    __slots__ = ("_held", "advice", "bound", "limit", "what")
-
-    def __init__(self, bound: str, limit: int, what: str, advice: str) -> None:
-        self.bound = bound
-        self.limit = limit
-        self.what = what  # e.g. "sessions open"
-        self.advice = advice  # what the client can do, e.g. "close one first"
-        self._held: dict[str | None, int] = {}
+    bound: str
+    limit: int
+    what: str  # e.g. "sessions open"
+    advice: str  # what the client can do, e.g. "close one first"
+    _held: dict[str | None, int] = field(init=False, default_factory=dict[str | None, int])
 
     def held(self, client: str | None) -> int:
         return self._held.get(client, 0)

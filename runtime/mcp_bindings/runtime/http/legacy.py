@@ -26,7 +26,7 @@ from mcp_bindings.runtime.http.resume import no_cache, raw_headers, sse_event
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId
 from mcp_bindings.runtime.rpc.session import Session
-from mcp_bindings.runtime.rpc.transport import TransportBase
+from mcp_bindings.runtime.rpc.transport import QueueTransport
 from mcp_bindings.runtime.rpc.trim import reclaim
 from mcp_bindings.runtime.server.host import ServerHost
 from mcp_bindings.runtime.server.runtime import ServerRuntime
@@ -81,7 +81,7 @@ class _Outbox:
         return freed
 
 
-class LegacyConnection(TransportBase):
+class LegacyConnection(QueueTransport):
     """One `/sse` client: its session's transport (POSTed frames in, the event stream out)."""
 
     def __init__(self, legacy: LegacySse, session_id: str, principal: str | None, client: str | None) -> None:
@@ -90,20 +90,14 @@ class LegacyConnection(TransportBase):
         self.principal = principal
         self.client = client  # whose share of sessions it holds (`http.fairness.client_key`)
         self.outbox = _Outbox(legacy.queue_bytes)
-        self.inbound, self._inbound_receive = anyio.create_memory_object_stream[bytes](legacy.inbound_frames)
+        self.inbound, self._inbound = anyio.create_memory_object_stream[bytes](legacy.inbound_frames)
         self.runtime = ServerRuntime(legacy.server, host=legacy.host)
         self.session = Session(self, self.runtime)
         self.dropped = False  # closed because the client did not keep up
         self.closed = False
         self._scope: anyio.CancelScope | None = None  # the response's, cancelled to close the connection
 
-    # -- Transport --------------------------------------------------------------------------
-
-    async def receive(self) -> bytes:
-        try:
-            return await self._inbound_receive.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            raise anyio.EndOfStream from None
+    # -- Transport (what it receives: `QueueTransport.receive`) -------------------------------
 
     async def send(self, frame: bytes, related: RequestId | None = None) -> None:
         if self.closed:

@@ -96,33 +96,29 @@ class ReplayLimits:
     ttl_seconds: float = 300.0
 
 
+@dataclass(slots=True, eq=False)
 class _Event:
     """One numbered SSE event held for replay (`frame` None: a priming event). `log` is None once
     the event has been dropped."""
 
-    __slots__ = ("frame", "id", "log", "record", "size", "time")
-
-    def __init__(self, event_id: int, record: StreamRecord, frame: bytes | None, now: float, log: EventLog) -> None:
-        self.id = event_id
-        self.record: StreamRecord | None = record
-        self.frame = frame
-        self.size = EVENT_OVERHEAD + (len(frame) if frame else 0)
-        self.time = now
-        self.log: EventLog | None = log
+    id: int
+    record: StreamRecord | None
+    frame: bytes | None
+    size: int  # the frame's length and EVENT_OVERHEAD
+    time: float
+    log: EventLog | None
 
 
+@dataclass(slots=True, eq=False)
 class StreamRecord:
     """One POST stream of a session: its events still held (oldest first), whether its request has
     ended, and the GET following it, if any."""
 
-    __slots__ = ("changed", "dropped_through", "events", "finished", "reader")
-
-    def __init__(self) -> None:
-        self.events: deque[_Event] = deque()
-        self.finished = False
-        self.dropped_through = 0  # the newest of this stream's events that is no longer held
-        self.reader = 0  # which GET follows the stream (a newer resumption replaces an older one)
-        self.changed: anyio.Event | None = None  # set when an event is added, dropped, or the stream ends
+    events: deque[_Event] = field(default_factory=deque[_Event])
+    finished: bool = False
+    dropped_through: int = 0  # the newest of this stream's events that is no longer held
+    reader: int = 0  # which GET follows the stream (a newer resumption replaces an older one)
+    changed: anyio.Event | None = None  # set when an event is added, dropped, or the stream ends
 
     def wake(self) -> None:
         if self.changed is not None:
@@ -248,7 +244,8 @@ class EventLog:
         self.last_id = event_id
         if self.closed:
             return event_id
-        event = _Event(event_id, record, frame, self.store._clock(), self)
+        size = EVENT_OVERHEAD + (len(frame) if frame else 0)
+        event = _Event(event_id, record, frame, size, self.store._clock(), self)
         self.events.append(event)
         record.events.append(event)
         self.bytes += event.size
@@ -377,7 +374,8 @@ def gone(wanted: int) -> Response:
 
 
 def event_id_of(last_event_id: str) -> int:
-    """The event id a `Last-Event-ID` names (-1: none of ours)."""
+    """The event id a `Last-Event-ID` names (-1: none of ours). ASCII digits only (str.isdigit admits
+    superscripts and other scripts' digits), short enough for int()."""
     text = last_event_id.strip()
     return int(text) if 0 < len(text) <= ID_DIGITS and text.isascii() and text.isdigit() else -1
 

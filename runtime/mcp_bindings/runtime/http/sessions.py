@@ -272,16 +272,16 @@ class SharedStreams(Protocol):
         ...
 
 
+@dataclass(eq=False)
 class LocalSessions:
     """The sessions of one process: a dict by id, idle expiry and the `max_sessions` bound."""
 
-    def __init__(self, server: ServerStub, host: ServerHost, options: HttpOptions, replay: ReplayStore) -> None:
-        self.server = server
-        self.host = host
-        self.options = options
-        self.replay = replay
-        self.sessions: dict[str, HttpSession] = {}
-        self._next_expiry_sweep = 0.0
+    server: ServerStub
+    host: ServerHost
+    options: HttpOptions
+    replay: ReplayStore
+    sessions: dict[str, HttpSession] = field(init=False, default_factory=dict[str, HttpSession])
+    _next_expiry_sweep: float = field(init=False, default=0.0)
 
     def get(self, session_id: str | None, principal: str | None) -> HttpSession | None:
         """The open session of that id, if it belongs to `principal` (else it is as good as unknown)."""

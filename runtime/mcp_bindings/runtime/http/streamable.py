@@ -38,6 +38,7 @@ from mcp_bindings.runtime.http.resume import (
     ReplayStore,
     ResponseWriter,
     error_response,
+    event_id_of,
     no_cache,
     primes_streams,
     sse_event,
@@ -86,7 +87,6 @@ log = logs.logger("http")
 SESSION_HEADER = "mcp-session-id"
 SSE = "text/event-stream"
 LISTEN = v2026.SUBSCRIPTIONS_LISTEN  # a builtin (server.BUILTINS): its stream stays open until the client leaves
-MAX_EVENT_ID_DIGITS = 19  # Last-Event-ID: our event ids are decimal counters
 
 
 def principal_of(scope: Scope) -> str | None:
@@ -228,16 +228,8 @@ class StreamableHttp:
         kept = messages if shared is None else await shared.route_responses(session_id, messages)
         if isinstance(kept, Response):
             return kept
-        response = await self._dispatch(
-            headers,
-            http_session.session,
-            kept,
-            stateless=False,
-            batch=batch,
-            events=http_session.events,
-            priming=view is not None and primes_streams(view.version),
-        )
-        return response if shared is None else shared.sending(http_session, response)
+        priming = view is not None and primes_streams(view.version)
+        return await self._in_session(headers, http_session, kept, batch, priming=priming)
 
     async def _post_stateless(
         self,
@@ -322,14 +314,20 @@ class StreamableHttp:
             directory.add(http_session)
             return {SESSION_HEADER: http_session.id}
 
+        return await self._in_session(headers, http_session, requests, batch, extra=session_header)
+
+    async def _in_session(
+        self,
+        headers: dict[str, str],
+        http_session: HttpSession,
+        messages: Sequence[jsonrpc.Message],
+        batch: bool,
+        **options: Any,
+    ) -> Any:
+        """`_dispatch` in a handshake session (several workers: its response records what it changed)."""
+        session, events = http_session.session, http_session.events
         response = await self._dispatch(
-            headers,
-            http_session.session,
-            requests,
-            stateless=False,
-            batch=batch,
-            extra=session_header,
-            events=http_session.events,
+            headers, session, messages, stateless=False, batch=batch, events=events, **options
         )
         return response if self._shared is None else self._shared.sending(http_session, response)
 
@@ -380,7 +378,7 @@ class StreamableHttp:
         if isinstance(http_session, Response):
             return http_session
         last_event_id = headers.get("last-event-id")
-        resuming = last_event_id is not None and _event_id(last_event_id)
+        resuming = last_event_id is not None and event_id_of(last_event_id) >= 0
         if last_event_id is not None and resuming:
             resumed = await self.directory.resume(http_session, session_id, principal, last_event_id.strip())
             if resumed is not None:
@@ -466,19 +464,12 @@ class StreamableHttp:
 NOT_FOUND = "Not Found: unknown or expired Mcp-Session-Id"
 
 
-def _event_id(value: str) -> bool:
-    """A Last-Event-ID this app could have sent: ASCII digits only (str.isdigit admits superscripts
-    and other scripts' digits), short enough for int()."""
-    wanted = value.strip()
-    return wanted.isascii() and wanted.isdigit() and len(wanted) <= MAX_EVENT_ID_DIGITS
-
-
+@dataclass(slots=True)
 class _Finally:
     """An ASGI response that calls `done` once it has been sent (or has failed)."""
 
-    def __init__(self, response: Any, done: Callable[[], None]) -> None:
-        self.response = response
-        self.done = done
+    response: Any
+    done: Callable[[], None]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:

@@ -54,7 +54,7 @@ from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.spec import Kind, MethodSpec, ProtocolTables, Side
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
-from mcp_bindings.runtime.rpc.jsonrpc import json_object, validation_error
+from mcp_bindings.runtime.rpc.jsonrpc import first_problem, json_object, validation_error
 
 __all__ = [
     "EXPERIMENTAL",
@@ -187,15 +187,15 @@ class Bound:
     handler: Handler
 
 
+@dataclass(eq=False)
 class Methods:
     """The custom and extension methods one object serves (a server, or a client's handlers), and the
     extensions it declares (identifier -> settings). Kept by the runtime: `methods_of(obj)`."""
 
-    def __init__(self, side: Side, protocol: ProtocolTables) -> None:
-        self.side: Side = side
-        self.protocol = protocol  # the object's stub version: its own methods are not custom
-        self.handlers: dict[str, Bound] = {}
-        self.extensions: dict[str, dict[str, Any]] = {}
+    side: Side
+    protocol: ProtocolTables  # the object's stub version: its own methods are not custom
+    handlers: dict[str, Bound] = field(default_factory=dict[str, Bound])
+    extensions: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
 
     @property
     def _handles(self) -> Sender:
@@ -365,8 +365,4 @@ def typed_result(method: CustomMethod[P, R], raw: Any) -> R:
     try:
         return cast("R", versions.validate(method.result, data))
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(root)"
-        raise McpError(
-            INTERNAL_ERROR, f"invalid {method.method} result from the peer: {where}: {first['msg']}"
-        ) from None
+        raise McpError(INTERNAL_ERROR, f"invalid {method.method} result from the peer: {first_problem(exc)}") from None

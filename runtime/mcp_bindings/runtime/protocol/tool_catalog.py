@@ -203,16 +203,14 @@ class ToolListing:
         return made
 
 
+@dataclass(slots=True, eq=False)
 class ToolCatalog:
     """Tool definitions by name, as listed (or declared: `declare`)."""
 
-    __slots__ = ("declared", "listing", "tools")
-
-    def __init__(self) -> None:
-        # One dict for the catalog's life (connections keep a reference to read it on every call).
-        self.tools: dict[str, ToolDefinition] = {}
-        self.declared = False  # the server declared its whole list: a list change re-declares it
-        self.listing: bytes | None = None  # the digest of the listing last remembered (`take`)
+    # One dict for the catalog's life (connections keep a reference to read it on every call).
+    tools: dict[str, ToolDefinition] = field(default_factory=dict[str, ToolDefinition])
+    declared: bool = False  # the server declared its whole list: a list change re-declares it
+    listing: bytes | None = None  # the digest of the listing last remembered (`take`)
 
     def declare(self, tools: Iterable[ToolDefinition]) -> None:
         """The server's whole tool list, as its author declared it (the authoring layer): tools not

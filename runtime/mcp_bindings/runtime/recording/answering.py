@@ -21,6 +21,7 @@ from mcp_bindings.runtime.protocol import registry, versions
 from mcp_bindings.runtime.protocol.context import RequestContext
 from mcp_bindings.runtime.protocol.spec import INPUT_REQUIRED, MethodSpec, ProtocolTables
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
+from mcp_bindings.runtime.rpc.jsonrpc import first_problem
 from mcp_bindings.runtime.server.stubs import ServerStub
 
 Answer = Callable[[str, dict[str, Any] | None, RequestContext], Awaitable[dict[str, Any]]]
@@ -79,9 +80,7 @@ def typed_result(spec: MethodSpec, protocol: ProtocolTables, result: dict[str, A
         typed = versions.validate(target, result)
         return typed if asks or protocol.stateless else result
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(root)"
         raise McpError(
             INTERNAL_ERROR,
-            f"the {spec.method} result is not a valid MCP {protocol.version} result: {where}: {first['msg']}",
+            f"the {spec.method} result is not a valid MCP {protocol.version} result: {first_problem(exc)}",
         ) from None

@@ -94,7 +94,8 @@ def differences(recorded: Any, actual: Any, path: str = "") -> list[Difference]:
     return [Difference(path, recorded, actual)]
 
 
-def _drop(value: Any, dotted: str) -> Any:
+def drop_path(value: Any, dotted: str) -> Any:
+    """`value` without what the dotted path (`arguments.timestamp`) names in it, if anything."""
     if not isinstance(value, dict):
         return value
     obj = dict(cast("dict[str, Any]", value))
@@ -102,7 +103,7 @@ def _drop(value: Any, dotted: str) -> Any:
     if head not in obj:
         return obj
     if rest:
-        obj[head] = _drop(obj[head], rest)
+        obj[head] = drop_path(obj[head], rest)
     else:
         del obj[head]
     return obj
@@ -123,11 +124,11 @@ class MatchRules:
             return {"method": message.get("method")}
         if isinstance(params, dict):
             for dotted in self.ignore:
-                params = _drop(params, dotted)
+                params = drop_path(params, dotted)
             if message.get("method") == v2025.INITIALIZE:
                 # The version a client offers is negotiated, not matched: the recorded answer states
                 # the recording's version, which the client accepts or refuses as with any server.
-                params = _drop(params, "protocolVersion")
+                params = drop_path(params, "protocolVersion")
         return {"method": message.get("method"), "params": params if params is not None else {}}
 
     def differences(self, recorded: dict[str, Any], incoming: dict[str, Any]) -> list[Difference]:

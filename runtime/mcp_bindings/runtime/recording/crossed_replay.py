@@ -25,7 +25,7 @@ from mcp_bindings.runtime.protocol.spec import ProtocolTables
 from mcp_bindings.runtime.recording.answering import answering_server
 from mcp_bindings.runtime.recording.compare import what_is
 from mcp_bindings.runtime.recording.exchanges import Exchange, Unmatched
-from mcp_bindings.runtime.recording.recorder import STATELESS_VERSION_KEY
+from mcp_bindings.runtime.recording.recorder import STATELESS_VERSION_KEY, meta_value
 from mcp_bindings.runtime.recording.session_file import Recording
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError, NotExpressible
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId
@@ -75,12 +75,8 @@ def _known(version: str) -> ProtocolTables | None:
 
 def stated_version(message: Mapping[str, Any]) -> str | None:
     """The version a stateless-era request states in its `_meta`, if any."""
-    params = message.get("params")
-    meta = cast("dict[str, Any]", params).get("_meta") if isinstance(params, dict) else None
-    if not isinstance(meta, dict):
-        return None
     for key in (STATELESS_VERSION_KEY, *registry.protocol_version_keys()):
-        version = cast("dict[str, Any]", meta).get(key)
+        version = meta_value(message, key)
         if isinstance(version, str):
             return version
     return None

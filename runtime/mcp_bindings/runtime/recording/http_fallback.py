@@ -94,6 +94,7 @@ class HttpLiveFallback(HandshakeKept):
     async def _exchange(self, message: dict[str, Any], headers: dict[str, str], client: Transport) -> None:
         request_id = message.get("id") if "method" in message else None
         answered = False
+        failure = "ended its answer without a result"
         try:
             async with self._http.stream("POST", self.url, json=message, headers=headers) as response:
                 if message.get("method") == v2025.INITIALIZE:
@@ -113,13 +114,9 @@ class HttpLiveFallback(HandshakeKept):
                     if body.strip():
                         answered = await self._relay(body, request_id, client)
         except httpx.HTTPError as exc:
-            if request_id is not None and not answered:
-                text = f"{what_is(message)}: the live server at {self.url} did not answer it: {exc}"
-                error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": INTERNAL_ERROR, "message": text}}
-                await client.send(json.dumps(error).encode(), request_id)
-            return
+            failure = f"did not answer it: {exc}"
         if request_id is not None and not answered:
-            text = f"{what_is(message)}: the live server at {self.url} ended its answer without a result"
+            text = f"{what_is(message)}: the live server at {self.url} {failure}"
             error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": INTERNAL_ERROR, "message": text}}
             await client.send(json.dumps(error).encode(), request_id)
 

@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any, cast
 from urllib.parse import urlsplit
 
@@ -57,11 +58,11 @@ async def request_body(receive: Any) -> bytes:
             return body
 
 
+@dataclass
 class SseEvents:
     """Cuts an SSE byte stream into the data of its events, as the bytes arrive."""
 
-    def __init__(self) -> None:
-        self.buffer = b""
+    buffer: bytes = b""
 
     def feed(self, chunk: bytes) -> list[bytes]:
         self.buffer += chunk.replace(b"\r\n", b"\n")

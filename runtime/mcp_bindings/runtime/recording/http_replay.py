@@ -14,6 +14,7 @@ import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -74,17 +75,15 @@ async def _plain(send: Any, status: int, text: bytes = b"", headers: list[tuple[
     await send({"type": "http.response.body", "body": text})
 
 
+@dataclass(eq=False)
 class HttpReplay:
     """The ASGI app of a replay: one `ServerReplay`, its tasks in `group`."""
 
-    def __init__(
-        self, replay: ServerReplay, group: anyio.abc.TaskGroup, crossed: Any = None, recorder: Recorder | None = None
-    ) -> None:
-        self.replay = replay
-        self.group = group
-        self.session = uuid.uuid4().hex
-        self.crossed = crossed  # the runtime's app serving the recording to the other era (started), or None
-        self.recorder = recorder  # `new_episodes`: what the client sent and what it got, replayed or live
+    replay: ServerReplay
+    group: anyio.abc.TaskGroup
+    crossed: Any = None  # the runtime's app serving the recording to the other era (started), or None
+    recorder: Recorder | None = None  # `new_episodes`: what the client sent and what it got, replayed or live
+    session: str = field(init=False, default_factory=lambda: uuid.uuid4().hex)
 
     def _crossed_session(self, scope: dict[str, Any]) -> bool:
         if self.crossed is None:

@@ -10,18 +10,20 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
 import anyio.abc
 
+from mcp_bindings.runtime.recording.crossed_replay import first_message
 from mcp_bindings.runtime.recording.recorder import Recorder
 from mcp_bindings.runtime.recording.session_file import Recording, SessionWriter, new_header
-from mcp_bindings.runtime.recording.stdio_proxy import frames, spawn, stop
+from mcp_bindings.runtime.recording.stdio_proxy import frames, stop
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId
 from mcp_bindings.runtime.rpc.transport import Transport, TransportBase
-from mcp_bindings.runtime.stdio.connect import INHERIT
+from mcp_bindings.runtime.stdio.connect import INHERIT, spawn
 from mcp_bindings.v2025_11_25 import names as v2025
 
 HANDSHAKE_ID = "live-fallback-initialize"
@@ -60,13 +62,13 @@ def episodes_done(writer: SessionWriter, record_to: Path) -> None:
     os.replace(writer.path, record_to)
 
 
+@dataclass(eq=False)
 class HandshakeKept:
     """What every live fallback keeps of the client's handshake (the `Fallback` methods that read it)."""
 
-    def __init__(self) -> None:
-        self.handshake: dict[str, Any] | None = None  # the client's initialize request, as it came
-        self.initialized: dict[str, Any] | None = None  # and its initialized notification
-        self.live_handshake = False  # the client's own initialize went to the live server
+    handshake: dict[str, Any] | None = None  # the client's initialize request, as it came
+    initialized: dict[str, Any] | None = None  # and its initialized notification
+    live_handshake: bool = False  # the client's own initialize went to the live server
 
     def remember(self, message: dict[str, Any]) -> None:
         if message.get("method") == v2025.INITIALIZE:
@@ -90,11 +92,8 @@ class LiveFallback(HandshakeKept):
 
     async def _pump(self, upstream: Transport, client: Transport) -> None:
         async for frame in frames(upstream):
-            try:
-                message = json.loads(frame)
-            except ValueError:
-                message = None
-            if isinstance(message, dict) and message.get("id") == HANDSHAKE_ID and "method" not in message:
+            message = first_message(frame)
+            if message.get("id") == HANDSHAKE_ID and "method" not in message:
                 self._answered.set()
                 continue
             await client.send(frame)
@@ -133,13 +132,13 @@ class LiveFallback(HandshakeKept):
             await upstream.aclose()
 
 
+@dataclass(eq=False)
 class RecordingTransport(TransportBase):
     """A transport that writes every frame it carries to a recorder (in: client, out: server)."""
 
-    def __init__(self, inner: Transport, recorder: Recorder, session: str) -> None:
-        self.inner = inner
-        self.recorder = recorder
-        self.session = session
+    inner: Transport
+    recorder: Recorder
+    session: str
 
     async def receive(self) -> bytes:
         frame = await self.inner.receive()

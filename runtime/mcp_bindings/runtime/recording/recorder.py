@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -13,6 +14,13 @@ from mcp_bindings.runtime.recording.session_file import Direction, Entry, Sessio
 from mcp_bindings.v2025_11_25 import names as v2025
 
 STATELESS_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+
+
+def meta_value(message: Mapping[str, Any], key: str) -> Any:
+    """`params._meta[key]` of a message (None where it has none)."""
+    params = message.get("params")
+    meta = cast("dict[str, Any]", params).get("_meta") if isinstance(params, dict) else None
+    return cast("dict[str, Any]", meta).get(key) if isinstance(meta, dict) else None
 
 
 @dataclass(eq=False)
@@ -36,16 +44,12 @@ class Recorder:
             stated = {k.lower(): v for k, v in cast("dict[str, Any]", headers).items()}.get("mcp-protocol-version")
             if isinstance(stated, str):
                 self._versions[session] = stated
-        params = message.get("params")
-        if direction == "client" and isinstance(params, dict):
-            params = cast("dict[str, Any]", params)
+        if direction == "client" and isinstance(message.get("params"), dict):
             if message.get("method") == v2025.INITIALIZE and "id" in message:
                 self._initialize_ids.setdefault(session, set()).add(message["id"])
-            meta = params.get("_meta")
-            if isinstance(meta, dict):
-                version = cast("dict[str, Any]", meta).get(STATELESS_VERSION_KEY)
-                if isinstance(version, str):
-                    self._versions[session] = version
+            version = meta_value(message, STATELESS_VERSION_KEY)
+            if isinstance(version, str):
+                self._versions[session] = version
             return
         # An HTTP session gets its id with the initialize answer: its request had none.
         asked = self._initialize_ids.get(session, set()) | self._initialize_ids.get(None, set())

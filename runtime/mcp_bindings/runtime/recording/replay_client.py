@@ -18,11 +18,19 @@ from typing import Any, cast
 
 import anyio
 
-from mcp_bindings.runtime.recording.compare import DEFAULT_RULES, Difference, MatchRules, differences, what_is
+from mcp_bindings.runtime.recording.compare import (
+    DEFAULT_RULES,
+    Difference,
+    MatchRules,
+    differences,
+    drop_path,
+    what_is,
+)
 from mcp_bindings.runtime.recording.session_file import Entry, Recording
-from mcp_bindings.runtime.recording.stdio_proxy import spawn, stop
-from mcp_bindings.runtime.rpc.transport import OversizedMessage, Transport
-from mcp_bindings.runtime.stdio.connect import ChildEnv
+from mcp_bindings.runtime.recording.stdio_proxy import frames
+from mcp_bindings.runtime.rpc.transport import Transport
+from mcp_bindings.runtime.stdio.connect import ChildEnv, spawn
+from mcp_bindings.runtime.stdio.connect import shutdown_process as stop
 from mcp_bindings.v2025_11_25 import names as v2025
 
 ANSWER_SECONDS = 30.0
@@ -72,23 +80,11 @@ class ClientReplayReport:
         return {"source": self.source, "checked": self.checked, "mismatches": [m.to_json() for m in self.mismatches]}
 
 
-def _drop_path(value: Any, dotted: str) -> Any:
-    head, _, rest = dotted.partition(".")
-    if not isinstance(value, dict) or head not in value:
-        return value
-    out = dict(cast("dict[str, Any]", value))
-    if rest:
-        out[head] = _drop_path(out[head], rest)
-    else:
-        del out[head]
-    return out
-
-
 def answer_body(message: Mapping[str, Any], ignore: Sequence[str] = ()) -> dict[str, Any]:
     """What of an answer is compared: its result or error, without the id and the ignored paths."""
     body: dict[str, Any] = {k: v for k, v in message.items() if k in ("result", "error")}
     for dotted in ignore:
-        body = _drop_path(body, dotted)
+        body = drop_path(body, dotted)
     return body
 
 
@@ -107,15 +103,7 @@ class _Driver:
                 self.server_requests.append((entry.message, answers.get(entry.id)))
 
     async def read(self) -> None:
-        while True:
-            try:
-                frame = await self.transport.receive()
-            except OversizedMessage:
-                continue
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                for event in self.arrived.values():
-                    event.set()
-                return
+        async for frame in frames(self.transport):
             try:
                 message = json.loads(frame)
             except ValueError:
@@ -130,6 +118,8 @@ class _Driver:
                     event.set()
             elif "id" in message:
                 await self._answer_server(message)
+        for event in self.arrived.values():  # the server is gone: no answer is waited for any more
+            event.set()
 
     async def _answer_server(self, request: dict[str, Any]) -> None:
         key = self.rules.key(request)

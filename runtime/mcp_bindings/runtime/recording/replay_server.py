@@ -37,7 +37,7 @@ from mcp_bindings.runtime.recording.live_fallback import (
     episodes_done,
     episodes_writer,
 )
-from mcp_bindings.runtime.recording.recorder import STATELESS_VERSION_KEY, Recorder
+from mcp_bindings.runtime.recording.recorder import STATELESS_VERSION_KEY, Recorder, meta_value
 from mcp_bindings.runtime.recording.session_file import Entry, Recording, SessionFileError, SessionWriter
 from mcp_bindings.runtime.rpc.transport import OversizedMessage, Transport
 from mcp_bindings.v2026_07_28 import names as v2026
@@ -50,13 +50,6 @@ INVALID_PARAMS = -32602
 PARSE_ERROR = -32700
 CLIENT_ANSWER_SECONDS = 30.0
 MAX_PRESERVED_DELAY = 300.0  # seconds from a request to what answers it, under timing="preserved"
-
-
-def _meta(message: dict[str, Any], key: str) -> Any:
-    """`params._meta[key]` of a message (None where it has none)."""
-    params = message.get("params")
-    meta = cast("dict[str, Any]", params).get("_meta") if isinstance(params, dict) else None
-    return cast("dict[str, Any]", meta).get(key) if isinstance(meta, dict) else None
 
 
 @dataclass(eq=False)
@@ -106,7 +99,7 @@ class ServerReplay:
 
     def claim(self, message: dict[str, Any]) -> Exchange | Unmatched:
         """The recorded exchange that answers `message` (marked played), or why there is none."""
-        spoken = _meta(message, STATELESS_VERSION_KEY)  # the version a stateless-era request states
+        spoken = meta_value(message, STATELESS_VERSION_KEY)  # the version a stateless-era request states
         spoken = spoken if isinstance(spoken, str) else None
         if spoken is not None and self.recording.versions and spoken not in self.recording.versions:
             return Unmatched(
@@ -255,8 +248,8 @@ class ServerReplay:
         group.start_soon(self._play, transport, found, message, anyio.current_time())
 
     async def _play(self, transport: Transport, exchange: Exchange, incoming: dict[str, Any], arrived: float) -> None:
-        token = _meta(incoming, "progressToken")
-        recorded_token = _meta(exchange.message, "progressToken")
+        token = meta_value(incoming, "progressToken")
+        recorded_token = meta_value(exchange.message, "progressToken")
         for entry in exchange.episode:
             await self._pause(arrived, entry.t - exchange.entry.t)
             message = dict(entry.message or {})

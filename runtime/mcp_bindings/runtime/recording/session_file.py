@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -275,7 +274,3 @@ class SessionWriter:
 
     def close(self) -> None:
         self._file.close()
-
-
-def iter_messages(recording: Recording, direction: Direction) -> Iterator[Entry]:
-    return (e for e in recording.entries if e.dir == direction and e.message is not None)

@@ -4,40 +4,18 @@ server and passes every frame through unchanged, writing each to the session fil
 from __future__ import annotations
 
 import os
-import subprocess
 import uuid
 from collections.abc import AsyncIterator, Sequence
 
 import anyio
-from anyio.abc import Process
 
 from mcp_bindings.runtime.recording.recorder import Recorder
 from mcp_bindings.runtime.recording.redaction import DEFAULT, Redaction
 from mcp_bindings.runtime.recording.session_file import Direction, SessionWriter, new_header
-from mcp_bindings.runtime.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, LineTransport, OversizedMessage, Transport
-from mcp_bindings.runtime.stdio.connect import INHERIT, ChildEnv, child_environment
+from mcp_bindings.runtime.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, OversizedMessage, Transport
+from mcp_bindings.runtime.stdio.connect import INHERIT, ChildEnv, spawn
 from mcp_bindings.runtime.stdio.connect import shutdown_process as stop  # the spec's order: stdin, SIGTERM, SIGKILL
 from mcp_bindings.runtime.stdio.serve import open_stdio_transport, until_stopped
-
-
-async def spawn(
-    command: Sequence[str], *, env: ChildEnv = None, cwd: str | None = None
-) -> tuple[Process, LineTransport]:
-    """Start a stdio server (its stderr goes to ours); its pipes as a line transport. Its environment
-    is `child_environment(env)`: the safe variables of ours and `env`, or all of ours (`INHERIT`)."""
-    try:
-        process = await anyio.open_process(
-            list(command),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=None,  # the server's log goes where ours goes
-            env=child_environment(env),
-            cwd=cwd,
-        )
-    except OSError as exc:
-        raise RuntimeError(f"cannot start the server {command[0]!r}: {exc.strerror or exc}") from None
-    assert process.stdin is not None and process.stdout is not None
-    return process, LineTransport(process.stdout, process.stdin, DEFAULT_MAX_MESSAGE_BYTES)
 
 
 async def frames(source: Transport) -> AsyncIterator[bytes]:

@@ -10,35 +10,21 @@ import functools
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp_bindings.runtime.protocol.custom_methods import (
-    EXPERIMENTAL as EXPERIMENTAL,
-)
-from mcp_bindings.runtime.protocol.custom_methods import (
-    EXTENSIONS as EXTENSIONS,
-)
-from mcp_bindings.runtime.protocol.custom_methods import (
+    EXPERIMENTAL,
+    EXTENSIONS,
     Bound,
+    CustomMethod,
+    Extension,
+    Methods,
+    notification,
     peer_declares,
+    request,
     result_data,
     typed_params,
     typed_result,
     wire_params,
 )
-from mcp_bindings.runtime.protocol.custom_methods import (
-    CustomMethod as CustomMethod,
-)
-from mcp_bindings.runtime.protocol.custom_methods import (
-    Extension as Extension,
-)
-from mcp_bindings.runtime.protocol.custom_methods import (
-    Methods as Methods,
-)
 from mcp_bindings.runtime.protocol.custom_methods import methods_of as _methods_of
-from mcp_bindings.runtime.protocol.custom_methods import (
-    notification as notification,
-)
-from mcp_bindings.runtime.protocol.custom_methods import (
-    request as request,
-)
 from mcp_bindings.runtime.protocol.spec import MethodSpec, Side
 from mcp_bindings.runtime.protocol.stub_base import CapabilityDeriving
 from mcp_bindings.runtime.rpc import jsonrpc, logs
@@ -46,9 +32,7 @@ from mcp_bindings.runtime.rpc.errors import NotExpressible
 from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request, json_object
 from mcp_bindings.runtime.server.bus import EXTENSION_BROADCAST
 from mcp_bindings.runtime.server.context import ServerNotificationContext, ServerRequestContext
-from mcp_bindings.runtime.server.host import host_for
-from mcp_bindings.runtime.server.host import server_capabilities as server_capabilities
-from mcp_bindings.runtime.server.host import server_methods as server_methods
+from mcp_bindings.runtime.server.host import host_for, server_capabilities, server_methods
 from mcp_bindings.runtime.server.notifications import deliver_broadcast
 from mcp_bindings.runtime.server.peer import stateless_meta
 from mcp_bindings.runtime.server.seam import Plan, ServerFeature
@@ -58,7 +42,9 @@ if TYPE_CHECKING:
     from mcp_bindings.runtime.server.peer import PeerView
     from mcp_bindings.runtime.server.runtime import ServerRuntime
 
-__all__ = [
+__all__ = [  # with what users import from here of `protocol.custom_methods` and `server.host`
+    "EXPERIMENTAL",
+    "EXTENSIONS",
     "CustomMethod",
     "CustomMethods",
     "Extension",
@@ -69,6 +55,8 @@ __all__ = [
     "notify",
     "peer_declares",
     "request",
+    "server_capabilities",
+    "server_methods",
 ]
 
 log = logs.logger("extensions")

@@ -43,6 +43,7 @@ notifications: `server.extensions`); the first that takes it answers True.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from mcp_bindings.runtime.protocol import versions
@@ -157,15 +158,13 @@ class Plan:
         self.fast_result = None
 
 
+@dataclass(slots=True, eq=False)
 class NoticePlan:
     """How one notification method is taken at one version (a handler of the server takes it):
     built once, then read on every notification. `chain`: what features put around the handler."""
 
-    __slots__ = ("chain", "spec")
-
-    def __init__(self, spec: MethodSpec) -> None:
-        self.spec = spec
-        self.chain: NoticeNext | None = None
+    spec: MethodSpec
+    chain: NoticeNext | None = None
 
     def wrap(self, around: NoticeAround) -> None:
         """Put `around` around what runs the handler now (outermost so far)."""

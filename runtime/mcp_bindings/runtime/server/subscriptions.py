@@ -13,6 +13,7 @@ server through it (`app.proxy`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Set
+from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_bindings.runtime.rpc import logs
@@ -27,13 +28,13 @@ Watcher = Callable[[str, int], None]  # (uri, how many holders it has now)
 _NONE: frozenset[str] = frozenset()
 
 
+@dataclass(eq=False)
 class Subscriptions:
     """Who holds which URI (a holder: a connection's `ServerRuntime`, or a listen stream's `Listener`)."""
 
-    def __init__(self) -> None:
-        self._held: dict[Any, set[str]] = {}
-        self._holders: dict[str, int] = {}  # uri -> how many holders
-        self._watchers: list[Watcher] = []
+    _held: dict[Any, set[str]] = field(init=False, default_factory=dict[Any, set[str]])
+    _holders: dict[str, int] = field(init=False, default_factory=dict[str, int])  # uri -> how many holders
+    _watchers: list[Watcher] = field(init=False, default_factory=list[Watcher])
 
     def of(self, holder: Any) -> Set[str]:
         """The URIs `holder` subscribed to."""

@@ -91,6 +91,32 @@ async def shutdown_process(process: Process) -> None:
         await process.wait()
 
 
+async def spawn(
+    command: Sequence[str],
+    *,
+    env: ChildEnv = None,
+    cwd: str | None = None,
+    stderr: Any = None,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+) -> tuple[Process, LineTransport]:
+    """Start a stdio server (its stderr goes to ours unless `stderr` says otherwise); its pipes as a
+    line transport. Its environment is `child_environment(env)`: the safe variables of ours and
+    `env`, or all of ours (`INHERIT`). `ConnectionError` naming the command when it cannot start."""
+    try:
+        process = await anyio.open_process(
+            list(command),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            env=child_environment(env),
+            cwd=cwd,
+        )
+    except OSError as exc:
+        raise ConnectionError(f"cannot start the MCP server {list(command)!r}: {exc}") from None
+    assert process.stdout is not None and process.stdin is not None
+    return process, LineTransport(process.stdout, process.stdin, max_message_bytes)
+
+
 @asynccontextmanager
 async def connect_stdio(
     command: Sequence[str],
@@ -148,19 +174,13 @@ async def _spawned(
 ) -> AsyncGenerator[C, None]:
     """One server process and the client session over its pipes."""
     tail = _StderrTail(echo=stderr is None) if stderr is None or stderr is TAIL_ONLY else None
-    try:
-        process = await anyio.open_process(
-            list(command),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE if tail is not None else stderr,
-            env=child_environment(env),
-            cwd=cwd,
-        )
-    except OSError as exc:
-        raise ConnectionError(f"cannot start the MCP server {list(command)!r}: {exc}") from None
-    assert process.stdout is not None and process.stdin is not None
-    transport = LineTransport(process.stdout, process.stdin, max_message_bytes)
+    process, transport = await spawn(
+        command,
+        env=env,
+        cwd=cwd,
+        stderr=subprocess.PIPE if tail is not None else stderr,
+        max_message_bytes=max_message_bytes,
+    )
     transport.features = RESPAWNS  # this function can start the server again ("auto": `connect_stdio`)
     started = False
     try:

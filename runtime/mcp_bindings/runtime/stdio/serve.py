@@ -11,11 +11,11 @@ import stat
 import sys
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any
 
 import anyio
 
-from mcp_bindings.runtime.client.stub import ClientStub
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.pipes import PipeTransport
 from mcp_bindings.runtime.rpc.session import Session
@@ -25,15 +25,12 @@ from mcp_bindings.runtime.server.stubs import ServerStub
 
 log = logs.logger("stdio")
 
-C = TypeVar("C", bound=ClientStub)
-SHUTDOWN_GRACE_SECONDS = 2.0
 
-
+@dataclass(slots=True)
 class _PipeReceive:
     """anyio-style receive stream over an asyncio pipe reader (no thread per read)."""
 
-    def __init__(self, reader: asyncio.StreamReader) -> None:
-        self._reader = reader
+    _reader: asyncio.StreamReader
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         data = await self._reader.read(max_bytes)
@@ -45,11 +42,11 @@ class _PipeReceive:
         return None
 
 
+@dataclass(slots=True)
 class _PipeSend:
     whole_frames = True  # `write` buffers the whole frame at once; only then does `send` wait (`LineTransport`)
 
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
-        self._writer = writer
+    _writer: asyncio.StreamWriter
 
     async def send(self, data: bytes) -> None:
         # Into the buffer only once it has drained, as `rpc.pipes` does: a frame added to a full
@@ -62,12 +59,12 @@ class _PipeSend:
         self._writer.close()
 
 
+@dataclass(slots=True)
 class _FileReceive:
     """Reads a file descriptor the event loop cannot watch (a regular file: `server < requests.jsonl`)
     in a worker thread."""
 
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
+    _fd: int
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         data = await anyio.to_thread.run_sync(os.read, self._fd, max_bytes)
@@ -79,11 +76,11 @@ class _FileReceive:
         os.close(self._fd)
 
 
+@dataclass(slots=True)
 class _FileSend:
     """Writes to a file descriptor the event loop cannot watch (`server > answers.jsonl`)."""
 
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
+    _fd: int
 
     async def send(self, data: bytes) -> None:
         view = memoryview(data)
@@ -95,7 +92,10 @@ class _FileSend:
         os.close(self._fd)
 
 
-async def _stdio_transport(max_message_bytes: int) -> Transport:
+async def open_stdio_transport(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> Transport:
+    """This process's stdin/stdout as a line transport (fd 1 then points at stderr): `serve_stdio`'s,
+    and that of what speaks raw frames on stdio without a `ServerRuntime` (the recording proxy and
+    replays)."""
     # Protocol bytes get a private duplicate of fd 1; fd 1 itself then points at stderr, so a stray
     # print() in server code (or a C library) can never corrupt the message stream.
     protocol_out = os.dup(1)
@@ -144,7 +144,7 @@ async def serve_stdio_async(
         async with lifespan():
             await serve_stdio_async(server, max_message_bytes=max_message_bytes, **runtime_options)
         return
-    transport = await _stdio_transport(max_message_bytes)
+    transport = await open_stdio_transport(max_message_bytes)
     runtime = ServerRuntime(server, **runtime_options)
     session = Session(transport, runtime)
     async with anyio.create_task_group() as task_group:
@@ -168,21 +168,15 @@ async def until_stopped() -> None:
             return
 
 
-def serve_stdio(
-    server: ServerStub,
-    *,
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-    lifespan: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
-    **runtime_options: Any,
-) -> None:
-    """`serve_stdio(MyServer())`: the whole main() of a stdio MCP server."""
+def serve_stdio(server: ServerStub, **options: Any) -> None:
+    """`serve_stdio(MyServer())`: the whole main() of a stdio MCP server (`options`: `serve_stdio_async`'s)."""
     # uvloop where installed (the `http` extra): its loop costs a fraction of asyncio's per message.
     # Not for regular files (`server < requests.jsonl`): libuv cannot watch them (asyncio raises and
     # we read them in a thread; uvloop would abort the process).
     ttys = os.isatty(0) or os.isatty(1)
     fast_loop = _watchable(0) and _watchable(1) and not ttys and importlib.util.find_spec("uvloop") is not None
     anyio.run(
-        lambda: serve_stdio_async(server, max_message_bytes=max_message_bytes, lifespan=lifespan, **runtime_options),
+        lambda: serve_stdio_async(server, **options),
         backend_options={"use_uvloop": fast_loop},
     )
 
@@ -196,9 +190,3 @@ def _watchable(fd: int) -> bool:
     except OSError:
         return False
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
-
-
-async def open_stdio_transport(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> Transport:
-    """This process's stdin/stdout as a line transport (fd 1 then points at stderr), for what speaks
-    raw frames on stdio without a `ServerRuntime` (the recording proxy and replays)."""
-    return await _stdio_transport(max_message_bytes)
