@@ -195,13 +195,13 @@ class App:
     # -- changes (`app.changes.ListChanges`), middleware (`app.around`), mounting, proxying -------
 
     def remove_tool(self, name: str) -> None:
-        self._changes.remove_tool(name)
+        self._changes.remove("tools", name)
 
     def remove_resource(self, uri: str) -> None:
-        self._changes.remove_resource(uri)
+        self._changes.remove("resources", uri)
 
     def remove_prompt(self, name: str) -> None:
-        self._changes.remove_prompt(name)
+        self._changes.remove("prompts", name)
 
     def disable(self, *names: str, tags: Collection[str] = ()) -> int:
         """Hide tools, prompts (by name), resources and templates (by URI or URI template), and those
