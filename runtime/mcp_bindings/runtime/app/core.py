@@ -356,9 +356,8 @@ class App:
             handlers.update(
                 list_resources=_list_resources, list_resource_templates=_list_templates, read_resource=_read_resource
             )
-            declared["resources"] = resources_capability(
-                self.remote
-            )  # (a proxy: subscriptions where its remote has them)
+            # (a proxy: subscriptions where its remote has them)
+            declared["resources"] = resources_capability(self.remote)
             for name in ("subscribe_resource", "unsubscribe_resource"):
                 if "subscribe" in declared["resources"] and hasattr(stub, name):  # handshake era (host records)
                     handlers[name] = _subscription
