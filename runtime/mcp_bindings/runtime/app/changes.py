@@ -51,18 +51,12 @@ class ListChanges:
     def _built(self) -> ServerStub | None:
         return self.app._server  # pyright: ignore[reportPrivateUsage]  # (None: not built yet)
 
-    def remove_tool(self, name: str) -> None:
-        del self.registries.tools[name]
-        self.changed("tools")
-
-    def remove_resource(self, uri: str) -> None:
-        kind = "templates" if uri in self.registries.templates else "resources"
-        del self.registries.table(kind)[uri]
+    def remove(self, kind: str, key: str) -> None:
+        """`App.remove_tool`, `remove_resource` (its URI may be a template's), `remove_prompt`."""
+        if kind == "resources" and key in self.registries.templates:
+            kind = "templates"
+        del self.registries.table(kind)[key]
         self.changed(kind)
-
-    def remove_prompt(self, name: str) -> None:
-        del self.registries.prompts[name]
-        self.changed("prompts")
 
     def switch(self, enabled: bool, names: tuple[str, ...], tags: Collection[str]) -> int:
         """`App.disable` / `App.enable`: how many changed."""

@@ -88,8 +88,7 @@ class Message:
     content: Content
 
     def to_json(self) -> dict[str, Any]:
-        block = content_block(self.content)
-        return {"role": self.role, "content": block if block is not None else text_block(json_text(self.content))}
+        return {"role": self.role, "content": _as_block(self.content)}
 
 
 def user(content: Content) -> Message:
@@ -111,11 +110,7 @@ def content_block(value: object) -> dict[str, Any] | None:
     if isinstance(value, Image | Audio | Embedded):
         return value.to_json()
     if isinstance(value, BaseModel):
-        data: Any = versions.dump(value)
-        if not isinstance(data, dict):
-            return None
-        block = cast("dict[str, Any]", data)
-        return block if block.get("type") in CONTENT_TYPES else None
+        value = versions.dump(value)
     if isinstance(value, Mapping):
         mapping = cast("Mapping[str, Any]", value)
         return dict(mapping) if mapping.get("type") in CONTENT_TYPES else None
@@ -134,14 +129,14 @@ def to_content(value: object) -> list[dict[str, Any]]:
     those; None is no content; anything else is written as JSON text."""
     if value is None:
         return []
-    if isinstance(value, list | tuple):
-        blocks: list[dict[str, Any]] = []
-        for item in cast("list[object]", value):
-            block = content_block(item)
-            blocks.append(block if block is not None else text_block(json_text(item)))
-        return blocks
+    items = cast("list[object]", value) if isinstance(value, list | tuple) else [value]
+    return [_as_block(item) for item in items]
+
+
+def _as_block(value: object) -> dict[str, Any]:
+    """`value` as a content block: content as it is, anything else written as JSON text."""
     block = content_block(value)
-    return [block if block is not None else text_block(json_text(value))]
+    return block if block is not None else text_block(json_text(value))
 
 
 def is_content_model(tp: object) -> bool:

@@ -195,13 +195,13 @@ class App:
     # -- changes (`app.changes.ListChanges`), middleware (`app.around`), mounting, proxying -------
 
     def remove_tool(self, name: str) -> None:
-        self._changes.remove_tool(name)
+        self._changes.remove("tools", name)
 
     def remove_resource(self, uri: str) -> None:
-        self._changes.remove_resource(uri)
+        self._changes.remove("resources", uri)
 
     def remove_prompt(self, name: str) -> None:
-        self._changes.remove_prompt(name)
+        self._changes.remove("prompts", name)
 
     def disable(self, *names: str, tags: Collection[str] = ()) -> int:
         """Hide tools, prompts (by name), resources and templates (by URI or URI template), and those
@@ -356,9 +356,8 @@ class App:
             handlers.update(
                 list_resources=_list_resources, list_resource_templates=_list_templates, read_resource=_read_resource
             )
-            declared["resources"] = resources_capability(
-                self.remote
-            )  # (a proxy: subscriptions where its remote has them)
+            # (a proxy: subscriptions where its remote has them)
+            declared["resources"] = resources_capability(self.remote)
             for name in ("subscribe_resource", "unsubscribe_resource"):
                 if "subscribe" in declared["resources"] and hasattr(stub, name):  # handshake era (host records)
                     handlers[name] = _subscription

@@ -39,7 +39,7 @@ from mcp_bindings.runtime.app.proxy_entries import RemotePrompt, RemoteResource,
 from mcp_bindings.runtime.app.proxy_subscriptions import GONE, RemoteSubscriptions, ended, subscribes
 from mcp_bindings.runtime.app.uri_template import TemplateError
 from mcp_bindings.runtime.client.options import ClientArgs
-from mcp_bindings.runtime.client.stub import ClientHandlerStub
+from mcp_bindings.runtime.client.stub import ClientHandlerStub, every_page
 from mcp_bindings.runtime.protocol import registry, versions
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from mcp_bindings.v2026_07_28 import names as v2026
@@ -194,7 +194,7 @@ class Remote:
         made: dict[str, Any] = {}
         for definition in listed:
             try:
-                entry = _ENTRY[kind](definition, self.forward)
+                entry = _KINDS[kind][0](definition, self.forward)
             except TemplateError as exc:
                 log.warning("App.proxy: the remote's resource template is skipped: %s", exc)
                 continue
@@ -293,17 +293,12 @@ class Remote:
             log.info("the upstream MCP server %s logged: %s", self.name, data.get("data"))
 
 
-_ENTRY: dict[str, Callable[..., Any]] = {
-    "tools": RemoteTool,
-    "prompts": RemotePrompt,
-    "resources": RemoteResource,
-    "templates": RemoteTemplate,
-}
-_LIST = {
-    "tools": ("list_tools", "tools"),
-    "prompts": ("list_prompts", "prompts"),
-    "resources": ("list_resources", "resources"),
-    "templates": ("list_resource_templates", "resource_templates"),
+# kind -> the entry a listed definition becomes, the client's list call, the list's field in its result
+_KINDS: dict[str, tuple[Callable[..., Any], str, str]] = {
+    "tools": (RemoteTool, "list_tools", "tools"),
+    "prompts": (RemotePrompt, "list_prompts", "prompts"),
+    "resources": (RemoteResource, "list_resources", "resources"),
+    "templates": (RemoteTemplate, "list_resource_templates", "resource_templates"),
 }
 
 
@@ -316,16 +311,9 @@ def _key(kind: str, entry: Any) -> str:
 
 
 async def _list_all(client: Any, kind: str) -> list[Any]:
-    call, field = _LIST[kind]
-    items: list[Any] = []
-    cursor: str | None = None
-    for _page in range(1000):  # bounded: a remote that pages for ever is cut off
-        result = await getattr(client, call)(cursor=cursor)
-        items += getattr(result, field)
-        cursor = getattr(result, "next_cursor", None)
-        if not cursor:
-            break
-    return items
+    _, call, field = _KINDS[kind]
+    # bounded: a remote that pages for ever is cut off
+    return await every_page(lambda cursor: getattr(client, call)(cursor=cursor), field, max_pages=1000)
 
 
 async def _send(client: Any, method: str, params: dict[str, Any]) -> Any:

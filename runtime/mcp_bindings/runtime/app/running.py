@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp_bindings.runtime.app.lifespan import Lifetime
+from mcp_bindings.runtime.client.options import SessionArgs
 from mcp_bindings.runtime.client.stub import ClientStub
 from mcp_bindings.runtime.protocol import registry
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.app.auth import ProtectedApp
     from mcp_bindings.runtime.app.core import App
-    from mcp_bindings.runtime.client.retry import RetryMode
-    from mcp_bindings.runtime.client.seam import Hook
     from mcp_bindings.runtime.http.app import StreamableHTTPApp
     from mcp_bindings.runtime.protocol.request_state import RequestStateSealer
     from mcp_bindings.runtime.server.host import ServerHost
@@ -27,7 +26,7 @@ __all__ = ["Running", "TestClientOptions"]
 C = TypeVar("C", bound=ClientStub)
 
 
-class TestClientOptions(TypedDict, total=False):
+class TestClientOptions(SessionArgs, total=False):
     """`App.test_client`'s keyword arguments: the answers to what the app asks of its client, then
     `memory.connect_in_memory`'s (see `ClientOptions`)."""
 
@@ -36,13 +35,6 @@ class TestClientOptions(TypedDict, total=False):
     roots: Sequence[str | Mapping[str, Any]] | None
     on_log: Callable[[dict[str, Any]], Any] | None
     on_notification: Callable[[str, Any], Any] | None
-    handlers: Any
-    client_info: dict[str, Any] | None
-    request_timeout: float | None
-    probe_timeout: float
-    lenient: bool
-    retry: RetryMode
-    hooks: Sequence[Hook]
     supported_versions: list[str] | None
     request_state: RequestStateSealer | None
     host: ServerHost | None
@@ -91,18 +83,10 @@ class Running:
         app = create_app(self.app.server, lifespan=self.lifetime, **options)
         return app if self.app.auth is None else self.app.auth.protect(app, self._tool_scopes)
 
-    def test_client(
-        self,
-        protocol_version: str | type[ClientStub] | None = None,
-        *,
-        elicit: Callable[[str, dict[str, Any]], Any] | None = None,
-        sample: Callable[[dict[str, Any]], Any] | None = None,
-        roots: Sequence[str | Mapping[str, Any]] | None = None,
-        on_log: Callable[[dict[str, Any]], Any] | None = None,
-        on_notification: Callable[[str, Any], Any] | None = None,
-        handlers: Any = None,
-        **options: Any,
-    ) -> AbstractAsyncContextManager[Any]:
+    @asynccontextmanager
+    async def test_client(
+        self, protocol_version: str | type[ClientStub] | None = None, **options: Any
+    ) -> AsyncGenerator[Any]:
         """An in-memory client connected to the app: the generated `Client` of `protocol_version`
         (default: the app's version). A version string (`app.test_client("2025-11-25")`) or the `Client`
         class itself (`app.test_client(Client)`, from `mcp_bindings.v2025_11_25.client`) types the
@@ -113,27 +97,12 @@ class Running:
         single value accepts a single-value form, None declines, a dict with "action" is sent as
         is), `sample(params)` sampling (a string is the model's text), `roots` roots/list;
         `on_log(params)` gets log messages, `on_notification(method, params)` every other
-        notification. `options` go to `memory.connect_in_memory`."""
-        hooks: dict[str, Any] = {
-            "elicit": elicit,
-            "sample": sample,
-            "roots": roots,
-            "on_log": on_log,
-            "on_notification": on_notification,
-        }
-        return self._test_client(protocol_version, hooks, handlers, options)
-
-    @asynccontextmanager
-    async def _test_client(
-        self,
-        protocol_version: str | type[ClientStub] | None,
-        hooks: dict[str, Any],
-        handlers: Any,
-        options: dict[str, Any],
-    ) -> AsyncGenerator[Any]:
+        notification. The other `options` (`TestClientOptions`) go to `memory.connect_in_memory`."""
         from mcp_bindings.runtime.app.testing import client_handlers
         from mcp_bindings.runtime.memory import connect_in_memory
 
+        hooks = {name: options.pop(name, None) for name in ("elicit", "sample", "roots", "on_log", "on_notification")}
+        handlers = options.pop("handlers", None)
         client_cls: type[ClientStub]
         if isinstance(protocol_version, type):
             client_cls = protocol_version

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from mcp_bindings.ext.io_modelcontextprotocol_ui import models as ui
+from mcp_bindings.runtime.client.stub import every_page
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.ui_meta import MIME_TYPE, UI, callable_by_app, tool_ui, visible_to_model
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
@@ -75,15 +76,7 @@ def _meta(tool: Any) -> Mapping[str, Any] | None:
 
 
 async def _all_tools(client: _Client) -> list[Any]:
-    tools: list[Any] = []
-    cursor: str | None = None
-    for _ in range(10_000):  # bounded: a server that pages forever is not followed forever
-        page = await client.list_tools(cursor=cursor)
-        tools += list(page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return tools
+    return await every_page(lambda cursor: client.list_tools(cursor=cursor), "tools")
 
 
 async def list_apps(client: _Client) -> list[AppTool]:

@@ -5,6 +5,7 @@ version, and notifications handed to them."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -25,14 +26,12 @@ if TYPE_CHECKING:
 log = logs.logger("extensions")
 
 
+@dataclass(slots=True, eq=False)
 class ClientContext:
     """What a client handler gets besides its params (see `context.NotificationContext`)."""
 
-    __slots__ = ("_runtime", "request_id")
-
-    def __init__(self, runtime: ClientRuntime, request_id: Any) -> None:
-        self._runtime = runtime
-        self.request_id = request_id
+    _runtime: ClientRuntime
+    request_id: Any
 
     @property
     def protocol_version(self) -> str:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from mcp_bindings.runtime.client.seam import Hook
     from mcp_bindings.runtime.client.stub import ClientHandlerStub
 
-__all__ = ["ClientArgs", "ClientOptions"]
+__all__ = ["ClientArgs", "ClientOptions", "SessionArgs"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,14 +51,20 @@ class ClientOptions:
         return replace(base, **args) if args else base
 
 
-class ClientArgs(TypedDict, total=False):
-    """`ClientOptions` as keyword arguments of the `connect_*` functions (same names, same meaning)."""
+class SessionArgs(TypedDict, total=False):
+    """`ClientArgs` but `protocol_version`: what a caller naming the version otherwise (`App.test_client`,
+    whose first argument it is) takes as keyword arguments."""
 
     handlers: ClientHandlerStub | None
-    protocol_version: str | None
     client_info: dict[str, Any] | None
     request_timeout: float | None
     probe_timeout: float
     lenient: bool
     retry: RetryMode
     hooks: Sequence[Hook]
+
+
+class ClientArgs(SessionArgs, total=False):
+    """`ClientOptions` as keyword arguments of the `connect_*` functions (same names, same meaning)."""
+
+    protocol_version: str | None

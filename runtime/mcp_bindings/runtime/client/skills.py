@@ -18,6 +18,7 @@ from typing import Any, Protocol, cast
 
 from mcp_bindings.ext.io_modelcontextprotocol_skills import models as sk
 from mcp_bindings.ext.io_modelcontextprotocol_skills.client import Calls
+from mcp_bindings.runtime.client.stub import every_page
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.skill_files import digest, frontmatter  # the same parser and digest the server uses
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
@@ -25,7 +26,6 @@ from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
 __all__ = ["SkillVerificationError", "download_skill", "get_skill", "list_skills", "read_directory"]
 
 SKILL_FILE = "SKILL.md"
-MAX_PAGES = 10_000
 
 
 class SkillVerificationError(Exception):
@@ -42,15 +42,9 @@ class _Client(Protocol):
 async def list_skills(client: _Client) -> list[sk.Skill]:
     """Every skill the server lists (all pages)."""
     calls = Calls(client.session)
-    skills: list[sk.Skill] = []
-    cursor: str | None = None
-    for _ in range(MAX_PAGES):
-        page = await calls.list_skills(sk.ListSkillsRequestParams(cursor=cursor) if cursor else None)
-        skills += page.skills
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return skills
+    return await every_page(
+        lambda cursor: calls.list_skills(sk.ListSkillsRequestParams(cursor=cursor) if cursor else None), "skills"
+    )
 
 
 async def get_skill(client: _Client, uri: str) -> sk.Skill:
@@ -61,15 +55,10 @@ async def get_skill(client: _Client, uri: str) -> sk.Skill:
 async def read_directory(client: _Client, uri: str) -> list[Any]:
     """The direct children of a directory resource (all pages); the server must declare `directoryRead`."""
     calls = Calls(client.session)
-    out: list[Any] = []
-    cursor: str | None = None
-    for _ in range(MAX_PAGES):
-        page = await calls.read_resource_directory(sk.ReadResourceDirectoryRequestParams(uri=uri, cursor=cursor))
-        out += page.resources
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return out
+    return await every_page(
+        lambda cursor: calls.read_resource_directory(sk.ReadResourceDirectoryRequestParams(uri=uri, cursor=cursor)),
+        "resources",
+    )
 
 
 def _bytes_of(contents: Any) -> bytes:

@@ -14,6 +14,7 @@ again has no better guess.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, cast
 
 from mcp_bindings.runtime.client.seam import OutgoingCall, Send
@@ -23,15 +24,13 @@ from mcp_bindings.runtime.protocol.tool_catalog import TOOLS_LIST, ToolDefinitio
 __all__ = ["ClientToolCatalog", "ListedTool"]
 
 
+@dataclass(slots=True, eq=False)
 class ListedTool:
     """One tool as the server listed it to this client."""
 
-    __slots__ = ("annotations", "definition", "task_support")
-
-    def __init__(self, definition: ToolDefinition, task_support: str | None, annotations: dict[str, Any]) -> None:
-        self.definition = definition  # the schemas (`definition.resolve()` compiles them)
-        self.task_support = task_support  # execution.taskSupport ("forbidden", "optional", "required")
-        self.annotations = annotations  # readOnlyHint, idempotentHint, ... ({} when none)
+    definition: ToolDefinition  # the schemas (`definition.resolve()` compiles them)
+    task_support: str | None  # execution.taskSupport ("forbidden", "optional", "required")
+    annotations: dict[str, Any]  # readOnlyHint, idempotentHint, ... ({} when none)
 
     @property
     def name(self) -> str:

@@ -10,16 +10,14 @@ Requests are served by the task that read them (no task per request): most handl
 without waiting for anything, and a task, a stream and a wake-up per request would cost several
 times the handler's work. The moment a request's handler (or the sending of its answer) has to
 wait, a new reader task takes over the reading and the request carries on in the task it started
-in (see `_inline`), so requests still run concurrently and a handler may await the peer. Each
+in (see `eager.run_inline`), so requests still run concurrently and a handler may await the peer. Each
 reader task runs in a cancel scope of its own, which is the scope of the request it serves: a
 request that never waits enters none of its own (see `_read`).
 """
 
 from __future__ import annotations
 
-import contextvars
-import types
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Callable, Coroutine
 from typing import Any, NamedTuple, Protocol, cast
 
 import anyio
@@ -28,6 +26,7 @@ from anyio.abc import TaskGroup
 
 from mcp_bindings.runtime.rpc import jsonrpc, logs
 from mcp_bindings.runtime.rpc.calls import CANCELLED, Calls, ProgressCallback, is_id
+from mcp_bindings.runtime.rpc.eager import run_inline
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import InvalidMessage, Notification, Request, RequestId, Response
 from mcp_bindings.runtime.rpc.transport import OversizedMessage, Transport
@@ -125,12 +124,12 @@ class Session:
                 except OversizedMessage as exc:
                     log.warning("%s", exc)
                     frame = jsonrpc.encode_error(None, INVALID_REQUEST, f"Invalid Request: {exc}")
-                    if await _inline(self._send_quietly(frame), self._hand_over):
+                    if await run_inline(self._send_quietly(frame), self._hand_over):
                         return
                     continue
                 request = await self._dispatch_frame(frame)
                 del frame  # decoded: not held while the request is served (a large one would be, twice)
-                if request is not None and await _inline(self._serve_read(request, scope), self._hand_over):
+                if request is not None and await run_inline(self._serve_read(request, scope), self._hand_over):
                     return
 
     def _hand_over(self) -> None:
@@ -381,33 +380,3 @@ class Session:
 
 async def _nothing() -> None:
     return None
-
-
-@types.coroutine
-def _inline(coroutine: Coroutine[Any, Any, None], on_wait: Callable[[], None]) -> Generator[Any, Any, bool]:
-    """Run `coroutine` to its end in the current task, in a context of its own (as a task of its
-    own would: context variables it sets stay its own). False: it never had to wait. The first time
-    it waits, `on_wait()` is called and it carries on as an ordinary await in this task (True): so
-    cancel scopes and locks it holds stay in the task that entered them."""
-    context = contextvars.copy_context()
-    try:
-        waiting_on = context.run(coroutine.send, None)
-    except StopIteration:
-        return False
-    on_wait()
-    while True:
-        try:
-            sent = yield waiting_on
-        except GeneratorExit:
-            coroutine.close()
-            raise
-        except BaseException as exc:  # cancellation and the like: delivered to the coroutine
-            try:
-                waiting_on = context.run(coroutine.throw, exc)
-            except StopIteration:
-                return True
-        else:
-            try:
-                waiting_on = context.run(coroutine.send, sent)
-            except StopIteration:
-                return True

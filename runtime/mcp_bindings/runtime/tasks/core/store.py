@@ -128,16 +128,10 @@ class TaskState:
     ) -> TaskState:
         """This task with what `TaskStore.update` was given (None: unchanged), updated now; every
         store writes its updates through this."""
-        changes: dict[str, Any] = {"last_updated_at": time.time()}
-        if status is not None:
-            changes["status"] = status
-        if status_message is not None:
-            changes["status_message"] = status_message
-        if result is not None:
-            changes["result"] = result
-        if error is not None:
-            changes["error"] = dict(error)
-        return replace(self, **changes)
+        error = dict(error) if error is not None else None
+        given = {"status": status, "status_message": status_message, "result": result, "error": error}
+        changes = {key: value for key, value in given.items() if value is not None}
+        return replace(self, last_updated_at=time.time(), **changes)
 
     def wire(self, ttl: str = "ttl", poll_interval: str = "pollInterval") -> dict[str, Any]:
         """The task as the 2025-11-25 `Task` type writes it (what tasks/get, tasks/list, tasks/cancel,

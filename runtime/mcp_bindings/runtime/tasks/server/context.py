@@ -6,6 +6,7 @@ serves (session, connection, view), for this package's modules."""
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
@@ -42,14 +43,8 @@ class TaskContext(ServerRequestContext):
     tool_errors_fail: ClassVar[bool] = True  # a tool result with isError fails the task (2025-11-25)
 
     def __init__(self, inner: ServerRequestContext, task_id: str, service: TaskService, spec: MethodSpec) -> None:
-        super().__init__(  # the same type's fields, by name (the dataclass's order is its own)
-            _view=inner._view,  # noqa: SLF001
-            _server=inner._server,  # noqa: SLF001
-            _host=inner._host,  # noqa: SLF001
-            _session=inner._session,  # noqa: SLF001
-            _request=inner._request,  # noqa: SLF001
-            _peer=inner._peer,  # noqa: SLF001
-        )
+        # the same type's fields, by name (the dataclass's order is its own)
+        super().__init__(**{each.name: getattr(inner, each.name) for each in fields(ServerRequestContext) if each.init})
         self.task_id = task_id
         self.service = service
         self.spec = spec

@@ -239,15 +239,12 @@ async def _cancel(params: tasks_wire.CancelTaskParams, ctx: Any) -> dict[str, An
 
 
 _HANDLERS: dict[str, tuple[CustomMethod[Any, Any], Callable[[Any, Any], Awaitable[Any]]]] = {
-    names.TASKS_GET: (request(names.TASKS_GET, tasks_wire.GetTaskParams, None, extension=names.IDENTIFIER), _get),
-    names.TASKS_UPDATE: (
-        request(names.TASKS_UPDATE, tasks_wire.UpdateTaskParams, None, extension=names.IDENTIFIER),
-        _update,
-    ),
-    names.TASKS_CANCEL: (
-        request(names.TASKS_CANCEL, tasks_wire.CancelTaskParams, None, extension=names.IDENTIFIER),
-        _cancel,
-    ),
+    method: (request(method, params, None, extension=names.IDENTIFIER), handler)
+    for method, params, handler in (
+        (names.TASKS_GET, tasks_wire.GetTaskParams, _get),
+        (names.TASKS_UPDATE, tasks_wire.UpdateTaskParams, _update),
+        (names.TASKS_CANCEL, tasks_wire.CancelTaskParams, _cancel),
+    )
 }
 
 

@@ -7,6 +7,7 @@ with -32601 before the handler runs."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcp_bindings.runtime.protocol import versions
@@ -69,15 +70,13 @@ class _ToolListHook:
         return result
 
 
+@dataclass(slots=True, eq=False)
 class _TaskHook:
     """Around the handler of a method advertised under `tasks.requests`."""
 
-    __slots__ = ("model", "service", "spec")
-
-    def __init__(self, service: TaskService, spec: MethodSpec, model: Any) -> None:
-        self.service = service
-        self.spec = spec
-        self.model = model
+    service: TaskService
+    spec: MethodSpec
+    model: Any
 
     async def __call__(self, call: ServerCall, next: ServerNext) -> object:
         raw = call.raw
