@@ -126,6 +126,7 @@ async def test_the_typed_client_lists_groups_and_their_tools(servers: Path) -> N
         assert [t.name for t in await client.tools_in_group("finance", nested=False)] == ["balance"]
 
 
+@pytest.mark.slow  # several mcp-bindgen processes, each starting a server
 def test_list_tools_search_over_stdio_and_http(servers: Path, searching_url: str) -> None:
     for server in (f"{servers}:searching", searching_url):
         tools = ok_json("list", "tools", server, "--search", "rotate signing keys", "--limit", "2")["tools"]
@@ -140,6 +141,7 @@ def test_list_tools_search_over_stdio_and_http(servers: Path, searching_url: str
     assert people.stdout.splitlines()[1].split()[:3] == ["rotate_signing_keys", "keyring*:", "string,"]
 
 
+@pytest.mark.slow  # several mcp-bindgen processes, each starting a server
 def test_call_types_a_found_tools_arguments_from_its_definition(searching_url: str) -> None:
     # keyring is a string: typed from the definition describe_tool answers, "2024" stays a string
     done = bindgen("call", searching_url, "rotate_signing_keys", "keyring=2024", "grace_period_days=3")
@@ -147,6 +149,7 @@ def test_call_types_a_found_tools_arguments_from_its_definition(searching_url: s
     assert done.stdout.strip() == "rotated '2024' (3 days)"
 
 
+@pytest.mark.slow  # several mcp-bindgen processes, each starting a server
 def test_list_groups_and_tools_by_group(servers: Path) -> None:
     server = f"{servers}:grouped"
     assert [t["name"] for t in ok_json("list", "tools", server, "--group", "finance")["tools"]] == ["refund", "balance"]
@@ -165,6 +168,7 @@ def test_list_groups_and_tools_by_group(servers: Path) -> None:
     assert all("_meta" not in t for t in ok_json("list", "tools", server)["tools"])
 
 
+@pytest.mark.slow  # several mcp-bindgen processes, each starting a server
 def test_refusals_name_what_is_missing(servers: Path) -> None:
     grouped, searching = f"{servers}:grouped", f"{servers}:searching"
     assert "no group 'nope' (it has: finance, billing, ops)" in refused(3, "list", "tools", grouped, "--group", "nope")
