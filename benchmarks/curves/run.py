@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.config import RESULTS_DIR, Budget
-from benchmarks.curves import inflight, payload, sessions, tools, workers
+from benchmarks.curves import catalog, inflight, payload, sessions, tools, workers
 from benchmarks.curves.model import Curve
 from benchmarks.curves.render import markdown, plot
 from benchmarks.curves.servers import FULL_CURVES, QUICK_CURVES, SMOKE_CURVES, CurveBudget, peers
@@ -30,6 +30,7 @@ CURVES: dict[str, CurveRun] = {
     "payload": payload.run,
     "inflight": inflight.run,
     "workers": workers.run,
+    "catalog": catalog.run,
 }
 
 

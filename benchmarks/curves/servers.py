@@ -39,6 +39,9 @@ class CurveBudget:
     worker_seconds: float
     worker_clients: int
     timeout: float = 120.0
+    catalog: tuple[int, ...] = (10, 100, 1000, 5000, 10_000)  # tools (catalog.py)
+    catalog_reps: int = 5  # tools/list per point (and 4x as many calls)
+    catalog_searches: int = 100  # searches timed per point, after the first
 
 
 FULL_CURVES = CurveBudget(
@@ -73,6 +76,9 @@ QUICK_CURVES = CurveBudget(
     workers=(1, 2),
     worker_seconds=1.0,
     worker_clients=4,
+    catalog=(10, 1000, 5000),
+    catalog_reps=3,
+    catalog_searches=50,
 )
 
 
@@ -94,6 +100,9 @@ SMOKE_CURVES = CurveBudget(
     workers=(1, 2),
     worker_seconds=0.3,
     worker_clients=2,
+    catalog=(5, 20),
+    catalog_reps=1,
+    catalog_searches=3,
 )
 
 

@@ -7,15 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from benchmarks.curves.catalog import RESOURCES, VERBS  # one made-up API for the tests and the catalog curve
 from mcp_bindings.runtime.app import App
 from mcp_bindings.runtime.server.plugins import Extension
-
-VERBS = ("list", "get", "create", "update", "delete")
-RESOURCES = (
-    "invoice", "customer", "order", "shipment", "warehouse", "product", "coupon", "refund", "payment",
-    "subscription", "webhook", "team", "member", "project", "issue", "label", "milestone", "release",
-    "branch", "commit", "deployment", "secret", "runner", "artifact", "package",
-)  # fmt: skip
 
 
 def plain_tool(name: str) -> Any:

@@ -19,6 +19,7 @@ PAGE = ["docs/discovery.md"]
     [
         ('app = App("warehouse", version="1.0", extensions=[ToolSearch(pinned=["ping"])])', 0),
         ('app = App("back-office", version="1.0", extensions=[Groups(groups)])', 1),
+        ('app = App("warehouse", version="1.0", extensions=[ToolSearch()])', 2),
     ],
 )
 def test_each_discovery_example_prints_what_the_page_says(marker: str, index: int) -> None:
@@ -27,5 +28,5 @@ def test_each_discovery_example_prints_what_the_page_says(marker: str, index: in
     assert done.returncode == 0, done.stderr
     text = (REPO_ROOT / "docs" / "discovery.md").read_text(encoding="utf-8")
     printed = re.findall(r"^prints\n\n```\n(.*?)```", text, re.S | re.M)
-    assert len(printed) == 2
+    assert len(printed) == 3
     assert done.stdout == printed[index]

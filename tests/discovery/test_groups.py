@@ -14,15 +14,15 @@ from mcp_bindings.ext.io_modelcontextprotocol_groups.methods import EXTENSION
 from mcp_bindings.ext.io_modelcontextprotocol_groups.models import ListGroupsRequestParams
 from mcp_bindings.runtime.app import App
 from mcp_bindings.runtime.app.testing import client_handlers
-from mcp_bindings.runtime.client.http import connect_http
-from mcp_bindings.runtime.discovery import Group, Groups, ToolSearch
-from mcp_bindings.runtime.discovery.client import (
+from mcp_bindings.runtime.client.discovery import (
     SearchError,
     declare_groups,
     list_groups,
     search_tools,
     tools_in_group,
 )
+from mcp_bindings.runtime.client.http import connect_http
+from mcp_bindings.runtime.discovery import Group, Groups, ToolSearch
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.rpc.errors import McpError
 from mcp_bindings.v2026_07_28.client import Client as Client_2026_07_28

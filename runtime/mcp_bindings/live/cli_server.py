@@ -23,7 +23,7 @@ _HANDLERS = {
     "uninstall": ("mcp_bindings.live.hosts", "cmd_uninstall"),
 }
 LIVE = ("list", "call", "read", "get-prompt", "inspect")
-LIST_KINDS = ("tools", "resources", "templates", "prompts")
+LIST_KINDS = ("tools", "resources", "templates", "prompts", "groups")
 HOSTS = ("claude-desktop", "claude-code", "cursor", "vscode", "windsurf")
 EXIT_CODES = (
     "exit codes: 0 ok, 1 the tool answered isError (or another failure), 2 bad arguments, "
@@ -103,6 +103,22 @@ def _live_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _discovery_options(parser: argparse.ArgumentParser) -> None:
+    """`list tools`' narrowing options (docs/discovery.md)."""
+    parser.add_argument(
+        "--group",
+        metavar="NAME",
+        help="tools: only the members of group NAME and of the groups inside it (the groups extension)",
+    )
+    parser.add_argument(
+        "--search",
+        metavar="QUERY",
+        help="tools: the tools the server's search_tools finds for QUERY, best first (a server behind a tool search)",
+    )
+    parser.add_argument("--regex", action="store_true", help="with --search: QUERY is a regular expression")
+    parser.add_argument("--limit", type=int, metavar="N", help="with --search: at most N tools")
+
+
 def _target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "target", metavar="TARGET", help="server.py, server.py:app, pkg.module:app, or an installed command"
@@ -147,15 +163,18 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     listing = _parser(
         sub,
         "list",
-        "list a server's tools, resources, resource templates or prompts",
+        "list a server's tools, resources, resource templates, prompts or groups",
         "  mcp-bindgen list tools server.py\n"
         "  mcp-bindgen list prompts http://127.0.0.1:3001/mcp --format json\n"
-        "  mcp-bindgen list resources -- npx -y @modelcontextprotocol/server-everything",
+        "  mcp-bindgen list resources -- npx -y @modelcontextprotocol/server-everything\n"
+        "  mcp-bindgen list tools server.py --search 'refund an order'   # a server behind a tool search\n"
+        "  mcp-bindgen list tools server.py --group billing              # a server offering groups",
         EXIT_CODES,
     )
-    listing.add_argument("kind", choices=LIST_KINDS, metavar="{tools,resources,templates,prompts}")
+    listing.add_argument("kind", choices=LIST_KINDS, metavar="{tools,resources,templates,prompts,groups}")
     listing.add_argument("server", metavar="SERVER", help=SERVER_HELP)
     _live_options(listing)
+    _discovery_options(listing)
 
     call = _parser(
         sub,

@@ -71,15 +71,22 @@ async def open_client(
     stderr: Any = None,
     oauth: bool = False,
     env: dict[str, str] | None = None,
+    extensions: Sequence[str] = (),
     **options: Any,
 ) -> AsyncIterator[Any]:
     """The typed client of `version` (None or "auto": the newest, negotiating down) connected to
     `server`; the handshake is bounded by CONNECT_TIMEOUT (the runtime's handshake timeout). A stdio
-    server gets the safe variables of our environment and `env` (`connect_stdio`'s policy)."""
+    server gets the safe variables of our environment and `env` (`connect_stdio`'s policy).
+    `extensions`: the identifiers of extensions the client declares (the groups extension's, for
+    `list tools --group`)."""
     if version in (None, "auto"):
         cls, options["protocol_version"] = client_class(known_versions()[-1]), "auto"
     else:
         cls = client_class(version)
+    if extensions:
+        options["handlers"] = handlers = importlib.import_module(cls.__module__).ClientHandlers()
+        for identifier in extensions:
+            handlers.use_extension(identifier, {})
     if server.url is not None:
         from mcp_bindings.runtime.client.http import connect_http
 

@@ -8,13 +8,14 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from ..server_spec import ServerSpec, parse_server
 from .arguments import prompt_arguments, typed_arguments
 from .connection import ExitCode, LiveError, failure, open_client, parse_env, parse_headers
-from .show import Saver, render_call, render_contents, render_inspect, render_list, render_prompt
+from .discovery import GROUPS, check_options, described, groups, narrowed, offers_groups
+from .show import Saver, render_call, render_contents, render_groups, render_inspect, render_list, render_prompt
 from .surface import list_all, wire
 
 KINDS = {"tools": "tools", "resources": "resources", "templates": "resourceTemplates", "prompts": "prompts"}
@@ -24,8 +25,8 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 
 
-def _run(args: argparse.Namespace, use: Callable[[Any], Awaitable[Any]]) -> Any:
-    """`use(client)` on a connection to the command's server; failures as `LiveError`s."""
+def _run(args: argparse.Namespace, use: Callable[[Any], Awaitable[Any]], extensions: Sequence[str] = ()) -> Any:
+    """`use(client)` on a connection to the command's server (declaring `extensions`); failures as `LiveError`s."""
     import anyio
 
     server = parse_server(args.server)
@@ -35,6 +36,7 @@ def _run(args: argparse.Namespace, use: Callable[[Any], Awaitable[Any]]) -> Any:
 
     async def session() -> Any:
         options: dict[str, Any] = {"oauth": args.oauth, "env": env, "request_timeout": timeout}
+        options["extensions"] = extensions
         async with open_client(server, args.protocol, headers, **options) as client:
             return await use(client)
 
@@ -79,8 +81,19 @@ def _named(items: list[dict[str, Any]], name: str, what: str) -> dict[str, Any]:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    check_options(args)
+    if args.kind == "groups":
+        found: list[dict[str, Any]] = _run(args, groups, (GROUPS,))
+        _emit(args, {"groups": found}, lambda: render_groups(found))
+        return 0
     key = KINDS[args.kind]
-    items: list[dict[str, Any]] = _run(args, lambda client: _items(client, key))
+
+    async def use(client: Any) -> list[dict[str, Any]]:
+        if args.group is not None or args.search is not None:  # docs/discovery.md
+            return await narrowed(client, args)
+        return await _items(client, key)
+
+    items: list[dict[str, Any]] = _run(args, use, (GROUPS,) if args.group is not None else ())
     _emit(args, {key: items}, lambda: render_list(args.kind, items))
     return 0
 
@@ -90,7 +103,7 @@ def cmd_call(args: argparse.Namespace) -> int:
 
     async def use(client: Any) -> dict[str, Any]:
         tools = await _items(client, "tools")
-        listed = [tool for tool in tools if tool.get("name") == args.tool]
+        listed = [tool for tool in tools if tool.get("name") == args.tool] or await described(client, tools, args.tool)
         # A tool not listed to us is called all the same (its arguments JSON when they parse): an
         # app-only tool (MCP Apps) is listed only to a client with a view, and its refusal says so.
         arguments = typed_arguments(listed[0] if listed else {"name": args.tool}, args.arguments, args.json)
@@ -170,9 +183,11 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         }
         for key in ("tools", "prompts", "resources", "resourceTemplates"):
             report[key] = await _items(client, key)
+        if offers_groups(client):
+            report["groups"] = await groups(client)
         return report
 
-    report: dict[str, Any] = _run(args, use)
+    report: dict[str, Any] = _run(args, use, (GROUPS,))
     server, headers = parse_server(args.server), parse_headers(args.header)
     report["versions"] = spoken_versions(server, headers, oauth=args.oauth, env=parse_env(args.env))
     _emit(args, report, lambda: render_inspect(report))

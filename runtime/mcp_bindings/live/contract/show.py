@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mcp_bindings.ext.io_modelcontextprotocol_groups.names import IDENTIFIER as GROUPS  # `_meta` key: a group's groups
+
 WIDTH = 60  # a description column is cut here
 
 
@@ -146,4 +148,15 @@ def render_inspect(report: dict[str, Any]) -> str:
         text += f"\n{kind} ({len(report[key])})\n" + render_list(kind, report[key])
     templates = report["resourceTemplates"]
     text += f"\nresource templates ({len(templates)})\n" + render_list("templates", templates)
+    if "groups" in report:  # a server offering the groups extension (docs/discovery.md)
+        text += f"\ngroups ({len(report['groups'])})\n" + render_groups(report["groups"])
     return text
+
+
+def render_groups(items: list[dict[str, Any]]) -> str:
+    """A server's groups (`list groups`): name, title, the groups it belongs to, description."""
+    parents = [", ".join((g.get("_meta") or {}).get(GROUPS) or ()) for g in items]
+    rows = [
+        (g["name"], g.get("title", ""), p, _short(g.get("description"))) for g, p in zip(items, parents, strict=True)
+    ]
+    return table(rows, ("GROUP", "TITLE", "IN GROUPS", "DESCRIPTION"))

@@ -5,7 +5,7 @@ forwarded to the connected session)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables, Side
 from mcp_bindings.runtime.protocol.stub_base import CapabilityDeriving, overridden, stub_class
@@ -68,6 +68,30 @@ class ClientStub:
 
     async def _notify(self, spec: MethodSpec, params: Any) -> None:
         await self.session.notify(spec, params)
+
+    # Progressive discovery (docs/discovery.md; the functions are `client.discovery`'s): a method a
+    # version's schema defines under the same name (a future `groups/list`) takes the place of one.
+    async def search_tools(
+        self, query: str, *, mode: Literal["bm25", "regex"] = "bm25", limit: int | None = None, prefix: str = ""
+    ) -> list[Any]:
+        """The tools a server behind `ToolSearch` finds for `query`, best first, as this version's
+        `Tool` models (input schemas and all); a refused search raises `SearchError`."""
+        from mcp_bindings.runtime.client.discovery import search_tools
+
+        return await search_tools(self, query, mode=mode, limit=limit, prefix=prefix)
+
+    async def list_groups(self) -> list[Any]:
+        """The server's groups (`groups/list`, every page), as the groups extension's `Group` models."""
+        from mcp_bindings.runtime.client.discovery import list_groups
+
+        return await list_groups(self)
+
+    async def tools_in_group(self, group: str, *, nested: bool = True) -> list[Any]:
+        """The tools listed as members of `group` (and of the groups inside it, with `nested`); the
+        client must have declared the groups extension (`client.discovery.declare_groups`)."""
+        from mcp_bindings.runtime.client.discovery import tools_in_group
+
+        return await tools_in_group(self, group, nested=nested)
 
 
 async def every_page(page: Callable[[str | None], Awaitable[Any]], field: str, max_pages: int = 10_000) -> list[Any]:

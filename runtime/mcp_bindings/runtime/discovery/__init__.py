@@ -1,7 +1,7 @@
 """Progressive discovery for servers with large catalogs (docs/discovery.md): tool search for every
 client (`ToolSearch`, `discovery.search`, over `discovery.index`), groups (`Group`, `Groups`,
-`discovery.groups`) and the client's helpers (`discovery.client`). The names load their modules on
-first use, so a client importing `discovery.client` loads no server module."""
+`discovery.groups`); the client's side is `client.discovery` (and the typed client's methods
+`search_tools`, `list_groups`, `tools_in_group`). The names load their modules on first use."""
 
 from __future__ import annotations
 

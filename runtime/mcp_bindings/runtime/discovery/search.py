@@ -46,13 +46,15 @@ _READING = contextvars.ContextVar("discovery_reading_catalog", default=False)
 
 class Listing:
     """The tools one kind of caller is listed (in order), the type of the list's result (None: the
-    handler answered plain JSON) and the tools by name (made on first use)."""
+    handler answered plain JSON), the tools by name (made on first use) and their index (`index`:
+    looked up once per listing, so a search does not key the index by every tool again)."""
 
-    __slots__ = ("_by_name", "result_type", "tools")
+    __slots__ = ("_by_name", "index", "result_type", "tools")
 
     def __init__(self, tools: list[Any], result_type: type[Any] | None) -> None:
         self.tools, self.result_type = tools, result_type
         self._by_name: dict[object, Any] | None = None
+        self.index: ToolIndex | None = None
 
     def named(self, name: object) -> Any:
         if self._by_name is None:
@@ -174,7 +176,9 @@ class SearchFeature(ServerFeature):
                 return route.result(f"no tool named {args.name!r}: find one with {self.meta.search}", None, error=True)
             payload = {"tools": [versions.dump(tool)]}
             return route.result(orjson.dumps(payload).decode(), payload)
-        index = route.host_catalogs().index(listing.tools)
+        if listing.index is None:
+            listing.index = route.host_catalogs().index(listing.tools)
+        index = listing.index
         try:
             if args.mode == "regex":
                 hits = index.matching(args.query, args.limit)

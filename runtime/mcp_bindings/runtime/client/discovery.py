@@ -1,8 +1,9 @@
-"""The client's side of discovery, for any typed client (`connect_*`, `app.test_client`): search a
-server behind `ToolSearch` (`search_tools`), declare the groups extension (`declare_groups`), list a
-server's groups (`list_groups`) and the tools of one group (`tools_in_group`, nested groups
-followed). Functions of the client, as `client.apps` and `client.skills` are; this module imports
-no server module."""
+"""The client's side of discovery (docs/discovery.md), for any typed client (`connect_*`,
+`app.test_client`): search a server behind `ToolSearch` (`search_tools`), declare the groups
+extension (`declare_groups`), list a server's groups (`list_groups`) and the tools of one group
+(`tools_in_group`, nested groups followed). Functions of the client, as `client.apps` and
+`client.skills` are; every typed client also has the three as methods (`client.search_tools(...)`,
+`ClientStub`)."""
 
 from __future__ import annotations
 
