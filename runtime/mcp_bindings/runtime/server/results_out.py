@@ -108,15 +108,12 @@ class ResultWriter:
         if "meta" in fields and key is not None:
             meta = dict(versions.dump(model.meta) if model.meta is not None else {})
             meta.setdefault(key, self.identity(view.protocol))
-            updates["meta"] = meta
-        if "ttl_ms" in fields and "ttl_ms" not in result.model_fields_set:
-            updates["ttl_ms"] = self.server.cache_ttl_ms
-        if "cache_scope" in fields and "cache_scope" not in result.model_fields_set:
-            updates["cache_scope"] = self.server.cache_scope
+            updates["meta"] = versions.checked(fields["meta"].annotation, meta, "the result's _meta")
+        for name, value in (("ttl_ms", self.server.cache_ttl_ms), ("cache_scope", self.server.cache_scope)):
+            if name in fields and name not in result.model_fields_set:
+                updates[name] = value
         if not updates:
             return result
-        if "meta" in updates:
-            updates["meta"] = versions.checked(fields["meta"].annotation, updates["meta"], "the result's _meta")
         # Not validated here as a whole: the result is checked when it is written (`versions.checked_json`),
         # which also checks the server's cache settings (`cache_ttl_ms`, `cache_scope`) against the schema.
         return result.model_copy(update=updates)
