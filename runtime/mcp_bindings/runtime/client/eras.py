@@ -99,13 +99,8 @@ def result(runtime: ClientRuntime, stub: MethodSpec, spec: MethodSpec, value: An
         return value
     if stub.result is None:
         return versions.dump(value)
-    return crossing.cross(
-        versions.dump(value),
-        stub.result,
-        what=f"the {spec.method} result",
-        source=runtime.version or "?",
-        destination=runtime.stub_version,
-    )
+    what, source, destination = f"the {spec.method} result", runtime.version or "?", runtime.stub_version
+    return crossing.cross(versions.dump(value), stub.result, what=what, source=source, destination=destination)
 
 
 async def set_logging_level(runtime: ClientRuntime, level: str, timeout: float | None) -> None:

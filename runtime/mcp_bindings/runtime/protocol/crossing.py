@@ -60,13 +60,12 @@ def cross_params(
     its own). `where` names the side in the refusal (default: a client of the destination's version)."""
     table = registry.crossing(source, destination)
     outcomes = table.params.get(method, {})
-    for key, rule in outcomes.items():  # the destination's own params, made where the source has none
-        if (
-            rule.outcome == "generate"
-            and key not in data
-            and all(data.get(k) == v for k, v in (rule.equals or {}).items())
-        ):
-            data = {**data, key: secrets.token_urlsafe(16)}
+    made = [
+        key
+        for key, rule in outcomes.items()
+        if rule.outcome == "generate" and key not in data and _member(data, rule.equals)
+    ]
+    data = {**data, **{key: secrets.token_urlsafe(16) for key in made}}  # the destination's own params
     value = cross(data, target, what=f"{method} params", source=source, destination=destination)
     kept = versions.project(value, table.dropped)
     for key in data.keys() & outcomes.keys() - keep:
@@ -84,6 +83,11 @@ def cross_params(
         )
     kept.update((key, data[key]) for key in keep & data.keys())
     return kept
+
+
+def _member(data: dict[str, Any], fields: Any) -> bool:
+    """Whether params are those of the union member a made param belongs to (its constant `fields`)."""
+    return all(data.get(key) == value for key, value in (fields or {}).items())
 
 
 # -- error codes ---------------------------------------------------------------------------------

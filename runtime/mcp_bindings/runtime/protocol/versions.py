@@ -6,7 +6,6 @@ out; open content such as `_meta` keeps its keys).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
@@ -93,12 +92,6 @@ def to_json(value: Any, target: Any = None) -> bytes:
     if isinstance(value, BaseModel):
         return value.__pydantic_serializer__.to_json(value, by_alias=True, exclude_none=True)
     return adapter(target if target is not None else type(value)).dump_json(value, by_alias=True, exclude_none=True)
-
-
-def results_always_checked() -> bool:
-    """Whether every outgoing result is re-validated whatever the server class says
-    (`MCP_BINDINGS_CHECK_RESULTS=1`: tests and debugging)."""
-    return os.environ.get("MCP_BINDINGS_CHECK_RESULTS") == "1"
 
 
 def checked_json(value: BaseModel, what: str) -> bytes:

@@ -209,12 +209,9 @@ class OutgoingRequest:
         result = versions.checked(self.spec.result, raw, f"the client's {self.method} result")
         if self.spec is self.stub_spec:
             return result
+        what, source, destination = f"the client's {self.method} result", self.version, self.stub_version
         return crossing.cross(
-            versions.dump(result),
-            self.stub_spec.result,
-            what=f"the client's {self.method} result",
-            source=self.version,
-            destination=self.stub_version,
+            versions.dump(result), self.stub_spec.result, what=what, source=source, destination=destination
         )
 
 

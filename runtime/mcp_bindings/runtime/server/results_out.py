@@ -5,6 +5,7 @@ stamped with the server's identity (`_meta`) and its caching policy (`ttlMs`, `c
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -34,8 +35,9 @@ class ResultWriter:
         # result type -> whether it has the fields stamped (ttl_ms, cache_scope, meta); protocol -> _meta JSON
         self._stamp_fields: dict[type[BaseModel], tuple[bool, ...]] = {}
         self._meta_bytes: dict[ProtocolTables, tuple[Any, bytes]] = {}
-        # Whether results are re-validated as they are written (`ServerStub.check_results`).
-        self.check_results = server.check_results or versions.results_always_checked()
+        # Whether results are re-validated as they are written (`ServerStub.check_results`; every
+        # result, whatever the server class says, with `MCP_BINDINGS_CHECK_RESULTS=1`: tests, debugging).
+        self.check_results = server.check_results or os.environ.get("MCP_BINDINGS_CHECK_RESULTS") == "1"
         # The output check, with what it remembers of large results (shared by the server's connections).
         self.results = results or ResultChecks()
 
