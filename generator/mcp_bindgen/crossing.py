@@ -6,11 +6,13 @@ What that cannot decide by itself is computed here from the two IRs, once, at ge
 - `dropped`: per object definition both versions have, the wire keys the source defines as fields
   and the destination does not (left out of what reaches the destination; open content such as
   `_meta` and the keywords of a JSON Schema document always travels);
-- `degrade`: content block types the source has and the destination lacks, and what each becomes
-  there (`policy/crossing.json`);
+- `degrade`: content block types the source has and the destination lacks, what each becomes
+  there (`policy/crossing.json`'s template, checked here against both schemas) and its `places` in
+  the source (the runtime replaces the blocks it finds there, before validating);
 - `params`: per request method both versions have, the params the source has and the destination
   does not (refused unless the policy drops them) and those the destination requires and the source
-  lacks (made where the policy says so);
+  lacks (made where the policy says so, and only where the params are those of the union member
+  requiring it: its constant fields);
 - `codes`: error codes the two versions number or name differently (a name the destination lacks
   reported as the policy's `otherwise`), and `overloaded`: a code the source overloads that the
   destination tells apart (the policy's `becomes`, for one method and `data` key);
@@ -25,10 +27,14 @@ generated later carries its crossings with every version known then, and no olde
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import policy
+from .errors import BindgenError
 from .ir import AliasDef, ArrayOf, Const, ObjectDef, Ref, SchemaIR, TypeExpr, UnionOf
 from .surface import ProtocolSurface
 
@@ -58,7 +64,7 @@ class Pair:
     source: str
     destination: str
     dropped: dict[str, tuple[str, ...]] = field(default_factory=dict[str, tuple[str, ...]])
-    degrade: dict[str, str] = field(default_factory=dict[str, str])
+    degrade: tuple[tuple[str, Mapping[str, Any], Places], ...] = ()  # (content type, becomes, places in the source)
     params: dict[str, dict[str, Param]] = field(default_factory=dict[str, dict[str, Param]])
     codes: dict[int, int] = field(default_factory=dict[int, int])
     overloaded: tuple[tuple[str, str, int, int], ...] = ()  # (method, data key, code, becomes)
@@ -72,7 +78,7 @@ class Pair:
 def pair(source: Version, destination: Version) -> Pair:
     """The crossing table from `source` to `destination`."""
     rules: list[str] = []
-    degrade = _degrade(source.ir, destination.ir, rules)
+    degrade = _degrade(source, destination, rules)
     params = _params(source, destination, rules)
     codes, overloaded = _codes(source.surface, destination.surface, rules)
     return Pair(
@@ -143,24 +149,38 @@ def _dropped(source: SchemaIR, destination: SchemaIR) -> dict[str, tuple[str, ..
 # -- content -------------------------------------------------------------------------------------
 
 
-def _content_types(ir: SchemaIR) -> set[str]:
-    """The `type` constants of the schema's objects (content blocks are told apart by them)."""
-    out: set[str] = set()
-    for definition in _objects(ir).values():
+def _content_types(ir: SchemaIR) -> dict[str, str]:
+    """The `type` constants of the schema's objects (content blocks are told apart by them) -> the definition."""
+    out: dict[str, str] = {}
+    for name, definition in _objects(ir).items():
         tag = definition.field("type")
         if tag is not None and isinstance(tag.type, Const) and isinstance(tag.type.value, str):
-            out.add(tag.type.value)
+            out.setdefault(tag.type.value, name)
     return out
 
 
-def _degrade(source: SchemaIR, destination: SchemaIR, rules: list[str]) -> dict[str, str]:
-    missing = _content_types(source) - _content_types(destination)
-    out: dict[str, str] = {}
+_FIELDS = re.compile(r"\{([^{}]+)\}")  # the fields a crossing.json template names (`{a|b}`)
+
+
+def _degrade(
+    source: Version, destination: Version, rules: list[str]
+) -> tuple[tuple[str, Mapping[str, Any], Places], ...]:
+    ours, theirs = _content_types(source.ir), _content_types(destination.ir)
+    out: list[tuple[str, Mapping[str, Any], Places]] = []
     for rule in policy.crossing().content:
-        if rule.type in missing:
-            out[rule.type] = rule.becomes
-            rules.append(rule_id(rule))
-    return out
+        if rule.type not in ours or rule.type in theirs:
+            continue
+        block = _objects(source.ir)[ours[rule.type]]
+        named = {name for found in _FIELDS.findall(json.dumps(rule.becomes)) for name in found.split("|")}
+        unknown = sorted(named - {f.wire_name for f in block.fields} - {META})
+        if rule.becomes["type"] not in theirs or unknown:
+            raise BindgenError(
+                f"policy/crossing.json: {rule.type} content becomes {rule.becomes['type']!r} content, which MCP "
+                f"{destination.wire} must have, from fields {ours[rule.type]} has in MCP {source.wire} (not {unknown})"
+            )
+        out.append((rule.type, rule.becomes, places(source.ir, ours[rule.type])))
+        rules.append(rule_id(rule))
+    return tuple(out)
 
 
 # -- params --------------------------------------------------------------------------------------
@@ -180,6 +200,22 @@ def _param_fields(ir: SchemaIR, name: str | None) -> dict[str, bool]:
                 for key, required in _param_fields(ir, member.name).items():
                     out[key] = out.get(key, False) or required
     return out
+
+
+def _required_when(ir: SchemaIR, name: str | None, key: str) -> dict[str, object] | None:
+    """Where a params union requires `key` in some members only: the constant fields those members
+    share (a URL elicitation's `mode: url`); None where every value of the params requires it."""
+    definition = ir.definitions.get(name or "")
+    if not (isinstance(definition, AliasDef) and isinstance(definition.type, UnionOf)):
+        return None
+    consts: list[dict[str, object]] = []
+    for member in definition.type.members:
+        fields = ir.definitions.get(member.name) if isinstance(member, Ref) else None
+        if isinstance(fields, ObjectDef) and any(f.wire_name == key and f.required for f in fields.fields):
+            consts.append(
+                {f.wire_name: f.type.value for f in fields.fields if f.required and isinstance(f.type, Const)}
+            )
+    return {k: v for k, v in consts[0].items() if all(c.get(k) == v for c in consts)} if consts else None
 
 
 def _requests(version: Version) -> dict[str, str | None]:
@@ -208,7 +244,7 @@ def _params(source: Version, destination: Version, rules: list[str]) -> dict[str
         for key in sorted(k for k, required in there.items() if required and k not in ours):
             rule = by_key.get((method, key))
             if rule is not None and rule.outcome == "generate":
-                table[key] = Param("generate", rule.reason)
+                table[key] = Param("generate", rule.reason, _required_when(destination.ir, theirs[method], key))
                 rules.append(rule_id(rule))
         if table:
             out[method] = table

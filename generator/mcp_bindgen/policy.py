@@ -456,8 +456,9 @@ class ReshapeRule:
     """policy/reshapes.json: a definition whose content moved between a list field of tagged items
     (`field`, in the versions that have it) and plain fields (in the versions that do not): `gather`
     says which items' `take` becomes which plain field, `spread` which plain field becomes which item
-    (`"$"` in `item` stands for the value). It attaches to every schema whose definition `type` has
-    `field`, and is emitted into that version's PROTOCOL.reshapes for `protocol.crossing`."""
+    (`item` filled from the value's fields as a crossing.json content template is: `"{content}"`).
+    It attaches to every schema whose definition `type` has `field`, and is emitted into that
+    version's PROTOCOL.reshapes for `protocol.crossing`."""
 
     type: str
     field: str
@@ -485,16 +486,17 @@ def reshapes() -> tuple[ReshapeRule, ...]:
 
 # -- crossing.json ------------------------------------------------------------------------------
 
-_BECOMES = ("embedded_blob", "text")
 _OUTCOMES = ("error", "drop", "generate")
 
 
 @dataclass(frozen=True)
 class ContentRule:
-    """A content block `type` the destination lacks, sent as what it `becomes` there."""
+    """A content block `type` the destination lacks, sent as what it `becomes` there: a JSON template
+    of a block the destination has, filled from the block's fields (`"{a|b}"`: the first of fields
+    a, b it has; `"[...]"`: text left out where a field in it is missing; `spec.Degrade`)."""
 
     type: str
-    becomes: str  # "embedded_blob" | "text"
+    becomes: Mapping[str, Any]
     reason: str
 
 
@@ -563,10 +565,8 @@ def crossing() -> CrossingPolicy:
         if not rule.reason:
             raise BindgenError(f"{where}: every entry needs a reason ({rule})")
     for rule in content:
-        if rule.becomes not in _BECOMES:
-            raise BindgenError(
-                f"{where}: {rule.type} content becomes one of {', '.join(_BECOMES)}, not {rule.becomes!r}"
-            )
+        if not isinstance(rule.becomes, dict) or not isinstance(rule.becomes.get("type"), str):
+            raise BindgenError(f"{where}: {rule.type} content `becomes` a content block template, with its `type`")
     for rule in params:
         if rule.outcome not in _OUTCOMES:
             raise BindgenError(f"{where}: {rule.method} {rule.param}: outcome is one of {', '.join(_OUTCOMES)}")

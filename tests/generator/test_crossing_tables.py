@@ -11,6 +11,7 @@ from functools import cache
 import pytest
 
 from mcp_bindgen import crossing, policy
+from mcp_bindgen.errors import BindgenError
 from mcp_bindgen.pins import load_pins
 from mcp_bindgen.pipeline import build_ir, package_name, pinned_source
 from mcp_bindgen.surface import derive_surface
@@ -53,10 +54,33 @@ def test_fields_the_destination_lacks_are_dropped_by_model_name() -> None:
     assert "ToolInputSchema" not in table("2025-11-25", "2024-11-05").dropped
 
 
-def test_content_the_destination_lacks_is_degraded_by_the_policy() -> None:
-    assert table("2025-06-18", "2024-11-05").degrade == {"audio": "embedded_blob", "resource_link": "text"}
-    assert table("2025-06-18", "2025-03-26").degrade == {"resource_link": "text"}
-    assert table("2024-11-05", "2025-06-18").degrade == {}
+def degraded(source: str, destination: str) -> dict[str, str]:
+    return {kind: becomes["type"] for kind, becomes, _ in table(source, destination).degrade}
+
+
+def test_content_the_destination_lacks_is_degraded_by_the_policy_where_the_source_holds_it() -> None:
+    assert degraded("2025-06-18", "2024-11-05") == {"audio": "resource", "resource_link": "text"}
+    assert degraded("2025-06-18", "2025-03-26") == {"resource_link": "text"}
+    assert degraded("2024-11-05", "2025-06-18") == {}
+    [(_, _, places)] = table("2025-06-18", "2025-03-26").degrade
+    assert places["CallToolResult"] == (("content", "*"),)
+    assert places["GetPromptResult"] == (("messages", "*", "content"),)
+
+
+def test_a_content_template_naming_a_field_the_block_lacks_fails_the_generation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rule = policy.ContentRule("resource_link", {"type": "text", "text": "{label}: {uri}"}, "a reason long enough")
+    monkeypatch.setattr(policy, "crossing", lambda: dataclasses.replace(RULES, content=(rule,)))
+    with pytest.raises(BindgenError, match=r"resource_link content becomes 'text'.*\['label'\]"):
+        table("2025-06-18", "2025-03-26")
+    rule = dataclasses.replace(rule, becomes={"type": "resource_link", "text": "{uri}"})  # not in the destination
+    monkeypatch.setattr(policy, "crossing", lambda: dataclasses.replace(RULES, content=(rule,)))
+    with pytest.raises(BindgenError, match="which MCP 2025-03-26 must have"):
+        table("2025-06-18", "2025-03-26")
+
+
+RULES = policy.crossing()
 
 
 def test_params_are_refused_dropped_or_made() -> None:
@@ -65,9 +89,9 @@ def test_params_are_refused_dropped_or_made() -> None:
     assert "believe the model had tools" in down["sampling/createMessage"]["tools"].reason
     assert (down["elicitation/create"]["mode"].outcome, down["elicitation/create"]["mode"].equals) == ("drop", "form")
     assert down["tools/call"]["task"] == crossing.Param("error", "")  # no policy entry: the default refusal
-    assert table("2025-06-18", "2025-11-25").params == {
-        "elicitation/create": {"elicitationId": crossing.Param("generate", policy_reason("elicitation/create"))}
-    }
+    # made only for the union member that requires it: a URL elicitation
+    made = crossing.Param("generate", policy_reason("elicitation/create"), {"mode": "url"})
+    assert table("2025-06-18", "2025-11-25").params == {"elicitation/create": {"elicitationId": made}}
 
 
 def policy_reason(method: str) -> str:

@@ -14,6 +14,7 @@ import pytest
 from mcp_bindings.runtime.memory import connect_in_memory
 from mcp_bindings.runtime.protocol import registry, versions
 from mcp_bindings.runtime.rpc.errors import McpError, NotExpressible
+from tests.support.drill import valid_in
 
 pytestmark = pytest.mark.anyio
 PINNED = registry.versions()
@@ -184,7 +185,9 @@ async def test_an_uncaught_refusal_is_an_internal_error_naming_the_version() -> 
     assert caught.value.code == -32603 and "MCP 2025-03-26" in caught.value.message
 
 
-async def test_url_elicitation_from_a_stateless_era_server_gets_an_id_for_a_handshake_client() -> None:
+async def stateless_elicitation(ask: Any) -> dict[str, Any]:
+    """What a 2025-11-25 client is asked when a 2026-07-28 tool answers its first call with the
+    input request `ask(m)` (an elicitation's params), as the client's handler got it."""
     m = mod("2026-07-28", "models")
 
     class Stateless(mod("2026-07-28", "server").Server):  # type: ignore[misc]
@@ -196,14 +199,11 @@ async def test_url_elicitation_from_a_stateless_era_server_gets_an_id_for_a_hand
         async def call_tool(self, params: Any, ctx: Any) -> Any:
             answer = (params.input_responses or {}).get("signin")
             if answer is None:
-                ask = m.ElicitRequest(
-                    method="elicitation/create",
-                    params=m.ElicitRequestURLParams(mode="url", message="sign in", url="https://example.com/s"),
-                )
-                return m.InputRequiredResult(input_requests={"signin": ask})
+                request = m.ElicitRequest(method="elicitation/create", params=ask(m))
+                return m.InputRequiredResult(input_requests={"signin": request})
             return m.CallToolResult(content=[m.TextContent(text=f"answered {answer.action}")])
 
-    handlers = recording_handlers("2025-11-25", {"elicitation": {"url": {}}})
+    handlers = recording_handlers("2025-11-25", {"elicitation": {"url": {}, "form": {}}})
     with anyio.fail_after(10):
         async with connect_in_memory(
             Stateless(), mod("2025-11-25", "client").Client, handlers=handlers, protocol_version="2025-11-25"
@@ -211,8 +211,27 @@ async def test_url_elicitation_from_a_stateless_era_server_gets_an_id_for_a_hand
             result = await client.call_tool(name="signin", arguments={})
     assert result.content[0].text == "answered accept"
     [(kind, asked)] = handlers.asked
-    assert kind == "elicitation" and asked["url"] == "https://example.com/s"
+    assert kind == "elicitation"
+    return asked
+
+
+async def test_url_elicitation_from_a_stateless_era_server_gets_an_id_for_a_handshake_client() -> None:
+    asked = await stateless_elicitation(
+        lambda m: m.ElicitRequestURLParams(mode="url", message="sign in", url="https://example.com/s")
+    )
+    assert asked["url"] == "https://example.com/s"
     assert isinstance(asked["elicitationId"], str) and len(asked["elicitationId"]) >= 16
+
+
+async def test_form_elicitation_from_a_stateless_era_server_gets_no_id() -> None:
+    """The id is made only for the union member that requires it (the generated table's `mode: url`)."""
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+    asked = await stateless_elicitation(
+        lambda m: m.ElicitRequestFormParams.model_validate(
+            {"mode": "form", "message": "ok?", "requestedSchema": schema}
+        )
+    )
+    assert (asked["mode"], asked["message"]) == ("form", "ok?") and "elicitationId" not in asked
 
 
 # -- results an older client cannot carry -------------------------------------------------------
@@ -252,6 +271,7 @@ async def test_audio_reaches_a_client_without_audio_as_an_embedded_blob() -> Non
         },
         {"type": "text", "text": "caption"},
     ]
+    valid_in("2024-11-05", {}, "CallToolResult", {"content": blocks})  # by the client's own JSON Schema
     assert await call_content(server, "2025-03-26") == [SAMPLE_CONTENT["audio"], {"type": "text", "text": "caption"}]
 
 
@@ -259,6 +279,7 @@ async def test_a_resource_link_reaches_a_client_without_links_as_text() -> None:
     link = {**SAMPLE_CONTENT["resource_link"], "description": "my notes"}
     blocks = await call_content(content_server("2025-06-18", [link]), "2025-03-26")
     assert blocks == [{"type": "text", "text": "notes: file:///notes.txt (my notes)"}]
+    valid_in("2025-03-26", {}, "CallToolResult", {"content": blocks})
 
 
 # -- error codes -------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from mcp_bindings.runtime.protocol.reshape import reshaped
-from mcp_bindings.runtime.protocol.spec import Gather, Rename, Reshape, Spread
+from mcp_bindings.runtime.protocol.spec import Degrade, Gather, Rename, Reshape, Spread
 
 PLACES = MappingProxyType({"Result": ((),), "OldPage": (("results", "*"),)})
 
@@ -25,8 +25,8 @@ RULE = Reshape(
         Gather(MappingProxyType({"audience": ("program",)}), "data", "structured", "first"),
     ),
     (
-        Spread("content", MappingProxyType({"audience": "assistant", "content": "$"})),
-        Spread("structured", MappingProxyType({"audience": "program", "data": "$"})),
+        Spread("content", MappingProxyType({"audience": "assistant", "content": "{content}"})),
+        Spread("structured", MappingProxyType({"audience": "program", "data": "{structured}"})),
     ),
     places=PLACES,
 )
@@ -110,3 +110,26 @@ def test_a_renamed_field_moves_to_the_targets_name_wherever_its_definition_sits(
         "results": [{"content": [], "data": {"x": 1}}, {"content": [], "data": 2, "structured": 3}]
     }  # a value that has both names is left as it is (the target's name wins)
     assert page["results"][0] == {"content": [], "structured": {"x": 1}}  # a copy
+
+
+def test_a_content_block_the_target_lacks_becomes_the_policys_template_where_the_generator_placed_it() -> None:
+    link = Degrade(
+        "resource_link",
+        MappingProxyType({"type": "text", "text": "{title|name}: {uri}[ ({description})]", "_meta": "{_meta}"}),
+        MappingProxyType({"OldPage": (("results", "*", "content", "*"),)}),
+    )
+    blocks = [
+        {"type": "resource_link", "uri": "file:///a", "name": "a", "description": "notes", "_meta": {"k": 1}},
+        {"type": "resource_link", "uri": "file:///b", "name": "b", "title": "B"},
+        {"type": "text", "text": "t"},
+    ]
+    page = {"results": [{"content": blocks, "structured": {"type": "resource_link"}}]}
+    assert reshaped(page, OldPage, [link])["results"][0] == {
+        "content": [
+            {"type": "text", "text": "a: file:///a (notes)", "_meta": {"k": 1}},
+            {"type": "text", "text": "B: file:///b"},  # no description: its part left out; no _meta: no key
+            {"type": "text", "text": "t"},
+        ],
+        "structured": {"type": "resource_link"},  # open content at no place of the rule: left as it is
+    }
+    assert reshaped(page, Old, [link]) is page  # the rule places nothing in this target

@@ -8,13 +8,12 @@ holds its own crossings with this one."""
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from mcp_bindings.runtime.abi.protocol import Crossing
+from mcp_bindings.runtime.abi.protocol import Crossing, Degrade
 
 CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
     {
         ("2024-11-05", "2025-03-26"): Crossing(
             dropped={},
-            degrade={},
             params={},
             codes={},
             overloaded=(),
@@ -25,10 +24,43 @@ CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
                 "ServerCapabilities": ("completions",),
                 "Tool": ("annotations",),
             },
-            degrade={"audio": "embedded_blob"},
             params={},
             codes={},
             overloaded=(),
+            degrade=(
+                Degrade(
+                    "audio",
+                    {
+                        "type": "resource",
+                        "resource": {
+                            "uri": "data:{mimeType};base64,{data}",
+                            "mimeType": "{mimeType}",
+                            "blob": "{data}",
+                        },
+                        "annotations": "{annotations}",
+                        "_meta": "{_meta}",
+                    },
+                    MappingProxyType(
+                        {
+                            "AudioContent": ((),),
+                            "CallToolResult": (("content", "*"),),
+                            "CallToolResultContentItem": ((),),
+                            "ClientResult": (("content",),),
+                            "CreateMessageRequest": (("params", "messages", "*", "content"),),
+                            "CreateMessageRequestParams": (("messages", "*", "content"),),
+                            "CreateMessageResult": (("content",),),
+                            "CreateMessageResultContent": ((),),
+                            "GetPromptResult": (("messages", "*", "content"),),
+                            "PromptMessage": (("content",),),
+                            "PromptMessageContent": ((),),
+                            "SamplingMessage": (("content",),),
+                            "SamplingMessageContent": ((),),
+                            "ServerRequest": (("params", "messages", "*", "content"),),
+                            "ServerResult": (("messages", "*", "content"), ("content", "*")),
+                        }
+                    ),
+                ),
+            ),
         ),
     }
 )

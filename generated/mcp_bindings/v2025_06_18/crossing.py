@@ -8,13 +8,12 @@ holds its own crossings with this one."""
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from mcp_bindings.runtime.abi.protocol import Crossing, ParamOutcome
+from mcp_bindings.runtime.abi.protocol import Crossing, Degrade, ParamOutcome
 
 CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
     {
         ("2024-11-05", "2025-06-18"): Crossing(
             dropped={},
-            degrade={},
             params={},
             codes={},
             overloaded=(),
@@ -34,14 +33,64 @@ CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
                 "ServerCapabilities": ("completions",),
                 "Tool": ("annotations", "outputSchema", "title"),
             },
-            degrade={"audio": "embedded_blob", "resource_link": "text"},
             params={"completion/complete": {"context": ParamOutcome("error", "")}},
             codes={},
             overloaded=(),
+            degrade=(
+                Degrade(
+                    "audio",
+                    {
+                        "type": "resource",
+                        "resource": {
+                            "uri": "data:{mimeType};base64,{data}",
+                            "mimeType": "{mimeType}",
+                            "blob": "{data}",
+                        },
+                        "annotations": "{annotations}",
+                        "_meta": "{_meta}",
+                    },
+                    MappingProxyType(
+                        {
+                            "AudioContent": ((),),
+                            "CallToolResult": (("content", "*"),),
+                            "ClientResult": (("content",),),
+                            "ContentBlock": ((),),
+                            "CreateMessageRequest": (("params", "messages", "*", "content"),),
+                            "CreateMessageRequestParams": (("messages", "*", "content"),),
+                            "CreateMessageResult": (("content",),),
+                            "CreateMessageResultContent": ((),),
+                            "GetPromptResult": (("messages", "*", "content"),),
+                            "PromptMessage": (("content",),),
+                            "SamplingMessage": (("content",),),
+                            "SamplingMessageContent": ((),),
+                            "ServerRequest": (("params", "messages", "*", "content"),),
+                            "ServerResult": (("messages", "*", "content"), ("content", "*")),
+                        }
+                    ),
+                ),
+                Degrade(
+                    "resource_link",
+                    {
+                        "type": "text",
+                        "text": "{title|name}: {uri}[ ({description})]",
+                        "annotations": "{annotations}",
+                        "_meta": "{_meta}",
+                    },
+                    MappingProxyType(
+                        {
+                            "CallToolResult": (("content", "*"),),
+                            "ContentBlock": ((),),
+                            "GetPromptResult": (("messages", "*", "content"),),
+                            "PromptMessage": (("content",),),
+                            "ResourceLink": ((),),
+                            "ServerResult": (("messages", "*", "content"), ("content", "*")),
+                        }
+                    ),
+                ),
+            ),
         ),
         ("2025-03-26", "2025-06-18"): Crossing(
             dropped={},
-            degrade={},
             params={},
             codes={},
             overloaded=(),
@@ -60,10 +109,30 @@ CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
                 "ResourceTemplate": ("title",),
                 "Tool": ("outputSchema", "title"),
             },
-            degrade={"resource_link": "text"},
             params={"completion/complete": {"context": ParamOutcome("error", "")}},
             codes={},
             overloaded=(),
+            degrade=(
+                Degrade(
+                    "resource_link",
+                    {
+                        "type": "text",
+                        "text": "{title|name}: {uri}[ ({description})]",
+                        "annotations": "{annotations}",
+                        "_meta": "{_meta}",
+                    },
+                    MappingProxyType(
+                        {
+                            "CallToolResult": (("content", "*"),),
+                            "ContentBlock": ((),),
+                            "GetPromptResult": (("messages", "*", "content"),),
+                            "PromptMessage": (("content",),),
+                            "ResourceLink": ((),),
+                            "ServerResult": (("messages", "*", "content"), ("content", "*")),
+                        }
+                    ),
+                ),
+            ),
         ),
     }
 )

@@ -8,13 +8,12 @@ holds its own crossings with this one."""
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from mcp_bindings.runtime.abi.protocol import Crossing, ParamOutcome
+from mcp_bindings.runtime.abi.protocol import Crossing, Degrade, ParamOutcome
 
 CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
     {
         ("2024-11-05", "2025-11-25"): Crossing(
             dropped={},
-            degrade={},
             params={},
             codes={},
             overloaded=(),
@@ -61,7 +60,6 @@ CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
                 "ToolListChangedNotification": ("jsonrpc",),
                 "UnsubscribeRequest": ("id", "jsonrpc"),
             },
-            degrade={"audio": "embedded_blob", "resource_link": "text"},
             params={
                 "completion/complete": {"context": ParamOutcome("error", "")},
                 "sampling/createMessage": {
@@ -79,10 +77,117 @@ CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
             },
             codes={},
             overloaded=(),
+            degrade=(
+                Degrade(
+                    "audio",
+                    {
+                        "type": "resource",
+                        "resource": {
+                            "uri": "data:{mimeType};base64,{data}",
+                            "mimeType": "{mimeType}",
+                            "blob": "{data}",
+                        },
+                        "annotations": "{annotations}",
+                        "_meta": "{_meta}",
+                    },
+                    MappingProxyType(
+                        {
+                            "AudioContent": ((),),
+                            "CallToolResult": (("content", "*"),),
+                            "ClientResult": (
+                                ("content",),
+                                ("content", "content", "*"),
+                                ("content", "*"),
+                                ("content", "*", "content", "*"),
+                            ),
+                            "ContentBlock": ((),),
+                            "CreateMessageRequest": (
+                                ("params", "messages", "*", "content"),
+                                ("params", "messages", "*", "content", "content", "*"),
+                                ("params", "messages", "*", "content", "*"),
+                                ("params", "messages", "*", "content", "*", "content", "*"),
+                            ),
+                            "CreateMessageRequestParams": (
+                                ("messages", "*", "content"),
+                                ("messages", "*", "content", "content", "*"),
+                                ("messages", "*", "content", "*"),
+                                ("messages", "*", "content", "*", "content", "*"),
+                            ),
+                            "CreateMessageResult": (
+                                ("content",),
+                                ("content", "content", "*"),
+                                ("content", "*"),
+                                ("content", "*", "content", "*"),
+                            ),
+                            "GetPromptResult": (("messages", "*", "content"),),
+                            "PromptMessage": (("content",),),
+                            "SamplingMessage": (
+                                ("content",),
+                                ("content", "content", "*"),
+                                ("content", "*"),
+                                ("content", "*", "content", "*"),
+                            ),
+                            "SamplingMessageContentBlock": ((), ("content", "*")),
+                            "ServerRequest": (
+                                ("params", "messages", "*", "content"),
+                                ("params", "messages", "*", "content", "content", "*"),
+                                ("params", "messages", "*", "content", "*"),
+                                ("params", "messages", "*", "content", "*", "content", "*"),
+                            ),
+                            "ServerResult": (("messages", "*", "content"), ("content", "*")),
+                            "ToolResultContent": (("content", "*"),),
+                        }
+                    ),
+                ),
+                Degrade(
+                    "resource_link",
+                    {
+                        "type": "text",
+                        "text": "{title|name}: {uri}[ ({description})]",
+                        "annotations": "{annotations}",
+                        "_meta": "{_meta}",
+                    },
+                    MappingProxyType(
+                        {
+                            "CallToolResult": (("content", "*"),),
+                            "ClientResult": (
+                                ("content", "content", "*"),
+                                ("content", "*", "content", "*"),
+                            ),
+                            "ContentBlock": ((),),
+                            "CreateMessageRequest": (
+                                ("params", "messages", "*", "content", "content", "*"),
+                                ("params", "messages", "*", "content", "*", "content", "*"),
+                            ),
+                            "CreateMessageRequestParams": (
+                                ("messages", "*", "content", "content", "*"),
+                                ("messages", "*", "content", "*", "content", "*"),
+                            ),
+                            "CreateMessageResult": (
+                                ("content", "content", "*"),
+                                ("content", "*", "content", "*"),
+                            ),
+                            "GetPromptResult": (("messages", "*", "content"),),
+                            "PromptMessage": (("content",),),
+                            "ResourceLink": ((),),
+                            "SamplingMessage": (
+                                ("content", "content", "*"),
+                                ("content", "*", "content", "*"),
+                            ),
+                            "SamplingMessageContentBlock": (("content", "*"),),
+                            "ServerRequest": (
+                                ("params", "messages", "*", "content", "content", "*"),
+                                ("params", "messages", "*", "content", "*", "content", "*"),
+                            ),
+                            "ServerResult": (("messages", "*", "content"), ("content", "*")),
+                            "ToolResultContent": (("content", "*"),),
+                        }
+                    ),
+                ),
+            ),
         ),
         ("2025-03-26", "2025-11-25"): Crossing(
             dropped={},
-            degrade={},
             params={},
             codes={},
             overloaded=(),
@@ -129,7 +234,6 @@ CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
                 "ToolListChangedNotification": ("jsonrpc",),
                 "UnsubscribeRequest": ("id", "jsonrpc"),
             },
-            degrade={"resource_link": "text"},
             params={
                 "completion/complete": {"context": ParamOutcome("error", "")},
                 "sampling/createMessage": {
@@ -147,15 +251,62 @@ CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
             },
             codes={},
             overloaded=(),
+            degrade=(
+                Degrade(
+                    "resource_link",
+                    {
+                        "type": "text",
+                        "text": "{title|name}: {uri}[ ({description})]",
+                        "annotations": "{annotations}",
+                        "_meta": "{_meta}",
+                    },
+                    MappingProxyType(
+                        {
+                            "CallToolResult": (("content", "*"),),
+                            "ClientResult": (
+                                ("content", "content", "*"),
+                                ("content", "*", "content", "*"),
+                            ),
+                            "ContentBlock": ((),),
+                            "CreateMessageRequest": (
+                                ("params", "messages", "*", "content", "content", "*"),
+                                ("params", "messages", "*", "content", "*", "content", "*"),
+                            ),
+                            "CreateMessageRequestParams": (
+                                ("messages", "*", "content", "content", "*"),
+                                ("messages", "*", "content", "*", "content", "*"),
+                            ),
+                            "CreateMessageResult": (
+                                ("content", "content", "*"),
+                                ("content", "*", "content", "*"),
+                            ),
+                            "GetPromptResult": (("messages", "*", "content"),),
+                            "PromptMessage": (("content",),),
+                            "ResourceLink": ((),),
+                            "SamplingMessage": (
+                                ("content", "content", "*"),
+                                ("content", "*", "content", "*"),
+                            ),
+                            "SamplingMessageContentBlock": (("content", "*"),),
+                            "ServerRequest": (
+                                ("params", "messages", "*", "content", "content", "*"),
+                                ("params", "messages", "*", "content", "*", "content", "*"),
+                            ),
+                            "ServerResult": (("messages", "*", "content"), ("content", "*")),
+                            "ToolResultContent": (("content", "*"),),
+                        }
+                    ),
+                ),
+            ),
         ),
         ("2025-06-18", "2025-11-25"): Crossing(
             dropped={},
-            degrade={},
             params={
                 "elicitation/create": {
                     "elicitationId": ParamOutcome(
                         "generate",
                         "A URL elicitation needs an elicitationId where the schema requires one; a server written for a version without it has none, so the runtime makes a fresh random id (the handler never refers to it).",
+                        equals={"mode": "url"},
                     )
                 }
             },
@@ -203,7 +354,6 @@ CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
                 "ToolListChangedNotification": ("jsonrpc",),
                 "UnsubscribeRequest": ("id", "jsonrpc"),
             },
-            degrade={},
             params={
                 "elicitation/create": {
                     "elicitationId": ParamOutcome("error", ""),

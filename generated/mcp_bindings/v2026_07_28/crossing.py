@@ -8,13 +8,12 @@ holds its own crossings with this one."""
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from mcp_bindings.runtime.abi.protocol import Crossing, ParamOutcome
+from mcp_bindings.runtime.abi.protocol import Crossing, Degrade, ParamOutcome
 
 CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
     {
         ("2024-11-05", "2026-07-28"): Crossing(
             dropped={},
-            degrade={},
             params={},
             codes={-32002: -32602},
             overloaded=(),
@@ -63,7 +62,6 @@ CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
                 "Tool": ("annotations", "icons", "outputSchema", "title"),
                 "ToolListChangedNotification": ("jsonrpc",),
             },
-            degrade={"audio": "embedded_blob", "resource_link": "text"},
             params={
                 "completion/complete": {"context": ParamOutcome("error", "")},
                 "prompts/get": {
@@ -91,10 +89,121 @@ CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
             },
             codes={},
             overloaded=(("resources/read", "uri", -32602, -32002),),
+            degrade=(
+                Degrade(
+                    "audio",
+                    {
+                        "type": "resource",
+                        "resource": {
+                            "uri": "data:{mimeType};base64,{data}",
+                            "mimeType": "{mimeType}",
+                            "blob": "{data}",
+                        },
+                        "annotations": "{annotations}",
+                        "_meta": "{_meta}",
+                    },
+                    MappingProxyType(
+                        {
+                            "AudioContent": ((),),
+                            "CallToolResult": (("content", "*"),),
+                            "CallToolResultResponse": (("result", "content", "*"),),
+                            "ContentBlock": ((),),
+                            "CreateMessageRequest": (
+                                ("params", "messages", "*", "content"),
+                                ("params", "messages", "*", "content", "content", "*"),
+                                ("params", "messages", "*", "content", "*"),
+                                ("params", "messages", "*", "content", "*", "content", "*"),
+                            ),
+                            "CreateMessageRequestParams": (
+                                ("messages", "*", "content"),
+                                ("messages", "*", "content", "content", "*"),
+                                ("messages", "*", "content", "*"),
+                                ("messages", "*", "content", "*", "content", "*"),
+                            ),
+                            "CreateMessageResult": (
+                                ("content",),
+                                ("content", "content", "*"),
+                                ("content", "*"),
+                                ("content", "*", "content", "*"),
+                            ),
+                            "GetPromptResult": (("messages", "*", "content"),),
+                            "GetPromptResultResponse": (("result", "messages", "*", "content"),),
+                            "InputRequest": (
+                                ("params", "messages", "*", "content"),
+                                ("params", "messages", "*", "content", "content", "*"),
+                                ("params", "messages", "*", "content", "*"),
+                                ("params", "messages", "*", "content", "*", "content", "*"),
+                            ),
+                            "InputResponse": (
+                                ("content",),
+                                ("content", "content", "*"),
+                                ("content", "*"),
+                                ("content", "*", "content", "*"),
+                            ),
+                            "PromptMessage": (("content",),),
+                            "SamplingMessage": (
+                                ("content",),
+                                ("content", "content", "*"),
+                                ("content", "*"),
+                                ("content", "*", "content", "*"),
+                            ),
+                            "SamplingMessageContentBlock": ((), ("content", "*")),
+                            "ServerResult": (("messages", "*", "content"), ("content", "*")),
+                            "ToolResultContent": (("content", "*"),),
+                        }
+                    ),
+                ),
+                Degrade(
+                    "resource_link",
+                    {
+                        "type": "text",
+                        "text": "{title|name}: {uri}[ ({description})]",
+                        "annotations": "{annotations}",
+                        "_meta": "{_meta}",
+                    },
+                    MappingProxyType(
+                        {
+                            "CallToolResult": (("content", "*"),),
+                            "CallToolResultResponse": (("result", "content", "*"),),
+                            "ContentBlock": ((),),
+                            "CreateMessageRequest": (
+                                ("params", "messages", "*", "content", "content", "*"),
+                                ("params", "messages", "*", "content", "*", "content", "*"),
+                            ),
+                            "CreateMessageRequestParams": (
+                                ("messages", "*", "content", "content", "*"),
+                                ("messages", "*", "content", "*", "content", "*"),
+                            ),
+                            "CreateMessageResult": (
+                                ("content", "content", "*"),
+                                ("content", "*", "content", "*"),
+                            ),
+                            "GetPromptResult": (("messages", "*", "content"),),
+                            "GetPromptResultResponse": (("result", "messages", "*", "content"),),
+                            "InputRequest": (
+                                ("params", "messages", "*", "content", "content", "*"),
+                                ("params", "messages", "*", "content", "*", "content", "*"),
+                            ),
+                            "InputResponse": (
+                                ("content", "content", "*"),
+                                ("content", "*", "content", "*"),
+                            ),
+                            "PromptMessage": (("content",),),
+                            "ResourceLink": ((),),
+                            "SamplingMessage": (
+                                ("content", "content", "*"),
+                                ("content", "*", "content", "*"),
+                            ),
+                            "SamplingMessageContentBlock": (("content", "*"),),
+                            "ServerResult": (("messages", "*", "content"), ("content", "*")),
+                            "ToolResultContent": (("content", "*"),),
+                        }
+                    ),
+                ),
+            ),
         ),
         ("2025-03-26", "2026-07-28"): Crossing(
             dropped={},
-            degrade={},
             params={},
             codes={-32002: -32602},
             overloaded=(),
@@ -143,7 +252,6 @@ CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
                 "Tool": ("icons", "outputSchema", "title"),
                 "ToolListChangedNotification": ("jsonrpc",),
             },
-            degrade={"resource_link": "text"},
             params={
                 "completion/complete": {"context": ParamOutcome("error", "")},
                 "prompts/get": {
@@ -171,10 +279,58 @@ CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
             },
             codes={},
             overloaded=(("resources/read", "uri", -32602, -32002),),
+            degrade=(
+                Degrade(
+                    "resource_link",
+                    {
+                        "type": "text",
+                        "text": "{title|name}: {uri}[ ({description})]",
+                        "annotations": "{annotations}",
+                        "_meta": "{_meta}",
+                    },
+                    MappingProxyType(
+                        {
+                            "CallToolResult": (("content", "*"),),
+                            "CallToolResultResponse": (("result", "content", "*"),),
+                            "ContentBlock": ((),),
+                            "CreateMessageRequest": (
+                                ("params", "messages", "*", "content", "content", "*"),
+                                ("params", "messages", "*", "content", "*", "content", "*"),
+                            ),
+                            "CreateMessageRequestParams": (
+                                ("messages", "*", "content", "content", "*"),
+                                ("messages", "*", "content", "*", "content", "*"),
+                            ),
+                            "CreateMessageResult": (
+                                ("content", "content", "*"),
+                                ("content", "*", "content", "*"),
+                            ),
+                            "GetPromptResult": (("messages", "*", "content"),),
+                            "GetPromptResultResponse": (("result", "messages", "*", "content"),),
+                            "InputRequest": (
+                                ("params", "messages", "*", "content", "content", "*"),
+                                ("params", "messages", "*", "content", "*", "content", "*"),
+                            ),
+                            "InputResponse": (
+                                ("content", "content", "*"),
+                                ("content", "*", "content", "*"),
+                            ),
+                            "PromptMessage": (("content",),),
+                            "ResourceLink": ((),),
+                            "SamplingMessage": (
+                                ("content", "content", "*"),
+                                ("content", "*", "content", "*"),
+                            ),
+                            "SamplingMessageContentBlock": (("content", "*"),),
+                            "ServerResult": (("messages", "*", "content"), ("content", "*")),
+                            "ToolResultContent": (("content", "*"),),
+                        }
+                    ),
+                ),
+            ),
         ),
         ("2025-06-18", "2026-07-28"): Crossing(
             dropped={},
-            degrade={},
             params={},
             codes={-32002: -32602},
             overloaded=(),
@@ -222,7 +378,6 @@ CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
                 "Tool": ("icons",),
                 "ToolListChangedNotification": ("jsonrpc",),
             },
-            degrade={},
             params={
                 "elicitation/create": {
                     "mode": ParamOutcome(
@@ -271,7 +426,6 @@ CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
                 "ServerCapabilities": ("tasks",),
                 "Tool": ("execution",),
             },
-            degrade={},
             params={
                 "elicitation/create": {
                     "elicitationId": ParamOutcome("error", ""),
@@ -301,12 +455,12 @@ CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
                 "Result": ("resultType",),
                 "ServerCapabilities": ("extensions",),
             },
-            degrade={},
             params={
                 "elicitation/create": {
                     "elicitationId": ParamOutcome(
                         "generate",
                         "A URL elicitation needs an elicitationId where the schema requires one; a server written for a version without it has none, so the runtime makes a fresh random id (the handler never refers to it).",
+                        equals={"mode": "url"},
                     )
                 },
                 "prompts/get": {

@@ -19,12 +19,14 @@ def _params(pair: Pair) -> str:
 
 
 def _moves(pair: Pair) -> dict[str, str]:
-    """The pair's reshapes and renames as the `spec.Reshape` / `spec.Rename` records (none: left out)."""
+    """The pair's degrades, reshapes and renames as the `spec.Degrade` / `spec.Reshape` / `spec.Rename`
+    records (none: left out)."""
+    degrade = [f"Degrade({t!r}, {dict(b)!r}, MappingProxyType({places!r}))" for t, b, places in pair.degrade]
     reshapes = [reshape_record(rule.entry, places, listed) for rule, listed, places in pair.reshapes]
     renames = [f"Rename({t!r}, {a!r}, {b!r}, MappingProxyType({places!r}))" for t, a, b, places in pair.renames]
     return {
         name: "(" + "".join(f"{r}, " for r in records) + ")"
-        for name, records in (("reshapes", reshapes), ("renames", renames))
+        for name, records in (("degrade", degrade), ("reshapes", reshapes), ("renames", renames))
         if records
     }
 
@@ -35,7 +37,6 @@ def render_crossing(version: str, header: str, pairs: list[Pair]) -> str:
             "source": p.source,
             "destination": p.destination,
             "dropped": repr(p.dropped),
-            "degrade": repr(p.degrade),
             "params": _params(p),
             "codes": repr(p.codes),
             "overloaded": repr(p.overloaded),
@@ -46,5 +47,6 @@ def render_crossing(version: str, header: str, pairs: list[Pair]) -> str:
     names = {"Crossing"} | ({"ParamOutcome"} if any(p.params for p in pairs) else set())
     names |= {"Gather", "Reshape", "Spread"} if any(p.reshapes for p in pairs) else set()
     names |= {"Rename"} if any(p.renames for p in pairs) else set()
+    names |= {"Degrade"} if any(p.degrade for p in pairs) else set()
     imports = ", ".join(sorted(names))
     return render("crossing.py.j2", header=header, version=version, pairs=views, imports=imports)

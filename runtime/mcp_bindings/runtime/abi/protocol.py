@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ..protocol.spec import Capability as Capability
     from ..protocol.spec import Crossing as Crossing
     from ..protocol.spec import Deferred as Deferred
+    from ..protocol.spec import Degrade as Degrade
     from ..protocol.spec import ErrorCodes as ErrorCodes
     from ..protocol.spec import Gather as Gather
     from ..protocol.spec import MetaKeys as MetaKeys
@@ -35,6 +36,7 @@ __getattr__ = exports(
             "Capability",
             "Crossing",
             "Deferred",
+            "Degrade",
             "ErrorCodes",
             "Gather",
             "MetaKeys",

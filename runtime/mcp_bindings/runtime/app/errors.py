@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
-
+from mcp_bindings.runtime.protocol.versions import first_error as first_error  # one home: protocol.versions
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, NotExpressible, ToolError
 
 __all__ = ["AppDefinitionError", "MissingClientCapability", "ResourceNotFound", "ToolError"]
@@ -39,11 +38,3 @@ class MissingClientCapability(NotExpressible):
         self.code = code if code is not None else INTERNAL_ERROR
         self.data = {"requiredCapabilities": required} if required else None
         self.required = required
-
-
-def first_error(exc: ValidationError, under: str = "") -> str:
-    """`where: message` of a validation error's first error (`where` below `under`; "(root)": the
-    value itself)."""
-    first = exc.errors(include_url=False)[0]
-    where = ".".join([*([under] if under else []), *(str(p) for p in first["loc"])])
-    return f"{where or '(root)'}: {first['msg']}"

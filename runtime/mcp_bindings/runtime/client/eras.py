@@ -13,12 +13,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from mcp_bindings.runtime.protocol import crossing, versions
 from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables
 from mcp_bindings.runtime.rpc.errors import METHOD_NOT_FOUND, McpError, NotExpressible
-from mcp_bindings.runtime.rpc.jsonrpc import validation_error
 from mcp_bindings.v2025_11_25 import names as v2025
 
 if TYPE_CHECKING:
@@ -68,12 +65,12 @@ def stub_spec(runtime: ClientRuntime, spec: MethodSpec, result: Any = None) -> M
 def params(runtime: ClientRuntime, stub: MethodSpec, spec: MethodSpec, data: Any) -> Any:
     """The params (wire JSON) as the negotiated version's. In the stub's own version they are checked
     against its model (a bad argument is refused here, with its path); in the other they are
-    crossed (`crossing.json`'s fixes), and a param that version cannot carry is `NotExpressible`
+    crossed (the pair's generated crossing table), and a param that version cannot carry is `NotExpressible`
     unless the policy drops it."""
     if data is None or spec.params is None:
         return data
+    version = runtime.version or "?"
     if data.get(TASK) is not None and not (versions.defines(spec.params, TASK) or versions.defines(stub.params, TASK)):
-        version = runtime.version or "?"
         raise NotExpressible(
             f"cannot send {spec.method} with task= in MCP {version}, which this session speaks: params.task "
             "does not exist there (a task-augmented request is MCP 2025-11-25's; from 2026-07-28 on, a client "
@@ -82,12 +79,8 @@ def params(runtime: ClientRuntime, stub: MethodSpec, spec: MethodSpec, data: Any
         )
     if runtime.protocol is runtime.stub:
         if stub.params is not None:
-            try:
-                versions.validate(spec.params, data)
-            except ValidationError as exc:
-                raise validation_error(exc) from None
+            versions.validate_params(spec, data)
         return data
-    version = runtime.version or "?"
     return crossing.cross_params(
         data,
         spec.params,
@@ -106,14 +99,8 @@ def result(runtime: ClientRuntime, stub: MethodSpec, spec: MethodSpec, value: An
         return value
     if stub.result is None:
         return versions.dump(value)
-    return crossing.cross(
-        versions.dump(value),
-        stub.result,
-        what=f"the {spec.method} result",
-        method=spec.method,
-        source=runtime.version or "?",
-        destination=runtime.stub_version,
-    )
+    what, source, destination = f"the {spec.method} result", runtime.version or "?", runtime.stub_version
+    return crossing.cross(versions.dump(value), stub.result, what=what, source=source, destination=destination)
 
 
 async def set_logging_level(runtime: ClientRuntime, level: str, timeout: float | None) -> None:
@@ -131,9 +118,6 @@ async def set_logging_level(runtime: ClientRuntime, level: str, timeout: float |
     if protocol.meta.log_level is None:
         raise missing(runtime, SET_LEVEL)
     own = runtime.stub.client_requests.get(SET_LEVEL)
-    if own is not None and own.params is not None:  # the stub's level type: a bad level is refused now
-        try:
-            versions.validate(own.params, {"level": level})
-        except ValidationError as exc:
-            raise validation_error(exc) from None
+    if own is not None:  # the stub's level type: a bad level is refused now
+        versions.validate_params(own, {"level": level})
     runtime.log_level = level

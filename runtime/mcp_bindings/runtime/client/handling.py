@@ -95,7 +95,7 @@ def _handler_work(
         params = newer  # lenient: the handler gets the newer version's params as they are
     same = protocol is runtime.stub
     if newer is None and not same and stub_spec.params is not None and request.params is not None:
-        params = versions.convert(
+        params = crossing.cross(
             request.params,
             stub_spec.params,
             what=request.method,
@@ -113,7 +113,6 @@ def _handler_work(
             versions.dump(result),
             spec.result,
             what=f"the {spec.method} result",
-            method=spec.method,
             source=runtime.stub.version,
             destination=runtime.version or "?",
         )

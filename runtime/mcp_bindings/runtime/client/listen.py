@@ -172,7 +172,6 @@ def _typed(runtime: ClientRuntime, notification: Notification, extra: Mapping[st
             message,
             spec.message,
             what=f"the {notification.method} notification",
-            method=notification.method,
             source=runtime.version or "?",
             destination=runtime.stub_version,
         )

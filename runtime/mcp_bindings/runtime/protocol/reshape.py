@@ -1,26 +1,32 @@
 """Moving a definition's content where two versions hold it differently: between a list of tagged
 items and plain fields (SEP-3279's `CallToolResult.outputs` in place of `content` / `structuredContent`:
-a version's generated `PROTOCOL.reshapes`, from the generator's policy/reshapes.json), or from one
-field name to another (a pair's crossing table's renames). Each rule names its `places`, computed by
-the generator: where its definition sits in a value of each target definition, so nothing here walks
-a type. `reshaped` moves wire JSON into a target's shape; a value with nothing to move is returned
-as it is (no copy).
+a version's generated `PROTOCOL.reshapes`, from the generator's policy/reshapes.json), from one field
+name to another (a pair's crossing table's renames), or from a content block the destination lacks
+to what it becomes there (the table's degrades: policy/crossing.json's templates, `filled`). Each
+rule names its `places`, computed by the generator: where its definition sits in a value of each
+target definition, so nothing here walks a type. `reshaped` moves wire JSON into a target's shape;
+a value with nothing to move is returned as it is (no copy).
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cache
 from typing import Any, cast
 
 from mcp_bindings.runtime.protocol import registry, versions
-from mcp_bindings.runtime.protocol.spec import Rename, Reshape
+from mcp_bindings.runtime.protocol.spec import Degrade, Rename, Reshape
 
 Path = tuple[str, ...]  # keys from the value's root; "*" is every item of a list
+Rule = Reshape | Rename | Degrade
+_FIELD = re.compile(r"\{([^{}]+)\}")  # a template's `{a|b}`: the first of fields a, b the value has
+_MISSING = object()  # a template's field the value does not have
+_OPTIONAL = re.compile(r"\[([^\[\]]*)\]")  # a template's `[...]`: left out where a field in it is missing
 
 
-def reshaped(data: Any, target: Any, rules: Iterable[Reshape | Rename]) -> Any:
+def reshaped(data: Any, target: Any, rules: Iterable[Rule]) -> Any:
     """`data` (wire JSON) with every node `rules` place in a `target` moved into the target's shape."""
     name = getattr(target, "__name__", "")
     moves = [(path, rule) for rule in rules for path in rule.places.get(name, ())]
@@ -34,8 +40,10 @@ def reshaped(data: Any, target: Any, rules: Iterable[Reshape | Rename]) -> Any:
     return out
 
 
-def _due(node: dict[str, Any], rule: Reshape | Rename) -> bool:
+def _due(node: dict[str, Any], rule: Rule) -> bool:
     """Whether `node` is in the other shape than its target's."""
+    if isinstance(rule, Degrade):
+        return node.get("type") == rule.type
     if isinstance(rule, Rename):
         return rule.source in node and rule.destination not in node
     if rule.listed:
@@ -43,16 +51,16 @@ def _due(node: dict[str, Any], rule: Reshape | Rename) -> bool:
     return rule.field in node
 
 
-def _move(node: dict[str, Any], rule: Reshape | Rename) -> None:
-    if isinstance(rule, Rename):
+def _move(node: dict[str, Any], rule: Rule) -> None:
+    if isinstance(rule, Degrade):
+        block = filled(rule.becomes, node)
+        node.clear()
+        node.update(block)
+    elif isinstance(rule, Rename):
         node[rule.destination] = node.pop(rule.source)
     elif not rule.listed:
         raw = node.pop(rule.field)
-        items = (
-            [cast("dict[str, Any]", i) for i in cast("list[Any]", raw) if isinstance(i, dict)]
-            if isinstance(raw, list)
-            else []
-        )
+        items = [cast("dict[str, Any]", i) for i in (raw if isinstance(raw, list) else ()) if isinstance(i, dict)]
         for gather in rule.gather:
             values = [
                 item[gather.take]
@@ -64,19 +72,40 @@ def _move(node: dict[str, Any], rule: Reshape | Rename) -> None:
             elif values:
                 node[gather.into] = values[0]
     else:
-        node[rule.field] = [
-            _filled(spread.item, node.pop(spread.source)) for spread in rule.spread if spread.source in node
-        ]
+        spread = [filled(spread.item, node) for spread in rule.spread if spread.source in node]
+        for source in {spread.source for spread in rule.spread}:
+            node.pop(source, None)
+        node[rule.field] = spread
 
 
-def _filled(template: Any, value: Any) -> Any:
-    if template == "$":
-        return value
+def filled(template: Any, node: Mapping[str, Any]) -> Any:
+    """A policy's JSON `template` filled from the fields of `node`: a string that is one `{a|b}` is
+    the value of the first of fields a, b that `node` has (its key left out where it has none); in
+    other strings each `{...}` is that field's text, and a `[...]` part is left out where a field in
+    it is missing or null."""
     if isinstance(template, Mapping):
-        return {key: _filled(item, value) for key, item in cast("Mapping[str, Any]", template).items()}
+        items = ((key, filled(item, node)) for key, item in cast("Mapping[str, Any]", template).items())
+        return {key: item for key, item in items if item is not _MISSING}
     if isinstance(template, (list, tuple)):
-        return [_filled(item, value) for item in cast("list[Any]", template)]
-    return template
+        return [filled(item, node) for item in cast("list[Any]", template)]
+    if not isinstance(template, str):
+        return template
+    whole = _FIELD.fullmatch(template)
+    if whole is not None:
+        return next((node[name] for name in whole[1].split("|") if name in node), _MISSING)
+    text = _text(_OPTIONAL.sub(lambda part: _text(part[1], node) or "", template), node)
+    return _MISSING if text is None else text
+
+
+def _text(template: str, node: Mapping[str, Any]) -> str | None:
+    texts = [
+        next((str(node[n]) for n in names.split("|") if node.get(n) is not None), None)
+        for names in _FIELD.findall(template)
+    ]
+    if None in texts:
+        return None
+    parts = iter(texts)
+    return _FIELD.sub(lambda _: str(next(parts)), template)
 
 
 def _nodes(data: Any, path: Path) -> Iterator[dict[str, Any]]:
@@ -107,11 +136,8 @@ def reshapes(version: str) -> Mapping[str, Reshape]:
 def _own(target: Any) -> tuple[Reshape, ...]:
     """The reshapes of the version whose generated package defines `target`."""
     module = getattr(target, "__module__", "")
-    for name in registry.names():
-        rules = reshapes(name)
-        if rules and module.startswith(f"{registry.load_version(name).__name__}."):
-            return tuple(rules.values())
-    return ()
+    found = (name for name in registry.names() if module.startswith(f"{registry.load_version(name).__name__}."))
+    return tuple(reshapes(next(found, "")).values())
 
 
 def shape(data: Any, target: Any, version: str | None = None) -> Any:

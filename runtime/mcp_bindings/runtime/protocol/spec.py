@@ -232,7 +232,8 @@ class Gather:
 
 @dataclass(frozen=True, slots=True)
 class Spread:
-    """The plain field `source` becomes one item of the list field: `item` with `"$"` standing for its value."""
+    """The plain field `source` becomes one item of the list field: `item`, filled from the value's
+    fields as `Degrade.becomes` is (`"{content}"`: the value of `content`)."""
 
     source: str
     item: Mapping[str, Any]
@@ -264,9 +265,21 @@ class Rename:
 
 
 @dataclass(frozen=True, slots=True)
+class Degrade:
+    """A content block `type` the destination of a pair lacks: it `becomes` a JSON template filled
+    from the block's fields (`"{a|b}"`: the first of fields a, b the block has; `"[...]"`: text left
+    out where a field in it is missing; policy/crossing.json). `places` as `Reshape.places`, of the source."""
+
+    type: str
+    becomes: Mapping[str, Any]
+    places: Mapping[str, tuple[tuple[str, ...], ...]]
+
+
+@dataclass(frozen=True, slots=True)
 class ParamOutcome:
     """What becomes of a request param one version of a pair has and the other not: refused
-    ("error"), left out ("drop", only when it `equals` that value if given), or made ("generate")."""
+    ("error"), left out ("drop", only when it `equals` that value if given), or made ("generate",
+    where the params hold every field of `equals`, a mapping: the member of a union requiring it)."""
 
     outcome: str
     reason: str  # the policy's reason ("" for the default refusal)
@@ -280,8 +293,8 @@ class Crossing:
 
     # destination model name -> the wire keys the source defines there and the destination does not
     dropped: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
-    # content block type the destination lacks -> what it becomes there ("embedded_blob" | "text")
-    degrade: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # content blocks the destination lacks, and what each becomes there
+    degrade: tuple[Degrade, ...] = ()
     # request method -> param -> its outcome
     params: Mapping[str, Mapping[str, ParamOutcome]] = field(default_factory=lambda: MappingProxyType({}))
     # source error code -> the destination's code of the same error

@@ -1,15 +1,11 @@
-"""Values on the wire: validating decoded JSON with a version's models, and moving values between versions.
-
-A server or client is written against one version's stub; its peer may speak another. Values
-cross by wire JSON: validated with the sending side's models, then re-validated with the other
-version's generated models, without the fields only the sending version defines (the generated
-crossing tables; open content such as `_meta` keeps its keys). A value the target version cannot
-express fails validation there and becomes an internal error naming the type and version.
+"""Values on the wire: decoded JSON validated with a version's models (strict, by wire names), models
+written as JSON, what a side sends checked on the way out, and `project`, the last step of a value
+crossing into another version (`protocol.crossing`: the fields only the source version defines left
+out; open content such as `_meta` keeps its keys).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
@@ -98,12 +94,6 @@ def to_json(value: Any, target: Any = None) -> bytes:
     return adapter(target if target is not None else type(value)).dump_json(value, by_alias=True, exclude_none=True)
 
 
-def results_always_checked() -> bool:
-    """Whether every outgoing result is re-validated whatever the server class says
-    (`MCP_BINDINGS_CHECK_RESULTS=1`: tests and debugging)."""
-    return os.environ.get("MCP_BINDINGS_CHECK_RESULTS") == "1"
-
-
 def checked_json(value: BaseModel, what: str) -> bytes:
     """A result model's wire JSON, checked against its model on the way out: a model built with
     `model_construct`, changed after validation or holding NaN/Infinity (written as null) is refused
@@ -123,18 +113,25 @@ def check_json(model: type[BaseModel], data: bytes, what: str) -> None:
 
 
 def checked(target: Any, data: Any, what: str) -> Any:
-    """`validate`, for what this side is about to send: failure is an internal error naming `what`."""
+    """`validate`, for what this side is about to send or a handler gets: failure is an internal
+    error naming `what`, not sent."""
     try:
         return validate(target, data)
     except ValidationError as exc:
         raise _refused(exc, what) from None
 
 
-def _refused(exc: ValidationError, what: str) -> McpError:
+def first_error(exc: ValidationError, under: str = "") -> str:
+    """`where: message` of a validation error's first error (`tools.0.name: Field required`; `where`
+    below `under`; "(root)": the value itself)."""
     first = exc.errors(include_url=False)[0]
-    where = ".".join(str(p) for p in first["loc"]) or "(root)"
-    log.error("%s is invalid and was not sent: %s: %s", what, where, first["msg"])
-    return McpError(INTERNAL_ERROR, f"Internal error: {what} is invalid ({where}: {first['msg']})")
+    where = ".".join([*([under] if under else []), *(str(p) for p in first["loc"])])
+    return f"{where or '(root)'}: {first['msg']}"
+
+
+def _refused(exc: ValidationError, what: str) -> McpError:
+    log.error("%s is invalid: %s", what, first_error(exc))
+    return McpError(INTERNAL_ERROR, f"Internal error: {what} is invalid ({first_error(exc)})")
 
 
 def project(value: Any, dropped: Mapping[str, tuple[str, ...]]) -> Any:
@@ -157,15 +154,3 @@ def project(value: Any, dropped: Mapping[str, tuple[str, ...]]) -> Any:
     if isinstance(value, dict):
         return {key: project(item, dropped) for key, item in value.items()}
     return value
-
-
-def convert(data: Any, target: Any, *, what: str, source: str, destination: str) -> Any:
-    """Decoded wire JSON of version `source` -> a validated value of `destination`'s type."""
-    try:
-        return validate(target, data)
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(root)"
-        raise McpError(
-            INTERNAL_ERROR, f"cannot express {what} of MCP {source} in MCP {destination}: {where}: {first['msg']}"
-        ) from None

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from mcp_bindings.runtime.protocol import crossing, versions
 from mcp_bindings.runtime.protocol.request_state import MAX_INPUT_ROUNDS, RequestStateSealer
@@ -72,7 +72,7 @@ class VersionBridge:
             data["_meta"] = {**view.session_meta(self.stub.meta), **(data.get("_meta") or {})}
         if stub_spec.params is None:
             return data
-        return versions.convert(
+        return crossing.cross(
             data, stub_spec.params, what=f"{spec.method} params", source=view.version, destination=self.stub.version
         )
 
@@ -123,21 +123,14 @@ class VersionBridge:
         if view.protocol is self.stub:
             return versions.to_json(result)
         target = view.protocol.input_required_result if asks else spec.result
-        what = f"the {spec.method} result"
-        source, destination = self.stub.version, view.version
-        crossed = crossing.crossed(
-            versions.dump(result), target, what=what, method=spec.method, source=source, destination=destination
-        )
+        what, source, destination = f"the {spec.method} result", self.stub.version, view.version
+        crossed = crossing.crossed(versions.dump(result), target, what=what, source=source, destination=destination)
         return jsonrpc.dumps(crossed)
 
     def _validate_result(self, spec: MethodSpec, data: dict[str, Any]) -> Any:
         asks = data.get("resultType") == INPUT_REQUIRED and self.stub.input_required_result is not None
         target = self.stub.input_required_result if asks else spec.result
-        try:
-            return versions.validate(target, data)
-        except ValidationError as exc:
-            log.error("%s handler returned an invalid result: %s", spec.method, exc)
-            raise McpError(INTERNAL_ERROR, f"Internal error: invalid result from the {spec.method} handler") from None
+        return versions.checked(target, data, f"the result of the {spec.method} handler")
 
     def _checked_input_required(
         self, spec: MethodSpec, result: Any, view: PeerView, round_number: int, request_params: Any
@@ -213,19 +206,12 @@ class OutgoingRequest:
     stub_version: str
 
     def answer(self, raw: Any) -> Any:
-        try:
-            result = versions.validate(self.spec.result, raw)
-        except ValidationError as exc:
-            raise McpError(INTERNAL_ERROR, f"the client's {self.method} result is invalid: {_first(exc)}") from None
+        result = versions.checked(self.spec.result, raw, f"the client's {self.method} result")
         if self.spec is self.stub_spec:
             return result
+        what, source, destination = f"the client's {self.method} result", self.version, self.stub_version
         return crossing.cross(
-            versions.dump(result),
-            self.stub_spec.result,
-            what=f"the client's {self.method} result",
-            method=self.method,
-            source=self.version,
-            destination=self.stub_version,
+            versions.dump(result), self.stub_spec.result, what=what, source=source, destination=destination
         )
 
 
@@ -243,10 +229,7 @@ def outgoing_request(stub: ProtocolTables, method: str, params: Any, view: PeerV
         )
     data = versions.dump(params) if params is not None else None
     if isinstance(data, dict) and stub_spec.params is not None:
-        try:
-            versions.validate(stub_spec.params, data)
-        except ValidationError as exc:
-            raise McpError(INTERNAL_ERROR, f"invalid {method} params from the handler: {_first(exc)}") from None
+        versions.checked(stub_spec.params, data, f"the {method} params from the handler")
         if spec is not stub_spec and spec.params is not None:
             data = crossing.cross_params(
                 data, spec.params, method=method, source=stub.version, destination=view.version
@@ -260,11 +243,6 @@ def outgoing_request(stub: ProtocolTables, method: str, params: Any, view: PeerV
     return OutgoingRequest(method, data, spec, stub_spec, view.version, stub.version)
 
 
-def _first(exc: ValidationError) -> str:
-    first = exc.errors(include_url=False)[0]
-    return f"{'.'.join(str(p) for p in first['loc']) or '(root)'}: {first['msg']}"
-
-
 def outgoing_notification(stub: ProtocolTables, method: str, params: Any, view: PeerView) -> Any:
     """A notification's params from a handler of a `stub`-version server, as the client of `view`
     gets them: validated, and crossed into its version (fields it lacks left out, content degraded
@@ -275,11 +253,8 @@ def outgoing_notification(stub: ProtocolTables, method: str, params: Any, view: 
         return data
     stub_spec = stub.server_notifications.get(method)
     source = stub_spec.params if stub_spec is not None and stub_spec.params is not None else spec.params
-    try:
-        versions.validate(source, data)
-    except ValidationError as exc:
-        raise McpError(INTERNAL_ERROR, f"invalid {method} params from the handler: {_first(exc)}") from None
+    versions.checked(source, data, f"the {method} params from the handler")
     if source is spec.params:
         return data
     what = f"{method} params"
-    return crossing.crossed(data, spec.params, what=what, method=method, source=stub.version, destination=view.version)
+    return crossing.crossed(data, spec.params, what=what, source=stub.version, destination=view.version)

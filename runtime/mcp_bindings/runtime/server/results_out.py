@@ -5,6 +5,7 @@ stamped with the server's identity (`_meta`) and its caching policy (`ttlMs`, `c
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -34,8 +35,9 @@ class ResultWriter:
         # result type -> whether it has the fields stamped (ttl_ms, cache_scope, meta); protocol -> _meta JSON
         self._stamp_fields: dict[type[BaseModel], tuple[bool, ...]] = {}
         self._meta_bytes: dict[ProtocolTables, tuple[Any, bytes]] = {}
-        # Whether results are re-validated as they are written (`ServerStub.check_results`).
-        self.check_results = server.check_results or versions.results_always_checked()
+        # Whether results are re-validated as they are written (`ServerStub.check_results`; every
+        # result, whatever the server class says, with `MCP_BINDINGS_CHECK_RESULTS=1`: tests, debugging).
+        self.check_results = server.check_results or os.environ.get("MCP_BINDINGS_CHECK_RESULTS") == "1"
         # The output check, with what it remembers of large results (shared by the server's connections).
         self.results = results or ResultChecks()
 
@@ -108,15 +110,12 @@ class ResultWriter:
         if "meta" in fields and key is not None:
             meta = dict(versions.dump(model.meta) if model.meta is not None else {})
             meta.setdefault(key, self.identity(view.protocol))
-            updates["meta"] = meta
-        if "ttl_ms" in fields and "ttl_ms" not in result.model_fields_set:
-            updates["ttl_ms"] = self.server.cache_ttl_ms
-        if "cache_scope" in fields and "cache_scope" not in result.model_fields_set:
-            updates["cache_scope"] = self.server.cache_scope
+            updates["meta"] = versions.checked(fields["meta"].annotation, meta, "the result's _meta")
+        for name, value in (("ttl_ms", self.server.cache_ttl_ms), ("cache_scope", self.server.cache_scope)):
+            if name in fields and name not in result.model_fields_set:
+                updates[name] = value
         if not updates:
             return result
-        if "meta" in updates:
-            updates["meta"] = versions.checked(fields["meta"].annotation, updates["meta"], "the result's _meta")
         # Not validated here as a whole: the result is checked when it is written (`versions.checked_json`),
         # which also checks the server's cache settings (`cache_ttl_ms`, `cache_scope`) against the schema.
         return result.model_copy(update=updates)

@@ -240,7 +240,7 @@ class ServerRuntime:
         if stub_spec is None or not self.server.implements(stub_spec):
             return
         if view.protocol is not self.stub and stub_spec.params is not None and notification.params is not None:
-            params = versions.convert(
+            params = crossing.cross(
                 notification.params,
                 stub_spec.params,
                 what=spec.method,
