@@ -139,6 +139,7 @@ class Lifecycle:
         self.identity = ServerIdentity(server)
         self._host: ServerHost | None = None  # `host_for(server)`, found on first use
         self._ready: set[ProtocolTables] = set()  # versions whose validators were prepared (`prepared`)
+        self._pending: dict[ProtocolTables, list[set[Any]]] = {}  # what `prepare` has left to build
         # The last stateless view made, and (a copy of) the `_meta` it was read from (`view_of`).
         self._last: tuple[dict[str, Any], PeerView] | None = None
         # protocol -> (what it was built from, the advertised capabilities, the gate-checked plans)
@@ -367,22 +368,38 @@ class Lifecycle:
         return False
 
     def prepare(self, protocol: ProtocolTables) -> None:
-        """Build, once per process and version, the validators and serializers of the methods this
-        server implements. Models are built on first use (import stays cheap and a process never
-        pays for methods it does not serve); the runtime calls this right after answering the
-        negotiation (`Session.defer`), which keeps the build off both the first answer and the
-        first call of each method, and out of the steady state's memory profile."""
+        """Build the validators and serializers of the next method this server implements: one
+        method a call, until all are built (once per process and version). Models are built on first
+        use (import stays cheap and a process never pays for methods it does not serve); the runtime
+        calls this after each answer (`Session.defer`) until it is done, which keeps the build off the
+        answers and off most methods' first call, and out of the steady state's memory profile. One
+        method a call: a request that arrives meanwhile (the first `tools/list` after the handshake)
+        waits for one method's build at most, not for every method's."""
         key = (type(self.server), protocol.version)
         if key in _PREPARED:
             return
-        _PREPARED.add(key)
+        pending = self._pending.get(protocol)
+        if pending is None:
+            pending = self._pending[protocol] = self._to_prepare(protocol)
+        if pending:
+            for target in pending.pop():
+                versions.prepare(target)
+        if not pending:
+            _PREPARED.add(key)
+            self._ready.add(protocol)
+            del self._pending[protocol]
+
+    def _to_prepare(self, protocol: ProtocolTables) -> list[set[Any]]:
+        """What `prepare` builds, per method this server implements (the last first)."""
         stub = self.server.protocol
+        out: list[set[Any]] = []
         for spec in protocol.client_requests.values():
             stub_spec = stub.client_requests.get(spec.method)
             if spec.builtin or stub_spec is None or stub_spec.builtin or not self.server.implements(stub_spec):
                 continue
-            for target in {spec.params, spec.result, stub_spec.params, stub_spec.result}:
-                versions.prepare(target)
+            out.append({spec.params, spec.result, stub_spec.params, stub_spec.result} - {None})
+        out.reverse()
+        return out
 
 
 _PREPARED: set[tuple[type[ServerStub], str]] = set()  # (server class, version) pairs already prepared

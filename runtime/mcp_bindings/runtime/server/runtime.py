@@ -64,6 +64,7 @@ class ServerRuntime:
         self.metas = MetaModels()  # stateless requests' `_meta`, validated once while it repeats
         self.view: PeerView | None = None  # set by initialize (handshake lifecycle)
         self.initialized = False
+        self.preparing = False  # validators left to build after answers (`_prepare_more`)
         self.session: Session | None = None
         self.peer: PeerSession | None = None  # the client of this connection (handshake era)
         # resources/subscribe is served by the runtime itself where the server's stub has no such
@@ -93,6 +94,8 @@ class ServerRuntime:
                 if request.method == v2025.PING:
                     return EMPTY_RESULT
             view = self._request_view(request, meta, session)
+        elif self.preparing:
+            self._prepare_more(view.protocol, session)
         plan = view.plans.get(request.method) or self.plan(request.method, view)
         if plan.builtin is not None:
             return await plan.builtin(self, request, view, session)
@@ -143,6 +146,14 @@ class ServerRuntime:
         if not self.lifecycle.prepared(view.protocol):
             session.defer(partial(self.lifecycle.prepare, view.protocol))
         return view
+
+    def _prepare_more(self, protocol: ProtocolTables, session: Session) -> None:
+        """Once this answer is out, build the validators of one more method the server implements
+        (`Lifecycle.prepare`), until every one is built."""
+        if self.lifecycle.prepared(protocol):
+            self.preparing = False
+        else:
+            session.defer(partial(self.lifecycle.prepare, protocol))
 
     async def _translated(
         self, plan: Plan, handler: Any, typed: Any, context: ServerRequestContext, params: Any, view: PeerView
@@ -209,8 +220,10 @@ class ServerRuntime:
         view, result = self.lifecycle.initialize(request)
         self.view = view
         self.peer = PeerSession(view, session, self.stub)
-        # The validators of the methods served: built once the answer is out (time to first response).
-        session.defer(partial(self.lifecycle.prepare, view.protocol))
+        # The validators of the methods served: built after this answer and the next ones, one method
+        # each time (time to the first response, and to the first `tools/list`).
+        self.preparing = True
+        self._prepare_more(view.protocol, session)
         return result
 
     @property
