@@ -4,6 +4,7 @@
     .venv/bin/python -m benchmarks.profile_call --transport http --version 2026-07-28
     .venv/bin/python -m benchmarks.profile_call --profile --top 40     # + cProfile of the server process
     .venv/bin/python -m benchmarks.profile_call --python /tmp/base/.venv/bin/python --pythonpath A:B
+    .venv/bin/python -m benchmarks.profile_call --versions 2025-11-25,2026-07-28   # both wires, one run
 
 The server is `examples/echo_server.py` (the benchmark's), driven by the benchmark driver
 (`driver.py`: pre-encoded requests, one at a time). CPU is the server process's utime + stime
@@ -11,7 +12,9 @@ The server is `examples/echo_server.py` (the benchmark's), driven by the benchma
 time is reported too but is noisy on a shared machine. With `--profile` the server runs under
 cProfile (which roughly doubles its CPU): read the profile for shares, the plain run for the figure.
 `--pythonpath` runs another checkout's code (e.g. a `git worktree` of the previous commit) with the
-same driver, so old and new can be compared in one run.
+same driver, so old and new can be compared in one run. `--versions` runs the same rounds at several
+protocol versions (interleaved too) and gives each one's ratio to the first: what a stateless-era call
+costs beside a handshake-era one, on the same load.
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 from benchmarks import driver, procs
 from benchmarks.config import PROTOCOL_LEGACY
@@ -95,17 +101,29 @@ def run_stdio(
         procs.stop(proc)
 
 
-def first_answer(argv: list[str], env: dict[str, str], version: str) -> tuple[float, float, int]:
+def _list_tools(version: str) -> bytes:
+    """A `tools/list` request (id 1) of `version`, with the stateless envelope where it needs one."""
+    params: dict[str, Any] = {} if version == PROTOCOL_LEGACY else {"_meta": driver.envelope(version)}
+    return orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params})
+
+
+def first_answer(argv: list[str], env: dict[str, str], version: str) -> tuple[float, float, float, int]:
     """Spawn a stdio server and time its first answer (`initialize`, or `server/discover` for a
-    stateless version): (wall seconds, server CPU seconds until then, VmRSS KiB after the handshake)."""
+    stateless version), then the `tools/list` a client sends as soon as it has it: (wall seconds to
+    the first answer, to the `tools/list` answer, server CPU seconds until the first answer, VmRSS
+    KiB after the handshake)."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, start_new_session=True)
     try:
         client = driver.StdioClient(proc, timeout=60.0)
         driver.stdio_handshake(client, version)
         wall, cpu = time.perf_counter() - start, procs.cpu_seconds(proc.pid)
+        listed = client.request(_list_tools(version), 1)
+        if "result" not in listed:
+            raise driver.DriverError(f"tools/list failed: {str(listed)[:300]}")
+        wall_list = time.perf_counter() - start
         time.sleep(0.3)  # let deferred work (validators built after the answer) finish before reading RSS
-        return wall, cpu, procs.memory_kib(proc.pid)["VmRSS"]
+        return wall, wall_list, cpu, procs.memory_kib(proc.pid)["VmRSS"]
     finally:
         procs.stop(proc)
 
@@ -213,10 +231,38 @@ def others(path: str, calls: int, top: int = 12) -> list[tuple[str, float]]:
     return sorted(rows, key=lambda item: -item[1])[:top]
 
 
+def _spawns(python: str, envs: dict[str, dict[str, str]], versions: list[str], count: int) -> None:
+    """Time `count` spawns of each tree and version to the first answer and the first `tools/list`
+    (interleaved), and print their medians."""
+    runs: dict[tuple[str, str], list[tuple[float, float, float, int]]] = {}
+    for _ in range(count):
+        for version in versions:
+            for name, run_env in envs.items():
+                argv = _command(python, "stdio", version, None, None)
+                runs.setdefault((name, version), []).append(first_answer(argv, run_env, version))
+    for (name, version), found in runs.items():
+        mid = len(found) // 2
+        wall, wall_list = sorted(r[0] for r in found)[mid], sorted(r[1] for r in found)[mid]
+        cpu, rss = sorted(r[2] for r in found)[mid], sorted(r[3] for r in found)[mid]
+        label = f" {name}" if name else ""
+        print(
+            f"{version}{label} spawn -> first answer: {wall * 1e3:.0f} ms wall, {cpu * 1e3:.0f} ms server CPU; "
+            f"-> first tools/list answered: {wall_list * 1e3:.0f} ms (medians of {len(found)}); "
+            f"idle RSS {rss / 1024:.1f} MB"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     parser.add_argument("--version", default=PROTOCOL_LEGACY, help="protocol version the driver speaks")
+    parser.add_argument(
+        "--versions",
+        default=None,
+        metavar="V1,V2",
+        help="interleave rounds at each of these versions (instead of --version) and report each one's "
+        "CPU per call over the first's",
+    )
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--warmup", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=3, help="plain runs (medians are reported)")
@@ -235,6 +281,8 @@ def main() -> None:
         "and with --pythonpath (B), and report both and their ratio",
     )
     args = parser.parse_args()
+    versions = args.versions.split(",") if args.versions else [args.version]
+    args.version = versions[0]
     env = _env(args.pythonpath, args.pyc)
     if args.pyc:  # fill the bytecode tree once, untimed
         first_answer(
@@ -252,44 +300,46 @@ def main() -> None:
                 args.version,
             )
 
-    def once(profile_out: str | None, run_env: dict[str, str] = env) -> tuple[float, float]:
+    def once(
+        profile_out: str | None, run_env: dict[str, str] = env, version: str = args.version
+    ) -> tuple[float, float]:
         profiled = profile_out is not None
         if args.transport == "stdio":
-            argv = _command(args.python, "stdio", args.version, None, profile_out)
-            return run_stdio(argv, run_env, args.version, args.calls, args.warmup, profiled)
+            argv = _command(args.python, "stdio", version, None, profile_out)
+            return run_stdio(argv, run_env, version, args.calls, args.warmup, profiled)
         with procs.listener() as sock:
-            argv = _command(args.python, "http", args.version, sock.fileno(), profile_out)
-            return run_http(argv, run_env, args.version, sock, args.calls, args.warmup, profiled)
+            argv = _command(args.python, "http", version, sock.fileno(), profile_out)
+            return run_http(argv, run_env, version, sock, args.calls, args.warmup, profiled)
 
-    cpu_us: dict[str, list[float]] = {name: [] for name in envs}
-    wall_us: dict[str, list[float]] = {name: [] for name in envs}
+    runs = [(name, version) for version in versions for name in envs]
+    cpu_us: dict[tuple[str, str], list[float]] = {run: [] for run in runs}
+    wall_us: dict[tuple[str, str], list[float]] = {run: [] for run in runs}
     for _ in range(args.rounds):
-        for name, run_env in envs.items():  # alternating: A and B see the same load on the machine
-            cpu, wall = once(None, run_env)
-            cpu_us[name].append(cpu / args.calls * 1e6)
-            wall_us[name].append(wall / args.calls * 1e6)
-    medians: dict[str, float] = {}
-    for name in envs:
-        cpus, walls = sorted(cpu_us[name]), sorted(wall_us[name])
+        for name, version in runs:  # alternating: every tree and version sees the same load on the machine
+            cpu, wall = once(None, envs[name], version)
+            cpu_us[name, version].append(cpu / args.calls * 1e6)
+            wall_us[name, version].append(wall / args.calls * 1e6)
+    medians: dict[tuple[str, str], float] = {}
+    for name, version in runs if args.rounds else []:
+        cpus, walls = sorted(cpu_us[name, version]), sorted(wall_us[name, version])
         mid = len(cpus) // 2
-        medians[name] = cpus[mid]
+        medians[name, version] = cpus[mid]
         label = f" {name}" if name else ""
         print(
-            f"{args.transport} {args.version}{label}: server CPU {cpus[mid]:.1f} us/call "
+            f"{args.transport} {version}{label}: server CPU {cpus[mid]:.1f} us/call "
             f"[{cpus[0]:.1f}-{cpus[-1]:.1f}], wall {walls[mid]:.1f} us/call ({1e6 / walls[mid]:.0f} calls/s)"
         )
-    if args.compare is not None:
-        print(f"B/A server CPU per call: {medians['B'] / medians['A']:.2f} (medians of {args.rounds})")
+    for version in versions if args.rounds else []:
+        if args.compare is not None:
+            ratio = medians["B", version] / medians["A", version]
+            print(f"B/A server CPU per call at {version}: {ratio:.2f} (medians of {args.rounds})")
+    for name in envs if args.rounds else []:
+        for version in versions[1:]:
+            label = f" ({name})" if name else ""
+            ratio = medians[name, version] / medians[name, versions[0]]
+            print(f"{version}/{versions[0]} server CPU per call{label}: {ratio:.2f} (medians of {args.rounds})")
     if args.spawns and args.transport == "stdio":
-        runs = sorted(
-            first_answer(_command(args.python, "stdio", args.version, None, None), env, args.version)
-            for _ in range(args.spawns)
-        )
-        wall, cpu, rss = runs[len(runs) // 2]
-        print(
-            f"spawn -> first answer: {wall * 1e3:.0f} ms wall, {cpu * 1e3:.0f} ms server CPU (median of "
-            f"{len(runs)}), idle RSS {rss / 1024:.1f} MB"
-        )
+        _spawns(args.python, envs, versions, args.spawns)
     if args.profile:
         with tempfile.TemporaryDirectory() as tmp:
             out = str(Path(tmp) / "server.prof")

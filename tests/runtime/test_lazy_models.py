@@ -1,6 +1,6 @@
-"""Models are built on first use; a server builds those of the methods it implements when a peer
-negotiates a version (runtime/server/runtime.py `_prepare`), and nothing else. Checked in a fresh
-interpreter, since the rest of the suite builds models freely."""
+"""Models are built on first use; a server builds those of the methods it implements after a peer
+negotiates a version, one method after each answer (runtime/server/peer.py `Lifecycle.prepare`),
+and nothing else. Checked in a fresh interpreter, since the rest of the suite builds models freely."""
 
 from __future__ import annotations
 
@@ -22,7 +22,9 @@ def built(*models):
 
 async def main():
     before = built(v.CallToolRequestParams, v.CallToolResult)
-    async with connect_in_memory(echo.make_server("2025-11-25"), Client, protocol_version="2025-11-25"):
+    async with connect_in_memory(echo.make_server("2025-11-25"), Client, protocol_version="2025-11-25") as client:
+        for _ in range(3):  # one more method's models after each answer
+            await client.ping()
         after = built(v.CallToolRequestParams, v.CallToolResult, v.ListToolsResult)
         unserved = built(v.CompleteRequestParams, v.GetPromptResult, v.ReadResourceResult)
     print(before, after, unserved)

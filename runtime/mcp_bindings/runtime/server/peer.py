@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from functools import cache, cached_property
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, get_args
 
 from pydantic import BaseModel, ValidationError
@@ -20,7 +21,7 @@ from mcp_bindings.runtime.protocol.spec import MetaKeys, ProtocolTables
 from mcp_bindings.runtime.rpc import jsonrpc
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, INVALID_REQUEST, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import Request, invalid_field, validation_error
-from mcp_bindings.runtime.server.host import server_capabilities, server_methods
+from mcp_bindings.runtime.server.host import ServerHost, host_for, server_capabilities
 from mcp_bindings.v2025_11_25 import names as v2025
 from mcp_bindings.v2026_07_28 import names as v2026
 
@@ -74,6 +75,36 @@ def stateless_meta(request: Request) -> dict[str, Any] | None:
     return None
 
 
+class MetaModels:
+    """A stateless request's params validated with its `_meta` validated once: a client sends the same
+    `_meta` (its version, capabilities and identity) with every request, and validating it into the
+    same models again is more than half of validating a small request's params. The `_meta` model
+    made from the last `_meta` of each params type is kept, and passed in its place (pydantic takes a
+    model instance of the field's class as it is) while the next request's `_meta` is equal; any other
+    `_meta` is validated in full. Requests of equal `_meta` share that model: read it, never change it."""
+
+    __slots__ = ("_last",)
+
+    def __init__(self) -> None:
+        # a params validator -> (a copy of the last `_meta` it validated, the model made of it)
+        self._last: dict[Any, tuple[dict[str, Any], BaseModel]] = {}
+
+    def typed(self, validate: Any, params: dict[str, Any]) -> Any:
+        """`params` validated by `validate` (a params model's cached `validate_python`)."""
+        meta = params.get("_meta")
+        kept = self._last.get(validate)
+        if kept is not None and kept[0] == meta:
+            return validate({**params, "_meta": kept[1]}, by_name=False, context=versions.WIRE_CONTEXT)
+        typed = validate(params, by_name=False, context=versions.WIRE_CONTEXT)
+        model = getattr(typed, "meta", None)
+        if type(meta) is dict and isinstance(model, BaseModel):
+            self._last[validate] = (dict(meta), model)
+        return typed
+
+
+_IDENTITY = attrgetter("name", "version", "title", "description", "website_url", "icons")
+
+
 class ServerIdentity:
     """The server's identity per version (`server_info`), built once and rebuilt only when one of
     the server's identity attributes has changed since (they are compared on every call: cheap).
@@ -84,12 +115,11 @@ class ServerIdentity:
         self._built: dict[ProtocolTables, tuple[tuple[Any, ...], dict[str, Any]]] = {}
 
     def __call__(self, protocol: ProtocolTables) -> dict[str, Any]:
-        s = self.server
-        key = (s.name, s.version, s.title, s.description, s.website_url, s.icons)
+        key = _IDENTITY(self.server)
         built = self._built.get(protocol)
         if built is not None and built[0] == key:
             return built[1]
-        info = server_info(s, protocol)
+        info = server_info(self.server, protocol)
         self._built[protocol] = (copy.deepcopy(key), info)  # a copy: an icon changed in place is seen
         return info
 
@@ -107,6 +137,11 @@ class Lifecycle:
     def __init__(self, server: ServerStub, supported_versions: list[str] | None = None) -> None:
         self.server = server
         self.identity = ServerIdentity(server)
+        self._host: ServerHost | None = None  # `host_for(server)`, found on first use
+        self._ready: set[ProtocolTables] = set()  # versions whose validators were prepared (`prepared`)
+        self._pending: dict[ProtocolTables, list[set[Any]]] = {}  # what `prepare` has left to build
+        # The last stateless view made, and (a copy of) the `_meta` it was read from (`view_of`).
+        self._last: tuple[dict[str, Any], PeerView] | None = None
         # protocol -> (what it was built from, the advertised capabilities, the gate-checked plans)
         self._advertised: dict[ProtocolTables, tuple[tuple[Any, Any, Any], dict[str, Any], dict[str, Plan]]] = {}
         # stateless version served -> (its tables, its `_meta` keys of capabilities, identity, log level)
@@ -174,11 +209,28 @@ class Lifecycle:
 
     # -- stateless era -----------------------------------------------------------------------
 
-    def stateless_view(self, request: Request) -> PeerView:
-        return self.view_of(request, stateless_meta(request))
+    def stateless_view(self, request: Request, principal: str | None = None) -> PeerView:
+        return self.view_of(request, stateless_meta(request), principal)
 
-    def view_of(self, request: Request, meta: dict[str, Any] | None) -> PeerView:
-        """The view of a stateless request whose `stateless_meta` is `meta`."""
+    def view_of(self, request: Request, meta: dict[str, Any] | None, principal: str | None = None) -> PeerView:
+        """The view of a stateless request whose `stateless_meta` is `meta`, for `principal`.
+
+        A client sends the same `_meta` with every request: the last view is returned again while
+        the `_meta`, the principal and what the server advertises (`advertised`, which notices what
+        changed at run time) are the same. A view is not changed once made, so requests (concurrent
+        ones too) share it: read it, never change it."""
+        last = self._last
+        if last is not None and last[1].principal == principal and last[0] == meta:
+            view = last[1]
+            if self.advertised(view.protocol)[0] is view.advertised:
+                return view
+        view = self._stateless_view(request, meta)
+        view.principal = principal
+        if meta is not None:
+            self._last = (dict(meta), view)
+        return view
+
+    def _stateless_view(self, request: Request, meta: dict[str, Any] | None) -> PeerView:
         if meta is not None:  # a version served before: its tables and `_meta` keys are known
             version = meta.get(self._version_key)
             known = self._stateless_keys.get(version) if isinstance(version, str) else None
@@ -273,7 +325,10 @@ class Lifecycle:
         """What the server advertises to `protocol` (shared: read it, never change it), and the plans
         gate-checked against it (`ServerRuntime.plan` fills them); rebuilt when what it is built from
         changed: the server's `capabilities`, the extensions and methods registered on it."""
-        methods = server_methods(self.server)
+        host = self._host
+        if host is None:  # the server object's own host, which keeps what is registered on it
+            host = self._host = host_for(self.server)
+        methods = host.methods
         inputs = (
             self.server.capabilities,
             methods.extensions if methods is not None else None,
@@ -305,25 +360,46 @@ class Lifecycle:
         return server_capabilities(self.server, protocol, out)  # where the version puts extensions
 
     def prepared(self, protocol: ProtocolTables) -> bool:
-        return (type(self.server), protocol.version) in _PREPARED
+        if protocol in self._ready:
+            return True
+        if (type(self.server), protocol.version) in _PREPARED:
+            self._ready.add(protocol)
+            return True
+        return False
 
     def prepare(self, protocol: ProtocolTables) -> None:
-        """Build, once per process and version, the validators and serializers of the methods this
-        server implements. Models are built on first use (import stays cheap and a process never
-        pays for methods it does not serve); the runtime calls this right after answering the
-        negotiation (`Session.defer`), which keeps the build off both the first answer and the
-        first call of each method, and out of the steady state's memory profile."""
+        """Build the validators and serializers of the next method this server implements: one
+        method a call, until all are built (once per process and version). Models are built on first
+        use (import stays cheap and a process never pays for methods it does not serve); the runtime
+        calls this after each answer (`Session.defer`) until it is done, which keeps the build off the
+        answers and off most methods' first call, and out of the steady state's memory profile. One
+        method a call: a request that arrives meanwhile (the first `tools/list` after the handshake)
+        waits for one method's build at most, not for every method's."""
         key = (type(self.server), protocol.version)
         if key in _PREPARED:
             return
-        _PREPARED.add(key)
+        pending = self._pending.get(protocol)
+        if pending is None:
+            pending = self._pending[protocol] = self._to_prepare(protocol)
+        if pending:
+            for target in pending.pop():
+                versions.prepare(target)
+        if not pending:
+            _PREPARED.add(key)
+            self._ready.add(protocol)
+            del self._pending[protocol]
+
+    def _to_prepare(self, protocol: ProtocolTables) -> list[set[Any]]:
+        """What `prepare` builds, per method this server implements (the last first)."""
         stub = self.server.protocol
+        out: list[set[Any]] = []
         for spec in protocol.client_requests.values():
             stub_spec = stub.client_requests.get(spec.method)
             if spec.builtin or stub_spec is None or stub_spec.builtin or not self.server.implements(stub_spec):
                 continue
-            for target in {spec.params, spec.result, stub_spec.params, stub_spec.result}:
-                versions.prepare(target)
+            out.append({spec.params, spec.result, stub_spec.params, stub_spec.result} - {None})
+        out.reverse()
+        return out
 
 
 _PREPARED: set[tuple[type[ServerStub], str]] = set()  # (server class, version) pairs already prepared

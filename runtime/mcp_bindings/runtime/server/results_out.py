@@ -34,7 +34,7 @@ class ResultWriter:
         self.identity: Callable[[ProtocolTables], Any] = identity or partial(server_info, server)
         # result type -> whether it has the fields stamped (ttl_ms, cache_scope, meta); protocol -> _meta JSON
         self._stamp_fields: dict[type[BaseModel], tuple[bool, ...]] = {}
-        self._meta_bytes: dict[ProtocolTables, tuple[Any, bytes]] = {}
+        self._meta_bytes: dict[ProtocolTables, tuple[Any, tuple[bytes, set[type[BaseModel]]] | None]] = {}
         # Whether results are re-validated as they are written (`ServerStub.check_results`; every
         # result, whatever the server class says, with `MCP_BINDINGS_CHECK_RESULTS=1`: tests, debugging).
         self.check_results = server.check_results or os.environ.get("MCP_BINDINGS_CHECK_RESULTS") == "1"
@@ -59,9 +59,10 @@ class ResultWriter:
     def _stamped_json(self, result: BaseModel, view: PeerView) -> bytes | None:
         """The common case of `stamped` without copying the model: the result has no `_meta` of its
         own and its caching fields already hold the server's settings (or the version has none), so
-        the server's identity is written into the result's JSON as its `_meta`, and the whole is
-        checked on the way out as `versions.checked_json` does. None where that does not apply, or
-        the check fails (`stamped` then does it the long way, and reports it)."""
+        the server's identity is written into the result's JSON as its `_meta`, and the result is
+        checked on the way out as `versions.checked_json` does (with the identity the first time a
+        type is written under it, `_stamp`). None where that does not apply, or the check fails
+        (`stamped` then does it the long way, and reports it)."""
         model: Any = result
         cls = type(result)
         has = self._stamp_fields.get(cls)
@@ -74,30 +75,40 @@ class ResultWriter:
             or (has[1] and model.cache_scope != self.server.cache_scope and "cache_scope" not in model.model_fields_set)
         ):
             return None
-        data = result.__pydantic_serializer__.to_json(result, by_alias=True, exclude_none=True)
-        key = view.protocol.meta.server_info
-        if has[2] and key is not None:
-            if model.meta is not None:
-                return None
+        if has[2]:
             try:
-                meta = self._meta_json(view.protocol, key)
+                stamp = self._stamp(view.protocol)
             except (TypeError, ValueError):  # not JSON (an icon's value): the long way says what
                 return None
-            data = meta + b"}" if data == b"{}" else meta + b"," + data[1:]  # `_meta` comes first in the models
-        if not self.check_results or self.results.check_bytes(type(result), data):
-            return data
-        return None
+            if stamp is not None and model.meta is not None:
+                return None
+        else:
+            stamp = None
+        data = result.__pydantic_serializer__.to_json(result, by_alias=True, exclude_none=True)
+        if stamp is None:
+            return data if not self.check_results or self.results.check_bytes(cls, data) else None
+        meta, checked = stamp
+        stamped = meta + b"}" if data == b"{}" else meta + b"," + data[1:]  # `_meta` comes first in the models
+        if self.check_results:  # the whole the first time a type is written under this identity, then its own JSON
+            if not self.results.check_bytes(cls, data if cls in checked else stamped):
+                return None
+            checked.add(cls)
+        return stamped
 
-    def _meta_json(self, protocol: ProtocolTables, key: str) -> bytes:
-        """`{"_meta":{<key>:<the server's identity>}` (open: the result's JSON follows), kept while the
-        identity (`peer.ServerIdentity`, rebuilt when it changes) is the same."""
+    def _stamp(self, protocol: ProtocolTables) -> tuple[bytes, set[type[BaseModel]]] | None:
+        """`{"_meta":{<serverInfo key>:<the server's identity>}` (open: the result's JSON follows; None
+        where the version has no such key), kept while the identity (`peer.ServerIdentity`, rebuilt
+        when it changes) is the same, with the result types it was checked in: a result's fields are
+        checked independently of one another, so once the identity passed as a type's `_meta`, a
+        result of that type is checked without it."""
         identity = self.identity(protocol)
         kept = self._meta_bytes.get(protocol)
         if kept is not None and kept[0] is identity:
             return kept[1]
-        data = b'{"_meta":' + jsonrpc.dumps({key: identity})
-        self._meta_bytes[protocol] = (identity, data)
-        return data
+        key = protocol.meta.server_info
+        stamp = None if key is None else (b'{"_meta":' + jsonrpc.dumps({key: identity}), set[type[BaseModel]]())
+        self._meta_bytes[protocol] = (identity, stamp)
+        return stamp
 
     def stamped(self, result: Any, view: PeerView) -> Any:
         """Stateless-era results carry the server's identity and its caching policy."""

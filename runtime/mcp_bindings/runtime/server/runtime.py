@@ -28,7 +28,7 @@ from mcp_bindings.runtime.server.bridge import HandlerCall, VersionBridge
 from mcp_bindings.runtime.server.calls import ServerCall
 from mcp_bindings.runtime.server.context import PeerSession, ServerNotificationContext, ServerRequestContext
 from mcp_bindings.runtime.server.host import ServerHost, host_for
-from mcp_bindings.runtime.server.peer import LOG_LEVELS, Lifecycle, PeerView, stateless_meta
+from mcp_bindings.runtime.server.peer import LOG_LEVELS, Lifecycle, MetaModels, PeerView, stateless_meta
 from mcp_bindings.runtime.server.plugins import discovered, install
 from mcp_bindings.runtime.server.results_out import ResultWriter
 from mcp_bindings.runtime.server.seam import Builtin, NoticePlan, Plan, ServerFeature
@@ -61,8 +61,10 @@ class ServerRuntime:
         self.lifecycle = Lifecycle(server, supported_versions)
         self.results = ResultWriter(server, self.lifecycle.identity, self.host.results)
         self.bridge = VersionBridge(server, request_state or self.host.sealer, self.results)
+        self.metas = MetaModels()  # stateless requests' `_meta`, validated once while it repeats
         self.view: PeerView | None = None  # set by initialize (handshake lifecycle)
         self.initialized = False
+        self.preparing = False  # validators left to build after answers (`_prepare_more`)
         self.session: Session | None = None
         self.peer: PeerSession | None = None  # the client of this connection (handshake era)
         # resources/subscribe is served by the runtime itself where the server's stub has no such
@@ -92,11 +94,13 @@ class ServerRuntime:
                 if request.method == v2025.PING:
                     return EMPTY_RESULT
             view = self._request_view(request, meta, session)
+        elif self.preparing:
+            self._prepare_more(view.protocol, session)
         plan = view.plans.get(request.method) or self.plan(request.method, view)
         if plan.builtin is not None:
             return await plan.builtin(self, request, view, session)
         params = request.params
-        typed = _typed_params(plan, params)
+        typed = self._typed_params(plan, params, view.stateless)
         stub_spec, round_number = plan.stub_spec, 0
         if plan.converts or (plan.input_required and params is not None and "requestState" in params):
             stub_spec, typed, round_number = self.bridge.params_to_stub(plan.spec, params, typed, view)
@@ -123,13 +127,33 @@ class ServerRuntime:
             plan.after(self, params)
         return answer
 
+    def _typed_params(self, plan: Plan, params: Any, stateless: bool) -> Any:
+        """The request's params validated once, by the plan's cached validator (-32602 naming each
+        field); a stateless request's `_meta` by what `metas` kept of an equal one."""
+        if params is None or plan.validate is None:
+            return versions.validate_params(plan.spec, params)
+        try:
+            if stateless:
+                return self.metas.typed(plan.validate, params)
+            return plan.validate(params, by_name=False, context=versions.WIRE_CONTEXT)
+        except ValidationError as exc:
+            raise validation_error(exc) from None
+
     def _request_view(self, request: Request, meta: Any, session: Session) -> PeerView:
         """The view of a request outside a handshake session (the stateless era's `_meta`)."""
-        view = self.lifecycle.view_of(request, meta)
-        view.principal = session.principal  # sealed requestState is bound to it (request_state)
+        # The principal: sealed requestState is bound to it (request_state).
+        view = self.lifecycle.view_of(request, meta, session.principal)
         if not self.lifecycle.prepared(view.protocol):
             session.defer(partial(self.lifecycle.prepare, view.protocol))
         return view
+
+    def _prepare_more(self, protocol: ProtocolTables, session: Session) -> None:
+        """Once this answer is out, build the validators of one more method the server implements
+        (`Lifecycle.prepare`), until every one is built."""
+        if self.lifecycle.prepared(protocol):
+            self.preparing = False
+        else:
+            session.defer(partial(self.lifecycle.prepare, protocol))
 
     async def _translated(
         self, plan: Plan, handler: Any, typed: Any, context: ServerRequestContext, params: Any, view: PeerView
@@ -196,8 +220,10 @@ class ServerRuntime:
         view, result = self.lifecycle.initialize(request)
         self.view = view
         self.peer = PeerSession(view, session, self.stub)
-        # The validators of the methods served: built once the answer is out (time to first response).
-        session.defer(partial(self.lifecycle.prepare, view.protocol))
+        # The validators of the methods served: built after this answer and the next ones, one method
+        # each time (time to the first response, and to the first `tools/list`).
+        self.preparing = True
+        self._prepare_more(view.protocol, session)
         return result
 
     @property
@@ -323,13 +349,3 @@ BUILTINS: dict[str, Builtin] = {
     v2026.SERVER_DISCOVER: _discover,
     v2026.SUBSCRIPTIONS_LISTEN: _listen,
 }
-
-
-def _typed_params(plan: Plan, params: Any) -> Any:
-    """The request's params validated once, by the plan's cached validator (-32602 naming each field)."""
-    if params is None or plan.validate is None:
-        return versions.validate_params(plan.spec, params)
-    try:
-        return plan.validate(params, by_name=False, context=versions.WIRE_CONTEXT)
-    except ValidationError as exc:
-        raise validation_error(exc) from None
