@@ -23,7 +23,7 @@ from mcp_bindings.runtime.app import App, AppDefinitionError, Auth, Principal
 from mcp_bindings.runtime.auth import OAuthClientAuth
 from mcp_bindings.runtime.auth.challenge import parse_challenges
 from mcp_bindings.runtime.auth.verifiers import AccessToken
-from mcp_bindings.runtime.client.http import connect_http
+from mcp_bindings.runtime.client.http import connect_http, connect_sse
 from mcp_bindings.runtime.middleware.chain import Call, Next
 from mcp_bindings.runtime.protocol.principal import PrincipalKey, principal_of
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
@@ -104,6 +104,22 @@ async def test_entries_are_listed_to_who_may_use_them_and_the_client_steps_up(ve
     typed = [p for p in served.seen if p is not None]
     assert typed and len(typed) == len(served.seen)  # the middleware's call.principal: typed, every time
     assert {p.key for p in typed} == {after["key"]}
+
+
+async def test_the_legacy_sse_transport_carries_the_principal() -> None:
+    """2024-11-05 HTTP+SSE behind `App(auth=...)`: each POST's token is the principal of what it
+    carries (its session is bound to the token's key), so a token with mcp:write sees and calls
+    add_note there too."""
+    with anyio.fail_after(LIMIT):
+        async with guarded_server() as served:
+            writer = served.auth.mint(resource=served.url, scope=f"{READ} {WRITE}", client_id="c")
+            sse = served.url.removesuffix("/mcp") + "/sse"
+            headers = {"Authorization": f"Bearer {writer}"}
+            async with connect_sse(sse, client_module("2024-11-05").Client, headers=headers) as client:
+                assert tool_names(await client.list_tools()) == ["add_note", "notes", "whoami"]
+                assert (await client.call_tool(name="add_note", arguments={"text": "y"})).content[0].text == "added y"
+                whoami = (await client.call_tool(name="whoami")).content[0].text
+    assert json.loads(whoami)["scopes"] == sorted([READ, WRITE])
 
 
 async def test_a_call_outside_the_token_scopes_gets_the_step_up_challenge() -> None:
