@@ -15,9 +15,9 @@ def in_acme(principal: Principal | None) -> bool:
     return principal is not None and str(principal.claims.get("sub", "")).startswith("acme-")
 
 
-def guarded_app(auth: Auth | None = None) -> App:
+def guarded_app(auth: Auth | None = None, protocol: str | None = None) -> App:
     """Entries for everyone, for mcp:write, for notes:admin, and for acme's callers only."""
-    app = App("guarded", auth=auth)
+    app = App("guarded", auth=auth, protocol=protocol)
 
     @app.tool
     def notes() -> list[str]:

@@ -19,11 +19,12 @@ import anyio
 import httpx
 import pytest
 
-from mcp_bindings.runtime.app import App, AppDefinitionError, Auth, Principal
+from mcp_bindings.runtime.app import App, AppDefinitionError, Auth, Context, Principal
 from mcp_bindings.runtime.auth import OAuthClientAuth
 from mcp_bindings.runtime.auth.challenge import parse_challenges
 from mcp_bindings.runtime.auth.verifiers import AccessToken
 from mcp_bindings.runtime.client.http import connect_http, connect_sse
+from mcp_bindings.runtime.client.task_handle import TaskHandle
 from mcp_bindings.runtime.middleware.chain import Call, Next
 from mcp_bindings.runtime.protocol.principal import PrincipalKey, principal_of
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
@@ -48,13 +49,22 @@ class Served:
 
 
 @asynccontextmanager
-async def guarded_server() -> AsyncIterator[Served]:
-    """The authorization server and the guarded app behind `App(auth=...)` (mcp:read for every request)."""
+async def guarded_server(with_task: bool = False) -> AsyncIterator[Served]:
+    """The authorization server and the guarded app behind `App(auth=...)` (mcp:read for every
+    request); `with_task`: and a tool run as a task answering its principal's scopes."""
     as_sock, as_url = bind_local()
     rs_sock, rs_url = bind_local()
     auth = AuthServer(as_url)
     url = rs_url + "/mcp"
-    app = guarded_app(Auth(resource=url, issuer=auth.issuer, jwks_uri=auth.jwks_uri, scopes=[READ]))
+    settings = Auth(resource=url, issuer=auth.issuer, jwks_uri=auth.jwks_uri, scopes=[READ])
+    app = guarded_app(settings, "2025-11-25" if with_task else None)  # (a task: the 2025-11-25 way)
+    if with_task:
+
+        @app.tool(task=True)
+        async def scopes_later(ctx: Context) -> str:
+            await anyio.sleep(0.1)
+            return " ".join(sorted(ctx.principal.scopes)) if ctx.principal else "nobody"
+
     seen: list[Principal | None] = []
 
     @app.middleware
@@ -120,6 +130,18 @@ async def test_the_legacy_sse_transport_carries_the_principal() -> None:
                 assert (await client.call_tool(name="add_note", arguments={"text": "y"})).content[0].text == "added y"
                 whoami = (await client.call_tool(name="whoami")).content[0].text
     assert json.loads(whoami)["scopes"] == sorted([READ, WRITE])
+
+
+async def test_a_task_reads_the_principal_of_the_request_that_started_it() -> None:
+    with anyio.fail_after(LIMIT):
+        async with guarded_server(with_task=True) as served:
+            reader = served.auth.mint(resource=served.url, scope=READ, client_id="c")
+            headers = {"Authorization": f"Bearer {reader}"}
+            async with connect_http(served.url, client_module("2025-11-25").Client, headers=headers) as client:
+                handle = await client.call_tool(name="scopes_later", task={"ttl": 60_000})
+                assert isinstance(handle, TaskHandle)
+                result = await handle.result()
+    assert result.content[0].text == READ
 
 
 async def test_a_call_outside_the_token_scopes_gets_the_step_up_challenge() -> None:
