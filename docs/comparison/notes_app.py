@@ -23,7 +23,7 @@ async def lifespan(app: App) -> AsyncGenerator[dict[str, str]]:
 
 
 def author(ctx: Context) -> str:
-    return ctx.principal or "anonymous"
+    return (ctx.principal.subject if ctx.principal else None) or "anonymous"
 
 
 app = App("notes", lifespan=lifespan, auth=Auth(resource=URL, issuer=ISSUER, jwks_uri=f"{ISSUER}/jwks"))

@@ -34,7 +34,7 @@ def make_app() -> App:
 
     @app.tool
     def whoami(ctx: Context) -> str:
-        return ctx.principal or "nobody"
+        return ctx.principal.key if ctx.principal else "nobody"
 
     @app.tool(scopes=["mcp:admin"])
     def reset() -> str:

@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from mcp_bindings.runtime.app import App, AppDefinitionError
+from mcp_bindings.runtime.app.access import AccessGuard
 from mcp_bindings.runtime.memory import connect_in_memory
 from mcp_bindings.runtime.middleware import Cache, Call, MiddlewareFeature, Next, RateLimit, Timing, use_middleware
 from mcp_bindings.runtime.protocol import registry
@@ -113,7 +114,8 @@ def test_an_app_without_middleware_puts_nothing_on_the_seam() -> None:
     assert not any(isinstance(f, MiddlewareFeature) for f in host_for(app.server).added)
     timed = App("timed", middleware=[Timing()])
     timed.tool(ping)
-    assert [type(f) for f in host_for(timed.server).added] == [MiddlewareFeature]
+    # (Every app has its access guard, `app.access`: it passes requests on where no entry has a rule.)
+    assert [type(f) for f in host_for(timed.server).added] == [AccessGuard, MiddlewareFeature]
 
 
 @pytest.mark.parametrize("version", VERSIONS)

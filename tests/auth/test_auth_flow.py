@@ -8,13 +8,16 @@ is visible (the MCP transports turn it into a failed request)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
 from pathlib import Path
+from urllib.parse import quote_plus
 
 import anyio
 import httpx
 import pytest
+from starlette.responses import JSONResponse
 
 from mcp_bindings.runtime.auth import (
     AuthorizationDeniedError,
@@ -34,7 +37,7 @@ from mcp_bindings.runtime.auth import (
 )
 from mcp_bindings.runtime.client.http import connect_http, connect_sse
 from mcp_bindings.runtime.rpc.errors import McpError
-from tests.peers.auth_harness import READ, WRITE, oauth_stack, read_write_policy
+from tests.peers.auth_harness import READ, WRITE, bind_local, oauth_stack, read_write_policy, serve
 from tests.peers.auth_server import AuthServerOptions
 from tests.peers.harness import client_module
 from tests.support.auth import STATELESS_BODY, STATELESS_HEADERS, VERSIONS, call_echo, raw_list_tools
@@ -506,6 +509,61 @@ async def test_preregistered_credentials_are_not_used_with_another_issuer() -> N
             with pytest.raises(RegistrationError, match=r"pre-registered client is for https://other-as\.example\.com"):
                 await raw_list_tools(stack, OAuthClientAuth(client=pre))
     assert not stack.auth.of("/authorize")
+
+
+PRE = ClientCredentials(client_id="pre-client", client_secret="s3cret/+ x")
+PRE_RECORD = {
+    "client_id": PRE.client_id,
+    "client_secret": PRE.client_secret,
+    "redirect_uris": ["http://127.0.0.1:33418/callback"],
+    "token_endpoint_auth_method": "client_secret_basic",
+}
+
+
+@pytest.mark.parametrize("client", ["registered", "preregistered"])
+async def test_credentials_never_reach_an_authorization_server_another_origin_names(client: str) -> None:
+    """GHSA-6qxp-vccf-f47h (TypeScript SDK), its exact case: a client holding a refresh token and a
+    client secret (registered, or given to it) meets a 401 whose `WWW-Authenticate` names a
+    `resource_metadata` URL on another origin; that document keeps this server as its `resource` but
+    names another authorization server. The vulnerable client refreshed there, sending the refresh
+    token and the secret. Ours may sign in there anew (the server asked it to), but with nothing the
+    first authorization server gave it or it was configured with for that one."""
+    basic = ("client_secret_basic",)  # a confidential client
+    if client == "registered":
+        options = AuthServerOptions(token_auth_methods=basic)
+    else:
+        preregistered = {PRE.client_id: PRE_RECORD}
+        options = AuthServerOptions(token_auth_methods=basic, registration="disabled", preregistered=preregistered)
+    storage = InMemoryTokenStorage()
+    with anyio.fail_after(LIMIT):
+        async with oauth_stack(options) as stack:
+            auth = OAuthClientAuth(storage=storage, client=PRE if client == "preregistered" else None)
+            assert await call_echo(stack, auth, text="before") == "before"
+            first = PRE if client == "preregistered" else await storage.get_client(stack.auth.issuer)
+            assert first is not None and first.client_secret and auth.tokens is not None
+            refresh_token = auth.tokens.refresh_token
+            assert refresh_token
+            evil = await stack.add_auth_server()
+            sock, prm_origin = bind_local()  # the other origin, serving a PRM that names `evil`
+            document = {"resource": stack.mcp_url, "authorization_servers": [evil.issuer]}
+            assert stack.exits is not None
+            await stack.exits.enter_async_context(serve(JSONResponse(document), sock))
+            stack.app.metadata_url = prm_origin + "/.well-known/oauth-protected-resource"  # the 401 names it
+            stack.verifier.current = JWTVerifier(issuer=evil.issuer, jwks_uri=evil.jwks_uri, leeway=0)
+            try:
+                after: str | McpError = await call_echo(stack, auth, text="after")
+            except McpError as exc:  # (what was sent where is checked first)
+                after = exc
+    pairs = [(first.client_id, first.client_secret), (quote_plus(first.client_id), quote_plus(first.client_secret))]
+    basics = {"Basic " + base64.b64encode(f"{i}:{secret}".encode()).decode() for i, secret in pairs}  # RFC 6749 2.3.1
+    assert evil.requests, "the client did not go to the other authorization server at all"
+    for request in evil.requests:
+        sent = [*request.params.values(), *request.headers.values()]
+        assert not [v for v in sent if refresh_token in v or first.client_secret in v or v in basics], request
+        assert request.params.get("client_id") != first.client_id, request
+    assert not [r for r in evil.of("/token") if r.params.get("grant_type") == "refresh_token"]
+    assert not [r for r in stack.auth.of("/token") if r.params.get("grant_type") == "refresh_token"]
+    assert after == "after"  # signed in at the other server, as a new client
 
 
 # -- the headless handler ----------------------------------------------------------------------

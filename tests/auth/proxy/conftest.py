@@ -76,7 +76,7 @@ def notes_app(resource: str, upstream: Upstream, store: ProxyStore, **options: A
 
     @app.tool
     def whoami(ctx: Context) -> str:
-        return ctx.principal or "nobody"
+        return ctx.principal.key if ctx.principal else "nobody"
 
     return app
 

@@ -22,6 +22,7 @@ from mcp_bindings.runtime.app.core import App
 from mcp_bindings.runtime.app.depends import Depends
 from mcp_bindings.runtime.app.errors import AppDefinitionError, MissingClientCapability, ResourceNotFound, ToolError
 from mcp_bindings.runtime.app.progress import Progress
+from mcp_bindings.runtime.protocol.principal import Principal
 
 __all__ = [
     "Accepted",
@@ -39,6 +40,7 @@ __all__ = [
     "LogLevel",
     "Message",
     "MissingClientCapability",
+    "Principal",
     "Progress",
     "ResourceNotFound",
     "Root",

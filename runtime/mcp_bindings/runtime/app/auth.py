@@ -1,21 +1,23 @@
 """Auth in one argument: `App(auth=Auth(resource=..., issuer=..., jwks_uri=...))` serves the app over
 HTTP as an OAuth 2.1 resource server (the runtime's `auth.resource_server`: bearer tokens verified,
 the Protected Resource Metadata served, 401 / 403 challenges), with the scopes every request needs
-(`scopes`) and those a tool needs on top (`@app.tool(scopes=[...])`, asked for with a 403
-`insufficient_scope` challenge: step-up). The principal reaches the functions as `ctx.principal`."""
+(`scopes`) and those a tool, resource, template or prompt needs on top (`scopes=[...]`, asked for
+with a 403 `insufficient_scope` challenge: step-up; `app.access`). The principal reaches the
+functions as `ctx.principal`, a typed `Principal`."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-from mcp_bindings.v2026_07_28 import names as v2026
+from mcp_bindings.runtime.app.access import named_scopes, required_scopes
 
 if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
 
+    from mcp_bindings.runtime.app.registries import Registries
     from mcp_bindings.runtime.auth.proxy import OAuthProxy
     from mcp_bindings.runtime.auth.resource_server import RequestInfo
     from mcp_bindings.runtime.auth.verifiers import TokenVerifier
@@ -56,8 +58,9 @@ class Auth:
         if isinstance(self.scopes, str):
             raise ValueError(f"Auth(scopes={self.scopes!r}) is one string; give a list: scopes=[{self.scopes!r}]")
 
-    def protect(self, app: StreamableHTTPApp, tool_scopes: Callable[[], Mapping[str, Sequence[str]]]) -> ProtectedApp:
-        """`app` behind bearer auth; `tool_scopes()`: each tool's own required scopes (read per request)."""
+    def protect(self, app: StreamableHTTPApp, entries: Registries) -> ProtectedApp:
+        """`app` behind bearer auth; `entries`: the app's tables, whose entries' own scopes a request
+        naming one needs (read per request)."""
         # Loaded here: an app without auth does not import the OAuth machinery (nor httpx, PyJWT).
         from mcp_bindings.runtime.auth.resource_server import require_bearer
         from mcp_bindings.runtime.auth.verifiers import JWTVerifier
@@ -71,15 +74,11 @@ class Auth:
         every = list(self.scopes)
 
         def required(request: RequestInfo) -> list[str]:
-            needed = list(every)
-            for name in _called_tools(request.message):
-                needed += [s for s in tool_scopes().get(name, ()) if s not in needed]
-            return needed
+            return [*every, *(s for s in required_scopes(entries, request.message) if s not in every)]
 
         supported = self.scopes_supported
         if supported is None:
-            named = [*every, *(s for scopes in tool_scopes().values() for s in scopes)]
-            supported = list(dict.fromkeys(named))
+            supported = list(dict.fromkeys([*every, *named_scopes(entries)]))
         servers, proxy = list(self.authorization_servers) or [self.issuer or self.resource], None
         if self.proxy is not None:  # the proxy's own tokens, and its endpoints beside the app
             backend = getattr(app, "backend", None)  # its Redis, if it has one, for the proxy's store
@@ -99,18 +98,6 @@ class Auth:
             **self.options,
         )
         return ProtectedApp(app, outer if proxy is None else proxy.wrap(outer))
-
-
-def _called_tools(message: Any) -> list[str]:
-    """The tools a POSTed JSON-RPC message (or batch) calls."""
-    items = cast("list[Any]", message) if isinstance(message, list) else [message]
-    names: list[str] = []
-    for item in items:
-        if isinstance(item, dict) and cast("dict[str, Any]", item).get("method") == v2026.TOOLS_CALL:
-            params = cast("dict[str, Any]", item).get("params")
-            if isinstance(params, dict):
-                names.append(str(cast("dict[str, Any]", params).get("name")))
-    return names
 
 
 class ProtectedApp:

@@ -26,6 +26,7 @@ from mcp_bindings.runtime.app.lifespan import started_value
 from mcp_bindings.runtime.app.progress import Progress
 from mcp_bindings.runtime.protocol import registry, versions
 from mcp_bindings.runtime.protocol.context import RequestContext, SessionContext
+from mcp_bindings.runtime.protocol.principal import Principal, principal_of
 from mcp_bindings.runtime.protocol.spec import Capability, ProtocolTables
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, NotExpressible
 from mcp_bindings.runtime.tasks.server.context import TaskContext
@@ -148,11 +149,11 @@ class Context(Generic[L]):
     # -- who is asking ------------------------------------------------------------------------
 
     @property
-    def principal(self) -> str | None:
-        """Who the HTTP bearer token speaks for (`App(auth=...)`: issuer, subject and client id as
-        one string); None without auth."""
-        principal = getattr(self.raw, "principal", None)
-        return principal if isinstance(principal, str) else None
+    def principal(self) -> Principal | None:
+        """Who the HTTP bearer token speaks for (`App(auth=...)`), typed: issuer, subject, client id,
+        scopes, expiry and the verified claims (`protocol.principal.Principal`; `.key` is the one
+        string it was before, what sessions and tasks are bound to); None without auth."""
+        return principal_of(getattr(self.raw, "principal", None))
 
     @property
     def suspended(self) -> bool:

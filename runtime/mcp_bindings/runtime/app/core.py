@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar, cast, overload
 
 from typing_extensions import Unpack, deprecated
 
+from mcp_bindings.runtime.app.access import Access
 from mcp_bindings.runtime.app.around import Around
 from mcp_bindings.runtime.app.auth import Auth
 from mcp_bindings.runtime.app.changes import ListChanges
@@ -143,7 +144,7 @@ class App:
         self._registration = Registration(self.registries, self._pkg, self._changes, inline_refs)
         self._serving = Serving(self, self._pkg, self._lifetime)
         self._running = Running(self, self._lifetime)
-        self._extensions: list[Extension] = [TaskTools(self.registries.tools)]
+        self._extensions: list[Extension] = [TaskTools(self.registries.tools), Access(self.registries)]
         for extension in extensions:
             self.add(extension)
 

@@ -5,6 +5,7 @@ a list, and its results)."""
 from __future__ import annotations
 
 import base64
+import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
@@ -20,10 +21,13 @@ from mcp_bindings.runtime.app.inline import inline_refs as inline
 from mcp_bindings.runtime.app.signature import MISSING, FunctionSignature, analyse, json_schema, output_kind
 from mcp_bindings.runtime.app.uri_template import Template, TemplateError, is_uri
 from mcp_bindings.runtime.protocol import reshape, versions
+from mcp_bindings.runtime.protocol.principal import Principal
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import validation_error
 
 __all__ = ["Completer", "Entry", "PromptEntry", "ResourceEntry", "TemplateEntry", "ToolEntry"]
+
+log = logging.getLogger("mcp_bindings.runtime.app")
 
 # SEP-986 (2025-11-25): what a tool name should be. Enforced: a name outside it is refused.
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
@@ -108,9 +112,10 @@ def _is_object(schema: dict[str, Any]) -> bool:
 
 class Entry:
     """What every entry of an app's tables has: its definition (the stub's model), the function's
-    signature, and what `app.disable` / `app.mount` set on it."""
+    signature, what `app.disable` / `app.mount` set on it, and who may see and use it (`scopes`,
+    `allow`: `app.access`)."""
 
-    __slots__ = ("definition", "enabled", "lifetime", "sig", "tags")
+    __slots__ = ("allow", "definition", "enabled", "lifetime", "scopes", "sig", "tags")
 
     definition: Any
     sig: FunctionSignature
@@ -119,6 +124,36 @@ class Entry:
         self.tags: frozenset[str] = frozenset()  # the app's (`@app.tool(tags=...)`), for enable / disable
         self.enabled = True
         self.lifetime: Any = None  # a mounted app's (`app.mount`): its lifespan and dependencies; None: the app's
+        # Who may see and use it: the OAuth scopes a caller needs on top of the app's (`scopes=[...]`),
+        # and a predicate on the caller's principal (`allow=`); neither: everyone.
+        self.scopes: tuple[str, ...] = ()
+        self.allow: Callable[[Principal | None], bool] | None = None
+
+    @property
+    def key(self) -> str:
+        """What names it in its table and in requests: its name, else its URI (template)."""
+        template = getattr(self, "template", None)  # (a resource template's: `Template`)
+        return str(getattr(self, "uri", None) or getattr(self, "name", None) or getattr(template, "template", "?"))
+
+    def missing_scopes(self, principal: Principal | None) -> tuple[str, ...]:
+        """The scopes of `scopes` the caller was not granted (all of them for nobody)."""
+        if not self.scopes:
+            return ()
+        return self.scopes if principal is None else principal.missing(self.scopes)
+
+    def allows(self, principal: Principal | None) -> bool:
+        """Whether the caller may see and use it: every scope granted and the predicate true (one
+        that raises: no)."""
+        if self.missing_scopes(principal):
+            return False
+        allow = self.allow
+        if allow is None:
+            return True
+        try:
+            return bool(allow(principal))
+        except Exception:
+            log.exception("the allow= predicate of %r failed: hidden from this caller", self.key)
+            return False
 
 
 class ToolEntry(Entry):
@@ -133,7 +168,6 @@ class ToolEntry(Entry):
         "output",
         "output_schema",
         "result",
-        "scopes",
         "task",
         "wrap",
     )
@@ -151,7 +185,6 @@ class ToolEntry(Entry):
         if TOOL_NAME.fullmatch(name) is None:
             raise AppDefinitionError(f"tool {name!r}: a tool name is 1-128 of A-Z a-z 0-9 _ - . (SEP-986)")
         what = f"tool {name!r}"
-        self.scopes: tuple[str, ...] = ()  # OAuth scopes a call needs on top of the app's (`App(auth=...)`)
         task, input_first = options.get("task", False), bool(options.get("input_first", False))
         structured, input_schema = options.get("structured"), options.get("input_schema")
         if task not in TASK_SUPPORT:

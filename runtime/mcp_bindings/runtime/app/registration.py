@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from pydantic import BaseModel
 
-from mcp_bindings.runtime.app.entries import Completer, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry
+from mcp_bindings.runtime.app.entries import Completer, Entry, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry
 from mcp_bindings.runtime.app.errors import AppDefinitionError
 from mcp_bindings.runtime.app.uri_template import has_expression
+from mcp_bindings.runtime.protocol.principal import Principal
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.app.changes import ListChanges
@@ -33,6 +34,10 @@ class _Described(TypedDict, total=False):
     meta: Mapping[str, Any] | None
     tags: Collection[str]
     group: str | Collection[str]
+    # Who may see and use it (`app.access`): OAuth scopes a caller needs on top of the app's,
+    # and a predicate on the caller's principal (None: nobody authenticated).
+    scopes: Collection[str]
+    allow: Callable[[Principal | None], bool] | None
 
 
 class ToolOptions(_Described, total=False):
@@ -44,7 +49,6 @@ class ToolOptions(_Described, total=False):
     task: bool | Literal["optional", "required"]
     input_first: bool
     inline_refs: bool | None
-    scopes: Collection[str]
 
 
 class ResourceOptions(_Described, total=False):
@@ -68,8 +72,7 @@ class Registration:
     def tool(self, fn: Callable[..., Any], scope: dict[str, Any], options: ToolOptions) -> None:
         inline_refs = options.get("inline_refs")
         entry = ToolEntry(fn, self.pkg, options, scope, self.inline_refs if inline_refs is None else inline_refs)
-        entry.tags = _tags(_grouped(options), f"tool {entry.name!r}")
-        entry.scopes = tuple(_tags(options.get("scopes", ()), f"tool {entry.name!r}: scopes"))
+        _guard(entry, options, f"tool {entry.name!r}")
         tools = self.registries.tools
         known = tools.get(entry.name)
         if known is not None:
@@ -89,7 +92,7 @@ class Registration:
         if templated and options.get("size") is not None:
             raise AppDefinitionError(f"resource template {uri!r}: size is for resources, not templates")
         entry = (TemplateEntry if templated else ResourceEntry)(uri, fn, self.pkg, options, scope)
-        entry.tags = _tags(_grouped(options), f"{what} {uri!r}")
+        _guard(entry, options, f"{what} {uri!r}")
         table: dict[str, Any] = registries.templates if templated else registries.resources
         if uri in table:
             raise AppDefinitionError(f"{what} {uri!r} is already registered")
@@ -99,7 +102,7 @@ class Registration:
 
     def prompt(self, fn: Callable[..., Any], scope: dict[str, Any], options: PromptOptions) -> None:
         entry = PromptEntry(fn, self.pkg, options, scope)
-        entry.tags = _tags(_grouped(options), f"prompt {entry.name!r}")
+        _guard(entry, options, f"prompt {entry.name!r}")
         prompts = self.registries.prompts
         if entry.name in prompts:
             raise AppDefinitionError(f"prompt {entry.name!r} is already registered")
@@ -129,6 +132,19 @@ class Registration:
                 raise AppDefinitionError(f"app.complete: no resource template {target!r} (register it first)")
             if argument not in template.template.names:
                 raise AppDefinitionError(f"app.complete: template {target!r} has no variable {argument!r}")
+
+
+def _guard(entry: Entry, options: _Described, what: str) -> None:
+    """The tags, scopes and `allow` predicate of `options`, checked, on `entry`."""
+    entry.tags = _tags(_grouped(options), what)
+    scopes = options.get("scopes", ())
+    if isinstance(scopes, str):
+        raise AppDefinitionError(f"{what}: scopes={scopes!r} is one string; give a list: scopes=[{scopes!r}]")
+    entry.scopes = tuple(sorted(scopes))
+    allow = options.get("allow")
+    if allow is not None and not callable(allow):
+        raise AppDefinitionError(f"{what}: allow={allow!r} is not callable (principal or None) -> bool")
+    entry.allow = allow
 
 
 def _grouped(options: _Described) -> Collection[str]:

@@ -46,10 +46,6 @@ class Running:
     def __init__(self, app: App, lifetime: Lifetime) -> None:
         self.app, self.lifetime = app, lifetime
 
-    def _tool_scopes(self) -> dict[str, tuple[str, ...]]:
-        """The scopes each tool needs on top of the app's (`@app.tool(scopes=[...])`)."""
-        return {name: entry.scopes for name, entry in self.app.registries.tools.items() if entry.scopes}
-
     def run(self, transport: str, address: tuple[str, int, str], options: Mapping[str, Any]) -> None:
         """Serve until interrupted: on stdin/stdout, or Streamable HTTP (and the legacy SSE transport)
         at http://host:port/path (`address`; printed on stderr once it listens). `options` go to
@@ -65,7 +61,7 @@ class Running:
             auth = self.app.auth
 
             def wrap(app: StreamableHTTPApp) -> Any:
-                return app if auth is None else auth.protect(app, self._tool_scopes)
+                return app if auth is None else auth.protect(app, self.app.registries)
 
             serve_http(self.app.server, host=host, port=port, path=path, lifespan=self.lifetime, wrap=wrap, **options)
         else:
@@ -81,7 +77,7 @@ class Running:
         from mcp_bindings.runtime.http.app import create_app
 
         app = create_app(self.app.server, lifespan=self.lifetime, **options)
-        return app if self.app.auth is None else self.app.auth.protect(app, self._tool_scopes)
+        return app if self.app.auth is None else self.app.auth.protect(app, self.app.registries)
 
     @asynccontextmanager
     async def test_client(

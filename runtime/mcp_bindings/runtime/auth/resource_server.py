@@ -18,7 +18,8 @@ The middleware
   `error="invalid_token"` for a bad token) and `403` with `error="insufficient_scope"` and every scope
   the operation needs (MCP "Scope Challenge Handling"); a token in the query string is refused (400);
 * never passes the token on: the `Authorization` header is removed before the wrapped app runs, which
-  finds the verified `AccessToken` (claims, scopes, client — not the token itself) in `scope["auth"]`.
+  finds the verified `AccessToken` (claims, scopes with those `scope_hierarchy` implies, client — not
+  the token itself) in `scope["auth"]`; its `principal` is what the runtime's `ctx.principal` reads.
 
 With `dpop=DPoPProofVerifier(...)` it also takes DPoP-bound tokens (RFC 9449): `Authorization: DPoP
 <token>` plus a `DPoP` proof, checked against this request's method and URL, the token (`ath`) and the
@@ -42,7 +43,7 @@ import inspect
 import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -233,6 +234,8 @@ class BearerAuthMiddleware:
 
         inner = dict(scope)
         inner["headers"] = [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"authorization"]
+        if self.scope_hierarchy:  # the principal's scopes are what it may do: the implied ones too
+            info = replace(info, scopes=(*info.scopes, *sorted(granted.difference(info.scopes))))
         inner["auth"] = info
         inner.setdefault("state", {})
         await self.app(inner, _replay(body, receive) if body is not None else receive, send)

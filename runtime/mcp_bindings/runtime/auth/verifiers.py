@@ -16,7 +16,6 @@ server's keys or introspection endpoint cannot be reached: 503). Anything with
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
@@ -26,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 import httpx
 
 from mcp_bindings.runtime.auth.discovery import fetch_authorization_server_metadata
+from mcp_bindings.runtime.protocol.principal import Principal, PrincipalKey
 
 
 @dataclass(frozen=True)
@@ -40,11 +40,18 @@ class AccessToken:
     expires_at: float | None = None
     claims: Mapping[str, Any] = field(default_factory=dict)
 
+    def to_principal(self) -> Principal:
+        """Who the token speaks for, typed (`ctx.principal`): issuer, subject, client id, scopes,
+        expiry and the verified claims."""
+        scopes = frozenset(self.scopes)
+        return Principal(self.issuer, self.subject, self.client_id, scopes, self.expires_at, self.claims)
+
     @property
-    def principal(self) -> str:
-        """Who the token speaks for, as one string (issuer, subject and client id): what the
-        server binds per-principal state to (sealed `requestState`)."""
-        return json.dumps([self.issuer, self.subject, self.client_id], separators=(",", ":"))
+    def principal(self) -> PrincipalKey:
+        """Who the token speaks for, as its stable key (issuer, subject and client id as one JSON
+        string) carrying the typed `Principal` (`protocol.principal`): what transports hand the
+        runtime, and what it binds per-principal state to (sessions, tasks, sealed `requestState`)."""
+        return PrincipalKey(self.to_principal())
 
 
 class InvalidTokenError(Exception):

@@ -220,6 +220,7 @@ class LegacySse:
         connection = self.sessions.get(session_id)
         if connection is None or connection.principal != principal:
             return Response(status_code=404, content="unknown session_id")
+        connection.session.principal = principal  # the same key; its token's scopes and claims as of now
         inbound: MemoryObjectSendStream[bytes] = connection.inbound
         try:
             await inbound.send(body.strip())

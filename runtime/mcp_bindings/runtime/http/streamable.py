@@ -215,6 +215,7 @@ class StreamableHttp:
             return error_response(None, INVALID_REQUEST, NOT_FOUND, 404)
         http_session.last_seen = time.monotonic()
         http_session.session.peer_address = address  # the client's, as of its latest request
+        http_session.session.principal = principal  # the same key (`find`); its token's scopes and claims as of now
         header = headers.get(VERSION_HEADER)
         view = http_session.runtime.view
         if header is not None and view is not None and header != view.version:

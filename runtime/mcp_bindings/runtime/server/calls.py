@@ -14,6 +14,7 @@ from typing_extensions import TypeVar
 
 from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.runtime.protocol.context import NotificationContext, RequestContext, SessionContext
+from mcp_bindings.runtime.protocol.principal import Principal, principal_of
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.protocol.spec import MethodSpec
@@ -86,10 +87,9 @@ class ServerCall(_LifespanSource, Generic[P, L]):
         return self.context.session
 
     @property
-    def principal(self) -> str | None:
-        """Who the transport authenticated (HTTP bearer auth); None: nobody."""
-        principal = getattr(self.context, "principal", None)
-        return principal if isinstance(principal, str) else None
+    def principal(self) -> Principal | None:
+        """Who the transport authenticated (HTTP bearer auth), typed (`protocol.principal`); None: nobody."""
+        return principal_of(getattr(self.context, "principal", None))
 
     @property
     def target(self) -> str | None:
@@ -124,7 +124,7 @@ class ServerCall(_LifespanSource, Generic[P, L]):
         whose one peer is the process at the other end)."""
         principal = self.principal
         if principal is not None:
-            return f"principal:{principal}"
+            return f"principal:{principal.key}"
         address = self.peer_address
         if address is not None:
             return f"address:{address}"
