@@ -108,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         "(stdio: stdlib json line echo; HTTP: bare-ASGI echo under the same uvicorn; message path: orjson)."
     )
     print(header)
-    print(render_table(rows))
+    if rows:  # the peers section alone has only its own tables (below)
+        print(render_table(rows))
     if notes:
         print("\nnotes:")
         for note in dict.fromkeys(notes):
