@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -274,13 +275,15 @@ def prepare_node() -> NodePeers:
 
 
 def go_unavailable() -> str:
-    """Why the official Go SDK is not among the peers (one line)."""
+    """Why the official Go SDK is not among the peers (one line): its module has to come from the Go
+    module proxy (or GitHub), and a toolchain has to build it."""
+    try:
+        socket.getaddrinfo("proxy.golang.org", 443)
+    except OSError as exc:
+        return f"official Go SDK skipped: the Go module proxy (proxy.golang.org) is unreachable here ({exc})"
     if shutil.which("go") is None:
-        return (
-            "official Go SDK skipped: no Go toolchain here (`go` not on PATH), and its modules would come"
-            " from the Go module proxy, which this machine cannot reach"
-        )
-    return "official Go SDK skipped: a Go toolchain is here, but no Go peer is written yet (issue 51)"
+        return "official Go SDK skipped: no Go toolchain here (`go` not on PATH)"
+    return "official Go SDK skipped: a Go toolchain and the module proxy are here, but no Go peer is written yet"
 
 
 def prepare(*, need_mixed: bool = True, need_fastmcp: bool = False, need_node: bool = False) -> Environment:
