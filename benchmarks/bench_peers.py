@@ -66,6 +66,10 @@ WARMUP = 300  # untimed calls after a server's handshake (Node's JIT needs a few
 IDLE_SETTLE = 0.3  # seconds a spawned server sits idle after its handshake before its RSS is read
 
 
+StdioCommand = Callable[[str], list[str]]  # wire -> argv
+HttpCommand = Callable[[int, str], list[str]]  # (inherited socket's fd, wire) -> argv
+
+
 @dataclass(frozen=True)
 class Peer:
     """One server implementation: how to start it on stdio and on an inherited socket, and which wires
@@ -74,16 +78,12 @@ class Peer:
     name: str
     label: str
     side: str  # the bytecode side of a Python peer (Environment.side_env); "node" for the Node peers
-    stdio: Callable[[str], list[str]]  # wire -> argv
-    http: Callable[[int, str], list[str]]  # (inherited socket's fd, wire) -> argv
+    stdio: StdioCommand
+    http: HttpCommand
     wires: tuple[str, ...] = PROTOCOL_VERSIONS
 
     def env(self, env: Environment, *, write: bool = False) -> dict[str, str]:
         return clean_env() if self.side == "node" else env.side_env(self.side, write=write)
-
-
-StdioCommand = Callable[[str], list[str]]
-HttpCommand = Callable[[int, str], list[str]]
 
 
 def _fixed(stdio: list[str], http: list[str]) -> tuple[StdioCommand, HttpCommand]:
