@@ -62,7 +62,7 @@ STDIO_LEVELS = (1, 8, 64)
 HTTP_LEVELS = (1, 8, 16, 64)  # 16: the figure the table and section 3 report
 BLOCK = 60  # calls per peer before the driver moves on (at least two per client at 64 in flight)
 BLOCK_WARM = 5  # untimed calls when the driver comes back to a peer
-WARMUP = 300  # untimed calls after a server's handshake (Node's JIT needs a few hundred)
+WARMUP = 2000  # untimed calls after a server's handshake, every peer alike: Node's JIT needs about 2,000
 IDLE_SETTLE = 0.3  # seconds a spawned server sits idle after its handshake before its RSS is read
 
 
