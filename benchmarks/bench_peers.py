@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from benchmarks import ours, peers_table
 from benchmarks.bench_roundtrip import DRIVE_ERRORS, rotated
@@ -174,11 +175,24 @@ def spawn_once(
         stop(proc)
 
 
-def _spawns(live: list[Peer], env: Environment, version: str, budget: Budget, rnd: int, figures: Figures) -> None:
+def _left_out(live: dict[str, Any], name: str, what: str, exc: BaseException, notes: list[str]) -> None:
+    """A peer that failed in a round (a timeout on a machine under load) leaves it, with a note; the
+    run goes on with the others."""
+    live.pop(name, None)
+    notes.append(f"peers: {what} {name}: {type(exc).__name__}: {exc} (left out for the rest of the round)")
+
+
+def _spawns(
+    live: list[Peer], env: Environment, version: str, budget: Budget, rnd: int, figures: Figures, notes: list[str]
+) -> None:
     for rep in range(budget.peers_spawns):
         for name in rotated([p.name for p in live], rnd + rep):
             peer = next(p for p in live if p.name == name)
-            ms, rss = spawn_once(peer, env, version, budget.server_start_timeout)
+            try:
+                ms, rss = spawn_once(peer, env, version, budget.server_start_timeout)
+            except DRIVE_ERRORS as exc:
+                notes.append(f"peers: spawn {name} @ {version}, round {rnd + 1}: {type(exc).__name__}: {exc}")
+                continue
             figures.spawn_ms.setdefault(name, []).append(ms)
             figures.rss_mib.setdefault(name, []).append(rss)
 
@@ -258,8 +272,11 @@ def _stdio_round(
             busy = dict.fromkeys(pipes, 0.0)
             for b in range(math.ceil(budget.peers_calls / block)):
                 for name in rotated(list(pipes), rnd + b):
-                    pipes[name].run(BLOCK_WARM, 1)
-                    busy[name] += pipes[name].run(block, level, lat[name])
+                    try:
+                        pipes[name].run(BLOCK_WARM, 1)
+                        busy[name] += pipes[name].run(block, level, lat[name])
+                    except DRIVE_ERRORS as exc:
+                        _left_out(pipes, name, f"stdio @ {version}, {level} in flight:", exc, notes)
             for name, pipe in pipes.items():
                 figures.at(name, "stdio", level).add(lat[name], busy[name], cpu_seconds(pipe.proc.pid) - cpu0[name])
 
@@ -318,8 +335,11 @@ async def _http_levels(
             for b in range(math.ceil(budget.peers_calls / (per_client * level))):
                 for name in rotated(list(live), rnd + b):
                     sessions = live[name].sessions[:level]
-                    await _clients(sessions, 1, [], budget.call_timeout)  # untimed: re-warm every client
-                    busy[name] += await _clients(sessions, per_client, lat[name], budget.call_timeout)
+                    try:
+                        await _clients(sessions, 1, [], budget.call_timeout)  # untimed: re-warm every client
+                        busy[name] += await _clients(sessions, per_client, lat[name], budget.call_timeout)
+                    except DRIVE_ERRORS as exc:
+                        _left_out(live, name, f"HTTP @ {version}, {level} clients:", exc, notes)
             for name, server in live.items():
                 figures.at(name, "http", level).add(lat[name], busy[name], cpu_seconds(server.pid) - cpu0[name])
     finally:
@@ -382,7 +402,7 @@ def run(env: Environment, budget: Budget) -> Section:
         live = _speakers(all_peers, env, version, budget, section.notes)
         figures = by_wire[version] = Figures()
         for rnd in range(budget.peers_rounds):
-            _spawns(live, env, version, budget, rnd, figures)
+            _spawns(live, env, version, budget, rnd, figures, section.notes)
             _stdio_round(live, env, version, budget, rnd, figures, section.notes)
             _http_round(live, env, version, budget, rnd, figures, section.notes)
             print(f"  peers @ {version}: round {rnd + 1}/{budget.peers_rounds}", file=sys.stderr, flush=True)

@@ -15,10 +15,8 @@ from collections.abc import Iterator
 import pytest
 
 from benchmarks import bench_peers, procs
-from benchmarks.bench_roundtrip import Series
 from benchmarks.config import HTTP_PATH, LOOPBACK, NODE_PEERS_DIR, PROTOCOL_LEGACY, PROTOCOL_MODERN, TS_PACKAGES
 from benchmarks.driver import ECHO_TEXT, CallTemplate, HttpClient, McpHttpSession
-from benchmarks.peers_table import Figures, render
 from benchmarks.setup_env import Environment, Unavailable, prepare_node
 from tests.support import cache_lock
 
@@ -100,19 +98,3 @@ def test_node_peers_answer_over_http_on_an_inherited_socket(node_peers: list[ben
             procs.wait_for_port(proc, port, 60)
             for wire in peer.wires:
                 assert asyncio.run(_echo_over_http(port, wire)) == ECHOED, (peer.name, wire)
-
-
-def test_the_table_gives_ours_over_each_peer() -> None:
-    """Fixed figures: ours at twice the official SDK's calls/s and half its CPU reads 2.00 and 0.50."""
-
-    class P:
-        def __init__(self, name: str) -> None:
-            self.name, self.label, self.wires = name, f"peer {name}", (PROTOCOL_LEGACY,)
-
-    figures = Figures()
-    for name, rps, cpu in (("official", 1000.0, 200.0), ("ours", 2000.0, 100.0), ("ours-app", 500.0, 400.0)):
-        figures.series[(name, "stdio", 1)] = Series(rps=[rps], p50=[50.0], p99=[90.0], cpu=[cpu])
-    table = render([P("official"), P("ours"), P("ours-app")], {PROTOCOL_LEGACY: figures}, "fixed", [])
-    assert "| stdio calls/s, 1 in flight | 2.00 / 0.50 |" in table
-    assert "| server CPU per stdio call, 1 in flight | 0.50 / 2.00 |" in table
-    assert "| peer official | 1,000 |" in table  # calls/s by level: the stdio, 1 in flight column
