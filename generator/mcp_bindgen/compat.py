@@ -4,6 +4,10 @@ JSON Schema is compared by what it accepts, not by its text. An input schema (wh
 accepts from clients) must not accept less; an output schema (what clients receive) must not
 produce more. So one comparison reports whether the new schema *narrows* or *widens*, and the
 direction decides which of the two breaks. The rules and their limits are in docs/contract.md.
+
+Used by the lock (`mcp-bindgen lock --check`, `mcp_bindings.live.contract.lock`) and by
+`mcp-bindgen openapi diff` (two OpenAPI descriptions' tool surfaces): the same change classes. It
+imports nothing but the standard library, so both the generator and the live-server tools may use it.
 """
 
 from __future__ import annotations
