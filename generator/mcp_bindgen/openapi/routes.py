@@ -53,8 +53,10 @@ DEFAULT_ROUTES: tuple[Route, ...] = ()
 def route_kind(routes: Iterable[Route], method: str, path: str, tags: Iterable[str]) -> RouteKind:
     """The kind the first matching rule gives (`tool` when none matches)."""
     tags = tuple(tags)
-    found: RouteKind = next((r.kind for r in routes if r.matches(method, path, tags)), "tool")
-    return found
+    for route in routes:
+        if route.matches(method, path, tags):
+            return route.kind
+    return "tool"
 
 
 def _strings(rule: Mapping[str, Any], key: str, where: str) -> list[str]:
