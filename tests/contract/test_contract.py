@@ -16,8 +16,8 @@ import pytest
 from pydantic import ValidationError
 
 from mcp_bindgen.cli import main
+from mcp_bindgen.compat import compare_schemas, compare_surfaces
 from mcp_bindgen.errors import BindgenError
-from mcp_bindings.live.contract.compat import compare_schemas, compare_surfaces
 from mcp_bindings.live.contract.lint import CHECKS, RULES_FILE, lint_surface, load_rules
 from mcp_bindings.live.contract.naming import assign, identifier
 from mcp_bindings.live.contract.render import client_view, render_client

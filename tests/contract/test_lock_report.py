@@ -3,7 +3,7 @@ change found at every locked version is one row "all 3" and one change in the co
 
 from __future__ import annotations
 
-from mcp_bindings.live.contract.compat import Change
+from mcp_bindgen.compat import Change
 from mcp_bindings.live.contract.lock import CheckResult
 
 VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")

@@ -5,6 +5,7 @@ the first lines it prints (HOME shown as `~`). Then the entry it wrote starts a 
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 from pathlib import Path
@@ -42,3 +43,30 @@ def test_from_a_description_to_claude_runs_as_written(tmp_path: Path) -> None:
     answer = bindgen("call", shlex.join([entry["command"], *entry["args"]]), "getPet", "petId=0", cwd=tmp_path)
     assert answer.returncode != 0
     assert "0 is less than the minimum of 1" in answer.stdout + answer.stderr
+
+
+def _block(kind: str) -> str:
+    (found,) = re.findall(rf"```{kind}\n(.*?)```", PAGE, re.S)
+    return found
+
+
+def test_the_route_map_runs_as_written(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "petstore.yaml", tmp_path / "petstore.yaml")
+    (tmp_path / "routes.yaml").write_text(_block("yaml"))
+    argv = "openapi petstore.yaml -o petstore --routes routes.yaml".split()
+    assert f"mcp-bindgen {shlex.join(argv)}" in " ".join(PAGE.split())
+    done = bindgen(*argv, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    readme = (tmp_path / "petstore" / "README.md").read_text()
+    assert "| `getPet` | `petstore://pets/{pet_id}` | `GET /pets/{petId}` |" in readme
+    assert "deletePet" not in readme and "| `listPets` | `GET /pets` |" in readme
+
+
+def test_the_diff_runs_as_written(tmp_path: Path) -> None:
+    for name in ("petstore.yaml", "petstore_v2.yaml"):
+        shutil.copy(FIXTURES / name, tmp_path / name)
+    (command,) = _block("sh").strip().splitlines()
+    done = bindgen(*shlex.split(command)[1:], cwd=tmp_path)
+    assert done.returncode == 1, done.stderr  # a change breaks a caller
+    printed = done.stdout.splitlines()
+    assert [line for line in _block("text").splitlines() if line not in printed] == []

@@ -1,5 +1,6 @@
 """The generated packages pass pyright (standard, as the issue asks of the generated code): the three
-fixture descriptions' and the FastAPI application's, checked together as a user's editor would."""
+fixture descriptions' (petstore's also with a route map) and the FastAPI application's, checked
+together as a user's editor would."""
 
 from __future__ import annotations
 
@@ -26,10 +27,15 @@ def test_generated_packages_pass_pyright(tmp_path: Path) -> None:
     spec = tmp_path / "inventory.json"
     spec.write_text(json.dumps(api.openapi()))
     sources = {case: FIXTURES / name for case, name in CASES.items()} | {"inventory": spec}
+    sources["routed"] = FIXTURES / "petstore.yaml"  # with a resource template (fixtures/routes.yaml)
+    options = {
+        "inventory": ["--base-url", "http://127.0.0.1:8000"],
+        "routed": ["--routes", str(FIXTURES / "routes.yaml")],
+    }
     roots: list[str] = []
     for case, source in sources.items():
         out = tmp_path / case
-        extra = ["--base-url", "http://127.0.0.1:8000"] if case == "inventory" else []
+        extra = options.get(case, [])
         generate(source, out, *extra, name=f"typed_{case}")
         roots.append(str(out / "src"))
     config = {
@@ -55,4 +61,4 @@ def test_generated_packages_pass_pyright(tmp_path: Path) -> None:
         if d["severity"] == "error"
     ]
     assert errors == []
-    assert report["summary"]["filesAnalyzed"] >= 4 * 6
+    assert report["summary"]["filesAnalyzed"] >= 5 * 6

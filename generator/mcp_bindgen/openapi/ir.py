@@ -8,6 +8,7 @@ are small frozen dataclasses.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -58,6 +59,34 @@ class Operation:
     response: Response
     security: tuple[tuple[str, ...], ...]  # alternatives, each the schemes it needs together; () none
     deprecated: bool = False
+    resource: bool = False  # served as a resource (or a resource template) by the route map, not a tool
+
+
+def tool_annotations(method: str) -> dict[str, bool]:
+    """The tool hints an HTTP method implies (every operation reaches the API: open world)."""
+    hints: dict[str, bool] = {"openWorldHint": True}
+    if method in ("GET", "HEAD", "OPTIONS"):
+        hints["readOnlyHint"] = True
+    else:
+        hints["destructiveHint"] = method == "DELETE"
+        if method in ("PUT", "DELETE"):
+            hints["idempotentHint"] = True
+    return hints
+
+
+def resource_uri(op: Operation, scheme: str, var: Callable[[Param], str]) -> str:
+    """A resource operation's URI (template): `SCHEME://` then its path, each path parameter the
+    variable `var(param)` names, and its required query parameters as a form-style query expansion
+    (`{?q,lang}`); optional parameters keep their defaults (so the URI does not change when the API
+    adds one). No variable: a plain resource."""
+    path = op.path.lstrip("/")
+    query: list[str] = []
+    for param in op.params:
+        if param.location == "path":
+            path = path.replace("{" + param.name + "}", "{" + var(param) + "}")
+        elif param.location == "query" and param.required:
+            query.append(var(param))
+    return f"{scheme}://{path}" + ("{?" + ",".join(query) + "}" if query else "")
 
 
 @dataclass(frozen=True)
@@ -85,6 +114,7 @@ class ApiIR:
     sha256: str
     openapi: str  # the version of the input (`2.0` for converted Swagger)
     base_url: str
+    uri_scheme: str = "api"  # of the resources' URIs (the package's name, `_` as `-`)
     schemas: dict[str, Any] = field(default_factory=dict[str, Any])  # definition name -> JSON Schema
     operations: list[Operation] = field(default_factory=list[Operation])
     schemes: dict[str, Scheme] = field(default_factory=dict[str, Scheme])

@@ -8,13 +8,14 @@ import fnmatch
 import keyword
 import re
 import urllib.parse
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, cast
 
 from ..errors import BindgenError
 from .ir import ApiIR, Body, BodyKind, Location, Operation, Param, Response, Scheme, Skipped
 from .load import Loaded
 from .normalise import DEFS_PREFIX, Schemas, as_dict, pascal, resolve, unique
+from .routes import DEFAULT_ROUTES, Route, route_kind
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _LOCATIONS: tuple[Location, ...] = ("path", "query", "header", "cookie")
@@ -38,6 +39,7 @@ class Options:
     exclude_paths: tuple[str, ...] = ()  # fnmatch patterns over the path template
     exclude_methods: frozenset[str] = frozenset()  # upper case
     env_prefix: str | None = None  # default: the package name in upper case
+    routes: tuple[Route, ...] = DEFAULT_ROUTES  # which operations are tools, resources, left out (routes.py)
 
 
 def identifier(text: str, fallback: str) -> str:
@@ -325,6 +327,33 @@ class _Lowering:
             deprecated=op.get("deprecated") is True,
         )
 
+    def readable(self, op: Operation) -> bool:
+        """Whether a `resource` route can make `op` a resource: a GET without a body, its path and query
+        parameters scalars (URI template variables), its header and cookie parameters optional (never
+        sent from a resource), answering JSON or text."""
+        if op.method != "GET" or op.body is not None or op.response.kind not in ("json", "text"):
+            return False
+        props = as_dict(self.schemas.defs.get(op.arguments, {}).get("properties"))
+        return all(
+            self.scalar(props.get(p.prop)) if p.location in ("path", "query") else not p.required for p in op.params
+        )
+
+    def scalar(self, schema: Any) -> bool:
+        for _ in range(8):  # through `allOf: [$ref]` wrappers and references to named definitions
+            if not isinstance(schema, dict):
+                return False
+            node = cast("dict[str, Any]", schema)
+            if isinstance(node.get("$ref"), str):
+                schema = self.schemas.defs.get(node["$ref"][len(DEFS_PREFIX) :])
+            elif isinstance(node.get("allOf"), list) and len(node["allOf"]) == 1:
+                schema = node["allOf"][0]
+            else:
+                kinds = node.get("type")
+                kinds = [kinds] if isinstance(kinds, str) else kinds
+                scalars = {"string", "integer", "number", "boolean", "null"}
+                return isinstance(kinds, list) and bool(kinds) and set(cast("list[Any]", kinds)) <= scalars
+        return False
+
     def run(self) -> tuple[list[Operation], list[Skipped]]:
         operations: list[Operation] = []
         skipped: list[Skipped] = []
@@ -340,10 +369,16 @@ class _Lowering:
                 op = item.get(method)
                 if not isinstance(op, dict) or self.excluded(method, str(path), op):
                     continue
+                tags = [str(t) for t in op.get("tags") or [] if isinstance(t, str)]
+                kind = route_kind(self.options.routes, method, str(path), tags)
+                if kind == "exclude":
+                    continue
                 try:
                     lowered = self.operation(method, str(path), item, op)
                 except BindgenError as exc:
                     lowered = Skipped(f"{method.upper()} {path}", str(exc))
+                if kind == "resource" and isinstance(lowered, Operation) and self.readable(lowered):
+                    lowered = replace(lowered, resource=True)
                 (skipped if isinstance(lowered, Skipped) else operations).append(lowered)  # pyright: ignore[reportArgumentType]
         return operations, skipped
 
@@ -368,6 +403,7 @@ def lower(loaded: Loaded, options: Options) -> ApiIR:
         sha256=loaded.sha256,
         openapi=loaded.openapi,
         base_url=base_url(loaded, options.base_url),
+        uri_scheme=options.name.replace("_", "-").strip("-") or "api",
         schemas=schemas.defs,
         operations=operations,
         schemes=known,

@@ -4,6 +4,7 @@ arguments model's fields (CST, never text), then the modules and files from `tem
 
 from __future__ import annotations
 
+import ast
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +18,7 @@ from ..format import format_python
 from ..render import passes
 from ..render.models import DCG_OPTIONS, base_passes
 from ..render.templates import render
-from .ir import ApiIR, Operation, Scheme
+from .ir import ApiIR, Operation, Scheme, resource_uri, tool_annotations
 
 BASE_CLASS = "mcp_bindings.runtime.app.openapi.ApiModel"
 # The types a tool gives back when its answer is not JSON validated into a model.
@@ -30,6 +31,7 @@ class ParamView:
     annotation: str
     default: str | None
     prop: str  # the input schema's property, as a Python literal
+    unaliased: str = ""  # the annotation without `alias=` (a resource template's variable is the parameter's name)
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,10 @@ class ToolView:
     params: list[ParamView]
     returns: str
     op: str  # the Operation(...) expression
+    resource: str | None  # a resource's URI (template), as a literal; None: a tool
+    name: str  # the tool's (or resource's) name, plain
+    what: str  # `GET /pets/{petId}`
+    uri: str | None  # the resource's URI (template), plain
 
 
 @dataclass(frozen=True)
@@ -105,7 +111,12 @@ def _fields(module: cst.Module, cls: cst.ClassDef) -> list[ParamView]:
         name = assign.target.value
         annotation = module.code_for_node(assign.annotation.annotation)
         default = module.code_for_node(assign.value) if assign.value is not None else None
-        out.append(ParamView(name, annotation, default, repr(_alias(assign.annotation.annotation) or name)))
+        alias = _alias(assign.annotation.annotation)
+        unaliased = annotation
+        if alias:
+            dropped = assign.annotation.annotation.visit(_DropAlias())
+            unaliased = module.code_for_node(dropped) if isinstance(dropped, cst.CSTNode) else annotation
+        out.append(ParamView(name, annotation, default, repr(alias or name), unaliased))
     return out
 
 
@@ -117,6 +128,12 @@ def _alias(node: cst.BaseExpression) -> str | None:
                 value = arg.value.evaluated_value
                 return value if isinstance(value, str) else None
     return None
+
+
+class _DropAlias(cst.CSTTransformer):
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg | cst.RemovalSentinel:
+        keyword = updated_node.keyword
+        return cst.RemoveFromParent() if keyword is not None and keyword.value == "alias" else updated_node
 
 
 def _calls(node: cst.CSTNode) -> list[cst.Call]:
@@ -139,17 +156,6 @@ def used_names(code: str) -> set[str]:
 
     cst.parse_module(code).visit(Collect())
     return found
-
-
-def _annotations(op: Operation) -> str:
-    hints: dict[str, bool] = {"openWorldHint": True}
-    if op.method in ("GET", "HEAD", "OPTIONS"):
-        hints["readOnlyHint"] = True
-    else:
-        hints["destructiveHint"] = op.method == "DELETE"
-        if op.method in ("PUT", "DELETE"):
-            hints["idempotentHint"] = True
-    return repr(hints)
 
 
 def _operation(op: Operation) -> str:
@@ -183,13 +189,23 @@ def tool_views(ir: ApiIR, models: Models) -> list[ToolView]:
                 constant=op.function.upper().rstrip("_"),
                 tool=repr(op.tool),
                 description=repr(op.description),
-                annotations=_annotations(op),
+                annotations=repr(tool_annotations(op.method)),
                 params=[*required, *optional],
                 returns=returns,
                 op=_operation(op),
+                resource=repr(_uri(ir, op, params)) if op.resource else None,
+                name=op.tool,
+                what=f"{op.method} {op.path}",
+                uri=_uri(ir, op, params) if op.resource else None,
             )
         )
     return views
+
+
+def _uri(ir: ApiIR, op: Operation, params: list[ParamView]) -> str:
+    """A resource's URI (template), its variables named as the function's parameters."""
+    python = {ast.literal_eval(p.prop): p.name for p in params}
+    return resource_uri(op, ir.uri_scheme, lambda param: python[param.prop])
 
 
 def _imports(code: str, models: Models, exclude: set[str]) -> tuple[list[str], list[str]]:

@@ -1,5 +1,5 @@
 """The surface lock: a server's surface per protocol version it speaks, in one deterministic file,
-and the check of a live server against it (each change breaking or additive, see compat.py)."""
+and the check of a live server against it (each change breaking or additive, see mcp_bindgen/compat.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcp_bindgen.compat import Change, compare_surfaces
 from mcp_bindgen.errors import BindgenError
 
 from ..server_spec import ServerSpec
-from .compat import Change, compare_surfaces
 from .surface import Surface, capture, dumps, known_versions, speaks
 
 LOCK_FORMAT = 1

@@ -170,7 +170,7 @@ def session_surface(recording: Recording) -> dict[str, Any]:
 
 def surface_changes(a: Recording, b: Recording) -> list[Any]:
     """The lock's classification (`compat.compare_surfaces`) of what both sessions showed."""
-    from .compat import compare_surfaces
+    from mcp_bindgen.compat import compare_surfaces
 
     old, new = session_surface(a), session_surface(b)
     shared = set(old) & set(new)

@@ -4,6 +4,10 @@ JSON Schema is compared by what it accepts, not by its text. An input schema (wh
 accepts from clients) must not accept less; an output schema (what clients receive) must not
 produce more. So one comparison reports whether the new schema *narrows* or *widens*, and the
 direction decides which of the two breaks. The rules and their limits are in docs/contract.md.
+
+Used by the lock (`mcp-bindgen lock --check`, `mcp_bindings.live.contract.lock`) and by
+`mcp-bindgen openapi diff` (two OpenAPI descriptions' tool surfaces): the same change classes. It
+imports nothing but the standard library, so both the generator and the live-server tools may use it.
 """
 
 from __future__ import annotations
@@ -51,10 +55,54 @@ def _types(schema: dict[str, Any]) -> set[str] | None:
     return types
 
 
+def _local_refs(node: Any, found: set[str]) -> set[str]:
+    """The local definitions (`#/$defs/X`, `#/definitions/X`) `node` refers to, added to `found`."""
+    if isinstance(node, dict):
+        for key, value in node.items():  # pyright: ignore[reportUnknownVariableType]
+            if key == "$ref" and isinstance(value, str):
+                found.add(value.rsplit("/", 1)[-1] if value.startswith(("#/$defs/", "#/definitions/")) else value)
+            else:
+                _local_refs(value, found)
+    elif isinstance(node, list):
+        for value in node:  # pyright: ignore[reportUnknownVariableType]
+            _local_refs(value, found)
+    return found
+
+
+def _ref(node: Any) -> str | None:
+    return node.get("$ref") if isinstance(node, dict) and isinstance(node.get("$ref"), str) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+
+
+def _refers_to(node: Any, names: set[str]) -> bool:
+    return not names.isdisjoint(_local_refs(node, set()))
+
+
+def _dirty_definitions(old_root: dict[str, Any], new_root: dict[str, Any]) -> set[str]:
+    """The definitions whose text differs between the sides, or that refer (at any depth) to one
+    that does: the same text referring to one of them may still accept something else."""
+    defs: list[dict[str, Any]] = [{}, {}]
+    for side, root in enumerate((old_root, new_root)):
+        for key in ("$defs", "definitions"):
+            if isinstance(root.get(key), dict):
+                defs[side].update(root[key])
+    dirty = {name for name in set(defs[0]) | set(defs[1]) if defs[0].get(name) != defs[1].get(name)}
+    refs = {name: _local_refs(defs[0].get(name), _local_refs(defs[1].get(name), set())) for name in defs[1]}
+    grew = bool(dirty)
+    while grew:
+        more = {name for name, found in refs.items() if name not in dirty and not found.isdisjoint(dirty)}
+        dirty |= more
+        grew = bool(more)
+    if old_root != new_root:
+        dirty.add("#")  # the root itself, for `{"$ref": "#"}`
+    return dirty
+
+
 class _Comparer:
     def __init__(self, old_root: dict[str, Any], new_root: dict[str, Any]) -> None:
         self.roots = (old_root, new_root)
         self.deltas: list[_Delta] = []
+        self.dirty = _dirty_definitions(old_root, new_root)
+        self.visited: set[tuple[str | None, str | None]] = set()
 
     def _resolve(self, schema: Any, side: int) -> Any:
         for _ in range(MAX_DEPTH):
@@ -77,9 +125,20 @@ class _Comparer:
     def add(self, path: str, what: str, effect: Effect) -> None:
         self.deltas.append(_Delta(path, what, effect))
 
+    def _same(self, old: Any, new: Any) -> bool:
+        """The same text, and no reference in it to a definition that differs between the sides."""
+        return old == new and not (self.dirty and _refers_to(old, self.dirty))
+
     def compare(self, old: Any, new: Any, path: str, depth: int = 0) -> None:
+        if self._same(old, new):
+            return
+        pair = (_ref(old), _ref(new))
+        if pair != (None, None):
+            if pair in self.visited:
+                return  # compared once already (a definition reached again, or a recursive one): reported there
+            self.visited.add(pair)
         old, new = self._resolve(old, 0), self._resolve(new, 1)
-        if old == new:
+        if (old == new and depth > MAX_DEPTH) or self._same(old, new):
             return
         if depth > MAX_DEPTH or not isinstance(old, dict) or not isinstance(new, dict):
             self.add(path, "changed (not compared structurally)", "both")
@@ -95,12 +154,29 @@ class _Comparer:
                 self.compare(o["items"], n["items"], f"{path}.items", depth + 1)
             elif o.get("items") != n.get("items"):
                 self.add(f"{path}.items", "changed", "narrows" if "items" in n else "widens")
+        self._combinators(o, n, path, depth)
+        self._keywords(o, n, path)
+        rest = {k for k in set(o) | set(n) if k.startswith("x-") or k in _METADATA}
+        if any(o.get(k) != n.get(k) for k in rest):
+            self.add(
+                path, "annotations changed (" + ", ".join(sorted(k for k in rest if o.get(k) != n.get(k))) + ")", "none"
+            )
+
+    def _combinators(self, o: dict[str, Any], n: dict[str, Any], path: str, depth: int) -> None:
         for key in ("anyOf", "oneOf", "allOf", "not", "if", "then", "else", "prefixItems", "dependentSchemas"):
-            if o.get(key) != n.get(key):
-                if key in ("anyOf", "oneOf") and isinstance(o.get(key), list) and isinstance(n.get(key), list):
-                    self._alternatives(o[key], n[key], f"{path}.{key}")
-                else:
-                    self.add(f"{path}.{key}", "changed (not compared structurally)", "both")
+            if self._same(o.get(key), n.get(key)):
+                continue
+            both_lists = isinstance(o.get(key), list) and isinstance(n.get(key), list)
+            if key in ("anyOf", "oneOf") and both_lists:
+                self._alternatives(o[key], n[key], f"{path}.{key}")
+            elif key == "allOf" and both_lists and len(o[key]) == len(n[key]):
+                # Every part must hold: a part that narrows narrows the whole (its `$ref`s resolved).
+                for index, (a, b) in enumerate(zip(o[key], n[key], strict=True)):
+                    self.compare(a, b, f"{path}.allOf[{index}]", depth + 1)
+            else:
+                self.add(f"{path}.{key}", "changed (not compared structurally)", "both")
+
+    def _keywords(self, o: dict[str, Any], n: dict[str, Any], path: str) -> None:
         for key in ("pattern", "format", "multipleOf", "uniqueItems", "contentEncoding"):
             if o.get(key) != n.get(key):
                 if key not in o:
@@ -109,11 +185,6 @@ class _Comparer:
                     self.add(f"{path}.{key}", f"{key} {o[key]!r} removed", "widens")
                 else:
                     self.add(f"{path}.{key}", f"{key} {o[key]!r} -> {n[key]!r}", "both")
-        rest = {k for k in set(o) | set(n) if k.startswith("x-") or k in _METADATA}
-        if any(o.get(k) != n.get(k) for k in rest):
-            self.add(
-                path, "annotations changed (" + ", ".join(sorted(k for k in rest if o.get(k) != n.get(k))) + ")", "none"
-            )
 
     def _alternatives(self, old: list[Any], new: list[Any], path: str) -> None:
         olds = {json.dumps(self._resolve(s, 0), sort_keys=True) for s in old}
