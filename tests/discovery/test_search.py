@@ -260,3 +260,21 @@ async def test_a_listing_keeps_its_index_across_searches(monkeypatch: pytest.Mon
         for query in ("rotate the signing keys", "add two numbers", "list invoices"):
             assert await client.search_tools(query)
     assert looked == [52]
+
+
+def test_a_listing_is_kept_per_granted_scopes_not_only_per_principal() -> None:
+    """Two tokens of one user and client carry the same principal key; a search listing kept by that
+    key alone let the token without `keys:admin` find what a stepped-up token could (and a step-up
+    miss what it now may use): the listing's key holds the granted scopes too."""
+    from types import SimpleNamespace
+
+    from mcp_bindings.runtime.discovery.search import _caller  # pyright: ignore[reportPrivateUsage]
+    from mcp_bindings.runtime.protocol.principal import Principal, PrincipalKey
+
+    def caller(*scopes: str) -> tuple[object, ...]:
+        principal = PrincipalKey(Principal("https://as", "alice", "cli", frozenset(scopes)))
+        context = SimpleNamespace(protocol_version="2025-11-25", principal=principal, peer_capabilities={})
+        return _caller(context)  # pyright: ignore[reportArgumentType]
+
+    assert caller("keys:read") == caller("keys:read")
+    assert caller("keys:read") != caller("keys:read", "keys:admin")

@@ -25,6 +25,7 @@ from mcp_bindings.runtime.discovery.index import PatternError, ToolIndex
 from mcp_bindings.runtime.discovery.tools import Arguments, BadArguments, MetaTools
 from mcp_bindings.runtime.protocol import registry, versions
 from mcp_bindings.runtime.protocol.pagination import invalid_cursor
+from mcp_bindings.runtime.protocol.principal import principal_of
 from mcp_bindings.runtime.server.plugins import Extension
 from mcp_bindings.runtime.server.seam import Plan, ServerFeature, ServerNext
 from mcp_bindings.v2026_07_28 import names as v2026
@@ -295,10 +296,13 @@ class _Route:
 
 
 def _caller(context: RequestContext) -> tuple[object, ...]:
-    """What may make a caller's listing differ from another's: its protocol version, principal and
-    declared capabilities (a separator first, so that no tool identity is taken for one of them)."""
+    """What may make a caller's listing differ from another's: its protocol version, principal (who,
+    and the scopes its current token grants: per-user visibility lists by scope) and declared
+    capabilities (a separator first, so that no tool identity is taken for one of them)."""
     capabilities = orjson.dumps(context.peer_capabilities, option=orjson.OPT_SORT_KEYS)
-    return ("|", context.protocol_version, getattr(context, "principal", None), capabilities)
+    principal = principal_of(getattr(context, "principal", None))
+    scopes = None if principal is None else principal.scopes
+    return ("|", context.protocol_version, getattr(context, "principal", None), scopes, capabilities)
 
 
 def _meta_of(params: Any) -> Any:
