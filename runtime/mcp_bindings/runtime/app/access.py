@@ -40,19 +40,23 @@ if TYPE_CHECKING:
 __all__ = ["Access", "AccessGuard", "named_scopes", "required_scopes", "target"]
 
 _TABLE = {"resourceTemplates": "templates"}  # a list's result field -> the app's table, where they differ
-_NAMED = {v2026.TOOLS_CALL: "tool", v2026.PROMPTS_GET: "prompt"}  # requests naming an entry by `name`
-_TARGETED = frozenset([*_NAMED, v2026.RESOURCES_READ, v2026.COMPLETION_COMPLETE])
+# A routed request (the generated `ROUTING`: the params field naming its target) -> the app's tables
+# its targets are listed from (`LISTED`: list -> the request its items are targets of; `LISTS`: the
+# list's result field): tools/call -> tools, resources/read -> resources then templates, ...
+_TARGETS: Mapping[str, tuple[str, ...]] = {
+    method: tuple(
+        _TABLE.get(v2026.LISTS[lst], v2026.LISTS[lst]) for lst in sorted(v2026.LISTED) if v2026.LISTED[lst] == method
+    )
+    for method in v2026.ROUTING
+}
+_TARGETED = frozenset([*_TARGETS, v2026.COMPLETION_COMPLETE])  # and completion, which names its entry by a `ref`
 
 
 def target(registries: Registries, method: str, params: Mapping[str, Any]) -> Entry | None:
     """The entry a request (its params as the client sent them) names, if it names one."""
-    if method in _NAMED:
-        table: Mapping[str, Entry] = registries.tools if method == v2026.TOOLS_CALL else registries.prompts
-        return table.get(str(params.get("name")))
-    if method == v2026.RESOURCES_READ:
-        uri = str(params.get("uri"))
-        found = registries.resources.get(uri)
-        return found or next((t for t in registries.templates.values() if t.template.match(uri) is not None), None)
+    if method in _TARGETS:
+        key = str(params.get(v2026.ROUTING[method]))
+        return next(filter(None, (_lookup(registries.table(kind), kind, key) for kind in _TARGETS[method])), None)
     if method == v2026.COMPLETION_COMPLETE:
         given = params.get("ref")
         ref: Mapping[str, Any] = cast("Mapping[str, Any]", given) if isinstance(given, Mapping) else {}
@@ -60,6 +64,13 @@ def target(registries: Registries, method: str, params: Mapping[str, Any]) -> En
             return registries.prompts.get(str(ref.get("name")))
         return registries.templates.get(str(ref.get("uri")))
     return None
+
+
+def _lookup(table: Mapping[str, Any], kind: str, key: str) -> Entry | None:
+    """The entry of `table` under `key`; for templates, the first whose template matches it."""
+    if kind != "templates":
+        return table.get(key)
+    return next((t for t in table.values() if t.template.match(key) is not None), None)
 
 
 def required_scopes(registries: Registries, message: Any) -> list[str]:
@@ -159,4 +170,5 @@ def _unknown(method: str, key: str, not_found: int) -> McpError:
     """What the handler answers for an entry that does not exist (the caller may not know it does)."""
     if method == v2026.RESOURCES_READ:
         return McpError(not_found, f"Resource not found: {key}", {"uri": key})
-    return McpError(INVALID_PARAMS, f"Unknown {_NAMED.get(method, 'completion reference')}: {key}", {"name": key})
+    kind = _TARGETS.get(method, ("completion references",))[0]
+    return McpError(INVALID_PARAMS, f"Unknown {kind.removesuffix('s')}: {key}", {"name": key})
