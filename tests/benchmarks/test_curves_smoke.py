@@ -35,7 +35,17 @@ def _smoke_points() -> dict[str, list[float]]:
         "inflight_stdio": inflight,
         "inflight_http": inflight,
         "workers": [float(n) for n in smoke.workers],
+        "catalog": [float(n) for n in smoke.catalog],
     }
+
+
+def _peers(key: str) -> set[str]:
+    """The series a curve has: ours alone for workers; the catalog adds the two behind a search."""
+    from benchmarks.curves.catalog import SEARCHING
+
+    if key == "workers":
+        return {"ours"}
+    return {"ours", "official", "fastmcp"} | (set(SEARCHING.values()) if key == "catalog" else set())
 
 
 @pytest.fixture(scope="module")
@@ -90,9 +100,8 @@ def test_tables_have_a_row_per_point_and_every_peer(curves_run: Path) -> None:
         rows = [line for line in (curves_run / f"{key}.md").read_text().splitlines() if line.startswith("| ")]
         # header, separator, one row per point (then the fits' table)
         assert len(rows) >= 2 + len(xs)
-        peers = {"ours"} if key == "workers" else {"ours", "official", "fastmcp"}
         first = next(iter(curve["metrics"].values()))
-        assert set(first["series"]) == peers, key
+        assert set(first["series"]) == _peers(key), key
         for name, metric in curve["metrics"].items():
             for peer, points in metric["series"].items():
                 assert len(points) == len(xs), (key, name, peer)
