@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from mcp_bindings.runtime.app.entries import Entry
+from mcp_bindings.runtime.app.registries import kind_of
 from mcp_bindings.runtime.protocol.principal import Principal
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
 from mcp_bindings.runtime.server.plugins import Extension
@@ -39,14 +40,11 @@ if TYPE_CHECKING:
 
 __all__ = ["Access", "AccessGuard", "named_scopes", "required_scopes", "target"]
 
-_TABLE = {"resourceTemplates": "templates"}  # a list's result field -> the app's table, where they differ
 # A routed request (the generated `ROUTING`: the params field naming its target) -> the app's tables
 # its targets are listed from (`LISTED`: list -> the request its items are targets of; `LISTS`: the
 # list's result field): tools/call -> tools, resources/read -> resources then templates, ...
 _TARGETS: Mapping[str, tuple[str, ...]] = {
-    method: tuple(
-        _TABLE.get(v2026.LISTS[lst], v2026.LISTS[lst]) for lst in sorted(v2026.LISTED) if v2026.LISTED[lst] == method
-    )
+    method: tuple(kind_of(v2026.LISTS[lst]) for lst in sorted(v2026.LISTED) if v2026.LISTED[lst] == method)
     for method in v2026.ROUTING
 }
 _TARGETED = frozenset([*_TARGETS, v2026.COMPLETION_COMPLETE])  # and completion, which names its entry by a `ref`
@@ -121,7 +119,7 @@ class AccessGuard(ServerFeature):
         method = plan.spec.method
         field_name = v2026.LISTS.get(method)
         if field_name is not None:
-            plan.wrap(functools.partial(self.listed, _TABLE.get(field_name, field_name), field_name))
+            plan.wrap(functools.partial(self.listed, kind_of(field_name), field_name))
         elif method in _TARGETED:
             not_found = runtime.server.protocol.error_codes.resource_not_found or INVALID_PARAMS
             plan.wrap(functools.partial(self.guarded, not_found))

@@ -10,9 +10,15 @@ from typing import Any
 
 from mcp_bindings.runtime.app.entries import Completer, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry
 
-__all__ = ["KINDS", "Registries"]
+__all__ = ["KINDS", "Registries", "kind_of"]
 
 KINDS = ("tools", "resources", "templates", "prompts")  # the tables listed to clients
+
+
+def kind_of(field_name: str) -> str:
+    """The table (a kind of `KINDS`) whose entries a list result's field (the generated `LISTS`)
+    lists: the field's own name, but for `resourceTemplates`."""
+    return "templates" if field_name == "resourceTemplates" else field_name
 
 
 @dataclass(eq=False)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from mcp_bindings.ext.io_modelcontextprotocol_groups.names import GROUPS_LIST, IDENTIFIER
 from mcp_bindings.runtime.app.registration import GROUP_TAG
+from mcp_bindings.runtime.app.registries import kind_of
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.custom_methods import EXTENSIONS, CustomMethod, Handler, peer_declares
 from mcp_bindings.runtime.protocol.pagination import invalid_cursor
@@ -37,8 +38,7 @@ GROUPS = IDENTIFIER  # the extension's identifier: "io.modelcontextprotocol/grou
 MEMBERSHIP = IDENTIFIER  # groups.mdx, Primitive Group Membership: the reserved `_meta` key (the same string)
 
 # Which lists carry their items' groups, and where, is generated (`names.LISTS`: a list request's
-# result field; `names.LIST_KEYS`: the item field naming it); the App names one table its own way.
-_APP_TABLE = {"resourceTemplates": "templates"}
+# result field; `names.LIST_KEYS`: the item field naming it); `app.registries.kind_of` names the table.
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,7 @@ class Membership(ServerFeature):
         field_name, key = v2026.LISTS.get(plan.spec.method), v2026.LIST_KEYS.get(plan.spec.method)
         if field_name is None or key is None:
             return
-        kind = _APP_TABLE.get(field_name, field_name)
+        kind = kind_of(field_name)
 
         async def with_groups(call: ServerCall, next: ServerNext) -> object:
             result = await next(call)
