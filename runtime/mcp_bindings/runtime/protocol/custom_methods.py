@@ -4,8 +4,7 @@ params and result models and the extension they belong to, served and called lik
 Declare a method once, for both sides:
 
     ECHO = extensions.request("acme/echo", EchoParams, EchoResult, extension="com.acme/echo")
-    PINGED = extensions.notification("notifications/acme/pinged", PingedParams, extension="com.acme/echo",
-                                     sender="server")
+    PINGED = extensions.notification("acme/pinged", PingedParams, extension="com.acme/echo", sender="server")
 
 then serve it (a server object, or a client's handlers object for what the server sends):
 
