@@ -58,6 +58,10 @@ def guarded_app(auth: Auth | None = None, protocol: str | None = None) -> App:
     def by_author(author: str) -> str:
         return f"notes of {author}"
 
+    @app.resource("notes://acme", allow=in_acme)
+    def acme_notes() -> str:
+        return "acme's notes"
+
     @app.prompt(scopes=[WRITE])
     def draft(topic: str) -> str:
         return f"Draft a note on {topic}"

@@ -25,6 +25,7 @@ from mcp_bindings.runtime.auth.challenge import parse_challenges
 from mcp_bindings.runtime.auth.verifiers import AccessToken
 from mcp_bindings.runtime.client.http import connect_http, connect_sse
 from mcp_bindings.runtime.client.task_handle import TaskHandle
+from mcp_bindings.runtime.memory import connect_in_memory
 from mcp_bindings.runtime.middleware.chain import Call, Next
 from mcp_bindings.runtime.protocol.principal import PrincipalKey, principal_of
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
@@ -244,3 +245,30 @@ def test_allow_and_scopes_are_checked_at_registration() -> None:
         app.tool(allow="yes")(ping)  # pyright: ignore[reportArgumentType]
     with pytest.raises(AppDefinitionError, match=r"scopes='mcp:write' is one string; give a list"):
         app.prompt(scopes="mcp:write")(ping)
+
+
+async def test_each_table_knows_its_guarded_entries_as_they_come_and_go() -> None:
+    """`Table.guarded` (what a list reads instead of every entry's rule) follows registration and
+    removal; what a caller is listed does not change with it."""
+    app = guarded_app()
+    tables = app.registries
+    assert (tables.tools.guarded, tables.prompts.guarded) == ({"add_note", "acme_report"}, {"draft"})
+    assert (tables.resources.guarded, tables.templates.guarded) == (
+        {"notes://audit", "notes://acme"},
+        {"notes://by/{author}"},
+    )
+    async with connect_in_memory(app.server, client_module("2025-11-25").Client) as client:
+        before = tool_names(await client.list_tools())
+        app.remove_tool("add_note")
+        app.remove_tool("acme_report")
+        assert not tables.tools.guarded
+        unguarded = tool_names(await client.list_tools())
+
+        def add_again() -> str:
+            return "again"
+
+        app.tool(scopes=[WRITE])(add_again)
+        assert tables.tools.guarded == {"add_again"}
+        again = tool_names(await client.list_tools())
+    assert before == unguarded == again == ["notes", "whoami"]
+    assert tables.tools.keys() == {"notes", "whoami", "add_again"}

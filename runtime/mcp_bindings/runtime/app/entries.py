@@ -135,6 +135,11 @@ class Entry:
         template = getattr(self, "template", None)  # (a resource template's: `Template`)
         return str(getattr(self, "uri", None) or getattr(self, "name", None) or getattr(template, "template", "?"))
 
+    @property
+    def guarded(self) -> bool:
+        """Whether it has an access rule (`scopes` or `allow`): not every caller may see it."""
+        return bool(self.scopes) or self.allow is not None
+
     def missing_scopes(self, principal: Principal | None) -> tuple[str, ...]:
         """The scopes of `scopes` the caller was not granted (all of them for nobody)."""
         if not self.scopes:

@@ -5,12 +5,15 @@ may still be empty (a proxy's)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
-from mcp_bindings.runtime.app.entries import Completer, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry
+from mcp_bindings.runtime.app.entries import Completer, Entry, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry
 
-__all__ = ["KINDS", "Registries", "kind_of"]
+__all__ = ["KINDS", "Registries", "Table", "kind_of"]
+
+E = TypeVar("E", bound=Entry)
 
 KINDS = ("tools", "resources", "templates", "prompts")  # the tables listed to clients
 
@@ -21,22 +24,78 @@ def kind_of(field_name: str) -> str:
     return "templates" if field_name == "resourceTemplates" else field_name
 
 
+class Table(dict[str, E]):
+    """One of an app's tables (key -> entry): a dict that knows which of its entries have an access
+    rule (`scopes=` or `allow=`, `app.access`), `guarded`, kept as entries are placed and removed
+    (whoever does it: registration, `remove_*`, mounting, a proxy's refresh), so that a list or a
+    request where no entry has one costs nothing. An entry's rule is read when it is placed."""
+
+    __slots__ = ("guarded",)
+
+    def __init__(self, entries: Iterable[tuple[str, E]] = ()) -> None:
+        super().__init__()
+        self.guarded: set[str] = set()
+        self.update(entries)
+
+    def __setitem__(self, key: str, entry: E) -> None:
+        super().__setitem__(key, entry)
+        if entry.guarded:
+            self.guarded.add(key)
+        else:
+            self.guarded.discard(key)
+
+    def __delitem__(self, key: str) -> None:
+        super().__delitem__(key)
+        self.guarded.discard(key)
+
+    def pop(self, key: str, *default: Any) -> Any:
+        self.guarded.discard(key)
+        return super().pop(key, *default)
+
+    def popitem(self) -> tuple[str, E]:
+        key, entry = super().popitem()
+        self.guarded.discard(key)
+        return key, entry
+
+    def clear(self) -> None:
+        super().clear()
+        self.guarded.clear()
+
+    def setdefault(self, key: str, default: E) -> E:  # pyright: ignore[reportIncompatibleMethodOverride]
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def update(self, *given: Any, **more: E) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
+        for entries in (*given, more):
+            pairs = cast("Iterable[tuple[str, E]]", entries.items() if isinstance(entries, Mapping) else entries)
+            for key, entry in pairs:
+                self[key] = entry
+
+    def __ior__(self, other: Any) -> Any:
+        self.update(other)
+        return self
+
+    def __reduce__(self) -> Any:  # (copies and pickles are tables too)
+        return (type(self), (list(self.items()),))
+
+
 @dataclass(eq=False)
 class Registries:
     """An app's tables (see the module)."""
 
-    tools: dict[str, ToolEntry] = field(default_factory=dict[str, ToolEntry])
-    resources: dict[str, ResourceEntry] = field(default_factory=dict[str, ResourceEntry])
-    templates: dict[str, TemplateEntry] = field(default_factory=dict[str, TemplateEntry])
-    prompts: dict[str, PromptEntry] = field(default_factory=dict[str, PromptEntry])
+    tools: Table[ToolEntry] = field(default_factory=Table[ToolEntry])
+    resources: Table[ResourceEntry] = field(default_factory=Table[ResourceEntry])
+    templates: Table[TemplateEntry] = field(default_factory=Table[TemplateEntry])
+    prompts: Table[PromptEntry] = field(default_factory=Table[PromptEntry])
     completers: dict[tuple[str, str, str], Completer] = field(default_factory=dict[tuple[str, str, str], Completer])
     lists: dict[str, list[Any]] = field(default_factory=dict[str, list[Any]])  # cached definitions per list
     # Kinds served (and advertised) while their table may still be empty: a proxy's, a mounted proxy's.
     serves: set[str] = field(default_factory=set[str])
 
-    def table(self, kind: str) -> dict[str, Any]:
+    def table(self, kind: str) -> Table[Any]:
         """The table of `kind` ("tools", "resources", "templates", "prompts")."""
-        tables: dict[str, dict[str, Any]] = {
+        tables: dict[str, Table[Any]] = {
             "tools": self.tools,
             "resources": self.resources,
             "templates": self.templates,

@@ -154,3 +154,12 @@ def project(value: Any, dropped: Mapping[str, tuple[str, ...]]) -> Any:
     if isinstance(value, dict):
         return {key: project(item, dropped) for key, item in value.items()}
     return value
+
+
+@cache
+def attribute(target: Any, key: str) -> str | None:
+    """The attribute of a model class's field whose wire name is `key` (None: no such field, or not
+    a model class; `defines` says whether there is one)."""
+    if not (isinstance(target, type) and issubclass(target, BaseModel)):
+        return None
+    return next((name for name, field in target.model_fields.items() if (field.alias or name) == key), None)

@@ -8,24 +8,40 @@ streams' filters).
 The hook: `watch(watcher)` registers `watcher(uri, holders)`, called whenever a holder subscribes to
 `uri` or lets go of it, with how many holders it has now (1 after the first came, 0 after the last
 went); told of every URI held at the time it registers. The proxy app subscribes at its remote
-server through it (`app.proxy`)."""
+server through it (`app.proxy`).
+
+The gate: `gate`, where set (an app's `Access`), may refuse a holder's subscription request (`add`,
+`remove`: the error is that request's answer, whoever serves it), and screens what `of` answers:
+the URIs the holder may be told of now."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Set
+from collections.abc import Callable, Collection, Iterator, Set
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.v2026_07_28 import names as v2026
 
-__all__ = ["RESOURCE_UPDATED", "Subscriptions", "Watcher"]
+__all__ = ["RESOURCE_UPDATED", "Gate", "Subscriptions", "Watcher"]
 
 log = logs.logger("notifications")
 
 RESOURCE_UPDATED = v2026.NOTIFICATIONS_RESOURCES_UPDATED
 Watcher = Callable[[str, int], None]  # (uri, how many holders it has now)
 _NONE: frozenset[str] = frozenset()
+
+
+class Gate(Protocol):
+    """Who may hold which URI (see the module)."""
+
+    def admit(self, holder: Any, uri: str, subscribing: bool) -> None:
+        """Raise the error a holder's (un)subscription request answers where it may not make it."""
+        ...
+
+    def shows(self, holder: Any, uri: str) -> bool:
+        """Whether `holder` may be told now that `uri` changed."""
+        ...
 
 
 @dataclass(eq=False)
@@ -35,21 +51,35 @@ class Subscriptions:
     _held: dict[Any, set[str]] = field(init=False, default_factory=dict[Any, set[str]])
     _holders: dict[str, int] = field(init=False, default_factory=dict[str, int])  # uri -> how many holders
     _watchers: list[Watcher] = field(init=False, default_factory=list[Watcher])
+    gate: Gate | None = None
 
     def of(self, holder: Any) -> Set[str]:
-        """The URIs `holder` subscribed to."""
-        return self._held.get(holder, _NONE)
+        """The URIs `holder` subscribed to (that it may be told of now, where a gate is set)."""
+        held = self._held.get(holder, _NONE)
+        return held if self.gate is None or not held else _Shown(held, holder, self.gate)
 
     def holders(self, uri: str) -> int:
         return self._holders.get(uri, 0)
 
     def add(self, holder: Any, uri: str) -> None:
+        """`holder` subscribed to `uri` (a request: the gate may refuse it)."""
+        if self.gate is not None:
+            self.gate.admit(holder, uri, True)
+        self._add(holder, uri)
+
+    def remove(self, holder: Any, uri: str) -> None:
+        """`holder` unsubscribed from `uri` (a request: the gate may refuse it)."""
+        if self.gate is not None:
+            self.gate.admit(holder, uri, False)
+        self._remove(holder, uri)
+
+    def _add(self, holder: Any, uri: str) -> None:
         held = self._held.setdefault(holder, set())
         if uri not in held:
             held.add(uri)
             self._count(uri, 1)
 
-    def remove(self, holder: Any, uri: str) -> None:
+    def _remove(self, holder: Any, uri: str) -> None:
         held = self._held.get(holder)
         if held is not None and uri in held:
             held.discard(uri)
@@ -58,12 +88,14 @@ class Subscriptions:
             self._count(uri, -1)
 
     def replace(self, holder: Any, uris: Collection[str]) -> None:
-        """`holder` holds exactly `uris` from now on (a listen stream opened, a shared session's record)."""
+        """`holder` holds exactly `uris` from now on (a listen stream opened, a shared session's record:
+        not requests, so not the gate's to refuse)."""
         wanted = set(uris)
-        for uri in sorted(self.of(holder) - wanted):
-            self.remove(holder, uri)
-        for uri in sorted(wanted - self.of(holder)):
-            self.add(holder, uri)
+        held = self._held.get(holder, _NONE)
+        for uri in sorted(held - wanted):
+            self._remove(holder, uri)
+        for uri in sorted(wanted - held):
+            self._add(holder, uri)
 
     def drop(self, holder: Any) -> None:
         """Everything `holder` held is let go (its connection ended, its stream closed)."""
@@ -97,3 +129,21 @@ class Subscriptions:
             watcher(uri, holders)
         except Exception:  # a watcher's bug must not fail the client's request
             log.exception("a resource subscription watcher failed on %s", uri)
+
+
+class _Shown(Set[str]):
+    """The URIs a holder subscribed to that the gate shows it now (`Subscriptions.of`)."""
+
+    __slots__ = ("gate", "held", "holder")
+
+    def __init__(self, held: Set[str], holder: Any, gate: Gate) -> None:
+        self.held, self.holder, self.gate = held, holder, gate
+
+    def __contains__(self, uri: object) -> bool:
+        return uri in self.held and isinstance(uri, str) and self.gate.shows(self.holder, uri)
+
+    def __iter__(self) -> Iterator[str]:
+        return (uri for uri in list(self.held) if self.gate.shows(self.holder, uri))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
