@@ -257,6 +257,31 @@ def test_jwt_verifier_refuses_symmetric_algorithms() -> None:
         JWTVerifier(issuer=ISSUER, jwks=JWKS, algorithms=["none"])
 
 
+async def test_jwt_verifier_checks_an_issuer_template_against_the_tokens_tenant() -> None:
+    """Entra's multi-tenant issuer `.../{tenantid}/v2.0`: each token's `iss` must be its own `tid`'s."""
+    template = "https://login.example.com/{tenantid}/v2.0"
+    verifier = JWTVerifier(issuer=template, jwks=JWKS, leeway=0)
+    good = await verifier.verify(token(iss="https://login.example.com/t1/v2.0", tid="t1"), resource=RESOURCE)
+    assert good.issuer == "https://login.example.com/t1/v2.0"
+    refusals = {
+        "the token's issuer 'https://login.example.com/t1/v2.0' is not that of its tenant 't2'": {
+            "iss": "https://login.example.com/t1/v2.0",
+            "tid": "t2",
+        },
+        "the token names no tenant (tid), which its issuer template needs": {"iss": template.replace("{tenantid}", "")},
+        "the token's issuer 'https://login.example.com/{tenantid}/v2.0' is not that of its tenant 'x'": {
+            "iss": template,
+            "tid": "x",
+        },
+    }
+    for reason, claims in refusals.items():
+        with pytest.raises(InvalidTokenError) as refused:
+            await verifier.verify(token(**claims), resource=RESOURCE)
+        assert str(refused.value) == reason
+    with pytest.raises(ValueError, match="needs jwks= or jwks_uri="):
+        JWTVerifier(issuer=template)
+
+
 async def test_jwt_verifier_fetches_and_rotates_keys() -> None:
     fetched: list[str] = []
     current = {"keys": []}

@@ -27,6 +27,9 @@ import httpx
 from mcp_bindings.runtime.auth.discovery import fetch_authorization_server_metadata
 from mcp_bindings.runtime.protocol.principal import Principal, PrincipalKey
 
+# What an issuer template names its tenant by (Microsoft Entra ID's multi-tenant issuer; `JWTVerifier`).
+TENANT_ID = "{tenantid}"
+
 
 @dataclass(frozen=True)
 class AccessToken:
@@ -103,6 +106,13 @@ class JWTVerifier:
     (with `leeway`), `nbf`, and that `aud` contains the resource (or `audience`). Keys come from `jwks`
     (a JWKS dict), else `jwks_uri`, else the `jwks_uri` of the issuer's metadata; a token signed with an
     unknown `kid` triggers one re-fetch (at most every `min_refetch_seconds`).
+
+    `issuer` may be a template naming `{tenantid}` (`TENANT_ID`): Microsoft Entra ID's multi-tenant
+    authorities (`common`, `organizations`, `consumers`) name `https://login.microsoftonline.com/
+    {tenantid}/v2.0`, and each token is issued by its user's tenant. A token's `iss` must then be the
+    template with the token's own `tid` claim in it (a `tid` naming another tenant than the issuer
+    that signed it is refused); the keys come from `jwks` or `jwks_uri` (there is no metadata at a
+    template).
     """
 
     def __init__(
@@ -134,6 +144,8 @@ class JWTVerifier:
         bad = [a for a in algorithms if a.lower() == "none" or a.upper().startswith("HS")]
         if bad:
             raise ValueError(f"refusing algorithms {bad}: JWT access tokens must be signed asymmetrically")
+        if TENANT_ID in issuer and jwks is None and jwks_uri is None:
+            raise ValueError(f"the issuer template {issuer!r} needs jwks= or jwks_uri= (no metadata at a template)")
         self.issuer = issuer
         self.audience = audience
         self.algorithms = tuple(algorithms)
@@ -223,7 +235,7 @@ class JWTVerifier:
                 key,
                 algorithms=[alg],
                 audience=audience,
-                issuer=self.issuer,
+                issuer=None if TENANT_ID in self.issuer else self.issuer,  # a template: `_tenant_issuer`
                 leeway=self.leeway,
                 options={"require": ["exp", "iss", "aud"]},
             )
@@ -235,7 +247,18 @@ class JWTVerifier:
             raise InvalidTokenError("the token was issued by another authorization server") from exc
         except jwt.PyJWTError as exc:
             raise InvalidTokenError(f"invalid token: {exc}") from exc
+        if TENANT_ID in self.issuer:
+            _tenant_issuer(self.issuer, claims)
         return _access_token(claims, claims.get("client_id", claims.get("azp")))
+
+
+def _tenant_issuer(template: str, claims: Mapping[str, Any]) -> None:
+    """Refuse a token whose `iss` is not the issuer template with its own `tid` (see `JWTVerifier`)."""
+    tid = claims.get("tid")
+    if not isinstance(tid, str) or not tid or "/" in tid:
+        raise InvalidTokenError("the token names no tenant (tid), which its issuer template needs")
+    if claims.get("iss") != template.replace(TENANT_ID, tid):
+        raise InvalidTokenError(f"the token's issuer {claims.get('iss')!r} is not that of its tenant {tid!r}")
 
 
 class IntrospectionVerifier:

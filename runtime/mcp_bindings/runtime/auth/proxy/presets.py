@@ -8,8 +8,10 @@ id and secret as `client_id=` / `client_secret=`, else from `MCP_OAUTH_CLIENT_ID
   HTTP 200 (the proxy reads the `error` all the same); secrets in the form (`client_secret_post`).
 * `google(hosted_domain=...)`: Google; `hd` both asked for and checked in the verified `id_token`
   (the parameter alone only preselects an account: any Google user could still sign in).
-* `entra(tenant)`: Microsoft Entra ID, one tenant (its issuer is per tenant: the multi-tenant
-  `common` / `organizations` / `consumers` endpoints name no single issuer and are refused).
+* `entra(tenant, tenants=...)`: Microsoft Entra ID, one tenant; or a multi-tenant authority
+  (`common`, `organizations`, `consumers`), whose discovery document names no single issuer but the
+  template `https://login.microsoftonline.com/{tenantid}/v2.0`: each `id_token`'s `iss` is checked
+  against the template with the token's own `tid`, and `tenants` (tenant ids) limits who may sign in.
 * `auth0(domain)`: its issuer ends with a slash (`https://tenant.auth0.com/`), compared as such.
 * `okta(domain, authorization_server="default")`: a custom authorization server's issuer (`None`:
   the org authorization server).
@@ -23,11 +25,13 @@ import os
 from collections.abc import Mapping, Sequence
 
 from mcp_bindings.runtime.auth.proxy.upstream import Upstream
+from mcp_bindings.runtime.auth.verifiers import TENANT_ID
 
 CLIENT_ID_ENV = "MCP_OAUTH_CLIENT_ID"
 CLIENT_SECRET_ENV = "MCP_OAUTH_CLIENT_SECRET"
 OPENID = ("openid", "email", "profile")
 _MULTI_TENANT = ("common", "organizations", "consumers")
+ENTRA = "https://login.microsoftonline.com"
 
 
 def _credentials(client_id: str | None, client_secret: str | None) -> tuple[str, str]:
@@ -96,15 +100,39 @@ def google(
     )
 
 
-def entra(tenant: str, *, client_id: str | None = None, client_secret: str | None = None) -> Upstream:
-    """Microsoft Entra ID, one tenant (its id or primary domain)."""
-    if tenant.lower() in _MULTI_TENANT:
-        raise ValueError(
-            f"entra({tenant!r}): the multi-tenant endpoints have no single issuer to verify tokens against; "
-            "give your tenant's id (or primary domain)"
-        )
-    issuer = f"https://login.microsoftonline.com/{tenant}/v2.0"
-    return oidc(issuer, client_id=client_id, client_secret=client_secret, name="Microsoft")
+def entra(
+    tenant: str,
+    *,
+    tenants: Sequence[str] = (),
+    authority: str = ENTRA,
+    client_id: str | None = None,
+    client_secret: str | None = None,
+) -> Upstream:
+    """Microsoft Entra ID: one tenant (its id or primary domain), or a multi-tenant authority
+    (`common`: work, school and personal accounts; `organizations`; `consumers`) whose users come
+    from their own tenants, only those of `tenants` (tenant ids) where given. `authority`: another
+    cloud's (`https://login.microsoftonline.us`, ...)."""
+    base = authority.rstrip("/")
+    if tenant.lower() not in _MULTI_TENANT:
+        if tenants:
+            raise ValueError(
+                f"entra({tenant!r}, tenants=...): one tenant signs its own users in; tenants= is for "
+                f"the multi-tenant authorities ({', '.join(_MULTI_TENANT)})"
+            )
+        return oidc(f"{base}/{tenant}/v2.0", client_id=client_id, client_secret=client_secret, name="Microsoft")
+    client_id, client_secret = _credentials(client_id, client_secret)
+    at = f"{base}/{tenant.lower()}"
+    return Upstream(  # the authority's endpoints, as its discovery document names them (no issuer to discover)
+        client_id,
+        client_secret,
+        issuer=f"{base}/{TENANT_ID}/v2.0",
+        authorization_endpoint=f"{at}/oauth2/v2.0/authorize",
+        token_endpoint=f"{at}/oauth2/v2.0/token",
+        jwks_uri=f"{at}/discovery/v2.0/keys",
+        scopes=OPENID,
+        tenants=tuple(tenants),
+        name="Microsoft",
+    )
 
 
 def auth0(domain: str, *, client_id: str | None = None, client_secret: str | None = None) -> Upstream:

@@ -42,7 +42,9 @@ class Upstream:
     with `userinfo_endpoint` and no `id_token`, by that endpoint's `subject_field`. `params`: extra
     authorization request parameters (Google's `hd`, `prompt`, ...). `auth_method`:
     `client_secret_basic` or `client_secret_post`. `required_claims`: claims the user's identity must
-    carry with these values (Google's `hd`: the `hd` parameter only preselects an account)."""
+    carry with these values (Google's `hd`: the `hd` parameter only preselects an account).
+    An `issuer` naming `{tenantid}` is Entra's multi-tenant template (`verifiers.JWTVerifier`);
+    `tenants`: the only tenants (`tid`) whose users may sign in (empty: any)."""
 
     client_id: str
     client_secret: str
@@ -56,6 +58,7 @@ class Upstream:
     auth_method: str = "client_secret_basic"
     subject_field: str = "sub"
     required_claims: Mapping[str, str] = field(default_factory=dict[str, str])
+    tenants: Sequence[str] = ()
     name: str | None = None  # shown on the consent page; default: the issuer's or endpoint's host
     timeout_s: float = 10.0
 
@@ -181,6 +184,8 @@ class UpstreamClient:
         for claim, value in up.required_claims.items():
             if claims.get(claim) != value:
                 raise IdentityRefused(f"this server accepts only users whose {claim!r} is {value!r}")
+        if up.tenants and claims.get("tid") not in up.tenants:
+            raise IdentityRefused(f"this server does not accept users of the tenant {claims.get('tid')!r}")
         return Identity(str(subject), {k: claims[k] for k in CARRIED_CLAIMS if k in claims})
 
     async def _verified_id_token(self, up: Upstream, id_token: str) -> Mapping[str, Any]:
