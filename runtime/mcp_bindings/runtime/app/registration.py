@@ -17,7 +17,7 @@ from mcp_bindings.runtime.protocol.principal import Principal
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.app.changes import ListChanges
-    from mcp_bindings.runtime.app.registries import Registries
+    from mcp_bindings.runtime.app.registries import Registries, Table
 
 __all__ = ["GROUP_TAG", "PromptOptions", "Registration", "ResourceOptions", "ToolOptions"]
 
@@ -93,7 +93,7 @@ class Registration:
             raise AppDefinitionError(f"resource template {uri!r}: size is for resources, not templates")
         entry = (TemplateEntry if templated else ResourceEntry)(uri, fn, self.pkg, options, scope)
         _guard(entry, options, f"{what} {uri!r}")
-        table: dict[str, Any] = registries.templates if templated else registries.resources
+        table: Table[Any] = registries.templates if templated else registries.resources
         if uri in table:
             raise AppDefinitionError(f"{what} {uri!r} is already registered")
         self.changes.require("resources", had)
