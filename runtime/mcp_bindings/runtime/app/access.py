@@ -29,7 +29,7 @@ has one, requests and lists pass untouched.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from mcp_bindings.runtime.app.entries import Entry
@@ -226,12 +226,12 @@ class Screened(list[str]):
     """The URIs a listen stream asked the updates of, as agreed (and acknowledged): `in` finds only
     those its caller may see when it is asked (`ResourceGate.shows_to`)."""
 
-    def __init__(self, uris: Iterable[Any], shows: Any) -> None:
+    def __init__(self, uris: Iterable[Any], shows: Callable[[str], bool]) -> None:
         super().__init__(uri for uri in uris if isinstance(uri, str))
         self.shows = shows
 
     def __contains__(self, uri: object) -> bool:
-        return super().__contains__(uri) and bool(self.shows(uri))
+        return isinstance(uri, str) and super().__contains__(uri) and self.shows(uri)
 
 
 class ResourceGate:
@@ -270,6 +270,7 @@ class ResourceGate:
 
 
 def _principal(holder: Any) -> Principal | None:
+    """Who a subscription's holder (a `ServerRuntime`, a `Listener`) speaks for: its session's principal."""
     session = getattr(holder, "session", None)
     return principal_of(getattr(session, "principal", None))
 
