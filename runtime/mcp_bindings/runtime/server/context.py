@@ -151,7 +151,7 @@ class ServerRequestContext(ServerNotificationContext):
             self._view.protocol.server_notifications[PROGRESS].params, "message"
         ):
             params["message"] = message  # not before 2025-03-26
-        await self._session.notify(PROGRESS, params, related=self._request.id)
+        await self._send(PROGRESS, params)
 
     def allows_log(self, level: str) -> bool:
         view = self._view
@@ -169,7 +169,12 @@ class ServerRequestContext(ServerNotificationContext):
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        await self._session.notify(LOG_MESSAGE, params, related=self._request.id)
+        await self._send(LOG_MESSAGE, params)
+
+    async def _send(self, method: str, params: dict[str, Any]) -> None:
+        """A progress or log notification of this request, on its response stream (a task's context
+        adds the task's `_meta` and sends it where the task's result is awaited)."""
+        await self._session.notify(method, params, related=self._request.id)
 
     async def close_sse_stream(self) -> None:
         """End the HTTP response stream this request is answered on, now, without ending the request
