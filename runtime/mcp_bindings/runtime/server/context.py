@@ -209,3 +209,9 @@ class ServerRequestContext(ServerNotificationContext):
         answer = await self._session.request(method, asked.data, timeout=timeout, related=self._request.id)
         result = asked.answer(answer)
         return versions.dump(result) if raw else result
+
+
+def parts(ctx: Any) -> tuple[Session, PeerSession | None, PeerView]:
+    """The session, connection and view a server request context serves (a task's context too), for
+    the runtime's modules that send on a handler's behalf (`server.extensions`, `tasks.server`)."""
+    return ctx._session, ctx._peer, ctx._view  # noqa: SLF001 - the runtime's own context type

@@ -1,13 +1,13 @@
 """The context of a task's work (MCP 2025-11-25, and the tasks extension's `ExtensionTaskContext`
 on top of it): the request's context, except that what the work sends carries the task's `_meta`
 and goes out on a waiting `tasks/result` stream, and that asking the client moves the task to
-`input_required` for as long as the answer takes. `parts` reads what a server request context
-serves (session, connection, view), for this package's modules."""
+`input_required` for as long as the answer takes. `parts` (`server.context`'s) reads what a server
+request context serves (session, connection, view), for this package's modules."""
 
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import anyio
 
@@ -15,15 +15,10 @@ from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId, json_object
 from mcp_bindings.runtime.server.bridge import outgoing_request
-from mcp_bindings.runtime.server.context import ServerRequestContext
-from mcp_bindings.runtime.server.peer import PeerView
+from mcp_bindings.runtime.server.context import ServerRequestContext, parts
 from mcp_bindings.runtime.tasks.core.handshake import RELATED_TASK
 from mcp_bindings.runtime.tasks.core.store import TaskState
 from mcp_bindings.runtime.tasks.server.service import TaskService, announce, requester_of
-
-if TYPE_CHECKING:
-    from mcp_bindings.runtime.rpc.session import Session
-    from mcp_bindings.runtime.server.context import PeerSession
 
 __all__ = ["TaskContext", "parts"]
 
@@ -88,8 +83,3 @@ class TaskContext(ServerRequestContext):
     async def announce(self, state: TaskState) -> None:
         """`notifications/tasks/status` to the requestor's connection (where it is still there)."""
         await announce(self.session, state)
-
-
-def parts(ctx: Any) -> tuple[Session, PeerSession | None, PeerView]:
-    """The session, connection and view a server request context serves (its own attributes)."""
-    return ctx._session, ctx._peer, ctx._view  # noqa: SLF001 - the runtime's own context type
