@@ -10,6 +10,7 @@ paths to ignore (`arguments.timestamp`), or match on the method alone."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -153,3 +154,12 @@ def what_is(message: dict[str, Any] | None) -> str:
             if isinstance(value, str):
                 return f"{method} {value}"
     return method
+
+
+def first_message(frame: bytes) -> dict[str, Any]:
+    """A frame as a JSON object, or {} when it is not one (the replay answers that itself)."""
+    try:
+        message = json.loads(frame)
+    except ValueError:
+        return {}
+    return cast("dict[str, Any]", message) if isinstance(message, dict) else {}

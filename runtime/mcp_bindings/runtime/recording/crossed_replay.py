@@ -15,7 +15,6 @@ which is only asked through an input-required result."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Protocol, cast
 
@@ -246,12 +245,3 @@ async def serve_crossed(replay: ReplaySource, transport: Transport, first: bytes
     """Serve the rest of a connection whose first frame (`first`) needs crossing through the runtime."""
     session = Session(_Peeked(transport, first), ServerRuntime(recorded_server(replay)))
     await session.run()
-
-
-def first_message(frame: bytes) -> dict[str, Any]:
-    """A frame as a JSON object, or {} when it is not one (the replay answers that itself)."""
-    try:
-        message = json.loads(frame)
-    except ValueError:
-        return {}
-    return cast("dict[str, Any]", message) if isinstance(message, dict) else {}

@@ -16,7 +16,7 @@ import anyio
 import anyio.abc
 import httpx
 
-from mcp_bindings.runtime.recording.compare import what_is
+from mcp_bindings.runtime.recording.compare import first_message, what_is
 from mcp_bindings.runtime.recording.http_proxy import SseEvents
 from mcp_bindings.runtime.recording.live_fallback import HANDSHAKE_ID, HandshakeKept
 from mcp_bindings.runtime.rpc.transport import Transport
@@ -159,12 +159,4 @@ def _answers(response: httpx.Response) -> list[dict[str, Any]]:
         frames = SseEvents().feed(response.content + b"\n\n")
     else:
         frames = [response.content]
-    out: list[dict[str, Any]] = []
-    for frame in frames:
-        try:
-            value = json.loads(frame)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            out.append(cast("dict[str, Any]", value))
-    return out
+    return [message for message in map(first_message, frames) if message]

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import anyio
 import anyio.abc
 
-from mcp_bindings.runtime.recording.crossed_replay import first_message
+from mcp_bindings.runtime.recording.compare import first_message
 from mcp_bindings.runtime.recording.recorder import Recorder
 from mcp_bindings.runtime.recording.session_file import Recording, SessionWriter, new_header
 from mcp_bindings.runtime.recording.stdio_proxy import frames, stop

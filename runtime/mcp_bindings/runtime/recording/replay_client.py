@@ -24,6 +24,7 @@ from mcp_bindings.runtime.recording.compare import (
     MatchRules,
     differences,
     drop_path,
+    first_message,
     what_is,
 )
 from mcp_bindings.runtime.recording.session_file import Entry, Recording
@@ -104,14 +105,8 @@ class _Driver:
 
     async def read(self) -> None:
         async for frame in frames(self.transport):
-            try:
-                message = json.loads(frame)
-            except ValueError:
-                continue
-            if not isinstance(message, dict):
-                continue
-            message = cast("dict[str, Any]", message)
-            if "method" not in message:
+            message = first_message(frame)
+            if message and "method" not in message:
                 self.answers[message.get("id")] = message
                 event = self.arrived.get(message.get("id"))
                 if event is not None:

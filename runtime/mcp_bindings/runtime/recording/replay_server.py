@@ -27,8 +27,8 @@ from typing import Any, Literal, cast
 
 import anyio
 
-from mcp_bindings.runtime.recording.compare import DEFAULT_RULES, Difference, MatchRules, what_is
-from mcp_bindings.runtime.recording.crossed_replay import first_message, needs_crossing, serve_crossed
+from mcp_bindings.runtime.recording.compare import DEFAULT_RULES, Difference, MatchRules, first_message, what_is
+from mcp_bindings.runtime.recording.crossed_replay import needs_crossing, serve_crossed
 from mcp_bindings.runtime.recording.exchanges import Exchange, Unmatched, exchanges_of
 from mcp_bindings.runtime.recording.live_fallback import (
     Fallback,

@@ -30,7 +30,6 @@ from jsonschema.exceptions import best_match
 
 FORMAT_VERSION = 1
 MAX_DEPTH = 200  # arrays and objects nested in one line
-SUFFIX = ".mcpsession"
 
 Direction = Literal["client", "server"]
 

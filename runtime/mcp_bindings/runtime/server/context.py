@@ -151,7 +151,7 @@ class ServerRequestContext(ServerNotificationContext):
             self._view.protocol.server_notifications[PROGRESS].params, "message"
         ):
             params["message"] = message  # not before 2025-03-26
-        await self._session.notify(PROGRESS, params, related=self._request.id)
+        await self._send(PROGRESS, params)
 
     def allows_log(self, level: str) -> bool:
         view = self._view
@@ -169,7 +169,12 @@ class ServerRequestContext(ServerNotificationContext):
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        await self._session.notify(LOG_MESSAGE, params, related=self._request.id)
+        await self._send(LOG_MESSAGE, params)
+
+    async def _send(self, method: str, params: dict[str, Any]) -> None:
+        """A progress or log notification of this request, on its response stream (a task's context
+        adds the task's `_meta` and sends it where the task's result is awaited)."""
+        await self._session.notify(method, params, related=self._request.id)
 
     async def close_sse_stream(self) -> None:
         """End the HTTP response stream this request is answered on, now, without ending the request
@@ -204,3 +209,9 @@ class ServerRequestContext(ServerNotificationContext):
         answer = await self._session.request(method, asked.data, timeout=timeout, related=self._request.id)
         result = asked.answer(answer)
         return versions.dump(result) if raw else result
+
+
+def parts(ctx: Any) -> tuple[Session, PeerSession | None, PeerView]:
+    """The session, connection and view a server request context serves (a task's context too), for
+    the runtime's modules that send on a handler's behalf (`server.extensions`, `tasks.server`)."""
+    return ctx._session, ctx._peer, ctx._view  # noqa: SLF001 - the runtime's own context type

@@ -31,7 +31,7 @@ from mcp_bindings.runtime.rpc import jsonrpc, logs
 from mcp_bindings.runtime.rpc.errors import NotExpressible
 from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request, json_object
 from mcp_bindings.runtime.server.bus import EXTENSION_BROADCAST
-from mcp_bindings.runtime.server.context import ServerNotificationContext, ServerRequestContext
+from mcp_bindings.runtime.server.context import ServerNotificationContext, ServerRequestContext, parts
 from mcp_bindings.runtime.server.host import host_for, server_capabilities, server_methods
 from mcp_bindings.runtime.server.notifications import deliver_broadcast
 from mcp_bindings.runtime.server.peer import stateless_meta
@@ -129,20 +129,14 @@ async def notified(runtime: ServerRuntime, notification: Notification, view: Pee
     return True
 
 
-def _context_parts(ctx: Any) -> tuple[Session, PeerView, Any]:
-    """(session, view, request id) of a server handler's context (also a task's context)."""
-    inner = getattr(ctx, "inner", ctx)
-    return inner._session, inner._view, inner.request_id  # noqa: SLF001 - the runtime's own context type
-
-
 async def notify(ctx: Any, method: CustomMethod[Any, Any], params: Any = None) -> bool:
     """From a server handler: send a custom notification to this request's client. False (nothing
     sent) where the client did not declare the method's extension."""
-    session, view, request_id = _context_parts(ctx)
+    session, _, view = parts(ctx)
     if not peer_declares(view.client_capabilities, method.extension):
         log.debug("%s not sent: the client did not declare extension %s", method.method, method.extension)
         return False
-    await session.notify(method.method, wire_params(method, params), related=request_id)
+    await session.notify(method.method, wire_params(method, params), related=ctx.request_id)
     return True
 
 
@@ -152,7 +146,7 @@ async def request_client(
     """From a server handler: send a custom request to this request's client and return its typed
     result. `NotExpressible` (nothing sent) where the client did not declare the extension, or
     speaks the stateless era (which has no server-to-client requests)."""
-    session, view, request_id = _context_parts(ctx)
+    session, _, view = parts(ctx)
     if view.stateless:
         raise NotExpressible(
             f"cannot send {method.method}: MCP {view.version} has no server-to-client requests", version=view.version
@@ -162,7 +156,7 @@ async def request_client(
             f"cannot send {method.method}: the client did not declare extension {method.extension}",
             version=view.version,
         )
-    raw = await session.request(method.method, wire_params(method, params), timeout=timeout, related=request_id)
+    raw = await session.request(method.method, wire_params(method, params), timeout=timeout, related=ctx.request_id)
     return typed_result(method, raw)
 
 

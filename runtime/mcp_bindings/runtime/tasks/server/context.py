@@ -1,36 +1,26 @@
 """The context of a task's work (MCP 2025-11-25, and the tasks extension's `ExtensionTaskContext`
 on top of it): the request's context, except that what the work sends carries the task's `_meta`
 and goes out on a waiting `tasks/result` stream, and that asking the client moves the task to
-`input_required` for as long as the answer takes. `parts` reads what a server request context
-serves (session, connection, view), for this package's modules."""
+`input_required` for as long as the answer takes. `parts` (`server.context`'s) reads what a server
+request context serves (session, connection, view), for this package's modules."""
 
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import anyio
 
 from mcp_bindings.runtime.protocol import versions
 from mcp_bindings.runtime.protocol.spec import MethodSpec
-from mcp_bindings.runtime.rpc.calls import PROGRESS_TOKEN
 from mcp_bindings.runtime.rpc.jsonrpc import RequestId, json_object
 from mcp_bindings.runtime.server.bridge import outgoing_request
-from mcp_bindings.runtime.server.context import ServerRequestContext
-from mcp_bindings.runtime.server.peer import LOG_LEVELS, PeerView
+from mcp_bindings.runtime.server.context import ServerRequestContext, parts
 from mcp_bindings.runtime.tasks.core.handshake import RELATED_TASK
 from mcp_bindings.runtime.tasks.core.store import TaskState
 from mcp_bindings.runtime.tasks.server.service import TaskService, announce, requester_of
-from mcp_bindings.v2026_07_28 import names as v2026
-
-if TYPE_CHECKING:
-    from mcp_bindings.runtime.rpc.session import Session
-    from mcp_bindings.runtime.server.context import PeerSession
 
 __all__ = ["TaskContext", "parts"]
-
-PROGRESS = v2026.NOTIFICATIONS_PROGRESS
-LOG_MESSAGE = v2026.NOTIFICATIONS_MESSAGE
 
 
 class TaskContext(ServerRequestContext):
@@ -62,31 +52,8 @@ class TaskContext(ServerRequestContext):
         streams = self.service.result_streams.get(self.task_id)
         return streams[-1] if streams else self._request.id
 
-    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        token = self._progress_token
-        if token is None:
-            return
-        if self._last_progress is not None and progress <= self._last_progress:
-            raise ValueError(f"progress must increase: {progress} after {self._last_progress}")
-        self._last_progress = progress
-        params: dict[str, Any] = {PROGRESS_TOKEN: token, "progress": progress, "_meta": self.meta}
-        if total is not None:
-            params["total"] = total
-        if message is not None and versions.defines(
-            self._view.protocol.server_notifications[PROGRESS].params, "message"
-        ):
-            params["message"] = message
-        await self._session.notify(PROGRESS, params, related=self._related())
-
-    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
-        if level not in LOG_LEVELS:
-            raise ValueError(f"unknown log level {level!r}")
-        if not self.allows_log(level):
-            return
-        params: dict[str, Any] = {"level": level, "data": data, "_meta": self.meta}
-        if logger is not None:
-            params["logger"] = logger
-        await self._session.notify(LOG_MESSAGE, params, related=self._related())
+    async def _send(self, method: str, params: dict[str, Any]) -> None:
+        await self._session.notify(method, {**params, "_meta": self.meta}, related=self._related())
 
     async def request(self, method: str, params: Any = None, *, timeout: float | None = None, raw: bool = False) -> Any:
         """Ask the client (elicitation, sampling) for the task: the task is `input_required` until the
@@ -116,8 +83,3 @@ class TaskContext(ServerRequestContext):
     async def announce(self, state: TaskState) -> None:
         """`notifications/tasks/status` to the requestor's connection (where it is still there)."""
         await announce(self.session, state)
-
-
-def parts(ctx: Any) -> tuple[Session, PeerSession | None, PeerView]:
-    """The session, connection and view a server request context serves (its own attributes)."""
-    return ctx._session, ctx._peer, ctx._view  # noqa: SLF001 - the runtime's own context type

@@ -48,7 +48,7 @@ async def request_as_task(
     data = dict(cast("dict[str, Any]", versions.dump(params) or {}))
     data["task"] = {} if ttl_ms is None else {"ttl": ttl_ms}
     asked = outgoing_request(ctx.server.protocol, method, data, view)
-    raw = await session.request(method, asked.data, timeout=timeout, related=_request_id(ctx))
+    raw = await session.request(method, asked.data, timeout=timeout, related=ctx.request_id)
     if isinstance(raw, dict) and isinstance(cast("dict[str, Any]", raw).get("task"), dict):
         try:
             created = versions.validate(model, raw)
@@ -57,10 +57,6 @@ async def request_as_task(
             raise McpError(INTERNAL_ERROR, f"the client's task for {method} is invalid: {first['msg']}") from None
         return ClientTask(ctx, asked, cast("Any", created).task)
     return ClientTask(ctx, asked, None, asked.answer(raw))
-
-
-def _request_id(ctx: Any) -> Any:
-    return ctx._request.id  # noqa: SLF001 - the runtime's own context type
 
 
 @dataclass(eq=False, repr=False)
@@ -85,7 +81,7 @@ class ClientTask:
             raise McpError(INVALID_PARAMS, f"{self._asked.method}: the client answered at once; there is no task")
         session, _, view = parts(self._ctx)
         asked = outgoing_request(self._ctx.server.protocol, method, {"taskId": self.task_id}, view)
-        return asked, await session.request(method, asked.data, timeout=timeout, related=_request_id(self._ctx))
+        return asked, await session.request(method, asked.data, timeout=timeout, related=self._ctx.request_id)
 
     async def get(self) -> Any:
         """`tasks/get`: the task now (the version's `GetTaskResult`)."""
