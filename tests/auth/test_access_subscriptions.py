@@ -192,9 +192,9 @@ async def test_in_memory_a_listen_stream_naming_a_scoped_resource_is_refused() -
     app = guarded_app()
     async with connect_in_memory(app.server, client_module("2026-07-28").Client) as client:
         wanted = {"resourceSubscriptions": ["notes://public", "notes://by/bob"]}
-        params = {"notifications": wanted, "_meta": client.session.request_meta()}
-        with pytest.raises(McpError) as refused:  # (the request itself: `listen()` raises a refusal in a group)
-            await client.session.session.request("subscriptions/listen", params, timeout=10)
+        with pytest.raises(McpError) as refused:  # the refusal itself, not an exception group around it
+            async with client.listen(wanted):
+                pass
     assert refused.value.code == INVALID_PARAMS
     assert refused.value.message == (
         "subscriptions/listen refused: 'notes://by/bob' needs the scope notes:admin, which an unauthenticated "

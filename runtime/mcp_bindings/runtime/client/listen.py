@@ -21,7 +21,7 @@ from mcp_bindings.runtime.client import eras
 from mcp_bindings.runtime.protocol import crossing, versions
 from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.rpc import logs
-from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError, sole_exception
 from mcp_bindings.runtime.rpc.jsonrpc import Notification
 from mcp_bindings.v2026_07_28 import names as v2026
 
@@ -125,29 +125,36 @@ class Listening:
                 acknowledged.set()  # a request that failed before its acknowledgement ends the wait
                 send.close()
 
-        async with anyio.create_task_group() as task_group:
-            async with self._opening:
-                acknowledged = anyio.Event()
-                self._pending = (send, stream, acknowledged)
-                task_group.start_soon(hold, acknowledged)
-                try:
-                    with anyio.fail_after(runtime.request_timeout or ACK_TIMEOUT):
-                        await acknowledged.wait()
-                except TimeoutError:
+        try:  # the task group is an implementation detail: a refusal (or the caller's own error)
+            # comes out as itself, not wrapped in an exception group
+            async with anyio.create_task_group() as task_group:
+                async with self._opening:
+                    acknowledged = anyio.Event()
+                    self._pending = (send, stream, acknowledged)
+                    task_group.start_soon(hold, acknowledged)
+                    try:
+                        with anyio.fail_after(runtime.request_timeout or ACK_TIMEOUT):
+                            await acknowledged.wait()
+                    except TimeoutError:
+                        task_group.cancel_scope.cancel()
+                        raise McpError(INTERNAL_ERROR, f"{LISTEN}: the server did not acknowledge the stream") from None
+                    finally:
+                        self._pending = None
+                if stream.error is not None and not self._owns(send):
                     task_group.cancel_scope.cancel()
-                    raise McpError(INTERNAL_ERROR, f"{LISTEN}: the server did not acknowledge the stream") from None
+                    raise stream.error
+                try:
+                    yield stream
                 finally:
-                    self._pending = None
-            if stream.error is not None and not self._owns(send):
-                task_group.cancel_scope.cancel()
-                raise stream.error
-            try:
-                yield stream
-            finally:
-                task_group.cancel_scope.cancel()
-                self._streams = {k: v for k, v in self._streams.items() if v is not send}
-                self._extra = {k: v for k, v in self._extra.items() if k in self._streams}
-                receive.close()
+                    task_group.cancel_scope.cancel()
+                    self._streams = {k: v for k, v in self._streams.items() if v is not send}
+                    self._extra = {k: v for k, v in self._extra.items() if k in self._streams}
+                    receive.close()
+        except BaseExceptionGroup as group_error:
+            sole = sole_exception(group_error)
+            if sole is None:
+                raise
+            raise sole from None
 
     def _owns(self, send: MemoryObjectSendStream[Any]) -> bool:
         return any(v is send for v in self._streams.values())
