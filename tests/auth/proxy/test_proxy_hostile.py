@@ -189,6 +189,10 @@ async def test_registration_flood_is_bounded(sockets: Sockets, provider: OidcPro
         assert refused.json()["error_description"] == (
             "at most 3 client registrations per 3600 s from one address (registrations_per_address); try again later"
         )
+        # bounded per client: another address (127.0.0.2, loopback too) still registers
+        elsewhere = httpx.AsyncHTTPTransport(local_address="127.0.0.2")
+        async with httpx.AsyncClient(transport=elsewhere) as other:
+            await register(other, site, "http://127.0.0.1:5000/callback")
 
 
 async def test_consent_denied_goes_back_as_access_denied(sockets: Sockets, provider: OidcProvider) -> None:
