@@ -52,13 +52,14 @@ class Deployment:
             command += ["--log-level", "warning", "--timeout-graceful-shutdown", "10"]
         self.start(command, redis_url, log)
 
-    def start(self, command: list[str], redis_url: str, log: Path) -> None:
+    def start(self, command: list[str], redis_url: str, log: Path, extra_env: dict[str, str] | None = None) -> None:
         """Run `command` (its `{fd}`: the listening socket's descriptor, bound here once and inherited)."""
         env = {
             **os.environ,
             "MCP_REDIS_URL": redis_url,
             "MCP_REQUEST_STATE_SECRET": SECRET,
             "PYTHONPATH": str(REPO_ROOT),
+            **(extra_env or {}),
         }
         self.log = log
         with bound_socket() as sock, log.open("wb") as out:

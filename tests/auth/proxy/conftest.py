@@ -23,6 +23,7 @@ from tests.support.oidc import FormSignIn, OidcProvider, free_port
 
 POOL = 16  # sockets per test module: one per proxy a test starts
 KEY = "k" * 40  # the operator's key of the tests (32+ bytes)
+DOCS_SERVER = 'proxy=OAuthProxy(oidc(os.environ["OIDC_ISSUER"]))'  # marks docs/auth.md's proxied server
 
 
 @dataclass

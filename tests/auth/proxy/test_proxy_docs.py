@@ -20,17 +20,16 @@ from tests.support import REPO_ROOT, announced_url
 from tests.support.docs import block
 from tests.support.oidc import FormSignIn, OidcProvider, free_port
 
-from .conftest import Sockets
+from .conftest import DOCS_SERVER, Sockets
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]
-MARKER = 'proxy=OAuthProxy(oidc(os.environ["OIDC_ISSUER"]))'
 
 
 async def test_the_proxy_snippet_signs_a_user_in(tmp_path: Path, sockets: Sockets, provider: OidcProvider) -> None:
     sock, base = sockets.take()
     sock.close()  # the server binds this port: the provider knows its callback URI
     server = tmp_path / "server.py"
-    server.write_text(block(MARKER, ["docs/auth.md"]))
+    server.write_text(block(DOCS_SERVER, ["docs/auth.md"]))
     env = {
         **os.environ,
         "PUBLIC_URL": base,

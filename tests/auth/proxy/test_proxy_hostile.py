@@ -2,7 +2,8 @@
 OpenID provider (`oidc-provider` on 127.0.0.1): a redirect URI not registered, or changed between the
 authorization and the token request; a code or a refresh token replayed (and what the replay
 revokes); a token of another audience, or the upstream provider's own token, at the MCP endpoint;
-a consent posted across sites; a registration flood; PKCE left out or wrong."""
+a consent posted across sites; a registration flood; PKCE left out or wrong; the proxy's endpoints
+reached with a Host that does not name this server or from another site's Origin (DNS rebinding)."""
 
 from __future__ import annotations
 
@@ -165,7 +166,10 @@ async def test_consent_forged_across_sites_is_refused(sockets: Sockets, provider
             copied = await attacker.post(f"{site.base}/consent", data=approve)  # even knowing the form's token
             assert copied.status_code == 403 and "CSRF check" in copied.text
         cross = await http.post(f"{site.base}/consent", data=approve, headers={"Origin": "https://attacker.example"})
-        assert cross.status_code == 403 and "posted from another site" in cross.text
+        assert cross.status_code == 403 and "Origin 'https://attacker.example' is not allowed" in cross.text
+        # an origin the app's Host / Origin check lets through (this machine, another port): the page's own check
+        port = await http.post(f"{site.base}/consent", data=approve, headers={"Origin": "http://127.0.0.1:1"})
+        assert port.status_code == 403 and "posted from another site" in port.text
         # the user's own answer still goes through, once
         mine = await http.post(f"{site.base}/consent", data=approve)
         assert mine.status_code == 303 and mine.headers["location"].startswith(provider.issuer)
@@ -185,6 +189,10 @@ async def test_registration_flood_is_bounded(sockets: Sockets, provider: OidcPro
         assert refused.json()["error_description"] == (
             "at most 3 client registrations per 3600 s from one address (registrations_per_address); try again later"
         )
+        # bounded per client: another address (127.0.0.2, loopback too) still registers
+        elsewhere = httpx.AsyncHTTPTransport(local_address="127.0.0.2")
+        async with httpx.AsyncClient(transport=elsewhere) as other:
+            await register(other, site, "http://127.0.0.1:5000/callback")
 
 
 async def test_consent_denied_goes_back_as_access_denied(sockets: Sockets, provider: OidcProvider) -> None:
@@ -208,3 +216,33 @@ async def test_sign_ins_started_are_bounded(sockets: Sockets, provider: OidcProv
         assert "at most 2 per 600 s; authorizations_per_address" in refused.text
         pending = [key for key in site.store.entries if key.startswith("authorization:")]  # type: ignore[attr-defined]
         assert len(pending) == 2
+
+
+# The proxy's endpoints a browser or client posts to or is sent to, each as the app's MCP endpoint is
+# guarded: a Host not naming this machine (DNS rebinding) or another site's Origin is refused first.
+GUARDED = [("GET", "/authorize"), ("POST", "/consent"), ("GET", "/auth/callback"), ("POST", "/token")]
+GUARDED += [("POST", "/register"), ("POST", "/revoke")]
+
+
+async def test_proxy_endpoints_refuse_a_foreign_host_and_a_cross_site_origin(
+    sockets: Sockets, provider: OidcProvider
+) -> None:
+    async with proxied(sockets, upstream_of(provider)) as site, httpx.AsyncClient() as http:
+        redirect_uri = "http://127.0.0.1:5000/callback"
+        client = await register(http, site, redirect_uri)
+        authorize = authorization_url(site, client["client_id"], redirect_uri, pkce_pair()[1])
+        for method, path in GUARDED:
+            url = authorize if path == "/authorize" else f"{site.base}{path}"
+            body: dict[str, Any] = {"json": {"redirect_uris": [redirect_uri]}} if path == "/register" else {}
+            if method == "POST" and not body:
+                body = {"data": {"client_id": client["client_id"], "grant_type": "refresh_token", "token": "x"}}
+            for header, value in (("Host", "evil.example"), ("Origin", "https://evil.example")):
+                answer = await http.request(method, url, headers={header: value}, **body)
+                assert answer.status_code == 403, (path, header, answer.status_code, answer.text[:200])
+                assert answer.json()["error"]["message"] == f"Forbidden: {header} {value!r} is not allowed"
+        clients = [key for key in site.store.entries if key.startswith("client:")]  # type: ignore[attr-defined]
+        assert len(clients) == 1  # the refused registrations stored nothing
+        # the public documents stay readable from any site (CORS *), as the resource's metadata
+        for path in ("/.well-known/oauth-authorization-server", "/jwks"):
+            public = await http.get(f"{site.base}{path}", headers={"Origin": "https://evil.example"})
+            assert public.status_code == 200

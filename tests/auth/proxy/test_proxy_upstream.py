@@ -29,8 +29,9 @@ pytestmark = pytest.mark.anyio
 
 
 @asynccontextmanager
-async def misbehaving(token_answer: Response) -> AsyncIterator[str]:
-    """A provider whose token endpoint answers `token_answer`; yields its issuer."""
+async def misbehaving(token_answer: Response, token_endpoint: str | None = None) -> AsyncIterator[str]:
+    """A provider whose token endpoint answers `token_answer` (or is `token_endpoint`, elsewhere);
+    yields its issuer."""
     sock, issuer = bind_local()
 
     async def discovery(request: Request) -> Response:
@@ -38,7 +39,7 @@ async def misbehaving(token_answer: Response) -> AsyncIterator[str]:
             {
                 "issuer": issuer,
                 "authorization_endpoint": f"{issuer}/authorize",
-                "token_endpoint": f"{issuer}/token",
+                "token_endpoint": token_endpoint or f"{issuer}/token",
                 "jwks_uri": f"{issuer}/jwks",
                 "code_challenge_methods_supported": ["S256"],
             }
@@ -85,6 +86,33 @@ async def test_upstream_garbage_is_a_clear_error_and_nothing_is_stored(
             # per-address counter of sign-ins started (authorizations_per_address): it counts the
             # attempt, failed or not, and holds nothing of the sign-in.
             assert left == {"authorizations"}
+
+
+@pytest.mark.parametrize("failure", ["token-endpoint-down", "id-token-garbage"])
+async def test_upstream_failing_after_consent_is_a_clear_error_and_nothing_is_stored(
+    sockets: Sockets, failure: str
+) -> None:
+    """Discovery answered (so the user was asked), then the provider fails at the code exchange: its
+    token endpoint refuses connections, or answers an access token with an id_token that is no JWT."""
+    with refused_port() as port:
+        if failure == "token-endpoint-down":
+            provider = misbehaving(Response(status_code=500), token_endpoint=f"http://127.0.0.1:{port}/token")
+            said = f"the sign-in provider's token endpoint http://127.0.0.1:{port}/token did not answer"
+        else:
+            garbage = {"access_token": "upstream-at", "token_type": "Bearer", "id_token": "not-a-jwt"}
+            provider, said = misbehaving(JSONResponse(garbage)), "the sign-in provider's id_token was refused"
+        async with provider as issuer:
+            upstream = Upstream("proxy", "secret", issuer=issuer, scopes=("openid",))
+            async with proxied(sockets, upstream) as site, httpx.AsyncClient() as http:
+                redirect_uri = f"http://127.0.0.1:{free_port()}/callback"
+                client = await register(http, site, redirect_uri)
+                before = set(site.store.entries)  # type: ignore[attr-defined]
+                back, pages = await come_back(site, client["client_id"], redirect_uri, pkce_pair()[1])
+                assert len(pages) == 1  # the consent page: the user approved before the provider failed
+                assert back.error == "temporarily_unavailable" and back.state == "client-state"
+                assert back.error_description is not None and back.error_description.startswith(said)
+                left = {key.split(":")[0] for key in set(site.store.entries) - before}  # type: ignore[attr-defined]
+                assert left == {"authorizations"}  # no code, no grant (see the test above)
 
 
 async def test_upstream_down_is_said_before_any_consent(sockets: Sockets) -> None:

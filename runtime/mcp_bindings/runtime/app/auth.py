@@ -97,7 +97,7 @@ class Auth:
             dpop_required=self.dpop_required,
             **self.options,
         )
-        return ProtectedApp(app, outer if proxy is None else proxy.wrap(outer))
+        return ProtectedApp(app, outer if proxy is None else proxy.wrap(outer, guard=app.refuse_foreign))
 
 
 class ProtectedApp:

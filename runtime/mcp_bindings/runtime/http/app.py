@@ -360,6 +360,11 @@ class StreamableHTTPApp:
                 return error_response(None, INVALID_REQUEST, f"Forbidden: Origin {origin!r} is not allowed", 403)
         return None
 
+    def refuse_foreign(self, scope: Scope, receive: Receive) -> Response | None:
+        """This app's Host / Origin check, for a request to a route served beside it (the OAuth
+        proxy's endpoints): the 403 refusing it, or None when it names this machine."""
+        return self._check_origin(HttpExchange(scope, receive))
+
     async def _body(self, request: HttpExchange) -> bytes | Response:
         """The request body, or the response refusing it: 413 past `max_body_bytes`, 408 when it has
         not arrived within `body_timeout_seconds` (a client that declares a length and goes silent)."""

@@ -3,7 +3,7 @@ keys, endpoints and token verifier), built by `Auth(proxy=...)` when the app is 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,19 +103,35 @@ class ProxyServer:
         )
         self.verifier = ProxyVerifier(keys, self.records, self.issuer)
 
-    def wrap(self, app: Any) -> ProxyRouter:
-        return ProxyRouter(self.endpoints, app)
+    def wrap(self, app: Any, guard: Guard | None = None) -> ProxyRouter:
+        """`app` with the endpoints beside it; `guard`: the app's Host / Origin check, theirs too."""
+        return ProxyRouter(self.endpoints, app, guard)
+
+
+# The app's Host / Origin check (DNS-rebinding protection): (scope, receive) -> the refusal, or None.
+Guard = Callable[[Any, Any], Any]
+# Public documents, fetched from any site (CORS `*`) and holding nothing to protect (as the
+# Protected Resource Metadata): outside the Host / Origin check.
+PUBLIC = frozenset({"/.well-known/oauth-authorization-server", "/jwks"})
 
 
 class ProxyRouter:
-    """The proxy's endpoints beside the protected app: their paths go to the proxy, the rest on."""
+    """The proxy's endpoints beside the protected app: their paths go to the proxy, the rest on.
+    A request to one of them that the app's `guard` refuses (a Host not naming this server, an
+    Origin of another site) is answered with the app's refusal."""
 
-    def __init__(self, endpoints: ProxyEndpoints, app: Any) -> None:
+    def __init__(self, endpoints: ProxyEndpoints, app: Any, guard: Guard | None = None) -> None:
         self.endpoints = endpoints
         self.app = app
+        self.guard = guard
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope.get("type") == "http" and scope.get("path") in self.endpoints.paths:
-            await self.endpoints(scope, receive, send)
-        else:
+        path = scope.get("path")
+        if scope.get("type") != "http" or path not in self.endpoints.paths:
             await self.app(scope, receive, send)
+            return
+        refusal = None if self.guard is None or path in PUBLIC else self.guard(scope, receive)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+        else:
+            await self.endpoints(scope, receive, send)
