@@ -272,3 +272,20 @@ async def test_each_table_knows_its_guarded_entries_as_they_come_and_go() -> Non
         again = tool_names(await client.list_tools())
     assert before == unguarded == again == ["notes", "whoami"]
     assert tables.tools.keys() == {"notes", "whoami", "add_again"}
+
+
+async def test_the_health_probes_answer_without_a_token_and_nothing_else_does() -> None:
+    """A load balancer's or Kubernetes' probe carries no credentials: `/healthz` and `/readyz` answer
+    behind `App(auth=...)` (they said 401 before, so a protected app could not be health-checked),
+    while the MCP endpoint and any other path still need the token."""
+    with anyio.fail_after(LIMIT):
+        async with guarded_server() as served:
+            base = served.url.removesuffix("/mcp")
+            async with httpx.AsyncClient() as http:
+                health = await http.get(base + "/healthz")
+                ready = await http.get(base + "/readyz/")
+                posted = await http.post(base + "/healthz", content=b"{}")
+                endpoint = await http.get(served.url, headers={"Accept": "text/event-stream"})
+    assert (health.status_code, health.text) == (200, "ok\n")
+    assert (ready.status_code, ready.text) == (200, "ready\n")
+    assert posted.status_code == 401 and endpoint.status_code == 401

@@ -95,6 +95,7 @@ class Auth:
             required_scopes=required,
             dpop=self.dpop,
             dpop_required=self.dpop_required,
+            open_paths=(app.options.health_path, app.options.ready_path),
             **self.options,
         )
         return ProtectedApp(app, outer if proxy is None else proxy.wrap(outer, guard=app.refuse_foreign))

@@ -42,7 +42,7 @@ from __future__ import annotations
 import inspect
 import json
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
@@ -148,6 +148,7 @@ class BearerAuthMiddleware:
         body_timeout_seconds: float = 60.0,
         dpop: DPoPProofVerifier | None = None,
         dpop_required: bool = False,
+        open_paths: Collection[str] = (),
     ) -> None:
         if dpop_required and dpop is None:
             raise ValueError("dpop_required needs a dpop verifier (DPoPProofVerifier())")
@@ -181,6 +182,9 @@ class BearerAuthMiddleware:
         self.scope_hierarchy = {k: tuple(v) for k, v in (scope_hierarchy or {}).items()}
         self.max_body_bytes = max_body_bytes
         self.body_timeout_seconds = body_timeout_seconds  # a scope policy reads the body: not forever
+        # GETs passed on without a token: the app's liveness and readiness probes (a load balancer's,
+        # Kubernetes') carry no credentials, and answer nothing a token protects
+        self.open_paths = frozenset(open_paths)
 
     def set_authorization_servers(self, authorization_servers: Sequence[str]) -> None:
         """Point clients at other authorization servers (an authorization-server migration): the PRM
@@ -200,8 +204,9 @@ class BearerAuthMiddleware:
         if kind == "http" and path in self.metadata_paths:
             await _serve_metadata(send, method, self._metadata_body)
             return
-        if kind == "http" and method == "OPTIONS":
-            await self.app(scope, receive, send)  # CORS preflight: never carries credentials
+        probe = method == "GET" and (path.rstrip("/") or "/") in self.open_paths
+        if kind == "http" and (method == "OPTIONS" or probe):
+            await self.app(scope, receive, send)  # CORS preflight, a probe: never carry credentials
             return
         headers = _headers(scope)
         query = scope.get("query_string", b"").decode("latin-1")
