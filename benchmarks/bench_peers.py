@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
 import subprocess
 import sys
 import time
@@ -67,6 +68,13 @@ WARMUP = 2000  # untimed calls after a server's handshake, every peer alike: Nod
 IDLE_SETTLE = 0.3  # seconds a spawned server sits idle after its handshake before its RSS is read
 
 
+# Environment of the peers section: `PEERS_ENV`, the peers to run (names, comma-separated; default all);
+# `BASELINE_ENV`, a PYTHONPATH (e.g. `<copy>/runtime:<copy>/generated` of another commit) under which
+# ours runs again as "ours (stub), baseline" and "ours (app layer), baseline": an A/B in the same rounds.
+PEERS_ENV = "MCP_BENCH_PEERS"
+BASELINE_ENV = "MCP_BENCH_BASELINE"
+FLOOR_OURS_STACK = "floor-ours-stack"
+
 StdioCommand = Callable[[str], list[str]]  # wire -> argv
 HttpCommand = Callable[[int, str], list[str]]  # (inherited socket's fd, wire) -> argv
 
@@ -82,9 +90,15 @@ class Peer:
     stdio: StdioCommand
     http: HttpCommand
     wires: tuple[str, ...] = PROTOCOL_VERSIONS
+    pythonpath: str | None = None  # ours as it was (`BASELINE_ENV`): its runtime and generated code
 
     def env(self, env: Environment, *, write: bool = False) -> dict[str, str]:
-        return clean_env() if self.side == "node" else env.side_env(self.side, write=write)
+        if self.side == "node":
+            return clean_env()
+        out = env.side_env(self.side, write=write)
+        if self.pythonpath:
+            out["PYTHONPATH"] = self.pythonpath
+        return out
 
 
 def _fixed(stdio: list[str], http: list[str]) -> tuple[StdioCommand, HttpCommand]:
@@ -139,8 +153,37 @@ def peers(env: Environment) -> list[Peer]:
             label = f"TS SDK {name[3:]} {node.versions[package]} (Node {node.versions['node']})"
             found.append(Peer(name, label, "node", *_fixed(node.command(server), node.command(server)), wires))
     if env.ours_python:
+        # The same bare-ASGI echo on ours' interpreter, i.e. on the uvicorn stack ours runs on
+        # (httptools + uvloop): what "HTTP >= 0.8x the same-stack floor" is read against.
+        floor = [env.ours_python, str(PEERS_DIR / "floor_http_echo.py")]
+        found.append(
+            Peer(
+                FLOOR_OURS_STACK,
+                "no-library floor, ours' stack",
+                "ours",
+                *_fixed([env.ours_python, str(PEERS_DIR / "floor_stdio_echo.py")], floor),
+            )
+        )
         found.append(Peer("ours", "ours (stub)", "ours", _ours_stub, _ours_stub_http))
         found.append(Peer("ours-app", "ours (app layer)", "ours", *_ours_app(env.ours_python)))
+        baseline = os.environ.get(BASELINE_ENV)
+        if baseline:  # ours as it was, beside ours as it is, in the same rounds
+            found.append(
+                Peer("ours-base", "ours (stub), baseline", "ours", _ours_stub, _ours_stub_http, pythonpath=baseline)
+            )
+            found.append(
+                Peer(
+                    "ours-app-base",
+                    "ours (app layer), baseline",
+                    "ours",
+                    *_ours_app(env.ours_python),
+                    pythonpath=baseline,
+                )
+            )
+    chosen = os.environ.get(PEERS_ENV)
+    if chosen:
+        names = {name.strip() for name in chosen.split(",")}
+        found = [peer for peer in found if peer.name in names]
     return found
 
 

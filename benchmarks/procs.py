@@ -133,7 +133,24 @@ def wait_for_port(proc: subprocess.Popen, port: int, timeout: float) -> float:
     raise TimeoutError(f"server did not listen on {port} within {timeout}s")
 
 
+def process_cpu_clock(pid: int) -> int:
+    """The clock id of process `pid`'s CPU clock (Linux: `MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)`,
+    what `clock_getcpuclockid(3)` returns, which Python does not expose)."""
+    return (~pid << 3) | 2
+
+
 def cpu_seconds(pid: int) -> float:
+    """CPU time of the whole process (all threads, reaped ones included), in seconds: its CPU clock,
+    read to the nanosecond (the scheduler's own count, what `/proc/<pid>/task/*/schedstat` sums);
+    `cpu_ticks` where that clock cannot be read (not Linux). The ticks of /proc/<pid>/stat are 10 ms:
+    600 calls of 80 us read as 66.7, 83.3 or 100 us a call."""
+    try:
+        return time.clock_gettime(process_cpu_clock(pid))
+    except OSError:  # not Linux's clock ids (or the process is gone: cpu_ticks says which)
+        return cpu_ticks(pid)
+
+
+def cpu_ticks(pid: int) -> float:
     """utime + stime of the whole process (all threads, reaped ones included) from /proc/<pid>/stat."""
     with open(f"/proc/{pid}/stat", "rb") as f:
         data = f.read()

@@ -39,6 +39,8 @@ from benchmarks.config import PROTOCOL_LEGACY
 from benchmarks.ours import REPO_ROOT, ours_python
 
 SERVER = REPO_ROOT / "examples" / "echo_server.py"
+# The same echo on the authoring layer (`App`, a decorated function), as the peers section runs it.
+APP_SERVER = REPO_ROOT / "benchmarks" / "peers" / "ours_app_echo.py"
 
 # Runs `argv[2:]` as a script; SIGUSR1 (sent after the warm-up) starts cProfile, timed by the process's
 # CPU clock, so start-up is left out. Writes `argv[1]` at exit.
@@ -56,11 +58,17 @@ finally:
 """
 
 
-def _command(python: str, transport: str, version: str, fd: int | None, profile_out: str | None) -> list[str]:
-    """The echo server's argv; over HTTP it serves on the socket it inherits as `fd`."""
+def _command(
+    python: str, transport: str, version: str, fd: int | None, profile_out: str | None, server: str = "stub"
+) -> list[str]:
+    """The echo server's argv (`server`: "stub" or "app"); over HTTP it serves on the socket it
+    inherits as `fd`."""
     argv = [python]
     if profile_out is not None:  # CPU time, not wall time: a server mostly waits in epoll for the driver
         argv += ["-c", PROFILED, profile_out]
+    if server == "app":
+        argv += [str(APP_SERVER), "--stub", version]
+        return argv + (["--fd", str(fd)] if transport == "http" and fd is not None else [])
     argv += [str(SERVER), "--stub", version]
     if transport == "http" and fd is not None:
         argv += ["--transport", "http", "--fd", str(fd)]
@@ -182,30 +190,46 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "runtime/rpc/transport.py",
             "runtime/rpc/pipes.py",
             "runtime/rpc/session.py",
+            "runtime/rpc/eager.py",
             "runtime/stdio/serve.py",
             "runtime/rpc/calls.py",
-            "runtime/http_",
+            "runtime/http/",
+            "runtime/protocol/headers.py",
         ),
     ),
     (
-        "dispatch (server, plan, view, context, bridge)",
+        "dispatch (server, plan, view, context, bridge, result stamping)",
         (
             "runtime/server/runtime.py",
-            "server_context.py",
+            "runtime/server/context.py",
+            "runtime/server/calls.py",
             "runtime/server/peer.py",
             "tool_schemas.py",
+            "<json-schema fast check>",
             "runtime/server/bridge.py",
+            "runtime/server/results_out.py",
+            "runtime/rpc/around.py",
             "runtime/tasks/server/",
             "notifications.py",
             "runtime/server/extensions.py",
         ),
     ),
+    ("the authoring layer (app: serving, access, arguments, entries)", ("runtime/app/",)),
     ("JSON-RPC framing (orjson)", ("runtime/rpc/jsonrpc.py", "orjson")),
     (
         "validation + serialisation (pydantic)",
-        ("/pydantic", "runtime/protocol/versions.py", "SchemaValidator", "SchemaSerializer", "/_base.py"),
+        (
+            "/pydantic",
+            "runtime/protocol/versions.py",
+            "runtime/protocol/result_checks.py",
+            "SchemaValidator",
+            "SchemaSerializer",
+            "/_base.py",
+            "<frozen abc>",
+            "_abc_instancecheck",
+        ),
     ),
-    ("the handler (echo tool: builds its result models)", ("echo_server.py",)),
+    ("the handler (echo tool: builds its result models)", ("echo_server.py", "app_echo.py")),
 )
 
 
@@ -231,14 +255,16 @@ def others(path: str, calls: int, top: int = 12) -> list[tuple[str, float]]:
     return sorted(rows, key=lambda item: -item[1])[:top]
 
 
-def _spawns(python: str, envs: dict[str, dict[str, str]], versions: list[str], count: int) -> None:
+def _spawns(
+    python: str, envs: dict[str, dict[str, str]], versions: list[str], count: int, server: str = "stub"
+) -> None:
     """Time `count` spawns of each tree and version to the first answer and the first `tools/list`
     (interleaved), and print their medians."""
     runs: dict[tuple[str, str], list[tuple[float, float, float, int]]] = {}
     for _ in range(count):
         for version in versions:
             for name, run_env in envs.items():
-                argv = _command(python, "stdio", version, None, None)
+                argv = _command(python, "stdio", version, None, None, server)
                 runs.setdefault((name, version), []).append(first_answer(argv, run_env, version))
     for (name, version), found in runs.items():
         mid = len(found) // 2
@@ -255,6 +281,13 @@ def _spawns(python: str, envs: dict[str, dict[str, str]], versions: list[str], c
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    parser.add_argument(
+        "--server",
+        choices=["stub", "app"],
+        default="stub",
+        help="the echo on a generated stub (examples/echo_server.py) or on the authoring layer "
+        "(benchmarks/peers/ours_app_echo.py)",
+    )
     parser.add_argument("--version", default=PROTOCOL_LEGACY, help="protocol version the driver speaks")
     parser.add_argument(
         "--versions",
@@ -286,7 +319,7 @@ def main() -> None:
     env = _env(args.pythonpath, args.pyc)
     if args.pyc:  # fill the bytecode tree once, untimed
         first_answer(
-            _command(args.python, "stdio", args.version, None, None),
+            _command(args.python, "stdio", args.version, None, None, args.server),
             {**env, "PYTHONDONTWRITEBYTECODE": ""},
             args.version,
         )
@@ -295,7 +328,7 @@ def main() -> None:
         envs = {"A": _env(args.compare, args.pyc and args.pyc + "-a"), "B": env}
         if args.pyc:
             first_answer(
-                _command(args.python, "stdio", args.version, None, None),
+                _command(args.python, "stdio", args.version, None, None, args.server),
                 {**envs["A"], "PYTHONDONTWRITEBYTECODE": ""},
                 args.version,
             )
@@ -305,10 +338,10 @@ def main() -> None:
     ) -> tuple[float, float]:
         profiled = profile_out is not None
         if args.transport == "stdio":
-            argv = _command(args.python, "stdio", version, None, profile_out)
+            argv = _command(args.python, "stdio", version, None, profile_out, args.server)
             return run_stdio(argv, run_env, version, args.calls, args.warmup, profiled)
         with procs.listener() as sock:
-            argv = _command(args.python, "http", version, sock.fileno(), profile_out)
+            argv = _command(args.python, "http", version, sock.fileno(), profile_out, args.server)
             return run_http(argv, run_env, version, sock, args.calls, args.warmup, profiled)
 
     runs = [(name, version) for version in versions for name in envs]
@@ -339,7 +372,7 @@ def main() -> None:
             ratio = medians[name, version] / medians[name, versions[0]]
             print(f"{version}/{versions[0]} server CPU per call{label}: {ratio:.2f} (medians of {args.rounds})")
     if args.spawns and args.transport == "stdio":
-        _spawns(args.python, envs, versions, args.spawns)
+        _spawns(args.python, envs, versions, args.spawns, args.server)
     if args.profile:
         with tempfile.TemporaryDirectory() as tmp:
             out = str(Path(tmp) / "server.prof")

@@ -9,7 +9,6 @@ and ``peers/fastmcp_catalog_server.py``."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import tempfile
 import time
@@ -23,7 +22,7 @@ from benchmarks.curves.common import Ids, call, ms_stat, request, timed_stdio
 from benchmarks.curves.model import Curve, Metric
 from benchmarks.curves.servers import CurveBudget, python_of
 from benchmarks.driver import DriverError, StdioClient, stdio_handshake
-from benchmarks.procs import spawn, stop
+from benchmarks.procs import cpu_seconds, spawn, stop
 from benchmarks.setup_env import Environment
 from benchmarks.stats import Stat, stat_or_none
 
@@ -161,10 +160,10 @@ def _searches(client: StdioClient, ids: Ids, pid: int, count: int, peer: str) ->
 
     first = one(QUERIES[0])
     walls: list[float] = []
-    cpu_before = _cpu_seconds(pid)
+    cpu_before = cpu_seconds(pid)
     for i in range(count):
         walls.append(one(QUERIES[i % len(QUERIES)]))
-    cpu = (_cpu_seconds(pid) - cpu_before) / max(1, count)
+    cpu = (cpu_seconds(pid) - cpu_before) / max(1, count)
     return {"first": ms_stat([first]), "search": ms_stat(walls), "cpu": ms_stat([cpu])}
 
 
@@ -189,12 +188,6 @@ def catalog_server(
         yield proc, client, time.perf_counter() - started
     finally:
         stop(proc)
-
-
-def _cpu_seconds(pid: int) -> float:
-    """utime + stime of process `pid` (its threads included), in seconds."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _rss_mib(pid: int) -> float:

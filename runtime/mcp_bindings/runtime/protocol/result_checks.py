@@ -49,8 +49,12 @@ class ResultChecks:
     def check(self, value: BaseModel, what: str) -> bytes:
         """`value`'s wire JSON, checked against its model (an internal error naming `what` if not)."""
         data = value.__pydantic_serializer__.to_json(value, by_alias=True, exclude_none=True)
-        if len(data) < LARGE:
-            versions.check_json(type(value), data, what)
+        if len(data) < LARGE:  # the usual result: its validator called here (once per result written)
+            try:
+                value.__pydantic_validator__.validate_json(data, by_name=False, context=versions.WIRE_CONTEXT)
+            except ValidationError:
+                versions.check_json(type(value), data, what)  # raises the refusal, worded in one place
+                raise  # pragma: no cover - the same check fails again
             return data
         key = self._key(type(value), data)
         if key is not None and key in self._passed:
@@ -69,7 +73,8 @@ class ResultChecks:
             model.__pydantic_validator__.validate_json(data, by_name=False, context=versions.WIRE_CONTEXT)
         except ValidationError:
             return False
-        self._keep(key)
+        if key is not None:
+            self._keep(key)
         return True
 
     def forget(self) -> None:

@@ -192,6 +192,8 @@ def encode_result(id: RequestId, result_json: bytes) -> bytes:
 def result_prefix(id: RequestId) -> bytes:
     """What comes before the result JSON in a result response (`}` comes after it): a transport
     that writes to a stream writes the three without joining them (`Transport.send_result`)."""
+    if type(id) is int:  # the usual id: its digits are its JSON (`dumps` only for a string, or a bool)
+        return b'{"jsonrpc":"2.0","id":%d,"result":' % id
     return b'{"jsonrpc":"2.0","id":' + dumps(id) + b',"result":'
 
 

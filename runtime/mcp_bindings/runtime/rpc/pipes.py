@@ -48,16 +48,20 @@ class _LineReader(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         if not self.partial and not self.discarding and data.find(b"\n") == len(data) - 1 <= self.max:
-            # The usual read: exactly one whole frame.
+            # The usual read: exactly one whole frame (queued and the reader woken here, without the
+            # calls of `_queue` and `_wake`: this runs once per request).
             frame = data[:-1].strip()
             if frame:
-                self._queue(frame)
+                self.frames.append(frame)
+                self.queued += len(frame)
         else:
             self._split(data)
         if self.queued > PAUSE_BYTES and not self.paused and self.transport is not None:
             self.paused = True
             self.transport.pause_reading()
-        self._wake()
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def _split(self, data: bytes) -> None:
         start = 0
@@ -189,11 +193,15 @@ class PipeTransport(TransportBase):
         read_transport: asyncio.ReadTransport,
         writer: _LineWriter,
         write_transport: asyncio.WriteTransport,
+        loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         self._reader = reader
         self._read_transport = read_transport
         self._writer = writer
         self._write_transport = write_transport
+        # The loop the pipes are connected to, kept: `asyncio.get_running_loop()` makes a system call
+        # (getpid, its check against a fork) on every call, once per frame in `receive`.
+        self._loop = loop
 
     @classmethod
     async def open(
@@ -205,14 +213,17 @@ class PipeTransport(TransportBase):
         writer = _LineWriter()
         read_transport, _ = await loop.connect_read_pipe(lambda: reader, read_pipe)
         write_transport, _ = await loop.connect_write_pipe(lambda: writer, write_pipe)
-        return cls(reader, read_transport, writer, write_transport)
+        return cls(reader, read_transport, writer, write_transport, loop)
 
     async def receive(self) -> bytes:
         reader = self._reader
         while not reader.frames:
             if reader.ended:
                 raise anyio.EndOfStream
-            waiter = reader.waiter = asyncio.get_running_loop().create_future()
+            loop = self._loop
+            if loop is None:
+                loop = self._loop = asyncio.get_running_loop()
+            waiter = reader.waiter = loop.create_future()
             try:
                 await waiter
             finally:
@@ -234,7 +245,18 @@ class PipeTransport(TransportBase):
 
     async def send_result(self, id: RequestId, result_json: bytes) -> None:
         """The envelope, the result JSON and the end of the frame as one frame (`_send_frame`): a
-        10 MB result is not copied into a frame first."""
+        10 MB result is not copied into a frame first. A small one, while the pipe takes it (the
+        usual answer), is joined and written here, without `_send_frame`'s coroutine."""
+        writer = self._writer
+        if len(result_json) < SPLIT_BYTES and not writer.paused and not writer.lost:
+            transport = self._write_transport
+            if not transport.is_closing():
+                transport.write(b"".join((jsonrpc.result_prefix(id), result_json, b"}\n")))
+                if writer.paused:  # the pipe is full now: wait for it, as `_send_frame` does
+                    await writer.drain()
+                    if writer.lost:
+                        raise anyio.BrokenResourceError
+                return
         await self._send_frame((jsonrpc.result_prefix(id), result_json, b"}\n"))
 
     async def _send_frame(self, parts: tuple[bytes, ...]) -> None:

@@ -273,8 +273,10 @@ class Session:
         request_id = request.id
         self._in_flight[request_id] = scope
         try:
-            try:
-                body, code = await self._outcome(request)
+            try:  # `_outcome`, without its coroutine: this runs once per request
+                body, code = await self.dispatcher.on_request(request, self), None
+            except Exception as exc:
+                body, code = self._failure(request, exc)
             finally:
                 self._in_flight.pop(request_id, None)
             if not (self._cancelled_by_peer and request_id in self._cancelled_by_peer):  # else: no response
@@ -290,7 +292,9 @@ class Session:
         finally:
             if self._cancelled_by_peer:
                 self._cancelled_by_peer.discard(request_id)
-            self._done()
+            self._active -= 1  # `_done`, inline
+            if not self._active and self._idle is not None:
+                self._idle.set()
 
     def defer(self, work: Callable[[], None]) -> None:
         """Run `work` (synchronous, e.g. building validators) once the answer being made has been
@@ -330,14 +334,21 @@ class Session:
 
     async def _outcome(self, request: Request) -> tuple[bytes, int | None]:
         """The dispatcher's answer to a request: the result JSON and None, or an error response's
-        frame and its code (its errors turned into error responses)."""
+        frame and its code (its errors turned into error responses, `_failure`)."""
         try:
             return await self.dispatcher.on_request(request, self), None
-        except McpError as exc:
+        except Exception as exc:
+            return self._failure(request, exc)
+
+    @staticmethod
+    def _failure(request: Request, exc: Exception) -> tuple[bytes, int]:
+        """The error response to `request` whose handling raised `exc` (called in its `except`), and
+        its code: an `McpError` as it says, anything else (a handler bug) logged here and answered
+        -32603, never with a traceback to the peer."""
+        if isinstance(exc, McpError):
             return jsonrpc.encode_error(request.id, exc.code, exc.message, exc.data), exc.code
-        except Exception:  # a handler bug: log it here, never leak a traceback to the peer
-            log.exception("handler for %s (id %r) failed", request.method, request.id)
-            return jsonrpc.encode_error(request.id, INTERNAL_ERROR, "Internal error"), INTERNAL_ERROR
+        log.exception("handler for %s (id %r) failed", request.method, request.id)
+        return jsonrpc.encode_error(request.id, INTERNAL_ERROR, "Internal error"), INTERNAL_ERROR
 
     async def _serve_notification(self, notification: Notification) -> None:
         try:

@@ -46,14 +46,13 @@ class PeerView:
     # method -> how it is served under this view (`ServerRuntime.plan`); `advertised` is fixed once
     # the view is set up, so what depends on it is decided once per view.
     plans: dict[str, Plan] = field(default_factory=dict, repr=False, compare=False)
-    stateless: bool = field(init=False)  # a plain attribute: read on every request's path
+    stateless: bool = field(init=False)  # plain attributes: read on every request's path
+    version: str = field(init=False, repr=False, compare=False)  # the wire version (`protocol`'s)
 
     def __post_init__(self) -> None:
-        self.stateless = self.protocol.info.stateless
-
-    @property
-    def version(self) -> str:
-        return self.protocol.version
+        info = self.protocol.info
+        self.stateless = info.stateless
+        self.version = info.version
 
     def session_meta(self, keys: MetaKeys) -> dict[str, Any]:
         """This view as the `_meta` of a stateless-era request, under that era's `keys` (for a server
