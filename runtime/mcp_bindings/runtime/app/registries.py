@@ -93,6 +93,10 @@ class Registries:
     # Kinds served (and advertised) while their table may still be empty: a proxy's, a mounted proxy's.
     serves: set[str] = field(default_factory=set[str])
 
+    def guarded(self) -> bool:
+        """Whether any entry of any table has an access rule (`Table.guarded`)."""
+        return bool(self.tools.guarded or self.resources.guarded or self.templates.guarded or self.prompts.guarded)
+
     def table(self, kind: str) -> Table[Any]:
         """The table of `kind` ("tools", "resources", "templates", "prompts")."""
         tables: dict[str, Table[Any]] = {
