@@ -12,7 +12,7 @@ from mcp_bindings.runtime.client.options import ClientArgs, ClientOptions
 from mcp_bindings.runtime.client.runtime import connect
 from mcp_bindings.runtime.client.stub import ClientStub
 from mcp_bindings.runtime.protocol.request_state import RequestStateSealer
-from mcp_bindings.runtime.rpc.errors import sole_exception
+from mcp_bindings.runtime.rpc.errors import ungrouped
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.rpc.transport import memory_pair
 from mcp_bindings.runtime.server.host import ServerHost
@@ -40,7 +40,7 @@ async def connect_in_memory(
     client_end, server_end = memory_pair()
     runtime = ServerRuntime(server, supported_versions=supported_versions, request_state=request_state, host=host)
     server_session = Session(server_end, runtime)
-    try:
+    with ungrouped():  # an error in the caller's block comes out as itself
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(server_session.run)
             try:
@@ -49,8 +49,3 @@ async def connect_in_memory(
             finally:
                 task_group.cancel_scope.cancel()
                 runtime.host.disconnect(runtime)
-    except BaseExceptionGroup as group:
-        sole = sole_exception(group)  # an error in the caller's block comes out as itself
-        if sole is None:
-            raise
-        raise sole from None

@@ -21,7 +21,7 @@ from mcp_bindings.runtime.client import eras
 from mcp_bindings.runtime.protocol import crossing, versions
 from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.rpc import logs
-from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError, sole_exception
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError, ungrouped
 from mcp_bindings.runtime.rpc.jsonrpc import Notification
 from mcp_bindings.v2026_07_28 import names as v2026
 
@@ -125,8 +125,7 @@ class Listening:
                 acknowledged.set()  # a request that failed before its acknowledgement ends the wait
                 send.close()
 
-        try:  # the task group is an implementation detail: a refusal (or the caller's own error)
-            # comes out as itself, not wrapped in an exception group
+        with ungrouped():  # a refusal (or the caller's own error) comes out as itself, not in a group
             async with anyio.create_task_group() as task_group:
                 async with self._opening:
                     acknowledged = anyio.Event()
@@ -150,11 +149,6 @@ class Listening:
                     self._streams = {k: v for k, v in self._streams.items() if v is not send}
                     self._extra = {k: v for k, v in self._extra.items() if k in self._streams}
                     receive.close()
-        except BaseExceptionGroup as group_error:
-            sole = sole_exception(group_error)
-            if sole is None:
-                raise
-            raise sole from None
 
     def _owns(self, send: MemoryObjectSendStream[Any]) -> bool:
         return any(v is send for v in self._streams.values())

@@ -43,7 +43,7 @@ from mcp_bindings.runtime.rpc.errors import (
     CapabilityError,
     ConnectionClosed,
     McpError,
-    sole_exception,
+    ungrouped,
 )
 from mcp_bindings.runtime.rpc.jsonrpc import Notification, Request, first_problem
 from mcp_bindings.runtime.rpc.session import Session
@@ -471,7 +471,9 @@ async def connect(
     runtime = ClientRuntime(client, options=settings)
     request_timeout = settings.request_timeout
     session = Session(transport, runtime)
-    try:
+    # The task group is an implementation detail: a failed handshake (McpError, TimeoutError,
+    # ConnectionError) or an error in the caller's block comes out as itself, not in a group.
+    with ungrouped():
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(session.run)
             runtime.task_group = task_group
@@ -482,10 +484,3 @@ async def connect(
                 task_group.cancel_scope.cancel()
                 with anyio.CancelScope(shield=True):
                     await transport.aclose()
-    except BaseExceptionGroup as group:
-        # The task group is an implementation detail: a failed handshake (McpError, TimeoutError,
-        # ConnectionError) or an error in the caller's block comes out as itself, not in a group.
-        sole = sole_exception(group)
-        if sole is None:
-            raise
-        raise sole from None

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 PARSE_ERROR = -32700
@@ -86,6 +87,20 @@ def sole_exception(group: BaseExceptionGroup[BaseException]) -> Exception | None
         else:
             leaves.append(item)
     return leaves[0] if len(leaves) == 1 and isinstance(leaves[0], Exception) else None
+
+
+@contextmanager
+def ungrouped() -> Iterator[None]:
+    """`with ungrouped(): async with anyio.create_task_group() ...`: the one ordinary exception the
+    task group's exception group holds comes out as itself (a failed handshake, a refusal, an error
+    in the caller's block); a group of several stays a group."""
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        sole = sole_exception(group)
+        if sole is None:
+            raise
+        raise sole from None
 
 
 class DeliveryFailed(McpError):
