@@ -66,8 +66,7 @@ def cross_params(
         if rule.outcome == "generate" and key not in data and _member(data, rule.equals)
     ]
     data = {**data, **{key: secrets.token_urlsafe(16) for key in made}}  # the destination's own params
-    value = cross(data, target, what=f"{method} params", source=source, destination=destination)
-    kept = reshape.dropped(versions.dump(value), target, table.dropped)
+    kept = crossed(data, target, what=f"{method} params", source=source, destination=destination)
     for key in data.keys() & outcomes.keys() - keep:
         rule = outcomes[key]
         if rule.outcome == "generate":
