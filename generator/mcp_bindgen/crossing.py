@@ -4,8 +4,11 @@ The runtime moves values between versions by validating wire JSON with the other
 What that cannot decide by itself is computed here from the two IRs, once, at generation time:
 
 - `dropped`: per object definition both versions have, the wire keys the source defines as fields
-  and the destination does not (left out of what reaches the destination; open content such as
-  `_meta` and the keywords of a JSON Schema document always travels);
+  and the destination does not (open content such as `_meta` and the keywords of a JSON Schema
+  document always travels); `drops`, what is emitted: per definition a value crosses as (a method's
+  params or result), the places in it of those definitions and their keys, which the runtime leaves
+  out of what reaches the destination (a key another definition that may sit at the same place has
+  in the destination stays);
 - `degrade`: content block types the source has and the destination lacks, what each becomes
   there (`policy/crossing.json`'s template, checked here against both schemas) and its `places` in
   the source (the runtime replaces the blocks it finds there, before validating);
@@ -35,12 +38,13 @@ from typing import Any
 
 from . import policy
 from .errors import BindgenError
-from .ir import AliasDef, ArrayOf, Const, ObjectDef, Ref, SchemaIR, TypeExpr, UnionOf
+from .ir import AliasDef, ArrayOf, Const, MapOf, ObjectDef, Ref, SchemaIR, TypeExpr, UnionOf
 from .surface import ProtocolSurface
 
 META = "_meta"  # metadata in every version: never dropped
 MAX_DEPTH = 8  # how deep a definition is searched for another
-Places = dict[str, tuple[tuple[str, ...], ...]]  # holder (Python name) -> paths ("*": every item of a list)
+Path = tuple[str, ...]  # keys from a value's root ("*": every item of a list or value of a map)
+Places = dict[str, tuple[Path, ...]]  # holder (Python name) -> paths
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,7 @@ class Pair:
     source: str
     destination: str
     dropped: dict[str, tuple[str, ...]] = field(default_factory=dict[str, tuple[str, ...]])
+    drops: dict[str, dict[Path, tuple[str, ...]]] = field(default_factory=dict[str, dict[Path, tuple[str, ...]]])
     degrade: tuple[tuple[str, Mapping[str, Any], Places], ...] = ()  # (content type, becomes, places in the source)
     params: dict[str, dict[str, Param]] = field(default_factory=dict[str, dict[str, Param]])
     codes: dict[int, int] = field(default_factory=dict[int, int])
@@ -81,10 +86,12 @@ def pair(source: Version, destination: Version) -> Pair:
     degrade = _degrade(source, destination, rules)
     params = _params(source, destination, rules)
     codes, overloaded = _codes(source.surface, destination.surface, rules)
+    dropped = _dropped(source.ir, destination.ir)
     return Pair(
         source.wire,
         destination.wire,
-        dropped=_dropped(source.ir, destination.ir),
+        dropped=dropped,
+        drops=_drops(dropped, destination),
         degrade=degrade,
         params=params,
         codes=codes,
@@ -142,8 +149,31 @@ def _dropped(source: SchemaIR, destination: SchemaIR) -> dict[str, tuple[str, ..
             continue
         gone = sorted({f.wire_name for f in ours.fields} - {f.wire_name for f in there.fields} - {META})
         if gone:
-            out[destination.py_name(name)] = tuple(gone)
+            out[name] = tuple(gone)
     return dict(sorted(out.items()))
+
+
+def _targets(surface: ProtocolSurface) -> set[str]:
+    """The definitions a value crosses as: every method's params and result, the input requests'."""
+    found = {t for m in surface.methods for t in (m.params_type, m.result_type)}
+    found |= {t for i in surface.input_requests for t in (i.params_type, i.result_type)}
+    return {t for t in (*found, surface.input_required_result) if t is not None}
+
+
+def _drops(dropped: Mapping[str, tuple[str, ...]], destination: Version) -> dict[str, dict[Path, tuple[str, ...]]]:
+    """`dropped` placed: per target definition (its Python name), path -> the keys left out there."""
+    ir, out = destination.ir, dict[str, dict[Path, tuple[str, ...]]]()
+    for target in sorted(_targets(destination.surface) & ir.definitions.keys()):
+        gone: dict[Path, set[str]] = {}
+        kept: dict[Path, set[str]] = {}
+        for path, name in _reached(ir, target):
+            gone.setdefault(path, set()).update(dropped.get(name, ()))
+            definition = ir.definitions[name]
+            kept.setdefault(path, set()).update(f.wire_name for f in getattr(definition, "fields", ()))
+        table = {path: tuple(sorted(keys - kept[path])) for path, keys in sorted(gone.items()) if keys - kept[path]}
+        if table:
+            out[ir.py_name(target)] = table
+    return out
 
 
 # -- content -------------------------------------------------------------------------------------
@@ -281,32 +311,35 @@ def places(ir: SchemaIR, name: str) -> Places:
     """Where a value of definition `name` sits in a value of each definition of `ir` that can hold one."""
     out: Places = {}
     for holder in ir.definitions:
-        found: list[tuple[str, ...]] = []
-        _walk(ir, Ref(holder), (), name, (), found)
+        found = tuple(dict.fromkeys(path for path, reached in _reached(ir, holder) if reached == name))
         if found:
-            out[ir.py_name(holder)] = tuple(dict.fromkeys(found))
+            out[ir.py_name(holder)] = found
     return dict(sorted(out.items()))
 
 
-def _walk(
-    ir: SchemaIR, expr: TypeExpr, path: tuple[str, ...], name: str, seen: tuple[str, ...], found: list[tuple[str, ...]]
-) -> None:
+def _reached(ir: SchemaIR, holder: str) -> list[tuple[Path, str]]:
+    """Every definition a value of `holder` may hold, with where: (path, definition name)."""
+    found: list[tuple[Path, str]] = []
+    _walk(ir, Ref(holder), (), (), found)
+    return found
+
+
+def _walk(ir: SchemaIR, expr: TypeExpr, path: Path, seen: tuple[str, ...], found: list[tuple[Path, str]]) -> None:
     if len(path) > MAX_DEPTH:
         return
-    if isinstance(expr, ArrayOf):
-        _walk(ir, expr.items, (*path, "*"), name, seen, found)
+    if isinstance(expr, (ArrayOf, MapOf)):
+        _walk(ir, expr.items if isinstance(expr, ArrayOf) else expr.values, (*path, "*"), seen, found)
     elif isinstance(expr, UnionOf):
         for member in expr.members:
-            _walk(ir, member, path, name, seen, found)
+            _walk(ir, member, path, seen, found)
     elif isinstance(expr, Ref) and expr.name not in seen and expr.name in ir.definitions:
-        if expr.name == name:
-            found.append(path)
+        found.append((path, expr.name))
         definition, seen = ir.definitions[expr.name], (*seen, expr.name)
         if isinstance(definition, AliasDef):
-            _walk(ir, definition.type, path, name, seen, found)
+            _walk(ir, definition.type, path, seen, found)
         else:
             for item in definition.fields:
-                _walk(ir, item.type, (*path, item.wire_name), name, seen, found)
+                _walk(ir, item.type, (*path, item.wire_name), seen, found)
 
 
 def _has(ir: SchemaIR, name: str, key: str) -> bool:

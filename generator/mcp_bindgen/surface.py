@@ -29,6 +29,9 @@ ROLE_UNIONS: dict[tuple[Direction, Kind], str] = {
     ("server_to_client", "notification"): "ServerNotification",
 }
 CAPABILITY_OBJECTS = {"server": "ServerCapabilities", "client": "ClientCapabilities"}
+# An input round (2026-07-28 on): the result that asks carries its asks in INPUT_REQUESTS; a request
+# that may be asked carries the answers in INPUT_RESPONSES (the names the schema marks them by).
+INPUT_REQUESTS, INPUT_RESPONSES = "inputRequests", "inputResponses"
 
 
 @dataclass(frozen=True)
@@ -344,7 +347,7 @@ def _input_required_result(ir: SchemaIR) -> str | None:
     found = [
         name
         for name in ir.upstream_names
-        if isinstance(ir.definitions[name], ObjectDef) and ir.object(name).field("inputRequests") is not None
+        if isinstance(ir.definitions[name], ObjectDef) and ir.object(name).field(INPUT_REQUESTS) is not None
     ]
     if len(found) > 1:
         raise BindgenError(f"{ir.version}: several results carry inputRequests ({', '.join(found)}); expected one")
@@ -388,7 +391,7 @@ def derive_surface(ir: SchemaIR) -> ProtocolSurface:
                 kind == "request"
                 and params_type is not None
                 and isinstance(ir.definitions[params_type], ObjectDef)
-                and ir.object(params_type).field("inputResponses") is not None
+                and ir.object(params_type).field(INPUT_RESPONSES) is not None
             )
             methods.append(
                 MethodSurface(

@@ -54,6 +54,18 @@ def test_fields_the_destination_lacks_are_dropped_by_model_name() -> None:
     assert "ToolInputSchema" not in table("2025-11-25", "2024-11-05").dropped
 
 
+def test_dropped_fields_are_placed_in_each_value_that_crosses() -> None:
+    # What the runtime looks up: by the params or result a value crosses as, where in it the fields sit.
+    older = table("2025-06-18", "2024-11-05")
+    assert older.drops["ListToolsResult"] == {("tools", "*"): ("annotations", "outputSchema", "title")}
+    assert older.drops["CallToolResult"] == {(): ("structuredContent",)}
+    assert older.drops["CompleteRequestParams"] == {(): ("context",), ("ref",): ("title",)}  # either reference
+    # A definition held in a map sits at "*" too: the asks of an input round (no JSON-RPC envelope there).
+    newer = table("2025-11-25", "2026-07-28")
+    assert newer.drops["InputRequiredResult"][("inputRequests", "*")] == ("id", "jsonrpc")
+    assert table("2024-11-05", "2025-06-18").drops == {}
+
+
 def degraded(source: str, destination: str) -> dict[str, str]:
     return {kind: becomes["type"] for kind, becomes, _ in table(source, destination).degrade}
 

@@ -52,6 +52,25 @@ def test_a_version_names_every_method_of_its_tables(version: str) -> None:
     assert protocol.routing is names.ROUTING and protocol.listen_filters is names.LISTEN_FILTERS
 
 
+@pytest.mark.parametrize("version", PINNED_VERSIONS)
+def test_a_version_with_input_rounds_names_their_fields_from_its_schema(version: str) -> None:
+    """The fields an input round adds (the runtime's bridge reads them by these names): the asks of
+    the InputRequiredResult, the answers and the state, the one field it shares with the params of
+    every request that may be asked (read from the schema, not kept by hand)."""
+    protocol = registry.protocol(version)
+    names = importlib.import_module(f"mcp_bindings.{protocol.info.package}.names")
+    rounds = [getattr(names, n, None) for n in ("INPUT_REQUESTS", "INPUT_RESPONSES", "REQUEST_STATE")]
+    if protocol.input_required_result is None:
+        assert rounds == [None, None, None]
+        return
+    assert rounds == ["inputRequests", "inputResponses", "requestState"]
+    for spec in (s for s in protocol.client_requests.values() if s.input_required):
+        fields = {f.alias or n for n, f in spec.params.model_fields.items()}
+        assert {names.INPUT_RESPONSES, names.REQUEST_STATE} <= fields, spec.method
+    result = {f.alias or n for n, f in protocol.input_required_result.model_fields.items()}
+    assert {names.INPUT_REQUESTS, names.REQUEST_STATE} <= result
+
+
 @pytest.mark.parametrize("package", sorted(EXTENSIONS))
 def test_an_extension_names_its_methods_and_tables(package: str) -> None:
     names = importlib.import_module(f"mcp_bindings.ext.{package}.names")

@@ -121,7 +121,7 @@ def crossed(answer: dict[str, Any]) -> dict[str, Any]:
     """A 2025-11-25 answer as a 2026-07-28 client gets it from a live server: a tool's `execution`
     (task support, which 2026-07-28 moved to the tasks extension) is left out, as the generated
     crossing table of the pair says."""
-    gone = registry.crossing("2025-11-25", "2026-07-28").dropped["Tool"]
+    gone = registry.crossing("2025-11-25", "2026-07-28").dropped["ListToolsResult"][("tools", "*")]
     if "tools" not in answer:
         return answer
     return {**answer, "tools": [{k: v for k, v in tool.items() if k not in gone} for tool in answer["tools"]]}

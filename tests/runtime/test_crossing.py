@@ -369,3 +369,36 @@ async def test_a_tools_json_schemas_cross_whole_to_the_other_era() -> None:
         assert listed["inputSchema"] == inputs, client_version
         if client_version == "2026-07-28":
             assert listed["outputSchema"] == output
+
+
+# -- fields the client's version lacks -----------------------------------------------------------
+
+
+async def test_fields_the_client_version_lacks_are_left_out_where_the_generated_table_places_them() -> None:
+    """A 2025-11-25 prompt list reaching a 2024-11-05 client: the titles and icons 2024-11-05 lacks
+    are left out at each place the pair's table names (a prompt, each of its arguments), open
+    content (`_meta`) travels, and the result is valid in the client's own schema."""
+    m = mod("2025-11-25", "models")
+
+    class Prompts(mod("2025-11-25", "server").Server):  # type: ignore[misc]
+        name, version_ = "prompts", "1"
+
+        async def list_prompts(self, params: Any, ctx: Any) -> Any:
+            argument = m.PromptArgument(name="city", title="City")
+            prompt = m.Prompt(name="weather", title="Weather", arguments=[argument], meta={"acme/k": {"title": "t"}})
+            return m.ListPromptsResult(prompts=[prompt])
+
+        async def get_prompt(self, params: Any, ctx: Any) -> Any:
+            return m.GetPromptResult(messages=[])
+
+    places = registry.crossing("2025-11-25", "2024-11-05").dropped["ListPromptsResult"]
+    assert places[("prompts", "*")] == ("icons", "title")
+    assert places[("prompts", "*", "arguments", "*")] == ("title",)
+    with anyio.fail_after(10):
+        async with connect_in_memory(
+            Prompts(), mod("2024-11-05", "client").Client, protocol_version="2024-11-05"
+        ) as client:
+            listed = versions.dump(await client.list_prompts())
+    meta = {"acme/k": {"title": "t"}}  # open content: its keys travel, whatever their names
+    assert listed["prompts"] == [{"name": "weather", "arguments": [{"name": "city"}], "_meta": meta}]
+    valid_in("2024-11-05", {}, "ListPromptsResult", listed)

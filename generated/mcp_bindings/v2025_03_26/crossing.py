@@ -20,9 +20,9 @@ CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
         ),
         ("2025-03-26", "2024-11-05"): Crossing(
             dropped={
-                "ProgressNotificationParams": ("message",),
-                "ServerCapabilities": ("completions",),
-                "Tool": ("annotations",),
+                "InitializeResult": {("capabilities",): ("completions",)},
+                "ListToolsResult": {("tools", "*"): ("annotations",)},
+                "ProgressNotificationParams": {(): ("message",)},
             },
             params={},
             codes={},

@@ -20,18 +20,24 @@ CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
         ),
         ("2025-06-18", "2024-11-05"): Crossing(
             dropped={
-                "CallToolResult": ("structuredContent",),
-                "ClientCapabilities": ("elicitation",),
-                "CompleteRequestParams": ("context",),
-                "Implementation": ("title",),
-                "ProgressNotificationParams": ("message",),
-                "Prompt": ("title",),
-                "PromptArgument": ("title",),
-                "PromptReference": ("title",),
-                "Resource": ("title",),
-                "ResourceTemplate": ("title",),
-                "ServerCapabilities": ("completions",),
-                "Tool": ("annotations", "outputSchema", "title"),
+                "CallToolResult": {(): ("structuredContent",)},
+                "CompleteRequestParams": {(): ("context",), ("ref",): ("title",)},
+                "InitializeRequestParams": {
+                    ("capabilities",): ("elicitation",),
+                    ("clientInfo",): ("title",),
+                },
+                "InitializeResult": {
+                    ("capabilities",): ("completions",),
+                    ("serverInfo",): ("title",),
+                },
+                "ListPromptsResult": {
+                    ("prompts", "*"): ("title",),
+                    ("prompts", "*", "arguments", "*"): ("title",),
+                },
+                "ListResourceTemplatesResult": {("resourceTemplates", "*"): ("title",)},
+                "ListResourcesResult": {("resources", "*"): ("title",)},
+                "ListToolsResult": {("tools", "*"): ("annotations", "outputSchema", "title")},
+                "ProgressNotificationParams": {(): ("message",)},
             },
             params={"completion/complete": {"context": ParamOutcome("error", "")}},
             codes={},
@@ -97,17 +103,34 @@ CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
         ),
         ("2025-06-18", "2025-03-26"): Crossing(
             dropped={
-                "Annotations": ("lastModified",),
-                "CallToolResult": ("structuredContent",),
-                "ClientCapabilities": ("elicitation",),
-                "CompleteRequestParams": ("context",),
-                "Implementation": ("title",),
-                "Prompt": ("title",),
-                "PromptArgument": ("title",),
-                "PromptReference": ("title",),
-                "Resource": ("title",),
-                "ResourceTemplate": ("title",),
-                "Tool": ("outputSchema", "title"),
+                "CallToolResult": {
+                    (): ("structuredContent",),
+                    ("content", "*", "annotations"): ("lastModified",),
+                },
+                "CompleteRequestParams": {(): ("context",), ("ref",): ("title",)},
+                "CreateMessageRequestParams": {
+                    ("messages", "*", "content", "annotations"): ("lastModified",)
+                },
+                "CreateMessageResult": {("content", "annotations"): ("lastModified",)},
+                "GetPromptResult": {("messages", "*", "content", "annotations"): ("lastModified",)},
+                "InitializeRequestParams": {
+                    ("capabilities",): ("elicitation",),
+                    ("clientInfo",): ("title",),
+                },
+                "InitializeResult": {("serverInfo",): ("title",)},
+                "ListPromptsResult": {
+                    ("prompts", "*"): ("title",),
+                    ("prompts", "*", "arguments", "*"): ("title",),
+                },
+                "ListResourceTemplatesResult": {
+                    ("resourceTemplates", "*"): ("title",),
+                    ("resourceTemplates", "*", "annotations"): ("lastModified",),
+                },
+                "ListResourcesResult": {
+                    ("resources", "*"): ("title",),
+                    ("resources", "*", "annotations"): ("lastModified",),
+                },
+                "ListToolsResult": {("tools", "*"): ("outputSchema", "title")},
             },
             params={"completion/complete": {"context": ParamOutcome("error", "")}},
             codes={},

@@ -9,6 +9,10 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final, Literal
 
+INPUT_REQUESTS: Final = "inputRequests"  # the asks of a result asking for input
+INPUT_RESPONSES: Final = "inputResponses"  # the answers a request sent again carries
+REQUEST_STATE: Final = "requestState"  # a round's state, from the result to the request
+
 COMPLETION_COMPLETE: Final = "completion/complete"
 ELICITATION_CREATE: Final = "elicitation/create"
 NOTIFICATIONS_CANCELLED: Final = "notifications/cancelled"

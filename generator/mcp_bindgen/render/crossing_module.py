@@ -36,7 +36,7 @@ def render_crossing(version: str, header: str, pairs: list[Pair]) -> str:
         {
             "source": p.source,
             "destination": p.destination,
-            "dropped": repr(p.dropped),
+            "dropped": repr(p.drops),
             "params": _params(p),
             "codes": repr(p.codes),
             "overloaded": repr(p.overloaded),

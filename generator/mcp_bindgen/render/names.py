@@ -16,7 +16,7 @@ from ..extension import ExtensionMethod
 from ..ir import ArrayOf, ObjectDef, Scalar, SchemaIR
 from ..naming import method_constant
 from ..policy import Direction, extension_policy, extension_routing
-from ..surface import Kind, ProtocolSurface, object_def
+from ..surface import INPUT_REQUESTS, INPUT_RESPONSES, Kind, ProtocolSurface, object_def
 from .templates import render
 
 Group = tuple[str, str, Sequence[str]]  # (Literal type name, what it is, method names)
@@ -112,6 +112,27 @@ def _uri_targets(ir: SchemaIR, surface: ProtocolSurface) -> list[str]:
     return out
 
 
+def _input_round(ir: SchemaIR, surface: ProtocolSurface) -> list[tuple[str, str, str]]:
+    """The fields of an input round, where the version has one: the asks of the result asking for
+    input, the answers of the request asked, and the state both carry (the one field the result and
+    every such request's params share, `_meta` aside)."""
+    result = object_def(ir, surface.input_required_result)
+    params = [object_def(ir, m.params_type) for m in surface.methods if m.input_required]
+    if result is None or not params:
+        return []
+    shared = {f.wire_name for f in result.fields} - {"_meta"}
+    for definition in params:
+        shared &= {f.wire_name for f in definition.fields} if definition is not None else set()
+    if len(shared) != 1:
+        raise BindgenError(f"MCP {surface.version}: expected one state field of an input round, found {sorted(shared)}")
+    (state,) = shared
+    return [
+        ("INPUT_REQUESTS", "the asks of a result asking for input", INPUT_REQUESTS),
+        ("INPUT_RESPONSES", "the answers a request sent again carries", INPUT_RESPONSES),
+        ("REQUEST_STATE", "a round's state, from the result to the request", state),
+    ]
+
+
 def version_names(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
     """The `names` module of a protocol version."""
     table = {(direction, kind): [m.method for m in surface.table(direction, kind)] for _, direction, kind in ROLES}
@@ -145,7 +166,7 @@ def version_names(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
         ("LIST_KEYS", "paginated list requests -> the field of an item naming its target (or their template)", keys),
     ]
     uris = ("URI_TARGETS", "routed requests whose target is a URI (its param's format)", _uri_targets(ir, surface))
-    return render_names(header, f"MCP {surface.version}", groups, tables, sets=[uris])
+    return render_names(header, f"MCP {surface.version}", groups, tables, _input_round(ir, surface), [uris])
 
 
 def extension_names(identifier: str, ir: SchemaIR, methods: Sequence[ExtensionMethod], header: str) -> str:

@@ -41,8 +41,8 @@ def cross(data: Any, target: Any, *, what: str, source: str, destination: str) -
 
 def crossed(data: Any, target: Any, *, what: str, source: str, destination: str) -> Any:
     """`cross`, as the destination's wire JSON: without the fields only the source defines."""
-    value = cross(data, target, what=what, source=source, destination=destination)
-    return versions.project(value, registry.crossing(source, destination).dropped)
+    value = versions.dump(cross(data, target, what=what, source=source, destination=destination))
+    return reshape.dropped(value, target, registry.crossing(source, destination).dropped)
 
 
 def cross_params(
@@ -66,8 +66,7 @@ def cross_params(
         if rule.outcome == "generate" and key not in data and _member(data, rule.equals)
     ]
     data = {**data, **{key: secrets.token_urlsafe(16) for key in made}}  # the destination's own params
-    value = cross(data, target, what=f"{method} params", source=source, destination=destination)
-    kept = versions.project(value, table.dropped)
+    kept = crossed(data, target, what=f"{method} params", source=source, destination=destination)
     for key in data.keys() & outcomes.keys() - keep:
         rule = outcomes[key]
         if rule.outcome == "generate":

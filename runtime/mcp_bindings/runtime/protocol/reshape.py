@@ -19,7 +19,7 @@ from typing import Any, cast
 from mcp_bindings.runtime.protocol import registry, versions
 from mcp_bindings.runtime.protocol.spec import Degrade, Rename, Reshape
 
-Path = tuple[str, ...]  # keys from the value's root; "*" is every item of a list
+Path = tuple[str, ...]  # keys from the value's root; "*" is every item of a list or value of a map
 Rule = Reshape | Rename | Degrade
 _FIELD = re.compile(r"\{([^{}]+)\}")  # a template's `{a|b}`: the first of fields a, b the value has
 _MISSING = object()  # a template's field the value does not have
@@ -38,6 +38,15 @@ def reshaped(data: Any, target: Any, rules: Iterable[Rule]) -> Any:
             if _due(node, rule):
                 _move(node, rule)
     return out
+
+
+def dropped(data: Any, target: Any, drops: Mapping[str, Mapping[Path, tuple[str, ...]]]) -> Any:
+    """Wire JSON of a `target` (changed in place) without the keys a crossing table `drops` there."""
+    for path, keys in drops.get(getattr(target, "__name__", ""), {}).items():
+        for node in _nodes(data, path):
+            for key in keys:
+                node.pop(key, None)
+    return data
 
 
 def _due(node: dict[str, Any], rule: Rule) -> bool:
@@ -115,7 +124,8 @@ def _nodes(data: Any, path: Path) -> Iterator[dict[str, Any]]:
         return
     step, rest = path[0], path[1:]
     if step == "*":
-        for item in cast("list[Any]", data) if isinstance(data, list) else []:
+        items: Any = data.values() if isinstance(data, dict) else data if isinstance(data, list) else ()
+        for item in cast("Iterable[Any]", items):
             yield from _nodes(item, rest)
     elif isinstance(data, dict) and step in data:
         yield from _nodes(cast("dict[str, Any]", data)[step], rest)

@@ -291,8 +291,10 @@ class Crossing:
     """What a value of one version loses or becomes in another: generated per pair of versions into
     the later one's `crossing.py` (the generator's `crossing.py` and policy/crossing.json)."""
 
-    # destination model name -> the wire keys the source defines there and the destination does not
-    dropped: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    # model a value crosses as -> path in it -> the wire keys the source defines there and the destination does not
+    dropped: Mapping[str, Mapping[tuple[str, ...], tuple[str, ...]]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
     # content blocks the destination lacks, and what each becomes there
     degrade: tuple[Degrade, ...] = ()
     # request method -> param -> its outcome

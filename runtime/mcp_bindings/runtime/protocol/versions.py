@@ -1,12 +1,9 @@
 """Values on the wire: decoded JSON validated with a version's models (strict, by wire names), models
-written as JSON, what a side sends checked on the way out, and `project`, the last step of a value
-crossing into another version (`protocol.crossing`: the fields only the source version defines left
-out; open content such as `_meta` keeps its keys).
+written as JSON, and what a side sends checked on the way out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
@@ -39,12 +36,9 @@ def validator(target: Any) -> Any:
     return adapter(target).validator.validate_python
 
 
-@cache
 def defines(target: Any, key: str) -> bool:
     """Whether a model class has a field with the wire name `key` (False for anything else)."""
-    if not (isinstance(target, type) and issubclass(target, BaseModel)):
-        return False
-    return any((field.alias or name) == key for name, field in target.model_fields.items())
+    return attribute(target, key) is not None
 
 
 def prepare(target: Any) -> None:
@@ -132,28 +126,6 @@ def first_error(exc: ValidationError, under: str = "") -> str:
 def _refused(exc: ValidationError, what: str) -> McpError:
     log.error("%s is invalid: %s", what, first_error(exc))
     return McpError(INTERNAL_ERROR, f"Internal error: {what} is invalid ({first_error(exc)})")
-
-
-def project(value: Any, dropped: Mapping[str, tuple[str, ...]]) -> Any:
-    """Wire JSON of a value converted into another version, without the keys the source version
-    defines and this one does not (`dropped`: the generated crossing table's, by model name; e.g.
-    `resultType` going to a handshake-era client). Every other key travels, open content included."""
-    if isinstance(value, BaseModel):
-        out: dict[str, Any] = {}
-        for name, field in type(value).model_fields.items():
-            item = getattr(value, name)
-            if item is not None:
-                out[field.alias or name] = project(item, dropped)
-        extra = value.__pydantic_extra__
-        if extra:  # kept as the decoded JSON they arrived as
-            gone = dropped.get(type(value).__name__, ())
-            out.update((key, item) for key, item in extra.items() if key not in gone)
-        return out
-    if isinstance(value, list):
-        return [project(item, dropped) for item in value]
-    if isinstance(value, dict):
-        return {key: project(item, dropped) for key, item in value.items()}
-    return value
 
 
 @cache

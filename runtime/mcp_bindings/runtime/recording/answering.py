@@ -72,7 +72,7 @@ def typed_result(spec: MethodSpec, protocol: ProtocolTables, result: dict[str, A
     result is handed on as the model: the runtime crosses it to a handshake client from the model
     (dropping what that version lacks; an input round bridged into real requests). A handshake-era
     one as the JSON it is, which the runtime takes as a handler's dict (valid in the client's newer
-    models as it is): crossed from the model, `versions.project` would drop the keywords of a tool's
+    models as it is): crossed from the model, `crossing.crossed` would drop the keywords of a tool's
     `outputSchema` that 2025-11-25 defines as fields and 2026-07-28 leaves open."""
     asks = result.get("resultType") == INPUT_REQUIRED and protocol.input_required_result is not None
     target = protocol.input_required_result if asks else spec.result

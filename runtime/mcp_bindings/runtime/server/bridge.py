@@ -24,6 +24,7 @@ from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, Mc
 from mcp_bindings.runtime.rpc.jsonrpc import Request
 from mcp_bindings.runtime.server.peer import PeerView
 from mcp_bindings.runtime.server.results_out import ResultWriter
+from mcp_bindings.v2026_07_28 import names as v2026
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.server.context import ServerRequestContext
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 log = logs.logger("bridge")
 
 HandlerCall = Callable[[Any, Any], Awaitable[Any]]  # (typed params, raw params) -> the handler's result
+_ROUND = frozenset({v2026.INPUT_RESPONSES, v2026.REQUEST_STATE})  # what a request answering an input round adds
 
 
 class VersionBridge:
@@ -47,17 +49,17 @@ class VersionBridge:
         """The params as the server's stub version types them, with a sealed requestState opened,
         and the round number that state was sealed in (0 for a first request)."""
         round_number = 0
-        sealed = raw.get("requestState") if isinstance(raw, dict) else None
+        sealed = raw.get(v2026.REQUEST_STATE) if isinstance(raw, dict) else None
         if isinstance(sealed, str) and spec.input_required:
             # Bound to this method, target and arguments (params but the round's keys) and principal.
             state, round_number = self.sealer.open(spec.method, sealed, params=raw, principal=view.principal)
-            raw = {**raw, "requestState": state}
+            raw = {**raw, v2026.REQUEST_STATE: state}
             if params is not None:
                 params = versions.validate_params(spec, raw)
-        elif not spec.input_required and isinstance(raw, dict) and ("requestState" in raw or "inputResponses" in raw):
+        elif not spec.input_required and isinstance(raw, dict) and _ROUND.intersection(raw):
             # The client's version has no input rounds: what it sends under these names is not
             # round state, and must not reach a stateless-era handler as such (unsealed).
-            raw = {k: v for k, v in raw.items() if k not in ("inputResponses", "requestState")}
+            raw = {k: v for k, v in raw.items() if k not in _ROUND}
         if view.protocol is self.stub:
             return spec, params, round_number
         stub_spec = self.stub.client_requests.get(spec.method)
@@ -180,10 +182,10 @@ class VersionBridge:
         for key, ask in (result.input_requests or {}).items():
             ask_data = versions.dump(ask)
             responses[key] = await context.request(ask_data["method"], ask_data.get("params"), raw=True)
-        data = {k: v for k, v in (request.params or {}).items() if k != "requestState"}
-        data["inputResponses"] = responses
+        data = {k: v for k, v in (request.params or {}).items() if k != v2026.REQUEST_STATE}
+        data[v2026.INPUT_RESPONSES] = responses
         if result.request_state is not None:
-            data["requestState"] = result.request_state
+            data[v2026.REQUEST_STATE] = result.request_state
         params = self._convert_params(spec, stub_spec, data, view)
         if call is not None:
             return await call(params, data)
