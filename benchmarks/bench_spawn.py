@@ -4,7 +4,9 @@ Timer starts just before the process is spawned; the first request is written
 to its stdin at once (it waits in the pipe), and the timer stops when the
 response line is read. 2025-11-25: ``initialize``; 2026-07-28 (no handshake):
 ``server/discover`` with the per-request ``_meta`` envelope. One untimed
-warm-up spawn per server first (fills its bytecode tree).
+warm-up spawn per server first (fills its bytecode tree); a note says how many of ours' modules then
+have fresh bytecode there (`bytecode_note`), so the figure is the one a user whose install
+precompiled the package (pip does for wheels, `scripts/setup` for this checkout) gets.
 """
 
 from __future__ import annotations
@@ -36,6 +38,41 @@ def stdio_commands(env: Environment, version: str) -> dict[str, tuple[list[str],
         if argv:
             cmds["ours"] = (list(argv), "ours")
     return cmds
+
+
+# Run by ours' interpreter in ours' environment (its PYTHONPYCACHEPREFIX): of the .py files of the
+# `mcp_bindings` namespace (the runtime and the generated packages), how many have a .pyc whose
+# header matches the source's mtime and size (what the import system checks before using it).
+_BYTECODE_CHECK = """
+import importlib.util, os, pathlib, sys
+import mcp_bindings
+fresh = total = 0
+for root in mcp_bindings.__path__:
+    for source in pathlib.Path(root).rglob("*.py"):
+        total += 1
+        try:
+            head = pathlib.Path(importlib.util.cache_from_source(str(source))).read_bytes()[:16]
+        except OSError:
+            continue
+        st = source.stat()
+        if head[8:12] == (int(st.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little") and head[12:16] == (
+            st.st_size & 0xFFFFFFFF
+        ).to_bytes(4, "little"):
+            fresh += 1
+print(fresh, total)
+"""
+
+
+def bytecode_note(python: str, side_env: dict[str, str]) -> str:
+    """One line: how many of ours' modules have fresh bytecode where `side_env`'s interpreter looks."""
+    r = subprocess.run(
+        [python, "-c", _BYTECODE_CHECK], env=side_env, capture_output=True, text=True, timeout=120, check=False
+    )
+    if r.returncode != 0:
+        return f"ours' bytecode: not checked ({(r.stderr.strip().splitlines() or ['?'])[-1]})"
+    fresh, total = r.stdout.split()
+    where = side_env.get("PYTHONPYCACHEPREFIX", "__pycache__ beside the sources")
+    return f"ours' bytecode: {fresh} of {total} mcp_bindings modules have a fresh .pyc in {where}"
 
 
 def _first_response_ms(argv: list[str], side_env: dict[str, str], version: str, timeout: float, log: str) -> float:
@@ -72,6 +109,8 @@ def run(env: Environment, budget: Budget) -> Section:
             except (DriverError, OSError) as exc:
                 broken.add(peer)
                 section.notes.append(f"spawn {peer} @ {version}: {exc}")
+        if "ours" in cmds and "ours" not in broken and env.ours_python:
+            section.notes.append(f"spawn @ {version}: {bytecode_note(env.ours_python, env.side_env('ours'))}")
         peers = [p for p in cmds if p not in broken]
         for rep in range(budget.spawn_reps):
             for peer in peers[rep % max(1, len(peers)) :] + peers[: rep % max(1, len(peers))]:
