@@ -136,3 +136,62 @@ def run(env: Environment, budget: Budget) -> Section:
             )
         )
     return section
+
+
+# --- instructions to the first answer (valgrind), a figure the machine's load does not move ------
+
+# Runs the server script (argv[1:]) with the runtime's pipe transport ending the process right after
+# it wrote its first frame, so the count stops at the first answer as the wall figure does.
+_UNTIL_FIRST_ANSWER = """
+import os, runpy, sys
+from mcp_bindings.runtime.rpc import pipes
+_send = pipes.PipeTransport._send_frame
+async def _send_then_exit(self, parts):
+    await _send(self, parts)
+    os._exit(0)
+pipes.PipeTransport._send_frame = _send_then_exit
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def instructions_to_first_answer(script: str, version: str, env: dict[str, str]) -> int:
+    """Instructions (callgrind's `Ir`) ours' stdio server `script` (written against `version`) executes
+    from its start to its first answer, over pipes as in the benchmark (so on uvloop)."""
+    first = initialize_request(0, version) if version == PROTOCOL_LEGACY else discover_request(0, version)
+    valgrind = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+    argv = [*valgrind, ours.ours_python(), "-c", _UNTIL_FIRST_ANSWER, script, "--stub", version]
+    proc = subprocess.run(
+        argv, input=first + b"\n", env={**env, "PYTHONHASHSEED": "0"}, capture_output=True, timeout=600, check=False
+    )
+    collected = [line for line in proc.stderr.decode().splitlines() if "Collected :" in line]
+    if b'"result"' not in proc.stdout or not collected:
+        raise DriverError(f"no first answer under valgrind: {proc.stderr.decode()[-300:]}")
+    return int(collected[-1].split(":")[-1].replace(",", ""))
+
+
+def main() -> None:
+    """`python -m benchmarks.bench_spawn`: instructions to the first answer of the stub and the app
+    layer echo servers at each version (docs/performance.md, "counted in instructions")."""
+    import argparse
+    import os
+    import shutil
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--versions", default=",".join(PROTOCOL_VERSIONS))
+    args = parser.parse_args()
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is not installed")
+    servers = {
+        "stub": str(ours.REPO_ROOT / "examples" / "echo_server.py"),
+        "app layer": str(PEERS_DIR / "ours_app_echo.py"),
+    }
+    env = {**os.environ, **ours.OURS_EXTRA_ENV}
+    for version in args.versions.split(","):
+        for name, script in servers.items():
+            count = instructions_to_first_answer(script, version, env)
+            print(f"{name} @ {version}: {count / 1e6:,.0f} million instructions to the first answer", flush=True)
+
+
+if __name__ == "__main__":
+    main()
