@@ -11,6 +11,7 @@ precompiled the package (pip does for wheels, `scripts/setup` for this checkout)
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -141,29 +142,46 @@ def run(env: Environment, budget: Budget) -> Section:
 # --- instructions to the first answer (valgrind), a figure the machine's load does not move ------
 
 # Runs the server script (argv[1:]) with the runtime's pipe transport ending the process right after
-# it wrote its first frame, so the count stops at the first answer as the wall figure does.
+# it sent its first frame (a result or any other message), so the count stops at the first answer as
+# the wall figure does.
 _UNTIL_FIRST_ANSWER = """
-import os, runpy, sys
-from mcp_bindings.runtime.rpc import pipes
-_send = pipes.PipeTransport._send_frame
-async def _send_then_exit(self, parts):
-    await _send(self, parts)
-    os._exit(0)
-pipes.PipeTransport._send_frame = _send_then_exit
+import functools, os, runpy, sys
+from mcp_bindings.runtime.rpc.pipes import PipeTransport
+def _then_exit(send):
+    @functools.wraps(send)
+    async def wrapper(*args, **kwargs):
+        await send(*args, **kwargs)
+        os._exit(0)
+    return wrapper
+PipeTransport.send = _then_exit(PipeTransport.send)
+PipeTransport.send_result = _then_exit(PipeTransport.send_result)
 sys.argv = sys.argv[1:]
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
 
-def instructions_to_first_answer(script: str, version: str, env: dict[str, str]) -> int:
+def instructions_to_first_answer(script: str, version: str, env: dict[str, str], timeout: float = 600) -> int:
     """Instructions (callgrind's `Ir`) ours' stdio server `script` (written against `version`) executes
-    from its start to its first answer, over pipes as in the benchmark (so on uvloop)."""
+    from its start to its first answer, over pipes as in the benchmark (so on uvloop). Its stdin stays
+    open: a server that did not end at its answer runs into `timeout` (`subprocess.TimeoutExpired`)
+    instead of being counted up to its shutdown."""
     first = initialize_request(0, version) if version == PROTOCOL_LEGACY else discover_request(0, version)
     valgrind = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
     argv = [*valgrind, ours.ours_python(), "-c", _UNTIL_FIRST_ANSWER, script, "--stub", version]
-    proc = subprocess.run(
-        argv, input=first + b"\n", env={**env, "PYTHONHASHSEED": "0"}, capture_output=True, timeout=600, check=False
-    )
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, first + b"\n")
+        proc = subprocess.run(
+            argv,
+            stdin=read_end,
+            env={**env, "PYTHONHASHSEED": "0"},
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    finally:
+        os.close(read_end)
+        os.close(write_end)
     collected = [line for line in proc.stderr.decode().splitlines() if "Collected :" in line]
     if b'"result"' not in proc.stdout or not collected:
         raise DriverError(f"no first answer under valgrind: {proc.stderr.decode()[-300:]}")
@@ -174,7 +192,6 @@ def main() -> None:
     """`python -m benchmarks.bench_spawn`: instructions to the first answer of the stub and the app
     layer echo servers at each version (docs/performance.md, "counted in instructions")."""
     import argparse
-    import os
     import shutil
 
     parser = argparse.ArgumentParser(description=main.__doc__)

@@ -68,6 +68,7 @@ def test_a_precompiled_tree_is_reported_fresh_and_a_changed_source_is_not(tmp_pa
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
 def test_instructions_are_counted_up_to_the_first_answer() -> None:
     script = str(ours.REPO_ROOT / "examples" / "echo_server.py")
-    count = instructions_to_first_answer(script, PROTOCOL_LEGACY, dict(os.environ))
+    # Its stdin stays open, so a server still running after its answer would end in TimeoutExpired.
+    count = instructions_to_first_answer(script, PROTOCOL_LEGACY, dict(os.environ), timeout=300)
     # More than a bare interpreter's start (about 40 million): the whole way to the answer is counted.
     assert count > 100_000_000
