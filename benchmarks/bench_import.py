@@ -14,6 +14,7 @@ import sys
 import time
 
 from benchmarks import ours
+from benchmarks.bench_spawn import bytecode_note
 from benchmarks.config import OFFICIAL_IMPORT_FULL, OFFICIAL_IMPORT_TYPES, Budget
 from benchmarks.report import Row, Section, Target, ratio_at_most
 from benchmarks.setup_env import Environment
@@ -56,6 +57,8 @@ def run(env: Environment, budget: Budget) -> Section:
         except (RuntimeError, subprocess.TimeoutExpired) as exc:
             failed.add((case, peer))
             section.notes.append(f"import {case}/{peer}: {exc}")
+    if env.ours_python and ("full", "ours") not in failed:
+        section.notes.append(f"import: {bytecode_note(env.ours_python, env.side_env('ours'))}")
     for rep in range(budget.import_reps):
         order = runs[rep % len(runs) :] + runs[: rep % len(runs)]  # rotate so no peer always goes first
         for case, peer, (python, modules, side) in order:
