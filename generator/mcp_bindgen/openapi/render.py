@@ -12,13 +12,14 @@ from typing import Any
 import libcst as cst
 from datamodel_code_generator import generate
 
+from mcp_bindings.openapi.ir import ApiIR, Operation, Scheme, resource_uri, tool_annotations
+
 from .. import __version__
 from ..errors import BindgenError
 from ..format import format_python
 from ..render import passes
 from ..render.models import DCG_OPTIONS, base_passes
 from ..render.templates import render
-from .ir import ApiIR, Operation, Scheme, resource_uri, tool_annotations
 
 BASE_CLASS = "mcp_bindings.runtime.app.openapi.ApiModel"
 # The types a tool gives back when its answer is not JSON validated into a model.

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from .ir import ApiIR, Operation, resource_uri, tool_annotations
-from .lower import identifier
-from .normalise import DEFS_PREFIX
+from mcp_bindings.openapi.ir import ApiIR, Operation, resource_uri, tool_annotations
+from mcp_bindings.openapi.lower import identifier
+from mcp_bindings.openapi.normalise import DEFS_PREFIX
 
 
 def _refs(node: Any, found: list[str]) -> None:

@@ -11,7 +11,7 @@ import urllib.parse
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
-from ..errors import BindgenError
+from .errors import DescriptionError
 from .ir import ApiIR, Body, BodyKind, Location, Operation, Param, Response, Scheme, Skipped
 from .load import Loaded
 from .normalise import DEFS_PREFIX, Schemas, as_dict, pascal, resolve, unique
@@ -73,9 +73,9 @@ def base_url(loaded: Loaded, given: str | None) -> str:
     parts = urllib.parse.urlsplit(url or "")
     if parts.scheme not in ("http", "https") or not parts.hostname:
         found = f"its server URL is {url!r}" if url else "it names no server"
-        raise BindgenError(f"{loaded.origin}: {found}; pass --base-url https://... (the API's absolute base URL)")
+        raise DescriptionError(f"{loaded.origin}: {found}; pass --base-url https://... (the API's absolute base URL)")
     if parts.query or parts.fragment or "{" in url:
-        raise BindgenError(f"{loaded.origin}: the base URL {url!r} has a query, a fragment or an unset variable")
+        raise DescriptionError(f"{loaded.origin}: the base URL {url!r} has a query, a fragment or an unset variable")
     return urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
 
 
@@ -94,7 +94,7 @@ def schemes(doc: dict[str, Any], prefix: str) -> dict[str, Scheme]:
     for name, raw in (components.get("securitySchemes") or {}).items():
         try:
             scheme = resolve(doc, raw, f"security scheme {name}")
-        except BindgenError:
+        except DescriptionError:
             continue
         if not isinstance(scheme, dict):
             continue
@@ -360,7 +360,7 @@ class _Lowering:
         for path, raw in (self.doc.get("paths") or {}).items():
             try:
                 item = resolve(self.doc, raw, f"path {path}")
-            except BindgenError as exc:
+            except DescriptionError as exc:
                 skipped.append(Skipped(str(path), str(exc)))
                 continue
             if not isinstance(item, dict):
@@ -375,7 +375,7 @@ class _Lowering:
                     continue
                 try:
                     lowered = self.operation(method, str(path), item, op)
-                except BindgenError as exc:
+                except DescriptionError as exc:
                     lowered = Skipped(f"{method.upper()} {path}", str(exc))
                 if kind == "resource" and isinstance(lowered, Operation) and self.readable(lowered):
                     lowered = replace(lowered, resource=True)
