@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
+
+DEFS_PREFIX = "#/$defs/"  # where every reference of the IR's schemas points (`normalise`)
 
 Location = Literal["path", "query", "header", "cookie"]
 # How a success response is given back: JSON (validated, structured), text, bytes, or nothing.
@@ -119,3 +121,30 @@ class ApiIR:
     operations: list[Operation] = field(default_factory=list[Operation])
     schemes: dict[str, Scheme] = field(default_factory=dict[str, Scheme])
     skipped: list[Skipped] = field(default_factory=list[Skipped])
+
+
+def _refs(node: Any, found: list[str]) -> None:
+    if isinstance(node, dict):
+        for key, value in cast("dict[str, Any]", node).items():
+            if key == "$ref" and isinstance(value, str) and value.startswith(DEFS_PREFIX):
+                found.append(value[len(DEFS_PREFIX) :])
+            else:
+                _refs(value, found)
+    elif isinstance(node, list):
+        for value in cast("list[Any]", node):
+            _refs(value, found)
+
+
+def closed_schema(ir: ApiIR, name: str) -> dict[str, Any]:
+    """The definition `name` with every definition it reaches under `$defs`: a schema on its own."""
+    top = dict(ir.schemas.get(name) or {})
+    defs: dict[str, Any] = {}
+    todo: list[str] = []
+    _refs(top, todo)
+    while todo:
+        current = todo.pop()
+        if current in defs or current not in ir.schemas:
+            continue
+        defs[current] = ir.schemas[current]
+        _refs(defs[current], todo)
+    return {**top, "$defs": defs} if defs else top

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import ipaddress
 import json
 import urllib.parse
 import urllib.request
@@ -29,24 +30,37 @@ class Loaded:
     url: str | None  # the URL it came from (relative server URLs resolve against it)
 
 
+def _loopback(url: str) -> bool:
+    """An http URL to this machine (`127.0.0.1`, `::1`, `localhost`): no network in between to trust."""
+    host = (urllib.parse.urlsplit(url).hostname or "").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def read_source(source: str, timeout: float = 30.0) -> tuple[bytes, str | None]:
-    """The bytes of a path or `https://` URL, and the URL (None for a file)."""
+    """The bytes of a path, an `https://` URL or an `http://` URL of a loopback host, and the URL
+    (None for a file)."""
     scheme = urllib.parse.urlsplit(source).scheme.lower()
-    if scheme == "https":
+    if scheme == "https" or (scheme == "http" and _loopback(source)):
         try:
-            with urllib.request.urlopen(source, timeout=timeout) as answer:  # noqa: S310 - https only, above
+            with urllib.request.urlopen(source, timeout=timeout) as answer:  # noqa: S310 - https or loopback http, above
                 raw = answer.read(MAX_BYTES + 1)
                 final = answer.geturl()
         except OSError as exc:
             raise DescriptionError(f"could not fetch {source}: {exc}") from None
         if len(raw) > MAX_BYTES:
             raise DescriptionError(f"{source} is larger than {MAX_BYTES} bytes")
-        if urllib.parse.urlsplit(final).scheme.lower() != "https":
+        if urllib.parse.urlsplit(final).scheme.lower() != "https" and not _loopback(final):
             raise DescriptionError(f"{source} redirected to {final}, which is not https")
         return raw, final
     if scheme in ("http", "ftp", "file"):
         raise DescriptionError(
-            f"{source}: only https:// URLs and files are read (fetch it yourself, then pass the file)"
+            f"{source}: only https:// URLs, http:// URLs of this machine (127.0.0.1, localhost) and files are "
+            "read (fetch it yourself, then pass the file)"
         )
     path = Path(source)
     if not path.is_file():

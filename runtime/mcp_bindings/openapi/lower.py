@@ -59,10 +59,11 @@ def _text(*parts: Any) -> str:
 
 def base_url(loaded: Loaded, given: str | None) -> str:
     """The API's base URL: `--base-url`, else the first server's (variables at their defaults, a
-    relative URL against the description's own URL). Always http(s) with a host."""
+    relative URL against the description's own URL; none at all: `/`, as OpenAPI says). Always http(s)
+    with a host."""
     url = given
     if url is None:
-        servers = loaded.document.get("servers") or []
+        servers: Any = loaded.document.get("servers") or ([{"url": "/"}] if loaded.url else [])
         server = servers[0] if isinstance(servers, list) and servers and isinstance(servers[0], dict) else {}
         url = str(server.get("url", "")) if server else ""
         for var, spec in (server.get("variables") or {}).items():

@@ -16,9 +16,9 @@ from functools import cache
 from typing import Any, cast
 
 from .errors import DescriptionError
+from .ir import DEFS_PREFIX
 
 SCHEMA_PREFIX = "#/components/schemas/"
-DEFS_PREFIX = "#/$defs/"
 
 # The validation keywords a schema keeps (a Swagger 2.0 parameter's too, `swagger2`).
 CONSTRAINTS = (
