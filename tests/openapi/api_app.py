@@ -1,13 +1,15 @@
 """A real API for the end-to-end tests: a FastAPI application whose own `/openapi.json` is the
 generator's input. Path, query, header and JSON body parameters, bearer auth, pagination, an error
 with a message, a binary download, a rate limit answered with Retry-After, and the hostile cases
-(a redirect to another host, an answer larger than the bound, the raw path as the server got it)."""
+(a redirect to another host, an answer larger than the bound, the raw path as the server got it),
+and a multipart/form-data upload (files and form fields)."""
 
 from __future__ import annotations
 
+import hashlib
 from typing import Annotated
 
-from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request, Response
+from fastapi import Depends, FastAPI, File, Form, Header, HTTPException, Query, Request, Response, UploadFile
 from fastapi.responses import JSONResponse, RedirectResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
@@ -113,3 +115,22 @@ def home() -> RedirectResponse:
 @api.get("/big", operation_id="big")
 def big() -> dict[str, str]:
     return {"blob": "x" * 200_000}
+
+
+@api.post("/upload", operation_id="upload", summary="Store files with a note.")
+async def upload(
+    file: Annotated[UploadFile, File(description="The main file.")],
+    note: Annotated[str, Form(max_length=20)],
+    extra: Annotated[list[UploadFile], File()] = [],  # noqa: B006 - FastAPI's way to make a form field optional
+    tags: Annotated[list[str], Form()] = [],  # noqa: B006
+) -> dict[str, object]:
+    files = [file, *extra]
+    read = [(f, await f.read()) for f in files]
+    return {
+        "note": note,
+        "tags": tags,
+        "files": [
+            {"filename": f.filename, "type": f.content_type, "size": len(d), "sha256": hashlib.sha256(d).hexdigest()}
+            for f, d in read
+        ],
+    }

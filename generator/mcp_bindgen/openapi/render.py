@@ -167,7 +167,11 @@ def _operation(op: Operation) -> str:
         + ")"
         for p in op.params
     )
-    body = f"openapi.Body({op.body.prop!r}, {op.body.media_type!r}, {op.body.kind!r})" if op.body else "None"
+    body = (
+        f"openapi.Body({op.body.prop!r}, {op.body.media_type!r}, {op.body.kind!r}, {op.body.files!r})"
+        if op.body
+        else "None"
+    )
     response = op.response
     returns = response.schema if response.schema else "None"
     answer = f"openapi.Answer({response.kind!r}, {response.media_type!r}, {returns})"

@@ -14,10 +14,25 @@ from typing import Any, Literal, cast
 
 DEFS_PREFIX = "#/$defs/"  # where every reference of the IR's schemas points (`normalise`)
 
+# A file part of a multipart body, as a tool takes it: the bytes base64-encoded (JSON has no bytes),
+# with the file name and media type the part is sent with (an API may read either: FastAPI's
+# `UploadFile.filename` and `.content_type`). One definition all file parts share (`lower`).
+FILE_PART: dict[str, Any] = {
+    "type": "object",
+    "description": "A file: its content base64-encoded, with the file name and media type it is sent with.",
+    "properties": {
+        "content": {"type": "string", "description": "The file's bytes, base64-encoded."},
+        "name": {"type": "string", "description": "The file name sent with it (default: the part's name)."},
+        "mimeType": {"type": "string", "description": "Its media type (default: application/octet-stream)."},
+    },
+    "required": ["content"],
+    "additionalProperties": False,
+}
+
 Location = Literal["path", "query", "header", "cookie"]
 # How a success response is given back: JSON (validated, structured), text, bytes, or nothing.
 ResponseKind = Literal["json", "text", "binary", "empty"]
-BodyKind = Literal["json", "form", "text", "binary"]
+BodyKind = Literal["json", "form", "multipart", "text", "binary"]
 SchemeKind = Literal["bearer", "basic", "api_key"]
 
 
@@ -37,6 +52,7 @@ class Body:
     media_type: str
     kind: BodyKind
     required: bool
+    files: tuple[str, ...] = ()  # multipart: the parts that are files (`FILE_PART` objects, or arrays of them)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from .errors import DescriptionError
-from .ir import ApiIR, Body, BodyKind, Location, Operation, Param, Response, Scheme, Skipped
+from .ir import FILE_PART, ApiIR, Body, BodyKind, Location, Operation, Param, Response, Scheme, Skipped
 from .load import Loaded
 from .normalise import DEFS_PREFIX, Schemas, as_dict, pascal, resolve, unique
 from .routes import DEFAULT_ROUTES, Route, route_kind
@@ -165,6 +165,7 @@ class _Lowering:
     known: dict[str, Scheme]
     tools: set[str] = field(default_factory=set[str])
     functions: set[str] = field(default_factory=lambda: set(RESERVED_FUNCTIONS))
+    file_def: str | None = None  # the name of `FILE_PART`'s definition, once a multipart body needs it
 
     @property
     def doc(self) -> dict[str, Any]:
@@ -230,9 +231,9 @@ class _Lowering:
             return None
         media_type, entry = media
         kind = _kind(media_type)
-        if kind == "multipart":
-            return f"its request body is {media_type}, which is not supported yet"
         prop = unique("body", set(props), "_")
+        if kind == "multipart":
+            return self.multipart(body, entry, media_type, (base, prop, props), where)
         schema: Any
         if kind in ("json", "form"):
             schema = self.schemas.convert(entry.get("schema", {}) if isinstance(entry, dict) else {})
@@ -253,6 +254,43 @@ class _Lowering:
         props[prop] = {"allOf": [schema], "description": text} if "$ref" in schema else {**schema, "description": text}
         required = bool(body.get("required"))
         return Body(prop, media_type, _body_kind(kind), required)
+
+    def multipart(
+        self, body: dict[str, Any], entry: Any, media_type: str, into: tuple[str, str, dict[str, Any]], where: str
+    ) -> Body:
+        """A multipart body: an object of its parts, each file part (a binary string, or an array of
+        them) a `FILE_PART` object (or an array of them), the others as their schemas say."""
+        base, prop, props = into
+        raw = as_dict(resolve(self.doc, as_dict(entry).get("schema", {}), where))
+        fields: dict[str, Any] = {}
+        files: list[str] = []
+        for key, value in as_dict(raw.get("properties")).items():
+            part = as_dict(resolve(self.doc, value, where))
+            items = as_dict(resolve(self.doc, part.get("items"), where)) if part.get("type") == "array" else {}
+            if _is_file(part) or _is_file(items):
+                ref = {"$ref": DEFS_PREFIX + self.file_part()}
+                fields[key] = {"allOf": [ref]} if _is_file(part) else {"type": "array", "items": ref}
+                if isinstance(part.get("description"), str):
+                    fields[key]["description"] = part["description"]
+                files.append(key)
+            else:
+                fields[key] = self.schemas.convert(value)
+        schema: dict[str, Any] = {"type": "object", "properties": fields}
+        required = [str(r) for r in raw.get("required") or [] if r in fields]
+        if required:
+            schema["required"] = required
+        name = self.schemas.claim(f"{base}Body")
+        self.schemas.defs[name] = schema
+        text = _text(body.get("description"), f"The request body ({media_type}).")
+        props[prop] = {"allOf": [{"$ref": DEFS_PREFIX + name}], "description": text}
+        return Body(prop, media_type, "multipart", bool(body.get("required")), tuple(files))
+
+    def file_part(self) -> str:
+        """The definition every file part shares (`ir.FILE_PART`), added the first time one is met."""
+        if self.file_def is None:
+            self.file_def = self.schemas.claim("FilePart")
+            self.schemas.defs[self.file_def] = FILE_PART
+        return self.file_def
 
     def response(self, op: dict[str, Any], base: str, where: str) -> Response:
         responses = as_dict(op.get("responses"))
@@ -386,6 +424,16 @@ class _Lowering:
 
 def _body_kind(kind: str) -> BodyKind:
     return {"json": "json", "form": "form", "text": "text"}.get(kind, "binary")  # pyright: ignore[reportReturnType]
+
+
+def _is_file(schema: dict[str, Any]) -> bool:
+    """A file in a multipart body: a binary string (3.0's `format: binary` / `base64`, 3.1's
+    `contentMediaType` / `contentEncoding`; Swagger 2.0's `type: file`)."""
+    if schema.get("type") == "file":
+        return True
+    return schema.get("type") == "string" and (
+        schema.get("format") in ("binary", "base64") or "contentMediaType" in schema or "contentEncoding" in schema
+    )
 
 
 def lower(loaded: Loaded, options: Options) -> ApiIR:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import secrets
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -85,7 +86,8 @@ class Param:
 class Body:
     prop: str
     media_type: str
-    kind: Literal["json", "form", "text", "binary"]
+    kind: Literal["json", "form", "multipart", "text", "binary"]
+    files: tuple[str, ...] = ()  # multipart: the parts that are files ({content, name?, mimeType?} objects)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +160,62 @@ def _query(param: Param, value: Any) -> list[tuple[str, str]]:
         values = [_text(v) for v in cast("Sequence[Any]", value)]
         return [(param.name, v) for v in values] if param.explode else [(param.name, ",".join(values))]
     return [(param.name, _text(value))]
+
+
+def _base64(value: Any, what: str) -> bytes:
+    try:
+        return base64.b64decode(str(value), validate=True)
+    except ValueError:
+        raise ToolError(f"{what}: not base64") from None
+
+
+def _disposition(name: str, filename: str | None = None) -> str:
+    """A part's Content-Disposition: names quoted (`"` as `%22`, as browsers and httpx write it), a
+    name holding CR, LF or NUL refused."""
+
+    def quoted(text: str) -> str:
+        return '"' + _header_value(text, name).replace("\\", "\\\\").replace('"', "%22") + '"'
+
+    line = f"form-data; name={quoted(name)}"
+    return line + (f"; filename={quoted(filename)}" if filename is not None else "")
+
+
+def _file(part: str, value: Any) -> tuple[str, bytes, str]:
+    """A file part's (file name, bytes, media type) from its `{content, name?, mimeType?}` object."""
+    if not isinstance(value, Mapping) or "content" not in value:
+        raise ToolError(f"part {part!r}: a file is an object {{content (base64), name?, mimeType?}}")
+    given = cast("Mapping[str, Any]", value)
+    media = str(given.get("mimeType") or "application/octet-stream")
+    return str(given.get("name") or part), _base64(given["content"], f"part {part!r}: content"), media
+
+
+def _multipart(body: Body, data: Any) -> tuple[bytes, str]:
+    """multipart/form-data (RFC 7578): each file part with its file name and media type, each array of
+    scalars one part per item, objects as JSON, the rest as text. The boundary is random."""
+    if not isinstance(data, Mapping):
+        raise ToolError(f"argument {body.prop!r}: an object of the form's parts is needed")
+    boundary = secrets.token_hex(16)
+    chunks: list[bytes] = []
+
+    def add(disposition: str, media: str | None, content: bytes) -> None:
+        head = f"--{boundary}\r\nContent-Disposition: {disposition}\r\n"
+        head += f"Content-Type: {_header_value(media, 'mimeType')}\r\n" if media else ""
+        chunks.append(head.encode() + b"\r\n" + content + b"\r\n")
+
+    for key, value in cast("Mapping[str, Any]", data).items():
+        items = cast("list[Any]", value) if isinstance(value, list) else [value]
+        for item in items:
+            if item is None:
+                continue
+            if key in body.files:
+                filename, content, media = _file(key, item)
+                add(_disposition(key, filename), media, content)
+            elif isinstance(item, Mapping | list):
+                add(_disposition(key), "application/json", json.dumps(item, separators=(",", ":")).encode())
+            else:
+                add(_disposition(key), None, _text(item).encode())
+    chunks.append(f"--{boundary}--\r\n".encode())
+    return b"".join(chunks), f"multipart/form-data; boundary={boundary}"
 
 
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
@@ -237,8 +295,7 @@ class Api:
             else:
                 req.cookies.append(f"{param.name}={_header_value(_text(value), param.name)}")
         if op.body is not None and arguments.get(op.body.prop) is not None:
-            req.content = self._body(op.body, arguments[op.body.prop])
-            req.headers["Content-Type"] = op.body.media_type
+            req.content, req.headers["Content-Type"] = self._body(op.body, arguments[op.body.prop])
         if op.answer.media_type:
             req.headers["Accept"] = op.answer.media_type
         self._authorize(op, req)
@@ -247,19 +304,19 @@ class Api:
         return req
 
     @staticmethod
-    def _body(body: Body, value: Any) -> bytes:
+    def _body(body: Body, value: Any) -> tuple[bytes, str]:
+        """The request's content and its Content-Type."""
         if body.kind == "binary":
-            try:
-                return base64.b64decode(str(value), validate=True)
-            except ValueError:
-                raise ToolError(f"argument {body.prop!r}: not base64") from None
+            return _base64(value, f"argument {body.prop!r}"), body.media_type
         if body.kind == "text":
-            return str(value).encode()
+            return str(value).encode(), body.media_type
         data = pydantic_core.to_jsonable_python(value, by_alias=True)
+        if body.kind == "multipart":
+            return _multipart(body, data)
         if body.kind == "form" and isinstance(data, Mapping):
             pairs = [(str(k), _text(v)) for k, v in cast("Mapping[Any, Any]", data).items() if v is not None]
-            return urllib.parse.urlencode(pairs).encode()
-        return json.dumps(data, separators=(",", ":")).encode()
+            return urllib.parse.urlencode(pairs).encode(), body.media_type
+        return json.dumps(data, separators=(",", ":")).encode(), body.media_type
 
     def _authorize(self, op: Operation, req: _Request) -> None:
         """Apply the first alternative of the operation's security whose variables are all set."""

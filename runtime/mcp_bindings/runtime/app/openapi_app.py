@@ -66,7 +66,7 @@ def operation(op: ir.Operation) -> openapi.Operation:
     """What `Api.call` sends for an operation of the IR (a generated package writes the same literal in
     its operations.py). A JSON answer is taken as it is: the server checks it against the output schema."""
     params = tuple(openapi.Param(p.prop, p.name, p.location, p.explode, p.deep) for p in op.params)
-    body = openapi.Body(op.body.prop, op.body.media_type, op.body.kind) if op.body else None
+    body = openapi.Body(op.body.prop, op.body.media_type, op.body.kind, op.body.files) if op.body else None
     answer = openapi.Answer(op.response.kind, op.response.media_type)
     return openapi.Operation(op.tool, op.method, op.path, params, body, answer, op.security)
 
