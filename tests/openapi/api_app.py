@@ -2,16 +2,20 @@
 generator's input. Path, query, header and JSON body parameters, bearer auth, pagination, an error
 with a message, a binary download, a rate limit answered with Retry-After, and the hostile cases
 (a redirect to another host, an answer larger than the bound, the raw path as the server got it),
-and a multipart/form-data upload (files and form fields)."""
+a multipart/form-data upload (files and form fields), and an operation behind OAuth client
+credentials with the token endpoint that issues them (`OAUTH` records what it was asked)."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import urllib.parse
 from typing import Annotated
 
-from fastapi import Depends, FastAPI, File, Form, Header, HTTPException, Query, Request, Response, UploadFile
+from fastapi import Depends, FastAPI, File, Form, Header, HTTPException, Query, Request, Response, Security, UploadFile
+from fastapi.openapi.models import OAuthFlowClientCredentials, OAuthFlows
 from fastapi.responses import JSONResponse, RedirectResponse
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer, OAuth2
 from pydantic import BaseModel, Field
 
 TOKEN = "s3cret-token"
@@ -134,3 +138,35 @@ async def upload(
             for f, d in read
         ],
     }
+
+
+CLIENT = ("robot", "s3cret:/&+")  # a secret needing the form-encoding RFC 6749 asks of Basic credentials
+OAUTH: dict[str, list[str]] = {"issued": [], "scopes": []}
+oauth = OAuth2(
+    flows=OAuthFlows(
+        clientCredentials=OAuthFlowClientCredentials(tokenUrl="/oauth/token", scopes={"items:read": "Read."})
+    ),
+    scheme_name="oauth",
+    auto_error=False,
+)
+
+
+@api.post("/oauth/token", include_in_schema=False)
+async def token(request: Request) -> JSONResponse:
+    form = await request.form()
+    encoded = request.headers.get("authorization", "").removeprefix("Basic ")
+    client_id, _, secret = base64.b64decode(encoded).decode().partition(":")
+    if (urllib.parse.unquote(client_id), urllib.parse.unquote(secret)) != CLIENT:
+        return JSONResponse({"error": "invalid_client", "error_description": "client authentication failed"}, 401)
+    if form.get("grant_type") != "client_credentials":
+        return JSONResponse({"error": "unsupported_grant_type"}, 400)
+    OAUTH["scopes"].append(str(form.get("scope")))
+    OAUTH["issued"].append(f"cc-{len(OAUTH['scopes'])}")
+    return JSONResponse({"access_token": OAUTH["issued"][-1], "token_type": "Bearer", "expires_in": 3600})
+
+
+@api.get("/secure/count", operation_id="secure_count")
+def secure_count(authorization: Annotated[str | None, Security(oauth, scopes=["items:read"])]) -> dict[str, int]:
+    if (authorization or "").removeprefix("Bearer ") not in OAUTH["issued"]:
+        raise HTTPException(status_code=401, detail="the access token is not valid")
+    return {"items": len(ITEMS)}

@@ -229,6 +229,7 @@ def _imports(code: str, models: Models, exclude: set[str]) -> tuple[list[str], l
 
 def _scheme(scheme: Scheme) -> str:
     where = f", location={scheme.location!r}, param={scheme.param!r}" if scheme.kind == "api_key" else ""
+    where += f", token_url={scheme.token_url!r}, scopes={scheme.scopes!r}" if scheme.kind == "oauth2" else ""
     return f"{scheme.name!r}: openapi.Scheme({scheme.kind!r}, env={scheme.env!r}{where})"
 
 

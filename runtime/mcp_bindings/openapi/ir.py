@@ -33,7 +33,7 @@ Location = Literal["path", "query", "header", "cookie"]
 # How a success response is given back: JSON (validated, structured), text, bytes, or nothing.
 ResponseKind = Literal["json", "text", "binary", "empty"]
 BodyKind = Literal["json", "form", "multipart", "text", "binary"]
-SchemeKind = Literal["bearer", "basic", "api_key"]
+SchemeKind = Literal["bearer", "basic", "api_key", "oauth2"]
 
 
 @dataclass(frozen=True)
@@ -111,10 +111,12 @@ def resource_uri(op: Operation, scheme: str, var: Callable[[Param], str]) -> str
 class Scheme:
     name: str  # as the description names it
     kind: SchemeKind
-    env: tuple[str, ...]  # the environment variables it reads: (token,) / (user, password) / (key,)
+    env: tuple[str, ...]  # the variables it reads: (token,) / (user, password) / (key,) / (client id, secret)
     location: Location | None = None  # api_key: where the key goes
     param: str | None = None  # api_key: the header, query or cookie name
     description: str = ""
+    token_url: str | None = None  # oauth2 (the client credentials flow): where tokens are asked for
+    scopes: tuple[str, ...] = ()  # oauth2: every scope an operation asks of it (one token for them all)
 
 
 @dataclass(frozen=True)

@@ -88,8 +88,30 @@ def _env(prefix: str, scheme: str, *suffixes: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def schemes(doc: dict[str, Any], prefix: str) -> dict[str, Scheme]:
-    """The security schemes this package can satisfy: HTTP bearer and basic, API keys."""
+def _scopes(doc: dict[str, Any], name: str) -> tuple[str, ...]:
+    """Every scope the description's security requirements ask of scheme `name` (sorted)."""
+    found: set[str] = set()
+    requirements = [doc.get("security")]
+    for item in as_dict(doc.get("paths")).values():
+        requirements += [as_dict(op).get("security") for op in as_dict(item).values()]
+    for listed in requirements:
+        for requirement in listed if isinstance(listed, list) else []:
+            scopes = as_dict(requirement).get(name)
+            found |= {s for s in scopes if isinstance(s, str)} if isinstance(scopes, list) else set()
+    return tuple(sorted(found))
+
+
+def _client_credentials(scheme: dict[str, Any], base: str) -> str | None:
+    """The token URL of an OAuth 2 scheme's client credentials flow (a relative one against the base
+    URL), or None where it has none."""
+    flow = as_dict(as_dict(scheme.get("flows")).get("clientCredentials"))
+    token = flow.get("tokenUrl")
+    return urllib.parse.urljoin(base + "/", token) if isinstance(token, str) and token else None
+
+
+def schemes(doc: dict[str, Any], prefix: str, base: str = "") -> dict[str, Scheme]:
+    """The security schemes this package can satisfy: HTTP bearer and basic, API keys, OAuth 2's client
+    credentials flow."""
     components = doc.get("components") or {}
     out: dict[str, Scheme] = {}
     for name, raw in (components.get("securitySchemes") or {}).items():
@@ -108,12 +130,16 @@ def schemes(doc: dict[str, Any], prefix: str) -> dict[str, Scheme]:
         elif kind == "apiKey" and scheme.get("in") in ("header", "query", "cookie") and scheme.get("name"):
             where: Location = scheme["in"]
             out[name] = Scheme(name, "api_key", _env(prefix, name, "KEY"), where, str(scheme["name"]), text)
+        elif kind == "oauth2" and (token_url := _client_credentials(scheme, base)):
+            env = _env(prefix, name, "CLIENT_ID", "CLIENT_SECRET")
+            out[name] = Scheme(name, "oauth2", env, description=text, token_url=token_url, scopes=_scopes(doc, name))
     return out
 
 
 def _security(requirements: Any, known: dict[str, Scheme]) -> tuple[tuple[str, ...], ...]:
     """The alternatives this package can meet (each a set of schemes used together); `()` when none is
-    needed. An alternative naming a scheme it cannot use (OAuth, OpenID Connect) is left out."""
+    needed. An alternative naming a scheme it cannot use (OAuth flows other than client credentials,
+    OpenID Connect) is left out."""
     if not isinstance(requirements, list):
         return ()
     alternatives: list[tuple[str, ...]] = []
@@ -441,7 +467,8 @@ def lower(loaded: Loaded, options: Options) -> ApiIR:
     info = as_dict(doc.get("info"))
     prefix = options.env_prefix or re.sub(r"[^0-9A-Za-z]+", "_", options.name).upper()
     schemas = Schemas(doc)
-    known = schemes(doc, prefix)
+    base = base_url(loaded, options.base_url)
+    known = schemes(doc, prefix, base)
     lowering = _Lowering(loaded, options, schemas, known)
     operations, skipped = lowering.run()
     return ApiIR(
@@ -451,7 +478,7 @@ def lower(loaded: Loaded, options: Options) -> ApiIR:
         source=loaded.origin,
         sha256=loaded.sha256,
         openapi=loaded.openapi,
-        base_url=base_url(loaded, options.base_url),
+        base_url=base,
         uri_scheme=options.name.replace("_", "-").strip("-") or "api",
         schemas=schemas.defs,
         operations=operations,

@@ -1,14 +1,15 @@
 """What every package `mcp-bindgen openapi` generates does the same way, in one place: the HTTP call a
 tool makes (`Api.call`), its bounds, credentials, retries and errors, and the base of the models.
 
-Safe by construction (docs/openapi.md, docs/security.md): the scheme, host and port of every
-request are the base URL's, fixed in the generated code, and no argument can change them: path
-parameters are percent-encoded whole (a `/`, `?`, `#` or a dot segment stays inside its segment),
-the URL is checked against the base before it is sent, a redirect to another origin is refused, a
-header value (or credential) holding CR, LF or NUL is refused, and an answer is read up to
-`max_response_bytes` and no further. Retries: a 429 or 503 is tried again (`retries` times), after
-its `Retry-After` when it gives one no longer than `max_retry_wait`, else after a short backoff.
-An answer other than 2xx is a tool error naming the status and the API's message.
+Safe by construction (docs/openapi.md, docs/security.md): the scheme, host and port of every request
+are the base URL's, fixed in the generated code, and no argument can change them: path parameters
+are percent-encoded whole (a `/`, `?`, `#` or a dot segment stays inside its segment), the URL is
+checked against the base before it is sent, a redirect to another origin is refused, a header value
+(or credential) holding CR, LF or NUL is refused, and an answer is read up to `max_response_bytes`
+and no further. OAuth client credentials: `app.openapi_oauth`. Retries: a 429 or 503 is tried again
+(`retries` times), after its `Retry-After` when it gives one no longer than `max_retry_wait`, else
+after a short backoff. An answer other than 2xx is a tool error naming the status and the API's
+message.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from pydantic import (
 
 from mcp_bindings.runtime.app.content import Embedded
 from mcp_bindings.runtime.app.errors import ToolError
+from mcp_bindings.runtime.app.openapi_oauth import ClientCredentials
 from mcp_bindings.runtime.client.http import retry_after_seconds
 
 if TYPE_CHECKING:
@@ -99,10 +101,12 @@ class Answer:
 
 @dataclass(frozen=True, slots=True)
 class Scheme:
-    kind: Literal["bearer", "basic", "api_key"]
+    kind: Literal["bearer", "basic", "api_key", "oauth2"]
     env: tuple[str, ...]
     location: Location | None = None
     param: str | None = None
+    token_url: str | None = None  # oauth2: the client credentials flow's (app.openapi_oauth)
+    scopes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,6 +264,11 @@ class Api:
         self.max_response_bytes, self.max_redirects = max_response_bytes, max_redirects
         self.environ = os.environ if environ is None else environ
         self.transport = transport
+        self.credentials = {  # OAuth client credentials: a token each, cached (ValueError: a token URL in clear)
+            name: ClientCredentials(name, s.token_url, s.env, s.scopes)
+            for name, s in self.schemes.items()
+            if s.kind == "oauth2" and s.token_url
+        }
         self._adapters: dict[str, TypeAdapter[Any]] = {}
 
     # -- the request ------------------------------------------------------------------------------
@@ -281,7 +290,8 @@ class Api:
             raise ToolError(f"{op.what}: the request would leave {self.base}")  # never, by construction
         return httpx.URL(url)
 
-    def request(self, op: Operation, arguments: Mapping[str, Any]) -> _Request:
+    def request(self, op: Operation, arguments: Mapping[str, Any], tokens: Mapping[str, str] | None = None) -> _Request:
+        """The request `call` sends; `tokens`: the OAuth schemes' access tokens (`tokens`)."""
         req = _Request(op.method, self.url(op, arguments))
         for param in op.params:
             value = arguments.get(param.prop)
@@ -298,7 +308,7 @@ class Api:
             req.content, req.headers["Content-Type"] = self._body(op.body, arguments[op.body.prop])
         if op.answer.media_type:
             req.headers["Accept"] = op.answer.media_type
-        self._authorize(op, req)
+        self._authorize(op, req, tokens or {})
         if req.cookies:
             req.headers["Cookie"] = "; ".join(req.cookies)
         return req
@@ -318,23 +328,42 @@ class Api:
             return urllib.parse.urlencode(pairs).encode(), body.media_type
         return json.dumps(data, separators=(",", ":")).encode(), body.media_type
 
-    def _authorize(self, op: Operation, req: _Request) -> None:
-        """Apply the first alternative of the operation's security whose variables are all set."""
+    def alternative(self, op: Operation) -> tuple[str, ...]:
+        """The first alternative of the operation's security whose variables are all set: the schemes
+        the request uses (none where it needs none); ToolError naming the variables where none is."""
         if not op.security:
-            return
+            return ()
         for alternative in op.security:
             schemes = [self.schemes[name] for name in alternative if name in self.schemes]
             if len(schemes) == len(alternative) and all(self.environ.get(e) for s in schemes for e in s.env):
-                for scheme in schemes:
-                    self._apply(scheme, req)
-                return
+                return alternative
         needed = " or ".join(
             " and ".join(e for name in alt for e in (self.schemes[name].env if name in self.schemes else ()))
             for alt in op.security
         )
         raise ToolError(f"{op.what} needs credentials: set {needed}")
 
-    def _apply(self, scheme: Scheme, req: _Request) -> None:
+    async def tokens(
+        self, op: Operation, client: httpx.AsyncClient, stale: Mapping[str, str] | None = None
+    ) -> dict[str, str]:
+        """The access tokens of the OAuth schemes the operation's request uses (new ones in place of `stale`)."""
+        found: dict[str, str] = {}
+        for name in self.alternative(op):
+            if name in self.credentials:
+                old = (stale or {}).get(name)
+                found[name] = await self.credentials[name].token(client, self.environ, old)
+        return found
+
+    def _authorize(self, op: Operation, req: _Request, tokens: Mapping[str, str]) -> None:
+        for name in self.alternative(op):
+            self._apply(name, self.schemes[name], req, tokens)
+
+    def _apply(self, name: str, scheme: Scheme, req: _Request, tokens: Mapping[str, str]) -> None:
+        if scheme.kind == "oauth2":
+            if name not in tokens:
+                raise ToolError(f"scheme {name!r}: no OAuth token was obtained for this request")
+            req.headers["Authorization"] = f"Bearer {_header_value(tokens[name], 'access_token')}"
+            return
         values = [_header_value(self.environ[e], e) for e in scheme.env]
         if scheme.kind == "bearer":
             req.headers["Authorization"] = f"Bearer {values[0]}"
@@ -354,9 +383,13 @@ class Api:
         """Make the operation's request with the tool's arguments; the answer as the tool gives it back."""
         import httpx
 
-        req = self.request(op, arguments)
         async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=False, transport=self.transport) as client:
-            status, headers, content, url = await self._with_retries(client, op, req)
+            tokens = await self.tokens(op, client)
+            status, headers, content, url = await self._with_retries(client, op, self.request(op, arguments, tokens))
+            if status == 401 and tokens:  # a token the API no longer takes (revoked, expired early): once more
+                tokens = await self.tokens(op, client, stale=tokens)
+                req = self.request(op, arguments, tokens)
+                status, headers, content, url = await self._with_retries(client, op, req)
         if not 200 <= status < 300:
             raise ToolError(_failure(op, status, headers, content))
         return self._answer(op, headers, content, url)

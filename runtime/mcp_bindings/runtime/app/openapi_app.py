@@ -72,7 +72,7 @@ def operation(op: ir.Operation) -> openapi.Operation:
 
 
 def scheme(found: ir.Scheme) -> openapi.Scheme:
-    return openapi.Scheme(found.kind, found.env, found.location, found.param)
+    return openapi.Scheme(found.kind, found.env, found.location, found.param, found.token_url, found.scopes)
 
 
 async def _with_arguments(arguments: dict[str, Any], ctx: Context[Any]) -> Any:  # pragma: no cover - a signature
