@@ -140,6 +140,11 @@ async def upload(
     }
 
 
+@api.post("/search", operation_id="search_form", summary="Search with a form.")
+def search_form(q: Annotated[str, Form()], tags: Annotated[list[str], Form()] = []) -> dict[str, object]:  # noqa: B006
+    return {"q": q, "tags": tags}
+
+
 CLIENT = ("robot", "s3cret:/&+")  # a secret needing the form-encoding RFC 6749 asks of Basic credentials
 OAUTH: dict[str, list[str]] = {"issued": [], "scopes": []}
 oauth = OAuth2(

@@ -1,7 +1,8 @@
-"""multipart/form-data request bodies (issue 49): FastAPI's `UploadFile` and `Form` parameters
-(tests/openapi/api_app.py's `/upload`) as a tool's `body` argument, each file part a
-`{content (base64), name?, mimeType?}` object, sent as a real multipart request by the generated
-package and by `App.openapi`; what the API received is what a direct multipart upload gives it."""
+"""multipart/form-data and application/x-www-form-urlencoded request bodies (issue 49): FastAPI's
+`UploadFile` and `Form` parameters (tests/openapi/api_app.py's `/upload` and `/search`) as a tool's
+`body` argument, each file part a `{content (base64), name?, mimeType?}` object, sent as a real
+multipart (or form) request by the generated package and by `App.openapi`; what the API received is
+what a direct upload (or form post) gives it."""
 
 from __future__ import annotations
 
@@ -77,3 +78,15 @@ async def test_defaults_and_bad_parts_are_clear(served: tuple[str, ModuleType], 
         hostile = {"file": {"content": "eA==", "name": 'a"\r\nX-Injected: 1'}, "note": "n"}
         bad = await _call(app, {"body": hostile})
         assert bad.is_error is True and "a value holding CR, LF or NUL is refused" in bad.content[0].text
+
+
+async def test_an_urlencoded_form_sends_an_array_as_repeated_fields(
+    served: tuple[str, ModuleType], runtime_app: App
+) -> None:
+    url, package = served
+    direct = httpx.post(f"{url}/search", data={"q": "lamp & co", "tags": ["a", "b"]}).json()
+    assert direct == {"q": "lamp & co", "tags": ["a", "b"]}
+    for app in (package.app, runtime_app):
+        async with app.test_client("2025-11-25") as client:
+            result = await client.call_tool(name="search_form", arguments={"body": direct})
+        assert result.structured_content == direct

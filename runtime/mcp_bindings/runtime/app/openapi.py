@@ -323,8 +323,11 @@ class Api:
         data = pydantic_core.to_jsonable_python(value, by_alias=True)
         if body.kind == "multipart":
             return _multipart(body, data)
-        if body.kind == "form" and isinstance(data, Mapping):
-            pairs = [(str(k), _text(v)) for k, v in cast("Mapping[Any, Any]", data).items() if v is not None]
+        if body.kind == "form" and isinstance(data, Mapping):  # an array: one pair per item (form, explode)
+            pairs: list[tuple[str, str]] = []
+            for key, value in cast("Mapping[Any, Any]", data).items():
+                values = cast("list[Any]", value) if isinstance(value, list) else [value]
+                pairs += [(str(key), _text(v)) for v in values if v is not None]
             return urllib.parse.urlencode(pairs).encode(), body.media_type
         return json.dumps(data, separators=(",", ":")).encode(), body.media_type
 
