@@ -80,13 +80,7 @@ def test_app_openapi_runs_as_written(tmp_path: Path) -> None:
     work.mkdir()
     shutil.copy(FIXTURES / "petstore.yaml", work / "petstore.yaml")
     (work / "server.py").write_text(_block("python"))
-    (block,) = re.findall(r"```shell\n(.*?)```", PAGE, re.S)
-    steps: list[tuple[list[str], list[str]]] = []
-    for line in block.splitlines():
-        if line.startswith("$ "):
-            steps.append((shlex.split(line[2:]), []))
-        else:
-            steps[-1][1].append(line)
+    steps = console_steps(PAGE, "shell")
     assert [argv[:3] for argv, _ in steps] == [
         ["mcp-bindgen", "list", "tools"],
         ["mcp-bindgen", "install", "claude-desktop"],
