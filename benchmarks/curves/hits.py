@@ -126,7 +126,7 @@ def _flat(schema: Any) -> Any:
 def github_catalog(path: Path) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """The tools (name, description, input schema) and each operationId's tool name."""
     from mcp_bindgen.openapi import build_ir
-    from mcp_bindgen.openapi.lower import Options
+    from mcp_bindings.openapi.lower import Options
 
     ir = build_ir(str(path), Options(name="github"))
     tools = [

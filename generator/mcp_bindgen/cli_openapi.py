@@ -53,9 +53,12 @@ def _command(args: argparse.Namespace, name: str) -> str:
 
 
 def _options(args: argparse.Namespace, name: str) -> Options:
-    from .openapi import Options
-    from .openapi.routes import read_routes
+    from mcp_bindings.openapi.routes import read_routes
 
+    from .openapi import Options, described
+
+    with described():
+        routes = read_routes(args.routes) if args.routes else ()
     return Options(
         name=name,
         base_url=args.base_url,
@@ -63,7 +66,7 @@ def _options(args: argparse.Namespace, name: str) -> Options:
         exclude_paths=tuple(args.exclude_path),
         exclude_methods=frozenset(m.upper() for m in args.exclude_method),
         env_prefix=args.env_prefix,
-        routes=read_routes(args.routes) if args.routes else (),
+        routes=routes,
     )
 
 

@@ -150,7 +150,8 @@ def test_policy_renames_name_real_things() -> None:
 
 def test_the_generator_pipeline_imports_nothing_from_the_runtime() -> None:
     """No module of the generator imports `mcp_bindings` (the runtime, or the live-server tools that
-    talk to live servers through it), not even inside a function."""
+    talk to live servers through it), not even inside a function; `mcp_bindings.openapi`, the OpenAPI
+    IR both sides share (it imports neither, a contract), is the one package it may."""
     import ast
 
     root = REPO_ROOT / "generator" / "mcp_bindgen"
@@ -164,7 +165,10 @@ def test_the_generator_pipeline_imports_nothing_from_the_runtime() -> None:
                 names = ["." * node.level + (node.module or "")]
             else:
                 continue
-            offenders += [f"{rel}:{node.lineno} imports {name}" for name in names if name.startswith("mcp_bindings")]
+            shared = [name for name in names if name.startswith("mcp_bindings.openapi")]
+            offenders += [
+                f"{rel}:{node.lineno} imports {n}" for n in names if n.startswith("mcp_bindings") and n not in shared
+            ]
     assert offenders == []
 
 

@@ -1,15 +1,21 @@
 """A real API for the end-to-end tests: a FastAPI application whose own `/openapi.json` is the
 generator's input. Path, query, header and JSON body parameters, bearer auth, pagination, an error
 with a message, a binary download, a rate limit answered with Retry-After, and the hostile cases
-(a redirect to another host, an answer larger than the bound, the raw path as the server got it)."""
+(a redirect to another host, an answer larger than the bound, the raw path as the server got it),
+a multipart/form-data upload (files and form fields), and an operation behind OAuth client
+credentials with the token endpoint that issues them (`OAUTH` records what it was asked)."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import urllib.parse
 from typing import Annotated
 
-from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request, Response
+from fastapi import Depends, FastAPI, File, Form, Header, HTTPException, Query, Request, Response, Security, UploadFile
+from fastapi.openapi.models import OAuthFlowClientCredentials, OAuthFlows
 from fastapi.responses import JSONResponse, RedirectResponse
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer, OAuth2
 from pydantic import BaseModel, Field
 
 TOKEN = "s3cret-token"
@@ -113,3 +119,59 @@ def home() -> RedirectResponse:
 @api.get("/big", operation_id="big")
 def big() -> dict[str, str]:
     return {"blob": "x" * 200_000}
+
+
+@api.post("/upload", operation_id="upload", summary="Store files with a note.")
+async def upload(
+    file: Annotated[UploadFile, File(description="The main file.")],
+    note: Annotated[str, Form(max_length=20)],
+    extra: Annotated[list[UploadFile], File()] = [],  # noqa: B006 - FastAPI's way to make a form field optional
+    tags: Annotated[list[str], Form()] = [],  # noqa: B006
+) -> dict[str, object]:
+    files = [file, *extra]
+    read = [(f, await f.read()) for f in files]
+    return {
+        "note": note,
+        "tags": tags,
+        "files": [
+            {"filename": f.filename, "type": f.content_type, "size": len(d), "sha256": hashlib.sha256(d).hexdigest()}
+            for f, d in read
+        ],
+    }
+
+
+@api.post("/search", operation_id="search_form", summary="Search with a form.")
+def search_form(q: Annotated[str, Form()], tags: Annotated[list[str], Form()] = []) -> dict[str, object]:  # noqa: B006
+    return {"q": q, "tags": tags}
+
+
+CLIENT = ("robot", "s3cret:/&+")  # a secret needing the form-encoding RFC 6749 asks of Basic credentials
+OAUTH: dict[str, list[str]] = {"issued": [], "scopes": []}
+oauth = OAuth2(
+    flows=OAuthFlows(
+        clientCredentials=OAuthFlowClientCredentials(tokenUrl="/oauth/token", scopes={"items:read": "Read."})
+    ),
+    scheme_name="oauth",
+    auto_error=False,
+)
+
+
+@api.post("/oauth/token", include_in_schema=False)
+async def token(request: Request) -> JSONResponse:
+    form = await request.form()
+    encoded = request.headers.get("authorization", "").removeprefix("Basic ")
+    client_id, _, secret = base64.b64decode(encoded).decode().partition(":")
+    if (urllib.parse.unquote(client_id), urllib.parse.unquote(secret)) != CLIENT:
+        return JSONResponse({"error": "invalid_client", "error_description": "client authentication failed"}, 401)
+    if form.get("grant_type") != "client_credentials":
+        return JSONResponse({"error": "unsupported_grant_type"}, 400)
+    OAUTH["scopes"].append(str(form.get("scope")))
+    OAUTH["issued"].append(f"cc-{len(OAUTH['scopes'])}")
+    return JSONResponse({"access_token": OAUTH["issued"][-1], "token_type": "Bearer", "expires_in": 3600})
+
+
+@api.get("/secure/count", operation_id="secure_count")
+def secure_count(authorization: Annotated[str | None, Security(oauth, scopes=["items:read"])]) -> dict[str, int]:
+    if (authorization or "").removeprefix("Bearer ") not in OAUTH["issued"]:
+        raise HTTPException(status_code=401, detail="the access token is not valid")
+    return {"items": len(ITEMS)}

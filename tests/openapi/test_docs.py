@@ -70,3 +70,28 @@ def test_the_diff_runs_as_written(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr  # a change breaks a caller
     printed = done.stdout.splitlines()
     assert [line for line in _block("text").splitlines() if line not in printed] == []
+
+
+def test_app_openapi_runs_as_written(tmp_path: Path) -> None:
+    """The run-time section: its server.py beside the fixture description, its `$ ` commands (the
+    lines shown are what the first prints), then the Claude Desktop entry the JSON block shows."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    shutil.copy(FIXTURES / "petstore.yaml", work / "petstore.yaml")
+    (work / "server.py").write_text(_block("python"))
+    steps = console_steps(PAGE, "shell")
+    assert [argv[:3] for argv, _ in steps] == [
+        ["mcp-bindgen", "list", "tools"],
+        ["mcp-bindgen", "install", "claude-desktop"],
+    ]
+    for argv, shown in steps:
+        done = bindgen(*argv[1:], cwd=work, environ={"HOME": str(home), "XDG_CONFIG_HOME": ""})
+        assert done.returncode == 0, (argv, done.stderr)
+        assert done.stdout.splitlines()[: len(shown)] == shown, argv
+    written = json.loads((home / ".config" / "Claude" / "claude_desktop_config.json").read_text(encoding="utf-8"))
+    entry = written["mcpServers"]["petstore"]
+    shown_entry = json.loads(_block("json"))["mcpServers"]["petstore"]
+    assert Path(entry["command"]).name == Path(shown_entry["command"]).name == "mcp-bindgen"
+    assert entry["args"] == ["run", str(work / "server.py")] and shown_entry["args"][0] == "run"
+    assert entry["env"] == shown_entry["env"]

@@ -39,6 +39,9 @@ async def test_lists_one_tool_per_operation(served: tuple[str, ModuleType]) -> N
         "away",
         "home",
         "big",
+        "upload",
+        "secure_count",
+        "search_form",
     }
     get_item = tools["get_item"].input_schema.model_dump(by_alias=True, exclude_none=True)
     assert get_item["required"] == ["item_id"]

@@ -87,7 +87,7 @@ def test_bad_input_is_one_clear_line(
     err = capsys.readouterr().err
     assert err.startswith("mcp-bindgen: error: ") and message in err and "Traceback" not in err
     assert main(["openapi", "http://example.com/x.json", "-o", str(tmp_path / "out")]) == 1
-    assert "only https:// URLs and files are read" in capsys.readouterr().err
+    assert "only https:// URLs, http:// URLs of this machine (127.0.0.1, localhost)" in capsys.readouterr().err
 
 
 def test_a_schema_named_like_a_builtin_keeps_the_tools_importable(

@@ -52,9 +52,10 @@ def section(heading: str) -> str:
     raise AssertionError(f"no page has the heading {heading!r}")
 
 
-def console_steps(text: str) -> list[tuple[list[str], list[str]]]:
-    """The one console block of `text`: each `$ ` line's words, with the lines shown under it."""
-    found = re.findall(r"```console\n(.*?)```", text, re.S)
+def console_steps(text: str, fence: str = "console") -> list[tuple[list[str], list[str]]]:
+    """The one console block of `text` (a block fenced ```console, or ```FENCE): each `$ ` line's
+    words, with the lines shown under it."""
+    found = re.findall(rf"```{fence}\n(.*?)```", text, re.S)
     assert len(found) == 1
     steps: list[tuple[list[str], list[str]]] = []
     for line in found[0].splitlines():

@@ -4,21 +4,36 @@ Staged like the protocol pipeline: `load` (a file or https URL; JSON or YAML; Sw
 by `swagger2`) -> `normalise` (schemas as JSON Schema definitions, references resolved) -> `lower`
 (the IR of `ir.py`: operations, parameters, bodies, responses, security schemes) -> `render`
 (datamodel-code-generator for the models, Jinja2 templates under `templates/openapi/`) -> black.
+The stages up to the IR live in `mcp_bindings.openapi`, which the runtime's `App.openapi` shares;
+its `DescriptionError` is raised here as a `BindgenError`.
 The generated server imports the runtime's `mcp_bindings.runtime.app.openapi` for what every
 package does the same way (the HTTP call, its bounds, auth, retries, errors).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import BindgenError
-from .ir import ApiIR
-from .load import load
-from .lower import Options, lower
+from mcp_bindings.openapi.errors import DescriptionError
+from mcp_bindings.openapi.ir import ApiIR
+from mcp_bindings.openapi.load import load
+from mcp_bindings.openapi.lower import Options, lower
 
-__all__ = ["Generated", "Options", "build_ir", "generate", "write"]
+from ..errors import BindgenError
+
+__all__ = ["Generated", "Options", "build_ir", "described", "generate", "write"]
+
+
+@contextmanager
+def described() -> Iterator[None]:
+    """The shared stages' `DescriptionError` as the generator's `BindgenError` (the CLI prints it)."""
+    try:
+        yield
+    except DescriptionError as exc:
+        raise BindgenError(str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -28,7 +43,8 @@ class Generated:
 
 
 def build_ir(source: str, options: Options) -> ApiIR:
-    return lower(load(source), options)
+    with described():
+        return lower(load(source), options)
 
 
 def generate(source: str, options: Options, command: str) -> Generated:

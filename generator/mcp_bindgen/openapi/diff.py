@@ -14,9 +14,10 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from mcp_bindings.openapi.lower import Options
+
 from ..compat import Change, compare_surfaces
-from .load import load
-from .lower import Options, lower
+from . import build_ir
 from .surface import surface
 
 Format = Literal["markdown", "json"]
@@ -79,5 +80,5 @@ def diff_descriptions(old: str, new: str, options: Options) -> ApiDiff:
     """The changes from the package `old` generates to the one `new` does (the same options)."""
     # The base URL is no part of the surface: a description naming no server still compares.
     options = replace(options, base_url=options.base_url or "https://api.example.invalid")
-    before, after = surface(lower(load(old), options)), surface(lower(load(new), options))
+    before, after = surface(build_ir(old, options)), surface(build_ir(new, options))
     return ApiDiff(old, new, compare_surfaces(before, after, ""))

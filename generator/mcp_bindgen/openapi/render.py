@@ -12,13 +12,14 @@ from typing import Any
 import libcst as cst
 from datamodel_code_generator import generate
 
+from mcp_bindings.openapi.ir import ApiIR, Operation, Scheme, resource_uri, tool_annotations
+
 from .. import __version__
 from ..errors import BindgenError
 from ..format import format_python
 from ..render import passes
 from ..render.models import DCG_OPTIONS, base_passes
 from ..render.templates import render
-from .ir import ApiIR, Operation, Scheme, resource_uri, tool_annotations
 
 BASE_CLASS = "mcp_bindings.runtime.app.openapi.ApiModel"
 # The types a tool gives back when its answer is not JSON validated into a model.
@@ -166,7 +167,11 @@ def _operation(op: Operation) -> str:
         + ")"
         for p in op.params
     )
-    body = f"openapi.Body({op.body.prop!r}, {op.body.media_type!r}, {op.body.kind!r})" if op.body else "None"
+    body = (
+        f"openapi.Body({op.body.prop!r}, {op.body.media_type!r}, {op.body.kind!r}, {op.body.files!r})"
+        if op.body
+        else "None"
+    )
     response = op.response
     returns = response.schema if response.schema else "None"
     answer = f"openapi.Answer({response.kind!r}, {response.media_type!r}, {returns})"
@@ -224,6 +229,7 @@ def _imports(code: str, models: Models, exclude: set[str]) -> tuple[list[str], l
 
 def _scheme(scheme: Scheme) -> str:
     where = f", location={scheme.location!r}, param={scheme.param!r}" if scheme.kind == "api_key" else ""
+    where += f", token_url={scheme.token_url!r}, scopes={scheme.scopes!r}" if scheme.kind == "oauth2" else ""
     return f"{scheme.name!r}: openapi.Scheme({scheme.kind!r}, env={scheme.env!r}{where})"
 
 

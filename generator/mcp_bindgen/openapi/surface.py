@@ -5,38 +5,10 @@ compares two of them."""
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
-from .ir import ApiIR, Operation, resource_uri, tool_annotations
-from .lower import identifier
-from .normalise import DEFS_PREFIX
-
-
-def _refs(node: Any, found: list[str]) -> None:
-    if isinstance(node, dict):
-        for key, value in cast("dict[str, Any]", node).items():
-            if key == "$ref" and isinstance(value, str) and value.startswith(DEFS_PREFIX):
-                found.append(value[len(DEFS_PREFIX) :])
-            else:
-                _refs(value, found)
-    elif isinstance(node, list):
-        for value in cast("list[Any]", node):
-            _refs(value, found)
-
-
-def closed_schema(ir: ApiIR, name: str) -> dict[str, Any]:
-    """The definition `name` with every definition it reaches under `$defs`: a schema on its own."""
-    top = dict(ir.schemas.get(name) or {})
-    defs: dict[str, Any] = {}
-    todo: list[str] = []
-    _refs(top, todo)
-    while todo:
-        current = todo.pop()
-        if current in defs or current not in ir.schemas:
-            continue
-        defs[current] = ir.schemas[current]
-        _refs(defs[current], todo)
-    return {**top, "$defs": defs} if defs else top
+from mcp_bindings.openapi.ir import ApiIR, Operation, closed_schema, resource_uri, tool_annotations
+from mcp_bindings.openapi.lower import identifier
 
 
 def _uri(ir: ApiIR, op: Operation) -> str:

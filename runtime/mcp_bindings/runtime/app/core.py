@@ -47,6 +47,7 @@ from mcp_bindings.runtime.server.stubs import ServerStub
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.app.auth import ProtectedApp
+    from mcp_bindings.runtime.app.openapi_app import OpenApiOptions
     from mcp_bindings.runtime.http.app import StreamableHTTPApp
 
     # The generated clients: `test_client("<version>")` is typed as that version's `Client` (types
@@ -238,6 +239,14 @@ class App:
         """An app serving the remote MCP server at `target`: an http(s) URL or the command that starts
         a stdio server (`app.proxy.proxy_app` describes the options)."""
         return cast("Self", proxy_app(cls, target, **options))
+
+    @classmethod
+    def openapi(cls, source: str, **options: Unpack[OpenApiOptions]) -> Self:
+        """An app serving an OpenAPI description's operations as tools, with no generation step: a
+        file, an https URL or a loopback http URL (`app.openapi_app.openapi_app` describes the options)."""
+        from mcp_bindings.runtime.app.openapi_app import openapi_app
+
+        return cast("Self", openapi_app(cls, source, **options))
 
     # -- registration (`app.registration.Registration`) -----------------------------------------
 

@@ -1,14 +1,15 @@
 """What every package `mcp-bindgen openapi` generates does the same way, in one place: the HTTP call a
 tool makes (`Api.call`), its bounds, credentials, retries and errors, and the base of the models.
 
-Safe by construction (docs/openapi.md, docs/security.md): the scheme, host and port of every
-request are the base URL's, fixed in the generated code, and no argument can change them: path
-parameters are percent-encoded whole (a `/`, `?`, `#` or a dot segment stays inside its segment),
-the URL is checked against the base before it is sent, a redirect to another origin is refused, a
-header value (or credential) holding CR, LF or NUL is refused, and an answer is read up to
-`max_response_bytes` and no further. Retries: a 429 or 503 is tried again (`retries` times), after
-its `Retry-After` when it gives one no longer than `max_retry_wait`, else after a short backoff.
-An answer other than 2xx is a tool error naming the status and the API's message.
+Safe by construction (docs/openapi.md, docs/security.md): the scheme, host and port of every request
+are the base URL's, fixed in the generated code, and no argument can change them: path parameters
+are percent-encoded whole (a `/`, `?`, `#` or a dot segment stays inside its segment), the URL is
+checked against the base before it is sent, a redirect to another origin is refused, a header value
+(or credential) holding CR, LF or NUL is refused, and an answer is read up to `max_response_bytes`
+and no further. OAuth client credentials: `app.openapi_oauth`. Retries: a 429 or 503 is tried again
+(`retries` times), after its `Retry-After` when it gives one no longer than `max_retry_wait`, else
+after a short backoff. An answer other than 2xx is a tool error naming the status and the API's
+message.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import secrets
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +37,7 @@ from pydantic import (
 
 from mcp_bindings.runtime.app.content import Embedded
 from mcp_bindings.runtime.app.errors import ToolError
+from mcp_bindings.runtime.app.openapi_oauth import ClientCredentials
 from mcp_bindings.runtime.client.http import retry_after_seconds
 
 if TYPE_CHECKING:
@@ -85,7 +88,8 @@ class Param:
 class Body:
     prop: str
     media_type: str
-    kind: Literal["json", "form", "text", "binary"]
+    kind: Literal["json", "form", "multipart", "text", "binary"]
+    files: tuple[str, ...] = ()  # multipart: the parts that are files ({content, name?, mimeType?} objects)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,10 +101,12 @@ class Answer:
 
 @dataclass(frozen=True, slots=True)
 class Scheme:
-    kind: Literal["bearer", "basic", "api_key"]
+    kind: Literal["bearer", "basic", "api_key", "oauth2"]
     env: tuple[str, ...]
     location: Location | None = None
     param: str | None = None
+    token_url: str | None = None  # oauth2: the client credentials flow's (app.openapi_oauth)
+    scopes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +166,62 @@ def _query(param: Param, value: Any) -> list[tuple[str, str]]:
     return [(param.name, _text(value))]
 
 
+def _base64(value: Any, what: str) -> bytes:
+    try:
+        return base64.b64decode(str(value), validate=True)
+    except ValueError:
+        raise ToolError(f"{what}: not base64") from None
+
+
+def _disposition(name: str, filename: str | None = None) -> str:
+    """A part's Content-Disposition: names quoted (`"` as `%22`, as browsers and httpx write it), a
+    name holding CR, LF or NUL refused."""
+
+    def quoted(text: str) -> str:
+        return '"' + _header_value(text, name).replace("\\", "\\\\").replace('"', "%22") + '"'
+
+    line = f"form-data; name={quoted(name)}"
+    return line + (f"; filename={quoted(filename)}" if filename is not None else "")
+
+
+def _file(part: str, value: Any) -> tuple[str, bytes, str]:
+    """A file part's (file name, bytes, media type) from its `{content, name?, mimeType?}` object."""
+    if not isinstance(value, Mapping) or "content" not in value:
+        raise ToolError(f"part {part!r}: a file is an object {{content (base64), name?, mimeType?}}")
+    given = cast("Mapping[str, Any]", value)
+    media = str(given.get("mimeType") or "application/octet-stream")
+    return str(given.get("name") or part), _base64(given["content"], f"part {part!r}: content"), media
+
+
+def _multipart(body: Body, data: Any) -> tuple[bytes, str]:
+    """multipart/form-data (RFC 7578): each file part with its file name and media type, each array of
+    scalars one part per item, objects as JSON, the rest as text. The boundary is random."""
+    if not isinstance(data, Mapping):
+        raise ToolError(f"argument {body.prop!r}: an object of the form's parts is needed")
+    boundary = secrets.token_hex(16)
+    chunks: list[bytes] = []
+
+    def add(disposition: str, media: str | None, content: bytes) -> None:
+        head = f"--{boundary}\r\nContent-Disposition: {disposition}\r\n"
+        head += f"Content-Type: {_header_value(media, 'mimeType')}\r\n" if media else ""
+        chunks.append(head.encode() + b"\r\n" + content + b"\r\n")
+
+    for key, value in cast("Mapping[str, Any]", data).items():
+        items = cast("list[Any]", value) if isinstance(value, list) else [value]
+        for item in items:
+            if item is None:
+                continue
+            if key in body.files:
+                filename, content, media = _file(key, item)
+                add(_disposition(key, filename), media, content)
+            elif isinstance(item, Mapping | list):
+                add(_disposition(key), "application/json", json.dumps(item, separators=(",", ":")).encode())
+            else:
+                add(_disposition(key), None, _text(item).encode())
+    chunks.append(f"--{boundary}--\r\n".encode())
+    return b"".join(chunks), f"multipart/form-data; boundary={boundary}"
+
+
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
     default = {"http": 80, "https": 443}.get(url.scheme)
     return (url.scheme, url.host, url.port or default)
@@ -202,6 +264,11 @@ class Api:
         self.max_response_bytes, self.max_redirects = max_response_bytes, max_redirects
         self.environ = os.environ if environ is None else environ
         self.transport = transport
+        self.credentials = {  # OAuth client credentials: a token each, cached (ValueError: a token URL in clear)
+            name: ClientCredentials(name, s.token_url, s.env, s.scopes)
+            for name, s in self.schemes.items()
+            if s.kind == "oauth2" and s.token_url
+        }
         self._adapters: dict[str, TypeAdapter[Any]] = {}
 
     # -- the request ------------------------------------------------------------------------------
@@ -223,7 +290,8 @@ class Api:
             raise ToolError(f"{op.what}: the request would leave {self.base}")  # never, by construction
         return httpx.URL(url)
 
-    def request(self, op: Operation, arguments: Mapping[str, Any]) -> _Request:
+    def request(self, op: Operation, arguments: Mapping[str, Any], tokens: Mapping[str, str] | None = None) -> _Request:
+        """The request `call` sends; `tokens`: the OAuth schemes' access tokens (`tokens`)."""
         req = _Request(op.method, self.url(op, arguments))
         for param in op.params:
             value = arguments.get(param.prop)
@@ -237,47 +305,68 @@ class Api:
             else:
                 req.cookies.append(f"{param.name}={_header_value(_text(value), param.name)}")
         if op.body is not None and arguments.get(op.body.prop) is not None:
-            req.content = self._body(op.body, arguments[op.body.prop])
-            req.headers["Content-Type"] = op.body.media_type
+            req.content, req.headers["Content-Type"] = self._body(op.body, arguments[op.body.prop])
         if op.answer.media_type:
             req.headers["Accept"] = op.answer.media_type
-        self._authorize(op, req)
+        self._authorize(op, req, tokens or {})
         if req.cookies:
             req.headers["Cookie"] = "; ".join(req.cookies)
         return req
 
     @staticmethod
-    def _body(body: Body, value: Any) -> bytes:
+    def _body(body: Body, value: Any) -> tuple[bytes, str]:
+        """The request's content and its Content-Type."""
         if body.kind == "binary":
-            try:
-                return base64.b64decode(str(value), validate=True)
-            except ValueError:
-                raise ToolError(f"argument {body.prop!r}: not base64") from None
+            return _base64(value, f"argument {body.prop!r}"), body.media_type
         if body.kind == "text":
-            return str(value).encode()
+            return str(value).encode(), body.media_type
         data = pydantic_core.to_jsonable_python(value, by_alias=True)
-        if body.kind == "form" and isinstance(data, Mapping):
-            pairs = [(str(k), _text(v)) for k, v in cast("Mapping[Any, Any]", data).items() if v is not None]
-            return urllib.parse.urlencode(pairs).encode()
-        return json.dumps(data, separators=(",", ":")).encode()
+        if body.kind == "multipart":
+            return _multipart(body, data)
+        if body.kind == "form" and isinstance(data, Mapping):  # an array: one pair per item (form, explode)
+            pairs: list[tuple[str, str]] = []
+            for key, value in cast("Mapping[Any, Any]", data).items():
+                values = cast("list[Any]", value) if isinstance(value, list) else [value]
+                pairs += [(str(key), _text(v)) for v in values if v is not None]
+            return urllib.parse.urlencode(pairs).encode(), body.media_type
+        return json.dumps(data, separators=(",", ":")).encode(), body.media_type
 
-    def _authorize(self, op: Operation, req: _Request) -> None:
-        """Apply the first alternative of the operation's security whose variables are all set."""
+    def alternative(self, op: Operation) -> tuple[str, ...]:
+        """The first alternative of the operation's security whose variables are all set: the schemes
+        the request uses (none where it needs none); ToolError naming the variables where none is."""
         if not op.security:
-            return
+            return ()
         for alternative in op.security:
             schemes = [self.schemes[name] for name in alternative if name in self.schemes]
             if len(schemes) == len(alternative) and all(self.environ.get(e) for s in schemes for e in s.env):
-                for scheme in schemes:
-                    self._apply(scheme, req)
-                return
+                return alternative
         needed = " or ".join(
             " and ".join(e for name in alt for e in (self.schemes[name].env if name in self.schemes else ()))
             for alt in op.security
         )
         raise ToolError(f"{op.what} needs credentials: set {needed}")
 
-    def _apply(self, scheme: Scheme, req: _Request) -> None:
+    async def tokens(
+        self, op: Operation, client: httpx.AsyncClient, stale: Mapping[str, str] | None = None
+    ) -> dict[str, str]:
+        """The access tokens of the OAuth schemes the operation's request uses (new ones in place of `stale`)."""
+        found: dict[str, str] = {}
+        for name in self.alternative(op):
+            if name in self.credentials:
+                old = (stale or {}).get(name)
+                found[name] = await self.credentials[name].token(client, self.environ, old)
+        return found
+
+    def _authorize(self, op: Operation, req: _Request, tokens: Mapping[str, str]) -> None:
+        for name in self.alternative(op):
+            self._apply(name, self.schemes[name], req, tokens)
+
+    def _apply(self, name: str, scheme: Scheme, req: _Request, tokens: Mapping[str, str]) -> None:
+        if scheme.kind == "oauth2":
+            if name not in tokens:
+                raise ToolError(f"scheme {name!r}: no OAuth token was obtained for this request")
+            req.headers["Authorization"] = f"Bearer {_header_value(tokens[name], 'access_token')}"
+            return
         values = [_header_value(self.environ[e], e) for e in scheme.env]
         if scheme.kind == "bearer":
             req.headers["Authorization"] = f"Bearer {values[0]}"
@@ -297,9 +386,13 @@ class Api:
         """Make the operation's request with the tool's arguments; the answer as the tool gives it back."""
         import httpx
 
-        req = self.request(op, arguments)
         async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=False, transport=self.transport) as client:
-            status, headers, content, url = await self._with_retries(client, op, req)
+            tokens = await self.tokens(op, client)
+            status, headers, content, url = await self._with_retries(client, op, self.request(op, arguments, tokens))
+            if status == 401 and tokens:  # a token the API no longer takes (revoked, expired early): once more
+                tokens = await self.tokens(op, client, stale=tokens)
+                req = self.request(op, arguments, tokens)
+                status, headers, content, url = await self._with_retries(client, op, req)
         if not 200 <= status < 300:
             raise ToolError(_failure(op, status, headers, content))
         return self._answer(op, headers, content, url)

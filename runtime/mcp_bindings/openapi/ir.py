@@ -10,13 +10,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
+
+DEFS_PREFIX = "#/$defs/"  # where every reference of the IR's schemas points (`normalise`)
+
+# A file part of a multipart body, as a tool takes it: the bytes base64-encoded (JSON has no bytes),
+# with the file name and media type the part is sent with (an API may read either: FastAPI's
+# `UploadFile.filename` and `.content_type`). One definition all file parts share (`lower`).
+FILE_PART: dict[str, Any] = {
+    "type": "object",
+    "description": "A file: its content base64-encoded, with the file name and media type it is sent with.",
+    "properties": {
+        "content": {"type": "string", "description": "The file's bytes, base64-encoded."},
+        "name": {"type": "string", "description": "The file name sent with it (default: the part's name)."},
+        "mimeType": {"type": "string", "description": "Its media type (default: application/octet-stream)."},
+    },
+    "required": ["content"],
+    "additionalProperties": False,
+}
 
 Location = Literal["path", "query", "header", "cookie"]
 # How a success response is given back: JSON (validated, structured), text, bytes, or nothing.
 ResponseKind = Literal["json", "text", "binary", "empty"]
-BodyKind = Literal["json", "form", "text", "binary"]
-SchemeKind = Literal["bearer", "basic", "api_key"]
+BodyKind = Literal["json", "form", "multipart", "text", "binary"]
+SchemeKind = Literal["bearer", "basic", "api_key", "oauth2"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +52,7 @@ class Body:
     media_type: str
     kind: BodyKind
     required: bool
+    files: tuple[str, ...] = ()  # multipart: the parts that are files (`FILE_PART` objects, or arrays of them)
 
 
 @dataclass(frozen=True)
@@ -93,10 +111,12 @@ def resource_uri(op: Operation, scheme: str, var: Callable[[Param], str]) -> str
 class Scheme:
     name: str  # as the description names it
     kind: SchemeKind
-    env: tuple[str, ...]  # the environment variables it reads: (token,) / (user, password) / (key,)
+    env: tuple[str, ...]  # the variables it reads: (token,) / (user, password) / (key,) / (client id, secret)
     location: Location | None = None  # api_key: where the key goes
     param: str | None = None  # api_key: the header, query or cookie name
     description: str = ""
+    token_url: str | None = None  # oauth2 (the client credentials flow): where tokens are asked for
+    scopes: tuple[str, ...] = ()  # oauth2: every scope an operation asks of it (one token for them all)
 
 
 @dataclass(frozen=True)
@@ -119,3 +139,30 @@ class ApiIR:
     operations: list[Operation] = field(default_factory=list[Operation])
     schemes: dict[str, Scheme] = field(default_factory=dict[str, Scheme])
     skipped: list[Skipped] = field(default_factory=list[Skipped])
+
+
+def _refs(node: Any, found: list[str]) -> None:
+    if isinstance(node, dict):
+        for key, value in cast("dict[str, Any]", node).items():
+            if key == "$ref" and isinstance(value, str) and value.startswith(DEFS_PREFIX):
+                found.append(value[len(DEFS_PREFIX) :])
+            else:
+                _refs(value, found)
+    elif isinstance(node, list):
+        for value in cast("list[Any]", node):
+            _refs(value, found)
+
+
+def closed_schema(ir: ApiIR, name: str) -> dict[str, Any]:
+    """The definition `name` with every definition it reaches under `$defs`: a schema on its own."""
+    top = dict(ir.schemas.get(name) or {})
+    defs: dict[str, Any] = {}
+    todo: list[str] = []
+    _refs(top, todo)
+    while todo:
+        current = todo.pop()
+        if current in defs or current not in ir.schemas:
+            continue
+        defs[current] = ir.schemas[current]
+        _refs(defs[current], todo)
+    return {**top, "$defs": defs} if defs else top

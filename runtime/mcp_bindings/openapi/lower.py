@@ -11,8 +11,8 @@ import urllib.parse
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
-from ..errors import BindgenError
-from .ir import ApiIR, Body, BodyKind, Location, Operation, Param, Response, Scheme, Skipped
+from .errors import DescriptionError
+from .ir import FILE_PART, ApiIR, Body, BodyKind, Location, Operation, Param, Response, Scheme, Skipped
 from .load import Loaded
 from .normalise import DEFS_PREFIX, Schemas, as_dict, pascal, resolve, unique
 from .routes import DEFAULT_ROUTES, Route, route_kind
@@ -59,10 +59,11 @@ def _text(*parts: Any) -> str:
 
 def base_url(loaded: Loaded, given: str | None) -> str:
     """The API's base URL: `--base-url`, else the first server's (variables at their defaults, a
-    relative URL against the description's own URL). Always http(s) with a host."""
+    relative URL against the description's own URL; none at all: `/`, as OpenAPI says). Always http(s)
+    with a host."""
     url = given
     if url is None:
-        servers = loaded.document.get("servers") or []
+        servers: Any = loaded.document.get("servers") or ([{"url": "/"}] if loaded.url else [])
         server = servers[0] if isinstance(servers, list) and servers and isinstance(servers[0], dict) else {}
         url = str(server.get("url", "")) if server else ""
         for var, spec in (server.get("variables") or {}).items():
@@ -73,9 +74,9 @@ def base_url(loaded: Loaded, given: str | None) -> str:
     parts = urllib.parse.urlsplit(url or "")
     if parts.scheme not in ("http", "https") or not parts.hostname:
         found = f"its server URL is {url!r}" if url else "it names no server"
-        raise BindgenError(f"{loaded.origin}: {found}; pass --base-url https://... (the API's absolute base URL)")
+        raise DescriptionError(f"{loaded.origin}: {found}; pass --base-url https://... (the API's absolute base URL)")
     if parts.query or parts.fragment or "{" in url:
-        raise BindgenError(f"{loaded.origin}: the base URL {url!r} has a query, a fragment or an unset variable")
+        raise DescriptionError(f"{loaded.origin}: the base URL {url!r} has a query, a fragment or an unset variable")
     return urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
 
 
@@ -87,14 +88,36 @@ def _env(prefix: str, scheme: str, *suffixes: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def schemes(doc: dict[str, Any], prefix: str) -> dict[str, Scheme]:
-    """The security schemes this package can satisfy: HTTP bearer and basic, API keys."""
+def _scopes(doc: dict[str, Any], name: str) -> tuple[str, ...]:
+    """Every scope the description's security requirements ask of scheme `name` (sorted)."""
+    found: set[str] = set()
+    requirements = [doc.get("security")]
+    for item in as_dict(doc.get("paths")).values():
+        requirements += [as_dict(op).get("security") for op in as_dict(item).values()]
+    for listed in requirements:
+        for requirement in listed if isinstance(listed, list) else []:
+            scopes = as_dict(requirement).get(name)
+            found |= {s for s in scopes if isinstance(s, str)} if isinstance(scopes, list) else set()
+    return tuple(sorted(found))
+
+
+def _client_credentials(scheme: dict[str, Any], base: str) -> str | None:
+    """The token URL of an OAuth 2 scheme's client credentials flow (a relative one against the base
+    URL), or None where it has none."""
+    flow = as_dict(as_dict(scheme.get("flows")).get("clientCredentials"))
+    token = flow.get("tokenUrl")
+    return urllib.parse.urljoin(base + "/", token) if isinstance(token, str) and token else None
+
+
+def schemes(doc: dict[str, Any], prefix: str, base: str = "") -> dict[str, Scheme]:
+    """The security schemes this package can satisfy: HTTP bearer and basic, API keys, OAuth 2's client
+    credentials flow."""
     components = doc.get("components") or {}
     out: dict[str, Scheme] = {}
     for name, raw in (components.get("securitySchemes") or {}).items():
         try:
             scheme = resolve(doc, raw, f"security scheme {name}")
-        except BindgenError:
+        except DescriptionError:
             continue
         if not isinstance(scheme, dict):
             continue
@@ -107,12 +130,16 @@ def schemes(doc: dict[str, Any], prefix: str) -> dict[str, Scheme]:
         elif kind == "apiKey" and scheme.get("in") in ("header", "query", "cookie") and scheme.get("name"):
             where: Location = scheme["in"]
             out[name] = Scheme(name, "api_key", _env(prefix, name, "KEY"), where, str(scheme["name"]), text)
+        elif kind == "oauth2" and (token_url := _client_credentials(scheme, base)):
+            env = _env(prefix, name, "CLIENT_ID", "CLIENT_SECRET")
+            out[name] = Scheme(name, "oauth2", env, description=text, token_url=token_url, scopes=_scopes(doc, name))
     return out
 
 
 def _security(requirements: Any, known: dict[str, Scheme]) -> tuple[tuple[str, ...], ...]:
     """The alternatives this package can meet (each a set of schemes used together); `()` when none is
-    needed. An alternative naming a scheme it cannot use (OAuth, OpenID Connect) is left out."""
+    needed. An alternative naming a scheme it cannot use (OAuth flows other than client credentials,
+    OpenID Connect) is left out."""
     if not isinstance(requirements, list):
         return ()
     alternatives: list[tuple[str, ...]] = []
@@ -164,6 +191,7 @@ class _Lowering:
     known: dict[str, Scheme]
     tools: set[str] = field(default_factory=set[str])
     functions: set[str] = field(default_factory=lambda: set(RESERVED_FUNCTIONS))
+    file_def: str | None = None  # the name of `FILE_PART`'s definition, once a multipart body needs it
 
     @property
     def doc(self) -> dict[str, Any]:
@@ -229,9 +257,9 @@ class _Lowering:
             return None
         media_type, entry = media
         kind = _kind(media_type)
-        if kind == "multipart":
-            return f"its request body is {media_type}, which is not supported yet"
         prop = unique("body", set(props), "_")
+        if kind == "multipart":
+            return self.multipart(body, entry, media_type, (base, prop, props), where)
         schema: Any
         if kind in ("json", "form"):
             schema = self.schemas.convert(entry.get("schema", {}) if isinstance(entry, dict) else {})
@@ -252,6 +280,43 @@ class _Lowering:
         props[prop] = {"allOf": [schema], "description": text} if "$ref" in schema else {**schema, "description": text}
         required = bool(body.get("required"))
         return Body(prop, media_type, _body_kind(kind), required)
+
+    def multipart(
+        self, body: dict[str, Any], entry: Any, media_type: str, into: tuple[str, str, dict[str, Any]], where: str
+    ) -> Body:
+        """A multipart body: an object of its parts, each file part (a binary string, or an array of
+        them) a `FILE_PART` object (or an array of them), the others as their schemas say."""
+        base, prop, props = into
+        raw = as_dict(resolve(self.doc, as_dict(entry).get("schema", {}), where))
+        fields: dict[str, Any] = {}
+        files: list[str] = []
+        for key, value in as_dict(raw.get("properties")).items():
+            part = as_dict(resolve(self.doc, value, where))
+            items = as_dict(resolve(self.doc, part.get("items"), where)) if part.get("type") == "array" else {}
+            if _is_file(part) or _is_file(items):
+                ref = {"$ref": DEFS_PREFIX + self.file_part()}
+                fields[key] = {"allOf": [ref]} if _is_file(part) else {"type": "array", "items": ref}
+                if isinstance(part.get("description"), str):
+                    fields[key]["description"] = part["description"]
+                files.append(key)
+            else:
+                fields[key] = self.schemas.convert(value)
+        schema: dict[str, Any] = {"type": "object", "properties": fields}
+        required = [str(r) for r in raw.get("required") or [] if r in fields]
+        if required:
+            schema["required"] = required
+        name = self.schemas.claim(f"{base}Body")
+        self.schemas.defs[name] = schema
+        text = _text(body.get("description"), f"The request body ({media_type}).")
+        props[prop] = {"allOf": [{"$ref": DEFS_PREFIX + name}], "description": text}
+        return Body(prop, media_type, "multipart", bool(body.get("required")), tuple(files))
+
+    def file_part(self) -> str:
+        """The definition every file part shares (`ir.FILE_PART`), added the first time one is met."""
+        if self.file_def is None:
+            self.file_def = self.schemas.claim("FilePart")
+            self.schemas.defs[self.file_def] = FILE_PART
+        return self.file_def
 
     def response(self, op: dict[str, Any], base: str, where: str) -> Response:
         responses = as_dict(op.get("responses"))
@@ -360,7 +425,7 @@ class _Lowering:
         for path, raw in (self.doc.get("paths") or {}).items():
             try:
                 item = resolve(self.doc, raw, f"path {path}")
-            except BindgenError as exc:
+            except DescriptionError as exc:
                 skipped.append(Skipped(str(path), str(exc)))
                 continue
             if not isinstance(item, dict):
@@ -375,7 +440,7 @@ class _Lowering:
                     continue
                 try:
                     lowered = self.operation(method, str(path), item, op)
-                except BindgenError as exc:
+                except DescriptionError as exc:
                     lowered = Skipped(f"{method.upper()} {path}", str(exc))
                 if kind == "resource" and isinstance(lowered, Operation) and self.readable(lowered):
                     lowered = replace(lowered, resource=True)
@@ -387,12 +452,23 @@ def _body_kind(kind: str) -> BodyKind:
     return {"json": "json", "form": "form", "text": "text"}.get(kind, "binary")  # pyright: ignore[reportReturnType]
 
 
+def _is_file(schema: dict[str, Any]) -> bool:
+    """A file in a multipart body: a binary string (3.0's `format: binary` / `base64`, 3.1's
+    `contentMediaType` / `contentEncoding`; Swagger 2.0's `type: file`)."""
+    if schema.get("type") == "file":
+        return True
+    return schema.get("type") == "string" and (
+        schema.get("format") in ("binary", "base64") or "contentMediaType" in schema or "contentEncoding" in schema
+    )
+
+
 def lower(loaded: Loaded, options: Options) -> ApiIR:
     doc = loaded.document
     info = as_dict(doc.get("info"))
     prefix = options.env_prefix or re.sub(r"[^0-9A-Za-z]+", "_", options.name).upper()
     schemas = Schemas(doc)
-    known = schemes(doc, prefix)
+    base = base_url(loaded, options.base_url)
+    known = schemes(doc, prefix, base)
     lowering = _Lowering(loaded, options, schemas, known)
     operations, skipped = lowering.run()
     return ApiIR(
@@ -402,7 +478,7 @@ def lower(loaded: Loaded, options: Options) -> ApiIR:
         source=loaded.origin,
         sha256=loaded.sha256,
         openapi=loaded.openapi,
-        base_url=base_url(loaded, options.base_url),
+        base_url=base,
         uri_scheme=options.name.replace("_", "-").strip("-") or "api",
         schemas=schemas.defs,
         operations=operations,

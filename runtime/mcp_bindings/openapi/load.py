@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import ipaddress
 import json
 import urllib.parse
 import urllib.request
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import BindgenError
+from .errors import DescriptionError
 from .swagger2 import convert
 
 # A description larger than this is refused (the largest public ones, GitHub's and Stripe's, are
@@ -29,26 +30,41 @@ class Loaded:
     url: str | None  # the URL it came from (relative server URLs resolve against it)
 
 
+def _loopback(url: str) -> bool:
+    """An http URL to this machine (`127.0.0.1`, `::1`, `localhost`): no network in between to trust."""
+    host = (urllib.parse.urlsplit(url).hostname or "").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def read_source(source: str, timeout: float = 30.0) -> tuple[bytes, str | None]:
-    """The bytes of a path or `https://` URL, and the URL (None for a file)."""
+    """The bytes of a path, an `https://` URL or an `http://` URL of a loopback host, and the URL
+    (None for a file)."""
     scheme = urllib.parse.urlsplit(source).scheme.lower()
-    if scheme == "https":
+    if scheme == "https" or (scheme == "http" and _loopback(source)):
         try:
-            with urllib.request.urlopen(source, timeout=timeout) as answer:  # noqa: S310 - https only, above
+            with urllib.request.urlopen(source, timeout=timeout) as answer:  # noqa: S310 - https or loopback http, above
                 raw = answer.read(MAX_BYTES + 1)
                 final = answer.geturl()
         except OSError as exc:
-            raise BindgenError(f"could not fetch {source}: {exc}") from None
+            raise DescriptionError(f"could not fetch {source}: {exc}") from None
         if len(raw) > MAX_BYTES:
-            raise BindgenError(f"{source} is larger than {MAX_BYTES} bytes")
-        if urllib.parse.urlsplit(final).scheme.lower() != "https":
-            raise BindgenError(f"{source} redirected to {final}, which is not https")
+            raise DescriptionError(f"{source} is larger than {MAX_BYTES} bytes")
+        if urllib.parse.urlsplit(final).scheme.lower() != "https" and not _loopback(final):
+            raise DescriptionError(f"{source} redirected to {final}, which is not https")
         return raw, final
     if scheme in ("http", "ftp", "file"):
-        raise BindgenError(f"{source}: only https:// URLs and files are read (fetch it yourself, then pass the file)")
+        raise DescriptionError(
+            f"{source}: only https:// URLs, http:// URLs of this machine (127.0.0.1, localhost) and files are "
+            "read (fetch it yourself, then pass the file)"
+        )
     path = Path(source)
     if not path.is_file():
-        raise BindgenError(f"OpenAPI description {source} not found")
+        raise DescriptionError(f"OpenAPI description {source} not found")
     return path.read_bytes(), None
 
 
@@ -71,19 +87,19 @@ def parse(raw: bytes, origin: str) -> dict[str, Any]:
         try:
             doc: Any = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise BindgenError(f"{origin} is not valid JSON ({exc})") from None
+            raise DescriptionError(f"{origin} is not valid JSON ({exc})") from None
     else:
         try:
             import yaml
         except ModuleNotFoundError:
-            raise BindgenError(f"{origin} is YAML: reading it needs pyyaml (pip install pyyaml)") from None
+            raise DescriptionError(f"{origin} is YAML: reading it needs pyyaml (pip install pyyaml)") from None
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         try:
             doc = _jsonable(yaml.load(text, Loader=loader))  # noqa: S506 - a safe loader
         except yaml.YAMLError as exc:
-            raise BindgenError(f"{origin} is neither JSON nor valid YAML ({' '.join(str(exc).split())})") from None
+            raise DescriptionError(f"{origin} is neither JSON nor valid YAML ({' '.join(str(exc).split())})") from None
     if not isinstance(doc, dict):
-        raise BindgenError(f"{origin} is not an OpenAPI description: its top level is not an object")
+        raise DescriptionError(f"{origin} is not an OpenAPI description: its top level is not an object")
     return doc  # pyright: ignore[reportUnknownVariableType]
 
 
@@ -96,7 +112,7 @@ def load(source: str) -> Loaded:
     version = str(doc.get("openapi", ""))
     if not version.startswith(("3.0", "3.1")):
         found = f"openapi: {version}" if version else "neither `openapi` nor `swagger`"
-        raise BindgenError(f"{source} is not an OpenAPI 3.0 / 3.1 or Swagger 2.0 description ({found})")
+        raise DescriptionError(f"{source} is not an OpenAPI 3.0 / 3.1 or Swagger 2.0 description ({found})")
     if not isinstance(doc.get("paths", {}), dict):
-        raise BindgenError(f"{source}: `paths` is not an object")
+        raise DescriptionError(f"{source}: `paths` is not an object")
     return Loaded(doc, source, sha256, version, url)

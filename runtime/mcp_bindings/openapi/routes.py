@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
-from ..errors import BindgenError
+from .errors import DescriptionError
 from .load import parse, read_source
 
 RouteKind = Literal["tool", "resource", "exclude"]
@@ -63,7 +63,7 @@ def _strings(rule: Mapping[str, Any], key: str, where: str) -> list[str]:
     value = rule.get(key, [])
     value = [value] if isinstance(value, str) else value
     if not isinstance(value, list) or not all(isinstance(v, str) for v in cast("list[Any]", value)):
-        raise BindgenError(f"{where}: `{key}` must be a string or a list of strings")
+        raise DescriptionError(f"{where}: `{key}` must be a string or a list of strings")
     return cast("list[str]", value)
 
 
@@ -71,22 +71,22 @@ def parse_routes(data: Any, origin: str) -> tuple[Route, ...]:
     """The rules of a route map document (`{"routes": [...]}`)."""
     rules = data.get("routes") if isinstance(data, dict) else None
     if not isinstance(rules, list):
-        raise BindgenError(f"{origin}: a route map is a list of rules under `routes`")
+        raise DescriptionError(f"{origin}: a route map is a list of rules under `routes`")
     out: list[Route] = []
     for index, rule in enumerate(cast("list[Any]", rules)):
         where = f"{origin}: rule {index + 1}"
         if not isinstance(rule, dict):
-            raise BindgenError(f"{where} is not an object")
+            raise DescriptionError(f"{where} is not an object")
         rule = cast("dict[str, Any]", rule)
         unknown = sorted(set(rule) - _KEYS)
         if unknown:
-            raise BindgenError(f"{where}: unknown key `{unknown[0]}` (known: {', '.join(sorted(_KEYS))})")
+            raise DescriptionError(f"{where}: unknown key `{unknown[0]}` (known: {', '.join(sorted(_KEYS))})")
         kind = rule.get("kind")
         if kind not in KINDS:
-            raise BindgenError(f"{where}: `kind` must be one of {', '.join(KINDS)} (found {kind!r})")
+            raise DescriptionError(f"{where}: `kind` must be one of {', '.join(KINDS)} (found {kind!r})")
         path = rule.get("path")
         if path is not None and not isinstance(path, str):
-            raise BindgenError(f"{where}: `path` must be a string (an fnmatch glob)")
+            raise DescriptionError(f"{where}: `path` must be a string (an fnmatch glob)")
         methods = frozenset(m.upper() for m in _strings(rule, "methods", where))
         out.append(Route(kind, methods, path, frozenset(_strings(rule, "tags", where))))
     return tuple(out)

@@ -15,10 +15,10 @@ import re
 from functools import cache
 from typing import Any, cast
 
-from ..errors import BindgenError
+from .errors import DescriptionError
+from .ir import DEFS_PREFIX
 
 SCHEMA_PREFIX = "#/components/schemas/"
-DEFS_PREFIX = "#/$defs/"
 
 # The validation keywords a schema keeps (a Swagger 2.0 parameter's too, `swagger2`).
 CONSTRAINTS = (
@@ -117,7 +117,7 @@ def resolve(doc: dict[str, Any], node: Any, what: str) -> Any:
     while isinstance(node, dict) and isinstance(node.get("$ref"), str):
         ref: str = node["$ref"]
         if not ref.startswith("#/") or ref in seen:
-            raise BindgenError(f"{what}: cannot resolve $ref {ref!r} (only local references are read)")
+            raise DescriptionError(f"{what}: cannot resolve $ref {ref!r} (only local references are read)")
         seen.add(ref)
         node = pointer(doc, ref, what)
     return node
@@ -132,7 +132,7 @@ def pointer(doc: dict[str, Any], ref: str, what: str) -> Any:
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
             node = node[int(part)]
         else:
-            raise BindgenError(f"{what}: $ref {ref!r} points at nothing")
+            raise DescriptionError(f"{what}: $ref {ref!r} points at nothing")
     return node
 
 
@@ -200,7 +200,7 @@ class Schemas:
             return {}
         try:
             target_schema = pointer(self.doc, ref, "schema")
-        except BindgenError:
+        except DescriptionError:
             return {}
         self._inlining.add(ref)
         try:
