@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -90,7 +90,7 @@ def sole_exception(group: BaseExceptionGroup[BaseException]) -> Exception | None
 
 
 @contextmanager
-def ungrouped() -> Iterator[None]:
+def ungrouped() -> Generator[None]:
     """`with ungrouped(): async with anyio.create_task_group() ...`: the one ordinary exception the
     task group's exception group holds comes out as itself (a failed handshake, a refusal, an error
     in the caller's block); a group of several stays a group."""
