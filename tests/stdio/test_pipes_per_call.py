@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from mcp_bindings.runtime.rpc import jsonrpc, pipes
-from tests.stdio.test_pipes import DEADLINE, piped
+from tests.support.pipes import DEADLINE, piped
 
 pytestmark = pytest.mark.anyio
 
