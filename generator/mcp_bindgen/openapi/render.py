@@ -19,10 +19,12 @@ from ..render import passes
 from ..render.models import DCG_OPTIONS, base_passes
 from ..render.templates import render
 from .ir import ApiIR, Operation, Scheme, resource_uri, tool_annotations
+from .model_modules import base_class, split_models
 
-BASE_CLASS = "mcp_bindings.runtime.app.openapi.ApiModel"
 # The types a tool gives back when its answer is not JSON validated into a model.
 _RETURNS = {"text": "str", "binary": "Embedded", "empty": "str"}
+# pydantic's protected namespaces: a field starting so is warned about at import (`model_dump_`).
+_PROTECTED = ("model_dump", "model_validate")
 
 
 @dataclass(frozen=True)
@@ -56,12 +58,13 @@ class Models:
     imports: dict[str, tuple[str, str]]  # name -> (module, `name` or `name as alias`): the tool's own imports
     fields: dict[str, list[ParamView]]  # arguments class -> its fields as parameters
     names: set[str]  # the module's top-level names
+    base_module: str  # where the models' base class is (never imported by the tools)
 
 
-def render_models(ir: ApiIR) -> Models:
+def render_models(ir: ApiIR, package: str) -> Models:
     document = {"$defs": ir.schemas}
     # The protocol models' options; descriptions in `Field(...)`, where the tools' schemas carry them.
-    options: dict[str, Any] = {**DCG_OPTIONS, "use_field_description": False, "base_class": BASE_CLASS}
+    options: dict[str, Any] = {**DCG_OPTIONS, "use_field_description": False, "base_class": base_class(package)}
     try:
         source = generate(json.dumps(document), **options)
     except Exception as exc:  # the tool's own failure on a schema it cannot render: name it
@@ -95,7 +98,7 @@ def render_models(ir: ApiIR) -> Models:
     )
     if missing:
         raise BindgenError(f"the rendered models lack {', '.join(missing)} (datamodel-code-generator renamed them)")
-    return Models(kept, imports, fields, names)
+    return Models(kept, imports, fields, names, base_class(package).rsplit(".", 1)[0])
 
 
 def _fields(module: cst.Module, cls: cst.ClassDef) -> list[ParamView]:
@@ -116,6 +119,10 @@ def _fields(module: cst.Module, cls: cst.ClassDef) -> list[ParamView]:
         if alias:
             dropped = assign.annotation.annotation.visit(_DropAlias())
             unaliased = module.code_for_node(dropped) if isinstance(dropped, cst.CSTNode) else annotation
+        if name.startswith(_PROTECTED):  # pydantic warns about such a field of the tool's arguments model
+            if not alias:
+                alias, annotation = name, f"Annotated[{annotation}, Field(alias={name!r})]"
+            name = f"field_{name}"
         out.append(ParamView(name, annotation, default, repr(alias or name), unaliased))
     return out
 
@@ -213,10 +220,11 @@ def _imports(code: str, models: Models, exclude: set[str]) -> tuple[list[str], l
     used = used_names(code) - exclude
     names = sorted(n for n in used if n in models.names)
     by_module: dict[str, list[str]] = {}
-    known = {"Any": ("typing", "Any"), **models.imports}
+    known = {"Any": ("typing", "Any"), "Annotated": ("typing", "Annotated"), "Field": ("pydantic", "Field")}
+    known |= models.imports
     for name in sorted(used):
         origin, imported = known.get(name, ("", ""))
-        if origin and name not in models.names and origin != BASE_CLASS.rsplit(".", 1)[0]:
+        if origin and name not in models.names and origin != models.base_module:
             by_module.setdefault(origin, []).append(imported)
     lines = [f"from {m} import {', '.join(ns)}" for m, ns in sorted(by_module.items())]
     return names, lines
@@ -234,7 +242,7 @@ def _instructions(ir: ApiIR) -> str:
 
 def render_package(ir: ApiIR, package: str, generator_command: str) -> dict[str, str]:
     """Path (relative to the output folder) -> content of every file of the generated project."""
-    models = render_models(ir)
+    models = render_models(ir, package)
     views = tool_views(ir, models)
     header = render("header.py.j2", generator_version=__version__, source=ir.source).replace(
         "change the generator, its templates or policy files, then run `mcp-bindgen generate`",
@@ -261,9 +269,10 @@ def render_package(ir: ApiIR, package: str, generator_command: str) -> dict[str,
     server_models, server_imports = _imports(signature_code, models, {"Embedded"})
     src = f"src/{package}"
     files = {
-        f"{src}/models.py": format_python(
-            render("openapi/models.py.j2", **context) + models.module.code, f"{package}/models.py"
-        ),
+        **{
+            f"{src}/{path}": format_python(source, f"{package}/{path}")
+            for path, source in split_models(models.module, context["header"], ir.title).items()
+        },
         f"{src}/operations.py": format_python(
             render("openapi/operations.py.j2", **context, models=op_models), f"{package}/operations.py"
         ),
