@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic import ValidationError
 
 from mcp_bindgen.openapi.model_modules import CHUNK
 from tests.openapi.conftest import generate
@@ -58,13 +59,23 @@ def many_models(count: int = NODES) -> dict[str, Any]:
 
 def reserved_names() -> dict[str, Any]:
     """Arguments named as the generated server's own names (`api`, `ops`) and as pydantic's
-    (`model_dump`, `__pydantic_extra__`), and models with typed extra keys (additionalProperties)."""
+    (`model_dump`, `__pydantic_extra__`), models with typed extra keys (additionalProperties), and
+    one deriving from another (`allOf`) that makes a base's optional field required (GitHub's
+    `apps/create-from-manifest` answer)."""
+    app = {
+        "allOf": [
+            {"$ref": "#/components/schemas/Integration"},
+            {"type": "object", "required": ["client_id"], "properties": {"client_id": {"type": "string"}}},
+        ]
+    }
+    made = {"201": {"description": "made", "content": {"application/json": {"schema": app}}}}
     query = [{"name": n, "in": "query", "schema": {"type": "string"}} for n in ("ops", "app", "__pydantic_extra__")]
     return {
         "openapi": "3.0.3",
         "info": {"title": "Names", "version": "1"},
         "servers": [{"url": "https://api.example.com"}],
         "paths": {
+            "/apps": {"post": {"operationId": "makeApp", "responses": made}},
             "/things/{api}": {
                 "post": {
                     "operationId": "makeThing",
@@ -84,7 +95,7 @@ def reserved_names() -> dict[str, Any]:
                         }
                     },
                 }
-            }
+            },
         },
         "components": {
             "schemas": {
@@ -92,6 +103,10 @@ def reserved_names() -> dict[str, Any]:
                     "type": "object",
                     "properties": {"name": {"type": "string"}},
                     "additionalProperties": {"type": "string"},
+                },
+                "Integration": {
+                    "type": "object",
+                    "properties": {"client_id": {"type": "string"}, "name": {"type": "string"}},
                 },
                 "Thing": {
                     "type": "object",
@@ -167,6 +182,8 @@ async def test_arguments_and_properties_named_like_the_servers_and_pydantics_own
         thing = package.models.Thing.model_validate(
             {"__pydantic_extra__": {"a": "b"}, "model_dump": "d", "model_validate_json": "j", "class": "c"}
         )
+    with pytest.raises(ValidationError, match="client_id"):  # required in the derived model, as described
+        package.models.MakeAppResponse.model_validate({"name": "n"})
     assert thing.model_dump(by_alias=True) == {
         "__pydantic_extra__": {"a": "b"},
         "model_dump": "d",
@@ -182,7 +199,7 @@ async def test_arguments_and_properties_named_like_the_servers_and_pydantics_own
     package.server.api.transport = httpx.MockTransport(answer)
     arguments = {"api": "a b", "ops": "o", "app": "p", "__pydantic_extra__": "e", "model_dump": "m", "body": {}}
     async with package.app.test_client("2025-11-25") as client:
-        (tool,) = (await client.list_tools()).tools
+        (tool,) = [t for t in (await client.list_tools()).tools if t.name == "makeThing"]
         result = await client.call_tool(name="makeThing", arguments=arguments)
     assert set(tool.input_schema.properties or {}) == set(arguments)
     assert not result.is_error, result.content

@@ -22,7 +22,7 @@ from ..render.templates import render
 
 CHUNK = 100  # definitions per module: a few thousand lines, which pyright checks in a second or two
 BASE_MODULE = "_base"
-BASE_NAME = "Model"
+BASE_NAME = "_Model"  # private: never the name of a schema (`Model` is one in amazonaws.com apigateway)
 # A model narrowing what its base declares is what the description says: typed extra keys
 # (`__pydantic_extra__: dict[str, T]`, pydantic's documented way, narrower than `BaseModel`'s) and an
 # `allOf` member redefining a property. pyright (standard) would report each as an incompatible override.

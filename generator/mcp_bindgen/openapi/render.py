@@ -73,7 +73,7 @@ def render_models(ir: ApiIR, package: str) -> Models:
         ) from exc
     if not isinstance(source, str):
         raise BindgenError("datamodel-code-generator returned several modules; expected one")
-    module = passes.apply(source, *base_passes(), passes.DropRebuildCalls())
+    module = passes.apply(source, *base_passes(), passes.DropRebuildCalls(), _RequiredOverrides(base_class(package)))
     arguments = {op.arguments for op in ir.operations}
     imports: dict[str, tuple[str, str]] = {}
     body: list[cst.BaseStatement] = []
@@ -99,6 +99,36 @@ def render_models(ir: ApiIR, package: str) -> Models:
     if missing:
         raise BindgenError(f"the rendered models lack {', '.join(missing)} (datamodel-code-generator renamed them)")
     return Models(kept, imports, fields, names, base_class(package).rsplit(".", 1)[0])
+
+
+class _RequiredOverrides(cst.CSTTransformer):
+    """A required field of a model deriving from another model (an `allOf`) as `name: T = Field()`:
+    pydantic reads it as required either way, but pyright (standard) reports a bare `name: T` that
+    redefines a base's field with a default ("overrides a field of the same name but is missing a
+    default value"; GitHub's `AppsCreateFromManifestResponse.client_id`)."""
+
+    def __init__(self, base: str) -> None:
+        super().__init__()
+        self.base = base.rsplit(".", 1)[1]
+        self.changed = False
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        bases = [b.value.value for b in updated_node.bases if isinstance(b.value, cst.Name)]
+        if bases == [self.base] or not isinstance(updated_node.body, cst.IndentedBlock):
+            return updated_node
+        body: list[cst.BaseStatement] = []
+        for stmt in updated_node.body.body:
+            first = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) else None
+            if isinstance(first, cst.AnnAssign) and first.value is None and isinstance(first.target, cst.Name):
+                stmt = stmt.with_changes(body=[first.with_changes(value=cst.parse_expression("Field()"))])
+                self.changed = True
+            body.append(stmt)
+        return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        if not self.changed:
+            return updated_node
+        return updated_node.with_changes(body=[cst.parse_statement("from pydantic import Field"), *updated_node.body])
 
 
 def _fields(module: cst.Module, cls: cst.ClassDef) -> list[ParamView]:
