@@ -115,6 +115,7 @@ def reserved_names() -> dict[str, Any]:
                         "model_dump": {"type": "string"},
                         "model_validate_json": {"type": "string"},
                         "class": {"type": "string"},
+                        "annotations": {"type": "string"},  # once a second `from __future__` import
                     },
                 },
             }
@@ -180,7 +181,13 @@ async def test_arguments_and_properties_named_like_the_servers_and_pydantics_own
         warnings.simplefilter("error")  # pydantic's "conflicts with protected namespace" among them
         package = load_package(tmp_path / "out", name)
         thing = package.models.Thing.model_validate(
-            {"__pydantic_extra__": {"a": "b"}, "model_dump": "d", "model_validate_json": "j", "class": "c"}
+            {
+                "__pydantic_extra__": {"a": "b"},
+                "model_dump": "d",
+                "model_validate_json": "j",
+                "class": "c",
+                "annotations": "a",
+            }
         )
     with pytest.raises(ValidationError, match="client_id"):  # required in the derived model, as described
         package.models.MakeAppResponse.model_validate({"name": "n"})
@@ -189,6 +196,7 @@ async def test_arguments_and_properties_named_like_the_servers_and_pydantics_own
         "model_dump": "d",
         "model_validate_json": "j",
         "class": "c",
+        "annotations": "a",
     }
     requests: list[httpx.Request] = []
 

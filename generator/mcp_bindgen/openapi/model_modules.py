@@ -65,7 +65,9 @@ def split_models(module: cst.Module, header: str, title: str) -> dict[str, str]:
     units, helpers = _units(module, definitions)
     if helpers:
         raise BindgenError(f"cannot split the models: module-level helpers {sorted(helpers)} (expected none)")
-    imports = [stmt for stmt in module.body if _is_import(stmt)]
+    # Every module starts with its own `from __future__ import annotations` (kept out of the imports a
+    # module takes by the names it uses: a field may be named `annotations`).
+    imports = [s for s in module.body if _is_import(s) and not module.code_for_node(s).startswith("from __future__")]
     by_name = {unit.name: unit for unit in units}
     uses = {unit.name: _uses(unit.statements, definitions) for unit in units}
     graph = {name: (uses[name] & definitions) - {name} for name in order}
