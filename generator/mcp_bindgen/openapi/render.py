@@ -20,10 +20,12 @@ from ..format import format_python
 from ..render import passes
 from ..render.models import DCG_OPTIONS, base_passes
 from ..render.templates import render
+from .model_modules import base_class, split_models
 
-BASE_CLASS = "mcp_bindings.runtime.app.openapi.ApiModel"
 # The types a tool gives back when its answer is not JSON validated into a model.
 _RETURNS = {"text": "str", "binary": "Embedded", "empty": "str"}
+# pydantic's protected namespaces: a field starting so is warned about at import (`model_dump_`).
+_PROTECTED = ("model_dump", "model_validate")
 
 
 @dataclass(frozen=True)
@@ -57,12 +59,13 @@ class Models:
     imports: dict[str, tuple[str, str]]  # name -> (module, `name` or `name as alias`): the tool's own imports
     fields: dict[str, list[ParamView]]  # arguments class -> its fields as parameters
     names: set[str]  # the module's top-level names
+    base_module: str  # where the models' base class is (never imported by the tools)
 
 
-def render_models(ir: ApiIR) -> Models:
+def render_models(ir: ApiIR, package: str) -> Models:
     document = {"$defs": ir.schemas}
     # The protocol models' options; descriptions in `Field(...)`, where the tools' schemas carry them.
-    options: dict[str, Any] = {**DCG_OPTIONS, "use_field_description": False, "base_class": BASE_CLASS}
+    options: dict[str, Any] = {**DCG_OPTIONS, "use_field_description": False, "base_class": base_class(package)}
     try:
         source = generate(json.dumps(document), **options)
     except Exception as exc:  # the tool's own failure on a schema it cannot render: name it
@@ -71,7 +74,7 @@ def render_models(ir: ApiIR) -> Models:
         ) from exc
     if not isinstance(source, str):
         raise BindgenError("datamodel-code-generator returned several modules; expected one")
-    module = passes.apply(source, *base_passes(), passes.DropRebuildCalls())
+    module = passes.apply(source, *base_passes(), passes.DropRebuildCalls(), _RequiredOverrides(base_class(package)))
     arguments = {op.arguments for op in ir.operations}
     imports: dict[str, tuple[str, str]] = {}
     body: list[cst.BaseStatement] = []
@@ -96,7 +99,37 @@ def render_models(ir: ApiIR) -> Models:
     )
     if missing:
         raise BindgenError(f"the rendered models lack {', '.join(missing)} (datamodel-code-generator renamed them)")
-    return Models(kept, imports, fields, names)
+    return Models(kept, imports, fields, names, base_class(package).rsplit(".", 1)[0])
+
+
+class _RequiredOverrides(cst.CSTTransformer):
+    """A required field of a model deriving from another model (an `allOf`) as `name: T = Field()`:
+    pydantic reads it as required either way, but pyright (standard) reports a bare `name: T` that
+    redefines a base's field with a default ("overrides a field of the same name but is missing a
+    default value"; GitHub's `AppsCreateFromManifestResponse.client_id`)."""
+
+    def __init__(self, base: str) -> None:
+        super().__init__()
+        self.base = base.rsplit(".", 1)[1]
+        self.changed = False
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        bases = [b.value.value for b in updated_node.bases if isinstance(b.value, cst.Name)]
+        if bases == [self.base] or not isinstance(updated_node.body, cst.IndentedBlock):
+            return updated_node
+        body: list[cst.BaseStatement] = []
+        for stmt in updated_node.body.body:
+            first = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) else None
+            if isinstance(first, cst.AnnAssign) and first.value is None and isinstance(first.target, cst.Name):
+                stmt = stmt.with_changes(body=[first.with_changes(value=cst.parse_expression("Field()"))])
+                self.changed = True
+            body.append(stmt)
+        return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        if not self.changed:
+            return updated_node
+        return updated_node.with_changes(body=[cst.parse_statement("from pydantic import Field"), *updated_node.body])
 
 
 def _fields(module: cst.Module, cls: cst.ClassDef) -> list[ParamView]:
@@ -117,6 +150,10 @@ def _fields(module: cst.Module, cls: cst.ClassDef) -> list[ParamView]:
         if alias:
             dropped = assign.annotation.annotation.visit(_DropAlias())
             unaliased = module.code_for_node(dropped) if isinstance(dropped, cst.CSTNode) else annotation
+        if name.startswith(_PROTECTED):  # pydantic warns about such a field of the tool's arguments model
+            if not alias:
+                alias, annotation = name, f"Annotated[{annotation}, Field(alias={name!r})]"
+            name = f"field_{name}"
         out.append(ParamView(name, annotation, default, repr(alias or name), unaliased))
     return out
 
@@ -218,10 +255,11 @@ def _imports(code: str, models: Models, exclude: set[str]) -> tuple[list[str], l
     used = used_names(code) - exclude
     names = sorted(n for n in used if n in models.names)
     by_module: dict[str, list[str]] = {}
-    known = {"Any": ("typing", "Any"), **models.imports}
+    known = {"Any": ("typing", "Any"), "Annotated": ("typing", "Annotated"), "Field": ("pydantic", "Field")}
+    known |= models.imports
     for name in sorted(used):
         origin, imported = known.get(name, ("", ""))
-        if origin and name not in models.names and origin != BASE_CLASS.rsplit(".", 1)[0]:
+        if origin and name not in models.names and origin != models.base_module:
             by_module.setdefault(origin, []).append(imported)
     lines = [f"from {m} import {', '.join(ns)}" for m, ns in sorted(by_module.items())]
     return names, lines
@@ -240,7 +278,7 @@ def _instructions(ir: ApiIR) -> str:
 
 def render_package(ir: ApiIR, package: str, generator_command: str) -> dict[str, str]:
     """Path (relative to the output folder) -> content of every file of the generated project."""
-    models = render_models(ir)
+    models = render_models(ir, package)
     views = tool_views(ir, models)
     header = render("header.py.j2", generator_version=__version__, source=ir.source).replace(
         "change the generator, its templates or policy files, then run `mcp-bindgen generate`",
@@ -267,9 +305,10 @@ def render_package(ir: ApiIR, package: str, generator_command: str) -> dict[str,
     server_models, server_imports = _imports(signature_code, models, {"Embedded"})
     src = f"src/{package}"
     files = {
-        f"{src}/models.py": format_python(
-            render("openapi/models.py.j2", **context) + models.module.code, f"{package}/models.py"
-        ),
+        **{
+            f"{src}/{path}": format_python(source, f"{package}/{path}")
+            for path, source in split_models(models.module, context["header"], ir.title).items()
+        },
         f"{src}/operations.py": format_python(
             render("openapi/operations.py.j2", **context, models=op_models), f"{package}/operations.py"
         ),
