@@ -108,3 +108,27 @@ def test_a_schema_named_like_a_builtin_keeps_the_tools_importable(
     assert main(["openapi", spec, "-o", str(out), "--name", "builtin_named"]) == 0
     package = load_package(out, "builtin_named")
     assert "lists" in package.app.registries.tools
+
+
+def test_a_default_written_as_a_string_becomes_the_schemas_type(
+    tmp_path: Path, load_package: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`default: "true"` on a boolean (github.com/ghes-3.7 has one) was generated as written, a
+    `Literal['true']` default pyright refuses on a `bool` field; it is read as the type it spells, and
+    a default the schema refuses outright is left out."""
+    props = {
+        "draft": {"type": "boolean", "default": "true"},
+        "page": {"type": "integer", "default": "5"},
+        "ratio": {"type": "number", "default": "0.5"},
+        "limit": {"type": "integer", "default": "many"},
+        "name": {"type": "string", "default": "x"},
+    }
+    op = {"operationId": "make", "responses": {"200": {"description": "ok"}}}
+    op["requestBody"] = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Opts"}}}}
+    schemas = {"Opts": {"type": "object", "properties": props}}
+    spec = _spec(tmp_path, {"/make": {"post": op}}, components={"schemas": schemas})
+    out = tmp_path / "out"
+    assert main(["openapi", spec, "-o", str(out), "--name", "string_defaults"]) == 0
+    package = load_package(out, "string_defaults")
+    opts = package.models.Opts()
+    assert (opts.draft, opts.page, opts.ratio, opts.limit, opts.name) == (True, 5, 0.5, None, "x")

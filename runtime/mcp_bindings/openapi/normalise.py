@@ -235,6 +235,12 @@ def _json_schema_types(out: dict[str, Any], original: dict[str, Any]) -> dict[st
         del out["enum"]
     if "enum" in out and original.get("nullable") is True and None not in out["enum"]:
         out["enum"] = [*out["enum"], None]
+    if "default" in out and kinds:
+        fitting = _fitting_default(out["default"], kinds)
+        if fitting is _UNFIT:
+            del out["default"]  # a default the schema itself refuses: left out, not generated as written
+        else:
+            out["default"] = fitting
     if not kinds:
         out.pop("type", None)
         if original.get("nullable") is True and any(k in out for k in ("allOf", "anyOf", "oneOf")):
@@ -242,3 +248,34 @@ def _json_schema_types(out: dict[str, Any], original: dict[str, Any]) -> dict[st
         return out
     out["type"] = kinds[0] if len(kinds) == 1 else kinds
     return out
+
+
+_UNFIT = object()
+_FITS: dict[str, Any] = {
+    "boolean": lambda v: isinstance(v, bool),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "string": lambda v: isinstance(v, str),
+    "null": lambda v: v is None,
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+}
+
+
+def _fitting_default(value: Any, kinds: list[str]) -> Any:
+    """A `default` of one of the schema's types: as written where it fits, else its string spelling
+    read as the type (`"true"` of a boolean, `"5"` of an integer: descriptions written by hand do
+    this), else `_UNFIT`."""
+    if any(_FITS[kind](value) for kind in kinds):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        if "boolean" in kinds and text in ("true", "false"):
+            return text == "true"
+        for kind, read in (("integer", int), ("number", float)):
+            if kind in kinds:
+                try:
+                    return read(text)
+                except ValueError:
+                    pass
+    return _UNFIT
