@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.openapi.conftest import CASES, FIXTURES, generate
-from tests.openapi.test_corpus_models import many_models, reserved_names, write_spec
 from tests.support import REPO_ROOT
+from tests.support.openapi_specs import many_models, reserved_names, write_spec
 
 pytestmark = pytest.mark.slow
 
