@@ -29,7 +29,7 @@ has one, requests and lists pass untouched.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from mcp_bindings.runtime.app.entries import Entry
@@ -211,7 +211,8 @@ class AccessGuard(ServerFeature):
         self, view: PeerView, session: Session, wanted: Mapping[str, object]
     ) -> dict[str, tuple[str, object]]:
         """A listen stream's resource-update filters: refused where they name a resource the caller
-        lacks the scopes of; else agreed as asked, its URIs screened at each delivery (`Screened`)."""
+        lacks the scopes of; else agreed as asked (nothing added here), each update then delivered
+        as the host's subscriptions show it to the stream (`ResourceGate.shows`)."""
         asked = {key: wanted[key] for key in _UPDATE_FILTERS if wanted.get(key) and isinstance(wanted[key], list)}
         if not asked or not may_send(view, RESOURCE_UPDATED):
             return {}
@@ -220,20 +221,7 @@ class AccessGuard(ServerFeature):
             missing = entry.missing_scopes(principal)
             if missing:
                 raise _insufficient(v2026.SUBSCRIPTIONS_LISTEN, recorded_uri(uri), entry, missing, principal)
-        shows = functools.partial(self.gate.shows_to, principal)
-        return {key: (RESOURCE_UPDATED, Screened(cast("list[Any]", uris), shows)) for key, uris in asked.items()}
-
-
-class Screened(list[str]):
-    """The URIs a listen stream asked the updates of, as agreed (and acknowledged): `in` finds only
-    those its caller may see when it is asked (`ResourceGate.shows_to`)."""
-
-    def __init__(self, uris: Iterable[Any], shows: Callable[[str], bool]) -> None:
-        super().__init__(uri for uri in uris if isinstance(uri, str))
-        self.shows = shows
-
-    def __contains__(self, uri: object) -> bool:
-        return isinstance(uri, str) and super().__contains__(uri) and self.shows(uri)
+        return {}
 
 
 class ResourceGate:
@@ -256,11 +244,8 @@ class ResourceGate:
             raise _insufficient(method, recorded_uri(uri), entry, missing, principal)
 
     def shows(self, holder: Any, uri: str) -> bool:
-        return self.shows_to(_principal(holder), uri)
-
-    def shows_to(self, principal: Principal | None, uri: str) -> bool:
         entry = self._guarded(uri)
-        return entry is None or entry.allows(principal)
+        return entry is None or entry.allows(_principal(holder))
 
     def _guarded(self, uri: str) -> Entry | None:
         """The entry `uri` names where it has a rule (None: everyone may see it, or nothing is)."""

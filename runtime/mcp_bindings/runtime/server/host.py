@@ -9,6 +9,7 @@ that changes) and the broadcast bus. A low module: what delivers notifications t
 from __future__ import annotations
 
 import weakref
+from collections.abc import Set
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -45,14 +46,14 @@ class Listener:
 
     session: Session
     subscription_id: Any  # the listen request's id
-    methods: dict[str, Any]  # notification method -> filter value (True, or the subscribed URIs)
+    methods: dict[str, Any]  # notification method -> filter value (True, or the URIs / ids it takes)
     meta_key: str | None  # where the subscription id goes in each notification's `_meta`
 
     def wants(self, method: str, params: Any) -> bool:
         wanted = self.methods.get(method)
         if wanted is None:
             return False
-        if isinstance(wanted, list):
+        if isinstance(wanted, list | Set):
             field = LIST_FILTER_FIELDS.get(method, "uri")
             return (params.get(field) if isinstance(params, dict) else None) in wanted
         return True
@@ -132,6 +133,8 @@ class ServerHost:
         uris = listener.methods.get(RESOURCE_UPDATED)
         if isinstance(uris, list):
             self.subscriptions.replace(listener, [uri for uri in uris if isinstance(uri, str)])
+            # delivered as the subscriptions answer for it: what their gate (an app's `Access`) shows it now
+            listener.methods[RESOURCE_UPDATED] = self.subscriptions.of(listener)
 
     def close_listener(self, listener: Listener) -> None:
         """A listen stream closed (or can no longer be written to): its URIs let go."""
