@@ -48,20 +48,16 @@ class _LineReader(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         if not self.partial and not self.discarding and data.find(b"\n") == len(data) - 1 <= self.max:
-            # The usual read: exactly one whole frame (queued and the reader woken here, without the
-            # calls of `_queue` and `_wake`: this runs once per request).
+            # The usual read: exactly one whole frame.
             frame = data[:-1].strip()
             if frame:
-                self.frames.append(frame)
-                self.queued += len(frame)
+                self._queue(frame)
         else:
             self._split(data)
         if self.queued > PAUSE_BYTES and not self.paused and self.transport is not None:
             self.paused = True
             self.transport.pause_reading()
-        waiter = self.waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        self._wake()
 
     def _split(self, data: bytes) -> None:
         start = 0

@@ -292,9 +292,7 @@ class Session:
         finally:
             if self._cancelled_by_peer:
                 self._cancelled_by_peer.discard(request_id)
-            self._active -= 1  # `_done`, inline
-            if not self._active and self._idle is not None:
-                self._idle.set()
+            self._done()
 
     def defer(self, work: Callable[[], None]) -> None:
         """Run `work` (synchronous, e.g. building validators) once the answer being made has been
