@@ -6,7 +6,7 @@ the app's handshake sessions become `SharedSessions` (any worker serves any sess
 name this worker (`handoff.worker_space`), so another worker relays a stream it runs (`relay`);
 calls between workers get a `Forwarder`; the server's tasks move to the backend's task store (unless
 the server configured a store of its own); and the bus is run, delivering what other workers send.
-A backend that is not shared (`InMemoryBackend`) is only started.
+A backend that is not shared is only started.
 """
 
 from __future__ import annotations
