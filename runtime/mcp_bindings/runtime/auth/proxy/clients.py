@@ -20,8 +20,9 @@ import httpx
 import orjson
 
 from mcp_bindings.runtime.auth.discovery import is_loopback_host, require_secure
+from mcp_bindings.runtime.auth.dpop import b64url_sha256
 from mcp_bindings.runtime.auth.errors import OAuthError
-from mcp_bindings.runtime.auth.proxy.store import SealedRecords, digest
+from mcp_bindings.runtime.auth.proxy.store import SealedRecords
 
 AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post")
 MAX_CIMD_BYTES = 64 * 1024
@@ -172,7 +173,7 @@ class ClientRegistry:
             redirect_uris,
             client_name=name if isinstance(name, str) and name else None,
             auth_method=str(method),
-            secret_digest=digest(secret) if secret else None,
+            secret_digest=b64url_sha256(secret) if secret else None,
         )
         await self.records.put(f"client:{client_id}", client.to_record(), self.registration_ttl_s)
         answer: dict[str, Any] = {

@@ -26,10 +26,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from mcp_bindings.runtime.auth.discovery import origin_of
+from mcp_bindings.runtime.auth.dpop import b64url_sha256
 from mcp_bindings.runtime.auth.grants import pkce_pair
 from mcp_bindings.runtime.auth.proxy.clients import ClientError, ClientRegistry, ProxyClient
 from mcp_bindings.runtime.auth.proxy.pages import consent_page, error_page
-from mcp_bindings.runtime.auth.proxy.store import SealedRecords, digest
+from mcp_bindings.runtime.auth.proxy.store import SealedRecords
 from mcp_bindings.runtime.auth.proxy.tokens import Grants, TokenError
 from mcp_bindings.runtime.auth.proxy.upstream import UpstreamClient, UpstreamError
 from mcp_bindings.runtime.rpc import logs
@@ -350,7 +351,7 @@ class ProxyEndpoints:
         except ClientError as exc:
             raise TokenError("invalid_client", exc.description, 401) from None
         if client.auth_method != "none" and not (
-            secret and client.secret_digest and hmac.compare_digest(digest(secret), client.secret_digest)
+            secret and client.secret_digest and hmac.compare_digest(b64url_sha256(secret), client.secret_digest)
         ):
             raise TokenError("invalid_client", "client authentication failed", 401)
         return client
