@@ -19,7 +19,7 @@ import secrets
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, unquote_plus, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote_plus
 
 import orjson
 from starlette.requests import Request
@@ -27,7 +27,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from mcp_bindings.runtime.auth.discovery import origin_of
 from mcp_bindings.runtime.auth.dpop import b64url_sha256
-from mcp_bindings.runtime.auth.grants import pkce_pair
+from mcp_bindings.runtime.auth.grants import pkce_pair, with_query
 from mcp_bindings.runtime.auth.proxy.clients import ClientError, ClientRegistry, ProxyClient
 from mcp_bindings.runtime.auth.proxy.pages import consent_page, error_page
 from mcp_bindings.runtime.auth.proxy.store import SealedRecords
@@ -285,7 +285,7 @@ class ProxyEndpoints:
         if up.openid:
             params["nonce"] = nonce
         assert up.authorization_endpoint is not None
-        return RedirectResponse(_with_query(up.authorization_endpoint, params), status_code=303)
+        return RedirectResponse(with_query(up.authorization_endpoint, params), status_code=303)
 
     # -- back from the upstream provider ---------------------------------------------------------
 
@@ -394,15 +394,9 @@ def _basic(header: str | None) -> tuple[str | None, str | None]:
     return unquote_plus(client_id), unquote_plus(secret)
 
 
-def _with_query(url: str, params: Mapping[str, Any]) -> str:
-    parts = urlsplit(url)
-    extra = urlencode({k: v for k, v in params.items() if v is not None})
-    return urlunsplit(parts._replace(query=f"{parts.query}&{extra}" if parts.query else extra))
-
-
 def _to_client(redirect_uri: str, params: Mapping[str, Any], state: Any, site: Site) -> Response:
     """The redirect back to the MCP client with `params`, its `state` and the proxy's `iss`."""
-    return RedirectResponse(_with_query(redirect_uri, {**params, "state": state, "iss": site.issuer}), status_code=302)
+    return RedirectResponse(with_query(redirect_uri, {**params, "state": state, "iss": site.issuer}), status_code=302)
 
 
 def _token_error(exc: TokenError) -> Response:
