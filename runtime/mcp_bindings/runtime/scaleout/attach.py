@@ -78,7 +78,7 @@ async def detach(app: StreamableHTTPApp, backend: StateBackend) -> None:
         app.host.keep(bus.Forwarder, None)
     sessions = app.streamable.directory
     if isinstance(sessions, SharedSessions):
-        await sessions.flush()
+        await sessions.handoff.flush()
     with anyio.CancelScope(shield=True):
         await backend.aclose()
 

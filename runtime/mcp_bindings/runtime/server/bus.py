@@ -5,10 +5,11 @@ docs/deployment.md). One process has none of them: nothing here imports the scal
 * the notification bus (`NotificationBus`, `ServerHost.bus`): a broadcast raised on one worker is
   published there, and every other worker delivers it to its own clients (`ServerHost.deliver`);
   a custom (extension) broadcast travels as an `EXTENSION_BROADCAST` message;
-* calls to another worker (`Forwarder`, kept by the host: `host.find(Forwarder)`): state that lives where its work runs
-  (a tasks-extension task's open input asks) is read or changed by calling that worker. Operations
-  are registered by name (`operation`) by the module owning the state; a call to a worker that is
-  gone raises `WorkerGone`. Without a forwarder (one process) there is nothing to forward.
+* calls to another worker (`Forwarder`, kept by the host: `host.find(Forwarder)`): state that
+  lives where its work runs (a tasks-extension task's open input asks) is read or changed by calling
+  that worker. Operations are registered by name (`operation`) by the module owning the state; a call
+  to a worker that is gone raises `WorkerGone`. Without a forwarder (one process) there is nothing to
+  forward.
 
 `BackendUnavailable` is what a backend raises when the shared state cannot be reached.
 """
