@@ -14,9 +14,9 @@ import httpx
 import pytest
 
 from mcp_bindings.runtime.http.app import StreamableHTTPApp, create_app
+from mcp_bindings.runtime.http.backend import SINGLE_PROCESS
 from mcp_bindings.runtime.protocol.request_state import PREVIOUS_SECRET_ENV, SECRET_ENV
 from mcp_bindings.runtime.scaleout.backends import REDIS_URL_ENV, backend_from_env
-from mcp_bindings.runtime.scaleout.backends.memory import InMemoryBackend
 from mcp_bindings.runtime.scaleout.backends.redis import RedisBackend
 from tests.peers.redis_server import RedisServer
 from tests.peers.scaleout_app import Scaled
@@ -74,7 +74,7 @@ async def test_a_short_secret_is_refused_at_start(no_env: None, monkeypatch: pyt
 
 
 async def test_one_process_needs_nothing_new(no_env: None) -> None:
-    assert isinstance(backend_from_env(), InMemoryBackend)
+    assert backend_from_env() is SINGLE_PROCESS
     app = create_app(Scaled())
     assert (await startup(app))["type"] == "lifespan.startup.complete"
     with serve_in_thread(create_app(Scaled())) as base:

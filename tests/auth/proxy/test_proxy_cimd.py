@@ -75,6 +75,10 @@ async def test_a_metadata_document_is_checked(sockets: Sockets, provider: OidcPr
         assert other.status_code == 400 and "names another client_id" in other.text
         missing = await http.get(authorization_url(site, f"{base}/missing.json", redirect_uri, challenge))
         assert missing.status_code == 400 and "HTTP 404" in missing.text
+        documents["/huge.json"] = {"client_id": f"{base}/huge.json", "redirect_uris": [redirect_uri], "x": "x" * 70_000}
+        huge = await http.get(authorization_url(site, f"{base}/huge.json", redirect_uri, challenge))
+        assert huge.status_code == 400 and f"the client metadata document at {base}/huge.json" in huge.text
+        assert "consent" not in huge.text  # over 64 KiB (MAX_CIMD_BYTES): not read to the end
         elsewhere = await http.get(
             authorization_url(site, f"{base}/mine.json", "http://127.0.0.1:5000/other", challenge)
         )

@@ -84,6 +84,14 @@ async def test_pkce_is_required_and_checked(sockets: Sockets, provider: OidcProv
         assert wrong.json()["error"] == "invalid_grant" and "PKCE" in wrong.json()["error_description"]
 
 
+async def test_a_code_verifier_out_of_ascii_is_a_mismatch_not_a_crash(sockets: Sockets, provider: OidcProvider) -> None:
+    async with proxied(sockets, upstream_of(provider)) as site, httpx.AsyncClient() as http:
+        signed = await sign_in(http, site)
+        odd = await redeem(http, site, signed, code_verifier="é" * 43)
+        assert odd.status_code == 400, odd.text
+        assert odd.json()["error"] == "invalid_grant" and "PKCE" in odd.json()["error_description"]
+
+
 async def test_code_replay_is_refused_and_revokes_its_tokens(sockets: Sockets, provider: OidcProvider) -> None:
     async with proxied(sockets, upstream_of(provider)) as site, httpx.AsyncClient() as http:
         signed = await sign_in(http, site)

@@ -186,8 +186,9 @@ def require_secure(url: str, what: str, *, allow_insecure_http: bool = False) ->
 # -- fetching ------------------------------------------------------------------------------------
 
 
-async def _get_json(http: httpx.AsyncClient, url: str) -> tuple[int, Any]:
-    """(status, decoded JSON or None). Transport failures raise DiscoveryError."""
+async def get_json(http: httpx.AsyncClient, url: str, limit: int = MAX_METADATA_BYTES) -> tuple[int, Any]:
+    """(status, decoded JSON or None) of a GET of `url` (no redirects). Transport failures, and an
+    answer over `limit` bytes, raise DiscoveryError."""
     try:
         async with http.stream("GET", url, headers={"Accept": "application/json"}, follow_redirects=False) as response:
             if response.status_code != 200:
@@ -195,9 +196,9 @@ async def _get_json(http: httpx.AsyncClient, url: str) -> tuple[int, Any]:
             body = bytearray()
             async for chunk in response.aiter_bytes():
                 body += chunk
-                if len(body) > MAX_METADATA_BYTES:
-                    raise DiscoveryError(f"{url}: metadata larger than {MAX_METADATA_BYTES} bytes")
-    except httpx.TransportError as exc:
+                if len(body) > limit:
+                    raise DiscoveryError(f"{url}: metadata larger than {limit} bytes")
+    except httpx.HTTPError as exc:
         raise DiscoveryError(f"could not fetch {url}: {exc}") from exc
     try:
         return 200, json.loads(bytes(body))
@@ -279,14 +280,14 @@ async def fetch_protected_resource_metadata(
     """The server's PRM; None when no well-known location has one (a 2025-03-26 server). A
     `resource_metadata` URL from the challenge is authoritative: if it fails, discovery fails."""
     if resource_metadata_url:
-        status, data = await _get_json(http, resource_metadata_url)
+        status, data = await get_json(http, resource_metadata_url)
         if data is None:
             raise DiscoveryError(
                 f"Protected Resource Metadata at {resource_metadata_url}: HTTP {status}, no JSON document"
             )
         return parse_protected_resource_metadata(data, resource_metadata_url)
     for url in protected_resource_metadata_urls(server_url):
-        _, data = await _get_json(http, url)
+        _, data = await get_json(http, url)
         if data is not None:
             return parse_protected_resource_metadata(data, url)
     return None
@@ -299,7 +300,7 @@ async def fetch_authorization_server_metadata(
     location has a document; IssuerMismatchError when documents were found but none matched."""
     mismatch: IssuerMismatchError | None = None
     for url in authorization_server_metadata_urls(issuer):
-        _, data = await _get_json(http, url)
+        _, data = await get_json(http, url)
         if not isinstance(data, dict):
             continue
         found = data.get("issuer")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]

@@ -34,8 +34,9 @@ _THUMBPRINT_MEMBERS = {"EC": ("crv", "kty", "x", "y"), "RSA": ("e", "kty", "n"),
 
 
 def b64url_sha256(text: str) -> str:
-    """BASE64URL(SHA-256(ASCII(text))) without padding (`ath`, PKCE S256)."""
-    digest = hashlib.sha256(text.encode("ascii")).digest()
+    """BASE64URL(SHA-256(ASCII(text))) without padding (`ath`, PKCE S256); also the OAuth proxy's store
+    key of a secret value (a code, a token), which may be any text: encoded as UTF-8, ASCII's superset."""
+    digest = hashlib.sha256(text.encode()).digest()
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
 
 

@@ -77,7 +77,7 @@ async def authorization_code_grant(
     }
     if scope:
         params["scope"] = scope
-    url = _with_query(metadata.authorization_endpoint, params)
+    url = with_query(metadata.authorization_endpoint, params)
     log.debug("authorizing with %s (scope %r)", metadata.issuer, scope)
     response = await handler.authorize(url)
     check_authorization_response(response, expected_state=state, metadata=metadata)
@@ -213,9 +213,11 @@ async def revoke_token(
         )
 
 
-def _with_query(url: str, params: Mapping[str, str]) -> str:
+def with_query(url: str, params: Mapping[str, Any]) -> str:
+    """`url` with `params` (those not None) added to its query, and no fragment (an authorization
+    endpoint or a redirect URI has none: RFC 6749 §3.1, §3.1.2)."""
     parts = urlsplit(url)
-    extra = urlencode(params)
+    extra = urlencode({k: v for k, v in params.items() if v is not None})
     return urlunsplit(parts._replace(query=f"{parts.query}&{extra}" if parts.query else extra, fragment=""))
 
 

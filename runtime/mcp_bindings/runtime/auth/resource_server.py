@@ -281,16 +281,8 @@ class BearerAuthMiddleware:
             elif _bound_jkt(info.claims) is not None:
                 raise InvalidTokenError("a DPoP-bound token must be presented with the DPoP scheme and a proof")
         except InvalidTokenError as exc:
-            denial = _dpop_denial(exc)
-            await self._deny(
-                kind,
-                send,
-                401,
-                denial[0] if denial else "invalid_token",
-                str(exc) or "invalid token",
-                scope_param,
-                nonce=denial[1] if denial else None,
-            )
+            error, nonce = (exc.error, exc.nonce) if isinstance(exc, _DPoPDenied) else ("invalid_token", None)
+            await self._deny(kind, send, 401, error, str(exc) or "invalid token", scope_param, nonce=nonce)
             return None
         except VerifierUnavailableError as exc:
             log.warning("token verification unavailable: %s", exc)
@@ -393,10 +385,6 @@ class _DPoPDenied(InvalidTokenError):
         super().__init__(message)
         self.error = error
         self.nonce = nonce
-
-
-def _dpop_denial(exc: InvalidTokenError) -> tuple[str, str | None] | None:
-    return (exc.error, exc.nonce) if isinstance(exc, _DPoPDenied) else None
 
 
 def _bound_jkt(claims: Mapping[str, Any]) -> str | None:

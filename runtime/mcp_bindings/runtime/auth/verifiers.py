@@ -161,7 +161,7 @@ class JWTVerifier:
         self._fetched_at = 0.0
 
     async def _fetch_jwks(self) -> None:
-        async with self._client() as http:
+        async with _client(self._http, self.timeout) as http:
             try:
                 if self.jwks_uri is None:
                     metadata = await fetch_authorization_server_metadata(http, self.issuer)
@@ -177,11 +177,6 @@ class JWTVerifier:
             raise VerifierUnavailableError(f"the JWKS at {self.jwks_uri} has no `keys`")
         self._jwks = data
         self._fetched_at = time.monotonic()
-
-    def _client(self) -> AbstractAsyncContextManager[httpx.AsyncClient]:
-        if self._http is not None:
-            return nullcontext(self._http)  # an injected client: used, not closed
-        return httpx.AsyncClient(timeout=self.timeout, follow_redirects=False)
 
     def _find_key(self, kid: str | None, alg: str) -> Any:
         import jwt
@@ -333,13 +328,17 @@ class IntrospectionVerifier:
             data["client_id"] = self.client_id
             if self.auth_method == "client_secret_post" and self.client_secret is not None:
                 data["client_secret"] = self.client_secret
-        client = nullcontext(self._http) if self._http is not None else httpx.AsyncClient(timeout=self.timeout)
         try:
-            async with client as http:
+            async with _client(self._http, self.timeout) as http:
                 response = await http.post(self.endpoint, data=data, headers=headers)
         except httpx.HTTPError as exc:
             raise VerifierUnavailableError(f"introspection failed: {exc}") from exc
         return _json_object(response, f"the introspection endpoint {self.endpoint}")
+
+
+def _client(http: httpx.AsyncClient | None, timeout: float) -> AbstractAsyncContextManager[httpx.AsyncClient]:
+    """`http` where one was injected (used, not closed), else a client of this request's own."""
+    return nullcontext(http) if http is not None else httpx.AsyncClient(timeout=timeout, follow_redirects=False)
 
 
 def _json_object(response: httpx.Response, what: str) -> dict[str, Any]:

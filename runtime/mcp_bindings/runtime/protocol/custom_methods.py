@@ -110,12 +110,12 @@ class CustomMethod(Generic[P, R]):
             raise ValueError(f"extension identifier {self.extension!r} must be '{{vendor-prefix}}/{{name}}'")
 
 
-def _spec(method: str, kind: Kind, sender: Sender, params: Any, result: Any, handler: str = "") -> MethodSpec:
+def _spec(method: str, kind: Kind, sender: Sender, params: Any, result: Any) -> MethodSpec:
     return MethodSpec(
         method=method,
         kind=kind,
         direction="client_to_server" if sender == "client" else "server_to_client",
-        handler=handler or method.replace("/", "_").replace("-", "_").replace(".", "_"),
+        handler=method.replace("/", "_").replace("-", "_").replace(".", "_"),
         message=dict,
         params=params,
         params_required=params is not None and _has_required_fields(params),

@@ -6,7 +6,7 @@ the app's handshake sessions become `SharedSessions` (any worker serves any sess
 name this worker (`handoff.worker_space`), so another worker relays a stream it runs (`relay`);
 calls between workers get a `Forwarder`; the server's tasks move to the backend's task store (unless
 the server configured a store of its own); and the bus is run, delivering what other workers send.
-A backend that is not shared (`InMemoryBackend`) is only started.
+A backend that is not shared is only started.
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from mcp_bindings.runtime.scaleout.backends.base import TASK_CANCELLED, StateBac
 from mcp_bindings.runtime.scaleout.forwarding import Forwarder
 from mcp_bindings.runtime.scaleout.handoff import worker_space
 from mcp_bindings.runtime.scaleout.shared_sessions import SharedSessions
-from mcp_bindings.runtime.server import notifications
-from mcp_bindings.runtime.server.bus import install_forwarder
+from mcp_bindings.runtime.server import bus, notifications
 from mcp_bindings.runtime.tasks.core.store import InMemoryTaskStore
 from mcp_bindings.runtime.tasks.server import service as tasks
 
@@ -44,12 +43,12 @@ async def attach(app: StreamableHTTPApp, backend: StateBackend, group: TaskGroup
         raise RuntimeError("a backend is attached before the app serves its first session")
     sessions = SharedSessions(app.server, host, streamable.options, streamable.replay, backend)
     streamable.directory = sessions
-    relay.register(host, sessions.log_of)
+    host.keep(relay.ReplayLogs, relay.ReplayLogs(sessions.log_of))
     space = worker_space(backend.worker_id)
     if space is not None:  # event ids name this worker, so another one can relay its streams
         streamable.replay.number_from(space)
     forwarder = Forwarder(app.server, backend, backend.worker_id)
-    install_forwarder(host, forwarder)
+    host.keep(bus.Forwarder, forwarder)
     host.bus = backend
     service = tasks.service_for(app.server)
     if isinstance(service.store, InMemoryTaskStore) and not len(service.store):
@@ -76,10 +75,10 @@ async def detach(app: StreamableHTTPApp, backend: StateBackend) -> None:
     handed over reach the backend, and it is closed."""
     if app.host.bus is backend:
         app.host.bus = None
-        install_forwarder(app.host, None)
+        app.host.keep(bus.Forwarder, None)
     sessions = app.streamable.directory
     if isinstance(sessions, SharedSessions):
-        await sessions.flush()
+        await sessions.handoff.flush()
     with anyio.CancelScope(shield=True):
         await backend.aclose()
 

@@ -8,10 +8,10 @@ worker holding it: a `CALL` message to that worker's mailbox (`backends.WorkerMa
 the state; a call to a worker that does not listen (or stops listening before it replies: killed
 mid-call) raises `WorkerGone`, one not answered in time -32603 naming the worker.
 
-The interfaces (`operation`, `WorkerGone`, `forwarder_for`) are the server's (`server.bus`), so that
-the modules owning such state need not import this plug-in; they are re-exported here. One forwarder
-per server host, installed when a shared backend is attached (`scaleout.attach`); with one process
-there is none and nothing is forwarded.
+The interfaces (`operation`, `WorkerGone`, `Forwarder`) are the server's (`server.bus`), so that
+the modules owning such state need not import this plug-in. One forwarder per server host, kept by
+it (`host.find(bus.Forwarder)`) when a shared backend is attached (`scaleout.attach`); with one
+process there is none and nothing is forwarded.
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ import anyio
 from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import json_object
-from mcp_bindings.runtime.server.bus import WorkerGone, forwarder_for, install_forwarder, operation, operations
+from mcp_bindings.runtime.server.bus import WorkerGone, operation, operations
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.scaleout.backends import WorkerMail
     from mcp_bindings.runtime.server.stubs import ServerStub
 
-__all__ = ["CALL", "REPLY", "Forwarder", "WorkerGone", "forwarder_for", "install", "operation"]
+__all__ = ["CALL", "REPLY", "Forwarder", "WorkerGone", "operation"]
 
 log = logs.logger("forwarding")
 
@@ -112,6 +112,3 @@ class Forwarder:
         except McpError as exc:
             log.warning("reply to worker %s not sent: %s", caller, exc.message)
         return True
-
-
-install = install_forwarder  # the name this module had for it

@@ -7,7 +7,7 @@ events after the client's cursor, sends them on, and calls again for the next on
 up to `WAIT_S` for some) until the stream's request is answered. If the holding worker stops, the
 relayed stream ends and the client resumes again (from a handover if that worker drained).
 
-The holding side: `register(host, logs)` names how a worker finds a session's log and owner (set by
+The holding side: the host's `ReplayLogs` names how a worker finds a session's log and owner (kept by
 `scaleout.attach`: `SharedSessions.log_of`).
 """
 
@@ -22,14 +22,14 @@ from starlette.responses import Response, StreamingResponse
 
 from mcp_bindings.runtime.http.resume import EventLog, event_id_of, gone, no_cache, sse_event
 from mcp_bindings.runtime.rpc.errors import McpError
-from mcp_bindings.runtime.scaleout import forwarding
+from mcp_bindings.runtime.server.bus import Forwarder, operation
 from mcp_bindings.runtime.server.host import host_for
 
 if TYPE_CHECKING:
     from mcp_bindings.runtime.server.host import ServerHost
     from mcp_bindings.runtime.server.stubs import ServerStub
 
-__all__ = ["REPLAY", "WAIT_S", "register", "relay"]
+__all__ = ["REPLAY", "WAIT_S", "ReplayLogs", "relay"]
 
 # {"s": session, "p": principal, "c": cursor, "w": wait} -> {"e": [[id, frame]], "f": ended} | {"status": 404 | 410}
 REPLAY = "http/replay"
@@ -41,17 +41,13 @@ Logs = Callable[[str], "tuple[str | None, EventLog] | None"]
 
 @dataclass(frozen=True, slots=True)
 class ReplayLogs:
-    """What the host of a worker keeps (`ServerHost.state_of`): how it finds the replay log of a session it holds."""
+    """What the host of a worker keeps (`ServerHost.keep`, by `scaleout.attach`): how it finds the
+    replay log of a session it holds."""
 
     find: Logs
 
 
-def register(host: ServerHost, logs: Logs) -> None:
-    """How this worker finds the replay log of a session it holds (`scaleout.attach`)."""
-    host.keep(ReplayLogs, ReplayLogs(logs))
-
-
-@forwarding.operation(REPLAY)
+@operation(REPLAY)
 async def _held_here(server: ServerStub, args: Any) -> dict[str, Any]:
     """The events after the cursor of a stream this worker holds (waiting up to `w` seconds for
     some), and whether its request has been answered; a status when it cannot be resumed."""
@@ -86,7 +82,7 @@ async def relay(
     """The answer to a resumption of a stream `worker` holds: its events as that worker gives them,
     until its request is answered; 410 when they are no longer held. None: nothing to relay (no
     forwarder, that worker does not hold it or is gone)."""
-    forwarder = forwarding.forwarder_for(host)
+    forwarder = host.find(Forwarder)
     cursor = event_id_of(last_event_id)
     if forwarder is None or cursor <= 0:
         return None

@@ -31,7 +31,6 @@ from mcp_bindings.runtime.rpc.jsonrpc import Request, RequestId, Response
 from mcp_bindings.runtime.rpc.session import Session
 from mcp_bindings.runtime.server.runtime import ServerRuntime
 from mcp_bindings.v2025_11_25 import names as core
-from mcp_bindings.v2025_11_25 import names as v2025
 
 __all__ = [
     "RESPONSE",
@@ -103,7 +102,7 @@ async def rebuild(runtime: ServerRuntime, session: Session, record: dict[str, An
     format, or its initialize fails, e.g. a version this worker does not serve)."""
     if record.get("format") != RECORD_FORMAT or not isinstance(record.get("init"), dict):
         return False
-    initialize = Request(id=0, method=v2025.INITIALIZE, params=record["init"], raw={})
+    initialize = Request(id=0, method=core.INITIALIZE, params=record["init"], raw={})
     try:
         await runtime.on_request(initialize, session)
     except Exception:  # noqa: BLE001 - any failure means: not servable here (the caller answers 404)

@@ -344,11 +344,6 @@ class SharedSessions:
         for http_session in list(self.sessions.values()):
             self.end(http_session, shutdown=True)
 
-    async def flush(self, timeout_s: float = 5.0) -> None:
-        """At shutdown: wait (at most `timeout_s`, even when cancelled) for the replay-log handovers
-        still being written."""
-        await self.handoff.flush(timeout_s)
-
     # -- what other workers say --------------------------------------------------------------
 
     async def from_bus(self, method: str, data: Any) -> bool:

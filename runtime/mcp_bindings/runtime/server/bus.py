@@ -5,10 +5,11 @@ docs/deployment.md). One process has none of them: nothing here imports the scal
 * the notification bus (`NotificationBus`, `ServerHost.bus`): a broadcast raised on one worker is
   published there, and every other worker delivers it to its own clients (`ServerHost.deliver`);
   a custom (extension) broadcast travels as an `EXTENSION_BROADCAST` message;
-* calls to another worker (`Forwarder`, `forwarder_for(host)`): state that lives where its work runs
-  (a tasks-extension task's open input asks) is read or changed by calling that worker. Operations
-  are registered by name (`operation`) by the module owning the state; a call to a worker that is
-  gone raises `WorkerGone`. Without a forwarder (one process) there is nothing to forward.
+* calls to another worker (`Forwarder`, kept by the host: `host.find(Forwarder)`): state that
+  lives where its work runs (a tasks-extension task's open input asks) is read or changed by calling
+  that worker. Operations are registered by name (`operation`) by the module owning the state; a call
+  to a worker that is gone raises `WorkerGone`. Without a forwarder (one process) there is nothing to
+  forward.
 
 `BackendUnavailable` is what a backend raises when the shared state cannot be reached.
 """
@@ -21,7 +22,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
 
 if TYPE_CHECKING:
-    from mcp_bindings.runtime.server.host import ServerHost
     from mcp_bindings.runtime.server.stubs import ServerStub
 
 __all__ = [
@@ -31,8 +31,6 @@ __all__ = [
     "NotificationBus",
     "Operation",
     "WorkerGone",
-    "forwarder_for",
-    "install_forwarder",
     "operation",
     "operations",
 ]
@@ -95,13 +93,3 @@ def operation(name: str) -> Callable[[Operation], Operation]:
 def operations() -> dict[str, Operation]:
     """The registered operations by name (what a worker serves to the others)."""
     return _OPERATIONS
-
-
-def forwarder_for(host: ServerHost) -> Forwarder | None:
-    """The forwarder of a server's host (None: one process, nothing to forward)."""
-    return host.find(Forwarder)
-
-
-def install_forwarder(host: ServerHost, forwarder: Forwarder | None) -> None:
-    """Set (or, with None, remove) a host's forwarder (the scale-out plug-in, when it is attached)."""
-    host.keep(Forwarder, forwarder)

@@ -106,27 +106,23 @@ class CustomMethods(ServerFeature):
         return Plan(bound.method.spec, bound.method.spec, False, functools.partial(serve_bound, bound))
 
     async def notified(self, runtime: ServerRuntime, notification: Notification, view: PeerView | None) -> bool:
-        return await notified(runtime, notification, view)
-
-
-async def notified(runtime: ServerRuntime, notification: Notification, view: PeerView | None) -> bool:
-    """A notification the version does not define, to its registered handler (through what
-    features put around it: `ServerFeature.wrap_notification`); False: none is registered."""
-    methods = runtime.host.methods
-    bound = methods.handlers.get(notification.method) if methods is not None else None
-    if bound is None or bound.method.kind != "notification":
-        return False
-    if view is None:  # a stateless-era client: its view comes with the notification's `_meta`
-        probe = Request("", notification.method, notification.params, {})
-        if stateless_meta(probe) is None or not runtime.lifecycle.stateless_supported:
-            log.debug("ignoring notification %s before initialize", notification.method)
-            return True
-        view = runtime.lifecycle.stateless_view(probe)
-    spec = bound.method.spec
-    params = typed_params(spec, notification.params)
-    context = ServerNotificationContext(view)
-    await runtime.notice_plan(spec, view).run(bound.handler, params, notification.params, context)
-    return True
+        """A notification the version does not define, to its registered handler (through what
+        features put around it: `ServerFeature.wrap_notification`); False: none is registered."""
+        methods = runtime.host.methods
+        bound = methods.handlers.get(notification.method) if methods is not None else None
+        if bound is None or bound.method.kind != "notification":
+            return False
+        if view is None:  # a stateless-era client: its view comes with the notification's `_meta`
+            probe = Request("", notification.method, notification.params, {})
+            if stateless_meta(probe) is None or not runtime.lifecycle.stateless_supported:
+                log.debug("ignoring notification %s before initialize", notification.method)
+                return True
+            view = runtime.lifecycle.stateless_view(probe)
+        spec = bound.method.spec
+        params = typed_params(spec, notification.params)
+        context = ServerNotificationContext(view)
+        await runtime.notice_plan(spec, view).run(bound.handler, params, notification.params, context)
+        return True
 
 
 async def notify(ctx: Any, method: CustomMethod[Any, Any], params: Any = None) -> bool:

@@ -17,11 +17,11 @@ from typing import Any, cast
 from urllib.parse import urlsplit
 
 import httpx
-import orjson
 
-from mcp_bindings.runtime.auth.discovery import is_loopback_host, require_secure
-from mcp_bindings.runtime.auth.errors import OAuthError
-from mcp_bindings.runtime.auth.proxy.store import SealedRecords, digest
+from mcp_bindings.runtime.auth.discovery import get_json, is_loopback_host, require_secure
+from mcp_bindings.runtime.auth.dpop import b64url_sha256
+from mcp_bindings.runtime.auth.errors import DiscoveryError, OAuthError
+from mcp_bindings.runtime.auth.proxy.store import SealedRecords
 
 AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post")
 MAX_CIMD_BYTES = 64 * 1024
@@ -172,7 +172,7 @@ class ClientRegistry:
             redirect_uris,
             client_name=name if isinstance(name, str) and name else None,
             auth_method=str(method),
-            secret_digest=digest(secret) if secret else None,
+            secret_digest=b64url_sha256(secret) if secret else None,
         )
         await self.records.put(f"client:{client_id}", client.to_record(), self.registration_ttl_s)
         answer: dict[str, Any] = {
@@ -219,28 +219,14 @@ class ClientRegistry:
 
 async def _fetch_document(url: str) -> dict[str, Any]:
     """The JSON object at `url`: no redirects, at most `MAX_CIMD_BYTES`, within 5 s."""
+    where = f"the client metadata document at {url}"
     try:
-        async with (
-            httpx.AsyncClient(timeout=5.0, follow_redirects=False) as http,
-            http.stream("GET", url, headers={"Accept": "application/json"}) as response,
-        ):
-            if response.status_code != 200:
-                raise ClientError(
-                    "invalid_client", f"the client metadata document at {url}: HTTP {response.status_code}"
-                )
-            body = bytearray()
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > MAX_CIMD_BYTES:
-                    raise ClientError("invalid_client", f"the client metadata document at {url} is over 64 KiB")
-    except httpx.HTTPError as exc:
-        raise ClientError(
-            "invalid_client", f"the client metadata document at {url} could not be fetched: {exc}"
-        ) from None
-    try:
-        document = orjson.loads(bytes(body))
-    except orjson.JSONDecodeError:
-        document = None
+        async with httpx.AsyncClient(timeout=5.0, follow_redirects=False) as http:
+            status, document = await get_json(http, url, MAX_CIMD_BYTES)
+    except DiscoveryError as exc:
+        raise ClientError("invalid_client", f"{where} could not be fetched: {exc}") from None
+    if status != 200:
+        raise ClientError("invalid_client", f"{where}: HTTP {status}")
     if not isinstance(document, dict):
-        raise ClientError("invalid_client", f"the client metadata document at {url} is not a JSON object")
+        raise ClientError("invalid_client", f"{where} is not a JSON object")
     return cast("dict[str, Any]", document)

@@ -19,17 +19,18 @@ import secrets
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, unquote_plus, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote_plus
 
 import orjson
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from mcp_bindings.runtime.auth.discovery import origin_of
-from mcp_bindings.runtime.auth.grants import pkce_pair
+from mcp_bindings.runtime.auth.dpop import b64url_sha256
+from mcp_bindings.runtime.auth.grants import pkce_pair, with_query
 from mcp_bindings.runtime.auth.proxy.clients import ClientError, ClientRegistry, ProxyClient
 from mcp_bindings.runtime.auth.proxy.pages import consent_page, error_page
-from mcp_bindings.runtime.auth.proxy.store import SealedRecords, digest
+from mcp_bindings.runtime.auth.proxy.store import SealedRecords
 from mcp_bindings.runtime.auth.proxy.tokens import Grants, TokenError
 from mcp_bindings.runtime.auth.proxy.upstream import UpstreamClient, UpstreamError
 from mcp_bindings.runtime.rpc import logs
@@ -284,7 +285,7 @@ class ProxyEndpoints:
         if up.openid:
             params["nonce"] = nonce
         assert up.authorization_endpoint is not None
-        return RedirectResponse(_with_query(up.authorization_endpoint, params), status_code=303)
+        return RedirectResponse(with_query(up.authorization_endpoint, params), status_code=303)
 
     # -- back from the upstream provider ---------------------------------------------------------
 
@@ -350,7 +351,7 @@ class ProxyEndpoints:
         except ClientError as exc:
             raise TokenError("invalid_client", exc.description, 401) from None
         if client.auth_method != "none" and not (
-            secret and client.secret_digest and hmac.compare_digest(digest(secret), client.secret_digest)
+            secret and client.secret_digest and hmac.compare_digest(b64url_sha256(secret), client.secret_digest)
         ):
             raise TokenError("invalid_client", "client authentication failed", 401)
         return client
@@ -393,15 +394,9 @@ def _basic(header: str | None) -> tuple[str | None, str | None]:
     return unquote_plus(client_id), unquote_plus(secret)
 
 
-def _with_query(url: str, params: Mapping[str, Any]) -> str:
-    parts = urlsplit(url)
-    extra = urlencode({k: v for k, v in params.items() if v is not None})
-    return urlunsplit(parts._replace(query=f"{parts.query}&{extra}" if parts.query else extra))
-
-
 def _to_client(redirect_uri: str, params: Mapping[str, Any], state: Any, site: Site) -> Response:
     """The redirect back to the MCP client with `params`, its `state` and the proxy's `iss`."""
-    return RedirectResponse(_with_query(redirect_uri, {**params, "state": state, "iss": site.issuer}), status_code=302)
+    return RedirectResponse(with_query(redirect_uri, {**params, "state": state, "iss": site.issuer}), status_code=302)
 
 
 def _token_error(exc: TokenError) -> Response:

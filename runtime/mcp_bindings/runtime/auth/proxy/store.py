@@ -9,14 +9,12 @@ used once, even when two workers race for it): `MemoryProxyStore` for one proces
 Every record is sealed before it reaches the store (`SealedRecords`): AES-256-GCM (`cryptography`'s
 AESGCM) under a key derived with HKDF-SHA256 from the operator's key (`MCP_OAUTH_PROXY_KEY`, or
 `OAuthProxy(key=...)`), the record's store key as associated data (a record copied under another key
-does not open). Keys name no secret: a code or a token is keyed by its SHA-256. The same operator key
-derives the ES256 key the proxy signs its access tokens with (`ProxyKeys`), so every worker holding
-the key issues and verifies the same tokens."""
+does not open). Keys name no secret: a code or a token is keyed by its SHA-256 (`dpop.b64url_sha256`).
+The same operator key derives the ES256 key the proxy signs its access tokens with (`ProxyKeys`), so
+every worker holding the key issues and verifies the same tokens."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import os
 import time
 from contextlib import AbstractContextManager
@@ -35,11 +33,6 @@ KEY_ENV = "MCP_OAUTH_PROXY_KEY"
 _STORE_INFO = b"mcp-bindings oauth-proxy store AES-256-GCM v1"
 _SIGNING_INFO = b"mcp-bindings oauth-proxy ES256 signing key v1"
 _NONCE_BYTES = 12
-
-
-def digest(value: str) -> str:
-    """The store key of a secret value (a code, a token): its SHA-256, base64url."""
-    return base64.urlsafe_b64encode(hashlib.sha256(value.encode()).digest()).rstrip(b"=").decode()
 
 
 @runtime_checkable

@@ -23,7 +23,7 @@ from typing import Any
 
 from mcp_bindings.runtime.auth.dpop import b64url_sha256
 from mcp_bindings.runtime.auth.proxy.clients import ProxyClient, Refused
-from mcp_bindings.runtime.auth.proxy.store import ProxyKeys, SealedRecords, digest
+from mcp_bindings.runtime.auth.proxy.store import ProxyKeys, SealedRecords
 from mcp_bindings.runtime.auth.verifiers import AccessToken, InvalidTokenError, JWTVerifier
 
 
@@ -60,13 +60,13 @@ class Grants:
             "claims": dict(claims),
             "upstream": upstream,
         }
-        await self.records.put(f"code:{digest(code)}", record, self.ttl.code_s)
+        await self.records.put(f"code:{b64url_sha256(code)}", record, self.ttl.code_s)
         return code
 
     async def redeem_code(self, form: Mapping[str, str], client: ProxyClient) -> dict[str, Any]:
         """The `authorization_code` grant: the token response, or `TokenError`."""
         code = form.get("code") or ""
-        key = digest(code)
+        key = b64url_sha256(code)
         record = await self.records.take(f"code:{key}")
         if record is None:
             spent = await self.records.get(f"spent-code:{key}")
@@ -92,7 +92,7 @@ class Grants:
 
     async def refresh(self, form: Mapping[str, str], client: ProxyClient) -> dict[str, Any]:
         """The `refresh_token` grant, rotating the refresh token; a replayed one ends the grant."""
-        key = digest(form.get("refresh_token") or "")
+        key = b64url_sha256(form.get("refresh_token") or "")
         record = await self.records.take(f"refresh:{key}")
         if record is None:
             spent = await self.records.get(f"spent-refresh:{key}")
@@ -118,7 +118,7 @@ class Grants:
 
     async def revoke(self, token: str, client: ProxyClient) -> None:
         """RFC 7009: end the grant of a refresh or access token of `client` (unknown tokens: nothing)."""
-        record = await self.records.get(f"refresh:{digest(token)}")
+        record = await self.records.get(f"refresh:{b64url_sha256(token)}")
         grant_id = str(record["grant"]) if record is not None else self._access_grant(token)
         if grant_id is None:
             return
@@ -158,9 +158,8 @@ class Grants:
         headers = {"kid": self.keys.kid, "typ": "at+jwt"}
         access = jwt.encode(claims, self.keys.signing_key, algorithm="ES256", headers=headers)
         refresh = secrets.token_urlsafe(32)
-        await self.records.put(
-            f"refresh:{digest(refresh)}", {"grant": grant_id, "client_id": grant["client_id"]}, self.ttl.refresh_s
-        )
+        record = {"grant": grant_id, "client_id": grant["client_id"]}
+        await self.records.put(f"refresh:{b64url_sha256(refresh)}", record, self.ttl.refresh_s)
         return {
             "access_token": access,
             "token_type": "Bearer",

@@ -16,10 +16,10 @@ A backend is the state the workers of one deployment share:
   cancelled through any other; with a lease per worker (`MCP_WORKER_LEASE_SECONDS`), the tasks of a
   worker that died are reported `failed` once its lease has lapsed.
 
-`InMemoryBackend` (one process, nothing new to run) and `RedisBackend` (`backends.redis`, the
-`redis` extra) implement it; as an HTTP app's `http.backend.Backend`, each attaches itself to the app
-(`scaleout.attach`). `backend_from_env` picks Redis when `MCP_REDIS_URL` is set (the HTTP app calls
-it only then; without it the app has no backend and never imports this plug-in). What stays in each
+`RedisBackend` (`backends.redis`, the `redis` extra) implements it; as an HTTP app's
+`http.backend.Backend`, it attaches itself to the app (`scaleout.attach`). `backend_from_env` picks
+Redis when `MCP_REDIS_URL` is set (the HTTP app calls it only then; without it the app has no backend,
+`http.backend.SINGLE_PROCESS`, and never imports this plug-in). What stays in each
 worker: a session's open streams and requests in flight, and their live resumption logs (in memory,
 `http.resume.ReplayStore`: no round trip per event) until the worker drains; see docs/deployment.md.
 """
@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from mcp_bindings.runtime.http.backend import SINGLE_PROCESS, Backend
 from mcp_bindings.runtime.scaleout.backends.base import (
     LEASE_ENV,
     REDIS_URL_ENV,
@@ -57,10 +58,10 @@ __all__ = [
 ]
 
 
-def backend_from_env(environ: Mapping[str, str] | None = None) -> StateBackend:
+def backend_from_env(environ: Mapping[str, str] | None = None) -> Backend:
     """`RedisBackend(MCP_REDIS_URL)` when that variable is set (its worker lease from
-    `MCP_WORKER_LEASE_SECONDS`), else an `InMemoryBackend`. A lease that is not a number of seconds
-    of at least 1 is `ValueError` naming the variable."""
+    `MCP_WORKER_LEASE_SECONDS`), else `http.backend.SINGLE_PROCESS` (one process: nothing shared).
+    A lease that is not a number of seconds of at least 1 is `ValueError` naming the variable."""
     env = os.environ if environ is None else environ
     url = env.get(REDIS_URL_ENV, "").strip()
     if url:
@@ -74,6 +75,4 @@ def backend_from_env(environ: Mapping[str, str] | None = None) -> StateBackend:
         if not lease_s >= 1.0:  # also NaN
             raise ValueError(f"{LEASE_ENV} must be a number of seconds, at least 1 (got {lease!r})")
         return RedisBackend(url, lease_s=lease_s)
-    from mcp_bindings.runtime.scaleout.backends.memory import InMemoryBackend
-
-    return InMemoryBackend()
+    return SINGLE_PROCESS

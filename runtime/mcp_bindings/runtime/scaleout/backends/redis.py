@@ -119,6 +119,10 @@ class RedisBackend(Attachable):
             )
         return self._client
 
+    def key(self, kind: str, name: str) -> str:
+        """The Redis key of `name` (a session, a worker, a task, ...) of `kind`, under this backend's prefix."""
+        return f"{self.prefix}{kind}:{name}"
+
     @contextmanager
     def guard(self) -> Iterator[None]:
         """Around what uses Redis: its errors (and the network's) become `BackendUnavailable` (-32603
@@ -143,7 +147,7 @@ class RedisBackend(Attachable):
             self.leasing = False
             try:  # a worker that stops runs no task any more: the others report its tasks failed at once
                 with anyio.fail_after(self._connect_timeout_s):
-                    await self._client.delete(self.lease_key(self.worker_id))  # pyright: ignore[reportUnknownMemberType]
+                    await self._client.delete(self.key("worker", self.worker_id))  # pyright: ignore[reportUnknownMemberType]
             except (RedisError, OSError, TimeoutError):
                 pass
         if self._client is not None:
@@ -241,15 +245,12 @@ class RedisBackend(Attachable):
 
     # -- the worker's lease -------------------------------------------------------------------
 
-    def lease_key(self, worker_id: str) -> str:
-        return f"{self.prefix}worker:{worker_id}"
-
     async def _renew_lease(self) -> None:
         from redis.exceptions import RedisError
 
         while True:
             try:
-                await self.client.set(self.lease_key(self.worker_id), b"1", px=max(1, int(self.lease_s * 1000)))  # pyright: ignore[reportUnknownMemberType]
+                await self.client.set(self.key("worker", self.worker_id), b"1", px=max(1, int(self.lease_s * 1000)))  # pyright: ignore[reportUnknownMemberType]
                 self.leasing = True
             except (RedisError, OSError) as exc:
                 log.warning("worker lease not renewed (Redis at %s: %s)", self.where, exc)
@@ -260,20 +261,17 @@ class RedisBackend(Attachable):
         if worker_id == self.worker_id and self.leasing:
             return True
         with self.guard():
-            return bool(await self.client.exists(self.lease_key(worker_id)))  # pyright: ignore[reportUnknownMemberType]
+            return bool(await self.client.exists(self.key("worker", worker_id)))  # pyright: ignore[reportUnknownMemberType]
 
     # -- session records ------------------------------------------------------------------------
-
-    def _session_key(self, session_id: str) -> str:
-        return f"{self.prefix}session:{session_id}"
 
     async def put(self, session_id: str, ttl_s: float, record: Mapping[str, Any] | None = None) -> None:
         value = orjson.dumps({**(record or {}), "worker": self.worker_id})
         with self.guard():
-            await self.client.set(self._session_key(session_id), value, px=max(1, int(ttl_s * 1000)))  # pyright: ignore[reportUnknownMemberType]
+            await self.client.set(self.key("session", session_id), value, px=max(1, int(ttl_s * 1000)))  # pyright: ignore[reportUnknownMemberType]
 
     async def record(self, session_id: str, ttl_s: float | None = None) -> dict[str, Any] | None:
-        key = self._session_key(session_id)
+        key = self.key("session", session_id)
         with self.guard():
             if ttl_s is None:
                 value: Any = await self.client.get(key)  # pyright: ignore[reportUnknownMemberType]
@@ -297,15 +295,12 @@ class RedisBackend(Attachable):
 
     async def drop(self, session_id: str) -> None:
         with self.guard():
-            await self.client.delete(self._session_key(session_id))  # pyright: ignore[reportUnknownMemberType]
+            await self.client.delete(self.key("session", session_id))  # pyright: ignore[reportUnknownMemberType]
 
     # -- a session's one GET stream ----------------------------------------------------------------
 
-    def _stream_key(self, session_id: str) -> str:
-        return f"{self.prefix}stream:{session_id}"
-
     async def claim_stream(self, session_id: str, ttl_s: float) -> str | None:
-        key, px = self._stream_key(session_id), max(1, int(ttl_s * 1000))
+        key, px = self.key("stream", session_id), max(1, int(ttl_s * 1000))
         with self.guard():
             holder: Any = await self.client.eval(_CLAIM, 1, key, self.worker_id, px, "")  # pyright: ignore[reportUnknownMemberType]
             if holder is None:
@@ -322,21 +317,18 @@ class RedisBackend(Attachable):
 
     async def release_stream(self, session_id: str) -> None:
         with self.guard():
-            await self.client.eval(_RELEASE, 1, self._stream_key(session_id), self.worker_id)  # pyright: ignore[reportUnknownMemberType]
+            await self.client.eval(_RELEASE, 1, self.key("stream", session_id), self.worker_id)  # pyright: ignore[reportUnknownMemberType]
 
     # -- replay logs handed over by a draining worker ----------------------------------------------
 
-    def _replay_key(self, session_id: str) -> str:
-        return f"{self.prefix}replays:{session_id}"
-
     async def hand_over(self, session_id: str, snapshot: bytes, ttl_s: float) -> None:
-        key, px = self._replay_key(session_id), max(1, int(ttl_s * 1000))
+        key, px = self.key("replays", session_id), max(1, int(ttl_s * 1000))
         with self.guard():
             await self.client.eval(_HAND_OVER, 1, key, self.worker_id, snapshot, px)  # pyright: ignore[reportUnknownMemberType]
 
     async def handed_over(self, session_id: str) -> list[bytes]:
         with self.guard():
-            values: Any = await self.client.hvals(self._replay_key(session_id))  # pyright: ignore[reportUnknownMemberType]
+            values: Any = await self.client.hvals(self.key("replays", session_id))  # pyright: ignore[reportUnknownMemberType]
         return [v for v in values if isinstance(v, bytes)] if isinstance(values, list) else []
 
     # -- tasks -------------------------------------------------------------------------------------

@@ -66,12 +66,6 @@ class RedisTaskStore(TaskStore):
         super().__init__(max_tasks_per_requester=max_tasks_per_requester, page_size=page_size)
         self.backend = backend
 
-    def _key(self, task_id: str) -> str:
-        return f"{self.backend.prefix}task:{task_id}"
-
-    def _owner(self, task_id: str) -> str:
-        return f"{self.backend.prefix}task-owner:{task_id}"
-
     def _index(self, requester: str | None) -> str:
         return f"{self.backend.prefix}tasks:{'' if requester is None else '=' + requester}"
 
@@ -94,12 +88,12 @@ class RedisTaskStore(TaskStore):
                 raise TaskLimitError.per_requester(self.max_tasks_per_requester)
             sequence = await r.incr(f"{self.backend.prefix}task-seq")  # pyright: ignore[reportUnknownMemberType]
             async with r.pipeline(transaction=True) as pipe:  # pyright: ignore[reportUnknownMemberType]
-                pipe.set(self._key(state.task_id), _encode(state), px=self._px(state), nx=True)  # pyright: ignore[reportUnknownMemberType]
+                pipe.set(self.backend.key("task", state.task_id), _encode(state), px=self._px(state), nx=True)  # pyright: ignore[reportUnknownMemberType]
                 pipe.zadd(index, {state.task_id: sequence})  # pyright: ignore[reportUnknownMemberType]
                 if bounded != index:
                     pipe.zadd(bounded, {state.task_id: sequence})  # pyright: ignore[reportUnknownMemberType]
                 if self.backend.leasing:  # its work runs here: lost if this worker dies
-                    pipe.set(self._owner(state.task_id), self.backend.worker_id, px=self._px(state))  # pyright: ignore[reportUnknownMemberType]
+                    pipe.set(self.backend.key("task-owner", state.task_id), self.backend.worker_id, px=self._px(state))  # pyright: ignore[reportUnknownMemberType]
                 await pipe.execute()  # pyright: ignore[reportUnknownMemberType]
 
     async def _make_room(self, index: str) -> bool:
@@ -107,7 +101,7 @@ class RedisTaskStore(TaskStore):
         r = self.backend.client
         members: Any = await r.zrange(index, 0, -1)  # pyright: ignore[reportUnknownMemberType]
         ids: list[str] = [m.decode() for m in members]
-        raws: list[Any] = await r.mget([self._key(i) for i in ids]) if ids else []  # pyright: ignore[reportUnknownMemberType]
+        raws: list[Any] = await r.mget([self.backend.key("task", i) for i in ids]) if ids else []  # pyright: ignore[reportUnknownMemberType]
         gone = [i for i, raw in zip(ids, raws, strict=True) if raw is None]
         if gone:
             await r.zrem(index, *gone)  # pyright: ignore[reportUnknownMemberType]
@@ -122,12 +116,12 @@ class RedisTaskStore(TaskStore):
     async def owner(self, task_id: str) -> str | None:
         """The worker running the task's work (None: unknown, or its record expired)."""
         with self.backend.guard():
-            owner: Any = await self.backend.client.get(self._owner(task_id))  # pyright: ignore[reportUnknownMemberType]
+            owner: Any = await self.backend.client.get(self.backend.key("task-owner", task_id))  # pyright: ignore[reportUnknownMemberType]
         return owner.decode() if isinstance(owner, bytes) else None
 
     async def _read(self, task_id: str) -> TaskState | None:
         with self.backend.guard():
-            state = _decode(await self.backend.client.get(self._key(task_id)))  # pyright: ignore[reportUnknownMemberType]
+            state = _decode(await self.backend.client.get(self.backend.key("task", task_id)))  # pyright: ignore[reportUnknownMemberType]
         return None if state is None else await self._unless_orphaned(state)
 
     async def _unless_orphaned(self, state: TaskState) -> TaskState:
@@ -155,7 +149,7 @@ class RedisTaskStore(TaskStore):
                 )  # pyright: ignore[reportUnknownMemberType]
                 if not rows:
                     break
-                raws: list[Any] = await r.mget([self._key(i.decode()) for i, _ in rows])  # pyright: ignore[reportUnknownMemberType]
+                raws: list[Any] = await r.mget([self.backend.key("task", i.decode()) for i, _ in rows])  # pyright: ignore[reportUnknownMemberType]
                 gone: list[bytes] = []
                 for (task_id, score), raw in zip(rows, raws, strict=True):
                     state = _decode(raw)
@@ -174,7 +168,7 @@ class RedisTaskStore(TaskStore):
         """An optimistic transaction (WATCH/MULTI): read again when another worker wrote first."""
         from redis.exceptions import WatchError
 
-        key = self._key(task_id)
+        key = self.backend.key("task", task_id)
         with self.backend.guard():
             async with self.backend.client.pipeline(transaction=True) as pipe:  # pyright: ignore[reportUnknownMemberType]
                 while True:
@@ -205,10 +199,10 @@ class RedisTaskStore(TaskStore):
             delay = min(delay * 2, WAIT_MAX_S)
 
     async def delete(self, task_id: str) -> None:
-        key, client = self._key(task_id), self.backend.client
+        key, client = self.backend.key("task", task_id), self.backend.client
         with self.backend.guard():
             state = _decode(await client.get(key))  # pyright: ignore[reportUnknownMemberType]
-            await client.delete(key, self._owner(task_id))  # pyright: ignore[reportUnknownMemberType]
+            await client.delete(key, self.backend.key("task-owner", task_id))  # pyright: ignore[reportUnknownMemberType]
             if state is not None:
                 await client.zrem(self._index(state.requester), task_id)  # pyright: ignore[reportUnknownMemberType]
                 quota_index = self._quota_index(state)

@@ -46,7 +46,7 @@ from mcp_bindings.runtime.rpc import logs
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import first_problem, json_object
 from mcp_bindings.runtime.server import notifications
-from mcp_bindings.runtime.server.bus import WorkerGone, forwarder_for, operation
+from mcp_bindings.runtime.server.bus import Forwarder, WorkerGone, operation
 from mcp_bindings.runtime.server.extensions import serve_bound
 from mcp_bindings.runtime.server.host import host_for
 from mcp_bindings.runtime.server.seam import Plan
@@ -198,7 +198,7 @@ ASKS = "tasks-extension/asks"  # args {"t": task id}; the open asks ({key: {"met
 async def _at_owner(server: ServerStub, service: TaskService, op: str, args: dict[str, Any]) -> Any:
     """`op` done by the worker running the task's work; None when that is this worker or there are
     no other workers. `WorkerGone` when that worker is gone."""
-    forwarder = forwarder_for(host_for(server))
+    forwarder = host_for(server).find(Forwarder)
     owner_of = getattr(service.store, "owner", None)
     if forwarder is None or owner_of is None:
         return None
