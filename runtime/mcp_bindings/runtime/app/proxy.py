@@ -39,8 +39,9 @@ from mcp_bindings.runtime.app.proxy_entries import RemotePrompt, RemoteResource,
 from mcp_bindings.runtime.app.proxy_subscriptions import GONE, RemoteSubscriptions, ended, subscribes
 from mcp_bindings.runtime.app.uri_template import TemplateError
 from mcp_bindings.runtime.client.options import ClientArgs
-from mcp_bindings.runtime.client.stub import ClientHandlerStub, every_page
+from mcp_bindings.runtime.client.stub import ClientHandlerStub
 from mcp_bindings.runtime.protocol import registry, versions
+from mcp_bindings.runtime.protocol.pagination import every_page
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from mcp_bindings.v2026_07_28 import names as v2026
 
