@@ -199,7 +199,7 @@ class Remote:
             except TemplateError as exc:
                 log.warning("App.proxy: the remote's resource template is skipped: %s", exc)
                 continue
-            key = _key(kind, entry)
+            key = entry.key
             if key in table:
                 log.warning("App.proxy: the remote's %s %r is shadowed by the app's own", kind[:-1], key)
                 continue
@@ -301,14 +301,6 @@ _KINDS: dict[str, tuple[Callable[..., Any], str, str]] = {
     "resources": (RemoteResource, "list_resources", "resources"),
     "templates": (RemoteTemplate, "list_resource_templates", "resource_templates"),
 }
-
-
-def _key(kind: str, entry: Any) -> str:
-    if kind == "resources":
-        return entry.uri
-    if kind == "templates":
-        return entry.template.template
-    return entry.name
 
 
 async def _list_all(client: Any, kind: str) -> list[Any]:
