@@ -39,8 +39,9 @@ from mcp_bindings.runtime.app.proxy_entries import RemotePrompt, RemoteResource,
 from mcp_bindings.runtime.app.proxy_subscriptions import GONE, RemoteSubscriptions, ended, subscribes
 from mcp_bindings.runtime.app.uri_template import TemplateError
 from mcp_bindings.runtime.client.options import ClientArgs
-from mcp_bindings.runtime.client.stub import ClientHandlerStub, every_page
+from mcp_bindings.runtime.client.stub import ClientHandlerStub
 from mcp_bindings.runtime.protocol import registry, versions
+from mcp_bindings.runtime.protocol.pagination import every_page
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_REQUEST, McpError
 from mcp_bindings.v2026_07_28 import names as v2026
 
@@ -198,7 +199,7 @@ class Remote:
             except TemplateError as exc:
                 log.warning("App.proxy: the remote's resource template is skipped: %s", exc)
                 continue
-            key = _key(kind, entry)
+            key = entry.key
             if key in table:
                 log.warning("App.proxy: the remote's %s %r is shadowed by the app's own", kind[:-1], key)
                 continue
@@ -300,14 +301,6 @@ _KINDS: dict[str, tuple[Callable[..., Any], str, str]] = {
     "resources": (RemoteResource, "list_resources", "resources"),
     "templates": (RemoteTemplate, "list_resource_templates", "resource_templates"),
 }
-
-
-def _key(kind: str, entry: Any) -> str:
-    if kind == "resources":
-        return entry.uri
-    if kind == "templates":
-        return entry.template.template
-    return entry.name
 
 
 async def _list_all(client: Any, kind: str) -> list[Any]:

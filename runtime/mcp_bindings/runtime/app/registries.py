@@ -98,14 +98,10 @@ class Registries:
         return bool(self.tools.guarded or self.resources.guarded or self.templates.guarded or self.prompts.guarded)
 
     def table(self, kind: str) -> Table[Any]:
-        """The table of `kind` ("tools", "resources", "templates", "prompts")."""
-        tables: dict[str, Table[Any]] = {
-            "tools": self.tools,
-            "resources": self.resources,
-            "templates": self.templates,
-            "prompts": self.prompts,
-        }
-        return tables[kind]
+        """The table of `kind` ("tools", "resources", "templates", "prompts": its field's name)."""
+        if kind not in KINDS:
+            raise KeyError(kind)
+        return cast("Table[Any]", getattr(self, kind))
 
     def listed(self, kind: str) -> list[Any]:
         """The definitions of `kind` a client is listed (the enabled ones), cached until it changes."""

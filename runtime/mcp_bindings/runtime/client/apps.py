@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from mcp_bindings.ext.io_modelcontextprotocol_ui import models as ui
-from mcp_bindings.runtime.client.stub import every_page
 from mcp_bindings.runtime.protocol import versions
+from mcp_bindings.runtime.protocol.pagination import every_page
 from mcp_bindings.runtime.protocol.ui_meta import MIME_TYPE, UI, callable_by_app, tool_ui, visible_to_model
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
 

@@ -12,11 +12,10 @@ from typing import Any, Literal, cast
 
 from mcp_bindings.ext.io_modelcontextprotocol_groups.names import GROUPS_LIST, IDENTIFIER
 from mcp_bindings.runtime.protocol import registry, versions
+from mcp_bindings.runtime.protocol.pagination import every_page
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
 
 __all__ = ["declare_groups", "list_groups", "search_tools", "tools_in_group"]
-
-MAX_PAGES = 10_000  # a server that pages forever is not followed forever
 
 
 class SearchError(McpError):
@@ -57,16 +56,12 @@ async def list_groups(client: Any) -> list[Any]:
     from mcp_bindings.ext.io_modelcontextprotocol_groups.methods import EXTENSION
 
     method = EXTENSION.methods[GROUPS_LIST]
-    groups: list[Any] = []
-    cursor: str | None = None
-    for _ in range(MAX_PAGES):
+
+    def page(cursor: str | None) -> Any:
         params = models.ListGroupsRequestParams(cursor=cursor) if cursor is not None else None
-        page = await client.session.call_extension(method, params)
-        groups += list(page.groups)
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return groups
+        return client.session.call_extension(method, params)
+
+    return await every_page(page, "groups")
 
 
 async def tools_in_group(client: Any, group: str, *, nested: bool = True) -> list[Any]:
@@ -80,15 +75,8 @@ async def tools_in_group(client: Any, group: str, *, nested: bool = True) -> lis
             more = {name for name, of in parents.items() if of & wanted} - wanted
             wanted |= more
             grew = bool(more)
-    tools: list[Any] = []
-    cursor: str | None = None
-    for _ in range(MAX_PAGES):
-        page = await client.list_tools(cursor=cursor)
-        tools += [t for t in page.tools if wanted & set(_membership(t))]
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return tools
+    tools = await every_page(lambda cursor: client.list_tools(cursor=cursor), "tools")
+    return [t for t in tools if wanted & set(_membership(t))]
 
 
 def _membership(item: Any) -> list[str]:

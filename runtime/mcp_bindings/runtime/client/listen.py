@@ -62,8 +62,8 @@ class Listening:
     """The open listen streams of one client connection, by subscription (request) id."""
 
     def __init__(self) -> None:
-        self._streams: dict[Any, MemoryObjectSendStream[Any]] = {}
-        self._extra: dict[Any, Mapping[str, MethodSpec]] = {}  # extension notifications a stream takes
+        # Each stream's sender, and the extension notifications it takes (`ListenStream.extra`).
+        self._streams: dict[Any, tuple[MemoryObjectSendStream[Any], Mapping[str, MethodSpec]]] = {}
         self._pending: tuple[MemoryObjectSendStream[Any], ListenStream, anyio.Event] | None = None
         self._opening = anyio.Lock()
 
@@ -79,17 +79,16 @@ class Listening:
         if notification.method == ACKNOWLEDGED:
             if self._pending is not None and sub_id not in self._streams:
                 send, stream, acknowledged = self._pending
-                self._streams[sub_id] = send
-                self._extra[sub_id] = stream.extra
+                self._streams[sub_id] = (send, stream.extra)
                 agreed = params.get("notifications")
                 stream.agreed = agreed if isinstance(agreed, dict) else {}
                 self._pending = None
                 acknowledged.set()
             return True
-        send = self._streams.get(sub_id)
-        if send is None:
+        if sub_id not in self._streams:
             return False
-        typed = _typed(runtime, notification, self._extra.get(sub_id, {}))
+        send, extra = self._streams[sub_id]
+        typed = _typed(runtime, notification, extra)
         if typed is not None:
             try:
                 send.send_nowait(typed)
@@ -97,7 +96,6 @@ class Listening:
                 log.warning("listen stream %r: the caller is not reading; dropped %s", sub_id, notification.method)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                 self._streams.pop(sub_id, None)
-                self._extra.pop(sub_id, None)
         return False
 
     @asynccontextmanager
@@ -146,12 +144,11 @@ class Listening:
                     yield stream
                 finally:
                     task_group.cancel_scope.cancel()
-                    self._streams = {k: v for k, v in self._streams.items() if v is not send}
-                    self._extra = {k: v for k, v in self._extra.items() if k in self._streams}
+                    self._streams = {k: v for k, v in self._streams.items() if v[0] is not send}
                     receive.close()
 
     def _owns(self, send: MemoryObjectSendStream[Any]) -> bool:
-        return any(v is send for v in self._streams.values())
+        return any(v[0] is send for v in self._streams.values())
 
 
 def _typed(runtime: ClientRuntime, notification: Notification, extra: Mapping[str, MethodSpec]) -> Any:

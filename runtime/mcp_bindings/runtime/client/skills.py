@@ -18,8 +18,8 @@ from typing import Any, Protocol, cast
 
 from mcp_bindings.ext.io_modelcontextprotocol_skills import models as sk
 from mcp_bindings.ext.io_modelcontextprotocol_skills.client import Calls
-from mcp_bindings.runtime.client.stub import every_page
 from mcp_bindings.runtime.protocol import versions
+from mcp_bindings.runtime.protocol.pagination import every_page
 from mcp_bindings.runtime.protocol.skill_files import digest, frontmatter  # the same parser and digest the server uses
 from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, McpError
 

@@ -4,14 +4,14 @@ forwarded to the connected session)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables, Side
 from mcp_bindings.runtime.protocol.stub_base import CapabilityDeriving, overridden, stub_class
 from mcp_bindings.runtime.rpc.calls import ProgressCallback
 
-__all__ = ["ClientHandlerStub", "ClientStub", "ProgressCallback", "every_page"]
+__all__ = ["ClientHandlerStub", "ClientStub", "ProgressCallback"]
 
 
 class ClientHandlerStub(CapabilityDeriving):
@@ -92,18 +92,3 @@ class ClientStub:
         from mcp_bindings.runtime.client.discovery import tools_in_group
 
         return await tools_in_group(self, group, nested=nested)
-
-
-async def every_page(page: Callable[[str | None], Awaitable[Any]], field: str, max_pages: int = 10_000) -> list[Any]:
-    """The items (each result's `field`) of every page of a paginated list: `await page(cursor)` from
-    the first (cursor None) until a result has no `next_cursor`, at most `max_pages` pages (bounded: a
-    server that pages for ever is not followed for ever)."""
-    items: list[Any] = []
-    cursor: str | None = None
-    for _ in range(max_pages):
-        result = await page(cursor)
-        items += getattr(result, field)
-        cursor = getattr(result, "next_cursor", None)
-        if not cursor:
-            break
-    return items

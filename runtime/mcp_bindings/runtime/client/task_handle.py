@@ -20,6 +20,7 @@ from mcp_bindings.runtime.protocol.spec import MethodSpec, ProtocolTables
 from mcp_bindings.runtime.rpc import jsonrpc
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, CapabilityError, McpError
 from mcp_bindings.runtime.tasks.core.handshake import create_task_result, task_capability
+from mcp_bindings.runtime.tasks.core.store import TERMINAL
 from mcp_bindings.v2025_11_25 import names as core
 
 if TYPE_CHECKING:
@@ -133,7 +134,7 @@ class TaskHandle(Finished, Generic[R]):
             return None
         with anyio.fail_after(timeout):
             state = await self.status()
-            while state.status not in ("completed", "failed", "cancelled"):
+            while state.status not in TERMINAL:
                 interval = poll_interval
                 if interval is None:
                     interval = (state.poll_interval or 1000) / 1000

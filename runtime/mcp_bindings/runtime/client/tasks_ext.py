@@ -43,6 +43,7 @@ from mcp_bindings.runtime.protocol.spec import MethodSpec
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import first_problem, json_object
 from mcp_bindings.runtime.tasks.core import wire as tasks_wire
+from mcp_bindings.runtime.tasks.core.store import TERMINAL
 from mcp_bindings.v2026_07_28 import names as v2026
 
 if TYPE_CHECKING:
@@ -63,7 +64,6 @@ __all__ = [
 R = TypeVar("R")
 
 TASK = "task"  # the resultType of a CreateTaskResult
-TERMINAL = frozenset({"completed", "failed", "cancelled"})
 DEFAULT_POLL_MS = 1000  # when the server gives no pollIntervalMs
 MIN_POLL_S = 0.01  # never busy-loop, whatever the server says
 TTL_GRACE_S = 1.0  # clock skew between the server's createdAt and our receipt of the task

@@ -1,4 +1,5 @@
-"""Cursor pagination for servers that page a list (`tools/list`, `resources/list`, `prompts/list`, ...).
+"""Cursor pagination for servers that page a list (`tools/list`, `resources/list`, `prompts/list`, ...),
+and for clients that read every page of one (`every_page`).
 
     page, next_cursor = paginate(ALL_TOOLS, params.cursor if params else None, 50, scope="tools")
     return m.ListToolsResult(tools=page, next_cursor=next_cursor)
@@ -13,8 +14,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Sequence
-from typing import TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 import orjson
 
@@ -62,3 +63,18 @@ def paginate(items: Sequence[T], cursor: str | None, page_size: int, *, scope: s
     end = offset + page_size
     page = list(items[offset:end])
     return page, (encode_cursor(end, scope) if end < len(items) else None)
+
+
+async def every_page(page: Callable[[str | None], Awaitable[Any]], field: str, max_pages: int = 10_000) -> list[Any]:
+    """The items (each result's `field`) of every page of a paginated list: `await page(cursor)` from
+    the first (cursor None) until a result has no `next_cursor`, at most `max_pages` pages (bounded: a
+    server that pages for ever is not followed for ever)."""
+    items: list[Any] = []
+    cursor: str | None = None
+    for _ in range(max_pages):
+        result = await page(cursor)
+        items += getattr(result, field)
+        cursor = getattr(result, "next_cursor", None)
+        if not cursor:
+            break
+    return items

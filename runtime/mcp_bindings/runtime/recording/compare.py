@@ -39,11 +39,7 @@ class Difference:
         return "changed"
 
     def describe(self) -> str:
-        def show(value: Any) -> str:
-            text = repr(value) if value is MISSING else _short(value)
-            return text
-
-        return f"{self.path or '(the value)'}: recorded {show(self.recorded)}, got {show(self.actual)}"
+        return f"{self.path or '(the value)'}: recorded {_short(self.recorded)}, got {_short(self.actual)}"
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"path": self.path, "kind": self.kind}
@@ -55,8 +51,9 @@ class Difference:
 
 
 def _short(value: Any, limit: int = 80) -> str:
-    import json
-
+    """A value for messages: its JSON, cut at `limit` characters (`MISSING`: "(absent)")."""
+    if value is MISSING:
+        return repr(value)
     text = json.dumps(value, ensure_ascii=False, sort_keys=True)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 

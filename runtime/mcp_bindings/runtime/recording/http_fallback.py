@@ -19,10 +19,11 @@ import httpx
 from mcp_bindings.runtime.recording.compare import first_message, what_is
 from mcp_bindings.runtime.recording.http_proxy import SseEvents
 from mcp_bindings.runtime.recording.live_fallback import HANDSHAKE_ID, HandshakeKept
+from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR
+from mcp_bindings.runtime.rpc.jsonrpc import encode_error
 from mcp_bindings.runtime.rpc.transport import Transport
 from mcp_bindings.v2025_11_25 import names as v2025
 
-INTERNAL_ERROR = -32603
 PASSED_HEADERS = ("mcp-protocol-version", "mcp-method", "mcp-name")  # and every `mcp-param-*`
 
 
@@ -117,8 +118,7 @@ class HttpLiveFallback(HandshakeKept):
             failure = f"did not answer it: {exc}"
         if request_id is not None and not answered:
             text = f"{what_is(message)}: the live server at {self.url} {failure}"
-            error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": INTERNAL_ERROR, "message": text}}
-            await client.send(json.dumps(error).encode(), request_id)
+            await client.send(encode_error(request_id, INTERNAL_ERROR, text), request_id)
 
     async def _relay(self, frame: bytes, request_id: Any, client: Transport) -> bool:
         """Send one message of the live server to the client; whether it answered `request_id`."""

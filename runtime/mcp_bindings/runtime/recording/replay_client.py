@@ -29,6 +29,8 @@ from mcp_bindings.runtime.recording.compare import (
 )
 from mcp_bindings.runtime.recording.session_file import Entry, Recording
 from mcp_bindings.runtime.recording.stdio_proxy import frames
+from mcp_bindings.runtime.rpc.errors import METHOD_NOT_FOUND
+from mcp_bindings.runtime.rpc.jsonrpc import encode_error
 from mcp_bindings.runtime.rpc.transport import Transport
 from mcp_bindings.runtime.stdio.connect import ChildEnv, spawn
 from mcp_bindings.runtime.stdio.connect import shutdown_process as stop
@@ -122,8 +124,8 @@ class _Driver:
             if answer is not None and self.rules.key(recorded) == key:
                 await self.transport.send(json.dumps({**answer, "id": request["id"]}).encode())
                 return
-        error = {"code": -32601, "message": f"the recording has no answer to the server's {what_is(request)}"}
-        await self.transport.send(json.dumps({"jsonrpc": "2.0", "id": request["id"], "error": error}).encode())
+        text = f"the recording has no answer to the server's {what_is(request)}"
+        await self.transport.send(encode_error(request["id"], METHOD_NOT_FOUND, text))
 
     async def ask(self, entry: Entry) -> dict[str, Any] | None:
         message = entry.message or {}

@@ -39,15 +39,14 @@ from mcp_bindings.runtime.recording.live_fallback import (
 )
 from mcp_bindings.runtime.recording.recorder import STATELESS_VERSION_KEY, Recorder, meta_value
 from mcp_bindings.runtime.recording.session_file import Entry, Recording, SessionFileError, SessionWriter
+from mcp_bindings.runtime.rpc.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
+from mcp_bindings.runtime.rpc.jsonrpc import encode_error
 from mcp_bindings.runtime.rpc.transport import OversizedMessage, Transport
 from mcp_bindings.v2026_07_28 import names as v2026
 
 Order = Literal["strict", "any"]
 Timing = Literal["fast", "preserved"]
 
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-PARSE_ERROR = -32700
 CLIENT_ANSWER_SECONDS = 30.0
 MAX_PRESERVED_DELAY = 300.0  # seconds from a request to what answers it, under timing="preserved"
 
@@ -190,7 +189,7 @@ class ServerReplay:
                 try:
                     frame = await transport.receive()
                 except OversizedMessage as exc:
-                    await self._send_error(transport, None, -32600, str(exc))
+                    await transport.send(encode_error(None, INVALID_REQUEST, str(exc)))
                     continue
                 except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                     break
@@ -211,10 +210,10 @@ class ServerReplay:
         try:
             message = json.loads(frame)
         except ValueError as exc:
-            await self._send_error(transport, None, PARSE_ERROR, f"Parse error: {exc}")
+            await transport.send(encode_error(None, PARSE_ERROR, f"Parse error: {exc}"))
             return
         if not isinstance(message, dict):
-            await self._send_error(transport, None, -32600, "a JSON-RPC message is an object")
+            await transport.send(encode_error(None, INVALID_REQUEST, "a JSON-RPC message is an object"))
             return
         message = cast("dict[str, Any]", message)
         if "method" not in message:  # the client's answer to a request the replay sent
@@ -241,7 +240,7 @@ class ServerReplay:
                     "nearest": None if found.nearest is None else self.recording.where(found.nearest.entry),
                     "differences": [d.to_json() for d in found.differences],
                 }
-                await self._send_error(transport, message["id"], found.code, found.message, data)
+                await transport.send(encode_error(message["id"], found.code, found.message, data), message["id"])
             else:
                 self.note(f"ignored {found.message}")
             return
@@ -291,15 +290,6 @@ class ServerReplay:
             delay = since + max(offset, 0.0) - anyio.current_time()
             if delay > 0:
                 await anyio.sleep(delay)
-
-    @staticmethod
-    async def _send_error(
-        transport: Transport, request_id: Any, code: int, message: str, data: dict[str, Any] | None = None
-    ) -> None:
-        error: dict[str, Any] = {"code": code, "message": message}
-        if data is not None:
-            error["data"] = data
-        await transport.send(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode(), request_id)
 
 
 async def replay_stdio(

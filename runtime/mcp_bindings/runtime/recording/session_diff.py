@@ -14,9 +14,11 @@ from typing import Any, Literal, cast
 from mcp_bindings.runtime.recording.compare import DEFAULT_RULES, Difference, MatchRules, differences, what_is
 from mcp_bindings.runtime.recording.replay_client import answer_body
 from mcp_bindings.runtime.recording.session_file import Entry, Recording
+from mcp_bindings.v2026_07_28 import names as v2026
 
 Severity = Literal["breaking", "changed", "harmless"]
-NAMED_LISTS = {"tools": "name", "prompts": "name", "resources": "uri", "resourceTemplates": "uriTemplate"}
+# A list result's field -> the field naming each of its items (the generated `LISTS`, `LIST_KEYS`).
+NAMED_LISTS = {v2026.LISTS[method]: key for method, key in v2026.LIST_KEYS.items()}
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,6 @@ a database: what several workers need) is another `TaskStore` subclass, its stor
 
 from __future__ import annotations
 
-import base64
-import binascii
 import heapq
 import itertools
 import secrets
@@ -38,6 +36,7 @@ from typing import Any
 
 import anyio
 
+from mcp_bindings.runtime.protocol import pagination
 from mcp_bindings.runtime.rpc.errors import LIMIT_REACHED, McpError
 from mcp_bindings.v2025_11_25 import names as core
 
@@ -363,15 +362,13 @@ def _unindex(index: dict[str | None, dict[str, None]], key: str | None, task_id:
 
 
 def encode_cursor(sequence: int) -> str:
-    """An opaque `tasks/list` cursor for the task with this sequence number (shared by the stores)."""
-    return base64.urlsafe_b64encode(f"t{sequence}".encode()).decode().rstrip("=")
+    """An opaque `tasks/list` cursor for the task with this sequence number (shared by the stores):
+    a list cursor as `protocol.pagination` writes them, scoped to tasks."""
+    return pagination.encode_cursor(sequence, "tasks")
 
 
 def decode_cursor(cursor: str) -> int:
     try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return pagination.decode_cursor(cursor, "tasks")
+    except McpError:
         raise InvalidCursor(cursor) from None
-    if not text.startswith("t") or not text[1:].isdigit():
-        raise InvalidCursor(cursor)
-    return int(text[1:])
