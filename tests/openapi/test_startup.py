@@ -189,3 +189,12 @@ async def test_a_hand_written_tool_with_schemas_given_is_analysed_on_its_first_c
         assert built == ["inner_doubleArguments"]  # (the copy is analysed under its own name)
         refused = await client.call_tool(name="inner_double", arguments={"n": "x"})
         assert refused.is_error is True and "$.n" in refused.model_dump()["content"][0]["text"]
+
+
+def test_a_package_that_does_not_import_is_written_without_the_file(capsys: pytest.CaptureFixture[str]) -> None:
+    from mcp_bindgen.openapi.tool_schemas import with_tool_schemas
+
+    files = {"src/broken/__init__.py": "raise RuntimeError('no runtime here')\n", "README.md": "broken\n"}
+    assert with_tool_schemas(files, "broken") == files
+    warning = capsys.readouterr().err
+    assert "the tools' schemas were not written (RuntimeError: no runtime here)" in warning
