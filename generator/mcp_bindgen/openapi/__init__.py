@@ -3,7 +3,8 @@
 Staged like the protocol pipeline: `load` (a file or https URL; JSON or YAML; Swagger 2.0 converted
 by `swagger2`) -> `normalise` (schemas as JSON Schema definitions, references resolved) -> `lower`
 (the IR of `ir.py`: operations, parameters, bodies, responses, security schemes) -> `render`
-(datamodel-code-generator for the models, Jinja2 templates under `templates/openapi/`) -> black.
+(datamodel-code-generator for the models, Jinja2 templates under `templates/openapi/`) -> black ->
+the tools' schemas, written by the runtime from the package itself (`tool_schemas`).
 The stages up to the IR live in `mcp_bindings.openapi`, which the runtime's `App.openapi` shares;
 its `DescriptionError` is raised here as a `BindgenError`.
 The generated server imports the runtime's `mcp_bindings.runtime.app.openapi` for what every
@@ -49,11 +50,12 @@ def build_ir(source: str, options: Options) -> ApiIR:
 
 def generate(source: str, options: Options, command: str) -> Generated:
     from .render import render_package
+    from .tool_schemas import with_tool_schemas
 
     ir = build_ir(source, options)
     if not ir.operations:
         raise BindgenError(f"{source}: no operation is left to make a tool of")
-    return Generated(ir, render_package(ir, options.name, command))
+    return Generated(ir, with_tool_schemas(render_package(ir, options.name, command), options.name))
 
 
 def write(out: Path, files: dict[str, str], force: bool) -> list[Path]:

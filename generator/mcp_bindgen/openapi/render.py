@@ -196,7 +196,7 @@ def used_names(code: str) -> set[str]:
     return found
 
 
-def _operation(op: Operation) -> str:
+def _operation(op: Operation, package: str) -> str:
     params = ", ".join(
         f"openapi.Param({p.prop!r}, {p.name!r}, {p.location!r}"
         + (", explode=False" if not p.explode else "")
@@ -210,7 +210,9 @@ def _operation(op: Operation) -> str:
         else "None"
     )
     response = op.response
-    returns = response.schema if response.schema else "None"
+    # The model, named for the runtime to import on the first answer (importing every model the tools
+    # answer with would be most of a large API's start-up).
+    returns = repr(f"{package}.models:{response.schema}") if response.schema else "None"
     answer = f"openapi.Answer({response.kind!r}, {response.media_type!r}, {returns})"
     return (
         f"openapi.Operation({op.tool!r}, {op.method!r}, {op.path!r}, params=({params}{',' if op.params else ''}), "
@@ -218,13 +220,14 @@ def _operation(op: Operation) -> str:
     )
 
 
-def tool_views(ir: ApiIR, models: Models) -> list[ToolView]:
+def tool_views(ir: ApiIR, models: Models, package: str) -> list[ToolView]:
     views: list[ToolView] = []
     for op in ir.operations:
-        params = models.fields[op.arguments]
+        params = [_qualified(p, models.names) for p in models.fields[op.arguments]]
         required = [p for p in params if p.default is None]
         optional = [p for p in params if p.default is not None]
         returns = _RETURNS[op.response.kind] if op.response.kind != "json" else (op.response.schema or "Any")
+        returns = _in_models(returns, models.names)
         views.append(
             ToolView(
                 function=op.function,
@@ -234,7 +237,7 @@ def tool_views(ir: ApiIR, models: Models) -> list[ToolView]:
                 annotations=repr(tool_annotations(op.method)),
                 params=[*required, *optional],
                 returns=returns,
-                op=_operation(op),
+                op=_operation(op, package),
                 resource=repr(_uri(ir, op, params)) if op.resource else None,
                 name=op.tool,
                 what=f"{op.method} {op.path}",
@@ -244,16 +247,59 @@ def tool_views(ir: ApiIR, models: Models) -> list[ToolView]:
     return views
 
 
+# What the server module calls its models package (`from . import models as MODELS`): a tool's
+# annotations name a model as `_models.Pet`, resolved when the tool is first called (the module is
+# written with `from __future__ import annotations`), so starting the server imports no model. No
+# argument can take the name (arguments never start with `_`), nor can a model (they are classes).
+MODELS = "_models"
+
+
+class _Qualify(cst.CSTTransformer):
+    """Each model name of an expression as `_models.Name` (an attribute's own name and a keyword
+    argument's name are not expressions: left as they are)."""
+
+    def __init__(self, names: set[str]) -> None:
+        super().__init__()
+        self.names = names
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        if updated_node.value in self.names:
+            return cst.Attribute(value=cst.Name(MODELS), attr=updated_node)
+        return updated_node
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.Attribute:
+        return updated_node.with_changes(attr=original_node.attr)
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        return updated_node.with_changes(keyword=original_node.keyword)
+
+
+def _in_models(code: str, names: set[str]) -> str:
+    """`code` (an annotation or a default) with its model names as `_models.Name`."""
+    if not names.intersection(used_names(code)):
+        return code
+    expression = cst.parse_expression(code)
+    qualified = expression.visit(_Qualify(names))
+    return cst.Module([]).code_for_node(qualified) if isinstance(qualified, cst.CSTNode) else code
+
+
+def _qualified(param: ParamView, names: set[str]) -> ParamView:
+    default = _in_models(param.default, names) if param.default is not None else None
+    return ParamView(
+        param.name, _in_models(param.annotation, names), default, param.prop, _in_models(param.unaliased, names)
+    )
+
+
 def _uri(ir: ApiIR, op: Operation, params: list[ParamView]) -> str:
     """A resource's URI (template), its variables named as the function's parameters."""
     python = {ast.literal_eval(p.prop): p.name for p in params}
     return resource_uri(op, ir.uri_scheme, lambda param: python[param.prop])
 
 
-def _imports(code: str, models: Models, exclude: set[str]) -> tuple[list[str], list[str]]:
-    """The model names and the tool's own imports (`from typing import Annotated`) `code` uses."""
+def _imports(code: str, models: Models, exclude: set[str]) -> list[str]:
+    """The imports `code` (the tools' signatures) needs besides the models: their own imports
+    (`from typing import Annotated`)."""
     used = used_names(code) - exclude
-    names = sorted(n for n in used if n in models.names)
     by_module: dict[str, list[str]] = {}
     known = {"Any": ("typing", "Any"), "Annotated": ("typing", "Annotated"), "Field": ("pydantic", "Field")}
     known |= models.imports
@@ -261,8 +307,7 @@ def _imports(code: str, models: Models, exclude: set[str]) -> tuple[list[str], l
         origin, imported = known.get(name, ("", ""))
         if origin and name not in models.names and origin != models.base_module:
             by_module.setdefault(origin, []).append(imported)
-    lines = [f"from {m} import {', '.join(ns)}" for m, ns in sorted(by_module.items())]
-    return names, lines
+    return [f"from {m} import {', '.join(ns)}" for m, ns in sorted(by_module.items())]
 
 
 def _scheme(scheme: Scheme) -> str:
@@ -279,7 +324,7 @@ def _instructions(ir: ApiIR) -> str:
 def render_package(ir: ApiIR, package: str, generator_command: str) -> dict[str, str]:
     """Path (relative to the output folder) -> content of every file of the generated project."""
     models = render_models(ir, package)
-    views = tool_views(ir, models)
+    views = tool_views(ir, models, package)
     header = render("header.py.j2", generator_version=__version__, source=ir.source).replace(
         "change the generator, its templates or policy files, then run `mcp-bindgen generate`",
         f"run `{generator_command}` again",
@@ -295,14 +340,12 @@ def render_package(ir: ApiIR, package: str, generator_command: str) -> dict[str,
         "base_url": repr(ir.base_url),
         "scheme_lines": [_scheme(s) for s in ir.schemes.values()],
     }
-    ops_code = "\n".join(v.op for v in views)
-    op_models, _ = _imports(ops_code, models, set())
     signature_code = "\n".join(
         f"def f({', '.join(f'{p.name}: {p.annotation}' + (f' = {p.default}' if p.default else '') for p in v.params)})"
         f" -> {v.returns}: ..."
         for v in views
     )
-    server_models, server_imports = _imports(signature_code, models, {"Embedded"})
+    server_imports = _imports(signature_code, models, {"Embedded"})
     src = f"src/{package}"
     files = {
         **{
@@ -310,10 +353,12 @@ def render_package(ir: ApiIR, package: str, generator_command: str) -> dict[str,
             for path, source in split_models(models.module, context["header"], ir.title).items()
         },
         f"{src}/operations.py": format_python(
-            render("openapi/operations.py.j2", **context, models=op_models), f"{package}/operations.py"
+            render("openapi/operations.py.j2", **context), f"{package}/operations.py"
         ),
         f"{src}/server.py": format_python(
-            render("openapi/server.py.j2", **context, models=server_models, imports=server_imports),
+            render(
+                "openapi/server.py.j2", **context, models=MODELS in used_names(signature_code), imports=server_imports
+            ),
             f"{package}/server.py",
         ),
         f"{src}/__init__.py": format_python(render("openapi/init.py.j2", **context), f"{package}/__init__.py"),

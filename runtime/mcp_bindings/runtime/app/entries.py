@@ -18,14 +18,21 @@ from mcp_bindings.runtime.app import content as c
 from mcp_bindings.runtime.app.arguments import Arguments, arguments_reader
 from mcp_bindings.runtime.app.errors import AppDefinitionError, first_error
 from mcp_bindings.runtime.app.inline import inline_refs as inline
-from mcp_bindings.runtime.app.signature import MISSING, FunctionSignature, analyse, json_schema, output_kind
+from mcp_bindings.runtime.app.signature import (
+    MISSING,
+    FunctionSignature,
+    analyse,
+    docstring,
+    json_schema,
+    output_kind,
+)
 from mcp_bindings.runtime.app.uri_template import Template, TemplateError, is_uri
 from mcp_bindings.runtime.protocol import reshape, versions
 from mcp_bindings.runtime.protocol.principal import Principal
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcp_bindings.runtime.rpc.jsonrpc import validation_error
 
-__all__ = ["Completer", "Entry", "PromptEntry", "ResourceEntry", "TemplateEntry", "ToolEntry"]
+__all__ = ["Completer", "Entry", "PlannedToolEntry", "PromptEntry", "ResourceEntry", "TemplateEntry", "ToolEntry"]
 
 log = logging.getLogger("mcp_bindings.runtime.app")
 
@@ -186,12 +193,17 @@ class ToolEntry(Entry):
         inline_refs: bool = False,
     ) -> None:
         super().__init__()
+        self._named(fn, options)
+        schemas = self._analyse(pkg, options, scope, inline_refs)
+        self.definition = self._definition(pkg, options, *schemas, self.sig.description())
+
+    def _named(self, fn: Callable[..., Any], options: Options) -> str:
+        """Set the name, the function and how it runs as a task, checked; what names the tool in errors."""
         name = _name(options, fn)
         if TOOL_NAME.fullmatch(name) is None:
             raise AppDefinitionError(f"tool {name!r}: a tool name is 1-128 of A-Z a-z 0-9 _ - . (SEP-986)")
         what = f"tool {name!r}"
         task, input_first = options.get("task", False), bool(options.get("input_first", False))
-        structured, input_schema = options.get("structured"), options.get("input_schema")
         if task not in TASK_SUPPORT:
             raise AppDefinitionError(f'{what}: task={task!r}; use False, True (= "optional") or "required"')
         # How the tool runs as a task: None (never), "optional" (when the client asks), "required".
@@ -202,8 +214,18 @@ class ToolEntry(Entry):
         self.input_first = input_first
         self.name = name
         self.fn = fn
-        self.sig = analyse(fn, what, model_name=f"{name.replace('.', '_').replace('-', '_')}Arguments", scope=scope)
-        if input_first and self.sig.context is None:
+        return what
+
+    def _analyse(
+        self, pkg: Any, options: Options, scope: Mapping[str, Any] | None, inline_refs: bool
+    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """Read the function's signature: set `sig`, `arguments` and how results are made (`output`,
+        `output_schema`, `wrap`, `result`); the inputSchema and outputSchema it gives."""
+        what = f"tool {self.name!r}"
+        structured, input_schema = options.get("structured"), options.get("input_schema")
+        model_name = f"{self.name.replace('.', '_').replace('-', '_')}Arguments"
+        self.sig = analyse(self.fn, what, model_name=model_name, scope=scope)
+        if self.input_first and self.sig.context is None:
             raise AppDefinitionError(f"{what}: input_first=True needs a Context parameter (to call ctx.start_task())")
         # The call's arguments -> the function's keyword arguments (`arguments`; ValidationError).
         self.arguments: Arguments
@@ -250,14 +272,28 @@ class ToolEntry(Entry):
         )
         if inline_refs:
             arguments_schema = inline(arguments_schema, f"{what}: input schema")
+        output_schema = self.output_schema
+        if not reshape.carries(pkg.Tool, "outputSchema", pkg.INFO.key):
+            self.output_schema = None  # the stub's version has no structured output: content only
+        return arguments_schema, output_schema
+
+    def _definition(
+        self,
+        pkg: Any,
+        options: Options,
+        input_schema: dict[str, Any],
+        output_schema: dict[str, Any] | None,
+        doc: str | None,
+    ) -> Any:
+        """The stub's `Tool` listing it (`doc`: the function's docstring, the default description)."""
         tool = pkg.Tool
         definition = _clean(
             {
-                "name": name,
+                "name": self.name,
                 "title": options.get("title"),
-                "description": _given(options, "description", self.sig.description),
-                "inputSchema": arguments_schema,
-                "outputSchema": self.output_schema if reshape.carries(tool, "outputSchema", pkg.INFO.key) else None,
+                "description": _given(options, "description", lambda: doc),
+                "inputSchema": input_schema,
+                "outputSchema": output_schema if reshape.carries(tool, "outputSchema", pkg.INFO.key) else None,
                 "annotations": _wire(options.get("annotations")),
                 "icons": _wire(options.get("icons")),
                 "_meta": _wire(options.get("meta")),
@@ -266,9 +302,7 @@ class ToolEntry(Entry):
                 "execution": {"taskSupport": self.task} if self.task and "execution" in tool.model_fields else None,
             }
         )
-        if not reshape.carries(tool, "outputSchema", pkg.INFO.key):
-            self.output_schema = None  # the stub's version has no structured output: content only
-        self.definition = _model(pkg, "Tool", definition, what)
+        return _model(pkg, "Tool", definition, f"tool {self.name!r}")
 
     def content(self, value: Any) -> dict[str, Any]:
         """The CallToolResult JSON for what the function returned."""
@@ -299,6 +333,59 @@ class ToolEntry(Entry):
     @staticmethod
     def error(text: str) -> dict[str, Any]:
         return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+# What a planned tool's analysis sets: reading one of them first analyses the function.
+_ANALYSED = frozenset({"sig", "arguments", "output", "output_schema", "result", "wrap"})
+
+
+class PlannedToolEntry(ToolEntry):
+    """A tool listed from its schemas computed ahead of time (`@app.tool(schemas=...)`; a package
+    `mcp-bindgen openapi` generates writes them from this same analysis): registering and listing it
+    build no model. Its function is analysed, and its arguments and return models built, when a call
+    first reads what the analysis sets (`_ANALYSED`: `sig`, `arguments`, ...); from then on it is a
+    `ToolEntry` like any other, the call validated and answered the same way."""
+
+    __slots__ = ("_plan",)
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        pkg: Any,
+        options: Options,
+        scope: Mapping[str, Any] | None,
+        inline_refs: bool,
+        schemas: Mapping[str, Any],
+    ) -> None:
+        Entry.__init__(self)
+        what = self._named(fn, options)
+        self._plan: tuple[Any, Options, Mapping[str, Any] | None, bool] | None = (pkg, options, scope, inline_refs)
+        input_schema, output = dict(schemas["inputSchema"]), schemas.get("outputSchema")
+        output_schema = dict(output) if output is not None else None
+        if inline_refs:
+            input_schema = inline(input_schema, f"{what}: input schema")
+            output_schema = inline(output_schema, f"{what}: output schema") if output_schema is not None else None
+        self.definition = self._definition(pkg, options, input_schema, output_schema, docstring(fn))
+
+    def __getattr__(self, name: str) -> Any:
+        """Only for what is not set yet: the analysis, done once (again where it failed)."""
+        plan = self._plan if name in _ANALYSED else None
+        if plan is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        self._analyse(*plan)
+        self._plan = None
+        return object.__getattribute__(self, name)
+
+    def __copy__(self) -> PlannedToolEntry:
+        """A copy (`app.mount`) of what is set, without analysing the function to read the rest."""
+        new = object.__new__(type(self))
+        for cls in type(self).__mro__:
+            for slot in cast("tuple[str, ...]", getattr(cls, "__slots__", ())):
+                try:
+                    object.__setattr__(new, slot, object.__getattribute__(self, slot))
+                except AttributeError:
+                    continue
+        return new
 
 
 # -- resources ------------------------------------------------------------------------------------

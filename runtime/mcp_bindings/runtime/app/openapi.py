@@ -15,16 +15,22 @@ message.
 from __future__ import annotations
 
 import base64
+import importlib
 import json
 import os
 import secrets
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 import anyio
+import orjson
 import pydantic_core
+from pydantic import (
+    VERSION as PYDANTIC_VERSION,
+)
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -38,12 +44,14 @@ from pydantic import (
 from mcp_bindings.runtime.app.content import Embedded
 from mcp_bindings.runtime.app.errors import ToolError
 from mcp_bindings.runtime.app.openapi_oauth import ClientCredentials
-from mcp_bindings.runtime.client.http import retry_after_seconds
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["Answer", "Api", "ApiModel", "Body", "Operation", "Param", "Scheme"]
+__all__ = ["TOOL_SCHEMAS", "Answer", "Api", "ApiModel", "Body", "Operation", "Param", "Scheme", "tool_schemas"]
+
+# The file of a generated package holding its tools' schemas (`tool_schemas`).
+TOOL_SCHEMAS = "tool_schemas.json"
 
 Location = Literal["path", "query", "header", "cookie"]
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -96,7 +104,9 @@ class Body:
 class Answer:
     kind: Literal["json", "text", "binary", "empty"]
     media_type: str | None
-    returns: Any = None  # the type a JSON answer is validated into (None: taken as it is)
+    # The type a JSON answer is validated into (None: taken as it is), or where to import it from,
+    # "module:name" (a generated package's model, imported on the first answer: not at start-up).
+    returns: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,11 +264,11 @@ class Api:
         environ: Mapping[str, str] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        import httpx
-
-        self.base = httpx.URL(base_url)
-        if self.base.scheme not in ("http", "https") or not self.base.host:
+        parts = urllib.parse.urlsplit(base_url)
+        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
             raise ValueError(f"base URL {base_url!r}: an absolute http(s) URL is needed")
+        self.base_url = base_url
+        self._base: httpx.URL | None = None
         self.schemes = dict(schemes or {})
         self.timeout, self.retries, self.max_retry_wait = timeout, retries, max_retry_wait
         self.max_response_bytes, self.max_redirects = max_response_bytes, max_redirects
@@ -270,6 +280,16 @@ class Api:
             if s.kind == "oauth2" and s.token_url
         }
         self._adapters: dict[str, TypeAdapter[Any]] = {}
+
+    @property
+    def base(self) -> httpx.URL:
+        """The base URL as httpx's, parsed on first use (a server's start-up does not import httpx)."""
+        base = self._base
+        if base is None:
+            import httpx
+
+            base = self._base = httpx.URL(self.base_url)
+        return base
 
     # -- the request ------------------------------------------------------------------------------
 
@@ -405,6 +425,8 @@ class Api:
             status, headers, content, url = await self._follow(client, op, req)
             if status not in _RETRIED or attempt >= self.retries:
                 return status, headers, content, url
+            from mcp_bindings.runtime.client.http import retry_after_seconds  # (httpx: not at start-up)
+
             wait = retry_after_seconds(headers.get("retry-after"))
             wait = min(0.25 * 2**attempt, 2.0) if wait is None else wait
             if wait > self.max_retry_wait:
@@ -486,13 +508,39 @@ class Api:
             return data
         adapter = self._adapters.get(op.tool)
         if adapter is None:
-            adapter = self._adapters[op.tool] = TypeAdapter(op.answer.returns)
+            adapter = self._adapters[op.tool] = TypeAdapter(_imported(op.answer.returns))
         try:
             return adapter.validate_python(data)
         except ValidationError as exc:
             first = exc.errors(include_url=False)[:5]
             where = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in first)
             raise ToolError(f"{op.what}: the API's answer does not match its description: {where}") from None
+
+
+def _imported(returns: Any) -> Any:
+    """An answer's type: `returns` itself, or the one a "module:name" reference names."""
+    if not isinstance(returns, str):
+        return returns
+    module, _, name = returns.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def tool_schemas(package_file: str) -> dict[str, Any]:
+    """The tools' schemas a generated package carries beside `package_file` (`tool_schemas.json`,
+    written by `mcp-bindgen openapi` from the tools' own analysis): tool name -> its `inputSchema`
+    and `outputSchema`, for `@app.tool(schemas=...)`. Empty where the file is missing or was written
+    with another pydantic than this one (whose schemas may differ): the tools are then analysed
+    when they are registered, as any tool is."""
+    path = Path(package_file).with_name(TOOL_SCHEMAS)
+    try:
+        data: Any = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    found = cast("dict[str, Any]", data) if isinstance(data, dict) else {}
+    if found.get("pydantic") != PYDANTIC_VERSION:
+        return {}
+    tools = found.get("tools")
+    return cast("dict[str, Any]", tools) if isinstance(tools, dict) else {}
 
 
 def _decoded(body: bytes, headers: httpx.Headers) -> bytes:

@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from pydantic import BaseModel
 
-from mcp_bindings.runtime.app.entries import Completer, Entry, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry
+from mcp_bindings.runtime.app.entries import (
+    Completer,
+    Entry,
+    PlannedToolEntry,
+    PromptEntry,
+    ResourceEntry,
+    TemplateEntry,
+    ToolEntry,
+)
 from mcp_bindings.runtime.app.errors import AppDefinitionError
 from mcp_bindings.runtime.app.uri_template import has_expression
 from mcp_bindings.runtime.protocol.principal import Principal
@@ -49,6 +57,10 @@ class ToolOptions(_Described, total=False):
     task: bool | Literal["optional", "required"]
     input_first: bool
     inline_refs: bool | None
+    # The inputSchema (and outputSchema) the function's signature gives, computed ahead of time (a
+    # generated package's `tool_schemas.json`): the tool is listed from them and its function analysed
+    # on its first call (`entries.PlannedToolEntry`). Only what the analysis writes: not checked.
+    schemas: Mapping[str, Any] | None
 
 
 class ResourceOptions(_Described, total=False):
@@ -71,7 +83,13 @@ class Registration:
 
     def tool(self, fn: Callable[..., Any], scope: dict[str, Any], options: ToolOptions) -> None:
         inline_refs = options.get("inline_refs")
-        entry = ToolEntry(fn, self.pkg, options, scope, self.inline_refs if inline_refs is None else inline_refs)
+        inline = self.inline_refs if inline_refs is None else inline_refs
+        schemas = options.get("schemas")
+        entry = (
+            ToolEntry(fn, self.pkg, options, scope, inline)
+            if schemas is None
+            else PlannedToolEntry(fn, self.pkg, options, scope, inline, schemas)
+        )
         _guard(entry, options, f"tool {entry.name!r}")
         tools = self.registries.tools
         known = tools.get(entry.name)

@@ -20,7 +20,7 @@ from mcp_bindings.runtime.app.errors import AppDefinitionError
 from mcp_bindings.runtime.protocol import registry
 from mcp_bindings.v2026_07_28 import names as v2026
 
-__all__ = ["MISSING", "FunctionSignature", "OutputKind", "analyse", "json_schema", "output_kind"]
+__all__ = ["MISSING", "FunctionSignature", "OutputKind", "analyse", "docstring", "json_schema", "output_kind"]
 
 MISSING: Any = inspect.Parameter.empty
 
@@ -55,8 +55,13 @@ class FunctionSignature:
     needs_context: bool  # the function or one of its dependencies takes the Context
 
     def description(self) -> str | None:
-        doc = inspect.getdoc(self.fn)
-        return doc.strip() if doc and doc.strip() else None
+        return docstring(self.fn)
+
+
+def docstring(fn: Callable[..., Any]) -> str | None:
+    """A function's docstring, cleaned (None: none, or only blanks): a tool's default description."""
+    doc = inspect.getdoc(fn)
+    return doc.strip() if doc and doc.strip() else None
 
 
 def _strip(tp: Any) -> Any:
