@@ -2,7 +2,8 @@
 so that starting it builds no model: the server lists its tools from the file and builds a tool's
 models on its first call (the runtime's `@app.tool(schemas=...)`).
 
-The schemas are the runtime's own: the package is imported once, in a child interpreter, with no
+The schemas are the runtime's own: the package is imported once, in a child interpreter running the
+live tools' `mcp_bindings.live.tool_schemas` (the generator imports nothing of the runtime), with no
 such file, each tool analysed as any tool is when it is registered, and what its definition lists is
 written down; so the listing is the same, byte for byte, with the file or without it. The file names
 the pydantic that wrote it; under another pydantic the package ignores it (its schemas may differ)
@@ -23,22 +24,6 @@ __all__ = ["FILE", "with_tool_schemas"]
 FILE = "tool_schemas.json"  # beside the package's server module (the runtime's `app.openapi.TOOL_SCHEMAS`)
 _TIMEOUT = 600.0  # seconds to import a package of thousands of tools, models built, on a loaded machine
 
-# The child: import the package (its `src/` folder first on the path), write what each tool lists.
-_CHILD = r"""
-import importlib, json, sys
-sys.path.insert(0, sys.argv[1])
-import pydantic
-from mcp_bindings.runtime.protocol import versions
-app = importlib.import_module(sys.argv[2]).app
-tools = {}
-for name, entry in app.registries.tools.items():
-    wire = versions.dump(entry.definition)
-    tools[name] = {key: wire[key] for key in ("inputSchema", "outputSchema") if key in wire}
-with open(sys.argv[3], "w", encoding="utf-8") as out:
-    json.dump({"pydantic": pydantic.VERSION, "tools": tools}, out, indent=1)
-    out.write("\n")
-"""
-
 
 def with_tool_schemas(files: dict[str, str], package: str) -> dict[str, str]:
     """`files` (the generated project's) with `src/PACKAGE/tool_schemas.json` added, where the
@@ -51,7 +36,7 @@ def with_tool_schemas(files: dict[str, str], package: str) -> dict[str, str]:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(content, encoding="utf-8")
         out = Path(tmp) / FILE
-        argv = [sys.executable, "-c", _CHILD, str(src), package, str(out)]
+        argv = [sys.executable, "-m", "mcp_bindings.live.tool_schemas", str(src), package, str(out)]
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=_TIMEOUT, env=env, check=False)
