@@ -7,6 +7,8 @@ life of a process. Nothing here is timed.
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import json
 import subprocess
 import sys
@@ -141,3 +143,59 @@ def test_after_the_handshake_one_method_is_prepared_after_each_answer() -> None:
     # `tools/call`'s validators): one more after each answer, until all are built.
     assert [sum(step) for step in steps] == [1, 2, 3, 3]
     assert prepared
+
+
+# A one-tool app (`examples/app_echo.py`) answering over stdio: none of the authoring layer's feature
+# modules it does not use (a proxy, MCP Apps UI, Agent Skills, OpenAPI), nor what the stub path leaves
+# out (`App.ui_tool`, `App.skills`, `App.proxy`, `App.openapi` import theirs on first use).
+NOT_ON_THE_APP_PATH = (
+    "mcp_bindings.runtime.app.proxy",
+    "mcp_bindings.runtime.app.proxy_entries",
+    "mcp_bindings.runtime.app.proxy_subscriptions",
+    "mcp_bindings.runtime.app.ui",
+    "mcp_bindings.runtime.app.skills",
+    "mcp_bindings.runtime.app.skills_watch",
+    "mcp_bindings.runtime.app.openapi",
+    "mcp_bindings.runtime.app.openapi_app",
+    "mcp_bindings.runtime.app.openapi_oauth",
+    *(p for p in NOT_ON_THE_STUB_PATH if p != "mcp_bindings.runtime.app" and "middleware" not in p),
+)
+RUN_APP = "import runpy\nrunpy.run_path('benchmarks/peers/ours_app_echo.py', run_name='__main__')"
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_a_one_tool_app_served_over_stdio_loads_no_feature_it_does_not_use(version: str) -> None:
+    code = f"sys.argv = ['ours_app_echo.py', '--stub', {version!r}]\n" + RUN_APP
+    loaded = loaded_after(code, _frames(version))
+    assert "mcp_bindings.runtime.app.core" in loaded  # (the app layer did serve)
+    assert under(loaded, NOT_ON_THE_APP_PATH) == []
+
+
+# Modules that the runtime's own modules import only inside the function needing them: pydantic
+# imports `secrets` (`pydantic.types`) and `importlib.metadata` (its plug-in loader) today, but a
+# handshake answered before pydantic loads must not find them on the runtime's side.
+NOT_AT_MODULE_LEVEL = frozenset({"secrets", "hmac", "importlib.metadata"})
+
+
+def _module_level_imports(module: str) -> set[str]:
+    spec = importlib.util.find_spec(module)
+    assert spec is not None and spec.origin is not None, module
+    names: set[str] = set()
+    for node in ast.parse(Path(spec.origin).read_text()).body:
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_the_runtime_on_the_start_up_path_imports_no_secrets_or_entry_points_at_module_level(version: str) -> None:
+    stub = f"import runpy\nsys.argv = ['echo_server.py', '--stub', {version!r}]\n" + RUN_ECHO
+    app = f"sys.argv = ['ours_app_echo.py', '--stub', {version!r}]\n" + RUN_APP
+    ours = {
+        m for code in (stub, app) for m in loaded_after(code, _frames(version)) if m.startswith("mcp_bindings.runtime")
+    }
+    found = {m: sorted(_module_level_imports(m) & NOT_AT_MODULE_LEVEL) for m in sorted(ours)}
+    assert {m: names for m, names in found.items() if names} == {}

@@ -29,14 +29,11 @@ from mcp_bindings.runtime.app.changes import ListChanges
 from mcp_bindings.runtime.app.errors import AppDefinitionError
 from mcp_bindings.runtime.app.lifespan import LifespanFactory, Lifetime
 from mcp_bindings.runtime.app.mounting import Mounting
-from mcp_bindings.runtime.app.proxy import ProxyOptions, Remote, proxy_app, resources_capability
 from mcp_bindings.runtime.app.registration import PromptOptions, Registration, ResourceOptions, ToolOptions
 from mcp_bindings.runtime.app.registries import Registries
 from mcp_bindings.runtime.app.running import Running, TestClientOptions
 from mcp_bindings.runtime.app.serving import Serving
-from mcp_bindings.runtime.app.skills import Skills, SkillsOptions
 from mcp_bindings.runtime.app.task_tools import TaskTools
-from mcp_bindings.runtime.app.ui import Source, Ui, UiResourceOptions, UiToolOptions
 from mcp_bindings.runtime.client.stub import ClientStub
 from mcp_bindings.runtime.middleware.chain import Middleware
 from mcp_bindings.runtime.protocol import registry
@@ -48,6 +45,9 @@ from mcp_bindings.runtime.server.stubs import ServerStub
 if TYPE_CHECKING:
     from mcp_bindings.runtime.app.auth import ProtectedApp
     from mcp_bindings.runtime.app.openapi_app import OpenApiOptions
+    from mcp_bindings.runtime.app.proxy import ProxyOptions, Remote
+    from mcp_bindings.runtime.app.skills import Skills, SkillsOptions
+    from mcp_bindings.runtime.app.ui import Source, Ui, UiResourceOptions, UiToolOptions
     from mcp_bindings.runtime.http.app import StreamableHTTPApp
 
     # The generated clients: `test_client("<version>")` is typed as that version's `Client` (types
@@ -162,11 +162,15 @@ class App:
 
     @cached_property
     def _ui(self) -> Ui:
+        from mcp_bindings.runtime.app.ui import Ui  # imported when an app serves a UI (docs/performance.md)
+
         registers: Any = self  # its public `tool` / `resource`
         return Ui(registers, self.registries.tools, self.registries.resources, self._pkg)
 
     @cached_property
     def _skills(self) -> Skills:
+        from mcp_bindings.runtime.app.skills import Skills  # imported when an app serves skills
+
         registers: Any = self  # its public `resource`, `remove_resource`, `resource_updated`
         return Skills(registers, self._pkg, self._lifetime, lambda: self._changes.changed("resources", "templates"))
 
@@ -238,6 +242,8 @@ class App:
     def proxy(cls, target: str | Sequence[str], **options: Unpack[ProxyOptions]) -> Self:
         """An app serving the remote MCP server at `target`: an http(s) URL or the command that starts
         a stdio server (`app.proxy.proxy_app` describes the options)."""
+        from mcp_bindings.runtime.app.proxy import proxy_app  # imported when an app proxies
+
         return cast("Self", proxy_app(cls, target, **options))
 
     @classmethod
@@ -367,6 +373,8 @@ class App:
                 list_resources=_list_resources, list_resource_templates=_list_templates, read_resource=_read_resource
             )
             # (a proxy: subscriptions where its remote has them)
+            from mcp_bindings.runtime.app.proxy import resources_capability
+
             declared["resources"] = resources_capability(self.remote)
             for name in ("subscribe_resource", "unsubscribe_resource"):
                 if "subscribe" in declared["resources"] and hasattr(stub, name):  # handshake era (host records)

@@ -12,7 +12,6 @@ elicitation's id), and the error codes the two number differently. Whatever is s
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
 from pydantic import ValidationError
@@ -65,6 +64,8 @@ def cross_params(
         for key, rule in outcomes.items()
         if rule.outcome == "generate" and key not in data and _member(data, rule.equals)
     ]
+    import secrets  # only when a param is generated: not on the start-up path (docs/performance.md)
+
     data = {**data, **{key: secrets.token_urlsafe(16) for key in made}}  # the destination's own params
     kept = crossed(data, target, what=f"{method} params", source=source, destination=destination)
     for key in data.keys() & outcomes.keys() - keep:

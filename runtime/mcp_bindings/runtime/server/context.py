@@ -9,7 +9,7 @@ to the client of that request alone, and only if its version and declared capabi
 
 from __future__ import annotations
 
-import secrets
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -59,7 +59,7 @@ class PeerSession(ServerNotificationContext):
     _session: Session
     _stub: ProtocolTables  # the version the server's handlers speak
     _related: RequestId | None = None  # stateless: the request whose response stream is the only channel
-    id: str = field(init=False, default_factory=lambda: secrets.token_hex(8))
+    id: str = field(init=False, default_factory=lambda: os.urandom(8).hex())  # secrets.token_hex(8), without its import
     # the handlers' own per-client state; the runtime never reads it
     state: dict[str, Any] = field(init=False, default_factory=dict[str, Any])
     client_capabilities = ServerNotificationContext.peer_capabilities

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from importlib import metadata
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from mcp_bindings.runtime.protocol.custom_methods import EXTENSIONS, CustomMethod, Handler
@@ -89,4 +88,6 @@ def install(server: ServerStub, host: ServerHost, extension: Extension) -> None:
 def discovered(group: str = GROUP) -> tuple[Callable[[], Extension], ...]:
     """The extension factories the installed distributions declare in entry point `group` (read
     once per process; each is loaded here, so a broken entry point fails the first server)."""
+    from importlib import metadata  # imported when first read, not with this module (docs/performance.md)
+
     return tuple(cast("Callable[[], Extension]", point.load()) for point in metadata.entry_points(group=group))

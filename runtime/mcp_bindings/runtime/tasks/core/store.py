@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import secrets
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -180,6 +179,8 @@ class TaskStore(ABC):
         cannot keep another one."""
         now = time.time()
         quota = None if quota == requester else quota
+        import secrets  # not on the start-up path (docs/performance.md)
+
         task_id = secrets.token_urlsafe(24)  # 192 random bits
         state = TaskState(task_id, requester, method, "working", now, now, ttl_ms, poll_interval_ms, quota=quota)
         await self._add(state)
