@@ -164,3 +164,33 @@ def test_a_renamed_field_crosses_both_ways_by_one_policy_entry(monkeypatch: pyte
     versions = list(pinned().values())
     applied = {r for a in versions for b in versions if a is not b for r in crossing.pair(a, b).rules}
     assert crossing.rule_id(rule) in crossing.all_rules() and crossing.rule_id(rule) not in applied  # stale
+
+
+def test_a_policy_template_compiles_into_the_function_the_generated_table_holds() -> None:
+    """policy/crossing.json's templates are compiled by the generator (`render.fill`), not read at run
+    time: `{a|b}` alone is the first field the block has (its key left out otherwise), in text the
+    first not null; a `[...]` part goes where a field in it is missing or null, the whole string
+    (its key) where a field outside such parts is; a field's text is never read as a template."""
+    from mcp_bindgen.render.fill import function
+
+    link = eval(function({"type": "text", "text": "{title|name}: {uri}[ ({description})]", "_meta": "{_meta}"}))  # noqa: S307
+    assert link({"name": "a", "uri": "u", "description": "{x}", "_meta": None}) == {
+        "type": "text",
+        "text": "a: u ({x})",
+        "_meta": None,
+    }
+    assert link({"title": None, "name": "a", "uri": "u", "description": None}) == {"type": "text", "text": "a: u"}
+    assert link({"title": "T", "name": "a"}) == {"type": "text"}  # no uri: no text
+    spread = eval(function({"audience": "program", "data": "{structured|data}", "all": ["{x}", 1], "tag": "[{x}]"}))  # noqa: S307
+    assert spread({"data": 0}) == {"audience": "program", "data": 0, "all": [1], "tag": ""}
+    full = {"audience": "program", "data": None, "all": [2, 1], "tag": "2"}
+    assert spread({"structured": None, "data": 0, "x": 2}) == full
+
+
+def test_the_generated_degrade_is_the_policys_template_compiled() -> None:
+    """The pinned 2025-06-18 package's table to 2025-03-26 turns a resource link into the text the
+    policy's template says (a wrong or stale generated function fails here)."""
+    crossings = importlib.import_module("mcp_bindings.v2025_06_18.crossing").CROSSINGS
+    (link,) = [rule for rule in crossings["2025-06-18", "2025-03-26"].degrade if rule.type == "resource_link"]
+    block = {"type": "resource_link", "uri": "file:///n", "name": "n", "title": "Notes", "annotations": {"priority": 1}}
+    assert link.becomes(block) == {"type": "text", "text": "Notes: file:///n", "annotations": {"priority": 1}}

@@ -233,16 +233,15 @@ def prop(kind: str, header: Any) -> dict[str, Any]:
 )
 def test_header_annotation_validity(properties: dict[str, Any], extra: dict[str, Any], valid: bool) -> None:
     """The x-mcp-header rules the runtime applies before calling a tool (http-invalid-tool-headers)."""
-    from mcp_bindings.runtime.protocol.headers import header_params, invalid_header_tools
+    from mcp_bindings.runtime.protocol.headers import header_params
 
     schema = {"type": "object", "properties": properties, **extra}
     assert (header_params(schema) is not None) is valid
-    assert invalid_header_tools([{"name": "t", "inputSchema": schema}]) == (set() if valid else {"t"})
 
 
 def test_mirrored_header_values() -> None:
     from mcp_bindings.runtime.protocol import registry
-    from mcp_bindings.runtime.protocol.headers import request_headers
+    from mcp_bindings.runtime.protocol.headers import header_params, mirrored_headers
 
     schema = {
         "type": "object",
@@ -274,7 +273,7 @@ def test_mirrored_header_values() -> None:
         },
     }
     routing = registry.protocol("2026-07-28").routing
-    assert request_headers(message, {"tool": schema}, routing) == {
+    assert mirrored_headers(message, lambda tool: header_params({"tool": schema}.get(tool, {})), routing) == {
         "Mcp-Method": "tools/call",
         "Mcp-Name": "tool",
         "Mcp-Param-S": "us west 1",
@@ -284,4 +283,4 @@ def test_mirrored_header_values() -> None:
         "Mcp-Param-T": "false",
     }
     read = {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "file:///é"}}
-    assert request_headers(read, {}, routing)["Mcp-Name"] == "=?base64?ZmlsZTovLy/DqQ==?="
+    assert mirrored_headers(read, lambda tool: {}, routing)["Mcp-Name"] == "=?base64?ZmlsZTovLy/DqQ==?="

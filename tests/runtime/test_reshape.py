@@ -2,7 +2,8 @@
 (PROTOCOL.reshapes, from the generator's policy/reshapes.json), or to a field's other name (a
 crossing table's renames), on small models that read like the spec: `New` holds `outputs`, `Old`
 holds `content` and `structured`. Where a definition sits in a target (`places`) is the generator's
-(tests/generator/test_crossing_tables.py); here it is written out."""
+(tests/generator/test_crossing_tables.py); here it is written out. A policy's entry is compiled by the
+generator (`render.fill`), as in the generated tables."""
 
 from __future__ import annotations
 
@@ -12,24 +13,32 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mcp_bindgen.render.fill import function
+from mcp_bindgen.render.surface_modules import reshape_record
 from mcp_bindings.runtime.protocol.reshape import reshaped
-from mcp_bindings.runtime.protocol.spec import Degrade, Gather, Rename, Reshape, Spread
+from mcp_bindings.runtime.protocol.spec import Degrade, Rename, Reshape
+
+
+def compiled(source: str) -> Any:
+    """What the generator writes (a template's function, a reshape record), as a generated module holds it."""
+    return eval(source, {"MappingProxyType": MappingProxyType, "Reshape": Reshape})  # noqa: S307 - the generator's
+
 
 PLACES = MappingProxyType({"Result": ((),), "OldPage": (("results", "*"),)})
 
-RULE = Reshape(
-    "Result",
-    "outputs",
-    (
-        Gather(MappingProxyType({"audience": ("assistant", "user")}), "content", "content", "concat"),
-        Gather(MappingProxyType({"audience": ("program",)}), "data", "structured", "first"),
-    ),
-    (
-        Spread("content", MappingProxyType({"audience": "assistant", "content": "{content}"})),
-        Spread("structured", MappingProxyType({"audience": "program", "data": "{structured}"})),
-    ),
-    places=PLACES,
-)
+ENTRY = {  # a policy/reshapes.json entry
+    "type": "Result",
+    "field": "outputs",
+    "gather": [
+        {"where": {"audience": ["assistant", "user"]}, "take": "content", "into": "content", "join": "concat"},
+        {"where": {"audience": ["program"]}, "take": "data", "into": "structured", "join": "first"},
+    ],
+    "spread": [
+        {"from": "content", "item": {"audience": "assistant", "content": "{content}"}},
+        {"from": "structured", "item": {"audience": "program", "data": "{structured}"}},
+    ],
+}
+RULE: Reshape = compiled(reshape_record(ENTRY, dict(PLACES)))
 RULES = [RULE]  # into a version with the list field
 TO_OLD = [dataclasses.replace(RULE, listed=False)]  # into a version with the plain fields
 
@@ -115,7 +124,7 @@ def test_a_renamed_field_moves_to_the_targets_name_wherever_its_definition_sits(
 def test_a_content_block_the_target_lacks_becomes_the_policys_template_where_the_generator_placed_it() -> None:
     link = Degrade(
         "resource_link",
-        MappingProxyType({"type": "text", "text": "{title|name}: {uri}[ ({description})]", "_meta": "{_meta}"}),
+        compiled(function({"type": "text", "text": "{title|name}: {uri}[ ({description})]", "_meta": "{_meta}"})),
         MappingProxyType({"OldPage": (("results", "*", "content", "*"),)}),
     )
     blocks = [

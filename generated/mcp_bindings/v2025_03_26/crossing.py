@@ -30,15 +30,19 @@ CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
             degrade=(
                 Degrade(
                     "audio",
-                    {
+                    lambda b: {
                         "type": "resource",
                         "resource": {
-                            "uri": "data:{mimeType};base64,{data}",
-                            "mimeType": "{mimeType}",
-                            "blob": "{data}",
+                            **(
+                                {"uri": "data:" + str(b["mimeType"]) + ";base64," + str(b["data"])}
+                                if ((b.get("mimeType") is not None) and (b.get("data") is not None))
+                                else {}
+                            ),
+                            **({"mimeType": b["mimeType"]} if "mimeType" in b else {}),
+                            **({"blob": b["data"]} if "data" in b else {}),
                         },
-                        "annotations": "{annotations}",
-                        "_meta": "{_meta}",
+                        **({"annotations": b["annotations"]} if "annotations" in b else {}),
+                        **({"_meta": b["_meta"]} if "_meta" in b else {}),
                     },
                     MappingProxyType(
                         {

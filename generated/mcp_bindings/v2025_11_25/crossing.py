@@ -63,15 +63,19 @@ CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
             degrade=(
                 Degrade(
                     "audio",
-                    {
+                    lambda b: {
                         "type": "resource",
                         "resource": {
-                            "uri": "data:{mimeType};base64,{data}",
-                            "mimeType": "{mimeType}",
-                            "blob": "{data}",
+                            **(
+                                {"uri": "data:" + str(b["mimeType"]) + ";base64," + str(b["data"])}
+                                if ((b.get("mimeType") is not None) and (b.get("data") is not None))
+                                else {}
+                            ),
+                            **({"mimeType": b["mimeType"]} if "mimeType" in b else {}),
+                            **({"blob": b["data"]} if "data" in b else {}),
                         },
-                        "annotations": "{annotations}",
-                        "_meta": "{_meta}",
+                        **({"annotations": b["annotations"]} if "annotations" in b else {}),
+                        **({"_meta": b["_meta"]} if "_meta" in b else {}),
                     },
                     MappingProxyType(
                         {
@@ -124,11 +128,29 @@ CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
                 ),
                 Degrade(
                     "resource_link",
-                    {
+                    lambda b: {
                         "type": "text",
-                        "text": "{title|name}: {uri}[ ({description})]",
-                        "annotations": "{annotations}",
-                        "_meta": "{_meta}",
+                        **(
+                            {
+                                "text": str(
+                                    (b["title"] if b.get("title") is not None else b["name"])
+                                )
+                                + ": "
+                                + str(b["uri"])
+                                + (
+                                    " (" + str(b["description"]) + ")"
+                                    if (b.get("description") is not None)
+                                    else ""
+                                )
+                            }
+                            if (
+                                (b.get("title") is not None or b.get("name") is not None)
+                                and (b.get("uri") is not None)
+                            )
+                            else {}
+                        ),
+                        **({"annotations": b["annotations"]} if "annotations" in b else {}),
+                        **({"_meta": b["_meta"]} if "_meta" in b else {}),
                     },
                     MappingProxyType(
                         {
@@ -233,11 +255,29 @@ CROSSINGS: Mapping[tuple[str, str], Crossing] = MappingProxyType(
             degrade=(
                 Degrade(
                     "resource_link",
-                    {
+                    lambda b: {
                         "type": "text",
-                        "text": "{title|name}: {uri}[ ({description})]",
-                        "annotations": "{annotations}",
-                        "_meta": "{_meta}",
+                        **(
+                            {
+                                "text": str(
+                                    (b["title"] if b.get("title") is not None else b["name"])
+                                )
+                                + ": "
+                                + str(b["uri"])
+                                + (
+                                    " (" + str(b["description"]) + ")"
+                                    if (b.get("description") is not None)
+                                    else ""
+                                )
+                            }
+                            if (
+                                (b.get("title") is not None or b.get("name") is not None)
+                                and (b.get("uri") is not None)
+                            )
+                            else {}
+                        ),
+                        **({"annotations": b["annotations"]} if "annotations" in b else {}),
+                        **({"_meta": b["_meta"]} if "_meta" in b else {}),
                     },
                     MappingProxyType(
                         {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..crossing import Pair
+from .fill import function
 from .surface_modules import reshape_record
 from .templates import render
 
@@ -21,7 +22,7 @@ def _params(pair: Pair) -> str:
 def _moves(pair: Pair) -> dict[str, str]:
     """The pair's degrades, reshapes and renames as the `spec.Degrade` / `spec.Reshape` / `spec.Rename`
     records (none: left out)."""
-    degrade = [f"Degrade({t!r}, {dict(b)!r}, MappingProxyType({places!r}))" for t, b, places in pair.degrade]
+    degrade = [f"Degrade({t!r}, {function(b)}, MappingProxyType({places!r}))" for t, b, places in pair.degrade]
     reshapes = [reshape_record(rule.entry, places, listed) for rule, listed, places in pair.reshapes]
     renames = [f"Rename({t!r}, {a!r}, {b!r}, MappingProxyType({places!r}))" for t, a, b, places in pair.renames]
     return {
@@ -45,7 +46,7 @@ def render_crossing(version: str, header: str, pairs: list[Pair]) -> str:
         for p in pairs
     ]
     names = {"Crossing"} | ({"ParamOutcome"} if any(p.params for p in pairs) else set())
-    names |= {"Gather", "Reshape", "Spread"} if any(p.reshapes for p in pairs) else set()
+    names |= {"Reshape"} if any(p.reshapes for p in pairs) else set()
     names |= {"Rename"} if any(p.renames for p in pairs) else set()
     names |= {"Degrade"} if any(p.degrade for p in pairs) else set()
     imports = ", ".join(sorted(names))

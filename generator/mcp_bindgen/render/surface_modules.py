@@ -14,6 +14,7 @@ from ..errors import BindgenError
 from ..ir import ArrayOf, Const, Enum, MapOf, ObjectDef, Ref, Scalar, SchemaIR, TypeExpr, UnionOf
 from ..naming import is_release, snake_case
 from ..surface import Gate, MethodSurface, ParamGate, ProtocolSurface, builtin_methods
+from . import fill
 from .templates import render
 
 TABLES = (
@@ -81,21 +82,13 @@ def _spec_view(ir: SchemaIR, spec: MethodSurface) -> dict[str, Any]:
 
 
 def reshape_record(entry: Any, places: Any, listed: bool = True) -> str:
-    """A policy/reshapes.json entry as the `spec.Reshape` record the runtime reads, with where its
-    definition sits in the definitions of the version `places` are of (`crossing.places`)."""
-
-    def items(parts: list[str]) -> str:
-        return "(" + "".join(f"{part}, " for part in parts) + ")"
-
-    gather = [
-        f"Gather(MappingProxyType({ {key: tuple(values) for key, values in g.get('where', {}).items()}!r}), "
-        f"{g['take']!r}, {g['into']!r}, {g.get('join', 'concat')!r})"
-        for g in entry.get("gather", ())
-    ]
-    spread = [f"Spread({s['from']!r}, MappingProxyType({dict(s['item'])!r}))" for s in entry.get("spread", ())]
+    """A policy/reshapes.json entry as the `spec.Reshape` record the runtime reads: its moves compiled
+    (`fill.gathered`, `fill.spread`), with where its definition sits in the definitions of the version
+    `places` are of (`crossing.places`)."""
+    sources = tuple(dict.fromkeys(s["from"] for s in entry.get("spread", ())))
     listing = "" if listed else ", listed=False"
     return (
-        f"Reshape({entry['type']!r}, {entry['field']!r}, {items(gather)}, {items(spread)}, "
+        f"Reshape({entry['type']!r}, {entry['field']!r}, {sources!r}, {fill.gathered(entry)}, {fill.spread(entry)}, "
         f"places=MappingProxyType({places!r}){listing})"
     )
 
@@ -168,8 +161,6 @@ def render_methods(ir: SchemaIR, surface: ProtocolSurface, header: str) -> str:
     spec_imports = ["Capability", "Deferred", "ErrorCodes", "MethodSpec", "ProtocolTables", "Reshape"]
     if any(spec["param_gates"] for table in tables for spec in table["specs"]):
         spec_imports.append("ParamCapability")
-    if surface.reshapes:
-        spec_imports += ["Gather", "Spread"]
     spec_imports.sort()
     return render(
         "methods.py.j2",

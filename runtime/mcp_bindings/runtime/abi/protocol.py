@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from ..protocol.spec import Deferred as Deferred
     from ..protocol.spec import Degrade as Degrade
     from ..protocol.spec import ErrorCodes as ErrorCodes
-    from ..protocol.spec import Gather as Gather
     from ..protocol.spec import MetaKeys as MetaKeys
     from ..protocol.spec import MethodSpec as MethodSpec
     from ..protocol.spec import ParamCapability as ParamCapability
@@ -25,7 +24,6 @@ if TYPE_CHECKING:
     from ..protocol.spec import ProtocolTables as ProtocolTables
     from ..protocol.spec import Rename as Rename
     from ..protocol.spec import Reshape as Reshape
-    from ..protocol.spec import Spread as Spread
     from ..protocol.spec import VersionInfo as VersionInfo
 
 
@@ -38,7 +36,6 @@ __getattr__ = exports(
             "Deferred",
             "Degrade",
             "ErrorCodes",
-            "Gather",
             "MetaKeys",
             "MethodSpec",
             "ParamCapability",
@@ -46,7 +43,6 @@ __getattr__ = exports(
             "ProtocolTables",
             "Rename",
             "Reshape",
-            "Spread",
             "VersionInfo",
         ),
         "..protocol.meta": ("Meta",),

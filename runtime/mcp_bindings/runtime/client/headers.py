@@ -85,9 +85,4 @@ def refuses(catalog: ClientToolCatalog, data: Any) -> str | None:
 def headers(message: dict[str, Any], catalog: ClientToolCatalog, routing: Mapping[str, str]) -> dict[str, str]:
     """Per-message headers of the stateless HTTP wire: Mcp-Method, Mcp-Name, Mcp-Param-*
     (`routing`: the negotiated version's `PROTOCOL.routing`)."""
-    return mirrored_headers(message, lambda name: _header_map(catalog, name), routing)
-
-
-def _header_map(catalog: ClientToolCatalog, name: str) -> dict[str, str] | None:
-    tool = catalog.last_listed.get(name)
-    return tool.headers if tool is not None else None
+    return mirrored_headers(message, lambda name: getattr(catalog.last_listed.get(name), "headers", None), routing)

@@ -9,7 +9,7 @@ header. (`Mcp-Name` values that cannot travel verbatim use the same Base64 form.
 An annotation is valid only on a property reachable through the root's `properties` alone, whose
 `type` is `string`, `integer` or `boolean`, with a non-empty HTTP token as its name, unique
 case-insensitively within the tool. A tool with any invalid annotation must not be used: the
-client runtime drops it from `tools/list` results and refuses to call it (`invalid_header_tools`).
+client runtime drops it from `tools/list` results and refuses to call it (`client.headers`).
 
 The server's parsing of standard headers lives here too: media types (`Content-Type`), `Accept`
 ranges, and the authority of `Host` / `Origin` (parsed, never matched by substring).
@@ -77,20 +77,10 @@ def _annotated_anywhere(schema: Any) -> bool:
     """Whether `schema` or any subschema of it carries an x-mcp-header annotation."""
     if not isinstance(schema, dict):
         return False
-    if ANNOTATION in schema:
-        return True
-    for key in _SUBSCHEMA:
-        if _annotated_anywhere(schema.get(key)):
-            return True
-    for key in _SUBSCHEMA_LISTS:
-        items = schema.get(key)
-        if isinstance(items, list) and any(_annotated_anywhere(item) for item in items):
-            return True
-    for key in _SUBSCHEMA_MAPS:
-        members = schema.get(key)
-        if isinstance(members, dict) and any(_annotated_anywhere(item) for item in members.values()):
-            return True
-    return False
+    below: list[Any] = [schema.get(key) for key in _SUBSCHEMA]
+    below += [item for key in _SUBSCHEMA_LISTS if isinstance(items := schema.get(key), list) for item in items]
+    below += [item for key in _SUBSCHEMA_MAPS if isinstance(items := schema.get(key), dict) for item in items.values()]
+    return ANNOTATION in schema or any(_annotated_anywhere(item) for item in below)
 
 
 def header_params(schema: Any) -> dict[str, str] | None:
@@ -123,14 +113,6 @@ def header_params(schema: Any) -> dict[str, str] | None:
     return out
 
 
-def request_headers(
-    message: dict[str, Any], tool_schemas: dict[str, Any], routing: Mapping[str, str]
-) -> dict[str, str]:
-    """The headers of `message` (`tool_schemas`: the listed tools' input schemas by name; `routing`:
-    the version's `PROTOCOL.routing`)."""
-    return mirrored_headers(message, lambda tool: header_params(tool_schemas.get(tool, {})), routing)
-
-
 def mirrored_headers(
     message: dict[str, Any], header_map: Callable[[str], dict[str, str] | None], routing: Mapping[str, str]
 ) -> dict[str, str]:
@@ -156,15 +138,6 @@ def mirrored_headers(
             if encoded is not None:
                 headers[f"Mcp-Param-{name}"] = encoded
     return headers
-
-
-def invalid_header_tools(tools: list[dict[str, Any]]) -> set[str]:
-    """Names of tools whose x-mcp-header annotations are invalid (clients must not call them)."""
-    return {
-        t["name"]
-        for t in tools
-        if isinstance(t, dict) and isinstance(t.get("name"), str) and header_params(t.get("inputSchema")) is None
-    }
 
 
 def decode_header_value(raw: str) -> str | None:

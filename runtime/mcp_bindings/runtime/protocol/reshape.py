@@ -2,16 +2,15 @@
 items and plain fields (SEP-3279's `CallToolResult.outputs` in place of `content` / `structuredContent`:
 a version's generated `PROTOCOL.reshapes`, from the generator's policy/reshapes.json), from one field
 name to another (a pair's crossing table's renames), or from a content block the destination lacks
-to what it becomes there (the table's degrades: policy/crossing.json's templates, `filled`). Each
-rule names its `places`, computed by the generator: where its definition sits in a value of each
-target definition, so nothing here walks a type. `reshaped` moves wire JSON into a target's shape;
-a value with nothing to move is returned as it is (no copy).
+to what it becomes there (the table's degrades: the generator compiles policy/crossing.json's
+templates into functions). Each rule names its `places`, computed by the generator: where its
+definition sits in a value of each target definition, so nothing here walks a type. `reshaped` moves
+wire JSON into a target's shape; a value with nothing to move is returned as it is (no copy).
 """
 
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cache
 from typing import Any, cast
@@ -21,9 +20,6 @@ from mcp_bindings.runtime.protocol.spec import Degrade, Rename, Reshape
 
 Path = tuple[str, ...]  # keys from the value's root; "*" is every item of a list or value of a map
 Rule = Reshape | Rename | Degrade
-_FIELD = re.compile(r"\{([^{}]+)\}")  # a template's `{a|b}`: the first of fields a, b the value has
-_MISSING = object()  # a template's field the value does not have
-_OPTIONAL = re.compile(r"\[([^\[\]]*)\]")  # a template's `[...]`: left out where a field in it is missing
 
 
 def reshaped(data: Any, target: Any, rules: Iterable[Rule]) -> Any:
@@ -56,65 +52,17 @@ def _due(node: dict[str, Any], rule: Rule) -> bool:
     if isinstance(rule, Rename):
         return rule.source in node and rule.destination not in node
     if rule.listed:
-        return rule.field not in node and any(spread.source in node for spread in rule.spread)
+        return rule.field not in node and any(source in node for source in rule.sources)
     return rule.field in node
 
 
 def _move(node: dict[str, Any], rule: Rule) -> None:
-    if isinstance(rule, Degrade):
-        block = filled(rule.becomes, node)
-        node.clear()
-        node.update(block)
-    elif isinstance(rule, Rename):
+    if isinstance(rule, Rename):
         node[rule.destination] = node.pop(rule.source)
-    elif not rule.listed:
-        raw = node.pop(rule.field)
-        items = [cast("dict[str, Any]", i) for i in (raw if isinstance(raw, list) else ()) if isinstance(i, dict)]
-        for gather in rule.gather:
-            values = [
-                item[gather.take]
-                for item in items
-                if gather.take in item and all(item.get(key) in accepted for key, accepted in gather.where.items())
-            ]
-            if gather.join == "concat":
-                node[gather.into] = [x for v in values for x in (cast("list[Any]", v) if isinstance(v, list) else [v])]
-            elif values:
-                node[gather.into] = values[0]
-    else:
-        spread = [filled(spread.item, node) for spread in rule.spread if spread.source in node]
-        for source in {spread.source for spread in rule.spread}:
-            node.pop(source, None)
-        node[rule.field] = spread
-
-
-def filled(template: Any, node: Mapping[str, Any]) -> Any:
-    """A policy's JSON `template` filled from the fields of `node`: a string that is one `{a|b}` is
-    the value of the first of fields a, b that `node` has (its key left out where it has none); in
-    other strings each `{...}` is that field's text, and a `[...]` part is left out where a field in
-    it is missing or null."""
-    if isinstance(template, Mapping):
-        items = ((key, filled(item, node)) for key, item in cast("Mapping[str, Any]", template).items())
-        return {key: item for key, item in items if item is not _MISSING}
-    if isinstance(template, (list, tuple)):
-        return [filled(item, node) for item in cast("list[Any]", template)]
-    if not isinstance(template, str):
-        return template
-    whole = _FIELD.fullmatch(template)
-    if whole is not None:
-        return next((node[name] for name in whole[1].split("|") if name in node), _MISSING)
-    text = _text(_OPTIONAL.sub(lambda part: _text(part[1], node) or "", template), node)
-    return _MISSING if text is None else text
-
-
-def _text(template: str, node: Mapping[str, Any]) -> str | None:
-    texts = [
-        next((str(node[n]) for n in names.split("|") if node.get(n) is not None), None)
-        for names in _FIELD.findall(template)
-    ]
-    if None in texts:
-        return None
-    parts = iter(texts)
-    return _FIELD.sub(lambda _: str(next(parts)), template)
+        return
+    moved = rule.becomes(node) if isinstance(rule, Degrade) else (rule.spread if rule.listed else rule.gather)(node)
+    node.clear()
+    node.update(moved)
 
 
 def _nodes(data: Any, path: Path) -> Iterator[dict[str, Any]]:
@@ -163,7 +111,7 @@ def carries(target: Any, key: str, version: str) -> bool:
     if versions.defines(target, key):
         return True
     rule = reshapes(version).get(getattr(target, "__name__", ""))
-    return rule is not None and any(spread.source == key for spread in rule.spread)
+    return rule is not None and key in rule.sources
 
 
 def shaped(target: Any, version: str) -> Callable[[Any], Any]:

@@ -7,7 +7,7 @@ error codes and result types). Kept free of I/O and of anyio so that importing a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType, ModuleType
 from typing import Any, Generic, Literal, TypeVar, cast
@@ -220,34 +220,16 @@ class ErrorCodes:
 
 
 @dataclass(frozen=True, slots=True)
-class Gather:
-    """Items of the list field whose fields match `where` (field -> accepted values) give their
-    `take` to the plain field `into`: their lists joined (`concat`) or the first value (`first`)."""
-
-    where: Mapping[str, tuple[Any, ...]]
-    take: str
-    into: str
-    join: str = "concat"
-
-
-@dataclass(frozen=True, slots=True)
-class Spread:
-    """The plain field `source` becomes one item of the list field: `item`, filled from the value's
-    fields as `Degrade.becomes` is (`"{content}"`: the value of `content`)."""
-
-    source: str
-    item: Mapping[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
 class Reshape:
     """A definition (`type`) whose content this version holds in the list field `field` and another
-    version in plain fields (policy/reshapes.json of the generator); applied by `protocol.reshape`."""
+    version in the plain fields `sources` (policy/reshapes.json of the generator, which compiles its
+    moves: `gather` a value into the plain fields, `spread` it into the list); applied by `protocol.reshape`."""
 
     type: str
     field: str
-    gather: tuple[Gather, ...]
-    spread: tuple[Spread, ...]
+    sources: tuple[str, ...]
+    gather: Callable[[Mapping[str, Any]], Any]
+    spread: Callable[[Mapping[str, Any]], Any]
     # definition (its Python name) -> where a `type` sits in its values (keys from the root, "*" every item)
     places: Mapping[str, tuple[tuple[str, ...], ...]]
     listed: bool = True  # whether the version `places` are of holds the content in `field` (else: plain fields)
@@ -266,12 +248,11 @@ class Rename:
 
 @dataclass(frozen=True, slots=True)
 class Degrade:
-    """A content block `type` the destination of a pair lacks: it `becomes` a JSON template filled
-    from the block's fields (`"{a|b}"`: the first of fields a, b the block has; `"[...]"`: text left
-    out where a field in it is missing; policy/crossing.json). `places` as `Reshape.places`, of the source."""
+    """A content block `type` the destination of a pair lacks: it `becomes(block)`, the generator's
+    function of policy/crossing.json's template. `places` as `Reshape.places`, of the source."""
 
     type: str
-    becomes: Mapping[str, Any]
+    becomes: Callable[[Mapping[str, Any]], Any]
     places: Mapping[str, tuple[tuple[str, ...], ...]]
 
 

@@ -106,8 +106,10 @@ class VersionBridge:
     def _result_bytes(
         self, spec: MethodSpec, result: Any, view: PeerView, round_number: int, request_params: Any
     ) -> bytes:
-        if isinstance(result, dict):
-            result = self._validate_result(spec, result)
+        if isinstance(result, dict):  # a handler's JSON: its InputRequiredResult where it says it is one
+            asks = result.get("resultType") == INPUT_REQUIRED and self.stub.input_required_result is not None
+            target = self.stub.input_required_result if asks else spec.result
+            result = versions.checked(target, result, f"the result of the {spec.method} handler")
         asks = self.stub.is_input_required(result)
         if asks:
             if not spec.input_required:
@@ -128,11 +130,6 @@ class VersionBridge:
         what, source, destination = f"the {spec.method} result", self.stub.version, view.version
         crossed = crossing.crossed(versions.dump(result), target, what=what, source=source, destination=destination)
         return jsonrpc.dumps(crossed)
-
-    def _validate_result(self, spec: MethodSpec, data: dict[str, Any]) -> Any:
-        asks = data.get("resultType") == INPUT_REQUIRED and self.stub.input_required_result is not None
-        target = self.stub.input_required_result if asks else spec.result
-        return versions.checked(target, data, f"the result of the {spec.method} handler")
 
     def _checked_input_required(
         self, spec: MethodSpec, result: Any, view: PeerView, round_number: int, request_params: Any

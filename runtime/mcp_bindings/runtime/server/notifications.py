@@ -66,18 +66,14 @@ def broadcasts() -> frozenset[str]:
 def may_send(view: PeerView, method: str) -> bool:
     """Whether a server notification exists in the view's version and its capability is advertised."""
     spec = view.protocol.server_notifications.get(method)
-    if spec is None:
-        return False
-    return spec.gate is None or spec.gate.side != "server" or spec.gate.present_in(view.advertised)
+    gate = spec.gate if spec is not None else None
+    return spec is not None and (gate is None or gate.side != "server" or gate.present_in(view.advertised))
 
 
 def wants(subscriptions: Set[str], method: str, params: Any) -> bool:
     """Whether a connection asked for `method`: resource updates are opt-in, per URI (the runtime
     records every subscription, whether it or the server's handlers serve the requests)."""
-    if method != RESOURCE_UPDATED:
-        return True
-    uri = params.get("uri") if isinstance(params, dict) else None
-    return uri in subscriptions
+    return method != RESOURCE_UPDATED or (isinstance(params, dict) and params.get("uri") in subscriptions)
 
 
 async def broadcast(host: ServerHost, method: str, params: Any = None) -> int:
