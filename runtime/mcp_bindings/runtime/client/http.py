@@ -68,7 +68,8 @@ class _SseEvent:
     retry: int | None = None
 
 
-async def _sse_events(response: httpx.Response) -> AsyncIterator[_SseEvent]:
+async def sse_events(response: httpx.Response) -> AsyncIterator[_SseEvent]:
+    """The events of an SSE response as they arrive (also read by a replay's live HTTP server)."""
     event = _SseEvent()
     async for line in response.aiter_lines():
         if line == "":
@@ -267,7 +268,7 @@ class StreamableHttpTransport(QueueTransport):
         The last event id and `retry` delay seen go to `stream`, for resuming."""
         stream = stream or _StreamState()
         try:
-            async for event in _sse_events(response):
+            async for event in sse_events(response):
                 if event.id is not None:
                     stream.last_event_id = event.id
                 if event.retry is not None:
@@ -550,7 +551,7 @@ class LegacySseTransport(QueueTransport):
             ) as response:
                 if response.status_code >= 400:
                     raise ConnectionError(f"GET {self.url}: HTTP {response.status_code}")
-                async for event in _sse_events(response):
+                async for event in sse_events(response):
                     data = "\n".join(event.data)
                     if event.event == "endpoint":
                         self._endpoint = _same_origin_endpoint(self.url, data.strip())

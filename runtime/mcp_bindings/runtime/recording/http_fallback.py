@@ -9,15 +9,15 @@ The client's answers to the server's requests are POSTed back the same way."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, cast
 
 import anyio
 import anyio.abc
 import httpx
 
+from mcp_bindings.runtime.client.http import sse_events
 from mcp_bindings.runtime.recording.compare import first_message, what_is
-from mcp_bindings.runtime.recording.http_proxy import SseEvents
 from mcp_bindings.runtime.recording.live_fallback import HANDSHAKE_ID, HandshakeKept
 from mcp_bindings.runtime.rpc.errors import INTERNAL_ERROR
 from mcp_bindings.runtime.rpc.jsonrpc import encode_error
@@ -45,7 +45,7 @@ class HttpLiveFallback(HandshakeKept):
         self._session: str | None = None
         self._version: str | None = None
         self._started = False
-        self.handshake_id: Any = None  # ... with this id
+        self.handshake_id: Any = None  # the id of the initialize the live server answered first
         self._lock = anyio.Lock()
         self._http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None))
 
@@ -66,18 +66,15 @@ class HttpLiveFallback(HandshakeKept):
             if self._started or self.handshake is None:
                 return
             self._started = True
-            if first.get("method") == v2025.INITIALIZE:
-                self.live_handshake = True
-                self.handshake_id = first.get("id")
+            self.live_handshake = first.get("method") == v2025.INITIALIZE
+            self.handshake_id = first.get("id") if self.live_handshake else HANDSHAKE_ID
+            if self.live_handshake:
                 return
-            request = {**self.handshake, "id": HANDSHAKE_ID}
-            response = await self._http.post(self.url, json=request, headers=self._request_headers({}))
-            self._session = response.headers.get("mcp-session-id")
-            for message in _answers(response):
-                result = message.get("result")
-                if message.get("id") == HANDSHAKE_ID and isinstance(result, dict):
-                    version = cast("dict[str, Any]", result).get("protocolVersion")
-                    self._version = version if isinstance(version, str) else None
+            request, headers = {**self.handshake, "id": HANDSHAKE_ID}, self._request_headers({})
+            async with self._http.stream("POST", self.url, json=request, headers=headers) as response:
+                self._session = response.headers.get("mcp-session-id")
+                async for frame in _frames(response):
+                    self._negotiated(first_message(frame))
             if self.initialized is not None:
                 await self._http.post(self.url, json=self.initialized, headers=self._request_headers({}))
 
@@ -101,19 +98,10 @@ class HttpLiveFallback(HandshakeKept):
                 if message.get("method") == v2025.INITIALIZE:
                     self._session = response.headers.get("mcp-session-id")
                 if response.status_code >= 400 and "json" not in response.headers.get("content-type", ""):
-                    await response.aread()
-                    raise httpx.HTTPStatusError(
-                        f"HTTP {response.status_code}", request=response.request, response=response
-                    )
-                if response.headers.get("content-type", "").startswith("text/event-stream"):
-                    events = SseEvents()
-                    async for chunk in response.aiter_bytes():
-                        for data in events.feed(chunk):
-                            answered = await self._relay(data, request_id, client) or answered
+                    failure = f"did not answer it: HTTP {response.status_code}"
                 else:
-                    body = await response.aread()
-                    if body.strip():
-                        answered = await self._relay(body, request_id, client)
+                    async for frame in _frames(response):
+                        answered = await self._relay(frame, request_id, client) or answered
         except httpx.HTTPError as exc:
             failure = f"did not answer it: {exc}"
         if request_id is not None and not answered:
@@ -126,20 +114,17 @@ class HttpLiveFallback(HandshakeKept):
             message = json.loads(frame)
         except ValueError:
             return False
-        if request_id == self.handshake_id:
-            self._negotiated(frame)
+        self._negotiated(first_message(frame))
         answers = isinstance(message, dict) and "method" not in message and message.get("id") == request_id
         await client.send(frame, request_id if answers and request_id is not None else None)
         return answers and request_id is not None
 
-    def _negotiated(self, frame: bytes) -> None:
-        """The version the live server's answer to the client's own `initialize` states."""
-        try:
-            result = json.loads(frame).get("result")
-        except (ValueError, AttributeError):
-            return
-        if isinstance(result, dict) and isinstance(cast("dict[str, Any]", result).get("protocolVersion"), str):
-            self._version = cast("dict[str, Any]", result)["protocolVersion"]
+    def _negotiated(self, message: dict[str, Any]) -> None:
+        """Keep the version the live server's answer to the handshake (ours or the client's) states."""
+        result = message.get("result")
+        if message.get("id") == self.handshake_id and isinstance(result, dict):
+            version = cast("dict[str, Any]", result).get("protocolVersion")
+            self._version = version if isinstance(version, str) else self._version
 
     async def aclose(self) -> None:
         if self._http.is_closed:  # closed already (the replay ends it, and so may its owner)
@@ -153,10 +138,10 @@ class HttpLiveFallback(HandshakeKept):
         await self._http.aclose()
 
 
-def _answers(response: httpx.Response) -> list[dict[str, Any]]:
-    """The JSON-RPC messages of a whole (read) response: its JSON body or its SSE events."""
+async def _frames(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The messages of a live server's answer as they arrive: its SSE events' data, or its JSON body."""
     if response.headers.get("content-type", "").startswith("text/event-stream"):
-        frames = SseEvents().feed(response.content + b"\n\n")
-    else:
-        frames = [response.content]
-    return [message for message in map(first_message, frames) if message]
+        async for event in sse_events(response):
+            yield "\n".join(event.data).encode()
+    elif (body := await response.aread()).strip():
+        yield body
