@@ -5,6 +5,7 @@
     .venv/bin/python -m benchmarks.profile_call --profile --top 40     # + cProfile of the server process
     .venv/bin/python -m benchmarks.profile_call --python /tmp/base/.venv/bin/python --pythonpath A:B
     .venv/bin/python -m benchmarks.profile_call --versions 2025-11-25,2026-07-28   # both wires, one run
+    .venv/bin/python -m benchmarks.profile_call --versions 2025-11-25,2026-07-28 --rounds 0 --instructions
 
 The server is `examples/echo_server.py` (the benchmark's), driven by the benchmark driver
 (`driver.py`: pre-encoded requests, one at a time). CPU is the server process's utime + stime
@@ -14,7 +15,8 @@ cProfile (which roughly doubles its CPU): read the profile for shares, the plain
 `--pythonpath` runs another checkout's code (e.g. a `git worktree` of the previous commit) with the
 same driver, so old and new can be compared in one run. `--versions` runs the same rounds at several
 protocol versions (interleaved too) and gives each one's ratio to the first: what a stateless-era call
-costs beside a handshake-era one, on the same load.
+costs beside a handshake-era one, on the same load. `--instructions` (stdio) counts the server's
+instructions per call under valgrind instead, which a loaded machine does not move.
 """
 
 from __future__ import annotations
@@ -109,6 +111,36 @@ def run_stdio(
         procs.stop(proc)
 
 
+def instructions_per_call(argv: list[str], env: dict[str, str], version: str, calls: int, warmup: int) -> float:
+    """User-space instructions (callgrind's `Ir`) the stdio server `argv` executes per call over `calls`
+    sequential calls after `warmup` untimed ones: its counters are zeroed after the warm-up and dumped
+    after the calls (`callgrind_control -z` / `-d`). A figure the machine's load does not move; system
+    calls are not counted."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        valgrind = ["valgrind", "--tool=callgrind", "--log-file=/dev/null", f"--callgrind-out-file={out}"]
+        proc = subprocess.Popen(
+            [*valgrind, *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, start_new_session=True
+        )
+        try:
+            client = driver.StdioClient(proc, timeout=300.0)
+            driver.stdio_handshake(client, version)
+            template = driver.CallTemplate(version)
+            for i in range(1, warmup + 1):
+                driver.check_echo(client.request(template.encode(i), i))
+            subprocess.run(["callgrind_control", "-z", str(proc.pid)], check=True, capture_output=True)
+            for i in range(warmup + 1, warmup + calls + 1):
+                client.request(template.encode(i), i)
+            subprocess.run(["callgrind_control", "-d", str(proc.pid)], check=True, capture_output=True)
+            for dump in Path(tmp).glob("callgrind.out*"):  # the dump is the file with a part number
+                for line in dump.read_text(errors="replace").splitlines():
+                    if line.startswith(("summary:", "totals:")) and dump != out:
+                        return int(line.split()[1]) / calls
+            raise driver.DriverError("callgrind wrote no dump")
+        finally:
+            procs.stop(proc)
+
+
 def _list_tools(version: str) -> bytes:
     """A `tools/list` request (id 1) of `version`, with the stateless envelope where it needs one."""
     params: dict[str, Any] = {} if version == PROTOCOL_LEGACY else {"_meta": driver.envelope(version)}
@@ -175,6 +207,20 @@ def run_http(
         return result
     finally:
         procs.stop(proc)
+
+
+def _instructions(args: Any, envs: dict[str, dict[str, str]], versions: list[str]) -> None:
+    counted: dict[tuple[str, str], float] = {}
+    for name, run_env in envs.items():
+        for version in versions:
+            argv = _command(args.python, "stdio", version, None, None, args.server)
+            counted[name, version] = instructions_per_call(argv, run_env, version, args.calls, args.warmup)
+            label = f" {name}" if name else ""
+            print(f"stdio {version}{label}: {counted[name, version] / 1000:.1f} k instructions per call (valgrind)")
+    for name in envs:
+        for version in versions[1:]:
+            ratio = counted[name, version] / counted[name, versions[0]]
+            print(f"{version}/{versions[0]} instructions per call{f' ({name})' if name else ''}: {ratio:.3f}")
 
 
 # Where a function's own time goes in the breakdown: the first group whose marker is in its file
@@ -302,6 +348,11 @@ def main() -> None:
     parser.add_argument("--pyc", default=None, help="PYTHONPYCACHEPREFIX of the server (filled first)")
     parser.add_argument("--spawns", type=int, default=0, help="also time N spawns to the first answer")
     parser.add_argument("--profile", action="store_true", help="also run once under cProfile and print the top")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="stdio: also count the server's instructions per call under valgrind (once per tree and version)",
+    )
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--sort", default="tottime", choices=["tottime", "cumulative"])
     parser.add_argument("--python", default=ours_python(), help="interpreter of the server")
@@ -371,6 +422,8 @@ def main() -> None:
             label = f" ({name})" if name else ""
             ratio = medians[name, version] / medians[name, versions[0]]
             print(f"{version}/{versions[0]} server CPU per call{label}: {ratio:.2f} (medians of {args.rounds})")
+    if args.instructions and args.transport == "stdio":
+        _instructions(args, envs, versions)
     if args.spawns and args.transport == "stdio":
         _spawns(args.python, envs, versions, args.spawns, args.server)
     if args.profile:

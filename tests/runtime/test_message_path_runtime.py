@@ -303,3 +303,15 @@ def test_benchmark_message_path_runs_the_runtime() -> None:
             }
         else:
             assert reply == sent
+
+
+@pytest.mark.parametrize("number", [2**64 + 1, -(2**63) - 1, 10**40])
+def test_integers_beyond_64_bits_are_read_exactly_wherever_they_stand(number: int) -> None:
+    """`jsonrpc.decode` looks for a run of 19 digits at every 19th byte first: a run at any offset,
+    in a frame with few or many other digits, is still found (and read by the standard library)."""
+    for padding in range(45):
+        for filler in ("x" * padding, "1 " * (padding // 2) + "x" * (padding % 2)):
+            frame = f'{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"a":"{filler}","n":{number}}}}}'.encode()
+            value = jsonrpc.decode(frame)
+            assert value["params"]["n"] == number and type(value["params"]["n"]) is int, (padding, filler)
+    assert jsonrpc.decode(b'{"n":1234567890123456789.5}')["n"] == 1234567890123456789.5

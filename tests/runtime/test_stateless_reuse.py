@@ -95,3 +95,34 @@ def test_an_identity_made_invalid_after_a_valid_one_is_refused() -> None:
     reply = echo(runtime, session, stateless_meta())
     assert reply["error"]["code"] == INTERNAL_ERROR
     assert "_meta" in reply["error"]["message"]
+
+
+def test_a_repeated_meta_is_served_under_the_last_view_without_reading_it_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`Lifecycle.repeated`: a request whose `_meta` equals the last one's gets that view straight from
+    its params (no `stateless_meta`, no `view_of`), and its `_meta` model is matched by identity (the
+    view's copy of the `_meta`), not compared again; anything that differs takes the full path."""
+    seen: list[Any] = []
+    runtime, session = connect(STATELESS, STATELESS, seen=seen)
+    assert "result" in echo(runtime, session, stateless_meta())
+    lifecycle = runtime.lifecycle
+    view = lifecycle.stateless_view(request(stateless_meta()))
+    lifecycle.prepare(view.protocol)  # every validator built: the full path is left only then
+    while not lifecycle.prepared(view.protocol):
+        lifecycle.prepare(view.protocol)
+    full: list[Any] = []
+    view_of = type(lifecycle).view_of
+    monkeypatch.setattr(type(lifecycle), "view_of", lambda self, *a: full.append(a) or view_of(self, *a))
+    assert lifecycle.repeated({"name": "echo", "_meta": stateless_meta()}, None) is view
+    assert view.meta == stateless_meta()
+    assert "result" in echo(runtime, session, stateless_meta())
+    assert full == []  # served under the last view
+    assert seen[-1].meta is seen[0].meta and runtime.metas._last[next(iter(runtime.metas._last))][0] is view.meta
+    assert lifecycle.repeated({"name": "echo", "_meta": {**stateless_meta(), LOG_LEVEL: "debug"}}, None) is None
+    assert lifecycle.repeated({"name": "echo", "_meta": stateless_meta()}, "alice") is None
+    assert lifecycle.repeated({"name": "echo"}, None) is None and lifecycle.repeated([1], None) is None
+    runtime.server.capabilities = {**runtime.server.capabilities, "logging": {}}  # what it advertises changed
+    assert lifecycle.repeated({"name": "echo", "_meta": stateless_meta()}, None) is None
+    assert "result" in echo(runtime, session, {**stateless_meta(), LOG_LEVEL: "debug"})
+    assert len(full) == 1 and runtime.lifecycle.repeated({"_meta": {**stateless_meta(), LOG_LEVEL: "debug"}}, None)

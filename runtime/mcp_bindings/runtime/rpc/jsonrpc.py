@@ -66,9 +66,11 @@ def json_object(value: Any) -> dict[str, Any]:
 # (-2**63 - 1 has 19) is read again by the standard library, which keeps every integer exact. The run
 # is looked for in C: digits become "0" and everything else "." (bytes.translate), then a substring
 # search. A regular expression costs ~20-30 ns a byte (2.2 us for a 100-byte frame, 28 ms for 1 MiB);
-# this 0.9 us and 2 ms.
+# this 0.9 us and 2 ms. `_long_run` first looks at every 19th byte only (`_STRIDE`).
 _DIGITS_ONLY = bytes(ord("0") if chr(i).isascii() and chr(i).isdigit() else ord(".") for i in range(256))
 _LONG_RUN = b"0" * 19
+_STRIDE = len(_LONG_RUN)
+_FEW = 4  # sampled digits up to which their neighbourhoods are read instead of the whole frame
 
 
 def decode(frame: bytes) -> Any:
@@ -76,9 +78,28 @@ def decode(frame: bytes) -> Any:
         value = orjson.loads(frame)
     except orjson.JSONDecodeError as exc:
         raise InvalidMessage(PARSE_ERROR, f"Parse error: {exc}") from None
-    if _LONG_RUN not in frame.translate(_DIGITS_ONLY):
+    if not _long_run(frame):
         return value
     return json.loads(frame, parse_constant=_no_constant)  # orjson has checked it is JSON
+
+
+def _long_run(frame: bytes) -> bool:
+    """Whether `frame` has a run of 19 or more ASCII digits. A run of 19 holds one byte at each
+    position modulo 19, so it holds a byte at a multiple of 19: where none of those is a digit (most
+    small frames), there is none; where a few are, only the 37 bytes around each can hold one."""
+    sampled = frame[::_STRIDE].translate(_DIGITS_ONLY)
+    hits = sampled.count(b"0")
+    if hits == 0:
+        return False
+    if hits > _FEW:
+        return _LONG_RUN in frame.translate(_DIGITS_ONLY)
+    at = sampled.find(b"0")
+    while at >= 0:
+        middle = at * _STRIDE
+        if _LONG_RUN in frame[max(0, middle - _STRIDE + 1) : middle + _STRIDE].translate(_DIGITS_ONLY):
+            return True
+        at = sampled.find(b"0", at + 1)
+    return False
 
 
 def _no_constant(name: str) -> Any:  # pragma: no cover - orjson refuses NaN/Infinity first

@@ -46,6 +46,8 @@ class PeerView:
     # method -> how it is served under this view (`ServerRuntime.plan`); `advertised` is fixed once
     # the view is set up, so what depends on it is decided once per view.
     plans: dict[str, Plan] = field(default_factory=dict, repr=False, compare=False)
+    # A stateless view's: (a copy of) the request `_meta` it was read from (`Lifecycle.view_of`).
+    meta: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     stateless: bool = field(init=False)  # plain attributes: read on every request's path
     version: str = field(init=False, repr=False, compare=False)  # the wire version (`protocol`'s)
 
@@ -88,16 +90,18 @@ class MetaModels:
         # a params validator -> (a copy of the last `_meta` it validated, the model made of it)
         self._last: dict[Any, tuple[dict[str, Any], BaseModel]] = {}
 
-    def typed(self, validate: Any, params: dict[str, Any]) -> Any:
-        """`params` validated by `validate` (a params model's cached `validate_python`)."""
+    def typed(self, validate: Any, params: dict[str, Any], seen: dict[str, Any] | None = None) -> Any:
+        """`params` validated by `validate` (a params model's cached `validate_python`). `seen`: a
+        dict known to equal their `_meta` (the request's view's `meta`), kept in its place, so that
+        the next request of that view is matched by identity instead of compared again."""
         meta = params.get("_meta")
         kept = self._last.get(validate)
-        if kept is not None and kept[0] == meta:
+        if kept is not None and (kept[0] is seen or kept[0] == meta):
             return validate({**params, "_meta": kept[1]}, by_name=False, context=versions.WIRE_CONTEXT)
         typed = validate(params, by_name=False, context=versions.WIRE_CONTEXT)
         model = getattr(typed, "meta", None)
         if type(meta) is dict and isinstance(model, BaseModel):
-            self._last[validate] = (dict(meta), model)
+            self._last[validate] = (seen if seen is not None else dict(meta), model)
         return typed
 
 
@@ -139,8 +143,8 @@ class Lifecycle:
         self._host: ServerHost | None = None  # `host_for(server)`, found on first use
         self._ready: set[ProtocolTables] = set()  # versions whose validators were prepared (`prepared`)
         self._pending: dict[ProtocolTables, list[set[Any]]] = {}  # what `prepare` has left to build
-        # The last stateless view made, and (a copy of) the `_meta` it was read from (`view_of`).
-        self._last: tuple[dict[str, Any], PeerView] | None = None
+        # The last stateless view made (its `meta`: a copy of the `_meta` it was read from; `view_of`).
+        self._last: PeerView | None = None
         # protocol -> (what it was built from, the advertised capabilities, the gate-checked plans)
         self._advertised: dict[ProtocolTables, tuple[tuple[Any, Any, Any], dict[str, Any], dict[str, Plan]]] = {}
         # stateless version served -> (its tables, its `_meta` keys of capabilities, identity, log level)
@@ -218,16 +222,39 @@ class Lifecycle:
         the `_meta`, the principal and what the server advertises (`advertised`, which notices what
         changed at run time) are the same. A view is not changed once made, so requests (concurrent
         ones too) share it: read it, never change it."""
-        last = self._last
-        if last is not None and last[1].principal == principal and last[0] == meta:
-            view = last[1]
-            if self.advertised(view.protocol)[0] is view.advertised:
-                return view
+        view = self._again(meta, principal)
+        if view is not None:
+            return view
         view = self._stateless_view(request, meta)
         view.principal = principal
         if meta is not None:
-            self._last = (dict(meta), view)
+            view.meta = dict(meta)
+            self._last = view
         return view
+
+    def repeated(self, params: Any, principal: str | None) -> PeerView | None:
+        """`view_of`'s common case read straight from a request's params: the last view, where their
+        `_meta` equals the one it was read from (which named a stateless version, so no
+        `stateless_meta` is needed) and the version's validators are prepared; else None (the full
+        path: `stateless_meta`, then `view_of`)."""
+        view = self._last  # `_again`'s test, inlined: this runs for every stateless request
+        if (
+            view is None
+            or type(params) is not dict
+            or view.principal != principal
+            or view.meta != params.get("_meta")
+            or view.protocol not in self._ready
+        ):
+            return None
+        return view if self.advertised(view.protocol)[0] is view.advertised else None
+
+    def _again(self, meta: Any, principal: str | None) -> PeerView | None:
+        """The last stateless view while `meta`, the principal and what the server advertises are
+        what it was made with."""
+        view = self._last
+        if view is None or view.principal != principal or view.meta != meta:
+            return None
+        return view if self.advertised(view.protocol)[0] is view.advertised else None
 
     def _stateless_view(self, request: Request, meta: dict[str, Any] | None) -> PeerView:
         if meta is not None:  # a version served before: its tables and `_meta` keys are known

@@ -86,21 +86,23 @@ class ServerRuntime:
     async def on_request(self, request: Request, session: Session) -> bytes:
         self.session = session
         view = self.view
-        if view is None:
-            meta = stateless_meta(request)
-            if meta is None and self.lifecycle.serves_handshake:
-                if request.method == v2025.INITIALIZE:
-                    return self._initialize(request, session)
-                if request.method == v2025.PING:
-                    return EMPTY_RESULT
-            view = self._request_view(request, meta, session)
+        if view is None:  # a stateless request: mostly the `_meta` of the one before (`repeated`)
+            view = self.lifecycle.repeated(request.params, session.principal)
+            if view is None:
+                meta = stateless_meta(request)
+                if meta is None and self.lifecycle.serves_handshake:
+                    if request.method == v2025.INITIALIZE:
+                        return self._initialize(request, session)
+                    if request.method == v2025.PING:
+                        return EMPTY_RESULT
+                view = self._request_view(request, meta, session)
         elif self.preparing:
             self._prepare_more(view.protocol, session)
         plan = view.plans.get(request.method) or self.plan(request.method, view)
         if plan.builtin is not None:
             return await plan.builtin(self, request, view, session)
         params = request.params
-        typed = self._typed_params(plan, params, view.stateless)
+        typed = self._typed_params(plan, params, view)
         stub_spec, round_number = plan.stub_spec, 0
         if plan.converts or (plan.input_required and params is not None and "requestState" in params):
             stub_spec, typed, round_number = self.bridge.params_to_stub(plan.spec, params, typed, view)
@@ -127,14 +129,14 @@ class ServerRuntime:
             plan.after(self, params)
         return answer
 
-    def _typed_params(self, plan: Plan, params: Any, stateless: bool) -> Any:
+    def _typed_params(self, plan: Plan, params: Any, view: PeerView) -> Any:
         """The request's params validated once, by the plan's cached validator (-32602 naming each
         field); a stateless request's `_meta` by what `metas` kept of an equal one."""
         if params is None or plan.validate is None:
             return versions.validate_params(plan.spec, params)
         try:
-            if stateless:
-                return self.metas.typed(plan.validate, params)
+            if view.stateless:
+                return self.metas.typed(plan.validate, params, view.meta)
             return plan.validate(params, by_name=False, context=versions.WIRE_CONTEXT)
         except ValidationError as exc:
             raise validation_error(exc) from None
