@@ -45,8 +45,9 @@ def test_from_a_description_to_claude_runs_as_written(tmp_path: Path) -> None:
     assert "0 is less than the minimum of 1" in answer.stdout + answer.stderr
 
 
-def _block(kind: str) -> str:
-    (found,) = re.findall(rf"```{kind}\n(.*?)```", PAGE, re.S)
+def _block(kind: str, containing: str = "") -> str:
+    """The page's one `kind` block (holding `containing`)."""
+    (found,) = [block for block in re.findall(rf"```{kind}\n(.*?)```", PAGE, re.S) if containing in block]
     return found
 
 
@@ -65,7 +66,7 @@ def test_the_route_map_runs_as_written(tmp_path: Path) -> None:
 def test_the_diff_runs_as_written(tmp_path: Path) -> None:
     for name in ("petstore.yaml", "petstore_v2.yaml"):
         shutil.copy(FIXTURES / name, tmp_path / name)
-    (command,) = _block("sh").strip().splitlines()
+    (command,) = _block("sh", "openapi diff").strip().splitlines()
     done = bindgen(*shlex.split(command)[1:], cwd=tmp_path)
     assert done.returncode == 1, done.stderr  # a change breaks a caller
     printed = done.stdout.splitlines()
