@@ -237,16 +237,10 @@ class Lifecycle:
         `_meta` equals the one it was read from (which named a stateless version, so no
         `stateless_meta` is needed) and the version's validators are prepared; else None (the full
         path: `stateless_meta`, then `view_of`)."""
-        view = self._last  # `_again`'s test, inlined: this runs for every stateless request
-        if (
-            view is None
-            or type(params) is not dict
-            or view.principal != principal
-            or view.meta != params.get("_meta")
-            or view.protocol not in self._ready
-        ):
+        if type(params) is not dict:
             return None
-        return view if self.advertised(view.protocol)[0] is view.advertised else None
+        view = self._again(params.get("_meta"), principal)
+        return view if view is not None and view.protocol in self._ready else None
 
     def _again(self, meta: Any, principal: str | None) -> PeerView | None:
         """The last stateless view while `meta`, the principal and what the server advertises are
